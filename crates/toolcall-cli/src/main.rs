@@ -1,0 +1,69 @@
+//! The `toolcall` command: a thin shell over the library crates.
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+mod parse_cmd;
+mod run_cmd;
+mod sessions_cmd;
+mod tools_cmd;
+mod world_cmd;
+
+#[derive(Parser)]
+#[command(
+    name = "toolcall",
+    version,
+    about = "Find, validate and execute the tool calls in language-model output"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Parse model output and print the calls found, as JSON.
+    Parse(parse_cmd::ParseArgs),
+    /// List the formats the parser reads, with an example each.
+    Formats,
+    /// Run a turn of the agent loop: model -> calls -> results -> model.
+    Run(run_cmd::RunArgs),
+    /// List tools or render them for a provider.
+    Tools(tools_cmd::ToolsArgs),
+    /// Inspect the session archive.
+    Sessions(sessions_cmd::SessionsArgs),
+    /// Inspect a text-adventure world file.
+    World(world_cmd::WorldArgs),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("toolcall: cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let outcome = runtime.block_on(async move {
+        match cli.command {
+            Command::Parse(args) => parse_cmd::run(args).await,
+            Command::Formats => parse_cmd::formats().await,
+            Command::Run(args) => run_cmd::run(args).await,
+            Command::Tools(args) => tools_cmd::run(args).await,
+            Command::Sessions(args) => sessions_cmd::run(args).await,
+            Command::World(args) => world_cmd::run(args).await,
+        }
+    });
+    match outcome {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("toolcall: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}

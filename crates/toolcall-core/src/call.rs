@@ -1,0 +1,123 @@
+//! A tool call as found in model output, and its identity.
+
+use std::fmt;
+use std::ops::Range;
+
+use rand::RngExt;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// The identifier that pairs a call with its result.
+///
+/// Kept exactly as the model sent it; generated as `call_` + 24 alphanumerics otherwise.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct CallId(pub String);
+
+impl CallId {
+    /// A fresh, unique id: `call_` followed by 24 random ASCII alphanumerics.
+    pub fn generate() -> Self {
+        let mut rng = rand::rng();
+        let suffix: String = (0..24)
+            .map(|_| {
+                const ALPHABET: &[u8] =
+                    b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+                ALPHABET[rng.random_range(0..ALPHABET.len())] as char
+            })
+            .collect();
+        CallId(format!("call_{suffix}"))
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for CallId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl From<&str> for CallId {
+    fn from(s: &str) -> Self {
+        CallId(s.to_owned())
+    }
+}
+
+impl From<String> for CallId {
+    fn from(s: String) -> Self {
+        CallId(s)
+    }
+}
+
+/// One repair applied to make a call usable (V-5), reported to the user.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Repair {
+    /// Machine-readable kind, e.g. `trailing_comma`, `single_quotes`, `coerced_integer`.
+    pub kind: String,
+    /// What was changed, for a person.
+    pub message: String,
+}
+
+impl Repair {
+    pub fn new(kind: impl Into<String>, message: impl Into<String>) -> Self {
+        Repair {
+            kind: kind.into(),
+            message: message.into(),
+        }
+    }
+}
+
+/// Where a call came from.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct Origin {
+    /// The format that produced the call, e.g. `tools_envelope`, `hermes`, `openai_chat`.
+    pub format: String,
+    /// Byte span of the call's markup in the model output (empty for native calls).
+    pub span: Range<usize>,
+    /// Repairs applied while parsing or validating.
+    pub repairs: Vec<Repair>,
+}
+
+/// A complete tool call: a name and an arguments object, ready to validate.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolCall {
+    pub call_id: CallId,
+    pub name: String,
+    /// Always a JSON object; a call without arguments carries `{}`.
+    pub arguments: Value,
+    #[serde(default)]
+    pub origin: Origin,
+}
+
+impl ToolCall {
+    /// A call with a generated id and the given origin format.
+    pub fn new(name: impl Into<String>, arguments: Value, format: impl Into<String>) -> Self {
+        ToolCall {
+            call_id: CallId::generate(),
+            name: name.into(),
+            arguments,
+            origin: Origin {
+                format: format.into(),
+                ..Origin::default()
+            },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    //
+    #[test]
+    fn generated_ids_have_the_documented_shape_and_differ() {
+        let a = CallId::generate();
+        let b = CallId::generate();
+        assert_ne!(a, b);
+        let suffix = a.as_str().strip_prefix("call_").unwrap();
+        assert_eq!(suffix.len(), 24);
+        assert!(suffix.chars().all(|c| c.is_ascii_alphanumeric()));
+    }
+}

@@ -1,0 +1,22 @@
+//! The shared vocabulary of toolcall.
+//!
+//! Every other crate speaks in these types: a [`ToolCall`] found by the parser, the
+//! [`ToolSpec`]s a [`Registry`] offers, the [`Tool`] implementations that run, and the
+//! [`ToolResult`] that goes back to the model under the same [`CallId`].
+//!
+//! This crate owns the registry (loading tools files, id validation, enable/disable),
+//! schema validation of arguments, and rendering the registry for model providers.
+
+pub mod call;
+pub mod diagnostic;
+pub mod registry;
+pub mod result;
+pub mod spec;
+pub mod tool;
+
+pub use call::{CallId, Origin, Repair, ToolCall};
+pub use diagnostic::{Diagnostic, Level, Parsed, StreamEvent};
+pub use registry::{Registry, RegistryError};
+pub use result::{ErrorCode, ToolError, ToolOutput, ToolResult};
+pub use spec::{Backend, ToolKind, ToolSpec};
+pub use tool::{StateTool, Tool, ToolContext, Transactional};

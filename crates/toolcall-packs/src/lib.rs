@@ -1,0 +1,1 @@
+//! Tool packs from the seed applications, one module per pack.

@@ -1,0 +1,2 @@
+//! Everything after parsing: the executor, model clients, the agent loop, and the session
+//! archive.
