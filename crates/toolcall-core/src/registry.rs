@@ -146,6 +146,29 @@ impl Registry {
         self.entries.is_empty()
     }
 
+    /// Checks a call before it runs: the tool must exist (V-3, R-10) and be enabled, and the
+    /// arguments must satisfy its schema (V-1). Unambiguous coercions are applied in place and
+    /// recorded in `call.origin.repairs`.
+    ///
+    /// TEMPORARY: schema validation lands with the registry work; this keeps the signature.
+    pub fn validate_call(&self, call: &mut crate::ToolCall) -> Result<(), crate::ToolError> {
+        use crate::{ErrorCode, ToolError};
+        let Some(entry) = self.entries.get(&call.name) else {
+            let known: Vec<&str> = self.enabled_specs().map(|s| s.name.as_str()).collect();
+            return Err(ToolError::new(
+                ErrorCode::UnknownTool,
+                format!("no tool named {:?}; available tools: {}", call.name, known.join(", ")),
+            ));
+        };
+        if !entry.spec.enabled {
+            return Err(ToolError::new(
+                ErrorCode::ToolDisabled,
+                format!("tool {:?} is disabled", call.name),
+            ));
+        }
+        Ok(())
+    }
+
     /// Adds every tool of `other`; fails on the first duplicate id.
     pub fn merge(&mut self, other: Registry) -> Result<(), RegistryError> {
         for (_, entry) in other.entries {
