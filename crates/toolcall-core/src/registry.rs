@@ -157,7 +157,11 @@ impl Registry {
             let known: Vec<&str> = self.enabled_specs().map(|s| s.name.as_str()).collect();
             return Err(ToolError::new(
                 ErrorCode::UnknownTool,
-                format!("no tool named {:?}; available tools: {}", call.name, known.join(", ")),
+                format!(
+                    "no tool named {:?}; available tools: {}",
+                    call.name,
+                    known.join(", ")
+                ),
             ));
         };
         if !entry.spec.enabled {

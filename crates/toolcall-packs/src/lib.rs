@@ -1,1 +1,90 @@
-//! Tool packs from the seed applications, one module per pack.
+//! Tool packs from the seed applications, one module per pack: real tools for what the
+//! seeds' apps do.
+//!
+//! | pack | module | seed |
+//! |---|---|---|
+//! | `computer` | [`computer`] | 000, computer use on an X display |
+//! | `apps` | [`apps`] | 001, app launcher and the action-response flow |
+//! | `slash` | [`slash`] | 002, slash commands and mentions |
+//! | `world` | [`world`] | 003, text-adventure world |
+//! | `highlight` | [`highlight`] | 004, object highlight |
+//!
+//! Each pack is loaded by name with [`load_pack`] into a [`Pack`]: a registry of specs with
+//! implementations, plus, for stateful packs, a handle to save and restore their state.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use serde_json::{Map, Value};
+use toolcall_core::{Registry, RegistryError};
+
+pub mod apps;
+#[cfg(feature = "computer")]
+pub mod computer;
+pub mod highlight;
+pub mod slash;
+pub mod world;
+
+#[derive(Debug, thiserror::Error)]
+pub enum PackError {
+    #[error("unknown pack {0:?}; packs: {list}", list = pack_names().join(", "))]
+    UnknownPack(String),
+    #[error("pack {pack}: {message}")]
+    Config { pack: String, message: String },
+    #[error("pack {pack}: cannot read {path}: {source}")]
+    Io {
+        pack: String,
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error(transparent)]
+    Registry(#[from] RegistryError),
+}
+
+/// Options for loading a pack: relative paths in `options` resolve against `base_dir`.
+#[derive(Debug, Clone, Default)]
+pub struct PackConfig {
+    pub base_dir: PathBuf,
+    pub options: Map<String, Value>,
+}
+
+/// State a pack keeps across calls, saved with the session so it can be resumed.
+pub trait PackState: Send + Sync {
+    /// The current (committed) state as JSON.
+    fn snapshot(&self) -> Value;
+    /// Replaces the state with a saved snapshot.
+    fn restore(&self, snapshot: Value) -> Result<(), PackError>;
+}
+
+/// A loaded pack.
+pub struct Pack {
+    pub name: &'static str,
+    pub registry: Registry,
+    pub state: Option<Arc<dyn PackState>>,
+}
+
+/// The packs this build provides.
+pub fn pack_names() -> &'static [&'static str] {
+    &[
+        #[cfg(feature = "computer")]
+        "computer",
+        "apps",
+        "slash",
+        "world",
+        "highlight",
+    ]
+}
+
+/// Loads a pack by name.
+pub fn load_pack(name: &str, config: &PackConfig) -> Result<Pack, PackError> {
+    match name {
+        #[cfg(feature = "computer")]
+        "computer" => computer::pack(config),
+        "apps" => apps::pack(config),
+        "slash" => slash::pack(config),
+        "world" => world::pack(config),
+        "highlight" => highlight::pack(config),
+        other => Err(PackError::UnknownPack(other.to_owned())),
+    }
+}

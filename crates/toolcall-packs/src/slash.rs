@@ -1,0 +1,10 @@
+//! The `slash` pack (skeleton: its issue replaces this file or turns it into a folder).
+
+use crate::{Pack, PackConfig, PackError};
+
+pub fn pack(_config: &PackConfig) -> Result<Pack, PackError> {
+    Err(PackError::Config {
+        pack: "slash".into(),
+        message: "not built yet".into(),
+    })
+}
