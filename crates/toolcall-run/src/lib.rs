@@ -1,2 +1,4 @@
 //! Everything after parsing: the executor, model clients, the agent loop, and the session
 //! archive.
+
+pub mod backend;
