@@ -367,4 +367,62 @@ mod tests {
         ));
         std::fs::remove_dir_all(&dir).unwrap();
     }
+
+    fn json_value() -> impl proptest::strategy::Strategy<Value = Value> {
+        use proptest::prelude::*;
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            any::<i64>().prop_map(Value::from),
+            prop::sample::select(vec![
+                "function", "object", "string", "a", "a.b::c", "", "9", "job", "program",
+            ])
+            .prop_map(Value::from),
+        ];
+        leaf.prop_recursive(5, 48, 5, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
+                prop::collection::vec(
+                    (
+                        prop::sample::select(vec![
+                            "tools",
+                            "type",
+                            "function",
+                            "name",
+                            "description",
+                            "parameters",
+                            "properties",
+                            "input_schema",
+                            "kind",
+                            "enabled",
+                            "backend",
+                            "argv",
+                            "url",
+                            "functionDeclarations",
+                            "timeout_ms",
+                            "required",
+                        ]),
+                        inner
+                    ),
+                    0..6
+                )
+                .prop_map(|kv| Value::Object(
+                    kv.into_iter().map(|(k, v)| (k.to_owned(), v)).collect()
+                )),
+            ]
+        })
+    }
+
+    proptest::proptest! {
+        // covers R-7, V-2: any document loads or fails with an error, never a panic, and a
+        // loaded registry only holds valid ids.
+        #[test]
+        fn arbitrary_documents_never_panic(doc in json_value()) {
+            if let Ok(r) = Registry::from_tools_json(&doc) {
+                for name in r.names() {
+                    proptest::prop_assert!(Registry::validate_id(name).is_ok());
+                }
+            }
+        }
+    }
 }
