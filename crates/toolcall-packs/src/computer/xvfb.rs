@@ -1,7 +1,7 @@
 //! A private Xvfb server for tests and headless runs: started on a free display number,
 //! ready when it accepts connections, killed when the guard drops.
 //!
-//! The command line is fixed (`Xvfb :N -screen 0 WxHx24 -nolisten tcp`); nothing from a
+//! The command line is fixed (`Xvfb :N -screen 0 WxHx24 -nolisten tcp -noreset`); nothing from a
 //! model reaches it.
 
 use std::path::Path;
@@ -51,6 +51,9 @@ impl Xvfb {
                 .arg(&display)
                 .args(["-screen", "0", &format!("{width}x{height}x24")])
                 .args(["-nolisten", "tcp"])
+                // Without it the server resets when the readiness probe disconnects, and
+                // drops whoever connects during the reset.
+                .arg("-noreset")
                 .stdin(Stdio::null())
                 .stdout(Stdio::null())
                 .stderr(Stdio::null())
