@@ -188,17 +188,26 @@ impl Recorder {
         }
     }
 
-    /// Waits until no event has arrived for a while, then returns and clears what came.
+    /// Waits until no event has arrived for 300 ms (and 500 ms have passed), then returns
+    /// and clears what came: events are still in flight when the tool call returns.
     fn take(&self) -> Vec<Ev> {
         let started = Instant::now();
-        let mut seen = usize::MAX;
+        let mut seen = self.events.lock().unwrap().len();
+        let mut quiet_since = Instant::now();
         loop {
+            sleep(Duration::from_millis(50));
             let n = self.events.lock().unwrap().len();
-            if n == seen || started.elapsed() > Duration::from_secs(10) {
+            if n != seen {
+                seen = n;
+                quiet_since = Instant::now();
+            } else if quiet_since.elapsed() >= Duration::from_millis(300)
+                && started.elapsed() >= Duration::from_millis(500)
+            {
                 break;
             }
-            seen = n;
-            sleep(Duration::from_millis(300));
+            if started.elapsed() > Duration::from_secs(10) {
+                break;
+            }
         }
         std::mem::take(&mut *self.events.lock().unwrap())
     }

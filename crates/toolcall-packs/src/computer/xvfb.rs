@@ -25,6 +25,7 @@ pub enum XvfbError {
 pub struct Xvfb {
     child: Child,
     display: String,
+    number: u32,
 }
 
 /// Display numbers handed out by this process, so parallel tests do not race for one.
@@ -66,11 +67,14 @@ impl Xvfb {
                     break;
                 }
                 if x11rb::connect(Some(&display)).is_ok() {
-                    return Ok(Xvfb { child, display });
+                    return Ok(Xvfb {
+                        child,
+                        display,
+                        number: n,
+                    });
                 }
                 if started.elapsed() > READY_TIMEOUT {
-                    let _ = child.kill();
-                    let _ = child.wait();
+                    stop(&mut child, n);
                     return Err(XvfbError::NotReady {
                         display,
                         secs: READY_TIMEOUT.as_secs(),
@@ -90,7 +94,23 @@ impl Xvfb {
 
 impl Drop for Xvfb {
     fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        stop(&mut self.child, self.number);
+    }
+}
+
+/// Kills our server and removes the lock file and socket it leaves behind (a killed Xvfb
+/// cannot clean up), but only when the lock names our process: another server may own
+/// that display number.
+fn stop(child: &mut Child, n: u32) {
+    let _ = child.kill();
+    let _ = child.wait();
+    let lock = format!("/tmp/.X{n}-lock");
+    let ours = std::fs::read_to_string(&lock)
+        .ok()
+        .and_then(|s| s.trim().parse::<u32>().ok())
+        == Some(child.id());
+    if ours {
+        let _ = std::fs::remove_file(format!("/tmp/.X11-unix/X{n}"));
+        let _ = std::fs::remove_file(lock);
     }
 }
