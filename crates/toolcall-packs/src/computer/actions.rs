@@ -253,11 +253,19 @@ fn duration(obj: &Map<String, Value>) -> Result<Option<Duration>, ToolError> {
     Ok(Some(Duration::from_secs_f64(secs)))
 }
 
+/// An integer, also when a model wrote it as a whole float (`512.0`).
+fn as_whole(v: &Value) -> Option<i64> {
+    v.as_i64().or_else(|| {
+        v.as_f64()
+            .filter(|f| f.fract() == 0.0 && f.abs() < 1e15)
+            .map(|f| f as i64)
+    })
+}
+
 fn int(obj: &Map<String, Value>, field: &str) -> Result<Option<i64>, ToolError> {
     match obj.get(field) {
         None | Some(Value::Null) => Ok(None),
-        Some(v) => v
-            .as_i64()
+        Some(v) => as_whole(v)
             .map(Some)
             .ok_or_else(|| invalid(format!("\"{field}\" must be an integer"))),
     }
@@ -346,8 +354,8 @@ impl Screen {
             .filter(|a| a.len() == 2)
             .ok_or_else(|| invalid(format!("\"{field}\" must be [x, y]")))?;
         let (Some(x), Some(y)) = (
-            pair.first().and_then(Value::as_i64),
-            pair.get(1).and_then(Value::as_i64),
+            pair.first().and_then(as_whole),
+            pair.get(1).and_then(as_whole),
         ) else {
             return Err(invalid(format!("\"{field}\" must be two integers [x, y]")));
         };
@@ -445,6 +453,10 @@ mod tests {
             }
         );
         assert_eq!(
+            p(json!({"action":"mouse_move","coordinate":[10.0,20.0]})).unwrap(),
+            Action::MouseMove(Point { x: 10, y: 20 })
+        );
+        assert_eq!(
             p(json!({"action":"wait","duration":1})).unwrap(),
             Action::Wait(Duration::from_secs(1))
         );
@@ -474,6 +486,16 @@ mod tests {
         assert!(msg(json!({"action":"key","text":"ctrl+bogus"})).contains("bogus"));
         assert!(msg(json!({"action":"left_click","coordinate":[1]})).contains("[x, y]"));
         assert!(msg(json!("screenshot")).contains("object"));
+        assert!(msg(json!({"action":"mouse_move","coordinate":[1.5,2]})).contains("integers"));
+        assert!(msg(json!({"action":7})).contains("required"));
+        assert!(msg(json!({"action":"type","text":5})).contains("needs \"text\""));
+        assert!(msg(json!({"action":"mouse_move","coordinate":"512,384"})).contains("[x, y]"));
+        assert!(msg(json!({"action":"scroll","delta_y":"down"})).contains("integer"));
+        assert!(msg(json!({"action":"wait","duration":"long"})).contains("number"));
+        assert!(
+            msg(json!({"action":"type","text":"x".repeat(MAX_TYPE_CHARS + 1)})).contains("at most")
+        );
+        assert!(msg(json!({"action":"mouse_move","coordinate":["1","2"]})).contains("integers"));
         assert_eq!(
             p(json!({"action":"wait","duration":9})).unwrap_err().code,
             ErrorCode::InvalidArguments

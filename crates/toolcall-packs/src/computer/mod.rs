@@ -342,6 +342,8 @@ fn execute(opts: &ComputerOptions, d: &Display, action: &Action) -> Result<Value
             })?;
         }
         Action::Type(text) => {
+            // A Windows line break is one Return, not two.
+            let text = text.replace("\r\n", "\n");
             let syms: Vec<_> = text.chars().filter_map(keys::char_keysym).collect();
             d.type_keysyms(&syms, settle)?;
         }
