@@ -22,10 +22,12 @@ use x11rb::protocol::xproto::{
 };
 
 const SHIFT: u16 = 1;
+const LOCK: u16 = 2;
 const CONTROL: u16 = 4;
 
 const CONTROL_L: u32 = 0xffe3;
 const SHIFT_L: u32 = 0xffe1;
+const CAPS_LOCK: u32 = 0xffe5;
 
 /// What the recording client saw. Positions are window = root coordinates.
 #[derive(Debug, Clone, PartialEq)]
@@ -573,6 +575,30 @@ async fn type_ascii() {
     assert_balanced(&events);
     let (events, _) = r.events(json!({"action": "type", "text": "a\tb\n"})).await;
     assert_eq!(typed(&events), vec![0x61, 0xff09, 0x62, 0xff0d]);
+}
+
+// covers P-CU
+#[tokio::test]
+async fn type_is_not_inverted_by_caps_lock() {
+    let r = rig_or_skip!(rig());
+    let conn = x11rb::connect(Some(r.xvfb.display())).unwrap().0;
+    let root = conn.setup().roots[0].root;
+    let lock_on = || {
+        let p = conn.query_pointer(root).unwrap().reply().unwrap();
+        u16::from(p.mask) & LOCK != 0
+    };
+    r.events(json!({"action": "key", "text": "Caps_Lock"}))
+        .await;
+    assert!(lock_on());
+    let (events, _) = r.events(json!({"action": "type", "text": "aB"})).await;
+    let letters: Vec<(u32, u16)> = key_presses(&events)
+        .into_iter()
+        .filter(|&(base, ..)| base != SHIFT_L && base != CAPS_LOCK)
+        .map(|(_, eff, state)| (eff, state & (SHIFT | LOCK)))
+        .collect();
+    // Lock is off while typing; Shift only for the capital.
+    assert_eq!(letters, vec![('a' as u32, 0), ('B' as u32, SHIFT)]);
+    assert!(lock_on(), "Caps Lock is restored");
 }
 
 // covers P-CU

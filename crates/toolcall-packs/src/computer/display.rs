@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use x11rb::connection::{Connection, RequestConnection};
 use x11rb::image::{Image, ImageOrder, PixelLayout};
-use x11rb::protocol::xproto::{self, ConnectionExt as _, Window};
+use x11rb::protocol::xproto::{self, ConnectionExt as _, KeyButMask, Window};
 use x11rb::protocol::xtest::ConnectionExt as _;
 use x11rb::rust_connection::RustConnection;
 
@@ -238,9 +238,34 @@ impl Display {
     /// remapped key up before its keycode changes again.
     pub fn type_keysyms(&self, keysyms: &[Keysym], settle: Duration) -> Result<(), DisplayError> {
         let map = self.keymap()?;
+        // Caps Lock would invert the case of every letter: switch it off while typing.
+        let caps = if self.caps_lock_on()? {
+            map.lookup(keys::CAPS_LOCK).map(|(kc, _)| kc)
+        } else {
+            None
+        };
+        if let Some(kc) = caps {
+            self.tap(kc)?;
+        }
+        let mut used: Vec<u8> = Vec::new();
+        let typed = self.type_segments(&map, keysyms, settle, &mut used);
+        if let Some(kc) = caps {
+            self.tap(kc)?;
+        }
+        self.sync()?;
+        self.restore(&used, settle)?;
+        typed
+    }
+
+    fn type_segments(
+        &self,
+        map: &Keymap,
+        keysyms: &[Keysym],
+        settle: Duration,
+        used: &mut Vec<u8>,
+    ) -> Result<(), DisplayError> {
         let spares = map.spare();
         let shift = map.lookup(keys::SHIFT_L).map(|(kc, _)| kc);
-        let mut used: Vec<u8> = Vec::new();
         let mut i = 0;
         while i < keysyms.len() {
             // One segment: as many keysyms as fit on the spare keycodes at once.
@@ -262,6 +287,8 @@ impl Display {
             }
             if !extra.is_empty() {
                 if !used.is_empty() {
+                    // Clients look keysyms up when they read the event: let them read
+                    // the last segment before its keycodes change.
                     self.sync()?;
                     sleep(settle);
                 }
@@ -273,7 +300,7 @@ impl Display {
                 }
                 self.sync()?;
             }
-            let resolver = Resolver { map: &map, extra };
+            let resolver = Resolver { map, extra };
             for &ks in keysyms.get(i..end).unwrap_or_default() {
                 let (kc, needs_shift) = resolver
                     .resolve(ks)
@@ -282,16 +309,30 @@ impl Display {
                 if let Some(s) = shift {
                     self.key(s, true)?;
                 }
-                self.key(kc, true)?;
-                self.key(kc, false)?;
+                self.tap(kc)?;
                 if let Some(s) = shift {
                     self.key(s, false)?;
                 }
             }
             i = end;
         }
-        self.sync()?;
-        self.restore(&used, settle)
+        Ok(())
+    }
+
+    fn tap(&self, keycode: u8) -> Result<(), DisplayError> {
+        self.key(keycode, true)?;
+        self.key(keycode, false)
+    }
+
+    /// Whether the Lock modifier (Caps Lock) is active.
+    pub fn caps_lock_on(&self) -> Result<bool, DisplayError> {
+        let p = self
+            .conn
+            .query_pointer(self.root)
+            .map_err(x)?
+            .reply()
+            .map_err(x)?;
+        Ok(u16::from(p.mask) & u16::from(KeyButMask::LOCK) != 0)
     }
 
     /// Runs `during` while the keys of `combo` are held (pressed in order, released in

@@ -12,6 +12,7 @@ pub type Keysym = u32;
 pub const SHIFT_L: Keysym = 0xffe1;
 pub const RETURN: Keysym = 0xff0d;
 pub const TAB: Keysym = 0xff09;
+pub const CAPS_LOCK: Keysym = 0xffe5;
 
 /// Longest key expression accepted (`key` / `hold_key` text).
 pub const MAX_KEY_TEXT: usize = 256;
