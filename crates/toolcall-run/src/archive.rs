@@ -5,7 +5,7 @@
 //! whether it came inline or from a job), and `pack_states` (a snapshot per pack, so a
 //! stateful pack such as a game world can be resumed). Every write is its own transaction,
 //! committed before the loop moves on, so a killed process loses no finished call.
-//! Arguments are stored redacted (X-7).
+//! Arguments and results are stored redacted (X-7).
 
 use std::path::Path;
 use std::sync::Mutex;
@@ -203,8 +203,14 @@ impl Archive {
                 }
                 "assistant"
             }
-            Message::Tool { .. } => "tool",
-            Message::JobResult { .. } => "job_result",
+            Message::Tool { content, .. } => {
+                *content = redact(content);
+                "tool"
+            }
+            Message::JobResult { content, .. } => {
+                *content = redact(content);
+                "job_result"
+            }
         };
         let json = serde_json::to_string(&stored)?;
         self.with(|c| {
@@ -243,7 +249,7 @@ impl Archive {
         })
     }
 
-    /// Records a result, committed before this returns.
+    /// Records a result (redacted), committed before this returns.
     pub fn record_result(
         &self,
         session: &str,
@@ -251,7 +257,7 @@ impl Archive {
         duration: Duration,
         delivery: Delivery,
     ) -> Result<(), ArchiveError> {
-        let outcome = result.to_json_string();
+        let outcome = redact(&result.to_json()).to_string();
         self.with(|c| {
             c.execute(
                 "INSERT INTO results (session_id, call_id, name, outcome, duration_ms, delivery)
