@@ -13,6 +13,8 @@ pub mod registry;
 pub mod result;
 pub mod spec;
 pub mod tool;
+pub mod tools_file;
+pub mod validate;
 
 pub use call::{CallId, Origin, Repair, ToolCall};
 pub use diagnostic::{Diagnostic, Level, Parsed, StreamEvent};
@@ -20,3 +22,4 @@ pub use registry::{Registry, RegistryError};
 pub use result::{ErrorCode, ToolError, ToolOutput, ToolResult};
 pub use spec::{Backend, ToolKind, ToolSpec};
 pub use tool::{StateTool, Tool, ToolContext, Transactional};
+pub use validate::SchemaError;
