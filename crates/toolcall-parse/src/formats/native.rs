@@ -52,7 +52,8 @@ fn openai(v: &Value, ctx: &Ctx, span: &Range<usize>, out: &mut Outcome) -> bool 
     }
     let is_message = m.contains_key("tool_calls")
         || m.contains_key("function_call")
-        || (s(m, "role") == Some("assistant") && m.contains_key("content"));
+        || (s(m, "role") == Some("assistant")
+            && matches!(m.get("content"), Some(Value::String(_) | Value::Null)));
     if !is_message {
         return false;
     }
