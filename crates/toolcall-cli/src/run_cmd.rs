@@ -98,6 +98,7 @@ struct LoadedState {
 }
 
 pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
+    init_logging();
     let session = match &args.replay {
         Some(p) => Some(SessionFile::load(p)?),
         None => None,
@@ -201,6 +202,20 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Tool-call events (`tool_call.started/completed/failed`, secrets redacted) go to stderr
+/// as JSON lines when `TOOLCALL_LOG` is set, e.g. `TOOLCALL_LOG=info`.
+fn init_logging() {
+    let Ok(filter) = tracing_subscriber::EnvFilter::try_from_env("TOOLCALL_LOG") else {
+        return;
+    };
+    // Another subscriber may already be installed by the binary; keep it then.
+    let _ = tracing_subscriber::fmt()
+        .json()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .try_init();
 }
 
 /// The registry from the replay file's setup, `--pack`s and `--tools` files.

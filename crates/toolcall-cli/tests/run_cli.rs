@@ -129,6 +129,7 @@ fn every_outcome_is_reported_in_call_order() {
     let dir = tempfile::tempdir().unwrap();
     let archive = dir.path().join("a.sqlite");
     let out = bin()
+        .env("TOOLCALL_LOG", "info")
         .args(["run", "--json", "--replay"])
         .arg(fixture("mixed.json"))
         .arg("--archive")
@@ -136,7 +137,15 @@ fn every_outcome_is_reported_in_call_order() {
         .stdin(std::process::Stdio::null())
         .output()
         .unwrap();
+    let log = String::from_utf8_lossy(&out.stderr).into_owned();
     let report = json_of(out);
+    // events with call ids on stderr, the secret redacted.
+    assert!(
+        log.contains("tool_call.started") && log.contains("tool_call.failed"),
+        "{log}"
+    );
+    assert!(log.contains("c_timeout") && log.contains("[REDACTED]"));
+    assert!(!log.contains("sk-hidden-1"));
     let results = report["rounds"][0]["results"].as_array().unwrap();
     let summary: Vec<(String, String)> = results
         .iter()
