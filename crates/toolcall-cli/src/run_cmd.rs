@@ -99,6 +99,9 @@ struct LoadedState {
 
 pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     init_logging();
+    if let Some(f) = &args.format {
+        toolcall_parse::FormatSelection::from_name(f).context("--format")?;
+    }
     let session = match &args.replay {
         Some(p) => Some(SessionFile::load(p)?),
         None => None,
