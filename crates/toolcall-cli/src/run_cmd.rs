@@ -19,6 +19,7 @@ use toolcall_run::{
 };
 
 use crate::sessions_cmd::archive_path;
+use crate::toolset::ToolsetArgs;
 
 #[derive(Clone, Copy, clap::ValueEnum)]
 enum Api {
@@ -30,18 +31,8 @@ enum Api {
 
 #[derive(clap::Args)]
 pub struct RunArgs {
-    /// A tools file (OpenAI Chat, Responses, Anthropic or toolcall format); repeatable.
-    #[arg(long = "tools", value_name = "FILE")]
-    tools: Vec<PathBuf>,
-    /// A tool pack by name; repeatable.
-    #[arg(long = "pack", value_name = "NAME")]
-    packs: Vec<String>,
-    /// Enable only these tools (repeatable); all others are disabled.
-    #[arg(long = "enable", value_name = "TOOL")]
-    enable: Vec<String>,
-    /// Disable a tool; repeatable.
-    #[arg(long = "disable", value_name = "TOOL")]
-    disable: Vec<String>,
+    #[command(flatten)]
+    toolset: ToolsetArgs,
     /// A pack option, `PACK.KEY=VALUE` (VALUE is read as JSON when it parses, else as text).
     #[arg(long = "pack-opt", value_name = "PACK.KEY=VALUE")]
     pack_opts: Vec<String>,
@@ -221,7 +212,8 @@ fn init_logging() {
         .try_init();
 }
 
-/// The registry from the replay file's setup, `--pack`s and `--tools` files.
+/// The registry from the replay file's setup, `--pack`s (with `--pack-opt`s) and `--tools`
+/// files, with backends attached and `--enable`/`--disable` applied ([`ToolsetArgs`]'s rules).
 fn build_registry(
     args: &RunArgs,
     session: Option<&SessionFile>,
@@ -249,7 +241,7 @@ fn build_registry(
         tools_files.extend(s.setup.tools.iter().map(|t| base.join(t)));
     }
     let cwd = std::env::current_dir().context("reading the current directory")?;
-    for name in &args.packs {
+    for name in &args.toolset.packs {
         if !packs.iter().any(|(n, _)| n == name) {
             packs.push((
                 name.clone(),
@@ -285,7 +277,7 @@ fn build_registry(
             });
         }
     }
-    tools_files.extend(args.tools.iter().cloned());
+    tools_files.extend(args.toolset.tools.iter().cloned());
     for file in &tools_files {
         let r = Registry::from_tools_file(file)
             .with_context(|| format!("loading tools file {}", file.display()))?;
@@ -295,20 +287,7 @@ fn build_registry(
     }
     toolcall_run::backend::attach_backends(&mut registry)
         .context("attaching program/HTTP backends")?;
-    if !args.enable.is_empty() {
-        let names: Vec<String> = registry.names().map(str::to_owned).collect();
-        for n in &names {
-            registry.set_enabled(n, args.enable.contains(n))?;
-        }
-        for n in &args.enable {
-            anyhow::ensure!(registry.contains(n), "--enable {n}: no such tool");
-        }
-    }
-    for n in &args.disable {
-        registry
-            .set_enabled(n, false)
-            .with_context(|| format!("--disable {n}"))?;
-    }
+    args.toolset.apply_switches(&mut registry)?;
     Ok((registry, states))
 }
 

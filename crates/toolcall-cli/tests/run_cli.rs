@@ -311,3 +311,44 @@ fn archive_defaults_to_the_env_variable_and_sessions_resume() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("ses_nope"));
 }
+
+// covers V-3, V-4
+#[test]
+fn disabled_tools_are_not_offered_and_not_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let report = json_of(
+        bin()
+            .current_dir(repo_root())
+            .args([
+                "run",
+                "--replay",
+                "examples/sessions/echo.json",
+                "--disable",
+                "text.*",
+                "--json",
+                "--archive",
+            ])
+            .arg(dir.path().join("a.sqlite"))
+            .output()
+            .unwrap(),
+    );
+    let r0 = &report["rounds"][0]["results"];
+    assert!(r0[0]["outcome"]["Ok"].is_object());
+    assert_eq!(r0[1]["call_id"], "call_count_1");
+    assert_eq!(r0[1]["outcome"]["Err"]["code"], "tool_disabled");
+    let out = bin()
+        .current_dir(repo_root())
+        .args([
+            "run",
+            "--replay",
+            "examples/sessions/echo.json",
+            "--pack-opt",
+            "world.x=1",
+        ])
+        .arg("--archive")
+        .arg(dir.path().join("a.sqlite"))
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--pack world"));
+}

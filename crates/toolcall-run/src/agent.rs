@@ -210,6 +210,7 @@ impl Agent {
             } else {
                 Vec::new()
             },
+            known_names: self.registry().names().map(str::to_owned).collect(),
         }
     }
 

@@ -63,7 +63,7 @@ impl ChatCompletionsClient {
 
     /// The request body sent for `request`.
     pub fn body(&self, request: &ModelRequest) -> Value {
-        let names = name_map(&request.tools);
+        let names = name_map(request);
         let mut body = json!({
             "model": self.model,
             "messages": to_chat_messages(&request.messages, &names),
@@ -81,7 +81,7 @@ impl ChatCompletionsClient {
 #[async_trait]
 impl ModelClient for ChatCompletionsClient {
     async fn complete(&self, request: &ModelRequest) -> Result<ModelReply, ClientError> {
-        let names = name_map(&request.tools);
+        let names = name_map(request);
         let body = self.body(request);
         let response = post_json(&self.http, &self.url, self.api_key.as_deref(), &body).await?;
         if self.stream {
@@ -342,8 +342,11 @@ mod tests {
     // covers, O-1
     #[test]
     fn conversation_maps_to_chat_messages() {
-        let specs = [ToolSpec::new("a.b::c", "", json!({"type":"object"}))];
-        let names = super::super::name_map(&specs);
+        let request = ModelRequest {
+            tools: vec![ToolSpec::new("a.b::c", "", json!({"type":"object"}))],
+            ..ModelRequest::default()
+        };
+        let names = super::super::name_map(&request);
         let mut call = ToolCall::new("a.b::c", json!({"x": 1}), FORMAT);
         call.call_id = "c1".into();
         let msgs = to_chat_messages(

@@ -74,6 +74,11 @@ pub struct ModelRequest {
     pub messages: Vec<Message>,
     /// Tools offered natively; empty means no tools (text mode, or the final request).
     pub tools: Vec<ToolSpec>,
+    /// Every registry id, offered or not: provider aliases are computed over all of them so
+    /// an alias never changes when a tool is toggled, and a call to a disabled tool by its
+    /// alias comes back under its id (and is answered `tool_disabled`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub known_names: Vec<String>,
 }
 
 /// What a model answered.
@@ -109,9 +114,15 @@ pub trait ModelClient: Send + Sync {
     async fn complete(&self, request: &ModelRequest) -> Result<ModelReply, ClientError>;
 }
 
-/// The provider-name map for the offered tools (core's [`NameMap`]).
-pub(crate) fn name_map(tools: &[ToolSpec]) -> NameMap {
-    NameMap::from_names(tools.iter().map(|t| t.name.as_str()))
+/// The provider-name map for a request's tools and known names (core's [`NameMap`]).
+pub(crate) fn name_map(request: &ModelRequest) -> NameMap {
+    NameMap::from_names(
+        request
+            .tools
+            .iter()
+            .map(|t| t.name.as_str())
+            .chain(request.known_names.iter().map(String::as_str)),
+    )
 }
 
 /// The registry id for a name in a reply; a name the map did not produce (a hallucinated

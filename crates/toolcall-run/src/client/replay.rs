@@ -66,7 +66,7 @@ impl ModelClient for ReplayClient {
         };
         state.next += 1;
         // Recorded replies use the registry ids (or aliases, which map back).
-        let names = name_map(&request.tools);
+        let names = name_map(request);
         Ok(reply_from_message(reply, &names))
     }
 }

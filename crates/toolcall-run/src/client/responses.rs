@@ -47,7 +47,7 @@ impl ResponsesClient {
 
     /// The request body sent for `request`.
     pub fn body(&self, request: &ModelRequest) -> Value {
-        let names = name_map(&request.tools);
+        let names = name_map(request);
         let mut body = json!({
             "model": self.model,
             "input": to_input_items(&request.messages, &names),
@@ -62,7 +62,7 @@ impl ResponsesClient {
 #[async_trait]
 impl ModelClient for ResponsesClient {
     async fn complete(&self, request: &ModelRequest) -> Result<ModelReply, ClientError> {
-        let names = name_map(&request.tools);
+        let names = name_map(request);
         let response = post_json(
             &self.http,
             &self.url,
