@@ -98,6 +98,8 @@ enum Mode {
         start: usize,
         name: String,
         fields: Vec<(String, String)>,
+        /// Where the newline search resumes (the current line has no newline before it).
+        search: usize,
     },
     Call {
         start: usize,
@@ -154,6 +156,28 @@ fn looks_like_call(region: &[u8]) -> bool {
             || has("'parameters'"))
         || has("\"tools\"")
         || (has("\"command\"") && has("\"session_id\""))
+}
+
+/// Why JSON that has a call's `name` + arguments shape was left as text (F-DIAG-1).
+fn rejected_call_shape(v: &Value, ctx: &Ctx) -> Option<String> {
+    let m = v.as_object()?;
+    let name = m.get("name")?.as_str()?;
+    if !(m.contains_key("arguments") || m.contains_key("parameters")) {
+        return None;
+    }
+    Some(if !ctx.strict_name_ok(name) {
+        format!("JSON shaped like a call to {name:?} left as text: not a registered tool")
+    } else {
+        let extra: Vec<&str> = m
+            .keys()
+            .map(String::as_str)
+            .filter(|k| !["name", "arguments", "parameters", "id", "call_id", "type"].contains(k))
+            .collect();
+        format!(
+            "JSON shaped like a call to {name:?} left as text: unexpected keys {}",
+            extra.join(", ")
+        )
+    })
 }
 
 pub(crate) struct Engine {
@@ -339,7 +363,15 @@ impl Engine {
     fn build_and_emit(&mut self, d: Draft) {
         let span = d.span.clone();
         match build(d) {
-            Ok(call) => self.emit_call(call),
+            Ok(call) => {
+                if self.call_count < self.ctx.limits.max_calls {
+                    self.diag(Diagnostic::info(
+                        format!("found {} call to {:?}", call.origin.format, call.name),
+                        call.origin.span.clone(),
+                    ));
+                }
+                self.emit_call(call)
+            }
             Err(e) => self.diag(Diagnostic::error(format!("call dropped: {e}"), span)),
         }
     }
@@ -445,7 +477,10 @@ impl Engine {
                 *marker -= keep;
                 *after -= keep;
             }
-            Mode::KeyValue { start, .. } => *start -= keep,
+            Mode::KeyValue { start, search, .. } => {
+                *start -= keep;
+                *search -= keep;
+            }
             Mode::Call { start, open, .. } => {
                 *start -= keep;
                 *open -= keep;
@@ -565,12 +600,21 @@ impl Engine {
                             Marker::Partial if !is_final => return Step::Wait,
                             Marker::Full => {
                                 let info_from = pos + 3;
-                                let (info_end, content) =
-                                    match memchr::memchr(b'\n', &bytes[info_from..]) {
-                                        Some(nl) => (info_from + nl, info_from + nl + 1),
-                                        None if is_final => (len, len),
-                                        None => return Step::Wait,
-                                    };
+                                // An info string longer than this is no fence opener.
+                                const MAX_INFO: usize = 256;
+                                let window = &bytes[info_from..len.min(info_from + MAX_INFO)];
+                                let (info_end, content) = match memchr::memchr(b'\n', window) {
+                                    Some(nl) => (info_from + nl, info_from + nl + 1),
+                                    None if is_final && len - info_from <= MAX_INFO => (len, len),
+                                    None if len - info_from < MAX_INFO => return Step::Wait,
+                                    None => {
+                                        // Too long to be an info string: plain backticks.
+                                        self.pos = info_from;
+                                        self.line_start = false;
+                                        self.ident_start = None;
+                                        return Step::Continue;
+                                    }
+                                };
                                 let lang = self
                                     .buf
                                     .get(info_from..info_end)
@@ -719,12 +763,15 @@ impl Engine {
                     match match_at(self.buf.as_bytes(), pos, key_value::HEADER, true) {
                         Marker::Partial if !is_final => return Step::Wait,
                         Marker::Full => {
-                            let (line_end, next) =
-                                match memchr::memchr(b'\n', &self.buf.as_bytes()[pos..]) {
-                                    Some(nl) => (pos + nl, pos + nl + 1),
-                                    None if is_final => (len, len),
-                                    None => return Step::Wait,
-                                };
+                            // A header line longer than this is not one (bounds the wait).
+                            const MAX_HEADER: usize = 1024;
+                            let window = &self.buf.as_bytes()[pos..len.min(pos + MAX_HEADER)];
+                            let (line_end, next) = match memchr::memchr(b'\n', window) {
+                                Some(nl) => (pos + nl, pos + nl + 1),
+                                None if is_final && len - pos <= MAX_HEADER => (len, len),
+                                None if len - pos < MAX_HEADER => return Step::Wait,
+                                None => (pos, pos),
+                            };
                             let line = self.buf.get(pos..line_end).unwrap_or("");
                             if let Some(name) = key_value::header_name(line) {
                                 if self.ctx.strict_name_ok(name) {
@@ -734,6 +781,7 @@ impl Engine {
                                         start: pos,
                                         name,
                                         fields: Vec::new(),
+                                        search: next,
                                     };
                                     self.pos = next;
                                     return Step::Continue;
@@ -1074,6 +1122,9 @@ impl Engine {
                     }
                     None => match site {
                         JsonSite::Plain | JsonSite::PythonTag => {
+                            if let Some(why) = rejected_call_shape(&v, &self.ctx) {
+                                self.diag(Diagnostic::info(why, span.clone()));
+                            }
                             if self.fallbacks_on()
                                 && let Some(l) = fallback::label_of(&v)
                             {
@@ -1261,10 +1312,19 @@ impl Engine {
             let start = *start;
             let pos = self.pos;
             let len = self.buf.len();
-            let (line_end, next) = match memchr::memchr(b'\n', &self.buf.as_bytes()[pos..]) {
-                Some(nl) => (pos + nl, pos + nl + 1),
+            let from = match &self.mode {
+                Mode::KeyValue { search, .. } => (*search).max(pos),
+                _ => pos,
+            };
+            let (line_end, next) = match memchr::memchr(b'\n', &self.buf.as_bytes()[from..]) {
+                Some(nl) => (from + nl, from + nl + 1),
                 None if is_final => (len, len),
-                None => return Step::Wait,
+                None => {
+                    if let Mode::KeyValue { search, .. } = &mut self.mode {
+                        *search = len;
+                    }
+                    return Step::Wait;
+                }
             };
             let line = self
                 .buf
@@ -1280,6 +1340,9 @@ impl Engine {
             {
                 fields.push(f);
                 self.pos = next;
+                if let Mode::KeyValue { search, .. } = &mut self.mode {
+                    *search = next;
+                }
                 continue;
             }
             // The block ends before this line.
