@@ -201,6 +201,8 @@ pub(crate) struct Engine {
     labels: Vec<(String, Range<usize>)>,
     pub(crate) reasoning: Vec<String>,
     finished: bool,
+    /// Visible text (non-whitespace) or a call has been produced.
+    seen_visible: bool,
 }
 
 impl Engine {
@@ -226,6 +228,7 @@ impl Engine {
             labels: Vec::new(),
             reasoning: Vec::new(),
             finished: false,
+            seen_visible: false,
         }
     }
 
@@ -306,6 +309,9 @@ impl Engine {
         if t.is_empty() {
             return;
         }
+        if !self.seen_visible && !t.trim().is_empty() {
+            self.seen_visible = true;
+        }
         self.text_acc.push_str(t);
         if self.fallbacks_on() && self.visible.len() < self.ctx.limits.max_input_bytes {
             self.visible.push_str(t);
@@ -346,6 +352,7 @@ impl Engine {
             return;
         }
         self.flush_text_event();
+        self.seen_visible = true;
         let index = self.call_count;
         self.call_count += 1;
         self.events.push(StreamEvent::CallStarted {
@@ -689,8 +696,13 @@ impl Engine {
                                 self.python_tag = true;
                                 self.enter_text(after);
                             }
+                            THINK_CLOSE => {
+                                // A closing tag without an opening one: markup, dropped.
+                                self.enter_text(after);
+                            }
                             _ => {
-                                // </think> without an opening tag, or an end-of-turn token.
+                                // An end-of-message token closes a <|python_tag|> section.
+                                self.python_tag = false;
                                 self.enter_text(after);
                             }
                         }
@@ -947,6 +959,7 @@ impl Engine {
         sub.nested = true;
         sub.base = self.abs(content);
         sub.python_tag = self.python_tag;
+        sub.seen_visible = self.seen_visible;
         let mut events = sub.push(&inner);
         events.extend(sub.finish_nested());
         if sub.markup_found {
@@ -1003,7 +1016,8 @@ impl Engine {
         match bytes.get(start) {
             None => {
                 if is_final {
-                    self.json_unusable(start, site, "nothing follows the marker".into(), true);
+                    let len = self.buf.len();
+                    self.json_unusable(start, site, "nothing follows the marker".into(), len);
                     return Step::Continue;
                 }
                 self.mode = Mode::Json {
@@ -1015,7 +1029,7 @@ impl Engine {
             }
             Some(b'{' | b'[') => {}
             Some(_) => {
-                self.json_unusable(start, site, "expected a JSON object or array".into(), false);
+                self.json_unusable(start, site, "expected a JSON object or array".into(), start);
                 return Step::Continue;
             }
         }
@@ -1048,7 +1062,7 @@ impl Engine {
                 Step::Continue
             }
             Scan::Fail(e) => {
-                self.json_unusable(start, site, e, false);
+                self.json_unusable(start, site, e, start + scanner.consumed());
                 Step::Continue
             }
         }
@@ -1056,12 +1070,13 @@ impl Engine {
 
     /// A region that is not balanced JSON: text (rescanned from the next byte), or for
     /// explicit markup an error.
-    fn json_unusable(&mut self, start: usize, site: JsonSite, why: String, at_end: bool) {
+    fn json_unusable(&mut self, start: usize, site: JsonSite, why: String, end: usize) {
+        // `end` is where the scan stopped: never the buffer length, which depends on chunking.
         match site {
             JsonSite::Plain | JsonSite::PythonTag => {
-                let region = self.buf.as_bytes().get(start..).unwrap_or(&[]);
+                let region = self.buf.as_bytes().get(start..end).unwrap_or(&[]);
                 if looks_like_call(region) {
-                    let span = self.span(start, self.buf.len());
+                    let span = self.span(start, end);
                     self.diag(Diagnostic::error(
                         format!("malformed tool call JSON left as text: {why}"),
                         span,
@@ -1070,7 +1085,6 @@ impl Engine {
                 self.enter_text(start + 1);
             }
             JsonSite::Mistral { marker } | JsonSite::MistralNamed { marker, .. } => {
-                let end = if at_end { self.buf.len() } else { start };
                 self.drop_markup(
                     marker,
                     end,
@@ -1087,7 +1101,14 @@ impl Engine {
         match parse_lenient(&region) {
             Ok((v, repairs)) => {
                 let outcome = match &site {
-                    JsonSite::Plain => classify_value(&v, &self.ctx, &Site::Plain, span.clone()),
+                    JsonSite::Plain => classify_value(
+                        &v,
+                        &self.ctx,
+                        &Site::Plain {
+                            at_start: !self.seen_visible,
+                        },
+                        span.clone(),
+                    ),
                     JsonSite::PythonTag => {
                         classify_value(&v, &self.ctx, &Site::PythonTag, span.clone())
                     }
@@ -1409,7 +1430,7 @@ impl Engine {
                 Step::Continue
             }
             Scan::Fail(e) => {
-                let span = self.span(start, self.buf.len());
+                let span = self.span(start, open + scanner.consumed());
                 self.diag(Diagnostic::error(
                     format!("{name}(...) left as text: {e}"),
                     span,
