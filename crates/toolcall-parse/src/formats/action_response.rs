@@ -27,7 +27,8 @@ pub(crate) fn classify(
     if m.is_empty() || !keys_within(m, &["session_id", "command", "args", "text"]) {
         return None;
     }
-    if !at_start && !(m.contains_key("session_id") && m.contains_key("command")) {
+    let complete_action = m.contains_key("session_id") && m.contains_key("command");
+    if !(at_start || complete_action) {
         return None;
     }
     let text = match m.get("text") {
