@@ -32,7 +32,8 @@ use crate::scanner::{Scan, Scanner, array_start_plausible, object_start_plausibl
 const THINK_OPEN: &str = "<think>";
 const THINK_CLOSE: &str = "</think>";
 
-/// Fence info strings whose content may hold calls; other languages are code samples.
+/// Fence info strings whose content may hold calls; other languages (python, js, ...) are
+/// code samples and stay text.
 const CALL_FENCES: &[&str] = &[
     "",
     "json",
@@ -41,8 +42,6 @@ const CALL_FENCES: &[&str] = &[
     "tool_call",
     "tool_calls",
     "tool_code",
-    "python",
-    "py",
 ];
 
 #[derive(Debug, Clone)]
@@ -99,6 +98,8 @@ enum Mode {
         start: usize,
         name: String,
         fields: Vec<(String, String)>,
+        /// Where the newline search resumes (the current line has no newline before it).
+        search: usize,
     },
     Call {
         start: usize,
@@ -157,6 +158,28 @@ fn looks_like_call(region: &[u8]) -> bool {
         || (has("\"command\"") && has("\"session_id\""))
 }
 
+/// Why JSON that has a call's `name` + arguments shape was left as text (F-DIAG-1).
+fn rejected_call_shape(v: &Value, ctx: &Ctx) -> Option<String> {
+    let m = v.as_object()?;
+    let name = m.get("name")?.as_str()?;
+    if !(m.contains_key("arguments") || m.contains_key("parameters")) {
+        return None;
+    }
+    Some(if !ctx.strict_name_ok(name) {
+        format!("JSON shaped like a call to {name:?} left as text: not a registered tool")
+    } else {
+        let extra: Vec<&str> = m
+            .keys()
+            .map(String::as_str)
+            .filter(|k| !["name", "arguments", "parameters", "id", "call_id", "type"].contains(k))
+            .collect();
+        format!(
+            "JSON shaped like a call to {name:?} left as text: unexpected keys {}",
+            extra.join(", ")
+        )
+    })
+}
+
 pub(crate) struct Engine {
     ctx: Arc<Ctx>,
     nested: bool,
@@ -178,6 +201,8 @@ pub(crate) struct Engine {
     labels: Vec<(String, Range<usize>)>,
     pub(crate) reasoning: Vec<String>,
     finished: bool,
+    /// Visible text (non-whitespace) or a call has been produced.
+    seen_visible: bool,
 }
 
 impl Engine {
@@ -203,6 +228,7 @@ impl Engine {
             labels: Vec::new(),
             reasoning: Vec::new(),
             finished: false,
+            seen_visible: false,
         }
     }
 
@@ -283,6 +309,9 @@ impl Engine {
         if t.is_empty() {
             return;
         }
+        if !self.seen_visible && !t.trim().is_empty() {
+            self.seen_visible = true;
+        }
         self.text_acc.push_str(t);
         if self.fallbacks_on() && self.visible.len() < self.ctx.limits.max_input_bytes {
             self.visible.push_str(t);
@@ -323,6 +352,7 @@ impl Engine {
             return;
         }
         self.flush_text_event();
+        self.seen_visible = true;
         let index = self.call_count;
         self.call_count += 1;
         self.events.push(StreamEvent::CallStarted {
@@ -340,7 +370,15 @@ impl Engine {
     fn build_and_emit(&mut self, d: Draft) {
         let span = d.span.clone();
         match build(d) {
-            Ok(call) => self.emit_call(call),
+            Ok(call) => {
+                if self.call_count < self.ctx.limits.max_calls {
+                    self.diag(Diagnostic::info(
+                        format!("found {} call to {:?}", call.origin.format, call.name),
+                        call.origin.span.clone(),
+                    ));
+                }
+                self.emit_call(call)
+            }
             Err(e) => self.diag(Diagnostic::error(format!("call dropped: {e}"), span)),
         }
     }
@@ -349,7 +387,7 @@ impl Engine {
     fn apply_outcome(&mut self, markup: usize, end: usize, o: Outcome) {
         self.emit_text(markup);
         self.emit_from = end;
-        self.to_text(end);
+        self.enter_text(end);
         self.markup_found = true;
         self.emit_raw_text(&o.text);
         for d in o.diagnostics {
@@ -366,10 +404,10 @@ impl Engine {
         let span = self.span(markup, end);
         self.diag(Diagnostic::error(message, span));
         self.emit_from = end;
-        self.to_text(end);
+        self.enter_text(end);
     }
 
-    fn to_text(&mut self, pos: usize) {
+    fn enter_text(&mut self, pos: usize) {
         self.pos = pos;
         self.mode = Mode::Text;
         self.ident_start = None;
@@ -446,7 +484,10 @@ impl Engine {
                 *marker -= keep;
                 *after -= keep;
             }
-            Mode::KeyValue { start, .. } => *start -= keep,
+            Mode::KeyValue { start, search, .. } => {
+                *start -= keep;
+                *search -= keep;
+            }
             Mode::Call { start, open, .. } => {
                 *start -= keep;
                 *open -= keep;
@@ -566,12 +607,21 @@ impl Engine {
                             Marker::Partial if !is_final => return Step::Wait,
                             Marker::Full => {
                                 let info_from = pos + 3;
-                                let (info_end, content) =
-                                    match memchr::memchr(b'\n', &bytes[info_from..]) {
-                                        Some(nl) => (info_from + nl, info_from + nl + 1),
-                                        None if is_final => (len, len),
-                                        None => return Step::Wait,
-                                    };
+                                // An info string longer than this is no fence opener.
+                                const MAX_INFO: usize = 256;
+                                let window = &bytes[info_from..len.min(info_from + MAX_INFO)];
+                                let (info_end, content) = match memchr::memchr(b'\n', window) {
+                                    Some(nl) => (info_from + nl, info_from + nl + 1),
+                                    None if is_final && len - info_from <= MAX_INFO => (len, len),
+                                    None if len - info_from < MAX_INFO => return Step::Wait,
+                                    None => {
+                                        // Too long to be an info string: plain backticks.
+                                        self.pos = info_from;
+                                        self.line_start = false;
+                                        self.ident_start = None;
+                                        return Step::Continue;
+                                    }
+                                };
                                 let lang = self
                                     .buf
                                     .get(info_from..info_end)
@@ -644,11 +694,16 @@ impl Engine {
                             }
                             llama::PYTHON_TAG => {
                                 self.python_tag = true;
-                                self.to_text(after);
+                                self.enter_text(after);
+                            }
+                            THINK_CLOSE => {
+                                // A closing tag without an opening one: markup, dropped.
+                                self.enter_text(after);
                             }
                             _ => {
-                                // </think> without an opening tag, or an end-of-turn token.
-                                self.to_text(after);
+                                // An end-of-message token closes a <|python_tag|> section.
+                                self.python_tag = false;
+                                self.enter_text(after);
                             }
                         }
                         return Step::Continue;
@@ -684,18 +739,16 @@ impl Engine {
                         }
                     }
                 }
-                b'{' => {
-                    if self.object_formats() {
-                        match object_start_plausible(&self.buf.as_bytes()[pos..], is_final) {
-                            None => return Step::Wait,
-                            Some(true) => {
-                                self.emit_text(pos);
-                                let site = self.plain_site();
-                                self.start_json(pos, site);
-                                return Step::Continue;
-                            }
-                            Some(false) => {}
+                b'{' if self.object_formats() => {
+                    match object_start_plausible(&self.buf.as_bytes()[pos..], is_final) {
+                        None => return Step::Wait,
+                        Some(true) => {
+                            self.emit_text(pos);
+                            let site = self.plain_site();
+                            self.start_json(pos, site);
+                            return Step::Continue;
                         }
+                        Some(false) => {}
                     }
                 }
                 b'(' => {
@@ -722,12 +775,15 @@ impl Engine {
                     match match_at(self.buf.as_bytes(), pos, key_value::HEADER, true) {
                         Marker::Partial if !is_final => return Step::Wait,
                         Marker::Full => {
-                            let (line_end, next) =
-                                match memchr::memchr(b'\n', &self.buf.as_bytes()[pos..]) {
-                                    Some(nl) => (pos + nl, pos + nl + 1),
-                                    None if is_final => (len, len),
-                                    None => return Step::Wait,
-                                };
+                            // A header line longer than this is not one (bounds the wait).
+                            const MAX_HEADER: usize = 1024;
+                            let window = &self.buf.as_bytes()[pos..len.min(pos + MAX_HEADER)];
+                            let (line_end, next) = match memchr::memchr(b'\n', window) {
+                                Some(nl) => (pos + nl, pos + nl + 1),
+                                None if is_final && len - pos <= MAX_HEADER => (len, len),
+                                None if len - pos < MAX_HEADER => return Step::Wait,
+                                None => (pos, pos),
+                            };
                             let line = self.buf.get(pos..line_end).unwrap_or("");
                             if let Some(name) = key_value::header_name(line) {
                                 if self.ctx.strict_name_ok(name) {
@@ -737,6 +793,7 @@ impl Engine {
                                         start: pos,
                                         name,
                                         fields: Vec::new(),
+                                        search: next,
                                     };
                                     self.pos = next;
                                     return Step::Continue;
@@ -824,7 +881,7 @@ impl Engine {
         match close {
             Some(end) => {
                 self.emit_from = end;
-                self.to_text(end);
+                self.enter_text(end);
                 Step::Continue
             }
             None if is_final => {
@@ -834,7 +891,7 @@ impl Engine {
                     span,
                 ));
                 self.emit_from = upto;
-                self.to_text(upto);
+                self.enter_text(upto);
                 Step::Continue
             }
             None => {
@@ -894,7 +951,7 @@ impl Engine {
             }
         };
         if !callable {
-            self.to_text(end);
+            self.enter_text(end);
             return Step::Continue;
         }
         let inner = self.buf.get(content..content_end).unwrap_or("").to_owned();
@@ -902,12 +959,13 @@ impl Engine {
         sub.nested = true;
         sub.base = self.abs(content);
         sub.python_tag = self.python_tag;
+        sub.seen_visible = self.seen_visible;
         let mut events = sub.push(&inner);
         events.extend(sub.finish_nested());
         if sub.markup_found {
             self.emit_text(start);
             self.emit_from = end;
-            self.to_text(end);
+            self.enter_text(end);
             self.markup_found = true;
             let mut text = String::new();
             for e in events {
@@ -931,7 +989,7 @@ impl Engine {
                     self.diag(diagnostic);
                 }
             }
-            self.to_text(end);
+            self.enter_text(end);
         }
         self.labels.extend(sub.labels);
         Step::Continue
@@ -958,7 +1016,8 @@ impl Engine {
         match bytes.get(start) {
             None => {
                 if is_final {
-                    self.json_unusable(start, site, "nothing follows the marker".into(), true);
+                    let len = self.buf.len();
+                    self.json_unusable(start, site, "nothing follows the marker".into(), len);
                     return Step::Continue;
                 }
                 self.mode = Mode::Json {
@@ -970,7 +1029,7 @@ impl Engine {
             }
             Some(b'{' | b'[') => {}
             Some(_) => {
-                self.json_unusable(start, site, "expected a JSON object or array".into(), false);
+                self.json_unusable(start, site, "expected a JSON object or array".into(), start);
                 return Step::Continue;
             }
         }
@@ -987,7 +1046,7 @@ impl Engine {
                                 .into(),
                         );
                     } else {
-                        self.to_text(start + 1);
+                        self.enter_text(start + 1);
                     }
                     return Step::Continue;
                 }
@@ -1003,7 +1062,7 @@ impl Engine {
                 Step::Continue
             }
             Scan::Fail(e) => {
-                self.json_unusable(start, site, e, false);
+                self.json_unusable(start, site, e, start + scanner.consumed());
                 Step::Continue
             }
         }
@@ -1011,21 +1070,21 @@ impl Engine {
 
     /// A region that is not balanced JSON: text (rescanned from the next byte), or for
     /// explicit markup an error.
-    fn json_unusable(&mut self, start: usize, site: JsonSite, why: String, at_end: bool) {
+    fn json_unusable(&mut self, start: usize, site: JsonSite, why: String, end: usize) {
+        // `end` is where the scan stopped: never the buffer length, which depends on chunking.
         match site {
             JsonSite::Plain | JsonSite::PythonTag => {
-                let region = self.buf.as_bytes().get(start..).unwrap_or(&[]);
+                let region = self.buf.as_bytes().get(start..end).unwrap_or(&[]);
                 if looks_like_call(region) {
-                    let span = self.span(start, self.buf.len());
+                    let span = self.span(start, end);
                     self.diag(Diagnostic::error(
                         format!("malformed tool call JSON left as text: {why}"),
                         span,
                     ));
                 }
-                self.to_text(start + 1);
+                self.enter_text(start + 1);
             }
             JsonSite::Mistral { marker } | JsonSite::MistralNamed { marker, .. } => {
-                let end = if at_end { self.buf.len() } else { start };
                 self.drop_markup(
                     marker,
                     end,
@@ -1042,7 +1101,14 @@ impl Engine {
         match parse_lenient(&region) {
             Ok((v, repairs)) => {
                 let outcome = match &site {
-                    JsonSite::Plain => classify_value(&v, &self.ctx, &Site::Plain, span.clone()),
+                    JsonSite::Plain => classify_value(
+                        &v,
+                        &self.ctx,
+                        &Site::Plain {
+                            at_start: !self.seen_visible,
+                        },
+                        span.clone(),
+                    ),
                     JsonSite::PythonTag => {
                         classify_value(&v, &self.ctx, &Site::PythonTag, span.clone())
                     }
@@ -1077,12 +1143,15 @@ impl Engine {
                     }
                     None => match site {
                         JsonSite::Plain | JsonSite::PythonTag => {
-                            if self.fallbacks_on() {
-                                if let Some(l) = fallback::label_of(&v) {
-                                    self.labels.push((l, span));
-                                }
+                            if let Some(why) = rejected_call_shape(&v, &self.ctx) {
+                                self.diag(Diagnostic::info(why, span.clone()));
                             }
-                            self.to_text(end);
+                            if self.fallbacks_on()
+                                && let Some(l) = fallback::label_of(&v)
+                            {
+                                self.labels.push((l, span));
+                            }
+                            self.enter_text(end);
                         }
                         _ => self.drop_markup(
                             markup,
@@ -1118,7 +1187,7 @@ impl Engine {
                                 format!("malformed tool call JSON, not run: {e}"),
                             );
                         } else {
-                            self.to_text(start + 1);
+                            self.enter_text(start + 1);
                         }
                     }
                     _ => self.drop_markup(markup, end, format!("malformed [TOOL_CALLS] JSON: {e}")),
@@ -1264,10 +1333,19 @@ impl Engine {
             let start = *start;
             let pos = self.pos;
             let len = self.buf.len();
-            let (line_end, next) = match memchr::memchr(b'\n', &self.buf.as_bytes()[pos..]) {
-                Some(nl) => (pos + nl, pos + nl + 1),
+            let from = match &self.mode {
+                Mode::KeyValue { search, .. } => (*search).max(pos),
+                _ => pos,
+            };
+            let (line_end, next) = match memchr::memchr(b'\n', &self.buf.as_bytes()[from..]) {
+                Some(nl) => (from + nl, from + nl + 1),
                 None if is_final => (len, len),
-                None => return Step::Wait,
+                None => {
+                    if let Mode::KeyValue { search, .. } = &mut self.mode {
+                        *search = len;
+                    }
+                    return Step::Wait;
+                }
             };
             let line = self
                 .buf
@@ -1278,12 +1356,15 @@ impl Engine {
                 return Step::Continue;
             };
             let spec = self.ctx.registry.as_deref().and_then(|r| r.spec(name));
-            if pos < len {
-                if let Some(f) = key_value::field(line, spec) {
-                    fields.push(f);
-                    self.pos = next;
-                    continue;
+            if pos < len
+                && let Some(f) = key_value::field(line, spec)
+            {
+                fields.push(f);
+                self.pos = next;
+                if let Mode::KeyValue { search, .. } = &mut self.mode {
+                    *search = next;
                 }
+                continue;
             }
             // The block ends before this line.
             let args = key_value::arguments(fields, spec);
@@ -1343,18 +1424,18 @@ impl Engine {
                             format!("{name}(...) left as text, not run: {e}"),
                             span,
                         ));
-                        self.to_text(end);
+                        self.enter_text(end);
                     }
                 }
                 Step::Continue
             }
             Scan::Fail(e) => {
-                let span = self.span(start, self.buf.len());
+                let span = self.span(start, open + scanner.consumed());
                 self.diag(Diagnostic::error(
                     format!("{name}(...) left as text: {e}"),
                     span,
                 ));
-                self.to_text(open + 1);
+                self.enter_text(open + 1);
                 Step::Continue
             }
         }
