@@ -217,7 +217,7 @@ async fn streamed_tool_call_deltas_are_assembled_by_index() {
                 chunk(json!({"tool_calls":[{"index":0,"id":"call_s1","type":"function","function":{"name":"echo","arguments":""}}]})),
                 chunk(json!({"tool_calls":[{"index":0,"function":{"arguments":"{\"te"}}]})),
                 chunk(json!({"tool_calls":[{"index":1,"id":"call_s2","type":"function","function":{"name":"sleep","arguments":"{\"ms\":"}}]})),
-                chunk(json!({"tool_calls":[{"index":0,"function":{"arguments":"xt\":\"a\"}"}},{"index":1,"function":{"arguments":"1}"}}]})),
+                chunk(json!({"tool_calls":[{"index":0,"function":{"arguments":"xt\":\"a\"}"}},{"index":1,"id":"call_s2","type":"function","function":{"name":"sleep","arguments":"1}"}}]})),
             ]),
             Answer::Sse(vec![chunk(json!({"content":"all good"}))]),
         ],

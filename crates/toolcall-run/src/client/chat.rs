@@ -306,12 +306,18 @@ async fn read_stream(
                 return Err(ClientError::BadResponse("more than 1024 tool calls".into()));
             }
             let p = calls.entry(index).or_default();
-            if let Some(id) = tc.get("id").and_then(Value::as_str) {
-                p.id.push_str(id);
+            // The id and name come whole; some servers repeat them in every chunk, so only
+            // the first is kept. Arguments are the only field sent in fragments.
+            if let Some(id) = tc.get("id").and_then(Value::as_str)
+                && p.id.is_empty()
+            {
+                p.id = id.to_owned();
             }
             if let Some(f) = tc.get("function") {
-                if let Some(n) = f.get("name").and_then(Value::as_str) {
-                    p.name.push_str(n);
+                if let Some(n) = f.get("name").and_then(Value::as_str)
+                    && p.name.is_empty()
+                {
+                    p.name = n.to_owned();
                 }
                 if let Some(a) = f.get("arguments").and_then(Value::as_str) {
                     p.arguments.push_str(a);
