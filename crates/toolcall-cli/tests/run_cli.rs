@@ -352,3 +352,143 @@ fn disabled_tools_are_not_offered_and_not_run() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("--pack world"));
 }
+
+/// A loopback stand-in for an OpenAI-compatible server: answers each POST with the next
+/// scripted body and records (headers, body) of every request. Handles keep-alive.
+fn scripted_server(
+    answers: Vec<Value>,
+) -> (
+    String,
+    std::sync::Arc<std::sync::Mutex<Vec<(String, Value)>>>,
+) {
+    use std::io::{BufRead, BufReader, Read, Write};
+    use std::sync::{Arc, Mutex};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let answers = Arc::new(Mutex::new(answers));
+    let (seen2, answers2) = (seen.clone(), answers.clone());
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(stream) = stream else { return };
+            let (seen, answers) = (seen2.clone(), answers2.clone());
+            std::thread::spawn(move || {
+                let mut reader = BufReader::new(stream.try_clone().unwrap());
+                let mut stream = stream;
+                loop {
+                    let mut head = String::new();
+                    let mut len = 0usize;
+                    loop {
+                        let mut line = String::new();
+                        if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                            return;
+                        }
+                        if line == "\r\n" {
+                            break;
+                        }
+                        if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                            len = v.trim().parse().unwrap();
+                        }
+                        head.push_str(&line);
+                    }
+                    let mut body = vec![0; len];
+                    reader.read_exact(&mut body).unwrap();
+                    seen.lock()
+                        .unwrap()
+                        .push((head, serde_json::from_slice(&body).unwrap()));
+                    let answer = {
+                        let mut a = answers.lock().unwrap();
+                        if a.is_empty() {
+                            Value::Null
+                        } else {
+                            a.remove(0)
+                        }
+                    }
+                    .to_string();
+                    write!(
+                        stream,
+                        "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{}",
+                        answer.len(),
+                        answer
+                    )
+                    .unwrap();
+                }
+            });
+        }
+    });
+    (url, seen)
+}
+
+// covers, O-1
+#[test]
+fn run_against_a_model_server_on_loopback() {
+    let chat = |message: Value| serde_json::json!({"choices":[{"index":0,"message":message,"finish_reason":"stop"}]});
+    let (url, seen) = scripted_server(vec![
+        chat(
+            serde_json::json!({"role":"assistant","content":null,"tool_calls":[
+                {"id":"m1","type":"function","function":{"name":"text_word_count","arguments":"{\"text\":\"a b c\"}"}},
+                {"id":"m2","type":"function","function":{"name":"nope","arguments":"{}"}}
+            ]}),
+        ),
+        chat(serde_json::json!({"role":"assistant","content":"Three words."})),
+    ]);
+    let dir = tempfile::tempdir().unwrap();
+    let out = bin()
+        .current_dir(repo_root())
+        .env("MY_TEST_KEY", "sk-test-789")
+        .args([
+            "run",
+            "--tools",
+            "examples/tools/echo-tools.json",
+            "--model",
+            &url,
+        ])
+        .args([
+            "--model-name",
+            "test-model",
+            "--api-key-env",
+            "MY_TEST_KEY",
+            "--mode",
+            "native",
+        ])
+        .arg("--archive")
+        .arg(dir.path().join("a.sqlite"))
+        .arg("How many words in 'a b c'?")
+        .output()
+        .unwrap();
+    let text = ok(out);
+    assert!(text.contains("Three words."), "{text}");
+    let seen = seen.lock().unwrap();
+    assert_eq!(seen.len(), 2);
+    assert!(
+        seen[0]
+            .0
+            .to_ascii_lowercase()
+            .contains("authorization: bearer sk-test-789")
+    );
+    assert!(seen[0].0.starts_with("POST /v1/chat/completions"));
+    assert_eq!(seen[0].1["model"], "test-model");
+    let offered: Vec<&str> = seen[0].1["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(offered, ["echo", "text_word_count"]);
+    let msgs = seen[1].1["messages"].as_array().unwrap();
+    let tools: Vec<(&str, Value)> = msgs
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| {
+            (
+                m["tool_call_id"].as_str().unwrap(),
+                serde_json::from_str(m["content"].as_str().unwrap()).unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(tools.len(), 2);
+    assert_eq!(tools[0].0, "m1");
+    assert_eq!(tools[0].1["data"]["words"], 3);
+    assert_eq!(tools[1].0, "m2");
+    assert_eq!(tools[1].1["error"]["code"], "unknown_tool");
+}
