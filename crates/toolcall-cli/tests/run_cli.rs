@@ -355,12 +355,9 @@ fn disabled_tools_are_not_offered_and_not_run() {
 
 /// A loopback stand-in for an OpenAI-compatible server: answers each POST with the next
 /// scripted body and records (headers, body) of every request. Handles keep-alive.
-fn scripted_server(
-    answers: Vec<Value>,
-) -> (
-    String,
-    std::sync::Arc<std::sync::Mutex<Vec<(String, Value)>>>,
-) {
+type Seen = std::sync::Arc<std::sync::Mutex<Vec<(String, Value)>>>;
+
+fn scripted_server(answers: Vec<Value>) -> (String, Seen) {
     use std::io::{BufRead, BufReader, Read, Write};
     use std::sync::{Arc, Mutex};
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
