@@ -48,7 +48,7 @@ pub struct RunArgs {
     /// Environment variable holding the API key (sent as a bearer token).
     #[arg(long = "api-key-env", value_name = "VAR")]
     api_key_env: Option<String>,
-    /// Stream the Chat Completions reply (SSE).
+    /// Stream the reply (SSE).
     #[arg(long)]
     stream: bool,
     /// Play a recorded session file instead of calling a model.
@@ -113,7 +113,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
                     Arc::new(c)
                 }
                 Api::Responses => {
-                    let mut c = ResponsesClient::new(url, name)?;
+                    let mut c = ResponsesClient::new(url, name)?.streaming(args.stream);
                     if let Some(var) = &args.api_key_env {
                         c = c.with_api_key_env(var)?;
                     }

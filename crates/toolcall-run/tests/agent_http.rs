@@ -432,3 +432,43 @@ async fn images_in_results_are_attached_not_pasted_into_tool_messages() {
     assert!(url.starts_with("data:image/png;base64,AAAA"));
     assert_eq!(url.len(), "data:image/png;base64,".len() + 200_000);
 }
+
+// covers X-2
+#[tokio::test]
+async fn responses_api_streaming_takes_the_completed_output() {
+    let done =
+        |output: Value| json!({"type":"response.completed","response":{"id":"r","output":output}});
+    let (url, script) = serve(
+        vec![
+            Answer::Sse(vec![
+                json!({"type":"response.created","response":{"id":"r"}}),
+                json!({"type":"response.function_call_arguments.delta","delta":"{\"te"}),
+                done(json!([{"type":"function_call","call_id":"fs_1","name":"echo","arguments":"{\"text\":\"s\"}"}])),
+            ]),
+            Answer::Sse(vec![done(json!([
+                {"type":"message","role":"assistant","content":[{"type":"output_text","text":"Streamed."}]}
+            ]))]),
+            Answer::Sse(vec![json!({"type":"response.created","response":{"id":"r"}})]),
+        ],
+        false,
+    )
+    .await;
+    let client = ResponsesClient::new(&url, "m").unwrap().streaming(true);
+    let mut a = agent(client, Mode::Native, 5);
+    let report = a.run_turn("stream it").await.unwrap();
+    assert_eq!(report.rounds[0].calls[0].call_id.as_str(), "fs_1");
+    assert_eq!(report.final_text.as_deref(), Some("Streamed."));
+    let reqs = script.requests();
+    assert_eq!(reqs[0]["stream"], json!(true));
+    let out = reqs[1]["input"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["type"] == "function_call_output")
+        .unwrap()
+        .clone();
+    assert_eq!(out["call_id"], "fs_1");
+    // A stream that stops early is an error, not an empty reply.
+    let err = a.run_turn("again").await.unwrap_err();
+    assert!(err.to_string().contains("response.completed"), "{err}");
+}

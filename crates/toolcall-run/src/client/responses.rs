@@ -1,5 +1,6 @@
 //! OpenAI `/v1/responses`: `function_call` items in the output, `function_call_output` items
-//! (paired by `call_id`) in the next input. Non-streaming.
+//! (paired by `call_id`) in the next input. Non-streaming, or streaming (SSE), where the
+//! reply is taken from the final `response.completed` event, which carries the whole output.
 
 use std::time::Duration;
 
@@ -22,6 +23,7 @@ pub struct ResponsesClient {
     url: String,
     model: String,
     api_key: Option<String>,
+    stream: bool,
     http: reqwest::Client,
 }
 
@@ -31,8 +33,14 @@ impl ResponsesClient {
             url: endpoint(base_url, "/responses"),
             model: model.into(),
             api_key: None,
+            stream: false,
             http: http_client(Duration::from_secs(300))?,
         })
+    }
+
+    pub fn streaming(mut self, stream: bool) -> Self {
+        self.stream = stream;
+        self
     }
 
     pub fn with_api_key(mut self, key: Option<String>) -> Self {
@@ -55,6 +63,9 @@ impl ResponsesClient {
         if !request.tools.is_empty() {
             body["tools"] = render_tools(&request.tools, &names);
         }
+        if self.stream {
+            body["stream"] = json!(true);
+        }
         body
     }
 }
@@ -70,6 +81,10 @@ impl ModelClient for ResponsesClient {
             &self.body(request),
         )
         .await?;
+        if self.stream {
+            let output = read_stream(response).await?;
+            return Ok(reply_from_output(&output, &names));
+        }
         let text = read_bounded(response, &self.url).await?;
         let v: Value = serde_json::from_str(&text).map_err(|e| {
             ClientError::BadResponse(format!("not JSON ({e}): {}", super::tail(&text, 300)))
@@ -195,4 +210,54 @@ pub fn reply_from_output(output: &[Value], names: &NameMap) -> ModelReply {
         }
     }
     ModelReply { text, calls }
+}
+
+/// Reads a Responses SSE stream up to `response.completed`; returns its output items.
+async fn read_stream(response: reqwest::Response) -> Result<Vec<Value>, ClientError> {
+    use eventsource_stream::Eventsource;
+    use futures::StreamExt;
+    let mut events = response.bytes_stream().eventsource();
+    let mut total = 0usize;
+    while let Some(event) = events.next().await {
+        let event = event.map_err(|e| ClientError::BadResponse(format!("SSE stream: {e}")))?;
+        total += event.data.len();
+        if total > super::MAX_RESPONSE_BYTES {
+            return Err(ClientError::TooLarge(super::MAX_RESPONSE_BYTES));
+        }
+        let data = event.data.trim();
+        if data.is_empty() || data == "[DONE]" {
+            continue;
+        }
+        let v: Value = serde_json::from_str(data).map_err(|e| {
+            ClientError::BadResponse(format!(
+                "SSE event is not JSON ({e}): {}",
+                super::tail(data, 200)
+            ))
+        })?;
+        let kind = v
+            .get("type")
+            .and_then(Value::as_str)
+            .unwrap_or(event.event.as_str());
+        match kind {
+            "response.completed" => {
+                return v
+                    .pointer("/response/output")
+                    .and_then(Value::as_array)
+                    .cloned()
+                    .ok_or_else(|| {
+                        ClientError::BadResponse("response.completed without output".into())
+                    });
+            }
+            "response.failed" | "response.incomplete" | "error" => {
+                return Err(ClientError::BadResponse(format!(
+                    "{kind}: {}",
+                    super::tail(data, 500)
+                )));
+            }
+            _ => {}
+        }
+    }
+    Err(ClientError::BadResponse(
+        "the stream ended before response.completed".into(),
+    ))
 }
