@@ -489,3 +489,45 @@ fn run_against_a_model_server_on_loopback() {
     assert_eq!(tools[1].0, "m2");
     assert_eq!(tools[1].1["error"]["code"], "unknown_tool");
 }
+
+//
+#[test]
+fn job_results_arrive_under_their_call_id() {
+    let dir = tempfile::tempdir().unwrap();
+    let archive = dir.path().join("a.sqlite");
+    let report = json_of(
+        bin()
+            .args(["run", "--json", "--replay"])
+            .arg(fixture("job.json"))
+            .arg("--archive")
+            .arg(&archive)
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(
+        report["rounds"][0]["results"][0]["outcome"]["Ok"]["data"]["state"],
+        "running"
+    );
+    let delivered: Vec<&Value> = report["rounds"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|r| r["job_results"].as_array().into_iter().flatten())
+        .collect();
+    assert_eq!(delivered.len(), 1);
+    assert_eq!(delivered[0]["call_id"], "job_call_1");
+    assert_eq!(delivered[0]["outcome"]["Ok"]["data"]["rendered"], 24);
+    assert_eq!(report["final_text"], "All 24 frames are rendered.");
+    let id = report["session_id"].as_str().unwrap();
+    let show = json_of(
+        bin()
+            .args(["sessions", "show", id, "--json", "--archive"])
+            .arg(&archive)
+            .output()
+            .unwrap(),
+    );
+    let results = show["calls"][0]["results"].as_array().unwrap();
+    assert_eq!(results.len(), 2);
+    assert_eq!(results[1]["delivery"], "job");
+    assert_eq!(results[1]["outcome"]["data"]["rendered"], 24);
+}
