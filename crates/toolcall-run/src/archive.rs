@@ -61,6 +61,9 @@ CREATE TABLE IF NOT EXISTS results (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
     session_id TEXT NOT NULL REFERENCES sessions(id),
     call_id TEXT NOT NULL,
+    -- The calls row answered: the latest call with this call_id in the session (models
+    -- may reuse ids across turns).
+    call_row INTEGER REFERENCES calls(id),
     name TEXT NOT NULL,
     outcome TEXT NOT NULL,
     duration_ms INTEGER NOT NULL,
@@ -260,8 +263,10 @@ impl Archive {
         let outcome = redact(&result.to_json()).to_string();
         self.with(|c| {
             c.execute(
-                "INSERT INTO results (session_id, call_id, name, outcome, duration_ms, delivery)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                "INSERT INTO results (session_id, call_id, call_row, name, outcome, duration_ms,
+                    delivery)
+                 VALUES (?1, ?2, (SELECT id FROM calls WHERE session_id = ?1 AND call_id = ?2
+                    ORDER BY id DESC LIMIT 1), ?3, ?4, ?5, ?6)",
                 params![
                     session,
                     result.call_id.as_str(),
@@ -354,11 +359,11 @@ impl Archive {
             })?
             .ok_or_else(|| ArchiveError::NoSession(id.to_owned()))?;
         let messages = self.load_messages(id)?;
-        type CallRow = (i64, String, String, String, String, String);
-        type ResultRow = (String, String, i64, String);
+        type CallRow = (i64, i64, String, String, String, String, String);
+        type ResultRow = (Option<i64>, String, i64, String);
         let (call_rows, result_rows, state_rows) = self.with(|c| {
             let mut st = c.prepare(
-                "SELECT round, call_id, name, arguments, format, repairs FROM calls
+                "SELECT id, round, call_id, name, arguments, format, repairs FROM calls
                  WHERE session_id = ?1 ORDER BY id",
             )?;
             let calls: Vec<CallRow> = st
@@ -370,11 +375,12 @@ impl Archive {
                         r.get(3)?,
                         r.get(4)?,
                         r.get(5)?,
+                        r.get(6)?,
                     ))
                 })?
                 .collect::<Result<_, _>>()?;
             let mut st = c.prepare(
-                "SELECT call_id, outcome, duration_ms, delivery FROM results
+                "SELECT call_row, outcome, duration_ms, delivery FROM results
                  WHERE session_id = ?1 ORDER BY id",
             )?;
             let results: Vec<ResultRow> = st
@@ -389,10 +395,10 @@ impl Archive {
             Ok((calls, results, states))
         })?;
         let mut calls = Vec::with_capacity(call_rows.len());
-        for (round, call_id, name, arguments, format, repairs) in call_rows {
+        for (row, round, call_id, name, arguments, format, repairs) in call_rows {
             let results = result_rows
                 .iter()
-                .filter(|r| r.0 == call_id)
+                .filter(|r| r.0 == Some(row))
                 .map(|r| {
                     Ok(ResultRecord {
                         outcome: serde_json::from_str(&r.1)?,
@@ -494,5 +500,28 @@ mod tests {
             a.show_session("nope"),
             Err(ArchiveError::NoSession(_))
         ));
+    }
+
+    // covers X-8, X-2
+    #[test]
+    fn reused_call_ids_keep_their_own_results() {
+        let a = Archive::in_memory().unwrap();
+        let s = a.create_session("reuse").unwrap();
+        for (round, n) in [(1, 1), (2, 2)] {
+            let call = ToolCall::new("t", json!({"n": n}), "openai_chat");
+            let call = ToolCall {
+                call_id: "call_0".into(),
+                ..call
+            };
+            a.record_call(&s, round, &call).unwrap();
+            let r = ToolResult::ok("call_0".into(), "t", json!(n));
+            a.record_result(&s, &r, Duration::ZERO, Delivery::Inline)
+                .unwrap();
+        }
+        let rec = a.show_session(&s).unwrap();
+        assert_eq!(rec.calls.len(), 2);
+        assert_eq!(rec.calls[0].results.len(), 1);
+        assert_eq!(rec.calls[0].results[0].outcome["data"], 1);
+        assert_eq!(rec.calls[1].results[0].outcome["data"], 2);
     }
 }
