@@ -320,7 +320,8 @@ impl Agent {
             let finished = self.executor.finished_jobs().await;
             self.deliver_jobs(finished, &mut rr.job_results).await?;
             let reply = self.client.complete(&self.request(true)).await?;
-            let it = self.interpret(reply);
+            let mut it = self.interpret(reply);
+            unique_call_ids(&mut it.calls, &mut it.diagnostics);
             rr.assistant_text = it.text.clone();
             rr.diagnostics = it.diagnostics;
             rr.reasoning = it.reasoning;
@@ -483,6 +484,27 @@ struct Interpreted {
     from_text: bool,
     diagnostics: Vec<Diagnostic>,
     reasoning: Vec<String>,
+}
+
+/// A reply that repeats a call id would make results ambiguous: later duplicates get
+/// a fresh id, and the change is reported.
+fn unique_call_ids(calls: &mut [ToolCall], diagnostics: &mut Vec<Diagnostic>) {
+    let mut seen = std::collections::HashSet::new();
+    for call in calls.iter_mut() {
+        if !seen.insert(call.call_id.clone()) {
+            let fresh = toolcall_core::CallId::generate();
+            diagnostics.push(Diagnostic::warning(
+                format!(
+                    "call id {:?} was used twice in one reply; the second call is {}",
+                    call.call_id.as_str(),
+                    fresh
+                ),
+                call.origin.span.clone(),
+            ));
+            call.call_id = fresh.clone();
+            seen.insert(fresh);
+        }
+    }
 }
 
 fn breaker_key(call: &ToolCall) -> String {

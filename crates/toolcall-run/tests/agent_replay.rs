@@ -314,3 +314,42 @@ async fn validation_coercions_show_in_the_report_and_the_archive() {
     assert_eq!(rec.calls[0].arguments, json!({"ms": 5}));
     assert!(!rec.calls[0].repairs.as_array().unwrap().is_empty());
 }
+
+// covers R-8, X-2
+#[tokio::test]
+async fn a_repeated_call_id_in_one_reply_is_made_unique() {
+    let replay = Arc::new(ReplayClient::from_replies(vec![
+        calls_message(vec![
+            tool_call("dup", "echo", r#"{"text":"1"}"#),
+            tool_call("dup", "echo", r#"{"text":"2"}"#),
+        ]),
+        text_message("ok"),
+    ]));
+    let mut agent = Agent::new(
+        replay.clone(),
+        Arc::new(Executor::new(Arc::new(registry()))),
+        AgentConfig::default(),
+    );
+    let report = agent.run_turn("x").await.unwrap();
+    let r0 = &report.rounds[0];
+    assert_eq!(r0.calls[0].call_id.as_str(), "dup");
+    assert_ne!(r0.calls[1].call_id.as_str(), "dup");
+    for (c, r) in r0.calls.iter().zip(&r0.results) {
+        assert_eq!(c.call_id, r.call_id);
+    }
+    assert!(r0.diagnostics[0].message.contains("used twice"));
+    // The next request pairs each result with the id the model now sees.
+    let msgs = &replay.requests()[1].messages;
+    let Message::Assistant { calls, .. } = &msgs[1] else {
+        panic!("assistant")
+    };
+    let tool_ids: Vec<_> = msgs
+        .iter()
+        .filter_map(|m| match m {
+            Message::Tool { call_id, .. } => Some(call_id.clone()),
+            _ => None,
+        })
+        .collect();
+    let call_ids: Vec<_> = calls.iter().map(|c| c.call_id.clone()).collect();
+    assert_eq!(tool_ids, call_ids);
+}
