@@ -37,7 +37,12 @@ pub struct RunArgs {
     #[arg(long = "pack-opt", value_name = "PACK.KEY=VALUE")]
     pack_opts: Vec<String>,
     /// Model server base URL, e.g. http://127.0.0.1:11434 (Ollama).
-    #[arg(long, conflicts_with = "replay", requires = "model_name")]
+    #[arg(
+        long,
+        value_name = "URL",
+        conflicts_with = "replay",
+        requires = "model_name"
+    )]
     model: Option<String>,
     /// Model name sent to the server.
     #[arg(long = "model-name", value_name = "NAME")]
@@ -57,11 +62,12 @@ pub struct RunArgs {
     /// native | text | auto [default: the replay file's mode, else auto].
     #[arg(long)]
     mode: Option<Mode>,
-    /// Text format to parse in text mode (default: auto-detect).
+    /// Text format for text mode: the system prompt teaches it and the parser reads only it
+    /// [default: Hermes `<tool_call>` instructions, any format parsed].
     #[arg(long)]
     format: Option<String>,
     /// Tool rounds per turn.
-    #[arg(long = "max-rounds", default_value_t = toolcall_run::agent::DEFAULT_MAX_ROUNDS)]
+    #[arg(long = "max-rounds", value_name = "N", default_value_t = toolcall_run::agent::DEFAULT_MAX_ROUNDS)]
     max_rounds: usize,
     /// Session archive [default: $TOOLCALL_ARCHIVE or ./toolcall-sessions.sqlite].
     #[arg(long, value_name = "PATH")]
