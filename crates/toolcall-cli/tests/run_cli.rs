@@ -58,8 +58,8 @@ fn bundled_echo_session_runs_end_to_end_and_is_archived() {
         r0["calls"][1]["name"], "text.word_count",
         "alias mapped back"
     );
-    assert_eq!(r0["results"][1]["outcome"]["Ok"]["data"]["words"], 5);
-    assert_eq!(r0["results"][2]["outcome"]["Err"]["code"], "unknown_tool");
+    assert_eq!(r0["results"][1]["data"]["words"], 5);
+    assert_eq!(r0["results"][2]["error"]["code"], "unknown_tool");
     let r1 = &report["rounds"][1];
     assert_eq!(r1["calls"][0]["origin"]["format"], "hermes");
     assert_eq!(
@@ -150,10 +150,7 @@ fn every_outcome_is_reported_in_call_order() {
     let summary: Vec<(String, String)> = results
         .iter()
         .map(|r| {
-            let code = r["outcome"]["Err"]["code"]
-                .as_str()
-                .unwrap_or("ok")
-                .to_owned();
+            let code = r["error"]["code"].as_str().unwrap_or("ok").to_owned();
             (r["call_id"].as_str().unwrap().to_owned(), code)
         })
         .collect();
@@ -171,7 +168,7 @@ fn every_outcome_is_reported_in_call_order() {
         .collect();
     assert_eq!(summary, expected);
     assert!(
-        results[4]["outcome"]["Err"]["message"]
+        results[4]["error"]["message"]
             .as_str()
             .unwrap()
             .contains("disk on fire")
@@ -193,7 +190,7 @@ fn every_outcome_is_reported_in_call_order() {
             .unwrap(),
     );
     assert_eq!(
-        report["rounds"][0]["results"][3]["outcome"]["Ok"]["data"]["deleted"],
+        report["rounds"][0]["results"][3]["data"]["deleted"],
         "/tmp/x"
     );
 }
@@ -333,9 +330,9 @@ fn disabled_tools_are_not_offered_and_not_run() {
             .unwrap(),
     );
     let r0 = &report["rounds"][0]["results"];
-    assert!(r0[0]["outcome"]["Ok"].is_object());
+    assert!(r0[0]["data"].is_object());
     assert_eq!(r0[1]["call_id"], "call_count_1");
-    assert_eq!(r0[1]["outcome"]["Err"]["code"], "tool_disabled");
+    assert_eq!(r0[1]["error"]["code"], "tool_disabled");
     let out = bin()
         .current_dir(repo_root())
         .args([
@@ -505,7 +502,7 @@ fn job_results_arrive_under_their_call_id() {
             .unwrap(),
     );
     assert_eq!(
-        report["rounds"][0]["results"][0]["outcome"]["Ok"]["data"]["state"],
+        report["rounds"][0]["results"][0]["data"]["state"],
         "running"
     );
     let delivered: Vec<&Value> = report["rounds"]
@@ -516,7 +513,7 @@ fn job_results_arrive_under_their_call_id() {
         .collect();
     assert_eq!(delivered.len(), 1);
     assert_eq!(delivered[0]["call_id"], "job_call_1");
-    assert_eq!(delivered[0]["outcome"]["Ok"]["data"]["rendered"], 24);
+    assert_eq!(delivered[0]["data"]["rendered"], 24);
     assert_eq!(report["final_text"], "All 24 frames are rendered.");
     let id = report["session_id"].as_str().unwrap();
     let show = json_of(

@@ -88,10 +88,12 @@ pub struct RoundReport {
     /// The visible assistant text (call markup removed in text mode).
     pub assistant_text: Option<String>,
     pub calls: Vec<ToolCall>,
-    /// One per call, in call order.
+    /// One per call, in call order; in JSON each is the result the model received plus its
+    /// call id and tool: `{"call_id","name","status":"ok","data"}` or `{"call_id","name","error"}`.
+    #[serde(with = "results_json")]
     pub results: Vec<ToolResult>,
     /// Job results delivered before this round's request.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty", with = "results_json")]
     pub job_results: Vec<ToolResult>,
     /// Parser findings for text-format replies.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -532,4 +534,96 @@ pub fn text_instructions(registry: &Registry, format: Option<&str>) -> String {
         .and_then(|f| f.parse::<PromptFormat>().ok())
         .unwrap_or(PromptFormat::Hermes);
     toolcall_core::render::render_prompt(registry, format)
+}
+
+/// Results in a report's JSON as the model saw them, tagged with call id and tool name.
+mod results_json {
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+    use serde_json::{Map, Value};
+    use toolcall_core::{CallId, ToolError, ToolOutput, ToolResult};
+
+    #[derive(Serialize, Deserialize)]
+    struct Flat {
+        call_id: CallId,
+        name: String,
+        #[serde(flatten)]
+        body: Map<String, Value>,
+    }
+
+    pub fn serialize<S: Serializer>(results: &[ToolResult], s: S) -> Result<S::Ok, S::Error> {
+        let flat: Vec<Flat> = results
+            .iter()
+            .map(|r| Flat {
+                call_id: r.call_id.clone(),
+                name: r.name.clone(),
+                body: match r.to_json() {
+                    Value::Object(m) => m,
+                    _ => Map::new(),
+                },
+            })
+            .collect();
+        flat.serialize(s)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<ToolResult>, D::Error> {
+        use serde::de::Error;
+        Vec::<Flat>::deserialize(d)?
+            .into_iter()
+            .map(|f| {
+                let outcome = if let Some(e) = f.body.get("error") {
+                    Err(ToolError::deserialize(e).map_err(D::Error::custom)?)
+                } else {
+                    let metadata = match f.body.get("metadata") {
+                        Some(Value::Object(m)) => m.clone(),
+                        _ => Map::new(),
+                    };
+                    Ok(ToolOutput {
+                        data: f.body.get("data").cloned().unwrap_or(Value::Null),
+                        metadata,
+                    })
+                };
+                Ok(ToolResult {
+                    call_id: f.call_id,
+                    name: f.name,
+                    outcome,
+                })
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+    use toolcall_core::ErrorCode;
+
+    //
+    #[test]
+    fn report_results_serialise_as_the_model_saw_them_and_back() {
+        let mut ok = ToolResult::ok("c1".into(), "t", json!({"x": 1}));
+        if let Ok(out) = &mut ok.outcome {
+            out.metadata
+                .insert("context_id".into(), json!("slash:summary:1"));
+        }
+        let err = ToolResult::err(
+            "c2".into(),
+            "u",
+            ToolError::new(ErrorCode::UnknownTool, "nope"),
+        );
+        let round = RoundReport {
+            results: vec![ok, err],
+            ..RoundReport::default()
+        };
+        let v = serde_json::to_value(&round).unwrap();
+        assert_eq!(
+            v["results"],
+            json!([
+                {"call_id":"c1","name":"t","status":"ok","data":{"x":1},"metadata":{"context_id":"slash:summary:1"}},
+                {"call_id":"c2","name":"u","error":{"code":"unknown_tool","message":"nope"}}
+            ])
+        );
+        let back: RoundReport = serde_json::from_value(v).unwrap();
+        assert_eq!(back.results, round.results);
+    }
 }
