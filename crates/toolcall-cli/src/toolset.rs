@@ -91,7 +91,7 @@ impl ToolsetArgs {
 
     /// Prefix patterns first (disable, then enable), then exact ids (disable, then enable):
     /// the more specific switch wins.
-    fn apply_switches(&self, registry: &mut Registry) -> anyhow::Result<()> {
+    pub fn apply_switches(&self, registry: &mut Registry) -> anyhow::Result<()> {
         let patterns = |v: &[String]| -> Vec<String> {
             v.iter().filter(|n| n.ends_with('*')).cloned().collect()
         };
