@@ -10,13 +10,18 @@
 pub mod call;
 pub mod diagnostic;
 pub mod registry;
+pub mod render;
 pub mod result;
 pub mod spec;
 pub mod tool;
+pub mod tools_file;
+pub mod validate;
 
 pub use call::{CallId, Origin, Repair, ToolCall};
 pub use diagnostic::{Diagnostic, Level, Parsed, StreamEvent};
 pub use registry::{Registry, RegistryError};
+pub use render::{NameMap, PromptFormat, Provider};
 pub use result::{ErrorCode, ToolError, ToolOutput, ToolResult};
 pub use spec::{Backend, ToolKind, ToolSpec};
 pub use tool::{StateTool, Tool, ToolContext, Transactional};
+pub use validate::SchemaError;

@@ -1,6 +1,12 @@
 //! The set of tools on offer: specs by id, sorted, each optionally backed by an implementation.
+//!
+//! Each tool's arguments schema is compiled into a validator once, when the tool is added; an
+//! invalid schema is refused there (a load error for tools files), so validating a call never
+//! compiles anything. Loading tools files lives in [`crate::tools_file`], call validation and
+//! coercion in [`crate::validate`].
 
 use std::collections::BTreeMap;
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use crate::spec::ToolSpec;
@@ -14,6 +20,33 @@ pub enum RegistryError {
     Duplicate(String),
     #[error("no tool named {0:?}")]
     Unknown(String),
+    #[error("tool {id:?}: invalid JSON Schema for its parameters: {message}")]
+    InvalidSchema { id: String, message: String },
+    #[error("tools entry #{index}{}: {source}", name.as_deref().map(|n| format!(" ({n:?})")).unwrap_or_default())]
+    Entry {
+        /// Zero-based position of the entry in the tools array.
+        index: usize,
+        name: Option<String>,
+        #[source]
+        source: Box<RegistryError>,
+    },
+    /// The tools document is not one of the accepted shapes.
+    #[error("{0}")]
+    Shape(String),
+    #[error("cannot read tools file {path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("tools file {path} is larger than {limit} bytes")]
+    TooLarge { path: PathBuf, limit: u64 },
+    #[error("tools file {path} is not valid JSON: {source}")]
+    Json {
+        path: PathBuf,
+        #[source]
+        source: serde_json::Error,
+    },
 }
 
 /// One registered tool.
@@ -28,6 +61,8 @@ pub struct Entry {
 #[derive(Clone, Default)]
 pub struct Registry {
     entries: BTreeMap<String, Entry>,
+    /// Compiled argument validators by tool id, built once at insert.
+    validators: BTreeMap<String, Arc<jsonschema::Validator>>,
 }
 
 impl std::fmt::Debug for Registry {
@@ -89,8 +124,27 @@ impl Registry {
         if self.entries.contains_key(&entry.spec.name) {
             return Err(RegistryError::Duplicate(entry.spec.name));
         }
-        self.entries.insert(entry.spec.name.clone(), entry);
+        let validator = Arc::new(compile_schema(&entry.spec.name, &entry.spec.parameters)?);
+        self.insert_compiled(entry, validator);
         Ok(())
+    }
+
+    fn insert_compiled(&mut self, entry: Entry, validator: Arc<jsonschema::Validator>) {
+        self.validators.insert(entry.spec.name.clone(), validator);
+        self.entries.insert(entry.spec.name.clone(), entry);
+    }
+
+    /// The compiled validator of a tool's arguments.
+    pub(crate) fn validator(&self, name: &str) -> Option<&jsonschema::Validator> {
+        self.validators.get(name).map(|v| v.as_ref())
+    }
+
+    /// Tools that have a declared [`crate::Backend`] but no implementation yet.
+    pub fn unbacked(&self) -> impl Iterator<Item = &ToolSpec> {
+        self.entries
+            .values()
+            .filter(|e| e.handler.is_none() && e.spec.backend.is_some())
+            .map(|e| &e.spec)
     }
 
     /// Attaches an implementation to a tool that was declared by spec.
@@ -146,40 +200,45 @@ impl Registry {
         self.entries.is_empty()
     }
 
-    /// Checks a call before it runs: the tool must exist (V-3, R-10) and be enabled, and the
-    /// arguments must satisfy its schema (V-1). Unambiguous coercions are applied in place and
-    /// recorded in `call.origin.repairs`.
-    ///
-    /// TEMPORARY: schema validation lands with the registry work; this keeps the signature.
-    pub fn validate_call(&self, call: &mut crate::ToolCall) -> Result<(), crate::ToolError> {
-        use crate::{ErrorCode, ToolError};
-        let Some(entry) = self.entries.get(&call.name) else {
-            let known: Vec<&str> = self.enabled_specs().map(|s| s.name.as_str()).collect();
-            return Err(ToolError::new(
-                ErrorCode::UnknownTool,
-                format!(
-                    "no tool named {:?}; available tools: {}",
-                    call.name,
-                    known.join(", ")
-                ),
-            ));
-        };
-        if !entry.spec.enabled {
-            return Err(ToolError::new(
-                ErrorCode::ToolDisabled,
-                format!("tool {:?} is disabled", call.name),
-            ));
-        }
-        Ok(())
-    }
-
     /// Adds every tool of `other`; fails on the first duplicate id.
-    pub fn merge(&mut self, other: Registry) -> Result<(), RegistryError> {
-        for (_, entry) in other.entries {
-            self.insert(entry)?;
+    pub fn merge(&mut self, mut other: Registry) -> Result<(), RegistryError> {
+        for (name, entry) in other.entries {
+            if self.entries.contains_key(&name) {
+                return Err(RegistryError::Duplicate(name));
+            }
+            let validator = match other.validators.remove(&name) {
+                Some(v) => v,
+                None => Arc::new(compile_schema(&name, &entry.spec.parameters)?),
+            };
+            self.insert_compiled(entry, validator);
         }
         Ok(())
     }
+}
+
+/// Compiles a tool's arguments schema. It must be a JSON object describing an object
+/// (`type` absent or `"object"`), since arguments are always an object (V-1).
+fn compile_schema(
+    id: &str,
+    schema: &serde_json::Value,
+) -> Result<jsonschema::Validator, RegistryError> {
+    let bad = |message: String| RegistryError::InvalidSchema {
+        id: id.to_owned(),
+        message,
+    };
+    let obj = schema
+        .as_object()
+        .ok_or_else(|| bad("the parameters schema must be a JSON object".to_owned()))?;
+    match obj.get("type") {
+        None => {}
+        Some(serde_json::Value::String(t)) if t == "object" => {}
+        Some(other) => {
+            return Err(bad(format!(
+                "arguments are an object, so \"type\" must be \"object\", not {other}"
+            )));
+        }
+    }
+    jsonschema::validator_for(schema).map_err(|e| bad(e.to_string()))
 }
 
 #[cfg(test)]
@@ -207,13 +266,48 @@ mod tests {
                 "vista.command.summary"
             ]
         );
-        for bad in ["", "9lives", "a b", "a::", "x;rm"] {
+        for bad in ["", "9lives", "a b", "a::", "x;rm", "a:b", "::a"] {
             assert!(Registry::validate_id(bad).is_err(), "{bad:?} accepted");
         }
         assert!(matches!(
             r.add_spec(ToolSpec::new("a_tool", "", json!({}))),
             Err(RegistryError::Duplicate(_))
         ));
+    }
+
+    // covers V-1
+    #[test]
+    fn invalid_schemas_are_refused_at_insert() {
+        let mut r = Registry::new();
+        for bad in [
+            json!({"type": "objekt"}),
+            json!({"type": "string"}),
+            json!(true),
+            json!({"type": "object", "properties": {"a": {"type": 5}}}),
+        ] {
+            let err = r.add_spec(ToolSpec::new("t", "", bad.clone())).unwrap_err();
+            assert!(
+                matches!(err, RegistryError::InvalidSchema { .. }),
+                "{bad} gave {err}"
+            );
+        }
+        assert!(r.is_empty());
+    }
+
+    // covers V-2
+    #[test]
+    fn merge_keeps_validators_and_refuses_duplicates() {
+        let mut a = Registry::new();
+        a.add_spec(ToolSpec::new("x", "", json!({"type":"object"})))
+            .unwrap();
+        let mut b = Registry::new();
+        b.add_spec(ToolSpec::new("y", "", json!({"type":"object"})))
+            .unwrap();
+        a.merge(b).unwrap();
+        assert!(a.validator("y").is_some());
+        let mut c = Registry::new();
+        c.add_spec(ToolSpec::new("x", "", json!({}))).unwrap();
+        assert!(matches!(a.merge(c), Err(RegistryError::Duplicate(n)) if n == "x"));
     }
 
     // covers V-4

@@ -1,2 +1,28 @@
 //! Everything after parsing: the executor, model clients, the agent loop, and the session
 //! archive.
+//!
+//! | module | owns |
+//! |---|---|
+//! | [`executor`] | running calls in order: one result per call, timeouts, panics, approval, jobs, tracing |
+//! | [`redact`] | secret redaction for logs and the archive |
+//! | [`client`] | the provider-neutral conversation and the model clients (Chat Completions, Responses, replay) |
+//! | [`agent`] | the loop: model → calls → results → model, bounded rounds, repeat-failure breaker |
+//! | [`archive`] | the SQLite session archive |
+//! | [`replay`] | the recorded-session file format |
+
+pub mod executor;
+pub mod redact;
+
+pub use executor::{ApproveAll, ApproveWith, Approver, DenyAll, Executor, SessionContext, Timed};
+pub mod agent;
+pub mod archive;
+pub mod client;
+pub mod replay;
+
+pub use agent::{Agent, AgentConfig, AgentError, Mode, RoundReport, TurnReport};
+pub use archive::{Archive, ArchiveError};
+pub use client::{
+    ChatCompletionsClient, ClientError, Message, ModelClient, ModelReply, ModelRequest,
+    ReplayClient, ResponsesClient,
+};
+pub use replay::SessionFile;

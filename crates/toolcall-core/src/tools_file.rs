@@ -1,0 +1,313 @@
+//! Loading tools files: the `tools` array of OpenAI Chat, of the Responses API, Anthropic's
+//! `tools`, and the project's own [`ToolSpec`] format, detected per entry.
+//!
+//! | shape | entry |
+//! |---|---|
+//! | OpenAI Chat | `{"type":"function","function":{"name","description","parameters"}}` |
+//! | Responses | `{"type":"function","name","description","parameters"}` |
+//! | Anthropic | `{"name","description","input_schema"}` |
+//! | own | `{"name","description","parameters","enabled","kind","timeout_ms","requires_approval","backend"}` |
+//!
+//! The document is an array of entries or an object `{"tools": [...]}`. The project's own keys
+//! (`enabled`, `kind`, `backend`, ...) are also read beside the provider shapes, so an OpenAI
+//! tools array can be given a backend without rewriting it. Errors name the entry's index.
+
+use std::io::Read;
+use std::path::Path;
+
+use serde_json::{Map, Value};
+
+use crate::registry::{Registry, RegistryError};
+use crate::spec::ToolSpec;
+
+/// Largest tools file read.
+pub const MAX_TOOLS_FILE_BYTES: u64 = 8 * 1024 * 1024;
+/// Most tools in one document.
+pub const MAX_TOOLS: usize = 10_000;
+
+impl Registry {
+    /// Builds a registry from a tools document (see the module docs for accepted shapes).
+    pub fn from_tools_json(doc: &Value) -> Result<Registry, RegistryError> {
+        let mut registry = Registry::new();
+        for (index, spec) in specs_from_tools_json(doc)?.into_iter().enumerate() {
+            let name = spec.name.clone();
+            registry
+                .add_spec(spec)
+                .map_err(|source| RegistryError::Entry {
+                    index,
+                    name: Some(name),
+                    source: Box::new(source),
+                })?;
+        }
+        Ok(registry)
+    }
+
+    /// Reads and loads a tools file, at most [`MAX_TOOLS_FILE_BYTES`].
+    pub fn from_tools_file(path: &Path) -> Result<Registry, RegistryError> {
+        let io = |source| RegistryError::Io {
+            path: path.to_owned(),
+            source,
+        };
+        let file = std::fs::File::open(path).map_err(io)?;
+        let mut bytes = Vec::new();
+        file.take(MAX_TOOLS_FILE_BYTES + 1)
+            .read_to_end(&mut bytes)
+            .map_err(io)?;
+        if bytes.len() as u64 > MAX_TOOLS_FILE_BYTES {
+            return Err(RegistryError::TooLarge {
+                path: path.to_owned(),
+                limit: MAX_TOOLS_FILE_BYTES,
+            });
+        }
+        let doc: Value = serde_json::from_slice(&bytes).map_err(|source| RegistryError::Json {
+            path: path.to_owned(),
+            source,
+        })?;
+        Self::from_tools_json(&doc)
+    }
+}
+
+/// The specs of a tools document, in document order.
+pub fn specs_from_tools_json(doc: &Value) -> Result<Vec<ToolSpec>, RegistryError> {
+    let entries = match doc {
+        Value::Array(a) => a,
+        Value::Object(o) => match o.get("tools") {
+            Some(Value::Array(a)) => a,
+            Some(_) => return Err(RegistryError::Shape("\"tools\" must be an array".into())),
+            None => {
+                return Err(RegistryError::Shape(
+                    "a tools document is an array of tools or an object with a \"tools\" array"
+                        .into(),
+                ));
+            }
+        },
+        _ => {
+            return Err(RegistryError::Shape(
+                "a tools document is an array of tools or an object with a \"tools\" array".into(),
+            ));
+        }
+    };
+    if entries.len() > MAX_TOOLS {
+        return Err(RegistryError::Shape(format!(
+            "{} tools declared; the limit is {MAX_TOOLS}",
+            entries.len()
+        )));
+    }
+    entries
+        .iter()
+        .enumerate()
+        .map(|(index, entry)| {
+            spec_from_entry(entry).map_err(|message| RegistryError::Entry {
+                index,
+                name: entry_name(entry),
+                source: Box::new(RegistryError::Shape(message)),
+            })
+        })
+        .collect()
+}
+
+fn entry_name(entry: &Value) -> Option<String> {
+    entry
+        .get("name")
+        .or_else(|| entry.get("function").and_then(|f| f.get("name")))
+        .and_then(Value::as_str)
+        .map(str::to_owned)
+}
+
+/// Normalises one entry of any accepted shape to the own format, then deserialises it.
+fn spec_from_entry(entry: &Value) -> Result<ToolSpec, String> {
+    let obj = entry
+        .as_object()
+        .ok_or_else(|| "each tool must be a JSON object".to_owned())?;
+    let mut own: Map<String, Value> = Map::new();
+    match obj.get("type") {
+        Some(Value::String(t)) if t == "function" => {
+            if let Some(function) = obj.get("function") {
+                // OpenAI Chat: the definition is nested; own keys may sit beside it.
+                let function = function
+                    .as_object()
+                    .ok_or_else(|| "\"function\" must be an object".to_owned())?;
+                own.extend(function.clone());
+                for (k, v) in obj {
+                    if k != "type" && k != "function" {
+                        own.insert(k.clone(), v.clone());
+                    }
+                }
+            } else {
+                // Responses: flat.
+                for (k, v) in obj {
+                    if k != "type" {
+                        own.insert(k.clone(), v.clone());
+                    }
+                }
+            }
+        }
+        Some(Value::String(t)) => {
+            return Err(format!(
+                "tool type {t:?} cannot be called through toolcall; only \"function\" tools can"
+            ));
+        }
+        Some(_) => return Err("\"type\" must be a string".to_owned()),
+        None => own.extend(obj.clone()),
+    }
+    // Anthropic names the schema `input_schema`.
+    if !own.contains_key("parameters")
+        && let Some(schema) = own.remove("input_schema")
+    {
+        own.insert("parameters".into(), schema);
+    }
+    // `strict` is an OpenAI flag with no meaning here.
+    own.remove("strict");
+    if own.get("parameters").is_some_and(Value::is_null) {
+        own.remove("parameters");
+    }
+    match own.get("name") {
+        Some(Value::String(_)) => {}
+        Some(_) => return Err("\"name\" must be a string".to_owned()),
+        None => return Err("missing \"name\"".to_owned()),
+    }
+    if own.get("description").is_some_and(Value::is_null) {
+        own.remove("description");
+    }
+    serde_json::from_value(Value::Object(own)).map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use serde_json::json;
+
+    use super::*;
+    use crate::spec::{Backend, ToolKind};
+
+    fn params() -> Value {
+        json!({"type":"object","properties":{"q":{"type":"string"}},"required":["q"]})
+    }
+
+    // covers V-1, V-2
+    #[test]
+    fn openai_chat_tools_array() {
+        let doc = json!([{"type":"function","function":{"name":"search","description":"Search","parameters":params(),"strict":true}}]);
+        let r = Registry::from_tools_json(&doc).unwrap();
+        let s = r.spec("search").unwrap();
+        assert_eq!(s.description, "Search");
+        assert_eq!(s.parameters, params());
+        assert!(s.enabled);
+    }
+
+    // covers V-1
+    #[test]
+    fn responses_tools_array() {
+        let doc = json!({"tools":[{"type":"function","name":"search","description":"Search","parameters":params()}]});
+        let r = Registry::from_tools_json(&doc).unwrap();
+        assert_eq!(r.spec("search").unwrap().parameters, params());
+    }
+
+    // covers V-1
+    #[test]
+    fn anthropic_tools_array() {
+        let doc = json!([{"name":"search","description":"Search","input_schema":params()}]);
+        let r = Registry::from_tools_json(&doc).unwrap();
+        assert_eq!(r.spec("search").unwrap().parameters, params());
+    }
+
+    // covers V-1, V-2, V-4
+    #[test]
+    fn own_format_with_all_fields_and_mixed_shapes() {
+        let doc = json!({"tools":[
+            {"name":"vista.command.start_workflow::triage","description":"Start triage",
+             "parameters":params(),"enabled":false,"kind":"job","timeout_ms":1500,
+             "requires_approval":true,"backend":{"type":"program","argv":["/bin/echo","x"]}},
+            {"name":"fetch","backend":{"type":"http","url":"http://127.0.0.1:1/x","headers":{"x-a":"b"}}},
+            {"type":"function","function":{"name":"chat_style","parameters":params()},"enabled":false}
+        ]});
+        let r = Registry::from_tools_json(&doc).unwrap();
+        assert_eq!(
+            r.names().collect::<Vec<_>>(),
+            [
+                "chat_style",
+                "fetch",
+                "vista.command.start_workflow::triage"
+            ]
+        );
+        let s = r.spec("vista.command.start_workflow::triage").unwrap();
+        assert!(!s.enabled);
+        assert_eq!(s.kind, ToolKind::Job);
+        assert_eq!(s.timeout, Some(Duration::from_millis(1500)));
+        assert!(s.requires_approval);
+        assert!(
+            matches!(&s.backend, Some(Backend::Program { argv, .. }) if argv == &["/bin/echo", "x"])
+        );
+        let f = r.spec("fetch").unwrap();
+        assert_eq!(f.parameters, json!({"type":"object","properties":{}}));
+        assert!(matches!(&f.backend, Some(Backend::Http { url, .. }) if url.ends_with("/x")));
+        assert!(!r.spec("chat_style").unwrap().enabled);
+        assert_eq!(
+            r.enabled_specs()
+                .map(|s| s.name.as_str())
+                .collect::<Vec<_>>(),
+            ["fetch"]
+        );
+    }
+
+    fn err_text(doc: Value) -> String {
+        Registry::from_tools_json(&doc).unwrap_err().to_string()
+    }
+
+    // covers V-1, V-2
+    #[test]
+    fn errors_name_the_entry() {
+        let ok = json!({"name":"ok"});
+        let e = err_text(json!([ok, {"description":"no name"}]));
+        assert!(e.contains("#1") && e.contains("missing \"name\""), "{e}");
+        let e = err_text(json!([ok, {"name":"bad id!"}]));
+        assert!(
+            e.contains("#1") && e.contains("bad id!") && e.contains("invalid tool id"),
+            "{e}"
+        );
+        let e = err_text(json!([ok, {"name":"ok"}]));
+        assert!(e.contains("#1") && e.contains("declared twice"), "{e}");
+        let e = err_text(
+            json!([{"name":"s","parameters":{"type":"object","properties":{"a":{"type":"nope"}}}}]),
+        );
+        assert!(e.contains("#0") && e.contains("invalid JSON Schema"), "{e}");
+        let e = err_text(json!([{"type":"web_search"}]));
+        assert!(e.contains("#0") && e.contains("web_search"), "{e}");
+        let e = err_text(json!([{"name":"k","kind":"later"}]));
+        assert!(e.contains("#0") && e.contains("later"), "{e}");
+        let e = err_text(json!([1]));
+        assert!(e.contains("#0") && e.contains("object"), "{e}");
+        let e = err_text(json!({"functions": []}));
+        assert!(e.contains("\"tools\" array"), "{e}");
+        let e = err_text(json!("tools"));
+        assert!(e.contains("array"), "{e}");
+    }
+
+    // covers V-1
+    #[test]
+    fn files_are_read_and_bounded() {
+        let dir = std::env::temp_dir().join(format!("toolcall-core-tf-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let good = dir.join("tools.json");
+        std::fs::write(&good, r#"[{"name":"a"}]"#).unwrap();
+        assert_eq!(Registry::from_tools_file(&good).unwrap().len(), 1);
+        let bad = dir.join("bad.json");
+        std::fs::write(&bad, "[{").unwrap();
+        assert!(matches!(
+            Registry::from_tools_file(&bad),
+            Err(RegistryError::Json { .. })
+        ));
+        let big = dir.join("big.json");
+        std::fs::write(&big, vec![b' '; MAX_TOOLS_FILE_BYTES as usize + 1]).unwrap();
+        assert!(matches!(
+            Registry::from_tools_file(&big),
+            Err(RegistryError::TooLarge { .. })
+        ));
+        assert!(matches!(
+            Registry::from_tools_file(&dir.join("missing.json")),
+            Err(RegistryError::Io { .. })
+        ));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

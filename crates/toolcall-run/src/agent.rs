@@ -1,0 +1,492 @@
+//! The agent loop (X-6): model → calls → results → model, at most `max_rounds` tool rounds
+//! per turn, then one last request without tools for a final reply.
+//!
+//! Modes: `native` offers the tools through the provider's tool API; `text` puts the tool
+//! instructions in the system prompt and parses the reply with `toolcall_parse`; `auto`
+//! offers them natively and, when a reply carries no native calls, parses its text.
+//! A repeat-failure breaker stops a call (same name, same arguments) that failed identically
+//! three times: it is answered `cancelled` and the loop stops calling tools.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use toolcall_core::{Diagnostic, ErrorCode, Registry, ToolCall, ToolError, ToolResult};
+use toolcall_parse::{FormatSelection, ParseOptions};
+
+use crate::archive::{Archive, ArchiveError, Delivery};
+use crate::client::{ClientError, Message, ModelClient, ModelReply, ModelRequest};
+use crate::executor::{Executor, SessionContext, Timed};
+
+/// Rounds per turn unless configured (seed 003: 5).
+pub const DEFAULT_MAX_ROUNDS: usize = 5;
+/// Identical failures after which a call is not run again.
+pub const BREAKER_THRESHOLD: u32 = 3;
+
+/// How tools are offered and calls are found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    Native,
+    Text,
+    #[default]
+    Auto,
+}
+
+impl std::str::FromStr for Mode {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "native" => Ok(Mode::Native),
+            "text" => Ok(Mode::Text),
+            "auto" => Ok(Mode::Auto),
+            other => Err(format!("unknown mode {other:?}; modes: native, text, auto")),
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct AgentConfig {
+    pub mode: Mode,
+    pub max_rounds: usize,
+    /// Text format to parse (and to instruct, by the caller's system prompt); `None` = auto.
+    pub text_format: Option<String>,
+    /// System prompt for a new conversation. In text mode, when `None`, a prompt describing
+    /// the tools and the `<tool_call>` format is used.
+    pub system_prompt: Option<String>,
+    /// How long a turn waits for outstanding jobs when the model has nothing else to do.
+    pub job_wait: Duration,
+}
+
+impl Default for AgentConfig {
+    fn default() -> Self {
+        AgentConfig {
+            mode: Mode::Auto,
+            max_rounds: DEFAULT_MAX_ROUNDS,
+            text_format: None,
+            system_prompt: None,
+            job_wait: Duration::from_secs(30),
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum AgentError {
+    #[error(transparent)]
+    Client(#[from] ClientError),
+    #[error(transparent)]
+    Archive(#[from] ArchiveError),
+}
+
+/// One model request and what came of it.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct RoundReport {
+    /// The visible assistant text (call markup removed in text mode).
+    pub assistant_text: Option<String>,
+    pub calls: Vec<ToolCall>,
+    /// One per call, in call order.
+    pub results: Vec<ToolResult>,
+    /// Job results delivered before this round's request (X-4).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub job_results: Vec<ToolResult>,
+    /// Parser findings for text-format replies.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub diagnostics: Vec<Diagnostic>,
+    /// Reasoning blocks found in a text reply (R-5).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub reasoning: Vec<String>,
+}
+
+/// What one turn did.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct TurnReport {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
+    pub rounds: Vec<RoundReport>,
+    pub final_text: Option<String>,
+    /// The round bound was reached and the final reply was asked for without tools.
+    pub hit_round_limit: bool,
+    /// The repeat-failure breaker stopped a call.
+    pub breaker_tripped: bool,
+}
+
+type StateSaver = Arc<dyn Fn() -> Value + Send + Sync>;
+
+/// A conversation with a model that can call tools.
+pub struct Agent {
+    client: Arc<dyn ModelClient>,
+    executor: Arc<Executor>,
+    config: AgentConfig,
+    conversation: Vec<Message>,
+    archive: Option<Arc<Archive>>,
+    ctx: SessionContext,
+    states: Vec<(String, StateSaver)>,
+    failures: HashMap<String, (String, u32)>,
+}
+
+impl Agent {
+    pub fn new(client: Arc<dyn ModelClient>, executor: Arc<Executor>, config: AgentConfig) -> Self {
+        Agent {
+            client,
+            executor,
+            config,
+            conversation: Vec::new(),
+            archive: None,
+            ctx: SessionContext::default(),
+            states: Vec::new(),
+            failures: HashMap::new(),
+        }
+    }
+
+    /// Archives this conversation as a new session; returns its id.
+    pub fn archive_new(
+        &mut self,
+        archive: Arc<Archive>,
+        description: &str,
+    ) -> Result<String, AgentError> {
+        let id = archive.create_session(description)?;
+        for m in &self.conversation {
+            archive.add_message(&id, m)?;
+        }
+        self.archive = Some(archive);
+        self.ctx.session_id = Some(id.clone());
+        Ok(id)
+    }
+
+    /// Continues an archived session: its conversation is loaded and new messages appended.
+    pub fn archive_resume(
+        &mut self,
+        archive: Arc<Archive>,
+        session_id: &str,
+    ) -> Result<(), AgentError> {
+        if !archive.has_session(session_id)? {
+            return Err(ArchiveError::NoSession(session_id.to_owned()).into());
+        }
+        self.conversation = archive.load_messages(session_id)?;
+        self.archive = Some(archive);
+        self.ctx.session_id = Some(session_id.to_owned());
+        Ok(())
+    }
+
+    /// Saves `snapshot()` under `name` in the archive after every round (pack states).
+    pub fn add_state_saver(&mut self, name: impl Into<String>, snapshot: StateSaver) {
+        self.states.push((name.into(), snapshot));
+    }
+
+    pub fn session_id(&self) -> Option<&str> {
+        self.ctx.session_id.as_deref()
+    }
+
+    pub fn conversation(&self) -> &[Message] {
+        &self.conversation
+    }
+
+    pub fn executor(&self) -> &Arc<Executor> {
+        &self.executor
+    }
+
+    fn registry(&self) -> &Arc<Registry> {
+        self.executor.registry()
+    }
+
+    fn push(&mut self, message: Message) -> Result<(), AgentError> {
+        if let (Some(a), Some(s)) = (&self.archive, &self.ctx.session_id) {
+            a.add_message(s, &message)?;
+        }
+        self.conversation.push(message);
+        Ok(())
+    }
+
+    fn request(&self, with_tools: bool) -> ModelRequest {
+        let native = matches!(self.config.mode, Mode::Native | Mode::Auto);
+        ModelRequest {
+            messages: self.conversation.clone(),
+            tools: if with_tools && native {
+                self.registry().enabled_specs().cloned().collect()
+            } else {
+                Vec::new()
+            },
+        }
+    }
+
+    fn parse_options(&self) -> ParseOptions {
+        ParseOptions {
+            format: match &self.config.text_format {
+                Some(f) => FormatSelection::Only(f.clone()),
+                None => FormatSelection::Auto,
+            },
+            tools: Some(self.registry().clone()),
+        }
+    }
+
+    /// Visible text, calls, whether they came from text, diagnostics and reasoning.
+    fn interpret(&self, reply: ModelReply) -> Interpreted {
+        let use_native = match self.config.mode {
+            Mode::Native => true,
+            Mode::Text => false,
+            Mode::Auto => !reply.calls.is_empty(),
+        };
+        if use_native {
+            return Interpreted {
+                raw: reply.text.clone(),
+                text: reply.text,
+                calls: reply.calls,
+                from_text: false,
+                diagnostics: Vec::new(),
+                reasoning: Vec::new(),
+            };
+        }
+        let raw = reply.text.unwrap_or_default();
+        let parsed = toolcall_parse::parse(&raw, &self.parse_options());
+        Interpreted {
+            text: Some(parsed.text),
+            raw: Some(raw),
+            calls: parsed.calls,
+            from_text: true,
+            diagnostics: parsed.diagnostics,
+            reasoning: parsed.reasoning,
+        }
+    }
+
+    async fn deliver_jobs(
+        &mut self,
+        jobs: Vec<Timed>,
+        report: &mut Vec<ToolResult>,
+    ) -> Result<(), AgentError> {
+        for t in jobs {
+            if let (Some(a), Some(s)) = (&self.archive, &self.ctx.session_id) {
+                a.record_result(s, &t.result, t.duration, Delivery::Job)?;
+            }
+            self.push(Message::JobResult {
+                call_id: t.result.call_id.clone(),
+                name: t.result.name.clone(),
+                content: t.result.to_json(),
+            })?;
+            report.push(t.result);
+        }
+        Ok(())
+    }
+
+    fn save_states(&self) -> Result<(), AgentError> {
+        if let (Some(a), Some(s)) = (&self.archive, &self.ctx.session_id) {
+            for (name, snap) in &self.states {
+                a.save_state(s, name, &snap())?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Runs one user turn; the conversation is kept, so the next call continues it.
+    pub async fn run_turn(&mut self, user_input: &str) -> Result<TurnReport, AgentError> {
+        self.failures.clear();
+        if self.conversation.is_empty() {
+            let prompt = match (&self.config.system_prompt, self.config.mode) {
+                (Some(p), _) => Some(p.clone()),
+                (None, Mode::Text) => Some(default_text_instructions(self.registry())),
+                (None, _) => None,
+            };
+            if let Some(p) = prompt {
+                self.push(Message::system(p))?;
+            }
+        }
+        self.push(Message::user(user_input))?;
+        let mut report = TurnReport {
+            session_id: self.ctx.session_id.clone(),
+            ..TurnReport::default()
+        };
+        let mut round = 0;
+        let mut carried_jobs = Vec::new();
+        loop {
+            if round >= self.config.max_rounds {
+                report.hit_round_limit = true;
+                break;
+            }
+            round += 1;
+            let mut rr = RoundReport {
+                job_results: std::mem::take(&mut carried_jobs),
+                ..RoundReport::default()
+            };
+            let finished = self.executor.finished_jobs().await;
+            self.deliver_jobs(finished, &mut rr.job_results).await?;
+            let reply = self.client.complete(&self.request(true)).await?;
+            let it = self.interpret(reply);
+            rr.assistant_text = it.text.clone();
+            rr.diagnostics = it.diagnostics;
+            rr.reasoning = it.reasoning;
+            tracing::info!(target: "toolcall", round, calls = it.calls.len(), "model replied");
+            self.push(Message::Assistant {
+                text: if it.from_text {
+                    it.raw.clone()
+                } else {
+                    it.text.clone()
+                },
+                calls: if it.from_text {
+                    Vec::new()
+                } else {
+                    it.calls.clone()
+                },
+            })?;
+            if it.calls.is_empty() {
+                // Nothing to run; if jobs are still out, wait for them and let the model see
+                // their results in another round.
+                if self.executor.pending_jobs().await > 0 {
+                    let done = self.executor.wait_jobs(self.config.job_wait).await;
+                    if !done.is_empty() {
+                        report.rounds.push(rr);
+                        self.deliver_jobs(done, &mut carried_jobs).await?;
+                        continue;
+                    }
+                }
+                report.final_text = it.text;
+                report.rounds.push(rr);
+                return Ok(report);
+            }
+            let (results, tripped) = self.run_calls(round, &it.calls).await?;
+            report.breaker_tripped |= tripped;
+            if it.from_text {
+                self.push(Message::user(text_results(&results)))?;
+            } else {
+                for r in &results {
+                    self.push(Message::Tool {
+                        call_id: r.call_id.clone(),
+                        name: r.name.clone(),
+                        content: r.to_json(),
+                    })?;
+                }
+            }
+            self.save_states()?;
+            rr.calls = it.calls;
+            rr.results = results;
+            report.rounds.push(rr);
+            if tripped {
+                break;
+            }
+        }
+        // Bound reached or breaker tripped: one more request, without tools.
+        let mut jobs = std::mem::take(&mut carried_jobs);
+        let finished = self.executor.finished_jobs().await;
+        self.deliver_jobs(finished, &mut jobs).await?;
+        if let Some(last) = report.rounds.last_mut() {
+            last.job_results.extend(jobs);
+        }
+        self.push(Message::user(
+            "[toolcall] No more tool calls are possible in this turn. Reply to the user now, \
+             without calling tools.",
+        ))?;
+        let reply = self.client.complete(&self.request(false)).await?;
+        let text = match self.config.mode {
+            Mode::Native => reply.text,
+            // Calls written in the text are not run; keep the visible text only.
+            Mode::Text | Mode::Auto => {
+                let raw = reply.text.unwrap_or_default();
+                Some(toolcall_parse::parse(&raw, &self.parse_options()).text)
+            }
+        };
+        self.push(Message::Assistant {
+            text: text.clone(),
+            calls: Vec::new(),
+        })?;
+        report.final_text = text;
+        Ok(report)
+    }
+
+    /// Runs a reply's calls in order through the breaker; archives each call and result
+    /// before the next one runs.
+    async fn run_calls(
+        &mut self,
+        round: usize,
+        calls: &[ToolCall],
+    ) -> Result<(Vec<ToolResult>, bool), AgentError> {
+        let mut results = Vec::with_capacity(calls.len());
+        let mut tripped = false;
+        for call in calls {
+            if let (Some(a), Some(s)) = (&self.archive, &self.ctx.session_id) {
+                a.record_call(s, round, call)?;
+            }
+            let key = breaker_key(call);
+            let timed = match self.failures.get(&key) {
+                Some((_, n)) if *n >= BREAKER_THRESHOLD => {
+                    tripped = true;
+                    Timed {
+                        result: ToolResult::err(
+                            call.call_id.clone(),
+                            call.name.clone(),
+                            ToolError::new(
+                                ErrorCode::Cancelled,
+                                format!(
+                                    "not run: this exact call already failed {n} times with the \
+                                     same error; tool calls are stopped for this turn"
+                                ),
+                            ),
+                        ),
+                        duration: Duration::ZERO,
+                    }
+                }
+                _ => self.executor.execute_one(call.clone(), &self.ctx).await,
+            };
+            if let Err(e) = &timed.result.outcome
+                && e.code != ErrorCode::Cancelled
+            {
+                let sig = format!("{}: {}", e.code, e.message);
+                let entry = self.failures.entry(key).or_insert_with(|| (sig.clone(), 0));
+                if entry.0 == sig {
+                    entry.1 += 1;
+                } else {
+                    *entry = (sig, 1);
+                }
+            }
+            if let (Some(a), Some(s)) = (&self.archive, &self.ctx.session_id) {
+                a.record_result(s, &timed.result, timed.duration, Delivery::Inline)?;
+            }
+            results.push(timed.result);
+        }
+        Ok((results, tripped))
+    }
+}
+
+struct Interpreted {
+    text: Option<String>,
+    raw: Option<String>,
+    calls: Vec<ToolCall>,
+    from_text: bool,
+    diagnostics: Vec<Diagnostic>,
+    reasoning: Vec<String>,
+}
+
+fn breaker_key(call: &ToolCall) -> String {
+    format!("{}\u{0}{}", call.name, call.arguments)
+}
+
+/// Results of text-format calls, as one user message: each tagged with its call id, in order.
+fn text_results(results: &[ToolResult]) -> String {
+    let mut out = String::new();
+    for r in results {
+        let mut content = r.to_json();
+        let _ = crate::client::images::take_images(&mut content);
+        out.push_str(&format!(
+            "<tool_response call_id=\"{}\" name=\"{}\">\n{}\n</tool_response>\n",
+            r.call_id, r.name, content
+        ));
+    }
+    out
+}
+
+/// A system prompt that lists the enabled tools and asks for `<tool_call>` blocks (the
+/// Hermes format, which every text parser here reads). Callers with a format renderer pass
+/// their own prompt in [`AgentConfig::system_prompt`].
+pub fn default_text_instructions(registry: &Registry) -> String {
+    let mut s = String::from(
+        "You can call tools. To call one, write a block like this, one block per call:\n\
+         <tool_call>\n{\"name\": \"TOOL_NAME\", \"arguments\": {...}}\n</tool_call>\n\
+         Tool results come back in <tool_response> blocks. Available tools:\n",
+    );
+    for spec in registry.enabled_specs() {
+        s.push_str(&format!(
+            "- {}: {} Parameters (JSON Schema): {}\n",
+            spec.name, spec.description, spec.parameters
+        ));
+    }
+    s
+}

@@ -1,0 +1,375 @@
+//! The agent loop against a scripted OpenAI-compatible server on loopback: what the model
+//! receives, round by round.
+
+mod common;
+
+use std::sync::Arc;
+
+use common::*;
+use serde_json::{Value, json};
+use toolcall_run::{
+    Agent, AgentConfig, ChatCompletionsClient, ClientError, Executor, Mode, ModelClient,
+    ResponsesClient,
+};
+
+fn agent(client: impl ModelClient + 'static, mode: Mode, max_rounds: usize) -> Agent {
+    Agent::new(
+        Arc::new(client),
+        Arc::new(Executor::new(Arc::new(registry()))),
+        AgentConfig {
+            mode,
+            max_rounds,
+            ..AgentConfig::default()
+        },
+    )
+}
+
+fn messages(req: &Value) -> &Vec<Value> {
+    req["messages"].as_array().unwrap()
+}
+
+// covers R-8, R-10, X-1, X-2, X-3, R-6
+#[tokio::test]
+async fn results_go_back_paired_by_call_id_in_order_one_per_call() {
+    let (url, script) = serve(
+        vec![
+            chat(calls_message(vec![
+                tool_call("call_a", "echo", r#"{"text":"hi"}"#),
+                tool_call("call_b", "teleport", r#"{}"#),
+                tool_call("call_c", "echo", r#"{"text": "#),
+                tool_call("call_d", "flaky", ""),
+            ])),
+            chat(text_message("done")),
+        ],
+        false,
+    )
+    .await;
+    let mut a = agent(
+        ChatCompletionsClient::new(&url, "m").unwrap(),
+        Mode::Native,
+        5,
+    );
+    let report = a.run_turn("do things").await.unwrap();
+    assert_eq!(report.final_text.as_deref(), Some("done"));
+    assert!(!report.hit_round_limit);
+    let reqs = script.requests();
+    assert_eq!(reqs.len(), 2);
+    // The first request offers the tools natively.
+    let offered: Vec<&str> = reqs[0]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect();
+    assert!(offered.contains(&"echo") && offered.contains(&"flaky"));
+    let m = messages(&reqs[1]);
+    assert_eq!(m[0], json!({"role":"user","content":"do things"}));
+    assert_eq!(m[1]["role"], "assistant");
+    assert_eq!(m[1]["tool_calls"].as_array().unwrap().len(), 4);
+    let tool_msgs: Vec<&Value> = m[2..].iter().collect();
+    assert_eq!(tool_msgs.len(), 4, "one tool message per call");
+    let ids: Vec<&str> = tool_msgs
+        .iter()
+        .map(|t| t["tool_call_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["call_a", "call_b", "call_c", "call_d"]);
+    let contents: Vec<Value> = tool_msgs
+        .iter()
+        .map(|t| serde_json::from_str(t["content"].as_str().unwrap()).unwrap())
+        .collect();
+    assert_eq!(
+        contents[0],
+        json!({"status":"ok","data":{"echo":{"text":"hi"}}})
+    );
+    assert_eq!(contents[1]["error"]["code"], "unknown_tool");
+    let msg = contents[1]["error"]["message"].as_str().unwrap();
+    assert!(msg.contains("teleport") && msg.contains("echo"), "{msg}");
+    assert_eq!(contents[2]["error"]["code"], "invalid_arguments");
+    assert_eq!(contents[3]["error"]["code"], "tool_failed");
+    assert_eq!(contents[3]["error"]["message"], "the disk is full");
+    // The report mirrors it.
+    let r0 = &report.rounds[0];
+    assert_eq!(r0.calls.len(), 4);
+    assert_eq!(r0.results.len(), 4);
+    for (c, r) in r0.calls.iter().zip(&r0.results) {
+        assert_eq!(c.call_id, r.call_id);
+    }
+}
+
+// covers X-6, R-9
+#[tokio::test]
+async fn rounds_are_bounded_and_the_final_request_has_no_tools() {
+    let (url, script) = serve(
+        vec![chat(calls_message(vec![tool_call(
+            "call_x",
+            "echo",
+            r#"{"text":"again"}"#,
+        )]))],
+        true,
+    )
+    .await;
+    let mut a = agent(
+        ChatCompletionsClient::new(&url, "m").unwrap(),
+        Mode::Native,
+        3,
+    );
+    let report = a.run_turn("loop forever").await.unwrap();
+    assert!(report.hit_round_limit);
+    assert_eq!(report.rounds.len(), 3);
+    let reqs = script.requests();
+    assert_eq!(reqs.len(), 4, "3 tool rounds + 1 final request");
+    for r in &reqs[..3] {
+        assert!(r.get("tools").is_some());
+    }
+    assert!(
+        reqs[3].get("tools").is_none(),
+        "final request must not offer tools"
+    );
+    // The model is told why.
+    let last = messages(&reqs[3]).last().unwrap();
+    assert_eq!(last["role"], "user");
+    assert!(
+        last["content"]
+            .as_str()
+            .unwrap()
+            .contains("without calling tools")
+    );
+    // The final reply's calls are not run.
+    assert!(report.final_text.is_none() || report.final_text.as_deref() == Some(""));
+}
+
+// covers X-6
+#[tokio::test]
+async fn default_round_bound_is_five() {
+    let (url, script) = serve(
+        vec![chat(calls_message(vec![tool_call("c", "echo", "{}")]))],
+        true,
+    )
+    .await;
+    let mut a = Agent::new(
+        Arc::new(ChatCompletionsClient::new(&url, "m").unwrap()),
+        Arc::new(Executor::new(Arc::new(registry()))),
+        AgentConfig::default(),
+    );
+    let report = a.run_turn("go").await.unwrap();
+    assert_eq!(report.rounds.len(), 5);
+    assert_eq!(script.requests().len(), 6);
+}
+
+// covers R-9, X-6
+#[tokio::test]
+async fn repeat_failure_breaker_stops_an_identical_failing_call() {
+    let (url, script) = serve(
+        vec![chat(calls_message(vec![tool_call(
+            "c",
+            "flaky",
+            r#"{"path":"/tmp/x"}"#,
+        )]))],
+        true,
+    )
+    .await;
+    let mut a = agent(
+        ChatCompletionsClient::new(&url, "m").unwrap(),
+        Mode::Native,
+        10,
+    );
+    let report = a.run_turn("write it").await.unwrap();
+    assert!(report.breaker_tripped);
+    assert!(!report.hit_round_limit);
+    let codes: Vec<String> = report
+        .rounds
+        .iter()
+        .map(|r| {
+            r.results[0].to_json()["error"]["code"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        })
+        .collect();
+    assert_eq!(
+        codes,
+        ["tool_failed", "tool_failed", "tool_failed", "cancelled"]
+    );
+    let reqs = script.requests();
+    assert_eq!(reqs.len(), 5);
+    assert!(reqs[4].get("tools").is_none());
+    let cancelled = messages(&reqs[4])
+        .iter()
+        .rev()
+        .find(|m| m["role"] == "tool")
+        .unwrap();
+    assert!(cancelled["content"].as_str().unwrap().contains("cancelled"));
+}
+
+// covers X-2, R-2
+#[tokio::test]
+async fn streamed_tool_call_deltas_are_assembled_by_index() {
+    let chunk = |delta: Value| json!({"choices":[{"index":0,"delta":delta}]});
+    let (url, script) = serve(
+        vec![
+            Answer::Sse(vec![
+                chunk(json!({"role":"assistant","content":"Let me "})),
+                chunk(json!({"content":"check."})),
+                chunk(json!({"tool_calls":[{"index":0,"id":"call_s1","type":"function","function":{"name":"echo","arguments":""}}]})),
+                chunk(json!({"tool_calls":[{"index":0,"function":{"arguments":"{\"te"}}]})),
+                chunk(json!({"tool_calls":[{"index":1,"id":"call_s2","type":"function","function":{"name":"sleep","arguments":"{\"ms\":"}}]})),
+                chunk(json!({"tool_calls":[{"index":0,"function":{"arguments":"xt\":\"a\"}"}},{"index":1,"function":{"arguments":"1}"}}]})),
+            ]),
+            Answer::Sse(vec![chunk(json!({"content":"all good"}))]),
+        ],
+        false,
+    )
+    .await;
+    let client = ChatCompletionsClient::new(&url, "m")
+        .unwrap()
+        .streaming(true);
+    let mut a = agent(client, Mode::Native, 5);
+    let report = a.run_turn("stream").await.unwrap();
+    let r0 = &report.rounds[0];
+    assert_eq!(r0.assistant_text.as_deref(), Some("Let me check."));
+    assert_eq!(r0.calls.len(), 2);
+    assert_eq!(r0.calls[0].arguments, json!({"text":"a"}));
+    assert_eq!(r0.calls[1].arguments, json!({"ms":1}));
+    assert_eq!(report.final_text.as_deref(), Some("all good"));
+    let reqs = script.requests();
+    assert_eq!(reqs[0]["stream"], json!(true));
+    let ids: Vec<&str> = messages(&reqs[1])
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["tool_call_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["call_s1", "call_s2"]);
+}
+
+// covers X-2, O-1
+#[tokio::test]
+async fn responses_api_gets_function_call_output_items() {
+    let (url, script) = serve(
+        vec![
+            Answer::Json(json!({"id":"resp_1","output":[
+                {"type":"message","role":"assistant","content":[{"type":"output_text","text":"Calling."}]},
+                {"type":"function_call","call_id":"fc_1","name":"echo","arguments":"{\"text\":\"r\"}"},
+                {"type":"function_call","call_id":"fc_2","name":"nope","arguments":"{}"}
+            ]})),
+            Answer::Json(json!({"id":"resp_2","output":[
+                {"type":"message","role":"assistant","content":[{"type":"output_text","text":"Finished."}]}
+            ]})),
+        ],
+        false,
+    )
+    .await;
+    let mut a = agent(ResponsesClient::new(&url, "m").unwrap(), Mode::Native, 5);
+    let report = a.run_turn("respond").await.unwrap();
+    assert_eq!(report.final_text.as_deref(), Some("Finished."));
+    let reqs = script.requests();
+    assert_eq!(reqs[0]["tools"][0]["type"], "function");
+    assert!(reqs[0]["tools"][0].get("name").is_some());
+    let input = reqs[1]["input"].as_array().unwrap();
+    let calls: Vec<&str> = input
+        .iter()
+        .filter(|i| i["type"] == "function_call")
+        .map(|i| i["call_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(calls, ["fc_1", "fc_2"]);
+    let outputs: Vec<(&str, Value)> = input
+        .iter()
+        .filter(|i| i["type"] == "function_call_output")
+        .map(|i| {
+            (
+                i["call_id"].as_str().unwrap(),
+                serde_json::from_str(i["output"].as_str().unwrap()).unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(outputs.len(), 2);
+    assert_eq!(outputs[0].0, "fc_1");
+    assert_eq!(outputs[0].1["data"]["echo"]["text"], "r");
+    assert_eq!(outputs[1].0, "fc_2");
+    assert_eq!(outputs[1].1["error"]["code"], "unknown_tool");
+}
+
+// covers O-1, V-2
+#[tokio::test]
+async fn dotted_tool_ids_travel_as_aliases_and_come_back_as_ids() {
+    let (url, script) = serve(vec![chat(text_message("placeholder"))], false).await;
+    // First find the alias the client offers.
+    let mut a = agent(
+        ChatCompletionsClient::new(&url, "m").unwrap(),
+        Mode::Native,
+        5,
+    );
+    a.run_turn("x").await.unwrap();
+    let alias = script.requests()[0]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap().to_owned())
+        .find(|n| n.starts_with("vista"))
+        .unwrap();
+    assert!(
+        alias
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+    );
+    let (url, script) = serve(
+        vec![
+            chat(calls_message(vec![tool_call(
+                "c1",
+                &alias,
+                r#"{"text":"s"}"#,
+            )])),
+            chat(text_message("ok")),
+        ],
+        false,
+    )
+    .await;
+    let mut a = agent(
+        ChatCompletionsClient::new(&url, "m").unwrap(),
+        Mode::Native,
+        5,
+    );
+    let report = a.run_turn("summary").await.unwrap();
+    assert_eq!(report.rounds[0].calls[0].name, "vista.command.summary");
+    assert!(report.rounds[0].results[0].is_ok());
+    // The echoed call in the next request uses the alias again.
+    let m = messages(&script.requests()[1]).clone();
+    assert_eq!(m[1]["tool_calls"][0]["function"]["name"], json!(alias));
+}
+
+// covers R-7
+#[tokio::test]
+async fn server_errors_are_clear() {
+    let (url, _script) = serve(
+        vec![Answer::Status(429, "rate limited: slow down".into())],
+        false,
+    )
+    .await;
+    let client = ChatCompletionsClient::new(&url, "m").unwrap();
+    let err = client.complete(&Default::default()).await.unwrap_err();
+    assert!(matches!(err, ClientError::Status { status: 429, .. }));
+    assert!(err.to_string().contains("slow down"));
+    let refused = ChatCompletionsClient::new("http://127.0.0.1:9", "m").unwrap();
+    let err = refused.complete(&Default::default()).await.unwrap_err();
+    assert!(matches!(err, ClientError::Transport { .. }), "{err}");
+}
+
+// covers X-6
+#[tokio::test]
+async fn a_second_turn_continues_the_conversation() {
+    let (url, script) = serve(
+        vec![chat(text_message("first")), chat(text_message("second"))],
+        false,
+    )
+    .await;
+    let mut a = agent(
+        ChatCompletionsClient::new(&url, "m").unwrap(),
+        Mode::Native,
+        5,
+    );
+    a.run_turn("one").await.unwrap();
+    a.run_turn("two").await.unwrap();
+    let m = messages(&script.requests()[1]).clone();
+    let roles: Vec<&str> = m.iter().map(|x| x["role"].as_str().unwrap()).collect();
+    assert_eq!(roles, ["user", "assistant", "user"]);
+    assert_eq!(m[1]["content"], "first");
+}
