@@ -13,7 +13,9 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use toolcall_core::{Diagnostic, ErrorCode, Registry, ToolCall, ToolError, ToolResult};
+use toolcall_core::{
+    Diagnostic, ErrorCode, PromptFormat, Registry, ToolCall, ToolError, ToolResult,
+};
 use toolcall_parse::{FormatSelection, ParseOptions};
 
 use crate::archive::{Archive, ArchiveError, Delivery};
@@ -53,8 +55,8 @@ pub struct AgentConfig {
     pub max_rounds: usize,
     /// Text format to parse (and to instruct, by the caller's system prompt); `None` = auto.
     pub text_format: Option<String>,
-    /// System prompt for a new conversation. In text mode, when `None`, a prompt describing
-    /// the tools and the `<tool_call>` format is used.
+    /// System prompt for a new conversation. In text mode, when `None`, the instructions for
+    /// `text_format` (or Hermes `<tool_call>`) from [`text_instructions`] are used.
     pub system_prompt: Option<String>,
     /// How long a turn waits for outstanding jobs when the model has nothing else to do.
     pub job_wait: Duration,
@@ -214,10 +216,13 @@ impl Agent {
     fn parse_options(&self) -> ParseOptions {
         ParseOptions {
             format: match &self.config.text_format {
-                Some(f) => FormatSelection::Only(f.clone()),
+                // An unknown name stays in the selection: the parser reports it.
+                Some(f) => FormatSelection::from_name(f)
+                    .unwrap_or_else(|_| FormatSelection::Only(f.clone())),
                 None => FormatSelection::Auto,
             },
             tools: Some(self.registry().clone()),
+            ..ParseOptions::default()
         }
     }
 
@@ -284,7 +289,10 @@ impl Agent {
         if self.conversation.is_empty() {
             let prompt = match (&self.config.system_prompt, self.config.mode) {
                 (Some(p), _) => Some(p.clone()),
-                (None, Mode::Text) => Some(default_text_instructions(self.registry())),
+                (None, Mode::Text) => Some(text_instructions(
+                    self.registry(),
+                    self.config.text_format.as_deref(),
+                )),
                 (None, _) => None,
             };
             if let Some(p) = prompt {
@@ -473,20 +481,11 @@ fn text_results(results: &[ToolResult]) -> String {
     out
 }
 
-/// A system prompt that lists the enabled tools and asks for `<tool_call>` blocks (the
-/// Hermes format, which every text parser here reads). Callers with a format renderer pass
-/// their own prompt in [`AgentConfig::system_prompt`].
-pub fn default_text_instructions(registry: &Registry) -> String {
-    let mut s = String::from(
-        "You can call tools. To call one, write a block like this, one block per call:\n\
-         <tool_call>\n{\"name\": \"TOOL_NAME\", \"arguments\": {...}}\n</tool_call>\n\
-         Tool results come back in <tool_response> blocks. Available tools:\n",
-    );
-    for spec in registry.enabled_specs() {
-        s.push_str(&format!(
-            "- {}: {} Parameters (JSON Schema): {}\n",
-            spec.name, spec.description, spec.parameters
-        ));
-    }
-    s
+/// The system prompt for text mode: core's instructions (O-2) for `format` when it names
+/// one format, else for the Hermes `<tool_call>` format, which auto-detection reads.
+pub fn text_instructions(registry: &Registry, format: Option<&str>) -> String {
+    let format = format
+        .and_then(|f| f.parse::<PromptFormat>().ok())
+        .unwrap_or(PromptFormat::Hermes);
+    toolcall_core::render::render_prompt(registry, format)
 }

@@ -9,14 +9,14 @@
 //! | [`agent`] | the loop: model → calls → results → model, bounded rounds, repeat-failure breaker |
 //! | [`archive`] | the SQLite session archive |
 //! | [`replay`] | the recorded-session file format |
+//! | [`backend`] | program and HTTP backends for tools declared in tools files |
 
-pub mod executor;
-pub mod redact;
-
-pub use executor::{ApproveAll, ApproveWith, Approver, DenyAll, Executor, SessionContext, Timed};
 pub mod agent;
 pub mod archive;
+pub mod backend;
 pub mod client;
+pub mod executor;
+pub mod redact;
 pub mod replay;
 
 pub use agent::{Agent, AgentConfig, AgentError, Mode, RoundReport, TurnReport};
@@ -25,4 +25,5 @@ pub use client::{
     ChatCompletionsClient, ClientError, Message, ModelClient, ModelReply, ModelRequest,
     ReplayClient, ResponsesClient,
 };
+pub use executor::{ApproveAll, ApproveWith, Approver, DenyAll, Executor, SessionContext, Timed};
 pub use replay::SessionFile;

@@ -28,7 +28,7 @@ fn messages(req: &Value) -> &Vec<Value> {
     req["messages"].as_array().unwrap()
 }
 
-// covers R-8, R-10, X-1, X-2, X-3, R-6
+// covers R-8, R-10, X-1, X-2, X-3, R-6, V-1
 #[tokio::test]
 async fn results_go_back_paired_by_call_id_in_order_one_per_call() {
     let (url, script) = serve(
@@ -38,6 +38,7 @@ async fn results_go_back_paired_by_call_id_in_order_one_per_call() {
                 tool_call("call_b", "teleport", r#"{}"#),
                 tool_call("call_c", "echo", r#"{"text": "#),
                 tool_call("call_d", "flaky", ""),
+                tool_call("call_e", "echo", r#"{"text": {"not": "a string"}}"#),
             ])),
             chat(text_message("done")),
         ],
@@ -65,14 +66,14 @@ async fn results_go_back_paired_by_call_id_in_order_one_per_call() {
     let m = messages(&reqs[1]);
     assert_eq!(m[0], json!({"role":"user","content":"do things"}));
     assert_eq!(m[1]["role"], "assistant");
-    assert_eq!(m[1]["tool_calls"].as_array().unwrap().len(), 4);
+    assert_eq!(m[1]["tool_calls"].as_array().unwrap().len(), 5);
     let tool_msgs: Vec<&Value> = m[2..].iter().collect();
-    assert_eq!(tool_msgs.len(), 4, "one tool message per call");
+    assert_eq!(tool_msgs.len(), 5, "one tool message per call");
     let ids: Vec<&str> = tool_msgs
         .iter()
         .map(|t| t["tool_call_id"].as_str().unwrap())
         .collect();
-    assert_eq!(ids, ["call_a", "call_b", "call_c", "call_d"]);
+    assert_eq!(ids, ["call_a", "call_b", "call_c", "call_d", "call_e"]);
     let contents: Vec<Value> = tool_msgs
         .iter()
         .map(|t| serde_json::from_str(t["content"].as_str().unwrap()).unwrap())
@@ -87,10 +88,13 @@ async fn results_go_back_paired_by_call_id_in_order_one_per_call() {
     assert_eq!(contents[2]["error"]["code"], "invalid_arguments");
     assert_eq!(contents[3]["error"]["code"], "tool_failed");
     assert_eq!(contents[3]["error"]["message"], "the disk is full");
+    // Schema violation: the error names the JSON pointer.
+    assert_eq!(contents[4]["error"]["code"], "invalid_arguments");
+    assert!(contents[4].to_string().contains("/text"), "{}", contents[4]);
     // The report mirrors it.
     let r0 = &report.rounds[0];
-    assert_eq!(r0.calls.len(), 4);
-    assert_eq!(r0.results.len(), 4);
+    assert_eq!(r0.calls.len(), 5);
+    assert_eq!(r0.results.len(), 5);
     for (c, r) in r0.calls.iter().zip(&r0.results) {
         assert_eq!(c.call_id, r.call_id);
     }

@@ -221,3 +221,72 @@ fn session_files_load_with_defaults() {
             .contains("not a session file")
     );
 }
+
+// covers O-2, V-5, X-2
+#[tokio::test]
+async fn text_mode_prompts_with_instructions_and_parses_calls_from_text() {
+    let replay = Arc::new(ReplayClient::from_replies(vec![
+        text_message(
+            "Sure.\n<tool_call>\n{\"name\": \"echo\", \"arguments\": {\"text\": \"hi\",}}\n</tool_call>",
+        ),
+        text_message("Echoed."),
+    ]));
+    let mut agent = Agent::new(
+        replay.clone(),
+        Arc::new(Executor::new(Arc::new(registry()))),
+        AgentConfig {
+            mode: Mode::Text,
+            text_format: Some("hermes".into()),
+            ..AgentConfig::default()
+        },
+    );
+    let report = agent.run_turn("say hi").await.unwrap();
+    let r0 = &report.rounds[0];
+    assert_eq!(r0.calls.len(), 1);
+    assert_eq!(r0.calls[0].name, "echo");
+    assert_eq!(r0.calls[0].origin.format, "hermes");
+    assert!(
+        !r0.calls[0].origin.repairs.is_empty(),
+        "trailing comma repair is reported"
+    );
+    assert_eq!(r0.results[0].to_json()["data"]["echo"]["text"], "hi");
+    assert_eq!(r0.assistant_text.as_deref().map(str::trim), Some("Sure."));
+    assert_eq!(report.final_text.as_deref(), Some("Echoed."));
+    let reqs = replay.requests();
+    assert!(reqs[0].tools.is_empty(), "text mode offers no native tools");
+    let Message::System { content } = &reqs[0].messages[0] else {
+        panic!("no system prompt")
+    };
+    assert!(content.contains("echo") && content.contains("<tool_call>"));
+    let Some(Message::User { content }) = reqs[1].messages.last() else {
+        panic!("results not sent back")
+    };
+    let id = r0.calls[0].call_id.as_str();
+    assert!(content.contains(&format!("call_id=\"{id}\"")), "{content}");
+    assert!(content.contains("\"status\":\"ok\""));
+}
+
+// covers F-NAT-1, X-6
+#[tokio::test]
+async fn auto_mode_falls_back_to_parsing_text_when_no_native_calls_come() {
+    let replay = Arc::new(ReplayClient::from_replies(vec![
+        text_message("<tool_call>{\"name\": \"sleep\", \"arguments\": {\"ms\": 1}}</tool_call>"),
+        calls_message(vec![tool_call("n1", "echo", r#"{"text":"native"}"#)]),
+        text_message("Both done."),
+    ]));
+    let mut agent = Agent::new(
+        replay.clone(),
+        Arc::new(Executor::new(Arc::new(registry()))),
+        AgentConfig::default(),
+    );
+    let report = agent.run_turn("go").await.unwrap();
+    assert_eq!(report.rounds.len(), 3);
+    assert_eq!(report.rounds[0].calls[0].name, "sleep");
+    assert!(report.rounds[0].results[0].is_ok());
+    assert_eq!(report.rounds[1].calls[0].origin.format, "openai_chat");
+    assert!(
+        !replay.requests()[0].tools.is_empty(),
+        "auto mode offers tools natively"
+    );
+    assert_eq!(report.final_text.as_deref(), Some("Both done."));
+}

@@ -11,10 +11,9 @@ use serde_json::{Value, json};
 use toolcall_core::{CallId, Origin, ToolCall, ToolSpec};
 
 use super::images::take_images;
-use super::names::WireNames;
 use super::{
-    ClientError, MAX_RESPONSE_BYTES, Message, ModelClient, ModelReply, ModelRequest, endpoint,
-    http_client, parse_arguments, post_json, read_bounded,
+    ClientError, MAX_RESPONSE_BYTES, Message, ModelClient, ModelReply, ModelRequest, NameMap,
+    endpoint, http_client, id_of, name_map, parse_arguments, post_json, read_bounded,
 };
 
 /// The origin format of native Chat Completions calls.
@@ -64,7 +63,7 @@ impl ChatCompletionsClient {
 
     /// The request body sent for `request`.
     pub fn body(&self, request: &ModelRequest) -> Value {
-        let names = WireNames::new(&request.tools);
+        let names = name_map(&request.tools);
         let mut body = json!({
             "model": self.model,
             "messages": to_chat_messages(&request.messages, &names),
@@ -82,7 +81,7 @@ impl ChatCompletionsClient {
 #[async_trait]
 impl ModelClient for ChatCompletionsClient {
     async fn complete(&self, request: &ModelRequest) -> Result<ModelReply, ClientError> {
-        let names = WireNames::new(&request.tools);
+        let names = name_map(&request.tools);
         let body = self.body(request);
         let response = post_json(&self.http, &self.url, self.api_key.as_deref(), &body).await?;
         if self.stream {
@@ -99,18 +98,12 @@ impl ModelClient for ChatCompletionsClient {
     }
 }
 
-/// Tools as Chat Completions `tools`, names mapped to their wire aliases.
-pub fn render_tools(tools: &[ToolSpec], names: &WireNames) -> Value {
+/// Tools as Chat Completions `tools` (core's renderer), names mapped to their aliases.
+pub fn render_tools(tools: &[ToolSpec], names: &NameMap) -> Value {
     Value::Array(
         tools
             .iter()
-            .map(|t| {
-                json!({"type": "function", "function": {
-                    "name": names.wire(&t.name),
-                    "description": t.description,
-                    "parameters": t.parameters,
-                }})
-            })
+            .map(|t| toolcall_core::render::openai_chat_tool(t, names))
             .collect(),
     )
 }
@@ -120,7 +113,7 @@ pub fn render_tools(tools: &[ToolSpec], names: &WireNames) -> Value {
 /// Images in tool results are replaced by placeholders and attached, as `image_url` data
 /// URIs, to one user message after the run of tool messages (tool messages must directly
 /// follow the assistant message that made the calls).
-pub fn to_chat_messages(messages: &[Message], names: &WireNames) -> Vec<Value> {
+pub fn to_chat_messages(messages: &[Message], names: &NameMap) -> Vec<Value> {
     let mut out = Vec::with_capacity(messages.len());
     let mut pending_images = Vec::new();
     for m in messages {
@@ -138,7 +131,7 @@ pub fn to_chat_messages(messages: &[Message], names: &WireNames) -> Vec<Value> {
                             .iter()
                             .map(|c| {
                                 json!({"id": c.call_id, "type": "function", "function": {
-                                    "name": names.wire(&c.name),
+                                    "name": names.to_provider(&c.name),
                                     "arguments": arguments_string(&c.arguments),
                                 }})
                             })
@@ -201,7 +194,7 @@ pub(crate) fn arguments_string(arguments: &Value) -> String {
 }
 
 /// An assistant message (`{"role":"assistant","content":..,"tool_calls":[..]}`) as a reply.
-pub fn reply_from_message(message: &Value, names: &WireNames) -> ModelReply {
+pub fn reply_from_message(message: &Value, names: &NameMap) -> ModelReply {
     let text = match message.get("content") {
         Some(Value::String(s)) => Some(s.clone()),
         // Some servers send content parts.
@@ -231,7 +224,7 @@ pub fn reply_from_message(message: &Value, names: &WireNames) -> ModelReply {
                     };
                     make_call(
                         c.get("id").and_then(Value::as_str),
-                        names.id(name),
+                        id_of(names, name),
                         arguments,
                     )
                 })
@@ -266,7 +259,7 @@ struct PartialCall {
 /// Reads an SSE stream of `chat.completion.chunk`s into one reply.
 async fn read_stream(
     response: reqwest::Response,
-    names: &WireNames,
+    names: &NameMap,
 ) -> Result<ModelReply, ClientError> {
     let mut events = response.bytes_stream().eventsource();
     let mut text = String::new();
@@ -333,7 +326,7 @@ async fn read_stream(
             .map(|p| {
                 make_call(
                     Some(p.id.as_str()),
-                    names.id(&p.name),
+                    id_of(names, &p.name),
                     parse_arguments(&p.arguments),
                 )
             })

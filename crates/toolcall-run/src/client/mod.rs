@@ -8,11 +8,11 @@
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+pub use toolcall_core::NameMap;
 use toolcall_core::{CallId, ToolCall, ToolSpec};
 
 pub mod chat;
 pub mod images;
-pub mod names;
 pub mod replay;
 pub mod responses;
 
@@ -107,6 +107,17 @@ pub enum ClientError {
 #[async_trait]
 pub trait ModelClient: Send + Sync {
     async fn complete(&self, request: &ModelRequest) -> Result<ModelReply, ClientError>;
+}
+
+/// The provider-name map for the offered tools (core's [`NameMap`]).
+pub(crate) fn name_map(tools: &[ToolSpec]) -> NameMap {
+    NameMap::from_names(tools.iter().map(|t| t.name.as_str()))
+}
+
+/// The registry id for a name in a reply; a name the map did not produce (a hallucinated
+/// tool) passes through so validation can answer `unknown_tool` with it.
+pub(crate) fn id_of<'a>(names: &'a NameMap, wire: &'a str) -> &'a str {
+    names.from_provider(wire).unwrap_or(wire)
 }
 
 /// The last `n` characters of a body, for error messages.

@@ -7,8 +7,7 @@ use std::sync::Mutex;
 use async_trait::async_trait;
 
 use super::chat::reply_from_message;
-use super::names::WireNames;
-use super::{ClientError, ModelClient, ModelReply, ModelRequest};
+use super::{ClientError, ModelClient, ModelReply, ModelRequest, name_map};
 use crate::replay::SessionFile;
 
 pub struct ReplayClient {
@@ -67,7 +66,7 @@ impl ModelClient for ReplayClient {
         };
         state.next += 1;
         // Recorded replies use the registry ids (or aliases, which map back).
-        let names = WireNames::new(&request.tools);
+        let names = name_map(&request.tools);
         Ok(reply_from_message(reply, &names))
     }
 }

@@ -9,10 +9,9 @@ use toolcall_core::{CallId, Origin, ToolCall, ToolSpec};
 
 use super::chat::{arguments_string, job_text};
 use super::images::take_images;
-use super::names::WireNames;
 use super::{
-    ClientError, Message, ModelClient, ModelReply, ModelRequest, endpoint, http_client,
-    parse_arguments, post_json, read_bounded,
+    ClientError, Message, ModelClient, ModelReply, ModelRequest, NameMap, endpoint, http_client,
+    id_of, name_map, parse_arguments, post_json, read_bounded,
 };
 
 /// The origin format of native Responses calls.
@@ -48,7 +47,7 @@ impl ResponsesClient {
 
     /// The request body sent for `request`.
     pub fn body(&self, request: &ModelRequest) -> Value {
-        let names = WireNames::new(&request.tools);
+        let names = name_map(&request.tools);
         let mut body = json!({
             "model": self.model,
             "input": to_input_items(&request.messages, &names),
@@ -63,7 +62,7 @@ impl ResponsesClient {
 #[async_trait]
 impl ModelClient for ResponsesClient {
     async fn complete(&self, request: &ModelRequest) -> Result<ModelReply, ClientError> {
-        let names = WireNames::new(&request.tools);
+        let names = name_map(&request.tools);
         let response = post_json(
             &self.http,
             &self.url,
@@ -83,21 +82,18 @@ impl ModelClient for ResponsesClient {
     }
 }
 
-/// Tools as Responses `tools` (flat function objects).
-pub fn render_tools(tools: &[ToolSpec], names: &WireNames) -> Value {
+/// Tools as Responses `tools` (core's renderer).
+pub fn render_tools(tools: &[ToolSpec], names: &NameMap) -> Value {
     Value::Array(
         tools
             .iter()
-            .map(|t| {
-                json!({"type": "function", "name": names.wire(&t.name),
-                       "description": t.description, "parameters": t.parameters})
-            })
+            .map(|t| toolcall_core::render::responses_tool(t, names))
             .collect(),
     )
 }
 
 /// The conversation as Responses `input` items.
-pub fn to_input_items(messages: &[Message], names: &WireNames) -> Vec<Value> {
+pub fn to_input_items(messages: &[Message], names: &NameMap) -> Vec<Value> {
     let mut out = Vec::new();
     let mut pending_images = Vec::new();
     for m in messages {
@@ -113,7 +109,7 @@ pub fn to_input_items(messages: &[Message], names: &WireNames) -> Vec<Value> {
                 }
                 for c in calls {
                     out.push(json!({"type":"function_call","call_id":c.call_id,
-                        "name":names.wire(&c.name),"arguments":arguments_string(&c.arguments)}));
+                        "name":names.to_provider(&c.name),"arguments":arguments_string(&c.arguments)}));
                 }
             }
             Message::Tool {
@@ -155,7 +151,7 @@ fn image_item(images: Vec<super::images::Image>) -> Value {
 }
 
 /// Responses `output` items as a reply.
-pub fn reply_from_output(output: &[Value], names: &WireNames) -> ModelReply {
+pub fn reply_from_output(output: &[Value], names: &NameMap) -> ModelReply {
     let mut text: Option<String> = None;
     let mut calls = Vec::new();
     for item in output {
@@ -187,7 +183,7 @@ pub fn reply_from_output(output: &[Value], names: &WireNames) -> ModelReply {
                     .unwrap_or_else(CallId::generate);
                 calls.push(ToolCall {
                     call_id: id,
-                    name: names.id(name).to_owned(),
+                    name: id_of(names, name).to_owned(),
                     arguments,
                     origin: Origin {
                         format: FORMAT.to_owned(),
