@@ -32,7 +32,8 @@ use crate::scanner::{Scan, Scanner, array_start_plausible, object_start_plausibl
 const THINK_OPEN: &str = "<think>";
 const THINK_CLOSE: &str = "</think>";
 
-/// Fence info strings whose content may hold calls; other languages are code samples.
+/// Fence info strings whose content may hold calls; other languages (python, js, ...) are
+/// code samples and stay text.
 const CALL_FENCES: &[&str] = &[
     "",
     "json",
@@ -41,8 +42,6 @@ const CALL_FENCES: &[&str] = &[
     "tool_call",
     "tool_calls",
     "tool_code",
-    "python",
-    "py",
 ];
 
 #[derive(Debug, Clone)]
@@ -349,7 +348,7 @@ impl Engine {
     fn apply_outcome(&mut self, markup: usize, end: usize, o: Outcome) {
         self.emit_text(markup);
         self.emit_from = end;
-        self.to_text(end);
+        self.enter_text(end);
         self.markup_found = true;
         self.emit_raw_text(&o.text);
         for d in o.diagnostics {
@@ -366,10 +365,10 @@ impl Engine {
         let span = self.span(markup, end);
         self.diag(Diagnostic::error(message, span));
         self.emit_from = end;
-        self.to_text(end);
+        self.enter_text(end);
     }
 
-    fn to_text(&mut self, pos: usize) {
+    fn enter_text(&mut self, pos: usize) {
         self.pos = pos;
         self.mode = Mode::Text;
         self.ident_start = None;
@@ -644,11 +643,11 @@ impl Engine {
                             }
                             llama::PYTHON_TAG => {
                                 self.python_tag = true;
-                                self.to_text(after);
+                                self.enter_text(after);
                             }
                             _ => {
                                 // </think> without an opening tag, or an end-of-turn token.
-                                self.to_text(after);
+                                self.enter_text(after);
                             }
                         }
                         return Step::Continue;
@@ -684,18 +683,16 @@ impl Engine {
                         }
                     }
                 }
-                b'{' => {
-                    if self.object_formats() {
-                        match object_start_plausible(&self.buf.as_bytes()[pos..], is_final) {
-                            None => return Step::Wait,
-                            Some(true) => {
-                                self.emit_text(pos);
-                                let site = self.plain_site();
-                                self.start_json(pos, site);
-                                return Step::Continue;
-                            }
-                            Some(false) => {}
+                b'{' if self.object_formats() => {
+                    match object_start_plausible(&self.buf.as_bytes()[pos..], is_final) {
+                        None => return Step::Wait,
+                        Some(true) => {
+                            self.emit_text(pos);
+                            let site = self.plain_site();
+                            self.start_json(pos, site);
+                            return Step::Continue;
                         }
+                        Some(false) => {}
                     }
                 }
                 b'(' => {
@@ -824,7 +821,7 @@ impl Engine {
         match close {
             Some(end) => {
                 self.emit_from = end;
-                self.to_text(end);
+                self.enter_text(end);
                 Step::Continue
             }
             None if is_final => {
@@ -834,7 +831,7 @@ impl Engine {
                     span,
                 ));
                 self.emit_from = upto;
-                self.to_text(upto);
+                self.enter_text(upto);
                 Step::Continue
             }
             None => {
@@ -894,7 +891,7 @@ impl Engine {
             }
         };
         if !callable {
-            self.to_text(end);
+            self.enter_text(end);
             return Step::Continue;
         }
         let inner = self.buf.get(content..content_end).unwrap_or("").to_owned();
@@ -907,7 +904,7 @@ impl Engine {
         if sub.markup_found {
             self.emit_text(start);
             self.emit_from = end;
-            self.to_text(end);
+            self.enter_text(end);
             self.markup_found = true;
             let mut text = String::new();
             for e in events {
@@ -931,7 +928,7 @@ impl Engine {
                     self.diag(diagnostic);
                 }
             }
-            self.to_text(end);
+            self.enter_text(end);
         }
         self.labels.extend(sub.labels);
         Step::Continue
@@ -987,7 +984,7 @@ impl Engine {
                                 .into(),
                         );
                     } else {
-                        self.to_text(start + 1);
+                        self.enter_text(start + 1);
                     }
                     return Step::Continue;
                 }
@@ -1022,7 +1019,7 @@ impl Engine {
                         span,
                     ));
                 }
-                self.to_text(start + 1);
+                self.enter_text(start + 1);
             }
             JsonSite::Mistral { marker } | JsonSite::MistralNamed { marker, .. } => {
                 let end = if at_end { self.buf.len() } else { start };
@@ -1077,12 +1074,12 @@ impl Engine {
                     }
                     None => match site {
                         JsonSite::Plain | JsonSite::PythonTag => {
-                            if self.fallbacks_on() {
-                                if let Some(l) = fallback::label_of(&v) {
-                                    self.labels.push((l, span));
-                                }
+                            if self.fallbacks_on()
+                                && let Some(l) = fallback::label_of(&v)
+                            {
+                                self.labels.push((l, span));
                             }
-                            self.to_text(end);
+                            self.enter_text(end);
                         }
                         _ => self.drop_markup(
                             markup,
@@ -1118,7 +1115,7 @@ impl Engine {
                                 format!("malformed tool call JSON, not run: {e}"),
                             );
                         } else {
-                            self.to_text(start + 1);
+                            self.enter_text(start + 1);
                         }
                     }
                     _ => self.drop_markup(markup, end, format!("malformed [TOOL_CALLS] JSON: {e}")),
@@ -1278,12 +1275,12 @@ impl Engine {
                 return Step::Continue;
             };
             let spec = self.ctx.registry.as_deref().and_then(|r| r.spec(name));
-            if pos < len {
-                if let Some(f) = key_value::field(line, spec) {
-                    fields.push(f);
-                    self.pos = next;
-                    continue;
-                }
+            if pos < len
+                && let Some(f) = key_value::field(line, spec)
+            {
+                fields.push(f);
+                self.pos = next;
+                continue;
             }
             // The block ends before this line.
             let args = key_value::arguments(fields, spec);
@@ -1343,7 +1340,7 @@ impl Engine {
                             format!("{name}(...) left as text, not run: {e}"),
                             span,
                         ));
-                        self.to_text(end);
+                        self.enter_text(end);
                     }
                 }
                 Step::Continue
@@ -1354,7 +1351,7 @@ impl Engine {
                     format!("{name}(...) left as text: {e}"),
                     span,
                 ));
-                self.to_text(open + 1);
+                self.enter_text(open + 1);
                 Step::Continue
             }
         }

@@ -57,14 +57,14 @@ pub(crate) fn classify(v: &Value, ctx: &Ctx, span: Range<usize>) -> Option<Outco
         ));
         return Some(out);
     }
-    if let Some(r) = ctx.registry.as_deref() {
-        if !r.contains(command) {
-            out.diagnostics.push(Diagnostic::warning(
-                format!("command {command:?} dropped: no such registered tool"),
-                span,
-            ));
-            return Some(out);
-        }
+    if let Some(r) = ctx.registry.as_deref()
+        && !r.contains(command)
+    {
+        out.diagnostics.push(Diagnostic::warning(
+            format!("command {command:?} dropped: no such registered tool"),
+            span,
+        ));
+        return Some(out);
     }
     if let Some(missing) = missing_required(command, &args, ctx) {
         out.diagnostics.push(Diagnostic::warning(

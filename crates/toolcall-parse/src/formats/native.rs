@@ -71,11 +71,11 @@ fn openai(v: &Value, ctx: &Ctx, span: &Range<usize>, out: &mut Outcome) -> bool 
             push(out, ctx, d, span);
         }
     }
-    if let Some(f) = m.get("function_call").and_then(Value::as_object) {
-        if let Some(name) = s(f, "name") {
-            let d = Draft::new(name, f.get("arguments").cloned(), FormatId::OpenaiChat);
-            push(out, ctx, d, span);
-        }
+    if let Some(f) = m.get("function_call").and_then(Value::as_object)
+        && let Some(name) = s(f, "name")
+    {
+        let d = Draft::new(name, f.get("arguments").cloned(), FormatId::OpenaiChat);
+        push(out, ctx, d, span);
     }
     true
 }
@@ -148,10 +148,10 @@ fn gemini_parts(parts: &[Value], ctx: &Ctx, span: &Range<usize>, out: &mut Outco
                 push(out, ctx, d, span);
                 any = true;
             }
-        } else if let Some(t) = p.get("text").and_then(Value::as_str) {
-            if p.get("thought").and_then(Value::as_bool) != Some(true) {
-                append_text(out, t);
-            }
+        } else if let Some(t) = p.get("text").and_then(Value::as_str)
+            && p.get("thought").and_then(Value::as_bool) != Some(true)
+        {
+            append_text(out, t);
         }
     }
     any
