@@ -9,7 +9,68 @@ use toolcall_core::{StateTool, ToolContext, ToolError, ToolOutput, ToolSpec};
 
 use super::{MAX_ATTRIBUTES, MAX_ENTITIES, MAX_TEXT, Object, World, str_arg};
 
-pub struct CreateObject;
+/// `create_object`, with its id source.
+#[derive(Default)]
+pub struct CreateObject {
+    ids: std::sync::Mutex<IdSource>,
+}
+
+impl CreateObject {
+    pub fn new(ids: IdSource) -> Self {
+        CreateObject {
+            ids: std::sync::Mutex::new(ids),
+        }
+    }
+
+    fn next_id(&self) -> String {
+        self.ids.lock().unwrap_or_else(|p| p.into_inner()).next_id()
+    }
+}
+
+/// Where new object ids come from: the clock and a random suffix, or (for reproducible
+/// sessions, pack option `"ids": {"timestamp": ms, "seed": n}`) a fixed timestamp and a
+/// seeded sequence, so a recorded session can name the objects it creates.
+#[derive(Debug, Clone, Default)]
+pub enum IdSource {
+    #[default]
+    Random,
+    Fixed {
+        timestamp: u64,
+        seed: u64,
+        counter: u64,
+    },
+}
+
+impl IdSource {
+    pub fn next_id(&mut self) -> String {
+        match self {
+            IdSource::Random => new_object_id(),
+            IdSource::Fixed {
+                timestamp,
+                seed,
+                counter,
+            } => {
+                *counter += 1;
+                let mut x = splitmix64(seed.wrapping_add(*counter));
+                let mut suffix = String::with_capacity(6);
+                for _ in 0..6 {
+                    let digit = (x % 36) as u32;
+                    suffix.push(char::from_digit(digit, 36).unwrap_or('x'));
+                    x /= 36;
+                }
+                format!("obj_{timestamp}_{suffix}")
+            }
+        }
+    }
+}
+
+/// SplitMix64: a well-mixed deterministic sequence from a counter.
+fn splitmix64(mut z: u64) -> u64 {
+    z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
 
 /// The attribute a new object gets when the call gives none.
 pub const DEFAULT_CONDITION: &str = "in good condition";
@@ -119,9 +180,14 @@ impl StateTool<World> for CreateObject {
         if w.players.len() + w.locations.len() + w.objects.len() >= MAX_ENTITIES {
             return Err(ToolError::failed("the world is full"));
         }
-        let mut id = new_object_id();
+        let mut id = self.next_id();
+        let mut tries = 0;
         while w.kind_of(&id).is_some() {
-            id = new_object_id();
+            tries += 1;
+            if tries > 1000 {
+                return Err(ToolError::failed("could not find a free object id"));
+            }
+            id = self.next_id();
         }
         let sentence = format!(
             "Object \"{name}\" created with id \"{id}\", held by {}.",

@@ -16,6 +16,8 @@
 //!
 //! Pack options: `{"world": "world.json"}` (a path, relative to the config's base dir) or
 //! `{"world": {...}}` (the world inline). Without `world` the pack starts with an empty world.
+//! `"ids": {"timestamp": 1764210832000, "seed": 1}` makes `create_object` ids reproducible
+//! (a fixed timestamp and a seeded suffix) so a recorded session can refer to them.
 
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
@@ -443,6 +445,14 @@ impl PackState for WorldState {
 
 /// A registry with the six world tools over `world`.
 pub fn registry(world: Arc<Mutex<World>>) -> Result<Registry, PackError> {
+    registry_with_ids(world, create_object::IdSource::Random)
+}
+
+/// [`registry`] with a chosen source of new object ids.
+pub fn registry_with_ids(
+    world: Arc<Mutex<World>>,
+    ids: create_object::IdSource,
+) -> Result<Registry, PackError> {
     let mut r = Registry::new();
     r.add_tool(Arc::new(Transactional::new(
         world.clone(),
@@ -462,7 +472,7 @@ pub fn registry(world: Arc<Mutex<World>>) -> Result<Registry, PackError> {
     )))?;
     r.add_tool(Arc::new(Transactional::new(
         world.clone(),
-        create_object::CreateObject,
+        create_object::CreateObject::new(ids),
     )))?;
     r.add_tool(Arc::new(Transactional::new(
         world,
@@ -491,10 +501,28 @@ pub fn pack(config: &PackConfig) -> Result<Pack, PackError> {
             )));
         }
     };
+    let ids = match config.options.get("ids") {
+        None => create_object::IdSource::Random,
+        Some(v) => {
+            let n = |k: &str| v.get(k).and_then(Value::as_u64);
+            match (n("timestamp"), n("seed")) {
+                (Some(timestamp), Some(seed)) => create_object::IdSource::Fixed {
+                    timestamp,
+                    seed,
+                    counter: 0,
+                },
+                _ => {
+                    return Err(cfg(
+                        "option \"ids\" must be {\"timestamp\": <ms>, \"seed\": <n>}".into(),
+                    ));
+                }
+            }
+        }
+    };
     let world = Arc::new(Mutex::new(world));
     Ok(Pack {
         name: "world",
-        registry: registry(world.clone())?,
+        registry: registry_with_ids(world.clone(), ids)?,
         state: Some(Arc::new(WorldState::new(world))),
     })
 }
