@@ -45,7 +45,11 @@ fn singular(word: &str) -> String {
 
 /// Lowercased words without punctuation, leading articles removed, each made singular.
 pub fn normalise(name: &str) -> Vec<String> {
-    let cut = name.get(..MAX_NAME.min(name.len())).unwrap_or(name);
+    let mut end = MAX_NAME.min(name.len());
+    while !name.is_char_boundary(end) {
+        end -= 1;
+    }
+    let cut = name.get(..end).unwrap_or("");
     let mut words: Vec<String> = cut
         .split(|c: char| !c.is_alphanumeric())
         .filter(|w| !w.is_empty())
