@@ -37,7 +37,7 @@ fn setup(extra: Value) -> Setup {
     );
     write_exec(
         &d.join("bin/stubborn.sh"),
-        "#!/bin/sh\ntrap '' TERM\nwhile :; do sleep 1; done\n",
+        "#!/bin/sh\ntrap '' TERM\ntouch \"$0.ready\"\nwhile :; do sleep 1; done\n",
     );
     write_exec(&d.join("outside/evil.sh"), "#!/bin/sh\ntouch \"$0.ran\"\n");
     std::os::unix::fs::symlink(d.join("outside/evil.sh"), d.join("bin/link.sh")).unwrap();
@@ -131,7 +131,7 @@ fn cmdline(pid: u64) -> Vec<String> {
 }
 
 async fn wait_for(mut f: impl FnMut() -> bool) -> bool {
-    for _ in 0..100 {
+    for _ in 0..300 {
         if f() {
             return true;
         }
@@ -216,8 +216,12 @@ async fn a_process_ignoring_sigterm_is_killed_after_the_grace_period() {
         .await
         .unwrap();
     let pid = out.data["pid"].as_u64().unwrap();
-    // Let the shell install its trap.
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    // Wait until the shell has installed its trap.
+    let ready = s.dir.path().join("bin/stubborn.sh.ready");
+    assert!(
+        wait_for(|| ready.exists()).await,
+        "script never became ready"
+    );
     let started = std::time::Instant::now();
     let out = call(&s.pack, "s", "close_app", json!({"app_name": "stubborn"}))
         .await
