@@ -442,3 +442,36 @@ async fn shipped_example_opens_and_closes_the_test_app() {
     }
     assert_ne!(pid, 0);
 }
+
+// covers V-1 (the shipped tools file is exactly what the pack registers)
+#[test]
+fn shipped_tools_file_matches_the_pack() {
+    let examples = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/apps");
+    let session: Value =
+        serde_json::from_str(&std::fs::read_to_string(examples.join("session.json")).unwrap())
+            .unwrap();
+    let Value::Object(options) = session["setup"]["packs"]["apps"].clone() else {
+        panic!()
+    };
+    let pack = toolcall_packs::load_pack(
+        "apps",
+        &PackConfig {
+            base_dir: examples.clone(),
+            options,
+        },
+    )
+    .unwrap();
+    let specs: Vec<toolcall_core::ToolSpec> = pack.registry.specs().cloned().collect();
+    let path = examples.join("tools.json");
+    if std::env::var_os("UPDATE_TOOLS_FILES").is_some() {
+        std::fs::write(&path, serde_json::to_string_pretty(&specs).unwrap() + "\n").unwrap();
+    }
+    let shipped = toolcall_core::Registry::from_tools_file(&path).unwrap();
+    let shipped: Vec<toolcall_core::ToolSpec> = shipped.specs().cloned().collect();
+    assert_eq!(
+        shipped,
+        specs,
+        "run with UPDATE_TOOLS_FILES=1 to refresh {}",
+        path.display()
+    );
+}
