@@ -33,3 +33,35 @@ pub async fn run(args: WorldArgs) -> anyhow::Result<ExitCode> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // covers P-WORLD (`toolcall world show`)
+    #[tokio::test]
+    async fn show_accepts_a_valid_world_and_refuses_a_broken_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let good = dir.path().join("good.json");
+        std::fs::write(
+            &good,
+            r#"{"locations":[{"id":"l","name":"Hall"}],"players":[{"id":"p","name":"Jack","location":"l"}]}"#,
+        )
+        .unwrap();
+        let run_show = |file: PathBuf| {
+            run(WorldArgs {
+                command: WorldCommand::Show { file },
+            })
+        };
+        assert!(run_show(good).await.is_ok());
+        let bad = dir.path().join("bad.json");
+        std::fs::write(
+            &bad,
+            r#"{"players":[{"id":"p","name":"Jack","location":"nowhere"}]}"#,
+        )
+        .unwrap();
+        let err = run_show(bad).await.unwrap_err();
+        assert!(format!("{err:#}").contains("unknown location"), "{err:#}");
+        assert!(run_show(dir.path().join("missing.json")).await.is_err());
+    }
+}
