@@ -8,6 +8,7 @@ mod parse_cmd;
 mod run_cmd;
 mod sessions_cmd;
 mod tools_cmd;
+mod toolset;
 mod world_cmd;
 
 #[derive(Parser)]

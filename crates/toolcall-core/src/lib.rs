@@ -4,8 +4,10 @@
 //! [`ToolSpec`]s a [`Registry`] offers, the [`Tool`] implementations that run, and the
 //! [`ToolResult`] that goes back to the model under the same [`CallId`].
 //!
-//! This crate owns the registry (loading tools files, id validation, enable/disable),
-//! schema validation of arguments, and rendering the registry for model providers.
+//! This crate owns the registry ([`registry`]: ids, sorting, enable/disable, one compiled
+//! schema validator per tool), loading tools files ([`tools_file`]), checking calls with
+//! schema-directed coercion ([`validate`]), and offering the registry to models ([`render`]:
+//! provider tool lists with name aliases, and system-prompt instructions per text format).
 
 pub mod call;
 pub mod diagnostic;

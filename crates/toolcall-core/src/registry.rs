@@ -294,6 +294,20 @@ mod tests {
         assert!(r.is_empty());
     }
 
+    // covers V-1, R-7: remote references are never fetched, even inside an async runtime
+    #[tokio::test]
+    async fn remote_refs_are_a_load_error_not_a_fetch() {
+        let mut r = Registry::new();
+        let err = r
+            .add_spec(ToolSpec::new(
+                "t",
+                "",
+                json!({"type":"object","properties":{"a":{"$ref":"https://example.invalid/x.json"}}}),
+            ))
+            .unwrap_err();
+        assert!(matches!(err, RegistryError::InvalidSchema { .. }), "{err}");
+    }
+
     // covers V-2
     #[test]
     fn merge_keeps_validators_and_refuses_duplicates() {

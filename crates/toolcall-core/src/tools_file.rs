@@ -6,9 +6,11 @@
 //! | OpenAI Chat | `{"type":"function","function":{"name","description","parameters"}}` |
 //! | Responses | `{"type":"function","name","description","parameters"}` |
 //! | Anthropic | `{"name","description","input_schema"}` |
+//! | Gemini | `{"functionDeclarations":[{"name","description","parameters"}]}` (types such as `"STRING"` are lower-cased) |
 //! | own | `{"name","description","parameters","enabled","kind","timeout_ms","requires_approval","backend"}` |
 //!
-//! The document is an array of entries or an object `{"tools": [...]}`. The project's own keys
+//! The document is an array of entries or an object `{"tools": [...]}`; Gemini's
+//! `functionDeclarations` lists are flattened in place (entry indexes count declarations). The project's own keys
 //! (`enabled`, `kind`, `backend`, ...) are also read beside the provider shapes, so an OpenAI
 //! tools array can be given a backend without rewriting it. Errors name the entry's index.
 
@@ -69,41 +71,77 @@ impl Registry {
 
 /// The specs of a tools document, in document order.
 pub fn specs_from_tools_json(doc: &Value) -> Result<Vec<ToolSpec>, RegistryError> {
-    let entries = match doc {
-        Value::Array(a) => a,
+    const SHAPES: &str =
+        "a tools document is an array of tools or an object with a \"tools\" array";
+    let top: Vec<&Value> = match doc {
+        Value::Array(a) => a.iter().collect(),
         Value::Object(o) => match o.get("tools") {
-            Some(Value::Array(a)) => a,
+            Some(Value::Array(a)) => a.iter().collect(),
             Some(_) => return Err(RegistryError::Shape("\"tools\" must be an array".into())),
-            None => {
-                return Err(RegistryError::Shape(
-                    "a tools document is an array of tools or an object with a \"tools\" array"
-                        .into(),
-                ));
-            }
+            None if gemini_declarations(doc).is_some() => vec![doc],
+            None => return Err(RegistryError::Shape(SHAPES.into())),
         },
-        _ => {
-            return Err(RegistryError::Shape(
-                "a tools document is an array of tools or an object with a \"tools\" array".into(),
-            ));
-        }
+        _ => return Err(RegistryError::Shape(SHAPES.into())),
     };
-    if entries.len() > MAX_TOOLS {
-        return Err(RegistryError::Shape(format!(
-            "{} tools declared; the limit is {MAX_TOOLS}",
-            entries.len()
-        )));
+    // Gemini groups declarations: `{"functionDeclarations": [...]}`.
+    let mut entries: Vec<(&Value, bool)> = Vec::new();
+    for entry in top {
+        match gemini_declarations(entry) {
+            Some(decls) => entries.extend(decls.iter().map(|d| (d, true))),
+            None => entries.push((entry, false)),
+        }
+        if entries.len() > MAX_TOOLS {
+            return Err(RegistryError::Shape(format!(
+                "more than {MAX_TOOLS} tools declared"
+            )));
+        }
     }
     entries
         .iter()
         .enumerate()
-        .map(|(index, entry)| {
-            spec_from_entry(entry).map_err(|message| RegistryError::Entry {
+        .map(|(index, (entry, gemini))| {
+            let spec = if *gemini {
+                let mut e = (*entry).clone();
+                if let Some(p) = e.get_mut("parameters") {
+                    lowercase_types(p, 0);
+                }
+                spec_from_entry(&e)
+            } else {
+                spec_from_entry(entry)
+            };
+            spec.map_err(|message| RegistryError::Entry {
                 index,
                 name: entry_name(entry),
                 source: Box::new(RegistryError::Shape(message)),
             })
         })
         .collect()
+}
+
+fn gemini_declarations(v: &Value) -> Option<&Vec<Value>> {
+    v.get("functionDeclarations")
+        .or_else(|| v.get("function_declarations"))
+        .and_then(Value::as_array)
+}
+
+/// Gemini's SDKs write OpenAPI types in capitals (`"OBJECT"`, `"STRING"`); JSON Schema
+/// wants them lower-case.
+fn lowercase_types(schema: &mut Value, depth: usize) {
+    if depth > 32 {
+        return;
+    }
+    match schema {
+        Value::Object(map) => {
+            for (k, v) in map.iter_mut() {
+                match (k.as_str(), v) {
+                    ("type", Value::String(t)) => *t = t.to_ascii_lowercase(),
+                    (_, v) => lowercase_types(v, depth + 1),
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(|i| lowercase_types(i, depth + 1)),
+        _ => {}
+    }
 }
 
 fn entry_name(entry: &Value) -> Option<String> {
@@ -212,6 +250,25 @@ mod tests {
         assert_eq!(r.spec("search").unwrap().parameters, params());
     }
 
+    // covers V-1
+    #[test]
+    fn gemini_function_declarations() {
+        let decl = json!({"name":"search","description":"Search",
+            "parameters":{"type":"OBJECT","properties":{"q":{"type":"STRING"}},"required":["q"]}});
+        for doc in [
+            json!({"functionDeclarations": [decl.clone()]}),
+            json!([{"functionDeclarations": [decl.clone()]}]),
+            json!({"tools": [{"function_declarations": [decl.clone()]}]}),
+        ] {
+            let r = Registry::from_tools_json(&doc).unwrap();
+            assert_eq!(r.spec("search").unwrap().parameters, params(), "{doc}");
+        }
+        // the index counts declarations
+        let doc = json!([{"functionDeclarations": [decl, {"description": "nameless"}]}]);
+        let e = Registry::from_tools_json(&doc).unwrap_err().to_string();
+        assert!(e.contains("#1"), "{e}");
+    }
+
     // covers V-1, V-2, V-4
     #[test]
     fn own_format_with_all_fields_and_mixed_shapes() {
@@ -309,5 +366,63 @@ mod tests {
             Err(RegistryError::Io { .. })
         ));
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    fn json_value() -> impl proptest::strategy::Strategy<Value = Value> {
+        use proptest::prelude::*;
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            any::<i64>().prop_map(Value::from),
+            prop::sample::select(vec![
+                "function", "object", "string", "a", "a.b::c", "", "9", "job", "program",
+            ])
+            .prop_map(Value::from),
+        ];
+        leaf.prop_recursive(5, 48, 5, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
+                prop::collection::vec(
+                    (
+                        prop::sample::select(vec![
+                            "tools",
+                            "type",
+                            "function",
+                            "name",
+                            "description",
+                            "parameters",
+                            "properties",
+                            "input_schema",
+                            "kind",
+                            "enabled",
+                            "backend",
+                            "argv",
+                            "url",
+                            "functionDeclarations",
+                            "timeout_ms",
+                            "required",
+                        ]),
+                        inner
+                    ),
+                    0..6
+                )
+                .prop_map(|kv| Value::Object(
+                    kv.into_iter().map(|(k, v)| (k.to_owned(), v)).collect()
+                )),
+            ]
+        })
+    }
+
+    proptest::proptest! {
+        // covers R-7, V-2: any document loads or fails with an error, never a panic, and a
+        // loaded registry only holds valid ids.
+        #[test]
+        fn arbitrary_documents_never_panic(doc in json_value()) {
+            if let Ok(r) = Registry::from_tools_json(&doc) {
+                for name in r.names() {
+                    proptest::prop_assert!(Registry::validate_id(name).is_ok());
+                }
+            }
+        }
     }
 }

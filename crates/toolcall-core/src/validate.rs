@@ -63,11 +63,22 @@ impl Registry {
             } else {
                 known.join(", ")
             };
+            let suggestion = suggest(&call.name, &known);
+            let hint = suggestion
+                .map(|s| format!(" Did you mean {s:?}?"))
+                .unwrap_or_default();
+            let mut details = json!({ "available": known });
+            if let Some(s) = suggestion {
+                details["suggestion"] = json!(s);
+            }
             return Err(ToolError::new(
                 ErrorCode::UnknownTool,
-                format!("no tool named {:?}; available tools: {list}", call.name),
+                format!(
+                    "no tool named {:?}.{hint} Available tools: {list}",
+                    call.name
+                ),
             )
-            .with_details(json!({ "available": known })));
+            .with_details(details));
         };
         if !entry.spec.enabled {
             return Err(ToolError::new(
@@ -115,6 +126,22 @@ impl Registry {
                 return Err(invalid_arguments(&call.name, &errors));
             }
             repairs.extend(coerce_repairs);
+        } else if contains_float(&args, 0) {
+            // Valid, but integers written as `3.0` reach tools as floats: make them integers.
+            let mut normalised = args.clone();
+            let mut int_repairs = Vec::new();
+            coerce(
+                &mut normalised,
+                schema,
+                schema,
+                0,
+                &mut String::new(),
+                &mut int_repairs,
+            );
+            if !int_repairs.is_empty() && validator.is_valid(&normalised) {
+                args = normalised;
+                repairs.extend(int_repairs);
+            }
         }
         call.arguments = args;
         call.origin.repairs.extend(repairs);
@@ -127,6 +154,56 @@ impl Registry {
         self.validator(name)
             .map(|v| schema_errors(v, arguments))
             .unwrap_or_default()
+    }
+}
+
+/// A tool the model probably meant: same letters and digits ignoring case and separators
+/// (`Vista_Command_Summary`, a provider alias), or the last segment of an id (`summary`).
+/// Only a suggestion in the error: never called in its place.
+fn suggest<'a>(name: &str, known: &[&'a str]) -> Option<&'a str> {
+    let squash = |s: &str| -> String {
+        s.chars()
+            .filter(char::is_ascii_alphanumeric)
+            .map(|c| c.to_ascii_lowercase())
+            .collect()
+    };
+    let wanted = squash(name);
+    if wanted.is_empty() {
+        return None;
+    }
+    let by_letters: Vec<&str> = known
+        .iter()
+        .copied()
+        .filter(|k| squash(k) == wanted)
+        .collect();
+    if let [one] = by_letters.as_slice() {
+        return Some(one);
+    }
+    let by_segment: Vec<&str> = known
+        .iter()
+        .copied()
+        .filter(|k| {
+            k.rsplit(['.', ':'])
+                .next()
+                .is_some_and(|last| last.eq_ignore_ascii_case(name))
+        })
+        .collect();
+    match by_segment.as_slice() {
+        [one] => Some(one),
+        _ => None,
+    }
+}
+
+/// Whether any number in `v` is stored as a float (bounded depth).
+fn contains_float(v: &Value, depth: usize) -> bool {
+    if depth > MAX_COERCE_DEPTH {
+        return false;
+    }
+    match v {
+        Value::Number(n) => n.is_f64(),
+        Value::Array(a) => a.iter().any(|i| contains_float(i, depth + 1)),
+        Value::Object(m) => m.values().any(|i| contains_float(i, depth + 1)),
+        _ => false,
     }
 }
 
@@ -271,6 +348,27 @@ fn coerce(
     }
     let schema = resolve(schema, root);
     let types = allowed_types(schema);
+    if types.contains(&"integer")
+        && !types.contains(&"number")
+        && value.is_f64()
+        && let Some(f) = value.as_f64()
+        && f.fract() == 0.0
+        && f.abs() < 9.0e15
+    {
+        repairs.push(Repair::new(
+            "integer_from_float",
+            format!(
+                "{}: {f} written as integer {}",
+                if pointer.is_empty() {
+                    "(arguments)"
+                } else {
+                    pointer.as_str()
+                },
+                f as i64
+            ),
+        ));
+        *value = Value::from(f as i64);
+    }
     if !types.is_empty() && !types.iter().any(|t| matches_type(value, t)) {
         coerce_scalar(value, &types, pointer, repairs);
     }
@@ -535,6 +633,58 @@ mod tests {
         );
     }
 
+    //
+    #[test]
+    fn unknown_tool_suggests_but_never_substitutes() {
+        let r = registry();
+        for (called, meant) in [
+            (
+                "vista_command_start_workflow__triage",
+                "vista.command.start_workflow::triage",
+            ),
+            ("Computer-Use", "computer_use"),
+            ("triage", "vista.command.start_workflow::triage"),
+        ] {
+            let mut c = call(called, json!({}));
+            let e = r.validate_call(&mut c).unwrap_err();
+            assert_eq!(e.code, ErrorCode::UnknownTool);
+            assert!(
+                e.message.contains(&format!("Did you mean {meant:?}?")),
+                "{}",
+                e.message
+            );
+            assert_eq!(e.details.unwrap()["suggestion"], meant);
+            assert_eq!(c.name, called);
+        }
+        // a disabled tool is never suggested
+        let mut c = call("OFF", json!({}));
+        let e = r.validate_call(&mut c).unwrap_err();
+        assert!(!e.message.contains("Did you mean"), "{}", e.message);
+    }
+
+    // covers V-5
+    #[test]
+    fn whole_floats_become_integers_where_the_schema_wants_integers() {
+        let r = registry();
+        let mut c = call(
+            "computer_use",
+            json!({"action":"left_click","coordinate":[100.0, 200.0],"duration":2.0}),
+        );
+        r.validate_call(&mut c).unwrap();
+        assert!(c.arguments["coordinate"][0].is_i64());
+        assert_eq!(c.arguments["coordinate"], json!([100, 200]));
+        // `number` keeps its float
+        assert!(c.arguments["duration"].is_f64());
+        assert_eq!(kinds(&c), ["integer_from_float", "integer_from_float"]);
+        // 1.5 is not an integer: refused, left as sent
+        let mut c = call(
+            "computer_use",
+            json!({"action":"left_click","coordinate":[1.5, 2]}),
+        );
+        assert!(r.validate_call(&mut c).is_err());
+        assert_eq!(c.arguments["coordinate"][0], json!(1.5));
+    }
+
     // covers V-3
     #[test]
     fn disabled_tool_is_refused() {
@@ -749,5 +899,76 @@ mod tests {
         let mut c = call("tree", json!({"m": {"m": {"k": "5"}}}));
         r.validate_call(&mut c).unwrap();
         assert_eq!(c.arguments, json!({"m": {"m": {"k": 5}}}));
+    }
+
+    fn json_value() -> impl proptest::strategy::Strategy<Value = Value> {
+        use proptest::prelude::*;
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            any::<i64>().prop_map(Value::from),
+            (-1.0e6f64..1.0e6).prop_map(Value::from),
+            prop::sample::select(vec![
+                "100",
+                " -7 ",
+                "1.5",
+                "true",
+                "False",
+                "[1, 2]",
+                "{\"a\":1}",
+                "x",
+                "",
+                "1e3",
+                "screenshot",
+                "left_click",
+            ])
+            .prop_map(Value::from),
+        ];
+        leaf.prop_recursive(4, 32, 6, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
+                prop::collection::vec(
+                    (
+                        prop::sample::select(vec![
+                            "action",
+                            "coordinate",
+                            "text",
+                            "duration",
+                            "hold",
+                            "tags",
+                            "options",
+                            "count",
+                            "other",
+                        ]),
+                        inner
+                    ),
+                    0..5
+                )
+                .prop_map(|kv| Value::Object(
+                    kv.into_iter().map(|(k, v)| (k.to_owned(), v)).collect()
+                )),
+            ]
+        })
+    }
+
+    proptest::proptest! {
+        // covers R-6, V-1, V-5: whatever the model sends, validation never panics, and an
+        // accepted call always satisfies the schema; a refused call keeps its arguments.
+        #[test]
+        fn accepted_calls_always_validate(args in json_value()) {
+            let r = registry();
+            let mut c = call("computer_use", args.clone());
+            match r.validate_call(&mut c) {
+                Ok(()) => {
+                    proptest::prop_assert!(r.schema_errors("computer_use", &c.arguments).is_empty());
+                    proptest::prop_assert!(c.arguments.is_object());
+                }
+                Err(e) => {
+                    proptest::prop_assert_eq!(c.arguments, args);
+                    proptest::prop_assert!(c.origin.repairs.is_empty());
+                    proptest::prop_assert!(matches!(e.code, ErrorCode::InvalidArguments));
+                }
+            }
+        }
     }
 }

@@ -351,7 +351,7 @@ impl Agent {
                 report.rounds.push(rr);
                 return Ok(report);
             }
-            let (results, tripped) = self.run_calls(round, &it.calls).await?;
+            let (checked, results, tripped) = self.run_calls(round, &it.calls).await?;
             report.breaker_tripped |= tripped;
             if it.from_text {
                 self.push(Message::user(text_results(&results)))?;
@@ -365,7 +365,7 @@ impl Agent {
                 }
             }
             self.save_states()?;
-            rr.calls = it.calls;
+            rr.calls = checked;
             rr.results = results;
             report.rounds.push(rr);
             if tripped {
@@ -400,24 +400,24 @@ impl Agent {
         Ok(report)
     }
 
-    /// Runs a reply's calls in order through the breaker; archives each call and result
-    /// before the next one runs.
+    /// Runs a reply's calls in order through the breaker; archives each call (as validated)
+    /// and its result before the next one runs. Returns the calls as they ran.
     async fn run_calls(
         &mut self,
         round: usize,
         calls: &[ToolCall],
-    ) -> Result<(Vec<ToolResult>, bool), AgentError> {
+    ) -> Result<(Vec<ToolCall>, Vec<ToolResult>, bool), AgentError> {
         let mut results = Vec::with_capacity(calls.len());
+        let mut checked = Vec::with_capacity(calls.len());
         let mut tripped = false;
         for call in calls {
-            if let (Some(a), Some(s)) = (&self.archive, &self.ctx.session_id) {
-                a.record_call(s, round, call)?;
-            }
             let key = breaker_key(call);
             let timed = match self.failures.get(&key) {
                 Some((_, n)) if *n >= BREAKER_THRESHOLD => {
                     tripped = true;
+                    self.record_call(round, call)?;
                     Timed {
+                        call: call.clone(),
                         result: ToolResult::err(
                             call.call_id.clone(),
                             call.name.clone(),
@@ -432,7 +432,20 @@ impl Agent {
                         duration: Duration::ZERO,
                     }
                 }
-                _ => self.executor.execute_one(call.clone(), &self.ctx).await,
+                _ => {
+                    let mut archived = Ok(());
+                    let (archive, session) = (self.archive.clone(), self.ctx.session_id.clone());
+                    let timed = self
+                        .executor
+                        .execute_one_observed(call.clone(), &self.ctx, &mut |checked| {
+                            if let (Some(a), Some(s)) = (&archive, &session) {
+                                archived = a.record_call(s, round, checked);
+                            }
+                        })
+                        .await;
+                    archived?;
+                    timed
+                }
             };
             if let Err(e) = &timed.result.outcome
                 && e.code != ErrorCode::Cancelled
@@ -448,9 +461,17 @@ impl Agent {
             if let (Some(a), Some(s)) = (&self.archive, &self.ctx.session_id) {
                 a.record_result(s, &timed.result, timed.duration, Delivery::Inline)?;
             }
+            checked.push(timed.call);
             results.push(timed.result);
         }
-        Ok((results, tripped))
+        Ok((checked, results, tripped))
+    }
+
+    fn record_call(&self, round: usize, call: &ToolCall) -> Result<(), AgentError> {
+        if let (Some(a), Some(s)) = (&self.archive, &self.ctx.session_id) {
+            a.record_call(s, round, call)?;
+        }
+        Ok(())
     }
 }
 

@@ -74,9 +74,11 @@ where
     }
 }
 
-/// A result with how long the call took.
+/// A result with how long the call took, and the call as it ran (after validation's
+/// coercions, with their repairs recorded in `call.origin.repairs`).
 #[derive(Debug, Clone)]
 pub struct Timed {
+    pub call: ToolCall,
     pub result: ToolResult,
     pub duration: Duration,
 }
@@ -143,7 +145,18 @@ impl Executor {
     }
 
     /// Runs one call (the unit [`Self::execute`] repeats).
-    pub async fn execute_one(&self, mut call: ToolCall, ctx: &SessionContext) -> Timed {
+    pub async fn execute_one(&self, call: ToolCall, ctx: &SessionContext) -> Timed {
+        self.execute_one_observed(call, ctx, &mut |_| {}).await
+    }
+
+    /// Runs one call; `on_checked` sees the call after validation (coerced, repairs recorded)
+    /// just before it runs or is rejected, so a caller can archive it first.
+    pub async fn execute_one_observed(
+        &self,
+        mut call: ToolCall,
+        ctx: &SessionContext,
+        on_checked: &mut (dyn FnMut(&ToolCall) + Send),
+    ) -> Timed {
         let started = Instant::now();
         let call_id = call.call_id.clone();
         let name = call.name.clone();
@@ -155,13 +168,17 @@ impl Executor {
             arguments = %redact(&call.arguments),
             "tool_call.started"
         );
-        let result = match self.prepare(&mut call).await {
+        let prepared = self.prepare(&mut call).await;
+        on_checked(&call);
+        let checked = call.clone();
+        let result = match prepared {
             Err(e) => ToolResult::err(call_id.clone(), name.clone(), e),
             Ok(Prepared::Job(handler, timeout)) => {
                 let job_id = format!("job_{}", call_id);
                 let tctx = tool_context(&call, ctx);
                 let max = self.max_output_bytes;
                 let job_call = call.clone();
+                let checked_job = call.clone();
                 self.jobs.lock().await.spawn(async move {
                     let t0 = Instant::now();
                     let outcome =
@@ -173,7 +190,11 @@ impl Executor {
                     };
                     let duration = t0.elapsed();
                     log_outcome(&result, duration, true);
-                    Timed { result, duration }
+                    Timed {
+                        call: checked_job,
+                        result,
+                        duration,
+                    }
                 });
                 ToolResult::ok(
                     call_id.clone(),
@@ -200,7 +221,11 @@ impl Executor {
         };
         let duration = started.elapsed();
         log_outcome(&result, duration, false);
-        Timed { result, duration }
+        Timed {
+            call: checked,
+            result,
+            duration,
+        }
     }
 
     async fn prepare(&self, call: &mut ToolCall) -> Result<Prepared, ToolError> {

@@ -377,3 +377,58 @@ async fn a_second_turn_continues_the_conversation() {
     assert_eq!(roles, ["user", "assistant", "user"]);
     assert_eq!(m[1]["content"], "first");
 }
+
+struct Camera;
+
+#[async_trait::async_trait]
+impl toolcall_core::Tool for Camera {
+    fn spec(&self) -> toolcall_core::ToolSpec {
+        toolcall_core::ToolSpec::new("screenshot", "", json!({"type":"object"}))
+    }
+    async fn call(
+        &self,
+        _: &toolcall_core::ToolContext,
+        _: Value,
+    ) -> Result<toolcall_core::ToolOutput, toolcall_core::ToolError> {
+        let data = "A".repeat(200_000);
+        Ok(
+            json!({"width": 1024, "image": {"type":"image","media_type":"image/png","data": data}})
+                .into(),
+        )
+    }
+}
+
+// covers P-CU, R-8
+#[tokio::test]
+async fn images_in_results_are_attached_not_pasted_into_tool_messages() {
+    let (url, script) = serve(
+        vec![
+            chat(calls_message(vec![
+                tool_call("shot", "screenshot", "{}"),
+                tool_call("after", "echo", r#"{"text":"x"}"#),
+            ])),
+            chat(text_message("I see it.")),
+        ],
+        false,
+    )
+    .await;
+    let mut reg = registry();
+    reg.add_tool(Arc::new(Camera)).unwrap();
+    let mut a = Agent::new(
+        Arc::new(ChatCompletionsClient::new(&url, "m").unwrap()),
+        Arc::new(Executor::new(Arc::new(reg))),
+        AgentConfig::default(),
+    );
+    a.run_turn("look").await.unwrap();
+    let m = messages(&script.requests()[1]).clone();
+    let roles: Vec<&str> = m.iter().map(|x| x["role"].as_str().unwrap()).collect();
+    // Tool messages stay directly after the assistant message; the image follows them.
+    assert_eq!(roles, ["user", "assistant", "tool", "tool", "user"]);
+    let tool = m[2]["content"].as_str().unwrap();
+    assert!(tool.len() < 1000, "base64 pasted into the tool message");
+    assert!(tool.contains("attached"));
+    let parts = m[4]["content"].as_array().unwrap();
+    let url = parts[1]["image_url"]["url"].as_str().unwrap();
+    assert!(url.starts_with("data:image/png;base64,AAAA"));
+    assert_eq!(url.len(), "data:image/png;base64,".len() + 200_000);
+}

@@ -290,3 +290,27 @@ async fn auto_mode_falls_back_to_parsing_text_when_no_native_calls_come() {
     );
     assert_eq!(report.final_text.as_deref(), Some("Both done."));
 }
+
+// covers V-5, V-1, X-8
+#[tokio::test]
+async fn validation_coercions_show_in_the_report_and_the_archive() {
+    let replay = Arc::new(ReplayClient::from_replies(vec![
+        calls_message(vec![tool_call("c1", "sleep", r#"{"ms":"5"}"#)]),
+        text_message("slept"),
+    ]));
+    let mut agent = Agent::new(
+        replay,
+        Arc::new(Executor::new(Arc::new(registry()))),
+        AgentConfig::default(),
+    );
+    let archive = Arc::new(Archive::in_memory().unwrap());
+    let sid = agent.archive_new(archive.clone(), "coerce").unwrap();
+    let report = agent.run_turn("sleep").await.unwrap();
+    let call = &report.rounds[0].calls[0];
+    assert_eq!(call.arguments, json!({"ms": 5}));
+    assert!(!call.origin.repairs.is_empty());
+    assert_eq!(report.rounds[0].results[0].to_json()["data"]["slept_ms"], 5);
+    let rec = archive.show_session(&sid).unwrap();
+    assert_eq!(rec.calls[0].arguments, json!({"ms": 5}));
+    assert!(!rec.calls[0].repairs.as_array().unwrap().is_empty());
+}

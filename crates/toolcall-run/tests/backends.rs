@@ -353,3 +353,18 @@ fn attach_backends_reports_bad_config_and_attaches_nothing() {
     assert!(e.to_string().contains("bad"), "{e}");
     assert!(registry.get("good").unwrap().handler.is_none());
 }
+
+// covers X-3: with the `tls` feature, https URLs are supported (the failure is a connection
+// error on a closed port, not "scheme not supported").
+#[cfg(feature = "tls")]
+#[tokio::test]
+async fn https_is_supported_with_the_tls_feature() {
+    let client = toolcall_run::backend::http::default_client().unwrap();
+    let e = client
+        .post("https://127.0.0.1:1/")
+        .send()
+        .await
+        .unwrap_err();
+    assert!(e.is_connect(), "{e:?}");
+    assert!(!e.is_builder(), "{e:?}");
+}

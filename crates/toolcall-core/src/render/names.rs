@@ -201,4 +201,21 @@ mod tests {
             assert!(!is_provider_safe(bad), "{bad}");
         }
     }
+
+    proptest::proptest! {
+        // covers O-1, V-2: any set of valid ids gets safe, unique aliases that map back.
+        #[test]
+        fn aliases_round_trip(ids in proptest::collection::btree_set(
+            "[a-z_][a-zA-Z0-9_.-]{0,70}(::[a-zA-Z0-9_.-]{1,20})?", 1..20)) {
+            let ids: Vec<&str> = ids.iter().map(String::as_str).collect();
+            let m = NameMap::from_names(ids.iter().copied());
+            let mut seen = std::collections::BTreeSet::new();
+            for id in &ids {
+                let alias = m.to_provider(id).into_owned();
+                proptest::prop_assert!(is_provider_safe(&alias), "{} -> {}", id, alias);
+                proptest::prop_assert_eq!(m.from_provider(&alias), Some(*id));
+                proptest::prop_assert!(seen.insert(alias));
+            }
+        }
+    }
 }

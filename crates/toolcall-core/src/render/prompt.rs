@@ -105,7 +105,8 @@ pub fn render_prompt(registry: &Registry, format: PromptFormat) -> String {
     for spec in &tools {
         let _ = write!(out, "\n- `{}`", spec.name);
         if !spec.description.is_empty() {
-            let _ = write!(out, ": {}", spec.description.trim());
+            // Continuation lines stay inside the list item.
+            let _ = write!(out, ": {}", spec.description.trim().replace('\n', "\n  "));
         }
         let _ = write!(
             out,
@@ -413,7 +414,7 @@ mod tests {
         .unwrap();
         r.add_spec(ToolSpec::new(
             "highlight_object",
-            "Highlight an object in view",
+            "Highlight an object in view\nwith a box",
             json!({"type":"object","properties":{"object":{"type":"string","examples":["cup"]}},"required":["object"]}),
         ))
         .unwrap();
@@ -475,7 +476,10 @@ mod tests {
             let p = render_prompt(&r, format);
             assert_eq!(example_of(&p), example, "{format}");
             assert!(p.contains("- `computer_use`: Use the computer"), "{format}");
-            assert!(p.contains("- `highlight_object`: Highlight"), "{format}");
+            assert!(
+                p.contains("- `highlight_object`: Highlight an object in view\n  with a box\n"),
+                "{format}"
+            );
             assert!(
                 p.contains("\"enum\":[\"screenshot\",\"left_click\",\"type\"]"),
                 "{format}"

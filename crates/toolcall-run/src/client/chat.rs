@@ -333,3 +333,55 @@ async fn read_stream(
             .collect(),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use toolcall_core::ToolCall;
+
+    // covers, O-1
+    #[test]
+    fn conversation_maps_to_chat_messages() {
+        let specs = [ToolSpec::new("a.b::c", "", json!({"type":"object"}))];
+        let names = super::super::name_map(&specs);
+        let mut call = ToolCall::new("a.b::c", json!({"x": 1}), FORMAT);
+        call.call_id = "c1".into();
+        let msgs = to_chat_messages(
+            &[
+                Message::system("sys"),
+                Message::user("hi"),
+                Message::Assistant {
+                    text: None,
+                    calls: vec![call],
+                },
+                Message::Tool {
+                    call_id: "c1".into(),
+                    name: "a.b::c".into(),
+                    content: json!({"status":"ok","data":1}),
+                },
+                Message::JobResult {
+                    call_id: "c1".into(),
+                    name: "a.b::c".into(),
+                    content: json!({"status":"ok","data":2}),
+                },
+            ],
+            &names,
+        );
+        assert_eq!(msgs[0], json!({"role":"system","content":"sys"}));
+        let alias = msgs[2]["tool_calls"][0]["function"]["name"]
+            .as_str()
+            .unwrap();
+        assert_ne!(alias, "a.b::c");
+        assert_eq!(names.from_provider(alias), Some("a.b::c"));
+        assert_eq!(
+            msgs[2]["tool_calls"][0]["function"]["arguments"],
+            "{\"x\":1}"
+        );
+        assert_eq!(msgs[3]["tool_call_id"], "c1");
+        assert_eq!(msgs[4]["role"], "user");
+        assert!(msgs[4]["content"].as_str().unwrap().contains("call_id=c1"));
+        let reply = reply_from_message(&msgs[2], &names);
+        assert_eq!(reply.calls[0].name, "a.b::c");
+        assert_eq!(reply.calls[0].call_id.as_str(), "c1");
+    }
+}

@@ -145,7 +145,11 @@ pub struct Sleep;
 #[async_trait]
 impl Tool for Sleep {
     fn spec(&self) -> ToolSpec {
-        ToolSpec::new("sleep", "Sleep", json!({"type":"object"}))
+        ToolSpec::new(
+            "sleep",
+            "Sleep",
+            json!({"type":"object","properties":{"ms":{"type":"integer"}}}),
+        )
     }
     async fn call(&self, _: &ToolContext, a: Value) -> Result<ToolOutput, ToolError> {
         let ms = a["ms"].as_u64().unwrap_or(10);
