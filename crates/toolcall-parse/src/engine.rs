@@ -98,6 +98,8 @@ enum Mode {
         start: usize,
         name: String,
         fields: Vec<(String, String)>,
+        /// Where the newline search resumes (the current line has no newline before it).
+        search: usize,
     },
     Call {
         start: usize,
@@ -156,6 +158,28 @@ fn looks_like_call(region: &[u8]) -> bool {
         || (has("\"command\"") && has("\"session_id\""))
 }
 
+/// Why JSON that has a call's `name` + arguments shape was left as text (F-DIAG-1).
+fn rejected_call_shape(v: &Value, ctx: &Ctx) -> Option<String> {
+    let m = v.as_object()?;
+    let name = m.get("name")?.as_str()?;
+    if !(m.contains_key("arguments") || m.contains_key("parameters")) {
+        return None;
+    }
+    Some(if !ctx.strict_name_ok(name) {
+        format!("JSON shaped like a call to {name:?} left as text: not a registered tool")
+    } else {
+        let extra: Vec<&str> = m
+            .keys()
+            .map(String::as_str)
+            .filter(|k| !["name", "arguments", "parameters", "id", "call_id", "type"].contains(k))
+            .collect();
+        format!(
+            "JSON shaped like a call to {name:?} left as text: unexpected keys {}",
+            extra.join(", ")
+        )
+    })
+}
+
 pub(crate) struct Engine {
     ctx: Arc<Ctx>,
     nested: bool,
@@ -177,6 +201,8 @@ pub(crate) struct Engine {
     labels: Vec<(String, Range<usize>)>,
     pub(crate) reasoning: Vec<String>,
     finished: bool,
+    /// Visible text (non-whitespace) or a call has been produced.
+    seen_visible: bool,
 }
 
 impl Engine {
@@ -202,6 +228,7 @@ impl Engine {
             labels: Vec::new(),
             reasoning: Vec::new(),
             finished: false,
+            seen_visible: false,
         }
     }
 
@@ -282,6 +309,9 @@ impl Engine {
         if t.is_empty() {
             return;
         }
+        if !self.seen_visible && !t.trim().is_empty() {
+            self.seen_visible = true;
+        }
         self.text_acc.push_str(t);
         if self.fallbacks_on() && self.visible.len() < self.ctx.limits.max_input_bytes {
             self.visible.push_str(t);
@@ -322,6 +352,7 @@ impl Engine {
             return;
         }
         self.flush_text_event();
+        self.seen_visible = true;
         let index = self.call_count;
         self.call_count += 1;
         self.events.push(StreamEvent::CallStarted {
@@ -339,7 +370,15 @@ impl Engine {
     fn build_and_emit(&mut self, d: Draft) {
         let span = d.span.clone();
         match build(d) {
-            Ok(call) => self.emit_call(call),
+            Ok(call) => {
+                if self.call_count < self.ctx.limits.max_calls {
+                    self.diag(Diagnostic::info(
+                        format!("found {} call to {:?}", call.origin.format, call.name),
+                        call.origin.span.clone(),
+                    ));
+                }
+                self.emit_call(call)
+            }
             Err(e) => self.diag(Diagnostic::error(format!("call dropped: {e}"), span)),
         }
     }
@@ -445,7 +484,10 @@ impl Engine {
                 *marker -= keep;
                 *after -= keep;
             }
-            Mode::KeyValue { start, .. } => *start -= keep,
+            Mode::KeyValue { start, search, .. } => {
+                *start -= keep;
+                *search -= keep;
+            }
             Mode::Call { start, open, .. } => {
                 *start -= keep;
                 *open -= keep;
@@ -565,12 +607,21 @@ impl Engine {
                             Marker::Partial if !is_final => return Step::Wait,
                             Marker::Full => {
                                 let info_from = pos + 3;
-                                let (info_end, content) =
-                                    match memchr::memchr(b'\n', &bytes[info_from..]) {
-                                        Some(nl) => (info_from + nl, info_from + nl + 1),
-                                        None if is_final => (len, len),
-                                        None => return Step::Wait,
-                                    };
+                                // An info string longer than this is no fence opener.
+                                const MAX_INFO: usize = 256;
+                                let window = &bytes[info_from..len.min(info_from + MAX_INFO)];
+                                let (info_end, content) = match memchr::memchr(b'\n', window) {
+                                    Some(nl) => (info_from + nl, info_from + nl + 1),
+                                    None if is_final && len - info_from <= MAX_INFO => (len, len),
+                                    None if len - info_from < MAX_INFO => return Step::Wait,
+                                    None => {
+                                        // Too long to be an info string: plain backticks.
+                                        self.pos = info_from;
+                                        self.line_start = false;
+                                        self.ident_start = None;
+                                        return Step::Continue;
+                                    }
+                                };
                                 let lang = self
                                     .buf
                                     .get(info_from..info_end)
@@ -645,8 +696,13 @@ impl Engine {
                                 self.python_tag = true;
                                 self.enter_text(after);
                             }
+                            THINK_CLOSE => {
+                                // A closing tag without an opening one: markup, dropped.
+                                self.enter_text(after);
+                            }
                             _ => {
-                                // </think> without an opening tag, or an end-of-turn token.
+                                // An end-of-message token closes a <|python_tag|> section.
+                                self.python_tag = false;
                                 self.enter_text(after);
                             }
                         }
@@ -719,12 +775,15 @@ impl Engine {
                     match match_at(self.buf.as_bytes(), pos, key_value::HEADER, true) {
                         Marker::Partial if !is_final => return Step::Wait,
                         Marker::Full => {
-                            let (line_end, next) =
-                                match memchr::memchr(b'\n', &self.buf.as_bytes()[pos..]) {
-                                    Some(nl) => (pos + nl, pos + nl + 1),
-                                    None if is_final => (len, len),
-                                    None => return Step::Wait,
-                                };
+                            // A header line longer than this is not one (bounds the wait).
+                            const MAX_HEADER: usize = 1024;
+                            let window = &self.buf.as_bytes()[pos..len.min(pos + MAX_HEADER)];
+                            let (line_end, next) = match memchr::memchr(b'\n', window) {
+                                Some(nl) => (pos + nl, pos + nl + 1),
+                                None if is_final && len - pos <= MAX_HEADER => (len, len),
+                                None if len - pos < MAX_HEADER => return Step::Wait,
+                                None => (pos, pos),
+                            };
                             let line = self.buf.get(pos..line_end).unwrap_or("");
                             if let Some(name) = key_value::header_name(line) {
                                 if self.ctx.strict_name_ok(name) {
@@ -734,6 +793,7 @@ impl Engine {
                                         start: pos,
                                         name,
                                         fields: Vec::new(),
+                                        search: next,
                                     };
                                     self.pos = next;
                                     return Step::Continue;
@@ -899,6 +959,7 @@ impl Engine {
         sub.nested = true;
         sub.base = self.abs(content);
         sub.python_tag = self.python_tag;
+        sub.seen_visible = self.seen_visible;
         let mut events = sub.push(&inner);
         events.extend(sub.finish_nested());
         if sub.markup_found {
@@ -955,7 +1016,8 @@ impl Engine {
         match bytes.get(start) {
             None => {
                 if is_final {
-                    self.json_unusable(start, site, "nothing follows the marker".into(), true);
+                    let len = self.buf.len();
+                    self.json_unusable(start, site, "nothing follows the marker".into(), len);
                     return Step::Continue;
                 }
                 self.mode = Mode::Json {
@@ -967,7 +1029,7 @@ impl Engine {
             }
             Some(b'{' | b'[') => {}
             Some(_) => {
-                self.json_unusable(start, site, "expected a JSON object or array".into(), false);
+                self.json_unusable(start, site, "expected a JSON object or array".into(), start);
                 return Step::Continue;
             }
         }
@@ -1000,7 +1062,7 @@ impl Engine {
                 Step::Continue
             }
             Scan::Fail(e) => {
-                self.json_unusable(start, site, e, false);
+                self.json_unusable(start, site, e, start + scanner.consumed());
                 Step::Continue
             }
         }
@@ -1008,12 +1070,13 @@ impl Engine {
 
     /// A region that is not balanced JSON: text (rescanned from the next byte), or for
     /// explicit markup an error.
-    fn json_unusable(&mut self, start: usize, site: JsonSite, why: String, at_end: bool) {
+    fn json_unusable(&mut self, start: usize, site: JsonSite, why: String, end: usize) {
+        // `end` is where the scan stopped: never the buffer length, which depends on chunking.
         match site {
             JsonSite::Plain | JsonSite::PythonTag => {
-                let region = self.buf.as_bytes().get(start..).unwrap_or(&[]);
+                let region = self.buf.as_bytes().get(start..end).unwrap_or(&[]);
                 if looks_like_call(region) {
-                    let span = self.span(start, self.buf.len());
+                    let span = self.span(start, end);
                     self.diag(Diagnostic::error(
                         format!("malformed tool call JSON left as text: {why}"),
                         span,
@@ -1022,7 +1085,6 @@ impl Engine {
                 self.enter_text(start + 1);
             }
             JsonSite::Mistral { marker } | JsonSite::MistralNamed { marker, .. } => {
-                let end = if at_end { self.buf.len() } else { start };
                 self.drop_markup(
                     marker,
                     end,
@@ -1039,7 +1101,14 @@ impl Engine {
         match parse_lenient(&region) {
             Ok((v, repairs)) => {
                 let outcome = match &site {
-                    JsonSite::Plain => classify_value(&v, &self.ctx, &Site::Plain, span.clone()),
+                    JsonSite::Plain => classify_value(
+                        &v,
+                        &self.ctx,
+                        &Site::Plain {
+                            at_start: !self.seen_visible,
+                        },
+                        span.clone(),
+                    ),
                     JsonSite::PythonTag => {
                         classify_value(&v, &self.ctx, &Site::PythonTag, span.clone())
                     }
@@ -1074,6 +1143,9 @@ impl Engine {
                     }
                     None => match site {
                         JsonSite::Plain | JsonSite::PythonTag => {
+                            if let Some(why) = rejected_call_shape(&v, &self.ctx) {
+                                self.diag(Diagnostic::info(why, span.clone()));
+                            }
                             if self.fallbacks_on()
                                 && let Some(l) = fallback::label_of(&v)
                             {
@@ -1261,10 +1333,19 @@ impl Engine {
             let start = *start;
             let pos = self.pos;
             let len = self.buf.len();
-            let (line_end, next) = match memchr::memchr(b'\n', &self.buf.as_bytes()[pos..]) {
-                Some(nl) => (pos + nl, pos + nl + 1),
+            let from = match &self.mode {
+                Mode::KeyValue { search, .. } => (*search).max(pos),
+                _ => pos,
+            };
+            let (line_end, next) = match memchr::memchr(b'\n', &self.buf.as_bytes()[from..]) {
+                Some(nl) => (from + nl, from + nl + 1),
                 None if is_final => (len, len),
-                None => return Step::Wait,
+                None => {
+                    if let Mode::KeyValue { search, .. } = &mut self.mode {
+                        *search = len;
+                    }
+                    return Step::Wait;
+                }
             };
             let line = self
                 .buf
@@ -1280,6 +1361,9 @@ impl Engine {
             {
                 fields.push(f);
                 self.pos = next;
+                if let Mode::KeyValue { search, .. } = &mut self.mode {
+                    *search = next;
+                }
                 continue;
             }
             // The block ends before this line.
@@ -1346,7 +1430,7 @@ impl Engine {
                 Step::Continue
             }
             Scan::Fail(e) => {
-                let span = self.span(start, self.buf.len());
+                let span = self.span(start, open + scanner.consumed());
                 self.diag(Diagnostic::error(
                     format!("{name}(...) left as text: {e}"),
                     span,

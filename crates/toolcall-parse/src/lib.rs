@@ -216,7 +216,13 @@ pub fn parse_native(value: &Value, options: &ParseOptions) -> Parsed {
                     continue;
                 }
                 match build(d) {
-                    Ok(c) => parsed.calls.push(c),
+                    Ok(c) => {
+                        parsed.diagnostics.push(Diagnostic::info(
+                            format!("found {} call to {:?}", c.origin.format, c.name),
+                            0..0,
+                        ));
+                        parsed.calls.push(c)
+                    }
                     Err(e) => parsed
                         .diagnostics
                         .push(Diagnostic::error(format!("call dropped: {e}"), 0..0)),

@@ -14,9 +14,21 @@ use super::keys_within;
 use crate::FormatId;
 use crate::builder::{Ctx, Draft, Outcome};
 
-pub(crate) fn classify(v: &Value, ctx: &Ctx, span: Range<usize>) -> Option<Outcome> {
+/// `at_start`: the object is the start of the reply. Elsewhere in prose only a complete
+/// action (`session_id` and `command`) is claimed, so `{"text": ...}` or `{"command": ...}`
+/// quoted in a sentence stays text.
+pub(crate) fn classify(
+    v: &Value,
+    ctx: &Ctx,
+    span: Range<usize>,
+    at_start: bool,
+) -> Option<Outcome> {
     let m = v.as_object()?;
     if m.is_empty() || !keys_within(m, &["session_id", "command", "args", "text"]) {
+        return None;
+    }
+    let complete_action = m.contains_key("session_id") && m.contains_key("command");
+    if !(at_start || complete_action) {
         return None;
     }
     let text = match m.get("text") {
