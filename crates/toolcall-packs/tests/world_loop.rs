@@ -1,0 +1,131 @@
+//! The world pack through the executor and the agent loop: the shipped recorded session
+//! ("Jack finds a key and opens the chest") replayed end to end.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+use toolcall_core::Registry;
+use toolcall_packs::world::World;
+use toolcall_packs::{Pack, PackConfig, load_pack};
+use toolcall_run::{Agent, AgentConfig, Executor, ReplayClient, SessionFile, TurnReport};
+
+fn example(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../examples")
+        .join(name)
+}
+
+/// Loads the session's packs, runs its prompt against the recorded replies.
+async fn replay(dir: &Path) -> (TurnReport, Vec<Pack>) {
+    let session = SessionFile::load(&dir.join("session.json")).unwrap();
+    let mut registry = Registry::new();
+    let mut packs = Vec::new();
+    for (name, options) in &session.setup.packs {
+        let Value::Object(options) = options.clone() else {
+            panic!("options of {name}")
+        };
+        let pack = load_pack(
+            name,
+            &PackConfig {
+                base_dir: dir.to_owned(),
+                options,
+            },
+        )
+        .unwrap();
+        registry.merge(pack.registry.clone()).unwrap();
+        packs.push(pack);
+    }
+    let client = Arc::new(ReplayClient::new(&session));
+    let executor = Arc::new(Executor::new(Arc::new(registry)));
+    let config = AgentConfig {
+        mode: session.mode,
+        ..AgentConfig::default()
+    };
+    let mut agent = Agent::new(client.clone(), executor, config);
+    let report = agent.run_turn(&session.prompt).await.unwrap();
+    assert_eq!(client.remaining(), 0, "every recorded reply was used");
+    (report, packs)
+}
+
+// covers P-WORLD, X-5, R-8
+#[tokio::test]
+async fn jack_finds_a_key_and_opens_the_chest() {
+    let (report, packs) = replay(&example("world")).await;
+    let calls: Vec<&str> = report
+        .rounds
+        .iter()
+        .flat_map(|r| r.calls.iter().map(|c| c.name.as_str()))
+        .collect();
+    assert_eq!(calls, ["create_object", "move_object", "set_attribute"]);
+    for r in &report.rounds {
+        assert_eq!(r.results.len(), r.calls.len());
+        for (c, res) in r.calls.iter().zip(&r.results) {
+            assert_eq!(c.call_id, res.call_id);
+            assert!(res.is_ok(), "{}: {:?}", c.name, res.outcome);
+        }
+    }
+    let created = &report.rounds[0].results[0];
+    assert_eq!(
+        created.outcome.as_ref().unwrap().data["objectId"],
+        "obj_1764210832000_m5wcpt"
+    );
+    assert!(report.final_text.unwrap().contains("rusty iron key"));
+
+    let world = World::from_value(packs[0].state.as_ref().unwrap().snapshot()).unwrap();
+    let key = world.object("obj_1764210832000_m5wcpt").unwrap();
+    assert_eq!(
+        (key.name.as_str(), key.holder.as_str()),
+        ("Rusty key", "char_001")
+    );
+    assert_eq!(key.attributes["material"], json!("iron"));
+    assert_eq!(
+        world.object("obj_chest").unwrap().attributes["condition"],
+        json!("open")
+    );
+    assert!(world.render_tree().contains("  player Jack (char_001) [health: unhurt]\n    object Rope (obj_rope)\n    object Rusty key"));
+}
+
+// covers P-WORLD, X-5, R-8
+#[tokio::test]
+async fn a_failed_call_in_the_loop_is_a_result_and_leaves_the_world_unchanged() {
+    let dir = example("world");
+    let mut options = serde_json::Map::new();
+    options.insert("world".into(), json!("world.json"));
+    let pack = load_pack(
+        "world",
+        &PackConfig {
+            base_dir: dir,
+            options,
+        },
+    )
+    .unwrap();
+    let before = pack.state.as_ref().unwrap().snapshot();
+    let executor = Executor::new(Arc::new(pack.registry.clone()));
+    let calls = vec![
+        toolcall_core::ToolCall::new(
+            "move_object",
+            json!({"objectId": "obj_chest", "targetId": "obj_coin"}),
+            "test",
+        ),
+        toolcall_core::ToolCall::new(
+            "move_player",
+            json!({"playerId": "char_001", "targetLocationId": "loc_island"}),
+            "test",
+        ),
+    ];
+    let ids: Vec<_> = calls.iter().map(|c| c.call_id.clone()).collect();
+    let results = executor.execute(calls, &Default::default()).await;
+    assert_eq!(
+        results
+            .iter()
+            .map(|r| r.call_id.clone())
+            .collect::<Vec<_>>(),
+        ids
+    );
+    for r in &results {
+        let e = r.outcome.as_ref().unwrap_err();
+        assert_eq!(e.code, toolcall_core::ErrorCode::ToolFailed);
+    }
+    assert_eq!(pack.state.as_ref().unwrap().snapshot(), before);
+}
