@@ -653,17 +653,22 @@ impl Engine {
                 }
                 b'<' => {
                     let bytes = self.buf.as_bytes();
-                    let mut markers: Vec<&str> = vec![THINK_OPEN, THINK_CLOSE];
-                    if self.ctx.enabled(FormatId::Hermes) {
-                        markers.push(hermes::OPEN);
-                    }
-                    if self.ctx.enabled(FormatId::Llama) {
-                        markers.push(llama::PYTHON_TAG);
-                        markers.extend(llama::END_TOKENS);
-                    }
+                    let (hermes_on, llama_on) = (
+                        self.ctx.enabled(FormatId::Hermes),
+                        self.ctx.enabled(FormatId::Llama),
+                    );
+                    let markers = [
+                        (THINK_OPEN, true),
+                        (THINK_CLOSE, true),
+                        (hermes::OPEN, hermes_on),
+                        (llama::PYTHON_TAG, llama_on),
+                        (llama::END_TOKENS[0], llama_on),
+                        (llama::END_TOKENS[1], llama_on),
+                        (llama::END_TOKENS[2], llama_on),
+                    ];
                     let mut partial = false;
                     let mut full = None;
-                    for m in markers {
+                    for m in markers.into_iter().filter(|m| m.1).map(|m| m.0) {
                         match match_at(bytes, pos, m, false) {
                             Marker::Full => {
                                 full = Some(m);

@@ -208,6 +208,20 @@ fn seed_004_key_value_blocks() {
     }
     let p = parse("tool_call: highlight_object\nobject: cup", &with_tools());
     assert_eq!(p.calls[0].arguments, json!({"object":"cup"}));
+    // Values take the property's type from the schema.
+    let p = parse(
+        "TOOL_CALL: computer_use\nACTION: left_click\nCoordinate: [100, 200]\nDone.",
+        &with_tools(),
+    );
+    assert_eq!(
+        p.calls[0].arguments,
+        json!({"action":"left_click","coordinate":[100,200]})
+    );
+    assert_eq!(p.text, "Done.");
+    // With a registry, an unregistered tool's block stays text.
+    let p = parse("TOOL_CALL: launch_rockets\nCOUNT: 3", &with_tools());
+    assert!(p.calls.is_empty());
+    assert_eq!(p.text, "TOOL_CALL: launch_rockets\nCOUNT: 3");
     // Seed 004's documentation blocks (inside fences) are read too.
     let p = parse(&fixture("seeds/004_23823c78907e5650.txt"), &with_tools());
     let objs: Vec<String> = p.calls.iter().map(|c| c.arguments.to_string()).collect();
