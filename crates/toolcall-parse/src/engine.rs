@@ -18,7 +18,7 @@ use std::sync::Arc;
 
 use memchr::memmem;
 use serde_json::Value;
-use toolcall_core::{Diagnostic, StreamEvent, ToolCall};
+use toolcall_core::{CallId, Diagnostic, StreamEvent, ToolCall};
 
 use crate::builder::{Ctx, Draft, Outcome, build};
 use crate::fallback;
@@ -158,6 +158,21 @@ fn looks_like_call(region: &[u8]) -> bool {
         || (has("\"command\"") && has("\"session_id\""))
 }
 
+/// A `<tool_call>` announced before it is complete: `CallStarted` was emitted and the
+/// arguments' raw text is forwarded as `ArgumentsDelta` fragments while it streams.
+#[derive(Debug)]
+struct Live {
+    index: usize,
+    call_id: CallId,
+    name: String,
+    /// Buffer index of the arguments object's `{`.
+    args_start: usize,
+    /// Buffer index up to which argument text was forwarded.
+    emitted: usize,
+    scanner: Scanner,
+    done: bool,
+}
+
 /// Why JSON that has a call's `name` + arguments shape was left as text (F-DIAG-1).
 fn rejected_call_shape(v: &Value, ctx: &Ctx) -> Option<String> {
     let m = v.as_object()?;
@@ -194,6 +209,11 @@ pub(crate) struct Engine {
     received: usize,
     overflow: bool,
     call_count: usize,
+    /// Next event index (a started call that never finishes still used one).
+    next_index: usize,
+    live: Option<Live>,
+    /// The current `<tool_call>` body is not announced early (prefix not canonical).
+    probe_failed: bool,
     pub(crate) markup_found: bool,
     text_acc: String,
     events: Vec<StreamEvent>,
@@ -221,6 +241,9 @@ impl Engine {
             received: 0,
             overflow: false,
             call_count: 0,
+            next_index: 0,
+            live: None,
+            probe_failed: false,
             markup_found: false,
             text_acc: String::new(),
             events: Vec::new(),
@@ -353,17 +376,25 @@ impl Engine {
         }
         self.flush_text_event();
         self.seen_visible = true;
-        let index = self.call_count;
         self.call_count += 1;
-        self.events.push(StreamEvent::CallStarted {
-            index,
-            call_id: call.call_id.clone(),
-            name: call.name.clone(),
-        });
-        self.events.push(StreamEvent::ArgumentsDelta {
-            index,
-            fragment: call.arguments.to_string(),
-        });
+        let index = match self.live.take() {
+            Some(live) if live.name == call.name && live.call_id == call.call_id => live.index,
+            other => {
+                self.live = other;
+                let index = self.next_index;
+                self.next_index += 1;
+                self.events.push(StreamEvent::CallStarted {
+                    index,
+                    call_id: call.call_id.clone(),
+                    name: call.name.clone(),
+                });
+                self.events.push(StreamEvent::ArgumentsDelta {
+                    index,
+                    fragment: call.arguments.to_string(),
+                });
+                index
+            }
+        };
         self.events.push(StreamEvent::CallFinished { index, call });
     }
 
@@ -393,9 +424,42 @@ impl Engine {
         for d in o.diagnostics {
             self.diag(d);
         }
-        for d in o.drafts {
+        let mut drafts = o.drafts;
+        if let Some(live) = &mut self.live {
+            match drafts.first_mut() {
+                Some(d) if d.name == live.name => {
+                    d.id = Some(live.call_id.to_string());
+                    // Forward the rest of the raw argument text before the call finishes.
+                    let upto = if live.done {
+                        live.emitted
+                    } else {
+                        match live
+                            .scanner
+                            .advance(self.buf.as_bytes().get(live.args_start..end).unwrap_or(&[]))
+                        {
+                            Scan::Done(n) => live.args_start + n,
+                            Scan::NeedMore => live.args_start + live.scanner.consumed(),
+                            Scan::Fail(_) => live.emitted,
+                        }
+                    };
+                    let upto = floor_boundary(&self.buf, upto);
+                    if upto > live.emitted {
+                        let fragment = self.buf.get(live.emitted..upto).unwrap_or("").to_owned();
+                        live.emitted = upto;
+                        let index = live.index;
+                        self.events
+                            .push(StreamEvent::ArgumentsDelta { index, fragment });
+                    }
+                }
+                // The announced call did not complete; its error diagnostic says why.
+                _ => self.live = None,
+            }
+        }
+        for d in drafts {
             self.build_and_emit(d);
         }
+        // An announced call that failed to build is abandoned, never finished.
+        self.live = None;
     }
 
     /// Drops `buf[markup..end]` (broken markup) with an error.
@@ -448,6 +512,10 @@ impl Engine {
         self.emit_from -= keep;
         if let Some(i) = &mut self.ident_start {
             *i -= keep;
+        }
+        if let Some(live) = &mut self.live {
+            live.args_start -= keep;
+            live.emitted -= keep;
         }
         match &mut self.mode {
             Mode::Text | Mode::InlineCode => {}
@@ -690,6 +758,8 @@ impl Engine {
                                 self.pos = after;
                             }
                             hermes::OPEN => {
+                                self.probe_failed = false;
+                                self.live = None;
                                 self.mode = Mode::Hermes {
                                     start: pos,
                                     content: after,
@@ -1226,6 +1296,7 @@ impl Engine {
                         content,
                         search,
                     };
+                    self.stream_live(content);
                     return Step::Wait;
                 }
             };
@@ -1306,6 +1377,68 @@ impl Engine {
         }
         self.apply_outcome(start, end, o);
         Step::Continue
+    }
+
+    /// While a `<tool_call>` body streams: announce the call once its name is known, then
+    /// forward the raw argument text as it arrives (bounded by the arguments' own end).
+    fn stream_live(&mut self, content: usize) {
+        if self.live.is_none() {
+            if self.probe_failed || self.call_count >= self.ctx.limits.max_calls {
+                return;
+            }
+            let body = self.buf.as_bytes().get(content..).unwrap_or(&[]);
+            match hermes::probe(body) {
+                hermes::Probe::NeedMore => return,
+                hermes::Probe::No => {
+                    self.probe_failed = true;
+                    return;
+                }
+                hermes::Probe::Yes(name, off) => {
+                    let index = self.next_index;
+                    self.next_index += 1;
+                    let call_id = CallId::generate();
+                    self.flush_text_event();
+                    self.events.push(StreamEvent::CallStarted {
+                        index,
+                        call_id: call_id.clone(),
+                        name: name.clone(),
+                    });
+                    self.live = Some(Live {
+                        index,
+                        call_id,
+                        name,
+                        args_start: content + off,
+                        emitted: content + off,
+                        scanner: Scanner::new(self.ctx.limits.max_depth, false),
+                        done: false,
+                    });
+                }
+            }
+        }
+        let Some(live) = &mut self.live else { return };
+        if live.done {
+            return;
+        }
+        let region = self.buf.as_bytes().get(live.args_start..).unwrap_or(&[]);
+        let upto = match live.scanner.advance(region) {
+            Scan::Done(n) => {
+                live.done = true;
+                live.args_start + n
+            }
+            Scan::NeedMore => live.args_start + live.scanner.consumed(),
+            Scan::Fail(_) => {
+                live.done = true;
+                live.emitted
+            }
+        };
+        let upto = floor_boundary(&self.buf, upto);
+        if upto > live.emitted {
+            let fragment = self.buf.get(live.emitted..upto).unwrap_or("").to_owned();
+            live.emitted = upto;
+            let index = live.index;
+            self.events
+                .push(StreamEvent::ArgumentsDelta { index, fragment });
+        }
     }
 
     fn step_mistral_head(&mut self, is_final: bool) -> Step {

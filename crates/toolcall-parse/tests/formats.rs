@@ -625,3 +625,55 @@ fn limits_are_enforced_with_diagnostics() {
     assert!(p.calls.is_empty());
     assert!(p.diagnostics.iter().any(|d| d.message.contains("exceeds")));
 }
+
+// covers R-1, R-3
+#[test]
+fn hermes_calls_are_announced_while_streaming() {
+    use toolcall_core::StreamEvent;
+    let mut sp = toolcall_parse::StreamParser::new(with_tools());
+    let first = sp
+        .push("Checking. <tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Pa");
+    let started = first.iter().find_map(|e| match e {
+        StreamEvent::CallStarted {
+            index,
+            call_id,
+            name,
+        } => Some((*index, call_id.clone(), name.clone())),
+        _ => None,
+    });
+    let (index, call_id, name) = started.expect("announced before the body is complete");
+    assert_eq!((index, name.as_str()), (0, "get_weather"));
+    let mut fragments = String::new();
+    let mut finished = None;
+    let rest = sp.push(
+        "ris\"}}\n</tool_call> and <tool_call>{\"name\":\"get_time\",\"arguments\":{}}</tool_call>",
+    );
+    for e in first.into_iter().chain(rest).chain(sp.finish()) {
+        match e {
+            StreamEvent::ArgumentsDelta { index: 0, fragment } => fragments.push_str(&fragment),
+            StreamEvent::CallFinished { index: 0, call } => finished = Some(call),
+            _ => {}
+        }
+    }
+    assert_eq!(fragments, "{\"city\": \"Paris\"}");
+    let call = finished.unwrap();
+    assert_eq!(call.call_id, call_id);
+    assert_eq!(call.arguments, json!({"city":"Paris"}));
+    // A parameterless call streams `{}` (R-3), and a cut-off one is never finished (R-6).
+    let mut sp = toolcall_parse::StreamParser::new(auto());
+    let mut events = sp.push("<tool_call>{\"name\": \"get_time\", \"arguments\": {");
+    events.extend(sp.finish());
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, StreamEvent::CallStarted { .. }))
+    );
+    assert!(
+        !events
+            .iter()
+            .any(|e| matches!(e, StreamEvent::CallFinished { .. }))
+    );
+    assert!(events.iter().any(
+        |e| matches!(e, StreamEvent::Diagnostic { diagnostic } if diagnostic.level == Level::Error)
+    ));
+}
