@@ -227,6 +227,15 @@ pub(crate) struct Engine {
 
 impl Engine {
     pub(crate) fn new(ctx: Arc<Ctx>) -> Self {
+        let mut e = Self::new_inner(ctx);
+        if e.ctx.starts_in_reasoning {
+            e.reasoning.push(String::new());
+            e.mode = Mode::Think { content: 0 };
+        }
+        e
+    }
+
+    fn new_inner(ctx: Arc<Ctx>) -> Self {
         Engine {
             ctx,
             nested: false,
@@ -1030,7 +1039,7 @@ impl Engine {
             return Step::Continue;
         }
         let inner = self.buf.get(content..content_end).unwrap_or("").to_owned();
-        let mut sub = Engine::new(self.ctx.clone());
+        let mut sub = Engine::new_inner(self.ctx.clone());
         sub.nested = true;
         sub.base = self.abs(content);
         sub.python_tag = self.python_tag;
