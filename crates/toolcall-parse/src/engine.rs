@@ -597,7 +597,8 @@ impl Engine {
             }
         }
         if matches!(self.mode, Mode::Text | Mode::InlineCode) {
-            let hold = if self.ctx.enabled(FormatId::CallSyntax) && !is_final {
+            // Hold back a trailing word only when `word(` could be a call.
+            let hold = if self.call_syntax_possible() && !is_final {
                 self.ident_start.unwrap_or(self.pos)
             } else {
                 self.pos
@@ -641,14 +642,12 @@ impl Engine {
             || self.python_tag
     }
 
+    fn call_syntax_possible(&self) -> bool {
+        self.ctx.enabled(FormatId::CallSyntax) && (self.ctx.registry.is_some() || self.ctx.explicit)
+    }
+
     fn call_syntax_name_ok(&self, name: &str) -> bool {
-        if !self.ctx.enabled(FormatId::CallSyntax) {
-            return false;
-        }
-        if self.ctx.registry.is_none() && !self.ctx.explicit {
-            return false;
-        }
-        self.ctx.strict_name_ok(name)
+        self.call_syntax_possible() && self.ctx.strict_name_ok(name)
     }
 
     fn start_json(&mut self, start: usize, site: JsonSite) {
