@@ -758,7 +758,9 @@ impl Engine {
                         self.emit_text(pos);
                         let after = pos + m.len();
                         self.emit_from = after;
-                        self.markup_found = true;
+                        if m != hermes::OPEN {
+                            self.markup_found = true;
+                        }
                         match m {
                             THINK_OPEN => {
                                 self.reasoning.push(String::new());
@@ -1289,6 +1291,26 @@ impl Engine {
             return Step::Continue;
         };
         let bytes = self.buf.as_bytes();
+        // `<tool_call>` mentioned in prose is not followed by JSON: it stays text.
+        const MAX_LEAD: usize = 4096;
+        let lead = &bytes[content..bytes.len().min(content + MAX_LEAD)];
+        match lead.iter().find(|b| !b.is_ascii_whitespace()) {
+            Some(b'{' | b'[') => {}
+            Some(_) => {
+                self.emit_from = start;
+                self.enter_text(start + 1);
+                return Step::Continue;
+            }
+            None if !is_final && bytes.len() - content < MAX_LEAD => {
+                self.mode = Mode::Hermes {
+                    start,
+                    content,
+                    search,
+                };
+                return Step::Wait;
+            }
+            None => {}
+        }
         let (content_end, end, closed) =
             match memmem::find(&bytes[search..], hermes::CLOSE.as_bytes()) {
                 Some(i) => (search + i, search + i + hermes::CLOSE.len(), true),
