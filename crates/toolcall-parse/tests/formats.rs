@@ -677,3 +677,36 @@ fn hermes_calls_are_announced_while_streaming() {
         |e| matches!(e, StreamEvent::Diagnostic { diagnostic } if diagnostic.level == Level::Error)
     ));
 }
+
+// covers R-2, R-3
+#[test]
+fn many_complete_calls_in_one_push_keep_all_arguments() {
+    use toolcall_core::StreamEvent;
+    let delta = concat!(
+        r#"<tool_call>{"name":"get_weather","arguments":{"city":"Paris"}}</tool_call>"#,
+        r#"<tool_call>{"name":"get_time","arguments":{}}</tool_call>"#,
+        r#"[TOOL_CALLS]get_weather[ARGS]{"city":"Oslo"}"#,
+        " then ",
+        r#"{"tools":[{"name":"get_time"},{"name":"get_weather","arguments":{"city":"Rome"}}]}"#,
+    );
+    let mut sp = toolcall_parse::StreamParser::new(with_tools());
+    let mut events = sp.push(delta);
+    events.extend(sp.finish());
+    let calls: Vec<(usize, String, Value)> = events
+        .into_iter()
+        .filter_map(|e| match e {
+            StreamEvent::CallFinished { index, call } => Some((index, call.name, call.arguments)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        calls,
+        vec![
+            (0, "get_weather".into(), json!({"city":"Paris"})),
+            (1, "get_time".into(), json!({})),
+            (2, "get_weather".into(), json!({"city":"Oslo"})),
+            (3, "get_time".into(), json!({})),
+            (4, "get_weather".into(), json!({"city":"Rome"})),
+        ]
+    );
+}
