@@ -473,6 +473,8 @@ impl Engine {
 
     /// Drops `buf[markup..end]` (broken markup) with an error.
     fn drop_markup(&mut self, markup: usize, end: usize, message: String) {
+        // A call announced while streaming is abandoned; the error says why.
+        self.live = None;
         self.emit_text(markup);
         let span = self.span(markup, end);
         self.diag(Diagnostic::error(message, span));
@@ -1135,6 +1137,15 @@ impl Engine {
                     }
                     return Step::Continue;
                 }
+                // `name[ARGS]{...` is announced while its arguments stream.
+                if let JsonSite::MistralNamed { name, id, .. } = &site
+                    && self.buf.as_bytes().get(start) == Some(&b'{')
+                {
+                    if self.live.is_none() && self.call_count < self.ctx.limits.max_calls {
+                        self.announce(name.clone(), id.clone(), start);
+                    }
+                    self.advance_live();
+                }
                 self.mode = Mode::Json {
                     start,
                     scanner,
@@ -1423,28 +1434,38 @@ impl Engine {
                     self.probe_failed = true;
                     return;
                 }
-                hermes::Probe::Yes(name, off) => {
-                    let index = self.next_index;
-                    self.next_index += 1;
-                    let call_id = CallId::generate();
-                    self.flush_text_event();
-                    self.events.push(StreamEvent::CallStarted {
-                        index,
-                        call_id: call_id.clone(),
-                        name: name.clone(),
-                    });
-                    self.live = Some(Live {
-                        index,
-                        call_id,
-                        name,
-                        args_start: content + off,
-                        emitted: content + off,
-                        scanner: Scanner::new(self.ctx.limits.max_depth, false),
-                        done: false,
-                    });
-                }
+                hermes::Probe::Yes(name, off) => self.announce(name, None, content + off),
             }
         }
+        self.advance_live();
+    }
+
+    /// Emits `CallStarted` for a call whose arguments object starts at `args_start`.
+    fn announce(&mut self, name: String, id: Option<String>, args_start: usize) {
+        let index = self.next_index;
+        self.next_index += 1;
+        let call_id = id
+            .filter(|i| !i.is_empty())
+            .map_or_else(CallId::generate, CallId);
+        self.flush_text_event();
+        self.events.push(StreamEvent::CallStarted {
+            index,
+            call_id: call_id.clone(),
+            name: name.clone(),
+        });
+        self.live = Some(Live {
+            index,
+            call_id,
+            name,
+            args_start,
+            emitted: args_start,
+            scanner: Scanner::new(self.ctx.limits.max_depth, false),
+            done: false,
+        });
+    }
+
+    /// Forwards the argument text that arrived since the last push.
+    fn advance_live(&mut self) {
         let Some(live) = &mut self.live else { return };
         if live.done {
             return;

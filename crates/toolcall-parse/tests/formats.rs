@@ -710,3 +710,33 @@ fn many_complete_calls_in_one_push_keep_all_arguments() {
         ]
     );
 }
+
+// covers R-1
+#[test]
+fn mistral_named_calls_are_announced_while_streaming() {
+    use toolcall_core::StreamEvent;
+    let mut sp = toolcall_parse::StreamParser::new(with_tools());
+    let first = sp.push("[TOOL_CALLS]get_weather[CALL_ID]abc123XYZ[ARGS]{\"city\": \"Os");
+    assert!(first.iter().any(|e| matches!(e,
+        StreamEvent::CallStarted { index: 0, call_id, name } if call_id.as_str() == "abc123XYZ" && name == "get_weather")));
+    let mut events = first;
+    events.extend(sp.push("lo\"}"));
+    events.extend(sp.finish());
+    let fragments: String = events
+        .iter()
+        .filter_map(|e| match e {
+            StreamEvent::ArgumentsDelta { index: 0, fragment } => Some(fragment.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(fragments, "{\"city\": \"Oslo\"}");
+    let call = events
+        .iter()
+        .find_map(|e| match e {
+            StreamEvent::CallFinished { call, .. } => Some(call.clone()),
+            _ => None,
+        })
+        .unwrap();
+    assert_eq!(call.call_id.as_str(), "abc123XYZ");
+    assert_eq!(call.arguments, json!({"city":"Oslo"}));
+}
