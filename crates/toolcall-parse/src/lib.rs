@@ -158,8 +158,8 @@ pub fn parse(text: &str, options: &ParseOptions) -> Parsed {
 ///
 /// Events: `Text` (visible reply), `Reasoning`, and per call `CallStarted`,
 /// `ArgumentsDelta` and `CallFinished` (the complete, repaired call: the one to act on), plus
-/// `Diagnostic`s. A `<tool_call>` is announced as soon as its name is known and its raw
-/// argument text is forwarded as it arrives; a call announced that way but cut off or
+/// `Diagnostic`s. A `<tool_call>` (and Mistral `name[ARGS]{...}`) is announced as soon as
+/// its name is known and its raw argument text is forwarded as it arrives; a call announced that way but cut off or
 /// malformed never gets `CallFinished` (an error diagnostic says why). Other formats
 /// announce a call when its markup is complete, with the arguments JSON as one fragment.
 pub struct StreamParser {
