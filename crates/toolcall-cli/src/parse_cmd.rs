@@ -30,6 +30,9 @@ pub struct ParseArgs {
     /// Read standard input as it arrives and print events as JSON lines.
     #[arg(long)]
     stream: bool,
+    /// The reply starts inside a reasoning block (the chat template opened `<think>`).
+    #[arg(long)]
+    starts_in_reasoning: bool,
     /// Model output to parse; `-` or absent for standard input.
     #[arg(value_name = "FILE|-")]
     input: Option<PathBuf>,
@@ -42,6 +45,7 @@ fn parse_format(s: &str) -> Result<FormatSelection, String> {
 pub async fn run(args: ParseArgs) -> anyhow::Result<ExitCode> {
     let mut options = ParseOptions {
         format: args.format,
+        starts_in_reasoning: args.starts_in_reasoning,
         ..ParseOptions::default()
     };
     if let Some(path) = &args.tools {

@@ -278,3 +278,51 @@ fn formats_lists_every_format_with_an_example() {
         14
     );
 }
+
+// covers R-2
+#[test]
+fn stream_emits_calls_before_the_input_ends() {
+    use std::io::{BufRead, BufReader};
+    use std::sync::mpsc;
+    use std::time::Duration;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_toolcall"))
+        .args(["parse", "--stream"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = mpsc::channel::<Value>();
+    let reader = std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            if tx.send(serde_json::from_str(&line).unwrap()).is_err() {
+                break;
+            }
+        }
+    });
+    stdin
+        .write_all(br#"Hi <tool_call>{"name":"a","arguments":{"x":1}}</tool_call> and"#)
+        .unwrap();
+    stdin.flush().unwrap();
+    // The call arrives while standard input is still open.
+    let mut got_call = false;
+    while let Ok(event) = rx.recv_timeout(Duration::from_secs(20)) {
+        if event["event"] == "call_finished" {
+            assert_eq!(event["call"]["arguments"], json!({"x":1}));
+            got_call = true;
+            break;
+        }
+    }
+    assert!(got_call, "no call_finished before end of input");
+    drop(stdin);
+    assert!(child.wait().unwrap().success());
+    let rest: Vec<Value> = rx.iter().collect();
+    assert!(
+        rest.iter()
+            .any(|e| e["event"] == "text" && e["text"].as_str().unwrap().contains("and"))
+    );
+    reader.join().unwrap();
+}

@@ -18,7 +18,7 @@ use std::sync::Arc;
 
 use memchr::memmem;
 use serde_json::Value;
-use toolcall_core::{Diagnostic, StreamEvent, ToolCall};
+use toolcall_core::{CallId, Diagnostic, StreamEvent, ToolCall};
 
 use crate::builder::{Ctx, Draft, Outcome, build};
 use crate::fallback;
@@ -158,6 +158,21 @@ fn looks_like_call(region: &[u8]) -> bool {
         || (has("\"command\"") && has("\"session_id\""))
 }
 
+/// A `<tool_call>` announced before it is complete: `CallStarted` was emitted and the
+/// arguments' raw text is forwarded as `ArgumentsDelta` fragments while it streams.
+#[derive(Debug)]
+struct Live {
+    index: usize,
+    call_id: CallId,
+    name: String,
+    /// Buffer index of the arguments object's `{`.
+    args_start: usize,
+    /// Buffer index up to which argument text was forwarded.
+    emitted: usize,
+    scanner: Scanner,
+    done: bool,
+}
+
 /// Why JSON that has a call's `name` + arguments shape was left as text (F-DIAG-1).
 fn rejected_call_shape(v: &Value, ctx: &Ctx) -> Option<String> {
     let m = v.as_object()?;
@@ -194,6 +209,11 @@ pub(crate) struct Engine {
     received: usize,
     overflow: bool,
     call_count: usize,
+    /// Next event index (a started call that never finishes still used one).
+    next_index: usize,
+    live: Option<Live>,
+    /// The current `<tool_call>` body is not announced early (prefix not canonical).
+    probe_failed: bool,
     pub(crate) markup_found: bool,
     text_acc: String,
     events: Vec<StreamEvent>,
@@ -207,6 +227,15 @@ pub(crate) struct Engine {
 
 impl Engine {
     pub(crate) fn new(ctx: Arc<Ctx>) -> Self {
+        let mut e = Self::new_inner(ctx);
+        if e.ctx.starts_in_reasoning {
+            e.reasoning.push(String::new());
+            e.mode = Mode::Think { content: 0 };
+        }
+        e
+    }
+
+    fn new_inner(ctx: Arc<Ctx>) -> Self {
         Engine {
             ctx,
             nested: false,
@@ -221,6 +250,9 @@ impl Engine {
             received: 0,
             overflow: false,
             call_count: 0,
+            next_index: 0,
+            live: None,
+            probe_failed: false,
             markup_found: false,
             text_acc: String::new(),
             events: Vec::new(),
@@ -353,17 +385,25 @@ impl Engine {
         }
         self.flush_text_event();
         self.seen_visible = true;
-        let index = self.call_count;
         self.call_count += 1;
-        self.events.push(StreamEvent::CallStarted {
-            index,
-            call_id: call.call_id.clone(),
-            name: call.name.clone(),
-        });
-        self.events.push(StreamEvent::ArgumentsDelta {
-            index,
-            fragment: call.arguments.to_string(),
-        });
+        let index = match self.live.take() {
+            Some(live) if live.name == call.name && live.call_id == call.call_id => live.index,
+            other => {
+                self.live = other;
+                let index = self.next_index;
+                self.next_index += 1;
+                self.events.push(StreamEvent::CallStarted {
+                    index,
+                    call_id: call.call_id.clone(),
+                    name: call.name.clone(),
+                });
+                self.events.push(StreamEvent::ArgumentsDelta {
+                    index,
+                    fragment: call.arguments.to_string(),
+                });
+                index
+            }
+        };
         self.events.push(StreamEvent::CallFinished { index, call });
     }
 
@@ -393,13 +433,48 @@ impl Engine {
         for d in o.diagnostics {
             self.diag(d);
         }
-        for d in o.drafts {
+        let mut drafts = o.drafts;
+        if let Some(live) = &mut self.live {
+            match drafts.first_mut() {
+                Some(d) if d.name == live.name => {
+                    d.id = Some(live.call_id.to_string());
+                    // Forward the rest of the raw argument text before the call finishes.
+                    let upto = if live.done {
+                        live.emitted
+                    } else {
+                        match live
+                            .scanner
+                            .advance(self.buf.as_bytes().get(live.args_start..end).unwrap_or(&[]))
+                        {
+                            Scan::Done(n) => live.args_start + n,
+                            Scan::NeedMore => live.args_start + live.scanner.consumed(),
+                            Scan::Fail(_) => live.emitted,
+                        }
+                    };
+                    let upto = floor_boundary(&self.buf, upto);
+                    if upto > live.emitted {
+                        let fragment = self.buf.get(live.emitted..upto).unwrap_or("").to_owned();
+                        live.emitted = upto;
+                        let index = live.index;
+                        self.events
+                            .push(StreamEvent::ArgumentsDelta { index, fragment });
+                    }
+                }
+                // The announced call did not complete; its error diagnostic says why.
+                _ => self.live = None,
+            }
+        }
+        for d in drafts {
             self.build_and_emit(d);
         }
+        // An announced call that failed to build is abandoned, never finished.
+        self.live = None;
     }
 
     /// Drops `buf[markup..end]` (broken markup) with an error.
     fn drop_markup(&mut self, markup: usize, end: usize, message: String) {
+        // A call announced while streaming is abandoned; the error says why.
+        self.live = None;
         self.emit_text(markup);
         let span = self.span(markup, end);
         self.diag(Diagnostic::error(message, span));
@@ -448,6 +523,10 @@ impl Engine {
         self.emit_from -= keep;
         if let Some(i) = &mut self.ident_start {
             *i -= keep;
+        }
+        if let Some(live) = &mut self.live {
+            live.args_start -= keep;
+            live.emitted -= keep;
         }
         match &mut self.mode {
             Mode::Text | Mode::InlineCode => {}
@@ -520,7 +599,8 @@ impl Engine {
             }
         }
         if matches!(self.mode, Mode::Text | Mode::InlineCode) {
-            let hold = if self.ctx.enabled(FormatId::CallSyntax) && !is_final {
+            // Hold back a trailing word only when `word(` could be a call.
+            let hold = if self.call_syntax_possible() && !is_final {
                 self.ident_start.unwrap_or(self.pos)
             } else {
                 self.pos
@@ -564,14 +644,12 @@ impl Engine {
             || self.python_tag
     }
 
+    fn call_syntax_possible(&self) -> bool {
+        self.ctx.enabled(FormatId::CallSyntax) && (self.ctx.registry.is_some() || self.ctx.explicit)
+    }
+
     fn call_syntax_name_ok(&self, name: &str) -> bool {
-        if !self.ctx.enabled(FormatId::CallSyntax) {
-            return false;
-        }
-        if self.ctx.registry.is_none() && !self.ctx.explicit {
-            return false;
-        }
-        self.ctx.strict_name_ok(name)
+        self.call_syntax_possible() && self.ctx.strict_name_ok(name)
     }
 
     fn start_json(&mut self, start: usize, site: JsonSite) {
@@ -653,17 +731,22 @@ impl Engine {
                 }
                 b'<' => {
                     let bytes = self.buf.as_bytes();
-                    let mut markers: Vec<&str> = vec![THINK_OPEN, THINK_CLOSE];
-                    if self.ctx.enabled(FormatId::Hermes) {
-                        markers.push(hermes::OPEN);
-                    }
-                    if self.ctx.enabled(FormatId::Llama) {
-                        markers.push(llama::PYTHON_TAG);
-                        markers.extend(llama::END_TOKENS);
-                    }
+                    let (hermes_on, llama_on) = (
+                        self.ctx.enabled(FormatId::Hermes),
+                        self.ctx.enabled(FormatId::Llama),
+                    );
+                    let markers = [
+                        (THINK_OPEN, true),
+                        (THINK_CLOSE, true),
+                        (hermes::OPEN, hermes_on),
+                        (llama::PYTHON_TAG, llama_on),
+                        (llama::END_TOKENS[0], llama_on),
+                        (llama::END_TOKENS[1], llama_on),
+                        (llama::END_TOKENS[2], llama_on),
+                    ];
                     let mut partial = false;
                     let mut full = None;
-                    for m in markers {
+                    for m in markers.into_iter().filter(|m| m.1).map(|m| m.0) {
                         match match_at(bytes, pos, m, false) {
                             Marker::Full => {
                                 full = Some(m);
@@ -677,7 +760,9 @@ impl Engine {
                         self.emit_text(pos);
                         let after = pos + m.len();
                         self.emit_from = after;
-                        self.markup_found = true;
+                        if m != hermes::OPEN {
+                            self.markup_found = true;
+                        }
                         match m {
                             THINK_OPEN => {
                                 self.reasoning.push(String::new());
@@ -685,6 +770,8 @@ impl Engine {
                                 self.pos = after;
                             }
                             hermes::OPEN => {
+                                self.probe_failed = false;
+                                self.live = None;
                                 self.mode = Mode::Hermes {
                                     start: pos,
                                     content: after,
@@ -955,7 +1042,7 @@ impl Engine {
             return Step::Continue;
         }
         let inner = self.buf.get(content..content_end).unwrap_or("").to_owned();
-        let mut sub = Engine::new(self.ctx.clone());
+        let mut sub = Engine::new_inner(self.ctx.clone());
         sub.nested = true;
         sub.base = self.abs(content);
         sub.python_tag = self.python_tag;
@@ -1049,6 +1136,15 @@ impl Engine {
                         self.enter_text(start + 1);
                     }
                     return Step::Continue;
+                }
+                // `name[ARGS]{...` is announced while its arguments stream.
+                if let JsonSite::MistralNamed { name, id, .. } = &site
+                    && self.buf.as_bytes().get(start) == Some(&b'{')
+                {
+                    if self.live.is_none() && self.call_count < self.ctx.limits.max_calls {
+                        self.announce(name.clone(), id.clone(), start);
+                    }
+                    self.advance_live();
                 }
                 self.mode = Mode::Json {
                     start,
@@ -1206,6 +1302,26 @@ impl Engine {
             return Step::Continue;
         };
         let bytes = self.buf.as_bytes();
+        // `<tool_call>` mentioned in prose is not followed by JSON: it stays text.
+        const MAX_LEAD: usize = 4096;
+        let lead = &bytes[content..bytes.len().min(content + MAX_LEAD)];
+        match lead.iter().find(|b| !b.is_ascii_whitespace()) {
+            Some(b'{' | b'[') => {}
+            Some(_) => {
+                self.emit_from = start;
+                self.enter_text(start + 1);
+                return Step::Continue;
+            }
+            None if !is_final && bytes.len() - content < MAX_LEAD => {
+                self.mode = Mode::Hermes {
+                    start,
+                    content,
+                    search,
+                };
+                return Step::Wait;
+            }
+            None => {}
+        }
         let (content_end, end, closed) =
             match memmem::find(&bytes[search..], hermes::CLOSE.as_bytes()) {
                 Some(i) => (search + i, search + i + hermes::CLOSE.len(), true),
@@ -1221,6 +1337,7 @@ impl Engine {
                         content,
                         search,
                     };
+                    self.stream_live(content);
                     return Step::Wait;
                 }
             };
@@ -1301,6 +1418,78 @@ impl Engine {
         }
         self.apply_outcome(start, end, o);
         Step::Continue
+    }
+
+    /// While a `<tool_call>` body streams: announce the call once its name is known, then
+    /// forward the raw argument text as it arrives (bounded by the arguments' own end).
+    fn stream_live(&mut self, content: usize) {
+        if self.live.is_none() {
+            if self.probe_failed || self.call_count >= self.ctx.limits.max_calls {
+                return;
+            }
+            let body = self.buf.as_bytes().get(content..).unwrap_or(&[]);
+            match hermes::probe(body) {
+                hermes::Probe::NeedMore => return,
+                hermes::Probe::No => {
+                    self.probe_failed = true;
+                    return;
+                }
+                hermes::Probe::Yes(name, off) => self.announce(name, None, content + off),
+            }
+        }
+        self.advance_live();
+    }
+
+    /// Emits `CallStarted` for a call whose arguments object starts at `args_start`.
+    fn announce(&mut self, name: String, id: Option<String>, args_start: usize) {
+        let index = self.next_index;
+        self.next_index += 1;
+        let call_id = id
+            .filter(|i| !i.is_empty())
+            .map_or_else(CallId::generate, CallId);
+        self.flush_text_event();
+        self.events.push(StreamEvent::CallStarted {
+            index,
+            call_id: call_id.clone(),
+            name: name.clone(),
+        });
+        self.live = Some(Live {
+            index,
+            call_id,
+            name,
+            args_start,
+            emitted: args_start,
+            scanner: Scanner::new(self.ctx.limits.max_depth, false),
+            done: false,
+        });
+    }
+
+    /// Forwards the argument text that arrived since the last push.
+    fn advance_live(&mut self) {
+        let Some(live) = &mut self.live else { return };
+        if live.done {
+            return;
+        }
+        let region = self.buf.as_bytes().get(live.args_start..).unwrap_or(&[]);
+        let upto = match live.scanner.advance(region) {
+            Scan::Done(n) => {
+                live.done = true;
+                live.args_start + n
+            }
+            Scan::NeedMore => live.args_start + live.scanner.consumed(),
+            Scan::Fail(_) => {
+                live.done = true;
+                live.emitted
+            }
+        };
+        let upto = floor_boundary(&self.buf, upto);
+        if upto > live.emitted {
+            let fragment = self.buf.get(live.emitted..upto).unwrap_or("").to_owned();
+            live.emitted = upto;
+            let index = live.index;
+            self.events
+                .push(StreamEvent::ArgumentsDelta { index, fragment });
+        }
     }
 
     fn step_mistral_head(&mut self, is_final: bool) -> Step {

@@ -208,6 +208,20 @@ fn seed_004_key_value_blocks() {
     }
     let p = parse("tool_call: highlight_object\nobject: cup", &with_tools());
     assert_eq!(p.calls[0].arguments, json!({"object":"cup"}));
+    // Values take the property's type from the schema.
+    let p = parse(
+        "TOOL_CALL: computer_use\nACTION: left_click\nCoordinate: [100, 200]\nDone.",
+        &with_tools(),
+    );
+    assert_eq!(
+        p.calls[0].arguments,
+        json!({"action":"left_click","coordinate":[100,200]})
+    );
+    assert_eq!(p.text, "Done.");
+    // With a registry, an unregistered tool's block stays text.
+    let p = parse("TOOL_CALL: launch_rockets\nCOUNT: 3", &with_tools());
+    assert!(p.calls.is_empty());
+    assert_eq!(p.text, "TOOL_CALL: launch_rockets\nCOUNT: 3");
     // Seed 004's documentation blocks (inside fences) are read too.
     let p = parse(&fixture("seeds/004_23823c78907e5650.txt"), &with_tools());
     let objs: Vec<String> = p.calls.iter().map(|c| c.arguments.to_string()).collect();
@@ -610,4 +624,119 @@ fn limits_are_enforced_with_diagnostics() {
     );
     assert!(p.calls.is_empty());
     assert!(p.diagnostics.iter().any(|d| d.message.contains("exceeds")));
+}
+
+// covers R-1, R-3
+#[test]
+fn hermes_calls_are_announced_while_streaming() {
+    use toolcall_core::StreamEvent;
+    let mut sp = toolcall_parse::StreamParser::new(with_tools());
+    let first = sp
+        .push("Checking. <tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Pa");
+    let started = first.iter().find_map(|e| match e {
+        StreamEvent::CallStarted {
+            index,
+            call_id,
+            name,
+        } => Some((*index, call_id.clone(), name.clone())),
+        _ => None,
+    });
+    let (index, call_id, name) = started.expect("announced before the body is complete");
+    assert_eq!((index, name.as_str()), (0, "get_weather"));
+    let mut fragments = String::new();
+    let mut finished = None;
+    let rest = sp.push(
+        "ris\"}}\n</tool_call> and <tool_call>{\"name\":\"get_time\",\"arguments\":{}}</tool_call>",
+    );
+    for e in first.into_iter().chain(rest).chain(sp.finish()) {
+        match e {
+            StreamEvent::ArgumentsDelta { index: 0, fragment } => fragments.push_str(&fragment),
+            StreamEvent::CallFinished { index: 0, call } => finished = Some(call),
+            _ => {}
+        }
+    }
+    assert_eq!(fragments, "{\"city\": \"Paris\"}");
+    let call = finished.unwrap();
+    assert_eq!(call.call_id, call_id);
+    assert_eq!(call.arguments, json!({"city":"Paris"}));
+    // A parameterless call streams `{}` (R-3), and a cut-off one is never finished (R-6).
+    let mut sp = toolcall_parse::StreamParser::new(auto());
+    let mut events = sp.push("<tool_call>{\"name\": \"get_time\", \"arguments\": {");
+    events.extend(sp.finish());
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, StreamEvent::CallStarted { .. }))
+    );
+    assert!(
+        !events
+            .iter()
+            .any(|e| matches!(e, StreamEvent::CallFinished { .. }))
+    );
+    assert!(events.iter().any(
+        |e| matches!(e, StreamEvent::Diagnostic { diagnostic } if diagnostic.level == Level::Error)
+    ));
+}
+
+// covers R-2, R-3
+#[test]
+fn many_complete_calls_in_one_push_keep_all_arguments() {
+    use toolcall_core::StreamEvent;
+    let delta = concat!(
+        r#"<tool_call>{"name":"get_weather","arguments":{"city":"Paris"}}</tool_call>"#,
+        r#"<tool_call>{"name":"get_time","arguments":{}}</tool_call>"#,
+        r#"[TOOL_CALLS]get_weather[ARGS]{"city":"Oslo"}"#,
+        " then ",
+        r#"{"tools":[{"name":"get_time"},{"name":"get_weather","arguments":{"city":"Rome"}}]}"#,
+    );
+    let mut sp = toolcall_parse::StreamParser::new(with_tools());
+    let mut events = sp.push(delta);
+    events.extend(sp.finish());
+    let calls: Vec<(usize, String, Value)> = events
+        .into_iter()
+        .filter_map(|e| match e {
+            StreamEvent::CallFinished { index, call } => Some((index, call.name, call.arguments)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        calls,
+        vec![
+            (0, "get_weather".into(), json!({"city":"Paris"})),
+            (1, "get_time".into(), json!({})),
+            (2, "get_weather".into(), json!({"city":"Oslo"})),
+            (3, "get_time".into(), json!({})),
+            (4, "get_weather".into(), json!({"city":"Rome"})),
+        ]
+    );
+}
+
+// covers R-1
+#[test]
+fn mistral_named_calls_are_announced_while_streaming() {
+    use toolcall_core::StreamEvent;
+    let mut sp = toolcall_parse::StreamParser::new(with_tools());
+    let first = sp.push("[TOOL_CALLS]get_weather[CALL_ID]abc123XYZ[ARGS]{\"city\": \"Os");
+    assert!(first.iter().any(|e| matches!(e,
+        StreamEvent::CallStarted { index: 0, call_id, name } if call_id.as_str() == "abc123XYZ" && name == "get_weather")));
+    let mut events = first;
+    events.extend(sp.push("lo\"}"));
+    events.extend(sp.finish());
+    let fragments: String = events
+        .iter()
+        .filter_map(|e| match e {
+            StreamEvent::ArgumentsDelta { index: 0, fragment } => Some(fragment.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(fragments, "{\"city\": \"Oslo\"}");
+    let call = events
+        .iter()
+        .find_map(|e| match e {
+            StreamEvent::CallFinished { call, .. } => Some(call.clone()),
+            _ => None,
+        })
+        .unwrap();
+    assert_eq!(call.call_id.as_str(), "abc123XYZ");
+    assert_eq!(call.arguments, json!({"city":"Oslo"}));
 }

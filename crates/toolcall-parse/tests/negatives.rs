@@ -64,3 +64,27 @@ fn reasoning_is_never_parsed_as_calls() {
     );
     assert_eq!(p.calls.len(), 1);
 }
+
+// covers R-4, F-NAT-1
+#[test]
+fn seed_002_function_call_outputs_are_not_calls() {
+    let doc = fixture("seeds/002_ea63df6607fe6187.txt");
+    assert!(parse(&doc, &auto()).calls.is_empty());
+    let out: serde_json::Value = serde_json::json!({"type": "function_call_output", "call_id": "toolu_01", "output": "{\"status\":\"ok\"}"});
+    assert!(toolcall_parse::parse_native(&out, &auto()).calls.is_empty());
+}
+
+//
+#[test]
+fn replies_that_start_inside_reasoning() {
+    let text = "I could call {\"name\":\"get_time\",\"arguments\":{}} here.\n</think>\n\nHere you go.<tool_call>{\"name\":\"get_time\",\"arguments\":{}}</tool_call>";
+    let o = toolcall_parse::ParseOptions {
+        starts_in_reasoning: true,
+        ..with_tools()
+    };
+    let p = parse(text, &o);
+    assert_eq!(p.calls.len(), 1);
+    assert_eq!(p.calls[0].origin.format, "hermes");
+    assert_eq!(p.text, "\n\nHere you go.");
+    assert!(p.reasoning[0].starts_with("I could call"));
+}

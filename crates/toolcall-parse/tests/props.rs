@@ -71,18 +71,35 @@ fn streamed(chunks: &[&str], o: &ParseOptions) -> Outcome {
         calls: vec![],
         diagnostics: vec![],
     };
-    let mut started = 0;
+    let mut started: Vec<(toolcall_core::CallId, String, String)> = Vec::new();
+    let mut last_finished = None;
     for e in events {
         match e {
             StreamEvent::Text { text } => out.text.push_str(&text),
             StreamEvent::Reasoning { text } => out.reasoning.push_str(&text),
-            StreamEvent::CallStarted { index, .. } => {
-                assert_eq!(index, started, "indexes are dense and in order");
-                started += 1;
+            StreamEvent::CallStarted {
+                index,
+                call_id,
+                name,
+            } => {
+                assert_eq!(index, started.len(), "indexes are dense and in order");
+                started.push((call_id, name, String::new()));
             }
-            StreamEvent::ArgumentsDelta { .. } => {}
+            StreamEvent::ArgumentsDelta { index, fragment } => {
+                started[index].2.push_str(&fragment);
+            }
             StreamEvent::CallFinished { index, call } => {
-                assert_eq!(index, out.calls.len());
+                // Finished calls come in index order; each was started with its id and name,
+                // and its fragments make up its arguments (raw text when announced early).
+                assert!(last_finished.is_none_or(|l| l < index));
+                last_finished = Some(index);
+                let (id, name, fragments) = &started[index];
+                assert_eq!(id, &call.call_id);
+                assert_eq!(name, &call.name);
+                let decoded: Value = serde_json::from_str(fragments).unwrap_or(Value::Null);
+                if call.origin.repairs.is_empty() {
+                    assert_eq!(decoded, call.arguments, "fragments {fragments:?}");
+                }
                 // arguments are always an object.
                 assert!(call.arguments.is_object());
                 out.calls.push(key(&call, provided(&call)));
