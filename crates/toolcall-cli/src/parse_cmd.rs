@@ -12,7 +12,7 @@ use std::sync::Arc;
 use anyhow::{Context, bail};
 use serde_json::{Value, json};
 use tokio::io::AsyncReadExt;
-use toolcall_core::{Parsed, Registry, StreamEvent, ToolSpec};
+use toolcall_core::{Parsed, Registry, StreamEvent};
 use toolcall_parse::{FormatSelection, ParseOptions, StreamParser, formats as all_formats};
 
 #[derive(clap::Args)]
@@ -49,7 +49,10 @@ pub async fn run(args: ParseArgs) -> anyhow::Result<ExitCode> {
         ..ParseOptions::default()
     };
     if let Some(path) = &args.tools {
-        options.tools = Some(Arc::new(load_tools(path)?));
+        options.tools = Some(Arc::new(
+            Registry::from_tools_file(path)
+                .with_context(|| format!("tools file {}", path.display()))?,
+        ));
     }
     if let Some(path) = &args.fallbacks {
         let text = std::fs::read_to_string(path)
@@ -155,44 +158,6 @@ fn render(p: &Parsed) -> Value {
         "diagnostics": p.diagnostics,
         "reasoning": p.reasoning.concat(),
     })
-}
-
-/// TEMPORARY: a private tools-file loader until `Registry::from_tools_file` lands in
-/// toolcall-core. Accepts Chat (`{"type":"function","function":{...}}`), Responses
-/// (`{"type":"function","name",...}`) and plain `{name, description, parameters}` entries,
-/// as a list or under a top-level `"tools"` key.
-fn load_tools(path: &Path) -> anyhow::Result<Registry> {
-    let text = std::fs::read_to_string(path)
-        .with_context(|| format!("cannot read tools file {}", path.display()))?;
-    let v: Value = serde_json::from_str(&text)
-        .with_context(|| format!("tools file {} is not JSON", path.display()))?;
-    let list = match &v {
-        Value::Array(a) => a,
-        Value::Object(m) => match m.get("tools").and_then(Value::as_array) {
-            Some(a) => a,
-            None => bail!("tools file {}: expected a list of tools", path.display()),
-        },
-        _ => bail!("tools file {}: expected a list of tools", path.display()),
-    };
-    let mut registry = Registry::new();
-    for (i, entry) in list.iter().enumerate() {
-        let def = entry.get("function").unwrap_or(entry);
-        let Some(name) = def.get("name").and_then(Value::as_str) else {
-            bail!("tools file {}: entry {i} has no name", path.display());
-        };
-        let description = def
-            .get("description")
-            .and_then(Value::as_str)
-            .unwrap_or_default();
-        let parameters = def
-            .get("parameters")
-            .cloned()
-            .unwrap_or_else(|| json!({"type": "object", "properties": {}}));
-        registry
-            .add_spec(ToolSpec::new(name, description, parameters))
-            .with_context(|| format!("tools file {}", path.display()))?;
-    }
-    Ok(registry)
 }
 
 pub async fn formats() -> anyhow::Result<ExitCode> {
