@@ -29,7 +29,7 @@ enum Command {
     /// List the formats the parser reads, with an example each.
     Formats,
     /// Run a turn of the agent loop: model -> calls -> results -> model.
-    Run(run_cmd::RunArgs),
+    Run(Box<run_cmd::RunArgs>),
     /// List tools or render them for a provider.
     Tools(tools_cmd::ToolsArgs),
     /// Inspect the session archive.
@@ -54,7 +54,7 @@ fn main() -> ExitCode {
         match cli.command {
             Command::Parse(args) => parse_cmd::run(args).await,
             Command::Formats => parse_cmd::formats().await,
-            Command::Run(args) => run_cmd::run(args).await,
+            Command::Run(args) => run_cmd::run(*args).await,
             Command::Tools(args) => tools_cmd::run(args).await,
             Command::Sessions(args) => sessions_cmd::run(args).await,
             Command::World(args) => world_cmd::run(args).await,

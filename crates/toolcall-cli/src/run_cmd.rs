@@ -36,6 +36,10 @@ pub struct RunArgs {
     /// A pack option, `PACK.KEY=VALUE` (VALUE is read as JSON when it parses, else as text).
     #[arg(long = "pack-opt", value_name = "PACK.KEY=VALUE")]
     pack_opts: Vec<String>,
+    /// X display for the computer pack, e.g. `:1` [default: the pack's `display` option, else
+    /// $DISPLAY].
+    #[arg(long, value_name = "DISPLAY")]
+    display: Option<String>,
     /// Model server base URL, e.g. http://127.0.0.1:11434 (Ollama).
     #[arg(
         long,
@@ -153,6 +157,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         mode,
         max_rounds: args.max_rounds,
         text_format: args.format.clone(),
+        await_jobs_before_request: session.is_some(),
         ..AgentConfig::default()
     };
     let mut agent = Agent::new(client, executor.clone(), config);
@@ -271,6 +276,13 @@ fn build_registry(
         };
         cfg.options.insert(key.to_owned(), value);
     }
+    if let Some(display) = &args.display {
+        let Some((_, cfg)) = packs.iter_mut().find(|(n, _)| n == "computer") else {
+            bail!("--display is for the computer pack: add --pack computer");
+        };
+        cfg.options
+            .insert("display".to_owned(), Value::String(display.clone()));
+    }
     for (name, cfg) in &packs {
         let pack = load_pack(name, cfg).with_context(|| format!("loading pack {name}"))?;
         registry
@@ -388,6 +400,7 @@ fn print_report(report: &TurnReport, archive: &Path) {
             println!("    validation: {}", validation_line(result));
             println!("    → {}", outcome_line(result));
         }
+        print_action_response(report, round);
     }
     println!("\n── final reply");
     println!(
@@ -399,6 +412,31 @@ fn print_report(report: &TurnReport, archive: &Path) {
     }
     if report.breaker_tripped {
         println!("(a call failed identically 3 times: tool calls were stopped)");
+    }
+}
+
+/// Seed 001's client protocol for action responses: each command payload on its own line
+/// prefixed `__MCP__` (unindented, for a client to pick up), the text for speech.
+fn print_action_response(report: &TurnReport, round: &toolcall_run::agent::RoundReport) {
+    if !round
+        .calls
+        .iter()
+        .any(|c| c.origin.format == "action_response")
+    {
+        return;
+    }
+    let parsed = toolcall_core::Parsed {
+        text: round.assistant_text.clone().unwrap_or_default(),
+        calls: round.calls.clone(),
+        ..Default::default()
+    };
+    let session = report.session_id.as_deref().unwrap_or("default");
+    let out = toolcall_packs::apps::respond(&parsed, &round.results, session);
+    for line in &out.mcp_lines {
+        println!("{line}");
+    }
+    if !out.speech.is_empty() {
+        println!("  speech: {}", out.speech);
     }
 }
 

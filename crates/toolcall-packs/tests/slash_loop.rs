@@ -84,15 +84,14 @@ async fn recorded_session_replays_with_job_results_delivered() {
         Arc::new(Executor::new(Arc::new(registry))),
         AgentConfig {
             mode: session.mode,
+            await_jobs_before_request: true,
             ..AgentConfig::default()
         },
     );
     let report = agent.run_turn(&session.prompt).await.unwrap();
-    // Whether the two jobs finish before the third request is a race the recording allows
-    // for: if they did, the model sees their results then and the third reply is final;
-    // otherwise the loop waits for them and the fourth reply is.
-    let remaining = client.remaining();
-    assert!(remaining <= 1, "{remaining} replies left");
+    // Jobs are awaited before each request, so the recording plays the same every time:
+    // the third request already carries both job results and its reply is final.
+    assert_eq!(client.remaining(), 0);
     let lookup = &report.rounds[0].results[0];
     assert_eq!(
         lookup.outcome.as_ref().unwrap().metadata["context_id"],
@@ -114,7 +113,7 @@ async fn recorded_session_replays_with_job_results_delivered() {
         assert_eq!(out.metadata["context_id"], expected);
     }
     let final_text = report.final_text.unwrap();
-    let expected = session.replies[session.replies.len() - 1 - remaining]["content"]
+    let expected = session.replies[session.replies.len() - 1]["content"]
         .as_str()
         .unwrap();
     assert_eq!(final_text, expected);

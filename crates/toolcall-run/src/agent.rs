@@ -60,6 +60,10 @@ pub struct AgentConfig {
     pub system_prompt: Option<String>,
     /// How long a turn waits for outstanding jobs when the model has nothing else to do.
     pub job_wait: Duration,
+    /// Wait (up to `job_wait`) for outstanding jobs before every model request, so their
+    /// results always reach the model in the next round. Replays set it: a recording then
+    /// plays the same way however fast the jobs run.
+    pub await_jobs_before_request: bool,
 }
 
 impl Default for AgentConfig {
@@ -70,6 +74,7 @@ impl Default for AgentConfig {
             text_format: None,
             system_prompt: None,
             job_wait: Duration::from_secs(30),
+            await_jobs_before_request: false,
         }
     }
 }
@@ -319,7 +324,11 @@ impl Agent {
                 job_results: std::mem::take(&mut carried_jobs),
                 ..RoundReport::default()
             };
-            let finished = self.executor.finished_jobs().await;
+            let finished = if self.config.await_jobs_before_request {
+                self.executor.wait_jobs(self.config.job_wait).await
+            } else {
+                self.executor.finished_jobs().await
+            };
             self.deliver_jobs(finished, &mut rr.job_results).await?;
             let reply = self.client.complete(&self.request(true)).await?;
             let mut it = self.interpret(reply);
