@@ -74,9 +74,12 @@ impl Repair {
 pub struct Origin {
     /// The format that produced the call, e.g. `tools_envelope`, `hermes`, `openai_chat`.
     pub format: String,
-    /// Byte span of the call's markup in the model output (empty for native calls).
+    /// Byte span of the call's markup in the model output (empty for native calls),
+    /// serialised as `[start, end]` like a diagnostic's span.
+    #[serde(default, with = "crate::diagnostic::span_as_pair")]
     pub span: Range<usize>,
     /// Repairs applied while parsing or validating.
+    #[serde(default)]
     pub repairs: Vec<Repair>,
 }
 

@@ -43,7 +43,7 @@ impl Diagnostic {
     }
 }
 
-mod span_as_pair {
+pub(crate) mod span_as_pair {
     use std::ops::Range;
 
     use serde::{Deserialize, Deserializer, Serialize, Serializer};
