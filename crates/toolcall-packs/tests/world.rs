@@ -1,33 +1,17 @@
 //! World pack tools through their own API: success, validation failures, not-found, and
 //! that a failed call leaves the world unchanged.
 
-use std::path::PathBuf;
+mod common;
 
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use toolcall_core::{ErrorCode, ToolContext, ToolError, ToolOutput};
+use toolcall_packs::Pack;
 use toolcall_packs::world::World;
-use toolcall_packs::{Pack, PackConfig, load_pack};
 
-fn fixtures() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
-}
-
-fn pack() -> Pack {
-    let mut options = Map::new();
-    options.insert("world".into(), json!("world.json"));
-    load_pack(
-        "world",
-        &PackConfig {
-            base_dir: fixtures(),
-            options,
-        },
-    )
-    .unwrap()
-}
+use common::{fixtures, world_fixture_pack as pack};
 
 async fn call(p: &Pack, name: &str, args: Value) -> Result<ToolOutput, ToolError> {
-    let handler = p.registry.get(name).unwrap().handler.clone().unwrap();
-    handler.call(&ToolContext::default(), args).await
+    common::call_with(p, &ToolContext::default(), name, args).await
 }
 
 fn snapshot(p: &Pack) -> Value {
@@ -554,32 +538,5 @@ location Island (loc_island)
 // covers V-1 (the shipped tools file is exactly what the pack registers)
 #[test]
 fn shipped_tools_file_matches_the_pack() {
-    let examples = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/world");
-    let session: Value =
-        serde_json::from_str(&std::fs::read_to_string(examples.join("session.json")).unwrap())
-            .unwrap();
-    let Value::Object(options) = session["setup"]["packs"]["world"].clone() else {
-        panic!()
-    };
-    let pack = toolcall_packs::load_pack(
-        "world",
-        &PackConfig {
-            base_dir: examples.clone(),
-            options,
-        },
-    )
-    .unwrap();
-    let specs: Vec<toolcall_core::ToolSpec> = pack.registry.specs().cloned().collect();
-    let path = examples.join("tools.json");
-    if std::env::var_os("UPDATE_TOOLS_FILES").is_some() {
-        std::fs::write(&path, serde_json::to_string_pretty(&specs).unwrap() + "\n").unwrap();
-    }
-    let shipped = toolcall_core::Registry::from_tools_file(&path).unwrap();
-    let shipped: Vec<toolcall_core::ToolSpec> = shipped.specs().cloned().collect();
-    assert_eq!(
-        shipped,
-        specs,
-        "run with UPDATE_TOOLS_FILES=1 to refresh {}",
-        path.display()
-    );
+    common::assert_shipped_tools_file_matches("world");
 }
