@@ -116,25 +116,31 @@ impl Display {
     }
 
     pub fn button(&self, button: u8, press: bool) -> Result<(), DisplayError> {
-        let kind = if press {
-            xproto::BUTTON_PRESS_EVENT
-        } else {
-            xproto::BUTTON_RELEASE_EVENT
-        };
-        self.conn
-            .xtest_fake_input(kind, button, 0, x11rb::NONE, 0, 0, 0)
-            .map_err(x)?;
-        Ok(())
+        self.press_or_release(
+            (xproto::BUTTON_PRESS_EVENT, xproto::BUTTON_RELEASE_EVENT),
+            button,
+            press,
+        )
     }
 
     pub fn key(&self, keycode: u8, press: bool) -> Result<(), DisplayError> {
-        let kind = if press {
-            xproto::KEY_PRESS_EVENT
-        } else {
-            xproto::KEY_RELEASE_EVENT
-        };
+        self.press_or_release(
+            (xproto::KEY_PRESS_EVENT, xproto::KEY_RELEASE_EVENT),
+            keycode,
+            press,
+        )
+    }
+
+    /// Fakes the press (first event type) or release (second) of a button or key.
+    fn press_or_release(
+        &self,
+        (press_kind, release_kind): (u8, u8),
+        detail: u8,
+        press: bool,
+    ) -> Result<(), DisplayError> {
+        let kind = if press { press_kind } else { release_kind };
         self.conn
-            .xtest_fake_input(kind, keycode, 0, x11rb::NONE, 0, 0, 0)
+            .xtest_fake_input(kind, detail, 0, x11rb::NONE, 0, 0, 0)
             .map_err(x)?;
         Ok(())
     }
