@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
-use toolcall_core::{CallId, Registry, ToolContext, ToolError, ToolOutput, ToolResult};
+use toolcall_core::{CallId, Registry, Tool, ToolContext, ToolError, ToolOutput, ToolResult};
 use toolcall_packs::{Pack, PackConfig, load_pack};
 use toolcall_run::{Agent, AgentConfig, Executor, ReplayClient, SessionFile, TurnReport};
 
@@ -61,6 +61,11 @@ pub fn world_fixture_pack() -> Pack {
     load("world", &fixtures(), options(&[("world", "world.json")]))
 }
 
+/// The handler of one tool of a pack.
+pub fn handler(p: &Pack, name: &str) -> Arc<dyn Tool> {
+    p.registry.get(name).unwrap().handler.clone().unwrap()
+}
+
 /// Calls one tool of a pack directly (no executor).
 pub async fn call_with(
     p: &Pack,
@@ -68,8 +73,34 @@ pub async fn call_with(
     name: &str,
     args: Value,
 ) -> Result<ToolOutput, ToolError> {
-    let handler = p.registry.get(name).unwrap().handler.clone().unwrap();
-    handler.call(ctx, args).await
+    handler(p, name).call(ctx, args).await
+}
+
+/// A virtual X display; `None` (the test skips) when Xvfb cannot start, unless
+/// `TOOLCALL_REQUIRE_XVFB=1`, which makes that a failure.
+#[cfg(feature = "computer")]
+pub fn start_xvfb(width: u32, height: u32) -> Option<toolcall_packs::computer::xvfb::Xvfb> {
+    match toolcall_packs::computer::xvfb::Xvfb::start(width, height) {
+        Ok(x) => Some(x),
+        Err(e) if std::env::var("TOOLCALL_REQUIRE_XVFB").as_deref() == Ok("1") => {
+            panic!("TOOLCALL_REQUIRE_XVFB=1 but Xvfb did not start: {e}")
+        }
+        Err(e) => {
+            eprintln!("skipping computer-use test: {e}");
+            None
+        }
+    }
+}
+
+/// The `computer_use` tool of a computer pack with `options`.
+#[cfg(feature = "computer")]
+pub fn computer_tool(options: &Value) -> Arc<dyn Tool> {
+    let pack = load(
+        "computer",
+        &std::env::temp_dir(),
+        options.as_object().unwrap().clone(),
+    );
+    handler(&pack, "computer_use")
 }
 
 /// Replays `session` against `packs` through the agent loop and checks every recorded
