@@ -62,14 +62,7 @@ fn world_session_changes_the_world_and_archives_its_state() {
     assert_eq!(names, ["create_object", "move_object", "set_attribute"]);
 
     let id = report["session_id"].as_str().unwrap();
-    let shown: Value = serde_json::from_str(&stdout_of(
-        bin()
-            .args(["sessions", "show", id, "--json", "--archive"])
-            .arg(&archive)
-            .output()
-            .unwrap(),
-    ))
-    .unwrap();
+    let shown = common::show_session(id, &archive);
     let world = &shown["pack_states"]["world"];
     let key = world["objects"]
         .as_array()

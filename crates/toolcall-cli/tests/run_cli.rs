@@ -5,7 +5,9 @@ mod common;
 
 use serde_json::Value;
 
-use common::{bin, fixture_path as fixture, json_of, ok, repo_root, run_echo_session};
+use common::{
+    bin, fixture_path as fixture, json_of, ok, repo_root, run_echo_session, show_session,
+};
 
 // covers, O-1, V-5, R-10
 #[test]
@@ -54,13 +56,7 @@ fn bundled_echo_session_runs_end_to_end_and_is_archived() {
     );
     assert_eq!(list.as_array().unwrap().len(), 2);
     let id = list[0]["id"].as_str().unwrap();
-    let show = json_of(
-        bin()
-            .args(["sessions", "show", id, "--json", "--archive"])
-            .arg(&archive)
-            .output()
-            .unwrap(),
-    );
+    let show = show_session(id, &archive);
     let ids: Vec<&str> = show["calls"]
         .as_array()
         .unwrap()
@@ -455,13 +451,7 @@ fn job_results_arrive_under_their_call_id() {
     assert_eq!(delivered[0]["data"]["rendered"], 24);
     assert_eq!(report["final_text"], "All 24 frames are rendered.");
     let id = report["session_id"].as_str().unwrap();
-    let show = json_of(
-        bin()
-            .args(["sessions", "show", id, "--json", "--archive"])
-            .arg(&archive)
-            .output()
-            .unwrap(),
-    );
+    let show = show_session(id, &archive);
     let results = show["calls"][0]["results"].as_array().unwrap();
     assert_eq!(results.len(), 2);
     assert_eq!(results[1]["delivery"], "job");

@@ -56,6 +56,17 @@ pub fn json_of(out: Output) -> Value {
     serde_json::from_str(&ok(out)).unwrap()
 }
 
+/// `toolcall sessions show <id> --json` over `archive`.
+pub fn show_session(id: &str, archive: &Path) -> Value {
+    json_of(
+        bin()
+            .args(["sessions", "show", id, "--json", "--archive"])
+            .arg(archive)
+            .output()
+            .unwrap(),
+    )
+}
+
 pub fn stdout(o: &Output) -> String {
     String::from_utf8(o.stdout.clone()).unwrap()
 }

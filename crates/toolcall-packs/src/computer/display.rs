@@ -145,14 +145,17 @@ impl Display {
         Ok(())
     }
 
-    /// The pointer position in real pixels.
-    pub fn pointer(&self) -> Result<(u32, u32), DisplayError> {
-        let p = self
-            .conn
+    fn query_pointer(&self) -> Result<xproto::QueryPointerReply, DisplayError> {
+        self.conn
             .query_pointer(self.root)
             .map_err(x)?
             .reply()
-            .map_err(x)?;
+            .map_err(x)
+    }
+
+    /// The pointer position in real pixels.
+    pub fn pointer(&self) -> Result<(u32, u32), DisplayError> {
+        let p = self.query_pointer()?;
         Ok((
             u32::try_from(p.root_x).unwrap_or(0),
             u32::try_from(p.root_y).unwrap_or(0),
@@ -332,12 +335,7 @@ impl Display {
 
     /// Whether the Lock modifier (Caps Lock) is active.
     pub fn caps_lock_on(&self) -> Result<bool, DisplayError> {
-        let p = self
-            .conn
-            .query_pointer(self.root)
-            .map_err(x)?
-            .reply()
-            .map_err(x)?;
+        let p = self.query_pointer()?;
         Ok(u16::from(p.mask) & u16::from(KeyButMask::LOCK) != 0)
     }
 
