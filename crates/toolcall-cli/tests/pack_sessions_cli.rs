@@ -1,31 +1,13 @@
 //! Every pack's bundled recorded session, played by the real `toolcall run --replay` binary:
 //! the README's promise that each one runs end to end.
 
+mod common;
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
 use serde_json::Value;
 
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_toolcall"))
-}
-
-fn example(path: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../examples")
-        .join(path)
-}
-
-fn stdout_of(out: Output) -> String {
-    assert!(
-        out.status.success(),
-        "exit {:?}\nstdout: {}\nstderr: {}",
-        out.status,
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
-}
+use common::{bin, example, ok as stdout_of};
 
 /// Plays a session with `--json` into a fresh archive; returns the report and the archive.
 fn replay(session: &str, extra: &[&str], dir: &Path) -> (Value, PathBuf) {
@@ -80,14 +62,7 @@ fn world_session_changes_the_world_and_archives_its_state() {
     assert_eq!(names, ["create_object", "move_object", "set_attribute"]);
 
     let id = report["session_id"].as_str().unwrap();
-    let shown: Value = serde_json::from_str(&stdout_of(
-        bin()
-            .args(["sessions", "show", id, "--json", "--archive"])
-            .arg(&archive)
-            .output()
-            .unwrap(),
-    ))
-    .unwrap();
+    let shown = common::show_session(id, &archive);
     let world = &shown["pack_states"]["world"];
     let key = world["objects"]
         .as_array()

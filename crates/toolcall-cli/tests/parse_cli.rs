@@ -1,20 +1,22 @@
 //! `toolcall parse` / `toolcall formats` run as the built binary: the exact JSON contract,
 //! exit codes, streaming.
 
+mod common;
+
 use std::io::Write;
 use std::path::PathBuf;
-use std::process::{Command, Output, Stdio};
+use std::process::{Output, Stdio};
 
 use serde_json::{Value, json};
 
+use common::bin;
+
 fn fixture(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/parse")
-        .join(name)
+    common::fixture_path("parse").join(name)
 }
 
 fn toolcall(args: &[&str], stdin: Option<&[u8]>) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_toolcall"))
+    let mut child = bin()
         .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -285,7 +287,7 @@ fn stream_emits_calls_before_the_input_ends() {
     use std::io::{BufRead, BufReader};
     use std::sync::mpsc;
     use std::time::Duration;
-    let mut child = Command::new(env!("CARGO_BIN_EXE_toolcall"))
+    let mut child = bin()
         .args(["parse", "--stream"])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

@@ -1,54 +1,20 @@
 //! `toolcall run` and `toolcall sessions`, run as a real binary with `--replay` sessions and
 //! program-backed tools.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod common;
 
 use serde_json::Value;
 
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_toolcall"))
-}
-
-fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures")
-        .join(name)
-}
-
-fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn ok(out: Output) -> String {
-    assert!(
-        out.status.success(),
-        "exit {:?}\nstdout: {}\nstderr: {}",
-        out.status,
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
-}
-
-fn json_of(out: Output) -> Value {
-    serde_json::from_str(&ok(out)).unwrap()
-}
+use common::{
+    bin, fixture_path as fixture, json_of, ok, repo_root, run_echo_session, show_session,
+};
 
 // covers, O-1, V-5, R-10
 #[test]
 fn bundled_echo_session_runs_end_to_end_and_is_archived() {
     let dir = tempfile::tempdir().unwrap();
     let archive = dir.path().join("a.sqlite");
-    let out = bin()
-        .current_dir(repo_root())
-        .args([
-            "run",
-            "--replay",
-            "examples/sessions/echo.json",
-            "--json",
-            "--archive",
-        ])
+    let out = run_echo_session(&["--json", "--archive"])
         .arg(&archive)
         .output()
         .unwrap();
@@ -70,14 +36,7 @@ fn bundled_echo_session_runs_end_to_end_and_is_archived() {
     assert_eq!(report["hit_round_limit"], false);
 
     // Human output of the same session.
-    let text = ok(bin()
-        .current_dir(repo_root())
-        .args([
-            "run",
-            "--replay",
-            "examples/sessions/echo.json",
-            "--archive",
-        ])
+    let text = ok(run_echo_session(&["--archive"])
         .arg(&archive)
         .output()
         .unwrap());
@@ -97,13 +56,7 @@ fn bundled_echo_session_runs_end_to_end_and_is_archived() {
     );
     assert_eq!(list.as_array().unwrap().len(), 2);
     let id = list[0]["id"].as_str().unwrap();
-    let show = json_of(
-        bin()
-            .args(["sessions", "show", id, "--json", "--archive"])
-            .arg(&archive)
-            .output()
-            .unwrap(),
-    );
+    let show = show_session(id, &archive);
     let ids: Vec<&str> = show["calls"]
         .as_array()
         .unwrap()
@@ -314,17 +267,7 @@ fn archive_defaults_to_the_env_variable_and_sessions_resume() {
 fn disabled_tools_are_not_offered_and_not_run() {
     let dir = tempfile::tempdir().unwrap();
     let report = json_of(
-        bin()
-            .current_dir(repo_root())
-            .args([
-                "run",
-                "--replay",
-                "examples/sessions/echo.json",
-                "--disable",
-                "text.*",
-                "--json",
-                "--archive",
-            ])
+        run_echo_session(&["--disable", "text.*", "--json", "--archive"])
             .arg(dir.path().join("a.sqlite"))
             .output()
             .unwrap(),
@@ -333,15 +276,7 @@ fn disabled_tools_are_not_offered_and_not_run() {
     assert!(r0[0]["data"].is_object());
     assert_eq!(r0[1]["call_id"], "call_count_1");
     assert_eq!(r0[1]["error"]["code"], "tool_disabled");
-    let out = bin()
-        .current_dir(repo_root())
-        .args([
-            "run",
-            "--replay",
-            "examples/sessions/echo.json",
-            "--pack-opt",
-            "world.x=1",
-        ])
+    let out = run_echo_session(&["--pack-opt", "world.x=1"])
         .arg("--archive")
         .arg(dir.path().join("a.sqlite"))
         .output()
@@ -516,13 +451,7 @@ fn job_results_arrive_under_their_call_id() {
     assert_eq!(delivered[0]["data"]["rendered"], 24);
     assert_eq!(report["final_text"], "All 24 frames are rendered.");
     let id = report["session_id"].as_str().unwrap();
-    let show = json_of(
-        bin()
-            .args(["sessions", "show", id, "--json", "--archive"])
-            .arg(&archive)
-            .output()
-            .unwrap(),
-    );
+    let show = show_session(id, &archive);
     let results = show["calls"][0]["results"].as_array().unwrap();
     assert_eq!(results.len(), 2);
     assert_eq!(results[1]["delivery"], "job");

@@ -1,26 +1,19 @@
 //! `toolcall tools list|render|check`, run as the real binary.
 
-use std::process::{Command, Output};
+mod common;
+
+use std::process::Output;
 
 use serde_json::{Value, json};
+
+use common::{bin, stderr, stdout};
 
 fn fixture(name: &str) -> String {
     format!("{}/tests/fixtures/tools/{name}", env!("CARGO_MANIFEST_DIR"))
 }
 
 fn toolcall(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_toolcall"))
-        .args(args)
-        .output()
-        .unwrap()
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8(o.stdout.clone()).unwrap()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8(o.stderr.clone()).unwrap()
+    bin().args(args).output().unwrap()
 }
 
 // covers V-2, V-4

@@ -287,7 +287,8 @@ fn type_name(v: &Value) -> &'static str {
 }
 
 /// Follows local `$ref`s (`#/...`) to the schema node they name, a bounded number of hops.
-fn resolve<'a>(mut node: &'a Value, root: &'a Value) -> &'a Value {
+/// The renderers walk schemas with it too.
+pub(crate) fn resolve<'a>(mut node: &'a Value, root: &'a Value) -> &'a Value {
     for _ in 0..MAX_REF_HOPS {
         let Some(r) = node.get("$ref").and_then(Value::as_str) else {
             return node;

@@ -1,8 +1,10 @@
 //! The apps pack with real processes: test `.desktop` entries in a temp dir start `sleep`
 //! and small scripts; the tests check /proc that they really run and really ended.
 
+mod common;
+
 use std::os::unix::fs::PermissionsExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -96,17 +98,14 @@ fn setup(extra: Value) -> Setup {
 }
 
 async fn call(p: &Pack, session: &str, name: &str, args: Value) -> Result<ToolOutput, ToolError> {
-    let h = p.registry.get(name).unwrap().handler.clone().unwrap();
     let ctx = ToolContext {
         session_id: Some(session.into()),
         ..ToolContext::default()
     };
-    h.call(&ctx, args).await
+    common::call_with(p, &ctx, name, args).await
 }
 
-fn proc_dir(pid: u64) -> PathBuf {
-    PathBuf::from(format!("/proc/{pid}"))
-}
+use common::proc_dir;
 
 /// Whether `pid` is a live (not zombie) process.
 fn alive(pid: u64) -> bool {
@@ -403,21 +402,13 @@ async fn action_response_goes_to_mcp_line_and_speech() {
 // covers P-APP (the shipped example's options and entry start and stop a real process)
 #[tokio::test]
 async fn shipped_example_opens_and_closes_the_test_app() {
-    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/apps");
-    let session: Value =
-        serde_json::from_str(&std::fs::read_to_string(example.join("session.json")).unwrap())
-            .unwrap();
-    let Value::Object(options) = session["setup"]["packs"]["apps"].clone() else {
-        panic!("no apps options")
-    };
-    let p = toolcall_packs::load_pack(
+    let example = common::example("apps");
+    let session = common::read_session(&example);
+    let p = common::load(
         "apps",
-        &PackConfig {
-            base_dir: example,
-            options,
-        },
-    )
-    .unwrap();
+        &example,
+        common::options_of(&session["setup"]["packs"]["apps"]),
+    );
     let mut pid = 0;
     for reply in session["replies"].as_array().unwrap() {
         let action: Value = serde_json::from_str(reply["content"].as_str().unwrap()).unwrap();
@@ -446,32 +437,5 @@ async fn shipped_example_opens_and_closes_the_test_app() {
 // covers V-1 (the shipped tools file is exactly what the pack registers)
 #[test]
 fn shipped_tools_file_matches_the_pack() {
-    let examples = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/apps");
-    let session: Value =
-        serde_json::from_str(&std::fs::read_to_string(examples.join("session.json")).unwrap())
-            .unwrap();
-    let Value::Object(options) = session["setup"]["packs"]["apps"].clone() else {
-        panic!()
-    };
-    let pack = toolcall_packs::load_pack(
-        "apps",
-        &PackConfig {
-            base_dir: examples.clone(),
-            options,
-        },
-    )
-    .unwrap();
-    let specs: Vec<toolcall_core::ToolSpec> = pack.registry.specs().cloned().collect();
-    let path = examples.join("tools.json");
-    if std::env::var_os("UPDATE_TOOLS_FILES").is_some() {
-        std::fs::write(&path, serde_json::to_string_pretty(&specs).unwrap() + "\n").unwrap();
-    }
-    let shipped = toolcall_core::Registry::from_tools_file(&path).unwrap();
-    let shipped: Vec<toolcall_core::ToolSpec> = shipped.specs().cloned().collect();
-    assert_eq!(
-        shipped,
-        specs,
-        "run with UPDATE_TOOLS_FILES=1 to refresh {}",
-        path.display()
-    );
+    common::assert_shipped_tools_file_matches("apps");
 }

@@ -2,48 +2,26 @@
 //! `action_response` format) open and close a real process, and each round's reply becomes
 //! `__MCP__` lines and speech.
 
-use std::path::{Path, PathBuf};
-use std::sync::Arc;
+mod common;
 
-use serde_json::{Value, json};
-use toolcall_core::{Parsed, Registry};
+use serde_json::json;
+use toolcall_core::Parsed;
 use toolcall_packs::apps;
-use toolcall_packs::{PackConfig, load_pack};
-use toolcall_run::{Agent, AgentConfig, Executor, ReplayClient, SessionFile};
+use toolcall_run::SessionFile;
 
-fn proc_dir(pid: u64) -> PathBuf {
-    PathBuf::from(format!("/proc/{pid}"))
-}
+use common::proc_dir;
 
 // covers P-APP, F-ACT-1, F-ACT-2, R-8
 #[tokio::test]
 async fn action_responses_open_and_close_the_test_app() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/apps");
+    let dir = common::example("apps");
     let session = SessionFile::load(&dir.join("session.json")).unwrap();
-    let Value::Object(options) = session.setup.packs["apps"].clone() else {
-        panic!()
-    };
-    let pack = load_pack(
+    let pack = common::load(
         "apps",
-        &PackConfig {
-            base_dir: dir.clone(),
-            options,
-        },
-    )
-    .unwrap();
-    let mut registry = Registry::new();
-    registry.merge(pack.registry.clone()).unwrap();
-    let client = Arc::new(ReplayClient::new(&session));
-    let mut agent = Agent::new(
-        client.clone(),
-        Arc::new(Executor::new(Arc::new(registry))),
-        AgentConfig {
-            mode: session.mode,
-            ..AgentConfig::default()
-        },
+        &dir,
+        common::options_of(&session.setup.packs["apps"]),
     );
-    let report = agent.run_turn(&session.prompt).await.unwrap();
-    assert_eq!(client.remaining(), 0);
+    let report = common::run_recorded(&session, &[&pack], false).await;
     assert_eq!(report.rounds.len(), 3);
 
     let open = &report.rounds[0];

@@ -5,6 +5,8 @@
 //! printed reason, unless `TOOLCALL_REQUIRE_XVFB=1` (set by `.ci/run`), when they fail.
 #![cfg(feature = "computer")]
 
+mod common;
+
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, mpsc};
 use std::thread::{JoinHandle, sleep};
@@ -224,19 +226,6 @@ impl Drop for Recorder {
     }
 }
 
-fn start_xvfb(width: u32, height: u32) -> Option<Xvfb> {
-    match Xvfb::start(width, height) {
-        Ok(x) => Some(x),
-        Err(e) if std::env::var("TOOLCALL_REQUIRE_XVFB").as_deref() == Ok("1") => {
-            panic!("TOOLCALL_REQUIRE_XVFB=1 but Xvfb did not start: {e}")
-        }
-        Err(e) => {
-            eprintln!("skipping computer-use test: {e}");
-            None
-        }
-    }
-}
-
 /// Xvfb + recording window + the tool, dropped in that reverse order.
 struct Rig {
     rec: Recorder,
@@ -252,7 +241,7 @@ fn rig_with(
     patches: &[(i16, i16, u16, u16, u32)],
     options: Value,
 ) -> Option<Rig> {
-    let xvfb = start_xvfb(width, height)?;
+    let xvfb = common::start_xvfb(width, height)?;
     let rec = Recorder::start(xvfb.display(), BACKGROUND, patches);
     let mut opts = json!({
         "display": xvfb.display(),
@@ -262,18 +251,7 @@ fn rig_with(
     for (k, v) in options.as_object().unwrap() {
         opts[k] = v.clone();
     }
-    let config = PackConfig {
-        base_dir: std::env::temp_dir(),
-        options: opts.as_object().unwrap().clone(),
-    };
-    let pack = load_pack("computer", &config).unwrap();
-    let tool = pack
-        .registry
-        .get("computer_use")
-        .unwrap()
-        .handler
-        .clone()
-        .unwrap();
+    let tool = common::computer_tool(&opts);
     Some(Rig { rec, tool, xvfb })
 }
 

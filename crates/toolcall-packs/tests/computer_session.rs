@@ -3,13 +3,14 @@
 //! `demo.sh` opens, really press the dialog's Yes button.
 #![cfg(feature = "computer")]
 
+mod common;
+
 use std::io::Read;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use toolcall_core::ToolContext;
-use toolcall_packs::computer::xvfb::Xvfb;
 use toolcall_packs::{PackConfig, load_pack};
 
 const SESSION: &str = include_str!("../../../examples/computer/session.json");
@@ -106,32 +107,14 @@ fn which(program: &str) -> bool {
 // covers P-CU, X-1
 #[tokio::test]
 async fn session_calls_answer_the_dialog() {
-    let xvfb = match Xvfb::start(1024, 768) {
-        Ok(x) => x,
-        Err(e) if std::env::var("TOOLCALL_REQUIRE_XVFB").as_deref() == Ok("1") => {
-            panic!("TOOLCALL_REQUIRE_XVFB=1 but Xvfb did not start: {e}")
-        }
-        Err(e) => {
-            eprintln!("skipping: {e}");
-            return;
-        }
+    let Some(xvfb) = common::start_xvfb(1024, 768) else {
+        return;
     };
     let session: Value = serde_json::from_str(SESSION).unwrap();
     let mut options = session["setup"]["packs"]["computer"].clone();
     options["display"] = json!(xvfb.display());
     options["screenshot_delay_ms"] = json!(0);
-    let config = PackConfig {
-        base_dir: std::env::temp_dir(),
-        options: options.as_object().unwrap().clone(),
-    };
-    let pack = load_pack("computer", &config).unwrap();
-    let tool = pack
-        .registry
-        .get("computer_use")
-        .unwrap()
-        .handler
-        .clone()
-        .unwrap();
+    let tool = common::computer_tool(&options);
     let ctx = ToolContext::default();
 
     // The same dialog demo.sh opens; its fixed arguments carry no model text.

@@ -1,6 +1,8 @@
 //! highlight_object through the pack: matching, the "what is in view" answer, and the PNG
 //! written with the box drawn (checked pixel by pixel).
 
+mod common;
+
 use std::path::Path;
 
 #[cfg(feature = "image")]
@@ -25,25 +27,11 @@ fn pack_with(dir: &Path, extra: Value) -> Pack {
     if let Value::Object(m) = extra {
         options.extend(m);
     }
-    load_pack(
-        "highlight",
-        &PackConfig {
-            base_dir: dir.to_owned(),
-            options,
-        },
-    )
-    .unwrap()
+    common::load("highlight", dir, options)
 }
 
 async fn call(p: &Pack, args: Value) -> Result<ToolOutput, ToolError> {
-    let h = p
-        .registry
-        .get("highlight_object")
-        .unwrap()
-        .handler
-        .clone()
-        .unwrap();
-    h.call(&ToolContext::default(), args).await
+    common::call_with(p, &ToolContext::default(), "highlight_object", args).await
 }
 
 #[cfg(feature = "image")]
@@ -181,27 +169,16 @@ fn pack_options_are_checked() {
 #[cfg(feature = "image")]
 #[tokio::test]
 async fn shipped_example_highlights_the_headphones() {
-    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/highlight");
-    let session: Value =
-        serde_json::from_str(&std::fs::read_to_string(example.join("session.json")).unwrap())
-            .unwrap();
-    let Value::Object(mut options) = session["setup"]["packs"]["highlight"].clone() else {
-        panic!("no highlight options")
-    };
+    let example = common::example("highlight");
+    let session = common::read_session(&example);
+    let mut options = common::options_of(&session["setup"]["packs"]["highlight"]);
     // Write into a temp dir instead of the example folder.
     let out = tempfile::tempdir().unwrap();
     let target = std::env::var("HIGHLIGHT_EXAMPLE_OUT")
         .map(std::path::PathBuf::from)
         .unwrap_or_else(|_| out.path().join("highlighted.png"));
     options.insert("output".into(), json!(target));
-    let p = load_pack(
-        "highlight",
-        &PackConfig {
-            base_dir: example,
-            options,
-        },
-    )
-    .unwrap();
+    let p = common::load("highlight", &example, options);
     let reply = session["replies"][0]["content"].as_str().unwrap();
     let object = reply
         .lines()
@@ -218,33 +195,5 @@ async fn shipped_example_highlights_the_headphones() {
 // covers V-1 (the shipped tools file is exactly what the pack registers)
 #[test]
 fn shipped_tools_file_matches_the_pack() {
-    let examples =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/highlight");
-    let session: Value =
-        serde_json::from_str(&std::fs::read_to_string(examples.join("session.json")).unwrap())
-            .unwrap();
-    let Value::Object(options) = session["setup"]["packs"]["highlight"].clone() else {
-        panic!()
-    };
-    let pack = toolcall_packs::load_pack(
-        "highlight",
-        &PackConfig {
-            base_dir: examples.clone(),
-            options,
-        },
-    )
-    .unwrap();
-    let specs: Vec<toolcall_core::ToolSpec> = pack.registry.specs().cloned().collect();
-    let path = examples.join("tools.json");
-    if std::env::var_os("UPDATE_TOOLS_FILES").is_some() {
-        std::fs::write(&path, serde_json::to_string_pretty(&specs).unwrap() + "\n").unwrap();
-    }
-    let shipped = toolcall_core::Registry::from_tools_file(&path).unwrap();
-    let shipped: Vec<toolcall_core::ToolSpec> = shipped.specs().cloned().collect();
-    assert_eq!(
-        shipped,
-        specs,
-        "run with UPDATE_TOOLS_FILES=1 to refresh {}",
-        path.display()
-    );
+    common::assert_shipped_tools_file_matches("highlight");
 }

@@ -2,47 +2,23 @@
 //! The highlight pack through the agent loop: seed 004's key/value reply
 //! (`TOOL_CALL: highlight_object` / `OBJECT: headphones`) replayed from the shipped session.
 
-use std::path::Path;
-use std::sync::Arc;
+mod common;
 
-use serde_json::{Value, json};
-use toolcall_core::Registry;
-use toolcall_packs::{PackConfig, load_pack};
-use toolcall_run::{Agent, AgentConfig, Executor, Mode, ReplayClient, SessionFile};
+use serde_json::json;
+use toolcall_run::{Mode, SessionFile};
 
 // covers P-HL, F-KV (seed 004 reply through the parser), R-8
 #[tokio::test]
 async fn key_value_reply_highlights_the_headphones() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/highlight");
+    let dir = common::example("highlight");
     let session = SessionFile::load(&dir.join("session.json")).unwrap();
     assert_eq!(session.mode, Mode::Text);
     let out = tempfile::tempdir().unwrap();
-    let Value::Object(mut options) = session.setup.packs["highlight"].clone() else {
-        panic!()
-    };
+    let mut options = common::options_of(&session.setup.packs["highlight"]);
     // Keep the example folder clean: draw into a temp dir.
     options.insert("output".into(), json!(out.path().join("highlighted.png")));
-    let pack = load_pack(
-        "highlight",
-        &PackConfig {
-            base_dir: dir.clone(),
-            options,
-        },
-    )
-    .unwrap();
-    let mut registry = Registry::new();
-    registry.merge(pack.registry.clone()).unwrap();
-    let client = Arc::new(ReplayClient::new(&session));
-    let mut agent = Agent::new(
-        client.clone(),
-        Arc::new(Executor::new(Arc::new(registry))),
-        AgentConfig {
-            mode: session.mode,
-            ..AgentConfig::default()
-        },
-    );
-    let report = agent.run_turn(&session.prompt).await.unwrap();
-    assert_eq!(client.remaining(), 0);
+    let pack = common::load("highlight", &dir, options);
+    let report = common::run_recorded(&session, &[&pack], false).await;
     let first = &report.rounds[0];
     assert_eq!(first.calls.len(), 1);
     assert_eq!(first.calls[0].name, "highlight_object");

@@ -1,7 +1,7 @@
 //! Slash commands and mentions: routing user input to calls, and the tools over the local
 //! clinic data (context ids carried in the call and echoed in the result metadata).
 
-use std::path::PathBuf;
+mod common;
 
 use serde_json::{Map, Value, json};
 use toolcall_core::{ErrorCode, ToolContext, ToolError, ToolKind, ToolOutput};
@@ -9,12 +9,9 @@ use toolcall_packs::slash::{self, SlashContext, SlashError, SlashSetup, route};
 use toolcall_packs::{Pack, PackConfig, load_pack};
 
 fn config() -> PackConfig {
-    let mut options = Map::new();
-    options.insert("tools".into(), json!("slash-tools.json"));
-    options.insert("data".into(), json!("clinic.json"));
     PackConfig {
-        base_dir: PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures"),
-        options,
+        base_dir: common::fixtures(),
+        options: common::options(&[("tools", "slash-tools.json"), ("data", "clinic.json")]),
     }
 }
 
@@ -23,9 +20,7 @@ fn ctx(visit: Option<&str>) -> SlashContext {
 }
 
 async fn call(p: &Pack, name: &str, args: Value) -> Result<ToolOutput, ToolError> {
-    let h = p.registry.get(name).unwrap().handler.clone().unwrap();
-    let ctx = ToolContext::for_call("call_test".into());
-    h.call(&ctx, args).await
+    common::call_with(p, &ToolContext::for_call("call_test".into()), name, args).await
 }
 
 // covers P-SLASH

@@ -1,28 +1,25 @@
 //! The slash pack through the executor and the agent loop: routed calls run (lookup at
 //! once, summary and lab order as jobs), results keep their call ids and echo context ids.
 
-use std::path::Path;
+mod common;
+
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde_json::{Value, json};
-use toolcall_core::Registry;
+use serde_json::json;
 use toolcall_packs::slash::{SlashSetup, route};
 use toolcall_packs::{PackConfig, load_pack, slash};
-use toolcall_run::{Agent, AgentConfig, Executor, ReplayClient, SessionFile};
+use toolcall_run::{Executor, SessionFile};
 
 fn example() -> std::path::PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/slash")
+    common::example("slash")
 }
 
 fn config() -> PackConfig {
     let session = SessionFile::load(&example().join("session.json")).unwrap();
-    let Value::Object(options) = session.setup.packs["slash"].clone() else {
-        panic!()
-    };
     PackConfig {
         base_dir: example(),
-        options,
+        options: common::options_of(&session.setup.packs["slash"]),
     }
 }
 
@@ -35,13 +32,7 @@ async fn routed_input_runs_immediately_and_as_jobs() {
     let executor = Executor::new(Arc::new(pack.registry.clone()));
     let ids: Vec<_> = calls.iter().map(|c| c.call_id.clone()).collect();
     let results = executor.execute(calls, &Default::default()).await;
-    assert_eq!(
-        results
-            .iter()
-            .map(|r| r.call_id.clone())
-            .collect::<Vec<_>>(),
-        ids
-    );
+    common::assert_result_ids(&results, &ids);
     // The lookup answered at once, with its context id echoed.
     let lookup = results[0].to_json();
     assert_eq!(lookup["data"]["visit_id"], "vis_123");
@@ -76,22 +67,10 @@ async fn routed_input_runs_immediately_and_as_jobs() {
 async fn recorded_session_replays_with_job_results_delivered() {
     let session = SessionFile::load(&example().join("session.json")).unwrap();
     let pack = load_pack("slash", &config()).unwrap();
-    let mut registry = Registry::new();
-    registry.merge(pack.registry.clone()).unwrap();
-    let client = Arc::new(ReplayClient::new(&session));
-    let mut agent = Agent::new(
-        client.clone(),
-        Arc::new(Executor::new(Arc::new(registry))),
-        AgentConfig {
-            mode: session.mode,
-            await_jobs_before_request: true,
-            ..AgentConfig::default()
-        },
-    );
-    let report = agent.run_turn(&session.prompt).await.unwrap();
     // Jobs are awaited before each request, so the recording plays the same every time:
-    // the third request already carries both job results and its reply is final.
-    assert_eq!(client.remaining(), 0);
+    // the third request already carries both job results and its reply is final (and every
+    // recorded reply is used).
+    let report = common::run_recorded(&session, &[&pack], true).await;
     let lookup = &report.rounds[0].results[0];
     assert_eq!(
         lookup.outcome.as_ref().unwrap().metadata["context_id"],

@@ -1,43 +1,25 @@
 //! Property tests: no input a user or model controls makes the packs' parsers or tools
 //! panic, and routing is deterministic.
 
-use std::path::PathBuf;
+mod common;
 
 use proptest::prelude::*;
-use serde_json::{Map, Value, json};
+use serde_json::Value;
 use toolcall_core::ToolContext;
+use toolcall_packs::PackConfig;
 use toolcall_packs::apps::desktop::{parse_entry, parse_exec};
 use toolcall_packs::highlight::matching::normalise;
 use toolcall_packs::slash::{SlashContext, SlashSetup, route};
-use toolcall_packs::{Pack, PackConfig, load_pack};
 
-fn fixtures() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
-}
+use common::{fixtures, world_fixture_pack as world_pack};
 
 fn slash_ctx() -> SlashContext {
-    let mut options = Map::new();
-    options.insert("tools".into(), json!("slash-tools.json"));
-    options.insert("data".into(), json!("clinic.json"));
     SlashSetup::load(&PackConfig {
         base_dir: fixtures(),
-        options,
+        options: common::options(&[("tools", "slash-tools.json"), ("data", "clinic.json")]),
     })
     .unwrap()
     .context(Some("vis_123"))
-}
-
-fn world_pack() -> Pack {
-    let mut options = Map::new();
-    options.insert("world".into(), json!("world.json"));
-    load_pack(
-        "world",
-        &PackConfig {
-            base_dir: fixtures(),
-            options,
-        },
-    )
-    .unwrap()
 }
 
 /// Inputs built from the characters that matter to the router, plus arbitrary text.

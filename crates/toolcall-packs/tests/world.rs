@@ -1,33 +1,17 @@
 //! World pack tools through their own API: success, validation failures, not-found, and
 //! that a failed call leaves the world unchanged.
 
-use std::path::PathBuf;
+mod common;
 
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use toolcall_core::{ErrorCode, ToolContext, ToolError, ToolOutput};
+use toolcall_packs::Pack;
 use toolcall_packs::world::World;
-use toolcall_packs::{Pack, PackConfig, load_pack};
 
-fn fixtures() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
-}
-
-fn pack() -> Pack {
-    let mut options = Map::new();
-    options.insert("world".into(), json!("world.json"));
-    load_pack(
-        "world",
-        &PackConfig {
-            base_dir: fixtures(),
-            options,
-        },
-    )
-    .unwrap()
-}
+use common::{fixtures, world_fixture_pack as pack};
 
 async fn call(p: &Pack, name: &str, args: Value) -> Result<ToolOutput, ToolError> {
-    let handler = p.registry.get(name).unwrap().handler.clone().unwrap();
-    handler.call(&ToolContext::default(), args).await
+    common::call_with(p, &ToolContext::default(), name, args).await
 }
 
 fn snapshot(p: &Pack) -> Value {
@@ -50,6 +34,13 @@ async fn fails(p: &Pack, name: &str, args: Value, needle: &str) {
         err.message
     );
     assert_eq!(snapshot(p), before, "{name}({args}) changed the world");
+}
+
+/// [`fails`] for each `(arguments, needle)` in turn.
+async fn fails_all<const N: usize>(p: &Pack, name: &str, cases: [(Value, &str); N]) {
+    for (args, needle) in cases {
+        fails(p, name, args, needle).await;
+    }
 }
 
 // covers P-WORLD
@@ -112,69 +103,46 @@ async fn move_object_success_and_failures() {
             .contains("placed in location \"Beach\"")
     );
 
-    fails(
+    fails_all(
         &p,
         "move_object",
-        json!({"objectId":"obj_nope","targetId":"char_001"}),
-        "object \"obj_nope\" not found",
-    )
-    .await;
-    fails(
-        &p,
-        "move_object",
-        json!({"objectId":"obj_coin","targetId":"nowhere"}),
-        "target \"nowhere\" not found",
-    )
-    .await;
-    fails(
-        &p,
-        "move_object",
-        json!({"objectId":"obj_chest","targetId":"obj_chest"}),
-        "into itself",
-    )
-    .await;
-    // The pouch is inside the chest: chest → pouch would make a cycle, and so would a
-    // deeper one (chest → coin, the coin being back in the chest now).
-    fails(
-        &p,
-        "move_object",
-        json!({"objectId":"obj_chest","targetId":"obj_pouch"}),
-        "inside it",
-    )
-    .await;
-    fails(
-        &p,
-        "move_object",
-        json!({"objectId":"obj_chest","targetId":"obj_coin"}),
-        "inside it",
-    )
-    .await;
-    fails(
-        &p,
-        "move_object",
-        json!({"objectId":"obj_pouch","targetId":"obj_chest"}),
-        "already held",
-    )
-    .await;
-    fails(
-        &p,
-        "move_object",
-        json!({"targetId":"obj_chest"}),
-        "objectId is required",
-    )
-    .await;
-    fails(
-        &p,
-        "move_object",
-        json!({"objectId":"","targetId":"obj_chest"}),
-        "must not be empty",
-    )
-    .await;
-    fails(
-        &p,
-        "move_object",
-        json!({"objectId":7,"targetId":"obj_chest"}),
-        "must be a string",
+        [
+            (
+                json!({"objectId":"obj_nope","targetId":"char_001"}),
+                "object \"obj_nope\" not found",
+            ),
+            (
+                json!({"objectId":"obj_coin","targetId":"nowhere"}),
+                "target \"nowhere\" not found",
+            ),
+            (
+                json!({"objectId":"obj_chest","targetId":"obj_chest"}),
+                "into itself",
+            ),
+            // The pouch is inside the chest: chest → pouch would make a cycle, and so would a
+            // deeper one (chest → coin, the coin being back in the chest now).
+            (
+                json!({"objectId":"obj_chest","targetId":"obj_pouch"}),
+                "inside it",
+            ),
+            (
+                json!({"objectId":"obj_chest","targetId":"obj_coin"}),
+                "inside it",
+            ),
+            (
+                json!({"objectId":"obj_pouch","targetId":"obj_chest"}),
+                "already held",
+            ),
+            (json!({"targetId":"obj_chest"}), "objectId is required"),
+            (
+                json!({"objectId":"","targetId":"obj_chest"}),
+                "must not be empty",
+            ),
+            (
+                json!({"objectId":7,"targetId":"obj_chest"}),
+                "must be a string",
+            ),
+        ],
     )
     .await;
 }
@@ -204,54 +172,40 @@ async fn move_player_follows_links_only() {
     .await
     .unwrap();
     assert_eq!(world(&p).player("char_001").unwrap().location, "loc_cliff");
-    // Cliff → Beach: the `out` link leads one way only.
-    fails(
+    fails_all(
         &p,
         "move_player",
-        json!({"playerId":"char_001","targetLocationId":"loc_beach"}),
-        "no way leads",
-    )
-    .await;
-    fails(
-        &p,
-        "move_player",
-        json!({"playerId":"char_001","targetLocationId":"loc_island"}),
-        "no way leads",
-    )
-    .await;
-    fails(
-        &p,
-        "move_player",
-        json!({"playerId":"char_001","targetLocationId":"loc_cliff"}),
-        "already in",
-    )
-    .await;
-    fails(
-        &p,
-        "move_player",
-        json!({"playerId":"char_404","targetLocationId":"loc_beach"}),
-        "player \"char_404\" not found",
-    )
-    .await;
-    fails(
-        &p,
-        "move_player",
-        json!({"playerId":"char_001","targetLocationId":"loc_404"}),
-        "location \"loc_404\" not found",
-    )
-    .await;
-    fails(
-        &p,
-        "move_player",
-        json!({"playerId":"char_001","targetLocationId":"obj_chest"}),
-        "location \"obj_chest\" not found",
-    )
-    .await;
-    fails(
-        &p,
-        "move_player",
-        json!({"playerId":"char_001"}),
-        "targetLocationId is required",
+        [
+            // Cliff → Beach: the `out` link leads one way only.
+            (
+                json!({"playerId":"char_001","targetLocationId":"loc_beach"}),
+                "no way leads",
+            ),
+            (
+                json!({"playerId":"char_001","targetLocationId":"loc_island"}),
+                "no way leads",
+            ),
+            (
+                json!({"playerId":"char_001","targetLocationId":"loc_cliff"}),
+                "already in",
+            ),
+            (
+                json!({"playerId":"char_404","targetLocationId":"loc_beach"}),
+                "player \"char_404\" not found",
+            ),
+            (
+                json!({"playerId":"char_001","targetLocationId":"loc_404"}),
+                "location \"loc_404\" not found",
+            ),
+            (
+                json!({"playerId":"char_001","targetLocationId":"obj_chest"}),
+                "location \"obj_chest\" not found",
+            ),
+            (
+                json!({"playerId":"char_001"}),
+                "targetLocationId is required",
+            ),
+        ],
     )
     .await;
 }
@@ -281,32 +235,15 @@ async fn set_and_delete_attribute_on_every_entity_type() {
     );
     assert_eq!(w.location("loc_cave").unwrap().attributes["smell"], "damp");
 
-    fails(
+    fails_all(
         &p,
         "set_attribute",
-        json!({"entityType":"dragon","entityId":"char_001","attributeName":"a","value":"b"}),
-        "entityType must be",
-    )
-    .await;
-    fails(
-        &p,
-        "set_attribute",
-        json!({"entityType":"object","entityId":"char_001","attributeName":"a","value":"b"}),
-        "object \"char_001\" not found",
-    )
-    .await;
-    fails(
-        &p,
-        "set_attribute",
-        json!({"entityType":"player","entityId":"char_001","attributeName":"a"}),
-        "value is required",
-    )
-    .await;
-    fails(
-        &p,
-        "set_attribute",
-        json!({"entityType":"player","entityId":"char_001","attributeName":"","value":"b"}),
-        "must not be empty",
+        [
+            (json!({"entityType":"dragon","entityId":"char_001","attributeName":"a","value":"b"}), "entityType must be"),
+            (json!({"entityType":"object","entityId":"char_001","attributeName":"a","value":"b"}), "object \"char_001\" not found"),
+            (json!({"entityType":"player","entityId":"char_001","attributeName":"a"}), "value is required"),
+            (json!({"entityType":"player","entityId":"char_001","attributeName":"","value":"b"}), "must not be empty"),
+        ],
     )
     .await;
 
@@ -328,25 +265,23 @@ async fn set_and_delete_attribute_on_every_entity_type() {
             .attributes
             .contains_key("smell")
     );
-    fails(
+    fails_all(
         &p,
         "delete_attribute",
-        json!({"entityType":"location","entityId":"loc_cave","attributeName":"smell"}),
-        "has no attribute \"smell\"",
-    )
-    .await;
-    fails(
-        &p,
-        "delete_attribute",
-        json!({"entityType":"player","entityId":"loc_cave","attributeName":"lighting"}),
-        "player \"loc_cave\" not found",
-    )
-    .await;
-    fails(
-        &p,
-        "delete_attribute",
-        json!({"entityType":"thing","entityId":"loc_cave","attributeName":"lighting"}),
-        "entityType must be",
+        [
+            (
+                json!({"entityType":"location","entityId":"loc_cave","attributeName":"smell"}),
+                "has no attribute \"smell\"",
+            ),
+            (
+                json!({"entityType":"player","entityId":"loc_cave","attributeName":"lighting"}),
+                "player \"loc_cave\" not found",
+            ),
+            (
+                json!({"entityType":"thing","entityId":"loc_cave","attributeName":"lighting"}),
+                "entityType must be",
+            ),
+        ],
     )
     .await;
 }
@@ -402,46 +337,32 @@ async fn create_object_ids_attributes_and_defaults() {
         .clone();
     assert_eq!(key.attributes["condition"], "in good condition");
 
-    fails(
+    fails_all(
         &p,
         "create_object",
-        json!({"name":"Key","connectionId":"nowhere"}),
-        "connectionId \"nowhere\" not found",
-    )
-    .await;
-    fails(
-        &p,
-        "create_object",
-        json!({"name":"Key","connectionId":"loc_cave","attributes":"{not json"}),
-        "not valid JSON",
-    )
-    .await;
-    fails(
-        &p,
-        "create_object",
-        json!({"name":"Key","connectionId":"loc_cave","attributes":"[1,2]"}),
-        "must be a JSON object",
-    )
-    .await;
-    fails(
-        &p,
-        "create_object",
-        json!({"name":"Key","connectionId":"loc_cave","attributes":42}),
-        "object or a JSON string",
-    )
-    .await;
-    fails(
-        &p,
-        "create_object",
-        json!({"name":"Key","connectionId":"loc_cave","attributes":{"a":{"b":1}}}),
-        "nested",
-    )
-    .await;
-    fails(
-        &p,
-        "create_object",
-        json!({"connectionId":"loc_cave"}),
-        "name is required",
+        [
+            (
+                json!({"name":"Key","connectionId":"nowhere"}),
+                "connectionId \"nowhere\" not found",
+            ),
+            (
+                json!({"name":"Key","connectionId":"loc_cave","attributes":"{not json"}),
+                "not valid JSON",
+            ),
+            (
+                json!({"name":"Key","connectionId":"loc_cave","attributes":"[1,2]"}),
+                "must be a JSON object",
+            ),
+            (
+                json!({"name":"Key","connectionId":"loc_cave","attributes":42}),
+                "object or a JSON string",
+            ),
+            (
+                json!({"name":"Key","connectionId":"loc_cave","attributes":{"a":{"b":1}}}),
+                "nested",
+            ),
+            (json!({"connectionId":"loc_cave"}), "name is required"),
+        ],
     )
     .await;
 }
@@ -554,32 +475,5 @@ location Island (loc_island)
 // covers V-1 (the shipped tools file is exactly what the pack registers)
 #[test]
 fn shipped_tools_file_matches_the_pack() {
-    let examples = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/world");
-    let session: Value =
-        serde_json::from_str(&std::fs::read_to_string(examples.join("session.json")).unwrap())
-            .unwrap();
-    let Value::Object(options) = session["setup"]["packs"]["world"].clone() else {
-        panic!()
-    };
-    let pack = toolcall_packs::load_pack(
-        "world",
-        &PackConfig {
-            base_dir: examples.clone(),
-            options,
-        },
-    )
-    .unwrap();
-    let specs: Vec<toolcall_core::ToolSpec> = pack.registry.specs().cloned().collect();
-    let path = examples.join("tools.json");
-    if std::env::var_os("UPDATE_TOOLS_FILES").is_some() {
-        std::fs::write(&path, serde_json::to_string_pretty(&specs).unwrap() + "\n").unwrap();
-    }
-    let shipped = toolcall_core::Registry::from_tools_file(&path).unwrap();
-    let shipped: Vec<toolcall_core::ToolSpec> = shipped.specs().cloned().collect();
-    assert_eq!(
-        shipped,
-        specs,
-        "run with UPDATE_TOOLS_FILES=1 to refresh {}",
-        path.display()
-    );
+    common::assert_shipped_tools_file_matches("world");
 }

@@ -1,50 +1,28 @@
 //! The world pack through the executor and the agent loop: the shipped recorded session
 //! ("Jack finds a key and opens the chest") replayed end to end.
 
-use std::path::{Path, PathBuf};
+mod common;
+
+use std::path::Path;
 use std::sync::Arc;
 
-use serde_json::{Value, json};
-use toolcall_core::Registry;
+use serde_json::json;
+use toolcall_packs::Pack;
 use toolcall_packs::world::World;
-use toolcall_packs::{Pack, PackConfig, load_pack};
-use toolcall_run::{Agent, AgentConfig, Executor, ReplayClient, SessionFile, TurnReport};
+use toolcall_run::{Executor, SessionFile, TurnReport};
 
-fn example(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../examples")
-        .join(name)
-}
+use common::example;
 
 /// Loads the session's packs, runs its prompt against the recorded replies.
 async fn replay(dir: &Path) -> (TurnReport, Vec<Pack>) {
     let session = SessionFile::load(&dir.join("session.json")).unwrap();
-    let mut registry = Registry::new();
-    let mut packs = Vec::new();
-    for (name, options) in &session.setup.packs {
-        let Value::Object(options) = options.clone() else {
-            panic!("options of {name}")
-        };
-        let pack = load_pack(
-            name,
-            &PackConfig {
-                base_dir: dir.to_owned(),
-                options,
-            },
-        )
-        .unwrap();
-        registry.merge(pack.registry.clone()).unwrap();
-        packs.push(pack);
-    }
-    let client = Arc::new(ReplayClient::new(&session));
-    let executor = Arc::new(Executor::new(Arc::new(registry)));
-    let config = AgentConfig {
-        mode: session.mode,
-        ..AgentConfig::default()
-    };
-    let mut agent = Agent::new(client.clone(), executor, config);
-    let report = agent.run_turn(&session.prompt).await.unwrap();
-    assert_eq!(client.remaining(), 0, "every recorded reply was used");
+    let packs: Vec<Pack> = session
+        .setup
+        .packs
+        .iter()
+        .map(|(name, options)| common::load(name, dir, common::options_of(options)))
+        .collect();
+    let report = common::run_recorded(&session, &packs.iter().collect::<Vec<_>>(), false).await;
     (report, packs)
 }
 
@@ -90,16 +68,7 @@ async fn jack_finds_a_key_and_opens_the_chest() {
 #[tokio::test]
 async fn a_failed_call_in_the_loop_is_a_result_and_leaves_the_world_unchanged() {
     let dir = example("world");
-    let mut options = serde_json::Map::new();
-    options.insert("world".into(), json!("world.json"));
-    let pack = load_pack(
-        "world",
-        &PackConfig {
-            base_dir: dir,
-            options,
-        },
-    )
-    .unwrap();
+    let pack = common::load("world", &dir, common::options(&[("world", "world.json")]));
     let before = pack.state.as_ref().unwrap().snapshot();
     let executor = Executor::new(Arc::new(pack.registry.clone()));
     let calls = vec![
@@ -116,13 +85,7 @@ async fn a_failed_call_in_the_loop_is_a_result_and_leaves_the_world_unchanged() 
     ];
     let ids: Vec<_> = calls.iter().map(|c| c.call_id.clone()).collect();
     let results = executor.execute(calls, &Default::default()).await;
-    assert_eq!(
-        results
-            .iter()
-            .map(|r| r.call_id.clone())
-            .collect::<Vec<_>>(),
-        ids
-    );
+    common::assert_result_ids(&results, &ids);
     for r in &results {
         let e = r.outcome.as_ref().unwrap_err();
         assert_eq!(e.code, toolcall_core::ErrorCode::ToolFailed);

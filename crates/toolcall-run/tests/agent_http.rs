@@ -24,6 +24,15 @@ fn agent(client: impl ModelClient + 'static, mode: Mode, max_rounds: usize) -> A
     )
 }
 
+/// A native-mode agent talking Chat Completions to `url`.
+fn chat_agent(url: &str, max_rounds: usize) -> Agent {
+    agent(
+        ChatCompletionsClient::new(url, "m").unwrap(),
+        Mode::Native,
+        max_rounds,
+    )
+}
+
 fn messages(req: &Value) -> &Vec<Value> {
     req["messages"].as_array().unwrap()
 }
@@ -45,11 +54,7 @@ async fn results_go_back_paired_by_call_id_in_order_one_per_call() {
         false,
     )
     .await;
-    let mut a = agent(
-        ChatCompletionsClient::new(&url, "m").unwrap(),
-        Mode::Native,
-        5,
-    );
+    let mut a = chat_agent(&url, 5);
     let report = a.run_turn("do things").await.unwrap();
     assert_eq!(report.final_text.as_deref(), Some("done"));
     assert!(!report.hit_round_limit);
@@ -112,11 +117,7 @@ async fn rounds_are_bounded_and_the_final_request_has_no_tools() {
         true,
     )
     .await;
-    let mut a = agent(
-        ChatCompletionsClient::new(&url, "m").unwrap(),
-        Mode::Native,
-        3,
-    );
+    let mut a = chat_agent(&url, 3);
     let report = a.run_turn("loop forever").await.unwrap();
     assert!(report.hit_round_limit);
     assert_eq!(report.rounds.len(), 3);
@@ -172,11 +173,7 @@ async fn repeat_failure_breaker_stops_an_identical_failing_call() {
         true,
     )
     .await;
-    let mut a = agent(
-        ChatCompletionsClient::new(&url, "m").unwrap(),
-        Mode::Native,
-        10,
-    );
+    let mut a = chat_agent(&url, 10);
     let report = a.run_turn("write it").await.unwrap();
     assert!(report.breaker_tripped);
     assert!(!report.hit_round_limit);
@@ -297,11 +294,7 @@ async fn responses_api_gets_function_call_output_items() {
 async fn dotted_tool_ids_travel_as_aliases_and_come_back_as_ids() {
     let (url, script) = serve(vec![chat(text_message("placeholder"))], false).await;
     // First find the alias the client offers.
-    let mut a = agent(
-        ChatCompletionsClient::new(&url, "m").unwrap(),
-        Mode::Native,
-        5,
-    );
+    let mut a = chat_agent(&url, 5);
     a.run_turn("x").await.unwrap();
     let alias = script.requests()[0]["tools"]
         .as_array()
@@ -327,11 +320,7 @@ async fn dotted_tool_ids_travel_as_aliases_and_come_back_as_ids() {
         false,
     )
     .await;
-    let mut a = agent(
-        ChatCompletionsClient::new(&url, "m").unwrap(),
-        Mode::Native,
-        5,
-    );
+    let mut a = chat_agent(&url, 5);
     let report = a.run_turn("summary").await.unwrap();
     assert_eq!(report.rounds[0].calls[0].name, "vista.command.summary");
     assert!(report.rounds[0].results[0].is_ok());
@@ -365,11 +354,7 @@ async fn a_second_turn_continues_the_conversation() {
         false,
     )
     .await;
-    let mut a = agent(
-        ChatCompletionsClient::new(&url, "m").unwrap(),
-        Mode::Native,
-        5,
-    );
+    let mut a = chat_agent(&url, 5);
     a.run_turn("one").await.unwrap();
     a.run_turn("two").await.unwrap();
     let m = messages(&script.requests()[1]).clone();

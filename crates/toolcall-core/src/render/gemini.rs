@@ -16,6 +16,7 @@ use serde_json::{Map, Value, json};
 
 use super::NameMap;
 use crate::spec::ToolSpec;
+use crate::validate::resolve;
 
 /// Deepest schema nesting converted; deeper parts become a bare `{"type":"object"}`.
 const MAX_DEPTH: usize = 16;
@@ -59,21 +60,6 @@ pub fn function_declaration(spec: &ToolSpec, names: &NameMap) -> Value {
 /// Converts a JSON Schema to Gemini's subset.
 pub fn convert_schema(schema: &Value) -> Value {
     convert(schema, schema, 0)
-}
-
-fn resolve<'a>(mut node: &'a Value, root: &'a Value) -> &'a Value {
-    for _ in 0..8 {
-        match node
-            .get("$ref")
-            .and_then(Value::as_str)
-            .and_then(|r| r.strip_prefix('#'))
-            .and_then(|p| root.pointer(p))
-        {
-            Some(target) => node = target,
-            None => return node,
-        }
-    }
-    node
 }
 
 fn convert(schema: &Value, root: &Value, depth: usize) -> Value {

@@ -302,18 +302,7 @@ pub fn example_arguments(schema: &Value) -> Map<String, Value> {
 }
 
 fn example_value(schema: &Value, root: &Value, depth: usize) -> Value {
-    let mut schema = schema;
-    for _ in 0..8 {
-        match schema
-            .get("$ref")
-            .and_then(Value::as_str)
-            .and_then(|r| r.strip_prefix('#'))
-            .and_then(|p| root.pointer(p))
-        {
-            Some(t) => schema = t,
-            None => break,
-        }
-    }
+    let schema = crate::validate::resolve(schema, root);
     if let Some(first) = schema
         .get("examples")
         .and_then(Value::as_array)

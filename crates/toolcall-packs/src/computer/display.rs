@@ -116,37 +116,46 @@ impl Display {
     }
 
     pub fn button(&self, button: u8, press: bool) -> Result<(), DisplayError> {
-        let kind = if press {
-            xproto::BUTTON_PRESS_EVENT
-        } else {
-            xproto::BUTTON_RELEASE_EVENT
-        };
+        self.press_or_release(
+            (xproto::BUTTON_PRESS_EVENT, xproto::BUTTON_RELEASE_EVENT),
+            button,
+            press,
+        )
+    }
+
+    pub fn key(&self, keycode: u8, press: bool) -> Result<(), DisplayError> {
+        self.press_or_release(
+            (xproto::KEY_PRESS_EVENT, xproto::KEY_RELEASE_EVENT),
+            keycode,
+            press,
+        )
+    }
+
+    /// Fakes the press (first event type) or release (second) of a button or key.
+    fn press_or_release(
+        &self,
+        (press_kind, release_kind): (u8, u8),
+        detail: u8,
+        press: bool,
+    ) -> Result<(), DisplayError> {
+        let kind = if press { press_kind } else { release_kind };
         self.conn
-            .xtest_fake_input(kind, button, 0, x11rb::NONE, 0, 0, 0)
+            .xtest_fake_input(kind, detail, 0, x11rb::NONE, 0, 0, 0)
             .map_err(x)?;
         Ok(())
     }
 
-    pub fn key(&self, keycode: u8, press: bool) -> Result<(), DisplayError> {
-        let kind = if press {
-            xproto::KEY_PRESS_EVENT
-        } else {
-            xproto::KEY_RELEASE_EVENT
-        };
+    fn query_pointer(&self) -> Result<xproto::QueryPointerReply, DisplayError> {
         self.conn
-            .xtest_fake_input(kind, keycode, 0, x11rb::NONE, 0, 0, 0)
-            .map_err(x)?;
-        Ok(())
+            .query_pointer(self.root)
+            .map_err(x)?
+            .reply()
+            .map_err(x)
     }
 
     /// The pointer position in real pixels.
     pub fn pointer(&self) -> Result<(u32, u32), DisplayError> {
-        let p = self
-            .conn
-            .query_pointer(self.root)
-            .map_err(x)?
-            .reply()
-            .map_err(x)?;
+        let p = self.query_pointer()?;
         Ok((
             u32::try_from(p.root_x).unwrap_or(0),
             u32::try_from(p.root_y).unwrap_or(0),
@@ -326,12 +335,7 @@ impl Display {
 
     /// Whether the Lock modifier (Caps Lock) is active.
     pub fn caps_lock_on(&self) -> Result<bool, DisplayError> {
-        let p = self
-            .conn
-            .query_pointer(self.root)
-            .map_err(x)?
-            .reply()
-            .map_err(x)?;
+        let p = self.query_pointer()?;
         Ok(u16::from(p.mask) & u16::from(KeyButMask::LOCK) != 0)
     }
 

@@ -268,6 +268,15 @@ impl toolcall_core::Tool for Summary {
     }
 }
 
+/// The number of the next record in `records` (from 1), or `full` once it holds
+/// [`MAX_RECORDS`].
+fn next_number(records: &[Value], full: &str) -> Result<usize, ToolError> {
+    if records.len() >= MAX_RECORDS {
+        return Err(ToolError::failed(full));
+    }
+    Ok(records.len() + 1)
+}
+
 /// `vista.command.order_lab`: records a task in the pack state.
 pub struct OrderLab {
     spec: ToolSpec,
@@ -290,10 +299,10 @@ impl StateTool<SlashState> for OrderLab {
         let Some((patient, _)) = self.data.find_visit(visit_id) else {
             return Err(ToolError::failed(format!("visit {visit_id:?} not found")));
         };
-        if s.tasks.len() >= MAX_RECORDS {
-            return Err(ToolError::failed("the task list is full"));
-        }
-        let task_id = format!("task_{:04}", s.tasks.len() + 1);
+        let task_id = format!(
+            "task_{:04}",
+            next_number(&s.tasks, "the task list is full")?
+        );
         let task = json!({
             "task_id": task_id,
             "kind": "lab_order",
@@ -337,10 +346,8 @@ impl StateTool<SlashState> for StartWorkflow {
         {
             return Err(ToolError::failed(format!("visit {v:?} not found")));
         }
-        if s.workflows.len() >= MAX_RECORDS {
-            return Err(ToolError::failed("too many workflows started"));
-        }
-        let workflow_id = format!("wf_{}_{:04}", self.workflow, s.workflows.len() + 1);
+        let number = next_number(&s.workflows, "too many workflows started")?;
+        let workflow_id = format!("wf_{}_{number:04}", self.workflow);
         let default_ctx =
             route::command_context_id(&format!("workflow:{}", self.workflow), visit_id);
         let out = with_context(Value::Null, &args, ctx, default_ctx);

@@ -5,15 +5,16 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use eventsource_stream::Eventsource;
-use futures::StreamExt;
 use serde_json::{Value, json};
-use toolcall_core::{CallId, Origin, ToolCall, ToolSpec};
+use toolcall_core::ToolSpec;
 
-use super::images::take_images;
+use super::wire::{
+    HttpModel, SseReader, WireShape, api_key_from_env, arguments_string, native_call, sse_json,
+    to_items,
+};
 use super::{
-    ClientError, MAX_RESPONSE_BYTES, Message, ModelClient, ModelReply, ModelRequest, NameMap,
-    endpoint, http_client, id_of, name_map, parse_arguments, post_json, read_bounded,
+    ClientError, Message, ModelClient, ModelReply, ModelRequest, NameMap, http_client, id_of,
+    name_map, parse_arguments,
 };
 
 /// The origin format of native Chat Completions calls.
@@ -21,60 +22,46 @@ pub const FORMAT: &str = "openai_chat";
 
 /// A Chat Completions client.
 pub struct ChatCompletionsClient {
-    url: String,
-    model: String,
-    api_key: Option<String>,
-    stream: bool,
-    http: reqwest::Client,
+    http: HttpModel,
 }
 
 impl ChatCompletionsClient {
     /// `base_url` may be the server root, its `/v1`, or the full endpoint.
     pub fn new(base_url: &str, model: impl Into<String>) -> Result<Self, ClientError> {
         Ok(ChatCompletionsClient {
-            url: endpoint(base_url, "/chat/completions"),
-            model: model.into(),
-            api_key: None,
-            stream: false,
-            http: http_client(Duration::from_secs(300))?,
+            http: HttpModel::new(base_url, "/chat/completions", model.into())?,
         })
     }
 
     pub fn with_api_key(mut self, key: Option<String>) -> Self {
-        self.api_key = key;
+        self.http.api_key = key;
         self
     }
 
     /// Reads the API key from an environment variable; an unset variable is an error.
     pub fn with_api_key_env(self, var: &str) -> Result<Self, ClientError> {
-        let key = std::env::var(var).map_err(|_| ClientError::MissingApiKey(var.to_owned()))?;
-        Ok(self.with_api_key(Some(key)))
+        Ok(self.with_api_key(Some(api_key_from_env(var)?)))
     }
 
     pub fn streaming(mut self, stream: bool) -> Self {
-        self.stream = stream;
+        self.http.stream = stream;
         self
     }
 
     pub fn with_timeout(mut self, timeout: Duration) -> Result<Self, ClientError> {
-        self.http = http_client(timeout)?;
+        self.http.http = http_client(timeout)?;
         Ok(self)
     }
 
     /// The request body sent for `request`.
     pub fn body(&self, request: &ModelRequest) -> Value {
         let names = name_map(request);
-        let mut body = json!({
-            "model": self.model,
-            "messages": to_chat_messages(&request.messages, &names),
-        });
-        if !request.tools.is_empty() {
-            body["tools"] = render_tools(&request.tools, &names);
-        }
-        if self.stream {
-            body["stream"] = json!(true);
-        }
-        body
+        let tools = (!request.tools.is_empty()).then(|| render_tools(&request.tools, &names));
+        self.http.body(
+            "messages",
+            to_chat_messages(&request.messages, &names),
+            tools,
+        )
     }
 }
 
@@ -82,15 +69,11 @@ impl ChatCompletionsClient {
 impl ModelClient for ChatCompletionsClient {
     async fn complete(&self, request: &ModelRequest) -> Result<ModelReply, ClientError> {
         let names = name_map(request);
-        let body = self.body(request);
-        let response = post_json(&self.http, &self.url, self.api_key.as_deref(), &body).await?;
-        if self.stream {
+        let response = self.http.post(&self.body(request)).await?;
+        if self.http.stream {
             return read_stream(response, &names).await;
         }
-        let text = read_bounded(response, &self.url).await?;
-        let v: Value = serde_json::from_str(&text).map_err(|e| {
-            ClientError::BadResponse(format!("not JSON ({e}): {}", super::tail(&text, 300)))
-        })?;
+        let v = self.http.read_json(response).await?;
         let message = v
             .pointer("/choices/0/message")
             .ok_or_else(|| ClientError::BadResponse("no choices[0].message".into()))?;
@@ -114,84 +97,38 @@ pub fn render_tools(tools: &[ToolSpec], names: &NameMap) -> Value {
 /// URIs, to one user message after the run of tool messages (tool messages must directly
 /// follow the assistant message that made the calls).
 pub fn to_chat_messages(messages: &[Message], names: &NameMap) -> Vec<Value> {
-    let mut out = Vec::with_capacity(messages.len());
-    let mut pending_images = Vec::new();
-    for m in messages {
-        if !matches!(m, Message::Tool { .. }) && !pending_images.is_empty() {
-            out.push(image_message(std::mem::take(&mut pending_images)));
+    to_items(messages, names, &CHAT)
+}
+
+const CHAT: WireShape = WireShape {
+    assistant: |text, calls, names, out| {
+        let mut msg = json!({"role":"assistant","content":text});
+        if !calls.is_empty() {
+            msg["tool_calls"] = Value::Array(
+                calls
+                    .iter()
+                    .map(|c| {
+                        json!({"id": c.call_id, "type": "function", "function": {
+                            "name": names.to_provider(&c.name),
+                            "arguments": arguments_string(&c.arguments),
+                        }})
+                    })
+                    .collect(),
+            );
         }
-        match m {
-            Message::System { content } => out.push(json!({"role":"system","content":content})),
-            Message::User { content } => out.push(json!({"role":"user","content":content})),
-            Message::Assistant { text, calls } => {
-                let mut msg = json!({"role":"assistant","content":text});
-                if !calls.is_empty() {
-                    msg["tool_calls"] = Value::Array(
-                        calls
-                            .iter()
-                            .map(|c| {
-                                json!({"id": c.call_id, "type": "function", "function": {
-                                    "name": names.to_provider(&c.name),
-                                    "arguments": arguments_string(&c.arguments),
-                                }})
-                            })
-                            .collect(),
-                    );
-                }
-                out.push(msg);
-            }
-            Message::Tool {
-                call_id, content, ..
-            } => {
-                let mut content = content.clone();
-                pending_images.extend(take_images(&mut content));
-                out.push(
-                    json!({"role":"tool","tool_call_id":call_id,"content":content.to_string()}),
-                );
-            }
-            Message::JobResult {
-                call_id,
-                name,
-                content,
-            } => {
-                let mut content = content.clone();
-                let imgs = take_images(&mut content);
-                out.push(json!({"role":"user","content": job_text(call_id, name, &content)}));
-                if !imgs.is_empty() {
-                    out.push(image_message(imgs));
-                }
-            }
-        }
-    }
-    if !pending_images.is_empty() {
-        out.push(image_message(pending_images));
-    }
-    out
-}
-
-/// How a job result is worded for the model.
-pub(crate) fn job_text(call_id: &CallId, name: &str, content: &Value) -> String {
-    format!("[job result] call_id={call_id} tool={name}: {content}")
-}
-
-fn image_message(images: Vec<super::images::Image>) -> Value {
-    let mut parts = vec![json!({"type":"text","text":"Images returned by the tools above:"})];
-    parts.extend(
-        images
-            .iter()
-            .map(|i| json!({"type":"image_url","image_url":{"url": i.data_uri()}})),
-    );
-    json!({"role":"user","content":parts})
-}
-
-/// Arguments as the JSON string the wire format wants; a non-object (unparseable) argument
-/// string is sent back as it came.
-pub(crate) fn arguments_string(arguments: &Value) -> String {
-    match arguments {
-        Value::String(s) => s.clone(),
-        other => other.to_string(),
-    }
-}
+        out.push(msg);
+    },
+    tool_output: |call_id, content| json!({"role":"tool","tool_call_id":call_id,"content":content.to_string()}),
+    images: |images| {
+        let mut parts = vec![json!({"type":"text","text":"Images returned by the tools above:"})];
+        parts.extend(
+            images
+                .iter()
+                .map(|i| json!({"type":"image_url","image_url":{"url": i.data_uri()}})),
+        );
+        json!({"role":"user","content":parts})
+    },
+};
 
 /// An assistant message (`{"role":"assistant","content":..,"tool_calls":[..]}`) as a reply.
 pub fn reply_from_message(message: &Value, names: &NameMap) -> ModelReply {
@@ -222,31 +159,17 @@ pub fn reply_from_message(message: &Value, names: &NameMap) -> ModelReply {
                         None | Some(Value::Null) => json!({}),
                         Some(other) => other.clone(),
                     };
-                    make_call(
+                    native_call(
                         c.get("id").and_then(Value::as_str),
                         id_of(names, name),
                         arguments,
+                        FORMAT,
                     )
                 })
                 .collect()
         })
         .unwrap_or_default();
     ModelReply { text, calls }
-}
-
-fn make_call(id: Option<&str>, name: &str, arguments: Value) -> ToolCall {
-    ToolCall {
-        call_id: match id {
-            Some(id) if !id.is_empty() => CallId::from(id),
-            _ => CallId::generate(),
-        },
-        name: name.to_owned(),
-        arguments,
-        origin: Origin {
-            format: FORMAT.to_owned(),
-            ..Origin::default()
-        },
-    }
 }
 
 #[derive(Default)]
@@ -261,30 +184,15 @@ async fn read_stream(
     response: reqwest::Response,
     names: &NameMap,
 ) -> Result<ModelReply, ClientError> {
-    let mut events = response.bytes_stream().eventsource();
+    let mut events = SseReader::new(response);
     let mut text = String::new();
     let mut saw_text = false;
     let mut calls: BTreeMap<u64, PartialCall> = BTreeMap::new();
-    let mut total = 0usize;
-    while let Some(event) = events.next().await {
-        let event = event.map_err(|e| ClientError::BadResponse(format!("SSE stream: {e}")))?;
-        total += event.data.len();
-        if total > MAX_RESPONSE_BYTES {
-            return Err(ClientError::TooLarge(MAX_RESPONSE_BYTES));
-        }
-        let data = event.data.trim();
+    while let Some((_, data)) = events.next().await? {
         if data == "[DONE]" {
             break;
         }
-        if data.is_empty() {
-            continue;
-        }
-        let chunk: Value = serde_json::from_str(data).map_err(|e| {
-            ClientError::BadResponse(format!(
-                "SSE chunk is not JSON ({e}): {}",
-                super::tail(data, 200)
-            ))
-        })?;
+        let chunk = sse_json(&data, "SSE chunk")?;
         if let Some(err) = chunk.get("error") {
             return Err(ClientError::BadResponse(format!("stream error: {err}")));
         }
@@ -330,10 +238,11 @@ async fn read_stream(
         calls: calls
             .into_values()
             .map(|p| {
-                make_call(
+                native_call(
                     Some(p.id.as_str()),
                     id_of(names, &p.name),
                     parse_arguments(&p.arguments),
+                    FORMAT,
                 )
             })
             .collect(),

@@ -15,6 +15,7 @@ pub mod chat;
 pub mod images;
 pub mod replay;
 pub mod responses;
+mod wire;
 
 pub use chat::ChatCompletionsClient;
 pub use replay::ReplayClient;

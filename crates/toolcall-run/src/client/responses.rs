@@ -2,17 +2,17 @@
 //! (paired by `call_id`) in the next input. Non-streaming, or streaming (SSE), where the
 //! reply is taken from the final `response.completed` event, which carries the whole output.
 
-use std::time::Duration;
-
 use async_trait::async_trait;
 use serde_json::{Value, json};
-use toolcall_core::{CallId, Origin, ToolCall, ToolSpec};
+use toolcall_core::ToolSpec;
 
-use super::chat::{arguments_string, job_text};
-use super::images::take_images;
+use super::wire::{
+    HttpModel, SseReader, WireShape, api_key_from_env, arguments_string, native_call, sse_json,
+    to_items,
+};
 use super::{
-    ClientError, Message, ModelClient, ModelReply, ModelRequest, NameMap, endpoint, http_client,
-    id_of, name_map, parse_arguments, post_json, read_bounded,
+    ClientError, Message, ModelClient, ModelReply, ModelRequest, NameMap, id_of, name_map,
+    parse_arguments,
 };
 
 /// The origin format of native Responses calls.
@@ -20,53 +20,36 @@ pub const FORMAT: &str = "openai_responses";
 
 /// A Responses API client.
 pub struct ResponsesClient {
-    url: String,
-    model: String,
-    api_key: Option<String>,
-    stream: bool,
-    http: reqwest::Client,
+    http: HttpModel,
 }
 
 impl ResponsesClient {
     pub fn new(base_url: &str, model: impl Into<String>) -> Result<Self, ClientError> {
         Ok(ResponsesClient {
-            url: endpoint(base_url, "/responses"),
-            model: model.into(),
-            api_key: None,
-            stream: false,
-            http: http_client(Duration::from_secs(300))?,
+            http: HttpModel::new(base_url, "/responses", model.into())?,
         })
     }
 
     pub fn streaming(mut self, stream: bool) -> Self {
-        self.stream = stream;
+        self.http.stream = stream;
         self
     }
 
     pub fn with_api_key(mut self, key: Option<String>) -> Self {
-        self.api_key = key;
+        self.http.api_key = key;
         self
     }
 
     pub fn with_api_key_env(self, var: &str) -> Result<Self, ClientError> {
-        let key = std::env::var(var).map_err(|_| ClientError::MissingApiKey(var.to_owned()))?;
-        Ok(self.with_api_key(Some(key)))
+        Ok(self.with_api_key(Some(api_key_from_env(var)?)))
     }
 
     /// The request body sent for `request`.
     pub fn body(&self, request: &ModelRequest) -> Value {
         let names = name_map(request);
-        let mut body = json!({
-            "model": self.model,
-            "input": to_input_items(&request.messages, &names),
-        });
-        if !request.tools.is_empty() {
-            body["tools"] = render_tools(&request.tools, &names);
-        }
-        if self.stream {
-            body["stream"] = json!(true);
-        }
-        body
+        let tools = (!request.tools.is_empty()).then(|| render_tools(&request.tools, &names));
+        self.http
+            .body("input", to_input_items(&request.messages, &names), tools)
     }
 }
 
@@ -74,21 +57,12 @@ impl ResponsesClient {
 impl ModelClient for ResponsesClient {
     async fn complete(&self, request: &ModelRequest) -> Result<ModelReply, ClientError> {
         let names = name_map(request);
-        let response = post_json(
-            &self.http,
-            &self.url,
-            self.api_key.as_deref(),
-            &self.body(request),
-        )
-        .await?;
-        if self.stream {
+        let response = self.http.post(&self.body(request)).await?;
+        if self.http.stream {
             let output = read_stream(response).await?;
             return Ok(reply_from_output(&output, &names));
         }
-        let text = read_bounded(response, &self.url).await?;
-        let v: Value = serde_json::from_str(&text).map_err(|e| {
-            ClientError::BadResponse(format!("not JSON ({e}): {}", super::tail(&text, 300)))
-        })?;
+        let v = self.http.read_json(response).await?;
         let output = v
             .get("output")
             .and_then(Value::as_array)
@@ -109,61 +83,31 @@ pub fn render_tools(tools: &[ToolSpec], names: &NameMap) -> Value {
 
 /// The conversation as Responses `input` items.
 pub fn to_input_items(messages: &[Message], names: &NameMap) -> Vec<Value> {
-    let mut out = Vec::new();
-    let mut pending_images = Vec::new();
-    for m in messages {
-        if !matches!(m, Message::Tool { .. }) && !pending_images.is_empty() {
-            out.push(image_item(std::mem::take(&mut pending_images)));
-        }
-        match m {
-            Message::System { content } => out.push(json!({"role":"system","content":content})),
-            Message::User { content } => out.push(json!({"role":"user","content":content})),
-            Message::Assistant { text, calls } => {
-                if let Some(t) = text.as_ref().filter(|t| !t.is_empty()) {
-                    out.push(json!({"role":"assistant","content":t}));
-                }
-                for c in calls {
-                    out.push(json!({"type":"function_call","call_id":c.call_id,
-                        "name":names.to_provider(&c.name),"arguments":arguments_string(&c.arguments)}));
-                }
-            }
-            Message::Tool {
-                call_id, content, ..
-            } => {
-                let mut content = content.clone();
-                pending_images.extend(take_images(&mut content));
-                out.push(json!({"type":"function_call_output","call_id":call_id,
-                    "output":content.to_string()}));
-            }
-            Message::JobResult {
-                call_id,
-                name,
-                content,
-            } => {
-                let mut content = content.clone();
-                let imgs = take_images(&mut content);
-                out.push(json!({"role":"user","content":job_text(call_id, name, &content)}));
-                if !imgs.is_empty() {
-                    out.push(image_item(imgs));
-                }
-            }
-        }
-    }
-    if !pending_images.is_empty() {
-        out.push(image_item(pending_images));
-    }
-    out
+    to_items(messages, names, &RESPONSES)
 }
 
-fn image_item(images: Vec<super::images::Image>) -> Value {
-    let mut parts = vec![json!({"type":"input_text","text":"Images returned by the tools above:"})];
-    parts.extend(
-        images
-            .iter()
-            .map(|i| json!({"type":"input_image","image_url": i.data_uri()})),
-    );
-    json!({"role":"user","content":parts})
-}
+const RESPONSES: WireShape = WireShape {
+    assistant: |text, calls, names, out| {
+        if let Some(t) = text.as_ref().filter(|t| !t.is_empty()) {
+            out.push(json!({"role":"assistant","content":t}));
+        }
+        for c in calls {
+            out.push(json!({"type":"function_call","call_id":c.call_id,
+                "name":names.to_provider(&c.name),"arguments":arguments_string(&c.arguments)}));
+        }
+    },
+    tool_output: |call_id, content| json!({"type":"function_call_output","call_id":call_id,"output":content.to_string()}),
+    images: |images| {
+        let mut parts =
+            vec![json!({"type":"input_text","text":"Images returned by the tools above:"})];
+        parts.extend(
+            images
+                .iter()
+                .map(|i| json!({"type":"input_image","image_url": i.data_uri()})),
+        );
+        json!({"role":"user","content":parts})
+    },
+};
 
 /// Responses `output` items as a reply.
 pub fn reply_from_output(output: &[Value], names: &NameMap) -> ModelReply {
@@ -190,21 +134,12 @@ pub fn reply_from_output(output: &[Value], names: &NameMap) -> ModelReply {
                     Some(v) => v.clone(),
                     None => json!({}),
                 };
-                let id = item
-                    .get("call_id")
-                    .and_then(Value::as_str)
-                    .filter(|s| !s.is_empty())
-                    .map(CallId::from)
-                    .unwrap_or_else(CallId::generate);
-                calls.push(ToolCall {
-                    call_id: id,
-                    name: id_of(names, name).to_owned(),
+                calls.push(native_call(
+                    item.get("call_id").and_then(Value::as_str),
+                    id_of(names, name),
                     arguments,
-                    origin: Origin {
-                        format: FORMAT.to_owned(),
-                        ..Origin::default()
-                    },
-                });
+                    FORMAT,
+                ));
             }
             _ => {}
         }
@@ -214,30 +149,16 @@ pub fn reply_from_output(output: &[Value], names: &NameMap) -> ModelReply {
 
 /// Reads a Responses SSE stream up to `response.completed`; returns its output items.
 async fn read_stream(response: reqwest::Response) -> Result<Vec<Value>, ClientError> {
-    use eventsource_stream::Eventsource;
-    use futures::StreamExt;
-    let mut events = response.bytes_stream().eventsource();
-    let mut total = 0usize;
-    while let Some(event) = events.next().await {
-        let event = event.map_err(|e| ClientError::BadResponse(format!("SSE stream: {e}")))?;
-        total += event.data.len();
-        if total > super::MAX_RESPONSE_BYTES {
-            return Err(ClientError::TooLarge(super::MAX_RESPONSE_BYTES));
-        }
-        let data = event.data.trim();
-        if data.is_empty() || data == "[DONE]" {
+    let mut events = SseReader::new(response);
+    while let Some((event, data)) = events.next().await? {
+        if data == "[DONE]" {
             continue;
         }
-        let v: Value = serde_json::from_str(data).map_err(|e| {
-            ClientError::BadResponse(format!(
-                "SSE event is not JSON ({e}): {}",
-                super::tail(data, 200)
-            ))
-        })?;
+        let v = sse_json(&data, "SSE event")?;
         let kind = v
             .get("type")
             .and_then(Value::as_str)
-            .unwrap_or(event.event.as_str());
+            .unwrap_or(event.as_str());
         match kind {
             "response.completed" => {
                 return v
@@ -251,7 +172,7 @@ async fn read_stream(response: reqwest::Response) -> Result<Vec<Value>, ClientEr
             "response.failed" | "response.incomplete" | "error" => {
                 return Err(ClientError::BadResponse(format!(
                     "{kind}: {}",
-                    super::tail(data, 500)
+                    super::tail(&data, 500)
                 )));
             }
             _ => {}

@@ -1,0 +1,201 @@
+//! What the Chat Completions and Responses clients share: the endpoint and its settings,
+//! the request body's frame, posting and reading a JSON answer, a bounded SSE reader, the
+//! walk from the conversation to wire items (tool images gathered into a user message),
+//! and a native call built from a reply's id, name and arguments.
+
+use std::pin::Pin;
+use std::time::Duration;
+
+use eventsource_stream::{Event, EventStreamError, Eventsource};
+use futures::{Stream, StreamExt};
+use serde_json::{Value, json};
+use toolcall_core::{CallId, Origin, ToolCall};
+
+use super::images::{Image, take_images};
+use super::{
+    ClientError, MAX_RESPONSE_BYTES, Message, NameMap, endpoint, http_client, post_json,
+    read_bounded, tail,
+};
+
+/// An OpenAI-style HTTP endpoint and how to call it.
+pub(super) struct HttpModel {
+    pub(super) url: String,
+    pub(super) model: String,
+    pub(super) api_key: Option<String>,
+    pub(super) stream: bool,
+    pub(super) http: reqwest::Client,
+}
+
+impl HttpModel {
+    /// `base_url` may be the server root, its `/v1`, or the full endpoint `path`.
+    pub(super) fn new(base_url: &str, path: &str, model: String) -> Result<Self, ClientError> {
+        Ok(HttpModel {
+            url: endpoint(base_url, path),
+            model,
+            api_key: None,
+            stream: false,
+            http: http_client(Duration::from_secs(300))?,
+        })
+    }
+
+    /// The request body: the model, the conversation under `key`, the tools when any are
+    /// offered, and `stream` when streaming.
+    pub(super) fn body(&self, key: &str, items: Vec<Value>, tools: Option<Value>) -> Value {
+        let mut body = json!({ "model": self.model, key: items });
+        if let Some(tools) = tools {
+            body["tools"] = tools;
+        }
+        if self.stream {
+            body["stream"] = json!(true);
+        }
+        body
+    }
+
+    /// Posts `body`; the response when its status is a success.
+    pub(super) async fn post(&self, body: &Value) -> Result<reqwest::Response, ClientError> {
+        post_json(&self.http, &self.url, self.api_key.as_deref(), body).await
+    }
+
+    /// A non-streaming answer's body as JSON.
+    pub(super) async fn read_json(
+        &self,
+        response: reqwest::Response,
+    ) -> Result<Value, ClientError> {
+        let text = read_bounded(response, &self.url).await?;
+        serde_json::from_str(&text)
+            .map_err(|e| ClientError::BadResponse(format!("not JSON ({e}): {}", tail(&text, 300))))
+    }
+}
+
+/// The API key in environment variable `var`; an unset variable is an error.
+pub(super) fn api_key_from_env(var: &str) -> Result<String, ClientError> {
+    std::env::var(var).map_err(|_| ClientError::MissingApiKey(var.to_owned()))
+}
+
+type Events = Pin<Box<dyn Stream<Item = Result<Event, EventStreamError<reqwest::Error>>> + Send>>;
+
+/// Server-sent events of a response, at most [`MAX_RESPONSE_BYTES`] of data in all.
+pub(super) struct SseReader {
+    events: Events,
+    total: usize,
+}
+
+impl SseReader {
+    pub(super) fn new(response: reqwest::Response) -> Self {
+        SseReader {
+            events: Box::pin(response.bytes_stream().eventsource()),
+            total: 0,
+        }
+    }
+
+    /// The next event with data: its name and its trimmed data; `None` at the end.
+    pub(super) async fn next(&mut self) -> Result<Option<(String, String)>, ClientError> {
+        while let Some(event) = self.events.next().await {
+            let event = event.map_err(|e| ClientError::BadResponse(format!("SSE stream: {e}")))?;
+            self.total += event.data.len();
+            if self.total > MAX_RESPONSE_BYTES {
+                return Err(ClientError::TooLarge(MAX_RESPONSE_BYTES));
+            }
+            let data = event.data.trim();
+            if !data.is_empty() {
+                return Ok(Some((event.event, data.to_owned())));
+            }
+        }
+        Ok(None)
+    }
+}
+
+/// An SSE event's data as JSON; `what` names it in the error ("SSE chunk", "SSE event").
+pub(super) fn sse_json(data: &str, what: &str) -> Result<Value, ClientError> {
+    serde_json::from_str(data).map_err(|e| {
+        ClientError::BadResponse(format!("{what} is not JSON ({e}): {}", tail(data, 200)))
+    })
+}
+
+/// How one wire format writes the parts of a conversation that differ between formats.
+pub(super) struct WireShape {
+    /// An assistant turn (text and calls) as items.
+    pub(super) assistant: fn(&Option<String>, &[ToolCall], &NameMap, &mut Vec<Value>),
+    /// A tool result (images already taken out) answering `call_id`.
+    pub(super) tool_output: fn(&CallId, &Value) -> Value,
+    /// The user message carrying images returned by tools.
+    pub(super) images: fn(Vec<Image>) -> Value,
+}
+
+/// The conversation as wire items.
+///
+/// Images in tool results are replaced by placeholders and attached to one user message
+/// after the run of tool results (tool results must directly follow the assistant turn that
+/// made the calls); a job result is a user message, followed by its own images.
+pub(super) fn to_items(messages: &[Message], names: &NameMap, shape: &WireShape) -> Vec<Value> {
+    let mut out = Vec::with_capacity(messages.len());
+    let mut pending_images = Vec::new();
+    for m in messages {
+        if !matches!(m, Message::Tool { .. }) && !pending_images.is_empty() {
+            out.push((shape.images)(std::mem::take(&mut pending_images)));
+        }
+        match m {
+            Message::System { content } => out.push(json!({"role":"system","content":content})),
+            Message::User { content } => out.push(json!({"role":"user","content":content})),
+            Message::Assistant { text, calls } => (shape.assistant)(text, calls, names, &mut out),
+            Message::Tool {
+                call_id, content, ..
+            } => {
+                let mut content = content.clone();
+                pending_images.extend(take_images(&mut content));
+                out.push((shape.tool_output)(call_id, &content));
+            }
+            Message::JobResult {
+                call_id,
+                name,
+                content,
+            } => {
+                let mut content = content.clone();
+                let imgs = take_images(&mut content);
+                out.push(json!({"role":"user","content": job_text(call_id, name, &content)}));
+                if !imgs.is_empty() {
+                    out.push((shape.images)(imgs));
+                }
+            }
+        }
+    }
+    if !pending_images.is_empty() {
+        out.push((shape.images)(pending_images));
+    }
+    out
+}
+
+/// How a job result is worded for the model.
+pub(crate) fn job_text(call_id: &CallId, name: &str, content: &Value) -> String {
+    format!("[job result] call_id={call_id} tool={name}: {content}")
+}
+
+/// Arguments as the JSON string the wire format wants; a non-object (unparseable) argument
+/// string is sent back as it came.
+pub(crate) fn arguments_string(arguments: &Value) -> String {
+    match arguments {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// A native call of origin `format`; a missing or empty id gets a generated one.
+pub(super) fn native_call(
+    id: Option<&str>,
+    name: &str,
+    arguments: Value,
+    format: &str,
+) -> ToolCall {
+    ToolCall {
+        call_id: match id {
+            Some(id) if !id.is_empty() => CallId::from(id),
+            _ => CallId::generate(),
+        },
+        name: name.to_owned(),
+        arguments,
+        origin: Origin {
+            format: format.to_owned(),
+            ..Origin::default()
+        },
+    }
+}
