@@ -148,10 +148,11 @@ async fn open_and_close_a_real_process_by_name() {
         .unwrap();
     let pid = out.data["pid"].as_u64().unwrap();
     assert!(alive(pid));
-    assert_eq!(
-        cmdline(pid),
-        ["sleep", "600"],
-        "field code %U stripped, no shell"
+    // Field code %U stripped, no shell. /proc may briefly show the pre-exec command line.
+    assert!(
+        wait_for(|| cmdline(pid) == ["sleep", "600"]).await,
+        "command line {:?}",
+        cmdline(pid)
     );
     assert_eq!(out.data["message"], format!("Started Sleeper (pid {pid})."));
     // A second open reports the running instance instead of starting another.
