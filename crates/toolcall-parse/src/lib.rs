@@ -1,11 +1,45 @@
 //! Finds tool calls in model output, whole or streamed.
 //!
-//! TEMPORARY SKELETON: the parser issue replaces this file; the public entry points
-//! (`ParseOptions`, `parse`, `StreamParser::{new, push, finish}`) keep these signatures.
+//! One streaming engine ([`StreamParser`]; [`parse`] is one push and a finish) scans text for
+//! markup and hands candidate regions to the formats, one module each under `formats/`. All
+//! formats share one JSON scanner (`scanner`), one repair pass (`repair`) and one call
+//! builder (`builder`). Native provider shapes given as JSON go through [`parse_native`].
+//!
+//! Registry policy: formats that can misfire on prose or ordinary JSON (`json`,
+//! `llama` without `<|python_tag|>`, `pythonic`, `call_syntax`, `key_value`, `fallback`)
+//! accept only registered names when a registry is given; `call_syntax` in auto mode needs a
+//! registry at all. Explicit markup (`hermes`, `mistral`, `<|python_tag|>`, native shapes,
+//! the `tools_envelope`) accepts any name and flags unknown ones with a warning; the
+//! executor then answers such calls with `unknown_tool`. `action_response` drops an
+//! unknown command with a diagnostic (F-ACT-3).
 
 use std::sync::Arc;
 
-use toolcall_core::{Parsed, Registry, StreamEvent};
+use serde_json::Value;
+use toolcall_core::{Diagnostic, Parsed, Registry, StreamEvent};
+
+mod builder;
+mod engine;
+mod fallback;
+mod formats;
+mod repair;
+mod scanner;
+
+pub use builder::Limits;
+pub use fallback::{FallbackKind, FallbackRule, load_fallback_rules};
+pub use formats::{FormatId, FormatInfo, formats};
+
+use builder::{Ctx, build};
+use engine::Engine;
+
+/// Errors of configuring a parse (parsing itself never fails: it reports diagnostics).
+#[derive(Debug, thiserror::Error)]
+pub enum ParseError {
+    #[error("unknown format {0:?}; run `toolcall formats` for the list")]
+    UnknownFormat(String),
+    #[error("invalid fallback rules: {0}")]
+    Fallbacks(String),
+}
 
 /// Which formats to try.
 #[derive(Debug, Clone, Default)]
@@ -19,40 +53,181 @@ pub enum FormatSelection {
     Only(String),
 }
 
+impl FormatSelection {
+    /// `auto`, one format id, or a comma-separated priority list; names are checked.
+    pub fn from_name(s: &str) -> Result<Self, ParseError> {
+        let s = s.trim();
+        if s.is_empty() || s == "auto" {
+            return Ok(FormatSelection::Auto);
+        }
+        let names: Vec<String> = s.split(',').map(|n| n.trim().to_owned()).collect();
+        for n in &names {
+            if FormatId::from_name(n).is_none() {
+                return Err(ParseError::UnknownFormat(n.clone()));
+            }
+        }
+        Ok(match <[String; 1]>::try_from(names) {
+            Ok([one]) => FormatSelection::Only(one),
+            Err(names) => FormatSelection::Priority(names),
+        })
+    }
+
+    fn resolve(&self) -> (Vec<FormatId>, Vec<String>, bool) {
+        let names: &[String] = match self {
+            FormatSelection::Auto => return (FormatId::DEFAULT_ORDER.to_vec(), Vec::new(), false),
+            FormatSelection::Priority(v) => v,
+            FormatSelection::Only(one) => std::slice::from_ref(one),
+        };
+        let mut order = Vec::new();
+        let mut unknown = Vec::new();
+        for n in names {
+            match FormatId::from_name(n) {
+                Some(f) if !order.contains(&f) => order.push(f),
+                Some(_) => {}
+                None => unknown.push(n.clone()),
+            }
+        }
+        (order, unknown, true)
+    }
+}
+
 /// How to parse.
 #[derive(Debug, Clone, Default)]
 pub struct ParseOptions {
     pub format: FormatSelection,
     /// The registered tools; formats that can misfire on prose accept only these names.
     pub tools: Option<Arc<Registry>>,
+    /// Input size, nesting depth and call-count bounds.
+    pub limits: Limits,
+    /// Fallback rules (F-FB-1), tried in order when nothing else matched; empty = off.
+    pub fallbacks: Vec<FallbackRule>,
+}
+
+impl ParseOptions {
+    fn ctx(&self) -> (Ctx, Vec<String>) {
+        let (order, unknown, explicit) = self.format.resolve();
+        (
+            Ctx {
+                order,
+                registry: self.tools.clone(),
+                limits: self.limits,
+                fallbacks: self.fallbacks.clone(),
+                explicit,
+            },
+            unknown,
+        )
+    }
+}
+
+fn unknown_format_diags(unknown: &[String]) -> Vec<Diagnostic> {
+    unknown
+        .iter()
+        .map(|n| Diagnostic::warning(format!("unknown format {n:?} ignored"), 0..0))
+        .collect()
+}
+
+fn collect(events: Vec<StreamEvent>, into: &mut Parsed) {
+    for e in events {
+        match e {
+            StreamEvent::Text { text } => into.text.push_str(&text),
+            StreamEvent::CallFinished { call, .. } => into.calls.push(call),
+            StreamEvent::Diagnostic { diagnostic } => into.diagnostics.push(diagnostic),
+            StreamEvent::Reasoning { .. }
+            | StreamEvent::CallStarted { .. }
+            | StreamEvent::ArgumentsDelta { .. } => {}
+        }
+    }
 }
 
 /// Parses one whole reply: the same as one `push` and a `finish`.
 pub fn parse(text: &str, options: &ParseOptions) -> Parsed {
-    let _ = options;
-    Parsed {
-        text: text.to_owned(),
-        ..Parsed::default()
-    }
+    let mut p = StreamParser::new(options.clone());
+    let mut parsed = Parsed::default();
+    let mut events = p.push(text);
+    events.extend(p.engine.finish());
+    collect(events, &mut parsed);
+    parsed.reasoning = std::mem::take(&mut p.engine.reasoning);
+    parsed
 }
 
 /// An incremental parser: `push` deltas as they arrive, then `finish`.
+///
+/// Events: `Text` (visible reply), `Reasoning`, and per call `CallStarted`,
+/// `ArgumentsDelta` (the complete arguments JSON) and `CallFinished` (the call to act on),
+/// plus `Diagnostic`s. Calls are announced once their markup is complete.
 pub struct StreamParser {
-    _options: ParseOptions,
+    engine: Engine,
+    pending: Vec<Diagnostic>,
 }
 
 impl StreamParser {
     pub fn new(options: ParseOptions) -> Self {
-        StreamParser { _options: options }
+        let (ctx, unknown) = options.ctx();
+        StreamParser {
+            engine: Engine::new(Arc::new(ctx)),
+            pending: unknown_format_diags(&unknown),
+        }
     }
 
     pub fn push(&mut self, delta: &str) -> Vec<StreamEvent> {
-        vec![StreamEvent::Text {
-            text: delta.to_owned(),
-        }]
+        let mut out: Vec<StreamEvent> = self
+            .pending
+            .drain(..)
+            .map(|diagnostic| StreamEvent::Diagnostic { diagnostic })
+            .collect();
+        out.extend(self.engine.push(delta));
+        out
     }
 
-    pub fn finish(self) -> Vec<StreamEvent> {
-        Vec::new()
+    pub fn finish(mut self) -> Vec<StreamEvent> {
+        let mut out: Vec<StreamEvent> = self
+            .pending
+            .drain(..)
+            .map(|diagnostic| StreamEvent::Diagnostic { diagnostic })
+            .collect();
+        out.extend(self.engine.finish());
+        out
     }
+}
+
+/// Reads native provider output given as JSON (F-NAT-1): a Chat Completions message or
+/// response, Responses output items, Gemini parts or candidates, Anthropic content blocks.
+/// Provider ids are kept. The formats tried follow `options.format` (auto: all four).
+pub fn parse_native(value: &Value, options: &ParseOptions) -> Parsed {
+    let (ctx, unknown) = options.ctx();
+    let mut parsed = Parsed {
+        diagnostics: unknown_format_diags(&unknown),
+        ..Parsed::default()
+    };
+    let natives = ctx.order.iter().copied().filter(|f| f.is_native());
+    for f in natives {
+        if let Some(o) = formats::native::classify(value, &ctx, f, 0..0) {
+            parsed.text = o.text;
+            parsed.diagnostics.extend(o.diagnostics);
+            for d in o.drafts {
+                if parsed.calls.len() >= ctx.limits.max_calls {
+                    parsed.diagnostics.push(Diagnostic::error(
+                        format!(
+                            "call to {:?} dropped: more than {} calls",
+                            d.name, ctx.limits.max_calls
+                        ),
+                        0..0,
+                    ));
+                    continue;
+                }
+                match build(d) {
+                    Ok(c) => parsed.calls.push(c),
+                    Err(e) => parsed
+                        .diagnostics
+                        .push(Diagnostic::error(format!("call dropped: {e}"), 0..0)),
+                }
+            }
+            return parsed;
+        }
+    }
+    parsed.diagnostics.push(Diagnostic::warning(
+        "no native tool-call shape recognised (Chat Completions, Responses, Gemini, Anthropic)",
+        0..0,
+    ));
+    parsed
 }

@@ -1,0 +1,216 @@
+//! The one call builder: a name, an arguments object (`{}` when there are none, R-3) and an
+//! id (the model's, or a generated one), plus the registry policy for names.
+
+use std::ops::Range;
+use std::sync::Arc;
+
+use serde_json::{Map, Value};
+use toolcall_core::{CallId, Diagnostic, Origin, Registry, Repair, ToolCall, ToolSpec};
+
+use crate::FormatId;
+use crate::fallback::FallbackRule;
+use crate::repair::parse_lenient;
+
+/// Resource bounds of one parse.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Bytes of input read; the rest is passed through as text with an error diagnostic.
+    pub max_input_bytes: usize,
+    /// Maximum bracket nesting of any JSON or call region.
+    pub max_depth: usize,
+    /// Maximum calls returned for one reply; further calls are dropped with a diagnostic.
+    pub max_calls: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_input_bytes: 16 * 1024 * 1024,
+            max_depth: 128,
+            max_calls: 1024,
+        }
+    }
+}
+
+/// A call as a format found it, before the builder checks it.
+#[derive(Debug, Clone)]
+pub(crate) struct Draft {
+    pub name: String,
+    pub args: Option<Value>,
+    pub id: Option<String>,
+    pub format: FormatId,
+    pub repairs: Vec<Repair>,
+    pub span: Range<usize>,
+}
+
+impl Draft {
+    pub(crate) fn new(name: impl Into<String>, args: Option<Value>, format: FormatId) -> Self {
+        Draft {
+            name: name.into(),
+            args,
+            id: None,
+            format,
+            repairs: Vec::new(),
+            span: 0..0,
+        }
+    }
+}
+
+/// What a format made of a region: the calls, the visible text that replaces the region,
+/// and findings. Returned only when the region is this format's markup.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Outcome {
+    pub drafts: Vec<Draft>,
+    pub text: String,
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+/// Everything a format needs to decide: enabled formats in priority order, the registry,
+/// limits and fallback rules.
+#[derive(Debug, Clone)]
+pub(crate) struct Ctx {
+    pub order: Vec<FormatId>,
+    pub registry: Option<Arc<Registry>>,
+    pub limits: Limits,
+    pub fallbacks: Vec<FallbackRule>,
+    /// Formats were chosen explicitly (not auto): call syntax then works without a registry.
+    pub explicit: bool,
+}
+
+impl Ctx {
+    pub(crate) fn enabled(&self, f: FormatId) -> bool {
+        self.order.contains(&f)
+    }
+
+    pub(crate) fn spec(&self, name: &str) -> Option<&ToolSpec> {
+        self.registry.as_deref().and_then(|r| r.spec(name))
+    }
+
+    /// For formats that can misfire on prose: with a registry, only registered names.
+    pub(crate) fn strict_name_ok(&self, name: &str) -> bool {
+        match &self.registry {
+            Some(r) => r.contains(name),
+            None => Registry::validate_id(name).is_ok(),
+        }
+    }
+
+    /// For explicit markup: any name, flagged when a registry is known and lacks it.
+    pub(crate) fn unknown_name_warning(
+        &self,
+        name: &str,
+        span: Range<usize>,
+    ) -> Option<Diagnostic> {
+        let r = self.registry.as_deref()?;
+        if r.contains(name) {
+            return None;
+        }
+        let known: Vec<&str> = r.names().collect();
+        Some(Diagnostic::warning(
+            format!(
+                "call to unregistered tool {name:?} kept (explicit markup); registered tools: {}",
+                known.join(", ")
+            ),
+            span,
+        ))
+    }
+}
+
+/// Turns a draft into a call: arguments become an object, the id is kept or generated.
+pub(crate) fn build(d: Draft) -> Result<ToolCall, String> {
+    let mut repairs = d.repairs;
+    let arguments = match d.args {
+        None | Some(Value::Null) => Value::Object(Map::new()),
+        Some(Value::Object(m)) => Value::Object(m),
+        Some(Value::String(s)) => {
+            if s.trim().is_empty() {
+                Value::Object(Map::new())
+            } else {
+                match parse_lenient(&s) {
+                    Ok((Value::Object(m), r)) => {
+                        if !d.format.is_native() {
+                            repairs.push(Repair::new(
+                                "arguments_string",
+                                "arguments were a JSON string; decoded into an object",
+                            ));
+                        }
+                        repairs.extend(r);
+                        Value::Object(m)
+                    }
+                    Ok(_) => {
+                        return Err(format!(
+                            "arguments of {:?} are a string that is not a JSON object",
+                            d.name
+                        ));
+                    }
+                    Err(e) => {
+                        return Err(format!("arguments of {:?} are not valid JSON: {e}", d.name));
+                    }
+                }
+            }
+        }
+        Some(other) => {
+            return Err(format!(
+                "arguments of {:?} must be an object, found {}",
+                d.name,
+                kind_of(&other)
+            ));
+        }
+    };
+    if d.name.is_empty() {
+        return Err("call without a tool name".into());
+    }
+    Ok(ToolCall {
+        call_id: match d.id {
+            Some(id) if !id.is_empty() => CallId(id),
+            _ => CallId::generate(),
+        },
+        name: d.name,
+        arguments,
+        origin: Origin {
+            format: d.format.as_str().to_owned(),
+            span: d.span,
+            repairs,
+        },
+    })
+}
+
+pub(crate) fn kind_of(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    //
+    #[test]
+    fn parameterless_calls_carry_an_empty_object_and_ids_are_kept() {
+        for args in [None, Some(Value::Null), Some(json!("")), Some(json!({}))] {
+            let c = build(Draft::new("t", args, FormatId::Json)).unwrap();
+            assert_eq!(c.arguments, json!({}));
+            assert!(c.call_id.as_str().starts_with("call_"));
+        }
+        let mut d = Draft::new("t", Some(json!("{\"a\":1}")), FormatId::Json);
+        d.id = Some("toolu_01".into());
+        let c = build(d).unwrap();
+        assert_eq!(c.call_id.as_str(), "toolu_01");
+        assert_eq!(c.arguments, json!({"a":1}));
+        assert_eq!(c.origin.repairs[0].kind, "arguments_string");
+    }
+
+    //
+    #[test]
+    fn bad_arguments_never_become_empty_objects() {
+        for args in [json!("{\"a\":"), json!([1]), json!(3), json!("[1]")] {
+            assert!(build(Draft::new("t", Some(args), FormatId::Json)).is_err());
+        }
+    }
+}

@@ -1,0 +1,133 @@
+//! `action_response` (F-ACT-1..3, seed 001): `{"session_id","command","args","text"}` is one
+//! call `command(args)` plus `text` for speech; `{"text"}` alone is a plain reply. A command
+//! without `session_id`, or missing a required argument, is dropped with a diagnostic and
+//! the text is still returned. "Required" comes from the registered tool's schema
+//! (`required`, and `anyOf`/`oneOf` of `required` sets; empty strings count as missing);
+//! without a registry, from the seed's own rules for `open_app` / `close_app`.
+
+use std::ops::Range;
+
+use serde_json::{Map, Value};
+use toolcall_core::Diagnostic;
+
+use super::keys_within;
+use crate::FormatId;
+use crate::builder::{Ctx, Draft, Outcome};
+
+pub(crate) fn classify(v: &Value, ctx: &Ctx, span: Range<usize>) -> Option<Outcome> {
+    let m = v.as_object()?;
+    if m.is_empty() || !keys_within(m, &["session_id", "command", "args", "text"]) {
+        return None;
+    }
+    let text = match m.get("text") {
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Null) | None => String::new(),
+        Some(_) => return None,
+    };
+    let mut out = Outcome {
+        text,
+        ..Outcome::default()
+    };
+    let Some(command) = m.get("command") else {
+        if !m.contains_key("text") {
+            return None;
+        }
+        return Some(out);
+    };
+    let command = command.as_str()?;
+    let args = match m.get("args") {
+        None | Some(Value::Null) => Map::new(),
+        Some(Value::Object(a)) => a.clone(),
+        Some(_) => {
+            out.diagnostics.push(Diagnostic::error(
+                format!("command {command:?} dropped: \"args\" is not an object"),
+                span,
+            ));
+            return Some(out);
+        }
+    };
+    let has_session = m
+        .get("session_id")
+        .and_then(Value::as_str)
+        .is_some_and(|s| !s.is_empty());
+    if !has_session {
+        out.diagnostics.push(Diagnostic::warning(
+            format!("command {command:?} dropped: session_id is missing"),
+            span,
+        ));
+        return Some(out);
+    }
+    if let Some(r) = ctx.registry.as_deref() {
+        if !r.contains(command) {
+            out.diagnostics.push(Diagnostic::warning(
+                format!("command {command:?} dropped: no such registered tool"),
+                span,
+            ));
+            return Some(out);
+        }
+    }
+    if let Some(missing) = missing_required(command, &args, ctx) {
+        out.diagnostics.push(Diagnostic::warning(
+            format!("command {command:?} dropped: required argument {missing} is missing or empty"),
+            span,
+        ));
+        return Some(out);
+    }
+    let mut d = Draft::new(command, Some(Value::Object(args)), FormatId::ActionResponse);
+    d.span = span;
+    out.drafts.push(d);
+    Some(out)
+}
+
+fn present(args: &Map<String, Value>, key: &str) -> bool {
+    match args.get(key) {
+        None | Some(Value::Null) => false,
+        Some(Value::String(s)) => !s.trim().is_empty(),
+        Some(_) => true,
+    }
+}
+
+fn required_list(schema: &Value) -> Vec<&str> {
+    schema
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|a| a.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default()
+}
+
+/// Names the missing requirement, e.g. `"app_name"` or `one of ["app_name"] / ["app_path"]`.
+fn missing_required(command: &str, args: &Map<String, Value>, ctx: &Ctx) -> Option<String> {
+    let (all, alternatives): (Vec<String>, Vec<Vec<String>>) = match ctx.spec(command) {
+        Some(spec) => {
+            let p = &spec.parameters;
+            let all = required_list(p).into_iter().map(str::to_owned).collect();
+            let alts = ["anyOf", "oneOf"]
+                .iter()
+                .filter_map(|k| p.get(*k).and_then(Value::as_array))
+                .flatten()
+                .map(|s| required_list(s).into_iter().map(str::to_owned).collect())
+                .collect();
+            (all, alts)
+        }
+        None => match command {
+            "open_app" => (
+                vec![],
+                vec![vec!["app_name".to_owned()], vec!["app_path".to_owned()]],
+            ),
+            "close_app" => (vec!["app_name".to_owned()], vec![]),
+            _ => (vec![], vec![]),
+        },
+    };
+    if let Some(k) = all.iter().find(|k| !present(args, k)) {
+        return Some(format!("{k:?}"));
+    }
+    if !alternatives.is_empty()
+        && !alternatives
+            .iter()
+            .any(|set| set.iter().all(|k| present(args, k)))
+    {
+        let sets: Vec<String> = alternatives.iter().map(|s| format!("{s:?}")).collect();
+        return Some(format!("(one of {})", sets.join(" / ")));
+    }
+    None
+}

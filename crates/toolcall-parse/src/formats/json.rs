@@ -1,0 +1,80 @@
+//! `json` (and the JSON half of `llama`): a bare object `{"name", "arguments"|"parameters"}`
+//! or an array of them. Ordinary JSON (data, configs) must not become a call: the
+//! object may only carry call keys, must have an arguments key, and with a registry the
+//! name must be registered. Objects using `parameters` are attributed to `llama` when that
+//! format comes first in the priority order.
+
+use std::ops::Range;
+
+use serde_json::{Map, Value};
+
+use super::keys_within;
+use crate::FormatId;
+use crate::builder::{Ctx, Draft, Outcome};
+
+const CALL_KEYS: &[&str] = &["name", "arguments", "parameters", "id", "call_id", "type"];
+
+fn draft(m: &Map<String, Value>, format: FormatId, need_args: bool) -> Option<Draft> {
+    if !keys_within(m, CALL_KEYS) {
+        return None;
+    }
+    if let Some(t) = m.get("type") {
+        if t.as_str() != Some("function") {
+            return None;
+        }
+    }
+    let name = m.get("name")?.as_str()?;
+    let args = match (m.get("arguments"), m.get("parameters")) {
+        (Some(a), None) => {
+            if format == FormatId::Llama && need_args {
+                return None;
+            }
+            Some(a.clone())
+        }
+        (None, Some(p)) => Some(p.clone()),
+        (None, None) if !need_args => None,
+        _ => return None,
+    };
+    if let Some(a) = &args {
+        if !(a.is_object() || a.is_string() || a.is_null()) {
+            return None;
+        }
+    }
+    let mut d = Draft::new(name, args, format);
+    d.id = m
+        .get("id")
+        .or_else(|| m.get("call_id"))
+        .and_then(Value::as_str)
+        .map(str::to_owned);
+    Some(d)
+}
+
+/// `lenient`: inside explicit markup (any name, arguments optional, flagged if unknown).
+pub(crate) fn classify(
+    v: &Value,
+    ctx: &Ctx,
+    format: FormatId,
+    lenient: bool,
+    span: Range<usize>,
+) -> Option<Outcome> {
+    let items: Vec<&Map<String, Value>> = match v {
+        Value::Object(m) => vec![m],
+        Value::Array(a) if !a.is_empty() => {
+            a.iter().map(Value::as_object).collect::<Option<_>>()?
+        }
+        _ => return None,
+    };
+    let mut out = Outcome::default();
+    for m in items {
+        let mut d = draft(m, format, !lenient)?;
+        if lenient {
+            out.diagnostics
+                .extend(ctx.unknown_name_warning(&d.name, span.clone()));
+        } else if !ctx.strict_name_ok(&d.name) {
+            return None;
+        }
+        d.span = span.clone();
+        out.drafts.push(d);
+    }
+    Some(out)
+}

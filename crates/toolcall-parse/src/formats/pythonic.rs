@@ -1,0 +1,60 @@
+//! `pythonic`: a Python list of calls, `[f(a=1), g()]`, with Python literals (`True`,
+//! `None`, single quotes). Every element must be a call, else the list is ordinary text.
+//! With a registry, every name must be registered.
+
+use std::ops::Range;
+
+use super::call_syntax::{is_name_byte, parse_args};
+use crate::FormatId;
+use crate::builder::{Ctx, Outcome};
+use crate::scanner::split_top_level;
+
+/// `name(inner)` → (name, inner) when `s` is exactly one call expression.
+pub(crate) fn split_call(s: &str) -> Option<(&str, &str)> {
+    let s = s.trim();
+    let open = s.find('(')?;
+    let name = s.get(..open)?.trim_end();
+    let inner = s.get(open + 1..)?.strip_suffix(')')?;
+    let ok_name = !name.is_empty()
+        && name.bytes().all(is_name_byte)
+        && name
+            .bytes()
+            .next()
+            .is_some_and(|b| b.is_ascii_alphabetic() || b == b'_');
+    ok_name.then_some((name, inner))
+}
+
+/// `region` is a whole `[...]` that did not parse as JSON.
+pub(crate) fn classify(
+    region: &str,
+    ctx: &Ctx,
+    span: Range<usize>,
+) -> Option<Result<Outcome, String>> {
+    let inner = region.strip_prefix('[')?.strip_suffix(']')?;
+    if inner.trim().is_empty() {
+        return None;
+    }
+    let parts = split_top_level(inner, b',', ctx.limits.max_depth).ok()?;
+    let mut calls = Vec::new();
+    for p in parts {
+        if p.trim().is_empty() {
+            continue;
+        }
+        let (name, args) = split_call(p)?;
+        if !ctx.strict_name_ok(name) {
+            return None;
+        }
+        calls.push((name, args));
+    }
+    if calls.is_empty() {
+        return None;
+    }
+    let mut out = Outcome::default();
+    for (name, args) in calls {
+        match parse_args(name, args, ctx, FormatId::Pythonic, span.clone()) {
+            Ok(d) => out.drafts.push(d),
+            Err(e) => return Some(Err(format!("pythonic call {name:?}: {e}"))),
+        }
+    }
+    Some(Ok(out))
+}

@@ -1,0 +1,280 @@
+//! The one repair pass (V-5): turns the near-JSON models commonly write into JSON.
+//!
+//! Repairs, each recorded as a [`Repair`]: trailing commas, single-quoted strings, Python
+//! `True`/`False`/`None`, unquoted keys, `//` and `/* */` comments, literal newlines and tabs
+//! inside strings. The output is always re-parsed by serde_json; whatever still fails is an
+//! error for the caller, never a guess. Valid JSON takes the fast path (one serde_json parse).
+//! Hand-written because the crates tried (jsonrepair, llm_json) either produced invalid
+//! output or silently dropped data (see CRATES.md), and we need the list of repairs made.
+
+use serde_json::Value;
+use toolcall_core::Repair;
+
+/// Parses `s` as JSON, repairing it when it is not. Returns the value and the repairs made.
+pub(crate) fn parse_lenient(s: &str) -> Result<(Value, Vec<Repair>), String> {
+    match serde_json::from_str::<Value>(s) {
+        Ok(v) => Ok((v, Vec::new())),
+        Err(first) => {
+            let (fixed, kinds) = repair_text(s);
+            if kinds.is_empty() {
+                return Err(first.to_string());
+            }
+            match serde_json::from_str::<Value>(&fixed) {
+                Ok(v) => Ok((v, kinds.into_iter().map(describe).collect())),
+                Err(_) => Err(first.to_string()),
+            }
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Kind {
+    TrailingComma,
+    SingleQuotes,
+    PythonLiterals,
+    UnquotedKeys,
+    Comments,
+    LiteralNewlines,
+}
+
+fn describe(kind: Kind) -> Repair {
+    match kind {
+        Kind::TrailingComma => Repair::new("trailing_comma", "removed a trailing comma"),
+        Kind::SingleQuotes => Repair::new(
+            "single_quotes",
+            "turned single-quoted strings into JSON strings",
+        ),
+        Kind::PythonLiterals => {
+            Repair::new("python_literals", "turned Python True/False/None into JSON")
+        }
+        Kind::UnquotedKeys => Repair::new("unquoted_keys", "quoted unquoted object keys"),
+        Kind::Comments => Repair::new("comments", "removed comments"),
+        Kind::LiteralNewlines => Repair::new(
+            "literal_newlines",
+            "escaped raw control characters inside strings",
+        ),
+    }
+}
+
+fn note(kinds: &mut Vec<Kind>, k: Kind) {
+    if !kinds.contains(&k) {
+        kinds.push(k);
+    }
+}
+
+fn is_ident_start(c: char) -> bool {
+    c.is_ascii_alphabetic() || c == '_' || c == '$'
+}
+
+fn is_ident(c: char) -> bool {
+    c.is_ascii_alphanumeric() || c == '_' || c == '$'
+}
+
+/// One pass over `s`; returns the rewritten text and what was changed.
+fn repair_text(s: &str) -> (String, Vec<Kind>) {
+    let mut out = String::with_capacity(s.len() + 16);
+    let mut kinds = Vec::new();
+    let chars: Vec<(usize, char)> = s.char_indices().collect();
+    let mut i = 0;
+    let mut last_sig = ' ';
+    while let Some(&(_, c)) = chars.get(i) {
+        match c {
+            '"' | '\'' => {
+                let quote = c;
+                if quote == '\'' {
+                    note(&mut kinds, Kind::SingleQuotes);
+                }
+                out.push('"');
+                i += 1;
+                while let Some(&(_, d)) = chars.get(i) {
+                    i += 1;
+                    match d {
+                        '\\' => {
+                            if let Some(&(_, e)) = chars.get(i) {
+                                i += 1;
+                                if e == '\'' && quote == '\'' {
+                                    out.push('\'');
+                                } else {
+                                    out.push('\\');
+                                    out.push(e);
+                                }
+                            }
+                        }
+                        d if d == quote => break,
+                        '"' => out.push_str("\\\""),
+                        '\n' => {
+                            note(&mut kinds, Kind::LiteralNewlines);
+                            out.push_str("\\n");
+                        }
+                        '\r' => {
+                            note(&mut kinds, Kind::LiteralNewlines);
+                            out.push_str("\\r");
+                        }
+                        '\t' => {
+                            note(&mut kinds, Kind::LiteralNewlines);
+                            out.push_str("\\t");
+                        }
+                        d if (d as u32) < 0x20 => {
+                            note(&mut kinds, Kind::LiteralNewlines);
+                            out.push_str(&format!("\\u{:04x}", d as u32));
+                        }
+                        d => out.push(d),
+                    }
+                }
+                out.push('"');
+                last_sig = '"';
+            }
+            '/' if matches!(chars.get(i + 1), Some((_, '/'))) => {
+                note(&mut kinds, Kind::Comments);
+                while let Some(&(_, d)) = chars.get(i) {
+                    if d == '\n' {
+                        break;
+                    }
+                    i += 1;
+                }
+            }
+            '/' if matches!(chars.get(i + 1), Some((_, '*'))) => {
+                note(&mut kinds, Kind::Comments);
+                i += 2;
+                while let Some(&(_, d)) = chars.get(i) {
+                    i += 1;
+                    if d == '*' && matches!(chars.get(i), Some((_, '/'))) {
+                        i += 1;
+                        break;
+                    }
+                }
+            }
+            ',' => {
+                let mut j = i + 1;
+                while let Some(&(_, d)) = chars.get(j) {
+                    if !d.is_whitespace() {
+                        break;
+                    }
+                    j += 1;
+                }
+                if matches!(chars.get(j), Some((_, '}' | ']'))) {
+                    note(&mut kinds, Kind::TrailingComma);
+                } else {
+                    out.push(',');
+                    last_sig = ',';
+                }
+                i += 1;
+            }
+            c if is_ident_start(c) => {
+                let start = i;
+                while let Some(&(_, d)) = chars.get(i) {
+                    if !is_ident(d) {
+                        break;
+                    }
+                    i += 1;
+                }
+                let word: String = chars[start..i].iter().map(|&(_, d)| d).collect();
+                let mut j = i;
+                while let Some(&(_, d)) = chars.get(j) {
+                    if !d.is_whitespace() {
+                        break;
+                    }
+                    j += 1;
+                }
+                let is_key =
+                    matches!(last_sig, '{' | ',') && matches!(chars.get(j), Some((_, ':')));
+                if is_key {
+                    note(&mut kinds, Kind::UnquotedKeys);
+                    out.push('"');
+                    out.push_str(&word);
+                    out.push('"');
+                } else {
+                    match word.as_str() {
+                        "True" => {
+                            note(&mut kinds, Kind::PythonLiterals);
+                            out.push_str("true");
+                        }
+                        "False" => {
+                            note(&mut kinds, Kind::PythonLiterals);
+                            out.push_str("false");
+                        }
+                        "None" => {
+                            note(&mut kinds, Kind::PythonLiterals);
+                            out.push_str("null");
+                        }
+                        _ => out.push_str(&word),
+                    }
+                }
+                last_sig = 'a';
+            }
+            c => {
+                out.push(c);
+                if !c.is_whitespace() {
+                    last_sig = c;
+                }
+                i += 1;
+            }
+        }
+    }
+    kinds.sort();
+    (out, kinds)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn kinds(r: &[Repair]) -> Vec<&str> {
+        r.iter().map(|r| r.kind.as_str()).collect()
+    }
+
+    // covers V-5
+    #[test]
+    fn each_repair_is_applied_and_reported() {
+        let cases = [
+            (r#"{"a":1,}"#, json!({"a":1}), "trailing_comma"),
+            (
+                r#"{'a':'it\'s "x"'}"#,
+                json!({"a":"it's \"x\""}),
+                "single_quotes",
+            ),
+            (
+                r#"{"a":True,"b":None}"#,
+                json!({"a":true,"b":null}),
+                "python_literals",
+            ),
+            (
+                r#"{a: 1, b_2: "x"}"#,
+                json!({"a":1,"b_2":"x"}),
+                "unquoted_keys",
+            ),
+            (
+                "{\"a\":1 // one\n, /* two */ \"b\":2}",
+                json!({"a":1,"b":2}),
+                "comments",
+            ),
+            (
+                "{\"a\":\"line\nbreak\"}",
+                json!({"a":"line\nbreak"}),
+                "literal_newlines",
+            ),
+        ];
+        for (input, want, kind) in cases {
+            let (v, r) = parse_lenient(input).unwrap_or_else(|e| panic!("{input}: {e}"));
+            assert_eq!(v, want, "{input}");
+            assert_eq!(kinds(&r), [kind], "{input}");
+        }
+    }
+
+    // covers V-5
+    #[test]
+    fn valid_json_needs_no_repair_and_strings_are_untouched() {
+        let (v, r) = parse_lenient(r#"{"a":"True, // not a comment,}"}"#).unwrap();
+        assert_eq!(v, json!({"a":"True, // not a comment,}"}));
+        assert!(r.is_empty());
+    }
+
+    // covers R-6
+    #[test]
+    fn unrepairable_input_is_an_error() {
+        for bad in [r#"{"a":1,"b""#, r#"{"a": }"#, "{a b c}", r#"{"a":1"#] {
+            assert!(parse_lenient(bad).is_err(), "{bad}");
+        }
+    }
+}

@@ -1,0 +1,333 @@
+//! The one balanced-JSON scanner every format shares.
+//!
+//! A byte-level state machine that tracks strings (double- and, in value/key position,
+//! single-quoted), escapes, `//` and `/* */` comments and bracket depth. It is resumable:
+//! `advance` continues from where the previous call stopped, so a region that arrives over
+//! many pushes is scanned once in total. Hand-written because no crate offers a resumable
+//! "where does this (possibly slightly invalid) JSON value end" over model text: serde_json
+//! and jiter need the whole value and reject the repairable forms (comments, single quotes).
+
+/// What the scanner knows after consuming the bytes it was given.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Scan {
+    /// The value is not closed yet.
+    NeedMore,
+    /// The value ends at this offset (exclusive, relative to the region start).
+    Done(usize),
+    /// The region is not a balanced value (mismatched bracket or too deep).
+    Fail(String),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Comment {
+    None,
+    Line,
+    Block,
+    BlockStar,
+}
+
+#[derive(Debug, Clone)]
+pub(crate) struct Scanner {
+    stack: Vec<u8>,
+    quote: u8,
+    escape: bool,
+    comment: Comment,
+    slash: bool,
+    last_sig: u8,
+    pos: usize,
+    max_depth: usize,
+    parens: bool,
+}
+
+impl Scanner {
+    /// A scanner for a region starting with an opening bracket. With `parens`, `(`/`)` also
+    /// nest (call syntax).
+    pub(crate) fn new(max_depth: usize, parens: bool) -> Self {
+        Scanner {
+            stack: Vec::new(),
+            quote: 0,
+            escape: false,
+            comment: Comment::None,
+            slash: false,
+            last_sig: 0,
+            pos: 0,
+            max_depth,
+            parens,
+        }
+    }
+
+    /// Scans `region[self.pos..]`; `region` must be the same growing region every call.
+    pub(crate) fn advance(&mut self, region: &[u8]) -> Scan {
+        while let Some(&b) = region.get(self.pos) {
+            self.pos += 1;
+            if self.quote != 0 {
+                if self.escape {
+                    self.escape = false;
+                } else if b == b'\\' {
+                    self.escape = true;
+                } else if b == self.quote {
+                    self.quote = 0;
+                    self.last_sig = b'"';
+                }
+                continue;
+            }
+            match self.comment {
+                Comment::Line => {
+                    if b == b'\n' {
+                        self.comment = Comment::None;
+                    }
+                    continue;
+                }
+                Comment::Block => {
+                    if b == b'*' {
+                        self.comment = Comment::BlockStar;
+                    }
+                    continue;
+                }
+                Comment::BlockStar => {
+                    self.comment = match b {
+                        b'/' => Comment::None,
+                        b'*' => Comment::BlockStar,
+                        _ => Comment::Block,
+                    };
+                    continue;
+                }
+                Comment::None => {}
+            }
+            if self.slash {
+                self.slash = false;
+                match b {
+                    b'/' => {
+                        self.comment = Comment::Line;
+                        continue;
+                    }
+                    b'*' => {
+                        self.comment = Comment::Block;
+                        continue;
+                    }
+                    _ => {}
+                }
+            }
+            match b {
+                b'"' => self.quote = b'"',
+                b'\'' if matches!(self.last_sig, b'{' | b'[' | b',' | b':' | b'(' | b'=') => {
+                    self.quote = b'\''
+                }
+                b'/' => self.slash = true,
+                b'{' | b'[' => {
+                    self.push(if b == b'{' { b'}' } else { b']' });
+                    if self.stack.len() > self.max_depth {
+                        return Scan::Fail(format!("nesting deeper than {}", self.max_depth));
+                    }
+                }
+                b'(' if self.parens => {
+                    self.push(b')');
+                    if self.stack.len() > self.max_depth {
+                        return Scan::Fail(format!("nesting deeper than {}", self.max_depth));
+                    }
+                }
+                b'}' | b']' | b')' => {
+                    if b == b')' && !self.parens {
+                        // A parenthesis is ordinary text inside JSON.
+                    } else {
+                        match self.stack.pop() {
+                            Some(want) if want == b => {
+                                if self.stack.is_empty() {
+                                    return Scan::Done(self.pos);
+                                }
+                            }
+                            _ => {
+                                return Scan::Fail(format!(
+                                    "unexpected '{}' at offset {}",
+                                    b as char,
+                                    self.pos - 1
+                                ));
+                            }
+                        }
+                    }
+                }
+                _ => {}
+            }
+            if !b.is_ascii_whitespace() && b != b'/' {
+                self.last_sig = b;
+            }
+        }
+        Scan::NeedMore
+    }
+
+    fn push(&mut self, closer: u8) {
+        self.stack.push(closer);
+    }
+
+    /// True while inside a string or comment (used to split argument lists).
+    pub(crate) fn depth(&self) -> usize {
+        self.stack.len()
+    }
+
+    pub(crate) fn in_literal(&self) -> bool {
+        self.quote != 0 || self.comment != Comment::None
+    }
+}
+
+/// Offsets of the top-level `sep` bytes in `s` (outside strings, comments and brackets).
+pub(crate) fn split_top_level(s: &str, sep: u8, max_depth: usize) -> Result<Vec<&str>, String> {
+    let bytes = s.as_bytes();
+    // Wrap in a virtual bracket so the scanner's depth is 1 at top level.
+    let mut scanner = Scanner::new(max_depth.saturating_add(1), true);
+    scanner.stack.push(0);
+    let mut parts = Vec::new();
+    let mut from = 0;
+    for i in 0..bytes.len() {
+        let before_literal = scanner.in_literal();
+        let before_depth = scanner.depth();
+        let b = bytes[i];
+        let region = &bytes[..=i];
+        if let Scan::Fail(e) = scanner.advance(region) {
+            return Err(e);
+        }
+        if b == sep && !before_literal && before_depth == 1 && !scanner.in_literal() {
+            parts.push(s.get(from..i).unwrap_or(""));
+            from = i + 1;
+        }
+    }
+    if scanner.depth() != 1 || scanner.in_literal() {
+        return Err("unbalanced brackets or unterminated string".into());
+    }
+    parts.push(s.get(from..).unwrap_or(""));
+    Ok(parts)
+}
+
+/// Whether a region starting with `{` (at `bytes[0]`) can be an object: the first thing
+/// inside must be a key, `}` or a comment. `None` means more bytes are needed.
+pub(crate) fn object_start_plausible(bytes: &[u8], is_final: bool) -> Option<bool> {
+    let mut i = 1;
+    while let Some(b) = bytes.get(i) {
+        if !b.is_ascii_whitespace() {
+            break;
+        }
+        i += 1;
+        if i > 512 {
+            return Some(false);
+        }
+    }
+    let Some(&b) = bytes.get(i) else {
+        return if is_final { Some(false) } else { None };
+    };
+    match b {
+        b'"' | b'\'' | b'}' | b'/' => Some(true),
+        b if b.is_ascii_alphabetic() || b == b'_' => {
+            let mut j = i;
+            while let Some(c) = bytes.get(j) {
+                if !(c.is_ascii_alphanumeric() || *c == b'_') {
+                    break;
+                }
+                j += 1;
+                if j - i > 64 {
+                    return Some(false);
+                }
+            }
+            while let Some(c) = bytes.get(j) {
+                if !(*c == b' ' || *c == b'\t') {
+                    break;
+                }
+                j += 1;
+                if j - i > 128 {
+                    return Some(false);
+                }
+            }
+            match bytes.get(j) {
+                Some(b':') => Some(true),
+                Some(_) => Some(false),
+                None if is_final => Some(false),
+                None => None,
+            }
+        }
+        _ => Some(false),
+    }
+}
+
+/// Whether a region starting with `[` can be a list of calls: JSON values or `f(` calls.
+pub(crate) fn array_start_plausible(bytes: &[u8], is_final: bool) -> Option<bool> {
+    let mut i = 1;
+    while let Some(b) = bytes.get(i) {
+        if !b.is_ascii_whitespace() {
+            break;
+        }
+        i += 1;
+        if i > 512 {
+            return Some(false);
+        }
+    }
+    let Some(&b) = bytes.get(i) else {
+        return if is_final { Some(false) } else { None };
+    };
+    match b {
+        b'{' | b'[' | b'"' | b'\'' => Some(true),
+        b if b.is_ascii_alphabetic() || b == b'_' => {
+            let mut j = i;
+            while let Some(c) = bytes.get(j) {
+                if !(c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b'-' | b':')) {
+                    break;
+                }
+                j += 1;
+                if j - i > 256 {
+                    return Some(false);
+                }
+            }
+            match bytes.get(j) {
+                Some(b'(') => Some(true),
+                Some(_) => Some(false),
+                None if is_final => Some(false),
+                None => None,
+            }
+        }
+        _ => Some(false),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scan_all(s: &str) -> Scan {
+        Scanner::new(128, false).advance(s.as_bytes())
+    }
+
+    // covers F-JSON-4
+    #[test]
+    fn braces_inside_strings_do_not_count() {
+        let s = r#"{"a":"}{","b":{"c":[1,"]"]}} tail"#;
+        assert_eq!(scan_all(s), Scan::Done(s.len() - 5));
+    }
+
+    // covers R-1
+    #[test]
+    fn resumes_across_chunks() {
+        let s = r#"{"a":"x\"}", 'b': 1 /* } */ // }
+        }"#;
+        for split in 0..s.len() {
+            let mut sc = Scanner::new(128, false);
+            let first = sc.advance(&s.as_bytes()[..split]);
+            assert!(matches!(first, Scan::NeedMore), "split {split}");
+            assert_eq!(sc.advance(s.as_bytes()), Scan::Done(s.len()));
+        }
+    }
+
+    #[test]
+    fn depth_is_bounded_and_mismatch_fails() {
+        let deep = "[".repeat(200);
+        assert!(matches!(scan_all(&deep), Scan::Fail(_)));
+        assert!(matches!(scan_all("{]"), Scan::Fail(_)));
+    }
+
+    #[test]
+    fn apostrophes_in_prose_are_not_strings() {
+        assert_eq!(scan_all("{don't}"), Scan::Done(7));
+    }
+
+    #[test]
+    fn split_respects_nesting() {
+        let parts = split_top_level(r#"a=1, b="x,y", c=[1,2], d=f(3,4)"#, b',', 16).unwrap();
+        assert_eq!(parts.len(), 4);
+    }
+}
