@@ -117,7 +117,7 @@ pub fn registry() -> Arc<Registry> {
             "Control the screen",
             json!({"type":"object","properties":{
                 "action":{"type":"string"},
-                "coordinate":{"type":"array","items":{"type":"integer"}},
+                "coordinate":{"type":"array","items":{"type":"integer"},"minItems":2,"maxItems":2},
                 "text":{"type":"string"}},"required":["action"]}),
         ),
         ToolSpec::new(
