@@ -285,6 +285,41 @@ fn small_call(rng: &mut Rng, i: usize) -> (&'static str, Value) {
     }
 }
 
+/// JSON as models write it: Python `json.dumps` separators (`", "`, `": "`), which is what
+/// chat templates and training data use; peers that split on `"}, {"` rely on it.
+pub fn to_json(v: &Value) -> String {
+    struct Spaced;
+    impl serde_json::ser::Formatter for Spaced {
+        fn begin_array_value<W: ?Sized + std::io::Write>(
+            &mut self,
+            w: &mut W,
+            first: bool,
+        ) -> std::io::Result<()> {
+            if first { Ok(()) } else { w.write_all(b", ") }
+        }
+        fn begin_object_key<W: ?Sized + std::io::Write>(
+            &mut self,
+            w: &mut W,
+            first: bool,
+        ) -> std::io::Result<()> {
+            if first { Ok(()) } else { w.write_all(b", ") }
+        }
+        fn begin_object_value<W: ?Sized + std::io::Write>(
+            &mut self,
+            w: &mut W,
+        ) -> std::io::Result<()> {
+            w.write_all(b": ")
+        }
+    }
+    let mut out = Vec::new();
+    let mut ser = serde_json::Serializer::with_formatter(&mut out, Spaced);
+    // Serialising a `Value` into a `Vec` cannot fail, and the output is UTF-8.
+    if serde::Serialize::serialize(v, &mut ser).is_err() {
+        return v.to_string();
+    }
+    String::from_utf8(out).unwrap_or_else(|_| v.to_string())
+}
+
 /// Python literal for a JSON value (pythonic format). JSON string escapes are valid Python.
 fn py(v: &Value) -> String {
     match v {
@@ -325,15 +360,15 @@ fn render(format: &str, calls: &[(&'static str, Value)], rng: &mut Rng) -> (Stri
     };
     match format {
         "tools_envelope" => {
-            let j = json!({ "tools": named("arguments") }).to_string();
+            let j = to_json(&json!({ "tools": named("arguments") }));
             (format!("{intro}\n```json\n{j}\n```\n{outro}"), vec![j])
         }
         "json" => {
             let list = named("arguments");
             let j = if list.len() == 1 {
-                list[0].to_string()
+                to_json(&list[0])
             } else {
-                Value::Array(list).to_string()
+                to_json(&Value::Array(list))
             };
             (j.clone(), vec![j])
         }
@@ -342,7 +377,7 @@ fn render(format: &str, calls: &[(&'static str, Value)], rng: &mut Rng) -> (Stri
             s.push('\n');
             let mut bare = Vec::new();
             for v in named("arguments") {
-                let j = v.to_string();
+                let j = to_json(&v);
                 s.push_str("<tool_call>\n");
                 s.push_str(&j);
                 s.push_str("\n</tool_call>\n");
@@ -351,11 +386,11 @@ fn render(format: &str, calls: &[(&'static str, Value)], rng: &mut Rng) -> (Stri
             (s, bare)
         }
         "mistral" => {
-            let j = Value::Array(named("arguments")).to_string();
+            let j = to_json(&Value::Array(named("arguments")));
             (format!("[TOOL_CALLS] {j}"), vec![j])
         }
         "llama" => {
-            let parts: Vec<String> = named("parameters").iter().map(Value::to_string).collect();
+            let parts: Vec<String> = named("parameters").iter().map(to_json).collect();
             (format!("<|python_tag|>{}", parts.join(";")), parts)
         }
         "pythonic" => {
@@ -394,9 +429,8 @@ fn render(format: &str, calls: &[(&'static str, Value)], rng: &mut Rng) -> (Stri
         }
         "action_response" => {
             let (n, a) = calls.first().cloned().unwrap_or(("open_app", json!({})));
-            let j = json!({"session_id": "sess-42", "command": n, "args": a,
-                "text": "Sure, doing that now."})
-            .to_string();
+            let j = to_json(&json!({"session_id": "sess-42", "command": n, "args": a,
+                "text": "Sure, doing that now."}));
             (j.clone(), vec![j])
         }
         "key_value" => {

@@ -154,7 +154,8 @@ fn peers_table(ctx: &Ctx, cases: &[Case], registry: &std::sync::Arc<toolcall_cor
     println!("\n### toolcall vs tool-parser 1.10 (SGLang gateway) on the shared formats\n");
     println!(
         "Times are medians; `×` = tool-parser time ÷ toolcall time (above 1: toolcall is \
-         faster). `calls` = toolcall / tool-parser (one-shot, then 4-byte stream).\n"
+         faster). `calls` = toolcall / tool-parser (one-shot, then 4-byte stream); ⚠ marks a \
+         stream in which tool-parser reported fewer calls than the reply holds.\n"
     );
     println!(
         "| case | calls | one-shot toolcall | one-shot tool-parser | × | stream 1 B toolcall / tool-parser | × | stream 4 B | × | stream 64 B | × |"
@@ -190,7 +191,13 @@ fn peers_table(ctx: &Ctx, cases: &[Case], registry: &std::sync::Arc<toolcall_cor
         }
         by_size.reverse();
         for (_, o, p) in &by_size {
-            cells.push(format!("{} / {}", fmt_time(o.median), show(p)));
+            let lost = match p {
+                Ok(p) if p.result != case.expected_calls => {
+                    format!(" ⚠ {}/{} calls", p.result, case.expected_calls)
+                }
+                _ => String::new(),
+            };
+            cells.push(format!("{} / {}{lost}", fmt_time(o.median), show(p)));
             cells.push(match p {
                 Ok(p) => format!("{:.1}×", ratio(p.median, o.median)),
                 Err(e) => format!("> {:.0}×", ratio(*e, o.median)),
