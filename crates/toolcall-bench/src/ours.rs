@@ -1,6 +1,8 @@
 //! toolcall's parser driven three ways: one-shot, streamed in fixed-size pushes, and the
 //! "re-parse the whole buffer on every push" loop most servers use (the quadratic baseline).
 
+use std::time::Instant;
+
 use toolcall_core::StreamEvent;
 use toolcall_parse::{ParseOptions, StreamParser, parse};
 
@@ -22,13 +24,26 @@ pub fn stream(pushes: &[&str], options: &ParseOptions) -> usize {
 /// Re-parses the whole accumulated text after every push, as servers without an incremental
 /// parser do; returns the number of calls in the last parse.
 pub fn reparse_every_push(pushes: &[&str], options: &ParseOptions) -> usize {
+    reparse_until(pushes, options, None).unwrap_or(0)
+}
+
+/// [`reparse_every_push`], giving up at `deadline`: `Err(pushes done)` then (the loop is
+/// quadratic; on 1 MB it runs for minutes).
+pub fn reparse_until(
+    pushes: &[&str],
+    options: &ParseOptions,
+    deadline: Option<Instant>,
+) -> Result<usize, usize> {
     let mut buf = String::new();
     let mut calls = 0;
-    for p in pushes {
+    for (i, p) in pushes.iter().enumerate() {
         buf.push_str(p);
         calls = parse(&buf, options).calls.len();
+        if deadline.is_some_and(|d| Instant::now() >= d) && i + 1 < pushes.len() {
+            return Err(i + 1);
+        }
     }
-    calls
+    Ok(calls)
 }
 
 fn count_finished(events: &[StreamEvent]) -> usize {

@@ -4,6 +4,8 @@
 //! Its API is async; a parser does no I/O, so `futures::executor::block_on` drives each call
 //! on the current thread (a few tens of nanoseconds per call, negligible next to a parse).
 
+use std::time::Instant;
+
 use futures::executor::block_on;
 use openai_protocol::common::Tool;
 use tool_parser::{JsonParser, LlamaParser, MistralParser, PythonicParser, QwenParser, ToolParser};
@@ -47,19 +49,33 @@ pub fn one_shot(parser: &dyn ToolParser, text: &str) -> usize {
 /// Streams `pushes` into a fresh parser; returns the number of calls it announced (items
 /// carrying a name), including arguments it only hands out at the end of the stream.
 pub fn stream(name: &str, pushes: &[&str], tools: &[Tool]) -> usize {
+    stream_until(name, pushes, tools, None).unwrap_or(0)
+}
+
+/// [`stream`], giving up at `deadline`: `Err(pushes done)` then. Its streaming re-scans the
+/// buffered call on every push, so a 1 MB call can take minutes; the table caps it.
+pub fn stream_until(
+    name: &str,
+    pushes: &[&str],
+    tools: &[Tool],
+    deadline: Option<Instant>,
+) -> Result<usize, usize> {
     let Some(mut parser) = make(name) else {
-        return 0;
+        return Ok(0);
     };
     let mut calls = 0;
-    for p in pushes {
+    for (i, p) in pushes.iter().enumerate() {
         if let Ok(r) = block_on(parser.parse_incremental(p, tools)) {
             calls += r.calls.iter().filter(|c| c.name.is_some()).count();
+        }
+        if i % 64 == 0 && i + 1 < pushes.len() && deadline.is_some_and(|d| Instant::now() >= d) {
+            return Err(i + 1);
         }
     }
     if let Some(rest) = parser.get_unstreamed_tool_args() {
         calls += rest.iter().filter(|c| c.name.is_some()).count();
     }
-    calls
+    Ok(calls)
 }
 
 #[cfg(test)]

@@ -3,10 +3,10 @@
 //! all measured in this one run on the same corpus.
 //!
 //! `TOOLCALL_BENCH_BUDGET_MS` sets the time per figure (default 300 ms);
-//! `TOOLCALL_BENCH_MAX_S` caps any single quadratic run (default 20 s): a run estimated to
-//! exceed it is reported as an estimate instead of being run.
+//! `TOOLCALL_BENCH_MAX_S` caps any single quadratic run (default 10 s): a run stopped by the
+//! cap is reported as a lower bound with the share of pushes it got through.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde_json::Value;
 use toolcall_bench::corpus::{self, Case, Shape};
@@ -54,30 +54,35 @@ impl Ctx {
         measure(self.budget, f)
     }
 
-    /// Runs a possibly quadratic measurement unless `estimate` says it would exceed the cap.
+    /// Runs a possibly quadratic measurement: one run against a deadline of `max_run`; if it
+    /// finishes, the usual median. `Err` describes the lower bound when it did not finish.
     fn capped(
         &self,
-        estimate: Option<Duration>,
-        f: impl FnMut() -> usize,
-    ) -> Result<Sample, Duration> {
-        match estimate {
-            Some(e) if e > self.max_run => Err(e),
-            _ => Ok(measure(self.budget, f)),
+        total_pushes: usize,
+        mut f: impl FnMut(Option<Instant>) -> Result<usize, usize>,
+    ) -> Result<Sample, String> {
+        let start = Instant::now();
+        match f(Some(start + self.max_run)) {
+            Err(done) => Err(format!(
+                "> {} (stopped after {done} of {total_pushes} pushes)",
+                fmt_time(start.elapsed())
+            )),
+            Ok(_) => Ok(measure(self.budget, || f(None).unwrap_or(0))),
         }
     }
 }
 
-fn show(r: &Result<Sample, Duration>) -> String {
+fn show(r: &Result<Sample, String>) -> String {
     match r {
         Ok(s) => fmt_time(s.median),
-        Err(e) => format!("> {} (est., not run)", fmt_time(*e)),
+        Err(e) => e.clone(),
     }
 }
 
 fn main() {
     let ctx = Ctx {
         budget: Duration::from_millis(env_num("TOOLCALL_BENCH_BUDGET_MS", 300)),
-        max_run: Duration::from_secs(env_num("TOOLCALL_BENCH_MAX_S", 20)),
+        max_run: Duration::from_secs(env_num("TOOLCALL_BENCH_MAX_S", 10)),
     };
     let registry = corpus::registry();
     let cases = corpus::corpus();
@@ -172,20 +177,23 @@ fn peers_table(ctx: &Ctx, cases: &[Case], registry: &std::sync::Arc<toolcall_cor
         let peer_one = ctx.time(|| peers::one_shot(parser.as_ref(), text));
         let mut cells = Vec::new();
         let mut peer_stream_calls = None;
-        // Largest push first: its time bounds the estimate for the smaller (more) pushes.
-        let mut prev: Option<(usize, Duration)> = None;
+        // Largest push first: once a size hits the cap, smaller pushes (more of them, each
+        // re-scanning as much) cannot finish either.
+        let mut capped_at: Option<usize> = None;
         let mut by_size = Vec::new();
         for n in [64usize, 4, 1] {
             let pushes = corpus::chunks(text, n);
             let ours_s = ctx.time(|| ours::stream(&pushes, &opts));
-            // A re-parsing streamer costs at least (pushes ratio) × the previous time.
-            let est = prev.map(|(pn, d)| d.mul_f64(pn as f64 / n as f64));
-            let peer_s = ctx.capped(est, || peers::stream(name, &pushes, &tools));
-            if let Ok(s) = &peer_s {
-                prev = Some((n, s.median));
-                if n == 4 {
-                    peer_stream_calls = Some(s.result);
-                }
+            let peer_s = match capped_at {
+                Some(m) => Err(format!("not run ({m} B pushes hit the cap)")),
+                None => ctx.capped(pushes.len(), |d| {
+                    peers::stream_until(name, &pushes, &tools, d)
+                }),
+            };
+            match &peer_s {
+                Ok(s) if n == 4 => peer_stream_calls = Some(s.result),
+                Err(_) if capped_at.is_none() => capped_at = Some(n),
+                _ => {}
             }
             by_size.push((n, ours_s, peer_s));
         }
@@ -200,7 +208,7 @@ fn peers_table(ctx: &Ctx, cases: &[Case], registry: &std::sync::Arc<toolcall_cor
             cells.push(format!("{} / {}{lost}", fmt_time(o.median), show(p)));
             cells.push(match p {
                 Ok(p) => format!("{:.1}×", ratio(p.median, o.median)),
-                Err(e) => format!("> {:.0}×", ratio(*e, o.median)),
+                Err(_) => format!("> {:.0}×", ratio(ctx.max_run, o.median)),
             });
         }
         println!(
@@ -233,9 +241,6 @@ fn scaling_table(ctx: &Ctx, registry: &std::sync::Arc<toolcall_core::Registry>) 
     #[cfg(feature = "peers")]
     print!("--:|--:|");
     println!();
-    let mut prev_reparse: Option<Duration> = None;
-    #[cfg(feature = "peers")]
-    let mut prev_peer: Option<Duration> = None;
     for kb in [16usize, 64, 256, 1024] {
         let case = corpus::case("hermes", Shape::Large(kb << 10));
         let opts = case.options(registry);
@@ -245,14 +250,7 @@ fn scaling_table(ctx: &Ctx, registry: &std::sync::Arc<toolcall_core::Registry>) 
         let p64 = corpus::chunks(text, 64);
         let s4 = ctx.time(|| ours::stream(&p4, &opts));
         let s64 = ctx.time(|| ours::stream(&p64, &opts));
-        let reparse = ctx.capped(prev_reparse.map(|d| d * 16), || {
-            ours::reparse_every_push(&p64, &opts)
-        });
-        prev_reparse = reparse
-            .as_ref()
-            .map(|s| s.median)
-            .ok()
-            .or(prev_reparse.map(|d| d * 16));
+        let reparse = ctx.capped(p64.len(), |d| ours::reparse_until(&p64, &opts, d));
         print!(
             "| {} | {} | {} | {} | {} | {} |",
             case.shape.label(),
@@ -265,16 +263,16 @@ fn scaling_table(ctx: &Ctx, registry: &std::sync::Arc<toolcall_core::Registry>) 
         #[cfg(feature = "peers")]
         {
             let name = "qwen";
-            let peer64 = ctx.capped(prev_peer.map(|d| d * 16), || {
-                toolcall_bench::peers::stream(name, &p64, &tools)
+            let peer64 = ctx.capped(p64.len(), |d| {
+                toolcall_bench::peers::stream_until(name, &p64, &tools, d)
             });
-            prev_peer = peer64
-                .as_ref()
-                .map(|s| s.median)
-                .ok()
-                .or(prev_peer.map(|d| d * 16));
-            let est4 = prev_peer.map(|d| d * 16);
-            let peer4 = ctx.capped(est4, || toolcall_bench::peers::stream(name, &p4, &tools));
+            let peer4 = if peer64.is_ok() {
+                ctx.capped(p4.len(), |d| {
+                    toolcall_bench::peers::stream_until(name, &p4, &tools, d)
+                })
+            } else {
+                Err("not run (64 B hit the cap)".to_owned())
+            };
             print!(" {} | {} |", show(&peer64), show(&peer4));
         }
         println!();
