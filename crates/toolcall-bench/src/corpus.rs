@@ -552,6 +552,19 @@ pub fn corpus() -> Vec<Case> {
     out
 }
 
+/// One case of [`corpus`] by its name, generating only that case.
+pub fn case_by_name(name: &str) -> Option<Case> {
+    if name == "prose/1 MB" {
+        return Some(case("auto", Shape::Prose));
+    }
+    FORMATS.into_iter().find_map(|f| {
+        shapes_for(f)
+            .into_iter()
+            .find(|s| format!("{f}/{}", s.label()) == name)
+            .map(|s| case(f, s))
+    })
+}
+
 /// Splits `text` into pushes of about `n` bytes, never inside a UTF-8 character.
 pub fn chunks(text: &str, n: usize) -> Vec<&str> {
     let mut out = Vec::with_capacity(text.len() / n.max(1) + 1);
@@ -606,5 +619,10 @@ mod tests {
             assert_eq!(c.concat(), t);
         }
         assert_eq!(chunks("abcdef", 4), vec!["abcd", "ef"]);
+        assert_eq!(
+            case_by_name("hermes/small").unwrap().text,
+            case("hermes", Shape::Small).text
+        );
+        assert!(case_by_name("nope/small").is_none());
     }
 }

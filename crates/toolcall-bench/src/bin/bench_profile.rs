@@ -15,7 +15,7 @@ fn main() {
     };
     let iters: usize = args.next().and_then(|n| n.parse().ok()).unwrap_or(100);
     let registry = corpus::registry();
-    let Some(case) = corpus::corpus().into_iter().find(|c| c.name == name) else {
+    let Some(case) = corpus::case_by_name(&name) else {
         eprintln!("no case {name:?}; cases:");
         for c in corpus::corpus() {
             eprintln!("  {}", c.name);
