@@ -1,14 +1,205 @@
-//! `toolcall parse` (skeleton; its issue fills it in).
+//! `toolcall parse` and `toolcall formats`: a thin shell over `toolcall_parse`.
+//!
+//! Output contract: one JSON object `{"text","calls":[{"call_id","name","arguments",
+//! "format","repairs"}],"diagnostics":[{"level","message","span"}],"reasoning"}`; with
+//! `--stream`, one JSON line per parser event as input arrives. Zero calls is success.
 
+use std::io::Write;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Arc;
+
+use anyhow::{Context, bail};
+use serde_json::{Value, json};
+use tokio::io::AsyncReadExt;
+use toolcall_core::{Parsed, Registry, StreamEvent, ToolSpec};
+use toolcall_parse::{FormatSelection, ParseOptions, StreamParser, formats as all_formats};
 
 #[derive(clap::Args)]
-pub struct ParseArgs {}
+pub struct ParseArgs {
+    /// `auto`, a format id, or a comma-separated priority list (see `toolcall formats`).
+    #[arg(long, default_value = "auto", value_parser = parse_format)]
+    format: FormatSelection,
+    /// Tools file: an OpenAI Chat `tools` array, a Responses `tools` array, or a list of
+    /// `{name, description, parameters}`.
+    #[arg(long, value_name = "FILE")]
+    tools: Option<PathBuf>,
+    /// Fallback rules file (JSON list of `{tool, rule, argument, ...}`); off unless given.
+    #[arg(long, value_name = "FILE")]
+    fallbacks: Option<PathBuf>,
+    /// Read standard input as it arrives and print events as JSON lines.
+    #[arg(long)]
+    stream: bool,
+    /// The reply starts inside a reasoning block (the chat template opened `<think>`).
+    #[arg(long)]
+    starts_in_reasoning: bool,
+    /// Model output to parse; `-` or absent for standard input.
+    #[arg(value_name = "FILE|-")]
+    input: Option<PathBuf>,
+}
 
-pub async fn run(_args: ParseArgs) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("`toolcall parse` is not built yet")
+fn parse_format(s: &str) -> Result<FormatSelection, String> {
+    FormatSelection::from_name(s).map_err(|e| e.to_string())
+}
+
+pub async fn run(args: ParseArgs) -> anyhow::Result<ExitCode> {
+    let mut options = ParseOptions {
+        format: args.format,
+        starts_in_reasoning: args.starts_in_reasoning,
+        ..ParseOptions::default()
+    };
+    if let Some(path) = &args.tools {
+        options.tools = Some(Arc::new(load_tools(path)?));
+    }
+    if let Some(path) = &args.fallbacks {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read fallback rules {}", path.display()))?;
+        options.fallbacks = toolcall_parse::load_fallback_rules(&text)
+            .with_context(|| format!("in {}", path.display()))?;
+    }
+    let from_stdin = args.input.as_deref().is_none_or(|p| p == Path::new("-"));
+    let mut reader: Box<dyn tokio::io::AsyncRead + Unpin> = if from_stdin {
+        Box::new(tokio::io::stdin())
+    } else {
+        let path = args.input.as_deref().unwrap_or(Path::new("-"));
+        Box::new(
+            tokio::fs::File::open(path)
+                .await
+                .with_context(|| format!("cannot read {}", path.display()))?,
+        )
+    };
+    let mut parser = StreamParser::new(options);
+    let mut stdout = std::io::stdout().lock();
+    let mut parsed = Parsed::default();
+    let mut pending: Vec<u8> = Vec::new();
+    let mut offset = 0usize;
+    let mut chunk = vec![0u8; 64 * 1024];
+    loop {
+        let n = reader
+            .read(&mut chunk)
+            .await
+            .context("cannot read the input")?;
+        if n == 0 {
+            break;
+        }
+        pending.extend_from_slice(&chunk[..n]);
+        let valid = match std::str::from_utf8(&pending) {
+            Ok(_) => pending.len(),
+            Err(e) if e.error_len().is_none() => e.valid_up_to(),
+            Err(e) => bail!(
+                "input is not valid UTF-8 (at byte {})",
+                offset + e.valid_up_to()
+            ),
+        };
+        let text = std::str::from_utf8(&pending[..valid]).unwrap_or_default();
+        let events = parser.push(text);
+        offset += valid;
+        pending.drain(..valid);
+        emit(events, args.stream, &mut stdout, &mut parsed)?;
+    }
+    if !pending.is_empty() {
+        bail!("input is not valid UTF-8 (truncated character at byte {offset})");
+    }
+    emit(parser.finish(), args.stream, &mut stdout, &mut parsed)?;
+    if !args.stream {
+        writeln!(stdout, "{}", render(&parsed))?;
+    }
+    stdout.flush()?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn emit(
+    events: Vec<StreamEvent>,
+    stream: bool,
+    out: &mut impl Write,
+    parsed: &mut Parsed,
+) -> anyhow::Result<()> {
+    for e in events {
+        if stream {
+            writeln!(out, "{}", serde_json::to_string(&e)?)?;
+            continue;
+        }
+        match e {
+            StreamEvent::Text { text } => parsed.text.push_str(&text),
+            StreamEvent::Reasoning { text } => parsed.reasoning.push(text),
+            StreamEvent::CallFinished { call, .. } => parsed.calls.push(call),
+            StreamEvent::Diagnostic { diagnostic } => parsed.diagnostics.push(diagnostic),
+            StreamEvent::CallStarted { .. } | StreamEvent::ArgumentsDelta { .. } => {}
+        }
+    }
+    if stream {
+        out.flush()?;
+    }
+    Ok(())
+}
+
+/// The documented output object.
+fn render(p: &Parsed) -> Value {
+    let calls: Vec<Value> = p
+        .calls
+        .iter()
+        .map(|c| {
+            json!({
+                "call_id": c.call_id,
+                "name": c.name,
+                "arguments": c.arguments,
+                "format": c.origin.format,
+                "span": [c.origin.span.start, c.origin.span.end],
+                "repairs": c.origin.repairs,
+            })
+        })
+        .collect();
+    json!({
+        "text": p.text,
+        "calls": calls,
+        "diagnostics": p.diagnostics,
+        "reasoning": p.reasoning.concat(),
+    })
+}
+
+/// TEMPORARY: a private tools-file loader until `Registry::from_tools_file` lands in
+/// toolcall-core. Accepts Chat (`{"type":"function","function":{...}}`), Responses
+/// (`{"type":"function","name",...}`) and plain `{name, description, parameters}` entries,
+/// as a list or under a top-level `"tools"` key.
+fn load_tools(path: &Path) -> anyhow::Result<Registry> {
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("cannot read tools file {}", path.display()))?;
+    let v: Value = serde_json::from_str(&text)
+        .with_context(|| format!("tools file {} is not JSON", path.display()))?;
+    let list = match &v {
+        Value::Array(a) => a,
+        Value::Object(m) => match m.get("tools").and_then(Value::as_array) {
+            Some(a) => a,
+            None => bail!("tools file {}: expected a list of tools", path.display()),
+        },
+        _ => bail!("tools file {}: expected a list of tools", path.display()),
+    };
+    let mut registry = Registry::new();
+    for (i, entry) in list.iter().enumerate() {
+        let def = entry.get("function").unwrap_or(entry);
+        let Some(name) = def.get("name").and_then(Value::as_str) else {
+            bail!("tools file {}: entry {i} has no name", path.display());
+        };
+        let description = def
+            .get("description")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let parameters = def
+            .get("parameters")
+            .cloned()
+            .unwrap_or_else(|| json!({"type": "object", "properties": {}}));
+        registry
+            .add_spec(ToolSpec::new(name, description, parameters))
+            .with_context(|| format!("tools file {}", path.display()))?;
+    }
+    Ok(registry)
 }
 
 pub async fn formats() -> anyhow::Result<ExitCode> {
-    anyhow::bail!("`toolcall formats` is not built yet")
+    let mut out = std::io::stdout().lock();
+    for f in all_formats() {
+        writeln!(out, "{:<16} {}", f.id, f.description)?;
+        writeln!(out, "{:<16} e.g. {}", "", f.example)?;
+    }
+    Ok(ExitCode::SUCCESS)
 }

@@ -75,6 +75,8 @@ pub(crate) struct Ctx {
     pub fallbacks: Vec<FallbackRule>,
     /// Formats were chosen explicitly (not auto): call syntax then works without a registry.
     pub explicit: bool,
+    /// The reply starts inside a reasoning block (the template opened `<think>`).
+    pub starts_in_reasoning: bool,
 }
 
 impl Ctx {

@@ -18,7 +18,7 @@ use std::sync::Arc;
 
 use memchr::memmem;
 use serde_json::Value;
-use toolcall_core::{Diagnostic, StreamEvent, ToolCall};
+use toolcall_core::{CallId, Diagnostic, StreamEvent, ToolCall};
 
 use crate::builder::{Ctx, Draft, Outcome, build};
 use crate::fallback;
@@ -32,7 +32,8 @@ use crate::scanner::{Scan, Scanner, array_start_plausible, object_start_plausibl
 const THINK_OPEN: &str = "<think>";
 const THINK_CLOSE: &str = "</think>";
 
-/// Fence info strings whose content may hold calls; other languages are code samples.
+/// Fence info strings whose content may hold calls; other languages (python, js, ...) are
+/// code samples and stay text.
 const CALL_FENCES: &[&str] = &[
     "",
     "json",
@@ -41,8 +42,6 @@ const CALL_FENCES: &[&str] = &[
     "tool_call",
     "tool_calls",
     "tool_code",
-    "python",
-    "py",
 ];
 
 #[derive(Debug, Clone)]
@@ -99,6 +98,8 @@ enum Mode {
         start: usize,
         name: String,
         fields: Vec<(String, String)>,
+        /// Where the newline search resumes (the current line has no newline before it).
+        search: usize,
     },
     Call {
         start: usize,
@@ -157,6 +158,43 @@ fn looks_like_call(region: &[u8]) -> bool {
         || (has("\"command\"") && has("\"session_id\""))
 }
 
+/// A `<tool_call>` announced before it is complete: `CallStarted` was emitted and the
+/// arguments' raw text is forwarded as `ArgumentsDelta` fragments while it streams.
+#[derive(Debug)]
+struct Live {
+    index: usize,
+    call_id: CallId,
+    name: String,
+    /// Buffer index of the arguments object's `{`.
+    args_start: usize,
+    /// Buffer index up to which argument text was forwarded.
+    emitted: usize,
+    scanner: Scanner,
+    done: bool,
+}
+
+/// Why JSON that has a call's `name` + arguments shape was left as text (F-DIAG-1).
+fn rejected_call_shape(v: &Value, ctx: &Ctx) -> Option<String> {
+    let m = v.as_object()?;
+    let name = m.get("name")?.as_str()?;
+    if !(m.contains_key("arguments") || m.contains_key("parameters")) {
+        return None;
+    }
+    Some(if !ctx.strict_name_ok(name) {
+        format!("JSON shaped like a call to {name:?} left as text: not a registered tool")
+    } else {
+        let extra: Vec<&str> = m
+            .keys()
+            .map(String::as_str)
+            .filter(|k| !["name", "arguments", "parameters", "id", "call_id", "type"].contains(k))
+            .collect();
+        format!(
+            "JSON shaped like a call to {name:?} left as text: unexpected keys {}",
+            extra.join(", ")
+        )
+    })
+}
+
 pub(crate) struct Engine {
     ctx: Arc<Ctx>,
     nested: bool,
@@ -171,6 +209,11 @@ pub(crate) struct Engine {
     received: usize,
     overflow: bool,
     call_count: usize,
+    /// Next event index (a started call that never finishes still used one).
+    next_index: usize,
+    live: Option<Live>,
+    /// The current `<tool_call>` body is not announced early (prefix not canonical).
+    probe_failed: bool,
     pub(crate) markup_found: bool,
     text_acc: String,
     events: Vec<StreamEvent>,
@@ -178,10 +221,21 @@ pub(crate) struct Engine {
     labels: Vec<(String, Range<usize>)>,
     pub(crate) reasoning: Vec<String>,
     finished: bool,
+    /// Visible text (non-whitespace) or a call has been produced.
+    seen_visible: bool,
 }
 
 impl Engine {
     pub(crate) fn new(ctx: Arc<Ctx>) -> Self {
+        let mut e = Self::new_inner(ctx);
+        if e.ctx.starts_in_reasoning {
+            e.reasoning.push(String::new());
+            e.mode = Mode::Think { content: 0 };
+        }
+        e
+    }
+
+    fn new_inner(ctx: Arc<Ctx>) -> Self {
         Engine {
             ctx,
             nested: false,
@@ -196,6 +250,9 @@ impl Engine {
             received: 0,
             overflow: false,
             call_count: 0,
+            next_index: 0,
+            live: None,
+            probe_failed: false,
             markup_found: false,
             text_acc: String::new(),
             events: Vec::new(),
@@ -203,6 +260,7 @@ impl Engine {
             labels: Vec::new(),
             reasoning: Vec::new(),
             finished: false,
+            seen_visible: false,
         }
     }
 
@@ -283,6 +341,9 @@ impl Engine {
         if t.is_empty() {
             return;
         }
+        if !self.seen_visible && !t.trim().is_empty() {
+            self.seen_visible = true;
+        }
         self.text_acc.push_str(t);
         if self.fallbacks_on() && self.visible.len() < self.ctx.limits.max_input_bytes {
             self.visible.push_str(t);
@@ -323,24 +384,41 @@ impl Engine {
             return;
         }
         self.flush_text_event();
-        let index = self.call_count;
+        self.seen_visible = true;
         self.call_count += 1;
-        self.events.push(StreamEvent::CallStarted {
-            index,
-            call_id: call.call_id.clone(),
-            name: call.name.clone(),
-        });
-        self.events.push(StreamEvent::ArgumentsDelta {
-            index,
-            fragment: call.arguments.to_string(),
-        });
+        let index = match self.live.take() {
+            Some(live) if live.name == call.name && live.call_id == call.call_id => live.index,
+            other => {
+                self.live = other;
+                let index = self.next_index;
+                self.next_index += 1;
+                self.events.push(StreamEvent::CallStarted {
+                    index,
+                    call_id: call.call_id.clone(),
+                    name: call.name.clone(),
+                });
+                self.events.push(StreamEvent::ArgumentsDelta {
+                    index,
+                    fragment: call.arguments.to_string(),
+                });
+                index
+            }
+        };
         self.events.push(StreamEvent::CallFinished { index, call });
     }
 
     fn build_and_emit(&mut self, d: Draft) {
         let span = d.span.clone();
         match build(d) {
-            Ok(call) => self.emit_call(call),
+            Ok(call) => {
+                if self.call_count < self.ctx.limits.max_calls {
+                    self.diag(Diagnostic::info(
+                        format!("found {} call to {:?}", call.origin.format, call.name),
+                        call.origin.span.clone(),
+                    ));
+                }
+                self.emit_call(call)
+            }
             Err(e) => self.diag(Diagnostic::error(format!("call dropped: {e}"), span)),
         }
     }
@@ -349,27 +427,62 @@ impl Engine {
     fn apply_outcome(&mut self, markup: usize, end: usize, o: Outcome) {
         self.emit_text(markup);
         self.emit_from = end;
-        self.to_text(end);
+        self.enter_text(end);
         self.markup_found = true;
         self.emit_raw_text(&o.text);
         for d in o.diagnostics {
             self.diag(d);
         }
-        for d in o.drafts {
+        let mut drafts = o.drafts;
+        if let Some(live) = &mut self.live {
+            match drafts.first_mut() {
+                Some(d) if d.name == live.name => {
+                    d.id = Some(live.call_id.to_string());
+                    // Forward the rest of the raw argument text before the call finishes.
+                    let upto = if live.done {
+                        live.emitted
+                    } else {
+                        match live
+                            .scanner
+                            .advance(self.buf.as_bytes().get(live.args_start..end).unwrap_or(&[]))
+                        {
+                            Scan::Done(n) => live.args_start + n,
+                            Scan::NeedMore => live.args_start + live.scanner.consumed(),
+                            Scan::Fail(_) => live.emitted,
+                        }
+                    };
+                    let upto = floor_boundary(&self.buf, upto);
+                    if upto > live.emitted {
+                        let fragment = self.buf.get(live.emitted..upto).unwrap_or("").to_owned();
+                        live.emitted = upto;
+                        let index = live.index;
+                        self.events
+                            .push(StreamEvent::ArgumentsDelta { index, fragment });
+                    }
+                }
+                // The announced call did not complete; its error diagnostic says why.
+                _ => self.live = None,
+            }
+        }
+        for d in drafts {
             self.build_and_emit(d);
         }
+        // An announced call that failed to build is abandoned, never finished.
+        self.live = None;
     }
 
     /// Drops `buf[markup..end]` (broken markup) with an error.
     fn drop_markup(&mut self, markup: usize, end: usize, message: String) {
+        // A call announced while streaming is abandoned; the error says why.
+        self.live = None;
         self.emit_text(markup);
         let span = self.span(markup, end);
         self.diag(Diagnostic::error(message, span));
         self.emit_from = end;
-        self.to_text(end);
+        self.enter_text(end);
     }
 
-    fn to_text(&mut self, pos: usize) {
+    fn enter_text(&mut self, pos: usize) {
         self.pos = pos;
         self.mode = Mode::Text;
         self.ident_start = None;
@@ -411,6 +524,10 @@ impl Engine {
         if let Some(i) = &mut self.ident_start {
             *i -= keep;
         }
+        if let Some(live) = &mut self.live {
+            live.args_start -= keep;
+            live.emitted -= keep;
+        }
         match &mut self.mode {
             Mode::Text | Mode::InlineCode => {}
             Mode::Think { content } => *content -= keep,
@@ -446,7 +563,10 @@ impl Engine {
                 *marker -= keep;
                 *after -= keep;
             }
-            Mode::KeyValue { start, .. } => *start -= keep,
+            Mode::KeyValue { start, search, .. } => {
+                *start -= keep;
+                *search -= keep;
+            }
             Mode::Call { start, open, .. } => {
                 *start -= keep;
                 *open -= keep;
@@ -479,7 +599,8 @@ impl Engine {
             }
         }
         if matches!(self.mode, Mode::Text | Mode::InlineCode) {
-            let hold = if self.ctx.enabled(FormatId::CallSyntax) && !is_final {
+            // Hold back a trailing word only when `word(` could be a call.
+            let hold = if self.call_syntax_possible() && !is_final {
                 self.ident_start.unwrap_or(self.pos)
             } else {
                 self.pos
@@ -523,14 +644,12 @@ impl Engine {
             || self.python_tag
     }
 
+    fn call_syntax_possible(&self) -> bool {
+        self.ctx.enabled(FormatId::CallSyntax) && (self.ctx.registry.is_some() || self.ctx.explicit)
+    }
+
     fn call_syntax_name_ok(&self, name: &str) -> bool {
-        if !self.ctx.enabled(FormatId::CallSyntax) {
-            return false;
-        }
-        if self.ctx.registry.is_none() && !self.ctx.explicit {
-            return false;
-        }
-        self.ctx.strict_name_ok(name)
+        self.call_syntax_possible() && self.ctx.strict_name_ok(name)
     }
 
     fn start_json(&mut self, start: usize, site: JsonSite) {
@@ -566,12 +685,21 @@ impl Engine {
                             Marker::Partial if !is_final => return Step::Wait,
                             Marker::Full => {
                                 let info_from = pos + 3;
-                                let (info_end, content) =
-                                    match memchr::memchr(b'\n', &bytes[info_from..]) {
-                                        Some(nl) => (info_from + nl, info_from + nl + 1),
-                                        None if is_final => (len, len),
-                                        None => return Step::Wait,
-                                    };
+                                // An info string longer than this is no fence opener.
+                                const MAX_INFO: usize = 256;
+                                let window = &bytes[info_from..len.min(info_from + MAX_INFO)];
+                                let (info_end, content) = match memchr::memchr(b'\n', window) {
+                                    Some(nl) => (info_from + nl, info_from + nl + 1),
+                                    None if is_final && len - info_from <= MAX_INFO => (len, len),
+                                    None if len - info_from < MAX_INFO => return Step::Wait,
+                                    None => {
+                                        // Too long to be an info string: plain backticks.
+                                        self.pos = info_from;
+                                        self.line_start = false;
+                                        self.ident_start = None;
+                                        return Step::Continue;
+                                    }
+                                };
                                 let lang = self
                                     .buf
                                     .get(info_from..info_end)
@@ -603,17 +731,22 @@ impl Engine {
                 }
                 b'<' => {
                     let bytes = self.buf.as_bytes();
-                    let mut markers: Vec<&str> = vec![THINK_OPEN, THINK_CLOSE];
-                    if self.ctx.enabled(FormatId::Hermes) {
-                        markers.push(hermes::OPEN);
-                    }
-                    if self.ctx.enabled(FormatId::Llama) {
-                        markers.push(llama::PYTHON_TAG);
-                        markers.extend(llama::END_TOKENS);
-                    }
+                    let (hermes_on, llama_on) = (
+                        self.ctx.enabled(FormatId::Hermes),
+                        self.ctx.enabled(FormatId::Llama),
+                    );
+                    let markers = [
+                        (THINK_OPEN, true),
+                        (THINK_CLOSE, true),
+                        (hermes::OPEN, hermes_on),
+                        (llama::PYTHON_TAG, llama_on),
+                        (llama::END_TOKENS[0], llama_on),
+                        (llama::END_TOKENS[1], llama_on),
+                        (llama::END_TOKENS[2], llama_on),
+                    ];
                     let mut partial = false;
                     let mut full = None;
-                    for m in markers {
+                    for m in markers.into_iter().filter(|m| m.1).map(|m| m.0) {
                         match match_at(bytes, pos, m, false) {
                             Marker::Full => {
                                 full = Some(m);
@@ -627,7 +760,9 @@ impl Engine {
                         self.emit_text(pos);
                         let after = pos + m.len();
                         self.emit_from = after;
-                        self.markup_found = true;
+                        if m != hermes::OPEN {
+                            self.markup_found = true;
+                        }
                         match m {
                             THINK_OPEN => {
                                 self.reasoning.push(String::new());
@@ -635,6 +770,8 @@ impl Engine {
                                 self.pos = after;
                             }
                             hermes::OPEN => {
+                                self.probe_failed = false;
+                                self.live = None;
                                 self.mode = Mode::Hermes {
                                     start: pos,
                                     content: after,
@@ -644,11 +781,16 @@ impl Engine {
                             }
                             llama::PYTHON_TAG => {
                                 self.python_tag = true;
-                                self.to_text(after);
+                                self.enter_text(after);
+                            }
+                            THINK_CLOSE => {
+                                // A closing tag without an opening one: markup, dropped.
+                                self.enter_text(after);
                             }
                             _ => {
-                                // </think> without an opening tag, or an end-of-turn token.
-                                self.to_text(after);
+                                // An end-of-message token closes a <|python_tag|> section.
+                                self.python_tag = false;
+                                self.enter_text(after);
                             }
                         }
                         return Step::Continue;
@@ -684,18 +826,16 @@ impl Engine {
                         }
                     }
                 }
-                b'{' => {
-                    if self.object_formats() {
-                        match object_start_plausible(&self.buf.as_bytes()[pos..], is_final) {
-                            None => return Step::Wait,
-                            Some(true) => {
-                                self.emit_text(pos);
-                                let site = self.plain_site();
-                                self.start_json(pos, site);
-                                return Step::Continue;
-                            }
-                            Some(false) => {}
+                b'{' if self.object_formats() => {
+                    match object_start_plausible(&self.buf.as_bytes()[pos..], is_final) {
+                        None => return Step::Wait,
+                        Some(true) => {
+                            self.emit_text(pos);
+                            let site = self.plain_site();
+                            self.start_json(pos, site);
+                            return Step::Continue;
                         }
+                        Some(false) => {}
                     }
                 }
                 b'(' => {
@@ -722,12 +862,15 @@ impl Engine {
                     match match_at(self.buf.as_bytes(), pos, key_value::HEADER, true) {
                         Marker::Partial if !is_final => return Step::Wait,
                         Marker::Full => {
-                            let (line_end, next) =
-                                match memchr::memchr(b'\n', &self.buf.as_bytes()[pos..]) {
-                                    Some(nl) => (pos + nl, pos + nl + 1),
-                                    None if is_final => (len, len),
-                                    None => return Step::Wait,
-                                };
+                            // A header line longer than this is not one (bounds the wait).
+                            const MAX_HEADER: usize = 1024;
+                            let window = &self.buf.as_bytes()[pos..len.min(pos + MAX_HEADER)];
+                            let (line_end, next) = match memchr::memchr(b'\n', window) {
+                                Some(nl) => (pos + nl, pos + nl + 1),
+                                None if is_final && len - pos <= MAX_HEADER => (len, len),
+                                None if len - pos < MAX_HEADER => return Step::Wait,
+                                None => (pos, pos),
+                            };
                             let line = self.buf.get(pos..line_end).unwrap_or("");
                             if let Some(name) = key_value::header_name(line) {
                                 if self.ctx.strict_name_ok(name) {
@@ -737,6 +880,7 @@ impl Engine {
                                         start: pos,
                                         name,
                                         fields: Vec::new(),
+                                        search: next,
                                     };
                                     self.pos = next;
                                     return Step::Continue;
@@ -824,7 +968,7 @@ impl Engine {
         match close {
             Some(end) => {
                 self.emit_from = end;
-                self.to_text(end);
+                self.enter_text(end);
                 Step::Continue
             }
             None if is_final => {
@@ -834,7 +978,7 @@ impl Engine {
                     span,
                 ));
                 self.emit_from = upto;
-                self.to_text(upto);
+                self.enter_text(upto);
                 Step::Continue
             }
             None => {
@@ -894,20 +1038,21 @@ impl Engine {
             }
         };
         if !callable {
-            self.to_text(end);
+            self.enter_text(end);
             return Step::Continue;
         }
         let inner = self.buf.get(content..content_end).unwrap_or("").to_owned();
-        let mut sub = Engine::new(self.ctx.clone());
+        let mut sub = Engine::new_inner(self.ctx.clone());
         sub.nested = true;
         sub.base = self.abs(content);
         sub.python_tag = self.python_tag;
+        sub.seen_visible = self.seen_visible;
         let mut events = sub.push(&inner);
         events.extend(sub.finish_nested());
         if sub.markup_found {
             self.emit_text(start);
             self.emit_from = end;
-            self.to_text(end);
+            self.enter_text(end);
             self.markup_found = true;
             let mut text = String::new();
             for e in events {
@@ -931,7 +1076,7 @@ impl Engine {
                     self.diag(diagnostic);
                 }
             }
-            self.to_text(end);
+            self.enter_text(end);
         }
         self.labels.extend(sub.labels);
         Step::Continue
@@ -958,7 +1103,8 @@ impl Engine {
         match bytes.get(start) {
             None => {
                 if is_final {
-                    self.json_unusable(start, site, "nothing follows the marker".into(), true);
+                    let len = self.buf.len();
+                    self.json_unusable(start, site, "nothing follows the marker".into(), len);
                     return Step::Continue;
                 }
                 self.mode = Mode::Json {
@@ -970,7 +1116,7 @@ impl Engine {
             }
             Some(b'{' | b'[') => {}
             Some(_) => {
-                self.json_unusable(start, site, "expected a JSON object or array".into(), false);
+                self.json_unusable(start, site, "expected a JSON object or array".into(), start);
                 return Step::Continue;
             }
         }
@@ -987,9 +1133,18 @@ impl Engine {
                                 .into(),
                         );
                     } else {
-                        self.to_text(start + 1);
+                        self.enter_text(start + 1);
                     }
                     return Step::Continue;
+                }
+                // `name[ARGS]{...` is announced while its arguments stream.
+                if let JsonSite::MistralNamed { name, id, .. } = &site
+                    && self.buf.as_bytes().get(start) == Some(&b'{')
+                {
+                    if self.live.is_none() && self.call_count < self.ctx.limits.max_calls {
+                        self.announce(name.clone(), id.clone(), start);
+                    }
+                    self.advance_live();
                 }
                 self.mode = Mode::Json {
                     start,
@@ -1003,7 +1158,7 @@ impl Engine {
                 Step::Continue
             }
             Scan::Fail(e) => {
-                self.json_unusable(start, site, e, false);
+                self.json_unusable(start, site, e, start + scanner.consumed());
                 Step::Continue
             }
         }
@@ -1011,21 +1166,21 @@ impl Engine {
 
     /// A region that is not balanced JSON: text (rescanned from the next byte), or for
     /// explicit markup an error.
-    fn json_unusable(&mut self, start: usize, site: JsonSite, why: String, at_end: bool) {
+    fn json_unusable(&mut self, start: usize, site: JsonSite, why: String, end: usize) {
+        // `end` is where the scan stopped: never the buffer length, which depends on chunking.
         match site {
             JsonSite::Plain | JsonSite::PythonTag => {
-                let region = self.buf.as_bytes().get(start..).unwrap_or(&[]);
+                let region = self.buf.as_bytes().get(start..end).unwrap_or(&[]);
                 if looks_like_call(region) {
-                    let span = self.span(start, self.buf.len());
+                    let span = self.span(start, end);
                     self.diag(Diagnostic::error(
                         format!("malformed tool call JSON left as text: {why}"),
                         span,
                     ));
                 }
-                self.to_text(start + 1);
+                self.enter_text(start + 1);
             }
             JsonSite::Mistral { marker } | JsonSite::MistralNamed { marker, .. } => {
-                let end = if at_end { self.buf.len() } else { start };
                 self.drop_markup(
                     marker,
                     end,
@@ -1042,7 +1197,14 @@ impl Engine {
         match parse_lenient(&region) {
             Ok((v, repairs)) => {
                 let outcome = match &site {
-                    JsonSite::Plain => classify_value(&v, &self.ctx, &Site::Plain, span.clone()),
+                    JsonSite::Plain => classify_value(
+                        &v,
+                        &self.ctx,
+                        &Site::Plain {
+                            at_start: !self.seen_visible,
+                        },
+                        span.clone(),
+                    ),
                     JsonSite::PythonTag => {
                         classify_value(&v, &self.ctx, &Site::PythonTag, span.clone())
                     }
@@ -1077,12 +1239,15 @@ impl Engine {
                     }
                     None => match site {
                         JsonSite::Plain | JsonSite::PythonTag => {
-                            if self.fallbacks_on() {
-                                if let Some(l) = fallback::label_of(&v) {
-                                    self.labels.push((l, span));
-                                }
+                            if let Some(why) = rejected_call_shape(&v, &self.ctx) {
+                                self.diag(Diagnostic::info(why, span.clone()));
                             }
-                            self.to_text(end);
+                            if self.fallbacks_on()
+                                && let Some(l) = fallback::label_of(&v)
+                            {
+                                self.labels.push((l, span));
+                            }
+                            self.enter_text(end);
                         }
                         _ => self.drop_markup(
                             markup,
@@ -1118,7 +1283,7 @@ impl Engine {
                                 format!("malformed tool call JSON, not run: {e}"),
                             );
                         } else {
-                            self.to_text(start + 1);
+                            self.enter_text(start + 1);
                         }
                     }
                     _ => self.drop_markup(markup, end, format!("malformed [TOOL_CALLS] JSON: {e}")),
@@ -1137,6 +1302,26 @@ impl Engine {
             return Step::Continue;
         };
         let bytes = self.buf.as_bytes();
+        // `<tool_call>` mentioned in prose is not followed by JSON: it stays text.
+        const MAX_LEAD: usize = 4096;
+        let lead = &bytes[content..bytes.len().min(content + MAX_LEAD)];
+        match lead.iter().find(|b| !b.is_ascii_whitespace()) {
+            Some(b'{' | b'[') => {}
+            Some(_) => {
+                self.emit_from = start;
+                self.enter_text(start + 1);
+                return Step::Continue;
+            }
+            None if !is_final && bytes.len() - content < MAX_LEAD => {
+                self.mode = Mode::Hermes {
+                    start,
+                    content,
+                    search,
+                };
+                return Step::Wait;
+            }
+            None => {}
+        }
         let (content_end, end, closed) =
             match memmem::find(&bytes[search..], hermes::CLOSE.as_bytes()) {
                 Some(i) => (search + i, search + i + hermes::CLOSE.len(), true),
@@ -1152,6 +1337,7 @@ impl Engine {
                         content,
                         search,
                     };
+                    self.stream_live(content);
                     return Step::Wait;
                 }
             };
@@ -1234,6 +1420,78 @@ impl Engine {
         Step::Continue
     }
 
+    /// While a `<tool_call>` body streams: announce the call once its name is known, then
+    /// forward the raw argument text as it arrives (bounded by the arguments' own end).
+    fn stream_live(&mut self, content: usize) {
+        if self.live.is_none() {
+            if self.probe_failed || self.call_count >= self.ctx.limits.max_calls {
+                return;
+            }
+            let body = self.buf.as_bytes().get(content..).unwrap_or(&[]);
+            match hermes::probe(body) {
+                hermes::Probe::NeedMore => return,
+                hermes::Probe::No => {
+                    self.probe_failed = true;
+                    return;
+                }
+                hermes::Probe::Yes(name, off) => self.announce(name, None, content + off),
+            }
+        }
+        self.advance_live();
+    }
+
+    /// Emits `CallStarted` for a call whose arguments object starts at `args_start`.
+    fn announce(&mut self, name: String, id: Option<String>, args_start: usize) {
+        let index = self.next_index;
+        self.next_index += 1;
+        let call_id = id
+            .filter(|i| !i.is_empty())
+            .map_or_else(CallId::generate, CallId);
+        self.flush_text_event();
+        self.events.push(StreamEvent::CallStarted {
+            index,
+            call_id: call_id.clone(),
+            name: name.clone(),
+        });
+        self.live = Some(Live {
+            index,
+            call_id,
+            name,
+            args_start,
+            emitted: args_start,
+            scanner: Scanner::new(self.ctx.limits.max_depth, false),
+            done: false,
+        });
+    }
+
+    /// Forwards the argument text that arrived since the last push.
+    fn advance_live(&mut self) {
+        let Some(live) = &mut self.live else { return };
+        if live.done {
+            return;
+        }
+        let region = self.buf.as_bytes().get(live.args_start..).unwrap_or(&[]);
+        let upto = match live.scanner.advance(region) {
+            Scan::Done(n) => {
+                live.done = true;
+                live.args_start + n
+            }
+            Scan::NeedMore => live.args_start + live.scanner.consumed(),
+            Scan::Fail(_) => {
+                live.done = true;
+                live.emitted
+            }
+        };
+        let upto = floor_boundary(&self.buf, upto);
+        if upto > live.emitted {
+            let fragment = self.buf.get(live.emitted..upto).unwrap_or("").to_owned();
+            live.emitted = upto;
+            let index = live.index;
+            self.events
+                .push(StreamEvent::ArgumentsDelta { index, fragment });
+        }
+    }
+
     fn step_mistral_head(&mut self, is_final: bool) -> Step {
         let Mode::MistralHead { marker, after } = self.mode else {
             return Step::Continue;
@@ -1264,10 +1522,19 @@ impl Engine {
             let start = *start;
             let pos = self.pos;
             let len = self.buf.len();
-            let (line_end, next) = match memchr::memchr(b'\n', &self.buf.as_bytes()[pos..]) {
-                Some(nl) => (pos + nl, pos + nl + 1),
+            let from = match &self.mode {
+                Mode::KeyValue { search, .. } => (*search).max(pos),
+                _ => pos,
+            };
+            let (line_end, next) = match memchr::memchr(b'\n', &self.buf.as_bytes()[from..]) {
+                Some(nl) => (from + nl, from + nl + 1),
                 None if is_final => (len, len),
-                None => return Step::Wait,
+                None => {
+                    if let Mode::KeyValue { search, .. } = &mut self.mode {
+                        *search = len;
+                    }
+                    return Step::Wait;
+                }
             };
             let line = self
                 .buf
@@ -1278,12 +1545,15 @@ impl Engine {
                 return Step::Continue;
             };
             let spec = self.ctx.registry.as_deref().and_then(|r| r.spec(name));
-            if pos < len {
-                if let Some(f) = key_value::field(line, spec) {
-                    fields.push(f);
-                    self.pos = next;
-                    continue;
+            if pos < len
+                && let Some(f) = key_value::field(line, spec)
+            {
+                fields.push(f);
+                self.pos = next;
+                if let Mode::KeyValue { search, .. } = &mut self.mode {
+                    *search = next;
                 }
+                continue;
             }
             // The block ends before this line.
             let args = key_value::arguments(fields, spec);
@@ -1343,18 +1613,18 @@ impl Engine {
                             format!("{name}(...) left as text, not run: {e}"),
                             span,
                         ));
-                        self.to_text(end);
+                        self.enter_text(end);
                     }
                 }
                 Step::Continue
             }
             Scan::Fail(e) => {
-                let span = self.span(start, self.buf.len());
+                let span = self.span(start, open + scanner.consumed());
                 self.diag(Diagnostic::error(
                     format!("{name}(...) left as text: {e}"),
                     span,
                 ));
-                self.to_text(open + 1);
+                self.enter_text(open + 1);
                 Step::Continue
             }
         }

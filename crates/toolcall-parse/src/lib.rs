@@ -101,6 +101,9 @@ pub struct ParseOptions {
     pub limits: Limits,
     /// Fallback rules (F-FB-1), tried in order when nothing else matched; empty = off.
     pub fallbacks: Vec<FallbackRule>,
+    /// The reply starts inside a reasoning block: set when the chat template already opened
+    /// `<think>` (Qwen3, DeepSeek-R1), so everything up to `</think>` is reasoning.
+    pub starts_in_reasoning: bool,
 }
 
 impl ParseOptions {
@@ -113,6 +116,7 @@ impl ParseOptions {
                 limits: self.limits,
                 fallbacks: self.fallbacks.clone(),
                 explicit,
+                starts_in_reasoning: self.starts_in_reasoning,
             },
             unknown,
         )
@@ -153,8 +157,11 @@ pub fn parse(text: &str, options: &ParseOptions) -> Parsed {
 /// An incremental parser: `push` deltas as they arrive, then `finish`.
 ///
 /// Events: `Text` (visible reply), `Reasoning`, and per call `CallStarted`,
-/// `ArgumentsDelta` (the complete arguments JSON) and `CallFinished` (the call to act on),
-/// plus `Diagnostic`s. Calls are announced once their markup is complete.
+/// `ArgumentsDelta` and `CallFinished` (the complete, repaired call: the one to act on), plus
+/// `Diagnostic`s. A `<tool_call>` (and Mistral `name[ARGS]{...}`) is announced as soon as
+/// its name is known and its raw argument text is forwarded as it arrives; a call announced that way but cut off or
+/// malformed never gets `CallFinished` (an error diagnostic says why). Other formats
+/// announce a call when its markup is complete, with the arguments JSON as one fragment.
 pub struct StreamParser {
     engine: Engine,
     pending: Vec<Diagnostic>,
@@ -216,7 +223,13 @@ pub fn parse_native(value: &Value, options: &ParseOptions) -> Parsed {
                     continue;
                 }
                 match build(d) {
-                    Ok(c) => parsed.calls.push(c),
+                    Ok(c) => {
+                        parsed.diagnostics.push(Diagnostic::info(
+                            format!("found {} call to {:?}", c.origin.format, c.name),
+                            0..0,
+                        ));
+                        parsed.calls.push(c)
+                    }
                     Err(e) => parsed
                         .diagnostics
                         .push(Diagnostic::error(format!("call dropped: {e}"), 0..0)),

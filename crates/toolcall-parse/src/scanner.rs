@@ -159,11 +159,17 @@ impl Scanner {
         self.stack.push(closer);
     }
 
-    /// True while inside a string or comment (used to split argument lists).
+    /// Bytes of the region consumed so far (after `Fail`, up to and including the bad byte).
+    pub(crate) fn consumed(&self) -> usize {
+        self.pos
+    }
+
+    /// Current bracket depth.
     pub(crate) fn depth(&self) -> usize {
         self.stack.len()
     }
 
+    /// True while inside a string or comment (used to split argument lists).
     pub(crate) fn in_literal(&self) -> bool {
         self.quote != 0 || self.comment != Comment::None
     }

@@ -14,9 +14,21 @@ use super::keys_within;
 use crate::FormatId;
 use crate::builder::{Ctx, Draft, Outcome};
 
-pub(crate) fn classify(v: &Value, ctx: &Ctx, span: Range<usize>) -> Option<Outcome> {
+/// `at_start`: the object is the start of the reply. Elsewhere in prose only a complete
+/// action (`session_id` and `command`) is claimed, so `{"text": ...}` or `{"command": ...}`
+/// quoted in a sentence stays text.
+pub(crate) fn classify(
+    v: &Value,
+    ctx: &Ctx,
+    span: Range<usize>,
+    at_start: bool,
+) -> Option<Outcome> {
     let m = v.as_object()?;
     if m.is_empty() || !keys_within(m, &["session_id", "command", "args", "text"]) {
+        return None;
+    }
+    let complete_action = m.contains_key("session_id") && m.contains_key("command");
+    if !(at_start || complete_action) {
         return None;
     }
     let text = match m.get("text") {
@@ -57,14 +69,14 @@ pub(crate) fn classify(v: &Value, ctx: &Ctx, span: Range<usize>) -> Option<Outco
         ));
         return Some(out);
     }
-    if let Some(r) = ctx.registry.as_deref() {
-        if !r.contains(command) {
-            out.diagnostics.push(Diagnostic::warning(
-                format!("command {command:?} dropped: no such registered tool"),
-                span,
-            ));
-            return Some(out);
-        }
+    if let Some(r) = ctx.registry.as_deref()
+        && !r.contains(command)
+    {
+        out.diagnostics.push(Diagnostic::warning(
+            format!("command {command:?} dropped: no such registered tool"),
+            span,
+        ));
+        return Some(out);
     }
     if let Some(missing) = missing_required(command, &args, ctx) {
         out.diagnostics.push(Diagnostic::warning(

@@ -124,10 +124,10 @@ fn type_accepts(ty: &str, v: &Value) -> bool {
 
 /// Whether a property's schema accepts a value (type and enum only: enough to direct).
 fn accepts(schema: &Value, v: &Value) -> bool {
-    if let Some(e) = schema.get("enum").and_then(Value::as_array) {
-        if !e.contains(v) {
-            return false;
-        }
+    if let Some(e) = schema.get("enum").and_then(Value::as_array)
+        && !e.contains(v)
+    {
+        return false;
     }
     match schema.get("type") {
         Some(Value::String(t)) => type_accepts(t, v),
@@ -166,20 +166,20 @@ pub(crate) fn map_positional(
         let mut placed = false;
         while let Some((key, schema)) = props.get(p) {
             p += 1;
-            if let Some(n) = fixed_len(schema) {
-                if !v.is_array() {
-                    let item_schema = schema.get("items").cloned().unwrap_or(Value::Bool(true));
-                    let run = values.get(i..i + n);
-                    if let Some(run) = run {
-                        if run.iter().all(|x| accepts(&item_schema, x)) {
-                            out.insert((*key).clone(), Value::Array(run.to_vec()));
-                            i += n;
-                            placed = true;
-                            break;
-                        }
-                    }
-                    continue;
+            if let Some(n) = fixed_len(schema)
+                && !v.is_array()
+            {
+                let item_schema = schema.get("items").cloned().unwrap_or(Value::Bool(true));
+                let run = values.get(i..i + n);
+                if let Some(run) = run
+                    && run.iter().all(|x| accepts(&item_schema, x))
+                {
+                    out.insert((*key).clone(), Value::Array(run.to_vec()));
+                    i += n;
+                    placed = true;
+                    break;
                 }
+                continue;
             }
             if accepts(schema, v) {
                 out.insert((*key).clone(), v.clone());

@@ -18,10 +18,10 @@ fn draft(m: &Map<String, Value>, format: FormatId, need_args: bool) -> Option<Dr
     if !keys_within(m, CALL_KEYS) {
         return None;
     }
-    if let Some(t) = m.get("type") {
-        if t.as_str() != Some("function") {
-            return None;
-        }
+    if let Some(t) = m.get("type")
+        && t.as_str() != Some("function")
+    {
+        return None;
     }
     let name = m.get("name")?.as_str()?;
     let args = match (m.get("arguments"), m.get("parameters")) {
@@ -35,10 +35,10 @@ fn draft(m: &Map<String, Value>, format: FormatId, need_args: bool) -> Option<Dr
         (None, None) if !need_args => None,
         _ => return None,
     };
-    if let Some(a) = &args {
-        if !(a.is_object() || a.is_string() || a.is_null()) {
-            return None;
-        }
+    if let Some(a) = &args
+        && !(a.is_object() || a.is_string() || a.is_null())
+    {
+        return None;
     }
     let mut d = Draft::new(name, args, format);
     d.id = m

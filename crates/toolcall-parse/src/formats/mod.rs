@@ -190,7 +190,8 @@ pub fn formats() -> &'static [FormatInfo] {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Site {
     /// In ordinary text: the formats enabled, in priority order, registry-strict.
-    Plain,
+    /// `at_start`: nothing visible precedes it (a whole-reply JSON answer).
+    Plain { at_start: bool },
     /// Right after `<|python_tag|>`: Llama JSON, any name.
     PythonTag,
 }
@@ -202,13 +203,14 @@ pub(crate) fn classify_value(
     site: &Site,
     span: Range<usize>,
 ) -> Option<Outcome> {
-    if *site == Site::PythonTag {
-        return json::classify(v, ctx, FormatId::Llama, true, span);
-    }
+    let at_start = match site {
+        Site::PythonTag => return json::classify(v, ctx, FormatId::Llama, true, span),
+        Site::Plain { at_start } => *at_start,
+    };
     for f in &ctx.order {
         let found = match f {
             FormatId::ToolsEnvelope => tools_envelope::classify(v, ctx, span.clone()),
-            FormatId::ActionResponse => action_response::classify(v, ctx, span.clone()),
+            FormatId::ActionResponse => action_response::classify(v, ctx, span.clone(), at_start),
             FormatId::Json | FormatId::Llama => json::classify(v, ctx, *f, false, span.clone()),
             FormatId::OpenaiChat | FormatId::Responses | FormatId::Gemini | FormatId::Anthropic => {
                 native::classify(v, ctx, *f, span.clone())

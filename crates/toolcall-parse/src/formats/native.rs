@@ -52,7 +52,8 @@ fn openai(v: &Value, ctx: &Ctx, span: &Range<usize>, out: &mut Outcome) -> bool 
     }
     let is_message = m.contains_key("tool_calls")
         || m.contains_key("function_call")
-        || (s(m, "role") == Some("assistant") && m.contains_key("content"));
+        || (s(m, "role") == Some("assistant")
+            && matches!(m.get("content"), Some(Value::String(_) | Value::Null)));
     if !is_message {
         return false;
     }
@@ -70,11 +71,11 @@ fn openai(v: &Value, ctx: &Ctx, span: &Range<usize>, out: &mut Outcome) -> bool 
             push(out, ctx, d, span);
         }
     }
-    if let Some(f) = m.get("function_call").and_then(Value::as_object) {
-        if let Some(name) = s(f, "name") {
-            let d = Draft::new(name, f.get("arguments").cloned(), FormatId::OpenaiChat);
-            push(out, ctx, d, span);
-        }
+    if let Some(f) = m.get("function_call").and_then(Value::as_object)
+        && let Some(name) = s(f, "name")
+    {
+        let d = Draft::new(name, f.get("arguments").cloned(), FormatId::OpenaiChat);
+        push(out, ctx, d, span);
     }
     true
 }
@@ -147,10 +148,10 @@ fn gemini_parts(parts: &[Value], ctx: &Ctx, span: &Range<usize>, out: &mut Outco
                 push(out, ctx, d, span);
                 any = true;
             }
-        } else if let Some(t) = p.get("text").and_then(Value::as_str) {
-            if p.get("thought").and_then(Value::as_bool) != Some(true) {
-                append_text(out, t);
-            }
+        } else if let Some(t) = p.get("text").and_then(Value::as_str)
+            && p.get("thought").and_then(Value::as_bool) != Some(true)
+        {
+            append_text(out, t);
         }
     }
     any

@@ -1,0 +1,347 @@
+//! Property tests: chunking never changes the result (R-1, R-2), render → parse round-trips
+//! for every format, and arbitrary input never panics (R-7).
+
+mod common;
+
+use common::{auto, fixture, with_tools};
+use proptest::prelude::*;
+use serde_json::{Map, Value, json};
+use toolcall_core::{StreamEvent, ToolCall};
+use toolcall_parse::{ParseOptions, StreamParser, parse, parse_native};
+
+/// name, arguments, format, span, repair kinds, model-given id.
+type CallKey = (
+    String,
+    Value,
+    String,
+    std::ops::Range<usize>,
+    Vec<String>,
+    Option<String>,
+);
+
+/// What must not depend on chunking: text, reasoning, diagnostics and the calls (ids only
+/// when the model gave them; generated ids are random by design).
+#[derive(Debug, PartialEq)]
+struct Outcome {
+    text: String,
+    reasoning: String,
+    calls: Vec<CallKey>,
+    diagnostics: Vec<String>,
+}
+
+fn key(c: &ToolCall, provided_ids: bool) -> CallKey {
+    (
+        c.name.clone(),
+        c.arguments.clone(),
+        c.origin.format.clone(),
+        c.origin.span.clone(),
+        c.origin.repairs.iter().map(|r| r.kind.clone()).collect(),
+        provided_ids.then(|| c.call_id.to_string()),
+    )
+}
+
+fn provided(c: &ToolCall) -> bool {
+    !c.call_id.as_str().starts_with("call_") || c.call_id.as_str().len() != 29
+}
+
+fn one_shot(text: &str, o: &ParseOptions) -> Outcome {
+    let p = parse(text, o);
+    Outcome {
+        text: p.text,
+        reasoning: p.reasoning.concat(),
+        calls: p.calls.iter().map(|c| key(c, provided(c))).collect(),
+        diagnostics: p
+            .diagnostics
+            .iter()
+            .map(|d| serde_json::to_string(d).unwrap())
+            .collect(),
+    }
+}
+
+fn streamed(chunks: &[&str], o: &ParseOptions) -> Outcome {
+    let mut sp = StreamParser::new(o.clone());
+    let mut events = Vec::new();
+    for c in chunks {
+        events.extend(sp.push(c));
+    }
+    events.extend(sp.finish());
+    let mut out = Outcome {
+        text: String::new(),
+        reasoning: String::new(),
+        calls: vec![],
+        diagnostics: vec![],
+    };
+    let mut started: Vec<(toolcall_core::CallId, String, String)> = Vec::new();
+    let mut last_finished = None;
+    for e in events {
+        match e {
+            StreamEvent::Text { text } => out.text.push_str(&text),
+            StreamEvent::Reasoning { text } => out.reasoning.push_str(&text),
+            StreamEvent::CallStarted {
+                index,
+                call_id,
+                name,
+            } => {
+                assert_eq!(index, started.len(), "indexes are dense and in order");
+                started.push((call_id, name, String::new()));
+            }
+            StreamEvent::ArgumentsDelta { index, fragment } => {
+                started[index].2.push_str(&fragment);
+            }
+            StreamEvent::CallFinished { index, call } => {
+                // Finished calls come in index order; each was started with its id and name,
+                // and its fragments make up its arguments (raw text when announced early).
+                assert!(last_finished.is_none_or(|l| l < index));
+                last_finished = Some(index);
+                let (id, name, fragments) = &started[index];
+                assert_eq!(id, &call.call_id);
+                assert_eq!(name, &call.name);
+                let decoded: Value = serde_json::from_str(fragments).unwrap_or(Value::Null);
+                if call.origin.repairs.is_empty() {
+                    assert_eq!(decoded, call.arguments, "fragments {fragments:?}");
+                }
+                // R-3: arguments are always an object.
+                assert!(call.arguments.is_object());
+                out.calls.push(key(&call, provided(&call)));
+            }
+            StreamEvent::Diagnostic { diagnostic } => out
+                .diagnostics
+                .push(serde_json::to_string(&diagnostic).unwrap()),
+        }
+    }
+    out
+}
+
+/// Splits `s` at the given (char-boundary-adjusted) cut points.
+fn chunk<'a>(s: &'a str, cuts: &[usize]) -> Vec<&'a str> {
+    let mut points: Vec<usize> = cuts
+        .iter()
+        .map(|c| {
+            let mut i = c % (s.len() + 1);
+            while !s.is_char_boundary(i) {
+                i -= 1;
+            }
+            i
+        })
+        .collect();
+    points.sort_unstable();
+    points.dedup();
+    let mut out = Vec::new();
+    let mut from = 0;
+    for p in points {
+        out.push(&s[from..p]);
+        from = p;
+    }
+    out.push(&s[from..]);
+    out
+}
+
+fn corpus() -> Vec<String> {
+    let mut v: Vec<String> = [
+        "replies/qwen_hermes.txt",
+        "replies/mistral_v3.txt",
+        "replies/mistral_v11.txt",
+        "replies/llama_python_tag.txt",
+        "replies/llama_json.txt",
+        "replies/pythonic.txt",
+        "replies/seed000_fenced.txt",
+        "replies/seed000_raw.txt",
+        "replies/seed001_open_app.json",
+        "replies/seed001_text_only.json",
+        "replies/seed004_kv_with_text.txt",
+        "replies/seed004_measure.txt",
+        "replies/openai_chat.json",
+        "replies/responses.json",
+        "replies/anthropic.json",
+        "replies/gemini.json",
+        "seeds/000_535aa69eb329f4ca.txt",
+        "seeds/001_b1c94ea93d6b3de7.txt",
+        "seeds/004_23823c78907e5650.txt",
+    ]
+    .iter()
+    .map(|f| fixture(f))
+    .collect();
+    v.push("Click: computer_use(\"left_click\", 100, 200) then computer_use(\"type\", \"hi\") `code(x)` done".into());
+    v.push(r#"{"tools":[{"name":"computer_use","arguments":{"action":"screenshot"}}]} {"name":"get_time","arguments":{}} <tool_call>{"name":"get_time","arguments":{}}</tool_call>"#.into());
+    v.push("truncated <tool_call>{\"name\":\"get_time\",\"arguments\":{\"a\":".into());
+    v.push("{'name': 'get_weather', 'arguments': {'city': 'Paris',},} // c\n".into());
+    let negatives: Vec<String> = serde_json::from_str(&fixture("negatives.json")).unwrap();
+    v.extend(negatives);
+    v
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, .. ProptestConfig::default() })]
+
+    // covers R-1, R-2, R-3
+    #[test]
+    fn chunking_never_changes_the_result(cuts in proptest::collection::vec(any::<usize>(), 0..12), which in any::<usize>()) {
+        let corpus = corpus();
+        let text = &corpus[which % corpus.len()];
+        for o in [auto(), with_tools()] {
+            let whole = one_shot(text, &o);
+            let parts = chunk(text, &cuts);
+            prop_assert_eq!(&streamed(&parts, &o), &whole);
+        }
+    }
+
+    // covers R-1, R-2
+    #[test]
+    fn byte_by_byte_equals_one_shot(which in any::<usize>()) {
+        let corpus = corpus();
+        let text = &corpus[which % corpus.len()];
+        let o = with_tools();
+        let mut parts = Vec::new();
+        let mut from = 0;
+        for (i, _) in text.char_indices().skip(1) {
+            parts.push(&text[from..i]);
+            from = i;
+        }
+        parts.push(&text[from..]);
+        prop_assert_eq!(streamed(&parts, &o), one_shot(text, &o));
+    }
+
+    // covers R-7, R-1
+    #[test]
+    fn arbitrary_markup_soup_never_panics_and_chunking_agrees(
+        pieces in proptest::collection::vec(prop_oneof![
+            Just("<tool_call>"), Just("</tool_call>"), Just("<think>"), Just("</think>"),
+            Just("[TOOL_CALLS]"), Just("[ARGS]"), Just("<|python_tag|>"), Just("```json\n"), Just("```\n"),
+            Just("`"), Just("{"), Just("}"), Just("["), Just("]"), Just("("), Just(")"), Just("\""),
+            Just("'"), Just(","), Just(":"), Just("\n"), Just(" "), Just("\\"), Just("//"), Just("/*"), Just("*/"),
+            Just("\"name\""), Just("\"arguments\""), Just("\"tools\""), Just("get_time"), Just("computer_use"),
+            Just("TOOL_CALL: highlight_object\n"), Just("OBJECT: cup\n"), Just("True"), Just("1"), Just("é"), Just("ж"),
+        ], 0..40),
+        cuts in proptest::collection::vec(any::<usize>(), 0..8),
+    ) {
+        let text: String = pieces.concat();
+        for o in [auto(), with_tools()] {
+            let whole = one_shot(&text, &o);
+            prop_assert_eq!(&streamed(&chunk(&text, &cuts), &o), &whole);
+        }
+    }
+
+    // covers R-7
+    #[test]
+    fn arbitrary_strings_never_panic(s in any::<String>(), cuts in proptest::collection::vec(any::<usize>(), 0..4)) {
+        let whole = one_shot(&s, &with_tools());
+        prop_assert_eq!(streamed(&chunk(&s, &cuts), &with_tools()), whole);
+    }
+
+    // covers R-7
+    #[test]
+    fn arbitrary_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..256)) {
+        let s = String::from_utf8_lossy(&bytes);
+        let _ = parse(&s, &auto());
+        if let Ok(v) = serde_json::from_slice::<Value>(&bytes) {
+            let _ = parse_native(&v, &auto());
+        }
+    }
+}
+
+fn arb_scalar() -> impl Strategy<Value = Value> {
+    prop_oneof![
+        "[a-zA-Z0-9 _.,:;!?'\"\\\\{}\\[\\]()<>/-]{0,16}".prop_map(Value::String),
+        any::<i32>().prop_map(|i| json!(i)),
+        any::<bool>().prop_map(Value::Bool),
+        Just(Value::Null),
+    ]
+}
+
+fn arb_args() -> impl Strategy<Value = Map<String, Value>> {
+    let value = arb_scalar().prop_recursive(3, 16, 4, |inner| {
+        prop_oneof![
+            proptest::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
+            proptest::collection::btree_map("[a-z]{1,6}", inner, 0..3)
+                .prop_map(|m| Value::Object(m.into_iter().collect())),
+        ]
+    });
+    proptest::collection::btree_map("[a-z][a-z_]{0,7}", value, 0..4)
+        .prop_map(|m| m.into_iter().collect())
+}
+
+/// Python literal rendering for the pythonic and call-syntax formats.
+fn py(v: &Value) -> String {
+    match v {
+        Value::Null => "None".into(),
+        Value::Bool(true) => "True".into(),
+        Value::Bool(false) => "False".into(),
+        Value::Array(a) => format!("[{}]", a.iter().map(py).collect::<Vec<_>>().join(", ")),
+        Value::Object(m) => format!(
+            "{{{}}}",
+            m.iter()
+                .map(|(k, v)| format!("{}: {}", json!(k), py(v)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        other => other.to_string(),
+    }
+}
+
+fn kwargs(args: &Map<String, Value>) -> String {
+    args.iter()
+        .map(|(k, v)| format!("{k}={}", py(v)))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, .. ProptestConfig::default() })]
+
+    // covers F-JSON-1, F-JSON-3, F-ACT-1, F-KV-1, F-PY-1, F-NAT-1, R-3
+    #[test]
+    fn render_then_parse_round_trips(args in arb_args(), args2 in arb_args(), cuts in proptest::collection::vec(any::<usize>(), 0..6)) {
+        let a = Value::Object(args.clone());
+        let b = Value::Object(args2.clone());
+        let name = "tool_a";
+        let name2 = "tool_b";
+        let renders: Vec<(&str, String, usize)> = vec![
+            ("hermes", format!("pre <tool_call>\n{}\n</tool_call>\n<tool_call>{}</tool_call> post",
+                json!({"name": name, "arguments": a}), json!({"name": name2, "arguments": b})), 2),
+            ("mistral", format!("[TOOL_CALLS]{}", json!([{"name": name, "arguments": a}, {"name": name2, "arguments": b}])), 2),
+            ("mistral", format!("[TOOL_CALLS]{name}[ARGS]{a}[TOOL_CALLS]{name2}[ARGS]{b}"), 2),
+            ("llama", format!("<|python_tag|>{}", json!({"name": name, "parameters": a})), 1),
+            ("json", json!([{"name": name, "arguments": a}, {"name": name2, "arguments": b}]).to_string(), 2),
+            ("tools_envelope", format!("Sure.\n```json\n{}\n```\n", json!({"tools": [{"name": name, "arguments": a}, {"name": name2, "arguments": b}]})), 2),
+            ("pythonic", format!("[{name}({}), {name2}({})]", kwargs(&args), kwargs(&args2)), 2),
+            ("action_response", json!({"session_id": "s1", "command": name, "args": a, "text": "ok"}).to_string(), 1),
+        ];
+        for (format, text, n) in renders {
+            let p = parse(&text, &auto());
+            prop_assert_eq!(p.calls.len(), n, "{} {} {:?}", format, text, p.diagnostics);
+            prop_assert_eq!(&p.calls[0].name, name);
+            prop_assert_eq!(&p.calls[0].arguments, &a, "{}", text);
+            prop_assert_eq!(p.calls[0].origin.format.as_str(), format);
+            if n == 2 {
+                prop_assert_eq!(&p.calls[1].arguments, &b);
+            }
+            let whole = one_shot(&text, &auto());
+            prop_assert_eq!(streamed(&chunk(&text, &cuts), &auto()), whole);
+        }
+        // Call syntax needs to be chosen explicitly without a registry.
+        let cs = toolcall_parse::ParseOptions { format: toolcall_parse::FormatSelection::Only("call_syntax".into()), ..Default::default() };
+        let p = parse(&format!("Doing it: {name}({})", kwargs(&args)), &cs);
+        prop_assert_eq!(&p.calls[0].arguments, &a);
+        // Key/value carries strings.
+        let strings: Map<String, Value> = args.iter().filter_map(|(k, v)| {
+            v.as_str().filter(|s| !s.trim().is_empty() && s.trim() == *s && !s.contains('\n')).map(|s| (k.clone(), json!(s)))
+        }).collect();
+        let kv = format!("TOOL_CALL: {name}\n{}Thanks!", strings.iter().map(|(k, v)| format!("{}: {}\n", k.to_uppercase(), v.as_str().unwrap_or(""))).collect::<String>());
+        let p = parse(&kv, &auto());
+        prop_assert_eq!(&p.calls[0].arguments, &Value::Object(strings), "{}", kv);
+        prop_assert_eq!(p.text.as_str(), "Thanks!");
+        // Native shapes.
+        let natives = [
+            json!({"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":name,"arguments":a.to_string()}}]}),
+            json!({"output":[{"type":"function_call","call_id":"c1","name":name,"arguments":a.to_string()}]}),
+            json!({"candidates":[{"content":{"parts":[{"functionCall":{"name":name,"args":a}}]}}]}),
+            json!({"content":[{"type":"tool_use","id":"c1","name":name,"input":a}]}),
+        ];
+        for v in natives {
+            let p = parse_native(&v, &auto());
+            prop_assert_eq!(&p.calls[0].arguments, &a);
+            let p2 = parse(&v.to_string(), &auto());
+            prop_assert_eq!(&p2.calls[0].arguments, &a);
+        }
+    }
+}
