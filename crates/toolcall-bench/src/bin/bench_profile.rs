@@ -1,0 +1,44 @@
+//! Runs one corpus case in one mode in a loop, for a profiler:
+//! `perf record -g target/release/bench_profile "prose/1 MB" one 200`
+//! Modes: `one` (one-shot), `stream<N>` (N-byte pushes), `reparse<N>`.
+
+use std::hint::black_box;
+
+use toolcall_bench::corpus;
+use toolcall_bench::ours;
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let (Some(name), Some(mode)) = (args.next(), args.next()) else {
+        eprintln!("usage: bench_profile <case name> <one|streamN|reparseN> [iterations]");
+        std::process::exit(2);
+    };
+    let iters: usize = args.next().and_then(|n| n.parse().ok()).unwrap_or(100);
+    let registry = corpus::registry();
+    let Some(case) = corpus::case_by_name(&name) else {
+        eprintln!("no case {name:?}; cases:");
+        for c in corpus::corpus() {
+            eprintln!("  {}", c.name);
+        }
+        std::process::exit(2);
+    };
+    let opts = case.options(&registry);
+    let size = |m: &str, prefix: &str| m.strip_prefix(prefix).and_then(|n| n.parse().ok());
+    let mut calls = 0;
+    if let Some(n) = size(&mode, "stream") {
+        let pushes = corpus::chunks(&case.text, n);
+        for _ in 0..iters {
+            calls = black_box(ours::stream(&pushes, &opts));
+        }
+    } else if let Some(n) = size(&mode, "reparse") {
+        let pushes = corpus::chunks(&case.text, n);
+        for _ in 0..iters {
+            calls = black_box(ours::reparse_every_push(&pushes, &opts));
+        }
+    } else {
+        for _ in 0..iters {
+            calls = black_box(ours::one_shot(&case.text, &opts));
+        }
+    }
+    eprintln!("{name} {mode} ×{iters}: {calls} calls");
+}
