@@ -1,0 +1,610 @@
+//! The benchmark corpus, generated from a fixed seed so every run (Rust and Python) measures
+//! the same bytes.
+//!
+//! Shapes, per the benchmark issue: prose with no calls (≥ 1 MB); each format with small
+//! calls; one call carrying 1 MB of arguments; 100 calls in one reply. Replies are written the
+//! way models emit each format (the same spelling `tool-parser` documents for the shared ones),
+//! so both parsers read identical input.
+
+use std::sync::Arc;
+
+use serde_json::{Map, Value, json};
+use toolcall_core::{Registry, ToolSpec};
+use toolcall_parse::{FormatSelection, ParseOptions};
+
+/// Bytes of arguments in the "large" case.
+pub const LARGE_ARGS: usize = 1 << 20;
+/// Bytes of prose in the prose-only case.
+pub const PROSE_BYTES: usize = 1 << 20;
+/// Calls in the "many" case.
+pub const MANY_CALLS: usize = 100;
+
+/// Every text format toolcall reads, by its format id.
+pub const FORMATS: [&str; 9] = [
+    "tools_envelope",
+    "call_syntax",
+    "action_response",
+    "key_value",
+    "hermes",
+    "mistral",
+    "llama",
+    "pythonic",
+    "json",
+];
+
+/// The `tool-parser` parser that reads the same spelling, for the formats both crates share.
+pub fn peer_parser(format: &str) -> Option<&'static str> {
+    match format {
+        "json" => Some("json"),
+        "hermes" => Some("qwen"),
+        "mistral" => Some("mistral"),
+        "llama" => Some("llama"),
+        "pythonic" => Some("pythonic"),
+        _ => None,
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shape {
+    /// Prose with no calls at all.
+    Prose,
+    /// A short reply with one to three small calls.
+    Small,
+    /// One reply with [`MANY_CALLS`] calls.
+    Many,
+    /// One call whose arguments are about `n` bytes.
+    Large(usize),
+}
+
+impl Shape {
+    pub fn label(self) -> String {
+        match self {
+            Shape::Prose => "prose".into(),
+            Shape::Small => "small".into(),
+            Shape::Many => format!("{MANY_CALLS} calls"),
+            Shape::Large(n) if n >= 1 << 20 => format!("{} MB args", n >> 20),
+            Shape::Large(n) => format!("{} KB args", n >> 10),
+        }
+    }
+}
+
+/// One benchmark input.
+#[derive(Debug, Clone)]
+pub struct Case {
+    /// `format/shape`, also the file stem when the corpus is written out.
+    pub name: String,
+    /// The toolcall format id; `auto` for prose.
+    pub format: &'static str,
+    pub shape: Shape,
+    /// The model reply.
+    pub text: String,
+    /// The bare JSON documents the calls are made of (the `serde_json` floor); empty when
+    /// the format is not JSON.
+    pub json: Vec<String>,
+    /// Calls a correct parser finds.
+    pub expected_calls: usize,
+}
+
+impl Case {
+    /// Parse options used for this case: only its format (prose: auto, the common setting).
+    pub fn options(&self, registry: &Arc<Registry>) -> ParseOptions {
+        let format = if self.format == "auto" {
+            FormatSelection::Auto
+        } else {
+            FormatSelection::Only(self.format.to_owned())
+        };
+        // The parser may add option fields; keep their defaults.
+        #[allow(clippy::needless_update)]
+        ParseOptions {
+            format,
+            tools: Some(Arc::clone(registry)),
+            ..ParseOptions::default()
+        }
+    }
+
+    pub fn peer(&self) -> Option<&'static str> {
+        peer_parser(self.format)
+    }
+}
+
+/// The tools the corpus calls, as a registry (formats such as `call_syntax` and `key_value`
+/// accept only registered names).
+pub fn registry() -> Arc<Registry> {
+    let mut r = Registry::new();
+    let specs = [
+        ToolSpec::new(
+            "computer_use",
+            "Control the screen",
+            json!({"type":"object","properties":{
+                "action":{"type":"string"},
+                "coordinate":{"type":"array","items":{"type":"integer"},"minItems":2,"maxItems":2},
+                "text":{"type":"string"}},"required":["action"]}),
+        ),
+        ToolSpec::new(
+            "get_weather",
+            "Weather for a city",
+            json!({"type":"object","properties":{
+                "city":{"type":"string"},"unit":{"type":"string"},"days":{"type":"integer"}},
+                "required":["city"]}),
+        ),
+        ToolSpec::new(
+            "write_file",
+            "Write a file",
+            json!({"type":"object","properties":{
+                "path":{"type":"string"},"content":{"type":"string"}},"required":["path","content"]}),
+        ),
+        ToolSpec::new(
+            "highlight_object",
+            "Highlight an object in view",
+            json!({"type":"object","properties":{"object":{"type":"string"}},"required":["object"]}),
+        ),
+        ToolSpec::new(
+            "open_app",
+            "Open an application",
+            json!({"type":"object","properties":{
+                "app_name":{"type":"string"},"app_path":{"type":"string"}}}),
+        ),
+    ];
+    for spec in specs {
+        // The names above are fixed and valid; a failure here is a bug in this file.
+        if let Err(e) = r.add_spec(spec) {
+            panic!("corpus registry: {e}");
+        }
+    }
+    Arc::new(r)
+}
+
+/// xorshift64*: a fixed, dependency-free sequence so the corpus never changes between runs.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+}
+
+const WORDS: [&str; 48] = [
+    "the",
+    "model",
+    "answer",
+    "window",
+    "screen",
+    "button",
+    "weather",
+    "today",
+    "in",
+    "of",
+    "and",
+    "to",
+    "a",
+    "with",
+    "click",
+    "file",
+    "report",
+    "patient",
+    "summary",
+    "order",
+    "lab",
+    "result",
+    "chest",
+    "key",
+    "room",
+    "north",
+    "light",
+    "camera",
+    "object",
+    "cup",
+    "table",
+    "before",
+    "after",
+    "because",
+    "every",
+    "request",
+    "value",
+    "check",
+    "first",
+    "then",
+    "again",
+    "quickly",
+    "carefully",
+    "system",
+    "user",
+    "reply",
+    "text",
+    "done",
+];
+
+/// English-like prose: sentences of common words, commas, periods, the odd parenthesis,
+/// paragraphs; no call markers.
+fn prose(rng: &mut Rng, bytes: usize) -> String {
+    let mut s = String::with_capacity(bytes + 64);
+    let mut sentence_len = 0;
+    while s.len() < bytes {
+        let w = WORDS[rng.below(WORDS.len())];
+        if sentence_len == 0 {
+            let mut c = w.chars();
+            if let Some(f) = c.next() {
+                s.push(f.to_ascii_uppercase());
+                s.push_str(c.as_str());
+            }
+        } else {
+            s.push_str(w);
+        }
+        sentence_len += 1;
+        match rng.below(40) {
+            0..=2 if sentence_len > 4 => {
+                s.push_str(". ");
+                sentence_len = 0;
+                if rng.below(6) == 0 {
+                    s.push_str("\n\n");
+                }
+            }
+            3 => s.push_str(", "),
+            4 if sentence_len > 2 => s.push_str(" (see above) "),
+            _ => s.push(' '),
+        }
+    }
+    s.push_str("Done.\n");
+    s
+}
+
+/// A long string argument: prose with escapes a JSON scanner must handle (`\n`, `\"`).
+fn big_content(rng: &mut Rng, bytes: usize, newlines: bool) -> String {
+    let mut p = prose(rng, bytes);
+    if !newlines {
+        p = p.replace('\n', " ");
+    }
+    // Sprinkle quotes so the encoded form carries escapes.
+    p.replace(" key ", " \"key\" ")
+}
+
+const CITIES: [&str; 4] = ["Paris", "Warsaw", "Kyiv", "Lisbon"];
+const OBJECTS: [&str; 4] = ["cup", "headphones", "phone", "book"];
+
+/// (tool name, arguments) for small call number `i`.
+fn small_call(rng: &mut Rng, i: usize) -> (&'static str, Value) {
+    match i % 3 {
+        0 => (
+            "get_weather",
+            json!({"city": CITIES[rng.below(CITIES.len())], "unit": "celsius", "days": rng.below(7) + 1}),
+        ),
+        1 => (
+            "computer_use",
+            json!({"action": "left_click", "coordinate": [rng.below(1024), rng.below(768)]}),
+        ),
+        _ => (
+            "highlight_object",
+            json!({"object": OBJECTS[rng.below(OBJECTS.len())]}),
+        ),
+    }
+}
+
+/// JSON as models write it: Python `json.dumps` separators (`", "`, `": "`), which is what
+/// chat templates and training data use; peers that split on `"}, {"` rely on it.
+pub fn to_json(v: &Value) -> String {
+    struct Spaced;
+    impl serde_json::ser::Formatter for Spaced {
+        fn begin_array_value<W: ?Sized + std::io::Write>(
+            &mut self,
+            w: &mut W,
+            first: bool,
+        ) -> std::io::Result<()> {
+            if first { Ok(()) } else { w.write_all(b", ") }
+        }
+        fn begin_object_key<W: ?Sized + std::io::Write>(
+            &mut self,
+            w: &mut W,
+            first: bool,
+        ) -> std::io::Result<()> {
+            if first { Ok(()) } else { w.write_all(b", ") }
+        }
+        fn begin_object_value<W: ?Sized + std::io::Write>(
+            &mut self,
+            w: &mut W,
+        ) -> std::io::Result<()> {
+            w.write_all(b": ")
+        }
+    }
+    let mut out = Vec::new();
+    let mut ser = serde_json::Serializer::with_formatter(&mut out, Spaced);
+    // Serialising a `Value` into a `Vec` cannot fail, and the output is UTF-8.
+    if serde::Serialize::serialize(v, &mut ser).is_err() {
+        return v.to_string();
+    }
+    String::from_utf8(out).unwrap_or_else(|_| v.to_string())
+}
+
+/// Python literal for a JSON value (pythonic format). JSON string escapes are valid Python.
+fn py(v: &Value) -> String {
+    match v {
+        Value::Null => "None".into(),
+        Value::Bool(true) => "True".into(),
+        Value::Bool(false) => "False".into(),
+        Value::Number(n) => n.to_string(),
+        Value::String(_) => v.to_string(),
+        Value::Array(a) => format!("[{}]", a.iter().map(py).collect::<Vec<_>>().join(", ")),
+        Value::Object(o) => format!(
+            "{{{}}}",
+            o.iter()
+                .map(|(k, v)| format!("{}: {}", Value::String(k.clone()), py(v)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
+}
+
+fn obj(v: &Value) -> Map<String, Value> {
+    v.as_object().cloned().unwrap_or_default()
+}
+
+/// Renders calls in one format. Returns (reply text, its bare JSON documents).
+fn render(format: &str, calls: &[(&'static str, Value)], rng: &mut Rng) -> (String, Vec<String>) {
+    let intro = "Let me take care of that for you. ";
+    let outro = "\nI will report back when it is done.";
+    let named = |key: &str| -> Vec<Value> {
+        calls
+            .iter()
+            .map(|(n, a)| {
+                let mut m = Map::new();
+                m.insert("name".into(), Value::String((*n).into()));
+                m.insert(key.into(), a.clone());
+                Value::Object(m)
+            })
+            .collect()
+    };
+    match format {
+        "tools_envelope" => {
+            let j = to_json(&json!({ "tools": named("arguments") }));
+            (format!("{intro}\n```json\n{j}\n```\n{outro}"), vec![j])
+        }
+        "json" => {
+            let list = named("arguments");
+            let j = if list.len() == 1 {
+                to_json(&list[0])
+            } else {
+                to_json(&Value::Array(list))
+            };
+            (j.clone(), vec![j])
+        }
+        "hermes" => {
+            let mut s = String::from(intro);
+            s.push('\n');
+            let mut bare = Vec::new();
+            for v in named("arguments") {
+                let j = to_json(&v);
+                s.push_str("<tool_call>\n");
+                s.push_str(&j);
+                s.push_str("\n</tool_call>\n");
+                bare.push(j);
+            }
+            (s, bare)
+        }
+        "mistral" => {
+            let j = to_json(&Value::Array(named("arguments")));
+            (format!("[TOOL_CALLS] {j}"), vec![j])
+        }
+        "llama" => {
+            let parts: Vec<String> = named("parameters").iter().map(to_json).collect();
+            (format!("<|python_tag|>{}", parts.join(";")), parts)
+        }
+        "pythonic" => {
+            let items: Vec<String> = calls
+                .iter()
+                .map(|(n, a)| {
+                    let args: Vec<String> = obj(a)
+                        .iter()
+                        .map(|(k, v)| format!("{k}={}", py(v)))
+                        .collect();
+                    format!("{n}({})", args.join(", "))
+                })
+                .collect();
+            (format!("[{}]", items.join(", ")), Vec::new())
+        }
+        "call_syntax" => {
+            // Positional form of F-PY-1: computer_use("action", x, y) / ("type", "text").
+            let mut s = String::from(intro);
+            s.push('\n');
+            for (_, a) in calls {
+                let action = a
+                    .get("action")
+                    .and_then(Value::as_str)
+                    .unwrap_or("screenshot");
+                match (a.get("coordinate"), a.get("text")) {
+                    (Some(Value::Array(xy)), _) if xy.len() == 2 => s.push_str(&format!(
+                        "computer_use(\"{action}\", {}, {})\n",
+                        xy[0], xy[1]
+                    )),
+                    (_, Some(t)) => s.push_str(&format!("computer_use(\"{action}\", {t})\n")),
+                    _ => s.push_str(&format!("computer_use(\"{action}\")\n")),
+                }
+            }
+            s.push_str(outro);
+            (s, Vec::new())
+        }
+        "action_response" => {
+            let (n, a) = calls.first().cloned().unwrap_or(("open_app", json!({})));
+            let j = to_json(&json!({"session_id": "sess-42", "command": n, "args": a,
+                "text": "Sure, doing that now."}));
+            (j.clone(), vec![j])
+        }
+        "key_value" => {
+            let (n, a) = calls
+                .first()
+                .cloned()
+                .unwrap_or(("highlight_object", json!({})));
+            let mut s = format!("TOOL_CALL: {n}\n");
+            for (k, v) in obj(&a) {
+                let v = v
+                    .as_str()
+                    .map(str::to_owned)
+                    .unwrap_or_else(|| v.to_string());
+                s.push_str(&format!("{}: {v}\n", k.to_ascii_uppercase()));
+            }
+            s.push_str(&prose(rng, 80));
+            (s, Vec::new())
+        }
+        _ => (String::new(), Vec::new()),
+    }
+}
+
+/// Which shapes a format can express: action responses and key/value blocks hold one call.
+fn shapes_for(format: &str) -> Vec<Shape> {
+    match format {
+        "action_response" | "key_value" => vec![Shape::Small, Shape::Large(LARGE_ARGS)],
+        _ => vec![Shape::Small, Shape::Many, Shape::Large(LARGE_ARGS)],
+    }
+}
+
+/// The calls of one shape for one format.
+fn calls_for(format: &str, shape: Shape, rng: &mut Rng) -> Vec<(&'static str, Value)> {
+    let single = matches!(format, "action_response" | "key_value");
+    match shape {
+        Shape::Prose => Vec::new(),
+        Shape::Small => match format {
+            "action_response" => vec![("open_app", json!({"app_name": "Safari"}))],
+            "key_value" => vec![("highlight_object", json!({"object": "headphones"}))],
+            "call_syntax" => (0..2)
+                .map(|_| {
+                    (
+                        "computer_use",
+                        json!({"action":"left_click","coordinate":[rng.below(1024), rng.below(768)]}),
+                    )
+                })
+                .collect(),
+            _ => (0..3).map(|i| small_call(rng, i)).collect(),
+        },
+        Shape::Many if !single => (0..MANY_CALLS)
+            .map(|i| {
+                if format == "call_syntax" {
+                    (
+                        "computer_use",
+                        json!({"action":"left_click","coordinate":[rng.below(1024), rng.below(768)]}),
+                    )
+                } else {
+                    small_call(rng, i)
+                }
+            })
+            .collect(),
+        Shape::Many => Vec::new(),
+        Shape::Large(n) => {
+            // Key/value values are one line; the others carry real newlines (escaped in JSON).
+            let content = big_content(rng, n, format != "key_value");
+            if format == "call_syntax" {
+                vec![("computer_use", json!({"action": "type", "text": content}))]
+            } else {
+                vec![(
+                    "write_file",
+                    json!({"path": "notes/big.txt", "content": content}),
+                )]
+            }
+        }
+    }
+}
+
+/// One case for a format and shape (also used for the scaling sizes of the large case).
+pub fn case(format: &'static str, shape: Shape) -> Case {
+    // One seed per (format, shape) so adding a case never changes the others.
+    let seed = format.bytes().fold(0x9E37_79B9_7F4A_7C15_u64, |h, b| {
+        (h ^ b as u64).wrapping_mul(0x100_0000_01B3)
+    }) ^ match shape {
+        Shape::Prose => 1,
+        Shape::Small => 2,
+        Shape::Many => 3,
+        Shape::Large(n) => 4 + n as u64,
+    };
+    let mut rng = Rng(seed | 1);
+    if shape == Shape::Prose {
+        return Case {
+            name: "prose/1 MB".into(),
+            format: "auto",
+            shape,
+            text: prose(&mut rng, PROSE_BYTES),
+            json: Vec::new(),
+            expected_calls: 0,
+        };
+    }
+    let calls = calls_for(format, shape, &mut rng);
+    let (text, json) = render(format, &calls, &mut rng);
+    Case {
+        name: format!("{format}/{}", shape.label()),
+        format,
+        shape,
+        text,
+        json,
+        expected_calls: calls.len(),
+    }
+}
+
+/// The whole corpus: prose, then every format in every shape it can express.
+pub fn corpus() -> Vec<Case> {
+    let mut out = vec![case("auto", Shape::Prose)];
+    for f in FORMATS {
+        for s in shapes_for(f) {
+            out.push(case(f, s));
+        }
+    }
+    out
+}
+
+/// Splits `text` into pushes of about `n` bytes, never inside a UTF-8 character.
+pub fn chunks(text: &str, n: usize) -> Vec<&str> {
+    let mut out = Vec::with_capacity(text.len() / n.max(1) + 1);
+    let mut rest = text;
+    while !rest.is_empty() {
+        let mut end = n.max(1).min(rest.len());
+        while !rest.is_char_boundary(end) {
+            end += 1;
+        }
+        let (head, tail) = rest.split_at(end);
+        out.push(head);
+        rest = tail;
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn corpus_is_deterministic_and_sized() {
+        let a = corpus();
+        let b = corpus();
+        assert_eq!(a.len(), b.len());
+        for (x, y) in a.iter().zip(&b) {
+            assert_eq!(x.text, y.text, "{}", x.name);
+        }
+        let prose = &a[0];
+        assert!(prose.text.len() >= PROSE_BYTES);
+        assert!(!prose.text.contains(['{', '[', '<']));
+        for c in a.iter().filter(|c| matches!(c.shape, Shape::Large(_))) {
+            assert!(c.text.len() >= LARGE_ARGS, "{}", c.name);
+        }
+    }
+
+    #[test]
+    fn json_formats_carry_valid_bare_json() {
+        for c in corpus() {
+            for doc in &c.json {
+                serde_json::from_str::<Value>(doc).unwrap();
+                assert!(c.text.contains(doc.as_str()), "{}", c.name);
+            }
+        }
+    }
+
+    #[test]
+    fn chunks_cover_text_on_char_boundaries() {
+        let t = "aé€b🙂c";
+        for n in [1, 2, 4, 64] {
+            let c = chunks(t, n);
+            assert_eq!(c.concat(), t);
+        }
+        assert_eq!(chunks("abcdef", 4), vec!["abcd", "ef"]);
+    }
+}

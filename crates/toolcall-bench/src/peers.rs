@@ -1,0 +1,101 @@
+//! The SGLang gateway's `tool-parser` (crates.io), driven like [`crate::ours`]: one-shot
+//! through `parse_complete`, streamed through `parse_incremental` the way the gateway calls it.
+//!
+//! Its API is async; a parser does no I/O, so `futures::executor::block_on` drives each call
+//! on the current thread (a few tens of nanoseconds per call, negligible next to a parse).
+
+use futures::executor::block_on;
+use openai_protocol::common::Tool;
+use tool_parser::{JsonParser, LlamaParser, MistralParser, PythonicParser, QwenParser, ToolParser};
+
+use crate::corpus;
+
+/// A `tool-parser` parser by its registry name (`json`, `qwen`, `mistral`, `llama`,
+/// `pythonic`).
+pub fn make(name: &str) -> Option<Box<dyn ToolParser>> {
+    Some(match name {
+        "json" => Box::new(JsonParser::new()),
+        "qwen" => Box::new(QwenParser::new()),
+        "mistral" => Box::new(MistralParser::new()),
+        "llama" => Box::new(LlamaParser::new()),
+        "pythonic" => Box::new(PythonicParser::new()),
+        _ => return None,
+    })
+}
+
+/// The corpus tools in the OpenAI shape `parse_incremental` checks names against.
+pub fn tools() -> Vec<Tool> {
+    corpus::registry()
+        .specs()
+        .filter_map(|s| {
+            serde_json::from_value(serde_json::json!({
+                "type": "function",
+                "function": {"name": s.name, "description": s.description, "parameters": s.parameters}
+            }))
+            .ok()
+        })
+        .collect()
+}
+
+/// One-shot parse; returns the number of calls, 0 on a parser error.
+pub fn one_shot(parser: &dyn ToolParser, text: &str) -> usize {
+    block_on(parser.parse_complete(text))
+        .map(|(_, calls)| calls.len())
+        .unwrap_or(0)
+}
+
+/// Streams `pushes` into a fresh parser; returns the number of calls it announced (items
+/// carrying a name), including arguments it only hands out at the end of the stream.
+pub fn stream(name: &str, pushes: &[&str], tools: &[Tool]) -> usize {
+    let Some(mut parser) = make(name) else {
+        return 0;
+    };
+    let mut calls = 0;
+    for p in pushes {
+        if let Ok(r) = block_on(parser.parse_incremental(p, tools)) {
+            calls += r.calls.iter().filter(|c| c.name.is_some()).count();
+        }
+    }
+    if let Some(rest) = parser.get_unstreamed_tool_args() {
+        calls += rest.iter().filter(|c| c.name.is_some()).count();
+    }
+    calls
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::corpus::{Shape, case};
+
+    // The peer must find the same calls as toolcall on the shared formats, or its speed
+    // figures would compare different work.
+    #[test]
+    fn peer_reads_the_shared_formats() {
+        let tools = tools();
+        assert_eq!(tools.len(), 5);
+        for f in ["json", "hermes", "mistral", "llama", "pythonic"] {
+            for shape in [Shape::Small, Shape::Many] {
+                let c = case(f, shape);
+                let name = c.peer().unwrap();
+                let p = make(name).unwrap();
+                assert_eq!(
+                    one_shot(p.as_ref(), &c.text),
+                    c.expected_calls,
+                    "{}",
+                    c.name
+                );
+                // 4- and 64-byte pushes; 1-byte pushes lose calls in its mistral parser
+                // (reported in BENCHMARKS.md, shown per cell by bench_table).
+                for n in [4, 64] {
+                    let pushes = corpus::chunks(&c.text, n);
+                    assert_eq!(
+                        stream(name, &pushes, &tools),
+                        c.expected_calls,
+                        "{} {n}",
+                        c.name
+                    );
+                }
+            }
+        }
+    }
+}

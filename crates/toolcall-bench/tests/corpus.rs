@@ -1,0 +1,49 @@
+//! Every corpus case is read correctly by toolcall, one-shot and streamed, so the benches time
+//! real work (a parser that found nothing would look fast).
+
+use toolcall_bench::corpus::{self, Shape};
+use toolcall_bench::ours;
+
+// covers F-AUTO-1 (prose: nothing found), F-JSON-3 (every call of a reply, in order)
+#[test]
+fn toolcall_finds_every_expected_call() {
+    let registry = corpus::registry();
+    let mut failures = Vec::new();
+    for case in corpus::corpus() {
+        let opts = case.options(&registry);
+        let one = ours::one_shot(&case.text, &opts);
+        // 64-byte pushes keep the debug-build test quick on the 1 MB cases.
+        let streamed = ours::stream(&corpus::chunks(&case.text, 64), &opts);
+        if one != case.expected_calls || streamed != case.expected_calls {
+            failures.push(format!(
+                "{}: expected {}, one-shot {one}, streamed {streamed}",
+                case.name, case.expected_calls
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{failures:#?}");
+}
+
+#[test]
+fn byte_by_byte_streaming_matches_one_shot_on_small_cases() {
+    let registry = corpus::registry();
+    for case in corpus::corpus()
+        .into_iter()
+        .filter(|c| matches!(c.shape, Shape::Small | Shape::Many))
+    {
+        let opts = case.options(&registry);
+        let pushes = corpus::chunks(&case.text, 1);
+        assert_eq!(
+            ours::stream(&pushes, &opts),
+            ours::one_shot(&case.text, &opts),
+            "{}",
+            case.name
+        );
+        assert_eq!(
+            ours::reparse_every_push(&corpus::chunks(&case.text, 64), &opts),
+            case.expected_calls,
+            "{}",
+            case.name
+        );
+    }
+}
