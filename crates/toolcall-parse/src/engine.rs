@@ -138,6 +138,19 @@ fn match_at(bytes: &[u8], pos: usize, marker: &str, ignore_case: bool) -> Marker
     }
 }
 
+/// Bytes at which the text loop must look closer (markup starts, newlines); every other
+/// byte only updates the line/identifier state, which [`Engine::skip_plain`] does in bulk.
+static STOP: [bool; 256] = {
+    let mut t = [false; 256];
+    let stops = [b'\n', b'`', b'<', b'[', b'{', b'('];
+    let mut i = 0;
+    while i < stops.len() {
+        t[stops[i] as usize] = true;
+        i += 1;
+    }
+    t
+};
+
 /// Largest char boundary ≤ `i`.
 fn floor_boundary(s: &str, mut i: usize) -> usize {
     i = i.min(s.len());
@@ -353,8 +366,19 @@ impl Engine {
     /// Emits `buf[emit_from..to]` as visible text.
     fn emit_text(&mut self, to: usize) {
         if to > self.emit_from {
-            let t = self.buf.get(self.emit_from..to).unwrap_or("").to_owned();
-            self.emit_raw_text(&t);
+            // Same as `emit_raw_text`, copying straight from the buffer (no temporary).
+            let keep_visible =
+                self.fallbacks_on() && self.visible.len() < self.ctx.limits.max_input_bytes;
+            let t = self.buf.get(self.emit_from..to).unwrap_or("");
+            if !t.is_empty() {
+                if !self.seen_visible && !t.trim().is_empty() {
+                    self.seen_visible = true;
+                }
+                self.text_acc.push_str(t);
+                if keep_visible {
+                    self.visible.push_str(t);
+                }
+            }
             self.emit_from = to;
         }
     }
@@ -660,9 +684,52 @@ impl Engine {
         };
     }
 
+    /// Skips a run of bytes that cannot start markup (the bulk of prose) in one go,
+    /// leaving `line_start`/`ident_start` exactly as the byte-by-byte loop would.
+    ///
+    /// Only used when not at a line start (where `T`, fences and leading blanks matter), so
+    /// `line_start` stays false. The scan is a table lookup per byte and the ident state is
+    /// recomputed from the run's trailing name bytes only.
+    fn skip_plain(&mut self) {
+        debug_assert!(!self.line_start);
+        let bytes = self.buf.as_bytes();
+        let from = self.pos;
+        let rest = bytes.get(from..).unwrap_or(&[]);
+        let n = rest
+            .iter()
+            .position(|&b| STOP[usize::from(b)])
+            .unwrap_or(rest.len());
+        if n == 0 {
+            return;
+        }
+        let end = from + n;
+        let run = &rest[..n];
+        // Trailing name bytes decide `ident_start`; everything before them reset it.
+        let trailing = run.iter().rev().take_while(|&&b| is_name_byte(b)).count();
+        self.ident_start = if trailing == 0 {
+            None
+        } else {
+            let r = if trailing == n {
+                self.ident_start.unwrap_or(from)
+            } else {
+                end - trailing
+            };
+            // The byte loop restarts a name after 256 bytes: the last restart point.
+            let last = end - 1;
+            Some(r + (last - r) / 257 * 257)
+        };
+        self.pos = end;
+    }
+
     fn step_text(&mut self, is_final: bool) -> Step {
         let len = self.buf.len();
         while self.pos < len {
+            if !self.line_start {
+                self.skip_plain();
+                if self.pos >= len {
+                    break;
+                }
+            }
             let pos = self.pos;
             let b = self.buf.as_bytes()[pos];
             match b {
@@ -1626,6 +1693,80 @@ impl Engine {
                 ));
                 self.enter_text(open + 1);
                 Step::Continue
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The byte-by-byte rule `skip_plain` replaces, for bytes that are not in `STOP`.
+    fn reference(bytes: &[u8], from: usize, mut ident: Option<usize>) -> Option<usize> {
+        for (pos, &b) in bytes.iter().enumerate().skip(from) {
+            if is_name_byte(b) {
+                match ident {
+                    None => ident = Some(pos),
+                    Some(s) if pos - s > 256 => ident = Some(pos),
+                    Some(_) => {}
+                }
+            } else {
+                ident = None;
+            }
+        }
+        ident
+    }
+
+    // covers R-1 (the bulk text skip keeps the exact per-byte identifier state, so a
+    // `name(` call is found the same way whatever the run lengths and chunking)
+    #[test]
+    fn skip_plain_matches_the_byte_loop() {
+        let (ctx, _) = crate::ParseOptions::default().ctx();
+        let ctx = Arc::new(ctx);
+        let alphabet: &[&str] = &["a", "Z", "_", ".", " ", "\t", ",", "é", "-", "9", "!"];
+        let mut seed = 0x9E37_79B9_7F4A_7C15_u64;
+        for case in 0..400 {
+            let mut s = String::new();
+            let len = if case % 7 == 0 { 900 } else { case % 60 };
+            for _ in 0..len {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                // Long name runs often, to cross the 256-byte restart.
+                let pick = if case % 3 == 0 {
+                    (seed % 4) as usize
+                } else {
+                    (seed % 11) as usize
+                };
+                s.push_str(alphabet[pick.min(alphabet.len() - 1)]);
+            }
+            let bytes = s.as_bytes();
+            for from in [0, 1, 5, 300].into_iter().filter(|f| *f <= bytes.len()) {
+                if !s.is_char_boundary(from) {
+                    continue;
+                }
+                let carried = [None, from.checked_sub(1), from.checked_sub(200)];
+                for ident in carried {
+                    // A carried-in identifier is only possible after name bytes.
+                    if let Some(i) = ident
+                        && !bytes[i..from].iter().all(|&b| is_name_byte(b))
+                    {
+                        continue;
+                    }
+                    let mut e = Engine::new_inner(ctx.clone());
+                    e.buf = s.clone();
+                    e.pos = from;
+                    e.line_start = false;
+                    e.ident_start = ident;
+                    e.skip_plain();
+                    assert_eq!(e.pos, bytes.len(), "{s:?}");
+                    assert_eq!(
+                        e.ident_start,
+                        reference(bytes, from, ident),
+                        "{s:?} from {from} ident {ident:?}"
+                    );
+                }
             }
         }
     }
