@@ -240,6 +240,9 @@ fn rejected_call_shape(v: &Value, ctx: &Ctx) -> Option<String> {
 pub(crate) struct Engine {
     ctx: Arc<Ctx>,
     nested: bool,
+    /// Nobody reads `CallStarted`/`ArgumentsDelta` for calls finished whole (one-shot
+    /// `parse` and a fence's sub-engine): skip re-serialising their arguments.
+    pub(crate) quiet: bool,
     buf: String,
     base: usize,
     pos: usize,
@@ -281,6 +284,7 @@ impl Engine {
         Engine {
             ctx,
             nested: false,
+            quiet: false,
             buf: String::new(),
             base: 0,
             pos: 0,
@@ -445,6 +449,10 @@ impl Engine {
                 self.live = other;
                 let index = self.next_index;
                 self.next_index += 1;
+                if self.quiet {
+                    self.events.push(StreamEvent::CallFinished { index, call });
+                    return;
+                }
                 self.events.push(StreamEvent::CallStarted {
                     index,
                     call_id: call.call_id.clone(),
@@ -1137,6 +1145,7 @@ impl Engine {
         let inner = self.buf.get(content..content_end).unwrap_or("").to_owned();
         let mut sub = Engine::new_inner(self.ctx.clone());
         sub.nested = true;
+        sub.quiet = true;
         sub.base = self.abs(content);
         sub.python_tag = self.python_tag;
         sub.seen_visible = self.seen_visible;
