@@ -180,6 +180,14 @@ fn find_stop(s: &[u8]) -> usize {
         .map_or(s.len(), |i| at + i)
 }
 
+/// `memmem::find`, after a `memchr` for the needle's first byte: streamed pushes search
+/// a few new bytes each, where building a searcher costs more than the search.
+fn find_marker(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    let first = *needle.first()?;
+    let at = memchr::memchr(first, hay)?;
+    memmem::find(hay.get(at..)?, needle).map(|i| at + i)
+}
+
 /// Largest char boundary ≤ `i`.
 fn floor_boundary(s: &str, mut i: usize) -> usize {
     i = i.min(s.len());
@@ -1045,7 +1053,7 @@ impl Engine {
             return Step::Continue;
         };
         let bytes = self.buf.as_bytes();
-        let found = memmem::find(&bytes[content..], THINK_CLOSE.as_bytes());
+        let found = find_marker(&bytes[content..], THINK_CLOSE.as_bytes());
         let (upto, close) = match found {
             Some(i) => (content + i, Some(content + i + THINK_CLOSE.len())),
             None if is_final => (self.buf.len(), None),
@@ -1104,7 +1112,7 @@ impl Engine {
         let bytes = self.buf.as_bytes();
         let mut from = search;
         let mut close: Option<(usize, usize)> = None; // (content end, fence end)
-        while let Some(i) = memmem::find(&bytes[from..], b"```") {
+        while let Some(i) = find_marker(&bytes[from..], b"```") {
             let at = from + i;
             let line_begin = bytes[..at]
                 .iter()
@@ -1425,7 +1433,7 @@ impl Engine {
             None => {}
         }
         let (content_end, end, closed) =
-            match memmem::find(&bytes[search..], hermes::CLOSE.as_bytes()) {
+            match find_marker(&bytes[search..], hermes::CLOSE.as_bytes()) {
                 Some(i) => (search + i, search + i + hermes::CLOSE.len(), true),
                 None if is_final => (self.buf.len(), self.buf.len(), false),
                 None => {
