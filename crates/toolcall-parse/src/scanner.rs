@@ -58,7 +58,22 @@ impl Scanner {
 
     /// Scans `region[self.pos..]`; `region` must be the same growing region every call.
     pub(crate) fn advance(&mut self, region: &[u8]) -> Scan {
-        while let Some(&b) = region.get(self.pos) {
+        loop {
+            if self.quote != 0 && !self.escape {
+                // Inside a string only its quote and `\` matter: jump to the next one
+                // (long string arguments are most of a large call's bytes).
+                let rest = region.get(self.pos..).unwrap_or(&[]);
+                match memchr::memchr2(self.quote, b'\\', rest) {
+                    Some(i) => self.pos += i,
+                    None => {
+                        self.pos += rest.len();
+                        return Scan::NeedMore;
+                    }
+                }
+            }
+            let Some(&b) = region.get(self.pos) else {
+                break;
+            };
             self.pos += 1;
             if self.quote != 0 {
                 if self.escape {
@@ -316,6 +331,24 @@ mod tests {
             let first = sc.advance(&s.as_bytes()[..split]);
             assert!(matches!(first, Scan::NeedMore), "split {split}");
             assert_eq!(sc.advance(s.as_bytes()), Scan::Done(s.len()));
+        }
+    }
+
+    // covers R-1 (the in-string skip ends at the same byte for every split of the input)
+    #[test]
+    fn string_skip_agrees_with_every_split() {
+        let text = r#"{"a": "x\\\"}{[\\", 'b': 'it\'s }', "c": "é\u00e9 \\"} tail"#;
+        let whole = scan_all(text);
+        assert_eq!(whole, Scan::Done(text.find(" tail").unwrap()));
+        for cut in 0..=text.len() {
+            let mut sc = Scanner::new(8, false);
+            let first = sc.advance(&text.as_bytes()[..cut]);
+            let r = if matches!(first, Scan::NeedMore) {
+                sc.advance(text.as_bytes())
+            } else {
+                first
+            };
+            assert_eq!(r, whole, "cut at {cut}");
         }
     }
 
