@@ -59,6 +59,22 @@ fn case(name: &str) -> (String, &'static str) {
             "hermes",
         ),
         "json" => (format!("[{calls}]"), "json"),
+        "llama100" => {
+            let one: Vec<String> = (0..100)
+                .map(|i| {
+                    format!(r#"{{"name": "get_weather", "parameters": {{"city": "Paris", "days": {i}}}}}"#)
+                })
+                .collect();
+            (format!("<|python_tag|>{}", one.join(";")), "llama")
+        }
+        "mistral100" => {
+            let one: Vec<String> = (0..100)
+                .map(|i| {
+                    format!(r#"{{"name": "get_weather", "arguments": {{"city": "Paris", "days": {i}}}}}"#)
+                })
+                .collect();
+            (format!("[TOOL_CALLS] [{}]", one.join(", ")), "mistral")
+        }
         _ => panic!("unknown case {name}"),
     }
 }

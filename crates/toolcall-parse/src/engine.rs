@@ -1305,10 +1305,10 @@ impl Engine {
         let span = self.span(start, end);
         let markup = site.markup_start(start);
         match parse_lenient(&region) {
-            Ok((v, repairs)) => {
+            Ok((mut v, repairs)) => {
                 let outcome = match &site {
                     JsonSite::Plain => classify_value(
-                        &v,
+                        &mut v,
                         &self.ctx,
                         &Site::Plain {
                             at_start: !self.seen_visible,
@@ -1316,13 +1316,14 @@ impl Engine {
                         span.clone(),
                     ),
                     JsonSite::PythonTag => {
-                        classify_value(&v, &self.ctx, &Site::PythonTag, span.clone())
+                        classify_value(&mut v, &self.ctx, &Site::PythonTag, span.clone())
                     }
                     JsonSite::Mistral { .. } => {
-                        json::classify(&v, &self.ctx, FormatId::Mistral, true, span.clone())
+                        json::classify(&mut v, &self.ctx, FormatId::Mistral, true, span.clone())
                     }
                     JsonSite::MistralNamed { name, id, .. } => {
-                        let mut d = Draft::new(name.clone(), Some(v.clone()), FormatId::Mistral);
+                        let args = std::mem::take(&mut v);
+                        let mut d = Draft::new(name.clone(), Some(args), FormatId::Mistral);
                         d.id = id.clone();
                         d.span = self.span(markup, end);
                         let mut o = Outcome::default();
@@ -1475,9 +1476,9 @@ impl Engine {
                     let text = inner.get(i..i + n).unwrap_or("");
                     let span = vstart..vstart + n;
                     match parse_lenient(text) {
-                        Ok((v, repairs)) => {
+                        Ok((mut v, repairs)) => {
                             match json::classify(
-                                &v,
+                                &mut v,
                                 &self.ctx,
                                 FormatId::Hermes,
                                 true,
