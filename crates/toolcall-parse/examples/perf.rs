@@ -59,6 +59,13 @@ fn case(name: &str) -> (String, &'static str) {
             "hermes",
         ),
         "json" => (format!("[{calls}]"), "json"),
+        "pythonic_big" => (
+            format!(
+                "[get_weather(city={})]",
+                serde_json::Value::String(prose.replace('\n', " "))
+            ),
+            "pythonic",
+        ),
         "llama100" => {
             let one: Vec<String> = (0..100)
                 .map(|i| {

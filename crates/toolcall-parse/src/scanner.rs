@@ -198,7 +198,20 @@ pub(crate) fn split_top_level(s: &str, sep: u8, max_depth: usize) -> Result<Vec<
     scanner.stack.push(0);
     let mut parts = Vec::new();
     let mut from = 0;
-    for i in 0..bytes.len() {
+    let mut i = 0;
+    while i < bytes.len() {
+        if scanner.quote != 0 && !scanner.escape {
+            // Inside a string no separator counts: jump to its next quote or backslash.
+            match memchr::memchr2(scanner.quote, b'\\', &bytes[i..]) {
+                Some(0) => {}
+                Some(k) => {
+                    i += k;
+                    scanner.pos = i;
+                    continue;
+                }
+                None => break,
+            }
+        }
         let before_literal = scanner.in_literal();
         let before_depth = scanner.depth();
         let b = bytes[i];
@@ -210,6 +223,7 @@ pub(crate) fn split_top_level(s: &str, sep: u8, max_depth: usize) -> Result<Vec<
             parts.push(s.get(from..i).unwrap_or(""));
             from = i + 1;
         }
+        i += 1;
     }
     if scanner.depth() != 1 || scanner.in_literal() {
         return Err("unbalanced brackets or unterminated string".into());
