@@ -138,6 +138,56 @@ fn match_at(bytes: &[u8], pos: usize, marker: &str, ignore_case: bool) -> Marker
     }
 }
 
+/// Bytes at which the text loop must look closer (markup starts, newlines); every other
+/// byte only updates the line/identifier state, which [`Engine::skip_plain`] does in bulk.
+static STOP: [bool; 256] = {
+    let mut t = [false; 256];
+    let stops = [b'\n', b'`', b'<', b'[', b'{', b'('];
+    let mut i = 0;
+    while i < stops.len() {
+        t[stops[i] as usize] = true;
+        i += 1;
+    }
+    t
+};
+
+/// Index of the first `STOP` byte in `s` (or its length). Blocks of 32 bytes are tested
+/// with branch-free compares the compiler vectorises (prose has a stop byte only every
+/// hundred bytes or so); the table finds the exact byte inside a block that has one.
+fn find_stop(s: &[u8]) -> usize {
+    const BLOCK: usize = 32;
+    let mut chunks = s.chunks_exact(BLOCK);
+    let mut at = 0;
+    for c in &mut chunks {
+        let mut hit = 0u8;
+        for &b in c {
+            hit |= u8::from(b == b'\n')
+                | u8::from(b == b'`')
+                | u8::from(b == b'<')
+                | u8::from(b == b'[')
+                | u8::from(b == b'{')
+                | u8::from(b == b'(');
+        }
+        if hit != 0 {
+            break;
+        }
+        at += BLOCK;
+    }
+    s.get(at..)
+        .unwrap_or(&[])
+        .iter()
+        .position(|&b| STOP[usize::from(b)])
+        .map_or(s.len(), |i| at + i)
+}
+
+/// `memmem::find`, after a `memchr` for the needle's first byte: streamed pushes search
+/// a few new bytes each, where building a searcher costs more than the search.
+fn find_marker(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    let first = *needle.first()?;
+    let at = memchr::memchr(first, hay)?;
+    memmem::find(hay.get(at..)?, needle).map(|i| at + i)
+}
+
 /// Largest char boundary ≤ `i`.
 fn floor_boundary(s: &str, mut i: usize) -> usize {
     i = i.min(s.len());
@@ -198,6 +248,9 @@ fn rejected_call_shape(v: &Value, ctx: &Ctx) -> Option<String> {
 pub(crate) struct Engine {
     ctx: Arc<Ctx>,
     nested: bool,
+    /// Nobody reads `CallStarted`/`ArgumentsDelta` for calls finished whole (one-shot
+    /// `parse` and a fence's sub-engine): skip re-serialising their arguments.
+    pub(crate) quiet: bool,
     buf: String,
     base: usize,
     pos: usize,
@@ -239,6 +292,7 @@ impl Engine {
         Engine {
             ctx,
             nested: false,
+            quiet: false,
             buf: String::new(),
             base: 0,
             pos: 0,
@@ -353,8 +407,19 @@ impl Engine {
     /// Emits `buf[emit_from..to]` as visible text.
     fn emit_text(&mut self, to: usize) {
         if to > self.emit_from {
-            let t = self.buf.get(self.emit_from..to).unwrap_or("").to_owned();
-            self.emit_raw_text(&t);
+            // Same as `emit_raw_text`, copying straight from the buffer (no temporary).
+            let keep_visible =
+                self.fallbacks_on() && self.visible.len() < self.ctx.limits.max_input_bytes;
+            let t = self.buf.get(self.emit_from..to).unwrap_or("");
+            if !t.is_empty() {
+                if !self.seen_visible && !t.trim().is_empty() {
+                    self.seen_visible = true;
+                }
+                self.text_acc.push_str(t);
+                if keep_visible {
+                    self.visible.push_str(t);
+                }
+            }
             self.emit_from = to;
         }
     }
@@ -392,6 +457,10 @@ impl Engine {
                 self.live = other;
                 let index = self.next_index;
                 self.next_index += 1;
+                if self.quiet {
+                    self.events.push(StreamEvent::CallFinished { index, call });
+                    return;
+                }
                 self.events.push(StreamEvent::CallStarted {
                     index,
                     call_id: call.call_id.clone(),
@@ -660,9 +729,49 @@ impl Engine {
         };
     }
 
+    /// Skips a run of bytes that cannot start markup (the bulk of prose) in one go,
+    /// leaving `line_start`/`ident_start` exactly as the byte-by-byte loop would.
+    ///
+    /// Only used when not at a line start (where `T`, fences and leading blanks matter), so
+    /// `line_start` stays false. The scan is a table lookup per byte and the ident state is
+    /// recomputed from the run's trailing name bytes only.
+    fn skip_plain(&mut self) {
+        debug_assert!(!self.line_start);
+        let bytes = self.buf.as_bytes();
+        let from = self.pos;
+        let rest = bytes.get(from..).unwrap_or(&[]);
+        let n = find_stop(rest);
+        if n == 0 {
+            return;
+        }
+        let end = from + n;
+        let run = &rest[..n];
+        // Trailing name bytes decide `ident_start`; everything before them reset it.
+        let trailing = run.iter().rev().take_while(|&&b| is_name_byte(b)).count();
+        self.ident_start = if trailing == 0 {
+            None
+        } else {
+            let r = if trailing == n {
+                self.ident_start.unwrap_or(from)
+            } else {
+                end - trailing
+            };
+            // The byte loop restarts a name after 256 bytes: the last restart point.
+            let last = end - 1;
+            Some(r + (last - r) / 257 * 257)
+        };
+        self.pos = end;
+    }
+
     fn step_text(&mut self, is_final: bool) -> Step {
         let len = self.buf.len();
         while self.pos < len {
+            if !self.line_start {
+                self.skip_plain();
+                if self.pos >= len {
+                    break;
+                }
+            }
             let pos = self.pos;
             let b = self.buf.as_bytes()[pos];
             match b {
@@ -944,7 +1053,7 @@ impl Engine {
             return Step::Continue;
         };
         let bytes = self.buf.as_bytes();
-        let found = memmem::find(&bytes[content..], THINK_CLOSE.as_bytes());
+        let found = find_marker(&bytes[content..], THINK_CLOSE.as_bytes());
         let (upto, close) = match found {
             Some(i) => (content + i, Some(content + i + THINK_CLOSE.len())),
             None if is_final => (self.buf.len(), None),
@@ -1003,7 +1112,7 @@ impl Engine {
         let bytes = self.buf.as_bytes();
         let mut from = search;
         let mut close: Option<(usize, usize)> = None; // (content end, fence end)
-        while let Some(i) = memmem::find(&bytes[from..], b"```") {
+        while let Some(i) = find_marker(&bytes[from..], b"```") {
             let at = from + i;
             let line_begin = bytes[..at]
                 .iter()
@@ -1044,6 +1153,7 @@ impl Engine {
         let inner = self.buf.get(content..content_end).unwrap_or("").to_owned();
         let mut sub = Engine::new_inner(self.ctx.clone());
         sub.nested = true;
+        sub.quiet = true;
         sub.base = self.abs(content);
         sub.python_tag = self.python_tag;
         sub.seen_visible = self.seen_visible;
@@ -1195,10 +1305,10 @@ impl Engine {
         let span = self.span(start, end);
         let markup = site.markup_start(start);
         match parse_lenient(&region) {
-            Ok((v, repairs)) => {
+            Ok((mut v, repairs)) => {
                 let outcome = match &site {
                     JsonSite::Plain => classify_value(
-                        &v,
+                        &mut v,
                         &self.ctx,
                         &Site::Plain {
                             at_start: !self.seen_visible,
@@ -1206,13 +1316,14 @@ impl Engine {
                         span.clone(),
                     ),
                     JsonSite::PythonTag => {
-                        classify_value(&v, &self.ctx, &Site::PythonTag, span.clone())
+                        classify_value(&mut v, &self.ctx, &Site::PythonTag, span.clone())
                     }
                     JsonSite::Mistral { .. } => {
-                        json::classify(&v, &self.ctx, FormatId::Mistral, true, span.clone())
+                        json::classify(&mut v, &self.ctx, FormatId::Mistral, true, span.clone())
                     }
                     JsonSite::MistralNamed { name, id, .. } => {
-                        let mut d = Draft::new(name.clone(), Some(v.clone()), FormatId::Mistral);
+                        let args = std::mem::take(&mut v);
+                        let mut d = Draft::new(name.clone(), Some(args), FormatId::Mistral);
                         d.id = id.clone();
                         d.span = self.span(markup, end);
                         let mut o = Outcome::default();
@@ -1323,7 +1434,7 @@ impl Engine {
             None => {}
         }
         let (content_end, end, closed) =
-            match memmem::find(&bytes[search..], hermes::CLOSE.as_bytes()) {
+            match find_marker(&bytes[search..], hermes::CLOSE.as_bytes()) {
                 Some(i) => (search + i, search + i + hermes::CLOSE.len(), true),
                 None if is_final => (self.buf.len(), self.buf.len(), false),
                 None => {
@@ -1365,9 +1476,9 @@ impl Engine {
                     let text = inner.get(i..i + n).unwrap_or("");
                     let span = vstart..vstart + n;
                     match parse_lenient(text) {
-                        Ok((v, repairs)) => {
+                        Ok((mut v, repairs)) => {
                             match json::classify(
-                                &v,
+                                &mut v,
                                 &self.ctx,
                                 FormatId::Hermes,
                                 true,
@@ -1626,6 +1737,80 @@ impl Engine {
                 ));
                 self.enter_text(open + 1);
                 Step::Continue
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The byte-by-byte rule `skip_plain` replaces, for bytes that are not in `STOP`.
+    fn reference(bytes: &[u8], from: usize, mut ident: Option<usize>) -> Option<usize> {
+        for (pos, &b) in bytes.iter().enumerate().skip(from) {
+            if is_name_byte(b) {
+                match ident {
+                    None => ident = Some(pos),
+                    Some(s) if pos - s > 256 => ident = Some(pos),
+                    Some(_) => {}
+                }
+            } else {
+                ident = None;
+            }
+        }
+        ident
+    }
+
+    // covers R-1 (the bulk text skip keeps the exact per-byte identifier state, so a
+    // `name(` call is found the same way whatever the run lengths and chunking)
+    #[test]
+    fn skip_plain_matches_the_byte_loop() {
+        let (ctx, _) = crate::ParseOptions::default().ctx();
+        let ctx = Arc::new(ctx);
+        let alphabet: &[&str] = &["a", "Z", "_", ".", " ", "\t", ",", "é", "-", "9", "!"];
+        let mut seed = 0x9E37_79B9_7F4A_7C15_u64;
+        for case in 0..400 {
+            let mut s = String::new();
+            let len = if case % 7 == 0 { 900 } else { case % 60 };
+            for _ in 0..len {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                // Long name runs often, to cross the 256-byte restart.
+                let pick = if case % 3 == 0 {
+                    (seed % 4) as usize
+                } else {
+                    (seed % 11) as usize
+                };
+                s.push_str(alphabet[pick.min(alphabet.len() - 1)]);
+            }
+            let bytes = s.as_bytes();
+            for from in [0, 1, 5, 300].into_iter().filter(|f| *f <= bytes.len()) {
+                if !s.is_char_boundary(from) {
+                    continue;
+                }
+                let carried = [None, from.checked_sub(1), from.checked_sub(200)];
+                for ident in carried {
+                    // A carried-in identifier is only possible after name bytes.
+                    if let Some(i) = ident
+                        && !bytes[i..from].iter().all(|&b| is_name_byte(b))
+                    {
+                        continue;
+                    }
+                    let mut e = Engine::new_inner(ctx.clone());
+                    e.buf = s.clone();
+                    e.pos = from;
+                    e.line_start = false;
+                    e.ident_start = ident;
+                    e.skip_plain();
+                    assert_eq!(e.pos, bytes.len(), "{s:?}");
+                    assert_eq!(
+                        e.ident_start,
+                        reference(bytes, from, ident),
+                        "{s:?} from {from} ident {ident:?}"
+                    );
+                }
             }
         }
     }

@@ -146,6 +146,8 @@ fn collect(events: Vec<StreamEvent>, into: &mut Parsed) {
 /// Parses one whole reply: the same as one `push` and a `finish`.
 pub fn parse(text: &str, options: &ParseOptions) -> Parsed {
     let mut p = StreamParser::new(options.clone());
+    // `collect` keeps only text, finished calls and diagnostics.
+    p.engine.quiet = true;
     let mut parsed = Parsed::default();
     let mut events = p.push(text);
     events.extend(p.engine.finish());
@@ -177,6 +179,9 @@ impl StreamParser {
     }
 
     pub fn push(&mut self, delta: &str) -> Vec<StreamEvent> {
+        if self.pending.is_empty() {
+            return self.engine.push(delta);
+        }
         let mut out: Vec<StreamEvent> = self
             .pending
             .drain(..)
@@ -187,6 +192,9 @@ impl StreamParser {
     }
 
     pub fn finish(mut self) -> Vec<StreamEvent> {
+        if self.pending.is_empty() {
+            return self.engine.finish();
+        }
         let mut out: Vec<StreamEvent> = self
             .pending
             .drain(..)

@@ -58,7 +58,22 @@ impl Scanner {
 
     /// Scans `region[self.pos..]`; `region` must be the same growing region every call.
     pub(crate) fn advance(&mut self, region: &[u8]) -> Scan {
-        while let Some(&b) = region.get(self.pos) {
+        loop {
+            if self.quote != 0 && !self.escape {
+                // Inside a string only its quote and `\` matter: jump to the next one
+                // (long string arguments are most of a large call's bytes).
+                let rest = region.get(self.pos..).unwrap_or(&[]);
+                match memchr::memchr2(self.quote, b'\\', rest) {
+                    Some(i) => self.pos += i,
+                    None => {
+                        self.pos += rest.len();
+                        return Scan::NeedMore;
+                    }
+                }
+            }
+            let Some(&b) = region.get(self.pos) else {
+                break;
+            };
             self.pos += 1;
             if self.quote != 0 {
                 if self.escape {
@@ -183,7 +198,20 @@ pub(crate) fn split_top_level(s: &str, sep: u8, max_depth: usize) -> Result<Vec<
     scanner.stack.push(0);
     let mut parts = Vec::new();
     let mut from = 0;
-    for i in 0..bytes.len() {
+    let mut i = 0;
+    while i < bytes.len() {
+        if scanner.quote != 0 && !scanner.escape {
+            // Inside a string no separator counts: jump to its next quote or backslash.
+            match memchr::memchr2(scanner.quote, b'\\', &bytes[i..]) {
+                Some(0) => {}
+                Some(k) => {
+                    i += k;
+                    scanner.pos = i;
+                    continue;
+                }
+                None => break,
+            }
+        }
         let before_literal = scanner.in_literal();
         let before_depth = scanner.depth();
         let b = bytes[i];
@@ -195,6 +223,7 @@ pub(crate) fn split_top_level(s: &str, sep: u8, max_depth: usize) -> Result<Vec<
             parts.push(s.get(from..i).unwrap_or(""));
             from = i + 1;
         }
+        i += 1;
     }
     if scanner.depth() != 1 || scanner.in_literal() {
         return Err("unbalanced brackets or unterminated string".into());
@@ -316,6 +345,24 @@ mod tests {
             let first = sc.advance(&s.as_bytes()[..split]);
             assert!(matches!(first, Scan::NeedMore), "split {split}");
             assert_eq!(sc.advance(s.as_bytes()), Scan::Done(s.len()));
+        }
+    }
+
+    // covers R-1 (the in-string skip ends at the same byte for every split of the input)
+    #[test]
+    fn string_skip_agrees_with_every_split() {
+        let text = r#"{"a": "x\\\"}{[\\", 'b': 'it\'s }', "c": "é\u00e9 \\"} tail"#;
+        let whole = scan_all(text);
+        assert_eq!(whole, Scan::Done(text.find(" tail").unwrap()));
+        for cut in 0..=text.len() {
+            let mut sc = Scanner::new(8, false);
+            let first = sc.advance(&text.as_bytes()[..cut]);
+            let r = if matches!(first, Scan::NeedMore) {
+                sc.advance(text.as_bytes())
+            } else {
+                first
+            };
+            assert_eq!(r, whole, "cut at {cut}");
         }
     }
 

@@ -14,7 +14,13 @@ use crate::builder::{Ctx, Draft, Outcome};
 
 const CALL_KEYS: &[&str] = &["name", "arguments", "parameters", "id", "call_id", "type"];
 
-fn draft(m: &Map<String, Value>, format: FormatId, need_args: bool) -> Option<Draft> {
+/// The draft for one call object, without its arguments, and the key holding them: the
+/// caller moves them out once every object of the value is accepted (no clone).
+fn draft(
+    m: &Map<String, Value>,
+    format: FormatId,
+    need_args: bool,
+) -> Option<(Draft, Option<&'static str>)> {
     if !keys_within(m, CALL_KEYS) {
         return None;
     }
@@ -24,40 +30,41 @@ fn draft(m: &Map<String, Value>, format: FormatId, need_args: bool) -> Option<Dr
         return None;
     }
     let name = m.get("name")?.as_str()?;
-    let args = match (m.get("arguments"), m.get("parameters")) {
+    let (key, args) = match (m.get("arguments"), m.get("parameters")) {
         (Some(a), None) => {
             if format == FormatId::Llama && need_args {
                 return None;
             }
-            Some(a.clone())
+            (Some("arguments"), Some(a))
         }
-        (None, Some(p)) => Some(p.clone()),
-        (None, None) if !need_args => None,
+        (None, Some(p)) => (Some("parameters"), Some(p)),
+        (None, None) if !need_args => (None, None),
         _ => return None,
     };
-    if let Some(a) = &args
+    if let Some(a) = args
         && !(a.is_object() || a.is_string() || a.is_null())
     {
         return None;
     }
-    let mut d = Draft::new(name, args, format);
+    let mut d = Draft::new(name, None, format);
     d.id = m
         .get("id")
         .or_else(|| m.get("call_id"))
         .and_then(Value::as_str)
         .map(str::to_owned);
-    Some(d)
+    Some((d, key))
 }
 
 /// `lenient`: inside explicit markup (any name, arguments optional, flagged if unknown).
+/// On a match the arguments are moved out of `v`; on `None`, `v` is untouched.
 pub(crate) fn classify(
-    v: &Value,
+    v: &mut Value,
     ctx: &Ctx,
     format: FormatId,
     lenient: bool,
     span: Range<usize>,
 ) -> Option<Outcome> {
-    let items: Vec<&Map<String, Value>> = match v {
+    let items: Vec<&Map<String, Value>> = match &*v {
         Value::Object(m) => vec![m],
         Value::Array(a) if !a.is_empty() => {
             a.iter().map(Value::as_object).collect::<Option<_>>()?
@@ -65,8 +72,9 @@ pub(crate) fn classify(
         _ => return None,
     };
     let mut out = Outcome::default();
+    let mut keys = Vec::with_capacity(items.len());
     for m in items {
-        let mut d = draft(m, format, !lenient)?;
+        let (mut d, key) = draft(m, format, !lenient)?;
         if lenient {
             out.diagnostics
                 .extend(ctx.unknown_name_warning(&d.name, span.clone()));
@@ -75,6 +83,15 @@ pub(crate) fn classify(
         }
         d.span = span.clone();
         out.drafts.push(d);
+        keys.push(key);
+    }
+    let maps: Vec<&mut Map<String, Value>> = match v {
+        Value::Object(m) => vec![m],
+        Value::Array(a) => a.iter_mut().filter_map(Value::as_object_mut).collect(),
+        _ => Vec::new(),
+    };
+    for ((d, key), m) in out.drafts.iter_mut().zip(keys).zip(maps) {
+        d.args = key.and_then(|k| m.get_mut(k)).map(Value::take);
     }
     Some(out)
 }

@@ -198,7 +198,7 @@ pub(crate) enum Site {
 
 /// Offers a decoded JSON value to the JSON-shaped formats in priority order.
 pub(crate) fn classify_value(
-    v: &Value,
+    v: &mut Value,
     ctx: &Ctx,
     site: &Site,
     span: Range<usize>,

@@ -12,7 +12,8 @@ use super::keys_within;
 use crate::FormatId;
 use crate::builder::{Ctx, Draft, Outcome};
 
-pub(crate) fn classify(v: &Value, ctx: &Ctx, span: Range<usize>) -> Option<Outcome> {
+/// On a match the arguments are moved out of `v`; on `None`, `v` is untouched.
+pub(crate) fn classify(v: &mut Value, ctx: &Ctx, span: Range<usize>) -> Option<Outcome> {
     let m = v.as_object()?;
     if !keys_within(m, &["tools"]) {
         return None;
@@ -22,14 +23,21 @@ pub(crate) fn classify(v: &Value, ctx: &Ctx, span: Range<usize>) -> Option<Outco
         return None;
     }
     let mut out = Outcome::default();
+    let mut keys = Vec::with_capacity(entries.len());
     for e in entries {
         let e = e.as_object()?;
         if !keys_within(e, &["name", "arguments", "parameters", "id", "call_id"]) {
             return None;
         }
         let name = e.get("name")?.as_str()?;
-        let args = e.get("arguments").or_else(|| e.get("parameters")).cloned();
-        let mut d = Draft::new(name, args, FormatId::ToolsEnvelope);
+        let key = if e.contains_key("arguments") {
+            Some("arguments")
+        } else if e.contains_key("parameters") {
+            Some("parameters")
+        } else {
+            None
+        };
+        let mut d = Draft::new(name, None, FormatId::ToolsEnvelope);
         d.id = e
             .get("id")
             .or_else(|| e.get("call_id"))
@@ -39,6 +47,15 @@ pub(crate) fn classify(v: &Value, ctx: &Ctx, span: Range<usize>) -> Option<Outco
         out.diagnostics
             .extend(ctx.unknown_name_warning(name, span.clone()));
         out.drafts.push(d);
+        keys.push(key);
+    }
+    let entries: Vec<&mut serde_json::Map<String, Value>> = v
+        .get_mut("tools")
+        .and_then(Value::as_array_mut)
+        .map(|a| a.iter_mut().filter_map(Value::as_object_mut).collect())
+        .unwrap_or_default();
+    for ((d, key), e) in out.drafts.iter_mut().zip(keys).zip(entries) {
+        d.args = key.and_then(|k| e.get_mut(k)).map(Value::take);
     }
     Some(out)
 }
