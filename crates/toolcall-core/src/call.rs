@@ -17,15 +17,15 @@ pub struct CallId(pub String);
 impl CallId {
     /// A fresh, unique id: `call_` followed by 24 random ASCII alphanumerics.
     pub fn generate() -> Self {
+        const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
         let mut rng = rand::rng();
-        let suffix: String = (0..24)
-            .map(|_| {
-                const ALPHABET: &[u8] =
-                    b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
-                ALPHABET[rng.random_range(0..ALPHABET.len())] as char
-            })
-            .collect();
-        CallId(format!("call_{suffix}"))
+        // One allocation: ids are made for every call of every reply.
+        let mut id = String::with_capacity(29);
+        id.push_str("call_");
+        for _ in 0..24 {
+            id.push(ALPHABET[rng.random_range(0..ALPHABET.len())] as char);
+        }
+        CallId(id)
     }
 
     pub fn as_str(&self) -> &str {
