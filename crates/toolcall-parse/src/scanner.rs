@@ -232,21 +232,28 @@ pub(crate) fn split_top_level(s: &str, sep: u8, max_depth: usize) -> Result<Vec<
     Ok(parts)
 }
 
-/// Whether a region starting with `{` (at `bytes[0]`) can be an object: the first thing
-/// inside must be a key, `}` or a comment. `None` means more bytes are needed.
-pub(crate) fn object_start_plausible(bytes: &[u8], is_final: bool) -> Option<bool> {
+/// The first non-whitespace byte after the opening bracket at `bytes[0]`, with its index;
+/// `Err` carries the verdict when there is none (too much whitespace, or not yet seen).
+fn first_inside(bytes: &[u8], is_final: bool) -> Result<(usize, u8), Option<bool>> {
     let mut i = 1;
     while let Some(b) = bytes.get(i) {
         if !b.is_ascii_whitespace() {
-            break;
+            return Ok((i, *b));
         }
         i += 1;
         if i > 512 {
-            return Some(false);
+            return Err(Some(false));
         }
     }
-    let Some(&b) = bytes.get(i) else {
-        return if is_final { Some(false) } else { None };
+    Err(if is_final { Some(false) } else { None })
+}
+
+/// Whether a region starting with `{` (at `bytes[0]`) can be an object: the first thing
+/// inside must be a key, `}` or a comment. `None` means more bytes are needed.
+pub(crate) fn object_start_plausible(bytes: &[u8], is_final: bool) -> Option<bool> {
+    let (i, b) = match first_inside(bytes, is_final) {
+        Ok(found) => found,
+        Err(verdict) => return verdict,
     };
     match b {
         b'"' | b'\'' | b'}' | b'/' => Some(true),
@@ -283,18 +290,9 @@ pub(crate) fn object_start_plausible(bytes: &[u8], is_final: bool) -> Option<boo
 
 /// Whether a region starting with `[` can be a list of calls: JSON values or `f(` calls.
 pub(crate) fn array_start_plausible(bytes: &[u8], is_final: bool) -> Option<bool> {
-    let mut i = 1;
-    while let Some(b) = bytes.get(i) {
-        if !b.is_ascii_whitespace() {
-            break;
-        }
-        i += 1;
-        if i > 512 {
-            return Some(false);
-        }
-    }
-    let Some(&b) = bytes.get(i) else {
-        return if is_final { Some(false) } else { None };
+    let (i, b) = match first_inside(bytes, is_final) {
+        Ok(found) => found,
+        Err(verdict) => return verdict,
     };
     match b {
         b'{' | b'[' | b'"' | b'\'' => Some(true),
