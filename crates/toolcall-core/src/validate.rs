@@ -271,11 +271,12 @@ fn normalise_arguments(args: &Value, repairs: &mut Vec<Repair>) -> Result<Value,
             }
             _ => Err("a string"),
         },
-        other => Err(type_name(other)),
+        other => Err(json_kind(other)),
     }
 }
 
-fn type_name(v: &Value) -> &'static str {
+/// "a string", "an object", …: a JSON value's type as error messages name it.
+pub fn json_kind(v: &Value) -> &'static str {
     match v {
         Value::Null => "null",
         Value::Bool(_) => "a boolean",

@@ -154,7 +154,7 @@ pub(crate) fn build(d: Draft) -> Result<ToolCall, String> {
             return Err(format!(
                 "arguments of {:?} must be an object, found {}",
                 d.name,
-                kind_of(&other)
+                toolcall_core::json_kind(&other)
             ));
         }
     };
@@ -174,17 +174,6 @@ pub(crate) fn build(d: Draft) -> Result<ToolCall, String> {
             repairs,
         },
     })
-}
-
-pub(crate) fn kind_of(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
 }
 
 #[cfg(test)]
