@@ -923,28 +923,17 @@ impl Engine {
                         }
                     }
                     if self.array_formats() {
-                        match array_start_plausible(&self.buf.as_bytes()[pos..], is_final) {
-                            None => return Step::Wait,
-                            Some(true) => {
-                                self.emit_text(pos);
-                                let site = self.plain_site();
-                                self.start_json(pos, site);
-                                return Step::Continue;
-                            }
-                            Some(false) => {}
+                        let plausible =
+                            array_start_plausible(&self.buf.as_bytes()[pos..], is_final);
+                        if let Some(step) = self.open_plain_json(pos, plausible) {
+                            return step;
                         }
                     }
                 }
                 b'{' if self.object_formats() => {
-                    match object_start_plausible(&self.buf.as_bytes()[pos..], is_final) {
-                        None => return Step::Wait,
-                        Some(true) => {
-                            self.emit_text(pos);
-                            let site = self.plain_site();
-                            self.start_json(pos, site);
-                            return Step::Continue;
-                        }
-                        Some(false) => {}
+                    let plausible = object_start_plausible(&self.buf.as_bytes()[pos..], is_final);
+                    if let Some(step) = self.open_plain_json(pos, plausible) {
+                        return step;
                     }
                 }
                 b'(' => {
@@ -1021,6 +1010,21 @@ impl Engine {
             self.pos += 1;
         }
         Step::Continue
+    }
+
+    /// Acts on a plausibility verdict for a bare `{`/`[` at `pos`: wait for more bytes, start
+    /// a JSON region there, or (`None`) carry on with the text.
+    fn open_plain_json(&mut self, pos: usize, plausible: Option<bool>) -> Option<Step> {
+        match plausible {
+            None => Some(Step::Wait),
+            Some(true) => {
+                self.emit_text(pos);
+                let site = self.plain_site();
+                self.start_json(pos, site);
+                Some(Step::Continue)
+            }
+            Some(false) => None,
+        }
     }
 
     fn plain_site(&mut self) -> JsonSite {
