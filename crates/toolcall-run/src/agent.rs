@@ -19,9 +19,7 @@ use toolcall_core::{
 use toolcall_parse::{FormatSelection, ParseOptions};
 
 use crate::archive::{Archive, ArchiveError, Delivery};
-use crate::client::{
-    ClientError, Message, ModelClient, ModelReply, ModelRequest, RequestOptions,
-};
+use crate::client::{ClientError, Message, ModelClient, ModelReply, ModelRequest, RequestOptions};
 use crate::executor::{Executor, SessionContext, Timed};
 
 /// Rounds per turn unless configured (seed 003: 5).

@@ -464,7 +464,11 @@ async fn responses_api_streaming_takes_the_completed_output() {
 async fn request_options_reach_the_server_and_tool_options_only_with_tools() {
     let (url, script) = serve(
         vec![
-            chat(calls_message(vec![tool_call("c1", "echo", r#"{"text":"a"}"#)])),
+            chat(calls_message(vec![tool_call(
+                "c1",
+                "echo",
+                r#"{"text":"a"}"#,
+            )])),
             chat(text_message("final")),
         ],
         false,
@@ -507,7 +511,10 @@ async fn request_options_reach_the_server_and_tool_options_only_with_tools() {
         .iter()
         .map(|t| t["function"]["name"].as_str().unwrap())
         .collect();
-    assert!(offered.contains(&chosen), "tool_choice names an offered alias");
+    assert!(
+        offered.contains(&chosen),
+        "tool_choice names an offered alias"
+    );
     let last = &reqs[1];
     assert!(last.get("tools").is_none());
     assert!(last.get("tool_choice").is_none() && last.get("parallel_tool_calls").is_none());

@@ -146,7 +146,10 @@ mod tests {
         assert_eq!(chat["top_p"], 0.9);
         assert_eq!(chat["parallel_tool_calls"], false);
         let alias = chat["tool_choice"]["function"]["name"].as_str().unwrap();
-        assert_ne!(alias, "a.b::c", "the provider gets the alias, not the registry id");
+        assert_ne!(
+            alias, "a.b::c",
+            "the provider gets the alias, not the registry id"
+        );
         let responses = applied(&options, Flavour::Responses, true);
         assert_eq!(responses["max_output_tokens"], 64);
         assert!(responses.get("max_tokens").is_none());
