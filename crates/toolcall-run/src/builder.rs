@@ -108,9 +108,9 @@ impl OpenAi {
         let key = match &self.api_key {
             None => None,
             Some(ApiKey::Value(k)) => Some(k.clone()),
-            Some(ApiKey::Env(var)) => Some(
-                std::env::var(var).map_err(|_| ClientError::MissingApiKey(var.clone()))?,
-            ),
+            Some(ApiKey::Env(var)) => {
+                Some(std::env::var(var).map_err(|_| ClientError::MissingApiKey(var.clone()))?)
+            }
         };
         Ok(match self.api {
             Api::Chat => {
@@ -314,10 +314,7 @@ mod tests {
 
     #[test]
     fn building_without_a_model_says_so() {
-        assert!(matches!(
-            Agent::builder().build(),
-            Err(BuildError::NoModel)
-        ));
+        assert!(matches!(Agent::builder().build(), Err(BuildError::NoModel)));
     }
 
     #[test]

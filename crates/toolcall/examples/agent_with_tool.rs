@@ -82,7 +82,10 @@ mod tests {
         let round = &report.rounds[0];
         assert_eq!(round.calls[0].name, "get_weather");
         let result = round.results[0].to_json();
-        assert_eq!(result["data"], json!({"city": "Paris", "celsius": 21, "sky": "clear"}));
+        assert_eq!(
+            result["data"],
+            json!({"city": "Paris", "celsius": 21, "sky": "clear"})
+        );
         let answer = report.final_text.unwrap();
         assert!(answer.contains("\"celsius\":21"), "{answer}");
 

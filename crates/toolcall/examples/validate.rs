@@ -37,7 +37,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             Ok(()) => println!(
                 "{arguments} -> ok {} repairs: {:?}",
                 call.arguments,
-                call.origin.repairs.iter().map(|r| &r.kind).collect::<Vec<_>>()
+                call.origin
+                    .repairs
+                    .iter()
+                    .map(|r| &r.kind)
+                    .collect::<Vec<_>>()
             ),
             Err(error) => println!(
                 "{arguments} -> {}: {} {}",

@@ -155,10 +155,10 @@ pub use toolcall_core::{
 };
 pub use toolcall_parse::{FormatSelection, ParseError, ParseOptions, StreamParser, parse};
 pub use toolcall_run::{
-    Agent, AgentBuilder, AgentConfig, AgentError, ApproveAll, ApproveWith, Approver,
-    BuildError, ChatCompletionsClient, ClientError, Executor, Message, Mode, ModelClient,
-    ModelReply, ModelRequest, OpenAi, ReplayClient, RequestOptions, ResponsesClient,
-    RoundReport, ToolChoice, TurnReport,
+    Agent, AgentBuilder, AgentConfig, AgentError, ApproveAll, ApproveWith, Approver, BuildError,
+    ChatCompletionsClient, ClientError, Executor, Message, Mode, ModelClient, ModelReply,
+    ModelRequest, OpenAi, ReplayClient, RequestOptions, ResponsesClient, RoundReport, ToolChoice,
+    TurnReport,
 };
 
 pub use toolcall_core;

@@ -141,7 +141,9 @@ where
         })?;
         let output = (self.function)(typed).await?;
         let data = serde_json::to_value(output).map_err(|e| {
-            ToolError::failed(format!("the tool's output is not serialisable as JSON: {e}"))
+            ToolError::failed(format!(
+                "the tool's output is not serialisable as JSON: {e}"
+            ))
         })?;
         Ok(data.into())
     }
