@@ -4,6 +4,8 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod approve;
+mod display;
 mod parse_cmd;
 mod run_cmd;
 mod sessions_cmd;
