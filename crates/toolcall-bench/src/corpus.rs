@@ -565,6 +565,21 @@ pub fn case_by_name(name: &str) -> Option<Case> {
     })
 }
 
+/// Adversarial inputs (issue #9): a unit that opens a region which never closes, repeated.
+/// A parser that rescans an unfinished region from the next byte is quadratic on them; a
+/// linear one grows 4× per 4× of input. `(label, unit)`.
+pub const ADVERSARIAL: [(&str, &str); 4] = [
+    ("unclosed objects `{'b':'`", "{'b':'"),
+    ("unclosed `<tool_call>{\"name\":`", "<tool_call>{\"name\":"),
+    ("open brackets `[`", "["),
+    ("unclosed fences", "```json\n{\"a\": "),
+];
+
+/// `unit` repeated to at least `bytes` bytes.
+pub fn adversarial(unit: &str, bytes: usize) -> String {
+    unit.repeat(bytes / unit.len().max(1) + 1)
+}
+
 /// Splits `text` into pushes of about `n` bytes, never inside a UTF-8 character.
 pub fn chunks(text: &str, n: usize) -> Vec<&str> {
     let mut out = Vec::with_capacity(text.len() / n.max(1) + 1);

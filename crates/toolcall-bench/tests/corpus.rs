@@ -47,3 +47,23 @@ fn byte_by_byte_streaming_matches_one_shot_on_small_cases() {
         );
     }
 }
+
+// The adversarial inputs hold no call: one-shot and streamed agree on zero (their timing is
+// the bench's business; a small size keeps this quick in debug builds).
+#[test]
+fn adversarial_inputs_hold_no_call() {
+    let opts = toolcall_parse::ParseOptions {
+        tools: Some(corpus::registry()),
+        ..toolcall_parse::ParseOptions::default()
+    };
+    for (label, unit) in corpus::ADVERSARIAL {
+        let text = corpus::adversarial(unit, 2048);
+        assert!(text.len() >= 2048, "{label}");
+        assert_eq!(ours::one_shot(&text, &opts), 0, "{label}");
+        assert_eq!(
+            ours::stream(&corpus::chunks(&text, 64), &opts),
+            0,
+            "{label}"
+        );
+    }
+}
