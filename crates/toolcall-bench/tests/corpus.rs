@@ -67,3 +67,21 @@ fn adversarial_inputs_hold_no_call() {
         );
     }
 }
+
+// Every family renders its calls (whether or not its reader is registered yet), and joins
+// the measured corpus exactly when it is registered.
+#[test]
+fn every_family_renders_and_joins_once_registered() {
+    for f in corpus::FAMILIES {
+        for shape in [Shape::Small, Shape::Many] {
+            let c = corpus::case(f, shape);
+            assert!(c.text.contains("get_weather"), "{}: {}", c.name, c.text);
+            assert_eq!(
+                c.expected_calls,
+                if shape == Shape::Small { 3 } else { 100 }
+            );
+        }
+        let registered = toolcall_parse::FormatId::from_name(f).is_some();
+        assert_eq!(corpus::formats().contains(&f), registered, "{f}");
+    }
+}
