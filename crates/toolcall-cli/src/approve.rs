@@ -43,4 +43,3 @@ impl Approver for TtyApprover {
         .unwrap_or(false)
     }
 }
-

@@ -12,8 +12,8 @@ use toolcall_packs::PackConfig;
 use toolcall_packs::toolset::ToolsetSpec;
 use toolcall_run::client::images::find_images;
 use toolcall_run::{
-    Agent, AgentConfig, Archive, ChatCompletionsClient, Executor, Mode, ModelClient,
-    ReplayClient, ResponsesClient, SessionFile, TurnReport,
+    Agent, AgentConfig, Archive, ChatCompletionsClient, Executor, Mode, ModelClient, ReplayClient,
+    ResponsesClient, SessionFile, TurnReport,
 };
 
 use crate::approve::approver;

@@ -175,9 +175,7 @@ async fn check(
     let mut code = ExitCode::SUCCESS;
     if let Some(yes) = run {
         let executor = Executor::new(Arc::new(registry)).with_approver(approver(yes));
-        let timed = executor
-            .execute_one(call, &SessionContext::default())
-            .await;
+        let timed = executor.execute_one(call, &SessionContext::default()).await;
         if !timed.result.is_ok() {
             code = ExitCode::FAILURE;
         }

@@ -348,7 +348,15 @@ fn every_pack_lists_without_options() {
 #[test]
 fn check_run_asks_for_approval_like_run() {
     let tools = fixture("approval.json");
-    let args = ["tools", "check", "wipe", r#"{"what": "x"}"#, "--run", "--tools", &tools];
+    let args = [
+        "tools",
+        "check",
+        "wipe",
+        r#"{"what": "x"}"#,
+        "--run",
+        "--tools",
+        &tools,
+    ];
     let o = toolcall(&args);
     assert!(!o.status.success());
     let v: Value = serde_json::from_str(&stdout(&o)).unwrap();

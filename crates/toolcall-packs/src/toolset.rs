@@ -194,7 +194,9 @@ mod tests {
     #[test]
     fn every_pack_loads_with_no_options() {
         for name in crate::pack_names() {
-            let toolset = spec_with(&[name]).load().unwrap_or_else(|e| panic!("{name}: {e}"));
+            let toolset = spec_with(&[name])
+                .load()
+                .unwrap_or_else(|e| panic!("{name}: {e}"));
             assert!(!toolset.registry.is_empty(), "{name} lists no tools");
         }
     }

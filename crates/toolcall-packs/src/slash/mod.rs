@@ -430,7 +430,9 @@ impl SlashSetup {
         let path = |key: &str| match config.options.get(key) {
             None => Ok(None),
             Some(Value::String(p)) => Ok(Some(config.base_dir.join(p))),
-            Some(other) => Err(cfg(format!("option {key:?} must be a file path, got {other}"))),
+            Some(other) => Err(cfg(format!(
+                "option {key:?} must be a file path, got {other}"
+            ))),
         };
         let tools = match path("tools")? {
             Some(p) => read_json(&p).map_err(cfg)?,
