@@ -76,26 +76,49 @@ async fn transient_statuses_are_retried_until_an_answer() {
 #[tokio::test]
 async fn retries_are_bounded_and_other_statuses_are_not_retried() {
     let (url, script) = serve(vec![status(503, None)], true).await;
-    let err = client(&url, 2).complete(&Default::default()).await.unwrap_err();
-    assert!(matches!(err, ClientError::Status { status: 503, .. }), "{err}");
+    let err = client(&url, 2)
+        .complete(&Default::default())
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, ClientError::Status { status: 503, .. }),
+        "{err}"
+    );
     assert_eq!(script.requests().len(), 3);
 
     let (url, script) = serve(vec![status(500, None), chat(text_message("x"))], false).await;
-    let err = client(&url, 3).complete(&Default::default()).await.unwrap_err();
-    assert!(matches!(err, ClientError::Status { status: 500, .. }), "{err}");
+    let err = client(&url, 3)
+        .complete(&Default::default())
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, ClientError::Status { status: 500, .. }),
+        "{err}"
+    );
     assert_eq!(script.requests().len(), 1);
 }
 
 #[tokio::test]
 async fn retry_after_is_honoured_and_a_long_one_is_not_waited_for() {
-    let (url, script) = serve(vec![status(429, Some("1")), chat(text_message("ok"))], false).await;
+    let (url, script) = serve(
+        vec![status(429, Some("1")), chat(text_message("ok"))],
+        false,
+    )
+    .await;
     let reply = client(&url, 1).complete(&Default::default()).await.unwrap();
     assert_eq!(reply.text.as_deref(), Some("ok"));
     assert_eq!(script.requests().len(), 2);
 
     // Asked to come back in an hour: the error is returned now, with the wait it asked for.
-    let (url, script) = serve(vec![status(429, Some("3600")), chat(text_message("ok"))], false).await;
-    let err = client(&url, 3).complete(&Default::default()).await.unwrap_err();
+    let (url, script) = serve(
+        vec![status(429, Some("3600")), chat(text_message("ok"))],
+        false,
+    )
+    .await;
+    let err = client(&url, 3)
+        .complete(&Default::default())
+        .await
+        .unwrap_err();
     match err {
         ClientError::Status {
             status: 429,
@@ -231,7 +254,10 @@ async fn invalid_json_is_a_bad_response_not_retried() {
         true,
     )
     .await;
-    let err = client(&url, 3).complete(&Default::default()).await.unwrap_err();
+    let err = client(&url, 3)
+        .complete(&Default::default())
+        .await
+        .unwrap_err();
     assert!(matches!(err, ClientError::BadResponse(_)), "{err}");
     assert_eq!(script.requests().len(), 1);
 }

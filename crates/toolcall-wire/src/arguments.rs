@@ -88,7 +88,10 @@ mod tests {
         assert_eq!(decode_arguments(None), Ok(Map::new()));
         assert_eq!(decode_arguments(Some(&Value::Null)), Ok(Map::new()));
         assert_eq!(decode_arguments(Some(&json!("  "))), Ok(Map::new()));
-        assert_eq!(decode_arguments(Some(&json!({"a": 1}))), Ok(obj(json!({"a": 1}))));
+        assert_eq!(
+            decode_arguments(Some(&json!({"a": 1}))),
+            Ok(obj(json!({"a": 1})))
+        );
         assert_eq!(
             decode_arguments(Some(&json!(" {\"a\":1} "))),
             Ok(obj(json!({"a": 1})))

@@ -66,11 +66,7 @@ pub struct ChatMessage {
     pub content: Option<Value>,
     /// Reasoning kept apart from the text (vLLM, DeepSeek: `reasoning_content`; Ollama,
     /// newer vLLM: `reasoning`).
-    #[serde(
-        default,
-        alias = "reasoning",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, alias = "reasoning", skip_serializing_if = "Option::is_none")]
     pub reasoning_content: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_calls: Option<Vec<ChatToolCall>>,
@@ -205,7 +201,10 @@ impl ChatCompletion {
 
     /// The first choice as a reply.
     pub fn to_reply(&self, limits: &Limits) -> Result<Reply, WireError> {
-        let choice = self.choices.first().ok_or(WireError::Missing("choices[0]"))?;
+        let choice = self
+            .choices
+            .first()
+            .ok_or(WireError::Missing("choices[0]"))?;
         let mut reply = choice.message.to_reply();
         if reply.calls.len() > limits.max_calls {
             return Err(WireError::TooManyCalls(limits.max_calls));
@@ -280,11 +279,7 @@ pub struct ChatDelta {
     pub role: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub content: Option<String>,
-    #[serde(
-        default,
-        alias = "reasoning",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, alias = "reasoning", skip_serializing_if = "Option::is_none")]
     pub reasoning_content: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_calls: Option<Vec<ToolCallDelta>>,
@@ -455,7 +450,10 @@ mod tests {
     fn a_stream_accumulates_text_reasoning_and_calls() {
         let mut acc = ChatAccumulator::new(Limits::default());
         for data in [
-            chunk(json!({"role":"assistant","reasoning_content":"think"}), None),
+            chunk(
+                json!({"role":"assistant","reasoning_content":"think"}),
+                None,
+            ),
             chunk(json!({"content":"Hi"}), None),
             chunk(
                 json!({"tool_calls":[{"index":0,"id":"a","type":"function",
@@ -548,6 +546,11 @@ mod tests {
         let back = serde_json::to_value(&request).unwrap();
         assert_eq!(back["temperature"], 0.2);
         assert_eq!(back["tools"][0]["function"]["strict"], true);
-        assert!(ChatCompletion::from_body("{}").unwrap().to_reply(&Limits::default()).is_err());
+        assert!(
+            ChatCompletion::from_body("{}")
+                .unwrap()
+                .to_reply(&Limits::default())
+                .is_err()
+        );
     }
 }

@@ -291,9 +291,11 @@ pub fn decode_output(output: &[Value], limits: &Limits) -> Result<Reply, WireErr
                     .get("call_id")
                     .or_else(|| item.get("id"))
                     .and_then(Value::as_str);
-                reply
-                    .calls
-                    .push(WireCall::new(id, str_of(item, "name"), item.get("arguments")));
+                reply.calls.push(WireCall::new(
+                    id,
+                    str_of(item, "name"),
+                    item.get("arguments"),
+                ));
             }
             Some("reasoning") => {
                 let parts = item
@@ -346,7 +348,8 @@ impl ResponsesStream {
         if data.trim() == crate::chat::DONE {
             return Ok(());
         }
-        let v: Value = serde_json::from_str(data).map_err(|e| not_json("a stream event", data, &e))?;
+        let v: Value =
+            serde_json::from_str(data).map_err(|e| not_json("a stream event", data, &e))?;
         let kind = v.get("type").and_then(Value::as_str).unwrap_or(event);
         match kind {
             "response.completed" => {
@@ -354,7 +357,10 @@ impl ResponsesStream {
                 self.completed = Some(output_of(response)?);
             }
             "response.failed" | "response.incomplete" | "error" => {
-                return Err(WireError::Upstream(format!("{kind}: {}", excerpt(data, 500))));
+                return Err(WireError::Upstream(format!(
+                    "{kind}: {}",
+                    excerpt(data, 500)
+                )));
             }
             _ => {}
         }
@@ -398,12 +404,18 @@ mod tests {
     #[test]
     fn a_stream_is_a_reply_only_once_completed() {
         let mut s = ResponsesStream::default();
-        s.push("response.output_text.delta", r#"{"type":"response.output_text.delta","delta":"x"}"#)
-            .unwrap();
+        s.push(
+            "response.output_text.delta",
+            r#"{"type":"response.output_text.delta","delta":"x"}"#,
+        )
+        .unwrap();
         assert!(matches!(s.finish(), Err(WireError::Cut(_))));
         let mut s = ResponsesStream::default();
-        s.push("", r#"{"type":"response.completed","response":{"output":[]}}"#)
-            .unwrap();
+        s.push(
+            "",
+            r#"{"type":"response.completed","response":{"output":[]}}"#,
+        )
+        .unwrap();
         assert_eq!(s.finish().unwrap(), Vec::<Value>::new());
         let mut s = ResponsesStream::default();
         assert!(s.push("", r#"{"type":"response.failed"}"#).is_err());
@@ -425,7 +437,10 @@ mod tests {
         .unwrap();
         let chat = request.to_chat().unwrap();
         let v = serde_json::to_value(&chat).unwrap();
-        assert_eq!(v["messages"][0], json!({"role":"system","content":"be brief"}));
+        assert_eq!(
+            v["messages"][0],
+            json!({"role":"system","content":"be brief"})
+        );
         assert_eq!(v["messages"][1]["content"], "weather?");
         assert_eq!(v["messages"][2]["tool_calls"].as_array().unwrap().len(), 2);
         assert_eq!(v["messages"][3]["tool_call_id"], "c1");

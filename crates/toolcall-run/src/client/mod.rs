@@ -157,9 +157,9 @@ impl ClientError {
     pub fn is_retryable(&self) -> bool {
         match self {
             ClientError::Status { status, .. } => matches!(status, 429 | 502 | 503 | 504),
-            ClientError::Connect { .. } | ClientError::Transport { .. } | ClientError::Cut { .. } => {
-                true
-            }
+            ClientError::Connect { .. }
+            | ClientError::Transport { .. }
+            | ClientError::Cut { .. } => true,
             ClientError::Timeout { phase, .. } => *phase == TimeoutPhase::Connect,
             _ => false,
         }

@@ -380,7 +380,10 @@ mod tests {
         let mut h = HeaderMap::new();
         h.insert(RETRY_AFTER, "3".parse().unwrap());
         assert_eq!(retry_after(&h), Some(Duration::from_secs(3)));
-        h.insert(RETRY_AFTER, "Wed, 21 Oct 2015 07:28:00 GMT".parse().unwrap());
+        h.insert(
+            RETRY_AFTER,
+            "Wed, 21 Oct 2015 07:28:00 GMT".parse().unwrap(),
+        );
         assert_eq!(retry_after(&h), None);
     }
 }
