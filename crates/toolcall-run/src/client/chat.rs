@@ -9,8 +9,9 @@ use toolcall_core::ToolSpec;
 use toolcall_wire::chat::ChatMessage;
 use toolcall_wire::encode_arguments;
 
+use super::options::Flavour;
 use super::transport::{RetryPolicy, Timeouts};
-use super::wire::{Api, HttpModel, WireShape, api_key_from_env, model_reply, to_items};
+use super::wire::{HttpModel, WireShape, api_key_from_env, model_reply, to_items};
 use super::{ClientError, Message, ModelClient, ModelReply, ModelRequest, NameMap, name_map};
 
 /// The origin format of native Chat Completions calls.
@@ -25,7 +26,7 @@ impl ChatCompletionsClient {
     /// `base_url` may be the server root, its `/v1`, or the full endpoint.
     pub fn new(base_url: &str, model: impl Into<String>) -> Result<Self, ClientError> {
         Ok(ChatCompletionsClient {
-            http: HttpModel::new(base_url, "/chat/completions", model.into(), Api::Chat)?,
+            http: HttpModel::new(base_url, "/chat/completions", model.into(), Flavour::Chat)?,
         })
     }
 
@@ -69,9 +70,11 @@ impl ChatCompletionsClient {
         let names = name_map(request);
         let tools = (!request.tools.is_empty()).then(|| render_tools(&request.tools, &names));
         self.http.body(
-            "messages",
+            Flavour::Chat,
             to_chat_messages(&request.messages, &names),
             tools,
+            &request.options,
+            &names,
         )
     }
 }

@@ -9,8 +9,9 @@ use serde_json::{Value, json};
 use toolcall_core::ToolSpec;
 use toolcall_wire::encode_arguments;
 
+use super::options::Flavour;
 use super::transport::{RetryPolicy, Timeouts};
-use super::wire::{Api, HttpModel, WireShape, api_key_from_env, model_reply, to_items};
+use super::wire::{HttpModel, WireShape, api_key_from_env, model_reply, to_items};
 use super::{ClientError, Message, ModelClient, ModelReply, ModelRequest, NameMap, name_map};
 
 /// The origin format of native Responses calls.
@@ -24,7 +25,7 @@ pub struct ResponsesClient {
 impl ResponsesClient {
     pub fn new(base_url: &str, model: impl Into<String>) -> Result<Self, ClientError> {
         Ok(ResponsesClient {
-            http: HttpModel::new(base_url, "/responses", model.into(), Api::Responses)?,
+            http: HttpModel::new(base_url, "/responses", model.into(), Flavour::Responses)?,
         })
     }
 
@@ -66,8 +67,13 @@ impl ResponsesClient {
     pub fn body(&self, request: &ModelRequest) -> Value {
         let names = name_map(request);
         let tools = (!request.tools.is_empty()).then(|| render_tools(&request.tools, &names));
-        self.http
-            .body("input", to_input_items(&request.messages, &names), tools)
+        self.http.body(
+            Flavour::Responses,
+            to_input_items(&request.messages, &names),
+            tools,
+            &request.options,
+            &names,
+        )
     }
 }
 

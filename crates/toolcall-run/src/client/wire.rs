@@ -11,15 +11,9 @@ use toolcall_wire::responses::{ResponsesStream, decode_output, output_of_body};
 use toolcall_wire::{Limits, Reply};
 
 use super::images::{Image, take_images};
+use super::options::{Flavour, RequestOptions};
 use super::transport::{RetryPolicy, Timeouts, Transport};
 use super::{ClientError, Message, ModelReply, NameMap, endpoint, id_of};
-
-/// Which wire format an endpoint speaks.
-#[derive(Debug, Clone, Copy)]
-pub(super) enum Api {
-    Chat,
-    Responses,
-}
 
 /// An OpenAI-style HTTP endpoint and how to call it.
 pub(super) struct HttpModel {
@@ -28,7 +22,7 @@ pub(super) struct HttpModel {
     pub(super) api_key: Option<String>,
     pub(super) stream: bool,
     pub(super) transport: Transport,
-    api: Api,
+    flavour: Flavour,
 }
 
 impl HttpModel {
@@ -37,7 +31,7 @@ impl HttpModel {
         base_url: &str,
         path: &str,
         model: String,
-        api: Api,
+        flavour: Flavour,
     ) -> Result<Self, ClientError> {
         Ok(HttpModel {
             url: endpoint(base_url, path),
@@ -45,7 +39,7 @@ impl HttpModel {
             api_key: None,
             stream: false,
             transport: Transport::new(Timeouts::default(), RetryPolicy::default())?,
-            api,
+            flavour,
         })
     }
 
@@ -59,17 +53,32 @@ impl HttpModel {
         Ok(())
     }
 
-    /// The request body: the model, the conversation under `key`, the tools when any are
-    /// offered, and `stream` when streaming.
-    pub(super) fn body(&self, key: &str, items: Vec<Value>, tools: Option<Value>) -> Value {
-        let mut body = json!({ "model": self.model, key: items });
+    /// The request body: the model, the conversation (`messages` for Chat Completions,
+    /// `input` for Responses), the tools when any are offered, the request options, and
+    /// `stream` when streaming.
+    pub(super) fn body(
+        &self,
+        flavour: Flavour,
+        items: Vec<Value>,
+        tools: Option<Value>,
+        options: &RequestOptions,
+        names: &NameMap,
+    ) -> Value {
+        let key = match flavour {
+            Flavour::Chat => "messages",
+            Flavour::Responses => "input",
+        };
+        let mut body = serde_json::Map::new();
+        body.insert("model".into(), json!(self.model));
+        body.insert(key.into(), Value::Array(items));
+        options.apply(&mut body, flavour, tools.is_some(), names);
         if let Some(tools) = tools {
-            body["tools"] = tools;
+            body.insert("tools".into(), tools);
         }
         if self.stream {
-            body["stream"] = json!(true);
+            body.insert("stream".into(), json!(true));
         }
-        body
+        Value::Object(body)
     }
 
     /// Sends `body` and reads the reply, retried per the transport's policy (a model
@@ -87,15 +96,17 @@ impl HttpModel {
         let wire = |e| ClientError::from_wire(e, &self.url);
         if !self.stream {
             let text = self.transport.read_bounded(response, &self.url).await?;
-            return match self.api {
-                Api::Chat => ChatCompletion::from_body(&text).and_then(|c| c.to_reply(&limits)),
-                Api::Responses => output_of_body(&text).and_then(|o| decode_output(&o, &limits)),
+            return match self.flavour {
+                Flavour::Chat => ChatCompletion::from_body(&text).and_then(|c| c.to_reply(&limits)),
+                Flavour::Responses => {
+                    output_of_body(&text).and_then(|o| decode_output(&o, &limits))
+                }
             }
             .map_err(wire);
         }
         let mut events = self.transport.events(response, &self.url);
-        match self.api {
-            Api::Chat => {
+        match self.flavour {
+            Flavour::Chat => {
                 let mut acc = ChatAccumulator::new(limits);
                 while let Some((_, data)) = events.next().await? {
                     if acc.push_data(&data).map_err(wire)?.is_none() {
@@ -104,7 +115,7 @@ impl HttpModel {
                 }
                 acc.finish().map_err(wire)
             }
-            Api::Responses => {
+            Flavour::Responses => {
                 let mut stream = ResponsesStream::default();
                 while let Some((event, data)) = events.next().await? {
                     stream.push(&event, &data).map_err(wire)?;
