@@ -58,6 +58,20 @@ pub enum Message {
         name: String,
         content: Value,
     },
+    /// The results of calls found in the assistant's text (text mode), in call order: sent
+    /// as one user message of `<tool_response call_id=".." name="..">` blocks, followed by
+    /// the images they returned.
+    TextResults {
+        results: Vec<TextResult>,
+    },
+}
+
+/// One result of a text-format call; `content` is the result JSON, as in [`Message::Tool`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TextResult {
+    pub call_id: CallId,
+    pub name: String,
+    pub content: Value,
 }
 
 impl Message {
