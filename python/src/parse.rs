@@ -8,10 +8,10 @@
 use std::sync::Arc;
 
 use pyo3::exceptions::PyTypeError;
+use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::pybacked::{PyBackedBytes, PyBackedStr};
 use pyo3::types::{PyByteArray, PyBytes, PyDict, PyList, PyString};
-use pyo3::intern;
 use toolcall_core::{Diagnostic, Level, Parsed, Registry, StreamEvent, ToolCall};
 use toolcall_parse::{FormatSelection, ParseOptions};
 
@@ -71,8 +71,8 @@ fn options(
     fallbacks: Option<&Bound<'_, PyAny>>,
     starts_in_reasoning: bool,
 ) -> PyResult<ParseOptions> {
-    let format =
-        FormatSelection::from_name(format).map_err(|e| errors::unknown_format(py, e.to_string()))?;
+    let format = FormatSelection::from_name(format)
+        .map_err(|e| errors::unknown_format(py, e.to_string()))?;
     let fallbacks = match fallbacks.filter(|f| !f.is_none()) {
         None => Vec::new(),
         Some(rules) => {
@@ -170,7 +170,11 @@ impl StreamParser {
 
     /// Parses the next chunk; `bytes` chunks may split a UTF-8 sequence. A chunk with an
     /// invalid byte raises `DecodeError` and is not consumed.
-    fn feed<'py>(&mut self, py: Python<'py>, chunk: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyList>> {
+    fn feed<'py>(
+        &mut self,
+        py: Python<'py>,
+        chunk: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyList>> {
         let chunk = Text::extract(chunk)?;
         let Some(inner) = self.inner.as_mut() else {
             return Err(errors::stream_finished(py));
@@ -292,7 +296,10 @@ pub fn call_to_py<'py>(py: Python<'py>, c: &ToolCall) -> PyResult<Bound<'py, PyD
     out.set_item(intern!(py, "name"), &c.name)?;
     out.set_item(intern!(py, "arguments"), convert::to_py(py, &c.arguments)?)?;
     out.set_item(intern!(py, "format"), &c.origin.format)?;
-    out.set_item(intern!(py, "repairs"), repairs_to_py(py, &c.origin.repairs)?)?;
+    out.set_item(
+        intern!(py, "repairs"),
+        repairs_to_py(py, &c.origin.repairs)?,
+    )?;
     out.set_item(intern!(py, "span"), span(py, &c.origin.span)?)?;
     Ok(out)
 }

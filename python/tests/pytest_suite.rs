@@ -1,11 +1,11 @@
 //! Runs the Python package's pytest suite (`python/tests/test_*.py`) against a wheel built
 //! here, so `cargo test --workspace` covers the package.
 //!
-//! The wheel is built by maturin (debug profile, in its own target directory
-//! `<target>/python-wheel`: a nested cargo in the outer test run's directory would wait on its
-//! lock), installed with pip into a fresh directory (as a user's `pip install` would lay it
-//! out: compiled module, Python layer, stubs, `py.typed`), and pytest runs from the test venv
-//! with that directory first on `sys.path`.
+//! The wheel is built by maturin (debug profile, in the workspace's target directory, so the
+//! dependencies `cargo test` already compiled are reused; cargo has released its lock by the
+//! time tests run), installed with pip into a fresh directory (as a user's `pip install`
+//! would lay it out: compiled module, Python layer, stubs, `py.typed`), and pytest runs from
+//! the test venv with that directory first on `sys.path`.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -32,7 +32,8 @@ fn pytest_suite_passes_on_a_freshly_built_wheel() {
         return;
     };
     let root = toolcall_testkit::workspace_root();
-    let work = target_dir(&root).join("python-wheel");
+    let target = target_dir(&root);
+    let work = target.join("python-wheel");
     let wheels = work.join("wheels");
     let site = work.join("site");
     for dir in [&wheels, &site] {
@@ -50,7 +51,7 @@ fn pytest_suite_passes_on_a_freshly_built_wheel() {
             .arg(root.join("python").join("Cargo.toml"))
             .arg("--out")
             .arg(&wheels)
-            .env("CARGO_TARGET_DIR", work.join("cargo")),
+            .env("CARGO_TARGET_DIR", &target),
     );
     let wheel = fs::read_dir(&wheels)
         .expect("maturin wrote the wheel directory")
