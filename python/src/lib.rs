@@ -21,6 +21,7 @@ fn _toolcall(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_function(wrap_pyfunction!(parse::parse, m)?)?;
     m.add_function(wrap_pyfunction!(parse::formats, m)?)?;
+    m.add_function(wrap_pyfunction!(parse::detect, m)?)?;
     m.add_class::<parse::StreamParser>()?;
     m.add_class::<toolset::Toolset>()?;
     Ok(())

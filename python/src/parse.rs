@@ -63,17 +63,27 @@ pub fn registry_arg(tools: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Arc<Reg
     Ok(Some(Toolset::load(tools)?.registry()))
 }
 
-/// Builds parse options from the keyword arguments both `parse` and `StreamParser` take.
-fn options(
-    py: Python<'_>,
-    tools: Option<&Bound<'_, PyAny>>,
-    format: &str,
-    fallbacks: Option<&Bound<'_, PyAny>>,
+/// The keyword arguments both `parse` and `StreamParser` take.
+struct Keywords<'a, 'py> {
+    tools: Option<&'a Bound<'py, PyAny>>,
+    format: &'a str,
+    model: Option<&'a str>,
+    fallbacks: Option<&'a Bound<'py, PyAny>>,
     starts_in_reasoning: bool,
-) -> PyResult<ParseOptions> {
-    let format = FormatSelection::from_name(format)
-        .map_err(|e| errors::unknown_format(py, e.to_string()))?;
-    let fallbacks = match fallbacks.filter(|f| !f.is_none()) {
+}
+
+/// Builds parse options. An explicit `format` wins; with `format="auto"`, a `model` name
+/// picks its family's format (auto again when the name is unknown).
+fn options(py: Python<'_>, kw: Keywords<'_, '_>) -> PyResult<ParseOptions> {
+    let format = match (
+        FormatSelection::from_name(kw.format)
+            .map_err(|e| errors::unknown_format(py, e.to_string()))?,
+        kw.model,
+    ) {
+        (FormatSelection::Auto, Some(model)) => FormatSelection::for_model(model),
+        (format, _) => format,
+    };
+    let fallbacks = match kw.fallbacks.filter(|f| !f.is_none()) {
         None => Vec::new(),
         Some(rules) => {
             let text = convert::to_json(rules)?.to_string();
@@ -83,9 +93,9 @@ fn options(
     };
     Ok(ParseOptions {
         format,
-        tools: registry_arg(tools)?,
+        tools: registry_arg(kw.tools)?,
         fallbacks,
-        starts_in_reasoning,
+        starts_in_reasoning: kw.starts_in_reasoning,
         ..ParseOptions::default()
     })
 }
@@ -102,17 +112,27 @@ fn utf8_error(py: Python<'_>, offset: usize, e: std::str::Utf8Error) -> PyErr {
 }
 
 #[pyfunction]
-#[pyo3(signature = (text, *, tools=None, format="auto", fallbacks=None, starts_in_reasoning=false))]
+#[pyo3(signature = (text, *, tools=None, format="auto", model=None, fallbacks=None, starts_in_reasoning=false))]
 pub fn parse<'py>(
     py: Python<'py>,
     text: &Bound<'py, PyAny>,
     tools: Option<&Bound<'py, PyAny>>,
     format: &str,
+    model: Option<&str>,
     fallbacks: Option<&Bound<'py, PyAny>>,
     starts_in_reasoning: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
     let text = Text::extract(text)?;
-    let options = options(py, tools, format, fallbacks, starts_in_reasoning)?;
+    let options = options(
+        py,
+        Keywords {
+            tools,
+            format,
+            model,
+            fallbacks,
+            starts_in_reasoning,
+        },
+    )?;
     let input = std::str::from_utf8(text.as_bytes()).map_err(|e| utf8_error(py, 0, e))?;
     let parsed = if input.len() >= DETACH_BYTES {
         py.detach(|| toolcall_parse::parse(input, &options))
@@ -136,6 +156,28 @@ pub fn formats(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
     Ok(list)
 }
 
+/// What a chat template says about a model's output: `{"family", "decided_by",
+/// "reasoning": [{"open", "close"}], "opens_reasoning", "templates"}`. Takes a template's
+/// text, a `tokenizer_config.json`'s text, or that config as a dict.
+#[pyfunction]
+pub fn detect<'py>(py: Python<'py>, source: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    let info = if let Ok(text) = source.cast::<PyString>() {
+        let text = text.to_cow()?;
+        py.detach(|| toolcall_parse::detect_file_text(&text))
+    } else if source.is_instance_of::<PyDict>() {
+        let config = convert::to_json(source)?;
+        py.detach(|| toolcall_parse::detect_tokenizer_config(&config))
+    } else {
+        return Err(PyTypeError::new_err(format!(
+            "detect takes a chat template or tokenizer config (str or dict), not {}",
+            source.get_type().name()?
+        )));
+    }
+    .map_err(|e| errors::input(py, e.to_string()))?;
+    let value = serde_json::to_value(&info).map_err(|e| errors::input(py, e.to_string()))?;
+    convert::to_py(py, &value)
+}
+
 /// The incremental parser (the Python class `toolcall.StreamParser` adds iteration helpers).
 #[pyclass(subclass, module = "toolcall._toolcall", name = "StreamParser")]
 pub struct StreamParser {
@@ -151,15 +193,25 @@ pub struct StreamParser {
 #[pymethods]
 impl StreamParser {
     #[new]
-    #[pyo3(signature = (tools=None, *, format="auto", fallbacks=None, starts_in_reasoning=false))]
+    #[pyo3(signature = (tools=None, *, format="auto", model=None, fallbacks=None, starts_in_reasoning=false))]
     fn new(
         py: Python<'_>,
         tools: Option<&Bound<'_, PyAny>>,
         format: &str,
+        model: Option<&str>,
         fallbacks: Option<&Bound<'_, PyAny>>,
         starts_in_reasoning: bool,
     ) -> PyResult<Self> {
-        let options = options(py, tools, format, fallbacks, starts_in_reasoning)?;
+        let options = options(
+            py,
+            Keywords {
+                tools,
+                format,
+                model,
+                fallbacks,
+                starts_in_reasoning,
+            },
+        )?;
         Ok(StreamParser {
             inner: Some(toolcall_parse::StreamParser::new(options.clone())),
             options,

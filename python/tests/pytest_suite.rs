@@ -89,6 +89,6 @@ fn pytest_suite_passes_on_a_freshly_built_wheel() {
             .arg(root.join("python").join("tests"))
             .current_dir(&root)
             .env("PYTHONPATH", &site)
-            .env("TOOLCALL_README", root.join("README.md")),
+            .env("TOOLCALL_ROOT", &root),
     );
 }

@@ -46,8 +46,49 @@ def byte_chunks(data, rng):
     return out
 
 
-def test_samples_cover_every_format():
-    assert set(SAMPLES) == {f["id"] for f in toolcall.formats()}
+def test_every_format_has_samples_here_or_family_fixtures():
+    from test_families import FIXTURES
+
+    families = {p.name for p in FIXTURES.iterdir() if (p / "cases.txt").exists()}
+    missing = {f["id"] for f in toolcall.formats()} - set(SAMPLES) - families
+    assert not missing
+
+
+def test_model_name_picks_the_format():
+    text, _ = SAMPLES["mistral"]
+    mistral = toolcall.parse(text, model="mistralai/Mistral-Small-3.2-24B-Instruct-2506")
+    assert [c["format"] for c in mistral["calls"]] == ["mistral", "mistral"]
+    # A Qwen model writes Hermes markup only: the Mistral reply holds no call for it.
+    assert toolcall.parse(text, model="Qwen/Qwen2.5-7B-Instruct")["calls"] == []
+    # An explicit format wins; an unknown model parses in auto mode.
+    assert len(toolcall.parse(text, model="Qwen/Qwen2.5-7B-Instruct", format="mistral")["calls"]) == 2
+    assert len(toolcall.parse(text, model="no-such-model")["calls"]) == 2
+    parser = toolcall.StreamParser(model="Qwen/Qwen2.5-7B-Instruct")
+    hermes, _ = SAMPLES["hermes"]
+    assert [c["format"] for c in collect(parser.stream([hermes]))["calls"]] == ["hermes"]
+
+
+def test_detect_reads_templates_and_tokenizer_configs():
+    template = "{% for m in messages %}{{ m.content }}{% endfor %}<tool_call>\n{{ call }}\n</tool_call><think>"
+    info = toolcall.detect(template)
+    assert info["family"] == "hermes"
+    assert "<tool_call>" in info["decided_by"]
+    assert set(info) == {"family", "decided_by", "reasoning", "opens_reasoning", "templates"}
+    config = {"chat_template": "[TOOL_CALLS]{{ calls }}"}
+    assert toolcall.detect(config)["family"] == "mistral"
+    import json as _json
+
+    assert toolcall.detect(_json.dumps(config))["family"] == "mistral"
+
+    class Tokenizer:  # what transformers' tokenizers expose
+        chat_template = {"default": "plain", "tool_use": "<|python_tag|>{{ call }}"}
+
+    assert toolcall.detect(Tokenizer())["family"] == "llama"
+    assert toolcall.detect("no markers at all")["family"] is None
+    with pytest.raises(toolcall.InputError):
+        toolcall.detect({"no": "template"})
+    with pytest.raises(TypeError):
+        toolcall.detect(42)
 
 
 @pytest.mark.parametrize("fmt", sorted(SAMPLES))

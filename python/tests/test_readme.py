@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-README = Path(os.environ.get("TOOLCALL_README", Path(__file__).resolve().parents[2] / "README.md"))
+README = Path(os.environ.get("TOOLCALL_ROOT", Path(__file__).resolve().parents[2])) / "README.md"
 
 REPLY = 'Let me check. <tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>'
 

@@ -11,7 +11,7 @@ plain Python values in the shapes of the ``toolcall`` CLI's JSON.
 
 from __future__ import annotations
 
-from typing import AsyncIterable, AsyncIterator, Iterable, Iterator, Union
+from typing import Any, AsyncIterable, AsyncIterator, Iterable, Iterator, Mapping, Union
 
 from . import _toolcall
 from ._errors import (
@@ -26,7 +26,7 @@ from ._errors import (
     ValidationError,
 )
 from ._toolcall import Toolset, __version__, formats, parse
-from ._types import Call, Diagnostic, Event, FormatInfo, Parsed, Repair
+from ._types import Call, Diagnostic, Event, FormatInfo, Parsed, Repair, TemplateInfo
 
 Chunk = Union[str, bytes]
 
@@ -42,6 +42,7 @@ __all__ = [
     "Repair",
     "StreamFinished",
     "StreamParser",
+    "TemplateInfo",
     "ToolDisabled",
     "ToolcallError",
     "Toolset",
@@ -50,6 +51,7 @@ __all__ = [
     "UnknownTool",
     "ValidationError",
     "__version__",
+    "detect",
     "formats",
     "parse",
 ]
@@ -58,7 +60,8 @@ __all__ = [
 class StreamParser(_toolcall.StreamParser):
     """An incremental parser: ``feed`` chunks as they arrive, then ``finish``.
 
-    ``StreamParser(tools=None, *, format="auto", fallbacks=None, starts_in_reasoning=False)``
+    ``StreamParser(tools=None, *, format="auto", model=None, fallbacks=None,
+    starts_in_reasoning=False)``
     takes the options of :func:`parse`. ``feed(chunk)`` accepts ``str`` or ``bytes`` (a UTF-8
     sequence may be split across ``bytes`` chunks) and returns the events it completed;
     ``finish()`` returns the rest and reports calls cut off by the end of the stream;
@@ -79,3 +82,23 @@ class StreamParser(_toolcall.StreamParser):
                 yield event
         for event in self.finish():
             yield event
+
+
+def detect(source: Union[str, Mapping[str, Any], Any]) -> TemplateInfo:
+    """Which family a model's chat template writes tool calls in, and its reasoning markers.
+
+    ``source`` is a template's text, a ``tokenizer_config.json``'s text or that config as a
+    dict, or a tokenizer object with a ``chat_template`` attribute (as ``transformers``
+    tokenizers have; a dict of named templates is read whole). Returns ``{"family": id or
+    None, "decided_by": [markers], "reasoning": [{"open", "close"}], "opens_reasoning":
+    bool, "templates": [names read]}``; when ``opens_reasoning`` is true, parse with
+    ``starts_in_reasoning=True``. Raises ``InputError`` for a config without a template.
+    """
+    if not isinstance(source, (str, dict)) and hasattr(source, "chat_template"):
+        template = source.chat_template
+        if isinstance(template, Mapping):
+            template = [{"name": k, "template": v} for k, v in template.items()]
+        source = {"chat_template": template}
+    elif isinstance(source, Mapping) and not isinstance(source, dict):
+        source = dict(source)
+    return _toolcall.detect(source)

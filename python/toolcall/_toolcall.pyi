@@ -2,7 +2,7 @@
 from os import PathLike
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
-from ._types import Event, FormatInfo, Parsed, Repair
+from ._types import Event, FormatInfo, Parsed, Repair, TemplateInfo
 
 __version__: str
 
@@ -14,13 +14,15 @@ def parse(
     *,
     tools: _ToolsArg = None,
     format: str = "auto",
+    model: Optional[str] = None,
     fallbacks: Optional[Sequence[Mapping[str, Any]]] = None,
     starts_in_reasoning: bool = False,
 ) -> Parsed:
     """Finds the tool calls in one whole model reply.
 
     ``format`` is ``"auto"``, a format id, or a comma-separated priority list (see
-    :func:`formats`). With ``tools``, formats that could misfire on prose accept only
+    :func:`formats`); with ``format="auto"``, ``model`` (e.g. ``"Qwen/Qwen2.5-7B-Instruct"``)
+    picks its family's format (auto again for an unknown name). With ``tools``, formats that could misfire on prose accept only
     registered names. Raises ``DecodeError`` for bytes that are not UTF-8, ``UnknownFormat``,
     ``ToolsError``, ``TypeError`` for a ``text`` that is neither str nor bytes. Input beyond
     16 MiB is passed through as text with an error diagnostic.
@@ -29,12 +31,16 @@ def parse(
 def formats() -> List[FormatInfo]:
     """Every format toolcall reads, in auto mode's order."""
 
+def detect(source: Union[str, Mapping[str, Any]]) -> TemplateInfo:
+    """What a chat template (text) or tokenizer config (text or dict) says about the output."""
+
 class StreamParser:
     def __init__(
         self,
         tools: _ToolsArg = None,
         *,
         format: str = "auto",
+        model: Optional[str] = None,
         fallbacks: Optional[Sequence[Mapping[str, Any]]] = None,
         starts_in_reasoning: bool = False,
     ) -> None: ...

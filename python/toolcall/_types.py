@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, TypedDict
+from typing import Any, Dict, List, Optional, TypedDict
 
 
 class Repair(TypedDict):
@@ -46,6 +46,21 @@ class FormatInfo(TypedDict):
     id: str
     description: str
     example: str
+
+
+class ReasoningMarkers(TypedDict):
+    open: str
+    close: str
+
+
+class TemplateInfo(TypedDict):
+    """What :func:`toolcall.detect` found in a chat template."""
+
+    family: Optional[str]
+    decided_by: List[str]
+    reasoning: List[ReasoningMarkers]
+    opens_reasoning: bool
+    templates: List[str]
 
 
 Event = Dict[str, Any]
