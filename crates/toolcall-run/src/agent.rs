@@ -88,7 +88,7 @@ pub enum AgentError {
 }
 
 /// One model request and what came of it.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct RoundReport {
     /// The visible assistant text (call markup removed in text mode).
     pub assistant_text: Option<String>,
@@ -109,7 +109,7 @@ pub struct RoundReport {
 }
 
 /// What one turn did.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct TurnReport {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub session_id: Option<String>,

@@ -7,6 +7,7 @@
 //! | [`redact`] | secret redaction for logs and the archive |
 //! | [`client`] | the provider-neutral conversation and the model clients (Chat Completions, Responses, replay) |
 //! | [`agent`] | the loop: model → calls → results → model, bounded rounds, repeat-failure breaker |
+//! | [`events`] | the events a turn produces, read by every consumer (stream, observers) |
 //! | [`archive`] | the SQLite session archive |
 //! | [`replay`] | the recorded-session file format |
 //! | [`backend`] | program and HTTP backends for tools declared in tools files |
@@ -15,6 +16,7 @@ pub mod agent;
 pub mod archive;
 pub mod backend;
 pub mod client;
+pub mod events;
 pub mod executor;
 pub mod redact;
 pub mod replay;
@@ -25,5 +27,6 @@ pub use client::{
     ChatCompletionsClient, ClientError, Message, ModelClient, ModelReply, ModelRequest,
     ReplayClient, ResponsesClient,
 };
+pub use events::{AgentEvent, Observer};
 pub use executor::{ApproveAll, ApproveWith, Approver, DenyAll, Executor, SessionContext, Timed};
 pub use replay::SessionFile;
