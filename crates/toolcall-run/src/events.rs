@@ -277,7 +277,10 @@ mod tests {
         let AgentEvent::CallParsed { call, .. } = parsed else {
             panic!("kind changed")
         };
-        assert_eq!(call.arguments, json!({"user": "ann", "password": "[REDACTED]"}));
+        assert_eq!(
+            call.arguments,
+            json!({"user": "ann", "password": "[REDACTED]"})
+        );
 
         let done = AgentEvent::CallCompleted {
             round: 1,

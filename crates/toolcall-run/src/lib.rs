@@ -21,7 +21,7 @@ pub mod executor;
 pub mod redact;
 pub mod replay;
 
-pub use agent::{Agent, AgentConfig, AgentError, Mode, RoundReport, TurnReport};
+pub use agent::{Agent, AgentConfig, AgentError, Mode, RoundReport, TurnReport, TurnStream};
 pub use archive::{Archive, ArchiveError};
 pub use client::{
     ChatCompletionsClient, ClientError, Message, ModelClient, ModelReply, ModelRequest,
