@@ -8,6 +8,7 @@
 //! | [`client`] | the provider-neutral conversation and the model clients (Chat Completions, Responses, replay) |
 //! | [`agent`] | the loop: model → calls → results → model, bounded rounds, repeat-failure breaker |
 //! | [`events`] | the events a turn produces, read by every consumer (stream, observers) |
+//! | [`builder`] | [`Agent::builder`]: an agent from a model endpoint, tools and options in one expression |
 //! | [`archive`] | the SQLite session archive |
 //! | [`replay`] | the recorded-session file format |
 //! | [`backend`] | program and HTTP backends for tools declared in tools files |
@@ -15,6 +16,7 @@
 pub mod agent;
 pub mod archive;
 pub mod backend;
+pub mod builder;
 pub mod client;
 pub mod events;
 pub mod executor;
@@ -23,9 +25,10 @@ pub mod replay;
 
 pub use agent::{Agent, AgentConfig, AgentError, Mode, RoundReport, TurnReport, TurnStream};
 pub use archive::{Archive, ArchiveError};
+pub use builder::{AgentBuilder, BuildError, OpenAi};
 pub use client::{
     ChatCompletionsClient, ClientError, Message, ModelClient, ModelReply, ModelRequest,
-    ReplayClient, ResponsesClient,
+    ReplayClient, RequestOptions, ResponsesClient, TextResult, ToolChoice,
 };
 pub use events::{AgentEvent, Observer};
 pub use executor::{ApproveAll, ApproveWith, Approver, DenyAll, Executor, SessionContext, Timed};
