@@ -111,6 +111,30 @@
 //! # Ok(()) }
 //! ```
 //!
+//! # Stream a turn
+//!
+//! [`Agent::run_stream`] plays the same turn as a stream of [`AgentEvent`]s: the reply's
+//! text as it arrives, each call as it is parsed, validated, started and answered, and at
+//! the end [`AgentEvent::TurnFinished`] with the report.
+//!
+//! ```no_run
+//! use futures::StreamExt;
+//! use toolcall::AgentEvent;
+//!
+//! # async fn demo(mut agent: toolcall::Agent) -> Result<(), toolcall::AgentError> {
+//! let mut events = agent.run_stream("What is the weather in Paris?");
+//! while let Some(event) = events.next().await {
+//!     match event? {
+//!         AgentEvent::TextDelta { text, .. } => print!("{text}"),
+//!         AgentEvent::CallCompleted { name, duration_ms, .. } => {
+//!             eprintln!("[{name} answered in {duration_ms} ms]")
+//!         }
+//!         _ => {}
+//!     }
+//! }
+//! # Ok(()) }
+//! ```
+//!
 //! Models without native tool calling work too: `.mode(Mode::Text)` describes the tools in
 //! the system prompt and parses the calls from the reply's text.
 //!
@@ -155,10 +179,10 @@ pub use toolcall_core::{
 };
 pub use toolcall_parse::{FormatSelection, ParseError, ParseOptions, StreamParser, parse};
 pub use toolcall_run::{
-    Agent, AgentBuilder, AgentConfig, AgentError, ApproveAll, ApproveWith, Approver, BuildError,
-    ChatCompletionsClient, ClientError, Executor, Message, Mode, ModelClient, ModelReply,
-    ModelRequest, OpenAi, ReplayClient, RequestOptions, ResponsesClient, RoundReport, ToolChoice,
-    TurnReport,
+    Agent, AgentBuilder, AgentConfig, AgentError, AgentEvent, ApproveAll, ApproveWith, Approver,
+    BuildError, ChatCompletionsClient, ClientError, Executor, Message, Mode, ModelClient,
+    ModelReply, ModelRequest, OpenAi, ReplayClient, RequestOptions, ResponsesClient, RoundReport,
+    ToolChoice, TurnReport, TurnStream,
 };
 
 pub use toolcall_core;
