@@ -25,7 +25,7 @@ pub enum PromptFormat {
     ToolsEnvelope,
     /// `<tool_call>{"name","arguments"}</tool_call>`.
     Hermes,
-    /// `TOOL_CALL: name` + `FIELD: value` lines (F-KV-1, seed 004).
+    /// `TOOL_CALL: name` + `FIELD: value` lines (F-KV-1).
     KeyValue,
     /// `name(key="v")` (F-PY-1).
     CallSyntax,
@@ -37,7 +37,7 @@ pub enum PromptFormat {
     Llama,
     /// `{"name","arguments"}`.
     Json,
-    /// `{"session_id","command","args","text"}` (F-ACT-1, seed 001).
+    /// `{"session_id","command","args","text"}` (F-ACT-1).
     ActionResponse,
 }
 

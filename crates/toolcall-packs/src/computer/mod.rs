@@ -1,4 +1,4 @@
-//! The `computer` pack (seed 000, P-CU): one tool, `computer_use`, that drives a real X11
+//! The `computer` pack (P-CU): one tool, `computer_use`, that drives a real X11
 //! display (Xvfb headless, or any X server) through XTEST and reads it back with GetImage.
 //!
 //! | module | owns |
