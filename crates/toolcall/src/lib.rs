@@ -54,6 +54,7 @@
 //! A [`Registry`] holds the tools; [`Registry::validate_call`] checks a call against its
 //! tool's schema, fixes only what has one reading (here the string `"3"` for an integer,
 //! recorded as a repair), and otherwise answers with the errors the model must fix.
+//! [`Registry::check_call`] gives the same verdict as a [`ValidationError`] to match on.
 //!
 //! ```
 //! use toolcall::{ErrorCode, Registry, ToolCall, ToolSpec};
@@ -174,8 +175,8 @@ pub use typed::{FnTool, schema_of, tool, tool_json};
 pub use toolcall_core::render::{PromptFormat, render_prompt};
 pub use toolcall_core::{
     CallId, Diagnostic, ErrorCode, Level, NameMap, Origin, Parsed, Provider, Registry,
-    RegistryError, Repair, StreamEvent, Tool, ToolCall, ToolContext, ToolError, ToolKind,
-    ToolOutput, ToolResult, ToolSpec,
+    RegistryError, Repair, SchemaError, StreamEvent, Tool, ToolCall, ToolContext, ToolError,
+    ToolKind, ToolOutput, ToolResult, ToolSpec, ValidationError,
 };
 pub use toolcall_parse::{FormatSelection, ParseError, ParseOptions, StreamParser, parse};
 pub use toolcall_run::{
