@@ -132,7 +132,9 @@ impl ServerTools {
             match session {
                 Some(id) if archive.has_session(id).map_err(AgentError::from)? => {
                     agent.archive_continue(archive.clone(), id)?;
-                    resumed = true;
+                    // A session made for this request before it ran (a streamed answer
+                    // names it up front) starts from the client's history.
+                    resumed = !agent.conversation().is_empty();
                 }
                 _ => {
                     let description = new
