@@ -7,7 +7,7 @@ use anyhow::{Context, anyhow};
 use clap::Subcommand;
 use serde_json::{Value, json};
 use std::time::Duration;
-use toolcall_core::render::{self, PromptFormat, Provider};
+use toolcall_core::render::{self, Provider};
 
 use toolcall_core::{
     Backend, ErrorCode, Registry, ToolCall, ToolContext, ToolError, ToolKind, ToolResult,
@@ -132,8 +132,17 @@ fn first_line(s: &str, max: usize) -> String {
 fn render_cmd(toolset: &ToolsetArgs, provider: &str) -> anyhow::Result<ExitCode> {
     let registry = toolset.load_specs()?.registry;
     if let Some(format) = provider.strip_prefix("prompt:") {
-        let format: PromptFormat = format.parse().map_err(|e: String| anyhow!(e))?;
-        print!("{}", render::render_prompt(&registry, format));
+        let id = toolcall_parse::FormatId::from_name(format).ok_or_else(|| {
+            let ids: Vec<&str> = toolcall_parse::text_formats()
+                .iter()
+                .map(|f| f.as_str())
+                .collect();
+            anyhow!(
+                "unknown text format {format:?}; expected one of {}",
+                ids.join(", ")
+            )
+        })?;
+        print!("{}", toolcall_parse::render_prompt(&registry, id)?);
         return Ok(ExitCode::SUCCESS);
     }
     let provider: Provider = provider

@@ -30,10 +30,10 @@ fn append_text(out: &mut Outcome, t: &str) {
 pub(crate) fn classify(v: &Value, ctx: &Ctx, f: FormatId, span: Range<usize>) -> Option<Outcome> {
     let mut out = Outcome::default();
     let found = match f {
-        FormatId::OpenaiChat => openai(v, ctx, &span, &mut out),
-        FormatId::Responses => responses(v, ctx, &span, &mut out),
-        FormatId::Gemini => gemini(v, ctx, &span, &mut out),
-        FormatId::Anthropic => anthropic(v, ctx, &span, &mut out),
+        FormatId::OPENAI_CHAT => openai(v, ctx, &span, &mut out),
+        FormatId::RESPONSES => responses(v, ctx, &span, &mut out),
+        FormatId::GEMINI => gemini(v, ctx, &span, &mut out),
+        FormatId::ANTHROPIC => anthropic(v, ctx, &span, &mut out),
         _ => false,
     };
     found.then_some(out)
@@ -66,7 +66,7 @@ fn openai(v: &Value, ctx: &Ctx, span: &Range<usize>, out: &mut Outcome) -> bool 
                 continue;
             };
             let Some(name) = s(f, "name") else { continue };
-            let mut d = Draft::new(name, f.get("arguments").cloned(), FormatId::OpenaiChat);
+            let mut d = Draft::new(name, f.get("arguments").cloned(), FormatId::OPENAI_CHAT);
             d.id = c.get("id").and_then(Value::as_str).map(str::to_owned);
             push(out, ctx, d, span);
         }
@@ -74,7 +74,7 @@ fn openai(v: &Value, ctx: &Ctx, span: &Range<usize>, out: &mut Outcome) -> bool 
     if let Some(f) = m.get("function_call").and_then(Value::as_object)
         && let Some(name) = s(f, "name")
     {
-        let d = Draft::new(name, f.get("arguments").cloned(), FormatId::OpenaiChat);
+        let d = Draft::new(name, f.get("arguments").cloned(), FormatId::OPENAI_CHAT);
         push(out, ctx, d, span);
     }
     true
@@ -89,7 +89,7 @@ fn responses_item(item: &Value, ctx: &Ctx, span: &Range<usize>, out: &mut Outcom
             let Some(name) = s(m, "name") else {
                 return false;
             };
-            let mut d = Draft::new(name, m.get("arguments").cloned(), FormatId::Responses);
+            let mut d = Draft::new(name, m.get("arguments").cloned(), FormatId::RESPONSES);
             d.id = s(m, "call_id").or_else(|| s(m, "id")).map(str::to_owned);
             push(out, ctx, d, span);
             true
@@ -143,7 +143,7 @@ fn gemini_parts(parts: &[Value], ctx: &Ctx, span: &Range<usize>, out: &mut Outco
     for p in parts {
         if let Some(fc) = p.get("functionCall").and_then(Value::as_object) {
             if let Some(name) = s(fc, "name") {
-                let mut d = Draft::new(name, fc.get("args").cloned(), FormatId::Gemini);
+                let mut d = Draft::new(name, fc.get("args").cloned(), FormatId::GEMINI);
                 d.id = s(fc, "id").map(str::to_owned);
                 push(out, ctx, d, span);
                 any = true;
@@ -198,7 +198,7 @@ fn anthropic_blocks(blocks: &[Value], ctx: &Ctx, span: &Range<usize>, out: &mut 
         match s(m, "type") {
             Some("tool_use") => {
                 let Some(name) = s(m, "name") else { continue };
-                let mut d = Draft::new(name, m.get("input").cloned(), FormatId::Anthropic);
+                let mut d = Draft::new(name, m.get("input").cloned(), FormatId::ANTHROPIC);
                 d.id = s(m, "id").map(str::to_owned);
                 push(out, ctx, d, span);
             }
