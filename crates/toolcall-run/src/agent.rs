@@ -19,7 +19,7 @@ use toolcall_core::{
 use toolcall_parse::{FormatSelection, ParseOptions};
 
 use crate::archive::{Archive, ArchiveError, Delivery};
-use crate::client::{ClientError, Message, ModelClient, ModelReply, ModelRequest};
+use crate::client::{ClientError, Message, ModelClient, ModelReply, ModelRequest, RequestOptions};
 use crate::executor::{Executor, SessionContext, Timed};
 
 /// Rounds per turn unless configured (seed 003: 5).
@@ -64,6 +64,8 @@ pub struct AgentConfig {
     /// results always reach the model in the next round. Replays set it: a recording then
     /// plays the same way however fast the jobs run.
     pub await_jobs_before_request: bool,
+    /// Sampling, tool choice and extra body fields sent with every model request.
+    pub request_options: RequestOptions,
 }
 
 impl Default for AgentConfig {
@@ -75,6 +77,7 @@ impl Default for AgentConfig {
             system_prompt: None,
             job_wait: Duration::from_secs(30),
             await_jobs_before_request: false,
+            request_options: RequestOptions::default(),
         }
     }
 }
@@ -218,6 +221,7 @@ impl Agent {
                 Vec::new()
             },
             known_names: self.registry().names().map(str::to_owned).collect(),
+            options: self.config.request_options.clone(),
         }
     }
 

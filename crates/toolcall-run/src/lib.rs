@@ -23,7 +23,7 @@ pub use agent::{Agent, AgentConfig, AgentError, Mode, RoundReport, TurnReport};
 pub use archive::{Archive, ArchiveError};
 pub use client::{
     ChatCompletionsClient, ClientError, Message, ModelClient, ModelReply, ModelRequest,
-    ReplayClient, ResponsesClient,
+    ReplayClient, RequestOptions, ResponsesClient, ToolChoice,
 };
 pub use executor::{ApproveAll, ApproveWith, Approver, DenyAll, Executor, SessionContext, Timed};
 pub use replay::SessionFile;

@@ -13,11 +13,13 @@ use toolcall_core::{CallId, ToolCall, ToolSpec};
 
 pub mod chat;
 pub mod images;
+mod options;
 pub mod replay;
 pub mod responses;
 mod wire;
 
 pub use chat::ChatCompletionsClient;
+pub use options::{RequestOptions, ToolChoice};
 pub use replay::ReplayClient;
 pub use responses::ResponsesClient;
 
@@ -80,6 +82,9 @@ pub struct ModelRequest {
     /// alias comes back under its id (and is answered `tool_disabled`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub known_names: Vec<String>,
+    /// Sampling, tool choice and extra body fields.
+    #[serde(default)]
+    pub options: RequestOptions,
 }
 
 /// What a model answered.

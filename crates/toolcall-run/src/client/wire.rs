@@ -12,6 +12,7 @@ use serde_json::{Value, json};
 use toolcall_core::{CallId, Origin, ToolCall};
 
 use super::images::{Image, take_images};
+use super::options::{Flavour, RequestOptions};
 use super::{
     ClientError, MAX_RESPONSE_BYTES, Message, NameMap, endpoint, http_client, post_json,
     read_bounded, tail,
@@ -38,17 +39,32 @@ impl HttpModel {
         })
     }
 
-    /// The request body: the model, the conversation under `key`, the tools when any are
-    /// offered, and `stream` when streaming.
-    pub(super) fn body(&self, key: &str, items: Vec<Value>, tools: Option<Value>) -> Value {
-        let mut body = json!({ "model": self.model, key: items });
+    /// The request body: the model, the conversation (`messages` for Chat Completions,
+    /// `input` for Responses), the tools when any are offered, the request options, and
+    /// `stream` when streaming.
+    pub(super) fn body(
+        &self,
+        flavour: Flavour,
+        items: Vec<Value>,
+        tools: Option<Value>,
+        options: &RequestOptions,
+        names: &NameMap,
+    ) -> Value {
+        let key = match flavour {
+            Flavour::Chat => "messages",
+            Flavour::Responses => "input",
+        };
+        let mut body = serde_json::Map::new();
+        body.insert("model".into(), json!(self.model));
+        body.insert(key.into(), Value::Array(items));
+        options.apply(&mut body, flavour, tools.is_some(), names);
         if let Some(tools) = tools {
-            body["tools"] = tools;
+            body.insert("tools".into(), tools);
         }
         if self.stream {
-            body["stream"] = json!(true);
+            body.insert("stream".into(), json!(true));
         }
-        body
+        Value::Object(body)
     }
 
     /// Posts `body`; the response when its status is a success.
