@@ -712,7 +712,8 @@ impl Engine {
     }
 
     fn call_syntax_possible(&self) -> bool {
-        self.ctx.enabled(FormatId::CALL_SYNTAX) && (self.ctx.registry.is_some() || self.ctx.explicit)
+        self.ctx.enabled(FormatId::CALL_SYNTAX)
+            && (self.ctx.registry.is_some() || self.ctx.explicit)
     }
 
     fn call_syntax_name_ok(&self, name: &str) -> bool {
@@ -771,7 +772,8 @@ impl Engine {
             }
             let pos = self.pos;
             let b = self.buf.as_bytes()[pos];
-            if self.ctx.openers.stops.is_stop(b) {
+            // Inside a fence only bare JSON is read: quoted markup is a code sample.
+            if !self.nested && self.ctx.openers.stops.is_stop(b) {
                 match self.ctx.openers.at(self.buf.as_bytes(), pos, is_final) {
                     Found::Wait => return Step::Wait,
                     Found::At(i) => {
@@ -848,13 +850,10 @@ impl Engine {
                     self.ident_start = None;
                     return Step::Continue;
                 }
-                b'[' => {
-                    if self.array_formats() {
-                        let plausible =
-                            array_start_plausible(&self.buf.as_bytes()[pos..], is_final);
-                        if let Some(step) = self.open_plain_json(pos, plausible) {
-                            return step;
-                        }
+                b'[' if self.array_formats() => {
+                    let plausible = array_start_plausible(&self.buf.as_bytes()[pos..], is_final);
+                    if let Some(step) = self.open_plain_json(pos, plausible) {
+                        return step;
                     }
                 }
                 b'{' if self.object_formats() => {
@@ -982,9 +981,7 @@ impl Engine {
             Action::Region(families) => {
                 let readers: Vec<(FormatId, Box<dyn RegionReader>)> = families
                     .iter()
-                    .filter_map(|(f, opener)| {
-                        Some((*f, f.family()?.reader(*opener, &self.ctx)?))
-                    })
+                    .filter_map(|(f, opener)| Some((*f, f.family()?.reader(*opener, &self.ctx)?)))
                     .collect();
                 self.emit_text(pos);
                 self.announced.clear();
@@ -1272,7 +1269,9 @@ impl Engine {
     /// A bare region that is not JSON: the scan resumes one byte after its start,
     /// within the rescan budget.
     fn abandon_json(&mut self, start: usize, scanned_to: usize) {
-        self.rescanned = self.rescanned.saturating_add(scanned_to.saturating_sub(start + 1));
+        self.rescanned = self
+            .rescanned
+            .saturating_add(scanned_to.saturating_sub(start + 1));
         let budget = self
             .received
             .saturating_mul(RESCAN_FACTOR)
@@ -1351,7 +1350,11 @@ impl Engine {
                     }
                 }
                 if looks_like_call(region.as_bytes()) {
-                    self.drop_markup(start, end, format!("malformed tool call JSON, not run: {e}"));
+                    self.drop_markup(
+                        start,
+                        end,
+                        format!("malformed tool call JSON, not run: {e}"),
+                    );
                 } else {
                     self.abandon_json(start, end);
                 }
@@ -1447,7 +1450,13 @@ impl Engine {
                 let end = open + n;
                 let inner = self.buf.get(open + 1..end - 1).unwrap_or("").to_owned();
                 let span = self.span(start, end);
-                match parse_args(&name, &inner, &self.ctx, FormatId::CALL_SYNTAX, span.clone()) {
+                match parse_args(
+                    &name,
+                    &inner,
+                    &self.ctx,
+                    FormatId::CALL_SYNTAX,
+                    span.clone(),
+                ) {
                     Ok(d) => {
                         let o = Outcome {
                             drafts: vec![d],

@@ -272,7 +272,10 @@ impl ScanFrom {
         match find_from(region, needle, from) {
             Some(i) => Some(i),
             None => {
-                self.0 = region.len().saturating_sub(needle.len().saturating_sub(1)).max(from);
+                self.0 = region
+                    .len()
+                    .saturating_sub(needle.len().saturating_sub(1))
+                    .max(from);
                 None
             }
         }
@@ -384,7 +387,9 @@ pub(crate) fn convert_text_value(
                 format!(
                     "argument {key:?}: expected {}, got {}; kept as text",
                     types.join(" or "),
-                    other.as_ref().map_or("text", |(v, _)| toolcall_core::json_kind(v))
+                    other
+                        .as_ref()
+                        .map_or("text", |(v, _)| toolcall_core::json_kind(v))
                 ),
             ));
             Value::String(raw.to_owned())
@@ -435,7 +440,8 @@ mod tests {
             "maybe": {"type": ["integer", "null"]}
         }));
         let mut r = Vec::new();
-        let c = |raw: &str, key: &str, r: &mut Vec<Repair>| convert_text_value(raw, Some(&s), key, r);
+        let c =
+            |raw: &str, key: &str, r: &mut Vec<Repair>| convert_text_value(raw, Some(&s), key, r);
         assert_eq!(c("007", "code", &mut r), json!("007"));
         assert_eq!(c(" 42 ", "n", &mut r), json!(42));
         assert_eq!(c("1.5", "x", &mut r), json!(1.5));

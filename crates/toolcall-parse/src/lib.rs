@@ -116,16 +116,17 @@ pub struct ParseOptions {
 impl ParseOptions {
     fn ctx(&self) -> (Ctx, Vec<String>) {
         let (order, unknown, explicit) = self.format.resolve();
-        let bare = order
-            .iter()
-            .filter_map(|f| f.family())
-            .fold(family::BareJson::default(), |acc, f| {
-                let b = f.bare_json();
-                family::BareJson {
-                    objects: acc.objects || b.objects,
-                    arrays: acc.arrays || b.arrays,
-                }
-            });
+        let bare =
+            order
+                .iter()
+                .filter_map(|f| f.family())
+                .fold(family::BareJson::default(), |acc, f| {
+                    let b = f.bare_json();
+                    family::BareJson {
+                        objects: acc.objects || b.objects,
+                        arrays: acc.arrays || b.arrays,
+                    }
+                });
         (
             Ctx {
                 openers: openers::Openers::build(&order),

@@ -54,15 +54,17 @@ impl Openers {
             }
             match list.iter_mut().find(|o| o.text == text) {
                 Some(o) => {
-                    if let (Action::Region(have), Action::Region(more)) = (&mut o.action, action)
-                    {
+                    if let (Action::Region(have), Action::Region(more)) = (&mut o.action, action) {
                         have.extend(more);
                     }
                 }
                 None => list.push(Opener { text, action }),
             }
         };
-        let families: Vec<_> = order.iter().filter_map(|f| Some((*f, f.family()?))).collect();
+        let families: Vec<_> = order
+            .iter()
+            .filter_map(|f| Some((*f, f.family()?)))
+            .collect();
         let mut reasoning = vec![THINK];
         for (_, fam) in &families {
             for r in fam.reasoning() {
@@ -115,7 +117,11 @@ impl Openers {
         let rest = bytes.get(pos..).unwrap_or(&[]);
         let mut best: Option<usize> = None;
         let mut partial = false;
-        for &i in self.by_first.get(usize::from(b)).map_or(&[][..], Vec::as_slice) {
+        for &i in self
+            .by_first
+            .get(usize::from(b))
+            .map_or(&[][..], Vec::as_slice)
+        {
             let Some(o) = self.list.get(i) else { continue };
             let t = o.text.as_bytes();
             if rest.len() >= t.len() {

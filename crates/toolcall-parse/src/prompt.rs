@@ -38,7 +38,9 @@ pub fn render_prompt(registry: &Registry, format: FormatId) -> Result<String, Pa
     let how = family.instructions().ok_or_else(|| not_text(format))?;
     let tools: Vec<&ToolSpec> = registry.enabled_specs().collect();
     let Some(first) = tools.first() else {
-        return Ok("No tools are available in this conversation. Reply in plain text.\n".to_owned());
+        return Ok(
+            "No tools are available in this conversation. Reply in plain text.\n".to_owned(),
+        );
     };
     let mut out = String::new();
     out.push_str("You can call tools. ");
@@ -50,11 +52,7 @@ pub fn render_prompt(registry: &Registry, format: FormatId) -> Result<String, Pa
             // Continuation lines stay inside the list item.
             let _ = write!(out, ": {}", spec.description.trim().replace('\n', "\n  "));
         }
-        let _ = write!(
-            out,
-            "\n  arguments (JSON Schema): {}",
-            object_schema(spec)
-        );
+        let _ = write!(out, "\n  arguments (JSON Schema): {}", object_schema(spec));
     }
     let args = example_arguments(&first.parameters);
     let example = family
@@ -171,7 +169,10 @@ mod tests {
                 p.contains("\"enum\":[\"screenshot\",\"left_click\",\"type\"]"),
                 "{format}"
             );
-            assert!(!p.contains("secret_tool"), "{format}: disabled tool offered");
+            assert!(
+                !p.contains("secret_tool"),
+                "{format}: disabled tool offered"
+            );
         }
     }
 
@@ -184,8 +185,14 @@ mod tests {
         assert_eq!(example_of(&p), "TOOL_CALL: highlight_object\nOBJECT: cup");
         assert!(!p.contains("computer_use"));
         let empty = Registry::new();
-        assert!(render_prompt(&empty, id("json")).unwrap().contains("No tools"));
-        let err = render_prompt(&r, id("openai_chat")).unwrap_err().to_string();
+        assert!(
+            render_prompt(&empty, id("json"))
+                .unwrap()
+                .contains("No tools")
+        );
+        let err = render_prompt(&r, id("openai_chat"))
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("hermes"), "{err}");
     }
 

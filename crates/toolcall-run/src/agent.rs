@@ -13,9 +13,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use toolcall_core::{
-    Diagnostic, ErrorCode, Registry, ToolCall, ToolError, ToolResult,
-};
+use toolcall_core::{Diagnostic, ErrorCode, Registry, ToolCall, ToolError, ToolResult};
 use toolcall_parse::{FormatSelection, ParseOptions};
 
 use crate::archive::{Archive, ArchiveError, Delivery};

@@ -199,41 +199,6 @@ pub(crate) fn map_positional(
     Ok(out)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    #[test]
-    fn keyword_split() {
-        assert_eq!(split_keyword("a = 1"), (Some("a"), "1"));
-        assert_eq!(split_keyword("a == 1"), (None, "a == 1"));
-        assert_eq!(split_keyword("\"x=1\""), (None, "\"x=1\""));
-    }
-
-    // covers F-PY-1
-    #[test]
-    fn fixed_arrays_absorb_consecutive_values() {
-        let spec = ToolSpec::new(
-            "t",
-            "",
-            json!({"type":"object","properties":{
-                "action":{"type":"string","enum":["a","b"]},
-                "xy":{"type":"array","items":{"type":"integer"},"minItems":2,"maxItems":2},
-                "text":{"type":"string"}}}),
-        );
-        assert_eq!(
-            map_positional(&[json!("a"), json!(1), json!(2)], &spec).unwrap(),
-            *json!({"action":"a","xy":[1,2]}).as_object().unwrap()
-        );
-        assert_eq!(
-            map_positional(&[json!("b"), json!("hi")], &spec).unwrap(),
-            *json!({"action":"b","text":"hi"}).as_object().unwrap()
-        );
-        assert!(map_positional(&[json!("a"), json!(1)], &spec).is_err());
-    }
-}
-
 /// `key=value, ...` for a prompt example: JSON values, or Python literals.
 pub(crate) fn keyword_args(args: &Map<String, Value>, python: bool) -> String {
     args.iter()
@@ -301,5 +266,40 @@ impl Family for CallSyntax {
     }
     fn example_call(&self, name: &str, args: &Map<String, Value>) -> Option<String> {
         Some(format!("{name}({})", keyword_args(args, false)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn keyword_split() {
+        assert_eq!(split_keyword("a = 1"), (Some("a"), "1"));
+        assert_eq!(split_keyword("a == 1"), (None, "a == 1"));
+        assert_eq!(split_keyword("\"x=1\""), (None, "\"x=1\""));
+    }
+
+    // covers F-PY-1
+    #[test]
+    fn fixed_arrays_absorb_consecutive_values() {
+        let spec = ToolSpec::new(
+            "t",
+            "",
+            json!({"type":"object","properties":{
+                "action":{"type":"string","enum":["a","b"]},
+                "xy":{"type":"array","items":{"type":"integer"},"minItems":2,"maxItems":2},
+                "text":{"type":"string"}}}),
+        );
+        assert_eq!(
+            map_positional(&[json!("a"), json!(1), json!(2)], &spec).unwrap(),
+            *json!({"action":"a","xy":[1,2]}).as_object().unwrap()
+        );
+        assert_eq!(
+            map_positional(&[json!("b"), json!("hi")], &spec).unwrap(),
+            *json!({"action":"b","text":"hi"}).as_object().unwrap()
+        );
+        assert!(map_positional(&[json!("a"), json!(1)], &spec).is_err());
     }
 }
