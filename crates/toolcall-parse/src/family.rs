@@ -343,7 +343,6 @@ pub(crate) fn find_from(hay: &str, needle: &str, from: usize) -> Option<usize> {
 /// that argument: integer, number, boolean, null, object and array are read as JSON; a
 /// string stays exactly the text (never `"007"` → `7`); with no schema for the argument
 /// the text is kept. A repair is recorded when the text was not what the schema asked.
-#[allow(dead_code)] // the text-valued families land next
 pub(crate) fn convert_text_value(
     raw: &str,
     spec: Option<&ToolSpec>,

@@ -90,12 +90,8 @@ impl RegionReader for Reader {
                     let rest = region.get(MARKER.len()..).unwrap_or("");
                     match head(rest, is_final) {
                         None => return Advance::NeedMore,
-                        Some(Head::Invalid) => {
-                            return Advance::Broken {
-                                end: MARKER.len(),
-                                why: "[TOOL_CALLS] not followed by calls".into(),
-                            };
-                        }
+                        // `[TOOL_CALLS]` named in prose: not followed by a call.
+                        Some(Head::Invalid) => return Advance::NotMine,
                         Some(Head::Json(off)) => {
                             self.state = State::Gap {
                                 at: MARKER.len() + off,

@@ -10,6 +10,7 @@ use crate::family::{Family, JsonCx};
 
 // Helpers shared by several families (not families themselves).
 pub(crate) mod native;
+pub(crate) mod tags;
 
 /// Declares each family module and lists its family, in priority order.
 macro_rules! registry {
@@ -22,6 +23,10 @@ macro_rules! registry {
 registry! {
     // Explicit markup first; families sharing an opener are tried in this order.
     hermes::Hermes,
+    qwen3_coder::Qwen3Coder,
+    glm::Glm,
+    seed_oss::SeedOss,
+    functionary_v3_1::FunctionaryV31,
     mistral::Mistral,
     llama::Llama,
     llama3_builtin::Llama3Builtin,
@@ -118,6 +123,29 @@ mod tests {
             FormatId::ANTHROPIC,
         ] {
             assert_eq!(FormatId::from_name(b.as_str()), Some(b));
+        }
+    }
+
+    // Every family's advertised example reads back as a call of that family.
+    #[test]
+    fn every_example_parses_as_its_family() {
+        for f in FAMILIES {
+            // Positional call syntax needs a schema; fallbacks need rules.
+            if ["call_syntax", "fallback"].contains(&f.id()) {
+                continue;
+            }
+            let text = f.example().replace("\\n", "\n");
+            let opts = crate::ParseOptions {
+                format: crate::FormatSelection::Only(f.id().to_owned()),
+                ..Default::default()
+            };
+            let p = crate::parse(&text, &opts);
+            assert!(
+                !p.calls.is_empty() && p.calls.iter().all(|c| c.origin.format == f.id()),
+                "{}: {text}\n{:?}",
+                f.id(),
+                p.diagnostics
+            );
         }
     }
 }

@@ -75,7 +75,7 @@ impl Family for ToolsEnvelope {
         "{\"tools\":[...]} envelope in a ```json fence or raw in prose; every entry in order"
     }
     fn example(&self) -> &'static str {
-        r#"```json {"tools":[{"name":"computer_use","arguments":{"action":"screenshot"}}]} ```"#
+        r#"{"tools":[{"name":"computer_use","arguments":{"action":"screenshot"}}]}"#
     }
     fn bare_json(&self) -> BareJson {
         BareJson {
