@@ -45,6 +45,11 @@ impl ResponsesClient {
         Ok(self.with_api_key(Some(api_key_from_env(var)?)))
     }
 
+    pub fn with_timeout(mut self, timeout: std::time::Duration) -> Result<Self, ClientError> {
+        self.http.http = super::http_client(timeout)?;
+        Ok(self)
+    }
+
     /// The request body sent for `request`.
     pub fn body(&self, request: &ModelRequest) -> Value {
         let names = name_map(request);
