@@ -154,28 +154,41 @@ pub(crate) fn valid_name(name: &str) -> bool {
 pub(crate) fn function_lead(lead: &str, complete: bool) -> Lead {
     let s = skip_space(lead);
     if s.is_empty() {
-        return if complete { Lead::NotMine } else { Lead::NeedMore };
+        return if complete {
+            Lead::NotMine
+        } else {
+            Lead::NeedMore
+        };
     }
     match starts(s, "<function=") {
         Some(false) => return Lead::NotMine,
-        None => return if complete { Lead::NotMine } else { Lead::NeedMore },
+        None => {
+            return if complete {
+                Lead::NotMine
+            } else {
+                Lead::NeedMore
+            };
+        }
         Some(true) => {}
     }
     let rest = &s["<function=".len()..];
     match rest.find('>') {
         Some(i) if valid_name(&rest[..i]) => Lead::Mine(Some(rest[..i].to_owned())),
         Some(_) => Lead::NotMine,
-        None if complete || rest.len() > 256 || rest.contains(char::is_whitespace) => {
-            Lead::NotMine
-        }
+        None if complete || rest.len() > 256 || rest.contains(char::is_whitespace) => Lead::NotMine,
         None => Lead::NeedMore,
     }
 }
 
 /// Strips the one newline of layout on each side of a tag-delimited value.
 pub(crate) fn layout_trim(v: &str) -> &str {
-    let v = v.strip_prefix("\r\n").or_else(|| v.strip_prefix('\n')).unwrap_or(v);
-    v.strip_suffix("\r\n").or_else(|| v.strip_suffix('\n')).unwrap_or(v)
+    let v = v
+        .strip_prefix("\r\n")
+        .or_else(|| v.strip_prefix('\n'))
+        .unwrap_or(v);
+    v.strip_suffix("\r\n")
+        .or_else(|| v.strip_suffix('\n'))
+        .unwrap_or(v)
 }
 
 /// Types a text value by the tool's schema, recording repairs on the draft.
@@ -225,7 +238,10 @@ pub(crate) fn xml_functions(
             // The value ends at </parameter>; a missing one is tolerated before the next
             // parameter or the end of the function.
             let (raw, next) = match value_and_rest.find("</parameter>") {
-                Some(i) => (&value_and_rest[..i], &value_and_rest[i + "</parameter>".len()..]),
+                Some(i) => (
+                    &value_and_rest[..i],
+                    &value_and_rest[i + "</parameter>".len()..],
+                ),
                 None => {
                     let stop = ["\n<parameter=", "<parameter=", "</function>"]
                         .iter()
@@ -260,10 +276,15 @@ mod tests {
 
     #[test]
     fn leads() {
-        assert!(matches!(function_lead("\n<function=get>", false), Lead::Mine(Some(n)) if n == "get"));
+        assert!(
+            matches!(function_lead("\n<function=get>", false), Lead::Mine(Some(n)) if n == "get")
+        );
         assert!(matches!(function_lead("\n<func", false), Lead::NeedMore));
         assert!(matches!(function_lead("{\"name\"", false), Lead::NotMine));
-        assert!(matches!(function_lead("<function=a b>", false), Lead::NotMine));
+        assert!(matches!(
+            function_lead("<function=a b>", false),
+            Lead::NotMine
+        ));
         assert_eq!(layout_trim("\nx\n\n"), "x\n");
     }
 }
