@@ -257,7 +257,7 @@ impl ReadCx<'_> {
 }
 
 /// Reads one region of a family's markup, incrementally (see the module doc).
-pub(crate) trait RegionReader: Send {
+pub(crate) trait RegionReader: Send + Sync {
     fn advance(&mut self, region: &str, is_final: bool, cx: &mut ReadCx<'_>) -> Advance;
 }
 
