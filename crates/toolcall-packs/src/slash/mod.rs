@@ -522,5 +522,6 @@ pub fn pack_from(setup: SlashSetup) -> Result<Pack, PackError> {
         name: "slash",
         registry,
         state: Some(Arc::new(SlashStateHandle(state))),
+        round_output: None,
     })
 }
