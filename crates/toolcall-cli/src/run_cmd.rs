@@ -11,7 +11,7 @@ use async_trait::async_trait;
 use base64::Engine;
 use serde_json::{Map, Value};
 use toolcall_core::{Registry, ToolCall, ToolSpec};
-use toolcall_packs::{PackConfig, PackState, load_pack};
+use toolcall_packs::{PackConfig, PackState, SessionEnd, load_pack};
 use toolcall_run::client::images::find_images;
 use toolcall_run::{
     Agent, AgentConfig, ApproveAll, Approver, Archive, ChatCompletionsClient, DenyAll, Executor,
@@ -107,7 +107,22 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         Some(p) => Some(SessionFile::load(p)?),
         None => None,
     };
-    let (registry, states) = build_registry(&args, session.as_ref())?;
+    let (registry, states, on_end) = build_registry(&args, session.as_ref())?;
+    let outcome = run_loaded(&args, session, registry, states).await;
+    // What the packs started (apps) ends with this run, whatever its outcome.
+    for end in &on_end {
+        end.end().await;
+    }
+    outcome
+}
+
+/// The run, once the packs and tools are loaded.
+async fn run_loaded(
+    args: &RunArgs,
+    session: Option<SessionFile>,
+    registry: Registry,
+    states: Vec<LoadedState>,
+) -> anyhow::Result<ExitCode> {
     let registry = Arc::new(registry);
 
     let client: Arc<dyn ModelClient> = match (&session, &args.model) {
@@ -228,9 +243,10 @@ fn init_logging() {
 fn build_registry(
     args: &RunArgs,
     session: Option<&SessionFile>,
-) -> anyhow::Result<(Registry, Vec<LoadedState>)> {
+) -> anyhow::Result<(Registry, Vec<LoadedState>, Vec<Arc<dyn SessionEnd>>)> {
     let mut registry = Registry::new();
     let mut states = Vec::new();
+    let mut on_end = Vec::new();
     let mut packs: Vec<(String, PackConfig)> = Vec::new();
     let mut tools_files: Vec<PathBuf> = Vec::new();
     if let (Some(s), Some(path)) = (session, &args.replay) {
@@ -288,6 +304,7 @@ fn build_registry(
         registry
             .merge(pack.registry)
             .with_context(|| format!("adding pack {name}"))?;
+        on_end.extend(pack.on_end);
         if let Some(state) = pack.state {
             states.push(LoadedState {
                 name: name.clone(),
@@ -306,7 +323,7 @@ fn build_registry(
     toolcall_run::backend::attach_backends(&mut registry)
         .context("attaching program/HTTP backends")?;
     args.toolset.apply_switches(&mut registry)?;
-    Ok((registry, states))
+    Ok((registry, states, on_end))
 }
 
 /// Asks on the terminal before a tool that requires approval runs.

@@ -57,11 +57,20 @@ pub trait PackState: Send + Sync {
     fn restore(&self, snapshot: Value) -> Result<(), PackError>;
 }
 
+/// What a pack does when the run using it ends: end what its tools started (the apps
+/// pack closes the apps it opened). Whoever loads packs calls it once, at the end.
+#[async_trait::async_trait]
+pub trait SessionEnd: Send + Sync {
+    async fn end(&self);
+}
+
 /// A loaded pack.
 pub struct Pack {
     pub name: &'static str,
     pub registry: Registry,
     pub state: Option<Arc<dyn PackState>>,
+    /// Call [`SessionEnd::end`] when the run using the pack ends.
+    pub on_end: Option<Arc<dyn SessionEnd>>,
 }
 
 /// The packs this build provides.

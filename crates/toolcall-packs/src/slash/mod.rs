@@ -508,5 +508,6 @@ pub fn pack_from(setup: SlashSetup) -> Result<Pack, PackError> {
         name: "slash",
         registry,
         state: Some(Arc::new(SlashStateHandle(state))),
+        on_end: None,
     })
 }
