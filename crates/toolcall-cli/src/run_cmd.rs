@@ -92,6 +92,14 @@ pub struct RunArgs {
     prompt: Option<String>,
 }
 
+/// The packs and tools of a run.
+struct Loaded {
+    registry: Registry,
+    states: Vec<LoadedState>,
+    /// The packs' end hooks, called when the run ends.
+    on_end: Vec<Arc<dyn SessionEnd>>,
+}
+
 /// Loaded packs whose state is saved with the session.
 struct LoadedState {
     name: String,
@@ -107,7 +115,11 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         Some(p) => Some(SessionFile::load(p)?),
         None => None,
     };
-    let (registry, states, on_end) = build_registry(&args, session.as_ref())?;
+    let Loaded {
+        registry,
+        states,
+        on_end,
+    } = build_registry(&args, session.as_ref())?;
     let outcome = run_loaded(&args, session, registry, states).await;
     // What the packs started (apps) ends with this run, whatever its outcome.
     for end in &on_end {
@@ -240,10 +252,7 @@ fn init_logging() {
 
 /// The registry from the replay file's setup, `--pack`s (with `--pack-opt`s) and `--tools`
 /// files, with backends attached and `--enable`/`--disable` applied ([`ToolsetArgs`]'s rules).
-fn build_registry(
-    args: &RunArgs,
-    session: Option<&SessionFile>,
-) -> anyhow::Result<(Registry, Vec<LoadedState>, Vec<Arc<dyn SessionEnd>>)> {
+fn build_registry(args: &RunArgs, session: Option<&SessionFile>) -> anyhow::Result<Loaded> {
     let mut registry = Registry::new();
     let mut states = Vec::new();
     let mut on_end = Vec::new();
@@ -323,7 +332,11 @@ fn build_registry(
     toolcall_run::backend::attach_backends(&mut registry)
         .context("attaching program/HTTP backends")?;
     args.toolset.apply_switches(&mut registry)?;
-    Ok((registry, states, on_end))
+    Ok(Loaded {
+        registry,
+        states,
+        on_end,
+    })
 }
 
 /// Asks on the terminal before a tool that requires approval runs.
