@@ -1,25 +1,26 @@
 //! `toolcall run`: one turn of the agent loop against a model server or a recorded session,
 //! printed round by round (or as the `TurnReport` JSON with `--json`).
 
-use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 
 use anyhow::{Context, bail};
-use async_trait::async_trait;
 use base64::Engine;
 use serde_json::{Map, Value};
-use toolcall_core::{Registry, ToolCall, ToolSpec};
-use toolcall_packs::{PackConfig, PackState, SessionEnd, load_pack};
+use toolcall_core::Registry;
+use toolcall_packs::toolset::ToolsetSpec;
+use toolcall_packs::{PackConfig, PackState};
 use toolcall_run::client::images::find_images;
 use toolcall_run::{
-    Agent, AgentConfig, ApproveAll, Approver, Archive, ChatCompletionsClient, DenyAll, Executor,
-    Mode, ModelClient, ReplayClient, ResponsesClient, SessionFile, TurnReport,
+    Agent, AgentConfig, Archive, ChatCompletionsClient, Executor, Mode, ModelClient, ReplayClient,
+    ResponsesClient, SessionFile, TurnReport,
 };
 
+use crate::approve::approver;
+use crate::display::shorten;
 use crate::sessions_cmd::archive_path;
-use crate::toolset::ToolsetArgs;
+use crate::toolset::{ToolsetArgs, load_runnable};
 
 #[derive(Clone, Copy, clap::ValueEnum)]
 enum Api {
@@ -33,13 +34,6 @@ enum Api {
 pub struct RunArgs {
     #[command(flatten)]
     toolset: ToolsetArgs,
-    /// A pack option, `PACK.KEY=VALUE` (VALUE is read as JSON when it parses, else as text).
-    #[arg(long = "pack-opt", value_name = "PACK.KEY=VALUE")]
-    pack_opts: Vec<String>,
-    /// X display for the computer pack, e.g. `:1` [default: the pack's `display` option, else
-    /// $DISPLAY].
-    #[arg(long, value_name = "DISPLAY")]
-    display: Option<String>,
     /// Model server base URL, e.g. http://127.0.0.1:11434 (Ollama).
     #[arg(
         long,
@@ -92,20 +86,6 @@ pub struct RunArgs {
     prompt: Option<String>,
 }
 
-/// The packs and tools of a run.
-struct Loaded {
-    registry: Registry,
-    states: Vec<LoadedState>,
-    /// The packs' end hooks, called when the run ends.
-    on_end: Vec<Arc<dyn SessionEnd>>,
-}
-
-/// Loaded packs whose state is saved with the session.
-struct LoadedState {
-    name: String,
-    state: Arc<dyn PackState>,
-}
-
 pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     init_logging();
     if let Some(f) = &args.format {
@@ -115,12 +95,13 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         Some(p) => Some(SessionFile::load(p)?),
         None => None,
     };
-    let Loaded {
-        registry,
-        states,
-        on_end,
-    } = build_registry(&args, session.as_ref())?;
-    let outcome = run_loaded(&args, session, registry, states).await;
+    let base = match (&session, &args.replay) {
+        (Some(s), Some(path)) => session_setup(s, path)?,
+        _ => ToolsetSpec::default(),
+    };
+    let toolset = load_runnable(&args.toolset.spec(base)?)?;
+    let on_end = toolset.on_end;
+    let outcome = run_loaded(&args, session, toolset.registry, toolset.pack_states).await;
     // What the packs started (apps) ends with this run, whatever its outcome.
     for end in &on_end {
         end.end().await;
@@ -133,7 +114,7 @@ async fn run_loaded(
     args: &RunArgs,
     session: Option<SessionFile>,
     registry: Registry,
-    states: Vec<LoadedState>,
+    states: Vec<(String, Arc<dyn PackState>)>,
 ) -> anyhow::Result<ExitCode> {
     let registry = Arc::new(registry);
 
@@ -172,14 +153,7 @@ async fn run_loaded(
         .or_else(|| session.as_ref().map(|s| s.mode))
         .unwrap_or_default();
 
-    let approver: Arc<dyn Approver> = if args.yes {
-        Arc::new(ApproveAll)
-    } else if std::io::stdin().is_terminal() {
-        Arc::new(TtyApprover)
-    } else {
-        Arc::new(DenyAll)
-    };
-    let executor = Arc::new(Executor::new(registry.clone()).with_approver(approver));
+    let executor = Arc::new(Executor::new(registry.clone()).with_approver(approver(args.yes)));
     let config = AgentConfig {
         mode,
         max_rounds: args.max_rounds,
@@ -197,11 +171,11 @@ async fn run_loaded(
     match &args.resume {
         Some(id) => {
             agent.archive_resume(archive.clone(), id)?;
-            for s in &states {
-                if let Some(snap) = archive.load_state(id, &s.name)? {
-                    s.state
+            for (name, state) in &states {
+                if let Some(snap) = archive.load_state(id, name)? {
+                    state
                         .restore(snap)
-                        .with_context(|| format!("restoring pack {}", s.name))?;
+                        .with_context(|| format!("restoring pack {name}"))?;
                 }
             }
         }
@@ -214,9 +188,9 @@ async fn run_loaded(
             agent.archive_new(archive.clone(), &description)?;
         }
     }
-    for s in &states {
-        let state = s.state.clone();
-        agent.add_state_saver(s.name.clone(), Arc::new(move || state.snapshot()));
+    for (name, state) in &states {
+        let state = state.clone();
+        agent.add_state_saver(name.clone(), Arc::new(move || state.snapshot()));
     }
 
     let report = agent.run_turn(&prompt).await?;
@@ -250,129 +224,28 @@ fn init_logging() {
         .try_init();
 }
 
-/// The registry from the replay file's setup, `--pack`s (with `--pack-opt`s) and `--tools`
-/// files, with backends attached and `--enable`/`--disable` applied ([`ToolsetArgs`]'s rules).
-fn build_registry(args: &RunArgs, session: Option<&SessionFile>) -> anyhow::Result<Loaded> {
-    let mut registry = Registry::new();
-    let mut states = Vec::new();
-    let mut on_end = Vec::new();
-    let mut packs: Vec<(String, PackConfig)> = Vec::new();
-    let mut tools_files: Vec<PathBuf> = Vec::new();
-    if let (Some(s), Some(path)) = (session, &args.replay) {
-        let base = SessionFile::base_dir(path);
-        for (name, options) in &s.setup.packs {
-            let options = match options {
-                Value::Object(m) => m.clone(),
-                Value::Null => Map::new(),
-                other => bail!("pack {name}: options must be an object, got {other}"),
-            };
-            packs.push((
-                name.clone(),
-                PackConfig {
-                    base_dir: base.clone(),
-                    options,
-                },
-            ));
-        }
-        tools_files.extend(s.setup.tools.iter().map(|t| base.join(t)));
-    }
-    let cwd = std::env::current_dir().context("reading the current directory")?;
-    for name in &args.toolset.packs {
-        if !packs.iter().any(|(n, _)| n == name) {
-            packs.push((
-                name.clone(),
-                PackConfig {
-                    base_dir: cwd.clone(),
-                    options: Map::new(),
-                },
-            ));
-        }
-    }
-    for opt in &args.pack_opts {
-        let (key, value) = opt
-            .split_once('=')
-            .with_context(|| format!("--pack-opt {opt:?}: expected PACK.KEY=VALUE"))?;
-        let (pack, key) = key
-            .split_once('.')
-            .with_context(|| format!("--pack-opt {opt:?}: expected PACK.KEY=VALUE"))?;
-        let value = serde_json::from_str(value).unwrap_or_else(|_| Value::String(value.into()));
-        let Some((_, cfg)) = packs.iter_mut().find(|(n, _)| n == pack) else {
-            bail!("--pack-opt {opt:?}: pack {pack:?} is not loaded (add --pack {pack})");
+/// A recorded session's setup as a toolset: its packs (options as given) and tools files,
+/// relative paths resolving against the session file's folder.
+fn session_setup(session: &SessionFile, path: &Path) -> anyhow::Result<ToolsetSpec> {
+    let base = SessionFile::base_dir(path);
+    let mut spec = ToolsetSpec::default();
+    for (name, options) in &session.setup.packs {
+        let options = match options {
+            Value::Object(m) => m.clone(),
+            Value::Null => Map::new(),
+            other => bail!("pack {name}: options must be an object, got {other}"),
         };
-        cfg.options.insert(key.to_owned(), value);
+        spec.packs.push((
+            name.clone(),
+            PackConfig {
+                base_dir: base.clone(),
+                options,
+            },
+        ));
     }
-    if let Some(display) = &args.display {
-        let Some((_, cfg)) = packs.iter_mut().find(|(n, _)| n == "computer") else {
-            bail!("--display is for the computer pack: add --pack computer");
-        };
-        cfg.options
-            .insert("display".to_owned(), Value::String(display.clone()));
-    }
-    for (name, cfg) in &packs {
-        let pack = load_pack(name, cfg).with_context(|| format!("loading pack {name}"))?;
-        registry
-            .merge(pack.registry)
-            .with_context(|| format!("adding pack {name}"))?;
-        on_end.extend(pack.on_end);
-        if let Some(state) = pack.state {
-            states.push(LoadedState {
-                name: name.clone(),
-                state,
-            });
-        }
-    }
-    tools_files.extend(args.toolset.tools.iter().cloned());
-    for file in &tools_files {
-        let r = Registry::from_tools_file(file)
-            .with_context(|| format!("loading tools file {}", file.display()))?;
-        registry
-            .merge(r)
-            .with_context(|| format!("adding tools from {}", file.display()))?;
-    }
-    toolcall_run::backend::attach_backends(&mut registry)
-        .context("attaching program/HTTP backends")?;
-    args.toolset.apply_switches(&mut registry)?;
-    Ok(Loaded {
-        registry,
-        states,
-        on_end,
-    })
-}
-
-/// Asks on the terminal before a tool that requires approval runs.
-struct TtyApprover;
-
-#[async_trait]
-impl Approver for TtyApprover {
-    async fn approve(&self, call: &ToolCall, spec: &ToolSpec) -> bool {
-        let question = format!(
-            "Run {} [{}] with {}? [y/N] ",
-            spec.name,
-            call.call_id,
-            toolcall_run::redact::redact(&call.arguments)
-        );
-        tokio::task::spawn_blocking(move || {
-            use std::io::Write;
-            eprint!("{question}");
-            let _ = std::io::stderr().flush();
-            let mut line = String::new();
-            std::io::stdin().read_line(&mut line).is_ok()
-                && matches!(line.trim().to_ascii_lowercase().as_str(), "y" | "yes")
-        })
-        .await
-        .unwrap_or(false)
-    }
-}
-
-/// At most `max` characters of `s`, with an ellipsis when cut.
-pub fn shorten(s: &str, max: usize) -> String {
-    let one_line = s.replace('\n', " ");
-    if one_line.chars().count() <= max {
-        one_line
-    } else {
-        let cut: String = one_line.chars().take(max).collect();
-        format!("{cut}…")
-    }
+    spec.tools_files
+        .extend(session.setup.tools.iter().map(|t| base.join(t)));
+    Ok(spec)
 }
 
 fn print_report(report: &TurnReport, archive: &Path) {

@@ -11,6 +11,9 @@
 //!
 //! Each pack is loaded by name with [`load_pack`] into a [`Pack`]: a registry of specs with
 //! implementations, plus, for stateful packs, a handle to save and restore their state.
+//! Every pack loads with no options at all (working defaults). [`toolset`] assembles packs,
+//! tools files and enable/disable switches into one registry, the same way for every
+//! caller.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -23,6 +26,7 @@ pub mod apps;
 pub mod computer;
 pub mod highlight;
 pub mod slash;
+pub mod toolset;
 pub mod world;
 
 #[derive(Debug, thiserror::Error)]
