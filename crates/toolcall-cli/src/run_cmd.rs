@@ -10,11 +10,11 @@ use base64::Engine;
 use serde_json::{Map, Value};
 use toolcall_core::Registry;
 use toolcall_packs::toolset::ToolsetSpec;
-use toolcall_packs::{PackConfig, PackState};
+use toolcall_packs::{PackConfig, PackState, RoundOutput};
 use toolcall_run::client::images::find_images;
 use toolcall_run::{
     Agent, AgentConfig, Archive, ChatCompletionsClient, Executor, Mode, ModelClient, ReplayClient,
-    ResponsesClient, SessionFile, TurnReport,
+    ResponsesClient, RoundReport, SessionFile, TurnReport,
 };
 
 use crate::approve::approver;
@@ -101,7 +101,14 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     };
     let toolset = load_runnable(&args.toolset.spec(base)?)?;
     let on_end = toolset.on_end;
-    let outcome = run_loaded(&args, session, toolset.registry, toolset.pack_states).await;
+    let outcome = run_loaded(
+        &args,
+        session,
+        toolset.registry,
+        toolset.pack_states,
+        toolset.round_outputs,
+    )
+    .await;
     // What the packs started (apps) ends with this run, whatever its outcome.
     for end in &on_end {
         end.end().await;
@@ -115,6 +122,7 @@ async fn run_loaded(
     session: Option<SessionFile>,
     registry: Registry,
     states: Vec<(String, Arc<dyn PackState>)>,
+    round_outputs: Vec<Arc<dyn RoundOutput>>,
 ) -> anyhow::Result<ExitCode> {
     let registry = Arc::new(registry);
 
@@ -202,7 +210,7 @@ async fn run_loaded(
     if args.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
-        print_report(&report, &archive_file);
+        print_report(&report, &archive_file, &round_outputs);
         if pending > 0 {
             println!("({pending} job(s) still running; their results arrive in the next turn)");
         }
@@ -248,7 +256,7 @@ fn session_setup(session: &SessionFile, path: &Path) -> anyhow::Result<ToolsetSp
     Ok(spec)
 }
 
-fn print_report(report: &TurnReport, archive: &Path) {
+fn print_report(report: &TurnReport, archive: &Path, hooks: &[Arc<dyn RoundOutput>]) {
     if let Some(id) = &report.session_id {
         println!("session {id} (archive {})", archive.display());
     }
@@ -303,7 +311,7 @@ fn print_report(report: &TurnReport, archive: &Path) {
             println!("    validation: {}", validation_line(result));
             println!("    → {}", outcome_line(result));
         }
-        print_action_response(report, round);
+        print_round_outputs(report, round, hooks);
     }
     println!("\n── final reply");
     println!(
@@ -318,28 +326,19 @@ fn print_report(report: &TurnReport, archive: &Path) {
     }
 }
 
-/// Seed 001's client protocol for action responses: each command payload on its own line
-/// prefixed `__MCP__` (unindented, for a client to pick up), the text for speech.
-fn print_action_response(report: &TurnReport, round: &toolcall_run::agent::RoundReport) {
-    if !round
-        .calls
-        .iter()
-        .any(|c| c.origin.format == "action_response")
-    {
-        return;
-    }
-    let parsed = toolcall_core::Parsed {
-        text: round.assistant_text.clone().unwrap_or_default(),
-        calls: round.calls.clone(),
-        ..Default::default()
-    };
+/// What the loaded packs add to a round for their applications: client lines exactly as
+/// they are (unindented, for a program to pick up), notes indented with the round.
+fn print_round_outputs(report: &TurnReport, round: &RoundReport, hooks: &[Arc<dyn RoundOutput>]) {
     let session = report.session_id.as_deref().unwrap_or("default");
-    let out = toolcall_packs::apps::respond(&parsed, &round.results, session);
-    for line in &out.mcp_lines {
-        println!("{line}");
-    }
-    if !out.speech.is_empty() {
-        println!("  speech: {}", out.speech);
+    let text = round.assistant_text.as_deref().unwrap_or_default();
+    for hook in hooks {
+        let lines = hook.round_output(text, &round.calls, &round.results, session);
+        for line in &lines.client {
+            println!("{line}");
+        }
+        for note in &lines.notes {
+            println!("  {note}");
+        }
     }
 }
 

@@ -19,7 +19,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use serde_json::{Map, Value};
-use toolcall_core::{Registry, RegistryError};
+use toolcall_core::{Registry, RegistryError, ToolCall, ToolResult};
 
 pub mod apps;
 #[cfg(feature = "computer")]
@@ -68,6 +68,31 @@ pub trait SessionEnd: Send + Sync {
     async fn end(&self);
 }
 
+/// What an application around the loop shows after a round of calls ran, when one pack's
+/// application has its own conventions (the apps pack: an `__MCP__` line per command for
+/// the client, the reply's text for speech). The generic layers call every loaded pack's
+/// hook and print what comes back, knowing nothing of any one application.
+pub trait RoundOutput: Send + Sync {
+    /// The output for one round: its visible assistant text, its calls as they ran and
+    /// their results; empty when the round is none of this pack's business.
+    fn round_output(
+        &self,
+        text: &str,
+        calls: &[ToolCall],
+        results: &[ToolResult],
+        session_id: &str,
+    ) -> RoundLines;
+}
+
+/// A pack's output for one round.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RoundLines {
+    /// Lines for a program reading the output, printed exactly as they are.
+    pub client: Vec<String>,
+    /// Notes for a person (`speech: ...`), printed with the round's other details.
+    pub notes: Vec<String>,
+}
+
 /// A loaded pack.
 pub struct Pack {
     pub name: &'static str,
@@ -75,6 +100,8 @@ pub struct Pack {
     pub state: Option<Arc<dyn PackState>>,
     /// Call [`SessionEnd::end`] when the run using the pack ends.
     pub on_end: Option<Arc<dyn SessionEnd>>,
+    /// The pack's part in each round's output, if its application has one.
+    pub round_output: Option<Arc<dyn RoundOutput>>,
 }
 
 /// The packs this build provides.

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use serde_json::{Map, Value};
 use toolcall_core::{Registry, RegistryError};
 
-use crate::{PackConfig, PackError, PackState, SessionEnd, load_pack};
+use crate::{PackConfig, PackError, PackState, RoundOutput, SessionEnd, load_pack};
 
 /// Why a toolset could not be assembled.
 #[derive(Debug, thiserror::Error)]
@@ -55,11 +55,12 @@ pub struct ToolsetSpec {
     pub disable: Vec<String>,
 }
 
-/// An assembled toolset: the registry, the state handles of its stateful packs (saved
-/// and restored with a session) and the packs' end hooks.
+/// An assembled toolset: the registry, the state handles of its stateful packs (saved and
+/// restored with a session), and the packs' round-output and end hooks.
 pub struct Toolset {
     pub registry: Registry,
     pub pack_states: Vec<(String, Arc<dyn PackState>)>,
+    pub round_outputs: Vec<Arc<dyn RoundOutput>>,
     /// Call each once when the run using the toolset ends ([`SessionEnd`]).
     pub on_end: Vec<Arc<dyn SessionEnd>>,
 }
@@ -111,6 +112,7 @@ impl ToolsetSpec {
         let mut registry = Registry::new();
         let mut pack_states = Vec::new();
         let mut on_end = Vec::new();
+        let mut round_outputs = Vec::new();
         for (name, config) in &self.packs {
             let pack = load_pack(name, config).map_err(|source| ToolsetError::Pack {
                 name: name.clone(),
@@ -126,6 +128,7 @@ impl ToolsetSpec {
             if let Some(state) = pack.state {
                 pack_states.push((name.clone(), state));
             }
+            round_outputs.extend(pack.round_output);
         }
         for path in &self.tools_files {
             let file_error = |source| ToolsetError::ToolsFile {
@@ -140,6 +143,7 @@ impl ToolsetSpec {
             registry,
             pack_states,
             on_end,
+            round_outputs,
         })
     }
 

@@ -326,6 +326,7 @@ pub fn pack(config: &PackConfig) -> Result<Pack, PackError> {
         registry,
         state: None,
         on_end: None,
+        round_output: None,
     })
 }
 

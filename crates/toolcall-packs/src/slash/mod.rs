@@ -523,5 +523,6 @@ pub fn pack_from(setup: SlashSetup) -> Result<Pack, PackError> {
         registry,
         state: Some(Arc::new(SlashStateHandle(state))),
         on_end: None,
+        round_output: None,
     })
 }

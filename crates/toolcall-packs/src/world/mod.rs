@@ -525,5 +525,6 @@ pub fn pack(config: &PackConfig) -> Result<Pack, PackError> {
         registry: registry_with_ids(world.clone(), ids)?,
         state: Some(Arc::new(WorldState::new(world))),
         on_end: None,
+        round_output: None,
     })
 }
