@@ -20,7 +20,7 @@ use toolcall_run::{
 use crate::approve::approver;
 use crate::display::shorten;
 use crate::sessions_cmd::archive_path;
-use crate::toolset::{ToolsetArgs, load_runnable};
+use crate::toolset::ToolsetArgs;
 
 #[derive(Clone, Copy, clap::ValueEnum)]
 enum Api {
@@ -99,7 +99,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         (Some(s), Some(path)) => session_setup(s, path)?,
         _ => ToolsetSpec::default(),
     };
-    let toolset = load_runnable(&args.toolset.spec(base)?)?;
+    let toolset = args.toolset.spec(base)?.load()?;
     let on_end = toolset.on_end;
     let outcome = run_loaded(
         &args,

@@ -58,20 +58,12 @@ impl ToolsetArgs {
         Ok(base)
     }
 
-    /// The toolset for listing and rendering (nothing runs): `--tools` or `--pack` needed.
-    pub fn load_specs(&self) -> anyhow::Result<Toolset> {
+    /// The toolset these options give on their own: `--tools` or `--pack` needed.
+    pub fn load(&self) -> anyhow::Result<Toolset> {
         let spec = self.spec(ToolsetSpec::default())?;
         if spec.is_empty() {
             bail!("no tools: give --tools FILE or --pack NAME");
         }
         Ok(spec.load()?)
     }
-}
-
-/// Loads a toolset whose tools will run: program and HTTP backends are attached.
-pub fn load_runnable(spec: &ToolsetSpec) -> anyhow::Result<Toolset> {
-    let mut toolset = spec.load()?;
-    toolcall_run::backend::attach_backends(&mut toolset.registry)
-        .context("cannot set up the tools' backends")?;
-    Ok(toolset)
 }

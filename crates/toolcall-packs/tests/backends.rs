@@ -10,8 +10,10 @@ use axum::response::IntoResponse;
 use axum::routing::post;
 use serde_json::{Value, json};
 use toolcall_core::{Backend, CallId, ErrorCode, Registry, Tool, ToolCall, ToolContext, ToolSpec};
-use toolcall_run::backend::http::MAX_REDIRECTS;
-use toolcall_run::backend::{BackendError, HttpTool, HttpToolClient, ProgramTool, attach_backends};
+use toolcall_packs::backend::http::MAX_REDIRECTS;
+use toolcall_packs::backend::{
+    BackendError, HttpTool, HttpToolClient, ProgramTool, attach_backends,
+};
 
 fn program(argv: &[&str]) -> ProgramTool {
     let spec = ToolSpec {
