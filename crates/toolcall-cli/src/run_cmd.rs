@@ -1,25 +1,26 @@
 //! `toolcall run`: one turn of the agent loop against a model server or a recorded session,
 //! printed round by round (or as the `TurnReport` JSON with `--json`).
 
-use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 
 use anyhow::{Context, bail};
-use async_trait::async_trait;
 use base64::Engine;
 use serde_json::{Map, Value};
-use toolcall_core::{Registry, ToolCall, ToolSpec};
-use toolcall_packs::{PackConfig, PackState, load_pack};
+use toolcall_core::Registry;
+use toolcall_packs::toolset::ToolsetSpec;
+use toolcall_packs::{PackConfig, PackState, RoundOutput};
 use toolcall_run::client::images::find_images;
 use toolcall_run::{
-    Agent, AgentConfig, ApproveAll, Approver, Archive, ChatCompletionsClient, DenyAll, Executor,
-    Mode, ModelClient, ReplayClient, ResponsesClient, SessionFile, TurnReport,
+    Agent, AgentConfig, Archive, ChatCompletionsClient, Executor, Mode, ModelClient, ReplayClient,
+    ResponsesClient, RoundReport, SessionFile, TurnReport,
 };
 
+use crate::approve::approver;
+use crate::display::shorten;
 use crate::sessions_cmd::archive_path;
-use crate::toolset::ToolsetArgs;
+use crate::toolset::{ToolsetArgs, load_runnable};
 
 #[derive(Clone, Copy, clap::ValueEnum)]
 enum Api {
@@ -33,13 +34,6 @@ enum Api {
 pub struct RunArgs {
     #[command(flatten)]
     toolset: ToolsetArgs,
-    /// A pack option, `PACK.KEY=VALUE` (VALUE is read as JSON when it parses, else as text).
-    #[arg(long = "pack-opt", value_name = "PACK.KEY=VALUE")]
-    pack_opts: Vec<String>,
-    /// X display for the computer pack, e.g. `:1` [default: the pack's `display` option, else
-    /// $DISPLAY].
-    #[arg(long, value_name = "DISPLAY")]
-    display: Option<String>,
     /// Model server base URL, e.g. http://127.0.0.1:11434 (Ollama).
     #[arg(
         long,
@@ -92,12 +86,6 @@ pub struct RunArgs {
     prompt: Option<String>,
 }
 
-/// Loaded packs whose state is saved with the session.
-struct LoadedState {
-    name: String,
-    state: Arc<dyn PackState>,
-}
-
 pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     init_logging();
     if let Some(f) = &args.format {
@@ -107,7 +95,35 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         Some(p) => Some(SessionFile::load(p)?),
         None => None,
     };
-    let (registry, states) = build_registry(&args, session.as_ref())?;
+    let base = match (&session, &args.replay) {
+        (Some(s), Some(path)) => session_setup(s, path)?,
+        _ => ToolsetSpec::default(),
+    };
+    let toolset = load_runnable(&args.toolset.spec(base)?)?;
+    let on_end = toolset.on_end;
+    let outcome = run_loaded(
+        &args,
+        session,
+        toolset.registry,
+        toolset.pack_states,
+        toolset.round_outputs,
+    )
+    .await;
+    // What the packs started (apps) ends with this run, whatever its outcome.
+    for end in &on_end {
+        end.end().await;
+    }
+    outcome
+}
+
+/// The run, once the packs and tools are loaded.
+async fn run_loaded(
+    args: &RunArgs,
+    session: Option<SessionFile>,
+    registry: Registry,
+    states: Vec<(String, Arc<dyn PackState>)>,
+    round_outputs: Vec<Arc<dyn RoundOutput>>,
+) -> anyhow::Result<ExitCode> {
     let registry = Arc::new(registry);
 
     let client: Arc<dyn ModelClient> = match (&session, &args.model) {
@@ -145,14 +161,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         .or_else(|| session.as_ref().map(|s| s.mode))
         .unwrap_or_default();
 
-    let approver: Arc<dyn Approver> = if args.yes {
-        Arc::new(ApproveAll)
-    } else if std::io::stdin().is_terminal() {
-        Arc::new(TtyApprover)
-    } else {
-        Arc::new(DenyAll)
-    };
-    let executor = Arc::new(Executor::new(registry.clone()).with_approver(approver));
+    let executor = Arc::new(Executor::new(registry.clone()).with_approver(approver(args.yes)));
     let config = AgentConfig {
         mode,
         max_rounds: args.max_rounds,
@@ -170,11 +179,11 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     match &args.resume {
         Some(id) => {
             agent.archive_resume(archive.clone(), id)?;
-            for s in &states {
-                if let Some(snap) = archive.load_state(id, &s.name)? {
-                    s.state
+            for (name, state) in &states {
+                if let Some(snap) = archive.load_state(id, name)? {
+                    state
                         .restore(snap)
-                        .with_context(|| format!("restoring pack {}", s.name))?;
+                        .with_context(|| format!("restoring pack {name}"))?;
                 }
             }
         }
@@ -187,9 +196,9 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
             agent.archive_new(archive.clone(), &description)?;
         }
     }
-    for s in &states {
-        let state = s.state.clone();
-        agent.add_state_saver(s.name.clone(), Arc::new(move || state.snapshot()));
+    for (name, state) in &states {
+        let state = state.clone();
+        agent.add_state_saver(name.clone(), Arc::new(move || state.snapshot()));
     }
 
     let report = agent.run_turn(&prompt).await?;
@@ -201,7 +210,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     if args.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
-        print_report(&report, &archive_file);
+        print_report(&report, &archive_file, &round_outputs);
         if pending > 0 {
             println!("({pending} job(s) still running; their results arrive in the next turn)");
         }
@@ -223,129 +232,31 @@ fn init_logging() {
         .try_init();
 }
 
-/// The registry from the replay file's setup, `--pack`s (with `--pack-opt`s) and `--tools`
-/// files, with backends attached and `--enable`/`--disable` applied ([`ToolsetArgs`]'s rules).
-fn build_registry(
-    args: &RunArgs,
-    session: Option<&SessionFile>,
-) -> anyhow::Result<(Registry, Vec<LoadedState>)> {
-    let mut registry = Registry::new();
-    let mut states = Vec::new();
-    let mut packs: Vec<(String, PackConfig)> = Vec::new();
-    let mut tools_files: Vec<PathBuf> = Vec::new();
-    if let (Some(s), Some(path)) = (session, &args.replay) {
-        let base = SessionFile::base_dir(path);
-        for (name, options) in &s.setup.packs {
-            let options = match options {
-                Value::Object(m) => m.clone(),
-                Value::Null => Map::new(),
-                other => bail!("pack {name}: options must be an object, got {other}"),
-            };
-            packs.push((
-                name.clone(),
-                PackConfig {
-                    base_dir: base.clone(),
-                    options,
-                },
-            ));
-        }
-        tools_files.extend(s.setup.tools.iter().map(|t| base.join(t)));
-    }
-    let cwd = std::env::current_dir().context("reading the current directory")?;
-    for name in &args.toolset.packs {
-        if !packs.iter().any(|(n, _)| n == name) {
-            packs.push((
-                name.clone(),
-                PackConfig {
-                    base_dir: cwd.clone(),
-                    options: Map::new(),
-                },
-            ));
-        }
-    }
-    for opt in &args.pack_opts {
-        let (key, value) = opt
-            .split_once('=')
-            .with_context(|| format!("--pack-opt {opt:?}: expected PACK.KEY=VALUE"))?;
-        let (pack, key) = key
-            .split_once('.')
-            .with_context(|| format!("--pack-opt {opt:?}: expected PACK.KEY=VALUE"))?;
-        let value = serde_json::from_str(value).unwrap_or_else(|_| Value::String(value.into()));
-        let Some((_, cfg)) = packs.iter_mut().find(|(n, _)| n == pack) else {
-            bail!("--pack-opt {opt:?}: pack {pack:?} is not loaded (add --pack {pack})");
+/// A recorded session's setup as a toolset: its packs (options as given) and tools files,
+/// relative paths resolving against the session file's folder.
+fn session_setup(session: &SessionFile, path: &Path) -> anyhow::Result<ToolsetSpec> {
+    let base = SessionFile::base_dir(path);
+    let mut spec = ToolsetSpec::default();
+    for (name, options) in &session.setup.packs {
+        let options = match options {
+            Value::Object(m) => m.clone(),
+            Value::Null => Map::new(),
+            other => bail!("pack {name}: options must be an object, got {other}"),
         };
-        cfg.options.insert(key.to_owned(), value);
+        spec.packs.push((
+            name.clone(),
+            PackConfig {
+                base_dir: base.clone(),
+                options,
+            },
+        ));
     }
-    if let Some(display) = &args.display {
-        let Some((_, cfg)) = packs.iter_mut().find(|(n, _)| n == "computer") else {
-            bail!("--display is for the computer pack: add --pack computer");
-        };
-        cfg.options
-            .insert("display".to_owned(), Value::String(display.clone()));
-    }
-    for (name, cfg) in &packs {
-        let pack = load_pack(name, cfg).with_context(|| format!("loading pack {name}"))?;
-        registry
-            .merge(pack.registry)
-            .with_context(|| format!("adding pack {name}"))?;
-        if let Some(state) = pack.state {
-            states.push(LoadedState {
-                name: name.clone(),
-                state,
-            });
-        }
-    }
-    tools_files.extend(args.toolset.tools.iter().cloned());
-    for file in &tools_files {
-        let r = Registry::from_tools_file(file)
-            .with_context(|| format!("loading tools file {}", file.display()))?;
-        registry
-            .merge(r)
-            .with_context(|| format!("adding tools from {}", file.display()))?;
-    }
-    toolcall_run::backend::attach_backends(&mut registry)
-        .context("attaching program/HTTP backends")?;
-    args.toolset.apply_switches(&mut registry)?;
-    Ok((registry, states))
+    spec.tools_files
+        .extend(session.setup.tools.iter().map(|t| base.join(t)));
+    Ok(spec)
 }
 
-/// Asks on the terminal before a tool that requires approval runs.
-struct TtyApprover;
-
-#[async_trait]
-impl Approver for TtyApprover {
-    async fn approve(&self, call: &ToolCall, spec: &ToolSpec) -> bool {
-        let question = format!(
-            "Run {} [{}] with {}? [y/N] ",
-            spec.name,
-            call.call_id,
-            toolcall_run::redact::redact(&call.arguments)
-        );
-        tokio::task::spawn_blocking(move || {
-            use std::io::Write;
-            eprint!("{question}");
-            let _ = std::io::stderr().flush();
-            let mut line = String::new();
-            std::io::stdin().read_line(&mut line).is_ok()
-                && matches!(line.trim().to_ascii_lowercase().as_str(), "y" | "yes")
-        })
-        .await
-        .unwrap_or(false)
-    }
-}
-
-/// At most `max` characters of `s`, with an ellipsis when cut.
-pub fn shorten(s: &str, max: usize) -> String {
-    let one_line = s.replace('\n', " ");
-    if one_line.chars().count() <= max {
-        one_line
-    } else {
-        let cut: String = one_line.chars().take(max).collect();
-        format!("{cut}…")
-    }
-}
-
-fn print_report(report: &TurnReport, archive: &Path) {
+fn print_report(report: &TurnReport, archive: &Path, hooks: &[Arc<dyn RoundOutput>]) {
     if let Some(id) = &report.session_id {
         println!("session {id} (archive {})", archive.display());
     }
@@ -400,7 +311,7 @@ fn print_report(report: &TurnReport, archive: &Path) {
             println!("    validation: {}", validation_line(result));
             println!("    → {}", outcome_line(result));
         }
-        print_action_response(report, round);
+        print_round_outputs(report, round, hooks);
     }
     println!("\n── final reply");
     println!(
@@ -415,28 +326,19 @@ fn print_report(report: &TurnReport, archive: &Path) {
     }
 }
 
-/// Seed 001's client protocol for action responses: each command payload on its own line
-/// prefixed `__MCP__` (unindented, for a client to pick up), the text for speech.
-fn print_action_response(report: &TurnReport, round: &toolcall_run::agent::RoundReport) {
-    if !round
-        .calls
-        .iter()
-        .any(|c| c.origin.format == "action_response")
-    {
-        return;
-    }
-    let parsed = toolcall_core::Parsed {
-        text: round.assistant_text.clone().unwrap_or_default(),
-        calls: round.calls.clone(),
-        ..Default::default()
-    };
+/// What the loaded packs add to a round for their applications: client lines exactly as
+/// they are (unindented, for a program to pick up), notes indented with the round.
+fn print_round_outputs(report: &TurnReport, round: &RoundReport, hooks: &[Arc<dyn RoundOutput>]) {
     let session = report.session_id.as_deref().unwrap_or("default");
-    let out = toolcall_packs::apps::respond(&parsed, &round.results, session);
-    for line in &out.mcp_lines {
-        println!("{line}");
-    }
-    if !out.speech.is_empty() {
-        println!("  speech: {}", out.speech);
+    let text = round.assistant_text.as_deref().unwrap_or_default();
+    for hook in hooks {
+        let lines = hook.round_output(text, &round.calls, &round.results, session);
+        for line in &lines.client {
+            println!("{line}");
+        }
+        for note in &lines.notes {
+            println!("  {note}");
+        }
     }
 }
 

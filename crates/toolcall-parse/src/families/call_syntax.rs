@@ -1,0 +1,305 @@
+//! `call_syntax` (F-PY-1, seed 000): `name("a", 1, 2)` and `name(a=1)`. Positional values
+//! map onto the tool's schema properties in declared order, type-directed: each value goes
+//! to the next property whose schema accepts it, and a fixed-length array property
+//! (`minItems == maxItems`) absorbs that many consecutive values. So
+//! `computer_use("left_click", 100, 200)` → `{"action":"left_click","coordinate":[100,200]}`.
+//! Prose is full of `word(...)`, so in auto mode this format needs a registry and accepts
+//! only registered names; with `--format call_syntax` and no registry, keyword arguments
+//! still work and positional ones are reported (there is no schema to map them onto).
+
+use std::ops::Range;
+
+use serde_json::{Map, Value};
+use toolcall_core::{Repair, ToolSpec};
+
+use crate::FormatId;
+use crate::builder::{Ctx, Draft};
+use crate::family::{Family, Instructions};
+use crate::repair::parse_lenient;
+use crate::scanner::split_top_level;
+
+/// Characters of a tool name (ids may contain `.`, `-` and `::`).
+pub(crate) fn is_name_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-' | b':')
+}
+
+/// Parses the text between the parentheses of `name(...)`.
+pub(crate) fn parse_args(
+    name: &str,
+    inner: &str,
+    ctx: &Ctx,
+    format: FormatId,
+    span: Range<usize>,
+) -> Result<Draft, String> {
+    let mut positional = Vec::new();
+    let mut keywords = Map::new();
+    let mut repairs: Vec<Repair> = Vec::new();
+    if !inner.trim().is_empty() {
+        let parts = split_top_level(inner, b',', ctx.limits.max_depth)?;
+        let count = parts.len();
+        for (i, part) in parts.into_iter().enumerate() {
+            let part = part.trim();
+            if part.is_empty() {
+                if i + 1 == count {
+                    continue; // trailing comma, as Python allows
+                }
+                return Err("empty argument".into());
+            }
+            let (key, value_text) = split_keyword(part);
+            let (value, r) = parse_lenient(value_text)
+                .map_err(|e| format!("argument {part:?} is not a literal: {e}"))?;
+            for x in r {
+                if !repairs.contains(&x) {
+                    repairs.push(x);
+                }
+            }
+            match key {
+                Some(k) => {
+                    keywords.insert(k.to_owned(), value);
+                }
+                None => {
+                    if !keywords.is_empty() {
+                        return Err("positional argument after a keyword argument".into());
+                    }
+                    positional.push(value);
+                }
+            }
+        }
+    }
+    let mut args = Map::new();
+    if !positional.is_empty() {
+        let spec = ctx.spec(name).ok_or_else(|| {
+            format!("positional arguments of {name:?} need the tool's schema (pass --tools)")
+        })?;
+        args = map_positional(&positional, spec)?;
+    }
+    for (k, v) in keywords {
+        if args.contains_key(&k) {
+            return Err(format!("argument {k:?} given twice"));
+        }
+        args.insert(k, v);
+    }
+    let mut d = Draft::new(name, Some(Value::Object(args)), format);
+    d.repairs = repairs;
+    d.span = span;
+    Ok(d)
+}
+
+/// `key=value` (not `==`) → (Some(key), value); otherwise the whole part.
+fn split_keyword(part: &str) -> (Option<&str>, &str) {
+    let bytes = part.as_bytes();
+    let mut i = 0;
+    while bytes
+        .get(i)
+        .is_some_and(|b| b.is_ascii_alphanumeric() || *b == b'_')
+    {
+        i += 1;
+    }
+    if i == 0 || bytes.first().is_some_and(u8::is_ascii_digit) {
+        return (None, part);
+    }
+    let mut j = i;
+    while bytes.get(j).is_some_and(|b| *b == b' ' || *b == b'\t') {
+        j += 1;
+    }
+    if bytes.get(j) == Some(&b'=') && bytes.get(j + 1) != Some(&b'=') {
+        let key = part.get(..i).unwrap_or("");
+        let value = part.get(j + 1..).unwrap_or("").trim();
+        return (Some(key), value);
+    }
+    (None, part)
+}
+
+fn type_accepts(ty: &str, v: &Value) -> bool {
+    match ty {
+        "string" => v.is_string(),
+        "integer" => v.is_i64() || v.is_u64() || v.as_f64().is_some_and(|f| f.fract() == 0.0),
+        "number" => v.is_number(),
+        "boolean" => v.is_boolean(),
+        "array" => v.is_array(),
+        "object" => v.is_object(),
+        "null" => v.is_null(),
+        _ => false,
+    }
+}
+
+/// Whether a property's schema accepts a value (type and enum only: enough to direct).
+fn accepts(schema: &Value, v: &Value) -> bool {
+    if let Some(e) = schema.get("enum").and_then(Value::as_array)
+        && !e.contains(v)
+    {
+        return false;
+    }
+    match schema.get("type") {
+        Some(Value::String(t)) => type_accepts(t, v),
+        Some(Value::Array(ts)) => ts
+            .iter()
+            .filter_map(Value::as_str)
+            .any(|t| type_accepts(t, v)),
+        _ => true,
+    }
+}
+
+fn fixed_len(schema: &Value) -> Option<usize> {
+    if schema.get("type").and_then(Value::as_str) != Some("array") {
+        return None;
+    }
+    let min = schema.get("minItems").and_then(Value::as_u64)?;
+    let max = schema.get("maxItems").and_then(Value::as_u64)?;
+    (min == max && min > 0 && min <= 64).then_some(min as usize)
+}
+
+/// Type-directed mapping of positional values onto the schema's properties.
+pub(crate) fn map_positional(
+    values: &[Value],
+    spec: &ToolSpec,
+) -> Result<Map<String, Value>, String> {
+    let props: Vec<(&String, &Value)> = spec
+        .parameters
+        .get("properties")
+        .and_then(Value::as_object)
+        .map(|m| m.iter().collect())
+        .unwrap_or_default();
+    let mut out = Map::new();
+    let mut p = 0;
+    let mut i = 0;
+    while let Some(v) = values.get(i) {
+        let mut placed = false;
+        while let Some((key, schema)) = props.get(p) {
+            p += 1;
+            if let Some(n) = fixed_len(schema)
+                && !v.is_array()
+            {
+                let item_schema = schema.get("items").cloned().unwrap_or(Value::Bool(true));
+                let run = values.get(i..i + n);
+                if let Some(run) = run
+                    && run.iter().all(|x| accepts(&item_schema, x))
+                {
+                    out.insert((*key).clone(), Value::Array(run.to_vec()));
+                    i += n;
+                    placed = true;
+                    break;
+                }
+                continue;
+            }
+            if accepts(schema, v) {
+                out.insert((*key).clone(), v.clone());
+                i += 1;
+                placed = true;
+                break;
+            }
+        }
+        if !placed {
+            return Err(format!(
+                "positional argument {v} fits no remaining parameter of {:?}",
+                spec.name
+            ));
+        }
+    }
+    Ok(out)
+}
+
+/// `key=value, ...` for a prompt example: JSON values, or Python literals.
+pub(crate) fn keyword_args(args: &Map<String, Value>, python: bool) -> String {
+    args.iter()
+        .map(|(k, v)| {
+            let v = if python {
+                python_literal(v, 0)
+            } else {
+                v.to_string()
+            };
+            format!("{k}={v}")
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// A JSON value written as a Python literal (bounded depth: examples are small).
+fn python_literal(v: &Value, depth: usize) -> String {
+    if depth > 8 {
+        return "None".to_owned();
+    }
+    match v {
+        Value::Null => "None".to_owned(),
+        Value::Bool(true) => "True".to_owned(),
+        Value::Bool(false) => "False".to_owned(),
+        Value::Array(items) => format!(
+            "[{}]",
+            items
+                .iter()
+                .map(|i| python_literal(i, depth + 1))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        Value::Object(map) => format!(
+            "{{{}}}",
+            map.iter()
+                .map(|(k, v)| format!("{}: {}", Value::String(k.clone()), python_literal(v, depth + 1)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        other => other.to_string(),
+    }
+}
+
+impl FormatId {
+    pub(crate) const CALL_SYNTAX: FormatId = FormatId::builtin("call_syntax");
+}
+
+pub(crate) struct CallSyntax;
+
+impl Family for CallSyntax {
+    fn id(&self) -> &'static str {
+        FormatId::CALL_SYNTAX.as_str()
+    }
+    fn description(&self) -> &'static str {
+        "name(args) with positional arguments mapped onto the schema, or keywords; registered tools only"
+    }
+    fn example(&self) -> &'static str {
+        r#"computer_use("left_click", 100, 200)"#
+    }
+    fn instructions(&self) -> Option<Instructions> {
+        Some(Instructions {
+            how: "To call a tool, write it like a function call: tool_name(argument=\"value\", other=1). Strings are double-quoted; numbers, true, false, arrays and objects are written as JSON.",
+            several: "- To make several calls, write each on its own line; they run in that order.\n",
+        })
+    }
+    fn example_call(&self, name: &str, args: &Map<String, Value>) -> Option<String> {
+        Some(format!("{name}({})", keyword_args(args, false)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn keyword_split() {
+        assert_eq!(split_keyword("a = 1"), (Some("a"), "1"));
+        assert_eq!(split_keyword("a == 1"), (None, "a == 1"));
+        assert_eq!(split_keyword("\"x=1\""), (None, "\"x=1\""));
+    }
+
+    // covers F-PY-1
+    #[test]
+    fn fixed_arrays_absorb_consecutive_values() {
+        let spec = ToolSpec::new(
+            "t",
+            "",
+            json!({"type":"object","properties":{
+                "action":{"type":"string","enum":["a","b"]},
+                "xy":{"type":"array","items":{"type":"integer"},"minItems":2,"maxItems":2},
+                "text":{"type":"string"}}}),
+        );
+        assert_eq!(
+            map_positional(&[json!("a"), json!(1), json!(2)], &spec).unwrap(),
+            *json!({"action":"a","xy":[1,2]}).as_object().unwrap()
+        );
+        assert_eq!(
+            map_positional(&[json!("b"), json!("hi")], &spec).unwrap(),
+            *json!({"action":"b","text":"hi"}).as_object().unwrap()
+        );
+        assert!(map_positional(&[json!("a"), json!(1)], &spec).is_err());
+    }
+}

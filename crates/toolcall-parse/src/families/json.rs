@@ -1,0 +1,134 @@
+//! `json` (and the JSON half of `llama`): a bare object `{"name", "arguments"|"parameters"}`
+//! or an array of them. Ordinary JSON (data, configs) must not become a call (R-4): the
+//! object may only carry call keys, must have an arguments key, and with a registry the
+//! name must be registered. Objects using `parameters` are attributed to `llama` when that
+//! format comes first in the priority order.
+
+use std::ops::Range;
+
+use serde_json::{Map, Value, json};
+
+use super::keys_within;
+use crate::FormatId;
+use crate::builder::{Ctx, Draft, Outcome};
+use crate::family::{BareJson, Family, Instructions, JsonCx};
+
+const CALL_KEYS: &[&str] = &["name", "arguments", "parameters", "id", "call_id", "type"];
+
+/// The draft for one call object, without its arguments, and the key holding them: the
+/// caller moves them out once every object of the value is accepted (no clone).
+fn draft(
+    m: &Map<String, Value>,
+    format: FormatId,
+    need_args: bool,
+) -> Option<(Draft, Option<&'static str>)> {
+    if !keys_within(m, CALL_KEYS) {
+        return None;
+    }
+    if let Some(t) = m.get("type")
+        && t.as_str() != Some("function")
+    {
+        return None;
+    }
+    let name = m.get("name")?.as_str()?;
+    let (key, args) = match (m.get("arguments"), m.get("parameters")) {
+        (Some(a), None) => {
+            if format == FormatId::LLAMA && need_args {
+                return None;
+            }
+            (Some("arguments"), Some(a))
+        }
+        (None, Some(p)) => (Some("parameters"), Some(p)),
+        (None, None) if !need_args => (None, None),
+        _ => return None,
+    };
+    if let Some(a) = args
+        && !(a.is_object() || a.is_string() || a.is_null())
+    {
+        return None;
+    }
+    let mut d = Draft::new(name, None, format);
+    d.id = m
+        .get("id")
+        .or_else(|| m.get("call_id"))
+        .and_then(Value::as_str)
+        .map(str::to_owned);
+    Some((d, key))
+}
+
+/// `lenient`: inside explicit markup (any name, arguments optional, flagged if unknown).
+/// On a match the arguments are moved out of `v`; on `None`, `v` is untouched.
+pub(crate) fn classify(
+    v: &mut Value,
+    ctx: &Ctx,
+    format: FormatId,
+    lenient: bool,
+    span: Range<usize>,
+) -> Option<Outcome> {
+    let items: Vec<&Map<String, Value>> = match &*v {
+        Value::Object(m) => vec![m],
+        Value::Array(a) if !a.is_empty() => {
+            a.iter().map(Value::as_object).collect::<Option<_>>()?
+        }
+        _ => return None,
+    };
+    let mut out = Outcome::default();
+    let mut keys = Vec::with_capacity(items.len());
+    for m in items {
+        let (mut d, key) = draft(m, format, !lenient)?;
+        if lenient {
+            out.diagnostics
+                .extend(ctx.unknown_name_warning(&d.name, span.clone()));
+        } else if !ctx.strict_name_ok(&d.name) {
+            return None;
+        }
+        d.span = span.clone();
+        out.drafts.push(d);
+        keys.push(key);
+    }
+    let maps: Vec<&mut Map<String, Value>> = match v {
+        Value::Object(m) => vec![m],
+        Value::Array(a) => a.iter_mut().filter_map(Value::as_object_mut).collect(),
+        _ => Vec::new(),
+    };
+    for ((d, key), m) in out.drafts.iter_mut().zip(keys).zip(maps) {
+        d.args = key.and_then(|k| m.get_mut(k)).map(Value::take);
+    }
+    Some(out)
+}
+
+impl FormatId {
+    pub(crate) const JSON: FormatId = FormatId::builtin("json");
+}
+
+pub(crate) struct Json;
+
+impl Family for Json {
+    fn id(&self) -> &'static str {
+        FormatId::JSON.as_str()
+    }
+    fn description(&self) -> &'static str {
+        "a bare JSON object or array of {name, arguments|parameters}"
+    }
+    fn example(&self) -> &'static str {
+        r#"{"name":"get_weather","arguments":{"city":"Paris"}}"#
+    }
+    fn bare_json(&self) -> BareJson {
+        BareJson {
+            objects: true,
+            arrays: true,
+        }
+    }
+    fn classify_json(&self, v: &mut Value, cx: &JsonCx<'_>) -> Option<Outcome> {
+        classify(v, cx.ctx, FormatId::JSON, false, cx.span.clone())
+    }
+    fn instructions(&self) -> Option<Instructions> {
+        Some(Instructions {
+            how: "To call a tool, reply with only a JSON object {\"name\": TOOL_NAME, \"arguments\": {...}}.",
+            several: "- Make one call per reply.\n",
+        })
+    }
+    fn example_call(&self, name: &str, args: &Map<String, Value>) -> Option<String> {
+        Some(json!({"name": name, "arguments": args}).to_string())
+    }
+}

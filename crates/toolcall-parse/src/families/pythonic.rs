@@ -1,0 +1,97 @@
+//! `pythonic`: a Python list of calls, `[f(a=1), g()]`, with Python literals (`True`,
+//! `None`, single quotes). Every element must be a call, else the list is ordinary text.
+//! With a registry, every name must be registered (R-4).
+
+use std::ops::Range;
+
+use serde_json::{Map, Value};
+
+use super::call_syntax::{is_name_byte, keyword_args, parse_args};
+use crate::FormatId;
+use crate::builder::{Ctx, Outcome};
+use crate::family::{BareJson, Family, Instructions};
+use crate::scanner::split_top_level;
+
+/// `name(inner)` → (name, inner) when `s` is exactly one call expression.
+pub(crate) fn split_call(s: &str) -> Option<(&str, &str)> {
+    let s = s.trim();
+    let open = s.find('(')?;
+    let name = s.get(..open)?.trim_end();
+    let inner = s.get(open + 1..)?.strip_suffix(')')?;
+    let ok_name = !name.is_empty()
+        && name.bytes().all(is_name_byte)
+        && name
+            .bytes()
+            .next()
+            .is_some_and(|b| b.is_ascii_alphabetic() || b == b'_');
+    ok_name.then_some((name, inner))
+}
+
+/// `region` is a whole `[...]` that did not parse as JSON.
+pub(crate) fn classify(
+    region: &str,
+    ctx: &Ctx,
+    span: Range<usize>,
+) -> Option<Result<Outcome, String>> {
+    let inner = region.strip_prefix('[')?.strip_suffix(']')?;
+    if inner.trim().is_empty() {
+        return None;
+    }
+    let parts = split_top_level(inner, b',', ctx.limits.max_depth).ok()?;
+    let mut calls = Vec::new();
+    for p in parts {
+        if p.trim().is_empty() {
+            continue;
+        }
+        let (name, args) = split_call(p)?;
+        if !ctx.strict_name_ok(name) {
+            return None;
+        }
+        calls.push((name, args));
+    }
+    if calls.is_empty() {
+        return None;
+    }
+    let mut out = Outcome::default();
+    for (name, args) in calls {
+        match parse_args(name, args, ctx, FormatId::PYTHONIC, span.clone()) {
+            Ok(d) => out.drafts.push(d),
+            Err(e) => return Some(Err(format!("pythonic call {name:?}: {e}"))),
+        }
+    }
+    Some(Ok(out))
+}
+
+impl FormatId {
+    pub(crate) const PYTHONIC: FormatId = FormatId::builtin("pythonic");
+}
+
+pub(crate) struct Pythonic;
+
+impl Family for Pythonic {
+    fn id(&self) -> &'static str {
+        FormatId::PYTHONIC.as_str()
+    }
+    fn description(&self) -> &'static str {
+        "a Python list of calls with keyword arguments and Python literals"
+    }
+    fn example(&self) -> &'static str {
+        r#"[get_weather(city="Paris"), get_time()]"#
+    }
+    // Lists that are not JSON are read by `classify` from the engine's JSON path.
+    fn bare_json(&self) -> BareJson {
+        BareJson {
+            objects: false,
+            arrays: true,
+        }
+    }
+    fn instructions(&self) -> Option<Instructions> {
+        Some(Instructions {
+            how: "To call tools, write a Python list of calls: [tool_name(argument=\"value\"), other_tool()]. Use Python literals: strings in double quotes, True/False/None, lists and dicts.",
+            several: "- To make several calls, put them all in the one list; they run in that order.\n",
+        })
+    }
+    fn example_call(&self, name: &str, args: &Map<String, Value>) -> Option<String> {
+        Some(format!("[{name}({})]", keyword_args(args, true)))
+    }
+}
