@@ -4,6 +4,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod mcp_cmd;
 mod parse_cmd;
 mod run_cmd;
 mod sessions_cmd;
@@ -36,6 +37,8 @@ enum Command {
     Sessions(sessions_cmd::SessionsArgs),
     /// Inspect a text-adventure world file.
     World(world_cmd::WorldArgs),
+    /// MCP: serve the toolset to MCP clients.
+    Mcp(mcp_cmd::McpArgs),
 }
 
 fn main() -> ExitCode {
@@ -58,6 +61,7 @@ fn main() -> ExitCode {
             Command::Tools(args) => tools_cmd::run(args).await,
             Command::Sessions(args) => sessions_cmd::run(args).await,
             Command::World(args) => world_cmd::run(args).await,
+            Command::Mcp(args) => mcp_cmd::run(args).await,
         }
     });
     match outcome {

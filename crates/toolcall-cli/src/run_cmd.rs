@@ -10,7 +10,7 @@ use anyhow::{Context, bail};
 use async_trait::async_trait;
 use base64::Engine;
 use serde_json::{Map, Value};
-use toolcall_core::{Registry, ToolCall, ToolSpec};
+use toolcall_core::{McpServer, Registry, ToolCall, ToolSpec};
 use toolcall_packs::{PackConfig, PackState, load_pack};
 use toolcall_run::client::images::find_images;
 use toolcall_run::{
@@ -33,13 +33,8 @@ enum Api {
 pub struct RunArgs {
     #[command(flatten)]
     toolset: ToolsetArgs,
-    /// A pack option, `PACK.KEY=VALUE` (VALUE is read as JSON when it parses, else as text).
-    #[arg(long = "pack-opt", value_name = "PACK.KEY=VALUE")]
-    pack_opts: Vec<String>,
-    /// X display for the computer pack, e.g. `:1` [default: the pack's `display` option, else
-    /// $DISPLAY].
-    #[arg(long, value_name = "DISPLAY")]
-    display: Option<String>,
+    #[command(flatten)]
+    extra: RunToolsetArgs,
     /// Model server base URL, e.g. http://127.0.0.1:11434 (Ollama).
     #[arg(
         long,
@@ -92,10 +87,27 @@ pub struct RunArgs {
     prompt: Option<String>,
 }
 
+/// Toolset options beyond [`ToolsetArgs`]: pack options, the display, MCP servers.
+#[derive(clap::Args, Default)]
+pub struct RunToolsetArgs {
+    /// A pack option, `PACK.KEY=VALUE` (VALUE is read as JSON when it parses, else as text).
+    #[arg(long = "pack-opt", value_name = "PACK.KEY=VALUE")]
+    pub pack_opts: Vec<String>,
+    /// X display for the computer pack, e.g. `:1` [default: the pack's `display` option, else
+    /// $DISPLAY].
+    #[arg(long, value_name = "DISPLAY")]
+    pub display: Option<String>,
+    /// An MCP server whose tools join the toolset as `NAME.tool`: `NAME=URL` (Streamable
+    /// HTTP) or `NAME=PROGRAM ARG…` (stdio; split on spaces, never run through a shell).
+    /// Repeatable.
+    #[arg(long = "mcp", value_name = "NAME=COMMAND|URL")]
+    pub mcp: Vec<String>,
+}
+
 /// Loaded packs whose state is saved with the session.
-struct LoadedState {
-    name: String,
-    state: Arc<dyn PackState>,
+pub struct LoadedState {
+    pub name: String,
+    pub state: Arc<dyn PackState>,
 }
 
 pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
@@ -107,7 +119,8 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         Some(p) => Some(SessionFile::load(p)?),
         None => None,
     };
-    let (registry, states) = build_registry(&args, session.as_ref())?;
+    let replay = session.as_ref().zip(args.replay.as_deref());
+    let (registry, states) = build_registry(&args.toolset, &args.extra, replay).await?;
     let registry = Arc::new(registry);
 
     let client: Arc<dyn ModelClient> = match (&session, &args.model) {
@@ -211,7 +224,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
 
 /// Tool-call events (`tool_call.started/completed/failed`, secrets redacted) go to stderr
 /// as JSON lines when `TOOLCALL_LOG` is set, e.g. `TOOLCALL_LOG=info`.
-fn init_logging() {
+pub fn init_logging() {
     let Ok(filter) = tracing_subscriber::EnvFilter::try_from_env("TOOLCALL_LOG") else {
         return;
     };
@@ -223,17 +236,19 @@ fn init_logging() {
         .try_init();
 }
 
-/// The registry from the replay file's setup, `--pack`s (with `--pack-opt`s) and `--tools`
-/// files, with backends attached and `--enable`/`--disable` applied ([`ToolsetArgs`]'s rules).
-fn build_registry(
-    args: &RunArgs,
-    session: Option<&SessionFile>,
+/// The registry from the replay file's setup, `--pack`s (with `--pack-opt`s), `--tools`
+/// files and MCP servers (`--mcp` and the tools files' `"type": "mcp"` entries), with
+/// backends attached and `--enable`/`--disable` applied ([`ToolsetArgs`]'s rules).
+pub async fn build_registry(
+    toolset: &ToolsetArgs,
+    args: &RunToolsetArgs,
+    replay: Option<(&SessionFile, &Path)>,
 ) -> anyhow::Result<(Registry, Vec<LoadedState>)> {
     let mut registry = Registry::new();
     let mut states = Vec::new();
     let mut packs: Vec<(String, PackConfig)> = Vec::new();
     let mut tools_files: Vec<PathBuf> = Vec::new();
-    if let (Some(s), Some(path)) = (session, &args.replay) {
+    if let Some((s, path)) = replay {
         let base = SessionFile::base_dir(path);
         for (name, options) in &s.setup.packs {
             let options = match options {
@@ -252,7 +267,7 @@ fn build_registry(
         tools_files.extend(s.setup.tools.iter().map(|t| base.join(t)));
     }
     let cwd = std::env::current_dir().context("reading the current directory")?;
-    for name in &args.toolset.packs {
+    for name in &toolset.packs {
         if !packs.iter().any(|(n, _)| n == name) {
             packs.push((
                 name.clone(),
@@ -295,18 +310,59 @@ fn build_registry(
             });
         }
     }
-    tools_files.extend(args.toolset.tools.iter().cloned());
+    tools_files.extend(toolset.tools.iter().cloned());
+    let mut mcp_servers = args
+        .mcp
+        .iter()
+        .map(|s| parse_mcp_flag(s))
+        .collect::<anyhow::Result<Vec<_>>>()?;
     for file in &tools_files {
-        let r = Registry::from_tools_file(file)
-            .with_context(|| format!("loading tools file {}", file.display()))?;
+        let loading = || format!("loading tools file {}", file.display());
+        let doc = toolcall_core::tools_file::read_tools_document(file).with_context(loading)?;
+        let r = Registry::from_tools_json(&doc).with_context(loading)?;
         registry
             .merge(r)
             .with_context(|| format!("adding tools from {}", file.display()))?;
+        mcp_servers.extend(
+            toolcall_core::tools_file::mcp_servers_from_tools_json(&doc).with_context(loading)?,
+        );
     }
     toolcall_run::backend::attach_backends(&mut registry)
         .context("attaching program/HTTP backends")?;
-    args.toolset.apply_switches(&mut registry)?;
+    if !mcp_servers.is_empty() {
+        let options = toolcall_mcp::ConnectOptions::default();
+        let mcp = toolcall_mcp::connect_all(&mcp_servers, &options).await?;
+        registry.merge(mcp).context("adding MCP servers' tools")?;
+    }
+    toolset.apply_switches(&mut registry)?;
     Ok((registry, states))
+}
+
+/// `--mcp NAME=URL` or `--mcp NAME=PROGRAM ARG…` (split on whitespace; no shell).
+fn parse_mcp_flag(flag: &str) -> anyhow::Result<McpServer> {
+    let (name, target) = flag
+        .split_once('=')
+        .with_context(|| format!("--mcp {flag:?}: expected NAME=COMMAND or NAME=URL"))?;
+    if !toolcall_core::tools_file::is_valid_mcp_server_name(name) {
+        bail!("--mcp {flag:?}: NAME must be 1-64 letters, digits, '_' or '-'");
+    }
+    let target = target.trim();
+    if target.starts_with("http://") || target.starts_with("https://") {
+        return Ok(McpServer::Http {
+            name: name.to_owned(),
+            url: target.to_owned(),
+            headers: Default::default(),
+        });
+    }
+    let argv: Vec<String> = target.split_whitespace().map(str::to_owned).collect();
+    if argv.is_empty() {
+        bail!("--mcp {flag:?}: no command after '='");
+    }
+    Ok(McpServer::Stdio {
+        name: name.to_owned(),
+        argv,
+        env: Default::default(),
+    })
 }
 
 /// Asks on the terminal before a tool that requires approval runs.
