@@ -31,9 +31,13 @@ done
 
 # The app under test: a dialog, and after it is answered a second window saying which
 # button was pressed (so the final screenshot shows that the click landed).
+# `-fn fixed` (a font built into every X server, aliased to one of the same size by the font
+# packages) and the C locale keep the buttons at the recorded coordinates whatever fonts
+# are installed; the toolkit's default font depends on them.
 (
-  answer=$(xmessage -center -buttons "Yes:0,No:1" -print "toolcall computer-use demo: please click Yes" || true)
-  xmessage -center -timeout 30 "The dialog was answered: ${answer:-nothing}"
+  export LC_ALL=C
+  answer=$(xmessage -fn fixed -center -buttons "Yes:0,No:1" -print "toolcall computer-use demo: please click Yes" || true)
+  xmessage -fn fixed -center -timeout 30 "The dialog was answered: ${answer:-nothing}"
 ) &
 dialog_pid=$!
 sleep 1

@@ -32,6 +32,46 @@ pub const FORMATS: [&str; 9] = [
     "json",
 ];
 
+/// The model families of issue #9 (one module each in toolcall-parse). A family joins the
+/// corpus once its reader is registered (`FormatId::from_name`), so the bench runs before
+/// every reader exists and each one is measured from the moment it lands.
+pub const FAMILIES: [&str; 25] = [
+    "qwen3_coder",
+    "glm",
+    "seed_oss",
+    "functionary_v3_1",
+    "functionary_v3_2",
+    "deepseek_v3",
+    "deepseek_v3_1",
+    "deepseek_dsml",
+    "kimi_k2",
+    "gpt_oss",
+    "gemma4",
+    "step3",
+    "cohere",
+    "minimax_m2",
+    "granite",
+    "nemotron",
+    "tool_calls_tag",
+    "functools",
+    "internlm",
+    "longcat",
+    "apertus",
+    "xlam",
+    "llama4_pythonic",
+    "lfm2",
+    "olmo3",
+];
+
+/// Every format the corpus covers in this build: the base formats, then the registered
+/// families.
+pub fn formats() -> Vec<&'static str> {
+    let registered = FAMILIES
+        .into_iter()
+        .filter(|f| toolcall_parse::FormatId::from_name(f).is_some());
+    FORMATS.into_iter().chain(registered).collect()
+}
+
 /// The `tool-parser` parser that reads the same spelling, for the formats both crates share.
 pub fn peer_parser(format: &str) -> Option<&'static str> {
     match format {
@@ -449,8 +489,238 @@ fn render(format: &str, calls: &[(&'static str, Value)], rng: &mut Rng) -> (Stri
             s.push_str(&prose(rng, 80));
             (s, Vec::new())
         }
-        _ => (String::new(), Vec::new()),
+        family => render_family(family, calls),
     }
+}
+
+/// A value as text-valued families write it: strings as they are, anything else as JSON.
+fn text_value(v: &Value) -> String {
+    v.as_str().map(str::to_owned).unwrap_or_else(|| to_json(v))
+}
+
+/// Python call syntax with keyword arguments.
+fn py_call(name: &str, args: &Value) -> String {
+    let kw: Vec<String> = obj(args)
+        .iter()
+        .map(|(k, v)| format!("{k}={}", py(v)))
+        .collect();
+    format!("{name}({})", kw.join(", "))
+}
+
+/// Gemma 4 literal: bare keys, strings between `<|"|>` markers.
+fn gemma_value(v: &Value) -> String {
+    match v {
+        Value::String(s) => format!("<|\"|>{s}<|\"|>"),
+        Value::Array(a) => format!(
+            "[{}]",
+            a.iter().map(gemma_value).collect::<Vec<_>>().join(",")
+        ),
+        Value::Object(o) => format!(
+            "{{{}}}",
+            o.iter()
+                .map(|(k, v)| format!("{k}:{}", gemma_value(v)))
+                .collect::<Vec<_>>()
+                .join(",")
+        ),
+        other => other.to_string(),
+    }
+}
+
+/// Renders calls in a family's markup, as the family's chat template writes them (the same
+/// spellings as `toolcall-parse/tests/fixtures/<family>/`). Returns (reply, bare JSON
+/// documents; empty for text-valued families).
+fn render_family(family: &str, calls: &[(&'static str, Value)]) -> (String, Vec<String>) {
+    let intro = "Let me take care of that for you.\n\n";
+    let docs: Vec<String> = calls.iter().map(|(_, a)| to_json(a)).collect();
+    let each = |f: &dyn Fn(&str, &Value, &str) -> String| -> String {
+        calls
+            .iter()
+            .zip(&docs)
+            .map(|((n, a), j)| f(n, a, j))
+            .collect::<String>()
+    };
+    let named = |key: &str| -> Vec<String> {
+        calls
+            .iter()
+            .map(|(n, a)| {
+                let mut m = Map::new();
+                m.insert("name".into(), Value::String((*n).into()));
+                m.insert(key.into(), a.clone());
+                to_json(&Value::Object(m))
+            })
+            .collect()
+    };
+    let params = |open: &dyn Fn(&str) -> String, close: &str, a: &Value| -> String {
+        obj(a)
+            .iter()
+            .map(|(k, v)| format!("{}{}{close}\n", open(k), text_value(v)))
+            .collect()
+    };
+    let text = match family {
+        "qwen3_coder" => each(&|n, a, _| {
+            let p: String = obj(a)
+                .iter()
+                .map(|(k, v)| format!("<parameter={k}>\n{}\n</parameter>\n", text_value(v)))
+                .collect();
+            format!("<tool_call>\n<function={n}>\n{p}</function>\n</tool_call>\n")
+        }),
+        "seed_oss" => each(&|n, a, _| {
+            let p = params(&|k| format!("<parameter={k}>"), "</parameter>", a);
+            format!("<seed:tool_call>\n<function={n}>\n{p}</function>\n</seed:tool_call>\n")
+        }),
+        "glm" => each(&|n, a, _| {
+            let p: String = obj(a)
+                .iter()
+                .map(|(k, v)| {
+                    format!(
+                        "<arg_key>{k}</arg_key>\n<arg_value>{}</arg_value>\n",
+                        text_value(v)
+                    )
+                })
+                .collect();
+            format!("<tool_call>{n}\n{p}</tool_call>\n")
+        }),
+        "functionary_v3_1" => each(&|n, _, j| format!("<function={n}>{j}</function>")),
+        "functionary_v3_2" => format!(">>>all\n{intro}{}", each(&|n, _, j| format!(">>>{n}\n{j}"))),
+        "deepseek_v3" => format!(
+            "<｜tool▁calls▁begin｜>{}<｜tool▁calls▁end｜>",
+            each(&|n, _, j| format!(
+                "<｜tool▁call▁begin｜>function<｜tool▁sep｜>{n}\n```json\n{j}\n```<｜tool▁call▁end｜>\n"
+            ))
+        ),
+        "deepseek_v3_1" => format!(
+            "<｜tool▁calls▁begin｜>{}<｜tool▁calls▁end｜>",
+            each(&|n, _, j| format!(
+                "<｜tool▁call▁begin｜>{n}<｜tool▁sep｜>{j}<｜tool▁call▁end｜>"
+            ))
+        ),
+        "deepseek_dsml" => format!(
+            "<｜DSML｜function_calls>\n{}</｜DSML｜function_calls>",
+            each(&|n, a, _| {
+                let p: String = obj(a)
+                    .iter()
+                    .map(|(k, v)| {
+                        format!(
+                            "<｜DSML｜parameter name=\"{k}\" string=\"{}\">{}</｜DSML｜parameter>\n",
+                            v.is_string(),
+                            text_value(v)
+                        )
+                    })
+                    .collect();
+                format!("<｜DSML｜invoke name=\"{n}\">\n{p}</｜DSML｜invoke>\n")
+            })
+        ),
+        "kimi_k2" => {
+            let mut body = String::new();
+            for (i, ((n, _), j)) in calls.iter().zip(&docs).enumerate() {
+                body.push_str(&format!(
+                    "<|tool_call_begin|>functions.{n}:{i}<|tool_call_argument_begin|>{j}<|tool_call_end|>"
+                ));
+            }
+            format!("<|tool_calls_section_begin|>{body}<|tool_calls_section_end|>")
+        }
+        "gpt_oss" => format!(
+            "<|channel|>analysis<|message|>The user asked for this; calling the tools.<|end|>{}",
+            each(&|n, _, j| format!(
+                "<|start|>assistant<|channel|>commentary to=functions.{n} <|constrain|>json<|message|>{j}<|call|>"
+            ))
+        ),
+        "gemma4" => each(&|n, a, _| format!("<|tool_call>call:{n}{}<tool_call|>", gemma_value(a))),
+        "step3" => format!(
+            "<｜tool_calls_begin｜>{}<｜tool_calls_end｜>",
+            each(&|n, a, _| {
+                let p: String = obj(a)
+                    .iter()
+                    .map(|(k, v)| {
+                        format!(
+                            "<steptml:parameter name=\"{k}\">{}</steptml:parameter>",
+                            text_value(v)
+                        )
+                    })
+                    .collect();
+                format!(
+                    "<｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke name=\"{n}\">{p}</steptml:invoke><｜tool_call_end｜>"
+                )
+            })
+        ),
+        "cohere" => {
+            let items: Vec<String> = calls
+                .iter()
+                .enumerate()
+                .map(|(i, (n, a))| {
+                    to_json(
+                        &json!({"tool_call_id": i.to_string(), "tool_name": n, "parameters": a}),
+                    )
+                })
+                .collect();
+            format!(
+                "<|START_ACTION|>[\n    {}\n]<|END_ACTION|>",
+                items.join(",\n    ")
+            )
+        }
+        "minimax_m2" => format!(
+            "<minimax:tool_call>\n{}</minimax:tool_call>",
+            each(&|n, a, _| {
+                let p = params(&|k| format!("<parameter name=\"{k}\">"), "</parameter>", a);
+                format!("<invoke name=\"{n}\">\n{p}</invoke>\n")
+            })
+        ),
+        "granite" => format!("<|tool_call|>[{}]", named("arguments").join(", ")),
+        "nemotron" => format!("<TOOLCALL>[{}]</TOOLCALL>", named("arguments").join(", ")),
+        "tool_calls_tag" => format!(
+            "<tool_calls>[{}]</tool_calls>",
+            named("arguments").join(", ")
+        ),
+        "functools" => format!("functools[{}]", named("arguments").join(", ")),
+        "internlm" => named("parameters")
+            .iter()
+            .map(|j| format!("<|action_start|><|plugin|>\n{j}<|action_end|>\n"))
+            .collect(),
+        "longcat" => named("arguments")
+            .iter()
+            .map(|j| format!("<longcat_tool_call>{j}</longcat_tool_call>\n"))
+            .collect(),
+        "apertus" => {
+            let items: Vec<String> = calls
+                .iter()
+                .map(|(n, a)| to_json(&json!({ *n: a })))
+                .collect();
+            format!("<|tools_prefix|>[{}]<|tools_suffix|>", items.join(", "))
+        }
+        "xlam" => format!("```json\n[{}]\n```", named("arguments").join(", ")),
+        "llama4_pythonic" => {
+            let items: Vec<String> = calls.iter().map(|(n, a)| py_call(n, a)).collect();
+            format!("<|python_start|>[{}]<|python_end|>", items.join(", "))
+        }
+        "lfm2" => {
+            let items: Vec<String> = calls.iter().map(|(n, a)| py_call(n, a)).collect();
+            format!("<|tool_call_start|>[{}]<|tool_call_end|>", items.join(", "))
+        }
+        "olmo3" => {
+            let lines: Vec<String> = calls.iter().map(|(n, a)| py_call(n, a)).collect();
+            format!("<function_calls>\n{}\n</function_calls>", lines.join("\n"))
+        }
+        _ => return (String::new(), Vec::new()),
+    };
+    let text_valued = matches!(
+        family,
+        "qwen3_coder"
+            | "seed_oss"
+            | "glm"
+            | "deepseek_dsml"
+            | "step3"
+            | "minimax_m2"
+            | "gemma4"
+            | "llama4_pythonic"
+            | "lfm2"
+            | "olmo3"
+    );
+    let reply = if family == "functionary_v3_2" {
+        text
+    } else {
+        format!("{intro}{text}")
+    };
+    (reply, if text_valued { Vec::new() } else { docs })
 }
 
 /// Which shapes a format can express: action responses and key/value blocks hold one call.
@@ -544,7 +814,7 @@ pub fn case(format: &'static str, shape: Shape) -> Case {
 /// The whole corpus: prose, then every format in every shape it can express.
 pub fn corpus() -> Vec<Case> {
     let mut out = vec![case("auto", Shape::Prose)];
-    for f in FORMATS {
+    for f in formats() {
         for s in shapes_for(f) {
             out.push(case(f, s));
         }
@@ -557,12 +827,27 @@ pub fn case_by_name(name: &str) -> Option<Case> {
     if name == "prose/1 MB" {
         return Some(case("auto", Shape::Prose));
     }
-    FORMATS.into_iter().find_map(|f| {
+    formats().into_iter().find_map(|f| {
         shapes_for(f)
             .into_iter()
             .find(|s| format!("{f}/{}", s.label()) == name)
             .map(|s| case(f, s))
     })
+}
+
+/// Adversarial inputs (issue #9): a unit that opens a region which never closes, repeated.
+/// A parser that rescans an unfinished region from the next byte is quadratic on them; a
+/// linear one grows 4× per 4× of input. `(label, unit)`.
+pub const ADVERSARIAL: [(&str, &str); 4] = [
+    ("unclosed objects `{'b':'`", "{'b':'"),
+    ("unclosed `<tool_call>{\"name\":`", "<tool_call>{\"name\":"),
+    ("open brackets `[`", "["),
+    ("unclosed fences", "```json\n{\"a\": "),
+];
+
+/// `unit` repeated to at least `bytes` bytes.
+pub fn adversarial(unit: &str, bytes: usize) -> String {
+    unit.repeat(bytes / unit.len().max(1) + 1)
 }
 
 /// Splits `text` into pushes of about `n` bytes, never inside a UTF-8 character.

@@ -47,3 +47,41 @@ fn byte_by_byte_streaming_matches_one_shot_on_small_cases() {
         );
     }
 }
+
+// The adversarial inputs hold no call: one-shot and streamed agree on zero (their timing is
+// the bench's business; a small size keeps this quick in debug builds).
+#[test]
+fn adversarial_inputs_hold_no_call() {
+    let opts = toolcall_parse::ParseOptions {
+        tools: Some(corpus::registry()),
+        ..toolcall_parse::ParseOptions::default()
+    };
+    for (label, unit) in corpus::ADVERSARIAL {
+        let text = corpus::adversarial(unit, 2048);
+        assert!(text.len() >= 2048, "{label}");
+        assert_eq!(ours::one_shot(&text, &opts), 0, "{label}");
+        assert_eq!(
+            ours::stream(&corpus::chunks(&text, 64), &opts),
+            0,
+            "{label}"
+        );
+    }
+}
+
+// Every family renders its calls (whether or not its reader is registered yet), and joins
+// the measured corpus exactly when it is registered.
+#[test]
+fn every_family_renders_and_joins_once_registered() {
+    for f in corpus::FAMILIES {
+        for shape in [Shape::Small, Shape::Many] {
+            let c = corpus::case(f, shape);
+            assert!(c.text.contains("get_weather"), "{}: {}", c.name, c.text);
+            assert_eq!(
+                c.expected_calls,
+                if shape == Shape::Small { 3 } else { 100 }
+            );
+        }
+        let registered = toolcall_parse::FormatId::from_name(f).is_some();
+        assert_eq!(corpus::formats().contains(&f), registered, "{f}");
+    }
+}

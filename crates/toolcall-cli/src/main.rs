@@ -4,6 +4,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod detect_cmd;
 mod mcp_cmd;
 mod parse_cmd;
 mod run_cmd;
@@ -29,6 +30,8 @@ enum Command {
     Parse(parse_cmd::ParseArgs),
     /// List the formats the parser reads, with an example each.
     Formats,
+    /// Name the call format, reasoning markers and `<think>` handling of a chat template.
+    Detect(detect_cmd::DetectArgs),
     /// Run a turn of the agent loop: model -> calls -> results -> model.
     Run(Box<run_cmd::RunArgs>),
     /// List tools or render them for a provider.
@@ -57,6 +60,7 @@ fn main() -> ExitCode {
         match cli.command {
             Command::Parse(args) => parse_cmd::run(args).await,
             Command::Formats => parse_cmd::formats().await,
+            Command::Detect(args) => detect_cmd::run(args).await,
             Command::Run(args) => run_cmd::run(*args).await,
             Command::Tools(args) => tools_cmd::run(args).await,
             Command::Sessions(args) => sessions_cmd::run(args).await,

@@ -13,13 +13,19 @@ use anyhow::{Context, bail};
 use serde_json::{Value, json};
 use tokio::io::AsyncReadExt;
 use toolcall_core::{Parsed, Registry, StreamEvent};
-use toolcall_parse::{FormatSelection, ParseOptions, StreamParser, formats as all_formats};
+use toolcall_parse::{
+    FormatId, FormatSelection, ParseOptions, StreamParser, formats as all_formats,
+};
 
 #[derive(clap::Args)]
 pub struct ParseArgs {
     /// `auto`, a format id, or a comma-separated priority list (see `toolcall formats`).
     #[arg(long, default_value = "auto", value_parser = parse_format)]
     format: FormatSelection,
+    /// The model that wrote the output: its family is chosen by name (`toolcall parse --model
+    /// Qwen/Qwen3-Coder-30B-A3B-Instruct`); an unknown name means auto.
+    #[arg(long, value_name = "NAME", conflicts_with = "format")]
+    model: Option<String>,
     /// Tools file: an OpenAI Chat `tools` array, a Responses `tools` array, or a list of
     /// `{name, description, parameters}`.
     #[arg(long, value_name = "FILE")]
@@ -43,8 +49,24 @@ fn parse_format(s: &str) -> Result<FormatSelection, String> {
 }
 
 pub async fn run(args: ParseArgs) -> anyhow::Result<ExitCode> {
+    let format = match &args.model {
+        Some(name) => {
+            match toolcall_parse::model_family(name) {
+                None => {
+                    eprintln!("toolcall: no family known for model {name:?}; parsing in auto mode")
+                }
+                Some(m) if FormatId::from_name(m.family).is_none() => eprintln!(
+                    "toolcall: model {name:?} writes the {} format, which this build does not read; parsing in auto mode",
+                    m.family
+                ),
+                Some(_) => {}
+            }
+            FormatSelection::for_model(name)
+        }
+        None => args.format,
+    };
     let mut options = ParseOptions {
-        format: args.format,
+        format,
         starts_in_reasoning: args.starts_in_reasoning,
         ..ParseOptions::default()
     };

@@ -153,5 +153,17 @@ fn describe(m: &Message) -> String {
             "job result {name} [{call_id}]: {}",
             shorten(&content.to_string(), 300)
         ),
+        Message::TextResults { results } => {
+            let mut s = String::from("text-format results:");
+            for r in results {
+                s.push_str(&format!(
+                    "\n    {} [{}]: {}",
+                    r.name,
+                    r.call_id,
+                    shorten(&r.content.to_string(), 300)
+                ));
+            }
+            s
+        }
     }
 }

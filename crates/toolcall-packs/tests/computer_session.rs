@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use toolcall_core::ToolContext;
+use toolcall_packs::computer::xvfb::Fonts;
 use toolcall_packs::{PackConfig, load_pack};
 
 const SESSION: &str = include_str!("../../../examples/computer/session.json");
@@ -104,10 +105,34 @@ fn which(program: &str) -> bool {
         .is_some_and(|paths| std::env::split_paths(&paths).any(|dir| dir.join(program).is_file()))
 }
 
-// covers P-CU, X-1
-#[tokio::test]
-async fn session_calls_answer_the_dialog() {
-    let Some(xvfb) = common::start_xvfb(1024, 768) else {
+/// The dialog `demo.sh` opens, with the same fixed arguments (no model text). `-fn fixed`
+/// pins its font: `fixed` is built into every X server and the font packages alias it to a
+/// font of the same size, so the buttons sit at the recorded coordinates whatever fonts are
+/// installed (the toolkit's default font is picked from the installed ones and is wider). The C
+/// locale keeps the toolkit's font-set choice independent of the machine's locale.
+fn open_dialog(display: &str) -> std::process::Child {
+    Command::new("xmessage")
+        .args([
+            "-fn",
+            "fixed",
+            "-center",
+            "-buttons",
+            "Yes:0,No:1",
+            "-print",
+        ])
+        .arg("toolcall computer-use demo: please click Yes")
+        .env("DISPLAY", display)
+        .env("LC_ALL", "C")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
+/// Replays the session's calls on a display offering `fonts`, with the dialog open when
+/// `xmessage` is installed, and checks the recorded click pressed Yes.
+async fn calls_answer_the_dialog(fonts: Fonts) {
+    let Some(xvfb) = common::start_xvfb_with_fonts(1024, 768, fonts) else {
         return;
     };
     let session: Value = serde_json::from_str(SESSION).unwrap();
@@ -117,16 +142,8 @@ async fn session_calls_answer_the_dialog() {
     let tool = common::computer_tool(&options);
     let ctx = ToolContext::default();
 
-    // The same dialog demo.sh opens; its fixed arguments carry no model text.
     let mut dialog = if which("xmessage") {
-        let child = Command::new("xmessage")
-            .args(["-center", "-buttons", "Yes:0,No:1", "-print"])
-            .arg("toolcall computer-use demo: please click Yes")
-            .env("DISPLAY", xvfb.display())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
+        let child = open_dialog(xvfb.display());
         // Wait until the dialog is drawn: a spot inside it, beside the buttons, turns from
         // the empty screen's black to the dialog's white.
         let started = Instant::now();
@@ -148,6 +165,8 @@ async fn session_calls_answer_the_dialog() {
             std::thread::sleep(Duration::from_millis(100));
         }
         Some(child)
+    } else if std::env::var("TOOLCALL_REQUIRE_XVFB").as_deref() == Ok("1") {
+        panic!("TOOLCALL_REQUIRE_XVFB=1 but xmessage is not installed (apt-get install x11-utils)");
     } else {
         eprintln!("xmessage not installed: replaying the calls without the dialog");
         None
@@ -187,6 +206,19 @@ async fn session_calls_answer_the_dialog() {
             .unwrap();
         assert_eq!(said.trim(), "Yes");
     }
+}
+
+// covers P-CU, X-1
+#[tokio::test]
+async fn session_calls_answer_the_dialog() {
+    calls_answer_the_dialog(Fonts::Installed).await;
+}
+
+// covers P-CU, X-1: the same on a server offering only its built-in fonts, as on a machine
+// without any X font package, so the recorded clicks hold with and without fonts.
+#[tokio::test]
+async fn session_calls_answer_the_dialog_with_only_built_in_fonts() {
+    calls_answer_the_dialog(Fonts::BuiltInOnly).await;
 }
 
 fn base64_decode(s: &str) -> Vec<u8> {

@@ -19,15 +19,22 @@ use serde_json::Value;
 use toolcall_core::{Diagnostic, Parsed, Registry, StreamEvent};
 
 mod builder;
+mod chat_template;
 mod engine;
 mod fallback;
 mod formats;
+mod model_names;
 mod repair;
 mod scanner;
 
 pub use builder::Limits;
+pub use chat_template::{
+    ReasoningMarkers, TemplateError, TemplateInfo, detect_file_text, detect_template,
+    detect_tokenizer_config,
+};
 pub use fallback::{FallbackKind, FallbackRule, load_fallback_rules};
 pub use formats::{FormatId, FormatInfo, formats};
+pub use model_names::{ModelFamily, model_family, model_table};
 
 use builder::{Ctx, build};
 use engine::Engine;
@@ -70,6 +77,18 @@ impl FormatSelection {
             Ok([one]) => FormatSelection::Only(one),
             Err(names) => FormatSelection::Priority(names),
         })
+    }
+
+    /// The format a model writes, from its name ([`model_family`]: a glob table, longest
+    /// match wins, case-insensitive, organisation prefix optional): that family alone, or
+    /// auto when the name is unknown or its family is not registered.
+    pub fn for_model(name: &str) -> Self {
+        match model_family(name) {
+            Some(m) if FormatId::from_name(m.family).is_some() => {
+                FormatSelection::Only(m.family.to_owned())
+            }
+            _ => FormatSelection::Auto,
+        }
     }
 
     fn resolve(&self) -> (Vec<FormatId>, Vec<String>, bool) {

@@ -19,8 +19,11 @@ use toolcall_core::{
 use toolcall_parse::{FormatSelection, ParseOptions};
 
 use crate::archive::{Archive, ArchiveError, Delivery};
-use crate::client::{ClientError, Message, ModelClient, ModelReply, ModelRequest};
+use crate::client::{
+    ClientError, Message, ModelClient, ModelReply, ModelRequest, RequestOptions, TextResult,
+};
 use crate::executor::{Executor, SessionContext, Timed};
+use crate::redact::redact_call_text;
 
 /// Rounds per turn unless configured (seed 003: 5).
 pub const DEFAULT_MAX_ROUNDS: usize = 5;
@@ -64,6 +67,8 @@ pub struct AgentConfig {
     /// results always reach the model in the next round. Replays set it: a recording then
     /// plays the same way however fast the jobs run.
     pub await_jobs_before_request: bool,
+    /// Sampling, tool choice and extra body fields sent with every model request.
+    pub request_options: RequestOptions,
 }
 
 impl Default for AgentConfig {
@@ -75,6 +80,7 @@ impl Default for AgentConfig {
             system_prompt: None,
             job_wait: Duration::from_secs(30),
             await_jobs_before_request: false,
+            request_options: RequestOptions::default(),
         }
     }
 }
@@ -176,6 +182,64 @@ impl Agent {
         self.conversation = archive.load_messages(session_id)?;
         self.archive = Some(archive);
         self.ctx.session_id = Some(session_id.to_owned());
+        self.answer_interrupted_calls()?;
+        Ok(())
+    }
+
+    /// A session killed mid-round ends with an assistant turn whose calls are not all
+    /// answered by tool messages (they are added after the round's last call), and providers
+    /// reject such a conversation. Each unanswered call gets its archived result, or, if it
+    /// never finished, a `cancelled` error, under its call id; the answers are archived too.
+    fn answer_interrupted_calls(&mut self) -> Result<(), AgentError> {
+        let Some(last) = self
+            .conversation
+            .iter()
+            .rposition(|m| matches!(m, Message::Assistant { calls, .. } if !calls.is_empty()))
+        else {
+            return Ok(());
+        };
+        let after = &self.conversation[last + 1..];
+        if !after.iter().all(|m| matches!(m, Message::Tool { .. })) {
+            return Ok(());
+        }
+        let Message::Assistant { calls, .. } = &self.conversation[last] else {
+            return Ok(());
+        };
+        let answered: std::collections::HashSet<&str> = after
+            .iter()
+            .filter_map(|m| match m {
+                Message::Tool { call_id, .. } => Some(call_id.as_str()),
+                _ => None,
+            })
+            .collect();
+        let missing: Vec<(toolcall_core::CallId, String)> = calls
+            .iter()
+            .filter(|c| !answered.contains(c.call_id.as_str()))
+            .map(|c| (c.call_id.clone(), c.name.clone()))
+            .collect();
+        let (Some(archive), Some(session)) = (self.archive.clone(), self.ctx.session_id.clone())
+        else {
+            return Ok(());
+        };
+        for (call_id, name) in missing {
+            let content = match archive.inline_result(&session, call_id.as_str())? {
+                Some(outcome) => outcome,
+                None => ToolResult::err(
+                    call_id.clone(),
+                    name.clone(),
+                    ToolError::new(
+                        ErrorCode::Cancelled,
+                        "not run to completion: the session was interrupted during this call",
+                    ),
+                )
+                .to_json(),
+            };
+            self.push(Message::Tool {
+                call_id,
+                name,
+                content,
+            })?;
+        }
         Ok(())
     }
 
@@ -208,6 +272,15 @@ impl Agent {
         Ok(())
     }
 
+    /// Pushes `message` and archives `stored` in its place (a redacted form of it).
+    fn push_storing(&mut self, message: Message, stored: &Message) -> Result<(), AgentError> {
+        if let (Some(a), Some(s)) = (&self.archive, &self.ctx.session_id) {
+            a.add_message(s, stored)?;
+        }
+        self.conversation.push(message);
+        Ok(())
+    }
+
     fn request(&self, with_tools: bool) -> ModelRequest {
         let native = matches!(self.config.mode, Mode::Native | Mode::Auto);
         ModelRequest {
@@ -218,6 +291,7 @@ impl Agent {
                 Vec::new()
             },
             known_names: self.registry().names().map(str::to_owned).collect(),
+            options: self.config.request_options.clone(),
         }
     }
 
@@ -337,18 +411,27 @@ impl Agent {
             rr.diagnostics = it.diagnostics;
             rr.reasoning = it.reasoning;
             tracing::info!(target: "toolcall", round, calls = it.calls.len(), "model replied");
-            self.push(Message::Assistant {
-                text: if it.from_text {
-                    it.raw.clone()
-                } else {
-                    it.text.clone()
-                },
-                calls: if it.from_text {
-                    Vec::new()
-                } else {
-                    it.calls.clone()
-                },
-            })?;
+            if it.from_text {
+                // The calls are in the text: archive it with their secrets redacted, as the
+                // calls table has them.
+                let stored = Message::Assistant {
+                    text: it
+                        .raw
+                        .as_deref()
+                        .map(|raw| redact_call_text(raw, &it.calls)),
+                    calls: Vec::new(),
+                };
+                let message = Message::Assistant {
+                    text: it.raw.clone(),
+                    calls: Vec::new(),
+                };
+                self.push_storing(message, &stored)?;
+            } else {
+                self.push(Message::Assistant {
+                    text: it.text.clone(),
+                    calls: it.calls.clone(),
+                })?;
+            }
             if it.calls.is_empty() {
                 // Nothing to run; if jobs are still out, wait for them and let the model see
                 // their results in another round.
@@ -367,7 +450,16 @@ impl Agent {
             let (checked, results, tripped) = self.run_calls(round, &it.calls).await?;
             report.breaker_tripped |= tripped;
             if it.from_text {
-                self.push(Message::user(text_results(&results)))?;
+                self.push(Message::TextResults {
+                    results: results
+                        .iter()
+                        .map(|r| TextResult {
+                            call_id: r.call_id.clone(),
+                            name: r.name.clone(),
+                            content: r.to_json(),
+                        })
+                        .collect(),
+                })?;
             } else {
                 for r in &results {
                     self.push(Message::Tool {
@@ -520,20 +612,6 @@ fn unique_call_ids(calls: &mut [ToolCall], diagnostics: &mut Vec<Diagnostic>) {
 
 fn breaker_key(call: &ToolCall) -> String {
     format!("{}\u{0}{}", call.name, call.arguments)
-}
-
-/// Results of text-format calls, as one user message: each tagged with its call id, in order.
-fn text_results(results: &[ToolResult]) -> String {
-    let mut out = String::new();
-    for r in results {
-        let mut content = r.to_json();
-        let _ = crate::client::images::take_images(&mut content);
-        out.push_str(&format!(
-            "<tool_response call_id=\"{}\" name=\"{}\">\n{}\n</tool_response>\n",
-            r.call_id, r.name, content
-        ));
-    }
-    out
 }
 
 /// The system prompt for text mode: core's instructions (O-2) for `format` when it names

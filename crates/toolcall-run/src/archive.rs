@@ -194,7 +194,8 @@ impl Archive {
         })
     }
 
-    /// Appends a message; assistant call arguments are stored redacted.
+    /// Appends a message; assistant call arguments and tool results are stored redacted
+    /// (a text-mode assistant text is redacted by the agent, which knows its calls).
     pub fn add_message(&self, session: &str, message: &Message) -> Result<(), ArchiveError> {
         let mut stored = message.clone();
         let role = match &mut stored {
@@ -213,6 +214,12 @@ impl Archive {
             Message::JobResult { content, .. } => {
                 *content = redact(content);
                 "job_result"
+            }
+            Message::TextResults { results } => {
+                for r in results.iter_mut() {
+                    r.content = redact(&r.content);
+                }
+                "text_results"
             }
         };
         let json = serde_json::to_string(&stored)?;
@@ -278,6 +285,25 @@ impl Archive {
             )?;
             Ok(())
         })
+    }
+
+    /// The result (redacted outcome JSON) last delivered inline for `call_id` in a session,
+    /// if one was archived: what the model was, or was about to be, told about the call.
+    pub fn inline_result(
+        &self,
+        session: &str,
+        call_id: &str,
+    ) -> Result<Option<Value>, ArchiveError> {
+        let text: Option<String> = self.with(|c| {
+            Ok(c.query_row(
+                "SELECT outcome FROM results WHERE session_id = ?1 AND call_id = ?2
+                    AND delivery = 'inline' ORDER BY id DESC LIMIT 1",
+                params![session, call_id],
+                |r| r.get(0),
+            )
+            .optional()?)
+        })?;
+        Ok(text.map(|t| serde_json::from_str(&t)).transpose()?)
     }
 
     /// Saves (replaces) a pack's state snapshot.

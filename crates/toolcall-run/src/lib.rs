@@ -7,6 +7,7 @@
 //! | [`redact`] | secret redaction for logs and the archive |
 //! | [`client`] | the provider-neutral conversation and the model clients (Chat Completions, Responses, replay) |
 //! | [`agent`] | the loop: model → calls → results → model, bounded rounds, repeat-failure breaker |
+//! | [`builder`] | [`Agent::builder`]: an agent from a model endpoint, tools and options in one expression |
 //! | [`archive`] | the SQLite session archive |
 //! | [`replay`] | the recorded-session file format |
 //! | [`backend`] | program and HTTP backends for tools declared in tools files |
@@ -14,6 +15,7 @@
 pub mod agent;
 pub mod archive;
 pub mod backend;
+pub mod builder;
 pub mod client;
 pub mod executor;
 pub mod redact;
@@ -21,9 +23,10 @@ pub mod replay;
 
 pub use agent::{Agent, AgentConfig, AgentError, Mode, RoundReport, TurnReport};
 pub use archive::{Archive, ArchiveError};
+pub use builder::{AgentBuilder, BuildError, OpenAi};
 pub use client::{
     ChatCompletionsClient, ClientError, Message, ModelClient, ModelReply, ModelRequest,
-    ReplayClient, ResponsesClient,
+    ReplayClient, RequestOptions, ResponsesClient, TextResult, ToolChoice,
 };
 pub use executor::{ApproveAll, ApproveWith, Approver, DenyAll, Executor, SessionContext, Timed};
 pub use replay::SessionFile;

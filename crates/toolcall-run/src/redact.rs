@@ -6,6 +6,7 @@
 //! object cannot make redaction recurse without limit.
 
 use serde_json::{Map, Value};
+use toolcall_core::ToolCall;
 
 /// The replacement for a secret value.
 pub const REDACTED: &str = "[REDACTED]";
@@ -69,6 +70,69 @@ fn redact_at(value: &Value, depth: usize) -> Value {
     }
 }
 
+/// A model's text with the secret argument values of the calls written in it redacted, the
+/// same values [`redact`] hides in the calls' arguments: each value (as written, and as a
+/// JSON string body) is replaced inside the call's markup span, or in the whole text when
+/// the span does not fit the text.
+pub fn redact_call_text(text: &str, calls: &[ToolCall]) -> String {
+    let mut out = text.to_owned();
+    // Last span first, so earlier spans keep their offsets.
+    let mut calls: Vec<&ToolCall> = calls.iter().collect();
+    calls.sort_by_key(|c| std::cmp::Reverse(c.origin.span.start));
+    for call in calls {
+        let mut secrets = Vec::new();
+        secret_values(&call.arguments, false, 0, &mut secrets);
+        // Longest first, so a value is not half-replaced by a shorter one it contains.
+        secrets.sort_by(|a, b| b.len().cmp(&a.len()).then_with(|| a.cmp(b)));
+        secrets.dedup();
+        if secrets.is_empty() {
+            continue;
+        }
+        let span = &call.origin.span;
+        let range = if span.start < span.end && out.get(span.clone()).is_some() {
+            span.clone()
+        } else {
+            0..out.len()
+        };
+        let mut markup = out[range.clone()].to_owned();
+        for secret in &secrets {
+            markup = markup.replace(secret.as_str(), REDACTED);
+        }
+        out.replace_range(range, &markup);
+    }
+    out
+}
+
+/// The non-empty scalar values under secret keys in `value`, as written and as a JSON
+/// string body.
+fn secret_values(value: &Value, secret: bool, depth: usize, out: &mut Vec<String>) {
+    if depth >= MAX_DEPTH {
+        return;
+    }
+    match value {
+        Value::Object(map) => {
+            for (k, v) in map {
+                secret_values(v, secret || is_secret_key(k), depth + 1, out);
+            }
+        }
+        Value::Array(items) => {
+            for v in items {
+                secret_values(v, secret, depth + 1, out);
+            }
+        }
+        Value::String(s) if secret && !s.is_empty() => {
+            let json = Value::String(s.clone()).to_string();
+            let escaped = &json[1..json.len() - 1];
+            if escaped != s {
+                out.push(escaped.to_owned());
+            }
+            out.push(s.clone());
+        }
+        Value::Number(_) | Value::Bool(_) if secret => out.push(value.to_string()),
+        _ => {}
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -97,6 +161,42 @@ mod tests {
                 "Client_Secret": REDACTED
             })
         );
+    }
+
+    fn text_call(text: &str, markup: &str, arguments: Value) -> ToolCall {
+        let start = text.find(markup).unwrap();
+        let mut call = ToolCall::new("login", arguments, "hermes");
+        call.origin.span = start..start + markup.len();
+        call
+    }
+
+    // covers X-7
+    #[test]
+    fn secrets_in_a_calls_markup_are_redacted_and_the_rest_kept() {
+        let markup = r#"<tool_call>{"name":"login","arguments":{"user":"ann","password":"hun\"ter2","api":{"token":42}}}</tool_call>"#;
+        let text = format!("Logging in as ann, 42 times. {markup}");
+        let call = text_call(
+            &text,
+            markup,
+            json!({"user":"ann","password":"hun\"ter2","api":{"token":42}}),
+        );
+        let r = redact_call_text(&text, &[call]);
+        assert_eq!(
+            r,
+            format!(
+                "Logging in as ann, 42 times. {}",
+                r#"<tool_call>{"name":"login","arguments":{"user":"ann","password":"[REDACTED]","api":{"token":[REDACTED]}}}</tool_call>"#
+            )
+        );
+        // A span that does not fit the text: the whole text is searched.
+        let mut call = ToolCall::new("login", json!({"password":"pw1"}), "hermes");
+        call.origin.span = 5..500;
+        assert_eq!(
+            redact_call_text("say pw1 and pw1", &[call]),
+            "say [REDACTED] and [REDACTED]"
+        );
+        let plain = ToolCall::new("login", json!({"user":"ann","password":""}), "hermes");
+        assert_eq!(redact_call_text("ann", &[plain]), "ann");
     }
 
     // covers X-7

@@ -457,3 +457,66 @@ async fn responses_api_streaming_takes_the_completed_output() {
     let err = a.run_turn("again").await.unwrap_err();
     assert!(err.to_string().contains("response.completed"), "{err}");
 }
+
+// The request options reach the server on every request; tool options only while tools are
+// offered (the round-limit request has none).
+#[tokio::test]
+async fn request_options_reach_the_server_and_tool_options_only_with_tools() {
+    let (url, script) = serve(
+        vec![
+            chat(calls_message(vec![tool_call(
+                "c1",
+                "echo",
+                r#"{"text":"a"}"#,
+            )])),
+            chat(text_message("final")),
+        ],
+        false,
+    )
+    .await;
+    let mut extra = serde_json::Map::new();
+    extra.insert("seed".into(), json!(42));
+    let mut a = Agent::new(
+        Arc::new(ChatCompletionsClient::new(&url, "m").unwrap()),
+        Arc::new(Executor::new(Arc::new(registry()))),
+        AgentConfig {
+            mode: Mode::Native,
+            max_rounds: 1,
+            request_options: toolcall_run::RequestOptions {
+                temperature: Some(0.25),
+                max_tokens: Some(100),
+                tool_choice: Some(toolcall_run::ToolChoice::Tool(
+                    "vista.command.summary".into(),
+                )),
+                parallel_tool_calls: Some(false),
+                extra,
+                ..Default::default()
+            },
+            ..AgentConfig::default()
+        },
+    );
+    let report = a.run_turn("go").await.unwrap();
+    assert!(report.hit_round_limit);
+    let reqs = script.requests();
+    assert_eq!(reqs.len(), 2);
+    let first = &reqs[0];
+    assert_eq!(first["temperature"], 0.25);
+    assert_eq!(first["max_tokens"], 100);
+    assert_eq!(first["seed"], 42);
+    assert_eq!(first["parallel_tool_calls"], false);
+    let chosen = first["tool_choice"]["function"]["name"].as_str().unwrap();
+    let offered: Vec<&str> = first["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect();
+    assert!(
+        offered.contains(&chosen),
+        "tool_choice names an offered alias"
+    );
+    let last = &reqs[1];
+    assert!(last.get("tools").is_none());
+    assert!(last.get("tool_choice").is_none() && last.get("parallel_tool_calls").is_none());
+    assert_eq!(last["temperature"], 0.25);
+}

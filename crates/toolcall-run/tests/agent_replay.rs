@@ -258,9 +258,13 @@ async fn text_mode_prompts_with_instructions_and_parses_calls_from_text() {
         panic!("no system prompt")
     };
     assert!(content.contains("echo") && content.contains("<tool_call>"));
-    let Some(Message::User { content }) = reqs[1].messages.last() else {
+    let Some(Message::TextResults { results }) = reqs[1].messages.last() else {
         panic!("results not sent back")
     };
+    assert_eq!(results[0].call_id, r0.calls[0].call_id);
+    assert_eq!(results[0].content["status"], "ok");
+    let wire = toolcall_run::client::chat::to_chat_messages(&reqs[1].messages, &Default::default());
+    let content = wire.last().unwrap()["content"].as_str().unwrap();
     let id = r0.calls[0].call_id.as_str();
     assert!(content.contains(&format!("call_id=\"{id}\"")), "{content}");
     assert!(content.contains("\"status\":\"ok\""));

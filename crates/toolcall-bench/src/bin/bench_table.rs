@@ -150,6 +150,7 @@ fn main() {
     peers_table(&ctx, &cases, &registry);
 
     scaling_table(&ctx, &registry);
+    adversarial_table(&ctx, &registry);
 }
 
 #[cfg(feature = "peers")]
@@ -276,5 +277,51 @@ fn scaling_table(ctx: &Ctx, registry: &std::sync::Arc<toolcall_core::Registry>) 
             print!(" {} | {} |", show(&peer64), show(&peer4));
         }
         println!();
+    }
+}
+
+/// Adversarial inputs at growing sizes, auto mode with the corpus registry: the growth per
+/// row shows whether the parser is linear on them (4× per row) or not (16×). A row after one
+/// that took longer than a sixteenth of the cap is skipped: it would run past the cap, and a
+/// one-shot parse cannot be stopped midway.
+fn adversarial_table(ctx: &Ctx, registry: &std::sync::Arc<toolcall_core::Registry>) {
+    println!("\n### Adversarial inputs (auto mode)\n");
+    println!(
+        "Each input repeats a unit that opens a region and never closes it. Linear parsers \
+         grow 4× per row (`growth` = this row ÷ the row above).\n"
+    );
+    println!("| input | bytes | one-shot | growth | stream 64 B | growth |");
+    println!("|---|--:|--:|--:|--:|--:|");
+    let opts = toolcall_parse::ParseOptions {
+        tools: Some(std::sync::Arc::clone(registry)),
+        ..toolcall_parse::ParseOptions::default()
+    };
+    for (label, unit) in corpus::ADVERSARIAL {
+        let mut previous: Option<(Duration, Duration)> = None;
+        for kb in [16usize, 64, 256, 1024] {
+            let text = corpus::adversarial(unit, kb << 10);
+            if previous.is_some_and(|(o, s)| o.max(s) * 16 > ctx.max_run) {
+                println!(
+                    "| {label} | {} | not run (the row above exceeded 1/16 of the cap) | | | |",
+                    text.len()
+                );
+                continue;
+            }
+            let one = ctx.time(|| ours::one_shot(&text, &opts));
+            let p64 = corpus::chunks(&text, 64);
+            let s64 = ctx.time(|| ours::stream(&p64, &opts));
+            let growth = |now: Duration, before: Option<Duration>| {
+                before.map_or("–".to_owned(), |b| format!("{:.1}×", ratio(now, b)))
+            };
+            println!(
+                "| {label} | {} | {} | {} | {} | {} |",
+                text.len(),
+                fmt_time(one.median),
+                growth(one.median, previous.map(|p| p.0)),
+                fmt_time(s64.median),
+                growth(s64.median, previous.map(|p| p.1)),
+            );
+            previous = Some((one.median, s64.median));
+        }
     }
 }

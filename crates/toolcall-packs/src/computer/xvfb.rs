@@ -1,8 +1,8 @@
 //! A private Xvfb server for tests and headless runs: started on a free display number,
 //! ready when it accepts connections, killed when the guard drops.
 //!
-//! The command line is fixed (`Xvfb :N -screen 0 WxHx24 -nolisten tcp -noreset`); nothing from a
-//! model reaches it.
+//! The command line is fixed (`Xvfb :N -screen 0 WxHx24 -nolisten tcp -noreset`, plus
+//! `-fp built-ins` for [`Fonts::BuiltInOnly`]); nothing from a model reaches it.
 
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
@@ -18,6 +18,18 @@ pub enum XvfbError {
     NoFreeDisplay(u32),
     #[error("Xvfb on {display} did not accept connections within {secs} s")]
     NotReady { display: String, secs: u64 },
+}
+
+/// Which fonts the server offers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Fonts {
+    /// The server's default font path: whatever font packages are installed.
+    #[default]
+    Installed,
+    /// Only the fonts compiled into the server (`fixed` and `cursor`), as on a machine
+    /// without any X font package: lets a test check that its windows do not depend on
+    /// which fonts are installed.
+    BuiltInOnly,
 }
 
 /// A running Xvfb; dropping it stops the server.
@@ -38,6 +50,11 @@ const READY_TIMEOUT: Duration = Duration::from_secs(15);
 impl Xvfb {
     /// Starts `Xvfb` with one `width`×`height`×24 screen on a free display number.
     pub fn start(width: u32, height: u32) -> Result<Xvfb, XvfbError> {
+        Self::start_with_fonts(width, height, Fonts::Installed)
+    }
+
+    /// [`Xvfb::start`] with a choice of the fonts the server offers.
+    pub fn start_with_fonts(width: u32, height: u32, fonts: Fonts) -> Result<Xvfb, XvfbError> {
         // Spread processes apart by pid; within a process, count up.
         let base = std::process::id() % SPAN;
         for _ in 0..ATTEMPTS {
@@ -48,8 +65,12 @@ impl Xvfb {
                 continue;
             }
             let display = format!(":{n}");
-            let mut child = Command::new("Xvfb")
-                .arg(&display)
+            let mut command = Command::new("Xvfb");
+            command.arg(&display);
+            if fonts == Fonts::BuiltInOnly {
+                command.args(["-fp", "built-ins"]);
+            }
+            let mut child = command
                 .args(["-screen", "0", &format!("{width}x{height}x24")])
                 .args(["-nolisten", "tcp"])
                 // Without it the server resets when the readiness probe disconnects, and

@@ -80,7 +80,21 @@ pub async fn call_with(
 /// `TOOLCALL_REQUIRE_XVFB=1`, which makes that a failure.
 #[cfg(feature = "computer")]
 pub fn start_xvfb(width: u32, height: u32) -> Option<toolcall_packs::computer::xvfb::Xvfb> {
-    match toolcall_packs::computer::xvfb::Xvfb::start(width, height) {
+    start_xvfb_with_fonts(
+        width,
+        height,
+        toolcall_packs::computer::xvfb::Fonts::Installed,
+    )
+}
+
+/// [`start_xvfb`] on a server offering `fonts`.
+#[cfg(feature = "computer")]
+pub fn start_xvfb_with_fonts(
+    width: u32,
+    height: u32,
+    fonts: toolcall_packs::computer::xvfb::Fonts,
+) -> Option<toolcall_packs::computer::xvfb::Xvfb> {
+    match toolcall_packs::computer::xvfb::Xvfb::start_with_fonts(width, height, fonts) {
         Ok(x) => Some(x),
         Err(e) if std::env::var("TOOLCALL_REQUIRE_XVFB").as_deref() == Ok("1") => {
             panic!("TOOLCALL_REQUIRE_XVFB=1 but Xvfb did not start: {e}")

@@ -8,6 +8,7 @@ use async_trait::async_trait;
 use serde_json::{Value, json};
 use toolcall_core::ToolSpec;
 
+use super::options::Flavour;
 use super::wire::{
     HttpModel, SseReader, WireShape, api_key_from_env, arguments_string, native_call, sse_json,
     to_items,
@@ -58,9 +59,11 @@ impl ChatCompletionsClient {
         let names = name_map(request);
         let tools = (!request.tools.is_empty()).then(|| render_tools(&request.tools, &names));
         self.http.body(
-            "messages",
+            Flavour::Chat,
             to_chat_messages(&request.messages, &names),
             tools,
+            &request.options,
+            &names,
         )
     }
 }

@@ -13,11 +13,13 @@ use toolcall_core::{CallId, ToolCall, ToolSpec};
 
 pub mod chat;
 pub mod images;
+mod options;
 pub mod replay;
 pub mod responses;
 mod wire;
 
 pub use chat::ChatCompletionsClient;
+pub use options::{RequestOptions, ToolChoice};
 pub use replay::ReplayClient;
 pub use responses::ResponsesClient;
 
@@ -54,6 +56,20 @@ pub enum Message {
         name: String,
         content: Value,
     },
+    /// The results of calls found in the assistant's text (text mode), in call order: sent
+    /// as one user message of `<tool_response call_id=".." name="..">` blocks, followed by
+    /// the images they returned.
+    TextResults {
+        results: Vec<TextResult>,
+    },
+}
+
+/// One result of a text-format call; `content` is the result JSON, as in [`Message::Tool`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TextResult {
+    pub call_id: CallId,
+    pub name: String,
+    pub content: Value,
 }
 
 impl Message {
@@ -80,6 +96,9 @@ pub struct ModelRequest {
     /// alias comes back under its id (and is answered `tool_disabled`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub known_names: Vec<String>,
+    /// Sampling, tool choice and extra body fields.
+    #[serde(default)]
+    pub options: RequestOptions,
 }
 
 /// What a model answered.

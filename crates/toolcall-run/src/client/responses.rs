@@ -6,6 +6,7 @@ use async_trait::async_trait;
 use serde_json::{Value, json};
 use toolcall_core::ToolSpec;
 
+use super::options::Flavour;
 use super::wire::{
     HttpModel, SseReader, WireShape, api_key_from_env, arguments_string, native_call, sse_json,
     to_items,
@@ -44,12 +45,22 @@ impl ResponsesClient {
         Ok(self.with_api_key(Some(api_key_from_env(var)?)))
     }
 
+    pub fn with_timeout(mut self, timeout: std::time::Duration) -> Result<Self, ClientError> {
+        self.http.http = super::http_client(timeout)?;
+        Ok(self)
+    }
+
     /// The request body sent for `request`.
     pub fn body(&self, request: &ModelRequest) -> Value {
         let names = name_map(request);
         let tools = (!request.tools.is_empty()).then(|| render_tools(&request.tools, &names));
-        self.http
-            .body("input", to_input_items(&request.messages, &names), tools)
+        self.http.body(
+            Flavour::Responses,
+            to_input_items(&request.messages, &names),
+            tools,
+            &request.options,
+            &names,
+        )
     }
 }
 

@@ -1,0 +1,442 @@
+//! Per-family fixtures (`tests/fixtures/<family>/cases.txt`, format in
+//! `tests/fixtures/FAMILIES.md`): every case is parsed one-shot, byte by byte and at random
+//! chunkings, and each result must match the case's expectation (R-1, R-2, W-FAM).
+//!
+//! A family's cases run once its id is registered (`FormatId::from_name`), so fixtures can
+//! land before their reader; `PENDING` holds registered families whose fixtures describe
+//! variants the reader does not read yet.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use proptest::prelude::*;
+use serde::Deserialize;
+use serde_json::Value;
+use toolcall_core::{Level, Registry, StreamEvent, ToolSpec};
+use toolcall_parse::{FormatId, FormatSelection, ParseOptions, StreamParser, parse};
+
+/// Every family id a fixture directory may carry (issue #9's list).
+const KNOWN_FAMILIES: &[&str] = &[
+    "qwen3_coder",
+    "glm",
+    "seed_oss",
+    "functionary_v3_1",
+    "functionary_v3_2",
+    "llama3_builtin",
+    "mistral",
+    "deepseek_v3",
+    "deepseek_v3_1",
+    "deepseek_dsml",
+    "kimi_k2",
+    "gpt_oss",
+    "gemma4",
+    "step3",
+    "cohere",
+    "minimax_m2",
+    "granite",
+    "nemotron",
+    "tool_calls_tag",
+    "functools",
+    "internlm",
+    "longcat",
+    "apertus",
+    "xlam",
+    "llama4_pythonic",
+    "lfm2",
+    "olmo3",
+];
+
+/// Registered, but the fixtures describe variants its reader does not read yet (the
+/// parser's Mistral variants: `[TOOL_CALLS]NAME{json}`, `[CALL_ID]`, several `[TOOL_CALLS]`).
+const PENDING: &[&str] = &["mistral"];
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Expect {
+    #[serde(default)]
+    text: String,
+    #[serde(default)]
+    reasoning: String,
+    #[serde(default)]
+    calls: Vec<ExpectedCall>,
+    #[serde(default = "none")]
+    diagnostics: String,
+    #[serde(default)]
+    starts_in_reasoning: bool,
+    #[serde(default = "yes")]
+    tools: bool,
+    #[serde(default = "yes")]
+    auto: bool,
+}
+
+fn none() -> String {
+    "none".into()
+}
+
+fn yes() -> bool {
+    true
+}
+
+#[derive(Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+struct ExpectedCall {
+    name: String,
+    arguments: Value,
+    #[serde(default)]
+    id: Option<String>,
+}
+
+#[derive(Debug)]
+struct Case {
+    family: String,
+    name: String,
+    output: String,
+    expect: Expect,
+}
+
+fn fixtures_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
+}
+
+/// Reads one `cases.txt`: `=== case NAME`, the output lines, `=== expect`, one JSON value.
+fn read_cases(family: &str, path: &Path) -> Vec<Case> {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let mut cases = Vec::new();
+    let mut name: Option<String> = None;
+    let mut output: Vec<&str> = Vec::new();
+    let mut expect: Option<Vec<&str>> = None;
+    let mut finish = |name: Option<String>, output: &[&str], expect: Option<Vec<&str>>| {
+        let Some(name) = name else { return };
+        let json = expect
+            .unwrap_or_else(|| panic!("{family}/{name}: no `=== expect` section"))
+            .join("\n");
+        let expect: Expect = serde_json::from_str(&json)
+            .unwrap_or_else(|e| panic!("{family}/{name}: bad expectation: {e}"));
+        assert!(
+            ["none", "warning", "error"].contains(&expect.diagnostics.as_str()),
+            "{family}/{name}: diagnostics is none, warning or error"
+        );
+        cases.push(Case {
+            family: family.to_owned(),
+            name,
+            output: output.join("\n"),
+            expect,
+        });
+    };
+    for line in text.split('\n') {
+        if let Some(n) = line.strip_prefix("=== case ") {
+            finish(name.take(), &output, expect.take());
+            output.clear();
+            name = Some(n.trim().to_owned());
+        } else if line == "=== expect" {
+            assert!(name.is_some(), "{family}: `=== expect` before a case");
+            expect = Some(Vec::new());
+        } else if let Some(e) = expect.as_mut() {
+            e.push(line);
+        } else if name.is_some() {
+            output.push(line);
+        }
+    }
+    finish(name, &output, expect);
+    cases
+}
+
+fn all_cases() -> Vec<Case> {
+    let mut out = Vec::new();
+    let mut dirs: Vec<_> = std::fs::read_dir(fixtures_dir())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.join("cases.txt").is_file())
+        .collect();
+    dirs.sort();
+    for dir in dirs {
+        let family = dir.file_name().unwrap().to_str().unwrap().to_owned();
+        out.extend(read_cases(&family, &dir.join("cases.txt")));
+    }
+    out
+}
+
+fn enabled(family: &str) -> bool {
+    FormatId::from_name(family).is_some() && !PENDING.contains(&family)
+}
+
+fn enabled_cases() -> Vec<Case> {
+    all_cases()
+        .into_iter()
+        .filter(|c| enabled(&c.family))
+        .collect()
+}
+
+fn registry() -> Arc<Registry> {
+    let list: Vec<Value> = serde_json::from_str(&common::fixture("families_tools.json")).unwrap();
+    let mut r = Registry::new();
+    for t in list {
+        r.add_spec(ToolSpec::new(
+            t["name"].as_str().unwrap(),
+            t["description"].as_str().unwrap_or(""),
+            t["parameters"].clone(),
+        ))
+        .unwrap();
+    }
+    Arc::new(r)
+}
+
+/// The option sets a case runs under: its family alone, and auto mode unless opted out.
+fn option_sets(case: &Case) -> Vec<(&'static str, ParseOptions)> {
+    let base = ParseOptions {
+        tools: case.expect.tools.then(registry),
+        starts_in_reasoning: case.expect.starts_in_reasoning,
+        ..ParseOptions::default()
+    };
+    let mut sets = vec![(
+        "only",
+        ParseOptions {
+            format: FormatSelection::Only(case.family.clone()),
+            ..base.clone()
+        },
+    )];
+    if case.expect.auto {
+        sets.push(("auto", base));
+    }
+    sets
+}
+
+/// What a parse produced, in the terms of an expectation.
+#[derive(Debug, PartialEq)]
+struct Seen {
+    text: String,
+    reasoning: String,
+    calls: Vec<(String, Value, String, String)>,
+    worst: String,
+}
+
+/// Whitespace runs collapse to one space and the ends are trimmed: where the newlines
+/// around a removed block go is the engine's policy, not the family's.
+fn squeeze(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+fn worst(levels: impl Iterator<Item = Level>) -> String {
+    let mut w = "none";
+    for l in levels {
+        match l {
+            Level::Error => w = "error",
+            Level::Warning if w == "none" => w = "warning",
+            _ => {}
+        }
+    }
+    w.to_owned()
+}
+
+fn one_shot(case: &Case, o: &ParseOptions) -> Seen {
+    let p = parse(&case.output, o);
+    Seen {
+        text: squeeze(&p.text),
+        reasoning: squeeze(&p.reasoning.concat()),
+        calls: p
+            .calls
+            .iter()
+            .map(|c| {
+                (
+                    c.name.clone(),
+                    c.arguments.clone(),
+                    c.call_id.to_string(),
+                    c.origin.format.clone(),
+                )
+            })
+            .collect(),
+        worst: worst(p.diagnostics.iter().map(|d| d.level)),
+    }
+}
+
+fn streamed(chunks: &[&str], o: &ParseOptions) -> Seen {
+    let mut sp = StreamParser::new(o.clone());
+    let mut events = Vec::new();
+    for c in chunks {
+        events.extend(sp.push(c));
+    }
+    events.extend(sp.finish());
+    let (mut text, mut reasoning, mut calls, mut levels) =
+        (String::new(), String::new(), Vec::new(), Vec::new());
+    let mut started: Vec<(String, String)> = Vec::new();
+    for e in events {
+        match e {
+            StreamEvent::Text { text: t } => text.push_str(&t),
+            StreamEvent::Reasoning { text: t } => reasoning.push_str(&t),
+            StreamEvent::CallStarted { index, name, .. } => {
+                assert_eq!(index, started.len(), "call indexes are dense");
+                started.push((name, String::new()));
+            }
+            StreamEvent::ArgumentsDelta { index, fragment } => started[index].1.push_str(&fragment),
+            StreamEvent::CallFinished { index, call } => {
+                assert_eq!(started[index].0, call.name, "announced under its name");
+                if call.origin.repairs.is_empty() {
+                    let fragments: Value =
+                        serde_json::from_str(&started[index].1).unwrap_or(Value::Null);
+                    assert_eq!(fragments, call.arguments, "fragments make the arguments");
+                }
+                calls.push((
+                    call.name.clone(),
+                    call.arguments.clone(),
+                    call.call_id.to_string(),
+                    call.origin.format.clone(),
+                ));
+            }
+            StreamEvent::Diagnostic { diagnostic } => levels.push(diagnostic.level),
+        }
+    }
+    Seen {
+        text: squeeze(&text),
+        reasoning: squeeze(&reasoning),
+        calls,
+        worst: worst(levels.into_iter()),
+    }
+}
+
+/// Checks a parse against the case; `how` names the run in the failure message.
+fn check(case: &Case, how: &str, seen: &Seen) {
+    let at = format!("{}/{} ({how})", case.family, case.name);
+    let e = &case.expect;
+    assert_eq!(seen.text, squeeze(&e.text), "{at}: visible text");
+    assert_eq!(seen.reasoning, squeeze(&e.reasoning), "{at}: reasoning");
+    assert_eq!(seen.worst, e.diagnostics, "{at}: worst diagnostic");
+    assert_eq!(
+        seen.calls.len(),
+        e.calls.len(),
+        "{at}: calls {:?}",
+        seen.calls
+    );
+    for (got, want) in seen.calls.iter().zip(&e.calls) {
+        assert_eq!(got.0, want.name, "{at}: name");
+        assert_eq!(got.1, want.arguments, "{at}: arguments of {}", want.name);
+        assert_eq!(got.3, case.family, "{at}: format of {}", want.name);
+        if let Some(id) = &want.id {
+            assert_eq!(&got.2, id, "{at}: call id of {}", want.name);
+        }
+    }
+}
+
+fn chars(s: &str) -> Vec<&str> {
+    let mut parts = Vec::new();
+    let mut from = 0;
+    for (i, _) in s.char_indices().skip(1) {
+        parts.push(&s[from..i]);
+        from = i;
+    }
+    parts.push(&s[from..]);
+    parts
+}
+
+/// Splits `s` at the given cut points, moved back to char boundaries.
+fn chunk<'a>(s: &'a str, cuts: &[usize]) -> Vec<&'a str> {
+    let mut points: Vec<usize> = cuts
+        .iter()
+        .map(|c| {
+            let mut i = c % (s.len() + 1);
+            while !s.is_char_boundary(i) {
+                i -= 1;
+            }
+            i
+        })
+        .collect();
+    points.sort_unstable();
+    points.dedup();
+    let mut out = Vec::new();
+    let mut from = 0;
+    for p in points {
+        out.push(&s[from..p]);
+        from = p;
+    }
+    out.push(&s[from..]);
+    out
+}
+
+#[test]
+fn every_fixture_file_is_well_formed() {
+    let cases = all_cases();
+    assert!(cases.len() >= 100, "fixtures found: {}", cases.len());
+    for c in &cases {
+        assert!(
+            KNOWN_FAMILIES.contains(&c.family.as_str()),
+            "{}: not a family id of issue #9",
+            c.family
+        );
+        assert!(
+            !c.output.is_empty(),
+            "{}/{}: empty output",
+            c.family,
+            c.name
+        );
+        for call in &c.expect.calls {
+            assert!(
+                call.arguments.is_object(),
+                "{}/{}: arguments",
+                c.family,
+                c.name
+            );
+        }
+        if c.expect.diagnostics == "error" && c.expect.calls.is_empty() {
+            // A broken call keeps its raw text in the reply.
+            assert!(
+                !c.expect.text.is_empty(),
+                "{}/{}: raw text kept",
+                c.family,
+                c.name
+            );
+        }
+    }
+    for family in KNOWN_FAMILIES {
+        assert!(
+            cases.iter().any(|c| c.family == *family),
+            "no fixtures for {family}"
+        );
+    }
+}
+
+#[test]
+fn names_are_unique_within_a_family() {
+    let cases = all_cases();
+    for (i, a) in cases.iter().enumerate() {
+        for b in &cases[i + 1..] {
+            assert!(
+                a.family != b.family || a.name != b.name,
+                "{}/{} twice",
+                a.family,
+                a.name
+            );
+        }
+    }
+}
+
+#[test]
+fn one_shot_and_byte_by_byte_match_the_expectation() {
+    for case in enabled_cases() {
+        for (how, o) in option_sets(&case) {
+            check(&case, &format!("{how}, one-shot"), &one_shot(&case, &o));
+            let parts = chars(&case.output);
+            check(&case, &format!("{how}, per char"), &streamed(&parts, &o));
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 96, .. ProptestConfig::default() })]
+
+    #[test]
+    fn any_chunking_matches_the_expectation(
+        cuts in proptest::collection::vec(any::<usize>(), 0..10),
+        which in any::<usize>(),
+    ) {
+        let cases = enabled_cases();
+        if cases.is_empty() {
+            return Ok(());
+        }
+        let case = &cases[which % cases.len()];
+        for (how, o) in option_sets(case) {
+            let parts = chunk(&case.output, &cuts);
+            check(case, &format!("{how}, chunks {parts:?}"), &streamed(&parts, &o));
+        }
+    }
+}
