@@ -26,7 +26,8 @@ pub use archive::{Archive, ArchiveError};
 pub use builder::{AgentBuilder, BuildError, OpenAi};
 pub use client::{
     ChatCompletionsClient, ClientError, Message, ModelClient, ModelReply, ModelRequest,
-    ReplayClient, RequestOptions, ResponsesClient, TextResult, ToolChoice,
+    ReplayClient, RequestOptions, ResponsesClient, RetryPolicy, TextResult, Timeouts, ToolChoice,
+    Transport,
 };
 pub use executor::{ApproveAll, ApproveWith, Approver, DenyAll, Executor, SessionContext, Timed};
 pub use replay::SessionFile;

@@ -3,16 +3,43 @@
 //! (`anthropic`). Provider ids are kept. These are explicit markup: any tool name is
 //! accepted and flagged when a registry lacks it. Recognised both through
 //! [`crate::parse_native`] and when such a JSON object appears in text.
+//!
+//! Arguments are decoded by the wire formats' one policy ([`toolcall_wire::decode_arguments`]),
+//! the same the model clients and the gateway use: a call whose arguments are not a JSON
+//! object is dropped with an error diagnostic, never run with `{}`.
 
 use std::ops::Range;
 
 use serde_json::{Map, Value};
+
+use toolcall_core::Diagnostic;
 
 use crate::FormatId;
 use crate::builder::{Ctx, Draft, Outcome};
 
 fn s<'a>(m: &'a Map<String, Value>, k: &str) -> Option<&'a str> {
     m.get(k).and_then(Value::as_str)
+}
+
+/// A call from its provider id, name and arguments, decoded by the wire policy.
+fn call(
+    out: &mut Outcome,
+    ctx: &Ctx,
+    span: &Range<usize>,
+    format: FormatId,
+    (id, name, args): (Option<&str>, &str, Option<&Value>),
+) {
+    match toolcall_wire::decode_arguments(args) {
+        Ok(m) => {
+            let mut d = Draft::new(name, Some(Value::Object(m)), format);
+            d.id = id.map(str::to_owned);
+            push(out, ctx, d, span);
+        }
+        Err(e) => out.diagnostics.push(Diagnostic::error(
+            format!("call to {name:?} dropped: {e}"),
+            span.clone(),
+        )),
+    }
 }
 
 fn push(out: &mut Outcome, ctx: &Ctx, mut d: Draft, span: &Range<usize>) {
@@ -66,16 +93,26 @@ fn openai(v: &Value, ctx: &Ctx, span: &Range<usize>, out: &mut Outcome) -> bool 
                 continue;
             };
             let Some(name) = s(f, "name") else { continue };
-            let mut d = Draft::new(name, f.get("arguments").cloned(), FormatId::OpenaiChat);
-            d.id = c.get("id").and_then(Value::as_str).map(str::to_owned);
-            push(out, ctx, d, span);
+            let id = c.get("id").and_then(Value::as_str);
+            call(
+                out,
+                ctx,
+                span,
+                FormatId::OpenaiChat,
+                (id, name, f.get("arguments")),
+            );
         }
     }
     if let Some(f) = m.get("function_call").and_then(Value::as_object)
         && let Some(name) = s(f, "name")
     {
-        let d = Draft::new(name, f.get("arguments").cloned(), FormatId::OpenaiChat);
-        push(out, ctx, d, span);
+        call(
+            out,
+            ctx,
+            span,
+            FormatId::OpenaiChat,
+            (None, name, f.get("arguments")),
+        );
     }
     true
 }
@@ -89,9 +126,14 @@ fn responses_item(item: &Value, ctx: &Ctx, span: &Range<usize>, out: &mut Outcom
             let Some(name) = s(m, "name") else {
                 return false;
             };
-            let mut d = Draft::new(name, m.get("arguments").cloned(), FormatId::Responses);
-            d.id = s(m, "call_id").or_else(|| s(m, "id")).map(str::to_owned);
-            push(out, ctx, d, span);
+            let id = s(m, "call_id").or_else(|| s(m, "id"));
+            call(
+                out,
+                ctx,
+                span,
+                FormatId::Responses,
+                (id, name, m.get("arguments")),
+            );
             true
         }
         Some("message") => {
@@ -143,9 +185,8 @@ fn gemini_parts(parts: &[Value], ctx: &Ctx, span: &Range<usize>, out: &mut Outco
     for p in parts {
         if let Some(fc) = p.get("functionCall").and_then(Value::as_object) {
             if let Some(name) = s(fc, "name") {
-                let mut d = Draft::new(name, fc.get("args").cloned(), FormatId::Gemini);
-                d.id = s(fc, "id").map(str::to_owned);
-                push(out, ctx, d, span);
+                let args = (s(fc, "id"), name, fc.get("args"));
+                call(out, ctx, span, FormatId::Gemini, args);
                 any = true;
             }
         } else if let Some(t) = p.get("text").and_then(Value::as_str)
@@ -198,9 +239,8 @@ fn anthropic_blocks(blocks: &[Value], ctx: &Ctx, span: &Range<usize>, out: &mut 
         match s(m, "type") {
             Some("tool_use") => {
                 let Some(name) = s(m, "name") else { continue };
-                let mut d = Draft::new(name, m.get("input").cloned(), FormatId::Anthropic);
-                d.id = s(m, "id").map(str::to_owned);
-                push(out, ctx, d, span);
+                let args = (s(m, "id"), name, m.get("input"));
+                call(out, ctx, span, FormatId::Anthropic, args);
             }
             Some("text") => {
                 if let Some(t) = s(m, "text") {
@@ -226,5 +266,32 @@ fn anthropic(v: &Value, ctx: &Ctx, span: &Range<usize>, out: &mut Outcome) -> bo
             }
         }
         _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use crate::{ParseOptions, parse_native};
+
+    // covers R-6: the wire policy, not a repair, decides native arguments.
+    #[test]
+    fn undecodable_native_arguments_drop_the_call_with_a_reason() {
+        let message = json!({"role":"assistant","content":null,"tool_calls":[
+            {"id":"c1","type":"function","function":{"name":"f","arguments":"{\"a\":1"}},
+            {"id":"c2","type":"function","function":{"name":"g","arguments":""}}
+        ]});
+        let p = parse_native(&message, &ParseOptions::default());
+        assert_eq!(p.calls.len(), 1);
+        assert_eq!(p.calls[0].call_id.as_str(), "c2");
+        assert_eq!(p.calls[0].arguments, json!({}));
+        assert!(
+            p.diagnostics
+                .iter()
+                .any(|d| d.message.contains("\"f\" dropped") && d.message.contains("not JSON")),
+            "{:?}",
+            p.diagnostics
+        );
     }
 }

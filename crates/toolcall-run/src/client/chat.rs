@@ -1,22 +1,18 @@
 //! OpenAI-compatible `/v1/chat/completions` (OpenAI, Ollama, vLLM, llama.cpp server,
 //! LM Studio), non-streaming and streaming (SSE, `tool_calls` deltas assembled by index).
 
-use std::collections::BTreeMap;
 use std::time::Duration;
 
 use async_trait::async_trait;
 use serde_json::{Value, json};
 use toolcall_core::ToolSpec;
+use toolcall_wire::chat::ChatMessage;
+use toolcall_wire::encode_arguments;
 
 use super::options::Flavour;
-use super::wire::{
-    HttpModel, SseReader, WireShape, api_key_from_env, arguments_string, native_call, sse_json,
-    to_items,
-};
-use super::{
-    ClientError, Message, ModelClient, ModelReply, ModelRequest, NameMap, http_client, id_of,
-    name_map, parse_arguments,
-};
+use super::transport::{RetryPolicy, Timeouts};
+use super::wire::{HttpModel, WireShape, api_key_from_env, model_reply, to_items};
+use super::{ClientError, Message, ModelClient, ModelReply, ModelRequest, NameMap, name_map};
 
 /// The origin format of native Chat Completions calls.
 pub const FORMAT: &str = "openai_chat";
@@ -30,7 +26,7 @@ impl ChatCompletionsClient {
     /// `base_url` may be the server root, its `/v1`, or the full endpoint.
     pub fn new(base_url: &str, model: impl Into<String>) -> Result<Self, ClientError> {
         Ok(ChatCompletionsClient {
-            http: HttpModel::new(base_url, "/chat/completions", model.into())?,
+            http: HttpModel::new(base_url, "/chat/completions", model.into(), Flavour::Chat)?,
         })
     }
 
@@ -49,8 +45,23 @@ impl ChatCompletionsClient {
         self
     }
 
-    pub fn with_timeout(mut self, timeout: Duration) -> Result<Self, ClientError> {
-        self.http.http = http_client(timeout)?;
+    /// Bounds the whole request to `timeout` (connect and read timeouts stay as they are).
+    pub fn with_timeout(self, timeout: Duration) -> Result<Self, ClientError> {
+        let timeouts = Timeouts {
+            total: Some(timeout),
+            ..self.http.transport.timeouts()
+        };
+        let retry = self.http.transport.retry_policy();
+        self.with_transport(timeouts, retry)
+    }
+
+    /// Sets the connect/read timeouts and the retry policy.
+    pub fn with_transport(
+        mut self,
+        timeouts: Timeouts,
+        retry: RetryPolicy,
+    ) -> Result<Self, ClientError> {
+        self.http.configure(timeouts, retry)?;
         Ok(self)
     }
 
@@ -72,15 +83,8 @@ impl ChatCompletionsClient {
 impl ModelClient for ChatCompletionsClient {
     async fn complete(&self, request: &ModelRequest) -> Result<ModelReply, ClientError> {
         let names = name_map(request);
-        let response = self.http.post(&self.body(request)).await?;
-        if self.http.stream {
-            return read_stream(response, &names).await;
-        }
-        let v = self.http.read_json(response).await?;
-        let message = v
-            .pointer("/choices/0/message")
-            .ok_or_else(|| ClientError::BadResponse("no choices[0].message".into()))?;
-        Ok(reply_from_message(message, &names))
+        let reply = self.http.reply(&self.body(request)).await?;
+        Ok(model_reply(reply, &names, FORMAT))
     }
 }
 
@@ -113,7 +117,7 @@ const CHAT: WireShape = WireShape {
                     .map(|c| {
                         json!({"id": c.call_id, "type": "function", "function": {
                             "name": names.to_provider(&c.name),
-                            "arguments": arguments_string(&c.arguments),
+                            "arguments": encode_arguments(&c.arguments),
                         }})
                     })
                     .collect(),
@@ -133,123 +137,12 @@ const CHAT: WireShape = WireShape {
     },
 };
 
-/// An assistant message (`{"role":"assistant","content":..,"tool_calls":[..]}`) as a reply.
-pub fn reply_from_message(message: &Value, names: &NameMap) -> ModelReply {
-    let text = match message.get("content") {
-        Some(Value::String(s)) => Some(s.clone()),
-        // Some servers send content parts.
-        Some(Value::Array(parts)) => Some(
-            parts
-                .iter()
-                .filter_map(|p| p.get("text").and_then(Value::as_str))
-                .collect::<Vec<_>>()
-                .join(""),
-        ),
-        _ => None,
-    };
-    let calls = message
-        .get("tool_calls")
-        .and_then(Value::as_array)
-        .map(|calls| {
-            calls
-                .iter()
-                .map(|c| {
-                    let f = c.get("function").unwrap_or(&Value::Null);
-                    let name = f.get("name").and_then(Value::as_str).unwrap_or_default();
-                    let arguments = match f.get("arguments") {
-                        Some(Value::String(s)) => parse_arguments(s),
-                        Some(v @ Value::Object(_)) => v.clone(),
-                        None | Some(Value::Null) => json!({}),
-                        Some(other) => other.clone(),
-                    };
-                    native_call(
-                        c.get("id").and_then(Value::as_str),
-                        id_of(names, name),
-                        arguments,
-                        FORMAT,
-                    )
-                })
-                .collect()
-        })
-        .unwrap_or_default();
-    ModelReply { text, calls }
-}
-
-#[derive(Default)]
-struct PartialCall {
-    id: String,
-    name: String,
-    arguments: String,
-}
-
-/// Reads an SSE stream of `chat.completion.chunk`s into one reply.
-async fn read_stream(
-    response: reqwest::Response,
-    names: &NameMap,
-) -> Result<ModelReply, ClientError> {
-    let mut events = SseReader::new(response);
-    let mut text = String::new();
-    let mut saw_text = false;
-    let mut calls: BTreeMap<u64, PartialCall> = BTreeMap::new();
-    while let Some((_, data)) = events.next().await? {
-        if data == "[DONE]" {
-            break;
-        }
-        let chunk = sse_json(&data, "SSE chunk")?;
-        if let Some(err) = chunk.get("error") {
-            return Err(ClientError::BadResponse(format!("stream error: {err}")));
-        }
-        let Some(delta) = chunk.pointer("/choices/0/delta") else {
-            continue;
-        };
-        if let Some(t) = delta.get("content").and_then(Value::as_str) {
-            text.push_str(t);
-            saw_text = true;
-        }
-        for tc in delta
-            .get("tool_calls")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-        {
-            let index = tc.get("index").and_then(Value::as_u64).unwrap_or(0);
-            if calls.len() >= 1024 && !calls.contains_key(&index) {
-                return Err(ClientError::BadResponse("more than 1024 tool calls".into()));
-            }
-            let p = calls.entry(index).or_default();
-            // The id and name come whole; some servers repeat them in every chunk, so only
-            // the first is kept. Arguments are the only field sent in fragments.
-            if let Some(id) = tc.get("id").and_then(Value::as_str)
-                && p.id.is_empty()
-            {
-                p.id = id.to_owned();
-            }
-            if let Some(f) = tc.get("function") {
-                if let Some(n) = f.get("name").and_then(Value::as_str)
-                    && p.name.is_empty()
-                {
-                    p.name = n.to_owned();
-                }
-                if let Some(a) = f.get("arguments").and_then(Value::as_str) {
-                    p.arguments.push_str(a);
-                }
-            }
-        }
-    }
-    Ok(ModelReply {
-        text: saw_text.then_some(text),
-        calls: calls
-            .into_values()
-            .map(|p| {
-                native_call(
-                    Some(p.id.as_str()),
-                    id_of(names, &p.name),
-                    parse_arguments(&p.arguments),
-                    FORMAT,
-                )
-            })
-            .collect(),
-    })
+/// An assistant message (`{"role":"assistant","content":..,"tool_calls":[..]}`) as a reply,
+/// read by the Chat Completions wire module.
+pub fn reply_from_message(message: &Value, names: &NameMap) -> Result<ModelReply, ClientError> {
+    let message: ChatMessage = serde_json::from_value(message.clone())
+        .map_err(|e| ClientError::BadResponse(format!("not an assistant message: {e}")))?;
+    Ok(model_reply(message.to_reply(), names, FORMAT))
 }
 
 #[cfg(test)]
@@ -301,7 +194,7 @@ mod tests {
         assert_eq!(msgs[3]["tool_call_id"], "c1");
         assert_eq!(msgs[4]["role"], "user");
         assert!(msgs[4]["content"].as_str().unwrap().contains("call_id=c1"));
-        let reply = reply_from_message(&msgs[2], &names);
+        let reply = reply_from_message(&msgs[2], &names).unwrap();
         assert_eq!(reply.calls[0].name, "a.b::c");
         assert_eq!(reply.calls[0].call_id.as_str(), "c1");
     }

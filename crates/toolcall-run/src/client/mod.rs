@@ -16,12 +16,14 @@ pub mod images;
 mod options;
 pub mod replay;
 pub mod responses;
+pub mod transport;
 mod wire;
 
 pub use chat::ChatCompletionsClient;
 pub use options::{RequestOptions, ToolChoice};
 pub use replay::ReplayClient;
 pub use responses::ResponsesClient;
+pub use transport::{RetryPolicy, SseReader, Timeouts, Transport};
 
 /// Largest response body a client reads (16 MiB).
 pub const MAX_RESPONSE_BYTES: usize = 16 * 1024 * 1024;
@@ -110,12 +112,30 @@ pub struct ModelReply {
     pub calls: Vec<ToolCall>,
 }
 
+/// Why a model request failed; the kind is kept so retry logic and users can tell a timeout
+/// from a refused connection, an HTTP status or a cut stream.
 #[derive(Debug, thiserror::Error)]
 pub enum ClientError {
-    #[error("cannot reach the model at {url}: {message}")]
+    #[error("timeout: the model at {url} did not answer within {after:?} ({phase})")]
+    Timeout {
+        url: String,
+        phase: TimeoutPhase,
+        after: std::time::Duration,
+    },
+    #[error("cannot connect to the model at {url}: {message}")]
+    Connect { url: String, message: String },
+    #[error("the connection to the model at {url} failed: {message}")]
     Transport { url: String, message: String },
     #[error("the model server answered {status}: {body_tail}")]
-    Status { status: u16, body_tail: String },
+    Status {
+        status: u16,
+        body_tail: String,
+        /// The server's `Retry-After`, when it sent one in seconds.
+        retry_after: Option<std::time::Duration>,
+    },
+    /// The reply stream ended without saying it finished: never taken as a reply.
+    #[error("the model's reply from {url} was cut: {message}")]
+    Cut { url: String, message: String },
     #[error("the model's response is larger than {0} bytes")]
     TooLarge(usize),
     #[error("the model's response is not understood: {0}")]
@@ -126,6 +146,56 @@ pub enum ClientError {
     ReplayExhausted { recorded: usize, asked: usize },
     #[error("{0}")]
     Other(String),
+}
+
+/// Which wait ran out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TimeoutPhase {
+    /// Establishing the connection.
+    Connect,
+    /// Waiting for the next bytes of the response.
+    Read,
+    /// The whole request.
+    Total,
+}
+
+impl std::fmt::Display for TimeoutPhase {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            TimeoutPhase::Connect => "connect timeout",
+            TimeoutPhase::Read => "read timeout: nothing received",
+            TimeoutPhase::Total => "request timeout",
+        })
+    }
+}
+
+impl ClientError {
+    /// Whether trying again may help: 429/502/503/504, a refused or failed connection, a
+    /// connect timeout, a cut stream. A read timeout is not retried (the model is slow, and
+    /// waiting again multiplies the wait).
+    pub fn is_retryable(&self) -> bool {
+        match self {
+            ClientError::Status { status, .. } => matches!(status, 429 | 502 | 503 | 504),
+            ClientError::Connect { .. }
+            | ClientError::Transport { .. }
+            | ClientError::Cut { .. } => true,
+            ClientError::Timeout { phase, .. } => *phase == TimeoutPhase::Connect,
+            _ => false,
+        }
+    }
+
+    /// A wire-format error met while reading `url`'s reply.
+    pub fn from_wire(e: toolcall_wire::WireError, url: &str) -> Self {
+        use toolcall_wire::WireError;
+        match e {
+            WireError::Cut(message) => ClientError::Cut {
+                url: url.to_owned(),
+                message,
+            },
+            WireError::TooLarge(n) => ClientError::TooLarge(n),
+            other => ClientError::BadResponse(other.to_string()),
+        }
+    }
 }
 
 /// A language model that answers a conversation.
@@ -151,86 +221,8 @@ pub(crate) fn id_of<'a>(names: &'a NameMap, wire: &'a str) -> &'a str {
     names.from_provider(wire).unwrap_or(wire)
 }
 
-/// The last `n` characters of a body, for error messages.
-pub(crate) fn tail(body: &str, n: usize) -> String {
-    let count = body.chars().count();
-    if count <= n {
-        body.to_owned()
-    } else {
-        let s: String = body.chars().skip(count - n).collect();
-        format!("…{s}")
-    }
-}
-
-/// Turns a provider's arguments string into an arguments value. Unparseable arguments stay a
-/// string, which the executor rejects as `invalid_arguments` rather than running with `{}`
-/// an empty string means no arguments.
-pub(crate) fn parse_arguments(raw: &str) -> Value {
-    let trimmed = raw.trim();
-    if trimmed.is_empty() {
-        return Value::Object(Default::default());
-    }
-    match serde_json::from_str::<Value>(trimmed) {
-        Ok(v) => v,
-        Err(_) => Value::String(raw.to_owned()),
-    }
-}
-
-/// Reads a response body up to [`MAX_RESPONSE_BYTES`].
-pub(crate) async fn read_bounded(
-    mut response: reqwest::Response,
-    url: &str,
-) -> Result<String, ClientError> {
-    let mut body = Vec::new();
-    while let Some(chunk) = response.chunk().await.map_err(|e| ClientError::Transport {
-        url: url.to_owned(),
-        message: e.to_string(),
-    })? {
-        if body.len() + chunk.len() > MAX_RESPONSE_BYTES {
-            return Err(ClientError::TooLarge(MAX_RESPONSE_BYTES));
-        }
-        body.extend_from_slice(&chunk);
-    }
-    Ok(String::from_utf8_lossy(&body).into_owned())
-}
-
-/// Builds an HTTP client with connect and total timeouts.
-pub(crate) fn http_client(timeout: std::time::Duration) -> Result<reqwest::Client, ClientError> {
-    reqwest::Client::builder()
-        .connect_timeout(std::time::Duration::from_secs(10))
-        .timeout(timeout)
-        .build()
-        .map_err(|e| ClientError::Other(format!("cannot build the HTTP client: {e}")))
-}
-
-/// Sends a JSON POST and returns the response when its status is a success.
-pub(crate) async fn post_json(
-    http: &reqwest::Client,
-    url: &str,
-    api_key: Option<&str>,
-    body: &Value,
-) -> Result<reqwest::Response, ClientError> {
-    let mut req = http.post(url).json(body);
-    if let Some(key) = api_key {
-        req = req.bearer_auth(key);
-    }
-    let response = req.send().await.map_err(|e| ClientError::Transport {
-        url: url.to_owned(),
-        message: e.to_string(),
-    })?;
-    let status = response.status();
-    if !status.is_success() {
-        let body = read_bounded(response, url).await.unwrap_or_default();
-        return Err(ClientError::Status {
-            status: status.as_u16(),
-            body_tail: tail(&body, 500),
-        });
-    }
-    Ok(response)
-}
-
 /// Joins a base URL and an endpoint path, accepting bases with or without `/v1`.
-pub(crate) fn endpoint(base: &str, path: &str) -> String {
+pub fn endpoint(base: &str, path: &str) -> String {
     let base = base.trim_end_matches('/');
     if base.ends_with(path) {
         base.to_owned()
@@ -256,13 +248,5 @@ mod tests {
         ] {
             assert_eq!(endpoint(base, p), "http://127.0.0.1:1/v1/chat/completions");
         }
-    }
-
-    //
-    #[test]
-    fn arguments_strings() {
-        assert_eq!(parse_arguments(""), serde_json::json!({}));
-        assert_eq!(parse_arguments("{\"a\":1}"), serde_json::json!({"a":1}));
-        assert_eq!(parse_arguments("{\"a\":"), serde_json::json!("{\"a\":"));
     }
 }

@@ -2,19 +2,17 @@
 //! (paired by `call_id`) in the next input. Non-streaming, or streaming (SSE), where the
 //! reply is taken from the final `response.completed` event, which carries the whole output.
 
+use std::time::Duration;
+
 use async_trait::async_trait;
 use serde_json::{Value, json};
 use toolcall_core::ToolSpec;
+use toolcall_wire::encode_arguments;
 
 use super::options::Flavour;
-use super::wire::{
-    HttpModel, SseReader, WireShape, api_key_from_env, arguments_string, native_call, sse_json,
-    to_items,
-};
-use super::{
-    ClientError, Message, ModelClient, ModelReply, ModelRequest, NameMap, id_of, name_map,
-    parse_arguments,
-};
+use super::transport::{RetryPolicy, Timeouts};
+use super::wire::{HttpModel, WireShape, api_key_from_env, model_reply, to_items};
+use super::{ClientError, Message, ModelClient, ModelReply, ModelRequest, NameMap, name_map};
 
 /// The origin format of native Responses calls.
 pub const FORMAT: &str = "openai_responses";
@@ -27,7 +25,7 @@ pub struct ResponsesClient {
 impl ResponsesClient {
     pub fn new(base_url: &str, model: impl Into<String>) -> Result<Self, ClientError> {
         Ok(ResponsesClient {
-            http: HttpModel::new(base_url, "/responses", model.into())?,
+            http: HttpModel::new(base_url, "/responses", model.into(), Flavour::Responses)?,
         })
     }
 
@@ -45,8 +43,23 @@ impl ResponsesClient {
         Ok(self.with_api_key(Some(api_key_from_env(var)?)))
     }
 
-    pub fn with_timeout(mut self, timeout: std::time::Duration) -> Result<Self, ClientError> {
-        self.http.http = super::http_client(timeout)?;
+    /// Bounds the whole request to `timeout` (connect and read timeouts stay as they are).
+    pub fn with_timeout(self, timeout: Duration) -> Result<Self, ClientError> {
+        let timeouts = Timeouts {
+            total: Some(timeout),
+            ..self.http.transport.timeouts()
+        };
+        let retry = self.http.transport.retry_policy();
+        self.with_transport(timeouts, retry)
+    }
+
+    /// Sets the connect/read timeouts and the retry policy.
+    pub fn with_transport(
+        mut self,
+        timeouts: Timeouts,
+        retry: RetryPolicy,
+    ) -> Result<Self, ClientError> {
+        self.http.configure(timeouts, retry)?;
         Ok(self)
     }
 
@@ -68,17 +81,8 @@ impl ResponsesClient {
 impl ModelClient for ResponsesClient {
     async fn complete(&self, request: &ModelRequest) -> Result<ModelReply, ClientError> {
         let names = name_map(request);
-        let response = self.http.post(&self.body(request)).await?;
-        if self.http.stream {
-            let output = read_stream(response).await?;
-            return Ok(reply_from_output(&output, &names));
-        }
-        let v = self.http.read_json(response).await?;
-        let output = v
-            .get("output")
-            .and_then(Value::as_array)
-            .ok_or_else(|| ClientError::BadResponse("no output array".into()))?;
-        Ok(reply_from_output(output, &names))
+        let reply = self.http.reply(&self.body(request)).await?;
+        Ok(model_reply(reply, &names, FORMAT))
     }
 }
 
@@ -104,7 +108,7 @@ const RESPONSES: WireShape = WireShape {
         }
         for c in calls {
             out.push(json!({"type":"function_call","call_id":c.call_id,
-                "name":names.to_provider(&c.name),"arguments":arguments_string(&c.arguments)}));
+                "name":names.to_provider(&c.name),"arguments":encode_arguments(&c.arguments)}));
         }
     },
     tool_output: |call_id, content| json!({"type":"function_call_output","call_id":call_id,"output":content.to_string()}),
@@ -120,76 +124,9 @@ const RESPONSES: WireShape = WireShape {
     },
 };
 
-/// Responses `output` items as a reply.
-pub fn reply_from_output(output: &[Value], names: &NameMap) -> ModelReply {
-    let mut text: Option<String> = None;
-    let mut calls = Vec::new();
-    for item in output {
-        match item.get("type").and_then(Value::as_str) {
-            Some("message") => {
-                for part in item
-                    .get("content")
-                    .and_then(Value::as_array)
-                    .into_iter()
-                    .flatten()
-                {
-                    if let Some(t) = part.get("text").and_then(Value::as_str) {
-                        text.get_or_insert_with(String::new).push_str(t);
-                    }
-                }
-            }
-            Some("function_call") => {
-                let name = item.get("name").and_then(Value::as_str).unwrap_or_default();
-                let arguments = match item.get("arguments") {
-                    Some(Value::String(s)) => parse_arguments(s),
-                    Some(v) => v.clone(),
-                    None => json!({}),
-                };
-                calls.push(native_call(
-                    item.get("call_id").and_then(Value::as_str),
-                    id_of(names, name),
-                    arguments,
-                    FORMAT,
-                ));
-            }
-            _ => {}
-        }
-    }
-    ModelReply { text, calls }
-}
-
-/// Reads a Responses SSE stream up to `response.completed`; returns its output items.
-async fn read_stream(response: reqwest::Response) -> Result<Vec<Value>, ClientError> {
-    let mut events = SseReader::new(response);
-    while let Some((event, data)) = events.next().await? {
-        if data == "[DONE]" {
-            continue;
-        }
-        let v = sse_json(&data, "SSE event")?;
-        let kind = v
-            .get("type")
-            .and_then(Value::as_str)
-            .unwrap_or(event.as_str());
-        match kind {
-            "response.completed" => {
-                return v
-                    .pointer("/response/output")
-                    .and_then(Value::as_array)
-                    .cloned()
-                    .ok_or_else(|| {
-                        ClientError::BadResponse("response.completed without output".into())
-                    });
-            }
-            "response.failed" | "response.incomplete" | "error" => {
-                return Err(ClientError::BadResponse(format!(
-                    "{kind}: {}",
-                    super::tail(&data, 500)
-                )));
-            }
-            _ => {}
-        }
-    }
-    Err(ClientError::BadResponse(
-        "the stream ended before response.completed".into(),
-    ))
+/// Responses `output` items as a reply, read by the Responses wire module.
+pub fn reply_from_output(output: &[Value], names: &NameMap) -> Result<ModelReply, ClientError> {
+    let reply = toolcall_wire::responses::decode_output(output, &toolcall_wire::Limits::default())
+        .map_err(|e| ClientError::BadResponse(e.to_string()))?;
+    Ok(model_reply(reply, names, FORMAT))
 }

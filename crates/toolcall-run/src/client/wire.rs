@@ -1,22 +1,19 @@
 //! What the Chat Completions and Responses clients share: the endpoint and its settings,
-//! the request body's frame, posting and reading a JSON answer, a bounded SSE reader, the
-//! walk from the conversation to wire items (tool images gathered into a user message),
-//! and a native call built from a reply's id, name and arguments.
+//! the request body's frame, one request attempt (post, then read the whole or streamed
+//! reply through the wire module) retried by the transport, the walk from the conversation
+//! to wire items (tool images gathered into a user message), and native calls built from a
+//! reply's id, name and arguments.
 
-use std::pin::Pin;
-use std::time::Duration;
-
-use eventsource_stream::{Event, EventStreamError, Eventsource};
-use futures::{Stream, StreamExt};
 use serde_json::{Value, json};
 use toolcall_core::{CallId, Origin, ToolCall};
+use toolcall_wire::chat::{ChatAccumulator, ChatCompletion};
+use toolcall_wire::responses::{ResponsesStream, decode_output, output_of_body};
+use toolcall_wire::{Limits, Reply};
 
 use super::images::{Image, take_images};
 use super::options::{Flavour, RequestOptions};
-use super::{
-    ClientError, MAX_RESPONSE_BYTES, Message, NameMap, endpoint, http_client, post_json,
-    read_bounded, tail,
-};
+use super::transport::{RetryPolicy, Timeouts, Transport};
+use super::{ClientError, Message, ModelReply, NameMap, endpoint, id_of};
 
 /// An OpenAI-style HTTP endpoint and how to call it.
 pub(super) struct HttpModel {
@@ -24,19 +21,36 @@ pub(super) struct HttpModel {
     pub(super) model: String,
     pub(super) api_key: Option<String>,
     pub(super) stream: bool,
-    pub(super) http: reqwest::Client,
+    pub(super) transport: Transport,
+    flavour: Flavour,
 }
 
 impl HttpModel {
     /// `base_url` may be the server root, its `/v1`, or the full endpoint `path`.
-    pub(super) fn new(base_url: &str, path: &str, model: String) -> Result<Self, ClientError> {
+    pub(super) fn new(
+        base_url: &str,
+        path: &str,
+        model: String,
+        flavour: Flavour,
+    ) -> Result<Self, ClientError> {
         Ok(HttpModel {
             url: endpoint(base_url, path),
             model,
             api_key: None,
             stream: false,
-            http: http_client(Duration::from_secs(300))?,
+            transport: Transport::new(Timeouts::default(), RetryPolicy::default())?,
+            flavour,
         })
+    }
+
+    /// Replaces the timeouts and the retry policy.
+    pub(super) fn configure(
+        &mut self,
+        timeouts: Timeouts,
+        retry: RetryPolicy,
+    ) -> Result<(), ClientError> {
+        self.transport = Transport::new(timeouts, retry)?;
+        Ok(())
     }
 
     /// The request body: the model, the conversation (`messages` for Chat Completions,
@@ -67,19 +81,52 @@ impl HttpModel {
         Value::Object(body)
     }
 
-    /// Posts `body`; the response when its status is a success.
-    pub(super) async fn post(&self, body: &Value) -> Result<reqwest::Response, ClientError> {
-        post_json(&self.http, &self.url, self.api_key.as_deref(), body).await
+    /// Sends `body` and reads the reply, retried per the transport's policy (a model
+    /// request has no side effects, so a cut stream is retried too).
+    pub(super) async fn reply(&self, body: &Value) -> Result<Reply, ClientError> {
+        self.transport.retrying(|| self.attempt(body)).await
     }
 
-    /// A non-streaming answer's body as JSON.
-    pub(super) async fn read_json(
-        &self,
-        response: reqwest::Response,
-    ) -> Result<Value, ClientError> {
-        let text = read_bounded(response, &self.url).await?;
-        serde_json::from_str(&text)
-            .map_err(|e| ClientError::BadResponse(format!("not JSON ({e}): {}", tail(&text, 300))))
+    async fn attempt(&self, body: &Value) -> Result<Reply, ClientError> {
+        let response = self
+            .transport
+            .post_json(&self.url, self.api_key.as_deref(), body)
+            .await?;
+        let limits = Limits::default();
+        let wire = |e| ClientError::from_wire(e, &self.url);
+        if !self.stream {
+            let text = self.transport.read_bounded(response, &self.url).await?;
+            return match self.flavour {
+                Flavour::Chat => ChatCompletion::from_body(&text).and_then(|c| c.to_reply(&limits)),
+                Flavour::Responses => {
+                    output_of_body(&text).and_then(|o| decode_output(&o, &limits))
+                }
+            }
+            .map_err(wire);
+        }
+        let mut events = self.transport.events(response, &self.url);
+        match self.flavour {
+            Flavour::Chat => {
+                let mut acc = ChatAccumulator::new(limits);
+                while let Some((_, data)) = events.next().await? {
+                    if acc.push_data(&data).map_err(wire)?.is_none() {
+                        break; // [DONE]
+                    }
+                }
+                acc.finish().map_err(wire)
+            }
+            Flavour::Responses => {
+                let mut stream = ResponsesStream::default();
+                while let Some((event, data)) = events.next().await? {
+                    stream.push(&event, &data).map_err(wire)?;
+                    if stream.is_finished() {
+                        break;
+                    }
+                }
+                let output = stream.finish().map_err(wire)?;
+                decode_output(&output, &limits).map_err(wire)
+            }
+        }
     }
 }
 
@@ -88,44 +135,24 @@ pub(super) fn api_key_from_env(var: &str) -> Result<String, ClientError> {
     std::env::var(var).map_err(|_| ClientError::MissingApiKey(var.to_owned()))
 }
 
-type Events = Pin<Box<dyn Stream<Item = Result<Event, EventStreamError<reqwest::Error>>> + Send>>;
-
-/// Server-sent events of a response, at most [`MAX_RESPONSE_BYTES`] of data in all.
-pub(super) struct SseReader {
-    events: Events,
-    total: usize,
-}
-
-impl SseReader {
-    pub(super) fn new(response: reqwest::Response) -> Self {
-        SseReader {
-            events: Box::pin(response.bytes_stream().eventsource()),
-            total: 0,
-        }
+/// A wire reply as a model reply: calls of origin `format`, names mapped back to registry
+/// ids, undecodable arguments kept as their raw string.
+pub(super) fn model_reply(reply: Reply, names: &NameMap, format: &str) -> ModelReply {
+    ModelReply {
+        calls: reply
+            .calls
+            .iter()
+            .map(|c| {
+                native_call(
+                    c.id.as_deref(),
+                    id_of(names, &c.name),
+                    c.arguments_value(),
+                    format,
+                )
+            })
+            .collect(),
+        text: reply.text,
     }
-
-    /// The next event with data: its name and its trimmed data; `None` at the end.
-    pub(super) async fn next(&mut self) -> Result<Option<(String, String)>, ClientError> {
-        while let Some(event) = self.events.next().await {
-            let event = event.map_err(|e| ClientError::BadResponse(format!("SSE stream: {e}")))?;
-            self.total += event.data.len();
-            if self.total > MAX_RESPONSE_BYTES {
-                return Err(ClientError::TooLarge(MAX_RESPONSE_BYTES));
-            }
-            let data = event.data.trim();
-            if !data.is_empty() {
-                return Ok(Some((event.event, data.to_owned())));
-            }
-        }
-        Ok(None)
-    }
-}
-
-/// An SSE event's data as JSON; `what` names it in the error ("SSE chunk", "SSE event").
-pub(super) fn sse_json(data: &str, what: &str) -> Result<Value, ClientError> {
-    serde_json::from_str(data).map_err(|e| {
-        ClientError::BadResponse(format!("{what} is not JSON ({e}): {}", tail(data, 200)))
-    })
 }
 
 /// How one wire format writes the parts of a conversation that differ between formats.
@@ -229,15 +256,6 @@ fn xml_attribute(value: &str) -> String {
 /// How a job result is worded for the model.
 pub(crate) fn job_text(call_id: &CallId, name: &str, content: &Value) -> String {
     format!("[job result] call_id={call_id} tool={name}: {content}")
-}
-
-/// Arguments as the JSON string the wire format wants; a non-object (unparseable) argument
-/// string is sent back as it came.
-pub(crate) fn arguments_string(arguments: &Value) -> String {
-    match arguments {
-        Value::String(s) => s.clone(),
-        other => other.to_string(),
-    }
 }
 
 /// A native call of origin `format`; a missing or empty id gets a generated one.

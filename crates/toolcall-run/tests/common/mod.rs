@@ -24,6 +24,14 @@ pub enum Answer {
     Sse(Vec<Value>),
     /// An error status with a body.
     Status(u16, String),
+    /// A status with headers and a raw body, as given (no `[DONE]` added).
+    Raw {
+        status: u16,
+        headers: Vec<(&'static str, String)>,
+        body: String,
+    },
+    /// Never answers (the connection stays open).
+    Hang,
 }
 
 #[derive(Clone, Default)]
@@ -55,6 +63,21 @@ async fn answer(State(script): State<Script>, Json(body): Json<Value>) -> Respon
         Some(Answer::Json(v)) => Json(v).into_response(),
         Some(Answer::Status(code, body)) => {
             (StatusCode::from_u16(code).unwrap(), body).into_response()
+        }
+        Some(Answer::Raw {
+            status,
+            headers,
+            body,
+        }) => {
+            let mut r = Response::builder().status(status);
+            for (k, v) in headers {
+                r = r.header(k, v);
+            }
+            r.body(Body::from(body)).unwrap()
+        }
+        Some(Answer::Hang) => {
+            tokio::time::sleep(Duration::from_secs(3600)).await;
+            StatusCode::GATEWAY_TIMEOUT.into_response()
         }
         Some(Answer::Sse(chunks)) => {
             let mut text = String::new();

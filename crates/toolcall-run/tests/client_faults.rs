@@ -1,0 +1,263 @@
+//! Model clients against a faulty server on loopback: retries with backoff on 429/502/503/504
+//! (honouring `Retry-After`), no retry on other statuses, timeouts that say "timeout", error
+//! kinds kept, and a cut stream that is an error, never a reply, and never runs a call.
+
+mod common;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use common::*;
+use serde_json::{Value, json};
+use toolcall_run::client::TimeoutPhase;
+use toolcall_run::{
+    Agent, AgentConfig, ChatCompletionsClient, ClientError, Executor, Mode, ModelClient,
+    ResponsesClient, RetryPolicy, Timeouts,
+};
+
+fn quick_retries(max_retries: u32) -> RetryPolicy {
+    RetryPolicy {
+        max_retries,
+        base_delay: Duration::from_millis(5),
+        max_delay: Duration::from_secs(2),
+    }
+}
+
+fn client(url: &str, retries: u32) -> ChatCompletionsClient {
+    ChatCompletionsClient::new(url, "m")
+        .unwrap()
+        .with_transport(Timeouts::default(), quick_retries(retries))
+        .unwrap()
+}
+
+fn status(code: u16, retry_after: Option<&str>) -> Answer {
+    Answer::Raw {
+        status: code,
+        headers: retry_after
+            .map(|v| vec![("retry-after", v.to_owned())])
+            .unwrap_or_default(),
+        body: format!("{{\"error\":{{\"message\":\"status {code}\"}}}}"),
+    }
+}
+
+/// An SSE body of these chunks, ended (or not) as given.
+fn sse(chunks: &[Value], end: &str) -> Answer {
+    let mut body: String = chunks.iter().map(|c| format!("data: {c}\n\n")).collect();
+    body.push_str(end);
+    Answer::Raw {
+        status: 200,
+        headers: vec![("content-type", "text/event-stream".into())],
+        body,
+    }
+}
+
+fn delta(d: Value) -> Value {
+    json!({"choices":[{"index":0,"delta":d,"finish_reason":null}]})
+}
+
+#[tokio::test]
+async fn transient_statuses_are_retried_until_an_answer() {
+    let (url, script) = serve(
+        vec![
+            status(503, None),
+            status(502, None),
+            status(429, Some("0")),
+            status(504, None),
+            chat(text_message("finally")),
+        ],
+        false,
+    )
+    .await;
+    let reply = client(&url, 4).complete(&Default::default()).await.unwrap();
+    assert_eq!(reply.text.as_deref(), Some("finally"));
+    assert_eq!(script.requests().len(), 5);
+}
+
+#[tokio::test]
+async fn retries_are_bounded_and_other_statuses_are_not_retried() {
+    let (url, script) = serve(vec![status(503, None)], true).await;
+    let err = client(&url, 2)
+        .complete(&Default::default())
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, ClientError::Status { status: 503, .. }),
+        "{err}"
+    );
+    assert_eq!(script.requests().len(), 3);
+
+    let (url, script) = serve(vec![status(500, None), chat(text_message("x"))], false).await;
+    let err = client(&url, 3)
+        .complete(&Default::default())
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, ClientError::Status { status: 500, .. }),
+        "{err}"
+    );
+    assert_eq!(script.requests().len(), 1);
+}
+
+#[tokio::test]
+async fn retry_after_is_honoured_and_a_long_one_is_not_waited_for() {
+    let (url, script) = serve(
+        vec![status(429, Some("1")), chat(text_message("ok"))],
+        false,
+    )
+    .await;
+    let reply = client(&url, 1).complete(&Default::default()).await.unwrap();
+    assert_eq!(reply.text.as_deref(), Some("ok"));
+    assert_eq!(script.requests().len(), 2);
+
+    // Asked to come back in an hour: the error is returned now, with the wait it asked for.
+    let (url, script) = serve(
+        vec![status(429, Some("3600")), chat(text_message("ok"))],
+        false,
+    )
+    .await;
+    let err = client(&url, 3)
+        .complete(&Default::default())
+        .await
+        .unwrap_err();
+    match err {
+        ClientError::Status {
+            status: 429,
+            retry_after,
+            ..
+        } => assert_eq!(retry_after, Some(Duration::from_secs(3600))),
+        other => panic!("{other}"),
+    }
+    assert_eq!(script.requests().len(), 1);
+}
+
+#[tokio::test]
+async fn a_server_that_never_answers_is_a_read_timeout() {
+    let (url, _script) = serve(vec![Answer::Hang], true).await;
+    let timeouts = Timeouts {
+        read: Duration::from_millis(300),
+        ..Timeouts::default()
+    };
+    let c = ChatCompletionsClient::new(&url, "m")
+        .unwrap()
+        .with_transport(timeouts, quick_retries(2))
+        .unwrap();
+    let err = c.complete(&Default::default()).await.unwrap_err();
+    assert!(
+        matches!(
+            err,
+            ClientError::Timeout {
+                phase: TimeoutPhase::Read,
+                ..
+            }
+        ),
+        "{err}"
+    );
+    assert!(err.to_string().contains("timeout"), "{err}");
+    assert!(!err.is_retryable());
+}
+
+#[tokio::test]
+async fn a_refused_connection_keeps_its_kind_and_is_retried() {
+    // Bind then drop a listener: its port now refuses connections.
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let err = client(&format!("http://127.0.0.1:{port}"), 1)
+        .complete(&Default::default())
+        .await
+        .unwrap_err();
+    assert!(matches!(err, ClientError::Connect { .. }), "{err}");
+    assert!(err.is_retryable());
+}
+
+//
+#[tokio::test]
+async fn a_cut_stream_is_an_error_and_its_call_never_runs() {
+    let cut = sse(
+        &[
+            delta(json!({"role":"assistant","content":"Deleting "})),
+            delta(json!({"tool_calls":[{"index":0,"id":"c1","type":"function",
+                "function":{"name":"echo","arguments":"{\"text\":\"a\"}"}}]})),
+        ],
+        "",
+    );
+    let (url, script) = serve(vec![cut.clone()], true).await;
+    let c = client(&url, 1).streaming(true);
+    let err = c.complete(&Default::default()).await.unwrap_err();
+    assert!(matches!(err, ClientError::Cut { .. }), "{err}");
+    // Retried once (a model request has no side effects), then given up.
+    assert_eq!(script.requests().len(), 2);
+
+    // Through the agent: the turn fails, and no call was executed.
+    let mut agent = Agent::new(
+        Arc::new(client(&url, 0).streaming(true)),
+        Arc::new(Executor::new(Arc::new(registry()))),
+        AgentConfig {
+            mode: Mode::Native,
+            max_rounds: 3,
+            ..AgentConfig::default()
+        },
+    );
+    let err = agent.run_turn("go").await.unwrap_err();
+    assert!(err.to_string().contains("cut"), "{err}");
+    assert_eq!(script.requests().len(), 3);
+
+    // A cut stream followed by a whole one: the retry gives the whole reply.
+    let whole = sse(
+        &[
+            delta(json!({"content":"done"})),
+            json!({"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}),
+        ],
+        "data: [DONE]\n\n",
+    );
+    let (url, _script) = serve(vec![cut, whole], false).await;
+    let reply = client(&url, 1)
+        .streaming(true)
+        .complete(&Default::default())
+        .await
+        .unwrap();
+    assert_eq!(reply.text.as_deref(), Some("done"));
+    assert!(reply.calls.is_empty());
+}
+
+//
+#[tokio::test]
+async fn a_responses_stream_without_completed_is_cut() {
+    let body = "event: response.output_text.delta\ndata: {\"type\":\"response.output_text.delta\",\"delta\":\"hi\"}\n\n";
+    let (url, _script) = serve(
+        vec![Answer::Raw {
+            status: 200,
+            headers: vec![("content-type", "text/event-stream".into())],
+            body: body.into(),
+        }],
+        true,
+    )
+    .await;
+    let c = ResponsesClient::new(&url, "m")
+        .unwrap()
+        .streaming(true)
+        .with_transport(Timeouts::default(), RetryPolicy::never())
+        .unwrap();
+    let err = c.complete(&Default::default()).await.unwrap_err();
+    assert!(matches!(err, ClientError::Cut { .. }), "{err}");
+}
+
+#[tokio::test]
+async fn invalid_json_is_a_bad_response_not_retried() {
+    let (url, script) = serve(
+        vec![Answer::Raw {
+            status: 200,
+            headers: vec![("content-type", "application/json".into())],
+            body: "{\"choices\": [".into(),
+        }],
+        true,
+    )
+    .await;
+    let err = client(&url, 3)
+        .complete(&Default::default())
+        .await
+        .unwrap_err();
+    assert!(matches!(err, ClientError::BadResponse(_)), "{err}");
+    assert_eq!(script.requests().len(), 1);
+}

@@ -1,0 +1,556 @@
+//! OpenAI Chat Completions (`POST /v1/chat/completions`): the request, the whole reply
+//! (`chat.completion`), the streamed reply (`chat.completion.chunk` over SSE) and the
+//! accumulation of a stream into one [`Reply`].
+//!
+//! A streamed reply is complete only when a choice carried a `finish_reason` or the stream
+//! sent `[DONE]`; [`ChatAccumulator::finish`] answers [`WireError::Cut`] otherwise (R-18).
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::{Limits, Reply, WireCall, WireError, not_json};
+
+/// The SSE data line that ends a Chat Completions stream.
+pub const DONE: &str = "[DONE]";
+
+/// A Chat Completions request. Fields toolcall does not model stay in `extra`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ChatRequest {
+    #[serde(default)]
+    pub model: String,
+    #[serde(default)]
+    pub messages: Vec<ChatMessage>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tools: Option<Vec<ChatTool>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_choice: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parallel_tool_calls: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stream: Option<bool>,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// One offered tool (`{"type":"function","function":{..}}`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ChatTool {
+    #[serde(rename = "type", default = "function_type")]
+    pub kind: String,
+    pub function: FunctionDef,
+}
+
+/// A function tool's declaration.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct FunctionDef {
+    pub name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parameters: Option<Value>,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+fn function_type() -> String {
+    "function".to_owned()
+}
+
+/// A message of any role. `content` is a string, content parts, or `null`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ChatMessage {
+    pub role: String,
+    #[serde(default)]
+    pub content: Option<Value>,
+    /// Reasoning kept apart from the text (vLLM, DeepSeek: `reasoning_content`; Ollama,
+    /// newer vLLM: `reasoning`).
+    #[serde(default, alias = "reasoning", skip_serializing_if = "Option::is_none")]
+    pub reasoning_content: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_calls: Option<Vec<ChatToolCall>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_call_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl ChatMessage {
+    /// A message with text content.
+    pub fn text(role: &str, content: impl Into<String>) -> Self {
+        ChatMessage {
+            role: role.to_owned(),
+            content: Some(Value::String(content.into())),
+            ..ChatMessage::default()
+        }
+    }
+
+    /// The text of `content`: the string, or the `text` of its parts joined.
+    pub fn content_text(&self) -> Option<String> {
+        match &self.content {
+            Some(Value::String(s)) => Some(s.clone()),
+            Some(Value::Array(parts)) => Some(
+                parts
+                    .iter()
+                    .filter_map(|p| p.get("text").and_then(Value::as_str))
+                    .collect(),
+            ),
+            _ => None,
+        }
+    }
+
+    /// The message read as a reply (no finish reason).
+    pub fn to_reply(&self) -> Reply {
+        Reply {
+            text: self.content_text(),
+            reasoning: self.reasoning_content.clone(),
+            calls: self
+                .tool_calls
+                .iter()
+                .flatten()
+                .map(|c| {
+                    WireCall::new(
+                        Some(c.id.as_str()),
+                        &c.function.name,
+                        Some(&c.function.arguments),
+                    )
+                })
+                .collect(),
+            finish_reason: None,
+        }
+    }
+}
+
+/// A call in an assistant message.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ChatToolCall {
+    #[serde(default)]
+    pub id: String,
+    #[serde(rename = "type", default = "function_type")]
+    pub kind: String,
+    pub function: FunctionCall,
+}
+
+impl ChatToolCall {
+    /// A function call with its arguments already encoded as a JSON string.
+    pub fn new(id: impl Into<String>, name: impl Into<String>, arguments: String) -> Self {
+        ChatToolCall {
+            id: id.into(),
+            kind: function_type(),
+            function: FunctionCall {
+                name: name.into(),
+                arguments: Value::String(arguments),
+            },
+        }
+    }
+}
+
+/// The function part of a call. `arguments` is a JSON string on the wire; some servers send
+/// an object, which [`crate::decode_arguments`] accepts too.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct FunctionCall {
+    #[serde(default)]
+    pub name: String,
+    #[serde(default)]
+    pub arguments: Value,
+}
+
+/// A whole reply (`"object": "chat.completion"`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ChatCompletion {
+    #[serde(default)]
+    pub id: String,
+    #[serde(default = "completion_object")]
+    pub object: String,
+    #[serde(default)]
+    pub created: u64,
+    #[serde(default)]
+    pub model: String,
+    #[serde(default)]
+    pub choices: Vec<Choice>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Value>,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+fn completion_object() -> String {
+    "chat.completion".to_owned()
+}
+
+/// One choice of a whole reply.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Choice {
+    #[serde(default)]
+    pub index: u32,
+    pub message: ChatMessage,
+    #[serde(default)]
+    pub finish_reason: Option<String>,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl ChatCompletion {
+    /// Reads a whole reply's body.
+    pub fn from_body(body: &str) -> Result<Self, WireError> {
+        serde_json::from_str(body).map_err(|e| not_json("the reply", body, &e))
+    }
+
+    /// The first choice as a reply.
+    pub fn to_reply(&self, limits: &Limits) -> Result<Reply, WireError> {
+        let choice = self
+            .choices
+            .first()
+            .ok_or(WireError::Missing("choices[0]"))?;
+        let mut reply = choice.message.to_reply();
+        if reply.calls.len() > limits.max_calls {
+            return Err(WireError::TooManyCalls(limits.max_calls));
+        }
+        reply.finish_reason = choice.finish_reason.clone();
+        Ok(reply)
+    }
+}
+
+/// One streamed chunk (`"object": "chat.completion.chunk"`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ChatChunk {
+    #[serde(default)]
+    pub id: String,
+    #[serde(default = "chunk_object")]
+    pub object: String,
+    #[serde(default)]
+    pub created: u64,
+    #[serde(default)]
+    pub model: String,
+    #[serde(default)]
+    pub choices: Vec<ChunkChoice>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Value>,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+fn chunk_object() -> String {
+    "chat.completion.chunk".to_owned()
+}
+
+impl ChatChunk {
+    /// A chunk of one choice (index 0).
+    pub fn new(id: &str, created: u64, model: &str, delta: ChatDelta) -> Self {
+        ChatChunk {
+            id: id.to_owned(),
+            object: chunk_object(),
+            created,
+            model: model.to_owned(),
+            choices: vec![ChunkChoice {
+                index: 0,
+                delta,
+                finish_reason: None,
+            }],
+            usage: None,
+            extra: Map::new(),
+        }
+    }
+
+    /// Reads one SSE data line's JSON.
+    pub fn from_data(data: &str) -> Result<Self, WireError> {
+        serde_json::from_str(data).map_err(|e| not_json("a stream chunk", data, &e))
+    }
+}
+
+/// One choice's part of a chunk.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ChunkChoice {
+    #[serde(default)]
+    pub index: u32,
+    #[serde(default)]
+    pub delta: ChatDelta,
+    #[serde(default)]
+    pub finish_reason: Option<String>,
+}
+
+/// What a chunk adds to the message.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ChatDelta {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub role: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content: Option<String>,
+    #[serde(default, alias = "reasoning", skip_serializing_if = "Option::is_none")]
+    pub reasoning_content: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_calls: Option<Vec<ToolCallDelta>>,
+}
+
+/// A call's part of a chunk: `id`, `type` and `function.name` come once, when the call
+/// starts; `function.arguments` comes in fragments.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ToolCallDelta {
+    #[serde(default)]
+    pub index: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    #[serde(rename = "type", default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub function: Option<FunctionDelta>,
+}
+
+/// The function part of a call delta.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct FunctionDelta {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arguments: Option<String>,
+}
+
+#[derive(Debug, Default)]
+struct PartialCall {
+    id: String,
+    name: String,
+    arguments: String,
+}
+
+/// Accumulates a Chat Completions stream (choice 0) into one [`Reply`].
+#[derive(Debug, Default)]
+pub struct ChatAccumulator {
+    limits: Limits,
+    text: Option<String>,
+    reasoning: Option<String>,
+    calls: BTreeMap<u32, PartialCall>,
+    finish_reason: Option<String>,
+    done: bool,
+    bytes: usize,
+}
+
+impl ChatAccumulator {
+    pub fn new(limits: Limits) -> Self {
+        ChatAccumulator {
+            limits,
+            ..ChatAccumulator::default()
+        }
+    }
+
+    /// Takes one SSE data line: `[DONE]` (answers `None`) or a chunk (answers it, for callers
+    /// that act on deltas). A chunk carrying `error` is an error.
+    pub fn push_data(&mut self, data: &str) -> Result<Option<ChatChunk>, WireError> {
+        if data.trim() == DONE {
+            self.done = true;
+            return Ok(None);
+        }
+        let chunk = ChatChunk::from_data(data)?;
+        self.push(&chunk)?;
+        Ok(Some(chunk))
+    }
+
+    /// Adds one chunk.
+    pub fn push(&mut self, chunk: &ChatChunk) -> Result<(), WireError> {
+        if let Some(err) = chunk.extra.get("error") {
+            return Err(WireError::Upstream(crate::excerpt(&err.to_string(), 500)));
+        }
+        let Some(choice) = chunk.choices.iter().find(|c| c.index == 0) else {
+            return Ok(());
+        };
+        let d = &choice.delta;
+        self.grow(
+            d.content.as_ref().map_or(0, String::len)
+                + d.reasoning_content.as_ref().map_or(0, String::len),
+        )?;
+        if let Some(t) = &d.content {
+            self.text.get_or_insert_with(String::new).push_str(t);
+        }
+        if let Some(r) = &d.reasoning_content {
+            self.reasoning.get_or_insert_with(String::new).push_str(r);
+        }
+        for tc in d.tool_calls.iter().flatten() {
+            if self.calls.len() >= self.limits.max_calls && !self.calls.contains_key(&tc.index) {
+                return Err(WireError::TooManyCalls(self.limits.max_calls));
+            }
+            let p = self.calls.entry(tc.index).or_default();
+            // The id and name come whole; some servers repeat them in every chunk, so only
+            // the first is kept. Arguments are the only field sent in fragments.
+            if let Some(id) = &tc.id
+                && p.id.is_empty()
+            {
+                p.id.clone_from(id);
+            }
+            if let Some(f) = &tc.function {
+                if let Some(n) = &f.name
+                    && p.name.is_empty()
+                {
+                    p.name.clone_from(n);
+                }
+                if let Some(a) = &f.arguments {
+                    p.arguments.push_str(a);
+                    self.bytes += a.len();
+                }
+            }
+        }
+        if self.bytes > self.limits.max_bytes {
+            return Err(WireError::TooLarge(self.limits.max_bytes));
+        }
+        if let Some(reason) = &choice.finish_reason {
+            self.finish_reason = Some(reason.clone());
+        }
+        Ok(())
+    }
+
+    fn grow(&mut self, n: usize) -> Result<(), WireError> {
+        self.bytes += n;
+        if self.bytes > self.limits.max_bytes {
+            return Err(WireError::TooLarge(self.limits.max_bytes));
+        }
+        Ok(())
+    }
+
+    /// Whether the stream said it finished (`finish_reason` or `[DONE]`).
+    pub fn is_finished(&self) -> bool {
+        self.done || self.finish_reason.is_some()
+    }
+
+    /// The reply; [`WireError::Cut`] when the stream never said it finished.
+    pub fn finish(self) -> Result<Reply, WireError> {
+        if !self.is_finished() {
+            return Err(WireError::Cut(
+                "no finish_reason and no [DONE] before the end".into(),
+            ));
+        }
+        Ok(Reply {
+            text: self.text,
+            reasoning: self.reasoning,
+            calls: self
+                .calls
+                .into_values()
+                .map(|p| {
+                    let args = Value::String(p.arguments);
+                    WireCall::new(Some(&p.id), &p.name, Some(&args))
+                })
+                .collect(),
+            finish_reason: self.finish_reason,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn chunk(delta: Value, finish: Option<&str>) -> String {
+        json!({"id":"c","object":"chat.completion.chunk","created":1,"model":"m",
+            "choices":[{"index":0,"delta":delta,"finish_reason":finish}]})
+        .to_string()
+    }
+
+    #[test]
+    fn a_stream_accumulates_text_reasoning_and_calls() {
+        let mut acc = ChatAccumulator::new(Limits::default());
+        for data in [
+            chunk(
+                json!({"role":"assistant","reasoning_content":"think"}),
+                None,
+            ),
+            chunk(json!({"content":"Hi"}), None),
+            chunk(
+                json!({"tool_calls":[{"index":0,"id":"a","type":"function",
+                    "function":{"name":"f","arguments":"{\"x\""}}]}),
+                None,
+            ),
+            chunk(
+                json!({"tool_calls":[{"index":0,"function":{"arguments":":1}"}}]}),
+                None,
+            ),
+            chunk(
+                json!({"tool_calls":[{"index":1,"id":"b","function":{"name":"g","arguments":""}}]}),
+                None,
+            ),
+            chunk(json!({}), Some("tool_calls")),
+            DONE.to_owned(),
+        ] {
+            acc.push_data(&data).unwrap();
+        }
+        let reply = acc.finish().unwrap();
+        assert_eq!(reply.text.as_deref(), Some("Hi"));
+        assert_eq!(reply.reasoning.as_deref(), Some("think"));
+        assert_eq!(reply.finish_reason.as_deref(), Some("tool_calls"));
+        assert_eq!(reply.calls[0].id.as_deref(), Some("a"));
+        assert_eq!(
+            Value::Object(reply.calls[0].arguments.clone().unwrap()),
+            json!({"x":1})
+        );
+        assert_eq!(reply.calls[1].name, "g");
+        assert_eq!(reply.calls[1].arguments, Ok(Map::new()));
+    }
+
+    // covers R-18
+    #[test]
+    fn a_stream_without_an_end_is_cut_never_a_reply() {
+        let mut acc = ChatAccumulator::new(Limits::default());
+        acc.push_data(&chunk(json!({"content":"partial"}), None))
+            .unwrap();
+        acc.push_data(&chunk(
+            json!({"tool_calls":[{"index":0,"id":"a","function":{"name":"rm","arguments":"{}"}}]}),
+            None,
+        ))
+        .unwrap();
+        assert!(matches!(acc.finish(), Err(WireError::Cut(_))));
+        // [DONE] alone, or finish_reason alone, ends a stream.
+        let mut acc = ChatAccumulator::new(Limits::default());
+        acc.push_data(DONE).unwrap();
+        assert!(acc.finish().is_ok());
+    }
+
+    #[test]
+    fn stream_errors_and_bounds() {
+        let mut acc = ChatAccumulator::new(Limits::default());
+        let err = acc.push_data(r#"{"error":{"message":"overloaded"}}"#);
+        assert!(matches!(err, Err(WireError::Upstream(m)) if m.contains("overloaded")));
+        let mut acc = ChatAccumulator::new(Limits {
+            max_calls: 2,
+            max_bytes: 10,
+        });
+        for i in 0..2 {
+            acc.push_data(&chunk(json!({"tool_calls":[{"index":i}]}), None))
+                .unwrap();
+        }
+        let more = acc.push_data(&chunk(json!({"tool_calls":[{"index":2}]}), None));
+        assert_eq!(more.unwrap_err(), WireError::TooManyCalls(2));
+        let big = acc.push_data(&chunk(json!({"content":"01234567890"}), None));
+        assert_eq!(big.unwrap_err(), WireError::TooLarge(10));
+        assert!(matches!(
+            acc.push_data("{not json"),
+            Err(WireError::NotJson { .. })
+        ));
+    }
+
+    #[test]
+    fn whole_replies_decode_and_unknown_fields_survive() {
+        let body = json!({"id":"x","object":"chat.completion","created":2,"model":"m",
+            "system_fingerprint":"fp","choices":[{"index":0,"finish_reason":"tool_calls",
+            "message":{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function",
+            "function":{"name":"f","arguments":"{\"a\":"}}]}}]})
+        .to_string();
+        let completion = ChatCompletion::from_body(&body).unwrap();
+        assert_eq!(completion.extra["system_fingerprint"], "fp");
+        let reply = completion.to_reply(&Limits::default()).unwrap();
+        assert_eq!(reply.text, None);
+        // Cut arguments are kept as an error with the raw text, never `{}`.
+        assert_eq!(reply.calls[0].arguments_value(), json!("{\"a\":"));
+        let request: ChatRequest = serde_json::from_value(json!({"model":"m","messages":[],
+            "temperature":0.2,"tools":[{"type":"function","function":{"name":"f","parameters":{},"strict":true}}]}))
+        .unwrap();
+        let back = serde_json::to_value(&request).unwrap();
+        assert_eq!(back["temperature"], 0.2);
+        assert_eq!(back["tools"][0]["function"]["strict"], true);
+        assert!(
+            ChatCompletion::from_body("{}")
+                .unwrap()
+                .to_reply(&Limits::default())
+                .is_err()
+        );
+    }
+}

@@ -1,0 +1,124 @@
+//! Provider wire formats: one module per format, each with its request, response and stream
+//! types and the decoding of a reply into the provider-neutral [`Reply`].
+//!
+//! Owned here: [`chat`] (OpenAI Chat Completions, which Ollama, vLLM, llama.cpp server,
+//! LM Studio and SGLang also speak), [`responses`] (OpenAI Responses), the one policy for
+//! decoding a tool call's arguments ([`arguments`]), and the rule that a stream is a reply
+//! only when it says it finished ([`chat::ChatAccumulator`], [`responses::completed_output`]).
+//!
+//! Used by `toolcall run`'s model clients, the parser's native shapes and the `toolcall serve`
+//! gateway, so all three read a provider's reply the same way. This crate is plain serde:
+//! no HTTP, no runtime; the transport (timeouts, retries) lives with the clients.
+//!
+//! Types keep the fields they do not model in `extra` (flattened), so a gateway passes
+//! unknown request fields through untouched.
+
+pub mod arguments;
+pub mod chat;
+pub mod responses;
+
+pub use arguments::{ArgumentsError, decode_arguments, encode_arguments};
+
+use serde_json::{Map, Value};
+
+/// Bounds on what one reply may hold (untrusted upstream data).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Most tool calls in one reply.
+    pub max_calls: usize,
+    /// Most bytes of text, reasoning and arguments accumulated from one stream.
+    pub max_bytes: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_calls: 1024,
+            max_bytes: 16 * 1024 * 1024,
+        }
+    }
+}
+
+/// Why a provider's reply could not be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum WireError {
+    /// The stream ended without saying it finished (`finish_reason`, `[DONE]`,
+    /// `response.completed`): a cut connection, never a reply.
+    #[error("the stream was cut before it finished ({0})")]
+    Cut(String),
+    #[error("{what} is not JSON ({message}): {excerpt}")]
+    NotJson {
+        what: &'static str,
+        message: String,
+        excerpt: String,
+    },
+    #[error("the reply has no {0}")]
+    Missing(&'static str),
+    #[error("the model server reported an error: {0}")]
+    Upstream(String),
+    #[error("the reply holds more than {0} tool calls")]
+    TooManyCalls(usize),
+    #[error("the reply is larger than {0} bytes")]
+    TooLarge(usize),
+}
+
+/// One tool call as a provider sent it, before name mapping and validation.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WireCall {
+    /// The provider's call id; `None` or empty when it sent none.
+    pub id: Option<String>,
+    pub name: String,
+    /// The decoded arguments, or why they could not be decoded (see [`arguments`]).
+    pub arguments: Result<Map<String, Value>, ArgumentsError>,
+}
+
+impl WireCall {
+    pub fn new(id: Option<&str>, name: &str, arguments: Option<&Value>) -> Self {
+        WireCall {
+            id: id.filter(|s| !s.is_empty()).map(str::to_owned),
+            name: name.to_owned(),
+            arguments: decode_arguments(arguments),
+        }
+    }
+
+    /// The arguments as a value for a caller that must keep an undecodable call: an object,
+    /// or the raw string, which validation rejects as `invalid_arguments` instead of running
+    /// the tool with `{}`.
+    pub fn arguments_value(&self) -> Value {
+        match &self.arguments {
+            Ok(m) => Value::Object(m.clone()),
+            Err(e) => Value::String(e.raw.clone()),
+        }
+    }
+}
+
+/// A provider's reply in provider-neutral terms.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Reply {
+    /// The visible text; `None` when the provider sent none.
+    pub text: Option<String>,
+    /// Reasoning the provider kept apart from the text (`reasoning_content`, reasoning items).
+    pub reasoning: Option<String>,
+    pub calls: Vec<WireCall>,
+    /// Why the model stopped, as the provider said it (`stop`, `tool_calls`, `length`, …).
+    pub finish_reason: Option<String>,
+}
+
+/// The last `n` characters of `s`, for error messages.
+pub fn excerpt(s: &str, n: usize) -> String {
+    let count = s.chars().count();
+    if count <= n {
+        s.to_owned()
+    } else {
+        let tail: String = s.chars().skip(count - n).collect();
+        format!("…{tail}")
+    }
+}
+
+pub(crate) fn not_json(what: &'static str, text: &str, e: &serde_json::Error) -> WireError {
+    WireError::NotJson {
+        what,
+        message: e.to_string(),
+        excerpt: excerpt(text, 200),
+    }
+}
