@@ -4,7 +4,9 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod approve;
 mod detect_cmd;
+mod display;
 mod mcp_cmd;
 mod parse_cmd;
 mod run_cmd;

@@ -11,8 +11,9 @@ use tokio_util::sync::CancellationToken;
 use toolcall_mcp::McpToolServer;
 use toolcall_run::{ApproveAll, Approver, DenyAll, Executor};
 
-use crate::run_cmd::{RunToolsetArgs, build_registry, init_logging};
-use crate::toolset::ToolsetArgs;
+use crate::run_cmd::init_logging;
+use crate::toolset::{McpServerArgs, ToolsetArgs, load_runnable_with_mcp};
+use toolcall_packs::toolset::ToolsetSpec;
 
 #[derive(clap::Args)]
 pub struct McpArgs {
@@ -31,7 +32,7 @@ struct ServeArgs {
     #[command(flatten)]
     toolset: ToolsetArgs,
     #[command(flatten)]
-    extra: RunToolsetArgs,
+    mcp: McpServerArgs,
     /// Serve Streamable HTTP at http://ADDR/mcp instead of stdio, e.g. 127.0.0.1:8765.
     #[arg(long, value_name = "ADDR")]
     http: Option<SocketAddr>,
@@ -53,10 +54,11 @@ pub async fn run(args: McpArgs) -> anyhow::Result<ExitCode> {
 
 async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
     init_logging();
-    if args.toolset.is_empty() && args.extra.mcp.is_empty() {
+    let spec = args.toolset.spec(ToolsetSpec::default())?;
+    if spec.is_empty() && args.mcp.mcp.is_empty() {
         bail!("no tools: give --tools FILE, --pack NAME or --mcp NAME=...");
     }
-    let (registry, _states) = build_registry(&args.toolset, &args.extra, None).await?;
+    let registry = load_runnable_with_mcp(&spec, &args.mcp).await?.registry;
     let approver: Arc<dyn Approver> = if args.yes {
         Arc::new(ApproveAll)
     } else {

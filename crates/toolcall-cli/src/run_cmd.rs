@@ -1,25 +1,25 @@
 //! `toolcall run`: one turn of the agent loop against a model server or a recorded session,
 //! printed round by round (or as the `TurnReport` JSON with `--json`).
 
-use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 
 use anyhow::{Context, bail};
-use async_trait::async_trait;
 use base64::Engine;
 use serde_json::{Map, Value};
-use toolcall_core::{McpServer, Registry, ToolCall, ToolSpec};
-use toolcall_packs::{PackConfig, PackState, load_pack};
+use toolcall_packs::toolset::ToolsetSpec;
+use toolcall_packs::{PackConfig, RoundOutput};
 use toolcall_run::client::images::find_images;
 use toolcall_run::{
-    Agent, AgentConfig, ApproveAll, Approver, Archive, ChatCompletionsClient, DenyAll, Executor,
-    Mode, ModelClient, ReplayClient, ResponsesClient, SessionFile, TurnReport,
+    Agent, AgentConfig, Archive, ChatCompletionsClient, Executor, Mode, ModelClient, ReplayClient,
+    ResponsesClient, RoundReport, SessionFile, TurnReport,
 };
 
+use crate::approve::approver;
+use crate::display::shorten;
 use crate::sessions_cmd::archive_path;
-use crate::toolset::ToolsetArgs;
+use crate::toolset::{McpServerArgs, ToolsetArgs, load_runnable_with_mcp};
 
 #[derive(Clone, Copy, clap::ValueEnum)]
 enum Api {
@@ -34,7 +34,7 @@ pub struct RunArgs {
     #[command(flatten)]
     toolset: ToolsetArgs,
     #[command(flatten)]
-    extra: RunToolsetArgs,
+    mcp: McpServerArgs,
     /// Model server base URL, e.g. http://127.0.0.1:11434 (Ollama).
     #[arg(
         long,
@@ -87,29 +87,6 @@ pub struct RunArgs {
     prompt: Option<String>,
 }
 
-/// Toolset options beyond [`ToolsetArgs`]: pack options, the display, MCP servers.
-#[derive(clap::Args, Default)]
-pub struct RunToolsetArgs {
-    /// A pack option, `PACK.KEY=VALUE` (VALUE is read as JSON when it parses, else as text).
-    #[arg(long = "pack-opt", value_name = "PACK.KEY=VALUE")]
-    pub pack_opts: Vec<String>,
-    /// X display for the computer pack, e.g. `:1` [default: the pack's `display` option, else
-    /// $DISPLAY].
-    #[arg(long, value_name = "DISPLAY")]
-    pub display: Option<String>,
-    /// An MCP server whose tools join the toolset as `NAME.tool`: `NAME=URL` (Streamable
-    /// HTTP) or `NAME=PROGRAM ARG…` (stdio; split on spaces, never run through a shell).
-    /// Repeatable.
-    #[arg(long = "mcp", value_name = "NAME=COMMAND|URL")]
-    pub mcp: Vec<String>,
-}
-
-/// Loaded packs whose state is saved with the session.
-pub struct LoadedState {
-    pub name: String,
-    pub state: Arc<dyn PackState>,
-}
-
 pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     init_logging();
     if let Some(f) = &args.format {
@@ -119,9 +96,14 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         Some(p) => Some(SessionFile::load(p)?),
         None => None,
     };
-    let replay = session.as_ref().zip(args.replay.as_deref());
-    let (registry, states) = build_registry(&args.toolset, &args.extra, replay).await?;
-    let registry = Arc::new(registry);
+    let base = match (&session, &args.replay) {
+        (Some(s), Some(path)) => session_setup(s, path)?,
+        _ => ToolsetSpec::default(),
+    };
+    let toolset = load_runnable_with_mcp(&args.toolset.spec(base)?, &args.mcp).await?;
+    let states = toolset.pack_states;
+    let round_outputs = toolset.round_outputs;
+    let registry = Arc::new(toolset.registry);
 
     let client: Arc<dyn ModelClient> = match (&session, &args.model) {
         (Some(s), _) => Arc::new(ReplayClient::new(s)),
@@ -158,14 +140,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         .or_else(|| session.as_ref().map(|s| s.mode))
         .unwrap_or_default();
 
-    let approver: Arc<dyn Approver> = if args.yes {
-        Arc::new(ApproveAll)
-    } else if std::io::stdin().is_terminal() {
-        Arc::new(TtyApprover)
-    } else {
-        Arc::new(DenyAll)
-    };
-    let executor = Arc::new(Executor::new(registry.clone()).with_approver(approver));
+    let executor = Arc::new(Executor::new(registry.clone()).with_approver(approver(args.yes)));
     let config = AgentConfig {
         mode,
         max_rounds: args.max_rounds,
@@ -183,11 +158,11 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     match &args.resume {
         Some(id) => {
             agent.archive_resume(archive.clone(), id)?;
-            for s in &states {
-                if let Some(snap) = archive.load_state(id, &s.name)? {
-                    s.state
+            for (name, state) in &states {
+                if let Some(snap) = archive.load_state(id, name)? {
+                    state
                         .restore(snap)
-                        .with_context(|| format!("restoring pack {}", s.name))?;
+                        .with_context(|| format!("restoring pack {name}"))?;
                 }
             }
         }
@@ -200,9 +175,9 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
             agent.archive_new(archive.clone(), &description)?;
         }
     }
-    for s in &states {
-        let state = s.state.clone();
-        agent.add_state_saver(s.name.clone(), Arc::new(move || state.snapshot()));
+    for (name, state) in &states {
+        let state = state.clone();
+        agent.add_state_saver(name.clone(), Arc::new(move || state.snapshot()));
     }
 
     let report = agent.run_turn(&prompt).await?;
@@ -214,7 +189,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     if args.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
-        print_report(&report, &archive_file);
+        print_report(&report, &archive_file, &round_outputs);
         if pending > 0 {
             println!("({pending} job(s) still running; their results arrive in the next turn)");
         }
@@ -236,172 +211,31 @@ pub fn init_logging() {
         .try_init();
 }
 
-/// The registry from the replay file's setup, `--pack`s (with `--pack-opt`s), `--tools`
-/// files and MCP servers (`--mcp` and the tools files' `"type": "mcp"` entries), with
-/// backends attached and `--enable`/`--disable` applied ([`ToolsetArgs`]'s rules).
-pub async fn build_registry(
-    toolset: &ToolsetArgs,
-    args: &RunToolsetArgs,
-    replay: Option<(&SessionFile, &Path)>,
-) -> anyhow::Result<(Registry, Vec<LoadedState>)> {
-    let mut registry = Registry::new();
-    let mut states = Vec::new();
-    let mut packs: Vec<(String, PackConfig)> = Vec::new();
-    let mut tools_files: Vec<PathBuf> = Vec::new();
-    if let Some((s, path)) = replay {
-        let base = SessionFile::base_dir(path);
-        for (name, options) in &s.setup.packs {
-            let options = match options {
-                Value::Object(m) => m.clone(),
-                Value::Null => Map::new(),
-                other => bail!("pack {name}: options must be an object, got {other}"),
-            };
-            packs.push((
-                name.clone(),
-                PackConfig {
-                    base_dir: base.clone(),
-                    options,
-                },
-            ));
-        }
-        tools_files.extend(s.setup.tools.iter().map(|t| base.join(t)));
-    }
-    let cwd = std::env::current_dir().context("reading the current directory")?;
-    for name in &toolset.packs {
-        if !packs.iter().any(|(n, _)| n == name) {
-            packs.push((
-                name.clone(),
-                PackConfig {
-                    base_dir: cwd.clone(),
-                    options: Map::new(),
-                },
-            ));
-        }
-    }
-    for opt in &args.pack_opts {
-        let (key, value) = opt
-            .split_once('=')
-            .with_context(|| format!("--pack-opt {opt:?}: expected PACK.KEY=VALUE"))?;
-        let (pack, key) = key
-            .split_once('.')
-            .with_context(|| format!("--pack-opt {opt:?}: expected PACK.KEY=VALUE"))?;
-        let value = serde_json::from_str(value).unwrap_or_else(|_| Value::String(value.into()));
-        let Some((_, cfg)) = packs.iter_mut().find(|(n, _)| n == pack) else {
-            bail!("--pack-opt {opt:?}: pack {pack:?} is not loaded (add --pack {pack})");
+/// A recorded session's setup as a toolset: its packs (options as given) and tools files,
+/// relative paths resolving against the session file's folder.
+fn session_setup(session: &SessionFile, path: &Path) -> anyhow::Result<ToolsetSpec> {
+    let base = SessionFile::base_dir(path);
+    let mut spec = ToolsetSpec::default();
+    for (name, options) in &session.setup.packs {
+        let options = match options {
+            Value::Object(m) => m.clone(),
+            Value::Null => Map::new(),
+            other => bail!("pack {name}: options must be an object, got {other}"),
         };
-        cfg.options.insert(key.to_owned(), value);
+        spec.packs.push((
+            name.clone(),
+            PackConfig {
+                base_dir: base.clone(),
+                options,
+            },
+        ));
     }
-    if let Some(display) = &args.display {
-        let Some((_, cfg)) = packs.iter_mut().find(|(n, _)| n == "computer") else {
-            bail!("--display is for the computer pack: add --pack computer");
-        };
-        cfg.options
-            .insert("display".to_owned(), Value::String(display.clone()));
-    }
-    for (name, cfg) in &packs {
-        let pack = load_pack(name, cfg).with_context(|| format!("loading pack {name}"))?;
-        registry
-            .merge(pack.registry)
-            .with_context(|| format!("adding pack {name}"))?;
-        if let Some(state) = pack.state {
-            states.push(LoadedState {
-                name: name.clone(),
-                state,
-            });
-        }
-    }
-    tools_files.extend(toolset.tools.iter().cloned());
-    let mut mcp_servers = args
-        .mcp
-        .iter()
-        .map(|s| parse_mcp_flag(s))
-        .collect::<anyhow::Result<Vec<_>>>()?;
-    for file in &tools_files {
-        let loading = || format!("loading tools file {}", file.display());
-        let doc = toolcall_core::tools_file::read_tools_document(file).with_context(loading)?;
-        let r = Registry::from_tools_json(&doc).with_context(loading)?;
-        registry
-            .merge(r)
-            .with_context(|| format!("adding tools from {}", file.display()))?;
-        mcp_servers.extend(
-            toolcall_core::tools_file::mcp_servers_from_tools_json(&doc).with_context(loading)?,
-        );
-    }
-    toolcall_run::backend::attach_backends(&mut registry)
-        .context("attaching program/HTTP backends")?;
-    if !mcp_servers.is_empty() {
-        let options = toolcall_mcp::ConnectOptions::default();
-        let mcp = toolcall_mcp::connect_all(&mcp_servers, &options).await?;
-        registry.merge(mcp).context("adding MCP servers' tools")?;
-    }
-    toolset.apply_switches(&mut registry)?;
-    Ok((registry, states))
+    spec.tools_files
+        .extend(session.setup.tools.iter().map(|t| base.join(t)));
+    Ok(spec)
 }
 
-/// `--mcp NAME=URL` or `--mcp NAME=PROGRAM ARG…` (split on whitespace; no shell).
-fn parse_mcp_flag(flag: &str) -> anyhow::Result<McpServer> {
-    let (name, target) = flag
-        .split_once('=')
-        .with_context(|| format!("--mcp {flag:?}: expected NAME=COMMAND or NAME=URL"))?;
-    if !toolcall_core::tools_file::is_valid_mcp_server_name(name) {
-        bail!("--mcp {flag:?}: NAME must be 1-64 letters, digits, '_' or '-'");
-    }
-    let target = target.trim();
-    if target.starts_with("http://") || target.starts_with("https://") {
-        return Ok(McpServer::Http {
-            name: name.to_owned(),
-            url: target.to_owned(),
-            headers: Default::default(),
-        });
-    }
-    let argv: Vec<String> = target.split_whitespace().map(str::to_owned).collect();
-    if argv.is_empty() {
-        bail!("--mcp {flag:?}: no command after '='");
-    }
-    Ok(McpServer::Stdio {
-        name: name.to_owned(),
-        argv,
-        env: Default::default(),
-    })
-}
-
-/// Asks on the terminal before a tool that requires approval runs.
-struct TtyApprover;
-
-#[async_trait]
-impl Approver for TtyApprover {
-    async fn approve(&self, call: &ToolCall, spec: &ToolSpec) -> bool {
-        let question = format!(
-            "Run {} [{}] with {}? [y/N] ",
-            spec.name,
-            call.call_id,
-            toolcall_run::redact::redact(&call.arguments)
-        );
-        tokio::task::spawn_blocking(move || {
-            use std::io::Write;
-            eprint!("{question}");
-            let _ = std::io::stderr().flush();
-            let mut line = String::new();
-            std::io::stdin().read_line(&mut line).is_ok()
-                && matches!(line.trim().to_ascii_lowercase().as_str(), "y" | "yes")
-        })
-        .await
-        .unwrap_or(false)
-    }
-}
-
-/// At most `max` characters of `s`, with an ellipsis when cut.
-pub fn shorten(s: &str, max: usize) -> String {
-    let one_line = s.replace('\n', " ");
-    if one_line.chars().count() <= max {
-        one_line
-    } else {
-        let cut: String = one_line.chars().take(max).collect();
-        format!("{cut}…")
-    }
-}
-
-fn print_report(report: &TurnReport, archive: &Path) {
+fn print_report(report: &TurnReport, archive: &Path, hooks: &[Arc<dyn RoundOutput>]) {
     if let Some(id) = &report.session_id {
         println!("session {id} (archive {})", archive.display());
     }
@@ -456,7 +290,7 @@ fn print_report(report: &TurnReport, archive: &Path) {
             println!("    validation: {}", validation_line(result));
             println!("    → {}", outcome_line(result));
         }
-        print_action_response(report, round);
+        print_round_outputs(report, round, hooks);
     }
     println!("\n── final reply");
     println!(
@@ -471,28 +305,19 @@ fn print_report(report: &TurnReport, archive: &Path) {
     }
 }
 
-/// Seed 001's client protocol for action responses: each command payload on its own line
-/// prefixed `__MCP__` (unindented, for a client to pick up), the text for speech.
-fn print_action_response(report: &TurnReport, round: &toolcall_run::agent::RoundReport) {
-    if !round
-        .calls
-        .iter()
-        .any(|c| c.origin.format == "action_response")
-    {
-        return;
-    }
-    let parsed = toolcall_core::Parsed {
-        text: round.assistant_text.clone().unwrap_or_default(),
-        calls: round.calls.clone(),
-        ..Default::default()
-    };
+/// What the loaded packs add to a round for their applications: client lines exactly as
+/// they are (unindented, for a program to pick up), notes indented with the round.
+fn print_round_outputs(report: &TurnReport, round: &RoundReport, hooks: &[Arc<dyn RoundOutput>]) {
     let session = report.session_id.as_deref().unwrap_or("default");
-    let out = toolcall_packs::apps::respond(&parsed, &round.results, session);
-    for line in &out.mcp_lines {
-        println!("{line}");
-    }
-    if !out.speech.is_empty() {
-        println!("  speech: {}", out.speech);
+    let text = round.assistant_text.as_deref().unwrap_or_default();
+    for hook in hooks {
+        let lines = hook.round_output(text, &round.calls, &round.results, session);
+        for line in &lines.client {
+            println!("{line}");
+        }
+        for note in &lines.notes {
+            println!("  {note}");
+        }
     }
 }
 

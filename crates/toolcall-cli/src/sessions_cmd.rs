@@ -10,6 +10,8 @@ use anyhow::Context;
 use toolcall_run::Archive;
 use toolcall_run::client::Message;
 
+use crate::display::shorten;
+
 /// Archive file used when neither `--archive` nor `$TOOLCALL_ARCHIVE` is given.
 pub const DEFAULT_ARCHIVE: &str = "toolcall-sessions.sqlite";
 
@@ -106,7 +108,7 @@ pub async fn run(args: SessionsArgs) -> anyhow::Result<ExitCode> {
                         "    {} result in {} ms: {}",
                         r.delivery,
                         r.duration_ms,
-                        crate::run_cmd::shorten(&r.outcome.to_string(), 400)
+                        shorten(&r.outcome.to_string(), 400)
                     );
                 }
             }
@@ -126,7 +128,6 @@ pub async fn run(args: SessionsArgs) -> anyhow::Result<ExitCode> {
 }
 
 fn describe(m: &Message) -> String {
-    use crate::run_cmd::shorten;
     match m {
         Message::System { content } => format!("system: {}", shorten(content, 120)),
         Message::User { content } => format!("user: {}", shorten(content, 300)),

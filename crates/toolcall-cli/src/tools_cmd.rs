@@ -5,15 +5,17 @@ use std::process::ExitCode;
 
 use anyhow::{Context, anyhow};
 use clap::Subcommand;
+use std::sync::Arc;
+
 use serde_json::{Value, json};
-use std::time::Duration;
 use toolcall_core::render::{self, PromptFormat, Provider};
+use toolcall_core::{Backend, ToolCall, ToolKind};
+use toolcall_packs::toolset::ToolsetSpec;
+use toolcall_run::{Executor, SessionContext};
 
-use toolcall_core::{
-    Backend, ErrorCode, Registry, ToolCall, ToolContext, ToolError, ToolKind, ToolResult,
-};
-
-use crate::toolset::ToolsetArgs;
+use crate::approve::approver;
+use crate::display::first_line;
+use crate::toolset::{ToolsetArgs, load_runnable};
 
 #[derive(clap::Args)]
 pub struct ToolsArgs {
@@ -48,10 +50,14 @@ enum ToolsCommand {
         /// The arguments, as JSON.
         #[arg(default_value = "{}")]
         arguments: String,
-        /// Also run the tool (its pack implementation or program/HTTP backend) and print
-        /// the result.
+        /// Also run the tool (its pack implementation or program/HTTP backend) through the
+        /// executor, as `toolcall run` would, and print the result.
         #[arg(long)]
         run: bool,
+        /// With --run: approve a tool that requires approval (otherwise asked on a terminal,
+        /// denied when stdin is not one).
+        #[arg(long, requires = "run")]
+        yes: bool,
         #[command(flatten)]
         toolset: ToolsetArgs,
     },
@@ -65,8 +71,9 @@ pub async fn run(args: ToolsArgs) -> anyhow::Result<ExitCode> {
             name,
             arguments,
             run,
+            yes,
             toolset,
-        } => check(&toolset, name, &arguments, run).await,
+        } => check(&toolset, name, &arguments, run.then_some(yes)).await,
     }
 }
 
@@ -119,16 +126,6 @@ fn list(toolset: &ToolsetArgs, as_json: bool) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn first_line(s: &str, max: usize) -> String {
-    let line = s.lines().next().unwrap_or("").trim();
-    if line.chars().count() > max {
-        let cut: String = line.chars().take(max.saturating_sub(1)).collect();
-        format!("{cut}…")
-    } else {
-        line.to_owned()
-    }
-}
-
 fn render_cmd(toolset: &ToolsetArgs, provider: &str) -> anyhow::Result<ExitCode> {
     let registry = toolset.load_specs()?.registry;
     if let Some(format) = provider.strip_prefix("prompt:") {
@@ -151,16 +148,16 @@ fn render_cmd(toolset: &ToolsetArgs, provider: &str) -> anyhow::Result<ExitCode>
     Ok(ExitCode::SUCCESS)
 }
 
+/// Validates a call; with `run` (`Some(approve_all)`), runs it through the executor.
 async fn check(
     toolset: &ToolsetArgs,
     name: String,
     arguments: &str,
-    run: bool,
+    run: Option<bool>,
 ) -> anyhow::Result<ExitCode> {
-    let registry = if run {
-        toolset.load()?.registry
-    } else {
-        toolset.load_specs()?.registry
+    let registry = match run {
+        Some(_) => load_runnable(&toolset.spec(ToolsetSpec::default())?)?.registry,
+        None => toolset.load_specs()?.registry,
     };
     let arguments: Value = serde_json::from_str(arguments)
         .with_context(|| format!("the arguments are not JSON: {arguments}"))?;
@@ -176,37 +173,14 @@ async fn check(
         "repairs": call.origin.repairs,
     });
     let mut code = ExitCode::SUCCESS;
-    if run {
-        let result = run_one(&registry, &call).await;
-        if !result.is_ok() {
+    if let Some(yes) = run {
+        let executor = Executor::new(Arc::new(registry)).with_approver(approver(yes));
+        let timed = executor.execute_one(call, &SessionContext::default()).await;
+        if !timed.result.is_ok() {
             code = ExitCode::FAILURE;
         }
-        out["result"] = result.to_json();
+        out["result"] = timed.result.to_json();
     }
     println!("{}", serde_json::to_string_pretty(&out)?);
     Ok(code)
-}
-
-/// Runs one validated call with the tool's timeout (30 s by default).
-async fn run_one(registry: &Registry, call: &ToolCall) -> ToolResult {
-    let fail = |e: ToolError| ToolResult::err(call.call_id.clone(), &call.name, e);
-    let Some(entry) = registry.get(&call.name) else {
-        return fail(ToolError::new(ErrorCode::UnknownTool, "no such tool"));
-    };
-    let Some(handler) = entry.handler.clone() else {
-        return fail(ToolError::failed(format!(
-            "tool {:?} has no implementation or backend in this toolset",
-            call.name
-        )));
-    };
-    let limit = entry.spec.timeout.unwrap_or(Duration::from_secs(30));
-    let ctx = ToolContext::for_call(call.call_id.clone());
-    match tokio::time::timeout(limit, handler.call(&ctx, call.arguments.clone())).await {
-        Ok(Ok(output)) => ToolResult::ok(call.call_id.clone(), &call.name, output),
-        Ok(Err(e)) => fail(e),
-        Err(_) => fail(ToolError::new(
-            ErrorCode::Timeout,
-            format!("no result within {} ms", limit.as_millis()),
-        )),
-    }
 }

@@ -1,12 +1,15 @@
-//! The tools a command works with: tools files, packs, and enable/disable switches, shared by
-//! `toolcall tools` and `toolcall run`.
+//! The toolset options every subcommand that loads tools takes, turned into the library's
+//! [`ToolsetSpec`] (which owns the assembly rules).
 
 use std::path::PathBuf;
-use std::sync::Arc;
 
 use anyhow::{Context, bail};
-use toolcall_core::Registry;
-use toolcall_packs::{PackConfig, PackState, load_pack};
+use serde_json::Value;
+use toolcall_core::McpServer;
+use toolcall_core::tools_file::{
+    is_valid_mcp_server_name, mcp_servers_from_tools_json, read_tools_document,
+};
+use toolcall_packs::toolset::{Toolset, ToolsetSpec};
 
 #[derive(clap::Args, Debug, Clone, Default)]
 pub struct ToolsetArgs {
@@ -14,9 +17,18 @@ pub struct ToolsetArgs {
     /// format (tools with `enabled`, `kind`, `timeout_ms`, `backend`, ...). Repeatable.
     #[arg(long = "tools", value_name = "FILE")]
     pub tools: Vec<PathBuf>,
-    /// A built-in tool pack (computer, apps, slash, world, highlight). Repeatable.
+    /// A built-in tool pack (computer, apps, slash, world, highlight); each works without
+    /// options. Repeatable.
     #[arg(long = "pack", value_name = "NAME")]
     pub packs: Vec<String>,
+    /// A pack option, `PACK.KEY=VALUE` (VALUE is read as JSON when it parses, else as text).
+    /// Repeatable.
+    #[arg(long = "pack-opt", value_name = "PACK.KEY=VALUE")]
+    pub pack_opts: Vec<String>,
+    /// X display for the computer pack, e.g. `:1` [default: the pack's `display` option, else
+    /// $DISPLAY].
+    #[arg(long, value_name = "DISPLAY")]
+    pub display: Option<String>,
     /// Enable a tool by id; a trailing `*` matches a prefix (`vista.command.*`). Repeatable.
     #[arg(long = "enable", value_name = "NAME")]
     pub enable: Vec<String>,
@@ -26,108 +38,120 @@ pub struct ToolsetArgs {
     pub disable: Vec<String>,
 }
 
-/// A loaded toolset: the registry and the state handles of the packs in it.
-pub struct Toolset {
-    pub registry: Registry,
-    // Read by `toolcall run` to save and resume pack state with the session.
-    #[allow(dead_code)]
-    pub pack_states: Vec<(&'static str, Arc<dyn PackState>)>,
-}
-
 impl ToolsetArgs {
-    /// Whether any tools file or pack was given.
-    pub fn is_empty(&self) -> bool {
-        self.tools.is_empty() && self.packs.is_empty()
+    /// The toolset these options describe, added to `base` (a recorded session's setup).
+    pub fn spec(&self, mut base: ToolsetSpec) -> anyhow::Result<ToolsetSpec> {
+        let cwd = std::env::current_dir().context("cannot read the current directory")?;
+        for name in &self.packs {
+            base.add_pack(name, &cwd);
+        }
+        for option in &self.pack_opts {
+            base.set_pack_option(option)?;
+        }
+        if let Some(display) = &self.display {
+            let Some((_, config)) = base.packs.iter_mut().find(|(n, _)| n == "computer") else {
+                bail!("--display is for the computer pack: add --pack computer");
+            };
+            config
+                .options
+                .insert("display".to_owned(), Value::String(display.clone()));
+        }
+        base.tools_files.extend(self.tools.iter().cloned());
+        base.enable.extend(self.enable.iter().cloned());
+        base.disable.extend(self.disable.iter().cloned());
+        Ok(base)
     }
 
-    /// The registry, with program/HTTP backends attached so every declared tool can run.
-    // Used by `toolcall run`.
-    #[allow(dead_code)]
-    pub fn build(&self) -> anyhow::Result<Registry> {
-        Ok(self.load()?.registry)
-    }
-
-    /// [`Self::build`] plus the packs' state handles.
-    pub fn load(&self) -> anyhow::Result<Toolset> {
-        let mut toolset = self.load_specs()?;
-        toolcall_run::backend::attach_backends(&mut toolset.registry)
-            .context("cannot set up the tools' backends")?;
-        Ok(toolset)
-    }
-
-    /// The tools without attaching backends (for listing and rendering, which run nothing).
+    /// The toolset for listing and rendering (nothing runs): `--tools` or `--pack` needed.
     pub fn load_specs(&self) -> anyhow::Result<Toolset> {
-        if self.is_empty() {
+        let spec = self.spec(ToolsetSpec::default())?;
+        if spec.is_empty() {
             bail!("no tools: give --tools FILE or --pack NAME");
         }
-        let mut registry = Registry::new();
-        let mut pack_states = Vec::new();
-        for path in &self.tools {
-            let loaded = Registry::from_tools_file(path)?;
-            registry
-                .merge(loaded)
-                .with_context(|| format!("tools file {}", path.display()))?;
-        }
-        let base_dir = std::env::current_dir().context("cannot read the current directory")?;
-        for name in &self.packs {
-            let config = PackConfig {
-                base_dir: base_dir.clone(),
-                options: Default::default(),
-            };
-            let pack = load_pack(name, &config).with_context(|| format!("pack {name:?}"))?;
-            registry
-                .merge(pack.registry)
-                .with_context(|| format!("pack {name:?}"))?;
-            if let Some(state) = pack.state {
-                pack_states.push((pack.name, state));
-            }
-        }
-        self.apply_switches(&mut registry)?;
-        Ok(Toolset {
-            registry,
-            pack_states,
-        })
+        Ok(spec.load()?)
     }
+}
 
-    /// Prefix patterns first (disable, then enable), then exact ids (disable, then enable):
-    /// the more specific switch wins.
-    pub fn apply_switches(&self, registry: &mut Registry) -> anyhow::Result<()> {
-        let patterns = |v: &[String]| -> Vec<String> {
-            v.iter().filter(|n| n.ends_with('*')).cloned().collect()
-        };
-        let exact = |v: &[String]| -> Vec<String> {
-            v.iter().filter(|n| !n.ends_with('*')).cloned().collect()
-        };
-        let steps = [
-            (patterns(&self.disable), false),
-            (patterns(&self.enable), true),
-            (exact(&self.disable), false),
-            (exact(&self.enable), true),
-        ];
-        for (names, enabled) in steps {
-            for name in names {
-                let targets: Vec<String> = match name.strip_suffix('*') {
-                    Some(prefix) => registry
-                        .names()
-                        .filter(|n| n.starts_with(prefix))
-                        .map(str::to_owned)
-                        .collect(),
-                    None if registry.contains(&name) => vec![name.clone()],
-                    None => Vec::new(),
-                };
-                if targets.is_empty() {
-                    let known: Vec<&str> = registry.names().collect();
-                    bail!(
-                        "--{} {name:?} matches no tool; tools: {}",
-                        if enabled { "enable" } else { "disable" },
-                        known.join(", ")
-                    );
-                }
-                for t in targets {
-                    registry.set_enabled(&t, enabled)?;
-                }
-            }
-        }
-        Ok(())
+/// Loads a toolset whose tools will run: program and HTTP backends are attached.
+pub fn load_runnable(spec: &ToolsetSpec) -> anyhow::Result<Toolset> {
+    let mut toolset = spec.load()?;
+    toolcall_run::backend::attach_backends(&mut toolset.registry)
+        .context("cannot set up the tools' backends")?;
+    Ok(toolset)
+}
+
+/// MCP servers whose tools join the toolset (for the subcommands that run tools).
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct McpServerArgs {
+    /// An MCP server whose tools join the toolset as `NAME.tool`: `NAME=URL` (Streamable
+    /// HTTP) or `NAME=PROGRAM ARG…` (stdio; split on spaces, never run through a shell).
+    /// Repeatable. Tools files may declare servers too (`{"type": "mcp", ...}` entries).
+    #[arg(long = "mcp", value_name = "NAME=COMMAND|URL")]
+    pub mcp: Vec<String>,
+}
+
+impl McpServerArgs {
+    /// The servers named by `--mcp`.
+    pub fn servers(&self) -> anyhow::Result<Vec<McpServer>> {
+        self.mcp.iter().map(|flag| parse_mcp_flag(flag)).collect()
     }
+}
+
+/// `--mcp NAME=URL` or `--mcp NAME=PROGRAM ARG…` (split on whitespace; no shell).
+fn parse_mcp_flag(flag: &str) -> anyhow::Result<McpServer> {
+    let (name, target) = flag
+        .split_once('=')
+        .with_context(|| format!("--mcp {flag:?}: expected NAME=COMMAND or NAME=URL"))?;
+    if !is_valid_mcp_server_name(name) {
+        bail!("--mcp {flag:?}: NAME must be 1-64 letters, digits, '_' or '-'");
+    }
+    let target = target.trim();
+    if target.starts_with("http://") || target.starts_with("https://") {
+        return Ok(McpServer::Http {
+            name: name.to_owned(),
+            url: target.to_owned(),
+            headers: Default::default(),
+        });
+    }
+    let argv: Vec<String> = target.split_whitespace().map(str::to_owned).collect();
+    if argv.is_empty() {
+        bail!("--mcp {flag:?}: no command after '='");
+    }
+    Ok(McpServer::Stdio {
+        name: name.to_owned(),
+        argv,
+        env: Default::default(),
+    })
+}
+
+/// [`load_runnable`] plus the tools of MCP servers (`--mcp` and the tools files' `"type":
+/// "mcp"` entries), connected and listed before the enable/disable switches apply, so the
+/// switches reach their tools too.
+pub async fn load_runnable_with_mcp(
+    spec: &ToolsetSpec,
+    mcp: &McpServerArgs,
+) -> anyhow::Result<Toolset> {
+    let mut servers = mcp.servers()?;
+    for path in &spec.tools_files {
+        let doc = read_tools_document(path)?;
+        servers.extend(
+            mcp_servers_from_tools_json(&doc)
+                .with_context(|| format!("tools file {}", path.display()))?,
+        );
+    }
+    if servers.is_empty() {
+        return load_runnable(spec);
+    }
+    let mut unswitched = spec.clone();
+    unswitched.enable.clear();
+    unswitched.disable.clear();
+    let mut toolset = load_runnable(&unswitched)?;
+    let options = toolcall_mcp::ConnectOptions::default();
+    let tools = toolcall_mcp::connect_all(&servers, &options).await?;
+    toolset
+        .registry
+        .merge(tools)
+        .context("adding MCP servers' tools")?;
+    spec.apply_switches(&mut toolset.registry)?;
+    Ok(toolset)
 }

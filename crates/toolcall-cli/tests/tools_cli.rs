@@ -312,3 +312,57 @@ fn load_errors_are_clear() {
     assert!(!o.status.success());
     assert!(stderr(&o).contains("no_such_pack"), "{}", stderr(&o));
 }
+
+// Every pack lists its tools with no options; options reach the pack through --pack-opt.
+#[test]
+fn every_pack_lists_without_options() {
+    for (pack, tool) in [
+        ("highlight", "highlight_object"),
+        ("slash", "vista.command.summary"),
+        ("world", "move_player"),
+        ("apps", "open_app"),
+        ("computer", "computer_use"),
+    ] {
+        let o = toolcall(&["tools", "list", "--pack", pack]);
+        assert!(o.status.success(), "{pack}: {}", stderr(&o));
+        assert!(stdout(&o).contains(tool), "{pack}: {}", stdout(&o));
+    }
+    let scene = r#"highlight.scene=[{"box_2d":[0,0,10,10],"label":"cup"}]"#;
+    let o = toolcall(&[
+        "tools",
+        "check",
+        "highlight_object",
+        r#"{"object": "the cups"}"#,
+        "--run",
+        "--pack",
+        "highlight",
+        "--pack-opt",
+        scene,
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["result"]["data"]["label"], "cup");
+}
+
+// `tools check --run` goes through the executor: approval applies as in `toolcall run`.
+#[test]
+fn check_run_asks_for_approval_like_run() {
+    let tools = fixture("approval.json");
+    let args = [
+        "tools",
+        "check",
+        "wipe",
+        r#"{"what": "x"}"#,
+        "--run",
+        "--tools",
+        &tools,
+    ];
+    let o = toolcall(&args);
+    assert!(!o.status.success());
+    let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["result"]["error"]["code"], "denied", "{v}");
+    let o = toolcall(&[&args[..], &["--yes"]].concat());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["result"]["data"], json!({"what": "x"}));
+}

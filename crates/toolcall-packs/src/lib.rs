@@ -11,18 +11,22 @@
 //!
 //! Each pack is loaded by name with [`load_pack`] into a [`Pack`]: a registry of specs with
 //! implementations, plus, for stateful packs, a handle to save and restore their state.
+//! Every pack loads with no options at all (working defaults). [`toolset`] assembles packs,
+//! tools files and enable/disable switches into one registry, the same way for every
+//! caller.
 
 use std::path::PathBuf;
 use std::sync::Arc;
 
 use serde_json::{Map, Value};
-use toolcall_core::{Registry, RegistryError};
+use toolcall_core::{Registry, RegistryError, ToolCall, ToolResult};
 
 pub mod apps;
 #[cfg(feature = "computer")]
 pub mod computer;
 pub mod highlight;
 pub mod slash;
+pub mod toolset;
 pub mod world;
 
 #[derive(Debug, thiserror::Error)]
@@ -57,11 +61,38 @@ pub trait PackState: Send + Sync {
     fn restore(&self, snapshot: Value) -> Result<(), PackError>;
 }
 
+/// What an application around the loop shows after a round of calls ran, when one pack's
+/// application has its own conventions (the apps pack: an `__MCP__` line per command for
+/// the client, the reply's text for speech). The generic layers call every loaded pack's
+/// hook and print what comes back, knowing nothing of any one application.
+pub trait RoundOutput: Send + Sync {
+    /// The output for one round: its visible assistant text, its calls as they ran and
+    /// their results; empty when the round is none of this pack's business.
+    fn round_output(
+        &self,
+        text: &str,
+        calls: &[ToolCall],
+        results: &[ToolResult],
+        session_id: &str,
+    ) -> RoundLines;
+}
+
+/// A pack's output for one round.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RoundLines {
+    /// Lines for a program reading the output, printed exactly as they are.
+    pub client: Vec<String>,
+    /// Notes for a person (`speech: ...`), printed with the round's other details.
+    pub notes: Vec<String>,
+}
+
 /// A loaded pack.
 pub struct Pack {
     pub name: &'static str,
     pub registry: Registry,
     pub state: Option<Arc<dyn PackState>>,
+    /// The pack's part in each round's output, if its application has one.
+    pub round_output: Option<Arc<dyn RoundOutput>>,
 }
 
 /// The packs this build provides.

@@ -11,7 +11,7 @@ use toolcall_packs::{Pack, PackConfig, load_pack};
 fn config() -> PackConfig {
     PackConfig {
         base_dir: common::fixtures(),
-        options: common::options(&[("tools", "slash-tools.json"), ("data", "clinic.json")]),
+        options: common::options(&[("data", "clinic.json")]),
     }
 }
 
@@ -361,9 +361,7 @@ fn pack_options_are_checked() {
         )
         .map(|_| ())
     };
-    let tools: Value =
-        serde_json::from_str(&std::fs::read_to_string(fixtures.join("slash-tools.json")).unwrap())
-            .unwrap();
+    let tools: Value = serde_json::from_str(include_str!("../src/slash/tools.json")).unwrap();
     let data: Value =
         serde_json::from_str(&std::fs::read_to_string(fixtures.join("clinic.json")).unwrap())
             .unwrap();
@@ -384,5 +382,7 @@ fn pack_options_are_checked() {
     );
     let dup = json!({"patients": [{"id": "p", "name": "P"}, {"id": "p", "name": "Q"}]});
     assert!(load(tools, dup).is_err());
-    assert!(load_pack("slash", &PackConfig::default()).is_err());
+    // Without options: the pack's own tools over no patients.
+    let bare = load_pack("slash", &PackConfig::default()).unwrap();
+    assert!(bare.registry.contains("vista.command.summary"));
 }

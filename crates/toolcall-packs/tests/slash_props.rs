@@ -16,7 +16,7 @@ use common::{fixtures, world_fixture_pack as world_pack};
 fn slash_ctx() -> SlashContext {
     SlashSetup::load(&PackConfig {
         base_dir: fixtures(),
-        options: common::options(&[("tools", "slash-tools.json"), ("data", "clinic.json")]),
+        options: common::options(&[("data", "clinic.json")]),
     })
     .unwrap()
     .context(Some("vis_123"))

@@ -6,15 +6,24 @@
 //! offers them natively and, when a reply carries no native calls, parses its text.
 //! A repeat-failure breaker stops a call (same name, same arguments) that failed identically
 //! three times: it is answered `cancelled` and the loop stops calling tools.
+//!
+//! The loop tells what it does as [`AgentEvent`]s (see [`crate::events`]): to observers
+//! attached with [`Agent::add_observer`], and as a stream with [`Agent::run_turn_stream`].
 
 use std::collections::HashMap;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 use std::time::Duration;
+
+use futures::Stream;
+use tokio::sync::mpsc;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use toolcall_core::{
-    Diagnostic, ErrorCode, PromptFormat, Registry, ToolCall, ToolError, ToolResult,
+    Diagnostic, ErrorCode, PromptFormat, Registry, ToolCall, ToolError, ToolKind, ToolResult,
 };
 use toolcall_parse::{FormatSelection, ParseOptions};
 
@@ -22,6 +31,7 @@ use crate::archive::{Archive, ArchiveError, Delivery};
 use crate::client::{
     ClientError, Message, ModelClient, ModelReply, ModelRequest, RequestOptions, TextResult,
 };
+use crate::events::{AgentEvent, Observer};
 use crate::executor::{Executor, SessionContext, Timed};
 use crate::redact::redact_call_text;
 
@@ -94,7 +104,7 @@ pub enum AgentError {
 }
 
 /// One model request and what came of it.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct RoundReport {
     /// The visible assistant text (call markup removed in text mode).
     pub assistant_text: Option<String>,
@@ -115,7 +125,7 @@ pub struct RoundReport {
 }
 
 /// What one turn did.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct TurnReport {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub session_id: Option<String>,
@@ -139,6 +149,9 @@ pub struct Agent {
     ctx: SessionContext,
     states: Vec<(String, StateSaver)>,
     failures: HashMap<String, (String, u32)>,
+    observers: Vec<Observer>,
+    /// The receiving end is the [`TurnStream`] of the turn running now, if any.
+    stream: Option<mpsc::UnboundedSender<AgentEvent>>,
 }
 
 impl Agent {
@@ -152,7 +165,18 @@ impl Agent {
             ctx: SessionContext::default(),
             states: Vec::new(),
             failures: HashMap::new(),
+            observers: Vec::new(),
+            stream: None,
         }
+    }
+
+    /// Hands every event of every later turn to `observer`, in order, as it happens.
+    pub fn add_observer(&mut self, observer: Observer) {
+        self.observers.push(observer);
+    }
+
+    fn emit(&self, event: AgentEvent) {
+        emit_to(&self.observers, &self.stream, event);
     }
 
     /// Archives this conversation as a new session; returns its id.
@@ -339,10 +363,18 @@ impl Agent {
 
     async fn deliver_jobs(
         &mut self,
+        round: usize,
         jobs: Vec<Timed>,
         report: &mut Vec<ToolResult>,
     ) -> Result<(), AgentError> {
         for t in jobs {
+            self.emit(AgentEvent::JobDelivered {
+                round,
+                call_id: t.result.call_id.clone(),
+                name: t.result.name.clone(),
+                result: t.result.to_json(),
+                duration_ms: millis(t.duration),
+            });
             if let (Some(a), Some(s)) = (&self.archive, &self.ctx.session_id) {
                 a.record_result(s, &t.result, t.duration, Delivery::Job)?;
             }
@@ -366,7 +398,58 @@ impl Agent {
     }
 
     /// Runs one user turn; the conversation is kept, so the next call continues it.
+    /// Observers see the turn's events as it runs.
     pub async fn run_turn(&mut self, user_input: &str) -> Result<TurnReport, AgentError> {
+        self.stream = None;
+        self.turn(user_input).await
+    }
+
+    /// Runs one user turn as a stream of its events, ending with
+    /// [`AgentEvent::TurnFinished`] (which carries the [`TurnReport`]), or with the error
+    /// that stopped the turn. The turn advances only while the stream is polled; dropping
+    /// the stream abandons the turn between two steps.
+    ///
+    /// ```no_run
+    /// # async fn demo(agent: &mut toolcall_run::Agent) -> Result<(), toolcall_run::AgentError> {
+    /// use futures::StreamExt;
+    /// use toolcall_run::AgentEvent;
+    /// let mut events = agent.run_turn_stream("Open the chest");
+    /// while let Some(event) = events.next().await {
+    ///     match event? {
+    ///         AgentEvent::TextDelta { text, .. } => print!("{text}"),
+    ///         AgentEvent::CallCompleted { name, duration_ms, .. } => {
+    ///             eprintln!("{name} took {duration_ms} ms")
+    ///         }
+    ///         _ => {}
+    ///     }
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub fn run_turn_stream(&mut self, user_input: impl Into<String>) -> TurnStream<'_> {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let input = user_input.into();
+        let turn = Box::pin(async move {
+            self.stream = Some(tx);
+            let result = self.turn(&input).await;
+            self.stream = None;
+            result
+        });
+        TurnStream {
+            events: rx,
+            turn: Some(turn),
+            error: None,
+        }
+    }
+
+    async fn turn(&mut self, user_input: &str) -> Result<TurnReport, AgentError> {
+        let report = self.turn_inner(user_input).await?;
+        self.emit(AgentEvent::TurnFinished {
+            report: Box::new(report.clone()),
+        });
+        Ok(report)
+    }
+
+    async fn turn_inner(&mut self, user_input: &str) -> Result<TurnReport, AgentError> {
         self.failures.clear();
         if self.conversation.is_empty() {
             let prompt = match (&self.config.system_prompt, self.config.mode) {
@@ -382,6 +465,10 @@ impl Agent {
             }
         }
         self.push(Message::user(user_input))?;
+        self.emit(AgentEvent::TurnStarted {
+            session_id: self.ctx.session_id.clone(),
+            input: user_input.to_owned(),
+        });
         let mut report = TurnReport {
             session_id: self.ctx.session_id.clone(),
             ..TurnReport::default()
@@ -403,10 +490,18 @@ impl Agent {
             } else {
                 self.executor.finished_jobs().await
             };
-            self.deliver_jobs(finished, &mut rr.job_results).await?;
-            let reply = self.client.complete(&self.request(true)).await?;
+            self.deliver_jobs(round, finished, &mut rr.job_results)
+                .await?;
+            let request = self.request(true);
+            self.emit(AgentEvent::RoundStarted {
+                round,
+                tools: request.tools.iter().map(|t| t.name.clone()).collect(),
+                final_request: false,
+            });
+            let reply = self.client.complete(&request).await?;
             let mut it = self.interpret(reply);
             unique_call_ids(&mut it.calls, &mut it.diagnostics);
+            self.emit_reply(round, &it);
             rr.assistant_text = it.text.clone();
             rr.diagnostics = it.diagnostics;
             rr.reasoning = it.reasoning;
@@ -439,7 +534,7 @@ impl Agent {
                     let done = self.executor.wait_jobs(self.config.job_wait).await;
                     if !done.is_empty() {
                         report.rounds.push(rr);
-                        self.deliver_jobs(done, &mut carried_jobs).await?;
+                        self.deliver_jobs(round, done, &mut carried_jobs).await?;
                         continue;
                     }
                 }
@@ -480,7 +575,7 @@ impl Agent {
         // Bound reached or breaker tripped: one more request, without tools.
         let mut jobs = std::mem::take(&mut carried_jobs);
         let finished = self.executor.finished_jobs().await;
-        self.deliver_jobs(finished, &mut jobs).await?;
+        self.deliver_jobs(round, finished, &mut jobs).await?;
         if let Some(last) = report.rounds.last_mut() {
             last.job_results.extend(jobs);
         }
@@ -488,7 +583,13 @@ impl Agent {
             "[toolcall] No more tool calls are possible in this turn. Reply to the user now, \
              without calling tools.",
         ))?;
-        let reply = self.client.complete(&self.request(false)).await?;
+        let request = self.request(false);
+        self.emit(AgentEvent::RoundStarted {
+            round: round + 1,
+            tools: Vec::new(),
+            final_request: true,
+        });
+        let reply = self.client.complete(&request).await?;
         let text = match self.config.mode {
             Mode::Native => reply.text,
             // Calls written in the text are not run; keep the visible text only.
@@ -497,6 +598,12 @@ impl Agent {
                 Some(toolcall_parse::parse(&raw, &self.parse_options()).text)
             }
         };
+        if let Some(t) = text.as_ref().filter(|t| !t.is_empty()) {
+            self.emit(AgentEvent::TextDelta {
+                round: round + 1,
+                text: t.clone(),
+            });
+        }
         self.push(Message::Assistant {
             text: text.clone(),
             calls: Vec::new(),
@@ -521,6 +628,11 @@ impl Agent {
                 Some((_, n)) if *n >= BREAKER_THRESHOLD => {
                     tripped = true;
                     self.record_call(round, call)?;
+                    self.emit(AgentEvent::CallValidated {
+                        round,
+                        call: call.clone(),
+                        error: None,
+                    });
                     Timed {
                         call: call.clone(),
                         result: ToolResult::err(
@@ -540,11 +652,32 @@ impl Agent {
                 _ => {
                     let mut archived = Ok(());
                     let (archive, session) = (self.archive.clone(), self.ctx.session_id.clone());
+                    let (observers, stream) = (&self.observers, &self.stream);
                     let timed = self
                         .executor
-                        .execute_one_observed(call.clone(), &self.ctx, &mut |checked| {
+                        .execute_one_observed(call.clone(), &self.ctx, &mut |checked, error| {
                             if let (Some(a), Some(s)) = (&archive, &session) {
                                 archived = a.record_call(s, round, checked);
+                            }
+                            emit_to(
+                                observers,
+                                stream,
+                                AgentEvent::CallValidated {
+                                    round,
+                                    call: checked.clone(),
+                                    error: error.cloned(),
+                                },
+                            );
+                            if error.is_none() {
+                                emit_to(
+                                    observers,
+                                    stream,
+                                    AgentEvent::CallStarted {
+                                        round,
+                                        call_id: checked.call_id.clone(),
+                                        name: checked.name.clone(),
+                                    },
+                                );
                             }
                         })
                         .await;
@@ -566,10 +699,59 @@ impl Agent {
             if let (Some(a), Some(s)) = (&self.archive, &self.ctx.session_id) {
                 a.record_result(s, &timed.result, timed.duration, Delivery::Inline)?;
             }
+            self.emit_result(round, &timed);
             checked.push(timed.call);
             results.push(timed.result);
         }
         Ok((checked, results, tripped))
+    }
+
+    /// The reply's events: its visible text, what was found in it, and each call.
+    fn emit_reply(&self, round: usize, it: &Interpreted) {
+        if let Some(t) = it.text.as_ref().filter(|t| !t.is_empty()) {
+            self.emit(AgentEvent::TextDelta {
+                round,
+                text: t.clone(),
+            });
+        }
+        self.emit(AgentEvent::ReplyParsed {
+            round,
+            raw: if it.from_text { it.raw.clone() } else { None },
+            calls: it.calls.len(),
+            diagnostics: it.diagnostics.clone(),
+            reasoning: it.reasoning.clone(),
+        });
+        for call in &it.calls {
+            self.emit(AgentEvent::CallParsed {
+                round,
+                call: call.clone(),
+            });
+        }
+    }
+
+    fn emit_result(&self, round: usize, timed: &Timed) {
+        let r = &timed.result;
+        let duration_ms = millis(timed.duration);
+        self.emit(match &r.outcome {
+            Ok(_) => AgentEvent::CallCompleted {
+                round,
+                call_id: r.call_id.clone(),
+                name: r.name.clone(),
+                result: r.to_json(),
+                duration_ms,
+                job: self
+                    .registry()
+                    .spec(&r.name)
+                    .is_some_and(|s| s.kind == ToolKind::Job),
+            },
+            Err(e) => AgentEvent::CallFailed {
+                round,
+                call_id: r.call_id.clone(),
+                name: r.name.clone(),
+                error: e.clone(),
+                duration_ms,
+            },
+        });
     }
 
     fn record_call(&self, round: usize, call: &ToolCall) -> Result<(), AgentError> {
@@ -577,6 +759,64 @@ impl Agent {
             a.record_call(s, round, call)?;
         }
         Ok(())
+    }
+}
+
+fn emit_to(
+    observers: &[Observer],
+    stream: &Option<mpsc::UnboundedSender<AgentEvent>>,
+    event: AgentEvent,
+) {
+    for o in observers {
+        o(&event);
+    }
+    if let Some(tx) = stream {
+        // The stream's reader is gone: the turn goes on without it.
+        let _ = tx.send(event);
+    }
+}
+
+fn millis(d: Duration) -> u64 {
+    d.as_millis().min(u64::MAX as u128) as u64
+}
+
+type TurnFuture<'a> = Pin<Box<dyn Future<Output = Result<TurnReport, AgentError>> + Send + 'a>>;
+
+/// A turn as a stream of events; see [`Agent::run_turn_stream`].
+pub struct TurnStream<'a> {
+    events: mpsc::UnboundedReceiver<AgentEvent>,
+    turn: Option<TurnFuture<'a>>,
+    error: Option<AgentError>,
+}
+
+impl Stream for TurnStream<'_> {
+    type Item = Result<AgentEvent, AgentError>;
+
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let this = self.get_mut();
+        // Events already told come first; the turn only advances when none are waiting, so
+        // the channel never holds more than one step's events.
+        if let Ok(event) = this.events.try_recv() {
+            return Poll::Ready(Some(Ok(event)));
+        }
+        if let Some(turn) = this.turn.as_mut() {
+            match turn.as_mut().poll(cx) {
+                Poll::Ready(result) => {
+                    this.turn = None;
+                    this.error = result.err();
+                }
+                Poll::Pending => {
+                    return match this.events.try_recv() {
+                        Ok(event) => Poll::Ready(Some(Ok(event))),
+                        Err(_) => Poll::Pending,
+                    };
+                }
+            }
+        }
+        if let Ok(event) = this.events.try_recv() {
+            return Poll::Ready(Some(Ok(event)));
+        }
+        Poll::Ready(this.error.take().map(Err))
     }
 }
 

@@ -146,16 +146,17 @@ impl Executor {
 
     /// Runs one call (the unit [`Self::execute`] repeats).
     pub async fn execute_one(&self, call: ToolCall, ctx: &SessionContext) -> Timed {
-        self.execute_one_observed(call, ctx, &mut |_| {}).await
+        self.execute_one_observed(call, ctx, &mut |_, _| {}).await
     }
 
     /// Runs one call; `on_checked` sees the call after validation (coerced, repairs recorded)
-    /// just before it runs or is rejected, so a caller can archive it first.
+    /// just before it runs, or with the error it is rejected with (unknown, disabled,
+    /// invalid, denied), so a caller can archive it first.
     pub async fn execute_one_observed(
         &self,
         mut call: ToolCall,
         ctx: &SessionContext,
-        on_checked: &mut (dyn FnMut(&ToolCall) + Send),
+        on_checked: &mut (dyn FnMut(&ToolCall, Option<&ToolError>) + Send),
     ) -> Timed {
         let started = Instant::now();
         let call_id = call.call_id.clone();
@@ -169,7 +170,7 @@ impl Executor {
             "tool_call.started"
         );
         let prepared = self.prepare(&mut call).await;
-        on_checked(&call);
+        on_checked(&call, prepared.as_ref().err());
         let checked = call.clone();
         let result = match prepared {
             Err(e) => ToolResult::err(call_id.clone(), name.clone(), e),

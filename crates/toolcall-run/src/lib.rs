@@ -7,6 +7,7 @@
 //! | [`redact`] | secret redaction for logs and the archive |
 //! | [`client`] | the provider-neutral conversation and the model clients (Chat Completions, Responses, replay) |
 //! | [`agent`] | the loop: model → calls → results → model, bounded rounds, repeat-failure breaker |
+//! | [`events`] | the events a turn produces, read by every consumer (stream, observers) |
 //! | [`builder`] | [`Agent::builder`]: an agent from a model endpoint, tools and options in one expression |
 //! | [`archive`] | the SQLite session archive |
 //! | [`replay`] | the recorded-session file format |
@@ -17,11 +18,12 @@ pub mod archive;
 pub mod backend;
 pub mod builder;
 pub mod client;
+pub mod events;
 pub mod executor;
 pub mod redact;
 pub mod replay;
 
-pub use agent::{Agent, AgentConfig, AgentError, Mode, RoundReport, TurnReport};
+pub use agent::{Agent, AgentConfig, AgentError, Mode, RoundReport, TurnReport, TurnStream};
 pub use archive::{Archive, ArchiveError};
 pub use builder::{AgentBuilder, BuildError, OpenAi};
 pub use client::{
@@ -29,5 +31,6 @@ pub use client::{
     ReplayClient, RequestOptions, ResponsesClient, RetryPolicy, TextResult, Timeouts, ToolChoice,
     Transport,
 };
+pub use events::{AgentEvent, Observer};
 pub use executor::{ApproveAll, ApproveWith, Approver, DenyAll, Executor, SessionContext, Timed};
 pub use replay::SessionFile;

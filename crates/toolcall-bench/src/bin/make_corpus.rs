@@ -1,6 +1,7 @@
 //! Writes the benchmark corpus to a directory (default `target/bench-corpus`) for the Python
-//! baselines: one `<n>.txt` per case (the reply), `<n>.<i>.json` per bare JSON document, and
-//! `manifest.json` listing them.
+//! baselines: one `<n>.txt` per case (the reply), `<n>.<i>.json` per bare JSON document,
+//! `manifest.json` listing them, and `tools.json` (the corpus registry as a tools file, for
+//! the `toolcall` Python package).
 
 use std::path::PathBuf;
 
@@ -28,6 +29,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             "json": docs, "expected_calls": case.expected_calls, "bytes": case.text.len(),
         }));
     }
+    let specs: Vec<_> = corpus::registry().specs().cloned().collect();
+    std::fs::write(
+        dir.join("tools.json"),
+        serde_json::to_string_pretty(&specs)?,
+    )?;
     std::fs::write(
         dir.join("manifest.json"),
         serde_json::to_string_pretty(&manifest)?,

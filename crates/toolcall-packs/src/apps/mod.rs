@@ -31,7 +31,7 @@ pub mod desktop;
 pub mod process;
 pub mod respond;
 
-pub use respond::{ClientOutput, respond};
+pub use respond::{ActionResponseOutput, ClientOutput, respond};
 
 use desktop::DesktopEntry;
 use process::{Ending, Tracker};
@@ -409,5 +409,6 @@ pub fn pack_with(launcher: Arc<Launcher>) -> Result<Pack, PackError> {
         name: "apps",
         registry,
         state: None,
+        round_output: Some(Arc::new(respond::ActionResponseOutput)),
     })
 }

@@ -6,7 +6,13 @@
 //! this module only shapes what leaves the server.
 
 use serde_json::{Value, json};
-use toolcall_core::{Parsed, ToolResult};
+use toolcall_core::{Parsed, ToolCall, ToolResult};
+
+use crate::{RoundLines, RoundOutput};
+
+/// The format whose replies are action responses; only rounds with such calls get client
+/// output.
+const ACTION_RESPONSE: &str = "action_response";
 
 /// The line prefix the client watches for.
 pub const MCP_PREFIX: &str = "__MCP__";
@@ -60,7 +66,70 @@ pub fn respond(parsed: &Parsed, results: &[ToolResult], session_id: &str) -> Cli
     out
 }
 
+/// The apps pack's round output: [`respond`] for rounds whose calls came as action
+/// responses; the `__MCP__` lines for the client, the speech as a note.
+pub struct ActionResponseOutput;
+
+impl RoundOutput for ActionResponseOutput {
+    fn round_output(
+        &self,
+        text: &str,
+        calls: &[ToolCall],
+        results: &[ToolResult],
+        session_id: &str,
+    ) -> RoundLines {
+        if !calls.iter().any(|c| c.origin.format == ACTION_RESPONSE) {
+            return RoundLines::default();
+        }
+        let parsed = Parsed {
+            text: text.to_owned(),
+            calls: calls.to_vec(),
+            ..Parsed::default()
+        };
+        let out = respond(&parsed, results, session_id);
+        RoundLines {
+            client: out.mcp_lines,
+            notes: if out.speech.is_empty() {
+                Vec::new()
+            } else {
+                vec![format!("speech: {}", out.speech)]
+            },
+        }
+    }
+}
+
 /// Reads a client line back: the payload of an `__MCP__` line, `None` for other lines.
 pub fn parse_mcp_line(line: &str) -> Option<Value> {
     serde_json::from_str(line.strip_prefix(MCP_PREFIX)?).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use toolcall_core::ToolResult;
+
+    fn open_call(format: &str) -> ToolCall {
+        let mut call = ToolCall::new("open_app", json!({"app_name": "Safari"}), format);
+        call.call_id = "c1".into();
+        call
+    }
+
+    #[test]
+    fn only_action_response_rounds_get_client_lines() {
+        let result = ToolResult::ok("c1".into(), "open_app", json!({"pid": 7}));
+        let hook = ActionResponseOutput;
+        let native = hook.round_output(
+            "Opening.",
+            &[open_call("openai_chat")],
+            std::slice::from_ref(&result),
+            "s1",
+        );
+        assert_eq!(native, RoundLines::default());
+        let lines = hook.round_output("Opening.", &[open_call(ACTION_RESPONSE)], &[result], "s1");
+        assert_eq!(lines.client.len(), 1);
+        let payload = parse_mcp_line(&lines.client[0]).unwrap();
+        assert_eq!(payload["command"], "open_app");
+        assert_eq!(payload["session_id"], "s1");
+        assert_eq!(lines.notes, ["speech: Opening."]);
+    }
 }

@@ -6,7 +6,8 @@
 //! seed's fallback format), or `{"boxes": [...]}`.
 //!
 //! Pack options (paths relative to the config's base dir):
-//! - `scene` (required): the scene file, or the scene array inline;
+//! - `scene`: the scene file, or the scene array inline [default: an empty scene, so every
+//!   call answers that nothing is in view];
 //! - `image` (optional): the picture the scene describes; the result then carries pixel
 //!   coordinates, and with the `image` feature a PNG with the box drawn is written;
 //! - `output` (optional): where that PNG goes (default `highlighted.png` beside `image`);
@@ -291,11 +292,7 @@ pub fn pack(config: &PackConfig) -> Result<Pack, PackError> {
                 "option \"scene\" must be a path or a scene, got {other}"
             )));
         }
-        None => {
-            return Err(cfg(
-                "option \"scene\" is required (a scene file of labelled boxes)".into(),
-            ));
-        }
+        None => Value::Array(Vec::new()),
     };
     let boxes = parse_scene(scene).map_err(|e| cfg(format!("scene: {e}")))?;
     let mut tool = HighlightObject::new(
@@ -328,6 +325,7 @@ pub fn pack(config: &PackConfig) -> Result<Pack, PackError> {
         name: "highlight",
         registry,
         state: None,
+        round_output: None,
     })
 }
 

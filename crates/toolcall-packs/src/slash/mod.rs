@@ -10,13 +10,14 @@
 //!
 //! Every call carries a `context_id` (`slash:summary:vis_123`, `mention:patient:pat_456`)
 //! in its arguments, and the result echoes it in `metadata`. The specs (names, schemas,
-//! `kind`, the `surface` each tool serves) come from a tools file in the style of the seed's
-//! `responses-tools.json`; each tool there must be one this module implements, and the
-//! workflows are the `start_workflow::<name>` entries it lists.
+//! `kind`, the `surface` each tool serves) come from a Responses-style tools file; each tool
+//! there must be one this module implements, and the workflows are the
+//! `start_workflow::<name>` entries it lists.
 //!
 //! Pack options (paths relative to the config's base dir):
-//! - `tools` (required): the tools file;
-//! - `data` (required): patients and visits,
+//! - `tools`: the tools file [default: the pack's own, `slash/tools.json`, with the
+//!   `triage` and `sepsis-screen` workflows];
+//! - `data`: patients and visits [default: none, so lookups find no one],
 //!   `{"patients":[{"id","name","visits":[{"id","date","notes":[{"section","text"}]}]}]}`
 //!   with `section` one of `subjective`, `objective`, `assessment`, `plan`.
 
@@ -36,6 +37,9 @@ pub mod route;
 
 use route::{LOOKUP_PATIENT, ORDER_LAB, START_WORKFLOW, SUMMARY};
 pub use route::{PatientRef, SlashContext, SlashError, route};
+
+/// The pack's own tool definitions, used when no `tools` option is given.
+const DEFAULT_TOOLS: &str = include_str!("tools.json");
 
 /// Largest data or tools file, in bytes.
 pub const MAX_FILE_BYTES: u64 = 8 * 1024 * 1024;
@@ -424,13 +428,23 @@ impl SlashSetup {
             message,
         };
         let path = |key: &str| match config.options.get(key) {
-            Some(Value::String(p)) => Ok(config.base_dir.join(p)),
-            _ => Err(cfg(format!("option {key:?} (a file path) is required"))),
+            None => Ok(None),
+            Some(Value::String(p)) => Ok(Some(config.base_dir.join(p))),
+            Some(other) => Err(cfg(format!(
+                "option {key:?} must be a file path, got {other}"
+            ))),
         };
-        let tools = read_json(&path("tools")?).map_err(cfg)?;
+        let tools = match path("tools")? {
+            Some(p) => read_json(&p).map_err(cfg)?,
+            None => serde_json::from_str(DEFAULT_TOOLS)
+                .map_err(|e| cfg(format!("the built-in tools file: {e}")))?,
+        };
         let specs = specs_from_tools_json(&tools)?;
-        let data: ClinicData = serde_json::from_value(read_json(&path("data")?).map_err(cfg)?)
-            .map_err(|e| cfg(format!("data: {e}")))?;
+        let data: ClinicData = match path("data")? {
+            Some(p) => serde_json::from_value(read_json(&p).map_err(cfg)?)
+                .map_err(|e| cfg(format!("data: {e}")))?,
+            None => ClinicData::default(),
+        };
         data.check().map_err(|e| cfg(format!("data: {e}")))?;
         Ok(SlashSetup {
             data: Arc::new(data),
@@ -508,5 +522,6 @@ pub fn pack_from(setup: SlashSetup) -> Result<Pack, PackError> {
         name: "slash",
         registry,
         state: Some(Arc::new(SlashStateHandle(state))),
+        round_output: None,
     })
 }

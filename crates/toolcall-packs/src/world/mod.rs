@@ -524,5 +524,6 @@ pub fn pack(config: &PackConfig) -> Result<Pack, PackError> {
         name: "world",
         registry: registry_with_ids(world.clone(), ids)?,
         state: Some(Arc::new(WorldState::new(world))),
+        round_output: None,
     })
 }

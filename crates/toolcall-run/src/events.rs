@@ -1,0 +1,310 @@
+//! What a turn does, told as it happens: the events the agent loop produces.
+//!
+//! One turn of [`crate::Agent`] is a sequence of [`AgentEvent`]s:
+//!
+//! ```text
+//! TurnStarted
+//!   RoundStarted(1)  TextDelta*  ReplyParsed
+//!     CallParsed  CallValidated  CallStarted  CallCompleted | CallFailed     (per call)
+//!     JobDelivered*                                                          (jobs that finished)
+//!   RoundStarted(2) ...
+//! TurnFinished
+//! ```
+//!
+//! Every consumer reads the same events: a library user through
+//! [`crate::Agent::run_turn_stream`], or any number of observers attached with
+//! [`crate::Agent::add_observer`] (the CLI printer, the gateway's progress events, the
+//! inspector). Events carry what the agent saw, secrets included, because they stay in the
+//! process; a consumer that shows or stores them calls [`AgentEvent::redacted`] first.
+//!
+//! On the wire (JSON) an event is an object tagged by `"event"`, e.g.
+//! `{"event":"call_completed","round":1,"call_id":"call_1","name":"move_player",
+//! "result":{"status":"ok","data":...},"duration_ms":3}`.
+
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use toolcall_core::{CallId, Diagnostic, ToolCall, ToolError};
+
+use crate::agent::TurnReport;
+use crate::redact::redact;
+
+/// One thing that happened during a turn.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum AgentEvent {
+    /// A user turn began.
+    TurnStarted {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        session_id: Option<String>,
+        input: String,
+    },
+    /// A model request is about to be sent. `tools` names the tools it offers natively
+    /// (empty in text mode and for the final, tool-free request, where `final_request`).
+    RoundStarted {
+        round: usize,
+        tools: Vec<String>,
+        #[serde(default)]
+        final_request: bool,
+    },
+    /// Visible reply text as it arrives. A whole-reply client gives one delta per reply;
+    /// in text mode the call markup is not part of it.
+    TextDelta { round: usize, text: String },
+    /// The reply was read: the raw text the calls' spans point into (text-format replies),
+    /// the parser's findings and the reasoning blocks.
+    ReplyParsed {
+        round: usize,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        raw: Option<String>,
+        calls: usize,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        diagnostics: Vec<Diagnostic>,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        reasoning: Vec<String>,
+    },
+    /// A call was found; `call.origin` has its format, byte span and repairs.
+    CallParsed { round: usize, call: ToolCall },
+    /// A call was checked against its tool: `call` is as it will run (coerced, repairs
+    /// recorded); `error` says why it will not (unknown, disabled, invalid, denied).
+    CallValidated {
+        round: usize,
+        call: ToolCall,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        error: Option<ToolError>,
+    },
+    /// A validated call's tool is running.
+    CallStarted {
+        round: usize,
+        call_id: CallId,
+        name: String,
+    },
+    /// A call answered. `result` is what the model receives (`{"status":"ok","data":..}`);
+    /// for a job tool it is the `{"job_id","state":"running"}` acknowledgement and the
+    /// outcome follows as [`AgentEvent::JobDelivered`].
+    CallCompleted {
+        round: usize,
+        call_id: CallId,
+        name: String,
+        result: Value,
+        duration_ms: u64,
+        #[serde(default)]
+        job: bool,
+    },
+    /// A call failed (rejected before running, or the tool failed, timed out, panicked or
+    /// was cancelled); the model receives `{"error": error}`.
+    CallFailed {
+        round: usize,
+        call_id: CallId,
+        name: String,
+        error: ToolError,
+        duration_ms: u64,
+    },
+    /// A job's result reached the conversation under its call's `call_id`.
+    JobDelivered {
+        round: usize,
+        call_id: CallId,
+        name: String,
+        result: Value,
+        duration_ms: u64,
+    },
+    /// The turn ended; the report holds everything the events told.
+    TurnFinished { report: Box<TurnReport> },
+}
+
+impl AgentEvent {
+    /// The name of the event (its JSON tag), e.g. `call_completed`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            AgentEvent::TurnStarted { .. } => "turn_started",
+            AgentEvent::RoundStarted { .. } => "round_started",
+            AgentEvent::TextDelta { .. } => "text_delta",
+            AgentEvent::ReplyParsed { .. } => "reply_parsed",
+            AgentEvent::CallParsed { .. } => "call_parsed",
+            AgentEvent::CallValidated { .. } => "call_validated",
+            AgentEvent::CallStarted { .. } => "call_started",
+            AgentEvent::CallCompleted { .. } => "call_completed",
+            AgentEvent::CallFailed { .. } => "call_failed",
+            AgentEvent::JobDelivered { .. } => "job_delivered",
+            AgentEvent::TurnFinished { .. } => "turn_finished",
+        }
+    }
+
+    /// The call an event is about, if any.
+    pub fn call_id(&self) -> Option<&CallId> {
+        match self {
+            AgentEvent::CallParsed { call, .. } | AgentEvent::CallValidated { call, .. } => {
+                Some(&call.call_id)
+            }
+            AgentEvent::CallStarted { call_id, .. }
+            | AgentEvent::CallCompleted { call_id, .. }
+            | AgentEvent::CallFailed { call_id, .. }
+            | AgentEvent::JobDelivered { call_id, .. } => Some(call_id),
+            _ => None,
+        }
+    }
+
+    /// The event with secrets redacted (X-7) in arguments, results and error details, as
+    /// the archive stores them: for consumers that show, log or send events elsewhere.
+    pub fn redacted(&self) -> AgentEvent {
+        let call = |c: &ToolCall| ToolCall {
+            arguments: redact(&c.arguments),
+            ..c.clone()
+        };
+        let error = |e: &ToolError| ToolError {
+            details: e.details.as_ref().map(redact),
+            ..e.clone()
+        };
+        match self {
+            AgentEvent::CallParsed { round, call: c } => AgentEvent::CallParsed {
+                round: *round,
+                call: call(c),
+            },
+            AgentEvent::CallValidated {
+                round,
+                call: c,
+                error: e,
+            } => AgentEvent::CallValidated {
+                round: *round,
+                call: call(c),
+                error: e.as_ref().map(error),
+            },
+            AgentEvent::CallCompleted {
+                round,
+                call_id,
+                name,
+                result,
+                duration_ms,
+                job,
+            } => AgentEvent::CallCompleted {
+                round: *round,
+                call_id: call_id.clone(),
+                name: name.clone(),
+                result: redact(result),
+                duration_ms: *duration_ms,
+                job: *job,
+            },
+            AgentEvent::CallFailed {
+                round,
+                call_id,
+                name,
+                error: e,
+                duration_ms,
+            } => AgentEvent::CallFailed {
+                round: *round,
+                call_id: call_id.clone(),
+                name: name.clone(),
+                error: error(e),
+                duration_ms: *duration_ms,
+            },
+            AgentEvent::JobDelivered {
+                round,
+                call_id,
+                name,
+                result,
+                duration_ms,
+            } => AgentEvent::JobDelivered {
+                round: *round,
+                call_id: call_id.clone(),
+                name: name.clone(),
+                result: redact(result),
+                duration_ms: *duration_ms,
+            },
+            AgentEvent::TurnFinished { report } => {
+                let mut report = report.clone();
+                for round in &mut report.rounds {
+                    for c in &mut round.calls {
+                        c.arguments = redact(&c.arguments);
+                    }
+                    for r in round.results.iter_mut().chain(&mut round.job_results) {
+                        redact_result(r);
+                    }
+                }
+                AgentEvent::TurnFinished { report }
+            }
+            other => other.clone(),
+        }
+    }
+}
+
+fn redact_result(r: &mut toolcall_core::ToolResult) {
+    match &mut r.outcome {
+        Ok(out) => {
+            out.data = redact(&out.data);
+            if let Value::Object(m) = redact(&Value::Object(std::mem::take(&mut out.metadata))) {
+                out.metadata = m;
+            }
+        }
+        Err(e) => e.details = e.details.as_ref().map(redact),
+    }
+}
+
+/// A consumer of events attached to an agent for all its turns (see
+/// [`crate::Agent::add_observer`]). It runs on the agent's task, between steps of the
+/// loop: it must return quickly (hand slow work to a channel or a task).
+pub type Observer = Arc<dyn Fn(&AgentEvent) + Send + Sync>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+    use toolcall_core::ErrorCode;
+
+    #[test]
+    fn events_are_tagged_by_kind_on_the_wire() {
+        let e = AgentEvent::CallCompleted {
+            round: 1,
+            call_id: "call_1".into(),
+            name: "move_player".into(),
+            result: json!({"status": "ok", "data": 1}),
+            duration_ms: 3,
+            job: false,
+        };
+        let v = serde_json::to_value(&e).unwrap();
+        assert_eq!(v["event"], json!(e.kind()));
+        assert_eq!(v["call_id"], json!("call_1"));
+        let back: AgentEvent = serde_json::from_value(v).unwrap();
+        assert_eq!(back, e);
+        assert_eq!(back.call_id().map(CallId::as_str), Some("call_1"));
+    }
+
+    // covers X-7
+    #[test]
+    fn redacted_hides_secrets_in_arguments_results_and_error_details() {
+        let call = ToolCall::new("login", json!({"user": "ann", "password": "hunter2"}), "x");
+        let parsed = AgentEvent::CallParsed { round: 1, call }.redacted();
+        let AgentEvent::CallParsed { call, .. } = parsed else {
+            panic!("kind changed")
+        };
+        assert_eq!(
+            call.arguments,
+            json!({"user": "ann", "password": "[REDACTED]"})
+        );
+
+        let done = AgentEvent::CallCompleted {
+            round: 1,
+            call_id: "c".into(),
+            name: "t".into(),
+            result: json!({"status": "ok", "data": {"token": "abc"}}),
+            duration_ms: 0,
+            job: false,
+        }
+        .redacted();
+        let v = serde_json::to_value(done).unwrap();
+        assert_eq!(v["result"]["data"]["token"], json!("[REDACTED]"));
+
+        let mut err = ToolError::new(ErrorCode::ToolFailed, "no");
+        err.details = Some(json!({"api_key": "k"}));
+        let failed = AgentEvent::CallFailed {
+            round: 1,
+            call_id: "c".into(),
+            name: "t".into(),
+            error: err,
+            duration_ms: 0,
+        }
+        .redacted();
+        let v = serde_json::to_value(failed).unwrap();
+        assert_eq!(v["error"]["details"]["api_key"], json!("[REDACTED]"));
+    }
+}

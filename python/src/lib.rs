@@ -1,0 +1,28 @@
+//! The compiled core of the `toolcall` Python package (`toolcall._toolcall`).
+//!
+//! Owns the binding only: [`parse`] (one-shot and streaming parsing), [`toolset`] (validation,
+//! rendering, instructions), [`convert`] (Python values ⇄ JSON) and [`errors`] (raising the
+//! package's exception classes, which live in `toolcall/_errors.py`). The pure-Python layer
+//! (`toolcall/__init__.py`) re-exports these and adds what is easier in Python: iterating
+//! over sync and async streams of chunks.
+//!
+//! Everything crosses the boundary as plain Python values in the CLI's JSON shapes; long
+//! work (large inputs, compiling a toolset's schemas) runs with the GIL released.
+
+use pyo3::prelude::*;
+
+mod convert;
+mod errors;
+mod parse;
+mod toolset;
+
+#[pymodule]
+fn _toolcall(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add_function(wrap_pyfunction!(parse::parse, m)?)?;
+    m.add_function(wrap_pyfunction!(parse::formats, m)?)?;
+    m.add_function(wrap_pyfunction!(parse::detect, m)?)?;
+    m.add_class::<parse::StreamParser>()?;
+    m.add_class::<toolset::Toolset>()?;
+    Ok(())
+}

@@ -1,0 +1,422 @@
+//! `parse`, `StreamParser` and `formats`: `toolcall_parse` with Python values in and out.
+//!
+//! Results use the CLI's JSON shapes: a call is `{"call_id", "name", "arguments", "format",
+//! "repairs", "span"}`, a diagnostic `{"level", "message", "span"}` (spans are UTF-8 byte
+//! offsets), a stream event `{"event": "text" | "reasoning" | "call_started" |
+//! "arguments_delta" | "call_finished" | "diagnostic", ...}`.
+
+use std::sync::Arc;
+
+use pyo3::exceptions::PyTypeError;
+use pyo3::intern;
+use pyo3::prelude::*;
+use pyo3::pybacked::{PyBackedBytes, PyBackedStr};
+use pyo3::types::{PyByteArray, PyBytes, PyDict, PyList, PyString};
+use toolcall_core::{Diagnostic, Level, Parsed, Registry, StreamEvent, ToolCall};
+use toolcall_parse::{FormatSelection, ParseOptions};
+
+use crate::convert;
+use crate::errors;
+use crate::toolset::Toolset;
+
+/// Inputs at least this long are parsed with the GIL released. Below it, the two thread-state
+/// switches cost more than other threads could gain while the parser runs (the parser reads
+/// 1–2 GB/s, so 64 KiB takes tens of microseconds).
+const DETACH_BYTES: usize = 64 * 1024;
+
+/// Model text given as `str`, `bytes` or `bytearray`, held without copying where Python allows.
+enum Text {
+    Str(PyBackedStr),
+    Bytes(PyBackedBytes),
+}
+
+impl Text {
+    fn extract(value: &Bound<'_, PyAny>) -> PyResult<Text> {
+        if value.is_instance_of::<PyString>() {
+            return Ok(Text::Str(value.extract()?));
+        }
+        if value.is_instance_of::<PyBytes>() || value.is_instance_of::<PyByteArray>() {
+            return Ok(Text::Bytes(value.extract()?));
+        }
+        Err(PyTypeError::new_err(format!(
+            "text must be str or bytes, not {}",
+            value.get_type().name()?
+        )))
+    }
+
+    fn as_bytes(&self) -> &[u8] {
+        match self {
+            Text::Str(s) => s.as_bytes(),
+            Text::Bytes(b) => b,
+        }
+    }
+}
+
+/// Reads the `tools=` argument: a `Toolset`, a tools document (list or dict), or None.
+pub fn registry_arg(tools: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Arc<Registry>>> {
+    let Some(tools) = tools.filter(|t| !t.is_none()) else {
+        return Ok(None);
+    };
+    if let Ok(set) = tools.cast::<Toolset>() {
+        return Ok(Some(set.borrow().registry()));
+    }
+    Ok(Some(Toolset::load(tools)?.registry()))
+}
+
+/// The keyword arguments both `parse` and `StreamParser` take.
+struct Keywords<'a, 'py> {
+    tools: Option<&'a Bound<'py, PyAny>>,
+    format: &'a str,
+    model: Option<&'a str>,
+    fallbacks: Option<&'a Bound<'py, PyAny>>,
+    starts_in_reasoning: bool,
+}
+
+/// Builds parse options. An explicit `format` wins; with `format="auto"`, a `model` name
+/// picks its family's format (auto again when the name is unknown).
+fn options(py: Python<'_>, kw: Keywords<'_, '_>) -> PyResult<ParseOptions> {
+    let format = match (
+        FormatSelection::from_name(kw.format)
+            .map_err(|e| errors::unknown_format(py, e.to_string()))?,
+        kw.model,
+    ) {
+        (FormatSelection::Auto, Some(model)) => FormatSelection::for_model(model),
+        (format, _) => format,
+    };
+    let fallbacks = match kw.fallbacks.filter(|f| !f.is_none()) {
+        None => Vec::new(),
+        Some(rules) => {
+            let text = convert::to_json(rules)?.to_string();
+            toolcall_parse::load_fallback_rules(&text)
+                .map_err(|e| errors::tools(py, e.to_string()))?
+        }
+    };
+    Ok(ParseOptions {
+        format,
+        tools: registry_arg(kw.tools)?,
+        fallbacks,
+        starts_in_reasoning: kw.starts_in_reasoning,
+        ..ParseOptions::default()
+    })
+}
+
+/// Where the first invalid UTF-8 byte is, as the error `feed` and `parse` raise.
+fn utf8_error(py: Python<'_>, offset: usize, e: std::str::Utf8Error) -> PyErr {
+    errors::decode(
+        py,
+        format!(
+            "input is not valid UTF-8 (invalid byte at offset {})",
+            offset + e.valid_up_to()
+        ),
+    )
+}
+
+#[pyfunction]
+#[pyo3(signature = (text, *, tools=None, format="auto", model=None, fallbacks=None, starts_in_reasoning=false))]
+pub fn parse<'py>(
+    py: Python<'py>,
+    text: &Bound<'py, PyAny>,
+    tools: Option<&Bound<'py, PyAny>>,
+    format: &str,
+    model: Option<&str>,
+    fallbacks: Option<&Bound<'py, PyAny>>,
+    starts_in_reasoning: bool,
+) -> PyResult<Bound<'py, PyDict>> {
+    let text = Text::extract(text)?;
+    let options = options(
+        py,
+        Keywords {
+            tools,
+            format,
+            model,
+            fallbacks,
+            starts_in_reasoning,
+        },
+    )?;
+    let input = std::str::from_utf8(text.as_bytes()).map_err(|e| utf8_error(py, 0, e))?;
+    let parsed = if input.len() >= DETACH_BYTES {
+        py.detach(|| toolcall_parse::parse(input, &options))
+    } else {
+        toolcall_parse::parse(input, &options)
+    };
+    parsed_to_py(py, &parsed)
+}
+
+/// Every format, in auto mode's order: `[{"id", "description", "example"}]`.
+#[pyfunction]
+pub fn formats(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
+    let list = PyList::empty(py);
+    for f in toolcall_parse::formats() {
+        let d = PyDict::new(py);
+        d.set_item(intern!(py, "id"), f.id)?;
+        d.set_item(intern!(py, "description"), f.description)?;
+        d.set_item(intern!(py, "example"), f.example)?;
+        list.append(d)?;
+    }
+    Ok(list)
+}
+
+/// What a chat template says about a model's output: `{"family", "decided_by",
+/// "reasoning": [{"open", "close"}], "opens_reasoning", "templates"}`. Takes a template's
+/// text, a `tokenizer_config.json`'s text, or that config as a dict.
+#[pyfunction]
+pub fn detect<'py>(py: Python<'py>, source: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    let info = if let Ok(text) = source.cast::<PyString>() {
+        let text = text.to_cow()?;
+        py.detach(|| toolcall_parse::detect_file_text(&text))
+    } else if source.is_instance_of::<PyDict>() {
+        let config = convert::to_json(source)?;
+        py.detach(|| toolcall_parse::detect_tokenizer_config(&config))
+    } else {
+        return Err(PyTypeError::new_err(format!(
+            "detect takes a chat template or tokenizer config (str or dict), not {}",
+            source.get_type().name()?
+        )));
+    }
+    .map_err(|e| errors::input(py, e.to_string()))?;
+    let value = serde_json::to_value(&info).map_err(|e| errors::input(py, e.to_string()))?;
+    convert::to_py(py, &value)
+}
+
+/// The incremental parser (the Python class `toolcall.StreamParser` adds iteration helpers).
+#[pyclass(subclass, module = "toolcall._toolcall", name = "StreamParser")]
+pub struct StreamParser {
+    options: ParseOptions,
+    /// `None` once finished, until `reset`.
+    inner: Option<toolcall_parse::StreamParser>,
+    /// The start of a UTF-8 sequence split across `bytes` chunks.
+    pending: Vec<u8>,
+    /// Bytes consumed so far, for error offsets.
+    offset: usize,
+}
+
+#[pymethods]
+impl StreamParser {
+    #[new]
+    #[pyo3(signature = (tools=None, *, format="auto", model=None, fallbacks=None, starts_in_reasoning=false))]
+    fn new(
+        py: Python<'_>,
+        tools: Option<&Bound<'_, PyAny>>,
+        format: &str,
+        model: Option<&str>,
+        fallbacks: Option<&Bound<'_, PyAny>>,
+        starts_in_reasoning: bool,
+    ) -> PyResult<Self> {
+        let options = options(
+            py,
+            Keywords {
+                tools,
+                format,
+                model,
+                fallbacks,
+                starts_in_reasoning,
+            },
+        )?;
+        Ok(StreamParser {
+            inner: Some(toolcall_parse::StreamParser::new(options.clone())),
+            options,
+            pending: Vec::new(),
+            offset: 0,
+        })
+    }
+
+    /// Parses the next chunk; `bytes` chunks may split a UTF-8 sequence. A chunk with an
+    /// invalid byte raises `DecodeError` and is not consumed.
+    fn feed<'py>(
+        &mut self,
+        py: Python<'py>,
+        chunk: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let chunk = Text::extract(chunk)?;
+        let Some(inner) = self.inner.as_mut() else {
+            return Err(errors::stream_finished(py));
+        };
+        let events = match &chunk {
+            Text::Str(s) if self.pending.is_empty() => push(py, inner, s),
+            Text::Str(_) => {
+                return Err(errors::decode(
+                    py,
+                    format!(
+                        "a str chunk arrived inside a UTF-8 sequence split at byte offset {}",
+                        self.offset
+                    ),
+                ));
+            }
+            Text::Bytes(b) => {
+                let mut bytes = std::mem::take(&mut self.pending);
+                bytes.extend_from_slice(b);
+                let valid = match std::str::from_utf8(&bytes) {
+                    Ok(_) => bytes.len(),
+                    // Only an incomplete sequence at the very end may wait for more bytes.
+                    Err(e) if e.error_len().is_none() => e.valid_up_to(),
+                    Err(e) => {
+                        let err = utf8_error(py, self.offset, e);
+                        // Not consumed: keep what was pending before this chunk.
+                        bytes.truncate(bytes.len() - b.len());
+                        self.pending = bytes;
+                        return Err(err);
+                    }
+                };
+                let text = std::str::from_utf8(&bytes[..valid]).unwrap_or_default();
+                let events = push(py, inner, text);
+                self.pending = bytes.split_off(valid);
+                events
+            }
+        };
+        self.offset += chunk.as_bytes().len();
+        events_to_py(py, &events)
+    }
+
+    /// Ends the reply: flushes what was held back and reports cut-off calls. The parser is
+    /// then finished until `reset`. Raises `DecodeError` (and stays open) if the last `bytes`
+    /// chunk ended inside a UTF-8 sequence.
+    fn finish<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        if !self.pending.is_empty() {
+            return Err(errors::decode(
+                py,
+                format!(
+                    "input ends inside a UTF-8 sequence (at byte offset {})",
+                    self.offset - self.pending.len()
+                ),
+            ));
+        }
+        let Some(inner) = self.inner.take() else {
+            return Err(errors::stream_finished(py));
+        };
+        events_to_py(py, &inner.finish())
+    }
+
+    /// Starts over for a new reply, with the same options.
+    fn reset(&mut self) {
+        self.inner = Some(toolcall_parse::StreamParser::new(self.options.clone()));
+        self.pending.clear();
+        self.offset = 0;
+    }
+
+    /// Whether `finish` was called (and `reset` not since).
+    #[getter]
+    fn finished(&self) -> bool {
+        self.inner.is_none()
+    }
+}
+
+fn push(py: Python<'_>, inner: &mut toolcall_parse::StreamParser, text: &str) -> Vec<StreamEvent> {
+    if text.len() >= DETACH_BYTES {
+        py.detach(|| inner.push(text))
+    } else {
+        inner.push(text)
+    }
+}
+
+fn span<'py>(py: Python<'py>, span: &std::ops::Range<usize>) -> PyResult<Bound<'py, PyList>> {
+    PyList::new(py, [span.start, span.end])
+}
+
+fn level(level: Level) -> &'static str {
+    match level {
+        Level::Info => "info",
+        Level::Warning => "warning",
+        Level::Error => "error",
+    }
+}
+
+pub fn diagnostic_to_py<'py>(py: Python<'py>, d: &Diagnostic) -> PyResult<Bound<'py, PyDict>> {
+    let out = PyDict::new(py);
+    out.set_item(intern!(py, "level"), level(d.level))?;
+    out.set_item(intern!(py, "message"), &d.message)?;
+    out.set_item(intern!(py, "span"), span(py, &d.span)?)?;
+    Ok(out)
+}
+
+pub fn repairs_to_py<'py>(
+    py: Python<'py>,
+    repairs: &[toolcall_core::Repair],
+) -> PyResult<Bound<'py, PyList>> {
+    let list = PyList::empty(py);
+    for r in repairs {
+        let d = PyDict::new(py);
+        d.set_item(intern!(py, "kind"), &r.kind)?;
+        d.set_item(intern!(py, "message"), &r.message)?;
+        list.append(d)?;
+    }
+    Ok(list)
+}
+
+pub fn call_to_py<'py>(py: Python<'py>, c: &ToolCall) -> PyResult<Bound<'py, PyDict>> {
+    let out = PyDict::new(py);
+    out.set_item(intern!(py, "call_id"), c.call_id.as_str())?;
+    out.set_item(intern!(py, "name"), &c.name)?;
+    out.set_item(intern!(py, "arguments"), convert::to_py(py, &c.arguments)?)?;
+    out.set_item(intern!(py, "format"), &c.origin.format)?;
+    out.set_item(
+        intern!(py, "repairs"),
+        repairs_to_py(py, &c.origin.repairs)?,
+    )?;
+    out.set_item(intern!(py, "span"), span(py, &c.origin.span)?)?;
+    Ok(out)
+}
+
+fn parsed_to_py<'py>(py: Python<'py>, p: &Parsed) -> PyResult<Bound<'py, PyDict>> {
+    let out = PyDict::new(py);
+    out.set_item(intern!(py, "text"), &p.text)?;
+    let calls = PyList::empty(py);
+    for c in &p.calls {
+        calls.append(call_to_py(py, c)?)?;
+    }
+    out.set_item(intern!(py, "calls"), calls)?;
+    let diagnostics = PyList::empty(py);
+    for d in &p.diagnostics {
+        diagnostics.append(diagnostic_to_py(py, d)?)?;
+    }
+    out.set_item(intern!(py, "diagnostics"), diagnostics)?;
+    out.set_item(intern!(py, "reasoning"), PyList::new(py, &p.reasoning)?)?;
+    Ok(out)
+}
+
+fn event_to_py<'py>(py: Python<'py>, e: &StreamEvent) -> PyResult<Bound<'py, PyDict>> {
+    let out = PyDict::new(py);
+    let kind = intern!(py, "event");
+    match e {
+        StreamEvent::Text { text } => {
+            out.set_item(kind, "text")?;
+            out.set_item(intern!(py, "text"), text)?;
+        }
+        StreamEvent::Reasoning { text } => {
+            out.set_item(kind, "reasoning")?;
+            out.set_item(intern!(py, "text"), text)?;
+        }
+        StreamEvent::CallStarted {
+            index,
+            call_id,
+            name,
+        } => {
+            out.set_item(kind, "call_started")?;
+            out.set_item(intern!(py, "index"), index)?;
+            out.set_item(intern!(py, "call_id"), call_id.as_str())?;
+            out.set_item(intern!(py, "name"), name)?;
+        }
+        StreamEvent::ArgumentsDelta { index, fragment } => {
+            out.set_item(kind, "arguments_delta")?;
+            out.set_item(intern!(py, "index"), index)?;
+            out.set_item(intern!(py, "fragment"), fragment)?;
+        }
+        StreamEvent::CallFinished { index, call } => {
+            out.set_item(kind, "call_finished")?;
+            out.set_item(intern!(py, "index"), index)?;
+            out.set_item(intern!(py, "call"), call_to_py(py, call)?)?;
+        }
+        StreamEvent::Diagnostic { diagnostic } => {
+            out.set_item(kind, "diagnostic")?;
+            out.set_item(intern!(py, "diagnostic"), diagnostic_to_py(py, diagnostic)?)?;
+        }
+    }
+    Ok(out)
+}
+
+fn events_to_py<'py>(py: Python<'py>, events: &[StreamEvent]) -> PyResult<Bound<'py, PyList>> {
+    let list = PyList::empty(py);
+    for e in events {
+        list.append(event_to_py(py, e)?)?;
+    }
+    Ok(list)
+}

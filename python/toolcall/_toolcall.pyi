@@ -1,0 +1,69 @@
+# Stubs of the compiled core (python/src/*.rs).
+from os import PathLike
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+
+from ._types import Event, FormatInfo, Parsed, Repair, TemplateInfo
+
+__version__: str
+
+_Text = Union[str, bytes, bytearray]
+_ToolsArg = Union["Toolset", Sequence[Mapping[str, Any]], Mapping[str, Any], None]
+
+def parse(
+    text: _Text,
+    *,
+    tools: _ToolsArg = None,
+    format: str = "auto",
+    model: Optional[str] = None,
+    fallbacks: Optional[Sequence[Mapping[str, Any]]] = None,
+    starts_in_reasoning: bool = False,
+) -> Parsed:
+    """Finds the tool calls in one whole model reply.
+
+    ``format`` is ``"auto"``, a format id, or a comma-separated priority list (see
+    :func:`formats`); with ``format="auto"``, ``model`` (e.g. ``"Qwen/Qwen2.5-7B-Instruct"``)
+    picks its family's format (auto again for an unknown name). With ``tools``, formats that could misfire on prose accept only
+    registered names. Raises ``DecodeError`` for bytes that are not UTF-8, ``UnknownFormat``,
+    ``ToolsError``, ``TypeError`` for a ``text`` that is neither str nor bytes. Input beyond
+    16 MiB is passed through as text with an error diagnostic.
+    """
+
+def formats() -> List[FormatInfo]:
+    """Every format toolcall reads, in auto mode's order."""
+
+def detect(source: Union[str, Mapping[str, Any]]) -> TemplateInfo:
+    """What a chat template (text) or tokenizer config (text or dict) says about the output."""
+
+class StreamParser:
+    def __init__(
+        self,
+        tools: _ToolsArg = None,
+        *,
+        format: str = "auto",
+        model: Optional[str] = None,
+        fallbacks: Optional[Sequence[Mapping[str, Any]]] = None,
+        starts_in_reasoning: bool = False,
+    ) -> None: ...
+    def feed(self, chunk: _Text) -> List[Event]: ...
+    def finish(self) -> List[Event]: ...
+    def reset(self) -> None: ...
+    @property
+    def finished(self) -> bool: ...
+
+class Toolset:
+    def __init__(self, tools: Union[Sequence[Mapping[str, Any]], Mapping[str, Any]]) -> None: ...
+    @staticmethod
+    def from_file(path: Union[str, PathLike[str]]) -> Toolset: ...
+    def validate(
+        self, name: str, arguments: Union[Mapping[str, Any], str, None]
+    ) -> Tuple[Dict[str, Any], List[Repair]]: ...
+    def render(self, provider: str) -> Any: ...
+    def instructions(self, format: str) -> str: ...
+    def enable(self, name: str) -> None: ...
+    def disable(self, name: str) -> None: ...
+    @property
+    def names(self) -> List[str]: ...
+    @property
+    def enabled(self) -> List[str]: ...
+    def __len__(self) -> int: ...
+    def __contains__(self, name: object) -> bool: ...
