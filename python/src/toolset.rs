@@ -9,8 +9,9 @@ use std::sync::Arc;
 
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyTuple};
-use toolcall_core::render::{render, render_prompt};
-use toolcall_core::{PromptFormat, Provider, Registry, RegistryError, ToolCall};
+use toolcall_core::render::render;
+use toolcall_core::{Provider, Registry, RegistryError, ToolCall};
+use toolcall_parse::{FormatId, render_prompt};
 
 use crate::convert;
 use crate::errors;
@@ -109,10 +110,9 @@ impl Toolset {
     /// call in `format` (a text format id such as `hermes` or `tools_envelope`) and the
     /// enabled tools with their schemas.
     fn instructions(&self, py: Python<'_>, format: &str) -> PyResult<String> {
-        let format: PromptFormat = format
-            .parse()
-            .map_err(|e: String| errors::unknown_format(py, e))?;
-        Ok(render_prompt(&self.registry, format))
+        let id = FormatId::from_name(format)
+            .ok_or_else(|| errors::unknown_format(py, format!("unknown text format {format:?}")))?;
+        render_prompt(&self.registry, id).map_err(|e| errors::unknown_format(py, e.to_string()))
     }
 
     /// Offers the tool to models again and accepts its calls.

@@ -8,7 +8,7 @@ use clap::Subcommand;
 use std::sync::Arc;
 
 use serde_json::{Value, json};
-use toolcall_core::render::{self, PromptFormat, Provider};
+use toolcall_core::render::{self, Provider};
 use toolcall_core::{Backend, ToolCall, ToolKind};
 use toolcall_packs::toolset::ToolsetSpec;
 use toolcall_run::{Executor, SessionContext};
@@ -129,8 +129,17 @@ fn list(toolset: &ToolsetArgs, as_json: bool) -> anyhow::Result<ExitCode> {
 fn render_cmd(toolset: &ToolsetArgs, provider: &str) -> anyhow::Result<ExitCode> {
     let registry = toolset.load_specs()?.registry;
     if let Some(format) = provider.strip_prefix("prompt:") {
-        let format: PromptFormat = format.parse().map_err(|e: String| anyhow!(e))?;
-        print!("{}", render::render_prompt(&registry, format));
+        let id = toolcall_parse::FormatId::from_name(format).ok_or_else(|| {
+            let ids: Vec<&str> = toolcall_parse::text_formats()
+                .iter()
+                .map(|f| f.as_str())
+                .collect();
+            anyhow!(
+                "unknown text format {format:?}; expected one of {}",
+                ids.join(", ")
+            )
+        })?;
+        print!("{}", toolcall_parse::render_prompt(&registry, id)?);
         return Ok(ExitCode::SUCCESS);
     }
     let provider: Provider = provider

@@ -386,3 +386,58 @@ fn mcp_entries_in_a_tools_file_bring_in_the_servers_tools() {
         results[1]
     );
 }
+
+// covers W-MCP
+#[test]
+fn an_http_mcp_server_backs_tools_through_a_tools_file() {
+    let Some(py) = python() else { return };
+    let upstream = start_http("key-456");
+    let dir = tempfile::tempdir().unwrap();
+    let tools = dir.path().join("tools.json");
+    std::fs::write(
+        &tools,
+        json!([{"type": "mcp", "server_label": "up", "server_url": upstream.url,
+                "headers": {"Authorization": "Bearer key-456"}}])
+        .to_string(),
+    )
+    .unwrap();
+    // toolcall (stdio) -> toolcall (Streamable HTTP, keyed) -> the world pack.
+    let report = run_plan(
+        &py,
+        json!({
+            "transport": "stdio",
+            "command": [toolcall_path(), "mcp", "serve", "--tools", tools,
+                        "--disable", "up.delete_*"],
+            "calls": [{"name": "up.set_attribute",
+                       "arguments": {"entityType": "object", "entityId": "obj_chest",
+                                     "attributeName": "condition", "value": "open"}},
+                      {"name": "up.set_attribute",
+                       "arguments": {"entityType": "object", "entityId": "nothing",
+                                     "attributeName": "condition", "value": "open"}}],
+        }),
+    );
+    let names: Vec<&str> = report["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert!(names.contains(&"up.move_player"), "{names:?}");
+    assert!(
+        !names.iter().any(|n| n.starts_with("up.delete_")),
+        "{names:?}"
+    );
+    let results = report["results"].as_array().unwrap();
+    // The upstream's result is this server's data.
+    assert_eq!(
+        results[0]["structuredContent"]["data"]["status"], "ok",
+        "{}",
+        results[0]
+    );
+    // The upstream's isError result is tool_failed here.
+    assert_eq!(
+        results[1]["structuredContent"]["error"]["code"], "tool_failed",
+        "{}",
+        results[1]
+    );
+}

@@ -277,7 +277,7 @@ fn formats_lists_every_format_with_an_example() {
         s.lines()
             .filter(|l| l.trim_start().starts_with("e.g."))
             .count(),
-        14
+        toolcall_parse::formats().len()
     );
 }
 

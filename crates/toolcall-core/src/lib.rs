@@ -7,7 +7,7 @@
 //! This crate owns the registry ([`registry`]: ids, sorting, enable/disable, one compiled
 //! schema validator per tool), loading tools files ([`tools_file`]), checking calls with
 //! schema-directed coercion ([`validate`]), and offering the registry to models ([`render`]:
-//! provider tool lists with name aliases, and system-prompt instructions per text format).
+//! provider tool lists with name aliases, and example arguments for text-mode prompts).
 
 pub mod call;
 pub mod diagnostic;
@@ -22,7 +22,7 @@ pub mod validate;
 pub use call::{CallId, Origin, Repair, ToolCall};
 pub use diagnostic::{Diagnostic, Level, Parsed, StreamEvent};
 pub use registry::{Registry, RegistryError};
-pub use render::{NameMap, PromptFormat, Provider};
+pub use render::{NameMap, Provider};
 pub use result::{ErrorCode, ToolError, ToolOutput, ToolResult};
 pub use spec::{Backend, McpServer, ToolAnnotations, ToolKind, ToolSpec};
 pub use tool::{StateTool, Tool, ToolContext, Transactional};

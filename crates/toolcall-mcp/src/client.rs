@@ -193,7 +193,8 @@ impl McpConnection {
                     .custom_headers(custom)
                     .max_json_response_size(max)
                     .max_sse_event_size(max);
-                let transport = StreamableHttpClientTransport::with_client(client, config);
+                let transport =
+                    StreamableHttpClientTransport::with_client(client.reqwest().clone(), config);
                 let service = client_config()
                     .serve(transport)
                     .await

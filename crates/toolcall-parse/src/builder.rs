@@ -9,6 +9,8 @@ use toolcall_core::{CallId, Diagnostic, Origin, Registry, Repair, ToolCall, Tool
 
 use crate::FormatId;
 use crate::fallback::FallbackRule;
+use crate::family::BareJson;
+use crate::openers::Openers;
 use crate::repair::parse_lenient;
 
 /// Resource bounds of one parse.
@@ -77,6 +79,10 @@ pub(crate) struct Ctx {
     pub explicit: bool,
     /// The reply starts inside a reasoning block (the template opened `<think>`).
     pub starts_in_reasoning: bool,
+    /// The enabled families' openers, reasoning markers and control tokens.
+    pub openers: Openers,
+    /// Bare brackets some enabled family claims.
+    pub bare: BareJson,
 }
 
 impl Ctx {
@@ -185,11 +191,11 @@ mod tests {
     #[test]
     fn parameterless_calls_carry_an_empty_object_and_ids_are_kept() {
         for args in [None, Some(Value::Null), Some(json!("")), Some(json!({}))] {
-            let c = build(Draft::new("t", args, FormatId::Json)).unwrap();
+            let c = build(Draft::new("t", args, FormatId::JSON)).unwrap();
             assert_eq!(c.arguments, json!({}));
             assert!(c.call_id.as_str().starts_with("call_"));
         }
-        let mut d = Draft::new("t", Some(json!("{\"a\":1}")), FormatId::Json);
+        let mut d = Draft::new("t", Some(json!("{\"a\":1}")), FormatId::JSON);
         d.id = Some("toolu_01".into());
         let c = build(d).unwrap();
         assert_eq!(c.call_id.as_str(), "toolu_01");
@@ -201,7 +207,7 @@ mod tests {
     #[test]
     fn bad_arguments_never_become_empty_objects() {
         for args in [json!("{\"a\":"), json!([1]), json!(3), json!("[1]")] {
-            assert!(build(Draft::new("t", Some(args), FormatId::Json)).is_err());
+            assert!(build(Draft::new("t", Some(args), FormatId::JSON)).is_err());
         }
     }
 }

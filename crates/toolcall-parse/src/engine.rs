@@ -9,9 +9,15 @@
 //! once, repaired if needed, and offered to the formats. Every decision depends only on the
 //! bytes seen and on whether the input has ended, never on where chunks split (R-1).
 //!
-//! A region that is not markup stays text; if it was not even balanced JSON the scan resumes
-//! one byte after its start, so a stray `{` never hides calls after it (R-7). That rescan is
-//! bounded by the nesting limit: each byte is rescanned at most `max_depth` times.
+//! Markup that starts with a literal (`<tool_call>`, `[TOOL_CALLS]`, ...) is found through the
+//! opener table built from the enabled families ([`crate::openers`]); the region after it is
+//! read by the families' own [`RegionReader`]s, in priority order, until one claims it.
+//!
+//! A bare JSON region that is not markup stays text; if it was not even balanced JSON the
+//! scan resumes one byte after its start, so a stray `{` never hides calls after it (R-7).
+//! Such rescans are bounded in total (`RESCAN_FACTOR` times the input): past that budget
+//! bare brackets are no longer opened (markers still are), so no input costs more than
+//! linear time. Diagnostics are capped per kind ([`DiagCap`]).
 
 use std::ops::Range;
 use std::sync::Arc;
@@ -20,17 +26,24 @@ use memchr::memmem;
 use serde_json::Value;
 use toolcall_core::{CallId, Diagnostic, StreamEvent, ToolCall};
 
+use crate::FormatId;
 use crate::builder::{Ctx, Draft, Outcome, build};
 use crate::fallback;
-use crate::formats::call_syntax::{is_name_byte, parse_args};
-use crate::formats::{
-    FormatId, Site, classify_value, hermes, json, key_value, llama, mistral, pythonic,
-};
+use crate::families::call_syntax::{is_name_byte, parse_args};
+use crate::families::{classify_value, key_value, pythonic};
+use crate::family::{Advance, LiveEvent, ReadCx, RegionReader, THINK};
+use crate::openers::{Action, Found};
 use crate::repair::parse_lenient;
 use crate::scanner::{Scan, Scanner, array_start_plausible, object_start_plausible};
 
-const THINK_OPEN: &str = "<think>";
-const THINK_CLOSE: &str = "</think>";
+/// Bytes that abandoned bare JSON regions may rescan, as a multiple of the input (plus a
+/// constant): beyond it, bare brackets stay text.
+const RESCAN_FACTOR: usize = 8;
+const RESCAN_BASE: usize = 1 << 16;
+/// Diagnostics of one kind reported before the rest are only counted.
+const DIAGS_PER_KIND: usize = 32;
+/// Distinct kinds tracked; later kinds share one count.
+const MAX_KINDS: usize = 64;
 
 /// Fence info strings whose content may hold calls; other languages (python, js, ...) are
 /// code samples and stay text (R-4).
@@ -44,35 +57,12 @@ const CALL_FENCES: &[&str] = &[
     "tool_code",
 ];
 
-#[derive(Debug, Clone)]
-enum JsonSite {
-    Plain,
-    PythonTag,
-    Mistral {
-        marker: usize,
-    },
-    MistralNamed {
-        marker: usize,
-        name: String,
-        id: Option<String>,
-    },
-}
-
-impl JsonSite {
-    fn markup_start(&self, start: usize) -> usize {
-        match self {
-            JsonSite::Mistral { marker } | JsonSite::MistralNamed { marker, .. } => *marker,
-            _ => start,
-        }
-    }
-}
-
-#[derive(Debug, Clone)]
 enum Mode {
     Text,
     InlineCode,
     Think {
         content: usize,
+        close: &'static str,
     },
     Fence {
         start: usize,
@@ -83,16 +73,11 @@ enum Mode {
     Json {
         start: usize,
         scanner: Scanner,
-        site: JsonSite,
     },
-    Hermes {
+    /// A region after an opener, offered to its families' readers in priority order.
+    Region {
         start: usize,
-        content: usize,
-        search: usize,
-    },
-    MistralHead {
-        marker: usize,
-        after: usize,
+        readers: Vec<(FormatId, Box<dyn RegionReader>)>,
     },
     KeyValue {
         start: usize,
@@ -138,48 +123,6 @@ fn match_at(bytes: &[u8], pos: usize, marker: &str, ignore_case: bool) -> Marker
     }
 }
 
-/// Bytes at which the text loop must look closer (markup starts, newlines); every other
-/// byte only updates the line/identifier state, which [`Engine::skip_plain`] does in bulk.
-static STOP: [bool; 256] = {
-    let mut t = [false; 256];
-    let stops = [b'\n', b'`', b'<', b'[', b'{', b'('];
-    let mut i = 0;
-    while i < stops.len() {
-        t[stops[i] as usize] = true;
-        i += 1;
-    }
-    t
-};
-
-/// Index of the first `STOP` byte in `s` (or its length). Blocks of 32 bytes are tested
-/// with branch-free compares the compiler vectorises (prose has a stop byte only every
-/// hundred bytes or so); the table finds the exact byte inside a block that has one.
-fn find_stop(s: &[u8]) -> usize {
-    const BLOCK: usize = 32;
-    let mut chunks = s.chunks_exact(BLOCK);
-    let mut at = 0;
-    for c in &mut chunks {
-        let mut hit = 0u8;
-        for &b in c {
-            hit |= u8::from(b == b'\n')
-                | u8::from(b == b'`')
-                | u8::from(b == b'<')
-                | u8::from(b == b'[')
-                | u8::from(b == b'{')
-                | u8::from(b == b'(');
-        }
-        if hit != 0 {
-            break;
-        }
-        at += BLOCK;
-    }
-    s.get(at..)
-        .unwrap_or(&[])
-        .iter()
-        .position(|&b| STOP[usize::from(b)])
-        .map_or(s.len(), |i| at + i)
-}
-
 /// `memmem::find`, after a `memchr` for the needle's first byte: streamed pushes search
 /// a few new bytes each, where building a searcher costs more than the search.
 fn find_marker(hay: &[u8], needle: &[u8]) -> Option<usize> {
@@ -208,19 +151,68 @@ fn looks_like_call(region: &[u8]) -> bool {
         || (has("\"command\"") && has("\"session_id\""))
 }
 
-/// A `<tool_call>` announced before it is complete: `CallStarted` was emitted and the
-/// arguments' raw text is forwarded as `ArgumentsDelta` fragments while it streams.
+/// A call announced while its region streams (`CallStarted` sent).
 #[derive(Debug)]
-struct Live {
+struct Announced {
     index: usize,
     call_id: CallId,
     name: String,
-    /// Buffer index of the arguments object's `{`.
-    args_start: usize,
-    /// Buffer index up to which argument text was forwarded.
-    emitted: usize,
-    scanner: Scanner,
-    done: bool,
+}
+
+/// Caps diagnostics per kind (the message with quoted parts and numbers blanked), then
+/// counts the rest for one summary at the end.
+#[derive(Debug, Default)]
+struct DiagCap {
+    kinds: Vec<(String, usize)>,
+    suppressed: usize,
+}
+
+impl DiagCap {
+    fn kind(message: &str) -> String {
+        let mut k = String::new();
+        let mut quoted = false;
+        for c in message.chars().take(200) {
+            match c {
+                '"' => {
+                    quoted = !quoted;
+                    k.push('"');
+                }
+                _ if quoted => {}
+                '0'..='9' => {
+                    if !k.ends_with('#') {
+                        k.push('#');
+                    }
+                }
+                c => k.push(c),
+            }
+            if k.len() >= 60 {
+                break;
+            }
+        }
+        k
+    }
+
+    /// Whether to report this diagnostic.
+    fn admit(&mut self, d: &Diagnostic) -> bool {
+        let kind = format!("{:?}{}", d.level, Self::kind(&d.message));
+        let slot = match self.kinds.iter().position(|(k, _)| *k == kind) {
+            Some(i) => i,
+            None if self.kinds.len() < MAX_KINDS => {
+                self.kinds.push((kind, 0));
+                self.kinds.len() - 1
+            }
+            None => self.kinds.len().saturating_sub(1),
+        };
+        let Some((_, n)) = self.kinds.get_mut(slot) else {
+            return true;
+        };
+        *n += 1;
+        if *n > DIAGS_PER_KIND {
+            self.suppressed += 1;
+            return false;
+        }
+        true
+    }
 }
 
 /// Why JSON that has a call's `name` + arguments shape was left as text (F-DIAG-1).
@@ -258,15 +250,19 @@ pub(crate) struct Engine {
     mode: Mode,
     line_start: bool,
     ident_start: Option<usize>,
-    python_tag: bool,
     received: usize,
     overflow: bool,
     call_count: usize,
     /// Next event index (a started call that never finishes still used one).
     next_index: usize,
-    live: Option<Live>,
-    /// The current `<tool_call>` body is not announced early (prefix not canonical).
-    probe_failed: bool,
+    /// Calls announced by the current region's reader, in order.
+    announced: Vec<Announced>,
+    /// An announcement was refused (call limit): its argument fragments are dropped too.
+    announce_muted: bool,
+    diag_cap: DiagCap,
+    /// Bytes rescanned by abandoned bare JSON regions, and whether the budget ran out.
+    rescanned: usize,
+    bare_off: bool,
     pub(crate) markup_found: bool,
     text_acc: String,
     events: Vec<StreamEvent>,
@@ -283,7 +279,10 @@ impl Engine {
         let mut e = Self::new_inner(ctx);
         if e.ctx.starts_in_reasoning {
             e.reasoning.push(String::new());
-            e.mode = Mode::Think { content: 0 };
+            e.mode = Mode::Think {
+                content: 0,
+                close: THINK.close,
+            };
         }
         e
     }
@@ -300,13 +299,15 @@ impl Engine {
             mode: Mode::Text,
             line_start: true,
             ident_start: None,
-            python_tag: false,
             received: 0,
             overflow: false,
             call_count: 0,
             next_index: 0,
-            live: None,
-            probe_failed: false,
+            announced: Vec::new(),
+            announce_muted: false,
+            diag_cap: DiagCap::default(),
+            rescanned: 0,
+            bare_off: false,
             markup_found: false,
             text_acc: String::new(),
             events: Vec::new(),
@@ -319,7 +320,7 @@ impl Engine {
     }
 
     fn fallbacks_on(&self) -> bool {
-        !self.ctx.fallbacks.is_empty() && self.ctx.enabled(FormatId::Fallback)
+        !self.ctx.fallbacks.is_empty() && self.ctx.enabled(FormatId::FALLBACK)
     }
 
     pub(crate) fn push(&mut self, delta: &str) -> Vec<StreamEvent> {
@@ -375,8 +376,21 @@ impl Engine {
                     fallback::apply(&ctx.fallbacks, &self.visible, &self.labels, &ok)
                 {
                     self.diag(diag);
-                    self.build_and_emit(d);
+                    self.build_and_emit(d, None);
                 }
+            }
+            if self.diag_cap.suppressed > 0 {
+                let n = std::mem::take(&mut self.diag_cap.suppressed);
+                let at = self.base + self.buf.len();
+                self.flush_text_event();
+                self.events.push(StreamEvent::Diagnostic {
+                    diagnostic: Diagnostic::warning(
+                        format!(
+                            "{n} further diagnostics not reported (more than {DIAGS_PER_KIND} of one kind)"
+                        ),
+                        at..at,
+                    ),
+                });
             }
             self.flush_text_event();
         }
@@ -432,11 +446,15 @@ impl Engine {
     }
 
     fn diag(&mut self, d: Diagnostic) {
+        if !self.diag_cap.admit(&d) {
+            return;
+        }
         self.flush_text_event();
         self.events.push(StreamEvent::Diagnostic { diagnostic: d });
     }
 
-    fn emit_call(&mut self, call: ToolCall) {
+    /// Emits a finished call; `announced`: the index its `CallStarted` already used.
+    fn emit_call(&mut self, call: ToolCall, announced: Option<usize>) {
         if self.call_count >= self.ctx.limits.max_calls {
             let span = call.origin.span.clone();
             self.diag(Diagnostic::error(
@@ -451,10 +469,9 @@ impl Engine {
         self.flush_text_event();
         self.seen_visible = true;
         self.call_count += 1;
-        let index = match self.live.take() {
-            Some(live) if live.name == call.name && live.call_id == call.call_id => live.index,
-            other => {
-                self.live = other;
+        let index = match announced {
+            Some(index) => index,
+            None => {
                 let index = self.next_index;
                 self.next_index += 1;
                 if self.quiet {
@@ -476,7 +493,7 @@ impl Engine {
         self.events.push(StreamEvent::CallFinished { index, call });
     }
 
-    fn build_and_emit(&mut self, d: Draft) {
+    fn build_and_emit(&mut self, d: Draft, announced: Option<usize>) {
         let span = d.span.clone();
         match build(d) {
             Ok(call) => {
@@ -486,13 +503,54 @@ impl Engine {
                         call.origin.span.clone(),
                     ));
                 }
-                self.emit_call(call)
+                self.emit_call(call, announced)
             }
             Err(e) => self.diag(Diagnostic::error(format!("call dropped: {e}"), span)),
         }
     }
 
+    /// Forwards a region reader's announcements as `CallStarted` / `ArgumentsDelta`.
+    fn live_events(&mut self, live: Vec<LiveEvent>) {
+        for e in live {
+            match e {
+                LiveEvent::Started { name, id } => {
+                    if self.call_count + self.announced.len() >= self.ctx.limits.max_calls {
+                        self.announce_muted = true;
+                        continue;
+                    }
+                    self.announce_muted = false;
+                    let index = self.next_index;
+                    self.next_index += 1;
+                    let call_id = id
+                        .filter(|i| !i.is_empty())
+                        .map_or_else(CallId::generate, CallId);
+                    self.flush_text_event();
+                    self.events.push(StreamEvent::CallStarted {
+                        index,
+                        call_id: call_id.clone(),
+                        name: name.clone(),
+                    });
+                    self.announced.push(Announced {
+                        index,
+                        call_id,
+                        name,
+                    });
+                }
+                LiveEvent::Arguments(fragment) => {
+                    if let (Some(a), false) = (self.announced.last(), self.announce_muted) {
+                        let index = a.index;
+                        self.events
+                            .push(StreamEvent::ArgumentsDelta { index, fragment });
+                    }
+                }
+            }
+        }
+    }
+
     /// `buf[markup..end]` was markup: replaced by the outcome's text, calls and findings.
+    /// Calls announced while it streamed finish under their index and id, matched in order
+    /// by name; an announced call that did not complete never finishes (a diagnostic says
+    /// why).
     fn apply_outcome(&mut self, markup: usize, end: usize, o: Outcome) {
         self.emit_text(markup);
         self.emit_from = end;
@@ -502,48 +560,37 @@ impl Engine {
         for d in o.diagnostics {
             self.diag(d);
         }
-        let mut drafts = o.drafts;
-        if let Some(live) = &mut self.live {
-            match drafts.first_mut() {
-                Some(d) if d.name == live.name => {
-                    d.id = Some(live.call_id.to_string());
-                    // Forward the rest of the raw argument text before the call finishes.
-                    let upto = if live.done {
-                        live.emitted
-                    } else {
-                        match live
-                            .scanner
-                            .advance(self.buf.as_bytes().get(live.args_start..end).unwrap_or(&[]))
-                        {
-                            Scan::Done(n) => live.args_start + n,
-                            Scan::NeedMore => live.args_start + live.scanner.consumed(),
-                            Scan::Fail(_) => live.emitted,
-                        }
-                    };
-                    let upto = floor_boundary(&self.buf, upto);
-                    if upto > live.emitted {
-                        let fragment = self.buf.get(live.emitted..upto).unwrap_or("").to_owned();
-                        live.emitted = upto;
-                        let index = live.index;
-                        self.events
-                            .push(StreamEvent::ArgumentsDelta { index, fragment });
-                    }
+        let announced = std::mem::take(&mut self.announced);
+        let mut announced = announced.into_iter().peekable();
+        for mut d in o.drafts {
+            let index = match announced.peek() {
+                Some(a) if a.name == d.name => {
+                    d.id = Some(a.call_id.to_string());
+                    Some(a.index)
                 }
-                // The announced call did not complete; its error diagnostic says why.
-                _ => self.live = None,
+                _ => None,
+            };
+            if index.is_some() {
+                announced.next();
             }
+            self.build_and_emit(d, index);
         }
-        for d in drafts {
-            self.build_and_emit(d);
-        }
-        // An announced call that failed to build is abandoned, never finished.
-        self.live = None;
+    }
+
+    /// `buf[markup..end]` is broken markup: it stays in the reply as text, with an error,
+    /// and is not run.
+    fn keep_broken(&mut self, markup: usize, end: usize, why: String) {
+        self.announced.clear();
+        self.emit_text(markup);
+        let span = self.span(markup, end);
+        self.diag(Diagnostic::error(why, span));
+        self.enter_text(end);
     }
 
     /// Drops `buf[markup..end]` (broken markup) with an error.
     fn drop_markup(&mut self, markup: usize, end: usize, message: String) {
         // A call announced while streaming is abandoned; the error says why.
-        self.live = None;
+        self.announced.clear();
         self.emit_text(markup);
         let span = self.span(markup, end);
         self.diag(Diagnostic::error(message, span));
@@ -563,13 +610,12 @@ impl Engine {
     fn compact(&mut self) {
         let mode_start = match &self.mode {
             Mode::Text | Mode::InlineCode => self.pos,
-            Mode::Think { content } => *content,
+            Mode::Think { content, .. } => *content,
             Mode::Fence { start, .. }
-            | Mode::Hermes { start, .. }
-            | Mode::KeyValue { start, .. } => *start,
-            Mode::Json { start, site, .. } => site.markup_start(*start),
-            Mode::MistralHead { marker, .. } => *marker,
-            Mode::Call { start, .. } => *start,
+            | Mode::Region { start, .. }
+            | Mode::KeyValue { start, .. }
+            | Mode::Json { start, .. }
+            | Mode::Call { start, .. } => *start,
         };
         let keep = self
             .emit_from
@@ -593,13 +639,9 @@ impl Engine {
         if let Some(i) = &mut self.ident_start {
             *i -= keep;
         }
-        if let Some(live) = &mut self.live {
-            live.args_start -= keep;
-            live.emitted -= keep;
-        }
         match &mut self.mode {
             Mode::Text | Mode::InlineCode => {}
-            Mode::Think { content } => *content -= keep,
+            Mode::Think { content, .. } => *content -= keep,
             Mode::Fence {
                 start,
                 content,
@@ -610,28 +652,7 @@ impl Engine {
                 *content -= keep;
                 *search -= keep;
             }
-            Mode::Json { start, site, .. } => {
-                *start -= keep;
-                match site {
-                    JsonSite::Mistral { marker } | JsonSite::MistralNamed { marker, .. } => {
-                        *marker -= keep
-                    }
-                    _ => {}
-                }
-            }
-            Mode::Hermes {
-                start,
-                content,
-                search,
-            } => {
-                *start -= keep;
-                *content -= keep;
-                *search -= keep;
-            }
-            Mode::MistralHead { marker, after } => {
-                *marker -= keep;
-                *after -= keep;
-            }
+            Mode::Json { start, .. } | Mode::Region { start, .. } => *start -= keep,
             Mode::KeyValue { start, search, .. } => {
                 *start -= keep;
                 *search -= keep;
@@ -651,8 +672,7 @@ impl Engine {
                 Mode::Think { .. } => self.step_think(is_final),
                 Mode::Fence { .. } => self.step_fence(is_final),
                 Mode::Json { .. } => self.step_json(is_final),
-                Mode::Hermes { .. } => self.step_hermes(is_final),
-                Mode::MistralHead { .. } => self.step_mistral_head(is_final),
+                Mode::Region { .. } => self.step_region(is_final),
                 Mode::KeyValue { .. } => self.step_key_value(is_final),
                 Mode::Call { .. } => self.step_call(is_final),
             };
@@ -684,48 +704,26 @@ impl Engine {
     }
 
     fn object_formats(&self) -> bool {
-        [
-            FormatId::ToolsEnvelope,
-            FormatId::ActionResponse,
-            FormatId::Json,
-            FormatId::Llama,
-            FormatId::OpenaiChat,
-            FormatId::Responses,
-            FormatId::Gemini,
-            FormatId::Anthropic,
-        ]
-        .iter()
-        .any(|f| self.ctx.enabled(*f))
-            || self.python_tag
+        self.ctx.bare.objects && !self.bare_off
     }
 
     fn array_formats(&self) -> bool {
-        [
-            FormatId::Json,
-            FormatId::Llama,
-            FormatId::Pythonic,
-            FormatId::Responses,
-            FormatId::Anthropic,
-        ]
-        .iter()
-        .any(|f| self.ctx.enabled(*f))
-            || self.fallbacks_on()
-            || self.python_tag
+        (self.ctx.bare.arrays || self.fallbacks_on()) && !self.bare_off
     }
 
     fn call_syntax_possible(&self) -> bool {
-        self.ctx.enabled(FormatId::CallSyntax) && (self.ctx.registry.is_some() || self.ctx.explicit)
+        self.ctx.enabled(FormatId::CALL_SYNTAX)
+            && (self.ctx.registry.is_some() || self.ctx.explicit)
     }
 
     fn call_syntax_name_ok(&self, name: &str) -> bool {
         self.call_syntax_possible() && self.ctx.strict_name_ok(name)
     }
 
-    fn start_json(&mut self, start: usize, site: JsonSite) {
+    fn start_json(&mut self, start: usize) {
         self.mode = Mode::Json {
             start,
             scanner: Scanner::new(self.ctx.limits.max_depth, false),
-            site,
         };
     }
 
@@ -740,7 +738,7 @@ impl Engine {
         let bytes = self.buf.as_bytes();
         let from = self.pos;
         let rest = bytes.get(from..).unwrap_or(&[]);
-        let n = find_stop(rest);
+        let n = self.ctx.openers.stops.find(rest);
         if n == 0 {
             return;
         }
@@ -774,6 +772,17 @@ impl Engine {
             }
             let pos = self.pos;
             let b = self.buf.as_bytes()[pos];
+            // Inside a fence only bare JSON is read: quoted markup is a code sample (R-4).
+            if !self.nested && self.ctx.openers.stops.is_stop(b) {
+                match self.ctx.openers.at(self.buf.as_bytes(), pos, is_final) {
+                    Found::Wait => return Step::Wait,
+                    Found::At(i) => {
+                        self.open(pos, i);
+                        return Step::Continue;
+                    }
+                    Found::No => {}
+                }
+            }
             match b {
                 b'\n' => {
                     self.pos += 1;
@@ -828,106 +837,23 @@ impl Engine {
                             _ => {}
                         }
                     }
-                    if let Marker::Full = triple {
-                        self.pos += 3;
-                    } else {
-                        self.pos += 1;
-                        self.mode = Mode::InlineCode;
+                    match triple {
+                        Marker::Full => self.pos += 3,
+                        // Two more backticks may follow: inline code or a run of three.
+                        Marker::Partial if !is_final => return Step::Wait,
+                        _ => {
+                            self.pos += 1;
+                            self.mode = Mode::InlineCode;
+                        }
                     }
                     self.line_start = false;
                     self.ident_start = None;
                     return Step::Continue;
                 }
-                b'<' => {
-                    let bytes = self.buf.as_bytes();
-                    let (hermes_on, llama_on) = (
-                        self.ctx.enabled(FormatId::Hermes),
-                        self.ctx.enabled(FormatId::Llama),
-                    );
-                    let markers = [
-                        (THINK_OPEN, true),
-                        (THINK_CLOSE, true),
-                        (hermes::OPEN, hermes_on),
-                        (llama::PYTHON_TAG, llama_on),
-                        (llama::END_TOKENS[0], llama_on),
-                        (llama::END_TOKENS[1], llama_on),
-                        (llama::END_TOKENS[2], llama_on),
-                    ];
-                    let mut partial = false;
-                    let mut full = None;
-                    for m in markers.into_iter().filter(|m| m.1).map(|m| m.0) {
-                        match match_at(bytes, pos, m, false) {
-                            Marker::Full => {
-                                full = Some(m);
-                                break;
-                            }
-                            Marker::Partial => partial = true,
-                            Marker::No => {}
-                        }
-                    }
-                    if let Some(m) = full {
-                        self.emit_text(pos);
-                        let after = pos + m.len();
-                        self.emit_from = after;
-                        if m != hermes::OPEN {
-                            self.markup_found = true;
-                        }
-                        match m {
-                            THINK_OPEN => {
-                                self.reasoning.push(String::new());
-                                self.mode = Mode::Think { content: after };
-                                self.pos = after;
-                            }
-                            hermes::OPEN => {
-                                self.probe_failed = false;
-                                self.live = None;
-                                self.mode = Mode::Hermes {
-                                    start: pos,
-                                    content: after,
-                                    search: after,
-                                };
-                                self.pos = after;
-                            }
-                            llama::PYTHON_TAG => {
-                                self.python_tag = true;
-                                self.enter_text(after);
-                            }
-                            THINK_CLOSE => {
-                                // A closing tag without an opening one: markup, dropped.
-                                self.enter_text(after);
-                            }
-                            _ => {
-                                // An end-of-message token closes a <|python_tag|> section.
-                                self.python_tag = false;
-                                self.enter_text(after);
-                            }
-                        }
-                        return Step::Continue;
-                    }
-                    if partial && !is_final {
-                        return Step::Wait;
-                    }
-                }
-                b'[' => {
-                    if self.ctx.enabled(FormatId::Mistral) {
-                        match match_at(self.buf.as_bytes(), pos, mistral::MARKER, false) {
-                            Marker::Full => {
-                                self.emit_text(pos);
-                                let after = pos + mistral::MARKER.len();
-                                self.mode = Mode::MistralHead { marker: pos, after };
-                                self.pos = after;
-                                return Step::Continue;
-                            }
-                            Marker::Partial if !is_final => return Step::Wait,
-                            _ => {}
-                        }
-                    }
-                    if self.array_formats() {
-                        let plausible =
-                            array_start_plausible(&self.buf.as_bytes()[pos..], is_final);
-                        if let Some(step) = self.open_plain_json(pos, plausible) {
-                            return step;
-                        }
+                b'[' if self.array_formats() => {
+                    let plausible = array_start_plausible(&self.buf.as_bytes()[pos..], is_final);
+                    if let Some(step) = self.open_plain_json(pos, plausible) {
+                        return step;
                     }
                 }
                 b'{' if self.object_formats() => {
@@ -956,7 +882,7 @@ impl Engine {
                         }
                     }
                 }
-                b'T' | b't' if self.line_start && self.ctx.enabled(FormatId::KeyValue) => {
+                b'T' | b't' if self.line_start && self.ctx.enabled(FormatId::KEY_VALUE) => {
                     match match_at(self.buf.as_bytes(), pos, key_value::HEADER, true) {
                         Marker::Partial if !is_final => return Step::Wait,
                         Marker::Full => {
@@ -1019,19 +945,107 @@ impl Engine {
             None => Some(Step::Wait),
             Some(true) => {
                 self.emit_text(pos);
-                let site = self.plain_site();
-                self.start_json(pos, site);
+                self.start_json(pos);
                 Some(Step::Continue)
             }
             Some(false) => None,
         }
     }
 
-    fn plain_site(&mut self) -> JsonSite {
-        if self.python_tag {
-            JsonSite::PythonTag
-        } else {
-            JsonSite::Plain
+    /// Opener `i` of the table starts at `pos`.
+    fn open(&mut self, pos: usize, i: usize) {
+        let Some(o) = self.ctx.openers.get(i) else {
+            self.pos = pos + 1;
+            return;
+        };
+        let (text, action) = (o.text, o.action.clone());
+        let after = pos + text.len();
+        match action {
+            Action::Reasoning(marker) => {
+                self.emit_text(pos);
+                self.emit_from = after;
+                self.markup_found = true;
+                self.reasoning.push(String::new());
+                self.mode = Mode::Think {
+                    content: after,
+                    close: marker.close,
+                };
+                self.pos = after;
+            }
+            Action::Strip => {
+                self.emit_text(pos);
+                self.emit_from = after;
+                self.markup_found = true;
+                self.enter_text(after);
+            }
+            Action::Region(families) => {
+                let readers: Vec<(FormatId, Box<dyn RegionReader>)> = families
+                    .iter()
+                    .filter_map(|(f, opener)| Some((*f, f.family()?.reader(*opener, &self.ctx)?)))
+                    .collect();
+                self.emit_text(pos);
+                self.announced.clear();
+                self.mode = Mode::Region {
+                    start: pos,
+                    readers,
+                };
+                self.pos = after;
+            }
+        }
+    }
+
+    /// Offers the region to its readers in priority order (see [`crate::family`]).
+    fn step_region(&mut self, is_final: bool) -> Step {
+        let Mode::Region { start, mut readers } = std::mem::replace(&mut self.mode, Mode::Text)
+        else {
+            return Step::Continue;
+        };
+        let mut live = Vec::new();
+        let base = self.abs(start);
+        let quiet = self.quiet;
+        loop {
+            let Some((_, reader)) = readers.first_mut() else {
+                // Nobody's markup: the opener is text; scan on after its first byte.
+                self.enter_text(start + 1);
+                return Step::Continue;
+            };
+            let region = self.buf.get(start..).unwrap_or("");
+            let mut cx = ReadCx {
+                ctx: &self.ctx,
+                base,
+                live: &mut live,
+                streaming: !quiet,
+            };
+            match reader.advance(region, is_final, &mut cx) {
+                Advance::NotMine => {
+                    live.clear();
+                    readers.remove(0);
+                }
+                Advance::NeedMore if !is_final => {
+                    self.live_events(live);
+                    self.mode = Mode::Region { start, readers };
+                    return Step::Wait;
+                }
+                Advance::NeedMore => {
+                    // A reader must decide at the end; one that does not is broken.
+                    self.live_events(live);
+                    let end = self.buf.len();
+                    self.keep_broken(start, end, "markup not closed at the end of output".into());
+                    return Step::Continue;
+                }
+                Advance::Done { end, outcome } => {
+                    self.live_events(live);
+                    let end = (start + end).clamp(start + 1, self.buf.len());
+                    self.apply_outcome(start, floor_boundary(&self.buf, end), outcome);
+                    return Step::Continue;
+                }
+                Advance::Broken { end, why } => {
+                    self.live_events(live);
+                    let end = (start + end).clamp(start + 1, self.buf.len());
+                    self.keep_broken(start, floor_boundary(&self.buf, end), why);
+                    return Step::Continue;
+                }
+            }
         }
     }
 
@@ -1053,18 +1067,24 @@ impl Engine {
     }
 
     fn step_think(&mut self, is_final: bool) -> Step {
-        let Mode::Think { content } = self.mode else {
+        let Mode::Think {
+            content,
+            close: marker,
+        } = self.mode
+        else {
             return Step::Continue;
         };
         let bytes = self.buf.as_bytes();
-        let found = find_marker(&bytes[content..], THINK_CLOSE.as_bytes());
+        let found = find_marker(&bytes[content..], marker.as_bytes());
         let (upto, close) = match found {
-            Some(i) => (content + i, Some(content + i + THINK_CLOSE.len())),
+            Some(i) => (content + i, Some(content + i + marker.len())),
             None if is_final => (self.buf.len(), None),
             None => (
                 floor_boundary(
                     &self.buf,
-                    self.buf.len().saturating_sub(THINK_CLOSE.len() - 1),
+                    self.buf
+                        .len()
+                        .saturating_sub(marker.len().saturating_sub(1)),
                 )
                 .max(content),
                 None,
@@ -1095,7 +1115,10 @@ impl Engine {
                 Step::Continue
             }
             None => {
-                self.mode = Mode::Think { content: upto };
+                self.mode = Mode::Think {
+                    content: upto,
+                    close: marker,
+                };
                 self.emit_from = upto;
                 self.pos = upto;
                 Step::Wait
@@ -1159,7 +1182,6 @@ impl Engine {
         sub.nested = true;
         sub.quiet = true;
         sub.base = self.abs(content);
-        sub.python_tag = self.python_tag;
         sub.seen_visible = self.seen_visible;
         let mut events = sub.push(&inner);
         events.extend(sub.finish_nested());
@@ -1176,7 +1198,7 @@ impl Engine {
                         self.reasoning.push(t.clone());
                         self.events.push(StreamEvent::Reasoning { text: t });
                     }
-                    StreamEvent::CallFinished { call, .. } => self.emit_call(call),
+                    StreamEvent::CallFinished { call, .. } => self.emit_call(call, None),
                     StreamEvent::Diagnostic { diagnostic } => self.diag(diagnostic),
                     StreamEvent::CallStarted { .. } | StreamEvent::ArgumentsDelta { .. } => {}
                 }
@@ -1205,139 +1227,87 @@ impl Engine {
     }
 
     fn step_json(&mut self, is_final: bool) -> Step {
-        let Mode::Json {
-            start,
-            mut scanner,
-            site,
-        } = std::mem::replace(&mut self.mode, Mode::Text)
+        let Mode::Json { start, mut scanner } = std::mem::replace(&mut self.mode, Mode::Text)
         else {
             return Step::Continue;
         };
         let bytes = self.buf.as_bytes();
-        match bytes.get(start) {
-            None => {
-                if is_final {
-                    let len = self.buf.len();
-                    self.json_unusable(start, site, "nothing follows the marker".into(), len);
-                    return Step::Continue;
-                }
-                self.mode = Mode::Json {
-                    start,
-                    scanner,
-                    site,
-                };
-                return Step::Wait;
-            }
-            Some(b'{' | b'[') => {}
-            Some(_) => {
-                self.json_unusable(start, site, "expected a JSON object or array".into(), start);
-                return Step::Continue;
-            }
+        if !matches!(bytes.get(start), Some(b'{' | b'[')) {
+            self.enter_text(start + 1);
+            return Step::Continue;
         }
         match scanner.advance(&bytes[start..]) {
             Scan::NeedMore => {
                 if is_final {
                     let region = &self.buf.as_bytes()[start..];
-                    if looks_like_call(region) || !matches!(site, JsonSite::Plain) {
-                        let m = site.markup_start(start);
+                    if looks_like_call(region) {
                         self.drop_markup(
-                            m,
+                            start,
                             self.buf.len(),
                             "truncated tool call: the JSON ends before it is closed; not run"
                                 .into(),
                         );
                     } else {
-                        self.enter_text(start + 1);
+                        self.abandon_json(start, self.buf.len());
                     }
                     return Step::Continue;
                 }
-                // `name[ARGS]{...` is announced while its arguments stream.
-                if let JsonSite::MistralNamed { name, id, .. } = &site
-                    && self.buf.as_bytes().get(start) == Some(&b'{')
-                {
-                    if self.live.is_none() && self.call_count < self.ctx.limits.max_calls {
-                        self.announce(name.clone(), id.clone(), start);
-                    }
-                    self.advance_live();
-                }
-                self.mode = Mode::Json {
-                    start,
-                    scanner,
-                    site,
-                };
+                self.mode = Mode::Json { start, scanner };
                 Step::Wait
             }
             Scan::Done(n) => {
-                self.complete_json(start, start + n, site);
+                self.complete_json(start, start + n);
                 Step::Continue
             }
             Scan::Fail(e) => {
-                self.json_unusable(start, site, e, start + scanner.consumed());
+                self.json_unusable(start, e, start + scanner.consumed());
                 Step::Continue
             }
         }
     }
 
-    /// A region that is not balanced JSON: text (rescanned from the next byte), or for
-    /// explicit markup an error.
-    fn json_unusable(&mut self, start: usize, site: JsonSite, why: String, end: usize) {
-        // `end` is where the scan stopped: never the buffer length, which depends on chunking.
-        match site {
-            JsonSite::Plain | JsonSite::PythonTag => {
-                let region = self.buf.as_bytes().get(start..end).unwrap_or(&[]);
-                if looks_like_call(region) {
-                    let span = self.span(start, end);
-                    self.diag(Diagnostic::error(
-                        format!("malformed tool call JSON left as text: {why}"),
-                        span,
-                    ));
-                }
-                self.enter_text(start + 1);
-            }
-            JsonSite::Mistral { marker } | JsonSite::MistralNamed { marker, .. } => {
-                self.drop_markup(
-                    marker,
-                    end,
-                    format!("[TOOL_CALLS] not followed by a call: {why}"),
-                );
-            }
+    /// A bare region that is not JSON: the scan resumes one byte after its start (R-7),
+    /// within the rescan budget.
+    fn abandon_json(&mut self, start: usize, scanned_to: usize) {
+        self.rescanned = self
+            .rescanned
+            .saturating_add(scanned_to.saturating_sub(start + 1));
+        let budget = self
+            .received
+            .saturating_mul(RESCAN_FACTOR)
+            .saturating_add(RESCAN_BASE);
+        if !self.bare_off && self.rescanned > budget {
+            self.bare_off = true;
+            let span = self.span(start, scanned_to);
+            self.diag(Diagnostic::warning(
+                "too many unbalanced brackets: the rest of the reply is not searched for bare JSON calls",
+                span,
+            ));
         }
+        self.enter_text(start + 1);
     }
 
-    fn complete_json(&mut self, start: usize, end: usize, site: JsonSite) {
+    /// A region that is not balanced JSON: text (rescanned from the next byte).
+    fn json_unusable(&mut self, start: usize, why: String, end: usize) {
+        // `end` is where the scan stopped: never the buffer length, which depends on chunking.
+        let region = self.buf.as_bytes().get(start..end).unwrap_or(&[]);
+        if looks_like_call(region) {
+            let span = self.span(start, end);
+            self.diag(Diagnostic::error(
+                format!("malformed tool call JSON left as text: {why}"),
+                span,
+            ));
+        }
+        self.abandon_json(start, end);
+    }
+
+    fn complete_json(&mut self, start: usize, end: usize) {
         let region = self.buf.get(start..end).unwrap_or("").to_owned();
         let span = self.span(start, end);
-        let markup = site.markup_start(start);
         match parse_lenient(&region) {
             Ok((mut v, repairs)) => {
-                let outcome = match &site {
-                    JsonSite::Plain => classify_value(
-                        &mut v,
-                        &self.ctx,
-                        &Site::Plain {
-                            at_start: !self.seen_visible,
-                        },
-                        span.clone(),
-                    ),
-                    JsonSite::PythonTag => {
-                        classify_value(&mut v, &self.ctx, &Site::PythonTag, span.clone())
-                    }
-                    JsonSite::Mistral { .. } => {
-                        json::classify(&mut v, &self.ctx, FormatId::Mistral, true, span.clone())
-                    }
-                    JsonSite::MistralNamed { name, id, .. } => {
-                        let args = std::mem::take(&mut v);
-                        let mut d = Draft::new(name.clone(), Some(args), FormatId::Mistral);
-                        d.id = id.clone();
-                        d.span = self.span(markup, end);
-                        let mut o = Outcome::default();
-                        o.diagnostics
-                            .extend(self.ctx.unknown_name_warning(name, d.span.clone()));
-                        o.drafts.push(d);
-                        Some(o)
-                    }
-                };
-                match outcome {
+                let at_start = !self.seen_visible;
+                match classify_value(&mut v, &self.ctx, at_start, span.clone()) {
                     Some(mut o) => {
                         for d in &mut o.drafts {
                             d.repairs.extend(repairs.iter().cloned());
@@ -1350,33 +1320,23 @@ impl Engine {
                                 span.clone(),
                             ));
                         }
-                        self.apply_outcome(markup, end, o);
+                        self.apply_outcome(start, end, o);
                     }
-                    None => match site {
-                        JsonSite::Plain | JsonSite::PythonTag => {
-                            if let Some(why) = rejected_call_shape(&v, &self.ctx) {
-                                self.diag(Diagnostic::info(why, span.clone()));
-                            }
-                            if self.fallbacks_on()
-                                && let Some(l) = fallback::label_of(&v)
-                            {
-                                self.labels.push((l, span));
-                            }
-                            self.enter_text(end);
+                    None => {
+                        if let Some(why) = rejected_call_shape(&v, &self.ctx) {
+                            self.diag(Diagnostic::info(why, span.clone()));
                         }
-                        _ => self.drop_markup(
-                            markup,
-                            end,
-                            "[TOOL_CALLS] content is not a list of {name, arguments} calls".into(),
-                        ),
-                    },
+                        if self.fallbacks_on()
+                            && let Some(l) = fallback::label_of(&v)
+                        {
+                            self.labels.push((l, span));
+                        }
+                        self.enter_text(end);
+                    }
                 }
             }
             Err(e) => {
-                if matches!(site, JsonSite::Plain)
-                    && region.starts_with('[')
-                    && self.ctx.enabled(FormatId::Pythonic)
-                {
+                if region.starts_with('[') && self.ctx.enabled(FormatId::PYTHONIC) {
                     match pythonic::classify(&region, &self.ctx, span.clone()) {
                         Some(Ok(o)) => {
                             self.apply_outcome(start, end, o);
@@ -1389,242 +1349,15 @@ impl Engine {
                         None => {}
                     }
                 }
-                match site {
-                    JsonSite::Plain | JsonSite::PythonTag => {
-                        if looks_like_call(region.as_bytes()) {
-                            self.drop_markup(
-                                start,
-                                end,
-                                format!("malformed tool call JSON, not run: {e}"),
-                            );
-                        } else {
-                            self.enter_text(start + 1);
-                        }
-                    }
-                    _ => self.drop_markup(markup, end, format!("malformed [TOOL_CALLS] JSON: {e}")),
-                }
-            }
-        }
-    }
-
-    fn step_hermes(&mut self, is_final: bool) -> Step {
-        let Mode::Hermes {
-            start,
-            content,
-            search,
-        } = self.mode
-        else {
-            return Step::Continue;
-        };
-        let bytes = self.buf.as_bytes();
-        // `<tool_call>` mentioned in prose is not followed by JSON: it stays text.
-        const MAX_LEAD: usize = 4096;
-        let lead = &bytes[content..bytes.len().min(content + MAX_LEAD)];
-        match lead.iter().find(|b| !b.is_ascii_whitespace()) {
-            Some(b'{' | b'[') => {}
-            Some(_) => {
-                self.emit_from = start;
-                self.enter_text(start + 1);
-                return Step::Continue;
-            }
-            None if !is_final && bytes.len() - content < MAX_LEAD => {
-                self.mode = Mode::Hermes {
-                    start,
-                    content,
-                    search,
-                };
-                return Step::Wait;
-            }
-            None => {}
-        }
-        let (content_end, end, closed) =
-            match find_marker(&bytes[search..], hermes::CLOSE.as_bytes()) {
-                Some(i) => (search + i, search + i + hermes::CLOSE.len(), true),
-                None if is_final => (self.buf.len(), self.buf.len(), false),
-                None => {
-                    let search = self
-                        .buf
-                        .len()
-                        .saturating_sub(hermes::CLOSE.len() - 1)
-                        .max(content);
-                    self.mode = Mode::Hermes {
+                if looks_like_call(region.as_bytes()) {
+                    self.drop_markup(
                         start,
-                        content,
-                        search,
-                    };
-                    self.stream_live(content);
-                    return Step::Wait;
+                        end,
+                        format!("malformed tool call JSON, not run: {e}"),
+                    );
+                } else {
+                    self.abandon_json(start, end);
                 }
-            };
-        let inner = self.buf.get(content..content_end).unwrap_or("").to_owned();
-        let mut o = Outcome::default();
-        let mut i = 0;
-        let ib = inner.as_bytes();
-        let mut complete_values = 0;
-        loop {
-            while ib.get(i).is_some_and(u8::is_ascii_whitespace) {
-                i += 1;
-            }
-            let Some(&b) = ib.get(i) else { break };
-            let vstart = self.abs(content + i);
-            if b != b'{' && b != b'[' {
-                o.diagnostics.push(Diagnostic::error(
-                    "<tool_call> content is not JSON; dropped",
-                    vstart..self.abs(content_end),
-                ));
-                break;
-            }
-            let mut sc = Scanner::new(self.ctx.limits.max_depth, false);
-            match sc.advance(&ib[i..]) {
-                Scan::Done(n) => {
-                    let text = inner.get(i..i + n).unwrap_or("");
-                    let span = vstart..vstart + n;
-                    match parse_lenient(text) {
-                        Ok((mut v, repairs)) => {
-                            match json::classify(
-                                &mut v,
-                                &self.ctx,
-                                FormatId::Hermes,
-                                true,
-                                self.span(start, end),
-                            ) {
-                                Some(mut found) => {
-                                    for d in &mut found.drafts {
-                                        d.repairs.extend(repairs.iter().cloned());
-                                    }
-                                    o.drafts.extend(found.drafts);
-                                    o.diagnostics.extend(found.diagnostics);
-                                    complete_values += 1;
-                                }
-                                None => o.diagnostics.push(Diagnostic::error(
-                                    "<tool_call> content is not a {name, arguments} call; dropped",
-                                    span,
-                                )),
-                            }
-                        }
-                        Err(e) => o.diagnostics.push(Diagnostic::error(
-                            format!("<tool_call> JSON is malformed, not run: {e}"),
-                            span,
-                        )),
-                    }
-                    i += n;
-                }
-                Scan::NeedMore => {
-                    o.diagnostics.push(Diagnostic::error(
-                        "truncated tool call: <tool_call> JSON ends before it is closed; not run",
-                        vstart..self.abs(content_end),
-                    ));
-                    break;
-                }
-                Scan::Fail(e) => {
-                    o.diagnostics.push(Diagnostic::error(
-                        format!("<tool_call> JSON is malformed, not run: {e}"),
-                        vstart..self.abs(content_end),
-                    ));
-                    break;
-                }
-            }
-        }
-        if !closed && complete_values > 0 {
-            o.diagnostics.push(Diagnostic::info(
-                "<tool_call> not closed at the end of output; its complete JSON was accepted",
-                self.span(start, end),
-            ));
-        }
-        self.apply_outcome(start, end, o);
-        Step::Continue
-    }
-
-    /// While a `<tool_call>` body streams: announce the call once its name is known, then
-    /// forward the raw argument text as it arrives (bounded by the arguments' own end).
-    fn stream_live(&mut self, content: usize) {
-        if self.live.is_none() {
-            if self.probe_failed || self.call_count >= self.ctx.limits.max_calls {
-                return;
-            }
-            let body = self.buf.as_bytes().get(content..).unwrap_or(&[]);
-            match hermes::probe(body) {
-                hermes::Probe::NeedMore => return,
-                hermes::Probe::No => {
-                    self.probe_failed = true;
-                    return;
-                }
-                hermes::Probe::Yes(name, off) => self.announce(name, None, content + off),
-            }
-        }
-        self.advance_live();
-    }
-
-    /// Emits `CallStarted` for a call whose arguments object starts at `args_start`.
-    fn announce(&mut self, name: String, id: Option<String>, args_start: usize) {
-        let index = self.next_index;
-        self.next_index += 1;
-        let call_id = id
-            .filter(|i| !i.is_empty())
-            .map_or_else(CallId::generate, CallId);
-        self.flush_text_event();
-        self.events.push(StreamEvent::CallStarted {
-            index,
-            call_id: call_id.clone(),
-            name: name.clone(),
-        });
-        self.live = Some(Live {
-            index,
-            call_id,
-            name,
-            args_start,
-            emitted: args_start,
-            scanner: Scanner::new(self.ctx.limits.max_depth, false),
-            done: false,
-        });
-    }
-
-    /// Forwards the argument text that arrived since the last push.
-    fn advance_live(&mut self) {
-        let Some(live) = &mut self.live else { return };
-        if live.done {
-            return;
-        }
-        let region = self.buf.as_bytes().get(live.args_start..).unwrap_or(&[]);
-        let upto = match live.scanner.advance(region) {
-            Scan::Done(n) => {
-                live.done = true;
-                live.args_start + n
-            }
-            Scan::NeedMore => live.args_start + live.scanner.consumed(),
-            Scan::Fail(_) => {
-                live.done = true;
-                live.emitted
-            }
-        };
-        let upto = floor_boundary(&self.buf, upto);
-        if upto > live.emitted {
-            let fragment = self.buf.get(live.emitted..upto).unwrap_or("").to_owned();
-            live.emitted = upto;
-            let index = live.index;
-            self.events
-                .push(StreamEvent::ArgumentsDelta { index, fragment });
-        }
-    }
-
-    fn step_mistral_head(&mut self, is_final: bool) -> Step {
-        let Mode::MistralHead { marker, after } = self.mode else {
-            return Step::Continue;
-        };
-        let rest = self.buf.get(after..).unwrap_or("");
-        match mistral::head(rest, is_final) {
-            None => Step::Wait,
-            Some(mistral::Head::Json(off)) => {
-                self.start_json(after + off, JsonSite::Mistral { marker });
-                Step::Continue
-            }
-            Some(mistral::Head::Named(name, id, off)) => {
-                self.start_json(after + off, JsonSite::MistralNamed { marker, name, id });
-                Step::Continue
-            }
-            Some(mistral::Head::Invalid) => {
-                self.drop_markup(marker, after, "[TOOL_CALLS] not followed by calls".into());
-                Step::Continue
             }
         }
     }
@@ -1660,7 +1393,9 @@ impl Engine {
                 return Step::Continue;
             };
             let spec = self.ctx.registry.as_deref().and_then(|r| r.spec(name));
+            // A new `TOOL_CALL:` header starts the next call, never a field of this one.
             if pos < len
+                && !key_value::is_header(line)
                 && let Some(f) = key_value::field(line, spec)
             {
                 fields.push(f);
@@ -1672,7 +1407,7 @@ impl Engine {
             }
             // The block ends before this line.
             let args = key_value::arguments(fields, spec);
-            let mut d = Draft::new(name.clone(), Some(Value::Object(args)), FormatId::KeyValue);
+            let mut d = Draft::new(name.clone(), Some(Value::Object(args)), FormatId::KEY_VALUE);
             d.span = self.span(start, pos);
             let o = Outcome {
                 drafts: vec![d],
@@ -1715,7 +1450,13 @@ impl Engine {
                 let end = open + n;
                 let inner = self.buf.get(open + 1..end - 1).unwrap_or("").to_owned();
                 let span = self.span(start, end);
-                match parse_args(&name, &inner, &self.ctx, FormatId::CallSyntax, span.clone()) {
+                match parse_args(
+                    &name,
+                    &inner,
+                    &self.ctx,
+                    FormatId::CALL_SYNTAX,
+                    span.clone(),
+                ) {
                     Ok(d) => {
                         let o = Outcome {
                             drafts: vec![d],

@@ -174,7 +174,7 @@ pub(crate) fn apply(
             let mut d = Draft::new(
                 rule.tool.clone(),
                 Some(Value::Object(args)),
-                FormatId::Fallback,
+                FormatId::FALLBACK,
             );
             d.span = span.clone();
             let kind = match rule.rule {

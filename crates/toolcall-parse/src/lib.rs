@@ -22,8 +22,11 @@ mod builder;
 mod chat_template;
 mod engine;
 mod fallback;
-mod formats;
+mod families;
+mod family;
 mod model_names;
+mod openers;
+mod prompt;
 mod repair;
 mod scanner;
 
@@ -33,8 +36,10 @@ pub use chat_template::{
     detect_tokenizer_config,
 };
 pub use fallback::{FallbackKind, FallbackRule, load_fallback_rules};
-pub use formats::{FormatId, FormatInfo, formats};
+pub use families::{FormatInfo, formats};
+pub use family::{FormatId, Instructions, ReasoningMarker};
 pub use model_names::{ModelFamily, model_family, model_table};
+pub use prompt::{example_call, render_prompt, text_formats};
 
 use builder::{Ctx, build};
 use engine::Engine;
@@ -46,6 +51,8 @@ pub enum ParseError {
     UnknownFormat(String),
     #[error("invalid fallback rules: {0}")]
     Fallbacks(String),
+    #[error("{0:?} is not a text format; text formats: {1}")]
+    NotTextFormat(String, String),
 }
 
 /// Which formats to try.
@@ -93,7 +100,7 @@ impl FormatSelection {
 
     fn resolve(&self) -> (Vec<FormatId>, Vec<String>, bool) {
         let names: &[String] = match self {
-            FormatSelection::Auto => return (FormatId::DEFAULT_ORDER.to_vec(), Vec::new(), false),
+            FormatSelection::Auto => return (FormatId::all().collect(), Vec::new(), false),
             FormatSelection::Priority(v) => v,
             FormatSelection::Only(one) => std::slice::from_ref(one),
         };
@@ -128,8 +135,21 @@ pub struct ParseOptions {
 impl ParseOptions {
     fn ctx(&self) -> (Ctx, Vec<String>) {
         let (order, unknown, explicit) = self.format.resolve();
+        let bare =
+            order
+                .iter()
+                .filter_map(|f| f.family())
+                .fold(family::BareJson::default(), |acc, f| {
+                    let b = f.bare_json();
+                    family::BareJson {
+                        objects: acc.objects || b.objects,
+                        arrays: acc.arrays || b.arrays,
+                    }
+                });
         (
             Ctx {
+                openers: openers::Openers::build(&order),
+                bare,
                 order,
                 registry: self.tools.clone(),
                 limits: self.limits,
@@ -235,7 +255,7 @@ pub fn parse_native(value: &Value, options: &ParseOptions) -> Parsed {
     };
     let natives = ctx.order.iter().copied().filter(|f| f.is_native());
     for f in natives {
-        if let Some(o) = formats::native::classify(value, &ctx, f, 0..0) {
+        if let Some(o) = families::native::classify(value, &ctx, f, 0..0) {
             parsed.text = o.text;
             parsed.diagnostics.extend(o.diagnostics);
             for d in o.drafts {

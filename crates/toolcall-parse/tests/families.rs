@@ -48,9 +48,8 @@ const KNOWN_FAMILIES: &[&str] = &[
     "olmo3",
 ];
 
-/// Registered, but the fixtures describe variants its reader does not read yet (the
-/// parser's Mistral variants: `[TOOL_CALLS]NAME{json}`, `[CALL_ID]`, several `[TOOL_CALLS]`).
-const PENDING: &[&str] = &["mistral"];
+/// Registered, but the fixtures describe variants its reader does not read yet.
+const PENDING: &[&str] = &[];
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -150,11 +150,25 @@ fn seed_001_action_responses() {
         assert_eq!(p.calls.len(), 1);
         assert_eq!(p.text, "");
         // F-ACT-3: no session_id, or a required argument missing/empty → dropped, text kept.
-        for bad in [
-            r#"{"command":"open_app","args":{"app_name":"Safari"},"text":"Открываю."}"#,
+        // "Required" comes from the registered schema only: without one the parser knows
+        // no app, and the command passes (the validator judges it against the schema).
+        let schema_bound = [
             r#"{"session_id":"s","command":"open_app","args":{"app_name":""},"text":"Открываю."}"#,
             r#"{"session_id":"s","command":"close_app","args":{"app_path":"/Applications/Safari.app"},"text":"Открываю."}"#,
-        ] {
+        ];
+        if !tools {
+            for unchecked in schema_bound {
+                assert_eq!(parse(unchecked, &o).calls.len(), 1, "{unchecked}");
+            }
+        }
+        let session_missing =
+            r#"{"command":"open_app","args":{"app_name":"Safari"},"text":"Открываю."}"#;
+        let bad: &[&str] = if tools {
+            &[session_missing, schema_bound[0], schema_bound[1]]
+        } else {
+            &[session_missing]
+        };
+        for &bad in bad {
             let p = parse(bad, &o);
             assert!(p.calls.is_empty(), "{bad}");
             assert_eq!(p.text, "Открываю.");
@@ -335,7 +349,8 @@ fn hermes_unclosed_and_truncated() {
     assert_eq!(p.calls.len(), 1);
     assert_eq!(p.calls[0].name, "get_time");
     assert!(p.diagnostics.iter().any(|d| d.level == Level::Error));
-    assert_eq!(p.text, " text ");
+    // The malformed call is not run and its raw text stays where the user can see it.
+    assert_eq!(p.text, "<tool_call>{\"name\": oops}</tool_call> text ");
 }
 
 // covers F-AUTO-1

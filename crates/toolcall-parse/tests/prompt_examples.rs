@@ -4,9 +4,11 @@
 // covers O-2, F-AUTO-1
 use serde_json::json;
 use std::sync::Arc;
-use toolcall_core::render::prompt::{example_arguments, example_call, render_prompt};
-use toolcall_core::{PromptFormat, Registry, ToolSpec};
-use toolcall_parse::{FormatSelection, ParseOptions, parse};
+use toolcall_core::render::prompt::example_arguments;
+use toolcall_core::{Registry, ToolSpec};
+use toolcall_parse::{
+    FormatSelection, ParseOptions, example_call, parse, render_prompt, text_formats,
+};
 
 fn registry() -> Registry {
     let mut r = Registry::new();
@@ -40,11 +42,13 @@ fn every_prompt_example_parses_back() {
     let r = registry();
     let reg = Arc::new(r.clone());
     let mut failures = vec![];
-    for f in PromptFormat::ALL {
-        let _ = render_prompt(&r, f);
+    let formats = text_formats();
+    assert!(formats.len() >= 9, "{formats:?}");
+    for f in formats {
+        assert!(render_prompt(&r, f).unwrap().contains("## Example"), "{f}");
         for spec in r.enabled_specs() {
             let args = example_arguments(&spec.parameters);
-            let text = example_call(f, &spec.name, &args);
+            let text = example_call(f, &spec.name, &args).unwrap();
             for (mode, sel) in [
                 ("only", FormatSelection::Only(f.as_str().to_owned())),
                 ("auto", FormatSelection::Auto),

@@ -22,9 +22,7 @@ use tokio::sync::mpsc;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use toolcall_core::{
-    Diagnostic, ErrorCode, PromptFormat, Registry, ToolCall, ToolError, ToolKind, ToolResult,
-};
+use toolcall_core::{Diagnostic, ErrorCode, Registry, ToolCall, ToolError, ToolKind, ToolResult};
 use toolcall_parse::{FormatSelection, ParseOptions};
 
 use crate::archive::{Archive, ArchiveError, Delivery};
@@ -854,13 +852,18 @@ fn breaker_key(call: &ToolCall) -> String {
     format!("{}\u{0}{}", call.name, call.arguments)
 }
 
-/// The system prompt for text mode: core's instructions (O-2) for `format` when it names
-/// one format, else for the Hermes `<tool_call>` format, which auto-detection reads.
+/// The system prompt for text mode: the parser's instructions (O-2) for `format` when it
+/// names one text format, else for the Hermes `<tool_call>` format, which auto-detection reads.
 pub fn text_instructions(registry: &Registry, format: Option<&str>) -> String {
-    let format = format
-        .and_then(|f| f.parse::<PromptFormat>().ok())
-        .unwrap_or(PromptFormat::Hermes);
-    toolcall_core::render::render_prompt(registry, format)
+    let chosen = format
+        .and_then(toolcall_parse::FormatId::from_name)
+        .and_then(|f| toolcall_parse::render_prompt(registry, f).ok());
+    match chosen {
+        Some(p) => p,
+        None => toolcall_parse::FormatId::from_name("hermes")
+            .and_then(|f| toolcall_parse::render_prompt(registry, f).ok())
+            .unwrap_or_default(),
+    }
 }
 
 /// Results in a report's JSON as the model saw them, tagged with call id and tool name.

@@ -139,21 +139,23 @@
 //! # Further
 //!
 //! The building blocks keep their own crates, re-exported whole for what this page does not
-//! show: [`toolcall_core`] (tools files, renderers, prompt instructions), [`toolcall_parse`]
-//! (format selection, limits, fallback rules) and [`toolcall_run`] (the session archive,
+//! show: [`toolcall_core`] (tools files, renderers), [`toolcall_parse`]
+//! (format selection, limits, fallback rules, text-mode prompt instructions) and [`toolcall_run`] (the session archive,
 //! recorded sessions, program and HTTP tool backends).
 
 mod typed;
 
 pub use typed::{FnTool, schema_of, tool, tool_json};
 
-pub use toolcall_core::render::{PromptFormat, render_prompt};
 pub use toolcall_core::{
     CallId, Diagnostic, ErrorCode, Level, NameMap, Origin, Parsed, Provider, Registry,
     RegistryError, Repair, StreamEvent, Tool, ToolCall, ToolContext, ToolError, ToolKind,
     ToolOutput, ToolResult, ToolSpec,
 };
-pub use toolcall_parse::{FormatSelection, ParseError, ParseOptions, StreamParser, parse};
+pub use toolcall_parse::{
+    FormatId, FormatSelection, ParseError, ParseOptions, StreamParser, parse, render_prompt,
+    text_formats,
+};
 pub use toolcall_run::{
     Agent, AgentBuilder, AgentConfig, AgentError, ApproveAll, ApproveWith, Approver, BuildError,
     ChatCompletionsClient, ClientError, Executor, Message, Mode, ModelClient, ModelReply,

@@ -5,8 +5,8 @@
 //! `tools`. Names that providers forbid are sent as aliases from a [`NameMap`]; the model
 //! client maps the names of returned calls back with [`NameMap::from_provider`].
 //!
-//! O-2: system-prompt instructions for models without native calling, per text format, in
-//! [`prompt`].
+//! O-2: example arguments synthesised from a schema, in [`prompt`], for the text-mode
+//! system prompts the parser crate renders next to each format's reader.
 
 use std::fmt;
 use std::str::FromStr;
@@ -21,7 +21,6 @@ pub mod names;
 pub mod prompt;
 
 pub use names::{NameMap, is_provider_safe};
-pub use prompt::{PromptFormat, render_prompt};
 
 /// A native tool-calling API.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -95,7 +94,7 @@ pub fn render(registry: &Registry, provider: Provider) -> (Value, NameMap) {
 }
 
 /// The parameters schema as providers expect it: an object schema with `properties`.
-pub(crate) fn object_schema(spec: &ToolSpec) -> Value {
+pub fn object_schema(spec: &ToolSpec) -> Value {
     let mut schema = spec.parameters.clone();
     if let Value::Object(map) = &mut schema {
         map.entry("type").or_insert_with(|| json!("object"));

@@ -3,16 +3,17 @@
 //! without `session_id`, or missing a required argument, is dropped with a diagnostic and
 //! the text is still returned. "Required" comes from the registered tool's schema
 //! (`required`, and `anyOf`/`oneOf` of `required` sets; empty strings count as missing);
-//! without a registry, from the seed's own rules for `open_app` / `close_app`.
+//! without a schema for the command nothing is required (the parser knows no tool).
 
 use std::ops::Range;
 
-use serde_json::{Map, Value};
+use serde_json::{Map, Value, json};
 use toolcall_core::Diagnostic;
 
 use super::keys_within;
 use crate::FormatId;
 use crate::builder::{Ctx, Draft, Outcome};
+use crate::family::{BareJson, Family, Instructions, JsonCx};
 
 /// `at_start`: the object is the start of the reply. Elsewhere in prose only a complete
 /// action (`session_id` and `command`) is claimed, so `{"text": ...}` or `{"command": ...}`
@@ -85,7 +86,7 @@ pub(crate) fn classify(
         ));
         return Some(out);
     }
-    let mut d = Draft::new(command, Some(Value::Object(args)), FormatId::ActionResponse);
+    let mut d = Draft::new(command, Some(Value::Object(args)), FormatId::ACTION_RESPONSE);
     d.span = span;
     out.drafts.push(d);
     Some(out)
@@ -121,14 +122,8 @@ fn missing_required(command: &str, args: &Map<String, Value>, ctx: &Ctx) -> Opti
                 .collect();
             (all, alts)
         }
-        None => match command {
-            "open_app" => (
-                vec![],
-                vec![vec!["app_name".to_owned()], vec!["app_path".to_owned()]],
-            ),
-            "close_app" => (vec!["app_name".to_owned()], vec![]),
-            _ => (vec![], vec![]),
-        },
+        // Without a schema nothing is known to be required: the parser knows no app.
+        None => return None,
     };
     if let Some(k) = all.iter().find(|k| !present(args, k)) {
         return Some(format!("{k:?}"));
@@ -142,4 +137,48 @@ fn missing_required(command: &str, args: &Map<String, Value>, ctx: &Ctx) -> Opti
         return Some(format!("(one of {})", sets.join(" / ")));
     }
     None
+}
+
+impl FormatId {
+    pub(crate) const ACTION_RESPONSE: FormatId = FormatId::builtin("action_response");
+}
+
+pub(crate) struct ActionResponse;
+
+impl Family for ActionResponse {
+    fn id(&self) -> &'static str {
+        FormatId::ACTION_RESPONSE.as_str()
+    }
+    fn description(&self) -> &'static str {
+        "{session_id, command, args, text} (seed 001); {\"text\"} alone is a plain reply"
+    }
+    fn example(&self) -> &'static str {
+        r#"{"session_id":"s1","command":"open_app","args":{"app_name":"Safari"},"text":"Opening Safari."}"#
+    }
+    fn bare_json(&self) -> BareJson {
+        BareJson {
+            objects: true,
+            arrays: false,
+        }
+    }
+    fn classify_json(&self, v: &mut Value, cx: &JsonCx<'_>) -> Option<Outcome> {
+        classify(v, cx.ctx, cx.span.clone(), cx.at_start)
+    }
+    fn instructions(&self) -> Option<Instructions> {
+        Some(Instructions {
+            how: "Always reply with one JSON object. To act, use {\"session_id\": the session id from the request, \"command\": TOOL_NAME, \"args\": {...}, \"text\": what to say to the user}. To only talk, reply {\"text\": \"...\"}.",
+            several: "- One command per reply; \"text\" is spoken to the user and may be empty.\n",
+        })
+    }
+    fn example_call(&self, name: &str, args: &Map<String, Value>) -> Option<String> {
+        Some(
+            json!({
+                "session_id": "session_123",
+                "command": name,
+                "args": args,
+                "text": "Doing it now."
+            })
+            .to_string(),
+        )
+    }
 }

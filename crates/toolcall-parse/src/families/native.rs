@@ -57,10 +57,10 @@ fn append_text(out: &mut Outcome, t: &str) {
 pub(crate) fn classify(v: &Value, ctx: &Ctx, f: FormatId, span: Range<usize>) -> Option<Outcome> {
     let mut out = Outcome::default();
     let found = match f {
-        FormatId::OpenaiChat => openai(v, ctx, &span, &mut out),
-        FormatId::Responses => responses(v, ctx, &span, &mut out),
-        FormatId::Gemini => gemini(v, ctx, &span, &mut out),
-        FormatId::Anthropic => anthropic(v, ctx, &span, &mut out),
+        FormatId::OPENAI_CHAT => openai(v, ctx, &span, &mut out),
+        FormatId::RESPONSES => responses(v, ctx, &span, &mut out),
+        FormatId::GEMINI => gemini(v, ctx, &span, &mut out),
+        FormatId::ANTHROPIC => anthropic(v, ctx, &span, &mut out),
         _ => false,
     };
     found.then_some(out)
@@ -98,7 +98,7 @@ fn openai(v: &Value, ctx: &Ctx, span: &Range<usize>, out: &mut Outcome) -> bool 
                 out,
                 ctx,
                 span,
-                FormatId::OpenaiChat,
+                FormatId::OPENAI_CHAT,
                 (id, name, f.get("arguments")),
             );
         }
@@ -110,7 +110,7 @@ fn openai(v: &Value, ctx: &Ctx, span: &Range<usize>, out: &mut Outcome) -> bool 
             out,
             ctx,
             span,
-            FormatId::OpenaiChat,
+            FormatId::OPENAI_CHAT,
             (None, name, f.get("arguments")),
         );
     }
@@ -131,7 +131,7 @@ fn responses_item(item: &Value, ctx: &Ctx, span: &Range<usize>, out: &mut Outcom
                 out,
                 ctx,
                 span,
-                FormatId::Responses,
+                FormatId::RESPONSES,
                 (id, name, m.get("arguments")),
             );
             true
@@ -186,7 +186,7 @@ fn gemini_parts(parts: &[Value], ctx: &Ctx, span: &Range<usize>, out: &mut Outco
         if let Some(fc) = p.get("functionCall").and_then(Value::as_object) {
             if let Some(name) = s(fc, "name") {
                 let args = (s(fc, "id"), name, fc.get("args"));
-                call(out, ctx, span, FormatId::Gemini, args);
+                call(out, ctx, span, FormatId::GEMINI, args);
                 any = true;
             }
         } else if let Some(t) = p.get("text").and_then(Value::as_str)
@@ -240,7 +240,7 @@ fn anthropic_blocks(blocks: &[Value], ctx: &Ctx, span: &Range<usize>, out: &mut 
             Some("tool_use") => {
                 let Some(name) = s(m, "name") else { continue };
                 let args = (s(m, "id"), name, m.get("input"));
-                call(out, ctx, span, FormatId::Anthropic, args);
+                call(out, ctx, span, FormatId::ANTHROPIC, args);
             }
             Some("text") => {
                 if let Some(t) = s(m, "text") {

@@ -6,11 +6,12 @@
 
 use std::ops::Range;
 
-use serde_json::{Map, Value};
+use serde_json::{Map, Value, json};
 
 use super::keys_within;
 use crate::FormatId;
 use crate::builder::{Ctx, Draft, Outcome};
+use crate::family::{BareJson, Family, Instructions, JsonCx};
 
 const CALL_KEYS: &[&str] = &["name", "arguments", "parameters", "id", "call_id", "type"];
 
@@ -32,7 +33,7 @@ fn draft(
     let name = m.get("name")?.as_str()?;
     let (key, args) = match (m.get("arguments"), m.get("parameters")) {
         (Some(a), None) => {
-            if format == FormatId::Llama && need_args {
+            if format == FormatId::LLAMA && need_args {
                 return None;
             }
             (Some("arguments"), Some(a))
@@ -94,4 +95,40 @@ pub(crate) fn classify(
         d.args = key.and_then(|k| m.get_mut(k)).map(Value::take);
     }
     Some(out)
+}
+
+impl FormatId {
+    pub(crate) const JSON: FormatId = FormatId::builtin("json");
+}
+
+pub(crate) struct Json;
+
+impl Family for Json {
+    fn id(&self) -> &'static str {
+        FormatId::JSON.as_str()
+    }
+    fn description(&self) -> &'static str {
+        "a bare JSON object or array of {name, arguments|parameters}"
+    }
+    fn example(&self) -> &'static str {
+        r#"{"name":"get_weather","arguments":{"city":"Paris"}}"#
+    }
+    fn bare_json(&self) -> BareJson {
+        BareJson {
+            objects: true,
+            arrays: true,
+        }
+    }
+    fn classify_json(&self, v: &mut Value, cx: &JsonCx<'_>) -> Option<Outcome> {
+        classify(v, cx.ctx, FormatId::JSON, false, cx.span.clone())
+    }
+    fn instructions(&self) -> Option<Instructions> {
+        Some(Instructions {
+            how: "To call a tool, reply with only a JSON object {\"name\": TOOL_NAME, \"arguments\": {...}}.",
+            several: "- Make one call per reply.\n",
+        })
+    }
+    fn example_call(&self, name: &str, args: &Map<String, Value>) -> Option<String> {
+        Some(json!({"name": name, "arguments": args}).to_string())
+    }
 }

@@ -6,11 +6,12 @@
 
 use std::ops::Range;
 
-use serde_json::Value;
+use serde_json::{Map, Value, json};
 
 use super::keys_within;
 use crate::FormatId;
 use crate::builder::{Ctx, Draft, Outcome};
+use crate::family::{BareJson, Family, Instructions, JsonCx};
 
 /// On a match the arguments are moved out of `v`; on `None`, `v` is untouched.
 pub(crate) fn classify(v: &mut Value, ctx: &Ctx, span: Range<usize>) -> Option<Outcome> {
@@ -37,7 +38,7 @@ pub(crate) fn classify(v: &mut Value, ctx: &Ctx, span: Range<usize>) -> Option<O
         } else {
             None
         };
-        let mut d = Draft::new(name, None, FormatId::ToolsEnvelope);
+        let mut d = Draft::new(name, None, FormatId::TOOLS_ENVELOPE);
         d.id = e
             .get("id")
             .or_else(|| e.get("call_id"))
@@ -58,4 +59,43 @@ pub(crate) fn classify(v: &mut Value, ctx: &Ctx, span: Range<usize>) -> Option<O
         d.args = key.and_then(|k| e.get_mut(k)).map(Value::take);
     }
     Some(out)
+}
+
+impl FormatId {
+    pub(crate) const TOOLS_ENVELOPE: FormatId = FormatId::builtin("tools_envelope");
+}
+
+pub(crate) struct ToolsEnvelope;
+
+impl Family for ToolsEnvelope {
+    fn id(&self) -> &'static str {
+        FormatId::TOOLS_ENVELOPE.as_str()
+    }
+    fn description(&self) -> &'static str {
+        "{\"tools\":[...]} envelope in a ```json fence or raw in prose; every entry in order"
+    }
+    fn example(&self) -> &'static str {
+        r#"{"tools":[{"name":"computer_use","arguments":{"action":"screenshot"}}]}"#
+    }
+    fn bare_json(&self) -> BareJson {
+        BareJson {
+            objects: true,
+            arrays: false,
+        }
+    }
+    fn classify_json(&self, v: &mut Value, cx: &JsonCx<'_>) -> Option<Outcome> {
+        classify(v, cx.ctx, cx.span.clone())
+    }
+    fn instructions(&self) -> Option<Instructions> {
+        Some(Instructions {
+            how: "To call tools, include one fenced ```json block holding an object with a \"tools\" array; each entry has the tool's \"name\" and an \"arguments\" object.",
+            several: "- To make several calls, put several entries in the \"tools\" array; they run in that order.\n",
+        })
+    }
+    fn example_call(&self, name: &str, args: &Map<String, Value>) -> Option<String> {
+        Some(format!(
+            "```json\n{}\n```",
+            json!({"tools": [{"name": name, "arguments": args}]})
+        ))
+    }
 }

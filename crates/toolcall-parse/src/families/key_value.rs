@@ -8,9 +8,18 @@
 use serde_json::{Map, Value};
 use toolcall_core::ToolSpec;
 
+use crate::FormatId;
+use crate::family::{Family, Instructions};
 use crate::repair::parse_lenient;
 
 pub(crate) const HEADER: &str = "tool_call:";
+
+/// Whether `line` is a `TOOL_CALL:` header (any case, leading blanks allowed).
+pub(crate) fn is_header(line: &str) -> bool {
+    line.trim_start()
+        .get(..HEADER.len())
+        .is_some_and(|h| h.eq_ignore_ascii_case(HEADER))
+}
 
 /// The tool name of a header line (`line` starts with `TOOL_CALL:`, any case).
 pub(crate) fn header_name(line: &str) -> Option<&str> {
@@ -77,4 +86,39 @@ pub(crate) fn arguments(
         out.insert(k.clone(), v);
     }
     out
+}
+
+impl FormatId {
+    pub(crate) const KEY_VALUE: FormatId = FormatId::builtin("key_value");
+}
+
+pub(crate) struct KeyValue;
+
+impl Family for KeyValue {
+    fn id(&self) -> &'static str {
+        FormatId::KEY_VALUE.as_str()
+    }
+    fn description(&self) -> &'static str {
+        "TOOL_CALL: <tool> then FIELD: value lines, case-insensitive; trailing prose is the reply"
+    }
+    fn example(&self) -> &'static str {
+        "TOOL_CALL: highlight_object\\nOBJECT: headphones"
+    }
+    fn instructions(&self) -> Option<Instructions> {
+        Some(Instructions {
+            how: "To call a tool, write a line `TOOL_CALL: tool_name`, then one line `ARGUMENT_NAME: value` per argument (the argument name in capitals). Arrays and objects are written as JSON.",
+            several: "- To make several calls, start each with its own TOOL_CALL line; they run in that order. Friendly text may follow after a blank line.\n",
+        })
+    }
+    fn example_call(&self, name: &str, args: &Map<String, Value>) -> Option<String> {
+        let mut s = format!("TOOL_CALL: {name}");
+        for (k, v) in args {
+            let value = match v {
+                Value::String(s) => s.clone(),
+                other => other.to_string(),
+            };
+            s.push_str(&format!("\n{}: {value}", k.to_uppercase()));
+        }
+        Some(s)
+    }
 }

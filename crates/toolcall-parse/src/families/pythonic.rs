@@ -4,9 +4,12 @@
 
 use std::ops::Range;
 
-use super::call_syntax::{is_name_byte, parse_args};
+use serde_json::{Map, Value};
+
+use super::call_syntax::{is_name_byte, keyword_args, parse_args};
 use crate::FormatId;
 use crate::builder::{Ctx, Outcome};
+use crate::family::{BareJson, Family, Instructions};
 use crate::scanner::split_top_level;
 
 /// `name(inner)` → (name, inner) when `s` is exactly one call expression.
@@ -51,10 +54,44 @@ pub(crate) fn classify(
     }
     let mut out = Outcome::default();
     for (name, args) in calls {
-        match parse_args(name, args, ctx, FormatId::Pythonic, span.clone()) {
+        match parse_args(name, args, ctx, FormatId::PYTHONIC, span.clone()) {
             Ok(d) => out.drafts.push(d),
             Err(e) => return Some(Err(format!("pythonic call {name:?}: {e}"))),
         }
     }
     Some(Ok(out))
+}
+
+impl FormatId {
+    pub(crate) const PYTHONIC: FormatId = FormatId::builtin("pythonic");
+}
+
+pub(crate) struct Pythonic;
+
+impl Family for Pythonic {
+    fn id(&self) -> &'static str {
+        FormatId::PYTHONIC.as_str()
+    }
+    fn description(&self) -> &'static str {
+        "a Python list of calls with keyword arguments and Python literals"
+    }
+    fn example(&self) -> &'static str {
+        r#"[get_weather(city="Paris"), get_time()]"#
+    }
+    // Lists that are not JSON are read by `classify` from the engine's JSON path.
+    fn bare_json(&self) -> BareJson {
+        BareJson {
+            objects: false,
+            arrays: true,
+        }
+    }
+    fn instructions(&self) -> Option<Instructions> {
+        Some(Instructions {
+            how: "To call tools, write a Python list of calls: [tool_name(argument=\"value\"), other_tool()]. Use Python literals: strings in double quotes, True/False/None, lists and dicts.",
+            several: "- To make several calls, put them all in the one list; they run in that order.\n",
+        })
+    }
+    fn example_call(&self, name: &str, args: &Map<String, Value>) -> Option<String> {
+        Some(format!("[{name}({})]", keyword_args(args, true)))
+    }
 }

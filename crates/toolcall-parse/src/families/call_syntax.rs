@@ -14,6 +14,7 @@ use toolcall_core::{Repair, ToolSpec};
 
 use crate::FormatId;
 use crate::builder::{Ctx, Draft};
+use crate::family::{Family, Instructions};
 use crate::repair::parse_lenient;
 use crate::scanner::split_top_level;
 
@@ -196,6 +197,76 @@ pub(crate) fn map_positional(
         }
     }
     Ok(out)
+}
+
+/// `key=value, ...` for a prompt example: JSON values, or Python literals.
+pub(crate) fn keyword_args(args: &Map<String, Value>, python: bool) -> String {
+    args.iter()
+        .map(|(k, v)| {
+            let v = if python {
+                python_literal(v, 0)
+            } else {
+                v.to_string()
+            };
+            format!("{k}={v}")
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// A JSON value written as a Python literal (bounded depth: examples are small).
+fn python_literal(v: &Value, depth: usize) -> String {
+    if depth > 8 {
+        return "None".to_owned();
+    }
+    match v {
+        Value::Null => "None".to_owned(),
+        Value::Bool(true) => "True".to_owned(),
+        Value::Bool(false) => "False".to_owned(),
+        Value::Array(items) => format!(
+            "[{}]",
+            items
+                .iter()
+                .map(|i| python_literal(i, depth + 1))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        Value::Object(map) => format!(
+            "{{{}}}",
+            map.iter()
+                .map(|(k, v)| format!("{}: {}", Value::String(k.clone()), python_literal(v, depth + 1)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        other => other.to_string(),
+    }
+}
+
+impl FormatId {
+    pub(crate) const CALL_SYNTAX: FormatId = FormatId::builtin("call_syntax");
+}
+
+pub(crate) struct CallSyntax;
+
+impl Family for CallSyntax {
+    fn id(&self) -> &'static str {
+        FormatId::CALL_SYNTAX.as_str()
+    }
+    fn description(&self) -> &'static str {
+        "name(args) with positional arguments mapped onto the schema, or keywords; registered tools only"
+    }
+    fn example(&self) -> &'static str {
+        r#"computer_use("left_click", 100, 200)"#
+    }
+    fn instructions(&self) -> Option<Instructions> {
+        Some(Instructions {
+            how: "To call a tool, write it like a function call: tool_name(argument=\"value\", other=1). Strings are double-quoted; numbers, true, false, arrays and objects are written as JSON.",
+            several: "- To make several calls, write each on its own line; they run in that order.\n",
+        })
+    }
+    fn example_call(&self, name: &str, args: &Map<String, Value>) -> Option<String> {
+        Some(format!("{name}({})", keyword_args(args, false)))
+    }
 }
 
 #[cfg(test)]

@@ -1,0 +1,201 @@
+//! `functionary_v3_1`: Functionary v3.1 (Llama 3.1 based) writes
+//! `<function=NAME>{json}</function>`. `<function=name>` in prose is not followed by a JSON
+//! object and stays text. Explicit markup: any name (flagged when unregistered).
+
+use serde_json::{Map, Value, json};
+
+use crate::FormatId;
+use crate::builder::{Ctx, Draft};
+use crate::family::{
+    Advance, Family, Instructions, Outcome, RawArgs, ReadCx, RegionReader, Scan, Scanner,
+    parse_lenient,
+};
+
+use super::tags::valid_name;
+
+impl FormatId {
+    pub(crate) const FUNCTIONARY_V3_1: FormatId = FormatId::builtin("functionary_v3_1");
+}
+
+const OPEN: &str = "<function=";
+const CLOSE: &str = "</function>";
+/// Longest name read, and blanks allowed around the JSON.
+const MAX_NAME: usize = 256;
+const MAX_GAP: usize = 256;
+
+pub(crate) struct FunctionaryV31;
+
+impl Family for FunctionaryV31 {
+    fn id(&self) -> &'static str {
+        FormatId::FUNCTIONARY_V3_1.as_str()
+    }
+    fn description(&self) -> &'static str {
+        "<function=NAME>{json}</function> (Functionary v3.1)"
+    }
+    fn example(&self) -> &'static str {
+        r#"<function=get_weather>{"city": "Paris"}</function>"#
+    }
+    fn openers(&self) -> &'static [&'static str] {
+        &[OPEN]
+    }
+    fn reader(&self, _opener: usize, ctx: &Ctx) -> Option<Box<dyn RegionReader>> {
+        Some(Box::new(Reader {
+            state: State::Head,
+            max_depth: ctx.limits.max_depth,
+        }))
+    }
+    fn instructions(&self) -> Option<Instructions> {
+        Some(Instructions {
+            how: "To call a tool, write <function=TOOL_NAME>{...}</function> with the arguments as one JSON object.",
+            several: "- To make several calls, write several <function=...> blocks; they run in that order.\n",
+        })
+    }
+    fn example_call(&self, name: &str, args: &Map<String, Value>) -> Option<String> {
+        Some(format!("<function={name}>{}</function>", json!(args)))
+    }
+}
+
+enum State {
+    Head,
+    Json {
+        name: String,
+        start: usize,
+        scanner: Scanner,
+        live: Option<RawArgs>,
+    },
+    Tail {
+        end: usize,
+        draft: Option<Draft>,
+    },
+}
+
+struct Reader {
+    state: State,
+    max_depth: usize,
+}
+
+impl RegionReader for Reader {
+    fn advance(&mut self, region: &str, is_final: bool, cx: &mut ReadCx<'_>) -> Advance {
+        let bytes = region.as_bytes();
+        loop {
+            match &mut self.state {
+                State::Head => {
+                    let rest = region.get(OPEN.len()..).unwrap_or("");
+                    let Some(gt) = rest.get(..rest.len().min(MAX_NAME + 1)).and_then(|r| r.find('>'))
+                    else {
+                        return if is_final || rest.len() > MAX_NAME {
+                            Advance::NotMine
+                        } else {
+                            Advance::NeedMore
+                        };
+                    };
+                    let name = &rest[..gt];
+                    if !valid_name(name) {
+                        return Advance::NotMine;
+                    }
+                    let after = OPEN.len() + gt + 1;
+                    let gap = bytes
+                        .iter()
+                        .skip(after)
+                        .take(MAX_GAP + 1)
+                        .take_while(|b| b.is_ascii_whitespace())
+                        .count();
+                    match bytes.get(after + gap) {
+                        Some(b'{') => {}
+                        Some(_) => return Advance::NotMine,
+                        None if is_final || gap > MAX_GAP => return Advance::NotMine,
+                        None => return Advance::NeedMore,
+                    }
+                    let start = after + gap;
+                    let live = cx.streaming().then(|| {
+                        cx.start_call(name, None);
+                        RawArgs::new(start, self.max_depth)
+                    });
+                    self.state = State::Json {
+                        name: name.to_owned(),
+                        start,
+                        scanner: Scanner::new(self.max_depth, false),
+                        live,
+                    };
+                }
+                State::Json {
+                    name,
+                    start,
+                    scanner,
+                    live,
+                } => {
+                    let start = *start;
+                    if let Some(l) = live {
+                        l.forward(region, cx);
+                    }
+                    match scanner.advance(&bytes[start..]) {
+                        Scan::NeedMore if is_final => {
+                            return Advance::Broken {
+                                end: region.len(),
+                                why: format!("truncated tool call: the arguments of <function={name}> are not closed; not run"),
+                            };
+                        }
+                        Scan::NeedMore => return Advance::NeedMore,
+                        Scan::Fail(e) => {
+                            return Advance::Broken {
+                                end: start + scanner.consumed(),
+                                why: format!("<function={name}> arguments are malformed, not run: {e}"),
+                            };
+                        }
+                        Scan::Done(n) => {
+                            let end = start + n;
+                            let text = region.get(start..end).unwrap_or("");
+                            let (v, repairs) = match parse_lenient(text) {
+                                Ok(ok) => ok,
+                                Err(e) => {
+                                    return Advance::Broken {
+                                        end,
+                                        why: format!("<function={name}> arguments are malformed, not run: {e}"),
+                                    };
+                                }
+                            };
+                            let mut d = Draft::new(name.clone(), Some(v), FormatId::FUNCTIONARY_V3_1);
+                            d.repairs = repairs;
+                            self.state = State::Tail {
+                                end,
+                                draft: Some(d),
+                            };
+                        }
+                    }
+                }
+                State::Tail { end, draft } => {
+                    let end = *end;
+                    let gap = bytes
+                        .iter()
+                        .skip(end)
+                        .take(MAX_GAP + 1)
+                        .take_while(|b| b.is_ascii_whitespace())
+                        .count();
+                    let rest = region.get(end + gap..).unwrap_or("");
+                    let close_end = if rest.starts_with(CLOSE) {
+                        end + gap + CLOSE.len()
+                    } else if !is_final && gap <= MAX_GAP && CLOSE.starts_with(rest) {
+                        return Advance::NeedMore;
+                    } else {
+                        return Advance::Broken {
+                            end,
+                            why: "<function=...> arguments are not followed by </function>; not run"
+                                .into(),
+                        };
+                    };
+                    let mut o = Outcome::default();
+                    if let Some(mut d) = draft.take() {
+                        d.span = cx.span(0, close_end);
+                        o.diagnostics
+                            .extend(cx.ctx.unknown_name_warning(&d.name, d.span.clone()));
+                        o.drafts.push(d);
+                    }
+                    return Advance::Done {
+                        end: close_end,
+                        outcome: o,
+                    };
+                }
+            }
+        }
+    }
+}

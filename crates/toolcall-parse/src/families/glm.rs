@@ -1,0 +1,135 @@
+//! `glm`: GLM 4.5 / 4.6 write `<tool_call>NAME\n<arg_key>K</arg_key>\n<arg_value>V</arg_value>\n</tool_call>`,
+//! GLM 4.7+ the same without newlines. Shares `<tool_call>` with `hermes` (JSON) and
+//! `qwen3_coder` (`<function=`): the block is ours when a bare name follows the opener and
+//! then `<arg_key>` or the closing tag. Values are text typed by the tool's schema.
+
+use serde_json::{Map, Value};
+
+use crate::FormatId;
+use crate::builder::{Ctx, Draft};
+use crate::family::{Family, Instructions, ReadCx, RegionReader};
+
+use super::tags::{Block, BlockReader, Lead, layout_trim, skip_space, starts, typed, valid_name};
+
+impl FormatId {
+    pub(crate) const GLM: FormatId = FormatId::builtin("glm");
+}
+
+const KEY: &str = "<arg_key>";
+const KEY_END: &str = "</arg_key>";
+const VALUE: &str = "<arg_value>";
+const VALUE_END: &str = "</arg_value>";
+const CLOSE: &str = "</tool_call>";
+
+static BLOCK: Block = Block {
+    format: FormatId::GLM,
+    open: "<tool_call>",
+    close: CLOSE,
+    lead,
+    body,
+};
+
+pub(crate) struct Glm;
+
+impl Family for Glm {
+    fn id(&self) -> &'static str {
+        FormatId::GLM.as_str()
+    }
+    fn description(&self) -> &'static str {
+        "<tool_call>NAME<arg_key>K</arg_key><arg_value>V</arg_value></tool_call> (GLM 4.5-4.7); values typed by the schema"
+    }
+    fn example(&self) -> &'static str {
+        "<tool_call>get_weather\\n<arg_key>city</arg_key>\\n<arg_value>Paris</arg_value>\\n</tool_call>"
+    }
+    fn openers(&self) -> &'static [&'static str] {
+        &["<tool_call>"]
+    }
+    fn reader(&self, _opener: usize, _ctx: &Ctx) -> Option<Box<dyn RegionReader>> {
+        Some(Box::new(BlockReader::new(&BLOCK)))
+    }
+    fn instructions(&self) -> Option<Instructions> {
+        Some(Instructions {
+            how: "To call a tool, write <tool_call>TOOL_NAME, then for each argument <arg_key>ARGUMENT_NAME</arg_key><arg_value>value</arg_value> (text as is; numbers, booleans, arrays and objects as JSON), then </tool_call>.",
+            several: "- To make several calls, write several <tool_call> blocks; they run in that order.\n",
+        })
+    }
+    fn example_call(&self, name: &str, args: &Map<String, Value>) -> Option<String> {
+        let mut s = format!("<tool_call>{name}\n");
+        for (k, v) in args {
+            let text = match v {
+                Value::String(t) => t.clone(),
+                other => other.to_string(),
+            };
+            s.push_str(&format!("{KEY}{k}{KEY_END}\n{VALUE}{text}{VALUE_END}\n"));
+        }
+        s.push_str(CLOSE);
+        Some(s)
+    }
+}
+
+/// `NAME` then blanks then `<arg_key>` or `</tool_call>`.
+fn lead(lead: &str, complete: bool) -> Lead {
+    let name_len = lead
+        .find(|c: char| c.is_ascii_whitespace() || c == '<')
+        .unwrap_or(lead.len());
+    let name = &lead[..name_len];
+    if name_len == lead.len() {
+        return if complete || !name.bytes().all(name_byte) {
+            Lead::NotMine
+        } else {
+            Lead::NeedMore
+        };
+    }
+    if !valid_name(name) || !name.bytes().all(name_byte) {
+        return Lead::NotMine;
+    }
+    let rest = skip_space(&lead[name_len..]);
+    if rest.is_empty() {
+        return if complete { Lead::NotMine } else { Lead::NeedMore };
+    }
+    match (starts(rest, KEY), starts(rest, CLOSE)) {
+        (Some(true), _) | (_, Some(true)) => Lead::Mine(Some(name.to_owned())),
+        (None, _) | (_, None) if !complete => Lead::NeedMore,
+        _ => Lead::NotMine,
+    }
+}
+
+fn name_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-' | b':' | b'/')
+}
+
+fn body(body: &str, cx: &mut ReadCx<'_>, format: FormatId) -> Result<Vec<Draft>, String> {
+    let name_len = body
+        .find(|c: char| c.is_ascii_whitespace() || c == '<')
+        .unwrap_or(body.len());
+    let name = &body[..name_len];
+    let mut p = &body[name_len..];
+    let mut args = Map::new();
+    let mut repairs = Vec::new();
+    loop {
+        p = skip_space(p);
+        if p.is_empty() {
+            break;
+        }
+        let after = p
+            .strip_prefix(KEY)
+            .ok_or_else(|| format!("expected <arg_key> in the call to {name:?}"))?;
+        let k_end = after
+            .find(KEY_END)
+            .ok_or("<arg_key> is not closed by </arg_key>")?;
+        let key = after[..k_end].trim();
+        let rest = skip_space(&after[k_end + KEY_END.len()..]);
+        let rest = rest
+            .strip_prefix(VALUE)
+            .ok_or_else(|| format!("argument {key:?} has no <arg_value>"))?;
+        let v_end = rest
+            .find(VALUE_END)
+            .ok_or("<arg_value> is not closed by </arg_value>")?;
+        let v = typed(cx, name, key, layout_trim(&rest[..v_end]), &mut repairs);
+        args.insert(key.to_owned(), v);
+        p = &rest[v_end + VALUE_END.len()..];
+    }
+    let mut d = Draft::new(name, Some(Value::Object(args)), format);
+    d.repairs = repairs;
+    Ok(vec![d])
+}

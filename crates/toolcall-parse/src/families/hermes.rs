@@ -1,0 +1,373 @@
+//! `hermes`: `<tool_call>{json}</tool_call>` (Hermes, Qwen 2.5/3). Explicit markup: any name
+//! is accepted (flagged when unregistered). The closing tag may be missing, or cut, at the
+//! very end of the output; the content is still a call when its JSON is complete, never
+//! when cut. `<tool_call>` followed by anything but JSON belongs to another family
+//! (`qwen3_coder`, `glm`) or is prose.
+
+use serde_json::{Map, Value, json};
+use toolcall_core::Diagnostic;
+
+use crate::FormatId;
+use crate::family::{
+    Advance, Family, Instructions, Outcome, RawArgs, ReadCx, RegionReader, Scan, ScanFrom,
+    Scanner, json_calls, parse_lenient,
+};
+
+pub(crate) const OPEN: &str = "<tool_call>";
+pub(crate) const CLOSE: &str = "</tool_call>";
+
+impl FormatId {
+    pub(crate) const HERMES: FormatId = FormatId::builtin("hermes");
+}
+
+pub(crate) struct Hermes;
+
+impl Family for Hermes {
+    fn id(&self) -> &'static str {
+        FormatId::HERMES.as_str()
+    }
+    fn description(&self) -> &'static str {
+        "<tool_call>{json}</tool_call> (Hermes, Qwen), also unclosed at the end of output"
+    }
+    fn example(&self) -> &'static str {
+        r#"<tool_call>{"name":"get_weather","arguments":{"city":"Paris"}}</tool_call>"#
+    }
+    fn openers(&self) -> &'static [&'static str] {
+        &[OPEN]
+    }
+    fn reader(&self, _opener: usize, ctx: &crate::builder::Ctx) -> Option<Box<dyn RegionReader>> {
+        Some(Box::new(Reader {
+            close: ScanFrom(OPEN.len()),
+            json: false,
+            probe_failed: false,
+            live: None,
+            max_depth: ctx.limits.max_depth,
+        }))
+    }
+    fn instructions(&self) -> Option<Instructions> {
+        Some(Instructions {
+            how: "To call a tool, write <tool_call>{\"name\": TOOL_NAME, \"arguments\": {...}}</tool_call> with a JSON object inside the tags.",
+            several: "- To make several calls, write several <tool_call> blocks; they run in that order.\n",
+        })
+    }
+    fn example_call(&self, name: &str, args: &Map<String, Value>) -> Option<String> {
+        Some(format!(
+            "<tool_call>{}</tool_call>",
+            json!({"name": name, "arguments": args})
+        ))
+    }
+}
+
+/// Prose that mentions `<tool_call>` is not followed by JSON within this many bytes.
+const MAX_LEAD: usize = 4096;
+
+struct Reader {
+    close: ScanFrom,
+    /// The body was seen to start with JSON.
+    json: bool,
+    /// The body does not start with the canonical prefix: not announced early.
+    probe_failed: bool,
+    live: Option<RawArgs>,
+    max_depth: usize,
+}
+
+impl RegionReader for Reader {
+    fn advance(&mut self, region: &str, is_final: bool, cx: &mut ReadCx<'_>) -> Advance {
+        let content = OPEN.len();
+        let bytes = region.as_bytes();
+        if !self.json {
+            let lead = bytes.get(content..bytes.len().min(content + MAX_LEAD)).unwrap_or(&[]);
+            match lead.iter().find(|b| !b.is_ascii_whitespace()) {
+                Some(b'{' | b'[') => self.json = true,
+                Some(_) => return Advance::NotMine,
+                None if is_final && bytes.len() <= content => {
+                    return Advance::Broken {
+                        end: bytes.len(),
+                        why: "truncated tool call: <tool_call> at the end of output; not run".into(),
+                    };
+                }
+                None if !is_final && bytes.len() - content < MAX_LEAD => {
+                    return Advance::NeedMore;
+                }
+                None => return Advance::NotMine,
+            }
+        }
+        let (content_end, end, closed) = match self.close.find(region, CLOSE) {
+            Some(i) => (i, i + CLOSE.len(), true),
+            None if is_final => {
+                // A closing tag cut by the end of output still closes the body.
+                let cut = (1..CLOSE.len())
+                    .rev()
+                    .find(|k| region.ends_with(&CLOSE[..*k]) && region.len() - k >= content)
+                    .unwrap_or(0);
+                (region.len() - cut, region.len(), false)
+            }
+            None => {
+                self.stream(region, content, cx);
+                return Advance::NeedMore;
+            }
+        };
+        if let Some(live) = &mut self.live {
+            live.forward(&region[..content_end], cx);
+        }
+        self.body(region, content, content_end, end, closed, cx)
+    }
+}
+
+impl Reader {
+    /// While the body streams: announce the call once its name is known, then forward the
+    /// raw argument text as it arrives.
+    fn stream(&mut self, region: &str, content: usize, cx: &mut ReadCx<'_>) {
+        if !cx.streaming() {
+            return;
+        }
+        if self.live.is_none() {
+            if self.probe_failed {
+                return;
+            }
+            match probe(region.as_bytes().get(content..).unwrap_or(&[])) {
+                Probe::NeedMore => return,
+                Probe::No => {
+                    self.probe_failed = true;
+                    return;
+                }
+                Probe::Yes(name, off) => {
+                    cx.start_call(&name, None);
+                    self.live = Some(RawArgs::new(content + off, self.max_depth));
+                }
+            }
+        }
+        if let Some(live) = &mut self.live {
+            live.forward(region, cx);
+        }
+    }
+
+    /// Reads the JSON values of a closed (or finally unclosed) body.
+    fn body(
+        &mut self,
+        region: &str,
+        content: usize,
+        content_end: usize,
+        end: usize,
+        closed: bool,
+        cx: &mut ReadCx<'_>,
+    ) -> Advance {
+        let inner = region.get(content..content_end).unwrap_or("");
+        let ib = inner.as_bytes();
+        let mut o = Outcome::default();
+        let mut errors = Vec::new();
+        let mut i = 0;
+        loop {
+            while ib.get(i).is_some_and(u8::is_ascii_whitespace) {
+                i += 1;
+            }
+            let Some(&b) = ib.get(i) else { break };
+            let at = content + i;
+            if b != b'{' && b != b'[' {
+                errors.push(Diagnostic::error(
+                    "<tool_call> content is not JSON; not run",
+                    cx.span(at, content_end),
+                ));
+                break;
+            }
+            let mut sc = Scanner::new(self.max_depth, false);
+            match sc.advance(&ib[i..]) {
+                Scan::Done(n) => {
+                    let text = inner.get(i..i + n).unwrap_or("");
+                    let span = cx.span(at, at + n);
+                    match parse_lenient(text) {
+                        Ok((mut v, repairs)) => {
+                            match json_calls(&mut v, cx.ctx, FormatId::HERMES, true, cx.span(0, end))
+                            {
+                                Some(mut found) => {
+                                    for d in &mut found.drafts {
+                                        d.repairs.extend(repairs.iter().cloned());
+                                    }
+                                    o.drafts.extend(found.drafts);
+                                    o.diagnostics.extend(found.diagnostics);
+                                }
+                                None => errors.push(Diagnostic::error(
+                                    "<tool_call> content is not a {name, arguments} call; not run",
+                                    span,
+                                )),
+                            }
+                        }
+                        Err(e) => errors.push(Diagnostic::error(
+                            format!("<tool_call> JSON is malformed, not run: {e}"),
+                            span,
+                        )),
+                    }
+                    i += n;
+                }
+                Scan::NeedMore => {
+                    errors.push(Diagnostic::error(
+                        "truncated tool call: <tool_call> JSON ends before it is closed; not run",
+                        cx.span(at, content_end),
+                    ));
+                    break;
+                }
+                Scan::Fail(e) => {
+                    errors.push(Diagnostic::error(
+                        format!("<tool_call> JSON is malformed, not run: {e}"),
+                        cx.span(at, content_end),
+                    ));
+                    break;
+                }
+            }
+        }
+        if o.drafts.is_empty() {
+            // Nothing runnable: the raw text stays visible, with the first error.
+            let why = errors
+                .into_iter()
+                .next()
+                .map_or_else(|| "empty <tool_call>; nothing to run".to_owned(), |d| d.message);
+            return Advance::Broken { end, why };
+        }
+        if !closed {
+            o.diagnostics.push(Diagnostic::info(
+                "<tool_call> not closed at the end of output; its complete JSON was accepted",
+                cx.span(0, end),
+            ));
+        }
+        o.diagnostics.extend(errors);
+        Advance::Done { end, outcome: o }
+    }
+}
+
+/// What the start of a `<tool_call>` body says, for announcing the call while it streams.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Probe {
+    NeedMore,
+    /// Not the canonical `{"name": "...", "arguments": {` prefix: wait for the whole call.
+    No,
+    /// The name, and the offset of the arguments object's `{`.
+    Yes(String, usize),
+}
+
+/// The prefix is bounded: a body that has not shown it within this many bytes is parsed
+/// only when complete.
+const MAX_PROBE: usize = 512;
+
+/// Recognises `{"name": "<name>", "arguments": {` (or `"parameters"`) at the start of `s`.
+pub(crate) fn probe(s: &[u8]) -> Probe {
+    let mut i = 0;
+    let ws = |i: &mut usize| {
+        while s.get(*i).is_some_and(u8::is_ascii_whitespace) {
+            *i += 1;
+        }
+    };
+    let lit = |i: &mut usize, want: &[u8]| -> Option<bool> {
+        let have = s.get(*i..)?;
+        let n = have.len().min(want.len());
+        if have[..n] != want[..n] {
+            return Some(false);
+        }
+        if n < want.len() {
+            return None;
+        }
+        *i += want.len();
+        Some(true)
+    };
+    macro_rules! step {
+        ($e:expr) => {
+            match $e {
+                Some(true) => {}
+                Some(false) => return Probe::No,
+                None => {
+                    return if s.len() > MAX_PROBE {
+                        Probe::No
+                    } else {
+                        Probe::NeedMore
+                    };
+                }
+            }
+        };
+    }
+    ws(&mut i);
+    step!(lit(&mut i, b"{"));
+    ws(&mut i);
+    step!(lit(&mut i, b"\"name\""));
+    ws(&mut i);
+    step!(lit(&mut i, b":"));
+    ws(&mut i);
+    step!(lit(&mut i, b"\""));
+    let name_start = i;
+    loop {
+        match s.get(i) {
+            None => {
+                return if s.len() > MAX_PROBE {
+                    Probe::No
+                } else {
+                    Probe::NeedMore
+                };
+            }
+            Some(b'"') => break,
+            Some(b'\\') => return Probe::No,
+            Some(_) if i - name_start > 256 => return Probe::No,
+            Some(_) => i += 1,
+        }
+    }
+    let Ok(name) = std::str::from_utf8(&s[name_start..i]) else {
+        return Probe::No;
+    };
+    if name.is_empty() {
+        return Probe::No;
+    }
+    let name = name.to_owned();
+    i += 1;
+    ws(&mut i);
+    step!(lit(&mut i, b","));
+    ws(&mut i);
+    let key_at = i;
+    match lit(&mut i, b"\"arguments\"") {
+        Some(true) => {}
+        Some(false) => {
+            i = key_at;
+            step!(lit(&mut i, b"\"parameters\""));
+        }
+        None => {
+            // Could still be either key.
+            let rest = s.get(key_at..).unwrap_or(&[]);
+            if b"\"parameters\"".starts_with(rest) || b"\"arguments\"".starts_with(rest) {
+                return if s.len() > MAX_PROBE {
+                    Probe::No
+                } else {
+                    Probe::NeedMore
+                };
+            }
+            return Probe::No;
+        }
+    }
+    ws(&mut i);
+    step!(lit(&mut i, b":"));
+    ws(&mut i);
+    match s.get(i) {
+        Some(b'{') => Probe::Yes(name, i),
+        Some(_) => Probe::No,
+        None if s.len() > MAX_PROBE => Probe::No,
+        None => Probe::NeedMore,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn probes_the_canonical_prefix() {
+        let full = br#" {"name": "get", "arguments": {"a": 1}}"#;
+        for cut in 0..full.len() {
+            let p = probe(&full[..cut]);
+            assert!(
+                matches!(p, Probe::NeedMore | Probe::Yes(..)),
+                "{cut}: {p:?}"
+            );
+        }
+        assert_eq!(probe(full), Probe::Yes("get".into(), 30));
+        assert_eq!(probe(br#"{"arguments": {}, "name": "x"}"#), Probe::No);
+        assert_eq!(
+            probe(br#"{"name": "x", "parameters": {"#),
+            Probe::Yes("x".into(), 28)
+        );
+    }
+}

@@ -1,0 +1,141 @@
+//! `llama`: Llama 3.x JSON calls `{"name", "parameters"}` (recognised as bare JSON when
+//! `llama` precedes `json` in the priority order), and `<|python_tag|>` followed by JSON,
+//! which marks it as calls (any name, flagged when unregistered). End-of-message tokens are
+//! markup and removed from the text. Built-in tool calls after the tag are `llama3_builtin`.
+
+use serde_json::{Map, Value, json};
+
+use crate::FormatId;
+use crate::builder::Ctx;
+use crate::family::{
+    Advance, BareJson, Family, Instructions, JsonCx, Outcome, ReadCx, RegionReader, Scan,
+    Scanner, json_calls, parse_lenient,
+};
+
+pub(crate) const PYTHON_TAG: &str = "<|python_tag|>";
+pub(crate) const END_TOKENS: [&str; 3] = ["<|eom_id|>", "<|eot_id|>", "<|end_of_text|>"];
+
+/// Whitespace between the tag and what it marks, before the tag is taken for prose.
+const MAX_GAP: usize = 256;
+
+impl FormatId {
+    pub(crate) const LLAMA: FormatId = FormatId::builtin("llama");
+}
+
+pub(crate) struct Llama;
+
+impl Family for Llama {
+    fn id(&self) -> &'static str {
+        FormatId::LLAMA.as_str()
+    }
+    fn description(&self) -> &'static str {
+        "Llama 3 JSON with \"parameters\", optionally after <|python_tag|>"
+    }
+    fn example(&self) -> &'static str {
+        r#"<|python_tag|>{"name":"get_weather","parameters":{"city":"Paris"}}"#
+    }
+    fn openers(&self) -> &'static [&'static str] {
+        &[PYTHON_TAG]
+    }
+    fn strip(&self) -> &'static [&'static str] {
+        &END_TOKENS
+    }
+    fn reader(&self, _opener: usize, ctx: &Ctx) -> Option<Box<dyn RegionReader>> {
+        Some(Box::new(Reader {
+            at: PYTHON_TAG.len(),
+            scanner: None,
+            max_depth: ctx.limits.max_depth,
+        }))
+    }
+    fn bare_json(&self) -> BareJson {
+        BareJson {
+            objects: true,
+            arrays: true,
+        }
+    }
+    fn classify_json(&self, v: &mut Value, cx: &JsonCx<'_>) -> Option<Outcome> {
+        json_calls(v, cx.ctx, FormatId::LLAMA, false, cx.span.clone())
+    }
+    fn instructions(&self) -> Option<Instructions> {
+        Some(Instructions {
+            how: "To call a tool, reply with only a JSON object {\"name\": TOOL_NAME, \"parameters\": {...}}.",
+            several: "- Make one call per reply.\n",
+        })
+    }
+    fn example_call(&self, name: &str, args: &Map<String, Value>) -> Option<String> {
+        Some(json!({"name": name, "parameters": args}).to_string())
+    }
+}
+
+/// `<|python_tag|>` then one JSON value; a tag followed by something else is not ours
+/// (`llama3_builtin` reads `tool.call(...)`), and a tag alone at the end is dropped.
+struct Reader {
+    at: usize,
+    scanner: Option<Scanner>,
+    max_depth: usize,
+}
+
+impl RegionReader for Reader {
+    fn advance(&mut self, region: &str, is_final: bool, cx: &mut ReadCx<'_>) -> Advance {
+        let bytes = region.as_bytes();
+        if self.scanner.is_none() {
+            while bytes.get(self.at).is_some_and(u8::is_ascii_whitespace) {
+                self.at += 1;
+            }
+            match bytes.get(self.at) {
+                Some(b'{' | b'[') => self.scanner = Some(Scanner::new(self.max_depth, false)),
+                Some(_) => return Advance::NotMine,
+                None if self.at - PYTHON_TAG.len() > MAX_GAP => return Advance::NotMine,
+                None if is_final => {
+                    // A bare tag is a control token: removed.
+                    return Advance::Done {
+                        end: region.len(),
+                        outcome: Outcome::default(),
+                    };
+                }
+                None => return Advance::NeedMore,
+            }
+        }
+        let start = self.at;
+        let Some(scanner) = &mut self.scanner else {
+            return Advance::NeedMore;
+        };
+        match scanner.advance(&bytes[start..]) {
+            Scan::NeedMore if is_final => Advance::Broken {
+                end: region.len(),
+                why: "truncated tool call: the JSON after <|python_tag|> is not closed; not run"
+                    .into(),
+            },
+            Scan::NeedMore => Advance::NeedMore,
+            Scan::Fail(e) => Advance::Broken {
+                end: start + scanner.consumed(),
+                why: format!("malformed tool call JSON after <|python_tag|>: {e}"),
+            },
+            Scan::Done(n) => {
+                let end = start + n;
+                let text = region.get(start..end).unwrap_or("");
+                match parse_lenient(text) {
+                    Ok((mut v, repairs)) => {
+                        match json_calls(&mut v, cx.ctx, FormatId::LLAMA, true, cx.span(0, end)) {
+                            Some(mut o) => {
+                                for d in &mut o.drafts {
+                                    d.repairs.extend(repairs.iter().cloned());
+                                }
+                                Advance::Done { end, outcome: o }
+                            }
+                            None => Advance::Broken {
+                                end,
+                                why: "JSON after <|python_tag|> is not a {name, parameters} call"
+                                    .into(),
+                            },
+                        }
+                    }
+                    Err(e) => Advance::Broken {
+                        end,
+                        why: format!("malformed tool call JSON after <|python_tag|>: {e}"),
+                    },
+                }
+            }
+        }
+    }
+}

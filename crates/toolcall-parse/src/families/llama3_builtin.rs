@@ -1,0 +1,128 @@
+//! `llama3_builtin`: Llama 3.1+ built-in tools, `<|python_tag|>brave_search.call(query="…")`
+//! (also `wolfram_alpha`, or any `tool.call(key=value, ...)`), ended by `<|eom_id|>`, which
+//! `llama` strips. Explicit markup: any name, flagged when unregistered. Keyword values are
+//! Python/JSON literals read by the shared call-syntax argument parser.
+
+use crate::FormatId;
+use crate::builder::Ctx;
+use crate::family::{Advance, Family, Outcome, ReadCx, RegionReader, Scan, Scanner};
+
+use super::call_syntax::parse_args;
+use super::llama::PYTHON_TAG;
+
+const CALL: &str = ".call(";
+/// Longest built-in tool name read.
+const MAX_NAME: usize = 64;
+const MAX_GAP: usize = 256;
+
+impl FormatId {
+    pub(crate) const LLAMA3_BUILTIN: FormatId = FormatId::builtin("llama3_builtin");
+}
+
+pub(crate) struct Llama3Builtin;
+
+impl Family for Llama3Builtin {
+    fn id(&self) -> &'static str {
+        FormatId::LLAMA3_BUILTIN.as_str()
+    }
+    fn description(&self) -> &'static str {
+        "Llama 3 built-in tools: <|python_tag|>tool.call(key=\"value\") ended by <|eom_id|>"
+    }
+    fn example(&self) -> &'static str {
+        r#"<|python_tag|>brave_search.call(query="weather in Paris")<|eom_id|>"#
+    }
+    fn openers(&self) -> &'static [&'static str] {
+        &[PYTHON_TAG]
+    }
+    fn reader(&self, _opener: usize, ctx: &Ctx) -> Option<Box<dyn RegionReader>> {
+        Some(Box::new(Reader {
+            head: None,
+            scanner: Scanner::new(ctx.limits.max_depth, true),
+        }))
+    }
+}
+
+struct Reader {
+    /// The tool name and the offset of the call's `(`, once read.
+    head: Option<(String, usize)>,
+    scanner: Scanner,
+}
+
+impl RegionReader for Reader {
+    fn advance(&mut self, region: &str, is_final: bool, cx: &mut ReadCx<'_>) -> Advance {
+        let bytes = region.as_bytes();
+        if self.head.is_none() {
+            let after = PYTHON_TAG.len();
+            let gap = bytes
+                .iter()
+                .skip(after)
+                .take(MAX_GAP + 1)
+                .take_while(|b| b.is_ascii_whitespace())
+                .count();
+            let name_at = after + gap;
+            let name_len = bytes
+                .iter()
+                .skip(name_at)
+                .take(MAX_NAME + 1)
+                .take_while(|b| b.is_ascii_alphanumeric() || **b == b'_')
+                .count();
+            let rest = region.get(name_at + name_len..).unwrap_or("");
+            let undecided = name_at + name_len == region.len()
+                || (rest.len() < CALL.len() && CALL.starts_with(rest));
+            if gap > MAX_GAP
+                || name_len > MAX_NAME
+                || (!undecided && (name_len == 0 || !rest.starts_with(CALL)))
+                || bytes.get(name_at).is_some_and(u8::is_ascii_digit)
+            {
+                return Advance::NotMine;
+            }
+            if undecided {
+                return if is_final {
+                    Advance::NotMine
+                } else {
+                    Advance::NeedMore
+                };
+            }
+            let name = region.get(name_at..name_at + name_len).unwrap_or("");
+            cx.start_call(name, None);
+            self.head = Some((name.to_owned(), name_at + name_len + CALL.len() - 1));
+        }
+        let Some((name, open)) = &self.head else {
+            return Advance::NeedMore;
+        };
+        let open = *open;
+        match self.scanner.advance(&bytes[open..]) {
+            Scan::NeedMore if is_final => Advance::Broken {
+                end: region.len(),
+                why: format!("truncated tool call: {name}.call( is not closed; not run"),
+            },
+            Scan::NeedMore => Advance::NeedMore,
+            Scan::Fail(e) => Advance::Broken {
+                end: open + self.scanner.consumed(),
+                why: format!("{name}.call(...) is malformed, not run: {e}"),
+            },
+            Scan::Done(n) => {
+                let end = open + n;
+                let inner = region.get(open + 1..end - 1).unwrap_or("");
+                let span = cx.span(0, end);
+                match parse_args(name, inner, cx.ctx, FormatId::LLAMA3_BUILTIN, span.clone()) {
+                    Ok(d) => {
+                        let mut o = Outcome::default();
+                        o.diagnostics
+                            .extend(cx.ctx.unknown_name_warning(name, span));
+                        if cx.streaming() {
+                            let args = d.args.clone().unwrap_or_default();
+                            cx.arguments(&args.to_string());
+                        }
+                        o.drafts.push(d);
+                        Advance::Done { end, outcome: o }
+                    }
+                    Err(e) => Advance::Broken {
+                        end,
+                        why: format!("{name}.call(...) is malformed, not run: {e}"),
+                    },
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,347 @@
+//! `mistral`: `[TOOL_CALLS][{"name","arguments"}, ...]` (v3), `[TOOL_CALLS]name[ARGS]{...}`
+//! (v11+, optionally `name[CALL_ID]id[ARGS]{...}`), and `[TOOL_CALLS]name{...}` from servers
+//! that drop `[ARGS]`. Each `[TOOL_CALLS]` opens one region; an optional `[/TOOL_CALLS]`
+//! after the call is consumed. Explicit markup: any name, flagged when unregistered.
+
+use serde_json::{Map, Value, json};
+
+use crate::FormatId;
+use crate::builder::{Ctx, Draft};
+use crate::family::{
+    Advance, Family, Instructions, Outcome, RawArgs, ReadCx, RegionReader, Scan, Scanner,
+    json_calls, parse_lenient,
+};
+
+pub(crate) const MARKER: &str = "[TOOL_CALLS]";
+pub(crate) const ARGS: &str = "[ARGS]";
+pub(crate) const CALL_ID: &str = "[CALL_ID]";
+pub(crate) const END: &str = "[/TOOL_CALLS]";
+
+/// Whitespace allowed between markup pieces before the region is given up.
+const MAX_GAP: usize = 256;
+
+impl FormatId {
+    pub(crate) const MISTRAL: FormatId = FormatId::builtin("mistral");
+}
+
+pub(crate) struct Mistral;
+
+impl Family for Mistral {
+    fn id(&self) -> &'static str {
+        FormatId::MISTRAL.as_str()
+    }
+    fn description(&self) -> &'static str {
+        "[TOOL_CALLS][{...}], [TOOL_CALLS]name[ARGS]{...} (also [CALL_ID]id, or no [ARGS]); [/TOOL_CALLS] consumed"
+    }
+    fn example(&self) -> &'static str {
+        r#"[TOOL_CALLS][{"name":"get_weather","arguments":{"city":"Paris"}}]"#
+    }
+    fn openers(&self) -> &'static [&'static str] {
+        &[MARKER]
+    }
+    fn strip(&self) -> &'static [&'static str] {
+        &[END]
+    }
+    fn reader(&self, _opener: usize, ctx: &Ctx) -> Option<Box<dyn RegionReader>> {
+        Some(Box::new(Reader {
+            state: State::Head,
+            max_depth: ctx.limits.max_depth,
+        }))
+    }
+    fn instructions(&self) -> Option<Instructions> {
+        Some(Instructions {
+            how: "To call tools, write [TOOL_CALLS] followed by a JSON array of calls, each {\"name\": TOOL_NAME, \"arguments\": {...}}.",
+            several: "- To make several calls, put them all in the one list; they run in that order.\n",
+        })
+    }
+    fn example_call(&self, name: &str, args: &Map<String, Value>) -> Option<String> {
+        Some(format!(
+            "[TOOL_CALLS]{}",
+            json!([{"name": name, "arguments": args}])
+        ))
+    }
+}
+
+enum State {
+    Head,
+    /// Whitespace is skipped from `at` until the JSON starts.
+    Gap { at: usize, named: Option<(String, Option<String>)> },
+    Json {
+        start: usize,
+        scanner: Scanner,
+        named: Option<(String, Option<String>)>,
+        live: Option<RawArgs>,
+    },
+    /// The JSON ended at `end`: is `[/TOOL_CALLS]` next?
+    Tail { end: usize, outcome: Outcome },
+}
+
+struct Reader {
+    state: State,
+    max_depth: usize,
+}
+
+impl RegionReader for Reader {
+    fn advance(&mut self, region: &str, is_final: bool, cx: &mut ReadCx<'_>) -> Advance {
+        let bytes = region.as_bytes();
+        loop {
+            match &mut self.state {
+                State::Head => {
+                    let rest = region.get(MARKER.len()..).unwrap_or("");
+                    match head(rest, is_final) {
+                        None => return Advance::NeedMore,
+                        // `[TOOL_CALLS]` named in prose: not followed by a call.
+                        Some(Head::Invalid) => return Advance::NotMine,
+                        Some(Head::Json(off)) => {
+                            self.state = State::Gap {
+                                at: MARKER.len() + off,
+                                named: None,
+                            }
+                        }
+                        Some(Head::Named(name, id, off)) => {
+                            self.state = State::Gap {
+                                at: MARKER.len() + off,
+                                named: Some((name, id)),
+                            }
+                        }
+                    }
+                }
+                State::Gap { at, named } => {
+                    while bytes.get(*at).is_some_and(u8::is_ascii_whitespace) {
+                        *at += 1;
+                    }
+                    match bytes.get(*at) {
+                        Some(b'{' | b'[') => {
+                            let start = *at;
+                            let named = named.take();
+                            let live = match &named {
+                                Some((name, id)) if bytes[start] == b'{' && cx.streaming() => {
+                                    cx.start_call(name, id.as_deref());
+                                    Some(RawArgs::new(start, self.max_depth))
+                                }
+                                _ => None,
+                            };
+                            self.state = State::Json {
+                                start,
+                                scanner: Scanner::new(self.max_depth, false),
+                                named,
+                                live,
+                            };
+                        }
+                        Some(_) => {
+                            return Advance::Broken {
+                                end: *at,
+                                why: "[TOOL_CALLS] not followed by a call: expected a JSON object or array".into(),
+                            };
+                        }
+                        None if is_final => {
+                            return Advance::Broken {
+                                end: region.len(),
+                                why: "truncated tool call: nothing follows [TOOL_CALLS]; not run".into(),
+                            };
+                        }
+                        None => return Advance::NeedMore,
+                    }
+                }
+                State::Json {
+                    start,
+                    scanner,
+                    named,
+                    live,
+                } => {
+                    let start = *start;
+                    if let Some(l) = live {
+                        l.forward(region, cx);
+                    }
+                    match scanner.advance(&bytes[start..]) {
+                        Scan::NeedMore if is_final => {
+                            return Advance::Broken {
+                                end: region.len(),
+                                why: "truncated tool call: the JSON ends before it is closed; not run".into(),
+                            };
+                        }
+                        Scan::NeedMore => return Advance::NeedMore,
+                        Scan::Fail(e) => {
+                            return Advance::Broken {
+                                end: start + scanner.consumed(),
+                                why: format!("[TOOL_CALLS] not followed by a call: {e}"),
+                            };
+                        }
+                        Scan::Done(n) => {
+                            let end = start + n;
+                            let named = named.take();
+                            match decode(region, start, end, named, cx) {
+                                Ok(outcome) => self.state = State::Tail { end, outcome },
+                                Err(why) => return Advance::Broken { end, why },
+                            }
+                        }
+                    }
+                }
+                State::Tail { end, outcome } => {
+                    let end = *end;
+                    let after = region.get(end..).unwrap_or("");
+                    let gap = leading_space(after);
+                    let rest = after.get(gap..).unwrap_or("");
+                    let closing = if rest.starts_with(END) {
+                        Some(end + gap + END.len())
+                    } else if !is_final && gap <= MAX_GAP && END.starts_with(rest) {
+                        return Advance::NeedMore;
+                    } else {
+                        None
+                    };
+                    return Advance::Done {
+                        end: closing.unwrap_or(end),
+                        outcome: std::mem::take(outcome),
+                    };
+                }
+            }
+        }
+    }
+}
+
+fn decode(
+    region: &str,
+    start: usize,
+    end: usize,
+    named: Option<(String, Option<String>)>,
+    cx: &mut ReadCx<'_>,
+) -> Result<Outcome, String> {
+    let text = region.get(start..end).unwrap_or("");
+    let (mut v, repairs) =
+        parse_lenient(text).map_err(|e| format!("malformed [TOOL_CALLS] JSON: {e}"))?;
+    let span = cx.span(0, end);
+    let mut o = match named {
+        Some((name, id)) => {
+            let mut d = Draft::new(name.clone(), Some(v), FormatId::MISTRAL);
+            d.id = id;
+            d.span = span.clone();
+            let mut o = Outcome::default();
+            o.diagnostics
+                .extend(cx.ctx.unknown_name_warning(&name, span.clone()));
+            o.drafts.push(d);
+            o
+        }
+        None => json_calls(&mut v, cx.ctx, FormatId::MISTRAL, true, span.clone())
+            .ok_or("[TOOL_CALLS] content is not a list of {name, arguments} calls")?,
+    };
+    for d in &mut o.drafts {
+        d.repairs.extend(repairs.iter().cloned());
+    }
+    if !repairs.is_empty() {
+        let kinds: Vec<&str> = repairs.iter().map(|r| r.kind.as_str()).collect();
+        o.diagnostics.push(toolcall_core::Diagnostic::info(
+            format!("repaired JSON: {}", kinds.join(", ")),
+            cx.span(start, end),
+        ));
+    }
+    Ok(o)
+}
+
+/// Leading ASCII whitespace of `s`, counted up to `MAX_GAP + 1` (bounded per push).
+fn leading_space(s: &str) -> usize {
+    s.bytes()
+        .take(MAX_GAP + 1)
+        .take_while(u8::is_ascii_whitespace)
+        .count()
+}
+
+/// What follows the marker, once decidable.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Head {
+    /// A JSON array or object starts at this offset.
+    Json(usize),
+    /// `name[ARGS]`: name, optional call id, JSON starts at this offset.
+    Named(String, Option<String>, usize),
+    /// Not a Mistral call.
+    Invalid,
+}
+
+/// Decides the head from `rest` (the bytes after the marker); `None` = need more bytes.
+pub(crate) fn head(rest: &str, is_final: bool) -> Option<Head> {
+    let skip = leading_space(rest);
+    if skip > MAX_GAP {
+        return Some(Head::Invalid);
+    }
+    let trimmed = rest.get(skip..)?;
+    let first = trimmed.bytes().next();
+    match first {
+        None => return if is_final { Some(Head::Invalid) } else { None },
+        Some(b'[' | b'{') => return Some(Head::Json(skip)),
+        _ => {}
+    }
+    let name_len = trimmed
+        .bytes()
+        .take_while(|b| super::call_syntax::is_name_byte(*b))
+        .count();
+    if name_len == 0 || name_len > 256 {
+        return Some(Head::Invalid);
+    }
+    let name = trimmed.get(..name_len)?.to_owned();
+    let after = trimmed.get(name_len..)?;
+    if after.is_empty() {
+        return if is_final { Some(Head::Invalid) } else { None };
+    }
+    // `NAME{json}`: servers that drop the `[ARGS]` token.
+    if after.starts_with('{') {
+        return Some(Head::Named(name, None, skip + name_len));
+    }
+    if let Some(a) = after.strip_prefix(ARGS) {
+        // Whitespace after `[ARGS]` is skipped by the reader, whatever the chunking.
+        let _ = a;
+        return Some(Head::Named(name, None, skip + name_len + ARGS.len()));
+    }
+    if let Some(a) = after.strip_prefix(CALL_ID) {
+        let id_len = a
+            .bytes()
+            .take_while(|b| b.is_ascii_alphanumeric() || *b == b'_' || *b == b'-')
+            .count();
+        let rest2 = a.get(id_len..)?;
+        if rest2.is_empty() {
+            return if is_final || id_len > 128 {
+                Some(Head::Invalid)
+            } else {
+                None
+            };
+        }
+        if rest2.starts_with(ARGS) {
+            let id = a.get(..id_len)?.to_owned();
+            return Some(Head::Named(
+                name,
+                Some(id),
+                skip + name_len + CALL_ID.len() + id_len + ARGS.len(),
+            ));
+        }
+        if ARGS.starts_with(rest2) && !is_final {
+            return None;
+        }
+        return Some(Head::Invalid);
+    }
+    if (ARGS.starts_with(after) || CALL_ID.starts_with(after)) && !is_final {
+        return None;
+    }
+    Some(Head::Invalid)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn heads() {
+        assert_eq!(head(" [{", false), Some(Head::Json(1)));
+        assert_eq!(head("get[AR", false), None);
+        assert_eq!(
+            head("get[ARGS]{", false),
+            Some(Head::Named("get".into(), None, 9))
+        );
+        assert_eq!(
+            head("get{\"a\"", false),
+            Some(Head::Named("get".into(), None, 3))
+        );
+        assert_eq!(
+            head("get[CALL_ID]abc[ARGS]{", false),
+            Some(Head::Named("get".into(), Some("abc".into()), 21))
+        );
+        assert_eq!(head("get now", false), Some(Head::Invalid));
+    }
+}

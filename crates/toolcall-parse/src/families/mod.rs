@@ -1,0 +1,151 @@
+//! The family registry: one module per model family, one line each in [`registry!`] below,
+//! in auto-mode priority order. See [`crate::family`] for how to add one.
+
+use std::ops::Range;
+
+use serde_json::Value;
+
+use crate::builder::{Ctx, Outcome};
+use crate::family::{Family, JsonCx};
+
+// Helpers shared by several families (not families themselves).
+pub(crate) mod native;
+pub(crate) mod tags;
+
+/// Declares each family module and lists its family, in priority order.
+macro_rules! registry {
+    ($($module:ident :: $family:ident),* $(,)?) => {
+        $(pub(crate) mod $module;)*
+        static FAMILIES: &[&dyn Family] = &[$(&$module::$family),*];
+    };
+}
+
+registry! {
+    // Explicit markup first; families sharing an opener are tried in this order.
+    hermes::Hermes,
+    qwen3_coder::Qwen3Coder,
+    glm::Glm,
+    seed_oss::SeedOss,
+    functionary_v3_1::FunctionaryV31,
+    mistral::Mistral,
+    llama::Llama,
+    llama3_builtin::Llama3Builtin,
+    // Native provider shapes, then the JSON shapes from the most to the least specific.
+    openai_chat::OpenaiChat,
+    responses::Responses,
+    gemini::Gemini,
+    anthropic::Anthropic,
+    tools_envelope::ToolsEnvelope,
+    action_response::ActionResponse,
+    json::Json,
+    // Text conventions, then the opt-in fallbacks.
+    pythonic::Pythonic,
+    key_value::KeyValue,
+    call_syntax::CallSyntax,
+    fallback::Fallback,
+}
+
+/// Every registered family, in auto-mode priority order.
+pub(crate) fn all() -> &'static [&'static dyn Family] {
+    FAMILIES
+}
+
+/// One line of `toolcall formats`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FormatInfo {
+    pub id: &'static str,
+    pub description: &'static str,
+    pub example: &'static str,
+}
+
+/// Every format the parser reads, with a one-line description and example.
+pub fn formats() -> Vec<FormatInfo> {
+    FAMILIES
+        .iter()
+        .map(|f| FormatInfo {
+            id: f.id(),
+            description: f.description(),
+            example: f.example(),
+        })
+        .collect()
+}
+
+/// Offers a decoded bare JSON value to the enabled families in priority order.
+pub(crate) fn classify_value(
+    v: &mut Value,
+    ctx: &Ctx,
+    at_start: bool,
+    span: Range<usize>,
+) -> Option<Outcome> {
+    let cx = JsonCx {
+        ctx,
+        span,
+        at_start,
+    };
+    ctx.order
+        .iter()
+        .filter_map(|f| f.family())
+        .find_map(|f| f.classify_json(v, &cx))
+}
+
+/// Object keys all within `allowed`.
+pub(crate) fn keys_within(m: &serde_json::Map<String, Value>, allowed: &[&str]) -> bool {
+    m.keys().all(|k| allowed.contains(&k.as_str()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::FormatId;
+
+    // The registry is the one list of formats: ids unique, every builtin id registered.
+    #[test]
+    fn ids_are_unique_and_builtins_registered() {
+        let ids: Vec<&str> = FAMILIES.iter().map(|f| f.id()).collect();
+        let mut sorted = ids.clone();
+        sorted.sort_unstable();
+        sorted.dedup();
+        assert_eq!(sorted.len(), ids.len(), "duplicate family id in {ids:?}");
+        for b in [
+            FormatId::HERMES,
+            FormatId::MISTRAL,
+            FormatId::LLAMA,
+            FormatId::JSON,
+            FormatId::PYTHONIC,
+            FormatId::KEY_VALUE,
+            FormatId::CALL_SYNTAX,
+            FormatId::FALLBACK,
+            FormatId::TOOLS_ENVELOPE,
+            FormatId::ACTION_RESPONSE,
+            FormatId::OPENAI_CHAT,
+            FormatId::RESPONSES,
+            FormatId::GEMINI,
+            FormatId::ANTHROPIC,
+        ] {
+            assert_eq!(FormatId::from_name(b.as_str()), Some(b));
+        }
+    }
+
+    // Every family's advertised example reads back as a call of that family.
+    #[test]
+    fn every_example_parses_as_its_family() {
+        for f in FAMILIES {
+            // Positional call syntax needs a schema; fallbacks need rules.
+            if ["call_syntax", "fallback"].contains(&f.id()) {
+                continue;
+            }
+            let text = f.example().replace("\\n", "\n");
+            let opts = crate::ParseOptions {
+                format: crate::FormatSelection::Only(f.id().to_owned()),
+                ..Default::default()
+            };
+            let p = crate::parse(&text, &opts);
+            assert!(
+                !p.calls.is_empty() && p.calls.iter().all(|c| c.origin.format == f.id()),
+                "{}: {text}\n{:?}",
+                f.id(),
+                p.diagnostics
+            );
+        }
+    }
+}

@@ -1,0 +1,69 @@
+//! `qwen3_coder`: Qwen3-Coder, Qwen3.5+ and Nemotron-3 nano write
+//! `<tool_call>\n<function=NAME>\n<parameter=KEY>\nVALUE\n</parameter>\n</function>\n</tool_call>`.
+//! Shares `<tool_call>` with `hermes` (JSON) and `glm` (`NAME<arg_key>`): the block is ours
+//! when `<function=` follows the opener. Values are text typed by the tool's schema; the
+//! newline on each side of a value is layout. Explicit markup: any name (flagged when
+//! unregistered).
+
+use serde_json::{Map, Value};
+
+use crate::FormatId;
+use crate::builder::Ctx;
+use crate::family::{Family, Instructions, RegionReader};
+
+use super::tags::{Block, BlockReader, function_lead, xml_functions};
+
+impl FormatId {
+    pub(crate) const QWEN3_CODER: FormatId = FormatId::builtin("qwen3_coder");
+}
+
+static BLOCK: Block = Block {
+    format: FormatId::QWEN3_CODER,
+    open: "<tool_call>",
+    close: "</tool_call>",
+    lead: function_lead,
+    body: xml_functions,
+};
+
+pub(crate) struct Qwen3Coder;
+
+impl Family for Qwen3Coder {
+    fn id(&self) -> &'static str {
+        FormatId::QWEN3_CODER.as_str()
+    }
+    fn description(&self) -> &'static str {
+        "<tool_call><function=NAME><parameter=KEY>VALUE</parameter></function></tool_call> (Qwen3-Coder, Qwen3.5+, Nemotron-3 nano); values typed by the schema"
+    }
+    fn example(&self) -> &'static str {
+        "<tool_call>\\n<function=get_weather>\\n<parameter=city>\\nParis\\n</parameter>\\n</function>\\n</tool_call>"
+    }
+    fn openers(&self) -> &'static [&'static str] {
+        &["<tool_call>"]
+    }
+    fn reader(&self, _opener: usize, _ctx: &Ctx) -> Option<Box<dyn RegionReader>> {
+        Some(Box::new(BlockReader::new(&BLOCK)))
+    }
+    fn instructions(&self) -> Option<Instructions> {
+        Some(Instructions {
+            how: "To call a tool, write <tool_call>, then <function=TOOL_NAME>, then each argument as <parameter=ARGUMENT_NAME>value</parameter> (text as is; numbers, booleans, arrays and objects as JSON), then </function></tool_call>, each tag on its own line.",
+            several: "- To make several calls, write several <tool_call> blocks; they run in that order.\n",
+        })
+    }
+    fn example_call(&self, name: &str, args: &Map<String, Value>) -> Option<String> {
+        Some(xml_example("<tool_call>", "</tool_call>", name, args))
+    }
+}
+
+/// `<function=NAME>` with one `<parameter=K>` per argument, inside `open`…`close`.
+pub(crate) fn xml_example(open: &str, close: &str, name: &str, args: &Map<String, Value>) -> String {
+    let mut s = format!("{open}\n<function={name}>\n");
+    for (k, v) in args {
+        let text = match v {
+            Value::String(t) => t.clone(),
+            other => other.to_string(),
+        };
+        s.push_str(&format!("<parameter={k}>\n{text}\n</parameter>\n"));
+    }
+    s.push_str(&format!("</function>\n{close}"));
+    s
+}

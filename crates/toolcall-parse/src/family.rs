@@ -1,0 +1,468 @@
+//! The model-family trait, the format ids read from the registry, and the reasoning-marker
+//! table.
+//!
+//! A *family* is one way models write tool calls (`hermes`, `qwen3_coder`, `glm`, ...). Each
+//! family is one module under `families/` implementing [`Family`], registered with one line
+//! in the `registry!` list of `families/mod.rs`. The engine ([`crate::engine`]) keeps what
+//! every family shares: one scan of the text for the enabled families' openers, reasoning
+//! blocks, fences, limits, events and buffer compaction. A family only says what its
+//! markup looks like and how to read one region of it.
+//!
+//! # How to add a family
+//!
+//! 1. Create `families/<id>.rs` with a unit struct implementing [`Family`]:
+//!    - `id` (the exact string in `Origin.format`, `--format` and `toolcall formats`),
+//!      `description` and a one-line `example` (shown by `toolcall formats` and used by the
+//!      registry tests: the example must parse to at least one call of this family).
+//!    - `openers`: the literal strings that start a region (`"<tool_call>"`). Several
+//!      families may share an opener: the engine offers the region to each of them in
+//!      priority order and the first that does not answer [`Advance::NotMine`] wins.
+//!      The first byte of every opener becomes a byte the text scan stops at, so prefer
+//!      openers that start with `<` or `[` (already stop bytes); a letter costs prose speed.
+//!    - `reader`: a fresh [`RegionReader`] for a region that starts with `openers()[i]`.
+//!    - optional: `reasoning` markers, `strip` tokens (end-of-turn tokens removed from the
+//!      text), `instructions` + `example_call` for text mode (the system prompt rendered by
+//!      [`crate::render_prompt`]), `classify_json` for families recognised from a bare
+//!      JSON value rather than from a marker.
+//! 2. Add one line to the `registry!` list in `families/mod.rs`, at the place of the
+//!    family's auto-mode priority (earlier = tried first for a shared opener).
+//! 3. Fixtures in `tests/fixtures/<id>/` (see `tests/families.rs`).
+//!
+//! Nothing else: `FormatId`, `FormatSelection`, `toolcall formats`, the prompt renderer and
+//! the engine's opener automaton all read the registry.
+//!
+//! # Writing a region reader
+//!
+//! [`RegionReader::advance`] is called with the region so far: the bytes from the opener's
+//! first byte to the end of what has arrived, growing by whatever each push brought, and
+//! `is_final` once the input has ended. It answers:
+//! - [`Advance::NeedMore`]: undecided; called again with a longer region.
+//! - [`Advance::Done`]: `region[..end]` is this family's markup; the [`Outcome`] holds its
+//!   calls (as [`Draft`]s), any visible text that replaces it, and diagnostics.
+//! - [`Advance::NotMine`]: not this family (another family, or prose mentioning the opener).
+//!   Must be decided from a bounded prefix (e.g. what follows the opener), never later.
+//! - [`Advance::Broken`]: this family's markup, but malformed or cut: `region[..end]`
+//!   stays in the reply as text, with an error diagnostic saying `why`, and is not run.
+//!
+//! Rules every reader keeps:
+//! - The answer depends only on the bytes and on `is_final`, never on how the input was
+//!   chunked: never answer `Done`/`NotMine`/`Broken` from a prefix when more bytes could
+//!   change the answer. Bound every wait (a closing tag that never comes is
+//!   `is_final`'s business; an opener followed by 4 KB of prose is `NotMine`).
+//! - Linear time: remember how far the region was scanned (`ScanFrom`, or the shared
+//!   [`Scanner`], which is resumable) and only look at new bytes on the next call.
+//! - Values that are text in the markup (XML and tag styles) go through
+//!   [`convert_text_value`]: JSON types by the tool's schema, strings stay exactly strings.
+//! - Announce calls while streaming through [`ReadCx::start_call`] and
+//!   [`ReadCx::arguments`]: once when the name is known, then JSON fragments of the
+//!   arguments. The engine ties them to the `Done` outcome's drafts in order (same name).
+//!
+//! Shared helpers: [`Scanner`] (balanced JSON), [`parse_lenient`] (decode + repair),
+//! [`json_calls`] (a decoded `{name, arguments}` object or list of them),
+//! [`convert_text_value`], [`find_from`] (resumable tag search).
+
+use std::ops::Range;
+
+use serde_json::{Map, Value};
+use toolcall_core::{Repair, ToolSpec};
+
+#[allow(unused_imports)] // re-exported for family modules
+pub(crate) use crate::builder::{Ctx, Draft, Outcome};
+pub(crate) use crate::families::json::classify as json_calls;
+pub(crate) use crate::repair::parse_lenient;
+pub(crate) use crate::scanner::{Scan, Scanner};
+
+/// A format id: one registered family (`Origin.format`, `--format`, prompt rendering).
+/// Built only from the registry, so every id names a family.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct FormatId(&'static str);
+
+impl FormatId {
+    /// The id of a family known to the engine itself (checked by a registry test).
+    pub(crate) const fn builtin(id: &'static str) -> Self {
+        FormatId(id)
+    }
+
+    /// The registered family called `name`.
+    pub fn from_name(name: &str) -> Option<FormatId> {
+        crate::families::all()
+            .iter()
+            .find(|f| f.id() == name)
+            .map(|f| FormatId(f.id()))
+    }
+
+    /// Every registered family in auto-mode priority order.
+    pub fn all() -> impl Iterator<Item = FormatId> {
+        crate::families::all().iter().map(|f| FormatId(f.id()))
+    }
+
+    pub fn as_str(self) -> &'static str {
+        self.0
+    }
+
+    pub(crate) fn family(self) -> Option<&'static dyn Family> {
+        crate::families::all()
+            .iter()
+            .copied()
+            .find(|f| f.id() == self.0)
+    }
+
+    /// Native provider shapes (arguments as a JSON string are normal there, not a repair).
+    pub fn is_native(self) -> bool {
+        self.family().is_some_and(|f| f.native())
+    }
+}
+
+impl std::fmt::Display for FormatId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.0)
+    }
+}
+
+/// A reasoning block: reported apart as `Reasoning`, never parsed for calls.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReasoningMarker {
+    pub open: &'static str,
+    pub close: &'static str,
+}
+
+/// `<think>…</think>`: every family may see it (Qwen3, DeepSeek-R1, GLM, MiniMax, ...).
+pub const THINK: ReasoningMarker = ReasoningMarker {
+    open: "<think>",
+    close: "</think>",
+};
+
+/// How to tell a model to write calls in this family's syntax (system prompt, text mode).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Instructions {
+    /// One or two sentences: how to write a call.
+    pub how: &'static str,
+    /// One rule line (starting `- `, ending with a newline): several calls per reply.
+    pub several: &'static str,
+}
+
+/// Which bare brackets in prose a family may claim (its `classify_json` is offered them).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct BareJson {
+    pub objects: bool,
+    pub arrays: bool,
+}
+
+/// One model family: see the module doc for how to add one.
+pub(crate) trait Family: Sync + Send {
+    fn id(&self) -> &'static str;
+    fn description(&self) -> &'static str;
+    /// A one-line example that parses to a call of this family.
+    fn example(&self) -> &'static str;
+    /// Literal strings that open a region of this family.
+    fn openers(&self) -> &'static [&'static str] {
+        &[]
+    }
+    /// A fresh reader for a region that starts with `self.openers()[opener]`.
+    fn reader(&self, _opener: usize, _ctx: &Ctx) -> Option<Box<dyn RegionReader>> {
+        None
+    }
+    /// Reasoning blocks this family's models write (besides `<think>`).
+    fn reasoning(&self) -> &'static [ReasoningMarker] {
+        &[]
+    }
+    /// Control tokens removed from the visible text wherever they appear.
+    fn strip(&self) -> &'static [&'static str] {
+        &[]
+    }
+    /// Bare JSON brackets this family claims through [`Family::classify_json`].
+    fn bare_json(&self) -> BareJson {
+        BareJson::default()
+    }
+    /// A decoded bare JSON value (in prose or a fence): this family's calls, or `None`.
+    /// On `None`, `v` must be left untouched.
+    fn classify_json(&self, _v: &mut Value, _cx: &JsonCx<'_>) -> Option<Outcome> {
+        None
+    }
+    /// A native provider shape (read from JSON given whole, never from text markers).
+    fn native(&self) -> bool {
+        false
+    }
+    /// Text-mode instructions; `None`: this family is not offered as a text format.
+    fn instructions(&self) -> Option<Instructions> {
+        None
+    }
+    /// One call written in this family's syntax (the prompt's worked example).
+    fn example_call(&self, _name: &str, _args: &Map<String, Value>) -> Option<String> {
+        None
+    }
+}
+
+/// Where a bare JSON value was found.
+pub(crate) struct JsonCx<'a> {
+    pub ctx: &'a Ctx,
+    pub span: Range<usize>,
+    /// Nothing visible precedes it: a whole-reply JSON answer.
+    pub at_start: bool,
+}
+
+/// What a reader decided about the region so far.
+#[derive(Debug)]
+pub(crate) enum Advance {
+    NeedMore,
+    Done { end: usize, outcome: Outcome },
+    NotMine,
+    Broken { end: usize, why: String },
+}
+
+/// A call announced while its region streams.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum LiveEvent {
+    Started { name: String, id: Option<String> },
+    Arguments(String),
+}
+
+/// What a reader gets besides the region: the context, the region's absolute offset (for
+/// spans), and the channel for announcing calls early.
+pub(crate) struct ReadCx<'a> {
+    pub ctx: &'a Ctx,
+    /// Absolute offset of the region's first byte in the whole reply.
+    pub base: usize,
+    pub(crate) live: &'a mut Vec<LiveEvent>,
+    /// `false` when nobody listens (one-shot parse): skip building fragments.
+    pub(crate) streaming: bool,
+}
+
+impl ReadCx<'_> {
+    /// Absolute span of `region[a..b]`.
+    pub fn span(&self, a: usize, b: usize) -> Range<usize> {
+        self.base + a..self.base + b
+    }
+
+    pub fn streaming(&self) -> bool {
+        self.streaming
+    }
+
+    /// Announces a call whose name is now known (once per call, in order).
+    pub fn start_call(&mut self, name: &str, id: Option<&str>) {
+        if self.streaming {
+            self.live.push(LiveEvent::Started {
+                name: name.to_owned(),
+                id: id.map(str::to_owned),
+            });
+        }
+    }
+
+    /// Forwards a fragment of the last announced call's arguments JSON.
+    pub fn arguments(&mut self, fragment: &str) {
+        if self.streaming && !fragment.is_empty() {
+            self.live.push(LiveEvent::Arguments(fragment.to_owned()));
+        }
+    }
+}
+
+/// Reads one region of a family's markup, incrementally (see the module doc).
+pub(crate) trait RegionReader: Send + Sync {
+    fn advance(&mut self, region: &str, is_final: bool, cx: &mut ReadCx<'_>) -> Advance;
+}
+
+/// Resumable search for a closing tag: `find(region)` looks only at bytes it has not
+/// looked at before (less the tag's length - 1, which may hold a split tag).
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct ScanFrom(pub usize);
+
+impl ScanFrom {
+    pub fn find(&mut self, region: &str, needle: &str) -> Option<usize> {
+        let from = self.0.min(region.len());
+        match find_from(region, needle, from) {
+            Some(i) => Some(i),
+            None => {
+                self.0 = region
+                    .len()
+                    .saturating_sub(needle.len().saturating_sub(1))
+                    .max(from);
+                None
+            }
+        }
+    }
+}
+
+/// Forwards the raw text of a JSON arguments object as it streams: `forward` sends what
+/// arrived since the last call, up to the object's own end (never past it).
+#[derive(Debug)]
+pub(crate) struct RawArgs {
+    /// Region offset of the object's `{`.
+    start: usize,
+    emitted: usize,
+    scanner: Scanner,
+    done: bool,
+}
+
+impl RawArgs {
+    pub fn new(start: usize, max_depth: usize) -> Self {
+        RawArgs {
+            start,
+            emitted: start,
+            scanner: Scanner::new(max_depth, false),
+            done: false,
+        }
+    }
+
+    /// Sends `region[emitted..]` up to the object's end as far as it has arrived.
+    pub fn forward(&mut self, region: &str, cx: &mut ReadCx<'_>) {
+        if self.done {
+            return;
+        }
+        let bytes = region.as_bytes().get(self.start..).unwrap_or(&[]);
+        let upto = match self.scanner.advance(bytes) {
+            Scan::Done(n) => {
+                self.done = true;
+                self.start + n
+            }
+            Scan::NeedMore => self.start + self.scanner.consumed(),
+            Scan::Fail(_) => {
+                self.done = true;
+                self.emitted
+            }
+        };
+        let mut upto = upto.min(region.len());
+        while upto > self.emitted && !region.is_char_boundary(upto) {
+            upto -= 1;
+        }
+        if upto > self.emitted {
+            cx.arguments(region.get(self.emitted..upto).unwrap_or(""));
+            self.emitted = upto;
+        }
+    }
+}
+
+/// First occurrence of `needle` in `hay[from..]`, as an index into `hay`.
+pub(crate) fn find_from(hay: &str, needle: &str, from: usize) -> Option<usize> {
+    let h = hay.as_bytes().get(from..)?;
+    let first = *needle.as_bytes().first()?;
+    let at = memchr::memchr(first, h)?;
+    memchr::memmem::find(h.get(at..)?, needle.as_bytes()).map(|i| from + at + i)
+}
+
+/// Converts a value written as text in markup (XML/tag styles) by the tool's schema for
+/// that argument: integer, number, boolean, null, object and array are read as JSON; a
+/// string stays exactly the text (never `"007"` → `7`); with no schema for the argument
+/// the text is kept. A repair is recorded when the text was not what the schema asked.
+pub(crate) fn convert_text_value(
+    raw: &str,
+    spec: Option<&ToolSpec>,
+    key: &str,
+    repairs: &mut Vec<Repair>,
+) -> Value {
+    let Some(schema) = spec.and_then(|s| s.parameters.get("properties")?.get(key)) else {
+        return Value::String(raw.to_owned());
+    };
+    let types = schema_types(schema);
+    if types.is_empty() || types.contains(&"string") {
+        return Value::String(raw.to_owned());
+    }
+    let text = raw.trim();
+    let decoded = crate::repair::parse_lenient(text).ok();
+    let fits = |v: &Value| {
+        types.iter().any(|t| match *t {
+            "integer" => v.is_i64() || v.is_u64(),
+            "number" => v.is_number(),
+            "boolean" => v.is_boolean(),
+            "null" => v.is_null(),
+            "object" => v.is_object(),
+            "array" => v.is_array(),
+            _ => false,
+        })
+    };
+    match decoded {
+        Some((v, fixed)) if fits(&v) => {
+            if !fixed.is_empty() {
+                // e.g. Python's `True`, or a trailing comma: readable, but not JSON.
+                repairs.push(Repair::new(
+                    "text_value",
+                    format!("argument {key:?}: {text:?} read as {v}"),
+                ));
+            }
+            v
+        }
+        other => {
+            repairs.push(Repair::new(
+                "text_value",
+                format!(
+                    "argument {key:?}: expected {}, got {}; kept as text",
+                    types.join(" or "),
+                    other
+                        .as_ref()
+                        .map_or("text", |(v, _)| toolcall_core::json_kind(v))
+                ),
+            ));
+            Value::String(raw.to_owned())
+        }
+    }
+}
+
+fn schema_types(schema: &Value) -> Vec<&str> {
+    let mut out: Vec<&str> = match schema.get("type") {
+        Some(Value::String(t)) => vec![t.as_str()],
+        Some(Value::Array(ts)) => ts.iter().filter_map(Value::as_str).collect(),
+        _ => Vec::new(),
+    };
+    for k in ["anyOf", "oneOf"] {
+        if let Some(alts) = schema.get(k).and_then(Value::as_array) {
+            for a in alts {
+                if let Some(t) = a.get("type").and_then(Value::as_str) {
+                    out.push(t);
+                }
+            }
+        }
+    }
+    if out.is_empty() {
+        if schema.get("properties").is_some() {
+            out.push("object");
+        } else if schema.get("items").is_some() {
+            out.push("array");
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn spec(props: Value) -> ToolSpec {
+        ToolSpec::new("t", "", json!({"type": "object", "properties": props}))
+    }
+
+    // covers the text-valued families' rule: strings stay strings, other types read as JSON
+    #[test]
+    fn text_values_follow_the_schema() {
+        let s = spec(json!({
+            "code": {"type": "string"}, "n": {"type": "integer"}, "x": {"type": "number"},
+            "b": {"type": "boolean"}, "o": {"type": "object"}, "a": {"type": "array"},
+            "maybe": {"type": ["integer", "null"]}
+        }));
+        let mut r = Vec::new();
+        let c =
+            |raw: &str, key: &str, r: &mut Vec<Repair>| convert_text_value(raw, Some(&s), key, r);
+        assert_eq!(c("007", "code", &mut r), json!("007"));
+        assert_eq!(c(" 42 ", "n", &mut r), json!(42));
+        assert_eq!(c("1.5", "x", &mut r), json!(1.5));
+        assert_eq!(c("true", "b", &mut r), json!(true));
+        assert_eq!(c("{\"k\": [1]}", "o", &mut r), json!({"k": [1]}));
+        assert_eq!(c("[1, 2]", "a", &mut r), json!([1, 2]));
+        assert_eq!(c("null", "maybe", &mut r), json!(null));
+        assert!(r.is_empty(), "{r:?}");
+        assert_eq!(c("True", "b", &mut r), json!(true));
+        assert_eq!(r.len(), 1);
+        assert_eq!(c("many", "n", &mut r), json!("many"));
+        assert_eq!(r[1].kind, "text_value");
+        // no schema for the key, or no spec: text stays text
+        assert_eq!(c("42", "other", &mut r), json!("42"));
+        assert_eq!(convert_text_value("42", None, "n", &mut r), json!("42"));
+        assert_eq!(r.len(), 2);
+    }
+
+    #[test]
+    fn scan_from_resumes_across_a_split_tag() {
+        let mut s = ScanFrom(0);
+        assert_eq!(s.find("abc</to", "</tool>"), None);
+        assert_eq!(s.find("abc</tool>", "</tool>"), Some(3));
+    }
+}

@@ -1,0 +1,251 @@
+//! The opener table: every literal that starts markup for the enabled families (region
+//! openers, reasoning markers, control tokens to strip), built once per parse from the
+//! registry.
+//!
+//! The text scan stops only at bytes that can start markup ([`StopSet`]); there the table
+//! is asked which opener, if any, starts at that position. Openers are bucketed by their
+//! first byte, so a stop costs a comparison with the few openers sharing that byte (a
+//! handful of short literals: cheaper here than an Aho-Corasick automaton's setup and
+//! per-call overhead, since the bulk skip between stops is what dominates prose).
+
+use crate::FormatId;
+use crate::family::{ReasoningMarker, THINK};
+
+/// What an opener starts.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Action {
+    /// A region read by these families, tried in priority order (family, opener index).
+    Region(Vec<(FormatId, usize)>),
+    /// A reasoning block, up to its closing marker.
+    Reasoning(ReasoningMarker),
+    /// A control token removed from the text.
+    Strip,
+}
+
+#[derive(Debug, Clone)]
+pub(crate) struct Opener {
+    pub text: &'static str,
+    pub action: Action,
+}
+
+/// The result of looking for an opener at one position.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Found {
+    No,
+    /// The bytes so far are a prefix of an opener: wait for more.
+    Wait,
+    At(usize),
+}
+
+#[derive(Debug, Clone)]
+pub(crate) struct Openers {
+    list: Vec<Opener>,
+    by_first: Vec<Vec<usize>>,
+    pub stops: StopSet,
+}
+
+impl Openers {
+    /// The table for the enabled families, in priority order.
+    pub(crate) fn build(order: &[FormatId]) -> Self {
+        let mut list: Vec<Opener> = Vec::new();
+        let mut add = |text: &'static str, action: Action| {
+            if text.is_empty() {
+                return;
+            }
+            match list.iter_mut().find(|o| o.text == text) {
+                Some(o) => {
+                    if let (Action::Region(have), Action::Region(more)) = (&mut o.action, action) {
+                        have.extend(more);
+                    }
+                }
+                None => list.push(Opener { text, action }),
+            }
+        };
+        let families: Vec<_> = order
+            .iter()
+            .filter_map(|f| Some((*f, f.family()?)))
+            .collect();
+        let mut reasoning = vec![THINK];
+        for (_, fam) in &families {
+            for r in fam.reasoning() {
+                if !reasoning.contains(r) {
+                    reasoning.push(*r);
+                }
+            }
+        }
+        for r in &reasoning {
+            add(r.open, Action::Reasoning(*r));
+        }
+        for (id, fam) in &families {
+            for (i, o) in fam.openers().iter().enumerate() {
+                add(o, Action::Region(vec![(*id, i)]));
+            }
+        }
+        for (_, fam) in &families {
+            for s in fam.strip() {
+                add(s, Action::Strip);
+            }
+        }
+        // A closing reasoning marker without its opener is markup too: removed.
+        for r in &reasoning {
+            add(r.close, Action::Strip);
+        }
+        let mut by_first = vec![Vec::new(); 256];
+        for (i, o) in list.iter().enumerate() {
+            if let Some(&b) = o.text.as_bytes().first() {
+                by_first[usize::from(b)].push(i);
+            }
+        }
+        let firsts: Vec<u8> = list.iter().filter_map(|o| o.text.bytes().next()).collect();
+        Openers {
+            list,
+            by_first,
+            stops: StopSet::new(&firsts),
+        }
+    }
+
+    pub(crate) fn get(&self, i: usize) -> Option<&Opener> {
+        self.list.get(i)
+    }
+
+    /// The longest opener starting at `bytes[pos]`; `Wait` while a longer one could still
+    /// match (decisions never depend on where the input was split).
+    pub(crate) fn at(&self, bytes: &[u8], pos: usize, is_final: bool) -> Found {
+        let Some(&b) = bytes.get(pos) else {
+            return Found::No;
+        };
+        let rest = bytes.get(pos..).unwrap_or(&[]);
+        let mut best: Option<usize> = None;
+        let mut partial = false;
+        for &i in self
+            .by_first
+            .get(usize::from(b))
+            .map_or(&[][..], Vec::as_slice)
+        {
+            let Some(o) = self.list.get(i) else { continue };
+            let t = o.text.as_bytes();
+            if rest.len() >= t.len() {
+                if rest.starts_with(t)
+                    && best.is_none_or(|j| self.list.get(j).is_some_and(|b| b.text.len() < t.len()))
+                {
+                    best = Some(i);
+                }
+            } else if t.starts_with(rest) {
+                partial = true;
+            }
+        }
+        // A partial opener is longer than any full one: wait until it is decided.
+        if partial && !is_final {
+            return Found::Wait;
+        }
+        best.map_or(Found::No, Found::At)
+    }
+}
+
+/// Bytes at which the text scan must look closer: the fixed markup bytes (newline, fence,
+/// brackets, call parenthesis) plus the first byte of every opener.
+#[derive(Debug, Clone)]
+pub(crate) struct StopSet {
+    table: [bool; 256],
+    /// Opener first bytes outside the fixed set, padded with `\n` (already a stop).
+    extra: [u8; 4],
+    /// More than four extra bytes: the block test uses the table.
+    many: bool,
+}
+
+const FIXED: [u8; 6] = [b'\n', b'`', b'<', b'[', b'{', b'('];
+
+impl StopSet {
+    fn new(firsts: &[u8]) -> Self {
+        let mut table = [false; 256];
+        for b in FIXED {
+            table[usize::from(b)] = true;
+        }
+        let mut extra = [b'\n'; 4];
+        let mut n = 0;
+        for &b in firsts {
+            if !table[usize::from(b)] {
+                table[usize::from(b)] = true;
+                if let Some(slot) = extra.get_mut(n) {
+                    *slot = b;
+                }
+                n += 1;
+            }
+        }
+        StopSet {
+            table,
+            extra,
+            many: n > extra.len(),
+        }
+    }
+
+    pub(crate) fn is_stop(&self, b: u8) -> bool {
+        self.table[usize::from(b)]
+    }
+
+    /// Index of the first stop byte in `s` (or its length). Blocks of 32 bytes are tested
+    /// with branch-free compares the compiler vectorises (prose has a stop byte only every
+    /// hundred bytes or so); the table finds the exact byte inside a block that has one.
+    pub(crate) fn find(&self, s: &[u8]) -> usize {
+        const BLOCK: usize = 32;
+        let mut at = 0;
+        if !self.many {
+            let [e0, e1, e2, e3] = self.extra;
+            for c in s.chunks_exact(BLOCK) {
+                let mut hit = 0u8;
+                for &b in c {
+                    hit |= u8::from(b == b'\n')
+                        | u8::from(b == b'`')
+                        | u8::from(b == b'<')
+                        | u8::from(b == b'[')
+                        | u8::from(b == b'{')
+                        | u8::from(b == b'(')
+                        | u8::from(b == e0)
+                        | u8::from(b == e1)
+                        | u8::from(b == e2)
+                        | u8::from(b == e3);
+                }
+                if hit != 0 {
+                    break;
+                }
+                at += BLOCK;
+            }
+        }
+        s.get(at..)
+            .unwrap_or(&[])
+            .iter()
+            .position(|&b| self.table[usize::from(b)])
+            .map_or(s.len(), |i| at + i)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn longest_opener_wins_and_prefixes_wait() {
+        let all: Vec<FormatId> = FormatId::all().collect();
+        let o = Openers::build(&all);
+        let find = |s: &str, fin: bool| match o.at(s.as_bytes(), 0, fin) {
+            Found::At(i) => Some(o.get(i).map(|x| x.text)),
+            Found::Wait => None,
+            Found::No => Some(None),
+        };
+        assert_eq!(find("<tool_call>{", false), Some(Some("<tool_call>")));
+        assert_eq!(find("<tool_ca", false), None);
+        assert_eq!(find("<tool_ca", true), Some(None));
+        assert_eq!(find("<think>x", false), Some(Some("<think>")));
+        assert_eq!(find("<b>", false), Some(None));
+    }
+
+    #[test]
+    fn stop_set_finds_extra_bytes() {
+        let s = StopSet::new(b">f");
+        let text = "a".repeat(40) + ">" + "b";
+        assert_eq!(s.find(text.as_bytes()), 40);
+        assert_eq!(s.find(b"abcde"), 5);
+        let many = StopSet::new(b">fghij");
+        assert_eq!(many.find(("a".repeat(70) + "j").as_bytes()), 70);
+    }
+}
