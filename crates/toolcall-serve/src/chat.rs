@@ -25,8 +25,8 @@ use toolcall_core::CallId;
 use toolcall_run::ClientError;
 use toolcall_run::client::SseReader;
 use toolcall_wire::chat::{
-    ChatAccumulator, ChatChunk, ChatCompletion, ChatDelta, ChatMessage, ChatRequest, ChatToolCall,
-    Choice, FunctionDelta, ToolCallDelta,
+    ChatChunk, ChatCompletion, ChatDelta, ChatMessage, ChatRequest, ChatToolCall, Choice,
+    FunctionDelta, ToolCallDelta,
 };
 use toolcall_wire::{Limits, encode_arguments};
 
@@ -117,7 +117,9 @@ pub async fn whole(
         ApiError::upstream(&e)
     };
     let limits = Limits::default();
-    let mut completion = ask(route, &request).await.map_err(upstream_error)?;
+    let mut completion = ask(route, &turn.upstream_request)
+        .await
+        .map_err(upstream_error)?;
     let reply = completion
         .to_reply(&limits)
         .map_err(|e| ApiError::upstream_reply(&e.to_string()))?;
@@ -125,7 +127,7 @@ pub async fn whole(
     if !checked.rejected.is_empty() && turn.policy == InvalidCallPolicy::Retry {
         Metrics::add(&state.metrics.invalid_calls, checked.rejected.len() as u64);
         Metrics::add(&state.metrics.upstream_retries_for_validation, 1);
-        let retry = turn.retry_request(&request, &checked);
+        let retry = turn.retry_request(&checked);
         completion = ask(route, &retry).await.map_err(upstream_error)?;
         let reply = completion
             .to_reply(&limits)
@@ -210,7 +212,6 @@ impl Drop for OpenStream {
 /// A streamed turn's state between upstream events.
 struct Streaming {
     events: SseReader,
-    acc: ChatAccumulator,
     turn: StreamTurn,
     id: String,
     created: u64,
@@ -286,18 +287,13 @@ impl Streaming {
         match next {
             Ok(Some((_, data))) => {
                 let mut outs = Vec::new();
-                let pushed = self.acc.push_data(&data).map_err(|e| e.to_string());
-                let result = match pushed {
-                    Ok(Some(chunk)) => self.turn.push(&chunk, &mut outs).map_err(|e| e.message),
-                    Ok(None) => Ok(()), // [DONE]; the end of the body follows
-                    Err(e) => Err(e),
-                };
+                let result = self.turn.push_data(&data, &mut outs);
                 self.emit(outs, &mut events);
-                if let Err(message) = result {
-                    self.fail(&message, &mut events);
+                if let Err(e) = result {
+                    self.fail(&e.message, &mut events);
                 }
             }
-            Ok(None) if self.acc.is_finished() => {
+            Ok(None) if self.turn.finished => {
                 let mut outs = Vec::new();
                 self.turn.finish(&mut outs);
                 self.emit(outs, &mut events);
@@ -333,8 +329,8 @@ async fn stream(state: &AppState, request: ChatRequest) -> Result<Response, ApiE
     let route = state.upstreams.route(&request.model);
     let turn = Turn::for_chat(&request, route, &state.config)?;
     let url = route.url("/chat/completions");
-    let mut body =
-        serde_json::to_value(&request).map_err(|e| ApiError::bad_request(e.to_string()))?;
+    let mut body = serde_json::to_value(&turn.upstream_request)
+        .map_err(|e| ApiError::bad_request(e.to_string()))?;
     if let Some(m) = body.as_object_mut() {
         m.insert("stream".into(), true.into());
     }
@@ -353,10 +349,6 @@ async fn stream(state: &AppState, request: ChatRequest) -> Result<Response, ApiE
         })?;
     let streaming = Streaming {
         events: route.transport.events(response, &url),
-        acc: ChatAccumulator::new(Limits {
-            max_bytes: state.config.max_reply_bytes,
-            ..Limits::default()
-        }),
         turn: StreamTurn::new(turn),
         id: format!("chatcmpl-{}", CallId::generate()),
         created: now(),

@@ -1,4 +1,4 @@
-//! The `apps` pack (seed 001, P-APP): `open_app` and `close_app` on Linux, and the seed's
+//! The `apps` pack (P-APP): `open_app` and `close_app` on Linux, and the
 //! action-response flow ([`respond`]: command payload to the client as one `__MCP__` line,
 //! `text` to speech).
 //!
@@ -330,6 +330,12 @@ impl Tool for OpenApp {
                 "anyOf": [{"required": ["app_name"]}, {"required": ["app_path"]}]
             }),
         )
+        // Starting a program is an effect on the machine that cannot be taken back.
+        .with_annotations(toolcall_core::ToolAnnotations {
+            read_only: Some(false),
+            destructive: Some(true),
+            idempotent: Some(false),
+        })
     }
 
     async fn call(&self, ctx: &ToolContext, args: Value) -> Result<ToolOutput, ToolError> {
