@@ -150,3 +150,30 @@ fn bracket_soup_keeps_text_and_later_markup() {
     assert!(p.calls.is_empty());
     assert!(p.text == brackets, "brackets stay text");
 }
+
+// The fuzz target's seed corpus holds these inputs (options, split fraction, text): each
+// seed decodes back to its fixture, so the corpus and the tests stay the same cases.
+#[test]
+fn fuzz_seeds_are_the_fixtures() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let corpus = root.join("fuzz/corpus/stream_equals_whole");
+    let mut seen = 0;
+    for e in std::fs::read_dir(&corpus).unwrap() {
+        let path = e.unwrap().path();
+        let data = std::fs::read(&path).unwrap();
+        let name = path.file_name().unwrap().to_str().unwrap();
+        let fixture_name = format!("{}.txt", name.rsplit_once('_').unwrap().0);
+        let body = &data[2 + usize::from(data[1])..];
+        assert_eq!(body, fixture(&fixture_name).as_bytes(), "{name}");
+        let text = std::str::from_utf8(body).unwrap();
+        let at = text.len() * usize::from(data[2]) / 255;
+        let options = if data[0] & 1 == 1 {
+            echo_tools()
+        } else {
+            ParseOptions::default()
+        };
+        agree(&[&text[..at], &text[at..]], &options);
+        seen += 1;
+    }
+    assert_eq!(seen, 8);
+}
