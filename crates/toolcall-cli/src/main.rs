@@ -9,6 +9,7 @@ mod detect_cmd;
 mod display;
 mod parse_cmd;
 mod run_cmd;
+mod serve_cmd;
 mod sessions_cmd;
 mod tools_cmd;
 mod toolset;
@@ -35,6 +36,8 @@ enum Command {
     Detect(detect_cmd::DetectArgs),
     /// Run a turn of the agent loop: model -> calls -> results -> model.
     Run(Box<run_cmd::RunArgs>),
+    /// Serve an OpenAI-compatible gateway that gives any model server checked tool calls.
+    Serve(serve_cmd::ServeArgs),
     /// List tools or render them for a provider.
     Tools(tools_cmd::ToolsArgs),
     /// Inspect the session archive.
@@ -61,6 +64,7 @@ fn main() -> ExitCode {
             Command::Formats => parse_cmd::formats().await,
             Command::Detect(args) => detect_cmd::run(args).await,
             Command::Run(args) => run_cmd::run(*args).await,
+            Command::Serve(args) => serve_cmd::run(args).await,
             Command::Tools(args) => tools_cmd::run(args).await,
             Command::Sessions(args) => sessions_cmd::run(args).await,
             Command::World(args) => world_cmd::run(args).await,

@@ -8,8 +8,9 @@ use std::sync::Arc;
 use anyhow::{Context, bail};
 use base64::Engine;
 use serde_json::{Map, Value};
+use toolcall_core::Registry;
 use toolcall_packs::toolset::ToolsetSpec;
-use toolcall_packs::{PackConfig, RoundOutput};
+use toolcall_packs::{PackConfig, PackState, RoundOutput};
 use toolcall_run::client::images::find_images;
 use toolcall_run::{
     Agent, AgentConfig, Archive, ChatCompletionsClient, Executor, Mode, ModelClient, ReplayClient,
@@ -99,9 +100,31 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         _ => ToolsetSpec::default(),
     };
     let toolset = load_runnable(&args.toolset.spec(base)?)?;
-    let states = toolset.pack_states;
-    let round_outputs = toolset.round_outputs;
-    let registry = Arc::new(toolset.registry);
+    let on_end = toolset.on_end;
+    let outcome = run_loaded(
+        &args,
+        session,
+        toolset.registry,
+        toolset.pack_states,
+        toolset.round_outputs,
+    )
+    .await;
+    // What the packs started (apps) ends with this run, whatever its outcome.
+    for end in &on_end {
+        end.end().await;
+    }
+    outcome
+}
+
+/// The run, once the packs and tools are loaded.
+async fn run_loaded(
+    args: &RunArgs,
+    session: Option<SessionFile>,
+    registry: Registry,
+    states: Vec<(String, Arc<dyn PackState>)>,
+    round_outputs: Vec<Arc<dyn RoundOutput>>,
+) -> anyhow::Result<ExitCode> {
+    let registry = Arc::new(registry);
 
     let client: Arc<dyn ModelClient> = match (&session, &args.model) {
         (Some(s), _) => Arc::new(ReplayClient::new(s)),

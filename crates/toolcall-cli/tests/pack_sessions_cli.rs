@@ -112,6 +112,43 @@ fn apps_session_prints_mcp_lines_and_speech() {
     assert!(text.contains("  speech: Opening Test App."), "{text}");
 }
 
+// covers P-APP: an app the model opened and never closed ends with the run
+#[test]
+fn apps_left_open_end_with_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let apps = dir.path().join("applications");
+    std::fs::create_dir_all(&apps).unwrap();
+    std::fs::write(
+        apps.join("left-open.desktop"),
+        "[Desktop Entry]\nType=Application\nName=Left Open\nExec=sleep 600\n",
+    )
+    .unwrap();
+    let session = serde_json::json!({
+        "description": "opens an app and leaves it open",
+        "prompt": "Open the app.",
+        "mode": "native",
+        "setup": {"packs": {"apps": {
+            "allow": ["Left Open"], "desktop_dirs": ["applications"], "grace_ms": 2000
+        }}},
+        "replies": [
+            {"role": "assistant", "content": null, "tool_calls": [{"id": "c1", "type": "function",
+                "function": {"name": "open_app", "arguments": "{\"app_name\":\"Left Open\"}"}}]},
+            {"role": "assistant", "content": "It is open."}
+        ]
+    });
+    let file = dir.path().join("session.json");
+    std::fs::write(&file, session.to_string()).unwrap();
+    let (report, _) = replay(file.to_str().unwrap(), &[], dir.path());
+    let r = results(&report);
+    assert_eq!(r[0]["status"], "ok", "{report}");
+    let pid = r[0]["data"]["pid"].as_u64().unwrap();
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    assert!(
+        stat.is_empty() || stat.contains(") Z "),
+        "the app (pid {pid}) outlived the run: {stat}"
+    );
+}
+
 // covers P-HL, F-KV-1
 #[test]
 fn highlight_session_draws_the_box() {

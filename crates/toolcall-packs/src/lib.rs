@@ -61,6 +61,13 @@ pub trait PackState: Send + Sync {
     fn restore(&self, snapshot: Value) -> Result<(), PackError>;
 }
 
+/// What a pack does when the run using it ends: end what its tools started (the apps
+/// pack closes the apps it opened). Whoever loads packs calls it once, at the end.
+#[async_trait::async_trait]
+pub trait SessionEnd: Send + Sync {
+    async fn end(&self);
+}
+
 /// What an application around the loop shows after a round of calls ran, when one pack's
 /// application has its own conventions (the apps pack: an `__MCP__` line per command for
 /// the client, the reply's text for speech). The generic layers call every loaded pack's
@@ -91,6 +98,8 @@ pub struct Pack {
     pub name: &'static str,
     pub registry: Registry,
     pub state: Option<Arc<dyn PackState>>,
+    /// Call [`SessionEnd::end`] when the run using the pack ends.
+    pub on_end: Option<Arc<dyn SessionEnd>>,
     /// The pack's part in each round's output, if its application has one.
     pub round_output: Option<Arc<dyn RoundOutput>>,
 }

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use serde_json::{Map, Value};
 use toolcall_core::{Registry, RegistryError};
 
-use crate::{PackConfig, PackError, PackState, RoundOutput, load_pack};
+use crate::{PackConfig, PackError, PackState, RoundOutput, SessionEnd, load_pack};
 
 /// Why a toolset could not be assembled.
 #[derive(Debug, thiserror::Error)]
@@ -56,11 +56,13 @@ pub struct ToolsetSpec {
 }
 
 /// An assembled toolset: the registry, the state handles of its stateful packs (saved and
-/// restored with a session), and the packs' round-output hooks.
+/// restored with a session), and the packs' round-output and end hooks.
 pub struct Toolset {
     pub registry: Registry,
     pub pack_states: Vec<(String, Arc<dyn PackState>)>,
     pub round_outputs: Vec<Arc<dyn RoundOutput>>,
+    /// Call each once when the run using the toolset ends ([`SessionEnd`]).
+    pub on_end: Vec<Arc<dyn SessionEnd>>,
 }
 
 impl ToolsetSpec {
@@ -109,6 +111,7 @@ impl ToolsetSpec {
     pub fn load(&self) -> Result<Toolset, ToolsetError> {
         let mut registry = Registry::new();
         let mut pack_states = Vec::new();
+        let mut on_end = Vec::new();
         let mut round_outputs = Vec::new();
         for (name, config) in &self.packs {
             let pack = load_pack(name, config).map_err(|source| ToolsetError::Pack {
@@ -121,6 +124,7 @@ impl ToolsetSpec {
                     name: name.clone(),
                     source: source.into(),
                 })?;
+            on_end.extend(pack.on_end);
             if let Some(state) = pack.state {
                 pack_states.push((name.clone(), state));
             }
@@ -138,6 +142,7 @@ impl ToolsetSpec {
         Ok(Toolset {
             registry,
             pack_states,
+            on_end,
             round_outputs,
         })
     }

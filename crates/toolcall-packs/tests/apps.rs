@@ -440,3 +440,27 @@ async fn shipped_example_opens_and_closes_the_test_app() {
 fn shipped_tools_file_matches_the_pack() {
     common::assert_shipped_tools_file_matches("apps");
 }
+
+// covers P-APP: what the pack opened ends when the run using it ends, in every session
+#[tokio::test]
+async fn the_packs_end_closes_every_app_it_opened() {
+    let s = setup(json!({}));
+    let mut pids = Vec::new();
+    for session in ["s1", "s2"] {
+        let out = call(&s.pack, session, "open_app", json!({"app_name": "Sleeper"}))
+            .await
+            .unwrap();
+        pids.push(out.data["pid"].as_u64().unwrap());
+    }
+    assert!(pids.iter().all(|p| alive(*p)));
+    s.pack
+        .on_end
+        .as_ref()
+        .expect("the apps pack has an end")
+        .end()
+        .await;
+    for pid in pids {
+        assert!(!alive(pid), "app {pid} outlived the pack's end");
+    }
+    assert_eq!(s.launcher.close_everything().await, 0);
+}

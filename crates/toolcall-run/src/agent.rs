@@ -77,6 +77,11 @@ pub struct AgentConfig {
     pub await_jobs_before_request: bool,
     /// Sampling, tool choice and extra body fields sent with every model request.
     pub request_options: RequestOptions,
+    /// Calls to tools this process has no implementation for (specs registered on behalf
+    /// of a client, e.g. a gateway's request `tools`) end the turn and are returned in
+    /// [`TurnReport::client_calls`] for the client to run, after the reply's other calls
+    /// ran here. Off: such calls are answered `tool_failed`.
+    pub return_client_calls: bool,
 }
 
 impl Default for AgentConfig {
@@ -89,6 +94,7 @@ impl Default for AgentConfig {
             job_wait: Duration::from_secs(30),
             await_jobs_before_request: false,
             request_options: RequestOptions::default(),
+            return_client_calls: false,
         }
     }
 }
@@ -133,6 +139,10 @@ pub struct TurnReport {
     pub hit_round_limit: bool,
     /// The repeat-failure breaker stopped a call.
     pub breaker_tripped: bool,
+    /// Calls the client must run (see [`AgentConfig::return_client_calls`]); the turn
+    /// stopped for them, and their results continue it ([`Agent::continue_turn`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub client_calls: Vec<ToolCall>,
 }
 
 type StateSaver = Arc<dyn Fn() -> Value + Send + Sync>;
@@ -173,6 +183,18 @@ impl Agent {
         self.observers.push(observer);
     }
 
+    /// Starts from an existing conversation (a client's history, say) instead of an empty
+    /// one; the next turn continues it.
+    pub fn set_conversation(&mut self, messages: Vec<Message>) {
+        self.conversation = messages;
+    }
+
+    /// Appends a message to the conversation (and the archive) without running a turn:
+    /// e.g. the results of [`TurnReport::client_calls`] as [`Message::Tool`]s.
+    pub fn append(&mut self, message: Message) -> Result<(), AgentError> {
+        self.push(message)
+    }
+
     fn emit(&self, event: AgentEvent) {
         emit_to(&self.observers, &self.stream, event);
     }
@@ -198,13 +220,24 @@ impl Agent {
         archive: Arc<Archive>,
         session_id: &str,
     ) -> Result<(), AgentError> {
+        self.archive_continue(archive, session_id)?;
+        self.answer_interrupted_calls()
+    }
+
+    /// Continues an archived session whose last calls a client is about to answer (see
+    /// [`AgentConfig::return_client_calls`]): unlike [`Self::archive_resume`], unanswered
+    /// calls are left for the results the caller appends.
+    pub fn archive_continue(
+        &mut self,
+        archive: Arc<Archive>,
+        session_id: &str,
+    ) -> Result<(), AgentError> {
         if !archive.has_session(session_id)? {
             return Err(ArchiveError::NoSession(session_id.to_owned()).into());
         }
         self.conversation = archive.load_messages(session_id)?;
         self.archive = Some(archive);
         self.ctx.session_id = Some(session_id.to_owned());
-        self.answer_interrupted_calls()?;
         Ok(())
     }
 
@@ -399,7 +432,7 @@ impl Agent {
     /// Observers see the turn's events as it runs.
     pub async fn run_turn(&mut self, user_input: &str) -> Result<TurnReport, AgentError> {
         self.stream = None;
-        self.turn(user_input).await
+        self.turn(Some(user_input)).await
     }
 
     /// Runs one user turn as a stream of its events, ending with
@@ -428,7 +461,7 @@ impl Agent {
         let input = user_input.into();
         let turn = Box::pin(async move {
             self.stream = Some(tx);
-            let result = self.turn(&input).await;
+            let result = self.turn(Some(&input)).await;
             self.stream = None;
             result
         });
@@ -439,7 +472,14 @@ impl Agent {
         }
     }
 
-    async fn turn(&mut self, user_input: &str) -> Result<TurnReport, AgentError> {
+    /// Continues the conversation without a new user message: after the client answered
+    /// [`TurnReport::client_calls`] (appended with [`Agent::append`]).
+    pub async fn continue_turn(&mut self) -> Result<TurnReport, AgentError> {
+        self.stream = None;
+        self.turn(None).await
+    }
+
+    async fn turn(&mut self, user_input: Option<&str>) -> Result<TurnReport, AgentError> {
         let report = self.turn_inner(user_input).await?;
         self.emit(AgentEvent::TurnFinished {
             report: Box::new(report.clone()),
@@ -447,7 +487,7 @@ impl Agent {
         Ok(report)
     }
 
-    async fn turn_inner(&mut self, user_input: &str) -> Result<TurnReport, AgentError> {
+    async fn turn_inner(&mut self, user_input: Option<&str>) -> Result<TurnReport, AgentError> {
         self.failures.clear();
         if self.conversation.is_empty() {
             let prompt = match (&self.config.system_prompt, self.config.mode) {
@@ -462,10 +502,12 @@ impl Agent {
                 self.push(Message::system(p))?;
             }
         }
-        self.push(Message::user(user_input))?;
+        if let Some(input) = user_input {
+            self.push(Message::user(input))?;
+        }
         self.emit(AgentEvent::TurnStarted {
             session_id: self.ctx.session_id.clone(),
-            input: user_input.to_owned(),
+            input: user_input.unwrap_or_default().to_owned(),
         });
         let mut report = TurnReport {
             session_id: self.ctx.session_id.clone(),
@@ -540,9 +582,14 @@ impl Agent {
                 report.rounds.push(rr);
                 return Ok(report);
             }
-            let (checked, results, tripped) = self.run_calls(round, &it.calls).await?;
+            let (client_calls, server_calls): (Vec<ToolCall>, Vec<ToolCall>) = it
+                .calls
+                .iter()
+                .cloned()
+                .partition(|c| self.config.return_client_calls && self.is_client_tool(&c.name));
+            let (checked, results, tripped) = self.run_calls(round, &server_calls).await?;
             report.breaker_tripped |= tripped;
-            if it.from_text {
+            if it.from_text && !results.is_empty() {
                 self.push(Message::TextResults {
                     results: results
                         .iter()
@@ -566,6 +613,11 @@ impl Agent {
             rr.calls = checked;
             rr.results = results;
             report.rounds.push(rr);
+            if !client_calls.is_empty() {
+                // The client runs these and continues the conversation with their results.
+                report.client_calls = client_calls;
+                return Ok(report);
+            }
             if tripped {
                 break;
             }
@@ -750,6 +802,13 @@ impl Agent {
                 duration_ms,
             },
         });
+    }
+
+    /// A tool registered without an implementation here: the client's.
+    fn is_client_tool(&self, name: &str) -> bool {
+        self.registry()
+            .get(name)
+            .is_some_and(|e| e.handler.is_none())
     }
 
     fn record_call(&self, round: usize, call: &ToolCall) -> Result<(), AgentError> {

@@ -6,6 +6,9 @@
 //! stateful pack such as a game world can be resumed). Every write is its own transaction,
 //! committed before the loop moves on, so a killed process loses no finished call.
 //! Arguments and results are stored redacted (X-7).
+//!
+//! The schema is versioned: opening an archive applies the migrations it lacks, in one
+//! transaction, and refuses an archive from a newer build (see [`SCHEMA_VERSION`]).
 
 use std::path::Path;
 use std::sync::Mutex;
@@ -29,9 +32,23 @@ pub enum ArchiveError {
     NoSession(String),
     #[error("session archive lock poisoned")]
     Poisoned,
+    #[error(
+        "the session archive has schema version {found}, newer than this build knows \
+         ({known}); use a newer toolcall"
+    )]
+    NewerSchema { found: i64, known: usize },
 }
 
-const SCHEMA: &str = "
+/// The schema, one migration per version, applied in order. `PRAGMA user_version` records
+/// how many have been applied; a migration is never edited once released, a change is a
+/// new entry. Version 1 is the schema archives had before versions were recorded (they have
+/// `user_version` 0 and all its tables, so its `IF NOT EXISTS` makes it a no-op there).
+///
+/// Hand-written rather than `rusqlite_migration`: its latest release (2.6) requires
+/// rusqlite 0.40, and two rusqlite versions cannot link SQLite into one binary.
+const MIGRATIONS: &[&str] = &[MIGRATION_1];
+
+const MIGRATION_1: &str = "
 CREATE TABLE IF NOT EXISTS sessions (
     id TEXT PRIMARY KEY,
     created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ','now')),
@@ -151,13 +168,13 @@ impl Archive {
         Self::init(Connection::open_in_memory()?)
     }
 
-    fn init(conn: Connection) -> Result<Self, ArchiveError> {
+    fn init(mut conn: Connection) -> Result<Self, ArchiveError> {
         conn.busy_timeout(Duration::from_secs(5))?;
         // WAL: readers (`toolcall sessions`) never block the running loop; a commit is in the
         // log file before `execute` returns, so a killed process keeps it.
         let _mode: String = conn.query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))?;
         conn.execute_batch("PRAGMA foreign_keys=ON;")?;
-        conn.execute_batch(SCHEMA)?;
+        migrate(&mut conn)?;
         Ok(Archive {
             conn: Mutex::new(conn),
         })
@@ -455,6 +472,35 @@ impl Archive {
         })
     }
 }
+
+/// Brings the schema to the newest version in one transaction (concurrent openers wait for
+/// each other); an archive from a newer build is refused rather than written to.
+fn migrate(conn: &mut Connection) -> Result<(), ArchiveError> {
+    let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+    let found: i64 = tx.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+    let applied = usize::try_from(found)
+        .ok()
+        .filter(|v| *v <= MIGRATIONS.len())
+        .ok_or(ArchiveError::NewerSchema {
+            found,
+            known: MIGRATIONS.len(),
+        })?;
+    for migration in MIGRATIONS.iter().skip(applied) {
+        tx.execute_batch(migration)?;
+    }
+    tx.pragma_update(None, "user_version", MIGRATIONS.len() as i64)?;
+    tx.commit()?;
+    Ok(())
+}
+
+/// The schema version an archive file has (`PRAGMA user_version`).
+pub fn schema_version(path: &Path) -> Result<i64, ArchiveError> {
+    let conn = Connection::open(path)?;
+    Ok(conn.query_row("PRAGMA user_version", [], |r| r.get(0))?)
+}
+
+/// The schema version this build writes.
+pub const SCHEMA_VERSION: usize = MIGRATIONS.len();
 
 fn summary_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<SessionSummary> {
     Ok(SessionSummary {

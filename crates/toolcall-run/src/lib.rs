@@ -11,6 +11,7 @@
 //! | [`builder`] | [`Agent::builder`]: an agent from a model endpoint, tools and options in one expression |
 //! | [`archive`] | the SQLite session archive |
 //! | [`replay`] | the recorded-session file format |
+//! | [`server`] | server-side tools for a gateway: a client's Chat Completions request answered by an agent turn |
 //! | [`backend`] | program and HTTP backends for tools declared in tools files |
 
 pub mod agent;
@@ -22,6 +23,7 @@ pub mod events;
 pub mod executor;
 pub mod redact;
 pub mod replay;
+pub mod server;
 
 pub use agent::{Agent, AgentConfig, AgentError, Mode, RoundReport, TurnReport, TurnStream};
 pub use archive::{Archive, ArchiveError};

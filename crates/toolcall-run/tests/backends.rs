@@ -6,10 +6,12 @@ use std::time::Duration;
 
 use axum::Router;
 use axum::http::{HeaderMap, StatusCode};
+use axum::response::IntoResponse;
 use axum::routing::post;
 use serde_json::{Value, json};
 use toolcall_core::{Backend, CallId, ErrorCode, Registry, Tool, ToolCall, ToolContext, ToolSpec};
-use toolcall_run::backend::{BackendError, HttpTool, ProgramTool, attach_backends};
+use toolcall_run::backend::http::MAX_REDIRECTS;
+use toolcall_run::backend::{BackendError, HttpTool, HttpToolClient, ProgramTool, attach_backends};
 
 fn program(argv: &[&str]) -> ProgramTool {
     let spec = ToolSpec {
@@ -223,7 +225,7 @@ fn http_spec(url: String, headers: &[(&str, &str)]) -> ToolSpec {
 
 fn http(url: String, headers: &[(&str, &str)]) -> HttpTool {
     let env = |n: &str| (n == "TEST_TOKEN").then(|| "tok123".to_owned());
-    HttpTool::with_env(http_spec(url, headers), reqwest::Client::new(), env).unwrap()
+    HttpTool::with_env(http_spec(url, headers), HttpToolClient::new().unwrap(), env).unwrap()
 }
 
 //
@@ -292,7 +294,7 @@ async fn http_errors_are_tool_failed() {
 // covers V-1
 #[test]
 fn bad_http_config_is_refused() {
-    let client = reqwest::Client::new();
+    let client = HttpToolClient::new().unwrap();
     for (url, headers) in [
         ("ftp://127.0.0.1/x", vec![]),
         ("not a url", vec![]),
@@ -359,12 +361,153 @@ fn attach_backends_reports_bad_config_and_attaches_nothing() {
 #[cfg(feature = "tls")]
 #[tokio::test]
 async fn https_is_supported_with_the_tls_feature() {
-    let client = toolcall_run::backend::http::default_client().unwrap();
-    let e = client
-        .post("https://127.0.0.1:1/")
-        .send()
+    let e = http("https://127.0.0.1:1/".into(), &[])
+        .call(&ctx(), json!({}))
         .await
         .unwrap_err();
-    assert!(e.is_connect(), "{e:?}");
-    assert!(!e.is_builder(), "{e:?}");
+    assert!(e.message.contains("request failed"), "{}", e.message);
+    assert!(!e.message.contains("builder"), "{}", e.message);
+}
+
+/// Whether process `pid` has ended (gone, or a zombie waiting for its new parent).
+fn ended(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        // The state follows the parenthesised command name.
+        Ok(stat) => stat
+            .rsplit_once(") ")
+            .is_some_and(|(_, rest)| rest.starts_with('Z') || rest.starts_with('X')),
+    }
+}
+
+// covers X-3: a timed-out program's helpers do not outlive it
+#[tokio::test]
+async fn a_dropped_call_kills_the_programs_whole_process_group() {
+    let dir = tempfile::tempdir().unwrap();
+    let pidfile = dir.path().join("helper.pid");
+    let script = format!("sleep 31 & echo $! > {}; wait", pidfile.to_str().unwrap());
+    let tool = program(&["sh", "-c", &script]);
+    let ctx = ctx();
+    let call = tool.call(&ctx, json!({}));
+    // The executor's timeout drops the call the same way.
+    assert!(
+        tokio::time::timeout(Duration::from_millis(300), call)
+            .await
+            .is_err()
+    );
+    let pid = loop {
+        // The pid is written before the helper can be waited on; poll until it is there.
+        if let Some(pid) = std::fs::read_to_string(&pidfile)
+            .ok()
+            .and_then(|s| s.trim().parse::<i32>().ok())
+        {
+            break pid;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    let started = std::time::Instant::now();
+    while !ended(pid) {
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "the helper `sleep 31` (pid {pid}) outlived the call"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// A server whose `/hop/N` redirects (307) N times within itself before answering with the
+/// headers it got, and whose `/away` redirects to `elsewhere`.
+async fn redirecting_server(elsewhere: String) -> String {
+    let app = Router::new()
+        .route(
+            "/hop/{n}",
+            post(
+                |axum::extract::Path(n): axum::extract::Path<u32>, headers: HeaderMap| async move {
+                    if n == 0 {
+                        let key = headers
+                            .get("x-api-key")
+                            .and_then(|v| v.to_str().ok())
+                            .unwrap_or("")
+                            .to_owned();
+                        axum::Json(json!({"key": key})).into_response()
+                    } else {
+                        (
+                            StatusCode::TEMPORARY_REDIRECT,
+                            [("location", format!("/hop/{}", n - 1))],
+                        )
+                            .into_response()
+                    }
+                },
+            ),
+        )
+        .route(
+            "/away",
+            post(move || async move {
+                (
+                    StatusCode::TEMPORARY_REDIRECT,
+                    [("location", format!("{elsewhere}/steal"))],
+                )
+            }),
+        );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        axum::serve(listener, app).await.unwrap();
+    });
+    format!("http://{addr}")
+}
+
+// covers: arguments and configured headers never follow a redirect to another host
+#[tokio::test]
+async fn http_tools_follow_only_bounded_same_origin_redirects() {
+    let stolen: Arc<std::sync::Mutex<Vec<(String, String)>>> = Arc::default();
+    let seen = stolen.clone();
+    let thief = Router::new().route(
+        "/steal",
+        post(move |headers: HeaderMap, body: String| async move {
+            let key = headers
+                .get("x-api-key")
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or("")
+                .to_owned();
+            seen.lock().unwrap().push((key, body));
+            axum::Json(json!({"stolen": true}))
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let thief_url = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move {
+        axum::serve(listener, thief).await.unwrap();
+    });
+    let base = redirecting_server(thief_url).await;
+    let key = [("X-Api-Key", "${TEST_TOKEN}")];
+
+    let out = http(format!("{base}/hop/3"), &key)
+        .call(&ctx(), json!({"q": 1}))
+        .await
+        .unwrap();
+    assert_eq!(out.data, json!({"key": "tok123"}));
+
+    let e = http(format!("{base}/hop/{}", MAX_REDIRECTS + 1), &key)
+        .call(&ctx(), json!({}))
+        .await
+        .unwrap_err();
+    assert_eq!(e.code, ErrorCode::ToolFailed);
+    assert!(e.message.contains("not followed"), "{}", e.message);
+
+    let e = http(format!("{base}/away"), &key)
+        .call(&ctx(), json!({"password": "p"}))
+        .await
+        .unwrap_err();
+    assert_eq!(e.code, ErrorCode::ToolFailed);
+    assert!(
+        e.message.contains("307") && e.message.contains("/steal"),
+        "{}",
+        e.message
+    );
+    assert!(
+        stolen.lock().unwrap().is_empty(),
+        "{:?}",
+        stolen.lock().unwrap()
+    );
 }

@@ -25,7 +25,7 @@ use async_trait::async_trait;
 use serde_json::{Value, json};
 use toolcall_core::{Registry, Tool, ToolContext, ToolError, ToolOutput, ToolSpec};
 
-use crate::{Pack, PackConfig, PackError};
+use crate::{Pack, PackConfig, PackError, SessionEnd};
 
 pub mod desktop;
 pub mod process;
@@ -284,12 +284,29 @@ impl Launcher {
 
     /// Ends everything a session started (e.g. when the session ends).
     pub async fn close_all(&self, session: &str) -> usize {
-        let all = self.tracker.take_all(session).await;
+        self.stop_all(self.tracker.take_all(session).await).await
+    }
+
+    /// Ends everything this launcher started, in every session; returns how many.
+    pub async fn close_everything(&self) -> usize {
+        self.stop_all(self.tracker.take_every_session().await).await
+    }
+
+    async fn stop_all(&self, all: Vec<process::Running>) -> usize {
         let n = all.len();
         for r in all {
             let _ = process::stop(r, self.config.grace).await;
         }
         n
+    }
+}
+
+/// When the run using the pack ends, the apps it opened are closed: they are not the
+/// caller's children any more, so nothing else would end them.
+#[async_trait]
+impl SessionEnd for Launcher {
+    async fn end(&self) {
+        self.close_everything().await;
     }
 }
 
@@ -398,11 +415,12 @@ pub fn pack(config: &PackConfig) -> Result<Pack, PackError> {
 pub fn pack_with(launcher: Arc<Launcher>) -> Result<Pack, PackError> {
     let mut registry = Registry::new();
     registry.add_tool(Arc::new(OpenApp(launcher.clone())))?;
-    registry.add_tool(Arc::new(CloseApp(launcher)))?;
+    registry.add_tool(Arc::new(CloseApp(launcher.clone())))?;
     Ok(Pack {
         name: "apps",
         registry,
         state: None,
+        on_end: Some(launcher),
         round_output: Some(Arc::new(respond::ActionResponseOutput)),
     })
 }

@@ -149,6 +149,16 @@ impl Tracker {
             .unwrap_or_default()
     }
 
+    /// Takes out every process of every session (to end them when the launcher's user ends).
+    pub async fn take_every_session(&self) -> Vec<Running> {
+        self.sessions
+            .lock()
+            .await
+            .drain()
+            .flat_map(|(_, list)| list)
+            .collect()
+    }
+
     /// Names of what `session` has running.
     pub async fn names(&self, session: &str) -> Vec<String> {
         self.sessions

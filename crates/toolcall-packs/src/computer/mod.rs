@@ -132,6 +132,7 @@ pub fn pack(config: &PackConfig) -> Result<Pack, PackError> {
         name: "computer",
         registry,
         state: None,
+        on_end: None,
         round_output: None,
     })
 }

@@ -325,6 +325,7 @@ pub fn pack(config: &PackConfig) -> Result<Pack, PackError> {
         name: "highlight",
         registry,
         state: None,
+        on_end: None,
         round_output: None,
     })
 }

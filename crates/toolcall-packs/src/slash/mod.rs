@@ -522,6 +522,7 @@ pub fn pack_from(setup: SlashSetup) -> Result<Pack, PackError> {
         name: "slash",
         registry,
         state: Some(Arc::new(SlashStateHandle(state))),
+        on_end: None,
         round_output: None,
     })
 }

@@ -524,6 +524,7 @@ pub fn pack(config: &PackConfig) -> Result<Pack, PackError> {
         name: "world",
         registry: registry_with_ids(world.clone(), ids)?,
         state: Some(Arc::new(WorldState::new(world))),
+        on_end: None,
         round_output: None,
     })
 }

@@ -5,6 +5,12 @@
 //! results with the status and the tail of the body. Header values may name environment
 //! variables as `${NAME}` (for example `Authorization: Bearer ${SEARCH_API_KEY}`), so secrets
 //! stay out of tools files; they are resolved once, when the tool is built.
+//!
+//! Redirects: only to the same origin (scheme, host and port) as the configured URL, at most
+//! [`MAX_REDIRECTS`] of them. A redirect elsewhere is not followed (the 3xx answer is a
+//! `tool_failed` result), so neither the arguments nor the configured headers ever reach
+//! another host. [`HttpToolClient`] is the only client an [`HttpTool`] accepts, so the rule
+//! holds for every HTTP tool.
 
 use std::time::Duration;
 
@@ -20,13 +26,40 @@ pub const DEFAULT_MAX_RESPONSE: usize = 4 * 1024 * 1024;
 /// Bytes of a failing response's body kept for the error message.
 pub const BODY_TAIL: usize = 2048;
 
-/// The client HTTP tools share when none is given.
-pub fn default_client() -> Result<reqwest::Client, BackendError> {
-    reqwest::Client::builder()
-        .connect_timeout(Duration::from_secs(10))
-        .user_agent(concat!("toolcall/", env!("CARGO_PKG_VERSION")))
-        .build()
-        .map_err(|e| BackendError::Client(e.to_string()))
+/// Redirects an HTTP tool follows for one call, all within the configured URL's origin.
+pub const MAX_REDIRECTS: usize = 5;
+
+/// The HTTP client of HTTP tools (shared by them for connection reuse): follows only
+/// same-origin redirects, at most [`MAX_REDIRECTS`].
+#[derive(Debug, Clone)]
+pub struct HttpToolClient(reqwest::Client);
+
+impl HttpToolClient {
+    pub fn new() -> Result<Self, BackendError> {
+        reqwest::Client::builder()
+            .connect_timeout(Duration::from_secs(10))
+            .user_agent(concat!("toolcall/", env!("CARGO_PKG_VERSION")))
+            .redirect(reqwest::redirect::Policy::custom(|attempt| {
+                // `previous` starts with the URL the request was sent to.
+                let same_origin = attempt
+                    .previous()
+                    .first()
+                    .is_some_and(|first| first.origin() == attempt.url().origin());
+                if same_origin && attempt.previous().len() <= MAX_REDIRECTS {
+                    attempt.follow()
+                } else {
+                    attempt.stop()
+                }
+            }))
+            .build()
+            .map(HttpToolClient)
+            .map_err(|e| BackendError::Client(e.to_string()))
+    }
+}
+
+/// The client HTTP tools share ([`HttpToolClient::new`]).
+pub fn default_client() -> Result<HttpToolClient, BackendError> {
+    HttpToolClient::new()
 }
 
 pub struct HttpTool {
@@ -39,14 +72,14 @@ pub struct HttpTool {
 
 impl HttpTool {
     /// Builds the tool from a spec whose backend is `http`.
-    pub fn new(spec: ToolSpec, client: reqwest::Client) -> Result<Self, BackendError> {
+    pub fn new(spec: ToolSpec, client: HttpToolClient) -> Result<Self, BackendError> {
         Self::with_env(spec, client, |name| std::env::var(name).ok())
     }
 
     /// As [`HttpTool::new`], resolving `${NAME}` in header values with `lookup`.
     pub fn with_env(
         spec: ToolSpec,
-        client: reqwest::Client,
+        HttpToolClient(client): HttpToolClient,
         lookup: impl Fn(&str) -> Option<String>,
     ) -> Result<Self, BackendError> {
         let Some(Backend::Http { url, headers }) = spec.backend.clone() else {
@@ -151,6 +184,22 @@ impl Tool for HttpTool {
                 truncated = true;
                 break;
             }
+        }
+        if status.is_redirection() {
+            let to = resp
+                .headers()
+                .get(reqwest::header::LOCATION)
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or("")
+                .chars()
+                .take(300)
+                .collect::<String>();
+            return Err(ToolError::failed(format!(
+                "tool {name:?}: endpoint answered HTTP {status} redirecting to {to:?}, which \
+                 was not followed: an HTTP tool follows at most {MAX_REDIRECTS} redirects, \
+                 all to the origin of its URL"
+            ))
+            .with_details(json!({"status": status.as_u16(), "location": to})));
         }
         if !status.is_success() {
             let body_tail = tail(&body, BODY_TAIL);

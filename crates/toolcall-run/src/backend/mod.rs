@@ -11,7 +11,7 @@ use toolcall_core::{Backend, Registry, RegistryError, Tool, ToolSpec};
 pub mod http;
 pub mod program;
 
-pub use http::HttpTool;
+pub use http::{HttpTool, HttpToolClient};
 pub use program::ProgramTool;
 
 #[derive(Debug, thiserror::Error)]
@@ -38,7 +38,7 @@ impl BackendError {
 /// The implementation of a spec's declared backend. HTTP tools share `client`.
 pub fn tool_for_spec(
     spec: &ToolSpec,
-    client: &reqwest::Client,
+    client: &HttpToolClient,
 ) -> Result<Arc<dyn Tool>, BackendError> {
     match &spec.backend {
         Some(Backend::Program { .. }) => Ok(Arc::new(ProgramTool::new(spec.clone())?)),

@@ -4,8 +4,12 @@
 //!
 //! Exit status 0 with JSON on stdout is success (blank stdout is `null` data). A non-zero
 //! exit, a signal, output that is not JSON or larger than the limit are `tool_failed` results
-//! carrying the tail of stderr. The child is killed when the call is dropped, which is how
-//! the executor's timeout stops it (`kill_on_drop`).
+//! carrying the tail of stderr.
+//!
+//! The program runs as the leader of its own process group. When the call ends before the
+//! program does (the executor's timeout drops the call, or the output is over the limit) the
+//! whole group is killed, so helpers it started (`sh -c "sleep 60; …"` leaves `sleep`) stop
+//! with it.
 //!
 //! The program inherits the environment, plus the backend's `env` entries and
 //! `TOOLCALL_TOOL` / `TOOLCALL_CALL_ID` naming the call it serves.
@@ -16,7 +20,7 @@ use std::process::Stdio;
 use async_trait::async_trait;
 use serde_json::{Value, json};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
-use tokio::process::Command;
+use tokio::process::{Child, Command};
 use toolcall_core::{Backend, Tool, ToolContext, ToolError, ToolOutput, ToolSpec};
 
 use super::{BackendError, tail};
@@ -64,6 +68,26 @@ impl ProgramTool {
     }
 }
 
+/// A running program and its process group: dropping it while the program has not been
+/// waited for kills the group.
+struct GroupChild(Child);
+
+impl Drop for GroupChild {
+    fn drop(&mut self) {
+        // `id` is `None` once the leader has been reaped; until then its pid cannot be reused,
+        // so the group id still names our group.
+        let Some(pid) = self.0.id().and_then(|id| libc::pid_t::try_from(id).ok()) else {
+            return;
+        };
+        if pid > 1 {
+            // SAFETY: kill(2) has no memory effects; the target is our own child's group.
+            unsafe {
+                libc::kill(-pid, libc::SIGKILL);
+            }
+        }
+    }
+}
+
 /// Reads at most `limit + 1` bytes, so a caller can tell "exactly at the limit" from "over".
 async fn read_bounded<R: AsyncRead + Unpin>(r: R, limit: usize) -> std::io::Result<Vec<u8>> {
     let mut buf = Vec::new();
@@ -107,16 +131,19 @@ impl Tool for ProgramTool {
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
+            .process_group(0)
             .kill_on_drop(true);
         if let Some(id) = &ctx.call_id {
             cmd.env("TOOLCALL_CALL_ID", id.as_str());
         }
-        let mut child = cmd.spawn().map_err(|e| {
+        let mut child = GroupChild(cmd.spawn().map_err(|e| {
             ToolError::failed(format!("tool {name:?}: cannot start {program:?}: {e}"))
-        })?;
-        let (Some(mut stdin), Some(stdout), Some(stderr)) =
-            (child.stdin.take(), child.stdout.take(), child.stderr.take())
-        else {
+        })?);
+        let (Some(mut stdin), Some(stdout), Some(stderr)) = (
+            child.0.stdin.take(),
+            child.0.stdout.take(),
+            child.0.stderr.take(),
+        ) else {
             return Err(ToolError::failed(format!(
                 "tool {name:?}: the program's standard streams are not available"
             )));
@@ -140,7 +167,7 @@ impl Tool for ProgramTool {
         };
         let out = out.map_err(|e| io_fail("read the output of", e))?;
         if out.len() > self.max_output {
-            // Dropping `child` kills it.
+            // Dropping `child` kills its group.
             return Err(ToolError::failed(format!(
                 "tool {name:?}: output is larger than {} bytes",
                 self.max_output
@@ -148,7 +175,7 @@ impl Tool for ProgramTool {
         }
         let err = err.map_err(|e| io_fail("read the errors of", e))?;
         written.map_err(|e| io_fail("write the arguments to", e))?;
-        let status = child.wait().await.map_err(|e| io_fail("wait for", e))?;
+        let status = child.0.wait().await.map_err(|e| io_fail("wait for", e))?;
         let stderr_tail = tail(&err, STDERR_TAIL);
         if !status.success() {
             let how = match status.code() {

@@ -1,0 +1,293 @@
+//! Server-side tools for a gateway: a client's OpenAI Chat Completions request answered by
+//! an agent turn whose tools run here.
+//!
+//! The model is offered the server's tools next to the client's own (`tools` of the
+//! request; a name on both sides is refused). Calls to server tools are run by the executor
+//! (validation, call ids, timeouts, jobs, approval) and their results go back to the model
+//! under the same `call_id`, up to `max_rounds`; a reply that calls a client tool ends the
+//! turn and the client receives those calls as native `tool_calls`, as from any OpenAI
+//! server. Every turn is archived as a session: the caller passes the session id it got
+//! (the `x-toolcall-session` header) to continue one, and then only the client's messages
+//! after the last assistant message are new; without one, a session is started from the
+//! client's whole history.
+
+use std::sync::Arc;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use serde_json::{Value, json};
+use toolcall_core::tools_file::specs_from_tools_json;
+use toolcall_core::{CallId, Registry, ToolCall};
+
+use crate::agent::{Agent, AgentConfig, AgentError, DEFAULT_MAX_ROUNDS, Mode, TurnReport};
+use crate::archive::Archive;
+use crate::client::{Message, ModelClient};
+use crate::events::Observer;
+use crate::executor::{Approver, DenyAll, Executor};
+
+/// Messages accepted in one request.
+pub const MAX_MESSAGES: usize = 10_000;
+
+/// A request the server-side tool path cannot take; the gateway answers it `400`.
+#[derive(Debug, thiserror::Error)]
+pub enum ServerTurnError {
+    #[error("the request is not understood: {0}")]
+    BadRequest(String),
+    #[error("the request's tool {0:?} has the name of a tool this server runs")]
+    NameClash(String),
+    #[error(transparent)]
+    Agent(#[from] AgentError),
+}
+
+/// A pack state saved with every session (`name`, snapshot).
+pub type StateSnapshot = (String, Arc<dyn Fn() -> Value + Send + Sync>);
+
+/// What the gateway's server-side tools share across requests.
+#[derive(Clone)]
+pub struct ServerTools {
+    /// Tool rounds per turn.
+    pub max_rounds: usize,
+    pub archive: Option<Arc<Archive>>,
+    /// Told every event of every turn (the inspector's hub, progress events).
+    pub observers: Vec<Observer>,
+    pub states: Vec<StateSnapshot>,
+    pub approver: Arc<dyn Approver>,
+}
+
+impl Default for ServerTools {
+    fn default() -> Self {
+        ServerTools {
+            max_rounds: DEFAULT_MAX_ROUNDS,
+            archive: None,
+            observers: Vec::new(),
+            states: Vec::new(),
+            approver: Arc::new(DenyAll),
+        }
+    }
+}
+
+/// The answer to one request.
+pub struct ServerTurn {
+    /// A `chat.completion` object.
+    pub completion: Value,
+    /// The archived session, to continue with `x-toolcall-session`.
+    pub session_id: Option<String>,
+    pub report: TurnReport,
+}
+
+impl ServerTools {
+    /// Answers `request` (a Chat Completions body) with `client` as the model and `tools`
+    /// (the server's tools, switches applied) run here.
+    pub async fn chat(
+        &self,
+        request: &Value,
+        client: Arc<dyn ModelClient>,
+        tools: &Registry,
+        session: Option<&str>,
+    ) -> Result<ServerTurn, ServerTurnError> {
+        let bad = |m: &str| ServerTurnError::BadRequest(m.to_owned());
+        let messages = request
+            .get("messages")
+            .and_then(Value::as_array)
+            .ok_or_else(|| bad("`messages` must be an array"))?;
+        if messages.len() > MAX_MESSAGES {
+            return Err(bad("too many messages"));
+        }
+        let mut registry = tools.clone();
+        if let Some(client_tools) = request.get("tools").filter(|t| !t.is_null()) {
+            let specs = specs_from_tools_json(client_tools)
+                .map_err(|e| ServerTurnError::BadRequest(e.to_string()))?;
+            for spec in specs {
+                if registry.contains(&spec.name) {
+                    return Err(ServerTurnError::NameClash(spec.name));
+                }
+                registry
+                    .add_spec(spec)
+                    .map_err(|e| ServerTurnError::BadRequest(e.to_string()))?;
+            }
+        }
+        let history = from_chat_messages(messages)?;
+        let executor =
+            Arc::new(Executor::new(Arc::new(registry)).with_approver(self.approver.clone()));
+        let mut agent = Agent::new(
+            client,
+            executor,
+            AgentConfig {
+                mode: Mode::Auto,
+                max_rounds: self.max_rounds,
+                return_client_calls: true,
+                ..AgentConfig::default()
+            },
+        );
+        for o in &self.observers {
+            agent.add_observer(o.clone());
+        }
+        // The new messages: everything after the last assistant message.
+        let new_from = history
+            .iter()
+            .rposition(|m| matches!(m, Message::Assistant { .. }))
+            .map_or(0, |i| i + 1);
+        let (earlier, new) = history.split_at(new_from);
+        let mut resumed = false;
+        if let Some(archive) = &self.archive {
+            match session {
+                Some(id) if archive.has_session(id).map_err(AgentError::from)? => {
+                    agent.archive_continue(archive.clone(), id)?;
+                    // A session made for this request before it ran (a streamed answer
+                    // names it up front) starts from the client's history.
+                    resumed = !agent.conversation().is_empty();
+                }
+                _ => {
+                    let description = new
+                        .iter()
+                        .rev()
+                        .find_map(|m| match m {
+                            Message::User { content } => Some(content.as_str()),
+                            _ => None,
+                        })
+                        .unwrap_or("gateway turn");
+                    agent.archive_new(archive.clone(), &cut(description, 200))?;
+                }
+            }
+            for (name, snapshot) in &self.states {
+                agent.add_state_saver(name.clone(), snapshot.clone());
+            }
+        }
+        if !resumed {
+            for m in earlier {
+                agent.append(m.clone())?;
+            }
+        }
+        // The last user message is the turn's input; anything else new (tool results of
+        // client calls, or a user message followed by more) is appended first.
+        let report = match new.split_last() {
+            Some((Message::User { content }, before)) => {
+                for m in before {
+                    agent.append(m.clone())?;
+                }
+                agent.run_turn(content).await?
+            }
+            Some(_) => {
+                for m in new {
+                    agent.append(m.clone())?;
+                }
+                agent.continue_turn().await?
+            }
+            None => return Err(bad("the request has no new message to answer")),
+        };
+        let model = request
+            .get("model")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        Ok(ServerTurn {
+            completion: completion(model, &report),
+            session_id: agent.session_id().map(str::to_owned),
+            report,
+        })
+    }
+}
+
+fn cut(s: &str, max_chars: usize) -> String {
+    s.chars().take(max_chars).collect()
+}
+
+/// The turn's answer as a `chat.completion`: the client's calls, or the final text.
+fn completion(model: &str, report: &TurnReport) -> Value {
+    let message = if report.client_calls.is_empty() {
+        json!({"role": "assistant", "content": report.final_text.clone().unwrap_or_default()})
+    } else {
+        json!({"role": "assistant", "content": Value::Null,
+               "tool_calls": report.client_calls.iter().map(chat_tool_call).collect::<Vec<_>>()})
+    };
+    let finish = if report.client_calls.is_empty() {
+        "stop"
+    } else {
+        "tool_calls"
+    };
+    json!({
+        "id": format!("chatcmpl-{}", &CallId::generate().0["call_".len()..]),
+        "object": "chat.completion",
+        "created": SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs()),
+        "model": model,
+        "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+    })
+}
+
+fn chat_tool_call(call: &ToolCall) -> Value {
+    json!({"id": call.call_id, "type": "function",
+           "function": {"name": call.name, "arguments": call.arguments.to_string()}})
+}
+
+/// A client's Chat Completions `messages` as the provider-neutral conversation. Content
+/// given as parts keeps its text parts; a tool message's content is its JSON when it
+/// parses, else the text.
+pub fn from_chat_messages(messages: &[Value]) -> Result<Vec<Message>, ServerTurnError> {
+    let bad = |i: usize, m: &str| ServerTurnError::BadRequest(format!("messages[{i}]: {m}"));
+    let mut out = Vec::with_capacity(messages.len());
+    for (i, m) in messages.iter().enumerate() {
+        let role = m.get("role").and_then(Value::as_str).unwrap_or_default();
+        let text = content_text(m.get("content"));
+        out.push(match role {
+            "system" | "developer" => Message::system(text.unwrap_or_default()),
+            "user" => Message::user(text.unwrap_or_default()),
+            "assistant" => {
+                let mut calls = Vec::new();
+                for c in m
+                    .get("tool_calls")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                {
+                    let name = c
+                        .pointer("/function/name")
+                        .and_then(Value::as_str)
+                        .ok_or_else(|| bad(i, "a tool call without function.name"))?;
+                    let arguments = match c.pointer("/function/arguments") {
+                        Some(Value::String(s)) => {
+                            serde_json::from_str(s).unwrap_or_else(|_| Value::String(s.clone()))
+                        }
+                        Some(v) => v.clone(),
+                        None => json!({}),
+                    };
+                    let mut call = ToolCall::new(name, arguments, "openai_chat");
+                    if let Some(id) = c.get("id").and_then(Value::as_str) {
+                        call.call_id = id.into();
+                    }
+                    calls.push(call);
+                }
+                Message::Assistant { text, calls }
+            }
+            "tool" => {
+                let call_id = m
+                    .get("tool_call_id")
+                    .and_then(Value::as_str)
+                    .ok_or_else(|| bad(i, "a tool message without tool_call_id"))?;
+                let content = text.unwrap_or_default();
+                Message::Tool {
+                    call_id: call_id.into(),
+                    name: m
+                        .get("name")
+                        .and_then(Value::as_str)
+                        .unwrap_or_default()
+                        .to_owned(),
+                    content: serde_json::from_str(&content).unwrap_or(Value::String(content)),
+                }
+            }
+            other => return Err(bad(i, &format!("unknown role {other:?}"))),
+        });
+    }
+    Ok(out)
+}
+
+fn content_text(content: Option<&Value>) -> Option<String> {
+    match content? {
+        Value::String(s) => Some(s.clone()),
+        Value::Array(parts) => Some(
+            parts
+                .iter()
+                .filter_map(|p| p.get("text").and_then(Value::as_str))
+                .collect::<Vec<_>>()
+                .join("\n"),
+        ),
+        _ => None,
+    }
+}

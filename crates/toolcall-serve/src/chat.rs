@@ -1,0 +1,374 @@
+//! `POST /v1/chat/completions`, whole and streamed (SSE).
+//!
+//! Whole: the upstream is asked for a whole reply, which is parsed and checked; with the
+//! `retry` policy, rejected calls make one more upstream request carrying the errors.
+//! Streamed: the upstream is asked to stream; text and reasoning deltas go out as they
+//! arrive, each call as soon as it is complete and checked (a chunk with `index`, `id`,
+//! `type` and `function.name`, then its arguments), and `finish_reason` is `tool_calls` when
+//! there are calls. A cut upstream stream ends the client's stream with an `error` event and
+//! no `finish_reason`, so no client takes it for a reply. A client that goes away drops the
+//! stream, which drops the upstream request.
+
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use axum::Json;
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::{HeaderMap, HeaderValue};
+use axum::response::sse::{Event, Sse};
+use axum::response::{IntoResponse, Response};
+use futures::StreamExt;
+use toolcall_core::CallId;
+use toolcall_run::ClientError;
+use toolcall_run::client::SseReader;
+use toolcall_wire::chat::{
+    ChatAccumulator, ChatChunk, ChatCompletion, ChatDelta, ChatMessage, ChatRequest, ChatToolCall,
+    Choice, FunctionDelta, ToolCallDelta,
+};
+use toolcall_wire::{Limits, encode_arguments};
+
+use crate::config::InvalidCallPolicy;
+use crate::metrics::Metrics;
+use crate::turn::{Checked, Out, StreamTurn, Turn};
+use crate::upstream::Route;
+use crate::{ApiError, AppState, auth};
+
+/// The response header listing repairs applied to calls.
+pub const REPAIRS_HEADER: &str = "x-toolcall-repairs";
+
+pub async fn handle(State(state): State<AppState>, headers: HeaderMap, body: Bytes) -> Response {
+    Metrics::add(&state.metrics.chat_requests, 1);
+    let result = async {
+        if !auth::authorized(&headers, &state.upstreams.client_keys) {
+            return Err(ApiError::unauthorized());
+        }
+        let request = parse_request::<ChatRequest>(&body)?;
+        if request.stream == Some(true) {
+            Metrics::add(&state.metrics.streamed_requests, 1);
+            stream(&state, request).await
+        } else {
+            let (completion, checked) = whole(&state, request).await?;
+            let mut response = Json(completion).into_response();
+            add_repairs_header(&mut response, &checked);
+            Ok(response)
+        }
+    }
+    .await;
+    result.unwrap_or_else(|e| {
+        Metrics::add(&state.metrics.errors, 1);
+        e.into_response()
+    })
+}
+
+/// A request body as JSON of type `T`, with a clear error.
+pub fn parse_request<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
+    serde_json::from_slice(body)
+        .map_err(|e| ApiError::bad_request(format!("the request body is not valid: {e}")))
+}
+
+pub fn add_repairs_header(response: &mut Response, checked: &Checked) {
+    if let Some(v) = checked.repairs_header()
+        && let Ok(v) = HeaderValue::from_str(&v)
+    {
+        response.headers_mut().insert(REPAIRS_HEADER, v);
+    }
+}
+
+pub fn now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
+/// Sends `request` (not streamed) to the upstream and reads its whole reply.
+async fn ask(route: &Route, request: &ChatRequest) -> Result<ChatCompletion, ClientError> {
+    let url = route.url("/chat/completions");
+    let mut body = serde_json::to_value(request).map_err(|e| ClientError::Other(e.to_string()))?;
+    if let Some(m) = body.as_object_mut() {
+        m.remove("stream");
+        m.remove("stream_options");
+    }
+    route
+        .transport
+        .retrying(|| async {
+            let r = route
+                .transport
+                .post_json(&url, route.api_key.as_deref(), &body)
+                .await?;
+            let text = route.transport.read_bounded(r, &url).await?;
+            ChatCompletion::from_body(&text).map_err(|e| ClientError::from_wire(e, &url))
+        })
+        .await
+}
+
+/// One whole turn: ask, check, retry once per policy, settle. Shared with `/v1/responses`.
+pub async fn whole(
+    state: &AppState,
+    request: ChatRequest,
+) -> Result<(ChatCompletion, Checked), ApiError> {
+    let route = state.upstreams.route(&request.model);
+    let turn = Turn::for_chat(&request, route, &state.config)?;
+    let upstream_error = |e: ClientError| {
+        Metrics::add(&state.metrics.upstream_errors, 1);
+        tracing::warn!(error = %e, "upstream failed");
+        ApiError::upstream(&e)
+    };
+    let limits = Limits::default();
+    let mut completion = ask(route, &request).await.map_err(upstream_error)?;
+    let reply = completion
+        .to_reply(&limits)
+        .map_err(|e| ApiError::upstream_reply(&e.to_string()))?;
+    let mut checked = turn.check_reply(reply);
+    if !checked.rejected.is_empty() && turn.policy == InvalidCallPolicy::Retry {
+        Metrics::add(&state.metrics.invalid_calls, checked.rejected.len() as u64);
+        Metrics::add(&state.metrics.upstream_retries_for_validation, 1);
+        let retry = turn.retry_request(&request, &checked);
+        completion = ask(route, &retry).await.map_err(upstream_error)?;
+        let reply = completion
+            .to_reply(&limits)
+            .map_err(|e| ApiError::upstream_reply(&e.to_string()))?;
+        checked = turn.check_reply(reply);
+    }
+    Metrics::add(&state.metrics.invalid_calls, checked.rejected.len() as u64);
+    turn.settle(&mut checked);
+    Metrics::add(&state.metrics.calls, checked.calls.len() as u64);
+    Metrics::add(&state.metrics.repairs, checked.repair_count() as u64);
+    for c in &checked.calls {
+        tracing::info!(call_id = %c.call_id, tool = %c.name, repairs = c.origin.repairs.len(), format = %c.origin.format, "call");
+    }
+    let message = ChatMessage {
+        role: "assistant".into(),
+        content: checked
+            .text
+            .clone()
+            .filter(|t| !t.trim().is_empty() || checked.calls.is_empty())
+            .map(serde_json::Value::String),
+        reasoning_content: checked.reasoning.clone(),
+        tool_calls: (!checked.calls.is_empty()).then(|| {
+            checked
+                .calls
+                .iter()
+                .map(|c| {
+                    ChatToolCall::new(
+                        c.call_id.as_str(),
+                        c.name.clone(),
+                        encode_arguments(&c.arguments),
+                    )
+                })
+                .collect()
+        }),
+        ..ChatMessage::default()
+    };
+    let out = ChatCompletion {
+        id: if completion.id.is_empty() {
+            format!("chatcmpl-{}", CallId::generate())
+        } else {
+            completion.id.clone()
+        },
+        object: "chat.completion".into(),
+        created: if completion.created == 0 {
+            now()
+        } else {
+            completion.created
+        },
+        model: if completion.model.is_empty() {
+            request.model.clone()
+        } else {
+            completion.model.clone()
+        },
+        choices: vec![Choice {
+            index: 0,
+            message,
+            finish_reason: Some(checked.finish_reason()),
+            extra: Default::default(),
+        }],
+        usage: completion.usage.take(),
+        extra: std::mem::take(&mut completion.extra),
+    };
+    Ok((out, checked))
+}
+
+/// Counts an open stream while it lives.
+struct OpenStream(Arc<Metrics>);
+
+impl OpenStream {
+    fn new(m: Arc<Metrics>) -> Self {
+        m.open_streams.fetch_add(1, Ordering::Relaxed);
+        OpenStream(m)
+    }
+}
+
+impl Drop for OpenStream {
+    fn drop(&mut self) {
+        self.0.open_streams.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// A streamed turn's state between upstream events.
+struct Streaming {
+    events: SseReader,
+    acc: ChatAccumulator,
+    turn: StreamTurn,
+    id: String,
+    created: u64,
+    model: String,
+    started: bool,
+    done: bool,
+    metrics: Arc<Metrics>,
+    _open: OpenStream,
+}
+
+impl Streaming {
+    fn chunk(&self, delta: ChatDelta, finish: Option<String>) -> Event {
+        let mut c = ChatChunk::new(&self.id, self.created, &self.model, delta);
+        if let Some(choice) = c.choices.first_mut() {
+            choice.finish_reason = finish;
+        }
+        data_event(&c)
+    }
+
+    /// Output events for `outs`.
+    fn emit(&mut self, outs: Vec<Out>, events: &mut Vec<Event>) {
+        for o in outs {
+            let mut delta = ChatDelta::default();
+            if !self.started {
+                delta.role = Some("assistant".into());
+                self.started = true;
+            }
+            match o {
+                Out::Text(t) if t.is_empty() => continue,
+                Out::Text(t) => delta.content = Some(t),
+                Out::Reasoning(r) if r.is_empty() => continue,
+                Out::Reasoning(r) => delta.reasoning_content = Some(r),
+                Out::Call(index, call) => {
+                    Metrics::add(&self.metrics.calls, 1);
+                    Metrics::add(&self.metrics.repairs, call.origin.repairs.len() as u64);
+                    tracing::info!(call_id = %call.call_id, tool = %call.name, repairs = call.origin.repairs.len(), "call");
+                    delta.tool_calls = Some(vec![ToolCallDelta {
+                        index: index as u32,
+                        id: Some(call.call_id.to_string()),
+                        kind: Some("function".into()),
+                        function: Some(FunctionDelta {
+                            name: Some(call.name.clone()),
+                            arguments: Some(String::new()),
+                        }),
+                    }]);
+                    events.push(self.chunk(delta, None));
+                    let args = ChatDelta {
+                        tool_calls: Some(vec![ToolCallDelta {
+                            index: index as u32,
+                            function: Some(FunctionDelta {
+                                name: None,
+                                arguments: Some(encode_arguments(&call.arguments)),
+                            }),
+                            ..ToolCallDelta::default()
+                        }]),
+                        ..ChatDelta::default()
+                    };
+                    events.push(self.chunk(args, None));
+                    continue;
+                }
+            }
+            events.push(self.chunk(delta, None));
+        }
+    }
+
+    /// The next batch of output events; `None` once the stream is over.
+    async fn step(&mut self) -> Option<Vec<Event>> {
+        if self.done {
+            return None;
+        }
+        let mut events = Vec::new();
+        let next = self.events.next().await;
+        match next {
+            Ok(Some((_, data))) => {
+                let mut outs = Vec::new();
+                let pushed = self.acc.push_data(&data).map_err(|e| e.to_string());
+                let result = match pushed {
+                    Ok(Some(chunk)) => self.turn.push(&chunk, &mut outs).map_err(|e| e.message),
+                    Ok(None) => Ok(()), // [DONE]; the end of the body follows
+                    Err(e) => Err(e),
+                };
+                self.emit(outs, &mut events);
+                if let Err(message) = result {
+                    self.fail(&message, &mut events);
+                }
+            }
+            Ok(None) if self.acc.is_finished() => {
+                let mut outs = Vec::new();
+                self.turn.finish(&mut outs);
+                self.emit(outs, &mut events);
+                let finish = self.turn.checked.finish_reason();
+                events.push(self.chunk(ChatDelta::default(), Some(finish)));
+                events.push(Event::default().data("[DONE]"));
+                self.done = true;
+            }
+            Ok(None) => self.fail(
+                "the upstream stream was cut before it finished",
+                &mut events,
+            ),
+            Err(e) => self.fail(&e.to_string(), &mut events),
+        }
+        Some(events)
+    }
+
+    /// Ends the stream with an `error` event and no `finish_reason`.
+    fn fail(&mut self, message: &str, events: &mut Vec<Event>) {
+        Metrics::add(&self.metrics.upstream_errors, 1);
+        tracing::warn!(error = %message, "stream failed");
+        let e = ApiError::upstream_reply(message);
+        events.push(Event::default().data(e.body().to_string()));
+        self.done = true;
+    }
+}
+
+fn data_event<T: serde::Serialize>(value: &T) -> Event {
+    Event::default().data(serde_json::to_string(value).unwrap_or_default())
+}
+
+async fn stream(state: &AppState, request: ChatRequest) -> Result<Response, ApiError> {
+    let route = state.upstreams.route(&request.model);
+    let turn = Turn::for_chat(&request, route, &state.config)?;
+    let url = route.url("/chat/completions");
+    let mut body =
+        serde_json::to_value(&request).map_err(|e| ApiError::bad_request(e.to_string()))?;
+    if let Some(m) = body.as_object_mut() {
+        m.insert("stream".into(), true.into());
+    }
+    // Retried only until the upstream starts answering; after that the client owns the bytes.
+    let response = route
+        .transport
+        .retrying(|| {
+            route
+                .transport
+                .post_json(&url, route.api_key.as_deref(), &body)
+        })
+        .await
+        .map_err(|e| {
+            Metrics::add(&state.metrics.upstream_errors, 1);
+            ApiError::upstream(&e)
+        })?;
+    let streaming = Streaming {
+        events: route.transport.events(response, &url),
+        acc: ChatAccumulator::new(Limits {
+            max_bytes: state.config.max_reply_bytes,
+            ..Limits::default()
+        }),
+        turn: StreamTurn::new(turn),
+        id: format!("chatcmpl-{}", CallId::generate()),
+        created: now(),
+        model: request.model.clone(),
+        started: false,
+        done: false,
+        metrics: state.metrics.clone(),
+        _open: OpenStream::new(state.metrics.clone()),
+    };
+    let events = futures::stream::unfold(streaming, |mut s| async move {
+        s.step().await.map(|batch| (batch, s))
+    })
+    .flat_map(|batch| futures::stream::iter(batch.into_iter().map(Ok::<_, Infallible>)));
+    Ok(Sse::new(events).into_response())
+}

@@ -1,0 +1,208 @@
+//! The gateway's configuration: a TOML file (`--config`), with flags and environment
+//! variables overriding it (the CLI applies those).
+//!
+//! ```toml
+//! listen = "127.0.0.1:8090"
+//! upstream = "http://127.0.0.1:11434"
+//! upstream_api_key_env = "UPSTREAM_API_KEY"   # the upstream's key, read from this variable
+//! format = "auto"                             # or a family id; default: by model name
+//! invalid_calls = "retry"                     # pass | drop | retry
+//! api_keys = ["sk-local-1"]                   # clients must send one (Bearer); none = open
+//! api_keys_env = "TOOLCALL_SERVE_API_KEYS"    # more keys, comma-separated
+//! connect_timeout_secs = 10
+//! read_timeout_secs = 120
+//! retries = 3
+//!
+//! [[models]]
+//! match = "qwen*"
+//! upstream = "http://10.0.0.5:8000"
+//! format = "qwen3_coder"
+//! ```
+
+use std::path::Path;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use toolcall_parse::FormatSelection;
+use toolcall_run::{RetryPolicy, Timeouts};
+
+/// What to do with a call to a tool the request did not offer, or with arguments that cannot
+/// be made valid.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum InvalidCallPolicy {
+    /// Send it to the client as it is.
+    Pass,
+    /// Leave it out and say so in the text.
+    Drop,
+    /// Ask the upstream once more with the validation error; drop if still invalid.
+    /// Streamed replies cannot be taken back, so there it acts as `drop`.
+    #[default]
+    Retry,
+}
+
+/// Models matching a name glob go to their own upstream, optionally with their own family.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ModelRoute {
+    /// A model-name glob (`*` any run, `?` one character), case-insensitive.
+    #[serde(rename = "match")]
+    pub pattern: String,
+    #[serde(default)]
+    pub upstream: Option<String>,
+    #[serde(default)]
+    pub format: Option<String>,
+    #[serde(default)]
+    pub upstream_api_key_env: Option<String>,
+}
+
+/// The whole configuration.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Config {
+    pub listen: String,
+    pub upstream: String,
+    pub upstream_api_key_env: Option<String>,
+    /// `auto`, a family id or a priority list; `None` = by the model name table.
+    pub format: Option<String>,
+    pub invalid_calls: InvalidCallPolicy,
+    pub api_keys: Vec<String>,
+    pub api_keys_env: Option<String>,
+    pub models: Vec<ModelRoute>,
+    pub connect_timeout_secs: u64,
+    pub read_timeout_secs: u64,
+    pub retries: u32,
+    /// Largest request body accepted.
+    pub max_body_bytes: usize,
+    /// Largest reply text buffered per request or stream.
+    pub max_reply_bytes: usize,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            listen: "127.0.0.1:8090".into(),
+            upstream: "http://127.0.0.1:11434".into(),
+            upstream_api_key_env: None,
+            format: None,
+            invalid_calls: InvalidCallPolicy::default(),
+            api_keys: Vec::new(),
+            api_keys_env: None,
+            models: Vec::new(),
+            connect_timeout_secs: 10,
+            read_timeout_secs: 120,
+            retries: 3,
+            max_body_bytes: 8 * 1024 * 1024,
+            max_reply_bytes: 4 * 1024 * 1024,
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("cannot read the config file {path}: {message}")]
+    Read { path: String, message: String },
+    #[error("invalid config file {path}: {message}")]
+    Parse { path: String, message: String },
+    #[error("invalid format {0:?}: {1}")]
+    Format(String, String),
+    #[error("the upstream API key variable {0} is not set")]
+    MissingKey(String),
+    #[error("cannot build the upstream client: {0}")]
+    Client(String),
+}
+
+impl Config {
+    /// Reads a TOML config file.
+    pub fn load(path: &Path) -> Result<Self, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|e| ConfigError::Read {
+            path: path.display().to_string(),
+            message: e.to_string(),
+        })?;
+        Self::from_toml(&text).map_err(|message| ConfigError::Parse {
+            path: path.display().to_string(),
+            message,
+        })
+    }
+
+    /// Parses TOML text.
+    pub fn from_toml(text: &str) -> Result<Self, String> {
+        toml::from_str(text).map_err(|e| e.to_string())
+    }
+
+    pub fn timeouts(&self) -> Timeouts {
+        Timeouts {
+            connect: Duration::from_secs(self.connect_timeout_secs),
+            read: Duration::from_secs(self.read_timeout_secs),
+            total: None,
+        }
+    }
+
+    pub fn retry_policy(&self) -> RetryPolicy {
+        RetryPolicy {
+            max_retries: self.retries,
+            ..RetryPolicy::default()
+        }
+    }
+
+    /// Client API keys: the configured ones and those in `api_keys_env`.
+    pub fn client_keys(&self) -> Vec<String> {
+        let mut keys = self.api_keys.clone();
+        if let Some(var) = &self.api_keys_env
+            && let Ok(v) = std::env::var(var)
+        {
+            keys.extend(
+                v.split(',')
+                    .map(str::trim)
+                    .filter(|k| !k.is_empty())
+                    .map(str::to_owned),
+            );
+        }
+        keys
+    }
+
+    /// Checks every format name.
+    pub fn check(&self) -> Result<(), ConfigError> {
+        let formats = self
+            .format
+            .iter()
+            .chain(self.models.iter().filter_map(|m| m.format.as_ref()));
+        for f in formats {
+            FormatSelection::from_name(f)
+                .map_err(|e| ConfigError::Format(f.clone(), e.to_string()))?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_config_file_reads_with_defaults_for_the_rest() {
+        let c = Config::from_toml(
+            r#"
+            upstream = "http://u:1"
+            invalid_calls = "drop"
+            api_keys = ["k"]
+            [[models]]
+            match = "qwen*"
+            upstream = "http://q:2"
+            format = "hermes"
+            "#,
+        )
+        .unwrap();
+        assert_eq!(c.upstream, "http://u:1");
+        assert_eq!(c.invalid_calls, InvalidCallPolicy::Drop);
+        assert_eq!(c.models[0].pattern, "qwen*");
+        assert_eq!(c.listen, "127.0.0.1:8090");
+        c.check().unwrap();
+        assert!(Config::from_toml("upstreem = 1").is_err());
+        let bad = Config {
+            format: Some("no_such_family".into()),
+            ..Config::default()
+        };
+        assert!(bad.check().is_err());
+    }
+}

@@ -1,0 +1,84 @@
+//! Errors as the OpenAI API shapes them: `{"error":{"message","type","code"}}` with a status.
+
+use axum::Json;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use serde_json::{Value, json};
+use toolcall_run::ClientError;
+
+/// An error answered to the client.
+#[derive(Debug, Clone)]
+pub struct ApiError {
+    pub status: StatusCode,
+    pub kind: &'static str,
+    pub code: Option<&'static str>,
+    pub message: String,
+}
+
+impl ApiError {
+    pub fn bad_request(message: impl Into<String>) -> Self {
+        ApiError {
+            status: StatusCode::BAD_REQUEST,
+            kind: "invalid_request_error",
+            code: None,
+            message: message.into(),
+        }
+    }
+
+    pub fn unauthorized() -> Self {
+        ApiError {
+            status: StatusCode::UNAUTHORIZED,
+            kind: "invalid_request_error",
+            code: Some("invalid_api_key"),
+            message: "missing or unknown API key (send Authorization: Bearer KEY)".into(),
+        }
+    }
+
+    /// An upstream reply that cannot be used (502).
+    pub fn upstream_reply(message: &str) -> Self {
+        ApiError {
+            status: StatusCode::BAD_GATEWAY,
+            kind: "upstream_error",
+            code: Some("upstream_error"),
+            message: format!("upstream: {message}"),
+        }
+    }
+
+    /// An upstream failure: its own 4xx status passes through (the client's request was
+    /// wrong); 5xx, bad replies and cut streams are 502; timeouts 504.
+    pub fn upstream(e: &ClientError) -> Self {
+        let (status, code) = match e {
+            ClientError::Status { status, .. } if (400..500).contains(status) => (
+                StatusCode::from_u16(*status).unwrap_or(StatusCode::BAD_GATEWAY),
+                None,
+            ),
+            ClientError::Timeout { .. } => (StatusCode::GATEWAY_TIMEOUT, Some("upstream_timeout")),
+            ClientError::Cut { .. } => (StatusCode::BAD_GATEWAY, Some("upstream_stream_cut")),
+            ClientError::Connect { .. } | ClientError::Transport { .. } => {
+                (StatusCode::BAD_GATEWAY, Some("upstream_unreachable"))
+            }
+            _ => (StatusCode::BAD_GATEWAY, Some("upstream_error")),
+        };
+        ApiError {
+            status,
+            kind: if status.is_client_error() {
+                "invalid_request_error"
+            } else {
+                "upstream_error"
+            },
+            code,
+            message: format!("upstream: {e}"),
+        }
+    }
+
+    /// The error body.
+    pub fn body(&self) -> Value {
+        json!({"error": {"message": self.message, "type": self.kind, "param": null, "code": self.code}})
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        (self.status, Json(self.body())).into_response()
+    }
+}

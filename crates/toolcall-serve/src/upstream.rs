@@ -1,0 +1,186 @@
+//! Upstreams by model name: the default upstream, and `[[models]]` routes matched by glob,
+//! each with its own key and family. Requests go out through `toolcall-run`'s transport
+//! (timeouts, bounded retries honouring `Retry-After`), the same code `toolcall run` uses.
+
+use axum::extract::State;
+use axum::http::HeaderMap;
+use axum::http::header::CONTENT_TYPE;
+use axum::response::{IntoResponse, Response};
+use toolcall_run::client::endpoint;
+use toolcall_run::{ClientError, Transport};
+
+use crate::config::{Config, ConfigError};
+use crate::{ApiError, AppState, auth};
+
+/// Where a model's requests go.
+#[derive(Debug, Clone)]
+pub struct Route {
+    pub base_url: String,
+    /// The upstream's own key, read from the environment; never the client's key.
+    pub api_key: Option<String>,
+    /// The family (or `auto`) configured for these models; `None` = by model name.
+    pub format: Option<String>,
+    pub transport: Transport,
+}
+
+impl Route {
+    /// The URL of `path` (`/chat/completions`, `/models`) on this upstream.
+    pub fn url(&self, path: &str) -> String {
+        endpoint(&self.base_url, path)
+    }
+}
+
+/// Every configured upstream.
+#[derive(Debug)]
+pub struct Upstreams {
+    default: Route,
+    routes: Vec<(String, Route)>,
+    pub client_keys: Vec<String>,
+}
+
+fn key_from_env(var: Option<&String>) -> Result<Option<String>, ConfigError> {
+    match var {
+        None => Ok(None),
+        Some(v) => std::env::var(v)
+            .map(Some)
+            .map_err(|_| ConfigError::MissingKey(v.clone())),
+    }
+}
+
+impl Upstreams {
+    pub fn new(config: &Config) -> Result<Self, ConfigError> {
+        config.check()?;
+        let transport = Transport::new(config.timeouts(), config.retry_policy())
+            .map_err(|e| ConfigError::Client(e.to_string()))?;
+        let default_key = key_from_env(config.upstream_api_key_env.as_ref())?;
+        let default = Route {
+            base_url: config.upstream.clone(),
+            api_key: default_key.clone(),
+            format: config.format.clone(),
+            transport: transport.clone(),
+        };
+        let mut routes = Vec::new();
+        for m in &config.models {
+            let api_key = match &m.upstream_api_key_env {
+                Some(_) => key_from_env(m.upstream_api_key_env.as_ref())?,
+                // Another host never gets the default upstream's key.
+                None if m.upstream.is_some() => None,
+                None => default_key.clone(),
+            };
+            routes.push((
+                m.pattern.to_ascii_lowercase(),
+                Route {
+                    base_url: m
+                        .upstream
+                        .clone()
+                        .unwrap_or_else(|| config.upstream.clone()),
+                    api_key,
+                    format: m.format.clone().or_else(|| config.format.clone()),
+                    transport: transport.clone(),
+                },
+            ));
+        }
+        Ok(Upstreams {
+            default,
+            routes,
+            client_keys: config.client_keys(),
+        })
+    }
+
+    /// The route of `model`: the first matching `[[models]]` entry, else the default.
+    pub fn route(&self, model: &str) -> &Route {
+        let model = model.to_ascii_lowercase();
+        self.routes
+            .iter()
+            .find(|(p, _)| glob_match(p, &model))
+            .map_or(&self.default, |(_, r)| r)
+    }
+
+    pub fn default_route(&self) -> &Route {
+        &self.default
+    }
+}
+
+/// `*` matches any run, `?` one character; O(pattern × text) at worst, no recursion.
+pub fn glob_match(pattern: &str, text: &str) -> bool {
+    let p: Vec<char> = pattern.chars().collect();
+    let t: Vec<char> = text.chars().collect();
+    let (mut pi, mut ti) = (0, 0);
+    let mut star: Option<(usize, usize)> = None;
+    while ti < t.len() {
+        if pi < p.len() && (p[pi] == '?' || p[pi] == t[ti]) {
+            pi += 1;
+            ti += 1;
+        } else if pi < p.len() && p[pi] == '*' {
+            star = Some((pi, ti));
+            pi += 1;
+        } else if let Some((sp, st)) = star {
+            pi = sp + 1;
+            ti = st + 1;
+            star = Some((sp, st + 1));
+        } else {
+            return false;
+        }
+    }
+    p[pi..].iter().all(|c| *c == '*')
+}
+
+/// `GET /v1/models`: the default upstream's list, passed through.
+pub async fn models(State(state): State<AppState>, headers: HeaderMap) -> Response {
+    if !auth::authorized(&headers, &state.upstreams.client_keys) {
+        return ApiError::unauthorized().into_response();
+    }
+    let route = state.upstreams.default_route();
+    let url = route.url("/models");
+    let result: Result<String, ClientError> = route
+        .transport
+        .retrying(|| async {
+            let r = route.transport.get(&url, route.api_key.as_deref()).await?;
+            route.transport.read_bounded(r, &url).await
+        })
+        .await;
+    match result {
+        Ok(body) => ([(CONTENT_TYPE, "application/json")], body).into_response(),
+        Err(e) => ApiError::upstream(&e).into_response(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn globs() {
+        assert!(glob_match("qwen*", "qwen3-coder"));
+        assert!(glob_match("*coder*", "qwen3-coder-30b"));
+        assert!(glob_match("llama-3.?", "llama-3.1"));
+        assert!(!glob_match("qwen*", "llama"));
+        assert!(glob_match("*", ""));
+        assert!(!glob_match("a*b", "a"));
+        let long = "a".repeat(2000);
+        assert!(!glob_match("*a*a*a*a*b", &long));
+    }
+
+    #[test]
+    fn routes_by_model_and_keys_stay_with_their_host() {
+        // SAFETY-free: a variable name no other test sets.
+        let config = Config::from_toml(
+            r#"
+            upstream = "http://default:1"
+            [[models]]
+            match = "qwen*"
+            upstream = "http://qwen:2"
+            format = "hermes"
+            [[models]]
+            match = "mistral*"
+            format = "mistral"
+            "#,
+        )
+        .unwrap();
+        let u = Upstreams::new(&config).unwrap();
+        assert_eq!(u.route("Qwen3-8B").base_url, "http://qwen:2");
+        assert_eq!(u.route("Qwen3-8B").format.as_deref(), Some("hermes"));
+        assert_eq!(u.route("mistral-small").base_url, "http://default:1");
+        assert_eq!(u.route("gpt").format, None);
+    }
+}

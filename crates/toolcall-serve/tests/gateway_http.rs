@@ -1,0 +1,383 @@
+//! The gateway over HTTP in front of the stand-in model server: replies of several families
+//! become native, checked calls, whole and streamed alike; upstream faults give clear
+//! OpenAI-shaped errors; keys, metrics, models and health.
+
+mod common;
+
+use common::*;
+use serde_json::{Value, json};
+use toolcall_serve::InvalidCallPolicy;
+
+async fn post(url: &str, body: Value) -> reqwest::Response {
+    reqwest::Client::new()
+        .post(format!("{url}/v1/chat/completions"))
+        .json(&body)
+        .send()
+        .await
+        .unwrap()
+}
+
+fn request(model: &str, stream: bool) -> Value {
+    json!({"model": model, "messages": [{"role": "user", "content": "weather?"}],
+        "tools": tools(), "stream": stream, "temperature": 0.1})
+}
+
+/// The calls of a whole reply as (name, arguments) pairs, ids checked.
+fn calls_of(message: &Value) -> Vec<Value> {
+    message["tool_calls"]
+        .as_array()
+        .map(|calls| {
+            calls
+                .iter()
+                .map(|c| {
+                    assert!(c["id"].as_str().is_some_and(|id| !id.is_empty()), "{c}");
+                    assert_eq!(c["type"], "function");
+                    let args: Value =
+                        serde_json::from_str(c["function"]["arguments"].as_str().unwrap()).unwrap();
+                    json!({"name": c["function"]["name"], "arguments": args})
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Reads an SSE body into its data payloads.
+async fn sse_data(r: reqwest::Response) -> Vec<String> {
+    let text = r.text().await.unwrap();
+    text.lines()
+        .filter_map(|l| l.strip_prefix("data:"))
+        .map(|d| d.trim().to_owned())
+        .collect()
+}
+
+/// Accumulates streamed chunks as a client would: (content, reasoning, calls, finish).
+fn accumulate(data: &[String]) -> (String, String, Vec<Value>, Option<String>) {
+    let mut content = String::new();
+    let mut reasoning = String::new();
+    let mut calls: Vec<(String, String, String)> = Vec::new();
+    let mut finish = None;
+    for d in data {
+        if d == "[DONE]" {
+            continue;
+        }
+        let v: Value = serde_json::from_str(d).unwrap();
+        assert!(v.get("error").is_none(), "{v}");
+        let c = &v["choices"][0];
+        if let Some(f) = c["finish_reason"].as_str() {
+            finish = Some(f.to_owned());
+        }
+        let delta = &c["delta"];
+        content.push_str(delta["content"].as_str().unwrap_or_default());
+        reasoning.push_str(delta["reasoning_content"].as_str().unwrap_or_default());
+        for tc in delta["tool_calls"].as_array().into_iter().flatten() {
+            let i = tc["index"].as_u64().unwrap() as usize;
+            if i == calls.len() {
+                // A call starts with its id, type and name.
+                assert!(
+                    tc["id"].is_string() && tc["function"]["name"].is_string(),
+                    "{tc}"
+                );
+                assert_eq!(tc["type"], "function");
+                calls.push((
+                    tc["id"].as_str().unwrap().into(),
+                    tc["function"]["name"].as_str().unwrap().into(),
+                    String::new(),
+                ));
+            }
+            calls[i]
+                .2
+                .push_str(tc["function"]["arguments"].as_str().unwrap_or_default());
+        }
+    }
+    let calls = calls
+        .into_iter()
+        .map(|(_, name, args)| {
+            json!({"name": name, "arguments": serde_json::from_str::<Value>(&args).unwrap()})
+        })
+        .collect();
+    (content, reasoning, calls, finish)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_family_gives_the_same_native_calls_whole_and_streamed() {
+    let (url, standin) = gateway(|_| {}).await;
+    for f in fixtures() {
+        let r = post(&url, request(&f.model, false)).await;
+        assert_eq!(r.status(), 200, "{}", f.about);
+        let v: Value = r.json().await.unwrap();
+        let message = &v["choices"][0]["message"];
+        assert_eq!(calls_of(message), f.calls, "{}", f.about);
+        let content = message["content"].as_str().unwrap_or_default();
+        assert_eq!(content.trim(), f.content, "{}", f.about);
+        assert_eq!(
+            message["reasoning_content"].is_string(),
+            f.reasoning,
+            "{}",
+            f.about
+        );
+        let finish = if f.calls.is_empty() {
+            "stop"
+        } else {
+            "tool_calls"
+        };
+        assert_eq!(v["choices"][0]["finish_reason"], finish, "{}", f.about);
+
+        let data = sse_data(post(&url, request(&f.model, true)).await).await;
+        assert_eq!(
+            data.last().map(String::as_str),
+            Some("[DONE]"),
+            "{}",
+            f.about
+        );
+        let (s_content, s_reasoning, s_calls, s_finish) = accumulate(&data);
+        assert_eq!(s_calls, f.calls, "{}", f.about);
+        assert_eq!(s_content.trim(), content.trim(), "{}", f.about);
+        assert_eq!(!s_reasoning.is_empty(), f.reasoning, "{}", f.about);
+        assert_eq!(s_finish.as_deref(), Some(finish), "{}", f.about);
+    }
+    // The client's fields reach the upstream untouched.
+    let first = &standin.requests()[0];
+    assert_eq!(first["temperature"], 0.1);
+    assert_eq!(first["tools"], tools());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn coercions_are_reported_in_a_header() {
+    let (url, _) = gateway(|_| {}).await;
+    let r = post(&url, request("llama-3.1-8b-instruct", false)).await;
+    let header = r.headers()["x-toolcall-repairs"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    assert!(header.contains("call_"), "{header}");
+    let metrics = reqwest::get(format!("{url}/metrics"))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(metrics.contains("toolcall_repairs_total 1"), "{metrics}");
+    assert!(
+        metrics.contains("toolcall_requests_total{endpoint=\"chat\"} 1"),
+        "{metrics}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_invalid_call_is_retried_once_with_the_error() {
+    let (url, standin) = gateway(|_| {}).await;
+    let bad =
+        "<tool_call>{\"name\": \"get_weather\", \"arguments\": {\"town\": \"Paris\"}}</tool_call>";
+    let good =
+        "<tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}</tool_call>";
+    standin.reply("qwen3-retry", bad);
+    standin.reply("qwen3-retry", good);
+    let v: Value = post(&url, request("qwen3-retry", false))
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(
+        calls_of(&v["choices"][0]["message"]),
+        vec![json!({"name": "get_weather", "arguments": {"city": "Paris"}})]
+    );
+    let reqs: Vec<Value> = standin
+        .requests()
+        .into_iter()
+        .filter(|r| r["model"] == "qwen3-retry")
+        .collect();
+    assert_eq!(reqs.len(), 2);
+    let last = reqs[1]["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone();
+    assert!(last["content"].as_str().unwrap().contains("city"), "{last}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn drop_and_pass_policies() {
+    let hallucinated = "<tool_call>{\"name\": \"launch_rocket\", \"arguments\": {}}</tool_call>";
+    let (url, standin) = gateway(|c| c.invalid_calls = InvalidCallPolicy::Drop).await;
+    standin.reply("qwen3-x", hallucinated);
+    let v: Value = post(&url, request("qwen3-x", false))
+        .await
+        .json()
+        .await
+        .unwrap();
+    let m = &v["choices"][0]["message"];
+    assert!(m["tool_calls"].is_null(), "{m}");
+    assert!(
+        m["content"].as_str().unwrap().contains("launch_rocket"),
+        "{m}"
+    );
+    assert_eq!(v["choices"][0]["finish_reason"], "stop");
+
+    let (url, standin) = gateway(|c| c.invalid_calls = InvalidCallPolicy::Pass).await;
+    standin.reply("qwen3-x", hallucinated);
+    let v: Value = post(&url, request("qwen3-x", false))
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(
+        v["choices"][0]["message"]["tool_calls"][0]["function"]["name"],
+        "launch_rocket"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn parallel_tool_calls_false_keeps_the_first_call() {
+    let (url, _) = gateway(|c| c.invalid_calls = InvalidCallPolicy::Drop).await;
+    let mut body = request("qwen2.5-7b-instruct", false);
+    body["parallel_tool_calls"] = json!(false);
+    let v: Value = post(&url, body).await.json().await.unwrap();
+    assert_eq!(calls_of(&v["choices"][0]["message"]).len(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn upstream_faults_are_clear_errors() {
+    let (url, _) = gateway(|c| c.retries = 1).await;
+    let check = |status: u16, code: &'static str, needle: &'static str| {
+        move |r: (u16, Value)| {
+            assert_eq!(r.0, status, "{}", r.1);
+            assert_eq!(r.1["error"]["code"], code, "{}", r.1);
+            let m = r.1["error"]["message"].as_str().unwrap();
+            assert!(m.contains(needle), "{m}");
+        }
+    };
+    let call = |model: &'static str| {
+        let url = url.clone();
+        async move {
+            let r = post(&url, request(model, false)).await;
+            let s = r.status().as_u16();
+            (s, r.json::<Value>().await.unwrap())
+        }
+    };
+    check(502, "upstream_error", "500")(call("fault-500").await);
+    check(502, "upstream_error", "not JSON")(call("fault-json").await);
+    check(502, "upstream_error", "not JSON")(call("fault-cut").await);
+    check(504, "upstream_timeout", "timeout")(call("fault-hang").await);
+    // 429 with Retry-After: 1 is waited for and retried.
+    assert_eq!(call("fault-429").await.0, 200);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cut_stream_ends_with_an_error_and_no_finish() {
+    let (url, _) = gateway(|c| c.retries = 0).await;
+    let data = sse_data(post(&url, request("fault-cut", true)).await).await;
+    let last: Value = serde_json::from_str(data.last().unwrap()).unwrap();
+    assert!(
+        last["error"]["message"].as_str().unwrap().contains("cut"),
+        "{last}"
+    );
+    assert!(
+        !data
+            .iter()
+            .any(|d| d == "[DONE]" || d.contains("finish_reason\":\""))
+    );
+    assert!(!data.iter().any(|d| d.contains("tool_calls")));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn client_keys_are_required_when_configured() {
+    let (url, _) = gateway(|c| c.api_keys = vec!["sk-test".into()]).await;
+    let c = reqwest::Client::new();
+    let r = c
+        .post(format!("{url}/v1/chat/completions"))
+        .json(&request("qwen3-8b", false))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 401);
+    let r = c
+        .post(format!("{url}/v1/chat/completions"))
+        .bearer_auth("sk-test")
+        .json(&request("qwen3-8b", false))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    let models = c
+        .get(format!("{url}/v1/models"))
+        .bearer_auth("sk-test")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        models.json::<Value>().await.unwrap()["data"][0]["id"],
+        "qwen3-8b"
+    );
+    assert_eq!(
+        reqwest::get(format!("{url}/health"))
+            .await
+            .unwrap()
+            .status(),
+        200
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_requests_are_400() {
+    let (url, _) = gateway(|_| {}).await;
+    let r = reqwest::Client::new()
+        .post(format!("{url}/v1/chat/completions"))
+        .header("content-type", "application/json")
+        .body("{not json")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 400);
+    let v: Value = r.json().await.unwrap();
+    assert_eq!(v["error"]["type"], "invalid_request_error");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn responses_whole_and_streamed() {
+    let (url, standin) = gateway(|_| {}).await;
+    let body = json!({"model": "qwen3-8b", "instructions": "be brief", "input": "weather in Paris?",
+        "tools": [{"type": "function", "name": "get_weather", "parameters": tools()[0]["function"]["parameters"]}]});
+    let c = reqwest::Client::new();
+    let v: Value = c
+        .post(format!("{url}/v1/responses"))
+        .json(&body)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let types: Vec<&str> = v["output"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["type"].as_str().unwrap())
+        .collect();
+    assert_eq!(types, ["reasoning", "function_call"], "{v}");
+    assert_eq!(v["output"][1]["name"], "get_weather");
+    assert!(
+        v["output"][1]["call_id"]
+            .as_str()
+            .unwrap()
+            .starts_with("call_")
+    );
+    let sent = standin.requests().last().cloned().unwrap();
+    assert_eq!(
+        sent["messages"][0],
+        json!({"role": "system", "content": "be brief"})
+    );
+
+    let mut streamed = body.clone();
+    streamed["stream"] = json!(true);
+    let r = c
+        .post(format!("{url}/v1/responses"))
+        .json(&streamed)
+        .send()
+        .await
+        .unwrap();
+    let data = sse_data(r).await;
+    let last: Value = serde_json::from_str(data.last().unwrap()).unwrap();
+    assert_eq!(last["type"], "response.completed");
+    assert_eq!(last["response"]["output"][1]["name"], "get_weather");
+}

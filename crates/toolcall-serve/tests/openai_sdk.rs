@@ -1,0 +1,28 @@
+//! The official `openai` Python package as the client of the gateway (issue: real parts):
+//! whole and streamed Chat Completions and Responses for every recorded model output, and
+//! upstream faults as the SDK's errors. The checks live in `sdk_client.py`.
+
+mod common;
+
+use common::*;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_openai_sdk_gets_native_calls_whole_and_streamed() {
+    let Some(python) = toolcall_testkit::require("python", toolcall_testkit::python()) else {
+        return;
+    };
+    let (url, _) = gateway(|c| c.retries = 0).await;
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests");
+    let out = tokio::process::Command::new(python)
+        .arg(dir.join("sdk_client.py"))
+        .arg(&url)
+        .arg(dir.join("fixtures/replies.json"))
+        .arg(dir.join("fixtures/tools.json"))
+        .output()
+        .await
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    assert!(stdout.contains("ok 6 fixtures"), "{stdout}");
+}
