@@ -354,7 +354,11 @@ fn oversized_input_is_not_read_past_the_limit() {
     });
     let out = child.wait_with_output().unwrap();
     let written = writer.join().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let v = json_out(&out);
     let text = v["text"].as_str().unwrap();
     assert!(text.len() < 17 << 20, "{} bytes of text", text.len());
