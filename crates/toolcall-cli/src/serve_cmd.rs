@@ -24,6 +24,10 @@ pub struct ServeArgs {
     /// What to do with invalid calls: pass, drop or retry (default retry).
     #[arg(long, value_parser = parse_policy)]
     invalid_calls: Option<InvalidCallPolicy>,
+    /// Put the tools into the system prompt in the family's text format (for models without
+    /// native tool calling).
+    #[arg(long)]
+    emulate_tools: bool,
     /// Environment variable holding the upstream's API key.
     #[arg(long)]
     upstream_api_key_env: Option<String>,
@@ -65,6 +69,9 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     }
     if args.format.is_some() {
         config.format = args.format;
+    }
+    if args.emulate_tools {
+        config.emulate_tools = true;
     }
     if let Some(p) = args.invalid_calls {
         config.invalid_calls = p;

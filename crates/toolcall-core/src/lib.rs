@@ -26,4 +26,4 @@ pub use render::{NameMap, Provider};
 pub use result::{ErrorCode, ToolError, ToolOutput, ToolResult};
 pub use spec::{Backend, ToolKind, ToolSpec};
 pub use tool::{StateTool, Tool, ToolContext, Transactional};
-pub use validate::{SchemaError, json_kind};
+pub use validate::{SchemaError, ValidationError, json_kind};

@@ -37,7 +37,7 @@ pub trait Tool: Send + Sync {
 }
 
 /// A tool over a state `S`: it edits the state it is given, and that edit is kept only
-/// when it returns `Ok` (seed 003's clone-then-modify rule).
+/// when it returns `Ok` (clone, edit, then commit).
 pub trait StateTool<S>: Send + Sync {
     fn spec(&self) -> ToolSpec;
     fn apply(

@@ -52,62 +52,42 @@ impl SchemaError {
 }
 
 impl Registry {
+    /// Checks a call before it runs, as a result for the model: [`Registry::check_call`]'s
+    /// verdict as a [`ToolError`] (`unknown_tool`, `tool_disabled`, `invalid_arguments`).
+    pub fn validate_call(&self, call: &mut ToolCall) -> Result<(), ToolError> {
+        self.check_call(call).map_err(ToolError::from)
+    }
+
     /// Checks a call before it runs: the tool must exist (V-3, R-10) and be enabled, and the
     /// arguments must satisfy its schema (V-1). Unambiguous coercions are applied in place and
     /// recorded in `call.origin.repairs` (see the module docs for the list).
-    pub fn validate_call(&self, call: &mut ToolCall) -> Result<(), ToolError> {
+    pub fn check_call(&self, call: &mut ToolCall) -> Result<(), ValidationError> {
         let Some(entry) = self.get(&call.name) else {
-            let known: Vec<&str> = self.enabled_specs().map(|s| s.name.as_str()).collect();
-            let list = if known.is_empty() {
-                "none".to_owned()
-            } else {
-                known.join(", ")
-            };
-            let suggestion = suggest(&call.name, &known);
-            let hint = suggestion
-                .map(|s| format!(" Did you mean {s:?}?"))
-                .unwrap_or_default();
-            let mut details = json!({ "available": known });
-            if let Some(s) = suggestion {
-                details["suggestion"] = json!(s);
-            }
-            return Err(ToolError::new(
-                ErrorCode::UnknownTool,
-                format!(
-                    "no tool named {:?}.{hint} Available tools: {list}",
-                    call.name
-                ),
-            )
-            .with_details(details));
+            let available: Vec<String> = self.enabled_specs().map(|s| s.name.clone()).collect();
+            let known: Vec<&str> = available.iter().map(String::as_str).collect();
+            let suggestion = suggest(&call.name, &known).map(str::to_owned);
+            return Err(ValidationError::UnknownTool {
+                name: call.name.clone(),
+                available,
+                suggestion,
+            });
         };
         if !entry.spec.enabled {
-            return Err(ToolError::new(
-                ErrorCode::ToolDisabled,
-                format!("tool {:?} is disabled", call.name),
-            ));
+            return Err(ValidationError::Disabled(call.name.clone()));
         }
         let schema = &entry.spec.parameters;
         let Some(validator) = self.validator(&call.name) else {
             // Every insert compiles a validator; a missing one is a registry bug, reported
             // as a failure rather than running unchecked.
-            return Err(ToolError::new(
-                ErrorCode::InvalidArguments,
-                format!("tool {:?} has no compiled schema", call.name),
-            ));
+            return Err(ValidationError::NoSchema(call.name.clone()));
         };
 
         let mut repairs = Vec::new();
         let mut args = normalise_arguments(&call.arguments, &mut repairs).map_err(|got| {
-            ToolError::new(
-                ErrorCode::InvalidArguments,
-                format!(
-                    "arguments of {:?} must be a JSON object, got {got}",
-                    call.name
-                ),
-            )
-            .with_details(
-                json!([{"pointer": "", "message": format!("expected an object, got {got}")}]),
-            )
+            ValidationError::NotAnObject {
+                name: call.name.clone(),
+                got,
+            }
         })?;
 
         if !validator.is_valid(&args) {
@@ -122,8 +102,10 @@ impl Registry {
                 &mut coerce_repairs,
             );
             if coerce_repairs.is_empty() || !validator.is_valid(&args) {
-                let errors = schema_errors(validator, &original);
-                return Err(invalid_arguments(&call.name, &errors));
+                return Err(ValidationError::Schema {
+                    name: call.name.clone(),
+                    errors: schema_errors(validator, &original),
+                });
             }
             repairs.extend(coerce_repairs);
         } else if contains_float(&args, 0) {
@@ -218,28 +200,106 @@ fn schema_errors(validator: &jsonschema::Validator, args: &Value) -> Vec<SchemaE
         .collect()
 }
 
-fn invalid_arguments(tool: &str, errors: &[SchemaError]) -> ToolError {
-    let listed: Vec<String> = errors
-        .iter()
-        .map(|e| {
-            let at = if e.pointer.is_empty() {
-                "(arguments)"
-            } else {
-                &e.pointer
-            };
-            format!("{at}: {}", e.message)
-        })
-        .collect();
-    ToolError::new(
-        ErrorCode::InvalidArguments,
-        format!(
-            "arguments do not match the schema of {tool:?}: {}",
-            listed.join("; ")
-        ),
-    )
-    .with_details(Value::Array(
-        errors.iter().map(SchemaError::to_json).collect(),
-    ))
+/// Why a call may not run, case by case; [`ToolError::from`] words it for the model.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ValidationError {
+    /// No tool has this name; `available` lists the enabled ones, `suggestion` the one the
+    /// model probably meant.
+    #[error("no tool named {name:?}")]
+    UnknownTool {
+        name: String,
+        available: Vec<String>,
+        suggestion: Option<String>,
+    },
+    #[error("tool {0:?} is disabled")]
+    Disabled(String),
+    /// A registry entry without its compiled schema (never built by [`Registry`] itself).
+    #[error("tool {0:?} has no compiled schema")]
+    NoSchema(String),
+    /// The arguments are not an object (`got` names their JSON type).
+    #[error("arguments of {name:?} must be a JSON object, got {got}")]
+    NotAnObject { name: String, got: &'static str },
+    /// The arguments break the schema; at most 20 errors, each with its JSON pointer.
+    #[error("arguments do not match the schema of {name:?}")]
+    Schema {
+        name: String,
+        errors: Vec<SchemaError>,
+    },
+}
+
+impl ValidationError {
+    /// The error code the model receives.
+    pub fn code(&self) -> ErrorCode {
+        match self {
+            ValidationError::UnknownTool { .. } => ErrorCode::UnknownTool,
+            ValidationError::Disabled(_) => ErrorCode::ToolDisabled,
+            ValidationError::NoSchema(_)
+            | ValidationError::NotAnObject { .. }
+            | ValidationError::Schema { .. } => ErrorCode::InvalidArguments,
+        }
+    }
+}
+
+impl From<ValidationError> for ToolError {
+    fn from(error: ValidationError) -> Self {
+        let code = error.code();
+        match error {
+            ValidationError::UnknownTool {
+                name,
+                available,
+                suggestion,
+            } => {
+                let list = if available.is_empty() {
+                    "none".to_owned()
+                } else {
+                    available.join(", ")
+                };
+                let hint = suggestion
+                    .as_deref()
+                    .map(|s| format!(" Did you mean {s:?}?"))
+                    .unwrap_or_default();
+                let mut details = json!({ "available": available });
+                if let Some(s) = suggestion {
+                    details["suggestion"] = json!(s);
+                }
+                ToolError::new(
+                    code,
+                    format!("no tool named {name:?}.{hint} Available tools: {list}"),
+                )
+                .with_details(details)
+            }
+            ValidationError::NotAnObject { got, .. } => ToolError::new(code, error.to_string())
+                .with_details(
+                    json!([{"pointer": "", "message": format!("expected an object, got {got}")}]),
+                ),
+            ValidationError::Schema { name, errors } => {
+                let listed: Vec<String> = errors
+                    .iter()
+                    .map(|e| {
+                        let at = if e.pointer.is_empty() {
+                            "(arguments)"
+                        } else {
+                            &e.pointer
+                        };
+                        format!("{at}: {}", e.message)
+                    })
+                    .collect();
+                ToolError::new(
+                    code,
+                    format!(
+                        "arguments do not match the schema of {name:?}: {}",
+                        listed.join("; ")
+                    ),
+                )
+                .with_details(Value::Array(
+                    errors.iter().map(SchemaError::to_json).collect(),
+                ))
+            }
+            ValidationError::Disabled(_) | ValidationError::NoSchema(_) => {
+                ToolError::new(code, error.to_string())
+            }
+        }
+    }
 }
 
 /// Turns the arguments into an object: an object stays, a string holding a JSON object is
@@ -552,6 +612,45 @@ fn parse_number(s: &str) -> Option<Value> {
 mod tests {
     use super::*;
     use crate::spec::ToolSpec;
+
+    // Callers tell the cases apart by variant, not by message text.
+    #[test]
+    fn check_call_names_each_case() {
+        let r = registry();
+        let mut unknown = ToolCall::new("ComputerUse", json!({}), "json");
+        match r.check_call(&mut unknown) {
+            Err(ValidationError::UnknownTool {
+                name, suggestion, ..
+            }) => {
+                assert_eq!(name, "ComputerUse");
+                assert_eq!(suggestion.as_deref(), Some("computer_use"));
+            }
+            other => panic!("{other:?}"),
+        }
+        let mut not_object = ToolCall::new("computer_use", json!([1]), "json");
+        assert!(matches!(
+            r.check_call(&mut not_object),
+            Err(ValidationError::NotAnObject {
+                got: "an array",
+                ..
+            })
+        ));
+        let mut bad = ToolCall::new("computer_use", json!({"action": "fly"}), "json");
+        let Err(ValidationError::Schema { errors, .. }) = r.check_call(&mut bad) else {
+            panic!("schema error expected");
+        };
+        assert_eq!(errors[0].pointer, "/action");
+        let as_result = ToolError::from(ValidationError::Schema {
+            name: "computer_use".into(),
+            errors,
+        });
+        assert_eq!(as_result.code, ErrorCode::InvalidArguments);
+        assert!(
+            as_result.message.contains("/action"),
+            "{}",
+            as_result.message
+        );
+    }
 
     fn registry() -> Registry {
         let mut r = Registry::new();

@@ -1,13 +1,13 @@
-//! Tool packs from the seed applications, one module per pack: real tools for what the
-//! seeds' apps do.
+//! Tool packs, one module per pack: real tools for five kinds of application (requirement
+//! ids in `docs/requirements.md`).
 //!
-//! | pack | module | seed |
+//! | pack | module | application |
 //! |---|---|---|
-//! | `computer` | [`computer`] | 000, computer use on an X display |
-//! | `apps` | [`apps`] | 001, app launcher and the action-response flow |
-//! | `slash` | [`slash`] | 002, slash commands and mentions |
-//! | `world` | [`world`] | 003, text-adventure world |
-//! | `highlight` | [`highlight`] | 004, object highlight |
+//! | `computer` | [`computer`] | computer use on an X display (P-CU) |
+//! | `apps` | [`apps`] | app launcher and the action-response flow (P-APP) |
+//! | `slash` | [`slash`] | slash commands and mentions (P-SLASH) |
+//! | `world` | [`world`] | text-adventure world (P-WORLD) |
+//! | `highlight` | [`highlight`] | object highlight (P-HL) |
 //!
 //! Each pack is loaded by name with [`load_pack`] into a [`Pack`]: a registry of specs with
 //! implementations, plus, for stateful packs, a handle to save and restore their state.

@@ -1,4 +1,4 @@
-//! The apps pack through the agent loop: seed 001's action-response replies (parsed by the
+//! The apps pack through the agent loop: action-response replies (parsed by the
 //! `action_response` format) open and close a real process, and each round's reply becomes
 //! `__MCP__` lines and speech.
 

@@ -1,4 +1,4 @@
-//! The `computer_use` schema is a valid JSON Schema that accepts every call of seed 000 and
+//! The `computer_use` schema is a valid JSON Schema that accepts every call of the computer-use app and
 //! of the widely used computer-use definition, and rejects malformed shapes before the tool
 //! runs (V-1).
 #![cfg(feature = "computer")]

@@ -17,7 +17,7 @@ use toolcall_packs::{PackConfig, load_pack};
 const SESSION: &str = include_str!("../../../examples/computer/session.json");
 const TOOLS: &str = include_str!("../../../examples/computer/tools.json");
 
-/// The calls of one reply: native `tool_calls`, or a seed-000 ```json {"tools":[...]}``` block.
+/// The calls of one reply: native `tool_calls`, or a computer-use app ```json {"tools":[...]}``` block.
 fn calls_of(reply: &Value) -> Vec<Value> {
     if let Some(calls) = reply["tool_calls"].as_array() {
         return calls
@@ -59,7 +59,7 @@ fn session_has_the_replay_format() {
     assert!(replies.iter().all(|r| r["role"] == "assistant"));
     let last = replies.last().unwrap();
     assert!(last["content"].as_str().is_some() && last.get("tool_calls").is_none());
-    // One reply calls through the seed-000 text format, the others natively.
+    // One reply calls through the computer-use app's text format, the others natively.
     let text_mode = replies
         .iter()
         .filter(|r| r.get("tool_calls").is_none() && !calls_of(r).is_empty())

@@ -1,5 +1,5 @@
 #![cfg(feature = "image")]
-//! The highlight pack through the agent loop: seed 004's key/value reply
+//! The highlight pack through the agent loop: the highlight app's key/value reply
 //! (`TOOL_CALL: highlight_object` / `OBJECT: headphones`) replayed from the shipped session.
 
 mod common;
@@ -7,7 +7,7 @@ mod common;
 use serde_json::json;
 use toolcall_run::{Mode, SessionFile};
 
-// covers P-HL, F-KV (seed 004 reply through the parser), R-8
+// covers P-HL, F-KV (highlight app reply through the parser), R-8
 #[tokio::test]
 async fn key_value_reply_highlights_the_headphones() {
     let dir = common::example("highlight");

@@ -1,4 +1,4 @@
-//! `fallback` (F-FB-1, seed 004): declarative per-tool rules, off unless configured, tried
+//! `fallback` (F-FB-1): declarative per-tool rules, off unless configured, tried
 //! in the order given and only when no other format produced a call. Every match adds a
 //! diagnostic naming the rule that fired. Rules (JSON file, `--fallbacks FILE`):
 //!
@@ -37,7 +37,7 @@ pub struct FallbackRule {
     pub rule: FallbackKind,
     /// The argument that receives the extracted value.
     pub argument: String,
-    /// `intent`: verbs that introduce the value (default: seed 004's list).
+    /// `intent`: verbs that introduce the value (default: `VERBS`, "highlight", "point out", ...).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub verbs: Vec<String>,
     /// `completion`: phrases that follow the value (default: `is/are now highlighted`).

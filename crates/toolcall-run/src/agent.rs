@@ -33,7 +33,7 @@ use crate::events::{AgentEvent, Observer};
 use crate::executor::{Executor, SessionContext, Timed};
 use crate::redact::redact_call_text;
 
-/// Rounds per turn unless configured (seed 003: 5).
+/// Rounds per turn unless configured.
 pub const DEFAULT_MAX_ROUNDS: usize = 5;
 /// Identical failures after which a call is not run again.
 pub const BREAKER_THRESHOLD: u32 = 3;

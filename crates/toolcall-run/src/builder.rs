@@ -14,6 +14,8 @@
 //! # Ok(()) }
 //! ```
 //!
+//! `agent.run_stream(..)` plays the same turn as a stream of [`crate::AgentEvent`]s.
+//!
 //! The builder owns nothing new: it fills an [`AgentConfig`] (with its
 //! [`RequestOptions`]), a [`Registry`] and an [`Executor`], and builds the model client
 //! from an [`OpenAi`] endpoint description (or takes any [`ModelClient`]).
@@ -175,6 +177,12 @@ impl Agent {
         user_input: &str,
     ) -> Result<crate::agent::TurnReport, crate::agent::AgentError> {
         self.run_turn(user_input).await
+    }
+
+    /// Runs one user turn as a stream of its events: the same as
+    /// [`Agent::run_turn_stream`].
+    pub fn run_stream(&mut self, user_input: impl Into<String>) -> crate::agent::TurnStream<'_> {
+        self.run_turn_stream(user_input)
     }
 }
 

@@ -117,7 +117,9 @@ pub async fn whole(
         ApiError::upstream(&e)
     };
     let limits = Limits::default();
-    let mut completion = ask(route, &request).await.map_err(upstream_error)?;
+    let mut completion = ask(route, &turn.upstream_request)
+        .await
+        .map_err(upstream_error)?;
     let reply = completion
         .to_reply(&limits)
         .map_err(|e| ApiError::upstream_reply(&e.to_string()))?;
@@ -125,7 +127,7 @@ pub async fn whole(
     if !checked.rejected.is_empty() && turn.policy == InvalidCallPolicy::Retry {
         Metrics::add(&state.metrics.invalid_calls, checked.rejected.len() as u64);
         Metrics::add(&state.metrics.upstream_retries_for_validation, 1);
-        let retry = turn.retry_request(&request, &checked);
+        let retry = turn.retry_request(&checked);
         completion = ask(route, &retry).await.map_err(upstream_error)?;
         let reply = completion
             .to_reply(&limits)
@@ -333,8 +335,8 @@ async fn stream(state: &AppState, request: ChatRequest) -> Result<Response, ApiE
     let route = state.upstreams.route(&request.model);
     let turn = Turn::for_chat(&request, route, &state.config)?;
     let url = route.url("/chat/completions");
-    let mut body =
-        serde_json::to_value(&request).map_err(|e| ApiError::bad_request(e.to_string()))?;
+    let mut body = serde_json::to_value(&turn.upstream_request)
+        .map_err(|e| ApiError::bad_request(e.to_string()))?;
     if let Some(m) = body.as_object_mut() {
         m.insert("stream".into(), true.into());
     }

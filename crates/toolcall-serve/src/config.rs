@@ -7,6 +7,7 @@
 //! upstream_api_key_env = "UPSTREAM_API_KEY"   # the upstream's key, read from this variable
 //! format = "auto"                             # or a family id; default: by model name
 //! invalid_calls = "retry"                     # pass | drop | retry
+//! emulate_tools = false                       # tools in the prompt, for models without them
 //! api_keys = ["sk-local-1"]                   # clients must send one (Bearer); none = open
 //! api_keys_env = "TOOLCALL_SERVE_API_KEYS"    # more keys, comma-separated
 //! connect_timeout_secs = 10
@@ -54,6 +55,9 @@ pub struct ModelRoute {
     pub format: Option<String>,
     #[serde(default)]
     pub upstream_api_key_env: Option<String>,
+    /// Put the tools into the prompt instead of sending them natively.
+    #[serde(default)]
+    pub emulate_tools: Option<bool>,
 }
 
 /// The whole configuration.
@@ -66,6 +70,9 @@ pub struct Config {
     /// `auto`, a family id or a priority list; `None` = by the model name table.
     pub format: Option<String>,
     pub invalid_calls: InvalidCallPolicy,
+    /// Put the tools into the system prompt, in the family's text format, and strip them
+    /// from the upstream request (for models without native tool calling).
+    pub emulate_tools: bool,
     pub api_keys: Vec<String>,
     pub api_keys_env: Option<String>,
     pub models: Vec<ModelRoute>,
@@ -86,6 +93,7 @@ impl Default for Config {
             upstream_api_key_env: None,
             format: None,
             invalid_calls: InvalidCallPolicy::default(),
+            emulate_tools: false,
             api_keys: Vec::new(),
             api_keys_env: None,
             models: Vec::new(),

@@ -9,7 +9,8 @@
 //! configuration ([`config`]); client API keys ([`auth`]); upstream routing by model name
 //! ([`upstream`]); the turn logic shared by every endpoint ([`turn`]: parse the reply, check
 //! each call against the request's tools, apply the invalid-call policy); one module per
-//! endpoint ([`chat`], [`responses`]); OpenAI-shaped errors ([`error`]) and Prometheus
+//! endpoint ([`chat`], [`responses`]); tools for models without native calling
+//! ([`emulate`]); OpenAI-shaped errors ([`error`]) and Prometheus
 //! metrics ([`metrics`]). Provider wire types come from `toolcall-wire`, upstream HTTP
 //! (timeouts, retries) from `toolcall-run`'s transport, the same code the model clients use.
 //!
@@ -24,6 +25,7 @@ use axum::routing::{get, post};
 pub mod auth;
 pub mod chat;
 pub mod config;
+pub mod emulate;
 pub mod error;
 pub mod metrics;
 pub mod responses;

@@ -115,6 +115,8 @@ pub struct Turn {
     /// Whether the client offered tools at all; without tools the text passes untouched.
     pub has_tools: bool,
     pub max_reply_bytes: usize,
+    /// The request as the upstream gets it (rewritten when tools are emulated).
+    pub upstream_request: ChatRequest,
 }
 
 impl Turn {
@@ -149,8 +151,18 @@ impl Turn {
             None => FormatSelection::for_model(&request.model),
         };
         let has_tools = request.tools.as_ref().is_some_and(|t| !t.is_empty());
+        let emulated = route
+            .emulate_tools
+            .then(|| crate::emulate::format_for(route.format.as_deref()))
+            .flatten()
+            .filter(|_| has_tools);
+        let upstream_request = match emulated {
+            Some(f) => crate::emulate::rewrite(request, &registry, f)?,
+            None => request.clone(),
+        };
         let registry = Arc::new(registry);
         Ok(Turn {
+            upstream_request,
             parse: ParseOptions {
                 format,
                 tools: Some(registry.clone()),
@@ -265,8 +277,8 @@ impl Turn {
     }
 
     /// The request asking the upstream again, told why its calls were rejected.
-    pub fn retry_request(&self, request: &ChatRequest, checked: &Checked) -> ChatRequest {
-        let mut retry = request.clone();
+    pub fn retry_request(&self, checked: &Checked) -> ChatRequest {
+        let mut retry = self.upstream_request.clone();
         let said = checked
             .rejected
             .iter()

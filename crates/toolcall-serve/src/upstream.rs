@@ -20,6 +20,8 @@ pub struct Route {
     pub api_key: Option<String>,
     /// The family (or `auto`) configured for these models; `None` = by model name.
     pub format: Option<String>,
+    /// Tools go into the prompt (see [`crate::emulate`]).
+    pub emulate_tools: bool,
     pub transport: Transport,
 }
 
@@ -57,6 +59,7 @@ impl Upstreams {
             base_url: config.upstream.clone(),
             api_key: default_key.clone(),
             format: config.format.clone(),
+            emulate_tools: config.emulate_tools,
             transport: transport.clone(),
         };
         let mut routes = Vec::new();
@@ -76,6 +79,7 @@ impl Upstreams {
                         .unwrap_or_else(|| config.upstream.clone()),
                     api_key,
                     format: m.format.clone().or_else(|| config.format.clone()),
+                    emulate_tools: m.emulate_tools.unwrap_or(config.emulate_tools),
                     transport: transport.clone(),
                 },
             ));

@@ -381,3 +381,116 @@ async fn responses_whole_and_streamed() {
     assert_eq!(last["type"], "response.completed");
     assert_eq!(last["response"]["output"][1]["name"], "get_weather");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_that_leaves_mid_stream_cancels_the_upstream_request() {
+    let (url, standin) = gateway(|_| {}).await;
+    let mut r = post(&url, request("slow-stream", true)).await;
+    // Read the first bytes, then leave.
+    let first = r.chunk().await.unwrap().unwrap();
+    assert!(String::from_utf8_lossy(&first).contains("data:"));
+    assert_eq!(
+        standin
+            .open_streams
+            .load(std::sync::atomic::Ordering::SeqCst),
+        1
+    );
+    drop(r);
+    // The gateway drops its upstream request: the stand-in's stream ends, and the gateway's
+    // open-stream gauge is back to 0 (polled, bounded: the drop is asynchronous).
+    let mut left = 1;
+    for _ in 0..100 {
+        left = standin
+            .open_streams
+            .load(std::sync::atomic::Ordering::SeqCst);
+        let metrics = reqwest::get(format!("{url}/metrics"))
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        if left == 0 && metrics.contains("toolcall_open_streams 0") {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert_eq!(left, 0, "the upstream stream is still being read");
+}
+
+/// curl, as a shell user would call the gateway.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn curl_gets_native_calls() {
+    let curl = std::process::Command::new("curl").arg("--version").output();
+    let Some(_) = toolcall_testkit::require("curl", curl) else {
+        return;
+    };
+    let (url, _) = gateway(|_| {}).await;
+    let run = |stream: bool| {
+        let url = url.clone();
+        async move {
+            let out = tokio::process::Command::new("curl")
+                .args(["-sS", "-N", "-H", "content-type: application/json", "-d"])
+                .arg(request("qwen3-8b", stream).to_string())
+                .arg(format!("{url}/v1/chat/completions"))
+                .output()
+                .await
+                .unwrap();
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            String::from_utf8(out.stdout).unwrap()
+        }
+    };
+    let whole: Value = serde_json::from_str(&run(false).await).unwrap();
+    assert_eq!(
+        whole["choices"][0]["message"]["tool_calls"][0]["function"]["name"],
+        "get_weather"
+    );
+    let streamed = run(true).await;
+    assert!(streamed.contains("\"name\":\"get_weather\""), "{streamed}");
+    assert!(streamed.trim_end().ends_with("data: [DONE]"), "{streamed}");
+}
+
+// Emulated tools round trip: the tools reach the upstream in its prompt, an earlier call and its
+// result reach it in the family's format, and its text reply comes back as native calls.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn emulated_tools_round_trip() {
+    let (url, standin) = gateway(|c| c.emulate_tools = true).await;
+    let body = json!({"model": "qwen3-8b", "tools": tools(), "tool_choice": "auto", "messages": [
+        {"role": "system", "content": "You are terse."},
+        {"role": "user", "content": "weather in Rome?"},
+        {"role": "assistant", "content": null, "tool_calls": [{"id": "call_1", "type": "function",
+            "function": {"name": "get_weather", "arguments": "{\"city\":\"Rome\"}"}}]},
+        {"role": "tool", "tool_call_id": "call_1", "content": "{\"sky\":\"sunny\"}"}
+    ]});
+    let v: Value = post(&url, body).await.json().await.unwrap();
+    assert_eq!(
+        calls_of(&v["choices"][0]["message"]),
+        vec![json!({"name": "get_weather", "arguments": {"city": "Paris", "unit": "celsius"}})]
+    );
+    let sent = standin.requests().last().cloned().unwrap();
+    assert!(
+        sent.get("tools").is_none() && sent.get("tool_choice").is_none(),
+        "{sent}"
+    );
+    let m = sent["messages"].as_array().unwrap();
+    let system = m[0]["content"].as_str().unwrap();
+    assert!(
+        system.starts_with("You are terse.") && system.contains("get_weather"),
+        "{system}"
+    );
+    assert!(system.contains("<tool_call>"), "{system}");
+    let call = m[2]["content"].as_str().unwrap();
+    assert!(
+        call.contains("<tool_call>") && call.contains("Rome"),
+        "{call}"
+    );
+    assert_eq!(m[3]["role"], "user");
+    let result = m[3]["content"].as_str().unwrap();
+    assert!(
+        result.contains("<tool_response>") && result.contains("sunny"),
+        "{result}"
+    );
+}

@@ -54,6 +54,7 @@
 //! A [`Registry`] holds the tools; [`Registry::validate_call`] checks a call against its
 //! tool's schema, fixes only what has one reading (here the string `"3"` for an integer,
 //! recorded as a repair), and otherwise answers with the errors the model must fix.
+//! [`Registry::check_call`] gives the same verdict as a [`ValidationError`] to match on.
 //!
 //! ```
 //! use toolcall::{ErrorCode, Registry, ToolCall, ToolSpec};
@@ -111,6 +112,30 @@
 //! # Ok(()) }
 //! ```
 //!
+//! # Stream a turn
+//!
+//! [`Agent::run_stream`] plays the same turn as a stream of [`AgentEvent`]s: the reply's
+//! text as it arrives, each call as it is parsed, validated, started and answered, and at
+//! the end [`AgentEvent::TurnFinished`] with the report.
+//!
+//! ```no_run
+//! use futures::StreamExt;
+//! use toolcall::AgentEvent;
+//!
+//! # async fn demo(mut agent: toolcall::Agent) -> Result<(), toolcall::AgentError> {
+//! let mut events = agent.run_stream("What is the weather in Paris?");
+//! while let Some(event) = events.next().await {
+//!     match event? {
+//!         AgentEvent::TextDelta { text, .. } => print!("{text}"),
+//!         AgentEvent::CallCompleted { name, duration_ms, .. } => {
+//!             eprintln!("[{name} answered in {duration_ms} ms]")
+//!         }
+//!         _ => {}
+//!     }
+//! }
+//! # Ok(()) }
+//! ```
+//!
 //! Models without native tool calling work too: `.mode(Mode::Text)` describes the tools in
 //! the system prompt and parses the calls from the reply's text.
 //!
@@ -149,18 +174,18 @@ pub use typed::{FnTool, schema_of, tool, tool_json};
 
 pub use toolcall_core::{
     CallId, Diagnostic, ErrorCode, Level, NameMap, Origin, Parsed, Provider, Registry,
-    RegistryError, Repair, StreamEvent, Tool, ToolCall, ToolContext, ToolError, ToolKind,
-    ToolOutput, ToolResult, ToolSpec,
+    RegistryError, Repair, SchemaError, StreamEvent, Tool, ToolCall, ToolContext, ToolError,
+    ToolKind, ToolOutput, ToolResult, ToolSpec, ValidationError,
 };
 pub use toolcall_parse::{
     FormatId, FormatSelection, ParseError, ParseOptions, StreamParser, parse, render_prompt,
     text_formats,
 };
 pub use toolcall_run::{
-    Agent, AgentBuilder, AgentConfig, AgentError, ApproveAll, ApproveWith, Approver, BuildError,
-    ChatCompletionsClient, ClientError, Executor, Message, Mode, ModelClient, ModelReply,
-    ModelRequest, OpenAi, ReplayClient, RequestOptions, ResponsesClient, RoundReport, ToolChoice,
-    TurnReport,
+    Agent, AgentBuilder, AgentConfig, AgentError, AgentEvent, ApproveAll, ApproveWith, Approver,
+    BuildError, ChatCompletionsClient, ClientError, Executor, Message, Mode, ModelClient,
+    ModelReply, ModelRequest, OpenAi, ReplayClient, RequestOptions, ResponsesClient, RoundReport,
+    ToolChoice, TurnReport, TurnStream,
 };
 
 pub use toolcall_core;

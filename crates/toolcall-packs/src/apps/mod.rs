@@ -1,4 +1,4 @@
-//! The `apps` pack (seed 001, P-APP): `open_app` and `close_app` on Linux, and the seed's
+//! The `apps` pack (P-APP): `open_app` and `close_app` on Linux, and the
 //! action-response flow ([`respond`]: command payload to the client as one `__MCP__` line,
 //! `text` to speech).
 //!

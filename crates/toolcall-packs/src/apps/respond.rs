@@ -1,4 +1,4 @@
-//! The seed's action-response flow after the calls ran: each `open_app`/`close_app` call
+//! The action-response flow after the calls ran: each `open_app`/`close_app` call
 //! becomes one line for the client, `__MCP__` + the compact JSON command payload, and the
 //! reply's `text` goes to the speech channel.
 //!

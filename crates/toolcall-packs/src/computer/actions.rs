@@ -11,7 +11,7 @@ use toolcall_core::{ErrorCode, ToolError};
 
 use super::keys::{self, Keysym};
 
-/// Longest wait (and `hold_key` duration) accepted, in seconds (seed 000: "Max: 2 sekundy").
+/// Longest wait (and `hold_key` duration) accepted, in seconds.
 pub const MAX_WAIT_SECS: f64 = 2.0;
 /// Pixels of `delta_x`/`delta_y` per wheel click (one X button 4/5/6/7 press). 100 px is
 /// what browsers scroll per wheel notch, so `delta_y: 100` moves a page by about 100 px.
@@ -271,7 +271,7 @@ fn int(obj: &Map<String, Value>, field: &str) -> Result<Option<i64>, ToolError> 
     }
 }
 
-/// Wheel clicks from `delta_x`/`delta_y` (pixels, seed 000) or `scroll_direction` +
+/// Wheel clicks from `delta_x`/`delta_y` (pixels) or `scroll_direction` +
 /// `scroll_amount` (clicks).
 fn scroll_clicks(obj: &Map<String, Value>) -> Result<Vec<(u8, u32)>, ToolError> {
     let mut clicks = Vec::new();

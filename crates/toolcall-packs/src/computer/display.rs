@@ -85,10 +85,6 @@ impl Display {
         })
     }
 
-    pub fn name(&self) -> &str {
-        &self.name
-    }
-
     /// The real screen size in pixels.
     pub fn size(&self) -> Result<(u32, u32), DisplayError> {
         let g = self

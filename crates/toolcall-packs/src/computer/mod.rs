@@ -1,13 +1,13 @@
-//! The `computer` pack (seed 000, P-CU): one tool, `computer_use`, that drives a real X11
+//! The `computer` pack (P-CU): one tool, `computer_use`, that drives a real X11
 //! display (Xvfb headless, or any X server) through XTEST and reads it back with GetImage.
 //!
 //! | module | owns |
 //! |---|---|
 //! | [`actions`] | the schema (property order = positional order for F-PY-1) and checking arguments into an [`actions::Action`] before the display is touched |
-//! | [`keys`] | key names and characters → X keysyms |
-//! | [`display`] | the x11rb connection: pointer, keys, keymap remapping, screen capture |
-//! | [`screenshot`] | scaling between the model's screen and the real one, PNG, base64 |
-//! | [`xvfb`] | a private Xvfb for tests and headless runs |
+//! | `keys` | key names and characters → X keysyms |
+//! | `display` | the x11rb connection: pointer, keys, keymap remapping, screen capture |
+//! | `screenshot` | scaling between the model's screen and the real one, PNG, base64 |
+//! | `xvfb` | a private Xvfb for tests (feature `test-support`) |
 //!
 //! Pack options: `width`, `height` (the screen the model sees, default 1024×768),
 //! `display` (default: `DISPLAY`), `screenshot_after_action` (default true),
@@ -20,9 +20,10 @@
 //! subprocess: keys and text become keysyms and XTEST events.
 
 pub mod actions;
-pub mod display;
-pub mod keys;
-pub mod screenshot;
+mod display;
+mod keys;
+mod screenshot;
+#[cfg(feature = "test-support")]
 pub mod xvfb;
 
 use std::sync::{Arc, Mutex};

@@ -1,9 +1,9 @@
-//! The `highlight` pack (seed 004, P-HL): `highlight_object` finds the labelled box a person
+//! The `highlight` pack (P-HL): `highlight_object` finds the labelled box a person
 //! asked about in a scene and, given the picture, draws it into a PNG.
 //!
 //! A scene is what an object detector reported for one picture: a JSON array of boxes
 //! `[{"box_2d": [y0, x0, y1, x1], "label": "cup"}]`, coordinates normalised to 0–1000 (the
-//! seed's fallback format), or `{"boxes": [...]}`.
+//! usual detector format), or `{"boxes": [...]}`.
 //!
 //! Pack options (paths relative to the config's base dir):
 //! - `scene`: the scene file, or the scene array inline [default: an empty scene, so every

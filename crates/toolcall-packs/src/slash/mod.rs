@@ -1,4 +1,4 @@
-//! The `slash` pack (seed 002, P-SLASH): slash commands and `@` mentions of a clinical
+//! The `slash` pack (P-SLASH): slash commands and `@` mentions of a clinical
 //! assistant, turned into calls by [`route()`] and carried out over a local data file.
 //!
 //! | surface | tool | kind | result |

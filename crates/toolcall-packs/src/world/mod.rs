@@ -1,4 +1,4 @@
-//! The `world` pack (seed 003, P-WORLD): a text-adventure world of players, locations and
+//! The `world` pack (P-WORLD): a text-adventure world of players, locations and
 //! objects, edited by six tools that check everything and commit only on success.
 //!
 //! This module owns the world model ([`World`]), loading and validating a world file, the

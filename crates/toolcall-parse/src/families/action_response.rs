@@ -1,4 +1,4 @@
-//! `action_response` (F-ACT-1..3, seed 001): `{"session_id","command","args","text"}` is one
+//! `action_response` (F-ACT-1..3): `{"session_id","command","args","text"}` is one
 //! call `command(args)` plus `text` for speech; `{"text"}` alone is a plain reply. A command
 //! without `session_id`, or missing a required argument, is dropped with a diagnostic and
 //! the text is still returned. "Required" comes from the registered tool's schema
@@ -150,7 +150,7 @@ impl Family for ActionResponse {
         FormatId::ACTION_RESPONSE.as_str()
     }
     fn description(&self) -> &'static str {
-        "{session_id, command, args, text} (seed 001); {\"text\"} alone is a plain reply"
+        "{session_id, command, args, text}; {\"text\"} alone is a plain reply"
     }
     fn example(&self) -> &'static str {
         r#"{"session_id":"s1","command":"open_app","args":{"app_name":"Safari"},"text":"Opening Safari."}"#

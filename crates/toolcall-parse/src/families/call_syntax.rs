@@ -1,4 +1,4 @@
-//! `call_syntax` (F-PY-1, seed 000): `name("a", 1, 2)` and `name(a=1)`. Positional values
+//! `call_syntax` (F-PY-1): `name("a", 1, 2)` and `name(a=1)`. Positional values
 //! map onto the tool's schema properties in declared order, type-directed: each value goes
 //! to the next property whose schema accepts it, and a fixed-length array property
 //! (`minItems == maxItems`) absorbs that many consecutive values. So

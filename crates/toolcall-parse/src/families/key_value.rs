@@ -1,4 +1,4 @@
-//! `key_value` (F-KV-1..2, seed 004): a `TOOL_CALL: <tool>` line followed by `FIELD: value`
+//! `key_value` (F-KV-1..2): a `TOOL_CALL: <tool>` line followed by `FIELD: value`
 //! lines, case-insensitive. Field names map case-insensitively onto the tool's schema
 //! properties (`FROM:`/`TO:` → `from`/`to`); values are coerced to the property's type. The
 //! block ends at the first line that is not a field of the tool; that line and what follows

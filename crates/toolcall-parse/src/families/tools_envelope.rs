@@ -1,4 +1,4 @@
-//! `tools_envelope` (F-JSON-1..4, seed 000): `{"tools":[{"name","arguments"}, ...]}`, in a
+//! `tools_envelope` (F-JSON-1..4): `{"tools":[{"name","arguments"}, ...]}`, in a
 //! fence or raw in prose; every entry, in order. The envelope is specific enough to accept
 //! any tool name (unknown ones are flagged); the executor answers them with `unknown_tool`.
 //! An object with other top-level keys, or entries carrying `type`/`description`/`function`

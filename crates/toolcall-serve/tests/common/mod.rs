@@ -3,6 +3,7 @@
 //! started in front of it.
 #![allow(dead_code)]
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -13,6 +14,7 @@ use axum::extract::State;
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
+use futures::StreamExt;
 use serde_json::{Value, json};
 use toolcall_serve::{AppState, Config};
 
@@ -41,6 +43,17 @@ pub struct StandIn {
     pub requests: Arc<Mutex<Vec<Value>>>,
     /// Model name → reply text; unknown models get their name back as text.
     pub replies: Arc<Mutex<Vec<(String, String)>>>,
+    /// Slow streams (model `slow-stream`) still being sent.
+    pub open_streams: Arc<AtomicUsize>,
+}
+
+/// Counts a stand-in stream while it is being sent.
+struct Sending(Arc<AtomicUsize>);
+
+impl Drop for Sending {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
 }
 
 impl StandIn {
@@ -131,6 +144,23 @@ async fn completions(State(s): State<StandIn>, Json(body): Json<Value>) -> Respo
         "fault-hang" => {
             tokio::time::sleep(Duration::from_secs(3600)).await;
             return StatusCode::GATEWAY_TIMEOUT.into_response();
+        }
+        "slow-stream" => {
+            s.open_streams.fetch_add(1, Ordering::SeqCst);
+            let guard = Sending(s.open_streams.clone());
+            let first = chunk(json!({"role": "assistant", "content": "tick "}), None);
+            let body = futures::stream::unfold((guard, 0u32), |(guard, n)| async move {
+                if n > 0 {
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+                let c = chunk(json!({"content": format!("{n} ")}), None);
+                Some((Ok::<_, std::convert::Infallible>(c), (guard, n + 1)))
+            });
+            let all = futures::stream::once(async move { Ok(first) }).chain(body);
+            return Response::builder()
+                .header(header::CONTENT_TYPE, "text/event-stream")
+                .body(Body::from_stream(all))
+                .unwrap();
         }
         "fault-cut" if stream => {
             let mut body = chunk(json!({"role": "assistant", "content": "Deleting "}), None);
