@@ -25,8 +25,8 @@ use toolcall_core::CallId;
 use toolcall_run::ClientError;
 use toolcall_run::client::SseReader;
 use toolcall_wire::chat::{
-    ChatAccumulator, ChatChunk, ChatCompletion, ChatDelta, ChatMessage, ChatRequest, ChatToolCall,
-    Choice, FunctionDelta, ToolCallDelta,
+    ChatChunk, ChatCompletion, ChatDelta, ChatMessage, ChatRequest, ChatToolCall, Choice,
+    FunctionDelta, ToolCallDelta,
 };
 use toolcall_wire::{Limits, encode_arguments};
 
@@ -212,7 +212,6 @@ impl Drop for OpenStream {
 /// A streamed turn's state between upstream events.
 struct Streaming {
     events: SseReader,
-    acc: ChatAccumulator,
     turn: StreamTurn,
     id: String,
     created: u64,
@@ -288,18 +287,13 @@ impl Streaming {
         match next {
             Ok(Some((_, data))) => {
                 let mut outs = Vec::new();
-                let pushed = self.acc.push_data(&data).map_err(|e| e.to_string());
-                let result = match pushed {
-                    Ok(Some(chunk)) => self.turn.push(&chunk, &mut outs).map_err(|e| e.message),
-                    Ok(None) => Ok(()), // [DONE]; the end of the body follows
-                    Err(e) => Err(e),
-                };
+                let result = self.turn.push_data(&data, &mut outs);
                 self.emit(outs, &mut events);
-                if let Err(message) = result {
-                    self.fail(&message, &mut events);
+                if let Err(e) = result {
+                    self.fail(&e.message, &mut events);
                 }
             }
-            Ok(None) if self.acc.is_finished() => {
+            Ok(None) if self.turn.finished => {
                 let mut outs = Vec::new();
                 self.turn.finish(&mut outs);
                 self.emit(outs, &mut events);
@@ -355,10 +349,6 @@ async fn stream(state: &AppState, request: ChatRequest) -> Result<Response, ApiE
         })?;
     let streaming = Streaming {
         events: route.transport.events(response, &url),
-        acc: ChatAccumulator::new(Limits {
-            max_bytes: state.config.max_reply_bytes,
-            ..Limits::default()
-        }),
         turn: StreamTurn::new(turn),
         id: format!("chatcmpl-{}", CallId::generate()),
         created: now(),

@@ -7,14 +7,14 @@
 //! [`StreamTurn`], which gives text and reasoning as they arrive and each call once it is
 //! complete and checked (a call is never sent before it is known to be valid).
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::HashSet;
 use std::sync::Arc;
 
 use serde_json::Value;
 use toolcall_core::{CallId, Registry, StreamEvent, ToolCall, ToolError, ToolSpec};
 use toolcall_parse::{FormatSelection, ParseOptions, StreamParser};
-use toolcall_wire::chat::{ChatChunk, ChatMessage, ChatRequest};
-use toolcall_wire::{Reply, WireCall, encode_arguments};
+use toolcall_wire::chat::{CallAssembler, ChatChunk, ChatMessage, ChatRequest};
+use toolcall_wire::{Limits, Reply, WireCall, encode_arguments};
 
 use crate::config::{Config, InvalidCallPolicy};
 use crate::error::ApiError;
@@ -327,21 +327,16 @@ pub enum Out {
     Call(usize, ToolCall),
 }
 
-#[derive(Debug, Default)]
-struct NativePartial {
-    id: String,
-    name: String,
-    arguments: String,
-}
-
 /// A streamed turn: feed upstream chunks, get text, reasoning and checked calls.
 pub struct StreamTurn {
     turn: Turn,
     parser: Option<StreamParser>,
-    natives: BTreeMap<u32, NativePartial>,
+    natives: CallAssembler,
     sent_calls: usize,
     /// Valid calls so far (for `parallel_tool_calls` and the finish reason).
     pub checked: Checked,
+    /// The upstream said it finished (`finish_reason` or `[DONE]`).
+    pub finished: bool,
     bytes: usize,
 }
 
@@ -353,11 +348,28 @@ impl StreamTurn {
         StreamTurn {
             turn,
             parser,
-            natives: BTreeMap::new(),
+            natives: CallAssembler::default(),
             sent_calls: 0,
             checked: Checked::default(),
+            finished: false,
             bytes: 0,
         }
+    }
+
+    /// Takes one upstream SSE data line: a chunk, or `[DONE]`. Errors on an error chunk, on
+    /// data that is not a chunk, and when the reply grows past the bound.
+    pub fn push_data(&mut self, data: &str, out: &mut Vec<Out>) -> Result<(), ApiError> {
+        if data.trim() == toolcall_wire::chat::DONE {
+            self.finished = true;
+            return Ok(());
+        }
+        let chunk =
+            ChatChunk::from_data(data).map_err(|e| ApiError::upstream_reply(&e.to_string()))?;
+        if let Some(err) = chunk.extra.get("error") {
+            let message = toolcall_wire::excerpt(&err.to_string(), 500);
+            return Err(ApiError::upstream_reply(&message));
+        }
+        self.push(&chunk, out)
     }
 
     /// Takes one upstream chunk. Errors when the reply grows past the bound.
@@ -381,31 +393,17 @@ impl StreamTurn {
             }
         }
         for tc in d.tool_calls.iter().flatten() {
-            if self.natives.len() >= 1024 && !self.natives.contains_key(&tc.index) {
-                return Err(ApiError::upstream_reply("more than 1024 native calls"));
-            }
-            let p = self.natives.entry(tc.index).or_default();
-            if let Some(id) = &tc.id
-                && p.id.is_empty()
-            {
-                p.id.clone_from(id);
-            }
-            if let Some(f) = &tc.function {
-                if let Some(n) = &f.name
-                    && p.name.is_empty()
-                {
-                    p.name.clone_from(n);
-                }
-                if let Some(a) = &f.arguments {
-                    p.arguments.push_str(a);
-                    self.bytes += a.len();
-                }
-            }
+            let added = self
+                .natives
+                .push(tc, &Limits::default())
+                .map_err(|e| ApiError::upstream_reply(&e.to_string()))?;
+            self.grow(added)?;
         }
         if let Some(r) = &choice.finish_reason {
             self.checked.finish_reason = Some(r.clone());
+            self.finished = true;
         }
-        self.grow(0)
+        Ok(())
     }
 
     fn grow(&mut self, n: usize) -> Result<(), ApiError> {
@@ -461,9 +459,7 @@ impl StreamTurn {
             let events = p.finish();
             self.events(events, out);
         }
-        for (_, p) in std::mem::take(&mut self.natives) {
-            let args = Value::String(p.arguments);
-            let wire = WireCall::new(Some(&p.id), &p.name, Some(&args));
+        for wire in std::mem::take(&mut self.natives).finish() {
             let call = self.turn.native(&wire);
             self.call(call, out);
         }

@@ -315,13 +315,59 @@ struct PartialCall {
     arguments: String,
 }
 
+/// Assembles streamed call deltas by `index` into whole calls: the id and name are kept from
+/// their first appearance (some servers repeat them in every chunk), arguments are joined.
+#[derive(Debug, Default)]
+pub struct CallAssembler {
+    calls: BTreeMap<u32, PartialCall>,
+}
+
+impl CallAssembler {
+    /// Adds one delta; answers the argument bytes it added.
+    pub fn push(&mut self, tc: &ToolCallDelta, limits: &Limits) -> Result<usize, WireError> {
+        if self.calls.len() >= limits.max_calls && !self.calls.contains_key(&tc.index) {
+            return Err(WireError::TooManyCalls(limits.max_calls));
+        }
+        let p = self.calls.entry(tc.index).or_default();
+        if let Some(id) = &tc.id
+            && p.id.is_empty()
+        {
+            p.id.clone_from(id);
+        }
+        let mut added = 0;
+        if let Some(f) = &tc.function {
+            if let Some(n) = &f.name
+                && p.name.is_empty()
+            {
+                p.name.clone_from(n);
+            }
+            if let Some(a) = &f.arguments {
+                p.arguments.push_str(a);
+                added = a.len();
+            }
+        }
+        Ok(added)
+    }
+
+    /// The calls in index order, arguments decoded by the wire policy.
+    pub fn finish(self) -> Vec<WireCall> {
+        self.calls
+            .into_values()
+            .map(|p| {
+                let args = Value::String(p.arguments);
+                WireCall::new(Some(&p.id), &p.name, Some(&args))
+            })
+            .collect()
+    }
+}
+
 /// Accumulates a Chat Completions stream (choice 0) into one [`Reply`].
 #[derive(Debug, Default)]
 pub struct ChatAccumulator {
     limits: Limits,
     text: Option<String>,
     reasoning: Option<String>,
-    calls: BTreeMap<u32, PartialCall>,
+    calls: CallAssembler,
     finish_reason: Option<String>,
     done: bool,
     bytes: usize,
@@ -367,28 +413,7 @@ impl ChatAccumulator {
             self.reasoning.get_or_insert_with(String::new).push_str(r);
         }
         for tc in d.tool_calls.iter().flatten() {
-            if self.calls.len() >= self.limits.max_calls && !self.calls.contains_key(&tc.index) {
-                return Err(WireError::TooManyCalls(self.limits.max_calls));
-            }
-            let p = self.calls.entry(tc.index).or_default();
-            // The id and name come whole; some servers repeat them in every chunk, so only
-            // the first is kept. Arguments are the only field sent in fragments.
-            if let Some(id) = &tc.id
-                && p.id.is_empty()
-            {
-                p.id.clone_from(id);
-            }
-            if let Some(f) = &tc.function {
-                if let Some(n) = &f.name
-                    && p.name.is_empty()
-                {
-                    p.name.clone_from(n);
-                }
-                if let Some(a) = &f.arguments {
-                    p.arguments.push_str(a);
-                    self.bytes += a.len();
-                }
-            }
+            self.bytes += self.calls.push(tc, &self.limits)?;
         }
         if self.bytes > self.limits.max_bytes {
             return Err(WireError::TooLarge(self.limits.max_bytes));
@@ -422,14 +447,7 @@ impl ChatAccumulator {
         Ok(Reply {
             text: self.text,
             reasoning: self.reasoning,
-            calls: self
-                .calls
-                .into_values()
-                .map(|p| {
-                    let args = Value::String(p.arguments);
-                    WireCall::new(Some(&p.id), &p.name, Some(&args))
-                })
-                .collect(),
+            calls: self.calls.finish(),
             finish_reason: self.finish_reason,
         })
     }

@@ -2,6 +2,9 @@
 //! `serde_json` floor, the re-parse-every-push loop and (with `--features peers`) `tool-parser`,
 //! all measured in this one run on the same corpus.
 //!
+//! `TOOLCALL_BENCH_TABLES` picks tables (comma-separated `main`, `peers`, `scaling`,
+//! `adversarial`; default all) and `TOOLCALL_BENCH_CASES` keeps only the main-table cases
+//! whose name contains one of its comma-separated words (`kimi_k2,gpt_oss`).
 //! `TOOLCALL_BENCH_BUDGET_MS` sets the time per figure (default 300 ms);
 //! `TOOLCALL_BENCH_MAX_S` caps any single quadratic run (default 10 s): a run stopped by the
 //! cap is reported as a lower bound with the share of pushes it got through.
@@ -85,8 +88,32 @@ fn main() {
         max_run: Duration::from_secs(env_num("TOOLCALL_BENCH_MAX_S", 10)),
     };
     let registry = corpus::registry();
-    let cases = corpus::corpus();
+    let tables = std::env::var("TOOLCALL_BENCH_TABLES").unwrap_or_default();
+    let wanted = |t: &str| tables.is_empty() || tables.split(',').any(|w| w.trim() == t);
+    let filter = std::env::var("TOOLCALL_BENCH_CASES").unwrap_or_default();
+    let cases: Vec<Case> = corpus::corpus()
+        .into_iter()
+        .filter(|c| filter.is_empty() || filter.split(',').any(|w| c.name.contains(w.trim())))
+        .collect();
 
+    if wanted("main") {
+        main_table(&ctx, &cases, &registry);
+    }
+    #[cfg(feature = "peers")]
+    if wanted("peers") {
+        peers_table(&ctx, &cases, &registry);
+    }
+    if wanted("scaling") {
+        scaling_table(&ctx, &registry);
+    }
+    if wanted("adversarial") {
+        adversarial_table(&ctx, &registry);
+    }
+}
+
+/// toolcall one-shot, streamed at 1, 4 and 64-byte pushes, the re-parse loop, the
+/// `serde_json` floor.
+fn main_table(ctx: &Ctx, cases: &[Case], registry: &std::sync::Arc<toolcall_core::Registry>) {
     println!("### toolcall: one-shot, streamed, re-parse loop, serde_json floor\n");
     println!(
         "Stream and re-parse columns are total time ÷ one-shot time on the same text (target: \
@@ -96,8 +123,8 @@ fn main() {
         "| case | bytes | calls | one-shot | one-shot MB/s | stream 1 B | stream 4 B | stream 64 B | re-parse every 64 B | serde_json MB/s | one-shot ÷ serde_json |"
     );
     println!("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|");
-    for case in &cases {
-        let opts = case.options(&registry);
+    for case in cases {
+        let opts = case.options(registry);
         let text = case.text.as_str();
         let one = ctx.time(|| ours::one_shot(text, &opts));
         let mut streams = Vec::new();
@@ -145,12 +172,6 @@ fn main() {
             vs
         );
     }
-
-    #[cfg(feature = "peers")]
-    peers_table(&ctx, &cases, &registry);
-
-    scaling_table(&ctx, &registry);
-    adversarial_table(&ctx, &registry);
 }
 
 #[cfg(feature = "peers")]

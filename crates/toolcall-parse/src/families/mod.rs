@@ -9,6 +9,7 @@ use crate::builder::{Ctx, Outcome};
 use crate::family::{Family, JsonCx};
 
 // Helpers shared by several families (not families themselves).
+pub(crate) mod marked;
 pub(crate) mod native;
 pub(crate) mod tags;
 
@@ -30,6 +31,25 @@ registry! {
     mistral::Mistral,
     llama::Llama,
     llama3_builtin::Llama3Builtin,
+    nemotron::Nemotron,
+    tool_calls_tag::ToolCallsTag,
+    longcat::LongCat,
+    internlm::InternLm,
+    lfm2::Lfm2,
+    llama4_pythonic::Llama4Pythonic,
+    olmo3::Olmo3,
+    kimi_k2::KimiK2,
+    deepseek_v3::DeepseekV3,
+    deepseek_v3_1::DeepseekV31,
+    deepseek_dsml::DeepseekDsml,
+    minimax_m2::MinimaxM2,
+    step3::Step3,
+    cohere::Cohere,
+    apertus::Apertus,
+    granite::Granite,
+    functools::Functools,
+    gemma4::Gemma4,
+    gpt_oss::GptOss,
     // Native provider shapes, then the JSON shapes from the most to the least specific.
     openai_chat::OpenaiChat,
     responses::Responses,
@@ -38,6 +58,7 @@ registry! {
     tools_envelope::ToolsEnvelope,
     action_response::ActionResponse,
     json::Json,
+    xlam::Xlam,
     // Text conventions, then the opt-in fallbacks.
     pythonic::Pythonic,
     key_value::KeyValue,

@@ -44,13 +44,9 @@ impl ResponsesClient {
     }
 
     /// Bounds the whole request to `timeout` (connect and read timeouts stay as they are).
-    pub fn with_timeout(self, timeout: Duration) -> Result<Self, ClientError> {
-        let timeouts = Timeouts {
-            total: Some(timeout),
-            ..self.http.transport.timeouts()
-        };
-        let retry = self.http.transport.retry_policy();
-        self.with_transport(timeouts, retry)
+    pub fn with_timeout(mut self, timeout: Duration) -> Result<Self, ClientError> {
+        self.http.total_timeout(timeout)?;
+        Ok(self)
     }
 
     /// Sets the connect/read timeouts and the retry policy.

@@ -43,6 +43,18 @@ impl HttpModel {
         })
     }
 
+    /// Bounds the whole request (connect and read timeouts and retries stay as they are).
+    pub(super) fn total_timeout(
+        &mut self,
+        timeout: std::time::Duration,
+    ) -> Result<(), ClientError> {
+        let timeouts = Timeouts {
+            total: Some(timeout),
+            ..self.transport.timeouts()
+        };
+        self.configure(timeouts, self.transport.retry_policy())
+    }
+
     /// Replaces the timeouts and the retry policy.
     pub(super) fn configure(
         &mut self,

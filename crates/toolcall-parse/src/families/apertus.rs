@@ -1,0 +1,57 @@
+//! `apertus`: Apertus writes a JSON list of `{"NAME": {arguments}}` objects between
+//! `<|tools_prefix|>` and `<|tools_suffix|>`.
+
+use serde_json::{Map, Value};
+
+use crate::FormatId;
+use crate::builder::{Ctx, Draft};
+use crate::family::{Family, ReadCx, RegionReader};
+
+use super::marked::{json_items, json_lead};
+use super::tags::{Block, BlockReader, valid_name};
+
+impl FormatId {
+    pub(crate) const APERTUS: FormatId = FormatId::builtin("apertus");
+}
+
+static BLOCK: Block = Block {
+    format: FormatId::APERTUS,
+    open: "<|tools_prefix|>",
+    close: "<|tools_suffix|>",
+    lead: json_lead,
+    body,
+};
+
+fn body(body: &str, _cx: &mut ReadCx<'_>, format: FormatId) -> Result<Vec<Draft>, String> {
+    json_items(body, format, one)
+}
+
+/// `{"NAME": {arguments}}`: exactly one key.
+fn one(m: &Map<String, Value>, format: FormatId) -> Option<Draft> {
+    let mut it = m.iter();
+    let (name, args) = it.next()?;
+    if it.next().is_some() || !valid_name(name) {
+        return None;
+    }
+    Some(Draft::new(name.as_str(), Some(args.clone()), format))
+}
+
+pub(crate) struct Apertus;
+
+impl Family for Apertus {
+    fn id(&self) -> &'static str {
+        FormatId::APERTUS.as_str()
+    }
+    fn description(&self) -> &'static str {
+        "<|tools_prefix|>[{\"NAME\": {arguments}}]<|tools_suffix|> (Apertus)"
+    }
+    fn example(&self) -> &'static str {
+        r#"<|tools_prefix|>[{"get_weather": {"city": "Paris"}}]<|tools_suffix|>"#
+    }
+    fn openers(&self) -> &'static [&'static str] {
+        &["<|tools_prefix|>"]
+    }
+    fn reader(&self, _opener: usize, _ctx: &Ctx) -> Option<Box<dyn RegionReader>> {
+        Some(Box::new(BlockReader::new(&BLOCK)))
+    }
+}

@@ -1,0 +1,68 @@
+//! `cohere`: Cohere Command R7B / Command A write a JSON list of
+//! `{"tool_call_id", "tool_name", "parameters"}` (or one object per line) between
+//! `<|START_ACTION|>` and `<|END_ACTION|>`; the reply sits between `<|START_RESPONSE|>` and
+//! `<|END_RESPONSE|>` (the markers are removed) and reasoning between `<|START_THINKING|>` and
+//! `<|END_THINKING|>`. The per-turn `tool_call_id` ("0", "1") is not unique across turns, so
+//! call ids are generated.
+
+use serde_json::{Map, Value};
+
+use crate::FormatId;
+use crate::builder::{Ctx, Draft};
+use crate::family::{Family, ReadCx, ReasoningMarker, RegionReader};
+
+use super::marked::{json_items, json_lead};
+use super::tags::{Block, BlockReader, valid_name};
+
+impl FormatId {
+    pub(crate) const COHERE: FormatId = FormatId::builtin("cohere");
+}
+
+static BLOCK: Block = Block {
+    format: FormatId::COHERE,
+    open: "<|START_ACTION|>",
+    close: "<|END_ACTION|>",
+    lead: json_lead,
+    body,
+};
+
+fn body(body: &str, _cx: &mut ReadCx<'_>, format: FormatId) -> Result<Vec<Draft>, String> {
+    json_items(body, format, one)
+}
+
+fn one(m: &Map<String, Value>, format: FormatId) -> Option<Draft> {
+    let name = m.get("tool_name")?.as_str()?;
+    if !valid_name(name) {
+        return None;
+    }
+    Some(Draft::new(name, m.get("parameters").cloned(), format))
+}
+
+pub(crate) struct Cohere;
+
+impl Family for Cohere {
+    fn id(&self) -> &'static str {
+        FormatId::COHERE.as_str()
+    }
+    fn description(&self) -> &'static str {
+        "<|START_ACTION|>[{\"tool_call_id\", \"tool_name\", \"parameters\"}]<|END_ACTION|> (Cohere Command R7B, A); <|START_THINKING|> reasoning"
+    }
+    fn example(&self) -> &'static str {
+        r#"<|START_ACTION|>[{"tool_call_id": "0", "tool_name": "get_weather", "parameters": {"city": "Paris"}}]<|END_ACTION|>"#
+    }
+    fn openers(&self) -> &'static [&'static str] {
+        &["<|START_ACTION|>"]
+    }
+    fn reader(&self, _opener: usize, _ctx: &Ctx) -> Option<Box<dyn RegionReader>> {
+        Some(Box::new(BlockReader::new(&BLOCK)))
+    }
+    fn reasoning(&self) -> &'static [ReasoningMarker] {
+        &[ReasoningMarker {
+            open: "<|START_THINKING|>",
+            close: "<|END_THINKING|>",
+        }]
+    }
+    fn strip(&self) -> &'static [&'static str] {
+        &["<|START_RESPONSE|>", "<|END_RESPONSE|>"]
+    }
+}

@@ -1,0 +1,73 @@
+//! `deepseek_dsml`: DeepSeek V3.2 (`<｜DSML｜function_calls>`) and V4
+//! (`<｜DSML｜tool_calls>`) write `<｜DSML｜invoke name="NAME">` elements with
+//! `<｜DSML｜parameter name="K" string="true|false">V</｜DSML｜parameter>` children: `string="true"`
+//! keeps V as text, `string="false"` reads it as JSON (without the attribute, the schema
+//! decides).
+
+use crate::FormatId;
+use crate::builder::{Ctx, Draft};
+use crate::family::{Family, ReadCx, RegionReader};
+
+use super::marked::{InvokeTags, invokes, tag_lead};
+use super::tags::{Block, BlockReader, Lead};
+
+impl FormatId {
+    pub(crate) const DEEPSEEK_DSML: FormatId = FormatId::builtin("deepseek_dsml");
+}
+
+static TAGS: InvokeTags = InvokeTags {
+    invoke: "<｜DSML｜invoke name=\"",
+    invoke_end: "</｜DSML｜invoke>",
+    param: "<｜DSML｜parameter name=\"",
+    param_end: "</｜DSML｜parameter>",
+    between: &[],
+};
+
+const OPENERS: [&str; 2] = ["<｜DSML｜function_calls>", "<｜DSML｜tool_calls>"];
+
+static BLOCKS: [Block; 2] = [
+    Block {
+        format: FormatId::DEEPSEEK_DSML,
+        open: OPENERS[0],
+        close: "</｜DSML｜function_calls>",
+        lead,
+        body,
+    },
+    Block {
+        format: FormatId::DEEPSEEK_DSML,
+        open: OPENERS[1],
+        close: "</｜DSML｜tool_calls>",
+        lead,
+        body,
+    },
+];
+
+fn lead(lead: &str, complete: bool) -> Lead {
+    tag_lead(lead, complete, TAGS.invoke)
+}
+
+fn body(body: &str, cx: &mut ReadCx<'_>, format: FormatId) -> Result<Vec<Draft>, String> {
+    invokes(body, cx, format, &TAGS)
+}
+
+pub(crate) struct DeepseekDsml;
+
+impl Family for DeepseekDsml {
+    fn id(&self) -> &'static str {
+        FormatId::DEEPSEEK_DSML.as_str()
+    }
+    fn description(&self) -> &'static str {
+        "<｜DSML｜function_calls> (V3.2) or <｜DSML｜tool_calls> (V4) with <｜DSML｜invoke name=\"NAME\"> and <｜DSML｜parameter name=\"K\" string=\"true|false\">V</｜DSML｜parameter>"
+    }
+    fn example(&self) -> &'static str {
+        r#"<｜DSML｜function_calls><｜DSML｜invoke name="get_weather"><｜DSML｜parameter name="city" string="true">Paris</｜DSML｜parameter></｜DSML｜invoke></｜DSML｜function_calls>"#
+    }
+    fn openers(&self) -> &'static [&'static str] {
+        &[OPENERS[0], OPENERS[1]]
+    }
+    fn reader(&self, opener: usize, _ctx: &Ctx) -> Option<Box<dyn RegionReader>> {
+        BLOCKS
+            .get(opener)
+            .map(|b| Box::new(BlockReader::new(b)) as Box<dyn RegionReader>)
+    }
+}

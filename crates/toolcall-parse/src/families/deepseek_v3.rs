@@ -1,0 +1,102 @@
+//! `deepseek_v3`: DeepSeek V3 / R1 write `<｜tool▁calls▁begin｜>`, then per call
+//! `<｜tool▁call▁begin｜>function<｜tool▁sep｜>NAME` and the arguments in a ```json fence, then
+//! `<｜tool▁call▁end｜>`; `<｜tool▁calls▁end｜>` closes. Shares its opener with `deepseek_v3_1`,
+//! told apart by the `function` type after the first `<｜tool▁call▁begin｜>`.
+
+use crate::FormatId;
+use crate::builder::{Ctx, Draft};
+use crate::family::{Family, ReadCx, RegionReader, parse_lenient};
+
+use super::tags::{Block, BlockReader, Lead, skip_space, starts, valid_name};
+
+impl FormatId {
+    pub(crate) const DEEPSEEK_V3: FormatId = FormatId::builtin("deepseek_v3");
+}
+
+pub(crate) const OPEN: &str = "<｜tool▁calls▁begin｜>";
+pub(crate) const CLOSE: &str = "<｜tool▁calls▁end｜>";
+pub(crate) const CALL: &str = "<｜tool▁call▁begin｜>";
+pub(crate) const SEP: &str = "<｜tool▁sep｜>";
+pub(crate) const CALL_END: &str = "<｜tool▁call▁end｜>";
+const TYPED: &str = "<｜tool▁call▁begin｜>function<｜tool▁sep｜>";
+
+static BLOCK: Block = Block {
+    format: FormatId::DEEPSEEK_V3,
+    open: OPEN,
+    close: CLOSE,
+    lead,
+    body,
+};
+
+fn lead(lead: &str, complete: bool) -> Lead {
+    match starts(skip_space(lead), TYPED) {
+        Some(true) => Lead::Mine(None),
+        None if !complete => Lead::NeedMore,
+        _ => Lead::NotMine,
+    }
+}
+
+pub(crate) struct DeepseekV3;
+
+impl Family for DeepseekV3 {
+    fn id(&self) -> &'static str {
+        FormatId::DEEPSEEK_V3.as_str()
+    }
+    fn description(&self) -> &'static str {
+        "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>NAME\\n```json\\n{…}\\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜> (DeepSeek V3, R1)"
+    }
+    fn example(&self) -> &'static str {
+        "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>get_weather\\n```json\\n{\"city\": \"Paris\"}\\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>"
+    }
+    fn openers(&self) -> &'static [&'static str] {
+        &[OPEN]
+    }
+    fn reader(&self, _opener: usize, _ctx: &Ctx) -> Option<Box<dyn RegionReader>> {
+        Some(Box::new(BlockReader::new(&BLOCK)))
+    }
+}
+
+/// Splits a block body into its calls: each `<｜tool▁call▁begin｜>…<｜tool▁call▁end｜>`.
+pub(crate) fn calls(body: &str) -> Result<Vec<&str>, String> {
+    let mut out = Vec::new();
+    let mut s = skip_space(body);
+    while !s.is_empty() {
+        let rest = s.strip_prefix(CALL).ok_or("expected <｜tool▁call▁begin｜>")?;
+        let e = rest.find(CALL_END).ok_or("a call is not closed by <｜tool▁call▁end｜>")?;
+        out.push(&rest[..e]);
+        s = skip_space(&rest[e + CALL_END.len()..]);
+    }
+    if out.is_empty() {
+        return Err("empty tool call block".into());
+    }
+    Ok(out)
+}
+
+/// `NAME` and a JSON text → a draft.
+pub(crate) fn draft(name: &str, json: &str, format: FormatId) -> Result<Draft, String> {
+    if !valid_name(name) {
+        return Err(format!("invalid tool name {name:?}"));
+    }
+    let (args, repairs) = parse_lenient(json.trim())
+        .map_err(|e| format!("the arguments of {name:?} are not JSON: {e}"))?;
+    let mut d = Draft::new(name, Some(args), format);
+    d.repairs = repairs;
+    Ok(d)
+}
+
+fn body(body: &str, _cx: &mut ReadCx<'_>, format: FormatId) -> Result<Vec<Draft>, String> {
+    calls(body)?
+        .into_iter()
+        .map(|call| {
+            let rest = call
+                .strip_prefix("function")
+                .and_then(|r| r.strip_prefix(SEP))
+                .ok_or("expected function<｜tool▁sep｜> after <｜tool▁call▁begin｜>")?;
+            let (name, args) = rest.split_once('\n').ok_or("no arguments after the name")?;
+            let args = args.trim();
+            let args = args.strip_prefix("```json").unwrap_or(args);
+            let args = args.strip_suffix("```").unwrap_or(args);
+            draft(name.trim(), args, format)
+        })
+        .collect()
+}

@@ -1,0 +1,71 @@
+//! `deepseek_v3_1`: DeepSeek V3.1 writes `<｜tool▁calls▁begin｜>`, then per call
+//! `<｜tool▁call▁begin｜>NAME<｜tool▁sep｜>{json}<｜tool▁call▁end｜>`, then `<｜tool▁calls▁end｜>`
+//! (no `function` type, no fence; see `deepseek_v3` for the older layout).
+
+use crate::FormatId;
+use crate::builder::{Ctx, Draft};
+use crate::family::{Family, ReadCx, RegionReader};
+
+use super::deepseek_v3::{CALL, CLOSE, OPEN, SEP, calls, draft};
+use super::tags::{Block, BlockReader, Lead, skip_space, starts, valid_name};
+
+impl FormatId {
+    pub(crate) const DEEPSEEK_V3_1: FormatId = FormatId::builtin("deepseek_v3_1");
+}
+
+static BLOCK: Block = Block {
+    format: FormatId::DEEPSEEK_V3_1,
+    open: OPEN,
+    close: CLOSE,
+    lead,
+    body,
+};
+
+/// `<｜tool▁call▁begin｜>NAME<｜tool▁sep｜>` where NAME is not V3's `function` type.
+fn lead(lead: &str, complete: bool) -> Lead {
+    let s = skip_space(lead);
+    match starts(s, CALL) {
+        Some(true) => {}
+        None if !complete => return Lead::NeedMore,
+        _ => return Lead::NotMine,
+    }
+    let rest = &s[CALL.len()..];
+    match rest.find(SEP) {
+        Some(i) if valid_name(&rest[..i]) && &rest[..i] != "function" => {
+            Lead::Mine(Some(rest[..i].to_owned()))
+        }
+        Some(_) => Lead::NotMine,
+        None if complete || rest.len() > 256 => Lead::NotMine,
+        None => Lead::NeedMore,
+    }
+}
+
+pub(crate) struct DeepseekV31;
+
+impl Family for DeepseekV31 {
+    fn id(&self) -> &'static str {
+        FormatId::DEEPSEEK_V3_1.as_str()
+    }
+    fn description(&self) -> &'static str {
+        "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>NAME<｜tool▁sep｜>{json}<｜tool▁call▁end｜><｜tool▁calls▁end｜> (DeepSeek V3.1)"
+    }
+    fn example(&self) -> &'static str {
+        r#"<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>get_weather<｜tool▁sep｜>{"city": "Paris"}<｜tool▁call▁end｜><｜tool▁calls▁end｜>"#
+    }
+    fn openers(&self) -> &'static [&'static str] {
+        &[OPEN]
+    }
+    fn reader(&self, _opener: usize, _ctx: &Ctx) -> Option<Box<dyn RegionReader>> {
+        Some(Box::new(BlockReader::new(&BLOCK)))
+    }
+}
+
+fn body(body: &str, _cx: &mut ReadCx<'_>, format: FormatId) -> Result<Vec<Draft>, String> {
+    calls(body)?
+        .into_iter()
+        .map(|call| {
+            let (name, args) = call.split_once(SEP).ok_or("a call has no <｜tool▁sep｜>")?;
+            draft(name.trim(), args, format)
+        })
+        .collect()
+}

@@ -1,0 +1,125 @@
+//! `gpt_oss`: gpt-oss writes the harmony format. A message is
+//! `<|start|>assistant<|channel|>CHANNEL<|message|>…<|end|>`: `analysis` is reasoning (reported
+//! apart), `final` is the reply (ends with `<|return|>`), and a call is a `commentary` message
+//! addressed `to=functions.NAME` (in the channel header or in the role header), with an
+//! optional `<|constrain|>json`, JSON arguments and `<|call|>`. The reply begins after the
+//! template's `<|start|>assistant`, so it may start with `<|channel|>` or inside a message:
+//! the control tokens are removed from the visible text wherever they appear.
+
+use crate::FormatId;
+use crate::builder::{Ctx, Draft};
+use crate::family::{Family, ReadCx, ReasoningMarker, RegionReader, parse_lenient};
+
+use super::tags::{Block, BlockReader, Lead, valid_name};
+
+impl FormatId {
+    pub(crate) const GPT_OSS: FormatId = FormatId::builtin("gpt_oss");
+}
+
+const MESSAGE: &str = "<|message|>";
+const CALL: &str = "<|call|>";
+const OPENERS: [&str; 3] = [
+    "<|start|>assistant<|channel|>commentary to=",
+    "<|channel|>commentary to=",
+    "<|start|>assistant to=",
+];
+
+static BLOCKS: [Block; 3] = [
+    Block {
+        format: FormatId::GPT_OSS,
+        open: OPENERS[0],
+        close: CALL,
+        lead,
+        body,
+    },
+    Block {
+        format: FormatId::GPT_OSS,
+        open: OPENERS[1],
+        close: CALL,
+        lead,
+        body,
+    },
+    Block {
+        format: FormatId::GPT_OSS,
+        open: OPENERS[2],
+        close: CALL,
+        lead,
+        body,
+    },
+];
+
+pub(crate) struct GptOss;
+
+impl Family for GptOss {
+    fn id(&self) -> &'static str {
+        FormatId::GPT_OSS.as_str()
+    }
+    fn description(&self) -> &'static str {
+        "harmony: <|channel|>commentary to=functions.NAME <|constrain|>json<|message|>{json}<|call|>; analysis channel = reasoning (gpt-oss)"
+    }
+    fn example(&self) -> &'static str {
+        r#"<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{"city": "Paris"}<|call|>"#
+    }
+    fn openers(&self) -> &'static [&'static str] {
+        &OPENERS
+    }
+    fn reader(&self, opener: usize, _ctx: &Ctx) -> Option<Box<dyn RegionReader>> {
+        BLOCKS
+            .get(opener)
+            .map(|b| Box::new(BlockReader::new(b)) as Box<dyn RegionReader>)
+    }
+    fn reasoning(&self) -> &'static [ReasoningMarker] {
+        &[
+            ReasoningMarker {
+                open: "<|start|>assistant<|channel|>analysis<|message|>",
+                close: "<|end|>",
+            },
+            ReasoningMarker {
+                open: "<|channel|>analysis<|message|>",
+                close: "<|end|>",
+            },
+        ]
+    }
+    fn strip(&self) -> &'static [&'static str] {
+        &[
+            "<|start|>assistant<|channel|>final<|message|>",
+            "<|channel|>final<|message|>",
+            "<|return|>",
+            "<|end|>",
+        ]
+    }
+}
+
+/// The recipient: `functions.NAME` (or a built-in tool such as `browser.search`).
+fn recipient(s: &str) -> (&str, usize) {
+    let n = s
+        .find(|c: char| c.is_whitespace() || c == '<')
+        .unwrap_or(s.len());
+    (&s[..n], n)
+}
+
+fn lead(lead: &str, complete: bool) -> Lead {
+    let (to, n) = recipient(lead);
+    if n == lead.len() && !complete && n < 256 {
+        return Lead::NeedMore;
+    }
+    let name = to.strip_prefix("functions.").unwrap_or(to);
+    if valid_name(name) {
+        Lead::Mine(Some(name.to_owned()))
+    } else {
+        Lead::NotMine
+    }
+}
+
+fn body(body: &str, _cx: &mut ReadCx<'_>, format: FormatId) -> Result<Vec<Draft>, String> {
+    let (to, _) = recipient(body);
+    let name = to.strip_prefix("functions.").unwrap_or(to);
+    let m = body
+        .find(MESSAGE)
+        .ok_or("the call has no <|message|> before its arguments")?;
+    let (args, repairs) = parse_lenient(body[m + MESSAGE.len()..].trim())
+        .map_err(|e| format!("the arguments of {name:?} are not JSON: {e}"))?;
+    let mut d = Draft::new(name, Some(args), format);
+    d.repairs = repairs;
+    Ok(vec![d])
+}

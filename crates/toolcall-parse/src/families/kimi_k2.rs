@@ -1,0 +1,98 @@
+//! `kimi_k2`: Kimi K2 writes `<|tool_calls_section_begin|>`, then per call
+//! `<|tool_call_begin|>functions.NAME:IDX<|tool_call_argument_begin|>{json}<|tool_call_end|>`,
+//! then `<|tool_calls_section_end|>`. `functions.NAME:IDX` is the call's id and is kept.
+
+use crate::FormatId;
+use crate::builder::{Ctx, Draft};
+use crate::family::{Family, ReadCx, RegionReader, parse_lenient};
+
+use super::marked::tag_lead;
+use super::tags::{Block, BlockReader, Lead, skip_space, valid_name};
+
+impl FormatId {
+    pub(crate) const KIMI_K2: FormatId = FormatId::builtin("kimi_k2");
+}
+
+const CALL: &str = "<|tool_call_begin|>";
+const ARGS: &str = "<|tool_call_argument_begin|>";
+const CALL_END: &str = "<|tool_call_end|>";
+
+static BLOCK: Block = Block {
+    format: FormatId::KIMI_K2,
+    open: "<|tool_calls_section_begin|>",
+    close: "<|tool_calls_section_end|>",
+    lead,
+    body,
+};
+
+fn lead(lead: &str, complete: bool) -> Lead {
+    tag_lead(lead, complete, CALL)
+}
+
+pub(crate) struct KimiK2;
+
+impl Family for KimiK2 {
+    fn id(&self) -> &'static str {
+        FormatId::KIMI_K2.as_str()
+    }
+    fn description(&self) -> &'static str {
+        "<|tool_calls_section_begin|><|tool_call_begin|>functions.NAME:0<|tool_call_argument_begin|>{json}<|tool_call_end|>… (Kimi K2; the id is kept)"
+    }
+    fn example(&self) -> &'static str {
+        r#"<|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0<|tool_call_argument_begin|>{"city": "Paris"}<|tool_call_end|><|tool_calls_section_end|>"#
+    }
+    fn openers(&self) -> &'static [&'static str] {
+        &["<|tool_calls_section_begin|>"]
+    }
+    fn reader(&self, _opener: usize, _ctx: &Ctx) -> Option<Box<dyn RegionReader>> {
+        Some(Box::new(BlockReader::new(&BLOCK)))
+    }
+}
+
+/// `functions.NAME:IDX` (or `NAME:IDX`) → `NAME`.
+fn name_of(id: &str) -> &str {
+    let id = id.strip_prefix("functions.").unwrap_or(id);
+    match id.rsplit_once(':') {
+        Some((name, idx)) if !idx.is_empty() && idx.bytes().all(|b| b.is_ascii_digit()) => name,
+        _ => id,
+    }
+}
+
+fn body(body: &str, _cx: &mut ReadCx<'_>, format: FormatId) -> Result<Vec<Draft>, String> {
+    let mut drafts = Vec::new();
+    let mut s = skip_space(body);
+    while !s.is_empty() {
+        let rest = s.strip_prefix(CALL).ok_or("expected <|tool_call_begin|>")?;
+        let a = rest.find(ARGS).ok_or("a call has no <|tool_call_argument_begin|>")?;
+        let id = rest[..a].trim();
+        let name = name_of(id);
+        if !valid_name(name) {
+            return Err(format!("invalid tool name {name:?}"));
+        }
+        let after = &rest[a + ARGS.len()..];
+        let e = after.find(CALL_END).ok_or("a call is not closed by <|tool_call_end|>")?;
+        let (args, repairs) = parse_lenient(after[..e].trim())
+            .map_err(|err| format!("the arguments of {name:?} are not JSON: {err}"))?;
+        let mut d = Draft::new(name, Some(args), format);
+        d.id = Some(id.to_owned());
+        d.repairs = repairs;
+        drafts.push(d);
+        s = skip_space(&after[e + CALL_END.len()..]);
+    }
+    if drafts.is_empty() {
+        return Err("empty tool call section".into());
+    }
+    Ok(drafts)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_name_comes_from_the_id() {
+        assert_eq!(name_of("functions.get_weather:0"), "get_weather");
+        assert_eq!(name_of("get_weather:12"), "get_weather");
+        assert_eq!(name_of("functions.ns:tool"), "ns:tool");
+    }
+}

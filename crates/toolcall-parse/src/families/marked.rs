@@ -1,0 +1,497 @@
+//! Shared readers for families whose calls sit in a block behind a marker (not a family
+//! itself): JSON behind a marker (Nemotron, Hunyuan/Jamba/Apriel, LongCat, InternLM, Apertus,
+//! Cohere), a Python call list behind a marker (Llama 4, LFM2, Olmo 3), and XML-style
+//! `invoke`/`parameter` elements (MiniMax M2, Step-3, DeepSeek DSML). Each family describes its
+//! block as a [`Block`] read by [`BlockReader`]; these are the leads and bodies they share.
+
+use serde_json::{Map, Value};
+use toolcall_core::{Diagnostic, Repair};
+
+use crate::FormatId;
+use crate::builder::{Draft, Outcome};
+use crate::family::{Advance, ReadCx, RegionReader, ScanFrom, json_calls, parse_lenient};
+use crate::scanner::{Scan, Scanner, split_top_level};
+
+use super::call_syntax::parse_args;
+use super::pythonic::split_call;
+use super::tags::{Lead, MAX_LEAD, layout_trim, skip_space, starts, typed, valid_name};
+
+/// The block is ours when the first non-blank byte after the marker is one of `firsts`.
+fn first_byte_lead(lead: &str, complete: bool, firsts: &[u8]) -> Lead {
+    match skip_space(lead).bytes().next() {
+        Some(b) if firsts.contains(&b) => Lead::Mine(None),
+        Some(_) => Lead::NotMine,
+        None if complete => Lead::NotMine,
+        None => Lead::NeedMore,
+    }
+}
+
+/// A JSON object or list follows the marker.
+pub(crate) fn json_lead(lead: &str, complete: bool) -> Lead {
+    first_byte_lead(lead, complete, b"[{")
+}
+
+/// A Python list follows the marker.
+pub(crate) fn list_lead(lead: &str, complete: bool) -> Lead {
+    first_byte_lead(lead, complete, b"[")
+}
+
+/// A call expression (`name(`) follows the marker, as in Olmo 3's one-call-per-line blocks.
+pub(crate) fn call_line_lead(lead: &str, complete: bool) -> Lead {
+    let s = skip_space(lead);
+    let name_len = s
+        .find(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-')))
+        .unwrap_or(s.len());
+    match s[name_len..].chars().next() {
+        Some('(') if name_len > 0 => Lead::Mine(Some(s[..name_len].to_owned())),
+        Some(_) => Lead::NotMine,
+        None if complete || name_len > 256 => Lead::NotMine,
+        None => Lead::NeedMore,
+    }
+}
+
+/// The body is one JSON value (an object or a list of them) of `{name, arguments}`.
+pub(crate) fn json_body(
+    body: &str,
+    cx: &mut ReadCx<'_>,
+    format: FormatId,
+) -> Result<Vec<Draft>, String> {
+    let (mut v, repairs) =
+        parse_lenient(body.trim()).map_err(|e| format!("malformed JSON: {e}"))?;
+    let found = json_calls(&mut v, cx.ctx, format, true, cx.span(0, 0))
+        .ok_or("the JSON is not a {name, arguments} call or a list of them")?;
+    let mut drafts = found.drafts;
+    for d in &mut drafts {
+        d.repairs.extend(repairs.iter().cloned());
+    }
+    Ok(drafts)
+}
+
+/// The body is JSON objects, one per line or as one list, each turned into a draft by `one`.
+pub(crate) fn json_items(
+    body: &str,
+    format: FormatId,
+    one: fn(&Map<String, Value>, FormatId) -> Option<Draft>,
+) -> Result<Vec<Draft>, String> {
+    let body = body.trim();
+    let mut values = Vec::new();
+    let mut repairs = Vec::new();
+    match parse_lenient(body) {
+        Ok((Value::Array(items), r)) => {
+            values = items;
+            repairs = r;
+        }
+        Ok((v @ Value::Object(_), r)) => {
+            values.push(v);
+            repairs = r;
+        }
+        Ok(_) => return Err("the JSON is not an object or a list of objects".into()),
+        Err(first) => {
+            for line in body.lines().filter(|l| !l.trim().is_empty()) {
+                let (v, r) =
+                    parse_lenient(line.trim()).map_err(|_| format!("malformed JSON: {first}"))?;
+                values.push(v);
+                repairs.extend(r);
+            }
+        }
+    }
+    let mut drafts = Vec::new();
+    for v in &values {
+        let m = v.as_object().ok_or("a list entry is not an object")?;
+        let mut d = one(m, format).ok_or("a list entry is not a call")?;
+        d.repairs.extend(repairs.iter().cloned());
+        drafts.push(d);
+    }
+    if drafts.is_empty() {
+        return Err("no call in the block".into());
+    }
+    Ok(drafts)
+}
+
+/// JSON behind a marker with no closing marker (Granite's `<|tool_call|>[…]`, `functools[…]`):
+/// the region ends where the JSON value does, found by the resumable scanner.
+pub(crate) struct OpenJsonReader {
+    format: FormatId,
+    /// Region offset where the JSON may start (blanks first are allowed).
+    from: usize,
+    start: Option<usize>,
+    scanner: Scanner,
+}
+
+impl OpenJsonReader {
+    pub(crate) fn new(format: FormatId, from: usize, max_depth: usize) -> Self {
+        OpenJsonReader {
+            format,
+            from,
+            start: None,
+            scanner: Scanner::new(max_depth, false),
+        }
+    }
+}
+
+impl RegionReader for OpenJsonReader {
+    fn advance(&mut self, region: &str, is_final: bool, cx: &mut ReadCx<'_>) -> Advance {
+        let start = match self.start {
+            Some(s) => s,
+            None => {
+                let after = region.as_bytes().get(self.from..).unwrap_or(&[]);
+                match after.iter().position(|b| !b.is_ascii_whitespace()) {
+                    Some(i) if matches!(after[i], b'[' | b'{') => {
+                        self.start = Some(self.from + i);
+                        self.from + i
+                    }
+                    None if !is_final && after.len() < MAX_LEAD => return Advance::NeedMore,
+                    _ => return Advance::NotMine,
+                }
+            }
+        };
+        let json = region.as_bytes().get(start..).unwrap_or(&[]);
+        match self.scanner.advance(json) {
+            Scan::NeedMore if !is_final => Advance::NeedMore,
+            Scan::NeedMore => Advance::Broken {
+                end: region.len(),
+                why: "truncated tool call: the JSON ends before it is closed; not run".into(),
+            },
+            Scan::Fail(e) => Advance::Broken {
+                end: region.len().min(start + self.scanner.consumed() + 1),
+                why: format!("malformed tool call JSON, not run: {e}"),
+            },
+            Scan::Done(n) => {
+                let end = start + n;
+                let text = region.get(start..end).unwrap_or("");
+                match json_body(text, cx, self.format) {
+                    Ok(mut drafts) => {
+                        let mut o = Outcome::default();
+                        for d in &mut drafts {
+                            d.span = cx.span(0, end);
+                            o.diagnostics
+                                .extend(cx.ctx.unknown_name_warning(&d.name, cx.span(0, end)));
+                        }
+                        o.drafts = drafts;
+                        Advance::Done { end, outcome: o }
+                    }
+                    Err(why) => Advance::Broken { end, why },
+                }
+            }
+        }
+    }
+}
+
+/// How a block of Python calls is laid out.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum CallList {
+    /// `[f(a=1), g()]`
+    List,
+    /// one call per line
+    Lines,
+}
+
+/// A block of Python calls read entry by entry: one bad entry does not drop its good
+/// siblings; it gets an error diagnostic and its raw text stays in the reply.
+pub(crate) struct CallListReader {
+    format: FormatId,
+    open: &'static str,
+    close: &'static str,
+    layout: CallList,
+    mine: bool,
+    scan: ScanFrom,
+}
+
+impl CallListReader {
+    pub(crate) fn new(
+        format: FormatId,
+        open: &'static str,
+        close: &'static str,
+        layout: CallList,
+    ) -> Self {
+        CallListReader {
+            format,
+            open,
+            close,
+            layout,
+            mine: false,
+            scan: ScanFrom(open.len()),
+        }
+    }
+}
+
+impl RegionReader for CallListReader {
+    fn advance(&mut self, region: &str, is_final: bool, cx: &mut ReadCx<'_>) -> Advance {
+        let after = region.get(self.open.len()..).unwrap_or("");
+        if !self.mine {
+            let mut lead_end = after.len().min(MAX_LEAD);
+            while !after.is_char_boundary(lead_end) {
+                lead_end -= 1;
+            }
+            let complete = is_final || after.len() > MAX_LEAD;
+            let lead = match self.layout {
+                CallList::List => list_lead(&after[..lead_end], complete),
+                CallList::Lines => call_line_lead(&after[..lead_end], complete),
+            };
+            match lead {
+                Lead::Mine(_) => self.mine = true,
+                Lead::NeedMore if !is_final => return Advance::NeedMore,
+                _ => return Advance::NotMine,
+            }
+        }
+        let (body_end, end) = match self.scan.find(region, self.close) {
+            Some(i) => (i, i + self.close.len()),
+            None if is_final => {
+                return Advance::Broken {
+                    end: region.len(),
+                    why: format!(
+                        "truncated tool call: {} is not closed before the end of output; not run",
+                        self.open
+                    ),
+                };
+            }
+            None => return Advance::NeedMore,
+        };
+        let body = region.get(self.open.len()..body_end).unwrap_or("");
+        let entries: Vec<&str> = match self.layout {
+            CallList::Lines => body.lines().collect(),
+            CallList::List => {
+                let inner = body
+                    .trim()
+                    .strip_prefix('[')
+                    .and_then(|s| s.strip_suffix(']'));
+                match inner.map(|i| split_top_level(i, b',', cx.ctx.limits.max_depth)) {
+                    Some(Ok(parts)) => parts,
+                    // Unbalanced brackets: split where the balanced entries end, so the
+                    // good ones still run and the bad remainder is reported.
+                    Some(Err(_)) => inner.map(split_tolerant).unwrap_or_default(),
+                    None => {
+                        return Advance::Broken {
+                            end,
+                            why: "expected a Python list of calls".into(),
+                        };
+                    }
+                }
+            }
+        };
+        let mut o = Outcome::default();
+        let mut bad = Vec::new();
+        for entry in entries.into_iter().filter(|e| !e.trim().is_empty()) {
+            let read = split_call(entry)
+                .ok_or_else(|| format!("not a call: {:?}", entry.trim()))
+                .and_then(|(name, args)| {
+                    parse_args(name, args, cx.ctx, self.format, cx.span(0, end))
+                });
+            match read {
+                Ok(d) => {
+                    o.diagnostics
+                        .extend(cx.ctx.unknown_name_warning(&d.name, cx.span(0, end)));
+                    o.drafts.push(d);
+                }
+                Err(e) => bad.push((entry.trim(), e)),
+            }
+        }
+        if o.drafts.is_empty() {
+            let why = bad
+                .into_iter()
+                .next()
+                .map_or_else(|| "no call in the block".to_owned(), |(_, e)| e);
+            return Advance::Broken { end, why };
+        }
+        for (raw, e) in bad {
+            o.diagnostics.push(Diagnostic::error(
+                format!("entry not run, its text kept: {e}"),
+                cx.span(0, end),
+            ));
+            if !o.text.is_empty() {
+                o.text.push('\n');
+            }
+            o.text.push_str(raw);
+        }
+        Advance::Done { end, outcome: o }
+    }
+}
+
+/// Splits at commas outside brackets and quotes; whatever is left unbalanced at the end is
+/// the last entry. One pass, no recursion.
+fn split_tolerant(s: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let (mut depth, mut quote, mut escape, mut from) = (0usize, 0u8, false, 0);
+    for (i, b) in s.bytes().enumerate() {
+        if quote != 0 {
+            if escape {
+                escape = false;
+            } else if b == b'\\' {
+                escape = true;
+            } else if b == quote {
+                quote = 0;
+            }
+            continue;
+        }
+        match b {
+            b'"' | b'\'' => quote = b,
+            b'(' | b'[' | b'{' => depth += 1,
+            b')' | b']' | b'}' => depth = depth.saturating_sub(1),
+            b',' if depth == 0 => {
+                out.push(&s[from..i]);
+                from = i + 1;
+            }
+            _ => {}
+        }
+    }
+    out.push(&s[from..]);
+    out
+}
+
+/// The tags of an XML-style `invoke` element and its `parameter` children.
+pub(crate) struct InvokeTags {
+    /// `<invoke name="`
+    pub invoke: &'static str,
+    pub invoke_end: &'static str,
+    /// `<parameter name="`
+    pub param: &'static str,
+    pub param_end: &'static str,
+    /// Tokens allowed between invokes (Step-3's per-call wrapper).
+    pub between: &'static [&'static str],
+}
+
+/// A block of `invoke` elements. A parameter's value is typed by its `string="true|false"`
+/// attribute when present (DeepSeek DSML), else by the tool's schema.
+pub(crate) fn invokes(
+    body: &str,
+    cx: &mut ReadCx<'_>,
+    format: FormatId,
+    tags: &InvokeTags,
+) -> Result<Vec<Draft>, String> {
+    let mut drafts = Vec::new();
+    let mut s = body;
+    loop {
+        s = skip_space(s);
+        if let Some(t) = tags.between.iter().find(|t| s.starts_with(**t)) {
+            s = &s[t.len()..];
+            continue;
+        }
+        if s.is_empty() {
+            break;
+        }
+        let rest = s
+            .strip_prefix(tags.invoke)
+            .ok_or_else(|| format!("expected {}NAME\"> in the tool call", tags.invoke))?;
+        let q = rest
+            .find('"')
+            .ok_or("the invoke name is not closed by \"")?;
+        let name = &rest[..q];
+        if !valid_name(name) {
+            return Err(format!("invalid tool name {name:?}"));
+        }
+        let gt = rest[q..]
+            .find('>')
+            .ok_or("the invoke tag is not closed by >")?;
+        let mut p = &rest[q + gt + 1..];
+        let mut args = Map::new();
+        let mut repairs = Vec::new();
+        loop {
+            p = skip_space(p);
+            if let Some(after) = p.strip_prefix(tags.invoke_end) {
+                p = after;
+                break;
+            }
+            let after = p.strip_prefix(tags.param).ok_or_else(|| {
+                format!(
+                    "expected a parameter or {} in the call to {name:?}",
+                    tags.invoke_end
+                )
+            })?;
+            let q = after
+                .find('"')
+                .ok_or("a parameter name is not closed by \"")?;
+            let key = &after[..q];
+            let gt = after[q..]
+                .find('>')
+                .ok_or("a parameter tag is not closed by >")?;
+            let attrs = &after[q + 1..q + gt];
+            let value_and_rest = &after[q + gt + 1..];
+            let end = value_and_rest
+                .find(tags.param_end)
+                .ok_or_else(|| format!("parameter {key:?} of {name:?} is not closed"))?;
+            let raw = layout_trim(&value_and_rest[..end]);
+            let v = match string_attribute(attrs) {
+                Some(true) => Value::String(raw.to_owned()),
+                Some(false) => match parse_lenient(raw.trim()) {
+                    Ok((v, r)) => {
+                        repairs.extend(r);
+                        v
+                    }
+                    Err(_) => {
+                        repairs.push(Repair::new(
+                            "text_value",
+                            format!("argument {key:?}: marked JSON but not JSON; kept as text"),
+                        ));
+                        Value::String(raw.to_owned())
+                    }
+                },
+                None => typed(cx, name, key, raw, &mut repairs),
+            };
+            args.insert(key.to_owned(), v);
+            p = &value_and_rest[end + tags.param_end.len()..];
+        }
+        let mut d = Draft::new(name, Some(Value::Object(args)), format);
+        d.repairs = repairs;
+        drafts.push(d);
+        s = p;
+    }
+    if drafts.is_empty() {
+        return Err("empty tool call block".into());
+    }
+    Ok(drafts)
+}
+
+/// `string="true"` / `string="false"` among a tag's attributes.
+fn string_attribute(attrs: &str) -> Option<bool> {
+    let at = attrs.find("string=\"")?;
+    let v = &attrs[at + "string=\"".len()..];
+    if v.starts_with("true\"") {
+        Some(true)
+    } else if v.starts_with("false\"") {
+        Some(false)
+    } else {
+        None
+    }
+}
+
+/// `tag` (after blanks) at the start of `lead`: ours, undecided, or not.
+pub(crate) fn tag_lead(lead: &str, complete: bool, tag: &str) -> Lead {
+    let s = skip_space(lead);
+    match starts(s, tag) {
+        Some(true) => Lead::Mine(None),
+        Some(false) => Lead::NotMine,
+        None if complete => Lead::NotMine,
+        None => Lead::NeedMore,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn leads_decide_from_the_first_bytes() {
+        assert!(matches!(json_lead(" \n[", false), Lead::Mine(None)));
+        assert!(matches!(json_lead("  ", false), Lead::NeedMore));
+        assert!(matches!(json_lead("  ", true), Lead::NotMine));
+        assert!(matches!(json_lead(" and", false), Lead::NotMine));
+        assert!(
+            matches!(call_line_lead("\nget_time(", false), Lead::Mine(Some(n)) if n == "get_time")
+        );
+        assert!(matches!(call_line_lead("\nget_ti", false), Lead::NeedMore));
+        assert!(matches!(
+            call_line_lead(" tags; nothing", false),
+            Lead::NotMine
+        ));
+        assert!(matches!(
+            tag_lead("\n<inv", false, "<invoke name=\""),
+            Lead::NeedMore
+        ));
+        assert_eq!(string_attribute(" string=\"false\""), Some(false));
+        assert_eq!(
+            split_tolerant(r#"f(a="x,y"), g((("#),
+            [r#"f(a="x,y")"#, " g((("]
+        );
+        assert_eq!(string_attribute(""), None);
+    }
+}

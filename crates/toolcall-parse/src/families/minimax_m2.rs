@@ -1,0 +1,58 @@
+//! `minimax_m2`: MiniMax M2 writes `<minimax:tool_call>` holding one or more
+//! `<invoke name="NAME">` with `<parameter name="K">V</parameter>` children; values are text
+//! typed by the tool's schema.
+
+use crate::FormatId;
+use crate::builder::{Ctx, Draft};
+use crate::family::{Family, ReadCx, RegionReader};
+
+use super::marked::{InvokeTags, invokes, tag_lead};
+use super::tags::{Block, BlockReader, Lead};
+
+impl FormatId {
+    pub(crate) const MINIMAX_M2: FormatId = FormatId::builtin("minimax_m2");
+}
+
+static TAGS: InvokeTags = InvokeTags {
+    invoke: "<invoke name=\"",
+    invoke_end: "</invoke>",
+    param: "<parameter name=\"",
+    param_end: "</parameter>",
+    between: &[],
+};
+
+static BLOCK: Block = Block {
+    format: FormatId::MINIMAX_M2,
+    open: "<minimax:tool_call>",
+    close: "</minimax:tool_call>",
+    lead,
+    body,
+};
+
+fn lead(lead: &str, complete: bool) -> Lead {
+    tag_lead(lead, complete, TAGS.invoke)
+}
+
+fn body(body: &str, cx: &mut ReadCx<'_>, format: FormatId) -> Result<Vec<Draft>, String> {
+    invokes(body, cx, format, &TAGS)
+}
+
+pub(crate) struct MinimaxM2;
+
+impl Family for MinimaxM2 {
+    fn id(&self) -> &'static str {
+        FormatId::MINIMAX_M2.as_str()
+    }
+    fn description(&self) -> &'static str {
+        "<minimax:tool_call><invoke name=\"NAME\"><parameter name=\"K\">V</parameter></invoke></minimax:tool_call> (MiniMax M2); values typed by the schema"
+    }
+    fn example(&self) -> &'static str {
+        r#"<minimax:tool_call><invoke name="get_weather"><parameter name="city">Paris</parameter></invoke></minimax:tool_call>"#
+    }
+    fn openers(&self) -> &'static [&'static str] {
+        &["<minimax:tool_call>"]
+    }
+    fn reader(&self, _opener: usize, _ctx: &Ctx) -> Option<Box<dyn RegionReader>> {
+        Some(Box::new(BlockReader::new(&BLOCK)))
+    }
+}

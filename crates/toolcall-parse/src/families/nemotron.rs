@@ -1,0 +1,41 @@
+//! `nemotron`: NVIDIA Llama-Nemotron writes a JSON list of `{name, arguments}`
+//! between `<TOOLCALL>` and `</TOOLCALL>`.
+
+use crate::FormatId;
+use crate::builder::Ctx;
+use crate::family::{Family, RegionReader};
+
+use super::tags::{Block, BlockReader};
+use super::marked::{json_body, json_lead};
+
+impl FormatId {
+    pub(crate) const NEMOTRON: FormatId = FormatId::builtin("nemotron");
+}
+
+static BLOCK: Block = Block {
+    format: FormatId::NEMOTRON,
+    open: "<TOOLCALL>",
+    close: "</TOOLCALL>",
+    lead: json_lead,
+    body: json_body,
+};
+
+pub(crate) struct Nemotron;
+
+impl Family for Nemotron {
+    fn id(&self) -> &'static str {
+        FormatId::NEMOTRON.as_str()
+    }
+    fn description(&self) -> &'static str {
+        "<TOOLCALL>[{\"name\", \"arguments\"}]</TOOLCALL> (Llama-Nemotron)"
+    }
+    fn example(&self) -> &'static str {
+        r#"<TOOLCALL>[{"name": "get_weather", "arguments": {"city": "Paris"}}]</TOOLCALL>"#
+    }
+    fn openers(&self) -> &'static [&'static str] {
+        &["<TOOLCALL>"]
+    }
+    fn reader(&self, _opener: usize, _ctx: &Ctx) -> Option<Box<dyn RegionReader>> {
+        Some(Box::new(BlockReader::new(&BLOCK)))
+    }
+}

@@ -1,0 +1,59 @@
+//! `step3`: Step-3 writes `<｜tool_calls_begin｜>`, then per call
+//! `<｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke name="NAME">` with
+//! `<steptml:parameter name="K">V</steptml:parameter>` children and `<｜tool_call_end｜>`, then
+//! `<｜tool_calls_end｜>`; values are text typed by the tool's schema.
+
+use crate::FormatId;
+use crate::builder::{Ctx, Draft};
+use crate::family::{Family, ReadCx, RegionReader};
+
+use super::marked::{InvokeTags, invokes, tag_lead};
+use super::tags::{Block, BlockReader, Lead};
+
+impl FormatId {
+    pub(crate) const STEP3: FormatId = FormatId::builtin("step3");
+}
+
+static TAGS: InvokeTags = InvokeTags {
+    invoke: "<steptml:invoke name=\"",
+    invoke_end: "</steptml:invoke>",
+    param: "<steptml:parameter name=\"",
+    param_end: "</steptml:parameter>",
+    between: &["<｜tool_call_begin｜>function<｜tool_sep｜>", "<｜tool_call_end｜>"],
+};
+
+static BLOCK: Block = Block {
+    format: FormatId::STEP3,
+    open: "<｜tool_calls_begin｜>",
+    close: "<｜tool_calls_end｜>",
+    lead,
+    body,
+};
+
+fn lead(lead: &str, complete: bool) -> Lead {
+    tag_lead(lead, complete, "<｜tool_call_begin｜>")
+}
+
+fn body(body: &str, cx: &mut ReadCx<'_>, format: FormatId) -> Result<Vec<Draft>, String> {
+    invokes(body, cx, format, &TAGS)
+}
+
+pub(crate) struct Step3;
+
+impl Family for Step3 {
+    fn id(&self) -> &'static str {
+        FormatId::STEP3.as_str()
+    }
+    fn description(&self) -> &'static str {
+        "<｜tool_calls_begin｜><｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke name=\"NAME\"><steptml:parameter name=\"K\">V</steptml:parameter></steptml:invoke><｜tool_call_end｜><｜tool_calls_end｜> (Step-3)"
+    }
+    fn example(&self) -> &'static str {
+        r#"<｜tool_calls_begin｜><｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke name="get_weather"><steptml:parameter name="city">Paris</steptml:parameter></steptml:invoke><｜tool_call_end｜><｜tool_calls_end｜>"#
+    }
+    fn openers(&self) -> &'static [&'static str] {
+        &["<｜tool_calls_begin｜>"]
+    }
+    fn reader(&self, _opener: usize, _ctx: &Ctx) -> Option<Box<dyn RegionReader>> {
+        Some(Box::new(BlockReader::new(&BLOCK)))
+    }
+}
