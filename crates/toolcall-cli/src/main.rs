@@ -7,6 +7,7 @@ use clap::{Parser, Subcommand};
 mod approve;
 mod detect_cmd;
 mod display;
+mod mcp_cmd;
 mod parse_cmd;
 mod run_cmd;
 mod serve_cmd;
@@ -44,6 +45,8 @@ enum Command {
     Sessions(sessions_cmd::SessionsArgs),
     /// Inspect a text-adventure world file.
     World(world_cmd::WorldArgs),
+    /// MCP: serve the toolset to MCP clients.
+    Mcp(mcp_cmd::McpArgs),
 }
 
 fn main() -> ExitCode {
@@ -68,6 +71,7 @@ fn main() -> ExitCode {
             Command::Tools(args) => tools_cmd::run(args).await,
             Command::Sessions(args) => sessions_cmd::run(args).await,
             Command::World(args) => world_cmd::run(args).await,
+            Command::Mcp(args) => mcp_cmd::run(args).await,
         }
     });
     match outcome {

@@ -20,7 +20,7 @@ use toolcall_run::{
 use crate::approve::approver;
 use crate::display::shorten;
 use crate::sessions_cmd::archive_path;
-use crate::toolset::{ToolsetArgs, load_runnable};
+use crate::toolset::{McpServerArgs, ToolsetArgs, load_runnable_with_mcp};
 
 #[derive(Clone, Copy, clap::ValueEnum)]
 enum Api {
@@ -34,6 +34,8 @@ enum Api {
 pub struct RunArgs {
     #[command(flatten)]
     toolset: ToolsetArgs,
+    #[command(flatten)]
+    mcp: McpServerArgs,
     /// Model server base URL, e.g. http://127.0.0.1:11434 (Ollama).
     #[arg(
         long,
@@ -99,7 +101,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         (Some(s), Some(path)) => session_setup(s, path)?,
         _ => ToolsetSpec::default(),
     };
-    let toolset = load_runnable(&args.toolset.spec(base)?)?;
+    let toolset = load_runnable_with_mcp(&args.toolset.spec(base)?, &args.mcp).await?;
     let on_end = toolset.on_end;
     let outcome = run_loaded(
         &args,
@@ -220,7 +222,7 @@ async fn run_loaded(
 
 /// Tool-call events (`tool_call.started/completed/failed`, secrets redacted) go to stderr
 /// as JSON lines when `TOOLCALL_LOG` is set, e.g. `TOOLCALL_LOG=info`.
-fn init_logging() {
+pub fn init_logging() {
     let Ok(filter) = tracing_subscriber::EnvFilter::try_from_env("TOOLCALL_LOG") else {
         return;
     };

@@ -5,6 +5,10 @@ use std::path::PathBuf;
 
 use anyhow::{Context, bail};
 use serde_json::Value;
+use toolcall_core::McpServer;
+use toolcall_core::tools_file::{
+    is_valid_mcp_server_name, mcp_servers_from_tools_json, read_tools_document,
+};
 use toolcall_packs::toolset::{Toolset, ToolsetSpec};
 
 #[derive(clap::Args, Debug, Clone, Default)]
@@ -73,5 +77,81 @@ pub fn load_runnable(spec: &ToolsetSpec) -> anyhow::Result<Toolset> {
     let mut toolset = spec.load()?;
     toolcall_run::backend::attach_backends(&mut toolset.registry)
         .context("cannot set up the tools' backends")?;
+    Ok(toolset)
+}
+
+/// MCP servers whose tools join the toolset (for the subcommands that run tools).
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct McpServerArgs {
+    /// An MCP server whose tools join the toolset as `NAME.tool`: `NAME=URL` (Streamable
+    /// HTTP) or `NAME=PROGRAM ARG…` (stdio; split on spaces, never run through a shell).
+    /// Repeatable. Tools files may declare servers too (`{"type": "mcp", ...}` entries).
+    #[arg(long = "mcp", value_name = "NAME=COMMAND|URL")]
+    pub mcp: Vec<String>,
+}
+
+impl McpServerArgs {
+    /// The servers named by `--mcp`.
+    pub fn servers(&self) -> anyhow::Result<Vec<McpServer>> {
+        self.mcp.iter().map(|flag| parse_mcp_flag(flag)).collect()
+    }
+}
+
+/// `--mcp NAME=URL` or `--mcp NAME=PROGRAM ARG…` (split on whitespace; no shell).
+fn parse_mcp_flag(flag: &str) -> anyhow::Result<McpServer> {
+    let (name, target) = flag
+        .split_once('=')
+        .with_context(|| format!("--mcp {flag:?}: expected NAME=COMMAND or NAME=URL"))?;
+    if !is_valid_mcp_server_name(name) {
+        bail!("--mcp {flag:?}: NAME must be 1-64 letters, digits, '_' or '-'");
+    }
+    let target = target.trim();
+    if target.starts_with("http://") || target.starts_with("https://") {
+        return Ok(McpServer::Http {
+            name: name.to_owned(),
+            url: target.to_owned(),
+            headers: Default::default(),
+        });
+    }
+    let argv: Vec<String> = target.split_whitespace().map(str::to_owned).collect();
+    if argv.is_empty() {
+        bail!("--mcp {flag:?}: no command after '='");
+    }
+    Ok(McpServer::Stdio {
+        name: name.to_owned(),
+        argv,
+        env: Default::default(),
+    })
+}
+
+/// [`load_runnable`] plus the tools of MCP servers (`--mcp` and the tools files' `"type":
+/// "mcp"` entries), connected and listed before the enable/disable switches apply, so the
+/// switches reach their tools too.
+pub async fn load_runnable_with_mcp(
+    spec: &ToolsetSpec,
+    mcp: &McpServerArgs,
+) -> anyhow::Result<Toolset> {
+    let mut servers = mcp.servers()?;
+    for path in &spec.tools_files {
+        let doc = read_tools_document(path)?;
+        servers.extend(
+            mcp_servers_from_tools_json(&doc)
+                .with_context(|| format!("tools file {}", path.display()))?,
+        );
+    }
+    if servers.is_empty() {
+        return load_runnable(spec);
+    }
+    let mut unswitched = spec.clone();
+    unswitched.enable.clear();
+    unswitched.disable.clear();
+    let mut toolset = load_runnable(&unswitched)?;
+    let options = toolcall_mcp::ConnectOptions::default();
+    let tools = toolcall_mcp::connect_all(&servers, &options).await?;
+    toolset
+        .registry
+        .merge(tools)
+        .context("adding MCP servers' tools")?;
+    spec.apply_switches(&mut toolset.registry)?;
     Ok(toolset)
 }

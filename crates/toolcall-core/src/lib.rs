@@ -24,6 +24,6 @@ pub use diagnostic::{Diagnostic, Level, Parsed, StreamEvent};
 pub use registry::{Registry, RegistryError};
 pub use render::{NameMap, Provider};
 pub use result::{ErrorCode, ToolError, ToolOutput, ToolResult};
-pub use spec::{Backend, ToolKind, ToolSpec};
+pub use spec::{Backend, McpServer, ToolAnnotations, ToolKind, ToolSpec};
 pub use tool::{StateTool, Tool, ToolContext, Transactional};
 pub use validate::{SchemaError, ValidationError, json_kind};

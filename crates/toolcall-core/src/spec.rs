@@ -34,6 +34,58 @@ pub enum Backend {
     },
 }
 
+/// Hints about a tool's effects, offered to MCP clients as the tool's annotations. Absent
+/// hints are unknown (MCP's defaults apply: not read-only, destructive, not idempotent).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct ToolAnnotations {
+    /// The tool changes nothing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_only: Option<bool>,
+    /// The tool may destroy or overwrite things (a click, starting a program).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub destructive: Option<bool>,
+    /// Repeating a call with the same arguments has no further effect.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idempotent: Option<bool>,
+}
+
+impl ToolAnnotations {
+    pub fn is_empty(&self) -> bool {
+        *self == Self::default()
+    }
+}
+
+/// An MCP server whose tools a tools file brings in (`{"type": "mcp", ...}` entries), run as
+/// a child process over stdio or reached over Streamable HTTP.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "transport", rename_all = "snake_case")]
+pub enum McpServer {
+    /// A program started with this argument vector (never a shell), speaking MCP on stdio.
+    Stdio {
+        /// The prefix of its tools' ids (`NAME.tool`).
+        name: String,
+        argv: Vec<String>,
+        #[serde(default)]
+        env: BTreeMap<String, String>,
+    },
+    /// A Streamable HTTP endpoint.
+    Http {
+        name: String,
+        url: String,
+        #[serde(default)]
+        headers: BTreeMap<String, String>,
+    },
+}
+
+impl McpServer {
+    /// The prefix of its tools' ids.
+    pub fn name(&self) -> &str {
+        match self {
+            McpServer::Stdio { name, .. } | McpServer::Http { name, .. } => name,
+        }
+    }
+}
+
 /// A tool as offered to the model and checked by the validator (V-1).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ToolSpec {
@@ -60,6 +112,8 @@ pub struct ToolSpec {
     pub requires_approval: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub backend: Option<Backend>,
+    #[serde(default, skip_serializing_if = "ToolAnnotations::is_empty")]
+    pub annotations: ToolAnnotations,
 }
 
 fn yes() -> bool {
@@ -81,6 +135,7 @@ impl ToolSpec {
             timeout: None,
             requires_approval: false,
             backend: None,
+            annotations: ToolAnnotations::default(),
         }
     }
 
@@ -91,6 +146,11 @@ impl ToolSpec {
 
     pub fn with_timeout(mut self, timeout: Duration) -> Self {
         self.timeout = Some(timeout);
+        self
+    }
+
+    pub fn with_annotations(mut self, annotations: ToolAnnotations) -> Self {
+        self.annotations = annotations;
         self
     }
 

@@ -13,6 +13,12 @@
 //! `functionDeclarations` lists are flattened in place (entry indexes count declarations). The project's own keys
 //! (`enabled`, `kind`, `backend`, ...) are also read beside the provider shapes, so an OpenAI
 //! tools array can be given a backend without rewriting it. Errors name the entry's index.
+//!
+//! An entry `{"type": "mcp", "server_label": NAME, ...}` (the Responses API's shape) brings in
+//! every tool of an MCP server as `NAME.tool`: `"command": [argv...]` (plus `"env"`) runs a
+//! program speaking MCP on stdio, `"server_url"` (plus `"headers"`) reaches a Streamable HTTP
+//! endpoint. Such entries are not tools themselves: [`mcp_servers_from_tools_json`] returns
+//! them, and the tools are listed when the server is connected.
 
 use std::io::Read;
 use std::path::Path;
@@ -20,7 +26,7 @@ use std::path::Path;
 use serde_json::{Map, Value};
 
 use crate::registry::{Registry, RegistryError};
-use crate::spec::ToolSpec;
+use crate::spec::{McpServer, ToolSpec};
 
 /// Largest tools file read.
 pub const MAX_TOOLS_FILE_BYTES: u64 = 8 * 1024 * 1024;
@@ -46,6 +52,13 @@ impl Registry {
 
     /// Reads and loads a tools file, at most [`MAX_TOOLS_FILE_BYTES`].
     pub fn from_tools_file(path: &Path) -> Result<Registry, RegistryError> {
+        Self::from_tools_json(&read_tools_document(path)?)
+    }
+}
+
+/// Reads a tools file as JSON, at most [`MAX_TOOLS_FILE_BYTES`].
+pub fn read_tools_document(path: &Path) -> Result<Value, RegistryError> {
+    {
         let io = |source| RegistryError::Io {
             path: path.to_owned(),
             source,
@@ -61,11 +74,98 @@ impl Registry {
                 limit: MAX_TOOLS_FILE_BYTES,
             });
         }
-        let doc: Value = serde_json::from_slice(&bytes).map_err(|source| RegistryError::Json {
+        serde_json::from_slice(&bytes).map_err(|source| RegistryError::Json {
             path: path.to_owned(),
             source,
-        })?;
-        Self::from_tools_json(&doc)
+        })
+    }
+}
+
+/// Whether an entry declares an MCP server rather than a tool.
+fn is_mcp_entry(entry: &Value) -> bool {
+    entry.get("type").and_then(Value::as_str) == Some("mcp")
+}
+
+/// The MCP servers a tools document declares (`{"type": "mcp", ...}` entries, in order).
+pub fn mcp_servers_from_tools_json(doc: &Value) -> Result<Vec<McpServer>, RegistryError> {
+    let top: &[Value] = match doc {
+        Value::Array(a) => a,
+        Value::Object(o) => match o.get("tools") {
+            Some(Value::Array(a)) => a,
+            _ => &[],
+        },
+        _ => &[],
+    };
+    top.iter()
+        .enumerate()
+        .filter(|(_, e)| is_mcp_entry(e))
+        .map(|(index, entry)| {
+            mcp_server_from_entry(entry).map_err(|message| RegistryError::Entry {
+                index,
+                name: entry
+                    .get("server_label")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned),
+                source: Box::new(RegistryError::Shape(message)),
+            })
+        })
+        .collect()
+}
+
+/// Letters, digits, `_` and `-`: a prefix that keeps `NAME.tool` a valid tool id.
+pub fn is_valid_mcp_server_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 64
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
+
+fn string_map(
+    entry: &Value,
+    key: &str,
+) -> Result<std::collections::BTreeMap<String, String>, String> {
+    match entry.get(key) {
+        None | Some(Value::Null) => Ok(Default::default()),
+        Some(v) => serde_json::from_value(v.clone())
+            .map_err(|_| format!("\"{key}\" must be an object of strings")),
+    }
+}
+
+fn mcp_server_from_entry(entry: &Value) -> Result<McpServer, String> {
+    let name = entry
+        .get("server_label")
+        .and_then(Value::as_str)
+        .ok_or("an MCP entry needs a \"server_label\" string")?;
+    if !is_valid_mcp_server_name(name) {
+        return Err(format!(
+            "server_label {name:?} must be 1-64 letters, digits, '_' or '-'"
+        ));
+    }
+    let name = name.to_owned();
+    match (entry.get("command"), entry.get("server_url")) {
+        (Some(command), None) => {
+            let argv: Vec<String> = serde_json::from_value(command.clone())
+                .map_err(|_| "\"command\" must be an array of strings (an argument vector)")?;
+            if argv.first().is_none_or(|p| p.is_empty()) {
+                return Err("\"command\" must name a program".into());
+            }
+            Ok(McpServer::Stdio {
+                name,
+                argv,
+                env: string_map(entry, "env")?,
+            })
+        }
+        (None, Some(Value::String(url))) => Ok(McpServer::Http {
+            name,
+            url: url.clone(),
+            headers: string_map(entry, "headers")?,
+        }),
+        (None, Some(_)) => Err("\"server_url\" must be a string".into()),
+        (Some(_), Some(_)) => Err("give \"command\" or \"server_url\", not both".into()),
+        (None, None) => {
+            Err("an MCP entry needs \"command\" (stdio) or \"server_url\" (HTTP)".into())
+        }
     }
 }
 
@@ -85,7 +185,7 @@ pub fn specs_from_tools_json(doc: &Value) -> Result<Vec<ToolSpec>, RegistryError
     };
     // Gemini groups declarations: `{"functionDeclarations": [...]}`.
     let mut entries: Vec<(&Value, bool)> = Vec::new();
-    for entry in top {
+    for entry in top.into_iter().filter(|e| !is_mcp_entry(e)) {
         match gemini_declarations(entry) {
             Some(decls) => entries.extend(decls.iter().map(|d| (d, true))),
             None => entries.push((entry, false)),
@@ -423,6 +523,56 @@ mod tests {
                     proptest::prop_assert!(Registry::validate_id(name).is_ok());
                 }
             }
+        }
+    }
+
+    // covers W-MCP
+    #[test]
+    fn mcp_entries_declare_servers_not_tools() {
+        let doc = json!([
+            {"type": "function", "function": {"name": "echo", "parameters": {"type": "object"}}},
+            {"type": "mcp", "server_label": "files", "command": ["mcp-files", "--root", "/srv"],
+             "env": {"LOG": "1"}},
+            {"type": "mcp", "server_label": "docs", "server_url": "http://127.0.0.1:9/mcp",
+             "headers": {"x-team": "a"}}
+        ]);
+        let registry = Registry::from_tools_json(&doc).unwrap();
+        assert_eq!(registry.names().collect::<Vec<_>>(), ["echo"]);
+        let servers = mcp_servers_from_tools_json(&doc).unwrap();
+        assert_eq!(servers.len(), 2);
+        assert!(matches!(&servers[0], McpServer::Stdio { name, argv, env }
+            if name == "files" && argv[2] == "/srv" && env["LOG"] == "1"));
+        assert!(matches!(&servers[1], McpServer::Http { name, url, headers }
+            if name == "docs" && url.ends_with("/mcp") && headers["x-team"] == "a"));
+    }
+
+    // covers W-MCP
+    #[test]
+    fn bad_mcp_entries_name_their_index() {
+        for (entry, says) in [
+            (json!({"type": "mcp", "command": ["x"]}), "server_label"),
+            (
+                json!({"type": "mcp", "server_label": "a.b", "command": ["x"]}),
+                "server_label",
+            ),
+            (
+                json!({"type": "mcp", "server_label": "a", "command": "x y"}),
+                "argument vector",
+            ),
+            (
+                json!({"type": "mcp", "server_label": "a", "command": []}),
+                "name a program",
+            ),
+            (json!({"type": "mcp", "server_label": "a"}), "command"),
+            (
+                json!({"type": "mcp", "server_label": "a", "command": ["x"], "server_url": "u"}),
+                "not both",
+            ),
+        ] {
+            let err = mcp_servers_from_tools_json(&json!([{"name": "t"}, entry]))
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains("#1") && err.contains(says), "{err}");
         }
     }
 }

@@ -74,3 +74,66 @@ pub fn stdout(o: &Output) -> String {
 pub fn stderr(o: &Output) -> String {
     String::from_utf8(o.stderr.clone()).unwrap()
 }
+
+/// A loopback stand-in for an OpenAI-compatible server: answers each POST with the next
+/// scripted body and records (headers, body) of every request. Handles keep-alive.
+pub type Seen = std::sync::Arc<std::sync::Mutex<Vec<(String, Value)>>>;
+
+pub fn scripted_server(answers: Vec<Value>) -> (String, Seen) {
+    use std::io::{BufRead, BufReader, Read, Write};
+    use std::sync::{Arc, Mutex};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let answers = Arc::new(Mutex::new(answers));
+    let (seen2, answers2) = (seen.clone(), answers.clone());
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(stream) = stream else { return };
+            let (seen, answers) = (seen2.clone(), answers2.clone());
+            std::thread::spawn(move || {
+                let mut reader = BufReader::new(stream.try_clone().unwrap());
+                let mut stream = stream;
+                loop {
+                    let mut head = String::new();
+                    let mut len = 0usize;
+                    loop {
+                        let mut line = String::new();
+                        if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                            return;
+                        }
+                        if line == "\r\n" {
+                            break;
+                        }
+                        if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                            len = v.trim().parse().unwrap();
+                        }
+                        head.push_str(&line);
+                    }
+                    let mut body = vec![0; len];
+                    reader.read_exact(&mut body).unwrap();
+                    seen.lock()
+                        .unwrap()
+                        .push((head, serde_json::from_slice(&body).unwrap()));
+                    let answer = {
+                        let mut a = answers.lock().unwrap();
+                        if a.is_empty() {
+                            Value::Null
+                        } else {
+                            a.remove(0)
+                        }
+                    }
+                    .to_string();
+                    write!(
+                        stream,
+                        "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{}",
+                        answer.len(),
+                        answer
+                    )
+                    .unwrap();
+                }
+            });
+        }
+    });
+    (url, seen)
+}

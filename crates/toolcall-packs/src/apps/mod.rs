@@ -330,6 +330,12 @@ impl Tool for OpenApp {
                 "anyOf": [{"required": ["app_name"]}, {"required": ["app_path"]}]
             }),
         )
+        // Starting a program is an effect on the machine that cannot be taken back.
+        .with_annotations(toolcall_core::ToolAnnotations {
+            read_only: Some(false),
+            destructive: Some(true),
+            idempotent: Some(false),
+        })
     }
 
     async fn call(&self, ctx: &ToolContext, args: Value) -> Result<ToolOutput, ToolError> {

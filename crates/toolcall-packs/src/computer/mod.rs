@@ -176,6 +176,12 @@ pub fn spec(width: u32, height: u32) -> ToolSpec {
     )
     // Longest honest call: a 4096-character `type` with several keymap remaps.
     .with_timeout(Duration::from_secs(60))
+    // Clicks and keys act on whatever is on the screen.
+    .with_annotations(toolcall_core::ToolAnnotations {
+        read_only: Some(false),
+        destructive: Some(true),
+        idempotent: Some(false),
+    })
 }
 
 #[async_trait]

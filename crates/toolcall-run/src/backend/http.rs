@@ -55,6 +55,12 @@ impl HttpToolClient {
             .map(HttpToolClient)
             .map_err(|e| BackendError::Client(e.to_string()))
     }
+
+    /// The underlying client, for transports that take a `reqwest::Client` (MCP over HTTP)
+    /// and must keep the same redirect policy.
+    pub fn reqwest(&self) -> &reqwest::Client {
+        &self.0
+    }
 }
 
 /// The client HTTP tools share ([`HttpToolClient::new`]).

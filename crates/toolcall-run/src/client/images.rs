@@ -54,8 +54,19 @@ pub fn find_images(value: &Value) -> Vec<Image> {
 
 /// Replaces each image's data in `value` with a placeholder and returns the images.
 pub fn take_images(value: &mut Value) -> Vec<Image> {
+    take_images_noting(value, &|img| {
+        format!(
+            "[{} image, {} base64 bytes, attached in the next message]",
+            img.media_type,
+            img.data.len()
+        )
+    })
+}
+
+/// [`take_images`] with the placeholder written by `note` (where the image went).
+pub fn take_images_noting(value: &mut Value, note: &dyn Fn(&Image) -> String) -> Vec<Image> {
     let mut out = Vec::new();
-    walk_mut(value, 0, &mut out);
+    walk_mut(value, 0, note, &mut out);
     out
 }
 
@@ -70,25 +81,27 @@ fn walk(value: &Value, depth: usize, f: &mut dyn FnMut(&Value) -> bool) {
     }
 }
 
-fn walk_mut(value: &mut Value, depth: usize, out: &mut Vec<Image>) {
+fn walk_mut(
+    value: &mut Value,
+    depth: usize,
+    note: &dyn Fn(&Image) -> String,
+    out: &mut Vec<Image>,
+) {
     if depth > MAX_DEPTH {
         return;
     }
     if let Some(img) = as_image(value) {
-        let note = format!(
-            "[{} image, {} base64 bytes, attached in the next message]",
-            img.media_type,
-            img.data.len()
-        );
         if let Some(obj) = value.as_object_mut() {
-            obj.insert("data".into(), Value::String(note));
+            obj.insert("data".into(), Value::String(note(&img)));
         }
         out.push(img);
         return;
     }
     match value {
-        Value::Object(m) => m.values_mut().for_each(|v| walk_mut(v, depth + 1, out)),
-        Value::Array(a) => a.iter_mut().for_each(|v| walk_mut(v, depth + 1, out)),
+        Value::Object(m) => m
+            .values_mut()
+            .for_each(|v| walk_mut(v, depth + 1, note, out)),
+        Value::Array(a) => a.iter_mut().for_each(|v| walk_mut(v, depth + 1, note, out)),
         _ => {}
     }
 }

@@ -1,0 +1,443 @@
+//! `toolcall mcp serve` and `toolcall run --mcp`, against the official MCP Python SDK as the
+//! peer: its client drives our server over stdio and Streamable HTTP, and a small server
+//! written with it backs tools in a turn against a loopback stand-in model.
+
+mod common;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use base64::Engine;
+use serde_json::{Value, json};
+
+use common::{bin, fixture_path, ok, repo_root, scripted_server};
+
+fn python() -> Option<PathBuf> {
+    toolcall_testkit::require("python", toolcall_testkit::python())
+}
+
+fn toolcall_path() -> String {
+    env!("CARGO_BIN_EXE_toolcall").to_owned()
+}
+
+fn world_file() -> String {
+    repo_root()
+        .join("examples/world/world.json")
+        .canonicalize()
+        .unwrap()
+        .display()
+        .to_string()
+}
+
+/// Runs the SDK client script with `plan`; returns its JSON report.
+fn run_plan(py: &Path, plan: Value) -> Value {
+    let dir = tempfile::tempdir().unwrap();
+    let plan_file = dir.path().join("plan.json");
+    std::fs::write(&plan_file, plan.to_string()).unwrap();
+    let out = Command::new(py)
+        .arg(fixture_path("mcp/client_plan.py"))
+        .arg(&plan_file)
+        .output()
+        .unwrap();
+    serde_json::from_str(&ok(out)).unwrap()
+}
+
+fn tool<'a>(report: &'a Value, name: &str) -> &'a Value {
+    report["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == name)
+        .unwrap_or_else(|| panic!("{name} is not listed: {report}"))
+}
+
+fn world_calls() -> Value {
+    json!([
+        {"name": "set_attribute", "arguments": {"entityType": "object", "entityId": "obj_chest",
+                                                 "attributeName": "condition", "value": "open"}},
+        {"name": "set_attribute", "arguments": {"entityType": "object"}},
+        {"name": "no_such_tool", "arguments": {}}
+    ])
+}
+
+fn check_world_results(report: &Value) {
+    let schema = &tool(report, "set_attribute")["inputSchema"];
+    assert_eq!(schema["type"], "object");
+    assert!(schema["properties"]["entityId"].is_object(), "{schema}");
+    let results = report["results"].as_array().unwrap();
+    assert_eq!(results.len(), 3);
+    assert_eq!(results[0]["isError"], false, "{}", results[0]);
+    assert_eq!(results[0]["structuredContent"]["status"], "ok");
+    // The text content is the same result JSON.
+    let text: Value =
+        serde_json::from_str(results[0]["content"][0]["text"].as_str().unwrap()).unwrap();
+    assert_eq!(text, results[0]["structuredContent"]);
+    // Failures are results with isError and toolcall's error code, not protocol errors.
+    for (r, code) in [
+        (&results[1], "invalid_arguments"),
+        (&results[2], "unknown_tool"),
+    ] {
+        assert_eq!(r["isError"], true, "{r}");
+        assert_eq!(r["structuredContent"]["error"]["code"], code, "{r}");
+        let text = r["content"][0]["text"].as_str().unwrap();
+        assert!(text.starts_with(&format!("{code}: ")), "{text}");
+    }
+}
+
+// covers W-MCP
+#[test]
+fn sdk_client_over_stdio_lists_and_calls_world_tools() {
+    let Some(py) = python() else { return };
+    let report = run_plan(
+        &py,
+        json!({
+            "transport": "stdio",
+            "command": [toolcall_path(), "mcp", "serve", "--pack", "world",
+                        "--pack-opt", format!("world.world={}", world_file())],
+            "calls": world_calls(),
+        }),
+    );
+    let names: Vec<&str> = report["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert!(
+        names.contains(&"move_player") && names.contains(&"create_object"),
+        "{names:?}"
+    );
+    check_world_results(&report);
+}
+
+// covers W-MCP
+#[test]
+fn disabled_tools_are_not_listed() {
+    let Some(py) = python() else { return };
+    let report = run_plan(
+        &py,
+        json!({
+            "transport": "stdio",
+            "command": [toolcall_path(), "mcp", "serve", "--pack", "world",
+                        "--disable", "delete_*"],
+        }),
+    );
+    let names: Vec<&str> = report["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert!(names.contains(&"set_attribute"));
+    assert!(!names.iter().any(|n| n.starts_with("delete_")), "{names:?}");
+}
+
+/// A `toolcall mcp serve --http` child, stopped on drop.
+struct HttpServer {
+    child: Child,
+    url: String,
+}
+
+impl Drop for HttpServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn start_http(key: &str) -> HttpServer {
+    let mut child = bin()
+        .args(["mcp", "serve", "--pack", "world", "--pack-opt"])
+        .arg(format!("world.world={}", world_file()))
+        .args(["--http", "127.0.0.1:0", "--api-key-env", "MCP_TEST_KEYS"])
+        .env("MCP_TEST_KEYS", format!("other-key, {key}"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let url = loop {
+        let line = lines.next().expect("the server exited early").unwrap();
+        if let Some(rest) = line.split("serving MCP at ").nth(1) {
+            break rest.trim().to_owned();
+        }
+    };
+    // Keep draining stderr so the server never blocks on it.
+    std::thread::spawn(move || for _ in lines {});
+    HttpServer { child, url }
+}
+
+/// The status line of a raw POST to `url` with `headers`.
+fn post_status(url: &str, headers: &str) -> String {
+    let hostport = url.trim_start_matches("http://").split('/').next().unwrap();
+    let mut s = std::net::TcpStream::connect(hostport).unwrap();
+    let body = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
+    write!(
+        s,
+        "POST /mcp HTTP/1.1\r\nHost: {hostport}\r\ncontent-type: application/json\r\n\
+         accept: application/json, text/event-stream\r\n{headers}content-length: {}\r\n\
+         connection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut reply = String::new();
+    let _ = s.read_to_string(&mut reply);
+    reply.lines().next().unwrap_or_default().to_owned()
+}
+
+// covers W-MCP
+#[test]
+fn sdk_client_over_http_with_a_client_key() {
+    let Some(py) = python() else { return };
+    let server = start_http("key-123");
+    assert!(server.url.ends_with("/mcp"), "{}", server.url);
+    assert!(post_status(&server.url, "").contains(" 401 "));
+    assert!(post_status(&server.url, "authorization: Bearer key-12\r\n").contains(" 401 "));
+    let report = run_plan(
+        &py,
+        json!({"transport": "http", "url": server.url, "api_key": "key-123",
+               "calls": world_calls()}),
+    );
+    check_world_results(&report);
+}
+
+// covers W-MCP, P-CU
+#[test]
+fn computer_screenshot_is_image_content() {
+    let Some(py) = python() else { return };
+    let Some(xvfb) = toolcall_testkit::require(
+        "xvfb",
+        toolcall_packs::computer::xvfb::Xvfb::start(640, 480),
+    ) else {
+        return;
+    };
+    let report = run_plan(
+        &py,
+        json!({
+            "transport": "stdio",
+            "command": [toolcall_path(), "mcp", "serve", "--pack", "computer",
+                        "--display", xvfb.display()],
+            "calls": [{"name": "computer_use", "arguments": {"action": "screenshot"}}],
+        }),
+    );
+    let listed = tool(&report, "computer_use");
+    assert_eq!(listed["annotations"]["destructiveHint"], true, "{listed}");
+    assert_eq!(listed["annotations"]["readOnlyHint"], false, "{listed}");
+    let result = &report["results"][0];
+    assert_eq!(result["isError"], false, "{result}");
+    let images: Vec<&Value> = result["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["type"] == "image")
+        .collect();
+    assert_eq!(images.len(), 1, "{result}");
+    assert_eq!(images[0]["mimeType"], "image/png");
+    let png = base64::engine::general_purpose::STANDARD
+        .decode(images[0]["data"].as_str().unwrap())
+        .unwrap();
+    assert!(png.starts_with(b"\x89PNG\r\n\x1a\n"));
+    // The image is not repeated inside the JSON.
+    assert!(
+        result["structuredContent"].to_string().len() < 4096,
+        "{result}"
+    );
+}
+
+// covers W-MCP, R-8, X-2
+#[test]
+fn run_uses_a_python_mcp_server_that_dies_mid_call() {
+    let Some(py) = python() else { return };
+    let chat = |calls: Value| {
+        json!({"choices":[{"index":0,"finish_reason":"tool_calls",
+               "message":{"role":"assistant","content":null,"tool_calls":calls}}]})
+    };
+    let call = |id: &str, name: &str, args: Value| {
+        json!({"id": id, "type": "function",
+               "function": {"name": name, "arguments": args.to_string()}})
+    };
+    let (url, seen) = scripted_server(vec![
+        chat(json!([
+            call("m1", "calc_add", json!({"a": 2, "b": 3})),
+            call("m2", "calc_refuse", json!({}))
+        ])),
+        chat(json!([call("m3", "calc_stall", json!({}))])),
+        chat(json!([call("m4", "calc_add", json!({"a": 1, "b": 1}))])),
+        json!({"choices":[{"index":0,"finish_reason":"stop",
+               "message":{"role":"assistant","content":"All done."}}]}),
+    ]);
+    let dir = tempfile::tempdir().unwrap();
+    let pid_file = dir.path().join("calc.pid");
+    let server_cmd = format!(
+        "calc={} {}",
+        py.display(),
+        fixture_path("mcp/calc_server.py").display()
+    );
+    let child = bin()
+        .args(["run", "--mcp", &server_cmd, "--model", &url])
+        .args(["--model-name", "m", "--mode", "native", "--max-rounds", "5"])
+        .arg("--archive")
+        .arg(dir.path().join("a.sqlite"))
+        .arg("Add and wait.")
+        .env("CALC_PID_FILE", &pid_file)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Kill the MCP server while `stall` is in flight.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let pid = loop {
+        if let Ok(pid) = std::fs::read_to_string(&pid_file)
+            && !pid.trim().is_empty()
+        {
+            break pid.trim().to_owned();
+        }
+        assert!(Instant::now() < deadline, "the stall call never started");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let killed = Command::new("kill").args(["-9", &pid]).status().unwrap();
+    assert!(killed.success());
+    let out = child.wait_with_output().unwrap();
+    let text = ok(out);
+    assert!(text.contains("All done."), "{text}");
+
+    let seen = seen.lock().unwrap();
+    assert_eq!(seen.len(), 4);
+    let offered: Vec<&str> = seen[0].1["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(offered, ["calc_add", "calc_refuse", "calc_stall"]);
+    // Every result goes back under its call id.
+    let results: Vec<(String, Value)> = seen[3].1["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| {
+            (
+                m["tool_call_id"].as_str().unwrap().to_owned(),
+                serde_json::from_str(m["content"].as_str().unwrap()).unwrap(),
+            )
+        })
+        .collect();
+    let ids: Vec<&str> = results.iter().map(|(id, _)| id.as_str()).collect();
+    assert_eq!(ids, ["m1", "m2", "m3", "m4"]);
+    assert_eq!(results[0].1["data"]["result"], 5, "{:?}", results[0]);
+    assert_eq!(results[1].1["error"]["code"], "tool_failed");
+    assert!(
+        results[1].1["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("refused on purpose")
+    );
+    // The server died mid-call: that call failed, and the next call started it again.
+    assert_eq!(
+        results[2].1["error"]["code"], "tool_failed",
+        "{:?}",
+        results[2]
+    );
+    assert_eq!(results[3].1["data"]["result"], 2, "{:?}", results[3]);
+}
+
+// covers W-MCP
+#[test]
+fn mcp_entries_in_a_tools_file_bring_in_the_servers_tools() {
+    let Some(py) = python() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let tools = dir.path().join("tools.json");
+    std::fs::write(
+        &tools,
+        json!([{"type": "mcp", "server_label": "calc",
+                "command": [py, fixture_path("mcp/calc_server.py")],
+                "env": {"CALC_PID_FILE": dir.path().join("pid")}}])
+        .to_string(),
+    )
+    .unwrap();
+    // Served again over MCP: a proxy of the Python server, with toolcall's checks in front.
+    let report = run_plan(
+        &py,
+        json!({
+            "transport": "stdio",
+            "command": [toolcall_path(), "mcp", "serve", "--tools", tools],
+            "calls": [{"name": "calc.add", "arguments": {"a": 20, "b": 22}},
+                      {"name": "calc.add", "arguments": {"a": "x"}}],
+        }),
+    );
+    assert_eq!(
+        tool(&report, "calc.add")["inputSchema"]["required"],
+        json!(["a", "b"])
+    );
+    let results = report["results"].as_array().unwrap();
+    assert_eq!(
+        results[0]["structuredContent"]["data"]["result"], 42,
+        "{}",
+        results[0]
+    );
+    assert_eq!(
+        results[1]["structuredContent"]["error"]["code"], "invalid_arguments",
+        "{}",
+        results[1]
+    );
+}
+
+// covers W-MCP
+#[test]
+fn an_http_mcp_server_backs_tools_through_a_tools_file() {
+    let Some(py) = python() else { return };
+    let upstream = start_http("key-456");
+    let dir = tempfile::tempdir().unwrap();
+    let tools = dir.path().join("tools.json");
+    std::fs::write(
+        &tools,
+        json!([{"type": "mcp", "server_label": "up", "server_url": upstream.url,
+                "headers": {"Authorization": "Bearer key-456"}}])
+        .to_string(),
+    )
+    .unwrap();
+    // toolcall (stdio) -> toolcall (Streamable HTTP, keyed) -> the world pack.
+    let report = run_plan(
+        &py,
+        json!({
+            "transport": "stdio",
+            "command": [toolcall_path(), "mcp", "serve", "--tools", tools,
+                        "--disable", "up.delete_*"],
+            "calls": [{"name": "up.set_attribute",
+                       "arguments": {"entityType": "object", "entityId": "obj_chest",
+                                     "attributeName": "condition", "value": "open"}},
+                      {"name": "up.set_attribute",
+                       "arguments": {"entityType": "object", "entityId": "nothing",
+                                     "attributeName": "condition", "value": "open"}}],
+        }),
+    );
+    let names: Vec<&str> = report["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert!(names.contains(&"up.move_player"), "{names:?}");
+    assert!(
+        !names.iter().any(|n| n.starts_with("up.delete_")),
+        "{names:?}"
+    );
+    let results = report["results"].as_array().unwrap();
+    // The upstream's result is this server's data.
+    assert_eq!(
+        results[0]["structuredContent"]["data"]["status"], "ok",
+        "{}",
+        results[0]
+    );
+    // The upstream's isError result is tool_failed here.
+    assert_eq!(
+        results[1]["structuredContent"]["error"]["code"], "tool_failed",
+        "{}",
+        results[1]
+    );
+}
