@@ -5,7 +5,18 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::Args;
+use std::sync::Arc;
+
+use toolcall_inspector::ToolSwitches;
+use toolcall_packs::toolset::ToolsetSpec;
+use toolcall_run::Archive;
+use toolcall_run::server::StateSnapshot;
+use toolcall_serve::server_side::ServerSide;
 use toolcall_serve::{AppState, Config, InvalidCallPolicy};
+
+use crate::approve::approver;
+use crate::sessions_cmd::archive_path;
+use crate::toolset::{ToolsetArgs, load_runnable};
 
 #[derive(Args)]
 pub struct ServeArgs {
@@ -34,6 +45,24 @@ pub struct ServeArgs {
     /// Environment variable holding client API keys, comma-separated.
     #[arg(long)]
     api_keys_env: Option<String>,
+    /// Tools the gateway runs itself (`--pack`, `--tools`, ...): offered to the model next to
+    /// the client's tools, their calls run here and answered to the model, up to
+    /// `--max-rounds`; calls to the client's tools still go to the client.
+    #[command(flatten)]
+    toolset: ToolsetArgs,
+    /// Tool rounds per turn for server-side tools.
+    #[arg(long, default_value_t = toolcall_run::agent::DEFAULT_MAX_ROUNDS)]
+    max_rounds: usize,
+    /// Approve server-side tools marked `requires_approval` (otherwise they are denied).
+    #[arg(long)]
+    yes: bool,
+    /// Session archive for server-side turns [default: $TOOLCALL_ARCHIVE, else
+    /// ./toolcall-sessions.sqlite].
+    #[arg(long)]
+    archive: Option<PathBuf>,
+    /// Where the inspector keeps its tool switches [default: ./toolcall-tool-switches.json].
+    #[arg(long)]
+    tool_switches: Option<PathBuf>,
 }
 
 fn parse_policy(s: &str) -> Result<InvalidCallPolicy, String> {
@@ -83,7 +112,38 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         config.api_keys_env = args.api_keys_env;
     }
     let listen = config.listen.clone();
-    let state = AppState::new(config)?;
+    let mut state = AppState::new(config)?;
+    let spec = args.toolset.spec(ToolsetSpec::default())?;
+    if !spec.is_empty() {
+        let toolset = load_runnable(&spec)?;
+        let archive = archive_path(args.archive.clone());
+        let archive = Arc::new(
+            Archive::open(&archive)
+                .with_context(|| format!("cannot open the archive {}", archive.display()))?,
+        );
+        let switches = ToolSwitches::open(
+            args.tool_switches
+                .clone()
+                .unwrap_or_else(|| PathBuf::from("toolcall-tool-switches.json")),
+        )?;
+        let states: Vec<StateSnapshot> = toolset
+            .pack_states
+            .into_iter()
+            .map(|(name, state)| {
+                let snapshot: Arc<dyn Fn() -> serde_json::Value + Send + Sync> =
+                    Arc::new(move || state.snapshot());
+                (name, snapshot)
+            })
+            .collect();
+        state = state.with_server_side(ServerSide::new(
+            toolset.registry,
+            states,
+            Some(archive),
+            switches,
+            args.max_rounds,
+            approver(args.yes),
+        ));
+    }
     let listener = tokio::net::TcpListener::bind(&listen)
         .await
         .with_context(|| format!("cannot listen on {listen}"))?;

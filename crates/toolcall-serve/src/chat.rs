@@ -45,6 +45,9 @@ pub async fn handle(State(state): State<AppState>, headers: HeaderMap, body: Byt
         if !auth::authorized(&headers, &state.upstreams.client_keys) {
             return Err(ApiError::unauthorized());
         }
+        if let Some(side) = &state.server_side {
+            return crate::server_side::chat(&state, side, &headers, &body).await;
+        }
         let request = parse_request::<ChatRequest>(&body)?;
         if request.stream == Some(true) {
             Metrics::add(&state.metrics.streamed_requests, 1);

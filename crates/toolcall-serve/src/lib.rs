@@ -11,10 +11,12 @@
 //! each call against the request's tools, apply the invalid-call policy); one module per
 //! endpoint ([`chat`], [`responses`]); tools for models without native calling
 //! ([`emulate`]); OpenAI-shaped errors ([`error`]) and Prometheus
-//! metrics ([`metrics`]). Provider wire types come from `toolcall-wire`, upstream HTTP
+//! metrics ([`metrics`]); server-side tools and the inspector page ([`server_side`]).
+//! Provider wire types come from `toolcall-wire`, upstream HTTP
 //! (timeouts, retries) from `toolcall-run`'s transport, the same code the model clients use.
 //!
-//! The gateway is stateless: any number of replicas can sit behind a load balancer.
+//! Without server-side tools the gateway is stateless: any number of replicas can sit behind
+//! a load balancer. With them, sessions, pack state and tool switches live in this process.
 
 use std::sync::Arc;
 
@@ -29,6 +31,7 @@ pub mod emulate;
 pub mod error;
 pub mod metrics;
 pub mod responses;
+pub mod server_side;
 pub mod turn;
 pub mod upstream;
 
@@ -43,6 +46,10 @@ pub struct AppState {
     pub config: Arc<Config>,
     pub upstreams: Arc<Upstreams>,
     pub metrics: Arc<Metrics>,
+    /// Tools the gateway runs itself (`--pack`, `--tools`); `None`: a pure proxy.
+    pub server_side: Option<Arc<server_side::ServerSide>>,
+    /// The inspector page (`/inspector`).
+    pub inspector: toolcall_inspector::Inspector,
 }
 
 impl AppState {
@@ -53,14 +60,31 @@ impl AppState {
             config: Arc::new(config),
             upstreams: Arc::new(upstreams),
             metrics: Arc::new(Metrics::default()),
+            server_side: None,
+            inspector: server_side::empty_inspector(),
         })
+    }
+
+    /// Runs `side`'s tools in the gateway and shows them in the inspector.
+    pub fn with_server_side(mut self, side: server_side::ServerSide) -> Self {
+        self.inspector = side.inspector();
+        self.server_side = Some(Arc::new(side));
+        self
     }
 }
 
 /// The gateway's routes: `POST /v1/chat/completions`, `POST /v1/responses`,
-/// `GET /v1/models` (passed through), `GET /health`, `GET /metrics`.
+/// `GET /v1/models` (passed through), `GET /health`, `GET /metrics`, and the inspector under
+/// `/inspector` (open on loopback, behind the client API keys otherwise).
 pub fn router(state: AppState) -> Router {
     let limit = state.config.max_body_bytes;
+    let inspector = state
+        .inspector
+        .router()
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            server_side::guard,
+        ));
     Router::new()
         .route("/v1/chat/completions", post(chat::handle))
         .route("/v1/responses", post(responses::handle))
@@ -69,6 +93,7 @@ pub fn router(state: AppState) -> Router {
         .route("/metrics", get(metrics::handle))
         .layer(DefaultBodyLimit::max(limit))
         .with_state(state)
+        .nest(toolcall_inspector::BASE, inspector)
 }
 
 /// Serves `router(state)` on `listener` until `shutdown` resolves; open streams are finished

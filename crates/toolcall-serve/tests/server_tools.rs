@@ -1,0 +1,257 @@
+//! Server-side tools in the gateway: a world-pack turn whose calls run in the gateway, the
+//! client's own tools offered beside them, sessions by header, progress events, the
+//! inspector's switches, and the official `openai` Python client on top.
+
+mod common;
+
+use std::sync::Arc;
+
+use common::*;
+use futures::StreamExt;
+use serde_json::{Value, json};
+use toolcall_inspector::ToolSwitches;
+use toolcall_packs::{PackConfig, load_pack};
+use toolcall_run::{ApproveAll, Archive};
+use toolcall_serve::server_side::{PROGRESS_EVENT, PROGRESS_HEADER, SESSION_HEADER, ServerSide};
+use toolcall_serve::{AppState, Config};
+
+const MOVE_AND_OPEN: &str = "I'll do both.\n<tool_call>{\"name\": \"move_player\", \"arguments\": \
+    {\"playerId\": \"char_001\", \"targetLocationId\": \"loc_beach\"}}</tool_call>\n<tool_call>\
+    {\"name\": \"set_attribute\", \"arguments\": {\"entityType\": \"object\", \"entityId\": \
+    \"obj_chest\", \"attributeName\": \"condition\", \"value\": \"open\"}}</tool_call>";
+const NARRATIVE: &str = "Jack pries the chest open and walks out onto the windy beach.";
+
+struct Gateway {
+    url: String,
+    stand_in: StandIn,
+    archive: Arc<Archive>,
+    _dir: tempfile::TempDir,
+}
+
+async fn gateway(replies: &[(&str, &str)]) -> Gateway {
+    let stand_in_state = StandIn::default();
+    for (model, text) in replies {
+        stand_in_state.reply(model, text);
+    }
+    let upstream = stand_in(stand_in_state.clone()).await;
+    let dir = tempfile::tempdir().unwrap();
+    let mut options = serde_json::Map::new();
+    options.insert("world".into(), json!("examples/world/world.json"));
+    let pack = load_pack(
+        "world",
+        &PackConfig {
+            base_dir: toolcall_testkit::workspace_root(),
+            options,
+        },
+    )
+    .unwrap();
+    let state = pack.state.unwrap();
+    let archive = Arc::new(Archive::open(&dir.path().join("sessions.sqlite")).unwrap());
+    let side = ServerSide::new(
+        pack.registry,
+        vec![("world".into(), Arc::new(move || state.snapshot()))],
+        Some(archive.clone()),
+        ToolSwitches::open(dir.path().join("switches.json")).unwrap(),
+        5,
+        Arc::new(ApproveAll),
+    );
+    let config = Config {
+        upstream,
+        read_timeout_secs: 5,
+        retries: 0,
+        ..Config::default()
+    };
+    let state = AppState::new(config).unwrap().with_server_side(side);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        toolcall_serve::serve(listener, state, std::future::pending())
+            .await
+            .unwrap()
+    });
+    Gateway {
+        url: format!("http://{addr}"),
+        stand_in: stand_in_state,
+        archive,
+        _dir: dir,
+    }
+}
+
+fn offered(request: &Value) -> Vec<String> {
+    request["tools"]
+        .as_array()
+        .map(|t| {
+            t.iter()
+                .filter_map(|t| t["function"]["name"].as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn weather_tool() -> Value {
+    json!([{"type": "function", "function": {"name": "get_weather", "description": "Weather",
+            "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}}])
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn server_tools_run_in_the_gateway_and_the_client_gets_the_narrative() {
+    let g = gateway(&[("world", MOVE_AND_OPEN), ("world", NARRATIVE)]).await;
+    let http = reqwest::Client::new();
+    let resp = http
+        .post(format!("{}/v1/chat/completions", g.url))
+        .json(
+            &json!({"model": "world", "tools": weather_tool(), "messages": [
+            {"role": "user", "content": "Open the chest, then go to the beach"}]}),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 200);
+    let session = resp.headers()[SESSION_HEADER].to_str().unwrap().to_owned();
+    let body: Value = resp.json().await.unwrap();
+    assert_eq!(body["choices"][0]["message"]["content"], NARRATIVE);
+    assert!(body["choices"][0]["message"].get("tool_calls").is_none());
+    assert_eq!(body["choices"][0]["finish_reason"], "stop");
+
+    let requests = g.stand_in.requests();
+    assert_eq!(requests.len(), 2);
+    let tools = offered(&requests[0]);
+    assert!(tools.contains(&"move_player".to_owned()), "{tools:?}");
+    assert!(tools.contains(&"get_weather".to_owned()), "{tools:?}");
+    // The second request carried both results, tagged with the calls' ids.
+    let second = requests[1]["messages"].to_string();
+    assert!(second.contains("moved from location"), "{second}");
+    assert!(second.contains("condition changed"), "{second}");
+
+    let rec = g.archive.show_session(&session).unwrap();
+    assert_eq!(rec.calls.len(), 2);
+    let tree = serde_json::to_string(&rec.pack_states["world"]).unwrap();
+    assert!(tree.contains("\"location\":\"loc_beach\""), "{tree}");
+
+    let live: Value = http
+        .get(format!("{}/inspector/api/calls", g.url))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let statuses: Vec<(&str, &str)> = live
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| (c["tool"].as_str().unwrap(), c["status"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        statuses,
+        [("move_player", "ok"), ("set_attribute", "ok")],
+        "{live}"
+    );
+    assert_eq!(live[0]["surface"], "hermes");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_switched_off_tool_is_not_offered_and_a_forced_call_is_refused() {
+    let forced = "<tool_call>{\"name\": \"move_player\", \"arguments\": {\"playerId\": \
+                  \"char_001\", \"targetLocationId\": \"loc_beach\"}}</tool_call>";
+    let g = gateway(&[("world", forced), ("world", "Jack stays put.")]).await;
+    let http = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    let off = http
+        .post(format!("{}/inspector/tools/move_player", g.url))
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body("enabled=false")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(off.status(), 303);
+    let body: Value = http
+        .post(format!("{}/v1/chat/completions", g.url))
+        .json(&json!({"model": "world", "messages": [{"role": "user", "content": "Go"}]}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(body["choices"][0]["message"]["content"], "Jack stays put.");
+    let requests = g.stand_in.requests();
+    assert!(!offered(&requests[0]).contains(&"move_player".to_owned()));
+    assert!(offered(&requests[0]).contains(&"set_attribute".to_owned()));
+    assert!(
+        requests[1]["messages"]
+            .to_string()
+            .contains("tool_disabled"),
+        "{}",
+        requests[1]["messages"]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stream_carries_progress_events_only_when_asked() {
+    let g = gateway(&[
+        ("world", MOVE_AND_OPEN),
+        ("world", NARRATIVE),
+        ("world", MOVE_AND_OPEN),
+        ("world", NARRATIVE),
+    ])
+    .await;
+    let http = reqwest::Client::new();
+    for progress in [true, false] {
+        let mut req = http
+            .post(format!("{}/v1/chat/completions", g.url))
+            .json(&json!({"model": "world", "stream": true, "messages": [
+                {"role": "user", "content": "Open the chest, then go to the beach"}]}));
+        if progress {
+            req = req.header(PROGRESS_HEADER, "1");
+        }
+        let resp = req.send().await.unwrap();
+        assert!(resp.headers().contains_key(SESSION_HEADER));
+        let mut body = String::new();
+        let mut stream = resp.bytes_stream();
+        while let Some(chunk) = stream.next().await {
+            body.push_str(&String::from_utf8_lossy(&chunk.unwrap()));
+        }
+        let named = format!("event: {PROGRESS_EVENT}");
+        assert_eq!(body.contains(&named), progress, "{body}");
+        if progress {
+            assert!(body.contains("\"event\":\"call_completed\""), "{body}");
+            assert!(body.find(&named) < body.find("chat.completion.chunk"));
+        }
+        assert!(body.contains(NARRATIVE.split(' ').next().unwrap()));
+        assert!(body.trim_end().ends_with("data: [DONE]"), "{body}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_openai_python_client_sees_only_the_final_narrative() {
+    let Some(python) = toolcall_testkit::require("python", toolcall_testkit::python()) else {
+        return;
+    };
+    let g = gateway(&[
+        ("world", MOVE_AND_OPEN),
+        ("world", NARRATIVE),
+        ("world", MOVE_AND_OPEN),
+        ("world", NARRATIVE),
+    ])
+    .await;
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/world_client.py");
+    let out = tokio::process::Command::new(python)
+        .arg(script)
+        .arg(&g.url)
+        .arg(NARRATIVE)
+        .output()
+        .await
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    assert!(stdout.contains("ok world turn"), "{stdout}");
+    // Two turns, two rounds each, all run in the gateway.
+    assert_eq!(g.stand_in.requests().len(), 4);
+    let sessions = g.archive.list_sessions().unwrap();
+    assert_eq!(sessions.len(), 2);
+    assert!(sessions.iter().all(|s| s.calls == 2));
+}
