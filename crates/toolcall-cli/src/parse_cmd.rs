@@ -93,6 +93,8 @@ pub async fn run(args: ParseArgs) -> anyhow::Result<ExitCode> {
                 .with_context(|| format!("cannot read {}", path.display()))?,
         )
     };
+    // Past the parser's input limit the rest is not even read (bounded memory).
+    let limit = options.limits.max_input_bytes;
     let mut parser = StreamParser::new(options);
     let mut stdout = std::io::stdout().lock();
     let mut parsed = Parsed::default();
@@ -121,6 +123,10 @@ pub async fn run(args: ParseArgs) -> anyhow::Result<ExitCode> {
         offset += valid;
         pending.drain(..valid);
         emit(events, args.stream, &mut stdout, &mut parsed)?;
+        if offset > limit {
+            pending.clear();
+            break;
+        }
     }
     if !pending.is_empty() {
         bail!("input is not valid UTF-8 (truncated character at byte {offset})");

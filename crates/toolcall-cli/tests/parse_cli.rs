@@ -1,5 +1,7 @@
 //! `toolcall parse` / `toolcall formats` run as the built binary: the exact JSON contract,
 //! exit codes, streaming.
+// Test code: a failed unwrap is a failed test.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
 
@@ -327,4 +329,49 @@ fn stream_emits_calls_before_the_input_ends() {
             .any(|e| e["event"] == "text" && e["text"].as_str().unwrap().contains("and"))
     );
     reader.join().unwrap();
+}
+
+// covers the input limit: past it the rest of stdin is not read (bounded memory)
+#[test]
+fn oversized_input_is_not_read_past_the_limit() {
+    let mut child = bin()
+        .args(["parse"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut input = child.stdin.take().unwrap();
+    // 64 MiB offered, 16 MiB is the limit: the writer is cut off once the parser stops.
+    let writer = std::thread::spawn(move || {
+        let block = vec![b'a'; 1 << 20];
+        let mut written = 0usize;
+        for _ in 0..64 {
+            if input.write_all(&block).is_err() {
+                break;
+            }
+            written += block.len();
+        }
+        written
+    });
+    let out = child.wait_with_output().unwrap();
+    let written = writer.join().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v = json_out(&out);
+    let text = v["text"].as_str().unwrap();
+    assert!(text.len() < 17 << 20, "{} bytes of text", text.len());
+    assert!(written < 64 << 20, "all 64 MiB were read");
+    assert!(
+        v["diagnostics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|d| d["message"].as_str().unwrap_or("").contains("exceeds")),
+        "{:?}",
+        v["diagnostics"]
+    );
 }

@@ -1,4 +1,6 @@
 //! Program and HTTP tool backends against real processes and a real HTTP server on loopback.
+// Test code: a failed unwrap is a failed test.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
