@@ -191,6 +191,12 @@ pub(crate) trait Family: Sync + Send {
     fn example_call(&self, _name: &str, _args: &Map<String, Value>) -> Option<String> {
         None
     }
+    /// Other families this family's models also write, tried after it when a model's name
+    /// picks this family ([`crate::FormatSelection::for_model`]): e.g. Llama 4 writes its
+    /// pythonic list with or without `<|python_start|>`.
+    fn also_written(&self) -> &'static [&'static str] {
+        &[]
+    }
 }
 
 /// Where a bare JSON value was found.

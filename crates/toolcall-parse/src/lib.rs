@@ -88,14 +88,25 @@ impl FormatSelection {
 
     /// The format a model writes, from its name ([`model_family`]: a glob table, longest
     /// match wins, case-insensitive, organisation prefix optional): that family alone, or
-    /// auto when the name is unknown or its family is not registered.
+    /// first with the families its models also write (`Family::also_written`); auto when
+    /// the name is unknown or its family is not registered.
     pub fn for_model(name: &str) -> Self {
-        match model_family(name) {
-            Some(m) if FormatId::from_name(m.family).is_some() => {
-                FormatSelection::Only(m.family.to_owned())
-            }
-            _ => FormatSelection::Auto,
+        let Some(family) = model_family(name)
+            .and_then(|m| FormatId::from_name(m.family))
+            .and_then(FormatId::family)
+        else {
+            return FormatSelection::Auto;
+        };
+        let also = family.also_written();
+        if also.is_empty() {
+            return FormatSelection::Only(family.id().to_owned());
         }
+        FormatSelection::Priority(
+            std::iter::once(family.id())
+                .chain(also.iter().copied())
+                .map(str::to_owned)
+                .collect(),
+        )
     }
 
     fn resolve(&self) -> (Vec<FormatId>, Vec<String>, bool) {

@@ -231,6 +231,42 @@ mod tests {
         ));
     }
 
+    /// Llama 4's pythonic template asks for a bare list: a model picked by name must still
+    /// find `[get_time()]` (the gateway's recorded Llama 4 reply gave no call before).
+    #[test]
+    fn a_llama_4_model_reads_its_bare_pythonic_list_too() {
+        use std::sync::Arc;
+
+        use crate::{FormatSelection, ParseOptions, parse};
+        use toolcall_core::{Registry, ToolSpec};
+
+        let selection = FormatSelection::for_model("meta-llama/Llama-4-Scout-17B-16E-Instruct");
+        assert!(
+            matches!(&selection, FormatSelection::Priority(v) if v == &["llama4_pythonic", "pythonic"]),
+            "{selection:?}"
+        );
+        let mut tools = Registry::new();
+        tools
+            .add_spec(ToolSpec::new(
+                "get_time",
+                "",
+                serde_json::json!({"type": "object", "properties": {}}),
+            ))
+            .unwrap();
+        let options = ParseOptions {
+            format: selection,
+            tools: Some(Arc::new(tools)),
+            ..ParseOptions::default()
+        };
+        for text in ["[get_time()]", "<|python_start|>[get_time()]<|python_end|>"] {
+            let parsed = parse(text, &options);
+            assert_eq!(parsed.calls.len(), 1, "{text}: {parsed:?}");
+            assert_eq!(parsed.calls[0].name, "get_time");
+            assert_eq!(parsed.calls[0].arguments, serde_json::json!({}));
+            assert_eq!(parsed.text.trim(), "", "{text}");
+        }
+    }
+
     #[test]
     fn every_entry_is_lowercase() {
         for (p, f) in TABLE {

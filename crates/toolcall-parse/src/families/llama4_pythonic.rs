@@ -23,6 +23,11 @@ impl Family for Llama4Pythonic {
     fn example(&self) -> &'static str {
         r#"<|python_start|>[get_weather(city="Paris")]<|python_end|>"#
     }
+    /// Llama 4's pythonic chat template asks for a bare `[f(a=1)]` list; the model writes
+    /// the `<|python_start|>` markers only sometimes.
+    fn also_written(&self) -> &'static [&'static str] {
+        &["pythonic"]
+    }
     fn openers(&self) -> &'static [&'static str] {
         &["<|python_start|>"]
     }
