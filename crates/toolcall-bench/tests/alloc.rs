@@ -1,4 +1,6 @@
 //! The counting allocator measures what it claims, when installed as the global allocator.
+// Test code: a failed unwrap is a failed test.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use toolcall_bench::alloc::{CountingAlloc, live, peak_during};
 

@@ -1,5 +1,7 @@
 //! Every corpus case is read correctly by toolcall, one-shot and streamed, so the benches time
 //! real work (a parser that found nothing would look fast).
+// Test code: a failed unwrap is a failed test.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use toolcall_bench::corpus::{self, Shape};
 use toolcall_bench::ours;

@@ -16,7 +16,7 @@ use toolcall_serve::{AppState, Config, InvalidCallPolicy};
 
 use crate::approve::approver;
 use crate::sessions_cmd::archive_path;
-use crate::toolset::{ToolsetArgs, load_runnable};
+use crate::toolset::ToolsetArgs;
 
 #[derive(Args)]
 pub struct ServeArgs {
@@ -115,7 +115,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     let mut state = AppState::new(config)?;
     let spec = args.toolset.spec(ToolsetSpec::default())?;
     if !spec.is_empty() {
-        let toolset = load_runnable(&spec)?;
+        let toolset = spec.load()?;
         let archive = archive_path(args.archive.clone());
         let archive = Arc::new(
             Archive::open(&archive)

@@ -10,12 +10,11 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 use toolcall_core::render::{self, Provider};
 use toolcall_core::{Backend, ToolCall, ToolKind};
-use toolcall_packs::toolset::ToolsetSpec;
 use toolcall_run::{Executor, SessionContext};
 
 use crate::approve::approver;
 use crate::display::first_line;
-use crate::toolset::{ToolsetArgs, load_runnable};
+use crate::toolset::ToolsetArgs;
 
 #[derive(clap::Args)]
 pub struct ToolsArgs {
@@ -78,7 +77,7 @@ pub async fn run(args: ToolsArgs) -> anyhow::Result<ExitCode> {
 }
 
 fn list(toolset: &ToolsetArgs, as_json: bool) -> anyhow::Result<ExitCode> {
-    let registry = toolset.load_specs()?.registry;
+    let registry = toolset.load()?.registry;
     if as_json {
         let specs: Vec<_> = registry.specs().collect();
         println!("{}", serde_json::to_string_pretty(&specs)?);
@@ -127,7 +126,7 @@ fn list(toolset: &ToolsetArgs, as_json: bool) -> anyhow::Result<ExitCode> {
 }
 
 fn render_cmd(toolset: &ToolsetArgs, provider: &str) -> anyhow::Result<ExitCode> {
-    let registry = toolset.load_specs()?.registry;
+    let registry = toolset.load()?.registry;
     if let Some(format) = provider.strip_prefix("prompt:") {
         let id = toolcall_parse::FormatId::from_name(format).ok_or_else(|| {
             let ids: Vec<&str> = toolcall_parse::text_formats()
@@ -164,10 +163,7 @@ async fn check(
     arguments: &str,
     run: Option<bool>,
 ) -> anyhow::Result<ExitCode> {
-    let registry = match run {
-        Some(_) => load_runnable(&toolset.spec(ToolsetSpec::default())?)?.registry,
-        None => toolset.load_specs()?.registry,
-    };
+    let registry = toolset.load()?.registry;
     let arguments: Value = serde_json::from_str(arguments)
         .with_context(|| format!("the arguments are not JSON: {arguments}"))?;
     let mut call = ToolCall::new(name, arguments, "cli");

@@ -62,22 +62,14 @@ impl ToolsetArgs {
         Ok(base)
     }
 
-    /// The toolset for listing and rendering (nothing runs): `--tools` or `--pack` needed.
-    pub fn load_specs(&self) -> anyhow::Result<Toolset> {
+    /// The toolset these options give on their own: `--tools` or `--pack` needed.
+    pub fn load(&self) -> anyhow::Result<Toolset> {
         let spec = self.spec(ToolsetSpec::default())?;
         if spec.is_empty() {
             bail!("no tools: give --tools FILE or --pack NAME");
         }
         Ok(spec.load()?)
     }
-}
-
-/// Loads a toolset whose tools will run: program and HTTP backends are attached.
-pub fn load_runnable(spec: &ToolsetSpec) -> anyhow::Result<Toolset> {
-    let mut toolset = spec.load()?;
-    toolcall_run::backend::attach_backends(&mut toolset.registry)
-        .context("cannot set up the tools' backends")?;
-    Ok(toolset)
 }
 
 /// MCP servers whose tools join the toolset (for the subcommands that run tools).
@@ -124,7 +116,7 @@ fn parse_mcp_flag(flag: &str) -> anyhow::Result<McpServer> {
     })
 }
 
-/// [`load_runnable`] plus the tools of MCP servers (`--mcp` and the tools files' `"type":
+/// The toolset (backends attached) plus the tools of MCP servers (`--mcp` and the tools files' `"type":
 /// "mcp"` entries), connected and listed before the enable/disable switches apply, so the
 /// switches reach their tools too.
 pub async fn load_runnable_with_mcp(
@@ -140,12 +132,12 @@ pub async fn load_runnable_with_mcp(
         );
     }
     if servers.is_empty() {
-        return load_runnable(spec);
+        return Ok(spec.load()?);
     }
     let mut unswitched = spec.clone();
     unswitched.enable.clear();
     unswitched.disable.clear();
-    let mut toolset = load_runnable(&unswitched)?;
+    let mut toolset = unswitched.load()?;
     let options = toolcall_mcp::ConnectOptions::default();
     let tools = toolcall_mcp::connect_all(&servers, &options).await?;
     toolset

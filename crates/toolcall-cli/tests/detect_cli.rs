@@ -1,4 +1,6 @@
 //! `toolcall detect` and `toolcall parse --model`, run as the built binary.
+// Test code: a failed unwrap is a failed test.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
 

@@ -1,6 +1,8 @@
 //! `toolcall mcp serve` and `toolcall run --mcp`, against the official MCP Python SDK as the
 //! peer: its client drives our server over stdio and Streamable HTTP, and a small server
 //! written with it backs tools in a turn against a loopback stand-in model.
+// Test code: a failed unwrap is a failed test.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
 

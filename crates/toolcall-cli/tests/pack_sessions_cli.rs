@@ -1,5 +1,7 @@
 //! Every pack's bundled recorded session, played by the real `toolcall run --replay` binary:
 //! the README's promise that each one runs end to end.
+// Test code: a failed unwrap is a failed test.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
 

@@ -1,5 +1,7 @@
 //! `toolcall parse` / `toolcall formats` run as the built binary: the exact JSON contract,
 //! exit codes, streaming.
+// Test code: a failed unwrap is a failed test.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
 

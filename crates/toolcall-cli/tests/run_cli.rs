@@ -1,5 +1,7 @@
 //! `toolcall run` and `toolcall sessions`, run as a real binary with `--replay` sessions and
 //! program-backed tools.
+// Test code: a failed unwrap is a failed test.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
 

@@ -1,4 +1,6 @@
 //! `toolcall tools list|render|check`, run as the real binary.
+// Test code: a failed unwrap is a failed test.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
 

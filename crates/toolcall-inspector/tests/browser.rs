@@ -4,6 +4,8 @@
 //!
 //! Needs `/usr/bin/chromium` (`apt-get install chromium`); skips without it unless
 //! `TOOLCALL_REQUIRE_CHROMIUM=1`.
+// Test code: a failed unwrap is a failed test.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::PathBuf;
 use std::sync::Arc;

@@ -1,4 +1,6 @@
 //! The inspector over real HTTP on loopback: pages, the event stream, switches that persist.
+// Test code: a failed unwrap is a failed test.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::sync::Arc;
 use std::time::Duration;

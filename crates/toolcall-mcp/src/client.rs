@@ -179,7 +179,7 @@ impl McpConnection {
                 })
             }
             McpServer::Http { url, headers, .. } => {
-                let client = toolcall_run::backend::http::default_client()
+                let client = toolcall_packs::backend::http::default_client()
                     .map_err(|e| self.err(e.to_string()))?;
                 let mut custom = HashMap::new();
                 for (k, v) in headers {

@@ -11,6 +11,7 @@
 //!
 //! Each pack is loaded by name with [`load_pack`] into a [`Pack`]: a registry of specs with
 //! implementations, plus, for stateful packs, a handle to save and restore their state.
+//! [`backend`] runs the tools a tools file declares with a program or an HTTP endpoint.
 //! Every pack loads with no options at all (working defaults). [`toolset`] assembles packs,
 //! tools files and enable/disable switches into one registry, the same way for every
 //! caller.
@@ -22,6 +23,7 @@ use serde_json::{Map, Value};
 use toolcall_core::{Registry, RegistryError, ToolCall, ToolResult};
 
 pub mod apps;
+pub mod backend;
 #[cfg(feature = "computer")]
 pub mod computer;
 pub mod highlight;

@@ -39,6 +39,8 @@ pub enum ToolsetError {
         name: String,
         known: String,
     },
+    #[error("cannot set up the tools' backends: {0}")]
+    Backend(#[from] crate::backend::BackendError),
     #[error(transparent)]
     Registry(#[from] RegistryError),
 }
@@ -105,9 +107,8 @@ impl ToolsetSpec {
         self.packs.is_empty() && self.tools_files.is_empty()
     }
 
-    /// Loads the packs, then the tools files, then applies the switches. Tools declared with
-    /// a program or HTTP backend are listed but have no implementation yet; the caller that
-    /// runs tools attaches their backends.
+    /// Loads the packs, then the tools files (tools declared with a program or HTTP backend
+    /// get it attached), then applies the switches.
     pub fn load(&self) -> Result<Toolset, ToolsetError> {
         let mut registry = Registry::new();
         let mut pack_states = Vec::new();
@@ -138,6 +139,7 @@ impl ToolsetSpec {
             let loaded = Registry::from_tools_file(path).map_err(file_error)?;
             registry.merge(loaded).map_err(file_error)?;
         }
+        crate::backend::attach_backends(&mut registry)?;
         self.apply_switches(&mut registry)?;
         Ok(Toolset {
             registry,

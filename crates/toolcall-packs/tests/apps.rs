@@ -1,5 +1,7 @@
 //! The apps pack with real processes: test `.desktop` entries in a temp dir start `sleep`
 //! and small scripts; the tests check /proc that they really run and really ended.
+// Test code: a failed unwrap is a failed test.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
 

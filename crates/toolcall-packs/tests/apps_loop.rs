@@ -1,6 +1,8 @@
 //! The apps pack through the agent loop: action-response replies (parsed by the
 //! `action_response` format) open and close a real process, and each round's reply becomes
 //! `__MCP__` lines and speech.
+// Test code: a failed unwrap is a failed test.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
 

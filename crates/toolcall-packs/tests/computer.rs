@@ -4,6 +4,8 @@
 //! Each test starts its own Xvfb on a free display. Without Xvfb the tests skip with a
 //! printed reason, unless `TOOLCALL_REQUIRE_XVFB=1` (set by `.ci/run`), when they fail.
 #![cfg(feature = "computer")]
+// Test code: a failed unwrap is a failed test.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
 

@@ -2,6 +2,8 @@
 //! of the widely used computer-use definition, and rejects malformed shapes before the tool
 //! runs (V-1).
 #![cfg(feature = "computer")]
+// Test code: a failed unwrap is a failed test.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use serde_json::{Value, json};
 use toolcall_packs::{PackConfig, load_pack};

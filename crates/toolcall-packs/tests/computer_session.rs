@@ -2,6 +2,8 @@
 //! session has the replay format, and its calls, run against Xvfb with the dialog that
 //! `demo.sh` opens, really press the dialog's Yes button.
 #![cfg(feature = "computer")]
+// Test code: a failed unwrap is a failed test.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
 

@@ -1,5 +1,7 @@
 //! highlight_object through the pack: matching, the "what is in view" answer, and the PNG
 //! written with the box drawn (checked pixel by pixel).
+// Test code: a failed unwrap is a failed test.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
 

@@ -1,6 +1,8 @@
 #![cfg(feature = "image")]
 //! The highlight pack through the agent loop: the highlight app's key/value reply
 //! (`TOOL_CALL: highlight_object` / `OBJECT: headphones`) replayed from the shipped session.
+// Test code: a failed unwrap is a failed test.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
 

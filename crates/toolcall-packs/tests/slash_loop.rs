@@ -1,5 +1,7 @@
 //! The slash pack through the executor and the agent loop: routed calls run (lookup at
 //! once, summary and lab order as jobs), results keep their call ids and echo context ids.
+// Test code: a failed unwrap is a failed test.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
 

@@ -1,5 +1,7 @@
 //! Property tests: no input a user or model controls makes the packs' parsers or tools
 //! panic, and routing is deterministic.
+// Test code: a failed unwrap is a failed test.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
 

@@ -1,5 +1,7 @@
 //! World pack tools through their own API: success, validation failures, not-found, and
 //! that a failed call leaves the world unchanged.
+// Test code: a failed unwrap is a failed test.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
 

@@ -1,5 +1,7 @@
 //! The world pack through the executor and the agent loop: the shipped recorded session
 //! ("Jack finds a key and opens the chest") replayed end to end.
+// Test code: a failed unwrap is a failed test.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
 

@@ -1,6 +1,8 @@
 //! Streamed and whole parses must agree: the four disagreements found by trying to
 //! break the parser (issue #10), each with the split that exposed it. The same inputs are
 //! the seed corpus of the `stream_equals_whole` fuzz target (`fuzz/`).
+// Test code: a failed unwrap is a failed test.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::sync::Arc;
 

@@ -5,6 +5,8 @@
 //! A family's cases run once its id is registered (`FormatId::from_name`), so fixtures can
 //! land before their reader; `PENDING` holds registered families whose fixtures describe
 //! variants the reader does not read yet.
+// Test code: a failed unwrap is a failed test.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
 

@@ -1,4 +1,6 @@
 //! Per-format tests: seed examples verbatim, model-family outputs, repairs, truncation.
+// Test code: a failed unwrap is a failed test.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
 

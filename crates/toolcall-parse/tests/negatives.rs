@@ -1,5 +1,7 @@
 //! The negatives corpus: prose, code samples and JSON that merely looks like a call
 //! produce zero calls, and their text is kept.
+// Test code: a failed unwrap is a failed test.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
 

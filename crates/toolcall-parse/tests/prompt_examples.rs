@@ -1,5 +1,7 @@
 //! O-2 meets the parser: every worked example the system-prompt renderer teaches a model
 //! (for every text format and several kinds of tools) parses back to exactly that call.
+// Test code: a failed unwrap is a failed test.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 // covers O-2, F-AUTO-1
 use serde_json::json;

@@ -1,5 +1,7 @@
 //! Property tests: chunking never changes the result, render → parse round-trips
 //! for every format, and arbitrary input never panics.
+// Test code: a failed unwrap is a failed test.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
 

@@ -12,11 +12,9 @@
 //! | [`archive`] | the SQLite session archive |
 //! | [`replay`] | the recorded-session file format |
 //! | [`server`] | server-side tools for a gateway: a client's Chat Completions request answered by an agent turn |
-//! | [`backend`] | program and HTTP backends for tools declared in tools files |
 
 pub mod agent;
 pub mod archive;
-pub mod backend;
 pub mod builder;
 pub mod client;
 pub mod events;

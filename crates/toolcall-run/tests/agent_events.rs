@@ -1,5 +1,7 @@
 //! The loop as an event producer: the order of a turn's events, the stream API, observers,
 //! text-format spans, failures, jobs, and errors ending the stream.
+// Test code: a failed unwrap is a failed test.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
 

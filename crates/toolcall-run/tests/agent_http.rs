@@ -1,5 +1,7 @@
 //! The agent loop against a scripted OpenAI-compatible server on loopback: what the model
 //! receives, round by round.
+// Test code: a failed unwrap is a failed test.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
 

@@ -1,5 +1,7 @@
 //! The loop with the replay client: jobs delivered under their call id, archive contents,
 //! pack-state snapshots, resume, and replay exhaustion.
+// Test code: a failed unwrap is a failed test.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
 

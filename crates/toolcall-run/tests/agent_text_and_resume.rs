@@ -1,6 +1,8 @@
 //! Faults the loop must not have: a resumed session killed mid-round gets every call
 //! answered, text-mode replies and results are archived redacted, screenshots from
 //! text-format calls reach the model, and a model cannot forge a `<tool_response>` block.
+// Test code: a failed unwrap is a failed test.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
 

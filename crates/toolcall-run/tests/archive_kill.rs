@@ -4,6 +4,8 @@
 //! nothing unless `TOOLCALL_KILL_CHILD_ARCHIVE` is set): round 1 runs two calls, round 2 a
 //! call that never finishes. The parent kills the child once round 2 is under way and
 //! reopens the archive.
+// Test code: a failed unwrap is a failed test.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
 

@@ -2,6 +2,8 @@
 //! DDL, frozen in `tests/fixtures/archive_schema_unversioned.sql`) opens with everything in
 //! it, is brought to the current version, and takes new writes; an archive from a newer
 //! build is refused untouched.
+// Test code: a failed unwrap is a failed test.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::time::Duration;
 

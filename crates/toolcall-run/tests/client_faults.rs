@@ -1,6 +1,8 @@
 //! Model clients against a faulty server on loopback: retries with backoff on 429/502/503/504
 //! (honouring `Retry-After`), no retry on other statuses, timeouts that say "timeout", error
 //! kinds kept, and a cut stream that is an error, never a reply, and never runs a call.
+// Test code: a failed unwrap is a failed test.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
 

@@ -1,5 +1,7 @@
 //! Executor: one result per call in call order, every error code, timeouts, panics,
 //! transactions, jobs, approval, redacted tracing.
+// Test code: a failed unwrap is a failed test.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};

@@ -1,4 +1,6 @@
 //! Property tests: pairing of results with calls, and redaction.
+// Test code: a failed unwrap is a failed test.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
 

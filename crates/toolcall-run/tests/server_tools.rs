@@ -1,5 +1,7 @@
 //! Server-side tools: a client's Chat Completions request answered by a turn whose tools
 //! run here, client tools returned to the client, sessions continued by id.
+// Test code: a failed unwrap is a failed test.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
 

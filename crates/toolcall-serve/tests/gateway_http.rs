@@ -1,6 +1,8 @@
 //! The gateway over HTTP in front of the stand-in model server: replies of several families
 //! become native, checked calls, whole and streamed alike; upstream faults give clear
 //! OpenAI-shaped errors; keys, metrics, models and health.
+// Test code: a failed unwrap is a failed test.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
 

@@ -1,6 +1,8 @@
 //! The official `openai` Python package as the client of the gateway (issue: real parts):
 //! whole and streamed Chat Completions and Responses for every recorded model output, and
 //! upstream faults as the SDK's errors. The checks live in `sdk_client.py`.
+// Test code: a failed unwrap is a failed test.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
 

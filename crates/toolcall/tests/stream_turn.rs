@@ -1,5 +1,7 @@
 //! The builder's streamed variant against the stand-in model server on loopback: the turn's
 //! events arrive in order and end with the report.
+// Test code: a failed unwrap is a failed test.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 #[path = "../examples/support/stand_in.rs"]
 mod stand_in;

@@ -1,4 +1,6 @@
 //! Program and HTTP tool backends against real processes and a real HTTP server on loopback.
+// Test code: a failed unwrap is a failed test.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -10,8 +12,10 @@ use axum::response::IntoResponse;
 use axum::routing::post;
 use serde_json::{Value, json};
 use toolcall_core::{Backend, CallId, ErrorCode, Registry, Tool, ToolCall, ToolContext, ToolSpec};
-use toolcall_run::backend::http::MAX_REDIRECTS;
-use toolcall_run::backend::{BackendError, HttpTool, HttpToolClient, ProgramTool, attach_backends};
+use toolcall_packs::backend::http::MAX_REDIRECTS;
+use toolcall_packs::backend::{
+    BackendError, HttpTool, HttpToolClient, ProgramTool, attach_backends,
+};
 
 fn program(argv: &[&str]) -> ProgramTool {
     let spec = ToolSpec {
