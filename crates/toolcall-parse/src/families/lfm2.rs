@@ -1,7 +1,7 @@
 //! `lfm2`: LFM2 writes a Python list of calls between `<|tool_call_start|>` and
 //! `<|tool_call_end|>`.
 
-use super::call_syntax::keyword_args;
+use super::text_example::python_call;
 use serde_json::{Map, Value};
 use crate::FormatId;
 use crate::builder::Ctx;
@@ -43,6 +43,6 @@ impl Family for Lfm2 {
         })
     }
     fn example_call(&self, name: &str, args: &Map<String, Value>) -> Option<String> {
-        Some(format!("<|tool_call_start|>[{name}({})]<|tool_call_end|>", keyword_args(args, true)))
+        Some(format!("<|tool_call_start|>[{}]<|tool_call_end|>", python_call(name, args)))
     }
 }

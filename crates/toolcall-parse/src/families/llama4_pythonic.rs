@@ -1,7 +1,7 @@
 //! `llama4_pythonic`: Llama 4 (pythonic tool template) writes a Python list of calls between
 //! `<|python_start|>` and `<|python_end|>`.
 
-use super::call_syntax::keyword_args;
+use super::text_example::python_call;
 use serde_json::{Map, Value};
 use crate::FormatId;
 use crate::builder::Ctx;
@@ -43,6 +43,6 @@ impl Family for Llama4Pythonic {
         })
     }
     fn example_call(&self, name: &str, args: &Map<String, Value>) -> Option<String> {
-        Some(format!("<|python_start|>[{name}({})]<|python_end|>", keyword_args(args, true)))
+        Some(format!("<|python_start|>[{}]<|python_end|>", python_call(name, args)))
     }
 }

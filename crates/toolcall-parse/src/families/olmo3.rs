@@ -1,7 +1,7 @@
 //! `olmo3`: Olmo 3 writes one Python call per line between `<function_calls>` and
 //! `</function_calls>`.
 
-use super::call_syntax::keyword_args;
+use super::text_example::python_call;
 use serde_json::{Map, Value};
 use crate::FormatId;
 use crate::builder::Ctx;
@@ -43,6 +43,6 @@ impl Family for Olmo3 {
         })
     }
     fn example_call(&self, name: &str, args: &Map<String, Value>) -> Option<String> {
-        Some(format!("<function_calls>\n{name}({})\n</function_calls>", keyword_args(args, true)))
+        Some(format!("<function_calls>\n{}\n</function_calls>", python_call(name, args)))
     }
 }

@@ -4,6 +4,8 @@
 
 use serde_json::{Map, Value, json};
 
+use super::call_syntax::keyword_args;
+
 /// `{"name": NAME, "arguments": {...}}`, the object most JSON families write.
 pub(crate) fn name_arguments(name: &str, args: &Map<String, Value>) -> String {
     json!({"name": name, "arguments": args}).to_string()
@@ -27,4 +29,9 @@ pub(crate) fn named_parameters(tag: &str, sep: &str, args: &Map<String, Value>) 
     args.iter()
         .map(|(k, v)| format!("<{tag} name=\"{k}\">{}</{tag}>{sep}", tag_text(v)))
         .collect()
+}
+
+/// `NAME(key=value, ...)` with Python literal values, as the pythonic families write a call.
+pub(crate) fn python_call(name: &str, args: &Map<String, Value>) -> String {
+    format!("{name}({})", keyword_args(args, true))
 }
