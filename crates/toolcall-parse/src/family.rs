@@ -27,6 +27,10 @@
 //! 2. Add one line to the `registry!` list in `families/mod.rs`, at the place of the
 //!    family's auto-mode priority (earlier = tried first for a shared opener).
 //! 3. Fixtures in `tests/fixtures/<id>/` (see `tests/families.rs`).
+//! 4. Text mode: a family with a text syntax implements `instructions` + `example_call`
+//!    (writers shared in `families/text_example.rs`); `tests/prompt_examples.rs` fails for
+//!    any family that has neither and is not in its listed exemptions, and parses every
+//!    rendered example back to the same call.
 //!
 //! Nothing else: `FormatId`, `FormatSelection`, `toolcall formats`, the prompt renderer and
 //! the engine's opener automaton all read the registry.

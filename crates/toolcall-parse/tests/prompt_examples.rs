@@ -9,7 +9,7 @@ use std::sync::Arc;
 use toolcall_core::render::prompt::example_arguments;
 use toolcall_core::{Registry, ToolSpec};
 use toolcall_parse::{
-    FormatSelection, ParseOptions, example_call, parse, render_prompt, text_formats,
+    FormatId, FormatSelection, ParseOptions, example_call, parse, render_prompt, text_formats,
 };
 
 fn registry() -> Registry {
@@ -36,7 +36,68 @@ fn registry() -> Registry {
     .unwrap();
     r.add_spec(ToolSpec::new("highlight_object", "hl", json!({
         "type":"object","properties":{"object":{"type":"string","examples":["cup"]}},"required":["object"]}))).unwrap();
+    // Values a text syntax could misread: strings that look like numbers, booleans or null,
+    // Unicode and quotes, and nested objects and arrays.
+    r.add_spec(ToolSpec::new(
+        "file_order",
+        "File an order",
+        json!({
+        "type":"object","properties":{
+            "zip":{"type":"string","examples":["02139"]},
+            "amount":{"type":"string","examples":["12.50"]},
+            "flag":{"type":"string","examples":["true"]},
+            "nothing":{"type":"string","examples":["null"]},
+            "city":{"type":"string","examples":["Zürich – 東京 ✓ \"quoted\""]},
+            "count":{"type":"integer","examples":[3]},
+            "ratio":{"type":"number","examples":[-0.25]},
+            "shipping":{"type":"object","examples":[{"address":{"lines":["1 Main St", "Apt \"B\""],"code":"007"},"express":false,"notes":null}]},
+            "items":{"type":"array","examples":[[{"sku":"A-1","qty":2},{"sku":"ß","qty":0}]]}
+        },"required":["zip","amount","flag","nothing","city","count","ratio","shipping","items"]}),
+    ))
+    .unwrap();
+    r.add_spec(ToolSpec::new(
+        "get_time",
+        "Current time",
+        json!({"type":"object","properties":{}}),
+    ))
+    .unwrap();
     r
+}
+
+/// Families without text-mode instructions, and why: native provider JSON shapes (read from
+/// API bodies, never written in text), the opt-in fallback reader, and Llama 3's built-in
+/// tools (its template writes custom tools in the `llama` JSON syntax, which is taught).
+const NOT_TEXT_FORMATS: &[&str] = &[
+    "openai_chat",
+    "responses",
+    "gemini",
+    "anthropic",
+    "fallback",
+    "llama3_builtin",
+];
+
+#[test]
+fn every_family_with_a_text_syntax_teaches_it() {
+    let text = text_formats();
+    let missing: Vec<&str> = FormatId::all()
+        .filter(|f| !text.contains(f) && !NOT_TEXT_FORMATS.contains(&f.as_str()))
+        .map(|f| f.as_str())
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "families without instructions/example: {missing:?}"
+    );
+    let stale: Vec<&&str> = NOT_TEXT_FORMATS
+        .iter()
+        .filter(|id| text.iter().any(|f| f.as_str() == **id))
+        .collect();
+    assert!(stale.is_empty(), "exempt but teachable: {stale:?}");
+    for id in NOT_TEXT_FORMATS {
+        assert!(
+            FormatId::all().any(|f| f.as_str() == *id),
+            "unknown family {id}"
+        );
+    }
 }
 
 #[test]
@@ -79,4 +140,19 @@ fn every_prompt_example_parses_back() {
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn hard_values_reach_the_examples() {
+    // The round trip above only proves something if the synthesised arguments really carry
+    // the misreadable values.
+    let r = registry();
+    let spec = r.enabled_specs().find(|s| s.name == "file_order").unwrap();
+    let args = example_arguments(&spec.parameters);
+    assert_eq!(args["zip"], json!("02139"));
+    assert_eq!(args["flag"], json!("true"));
+    assert_eq!(args["nothing"], json!("null"));
+    assert!(args["shipping"]["address"]["lines"].is_array());
+    let time = r.enabled_specs().find(|s| s.name == "get_time").unwrap();
+    assert!(example_arguments(&time.parameters).is_empty());
 }

@@ -1,11 +1,11 @@
 //! `apertus`: Apertus writes a JSON list of `{"NAME": {arguments}}` objects between
 //! `<|tools_prefix|>` and `<|tools_suffix|>`.
 
-use serde_json::{Map, Value};
 
+use serde_json::{Map, Value, json};
 use crate::FormatId;
 use crate::builder::{Ctx, Draft};
-use crate::family::{Family, ReadCx, RegionReader};
+use crate::family::{Family, Instructions, ReadCx, RegionReader};
 
 use super::marked::{json_items, json_lead};
 use super::tags::{Block, BlockReader, valid_name};
@@ -53,5 +53,14 @@ impl Family for Apertus {
     }
     fn reader(&self, _opener: usize, _ctx: &Ctx) -> Option<Box<dyn RegionReader>> {
         Some(Box::new(BlockReader::new(&BLOCK)))
+    }
+    fn instructions(&self) -> Option<Instructions> {
+        Some(Instructions {
+            how: "To call tools, write <|tools_prefix|>, a JSON list with one object {TOOL_NAME: {arguments}} per call, then <|tools_suffix|>.",
+            several: "- To make several calls, put several objects in the one list; they run in that order.\n",
+        })
+    }
+    fn example_call(&self, name: &str, args: &Map<String, Value>) -> Option<String> {
+        Some(format!("<|tools_prefix|>{}<|tools_suffix|>", json!([{ name: args }])))
     }
 }

@@ -5,11 +5,11 @@
 //! `<|END_THINKING|>`. The per-turn `tool_call_id` ("0", "1") is not unique across turns, so
 //! call ids are generated.
 
-use serde_json::{Map, Value};
 
+use serde_json::{Map, Value, json};
 use crate::FormatId;
 use crate::builder::{Ctx, Draft};
-use crate::family::{Family, ReadCx, ReasoningMarker, RegionReader};
+use crate::family::{Family, Instructions, ReadCx, ReasoningMarker, RegionReader};
 
 use super::marked::{json_items, json_lead};
 use super::tags::{Block, BlockReader, valid_name};
@@ -64,5 +64,14 @@ impl Family for Cohere {
     }
     fn strip(&self) -> &'static [&'static str] {
         &["<|START_RESPONSE|>", "<|END_RESPONSE|>"]
+    }
+    fn instructions(&self) -> Option<Instructions> {
+        Some(Instructions {
+            how: r#"To call tools, write <|START_ACTION|>, a JSON list of calls, each {"tool_call_id": "0", "tool_name": TOOL_NAME, "parameters": {...}} with ids counting from "0", then <|END_ACTION|>."#,
+            several: "- To make several calls, put several objects in the one list; they run in that order.\n",
+        })
+    }
+    fn example_call(&self, name: &str, args: &Map<String, Value>) -> Option<String> {
+        Some(format!("<|START_ACTION|>{}<|END_ACTION|>", json!([{"tool_call_id": "0", "tool_name": name, "parameters": args}])))
     }
 }

@@ -4,9 +4,12 @@
 //! keeps V as text, `string="false"` reads it as JSON (without the attribute, the schema
 //! decides).
 
+use serde_json::{Map, Value};
+
+use super::text_example::tag_text;
 use crate::FormatId;
 use crate::builder::{Ctx, Draft};
-use crate::family::{Family, ReadCx, RegionReader};
+use crate::family::{Family, Instructions, ReadCx, RegionReader};
 
 use super::marked::{InvokeTags, invokes, tag_lead};
 use super::tags::{Block, BlockReader, Lead};
@@ -69,5 +72,23 @@ impl Family for DeepseekDsml {
         BLOCKS
             .get(opener)
             .map(|b| Box::new(BlockReader::new(b)) as Box<dyn RegionReader>)
+    }
+    fn instructions(&self) -> Option<Instructions> {
+        Some(Instructions {
+            how: r#"To call tools, write <｜DSML｜function_calls>, then per call <｜DSML｜invoke name="TOOL_NAME"> with one <｜DSML｜parameter name="ARGUMENT_NAME" string="true">text</｜DSML｜parameter> per text argument (string="false" and the value as JSON for numbers, booleans, arrays and objects) and </｜DSML｜invoke>, then </｜DSML｜function_calls>."#,
+            several: "- To make several calls, write several <｜DSML｜invoke> blocks inside the one <｜DSML｜function_calls>; they run in that order.\n",
+        })
+    }
+    fn example_call(&self, name: &str, args: &Map<String, Value>) -> Option<String> {
+        let mut s = format!("<｜DSML｜function_calls>\n<｜DSML｜invoke name=\"{name}\">\n");
+        for (k, v) in args {
+            let string = v.is_string();
+            s.push_str(&format!(
+                "<｜DSML｜parameter name=\"{k}\" string=\"{string}\">{}</｜DSML｜parameter>\n",
+                tag_text(v)
+            ));
+        }
+        s.push_str("</｜DSML｜invoke>\n</｜DSML｜function_calls>");
+        Some(s)
     }
 }

@@ -3,9 +3,10 @@
 //! `<｜tool▁call▁end｜>`; `<｜tool▁calls▁end｜>` closes. Shares its opener with `deepseek_v3_1`,
 //! told apart by the `function` type after the first `<｜tool▁call▁begin｜>`.
 
+use serde_json::{Map, Value};
 use crate::FormatId;
 use crate::builder::{Ctx, Draft};
-use crate::family::{Family, ReadCx, RegionReader, parse_lenient};
+use crate::family::{Family, Instructions, ReadCx, RegionReader, parse_lenient};
 
 use super::tags::{Block, BlockReader, Lead, skip_space, starts, valid_name};
 
@@ -53,6 +54,15 @@ impl Family for DeepseekV3 {
     }
     fn reader(&self, _opener: usize, _ctx: &Ctx) -> Option<Box<dyn RegionReader>> {
         Some(Box::new(BlockReader::new(&BLOCK)))
+    }
+    fn instructions(&self) -> Option<Instructions> {
+        Some(Instructions {
+            how: "To call tools, write <｜tool▁calls▁begin｜>, then per call <｜tool▁call▁begin｜>function<｜tool▁sep｜>TOOL_NAME, a new line, the arguments as a JSON object in a ```json fence and <｜tool▁call▁end｜>, then <｜tool▁calls▁end｜>.",
+            several: "- To make several calls, write several <｜tool▁call▁begin｜> entries in the one list; they run in that order.\n",
+        })
+    }
+    fn example_call(&self, name: &str, args: &Map<String, Value>) -> Option<String> {
+        Some(format!("<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>{name}\n```json\n{}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>", Value::Object(args.clone())))
     }
 }
 

@@ -2,9 +2,10 @@
 //! `<｜tool▁call▁begin｜>NAME<｜tool▁sep｜>{json}<｜tool▁call▁end｜>`, then `<｜tool▁calls▁end｜>`
 //! (no `function` type, no fence; see `deepseek_v3` for the older layout).
 
+use serde_json::{Map, Value};
 use crate::FormatId;
 use crate::builder::{Ctx, Draft};
-use crate::family::{Family, ReadCx, RegionReader};
+use crate::family::{Family, Instructions, ReadCx, RegionReader};
 
 use super::deepseek_v3::{CALL, CLOSE, OPEN, SEP, calls, draft};
 use super::tags::{Block, BlockReader, Lead, skip_space, starts, valid_name};
@@ -57,6 +58,15 @@ impl Family for DeepseekV31 {
     }
     fn reader(&self, _opener: usize, _ctx: &Ctx) -> Option<Box<dyn RegionReader>> {
         Some(Box::new(BlockReader::new(&BLOCK)))
+    }
+    fn instructions(&self) -> Option<Instructions> {
+        Some(Instructions {
+            how: "To call tools, write <｜tool▁calls▁begin｜>, then per call <｜tool▁call▁begin｜>TOOL_NAME<｜tool▁sep｜>, the arguments as a JSON object and <｜tool▁call▁end｜>, then <｜tool▁calls▁end｜>.",
+            several: "- To make several calls, write several <｜tool▁call▁begin｜> entries in the one list; they run in that order.\n",
+        })
+    }
+    fn example_call(&self, name: &str, args: &Map<String, Value>) -> Option<String> {
+        Some(format!("<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>{name}<｜tool▁sep｜>{}<｜tool▁call▁end｜><｜tool▁calls▁end｜>", Value::Object(args.clone())))
     }
 }
 

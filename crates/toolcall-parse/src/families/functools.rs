@@ -2,9 +2,11 @@
 //! `{name, arguments}`. The opener includes the `[`, so prose about Python's `functools`
 //! module is never read.
 
+use super::text_example::{name_arguments_list};
+use serde_json::{Map, Value};
 use crate::FormatId;
 use crate::builder::Ctx;
-use crate::family::{Family, RegionReader};
+use crate::family::{Family, Instructions, RegionReader};
 
 use super::marked::OpenJsonReader;
 
@@ -35,5 +37,14 @@ impl Family for Functools {
             OPEN.len() - 1,
             ctx.limits.max_depth,
         )))
+    }
+    fn instructions(&self) -> Option<Instructions> {
+        Some(Instructions {
+            how: r#"To call tools, write functools immediately followed by a JSON list of calls, each {"name": TOOL_NAME, "arguments": {...}}."#,
+            several: "- To make several calls, put several objects in the one list; they run in that order.\n",
+        })
+    }
+    fn example_call(&self, name: &str, args: &Map<String, Value>) -> Option<String> {
+        Some(format!("functools{}", name_arguments_list(name, args)))
     }
 }

@@ -4,9 +4,10 @@
 
 use serde_json::Value;
 
+use serde_json::Map;
 use crate::FormatId;
 use crate::builder::{Ctx, Draft};
-use crate::family::{Family, ReadCx, RegionReader, parse_lenient};
+use crate::family::{Family, Instructions, ReadCx, RegionReader, parse_lenient};
 
 use super::tags::{Block, BlockReader, Lead, skip_space, starts, valid_name};
 
@@ -42,6 +43,18 @@ impl Family for Gemma4 {
     }
     fn reader(&self, _opener: usize, _ctx: &Ctx) -> Option<Box<dyn RegionReader>> {
         Some(Box::new(BlockReader::new(&BLOCK)))
+    }
+    fn instructions(&self) -> Option<Instructions> {
+        Some(Instructions {
+            how: r#"To call a tool, write <|tool_call>call:TOOL_NAME{...}<tool_call|> where the arguments object has bare keys, text between <|"|> markers, and numbers, booleans, lists and nested objects as literals, e.g. {city:<|"|>Paris<|"|>,days:3}."#,
+            several: "- To make several calls, write several <|tool_call> blocks; they run in that order.\n",
+        })
+    }
+    fn example_call(&self, name: &str, args: &Map<String, Value>) -> Option<String> {
+        let mut s = format!("<|tool_call>call:{name}");
+        write_gemma_object(&mut s, args, 0);
+        s.push_str("<tool_call|>");
+        Some(s)
     }
 }
 
@@ -141,6 +154,47 @@ fn to_json(s: &str) -> Result<String, String> {
         rest = &rest[c.len_utf8()..];
     }
     Ok(out)
+}
+
+/// Writes `args` in Gemma's literal syntax; nesting past a small bound (examples are
+/// shallow) is written as `null`.
+fn write_gemma_object(out: &mut String, args: &Map<String, Value>, depth: usize) {
+    out.push('{');
+    for (i, (k, v)) in args.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        out.push_str(k);
+        out.push(':');
+        write_gemma_value(out, v, depth + 1);
+    }
+    out.push('}');
+}
+
+fn write_gemma_value(out: &mut String, v: &Value, depth: usize) {
+    if depth > 16 {
+        out.push_str("null");
+        return;
+    }
+    match v {
+        Value::String(s) => {
+            out.push_str(QUOTE);
+            out.push_str(s);
+            out.push_str(QUOTE);
+        }
+        Value::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_gemma_value(out, item, depth + 1);
+            }
+            out.push(']');
+        }
+        Value::Object(map) => write_gemma_object(out, map, depth),
+        other => out.push_str(&other.to_string()),
+    }
 }
 
 #[cfg(test)]

@@ -9,6 +9,7 @@ use crate::FormatId;
 use crate::builder::{Ctx, Draft};
 use crate::family::{Family, Instructions, ReadCx, RegionReader};
 
+use super::text_example::tag_text;
 use super::tags::{Block, BlockReader, Lead, layout_trim, skip_space, starts, typed, valid_name};
 
 impl FormatId {
@@ -56,10 +57,7 @@ impl Family for Glm {
     fn example_call(&self, name: &str, args: &Map<String, Value>) -> Option<String> {
         let mut s = format!("<tool_call>{name}\n");
         for (k, v) in args {
-            let text = match v {
-                Value::String(t) => t.clone(),
-                other => other.to_string(),
-            };
+            let text = tag_text(v);
             s.push_str(&format!("{KEY}{k}{KEY_END}\n{VALUE}{text}{VALUE_END}\n"));
         }
         s.push_str(CLOSE);

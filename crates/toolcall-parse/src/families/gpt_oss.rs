@@ -6,9 +6,10 @@
 //! template's `<|start|>assistant`, so it may start with `<|channel|>` or inside a message:
 //! the control tokens are removed from the visible text wherever they appear.
 
+use serde_json::{Map, Value};
 use crate::FormatId;
 use crate::builder::{Ctx, Draft};
-use crate::family::{Family, ReadCx, ReasoningMarker, RegionReader, parse_lenient};
+use crate::family::{Family, Instructions, ReadCx, ReasoningMarker, RegionReader, parse_lenient};
 
 use super::tags::{Block, BlockReader, Lead, valid_name};
 
@@ -87,6 +88,15 @@ impl Family for GptOss {
             "<|return|>",
             "<|end|>",
         ]
+    }
+    fn instructions(&self) -> Option<Instructions> {
+        Some(Instructions {
+            how: "To call a tool, write <|channel|>commentary to=functions.TOOL_NAME <|constrain|>json<|message|>, the arguments as a JSON object, then <|call|>.",
+            several: "- Make one call per reply and wait for its result before the next.\n",
+        })
+    }
+    fn example_call(&self, name: &str, args: &Map<String, Value>) -> Option<String> {
+        Some(format!("<|channel|>commentary to=functions.{name} <|constrain|>json<|message|>{}<|call|>", Value::Object(args.clone())))
     }
 }
 

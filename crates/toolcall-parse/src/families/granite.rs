@@ -1,9 +1,11 @@
 //! `granite`: IBM Granite 3.x writes `<|tool_call|>` and a JSON list of `{name, arguments}`; no
 //! closing marker: the call ends with its JSON.
 
+use super::text_example::{name_arguments_list};
+use serde_json::{Map, Value};
 use crate::FormatId;
 use crate::builder::Ctx;
-use crate::family::{Family, RegionReader};
+use crate::family::{Family, Instructions, RegionReader};
 
 use super::marked::OpenJsonReader;
 
@@ -34,5 +36,14 @@ impl Family for Granite {
             OPEN.len(),
             ctx.limits.max_depth,
         )))
+    }
+    fn instructions(&self) -> Option<Instructions> {
+        Some(Instructions {
+            how: r#"To call tools, write <|tool_call|> followed by a JSON list of calls, each {"name": TOOL_NAME, "arguments": {...}}; nothing follows the list."#,
+            several: "- To make several calls, put several objects in the one list; they run in that order.\n",
+        })
+    }
+    fn example_call(&self, name: &str, args: &Map<String, Value>) -> Option<String> {
+        Some(format!("<|tool_call|>{}", name_arguments_list(name, args)))
     }
 }

@@ -4,9 +4,10 @@
 //! when cut. `<tool_call>` followed by anything but JSON belongs to another family
 //! (`qwen3_coder`, `glm`) or is prose.
 
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 use toolcall_core::Diagnostic;
 
+use super::text_example::name_arguments;
 use crate::FormatId;
 use crate::family::{
     Advance, Family, Instructions, Outcome, RawArgs, ReadCx, RegionReader, Scan, ScanFrom,
@@ -51,10 +52,7 @@ impl Family for Hermes {
         })
     }
     fn example_call(&self, name: &str, args: &Map<String, Value>) -> Option<String> {
-        Some(format!(
-            "<tool_call>{}</tool_call>",
-            json!({"name": name, "arguments": args})
-        ))
+        Some(format!("<tool_call>{}</tool_call>", name_arguments(name, args)))
     }
 }
 

@@ -1,9 +1,10 @@
 //! `internlm`: InternLM 2.5 / 3 write one `{name, parameters}` object per
 //! `<|action_start|><|plugin|>` … `<|action_end|>`.
 
+use serde_json::{Map, Value, json};
 use crate::FormatId;
 use crate::builder::Ctx;
-use crate::family::{Family, RegionReader};
+use crate::family::{Family, Instructions, RegionReader};
 
 use super::tags::{Block, BlockReader};
 use super::marked::{json_body, json_lead};
@@ -37,5 +38,14 @@ impl Family for InternLm {
     }
     fn reader(&self, _opener: usize, _ctx: &Ctx) -> Option<Box<dyn RegionReader>> {
         Some(Box::new(BlockReader::new(&BLOCK)))
+    }
+    fn instructions(&self) -> Option<Instructions> {
+        Some(Instructions {
+            how: r#"To call a tool, write <|action_start|><|plugin|>, a new line, {"name": TOOL_NAME, "parameters": {...}} as JSON, then <|action_end|>."#,
+            several: "- To make several calls, write several <|action_start|><|plugin|> blocks; they run in that order.\n",
+        })
+    }
+    fn example_call(&self, name: &str, args: &Map<String, Value>) -> Option<String> {
+        Some(format!("<|action_start|><|plugin|>\n{}<|action_end|>", json!({"name": name, "parameters": args})))
     }
 }

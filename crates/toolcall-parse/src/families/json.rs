@@ -6,9 +6,10 @@
 
 use std::ops::Range;
 
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
 use super::keys_within;
+use super::text_example::name_arguments;
 use crate::FormatId;
 use crate::builder::{Ctx, Draft, Outcome};
 use crate::family::{BareJson, Family, Instructions, JsonCx};
@@ -129,6 +130,6 @@ impl Family for Json {
         })
     }
     fn example_call(&self, name: &str, args: &Map<String, Value>) -> Option<String> {
-        Some(json!({"name": name, "arguments": args}).to_string())
+        Some(name_arguments(name, args))
     }
 }

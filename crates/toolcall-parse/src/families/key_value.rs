@@ -8,6 +8,7 @@
 use serde_json::{Map, Value};
 use toolcall_core::ToolSpec;
 
+use super::text_example::tag_text;
 use crate::FormatId;
 use crate::family::{Family, Instructions};
 use crate::repair::parse_lenient;
@@ -113,11 +114,7 @@ impl Family for KeyValue {
     fn example_call(&self, name: &str, args: &Map<String, Value>) -> Option<String> {
         let mut s = format!("TOOL_CALL: {name}");
         for (k, v) in args {
-            let value = match v {
-                Value::String(s) => s.clone(),
-                other => other.to_string(),
-            };
-            s.push_str(&format!("\n{}: {value}", k.to_uppercase()));
+            s.push_str(&format!("\n{}: {}", k.to_uppercase(), tag_text(v)));
         }
         Some(s)
     }

@@ -2,9 +2,10 @@
 //! `<|tool_call_begin|>functions.NAME:IDX<|tool_call_argument_begin|>{json}<|tool_call_end|>`,
 //! then `<|tool_calls_section_end|>`. `functions.NAME:IDX` is the call's id and is kept.
 
+use serde_json::{Map, Value};
 use crate::FormatId;
 use crate::builder::{Ctx, Draft};
-use crate::family::{Family, ReadCx, RegionReader, parse_lenient};
+use crate::family::{Family, Instructions, ReadCx, RegionReader, parse_lenient};
 
 use super::marked::tag_lead;
 use super::tags::{Block, BlockReader, Lead, skip_space, valid_name};
@@ -46,6 +47,15 @@ impl Family for KimiK2 {
     }
     fn reader(&self, _opener: usize, _ctx: &Ctx) -> Option<Box<dyn RegionReader>> {
         Some(Box::new(BlockReader::new(&BLOCK)))
+    }
+    fn instructions(&self) -> Option<Instructions> {
+        Some(Instructions {
+            how: "To call tools, write <|tool_calls_section_begin|>, then per call <|tool_call_begin|>functions.TOOL_NAME:INDEX<|tool_call_argument_begin|>, the arguments as a JSON object and <|tool_call_end|> (INDEX counts calls from 0), then <|tool_calls_section_end|>.",
+            several: "- To make several calls, write several <|tool_call_begin|> entries in the one section; they run in that order.\n",
+        })
+    }
+    fn example_call(&self, name: &str, args: &Map<String, Value>) -> Option<String> {
+        Some(format!("<|tool_calls_section_begin|><|tool_call_begin|>functions.{name}:0<|tool_call_argument_begin|>{}<|tool_call_end|><|tool_calls_section_end|>", Value::Object(args.clone())))
     }
 }
 

@@ -1,9 +1,11 @@
 //! `llama4_pythonic`: Llama 4 (pythonic tool template) writes a Python list of calls between
 //! `<|python_start|>` and `<|python_end|>`.
 
+use super::text_example::python_call;
+use serde_json::{Map, Value};
 use crate::FormatId;
 use crate::builder::Ctx;
-use crate::family::{Family, RegionReader};
+use crate::family::{Family, Instructions, RegionReader};
 
 use super::marked::{CallList, CallListReader};
 
@@ -38,5 +40,14 @@ impl Family for Llama4Pythonic {
             "<|python_end|>",
             CallList::List,
         )))
+    }
+    fn instructions(&self) -> Option<Instructions> {
+        Some(Instructions {
+            how: r#"To call tools, write <|python_start|>, a Python list of calls like [tool_name(argument="value", other=1)], then <|python_end|>. Strings are double-quoted; numbers, True, False, lists and dicts are Python literals."#,
+            several: "- To make several calls, put several calls in the one list; they run in that order.\n",
+        })
+    }
+    fn example_call(&self, name: &str, args: &Map<String, Value>) -> Option<String> {
+        Some(format!("<|python_start|>[{}]<|python_end|>", python_call(name, args)))
     }
 }

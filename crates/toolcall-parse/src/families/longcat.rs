@@ -1,9 +1,11 @@
 //! `longcat`: LongCat-Flash writes one `{name, arguments}` object per
 //! `<longcat_tool_call>` … `</longcat_tool_call>`.
 
+use super::text_example::{name_arguments};
+use serde_json::{Map, Value};
 use crate::FormatId;
 use crate::builder::Ctx;
-use crate::family::{Family, RegionReader};
+use crate::family::{Family, Instructions, RegionReader};
 
 use super::tags::{Block, BlockReader};
 use super::marked::{json_body, json_lead};
@@ -37,5 +39,14 @@ impl Family for LongCat {
     }
     fn reader(&self, _opener: usize, _ctx: &Ctx) -> Option<Box<dyn RegionReader>> {
         Some(Box::new(BlockReader::new(&BLOCK)))
+    }
+    fn instructions(&self) -> Option<Instructions> {
+        Some(Instructions {
+            how: r#"To call a tool, write <longcat_tool_call>{"name": TOOL_NAME, "arguments": {...}}</longcat_tool_call> with a JSON object inside the tags."#,
+            several: "- To make several calls, write several <longcat_tool_call> blocks; they run in that order.\n",
+        })
+    }
+    fn example_call(&self, name: &str, args: &Map<String, Value>) -> Option<String> {
+        Some(format!("<longcat_tool_call>{}</longcat_tool_call>", name_arguments(name, args)))
     }
 }

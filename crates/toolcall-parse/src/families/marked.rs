@@ -39,8 +39,10 @@ pub(crate) fn list_lead(lead: &str, complete: bool) -> Lead {
 /// A call expression (`name(`) follows the marker, as in Olmo 3's one-call-per-line blocks.
 pub(crate) fn call_line_lead(lead: &str, complete: bool) -> Lead {
     let s = skip_space(lead);
+    // The same name bytes the call parser accepts (`ns.tool::variant` included).
     let name_len = s
-        .find(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-')))
+        .bytes()
+        .position(|b| !super::call_syntax::is_name_byte(b))
         .unwrap_or(s.len());
     match s[name_len..].chars().next() {
         Some('(') if name_len > 0 => Lead::Mine(Some(s[..name_len].to_owned())),

@@ -2,9 +2,12 @@
 //! `<invoke name="NAME">` with `<parameter name="K">V</parameter>` children; values are text
 //! typed by the tool's schema.
 
+use serde_json::{Map, Value};
+
+use super::text_example::named_parameters;
 use crate::FormatId;
 use crate::builder::{Ctx, Draft};
-use crate::family::{Family, ReadCx, RegionReader};
+use crate::family::{Family, Instructions, ReadCx, RegionReader};
 
 use super::marked::{InvokeTags, invokes, tag_lead};
 use super::tags::{Block, BlockReader, Lead};
@@ -54,5 +57,17 @@ impl Family for MinimaxM2 {
     }
     fn reader(&self, _opener: usize, _ctx: &Ctx) -> Option<Box<dyn RegionReader>> {
         Some(Box::new(BlockReader::new(&BLOCK)))
+    }
+    fn instructions(&self) -> Option<Instructions> {
+        Some(Instructions {
+            how: r#"To call tools, write <minimax:tool_call>, then per call <invoke name="TOOL_NAME"> with one <parameter name="ARGUMENT_NAME">value</parameter> per argument (text as is; numbers, booleans, arrays and objects as JSON) and </invoke>, then </minimax:tool_call>."#,
+            several: "- To make several calls, write several <invoke> blocks inside the one <minimax:tool_call>; they run in that order.\n",
+        })
+    }
+    fn example_call(&self, name: &str, args: &Map<String, Value>) -> Option<String> {
+        Some(format!(
+            "<minimax:tool_call>\n<invoke name=\"{name}\">\n{}</invoke>\n</minimax:tool_call>",
+            named_parameters("parameter", "\n", args)
+        ))
     }
 }

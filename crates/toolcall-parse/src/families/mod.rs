@@ -12,6 +12,7 @@ use crate::family::{Family, JsonCx};
 pub(crate) mod marked;
 pub(crate) mod native;
 pub(crate) mod tags;
+pub(crate) mod text_example;
 
 /// Declares each family module and lists its family, in priority order.
 macro_rules! registry {

@@ -1,9 +1,11 @@
 //! `nemotron`: NVIDIA Llama-Nemotron writes a JSON list of `{name, arguments}`
 //! between `<TOOLCALL>` and `</TOOLCALL>`.
 
+use super::text_example::{name_arguments_list};
+use serde_json::{Map, Value};
 use crate::FormatId;
 use crate::builder::Ctx;
-use crate::family::{Family, RegionReader};
+use crate::family::{Family, Instructions, RegionReader};
 
 use super::tags::{Block, BlockReader};
 use super::marked::{json_body, json_lead};
@@ -37,5 +39,14 @@ impl Family for Nemotron {
     }
     fn reader(&self, _opener: usize, _ctx: &Ctx) -> Option<Box<dyn RegionReader>> {
         Some(Box::new(BlockReader::new(&BLOCK)))
+    }
+    fn instructions(&self) -> Option<Instructions> {
+        Some(Instructions {
+            how: r#"To call tools, write <TOOLCALL>, a JSON list of calls, each {"name": TOOL_NAME, "arguments": {...}}, then </TOOLCALL>."#,
+            several: "- To make several calls, put several objects in the one list; they run in that order.\n",
+        })
+    }
+    fn example_call(&self, name: &str, args: &Map<String, Value>) -> Option<String> {
+        Some(format!("<TOOLCALL>{}</TOOLCALL>", name_arguments_list(name, args)))
     }
 }

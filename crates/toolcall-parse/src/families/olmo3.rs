@@ -1,9 +1,11 @@
 //! `olmo3`: Olmo 3 writes one Python call per line between `<function_calls>` and
 //! `</function_calls>`.
 
+use super::text_example::python_call;
+use serde_json::{Map, Value};
 use crate::FormatId;
 use crate::builder::Ctx;
-use crate::family::{Family, RegionReader};
+use crate::family::{Family, Instructions, RegionReader};
 
 use super::marked::{CallList, CallListReader};
 
@@ -33,5 +35,14 @@ impl Family for Olmo3 {
             "</function_calls>",
             CallList::Lines,
         )))
+    }
+    fn instructions(&self) -> Option<Instructions> {
+        Some(Instructions {
+            how: r#"To call tools, write <function_calls>, then one Python call per line like tool_name(argument="value", other=1), then </function_calls>. Strings are double-quoted; numbers, True, False, lists and dicts are Python literals."#,
+            several: "- To make several calls, write each on its own line inside the one block; they run in that order.\n",
+        })
+    }
+    fn example_call(&self, name: &str, args: &Map<String, Value>) -> Option<String> {
+        Some(format!("<function_calls>\n{}\n</function_calls>", python_call(name, args)))
     }
 }

@@ -6,7 +6,8 @@ use std::ops::Range;
 
 use serde_json::{Map, Value};
 
-use super::call_syntax::{is_name_byte, keyword_args, parse_args};
+use super::call_syntax::{is_name_byte, parse_args};
+use super::text_example::python_call;
 use crate::FormatId;
 use crate::builder::{Ctx, Outcome};
 use crate::family::{BareJson, Family, Instructions};
@@ -92,6 +93,6 @@ impl Family for Pythonic {
         })
     }
     fn example_call(&self, name: &str, args: &Map<String, Value>) -> Option<String> {
-        Some(format!("[{name}({})]", keyword_args(args, true)))
+        Some(format!("[{}]", python_call(name, args)))
     }
 }

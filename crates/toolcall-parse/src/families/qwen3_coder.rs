@@ -11,6 +11,7 @@ use crate::FormatId;
 use crate::builder::Ctx;
 use crate::family::{Family, Instructions, RegionReader};
 
+use super::text_example::tag_text;
 use super::tags::{Block, BlockReader, function_lead, xml_functions};
 
 impl FormatId {
@@ -58,10 +59,7 @@ impl Family for Qwen3Coder {
 pub(crate) fn xml_example(open: &str, close: &str, name: &str, args: &Map<String, Value>) -> String {
     let mut s = format!("{open}\n<function={name}>\n");
     for (k, v) in args {
-        let text = match v {
-            Value::String(t) => t.clone(),
-            other => other.to_string(),
-        };
+        let text = tag_text(v);
         s.push_str(&format!("<parameter={k}>\n{text}\n</parameter>\n"));
     }
     s.push_str(&format!("</function>\n{close}"));

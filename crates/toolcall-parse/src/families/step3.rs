@@ -3,9 +3,12 @@
 //! `<steptml:parameter name="K">V</steptml:parameter>` children and `<｜tool_call_end｜>`, then
 //! `<｜tool_calls_end｜>`; values are text typed by the tool's schema.
 
+use serde_json::{Map, Value};
+
+use super::text_example::named_parameters;
 use crate::FormatId;
 use crate::builder::{Ctx, Draft};
-use crate::family::{Family, ReadCx, RegionReader};
+use crate::family::{Family, Instructions, ReadCx, RegionReader};
 
 use super::marked::{InvokeTags, invokes, tag_lead};
 use super::tags::{Block, BlockReader, Lead};
@@ -55,5 +58,17 @@ impl Family for Step3 {
     }
     fn reader(&self, _opener: usize, _ctx: &Ctx) -> Option<Box<dyn RegionReader>> {
         Some(Box::new(BlockReader::new(&BLOCK)))
+    }
+    fn instructions(&self) -> Option<Instructions> {
+        Some(Instructions {
+            how: r#"To call tools, write <｜tool_calls_begin｜>, then per call <｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke name="TOOL_NAME"> with one <steptml:parameter name="ARGUMENT_NAME">value</steptml:parameter> per argument (text as is; numbers, booleans, arrays and objects as JSON), </steptml:invoke> and <｜tool_call_end｜>, then <｜tool_calls_end｜>."#,
+            several: "- To make several calls, write several <｜tool_call_begin｜> entries in the one list; they run in that order.\n",
+        })
+    }
+    fn example_call(&self, name: &str, args: &Map<String, Value>) -> Option<String> {
+        Some(format!(
+            "<｜tool_calls_begin｜><｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke name=\"{name}\">{}</steptml:invoke><｜tool_call_end｜><｜tool_calls_end｜>",
+            named_parameters("steptml:parameter", "", args)
+        ))
     }
 }

@@ -2,10 +2,13 @@
 //! or in a code fence of any language tag. Read from bare JSON lists only (registered names
 //! when a registry is given); in auto mode the `json` family reads the same lists first.
 
-use serde_json::Value;
 
+
+use super::text_example::{name_arguments_list};
+use serde_json::{Map, Value};
 use crate::FormatId;
 use crate::builder::Outcome;
+use crate::family::Instructions;
 use crate::family::{BareJson, Family, JsonCx, json_calls};
 
 impl FormatId {
@@ -35,5 +38,14 @@ impl Family for Xlam {
             return None;
         }
         json_calls(v, cx.ctx, FormatId::XLAM, false, cx.span.clone())
+    }
+    fn instructions(&self) -> Option<Instructions> {
+        Some(Instructions {
+            how: r#"To call tools, reply with a ```json fenced JSON list of calls, each {"name": TOOL_NAME, "arguments": {...}}."#,
+            several: "- To make several calls, put several objects in the one list; they run in that order.\n",
+        })
+    }
+    fn example_call(&self, name: &str, args: &Map<String, Value>) -> Option<String> {
+        Some(format!("```json\n{}\n```", name_arguments_list(name, args)))
     }
 }
