@@ -279,10 +279,17 @@ fn key_value_reads_values_by_the_schema() {
         p.calls[0].arguments,
         json!({"code": "007", "count": 3, "exact": true, "filter": {"k": [1]}, "limit": null})
     );
-    assert!(p.calls[0].origin.repairs.is_empty(), "{:?}", p.calls[0].origin.repairs);
+    assert!(
+        p.calls[0].origin.repairs.is_empty(),
+        "{:?}",
+        p.calls[0].origin.repairs
+    );
     // Not what the schema asked: kept as text, with a repair saying so.
     let p = parse("TOOL_CALL: lookup\nCOUNT: many\nEXACT: [1]", &opts);
-    assert_eq!(p.calls[0].arguments, json!({"count": "many", "exact": "[1]"}));
+    assert_eq!(
+        p.calls[0].arguments,
+        json!({"count": "many", "exact": "[1]"})
+    );
     let kinds: Vec<&str> = p.calls[0]
         .origin
         .repairs
