@@ -20,9 +20,9 @@ use axum::extract::State;
 use axum::http::HeaderMap;
 use axum::response::sse::{Event, Sse};
 use axum::response::{IntoResponse, Response};
+use futures::StreamExt;
 use serde_json::{Value, json};
 use toolcall_core::CallId;
-use futures::StreamExt;
 use toolcall_wire::chat::ChatRequest;
 use toolcall_wire::encode_arguments;
 use toolcall_wire::responses::{
@@ -224,10 +224,16 @@ impl ResponsesEvents {
             Some(open) => open,
             None => {
                 let (prefix, added) = if reasoning {
-                    ("rs", json!({"type": "reasoning", "summary": [], "content": []}))
+                    (
+                        "rs",
+                        json!({"type": "reasoning", "summary": [], "content": []}),
+                    )
                 } else {
-                    ("msg", json!({"type": "message", "role": "assistant",
-                        "status": "in_progress", "content": []}))
+                    (
+                        "msg",
+                        json!({"type": "message", "role": "assistant",
+                        "status": "in_progress", "content": []}),
+                    )
                 };
                 let id = item_id(prefix);
                 let mut item = added;
@@ -378,7 +384,8 @@ impl ResponsesEvents {
                 );
                 let failed = self.lifecycle("response.failed", "failed");
                 self.push(failed, &mut events);
-                let error = json!({"type": "error", "code": e.code, "message": e.message, "param": null});
+                let error =
+                    json!({"type": "error", "code": e.code, "message": e.message, "param": null});
                 self.push(error, &mut events);
             }
         }

@@ -411,7 +411,10 @@ pub enum Out {
         name: String,
     },
     /// The announced call `index` is complete: its checked arguments (JSON text).
-    CallEnd { index: usize, arguments: String },
+    CallEnd {
+        index: usize,
+        arguments: String,
+    },
 }
 
 /// A streamed turn: feed upstream chunks, get text, reasoning and calls.

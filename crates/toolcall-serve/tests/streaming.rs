@@ -87,7 +87,10 @@ async fn a_call_is_announced_before_its_arguments_are_complete() {
         serde_json::from_str::<Value>(&args).unwrap(),
         json!({"city": "Paris"})
     );
-    assert_eq!(rest.last().unwrap()["choices"][0]["finish_reason"], "tool_calls");
+    assert_eq!(
+        rest.last().unwrap()["choices"][0]["finish_reason"],
+        "tool_calls"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -161,7 +164,8 @@ async fn a_call_failing_its_schema_after_its_name_went_out_is_completed_with_a_n
 async fn a_stream_retries_a_call_rejected_before_anything_of_it_went_out() {
     let (url, standin) = gateway(|_| {}).await;
     let unknown = "Sure.\n<tool_call>{\"name\": \"launch_rocket\", \"arguments\": {}}</tool_call>\n<tool_call>{\"name\": \"get_time\", \"arguments\": {}}</tool_call>";
-    let good = "<tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}</tool_call>";
+    let good =
+        "<tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}</tool_call>";
     standin.reply("qwen3-stream-retry", unknown);
     standin.reply("qwen3-stream-retry", good);
     let data = sse_data(post(&url, request("qwen3-stream-retry", true)).await).await;
@@ -200,7 +204,8 @@ async fn a_stream_retries_a_call_rejected_before_anything_of_it_went_out() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn when_checked_announcement_lets_a_stream_retry_bad_arguments() {
     let (url, standin) = gateway(|c| c.announce_calls = AnnounceCalls::WhenChecked).await;
-    let good = "<tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}</tool_call>";
+    let good =
+        "<tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}</tool_call>";
     standin.reply("qwen3-checked", MISSING_CITY);
     standin.reply("qwen3-checked", good);
     let data = sse_data(post(&url, request("qwen3-checked", true)).await).await;
@@ -266,7 +271,10 @@ async fn reasoning_from_the_upstream_passes_through() {
     let last = events.last().unwrap();
     assert_eq!(last["type"], "response.completed");
     assert_eq!(last["response"]["output"][0]["type"], "reasoning");
-    assert_eq!(last["response"]["output"][1]["content"][0]["text"], NATIVE_ANSWER);
+    assert_eq!(
+        last["response"]["output"][1]["content"][0]["text"],
+        NATIVE_ANSWER
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -350,5 +358,8 @@ async fn a_cut_responses_stream_ends_failed() {
         })
         .collect();
     assert!(kinds.contains(&"response.failed".to_owned()), "{kinds:?}");
-    assert!(!kinds.contains(&"response.completed".to_owned()), "{kinds:?}");
+    assert!(
+        !kinds.contains(&"response.completed".to_owned()),
+        "{kinds:?}"
+    );
 }

@@ -438,10 +438,7 @@ impl ChatAccumulator {
             return Ok(());
         };
         let d = &choice.delta;
-        self.grow(
-            d.content.as_ref().map_or(0, String::len)
-                + d.reasoning().map_or(0, str::len),
-        )?;
+        self.grow(d.content.as_ref().map_or(0, String::len) + d.reasoning().map_or(0, str::len))?;
         if let Some(t) = &d.content {
             self.text.get_or_insert_with(String::new).push_str(t);
         }
@@ -498,6 +495,30 @@ mod tests {
         json!({"id":"c","object":"chat.completion.chunk","created":1,"model":"m",
             "choices":[{"index":0,"delta":delta,"finish_reason":finish}]})
         .to_string()
+    }
+
+    // Servers renaming `reasoning_content` to `reasoning` sent both for a while (vLLM,
+    // mlx-vlm): an alias rejected that as a duplicate field and the whole reply was lost.
+    #[test]
+    fn reasoning_reads_under_every_name_and_both_at_once() {
+        let both = r#"{"role":"assistant","content":"Hi","reasoning_content":"r","reasoning":"r"}"#;
+        let m: ChatMessage = serde_json::from_str(both).unwrap();
+        assert_eq!(m.to_reply().reasoning.as_deref(), Some("r"));
+        assert_eq!(m.to_reply().text.as_deref(), Some("Hi"));
+        for name in ["reasoning", "thinking", "reasoning_content"] {
+            let m: ChatMessage =
+                serde_json::from_value(json!({"role": "assistant", name: "t"})).unwrap();
+            assert_eq!(m.reasoning_text(), Some("t"), "{name}");
+        }
+        let mut acc = ChatAccumulator::new(Limits::default());
+        for data in [
+            chunk(json!({"reasoning_content":"a","reasoning":"a"}), None),
+            chunk(json!({"thinking":"b"}), None),
+            chunk(json!({}), Some("stop")),
+        ] {
+            acc.push_data(&data).unwrap();
+        }
+        assert_eq!(acc.finish().unwrap().reasoning.as_deref(), Some("ab"));
     }
 
     #[test]

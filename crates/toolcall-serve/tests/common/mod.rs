@@ -185,8 +185,8 @@ async fn completions(State(s): State<StandIn>, Json(body): Json<Value>) -> Respo
                 rest.push_str("data: [DONE]\n\n");
                 Ok::<_, std::convert::Infallible>(rest)
             };
-            let all = futures::stream::once(async move { Ok(first) })
-                .chain(futures::stream::once(rest));
+            let all =
+                futures::stream::once(async move { Ok(first) }).chain(futures::stream::once(rest));
             return Response::builder()
                 .header(header::CONTENT_TYPE, "text/event-stream")
                 .body(Body::from_stream(all))
@@ -197,7 +197,10 @@ async fn completions(State(s): State<StandIn>, Json(body): Json<Value>) -> Respo
         "native-reasoning" if stream => {
             let mut out = chunk(json!({"role": "assistant", "content": ""}), None);
             for p in small_pieces(NATIVE_REASONING) {
-                out.push_str(&chunk(json!({"reasoning_content": p, "reasoning": p}), None));
+                out.push_str(&chunk(
+                    json!({"reasoning_content": p, "reasoning": p}),
+                    None,
+                ));
             }
             for p in small_pieces(NATIVE_ANSWER) {
                 out.push_str(&chunk(json!({"content": p}), None));
@@ -207,15 +210,20 @@ async fn completions(State(s): State<StandIn>, Json(body): Json<Value>) -> Respo
             return sse(out);
         }
         "native-reasoning" => {
-            return Json(json!({"id": "chatcmpl-standin", "object": "chat.completion", "created": 1,
+            return Json(
+                json!({"id": "chatcmpl-standin", "object": "chat.completion", "created": 1,
                 "model": model, "choices": [{"index": 0, "finish_reason": "stop", "message": {
                 "role": "assistant", "content": NATIVE_ANSWER,
-                "reasoning_content": NATIVE_REASONING, "reasoning": NATIVE_REASONING}}]}))
+                "reasoning_content": NATIVE_REASONING, "reasoning": NATIVE_REASONING}}]}),
+            )
             .into_response();
         }
         // Ollama's native field name.
         "ollama-thinking" if stream => {
-            let mut out = chunk(json!({"role": "assistant", "thinking": NATIVE_REASONING}), None);
+            let mut out = chunk(
+                json!({"role": "assistant", "thinking": NATIVE_REASONING}),
+                None,
+            );
             out.push_str(&chunk(json!({"content": NATIVE_ANSWER}), None));
             out.push_str(&chunk(json!({}), Some("stop")));
             out.push_str("data: [DONE]\n\n");
@@ -394,4 +402,3 @@ pub fn accumulate(data: &[String]) -> (String, String, Vec<Value>, Option<String
         .collect();
     (content, reasoning, calls, finish)
 }
-
