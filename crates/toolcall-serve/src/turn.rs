@@ -4,8 +4,8 @@
 //! tools' schemas (repairs and coercions applied and reported), and the invalid-call policy.
 //!
 //! A whole reply is checked at once ([`Turn::check_reply`]); a streamed one goes through a
-//! [`StreamTurn`], which gives text and reasoning as they arrive and each call once it is
-//! complete and checked (a call is never sent before it is known to be valid).
+//! [`StreamTurn`], which gives text and reasoning as they arrive, announces each call when its
+//! name is known and passes, and gives its arguments once the call is complete and checked.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;

@@ -165,6 +165,7 @@ pub(super) fn model_reply(reply: Reply, names: &NameMap, format: &str) -> ModelR
             })
             .collect(),
         text: reply.text,
+        reasoning: reply.reasoning,
     }
 }
 
