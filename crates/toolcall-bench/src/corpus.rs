@@ -80,6 +80,16 @@ pub fn peer_parser(format: &str) -> Option<&'static str> {
         "mistral" => Some("mistral"),
         "llama" => Some("llama"),
         "pythonic" => Some("pythonic"),
+        "deepseek_v3" => Some("deepseek"),
+        "deepseek_v3_1" => Some("deepseek31"),
+        "deepseek_dsml" => Some("deepseek_dsml"),
+        "kimi_k2" => Some("kimik2"),
+        "glm" => Some("glm45"),
+        "qwen3_coder" => Some("qwen_xml"),
+        "minimax_m2" => Some("minimax_m2"),
+        "step3" => Some("step3"),
+        "cohere" => Some("cohere"),
+        "gemma4" => Some("gemma4"),
         _ => None,
     }
 }

@@ -8,12 +8,18 @@ use std::time::Instant;
 
 use futures::executor::block_on;
 use openai_protocol::common::Tool;
-use tool_parser::{JsonParser, LlamaParser, MistralParser, PythonicParser, QwenParser, ToolParser};
+use tool_parser::parsers::QwenXmlParser;
+use tool_parser::{
+    CohereParser, DeepSeek31Parser, DeepSeekDsmlParser, DeepSeekParser, Gemma4Parser,
+    Glm4MoeParser, JsonParser, KimiK2Parser, LlamaParser, MinimaxM2Parser, MistralParser,
+    PythonicParser, QwenParser, Step3Parser, ToolParser,
+};
 
 use crate::corpus;
 
 /// A `tool-parser` parser by its registry name (`json`, `qwen`, `mistral`, `llama`,
-/// `pythonic`).
+/// `pythonic`, and the model families: `deepseek`, `deepseek31`, `deepseek_dsml` (V3.2),
+/// `kimik2`, `glm45`, `qwen_xml`, `minimax_m2`, `step3`, `cohere`, `gemma4`).
 pub fn make(name: &str) -> Option<Box<dyn ToolParser>> {
     Some(match name {
         "json" => Box::new(JsonParser::new()),
@@ -21,6 +27,16 @@ pub fn make(name: &str) -> Option<Box<dyn ToolParser>> {
         "mistral" => Box::new(MistralParser::new()),
         "llama" => Box::new(LlamaParser::new()),
         "pythonic" => Box::new(PythonicParser::new()),
+        "deepseek" => Box::new(DeepSeekParser::new()),
+        "deepseek31" => Box::new(DeepSeek31Parser::new()),
+        "deepseek_dsml" => Box::new(DeepSeekDsmlParser::v32()),
+        "kimik2" => Box::new(KimiK2Parser::new()),
+        "glm45" => Box::new(Glm4MoeParser::glm45()),
+        "qwen_xml" => Box::new(QwenXmlParser::new()),
+        "minimax_m2" => Box::new(MinimaxM2Parser::new()),
+        "step3" => Box::new(Step3Parser::new()),
+        "cohere" => Box::new(CohereParser::new()),
+        "gemma4" => Box::new(Gemma4Parser::new()),
         _ => return None,
     })
 }
