@@ -394,7 +394,7 @@ async fn native_calls_from_the_upstream_stream_through_checked_under_their_ids()
         .filter_map(|v| v["choices"][0]["delta"]["tool_calls"][0]["id"].as_str())
         .collect();
     assert_eq!(ids, ["up-1", "up-2"]);
-    let position = |f: &dyn Fn(&Value) -> bool| chunks.iter().position(|v| f(v)).unwrap();
+    let position = |f: &dyn Fn(&Value) -> bool| chunks.iter().position(f).unwrap();
     let second_named = position(&|v| v["choices"][0]["delta"]["tool_calls"][0]["id"] == "up-2");
     let first_arguments = position(&|v| {
         v["choices"][0]["delta"]["tool_calls"][0]["function"]["arguments"]
