@@ -443,6 +443,12 @@ impl Agent {
             Mode::Text => false,
             Mode::Auto => !reply.calls.is_empty(),
         };
+        // Reasoning the server sent apart comes first, then any the text held.
+        let apart: Vec<String> = reply
+            .reasoning
+            .into_iter()
+            .filter(|r| !r.is_empty())
+            .collect();
         if use_native {
             return Interpreted {
                 raw: reply.text.clone(),
@@ -450,7 +456,7 @@ impl Agent {
                 calls: reply.calls,
                 from_text: false,
                 diagnostics: Vec::new(),
-                reasoning: Vec::new(),
+                reasoning: apart,
             };
         }
         let raw = reply.text.unwrap_or_default();
@@ -461,7 +467,7 @@ impl Agent {
             calls: parsed.calls,
             from_text: true,
             diagnostics: parsed.diagnostics,
-            reasoning: parsed.reasoning,
+            reasoning: apart.into_iter().chain(parsed.reasoning).collect(),
         }
     }
 
@@ -660,6 +666,11 @@ impl Agent {
                             call_id: r.call_id.clone(),
                             name: r.name.clone(),
                             content: r.to_json(),
+                            format: server_calls
+                                .iter()
+                                .find(|c| c.call_id == r.call_id)
+                                .map(|c| c.origin.format.clone())
+                                .unwrap_or_default(),
                         })
                         .collect(),
                 })?;
