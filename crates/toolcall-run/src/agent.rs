@@ -346,11 +346,13 @@ impl Agent {
                                 .outcome
                                 .clone()
                                 .unwrap_or_else(|| interrupted(&c.call_id, &c.name)),
+                            format: c.format.clone(),
                         }),
                         (None, Some(c)) => Some(TextResult {
                             call_id: c.call_id.clone(),
                             name: c.name.clone(),
                             content: interrupted(&c.call_id, &c.name),
+                            format: c.origin.format.clone(),
                         }),
                         (None, None) => None,
                     })

@@ -170,6 +170,8 @@ pub struct SessionRecord {
 pub struct ReplyCall {
     pub call_id: CallId,
     pub name: String,
+    /// The format the call was read in.
+    pub format: String,
     pub outcome: Option<Value>,
 }
 
@@ -336,24 +338,27 @@ impl Archive {
     /// The calls archived from the session's last assistant message, in the order they
     /// ran, each with the result last delivered inline for it (redacted), if any.
     pub fn calls_of_last_reply(&self, session: &str) -> Result<Vec<ReplyCall>, ArchiveError> {
-        let rows: Vec<(String, String, Option<String>)> = self.with(|c| {
+        let rows: Vec<(String, String, String, Option<String>)> = self.with(|c| {
             let mut st = c.prepare(
-                "SELECT k.call_id, k.name, (SELECT r.outcome FROM results r
+                "SELECT k.call_id, k.name, k.format, (SELECT r.outcome FROM results r
                     WHERE r.call_row = k.id AND r.delivery = 'inline' ORDER BY r.id DESC LIMIT 1)
                  FROM calls k WHERE k.session_id = ?1 AND k.message_id = (SELECT id FROM messages
                     WHERE session_id = ?1 AND role = 'assistant' ORDER BY id DESC LIMIT 1)
                  ORDER BY k.id",
             )?;
             let rows = st
-                .query_map([session], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+                .query_map([session], |r| {
+                    Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
+                })?
                 .collect::<Result<Vec<_>, _>>()?;
             Ok(rows)
         })?;
         rows.into_iter()
-            .map(|(call_id, name, outcome)| {
+            .map(|(call_id, name, format, outcome)| {
                 Ok(ReplyCall {
                     call_id: CallId::from(call_id.as_str()),
                     name,
+                    format,
                     outcome: outcome.map(|t| serde_json::from_str(&t)).transpose()?,
                 })
             })
