@@ -9,7 +9,8 @@
 //! `notifications/tools/list_changed`.
 //!
 //! Transports: [`serve_stdio`] (the protocol owns stdout; logs belong on stderr) and
-//! [`serve_http`] (Streamable HTTP at `/mcp`, every request checked for a client API key).
+//! [`serve_http`] (Streamable HTTP at `/mcp`, every request checked for a client API key by
+//! the gateway's own check, `toolcall_serve::auth`).
 
 use std::collections::{BTreeSet, HashMap};
 use std::net::SocketAddr;
@@ -35,7 +36,6 @@ use toolcall_core::{CallId, ErrorCode, ToolCall, ToolError, ToolKind, ToolResult
 use toolcall_run::{Executor, SessionContext};
 
 use crate::McpError;
-use crate::auth::bearer_matches;
 use crate::convert::{call_tool_result, mcp_tool};
 
 /// How often a waiting job call looks for its result and reports progress.
@@ -78,6 +78,11 @@ impl McpToolServer {
         }
     }
 
+    /// The registry the executor runs.
+    pub fn registry(&self) -> &Arc<toolcall_core::Registry> {
+        self.inner.executor.registry()
+    }
+
     fn is_hidden(&self, name: &str) -> bool {
         self.inner
             .hidden
@@ -113,33 +118,51 @@ impl McpToolServer {
                 message: format!("tool {name:?} is disabled in the toolset"),
             });
         }
+        Ok(self.switch(&[(name.to_owned(), enabled)]).await > 0)
+    }
+
+    /// Shows or hides several tools at once, with one `list_changed` notification when the
+    /// listing changed; returns how many tools changed. Unknown tools, and tools the registry
+    /// disables (they cannot be shown), are left out.
+    pub async fn switch(&self, switches: &[(String, bool)]) -> usize {
+        let registry = self.inner.executor.registry();
         let changed = {
             let mut hidden = self.inner.hidden.write().unwrap_or_else(|p| p.into_inner());
-            if enabled {
-                hidden.remove(name)
-            } else {
-                hidden.insert(name.to_owned())
-            }
+            switches
+                .iter()
+                .filter(|(name, _)| registry.spec(name).is_some_and(|s| s.enabled))
+                .filter(|(name, enabled)| {
+                    if *enabled {
+                        hidden.remove(name)
+                    } else {
+                        hidden.insert(name.clone())
+                    }
+                })
+                .count()
         };
-        if changed {
-            let peers: Vec<Peer<RoleServer>> = self
-                .inner
-                .peers
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .clone();
-            let mut alive = Vec::with_capacity(peers.len());
-            for peer in peers {
-                if peer.is_transport_closed() {
-                    continue;
-                }
-                if peer.notify_tool_list_changed().await.is_ok() {
-                    alive.push(peer);
-                }
-            }
-            *self.inner.peers.lock().unwrap_or_else(|p| p.into_inner()) = alive;
+        if changed > 0 {
+            self.notify_list_changed().await;
         }
-        Ok(changed)
+        changed
+    }
+
+    /// Tells every connected client that the listing changed, forgetting the gone ones.
+    async fn notify_list_changed(&self) {
+        let peers: Vec<Peer<RoleServer>> = self
+            .inner
+            .peers
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        for peer in peers.iter().filter(|p| !p.is_transport_closed()) {
+            // A client that went away is forgotten below.
+            let _ = peer.notify_tool_list_changed().await;
+        }
+        self.inner
+            .peers
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .retain(|p| !p.is_transport_closed());
     }
 
     async fn run_call(
@@ -334,14 +357,7 @@ fn allowed_hosts(local: SocketAddr) -> Vec<String> {
 }
 
 async fn check_key(State(keys): State<Arc<Vec<String>>>, request: Request, next: Next) -> Response {
-    if keys.is_empty() {
-        return next.run(request).await;
-    }
-    let header = request
-        .headers()
-        .get(axum::http::header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok());
-    if bearer_matches(header, &keys) {
+    if toolcall_serve::auth::authorized(request.headers(), &keys) {
         next.run(request).await
     } else {
         (
