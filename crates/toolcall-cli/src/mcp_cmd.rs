@@ -67,7 +67,17 @@ async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
     }
     let mut registry = load_runnable_with_mcp(&spec, &args.mcp).await?.registry;
     if let Some(path) = &args.tool_switches {
-        registry = ToolSwitches::open(path)?.apply(&registry);
+        // Switched on: enabled in the registry even if the toolset disables them. Switched
+        // off: hidden by the server below, so they can come back while serving.
+        let switches = ToolSwitches::open(path)?;
+        let on: Vec<String> = registry
+            .specs()
+            .filter(|s| switches.get(&s.name) == Some(true))
+            .map(|s| s.name.clone())
+            .collect();
+        for name in on {
+            registry.set_enabled(&name, true)?;
+        }
     }
     let approver: Arc<dyn Approver> = if args.yes {
         Arc::new(ApproveAll)
@@ -80,6 +90,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
     // Stops following the switches when serving ends.
     let _stop_following = stop.clone().drop_guard();
     if let Some(path) = args.tool_switches.clone() {
+        toolcall_mcp::switches::apply_file(&server, &path).await;
         tokio::spawn(toolcall_mcp::follow_switches(
             server.clone(),
             path,

@@ -315,7 +315,10 @@ fn run_uses_a_python_mcp_server_that_dies_mid_call() {
         .iter()
         .map(|t| t["function"]["name"].as_str().unwrap())
         .collect();
-    assert_eq!(offered, ["calc_add", "calc_refuse", "calc_stall"]);
+    assert_eq!(
+        offered,
+        ["calc_add", "calc_big", "calc_pid", "calc_refuse", "calc_stall"]
+    );
     // Every result goes back under its call id.
     let results: Vec<(String, Value)> = seen[3].1["messages"]
         .as_array()
@@ -453,37 +456,53 @@ fn names(tools: &Value) -> Vec<&str> {
         .collect()
 }
 
-// covers W-MCP
-#[test]
-fn switching_a_tool_while_serving_notifies_clients_and_changes_the_listing() {
-    let Some(py) = python() else { return };
+/// Serves the world pack following a switches file that starts with `create_object` off,
+/// then switches it back on and `move_player` off; returns the client's report.
+fn switch_while_serving(py: &Path, mode: &str) -> Value {
     let dir = tempfile::tempdir().unwrap();
     let switches = dir.path().join("switches.json");
     // The inspector's file format; present at start, so it applies from the first listing.
     std::fs::write(&switches, r#"{"tools": {"create_object": false}}"#).unwrap();
-    let report = run_plan(
-        &py,
+    run_plan(
+        py,
         json!({
             "transport": "stdio",
+            "mode": mode,
             "command": [toolcall_path(), "mcp", "serve", "--pack", "world",
                         "--pack-opt", format!("world.world={}", world_file()),
                         "--tool-switches", switches],
             "switch": {"file": switches,
                        "content": {"tools": {"create_object": true, "move_player": false}}},
         }),
-    );
+    )
+}
+
+fn check_switched(report: &Value, notification: &str) {
     let before = names(&report["tools"]);
     assert!(!before.contains(&"create_object"), "{before:?}");
     assert!(before.contains(&"move_player"), "{before:?}");
     let notes = report["notifications"].as_array().unwrap();
-    assert!(
-        notes.contains(&json!("notifications/tools/list_changed")),
-        "{notes:?}"
-    );
+    assert!(notes.contains(&json!(notification)), "{notes:?}");
     let after = names(&report["tools_after"]);
     assert!(after.contains(&"create_object"), "{after:?}");
     assert!(!after.contains(&"move_player"), "{after:?}");
     assert_eq!(after.len(), before.len(), "{before:?} -> {after:?}");
+}
+
+// covers W-MCP
+#[test]
+fn switching_a_tool_while_serving_notifies_a_subscribed_client() {
+    let Some(py) = python() else { return };
+    let report = switch_while_serving(&py, "auto");
+    check_switched(&report, "subscription:ToolsListChanged");
+}
+
+// covers W-MCP
+#[test]
+fn switching_a_tool_while_serving_notifies_a_handshake_client() {
+    let Some(py) = python() else { return };
+    let report = switch_while_serving(&py, "legacy");
+    check_switched(&report, "notifications/tools/list_changed");
 }
 
 // covers W-MCP, X-4

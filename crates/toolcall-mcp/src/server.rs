@@ -6,7 +6,9 @@
 //! failures are `CallToolResult`s (see [`crate::convert`]); a job tool's call waits for the
 //! job's result, sending progress notifications while it runs when the client asked for them.
 //! [`McpToolServer::set_enabled`] hides or shows a tool and tells connected clients with
-//! `notifications/tools/list_changed`.
+//! `notifications/tools/list_changed`: sent to every client of the initialize handshake, and
+//! on the `subscriptions/listen` streams of 2026-07-28 clients that asked for tool changes
+//! (that protocol sends server notifications only on such a stream).
 //!
 //! Transports: [`serve_stdio`] (the protocol owns stdout; logs belong on stderr) and
 //! [`serve_http`] (Streamable HTTP at `/mcp`, every request checked for a client API key by
@@ -24,9 +26,9 @@ use axum::response::{IntoResponse, Response};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult,
     PaginatedRequestParams, ProgressNotificationParam, ProgressToken, ServerCapabilities,
-    ServerConfig, Tool,
+    ServerConfig, SubscriptionFilter, Tool,
 };
-use rmcp::service::{NotificationContext, RequestContext};
+use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use rmcp::{ErrorData, Peer, RoleServer, ServerHandler, ServiceExt};
@@ -58,6 +60,8 @@ struct Inner {
     hidden: RwLock<BTreeSet<String>>,
     peers: Mutex<Vec<Peer<RoleServer>>>,
     parked: Mutex<HashMap<CallId, ToolResult>>,
+    /// Counts listing changes; each `subscriptions/listen` stream watches it.
+    changes: tokio::sync::watch::Sender<u64>,
 }
 
 impl McpToolServer {
@@ -74,6 +78,7 @@ impl McpToolServer {
                 hidden: RwLock::new(BTreeSet::new()),
                 peers: Mutex::new(Vec::new()),
                 parked: Mutex::new(HashMap::new()),
+                changes: tokio::sync::watch::Sender::new(0),
             }),
         }
     }
@@ -148,6 +153,7 @@ impl McpToolServer {
 
     /// Tells every connected client that the listing changed, forgetting the gone ones.
     async fn notify_list_changed(&self) {
+        self.inner.changes.send_modify(|n| *n = n.wrapping_add(1));
         let peers: Vec<Peer<RoleServer>> = self
             .inner
             .peers
@@ -287,6 +293,32 @@ impl ServerHandler for McpToolServer {
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
         self.remember(context.peer);
+    }
+
+    fn accepted_subscription_filter(
+        &self,
+        _requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        Some(SubscriptionFilter::builder().tools_list_changed().build())
+    }
+
+    async fn listen(&self, subscription: SubscriptionContext) -> Result<(), ErrorData> {
+        let mut changes = self.inner.changes.subscribe();
+        changes.mark_unchanged();
+        loop {
+            tokio::select! {
+                changed = changes.changed() => {
+                    if changed.is_err() {
+                        return Ok(());
+                    }
+                    // A stream that cannot be written to any more ends with its client.
+                    if subscription.sink().notify_tool_list_changed().await.is_err() {
+                        return Ok(());
+                    }
+                }
+                () = subscription.cancelled() => return Ok(()),
+            }
+        }
     }
 }
 

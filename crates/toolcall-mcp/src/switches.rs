@@ -7,12 +7,12 @@
 //! is all this needs, so no file-watching dependency. Each change that alters the listing
 //! sends one `notifications/tools/list_changed` ([`McpToolServer::switch`]).
 //!
-//! Switches present when serving starts are applied to the registry by the caller (so a
-//! switch can turn on a tool the toolset ships disabled); later changes hide and show the
-//! tools the toolset enables, and a later switch-on of a tool the toolset disables is
+//! A caller may first turn on in the registry the tools the file switches on (so a switch can
+//! enable a tool the toolset ships disabled, as the inspector's does); while serving, changes
+//! hide and show the tools the registry enables, and switching on a tool it disables is
 //! reported on stderr and takes a restart.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 use tokio_util::sync::CancellationToken;
@@ -26,7 +26,7 @@ pub const DEFAULT_POLL: Duration = Duration::from_millis(250);
 /// What identifies one version of the file: (modified, length), `None` when it is missing.
 type Stamp = Option<(Option<SystemTime>, u64)>;
 
-async fn stamp(path: &PathBuf) -> Stamp {
+async fn stamp(path: &Path) -> Stamp {
     let meta = tokio::fs::metadata(path).await.ok()?;
     Some((meta.modified().ok(), meta.len()))
 }
@@ -54,8 +54,10 @@ pub async fn follow_switches(
     }
 }
 
-async fn apply_file(server: &McpToolServer, path: &PathBuf) {
-    let file = path.clone();
+/// Applies the switches in `path` once (what [`follow_switches`] does on every change); a
+/// caller serving right after calls it first, so the first listing already has them.
+pub async fn apply_file(server: &McpToolServer, path: &Path) {
+    let file = path.to_path_buf();
     let opened = tokio::task::spawn_blocking(move || ToolSwitches::open(file)).await;
     let switches = match opened.map_err(|e| e.to_string()).and_then(|r| r.map_err(|e| e.to_string())) {
         Ok(s) => s,
