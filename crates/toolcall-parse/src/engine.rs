@@ -1406,8 +1406,10 @@ impl Engine {
                 continue;
             }
             // The block ends before this line.
-            let args = key_value::arguments(fields, spec);
+            let mut repairs = Vec::new();
+            let args = key_value::arguments(fields, spec, &mut repairs);
             let mut d = Draft::new(name.clone(), Some(Value::Object(args)), FormatId::KEY_VALUE);
+            d.repairs = repairs;
             d.span = self.span(start, pos);
             let o = Outcome {
                 drafts: vec![d],

@@ -441,3 +441,125 @@ proptest! {
         }
     }
 }
+
+/// Families whose values are text, with their block's closing tag: their arguments stream
+/// a fragment per completed parameter, and the fragments are exactly the final arguments.
+const PARAM_STREAMING: &[(&str, &[&str])] = &[
+    ("qwen3_coder", &["</tool_call>"]),
+    ("seed_oss", &["</seed:tool_call>"]),
+    ("glm", &["</tool_call>"]),
+    ("minimax_m2", &["</minimax:tool_call>"]),
+    ("step3", &["<｜tool_calls_end｜>"]),
+    (
+        "deepseek_dsml",
+        &["</｜DSML｜function_calls>", "</｜DSML｜tool_calls>"],
+    ),
+];
+
+/// Per finished call: (concatenated fragments, final arguments serialised), and the input
+/// length pushed when each call's first fragment arrived.
+fn fragments(chunks: &[&str], o: &ParseOptions) -> (Vec<(String, String)>, Vec<usize>) {
+    let mut sp = StreamParser::new(o.clone());
+    let mut started: Vec<String> = Vec::new();
+    let mut first_at: Vec<usize> = Vec::new();
+    let mut finished = Vec::new();
+    let mut pushed = 0;
+    let mut events = Vec::new();
+    for c in chunks {
+        pushed += c.len();
+        for e in sp.push(c) {
+            if let StreamEvent::ArgumentsDelta { index, .. } = &e
+                && first_at.len() == *index
+            {
+                first_at.push(pushed);
+            }
+            events.push(e);
+        }
+    }
+    events.extend(sp.finish());
+    for e in events {
+        match e {
+            StreamEvent::CallStarted { .. } => started.push(String::new()),
+            StreamEvent::ArgumentsDelta { index, fragment } => started[index].push_str(&fragment),
+            StreamEvent::CallFinished { index, call } => {
+                finished.push((started[index].clone(), call.arguments.to_string()));
+            }
+            _ => {}
+        }
+    }
+    (finished, first_at)
+}
+
+fn param_streaming_cases() -> Vec<(Case, &'static [&'static str])> {
+    enabled_cases()
+        .into_iter()
+        .filter_map(|c| {
+            let close = PARAM_STREAMING.iter().find(|(f, _)| *f == c.family)?.1;
+            Some((c, close))
+        })
+        .collect()
+}
+
+// Issue #9: text-valued families send a fragment as each parameter completes, before the
+// block closes, and the fragments are the final arguments string exactly.
+#[test]
+fn text_valued_arguments_stream_before_the_block_closes() {
+    let cases = param_streaming_cases();
+    for (f, _) in PARAM_STREAMING {
+        assert!(
+            cases.iter().any(|(c, _)| c.family == *f),
+            "no cases for {f}"
+        );
+    }
+    let mut early = 0;
+    for (case, close) in &cases {
+        for (how, o) in option_sets(case) {
+            let (calls, first_at) = fragments(&chars(&case.output), &o);
+            for (sent, args) in &calls {
+                assert_eq!(sent, args, "{}/{} ({how})", case.family, case.name);
+            }
+            let first_has_args = case
+                .expect
+                .calls
+                .first()
+                .is_some_and(|c| c.arguments.as_object().is_some_and(|m| !m.is_empty()));
+            if how == "only" && first_has_args {
+                let closed_at = close
+                    .iter()
+                    .filter_map(|t| case.output.find(t))
+                    .min()
+                    .unwrap();
+                assert!(
+                    first_at.first().is_some_and(|&at| at <= closed_at),
+                    "{}/{}: first fragment at {first_at:?}, block closes at {closed_at}",
+                    case.family,
+                    case.name
+                );
+                early += 1;
+            }
+        }
+    }
+    assert!(early >= PARAM_STREAMING.len() * 3, "{early}");
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 96, .. ProptestConfig::default() })]
+
+    // Any chunking: the fragments of every call are exactly its final arguments.
+    #[test]
+    fn text_valued_fragments_are_the_final_arguments(
+        cuts in proptest::collection::vec(any::<usize>(), 0..10),
+        which in any::<usize>(),
+    ) {
+        let cases = param_streaming_cases();
+        let (case, _) = &cases[which % cases.len()];
+        for (how, o) in option_sets(case) {
+            let parts = chunk(&case.output, &cuts);
+            let (calls, _) = fragments(&parts, &o);
+            prop_assert_eq!(calls.len(), case.expect.calls.len(), "{} {}", how, case.name);
+            for (sent, args) in &calls {
+                prop_assert_eq!(sent, args, "{}/{} ({}) {:?}", &case.family, &case.name, how, &parts);
+            }
+        }
+    }
+}

@@ -252,6 +252,53 @@ fn seed_004_key_value_blocks() {
     assert!(p.calls.iter().any(|c| c.name == "measure_distance"));
 }
 
+// covers F-KV-2 and issue #9's rule for text values: read by the schema like the tag
+// families, strings kept exactly, a repair where a value is not what the schema asked.
+#[test]
+fn key_value_reads_values_by_the_schema() {
+    let mut r = toolcall_core::Registry::new();
+    r.add_spec(toolcall_core::ToolSpec::new(
+        "lookup",
+        "",
+        json!({"type": "object", "properties": {
+            "code": {"type": "string"}, "count": {"type": "integer"},
+            "exact": {"type": "boolean"}, "filter": {"type": "object"},
+            "limit": {"type": ["integer", "null"]}
+        }}),
+    ))
+    .unwrap();
+    let opts = ParseOptions {
+        tools: Some(std::sync::Arc::new(r)),
+        ..ParseOptions::default()
+    };
+    let p = parse(
+        "TOOL_CALL: lookup\nCODE: 007\nCOUNT: 3\nEXACT: true\nFILTER: {\"k\": [1]}\nLIMIT: null",
+        &opts,
+    );
+    assert_eq!(
+        p.calls[0].arguments,
+        json!({"code": "007", "count": 3, "exact": true, "filter": {"k": [1]}, "limit": null})
+    );
+    assert!(
+        p.calls[0].origin.repairs.is_empty(),
+        "{:?}",
+        p.calls[0].origin.repairs
+    );
+    // Not what the schema asked: kept as text, with a repair saying so.
+    let p = parse("TOOL_CALL: lookup\nCOUNT: many\nEXACT: [1]", &opts);
+    assert_eq!(
+        p.calls[0].arguments,
+        json!({"count": "many", "exact": "[1]"})
+    );
+    let kinds: Vec<&str> = p.calls[0]
+        .origin
+        .repairs
+        .iter()
+        .map(|r| r.kind.as_str())
+        .collect();
+    assert_eq!(kinds, ["text_value", "text_value"]);
+}
+
 // covers F-FB-1
 #[test]
 fn seed_004_fallbacks_are_opt_in_and_name_the_rule() {

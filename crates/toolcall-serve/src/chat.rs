@@ -2,16 +2,16 @@
 //!
 //! Whole: the upstream is asked for a whole reply, which is parsed and checked; with the
 //! `retry` policy, rejected calls make one more upstream request carrying the errors.
-//! Streamed: the upstream is asked to stream; text and reasoning deltas go out as they
-//! arrive, each call as soon as it is complete and checked (a chunk with `index`, `id`,
-//! `type` and `function.name`, then its arguments), and `finish_reason` is `tool_calls` when
-//! there are calls. A cut upstream stream ends the client's stream with an `error` event and
-//! no `finish_reason`, so no client takes it for a reply. A client that goes away drops the
-//! stream, which drops the upstream request.
+//! Streamed ([`crate::stream`]): text and reasoning deltas go out as they arrive; a call's
+//! chunk with `index`, `id`, `type` and `function.name` goes out as soon as the model wrote
+//! the name and the name passed its checks, then its checked arguments in one fragment once
+//! the call is complete (see [`crate::turn::StreamTurn`] for why and for the invalid-call
+//! policy in streams); `finish_reason` is `tool_calls` when there are calls. A cut upstream
+//! stream ends the client's stream with an `error` event and no `finish_reason`, so no
+//! client takes it for a reply. A client that goes away drops the stream, which drops the
+//! upstream request.
 
 use std::convert::Infallible;
-use std::sync::Arc;
-use std::sync::atomic::Ordering;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use axum::Json;
@@ -23,7 +23,6 @@ use axum::response::{IntoResponse, Response};
 use futures::StreamExt;
 use toolcall_core::CallId;
 use toolcall_run::ClientError;
-use toolcall_run::client::SseReader;
 use toolcall_wire::chat::{
     ChatChunk, ChatCompletion, ChatDelta, ChatMessage, ChatRequest, ChatToolCall, Choice,
     FunctionDelta, ToolCallDelta,
@@ -32,7 +31,8 @@ use toolcall_wire::{Limits, encode_arguments};
 
 use crate::config::InvalidCallPolicy;
 use crate::metrics::Metrics;
-use crate::turn::{Checked, Out, StreamTurn, Turn};
+use crate::stream::{End, TurnStream};
+use crate::turn::{Checked, Out, Turn, log_call};
 use crate::upstream::Route;
 use crate::{ApiError, AppState, auth};
 
@@ -141,9 +141,7 @@ pub async fn whole(
     turn.settle(&mut checked);
     Metrics::add(&state.metrics.calls, checked.calls.len() as u64);
     Metrics::add(&state.metrics.repairs, checked.repair_count() as u64);
-    for c in &checked.calls {
-        tracing::info!(call_id = %c.call_id, tool = %c.name, repairs = c.origin.repairs.len(), format = %c.origin.format, "call");
-    }
+    checked.calls.iter().for_each(log_call);
     let message = ChatMessage {
         role: "assistant".into(),
         content: checked
@@ -196,36 +194,16 @@ pub async fn whole(
     Ok((out, checked))
 }
 
-/// Counts an open stream while it lives.
-struct OpenStream(Arc<Metrics>);
-
-impl OpenStream {
-    fn new(m: Arc<Metrics>) -> Self {
-        m.open_streams.fetch_add(1, Ordering::Relaxed);
-        OpenStream(m)
-    }
-}
-
-impl Drop for OpenStream {
-    fn drop(&mut self) {
-        self.0.open_streams.fetch_sub(1, Ordering::Relaxed);
-    }
-}
-
-/// A streamed turn's state between upstream events.
-struct Streaming {
-    events: SseReader,
-    turn: StreamTurn,
+/// A streamed Chat Completions reply: the turn's outputs as chunks.
+struct ChatStream {
+    inner: TurnStream,
     id: String,
     created: u64,
     model: String,
     started: bool,
-    done: bool,
-    metrics: Arc<Metrics>,
-    _open: OpenStream,
 }
 
-impl Streaming {
+impl ChatStream {
     fn chunk(&self, delta: ChatDelta, finish: Option<String>) -> Event {
         let mut c = ChatChunk::new(&self.id, self.created, &self.model, delta);
         if let Some(choice) = c.choices.first_mut() {
@@ -234,93 +212,63 @@ impl Streaming {
         data_event(&c)
     }
 
-    /// Output events for `outs`.
+    /// Chunks for `outs`.
     fn emit(&mut self, outs: Vec<Out>, events: &mut Vec<Event>) {
         for o in outs {
             let mut delta = ChatDelta::default();
-            if !self.started {
-                delta.role = Some("assistant".into());
-                self.started = true;
-            }
             match o {
                 Out::Text(t) if t.is_empty() => continue,
                 Out::Text(t) => delta.content = Some(t),
                 Out::Reasoning(r) if r.is_empty() => continue,
                 Out::Reasoning(r) => delta.reasoning_content = Some(r),
-                Out::Call(index, call) => {
-                    Metrics::add(&self.metrics.calls, 1);
-                    Metrics::add(&self.metrics.repairs, call.origin.repairs.len() as u64);
-                    tracing::info!(call_id = %call.call_id, tool = %call.name, repairs = call.origin.repairs.len(), "call");
+                Out::CallStart { index, id, name } => {
                     delta.tool_calls = Some(vec![ToolCallDelta {
                         index: index as u32,
-                        id: Some(call.call_id.to_string()),
+                        id: Some(id.to_string()),
                         kind: Some("function".into()),
                         function: Some(FunctionDelta {
-                            name: Some(call.name.clone()),
+                            name: Some(name),
                             arguments: Some(String::new()),
                         }),
                     }]);
-                    events.push(self.chunk(delta, None));
-                    let args = ChatDelta {
-                        tool_calls: Some(vec![ToolCallDelta {
-                            index: index as u32,
-                            function: Some(FunctionDelta {
-                                name: None,
-                                arguments: Some(encode_arguments(&call.arguments)),
-                            }),
-                            ..ToolCallDelta::default()
-                        }]),
-                        ..ChatDelta::default()
-                    };
-                    events.push(self.chunk(args, None));
-                    continue;
                 }
+                Out::CallEnd { index, arguments } => {
+                    delta.tool_calls = Some(vec![ToolCallDelta {
+                        index: index as u32,
+                        function: Some(FunctionDelta {
+                            name: None,
+                            arguments: Some(arguments),
+                        }),
+                        ..ToolCallDelta::default()
+                    }]);
+                }
+            }
+            if !self.started {
+                delta.role = Some("assistant".into());
+                self.started = true;
             }
             events.push(self.chunk(delta, None));
         }
     }
 
-    /// The next batch of output events; `None` once the stream is over.
+    /// The next batch of events; `None` once the stream is over.
     async fn step(&mut self) -> Option<Vec<Event>> {
-        if self.done {
-            return None;
-        }
+        let (outs, end) = self.inner.next().await?;
         let mut events = Vec::new();
-        let next = self.events.next().await;
-        match next {
-            Ok(Some((_, data))) => {
-                let mut outs = Vec::new();
-                let result = self.turn.push_data(&data, &mut outs);
-                self.emit(outs, &mut events);
-                if let Err(e) = result {
-                    self.fail(&e.message, &mut events);
-                }
-            }
-            Ok(None) if self.turn.finished => {
-                let mut outs = Vec::new();
-                self.turn.finish(&mut outs);
-                self.emit(outs, &mut events);
-                let finish = self.turn.checked.finish_reason();
+        self.emit(outs, &mut events);
+        match end {
+            None => {}
+            Some(End::Finished(finish)) => {
                 events.push(self.chunk(ChatDelta::default(), Some(finish)));
                 events.push(Event::default().data("[DONE]"));
-                self.done = true;
             }
-            Ok(None) => self.fail(
-                "the upstream stream was cut before it finished",
-                &mut events,
-            ),
-            Err(e) => self.fail(&e.to_string(), &mut events),
+            // An `error` event and no `finish_reason`: no client takes it for a reply.
+            Some(End::Failed(message)) => {
+                let e = ApiError::upstream_reply(&message);
+                events.push(Event::default().data(e.body().to_string()));
+            }
         }
         Some(events)
-    }
-
-    /// Ends the stream with an `error` event and no `finish_reason`.
-    fn fail(&mut self, message: &str, events: &mut Vec<Event>) {
-        Metrics::add(&self.metrics.upstream_errors, 1);
-        tracing::warn!(error = %message, "stream failed");
-        let e = ApiError::upstream_reply(message);
-        events.push(Event::default().data(e.body().to_string()));
-        self.done = true;
     }
 }
 
@@ -331,35 +279,12 @@ fn data_event<T: serde::Serialize>(value: &T) -> Event {
 async fn stream(state: &AppState, request: ChatRequest) -> Result<Response, ApiError> {
     let route = state.upstreams.route(&request.model);
     let turn = Turn::for_chat(&request, route, &state.config)?;
-    let url = route.url("/chat/completions");
-    let mut body = serde_json::to_value(&turn.upstream_request)
-        .map_err(|e| ApiError::bad_request(e.to_string()))?;
-    if let Some(m) = body.as_object_mut() {
-        m.insert("stream".into(), true.into());
-    }
-    // Retried only until the upstream starts answering; after that the client owns the bytes.
-    let response = route
-        .transport
-        .retrying(|| {
-            route
-                .transport
-                .post_json(&url, route.api_key.as_deref(), &body)
-        })
-        .await
-        .map_err(|e| {
-            Metrics::add(&state.metrics.upstream_errors, 1);
-            ApiError::upstream(&e)
-        })?;
-    let streaming = Streaming {
-        events: route.transport.events(response, &url),
-        turn: StreamTurn::new(turn),
+    let streaming = ChatStream {
+        inner: TurnStream::open(state, route, turn).await?,
         id: format!("chatcmpl-{}", CallId::generate()),
         created: now(),
         model: request.model.clone(),
         started: false,
-        done: false,
-        metrics: state.metrics.clone(),
-        _open: OpenStream::new(state.metrics.clone()),
     };
     let events = futures::stream::unfold(streaming, |mut s| async move {
         s.step().await.map(|batch| (batch, s))

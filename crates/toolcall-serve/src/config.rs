@@ -7,6 +7,7 @@
 //! upstream_api_key_env = "UPSTREAM_API_KEY"   # the upstream's key, read from this variable
 //! format = "auto"                             # or a family id; default: by model name
 //! invalid_calls = "retry"                     # pass | drop | retry
+//! announce_calls = "at_name"                  # streamed calls: at_name | when_checked
 //! emulate_tools = false                       # tools in the prompt, for models without them
 //! api_keys = ["sk-local-1"]                   # clients must send one (Bearer); none = open
 //! api_keys_env = "TOOLCALL_SERVE_API_KEYS"    # more keys, comma-separated
@@ -42,9 +43,27 @@ pub enum InvalidCallPolicy {
     /// Leave it out and say so in the text.
     Drop,
     /// Ask the upstream once more with the validation error; drop if still invalid.
-    /// Streamed replies cannot be taken back, so there it acts as `drop`.
+    /// In a stream, the retry happens when nothing of the bad call was sent yet (see
+    /// [`AnnounceCalls`]); text and calls already sent stay, the retried reply continues.
     #[default]
     Retry,
+}
+
+/// When a streamed call is announced to the client (its chunk with `index`, `id`, `type`
+/// and `function.name`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AnnounceCalls {
+    /// As soon as the model wrote the name, once the name passes its checks (offered,
+    /// allowed by `tool_choice` and `parallel_tool_calls`). Arguments follow once checked;
+    /// a call whose arguments then fail the schema is the client's already: it is completed
+    /// with the model's (repaired) arguments and, unless the policy is `pass`, a note in the
+    /// text says what failed.
+    #[default]
+    AtName,
+    /// Only once the whole call is checked: the invalid-call policy applies to every call,
+    /// `retry` included, at the cost of a later first byte for each call.
+    WhenChecked,
 }
 
 /// Models matching a name glob go to their own upstream, optionally with their own family.
@@ -75,6 +94,8 @@ pub struct Config {
     /// `auto`, a family id or a priority list; `None` = by the model name table.
     pub format: Option<String>,
     pub invalid_calls: InvalidCallPolicy,
+    /// When streamed calls are announced.
+    pub announce_calls: AnnounceCalls,
     /// Put the tools into the system prompt, in the family's text format, and strip them
     /// from the upstream request (for models without native tool calling).
     pub emulate_tools: bool,
@@ -101,6 +122,7 @@ impl Default for Config {
             upstream_api_key_env: None,
             format: None,
             invalid_calls: InvalidCallPolicy::default(),
+            announce_calls: AnnounceCalls::default(),
             emulate_tools: false,
             api_keys: Vec::new(),
             api_keys_env: None,

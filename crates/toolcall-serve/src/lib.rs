@@ -32,10 +32,11 @@ pub mod error;
 pub mod metrics;
 pub mod responses;
 pub mod server_side;
+pub mod stream;
 pub mod turn;
 pub mod upstream;
 
-pub use config::{Config, ConfigError, InvalidCallPolicy, ModelRoute};
+pub use config::{AnnounceCalls, Config, ConfigError, InvalidCallPolicy, ModelRoute};
 pub use error::ApiError;
 pub use metrics::Metrics;
 pub use upstream::{Route, Upstreams};

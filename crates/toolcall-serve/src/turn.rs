@@ -7,7 +7,7 @@
 //! [`StreamTurn`], which gives text and reasoning as they arrive and each call once it is
 //! complete and checked (a call is never sent before it is known to be valid).
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use serde_json::Value;
@@ -16,7 +16,7 @@ use toolcall_parse::{FormatSelection, ParseOptions, StreamParser};
 use toolcall_wire::chat::{CallAssembler, ChatChunk, ChatMessage, ChatRequest};
 use toolcall_wire::{Limits, Reply, WireCall, encode_arguments};
 
-use crate::config::{Config, InvalidCallPolicy};
+use crate::config::{AnnounceCalls, Config, InvalidCallPolicy};
 use crate::error::ApiError;
 use crate::upstream::Route;
 
@@ -110,6 +110,8 @@ pub struct Turn {
     pub unchecked: HashSet<String>,
     pub parse: ParseOptions,
     pub policy: InvalidCallPolicy,
+    /// When streamed calls are announced.
+    pub announce: AnnounceCalls,
     pub parallel_tool_calls: bool,
     pub tool_choice: ToolChoice,
     /// Whether the client offered tools at all; without tools the text passes untouched.
@@ -171,6 +173,7 @@ impl Turn {
             registry,
             unchecked,
             policy: config.invalid_calls,
+            announce: config.announce_calls,
             parallel_tool_calls: request.parallel_tool_calls.unwrap_or(true),
             tool_choice: ToolChoice::from_request(request.tool_choice.as_ref()),
             has_tools,
@@ -185,6 +188,40 @@ impl Turn {
             call.call_id = CallId::from(id.as_str());
         }
         call
+    }
+
+    /// The checks a call can fail by its name alone, with `sent` calls already sent:
+    /// `tool_choice`, offered, `parallel_tool_calls`.
+    pub fn check_name(&self, name: &str, sent: usize) -> Result<(), ToolError> {
+        let refuse = |code, message: String| Err(ToolError::new(code, message));
+        match &self.tool_choice {
+            ToolChoice::None => {
+                return refuse(
+                    toolcall_core::ErrorCode::UnknownTool,
+                    "tool_choice is \"none\"".into(),
+                );
+            }
+            ToolChoice::Named(n) if n != name => {
+                return refuse(
+                    toolcall_core::ErrorCode::UnknownTool,
+                    format!("tool_choice asks for {n:?}, not {name:?}"),
+                );
+            }
+            _ => {}
+        }
+        if !self.unchecked.contains(name) && !self.registry.contains(name) {
+            return refuse(
+                toolcall_core::ErrorCode::UnknownTool,
+                format!("{name:?} is not a tool of this request"),
+            );
+        }
+        if !self.parallel_tool_calls && sent > 0 {
+            return refuse(
+                toolcall_core::ErrorCode::InvalidArguments,
+                "parallel_tool_calls is false: only the first call is kept".into(),
+            );
+        }
+        Ok(())
     }
 
     /// Checks one call: offered, allowed by `tool_choice`, arguments valid after repairs.
@@ -304,12 +341,56 @@ impl Turn {
     }
 }
 
+impl Turn {
+    /// The request asking the upstream again in a stream: the client already has `said`
+    /// and `sent`, so the model is asked only for what replaces the rejected call.
+    pub fn stream_retry_request(
+        &self,
+        said: &str,
+        sent: &[ToolCall],
+        rejected: &Rejected,
+    ) -> ChatRequest {
+        let mut retry = self.upstream_request.clone();
+        let calls = |calls: &mut dyn Iterator<Item = &ToolCall>| {
+            calls
+                .map(|c| format!("{}({})", c.name, encode_arguments(&c.arguments)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let mut said = said.trim().to_owned();
+        let all = calls(&mut sent.iter().chain(std::iter::once(&rejected.call)));
+        if !said.is_empty() {
+            said.push_str("\n\n");
+        }
+        said.push_str(&format!("I called: {all}"));
+        retry.messages.push(ChatMessage::text("assistant", said));
+        let kept = if sent.is_empty() {
+            String::new()
+        } else {
+            format!("These calls were made: {}.\n", calls(&mut sent.iter()))
+        };
+        retry.messages.push(ChatMessage::text(
+            "user",
+            format!(
+                "{kept}This tool call was not valid:\n- {}: {}\nContinue your answer from where it stopped: do not repeat what you said or the calls that were made; send the corrected call.",
+                rejected.call.name, rejected.error.message
+            ),
+        ));
+        retry
+    }
+}
+
 /// The note left in the text for a dropped call.
 pub fn drop_note(r: &Rejected) -> String {
     format!(
         "[toolcall: a call to {:?} was dropped: {}]",
         r.call.name, r.error.message
     )
+}
+
+/// Logs a call going to the client: its id, tool, format and repairs (never its arguments).
+pub fn log_call(c: &ToolCall) {
+    tracing::info!(call_id = %c.call_id, tool = %c.name, repairs = c.origin.repairs.len(), format = %c.origin.format, "call");
 }
 
 fn log_diagnostics(diagnostics: &[toolcall_core::Diagnostic]) {
@@ -323,20 +404,49 @@ fn log_diagnostics(diagnostics: &[toolcall_core::Diagnostic]) {
 pub enum Out {
     Text(String),
     Reasoning(String),
-    /// A complete, checked call, with its position among the calls sent.
-    Call(usize, ToolCall),
+    /// A call is announced: its position among the calls sent, its id and its name.
+    CallStart {
+        index: usize,
+        id: CallId,
+        name: String,
+    },
+    /// The announced call `index` is complete: its checked arguments (JSON text).
+    CallEnd {
+        index: usize,
+        arguments: String,
+    },
 }
 
-/// A streamed turn: feed upstream chunks, get text, reasoning and checked calls.
+/// A streamed turn: feed upstream chunks, get text, reasoning and calls.
+///
+/// A call is announced ([`Out::CallStart`]) when its name is known and passes the checks a
+/// name can fail (offered, `tool_choice`, `parallel_tool_calls`), or, with
+/// [`AnnounceCalls::WhenChecked`], once it is complete and checked. Its arguments go out
+/// whole once the call is complete and checked ([`Out::CallEnd`]): the parser's raw argument
+/// fragments can hold slips that the repair fixes or values the schema coerces, so only the
+/// checked arguments are a text every client accumulates into the same call as the whole
+/// reply gives. A call rejected before anything of it was sent gets the policy: `pass`
+/// sends it, `drop` leaves a note, `retry` sets [`StreamTurn::retry`] (once per turn) for
+/// the driver to ask the upstream again and [`StreamTurn::restart`] the turn.
 pub struct StreamTurn {
     turn: Turn,
     parser: Option<StreamParser>,
     natives: CallAssembler,
     sent_calls: usize,
+    /// Parser index → the index the call was announced under.
+    announced: HashMap<usize, usize>,
+    /// Text sent so far (for the retry request's account of what was said).
+    said: String,
     /// Valid calls so far (for `parallel_tool_calls` and the finish reason).
     pub checked: Checked,
     /// The upstream said it finished (`finish_reason` or `[DONE]`).
     pub finished: bool,
+    /// A request asking the upstream again, set when a call is rejected under `retry`
+    /// before anything of it was sent; the rest of the current upstream reply is ignored.
+    pub retry: Option<ChatRequest>,
+    retried: bool,
+    /// Calls sent although invalid (announced by name before their arguments failed).
+    pub invalid_sent: usize,
     bytes: usize,
 }
 
@@ -350,10 +460,28 @@ impl StreamTurn {
             parser,
             natives: CallAssembler::default(),
             sent_calls: 0,
+            announced: HashMap::new(),
+            said: String::new(),
             checked: Checked::default(),
             finished: false,
+            retry: None,
+            retried: false,
+            invalid_sent: 0,
             bytes: 0,
         }
+    }
+
+    /// Starts over on the retried upstream reply: what was sent stays sent, call indexes
+    /// continue.
+    pub fn restart(&mut self) {
+        self.parser = self
+            .turn
+            .has_tools
+            .then(|| StreamParser::new(self.turn.parse.clone()));
+        self.natives = CallAssembler::default();
+        self.announced.clear();
+        self.finished = false;
+        self.checked.finish_reason = None;
     }
 
     /// Takes one upstream SSE data line: a chunk, or `[DONE]`. Errors on an error chunk, on
@@ -374,13 +502,16 @@ impl StreamTurn {
 
     /// Takes one upstream chunk. Errors when the reply grows past the bound.
     pub fn push(&mut self, chunk: &ChatChunk, out: &mut Vec<Out>) -> Result<(), ApiError> {
+        if self.retry.is_some() {
+            return Ok(());
+        }
         let Some(choice) = chunk.choices.iter().find(|c| c.index == 0) else {
             return Ok(());
         };
         let d = &choice.delta;
-        if let Some(r) = &d.reasoning_content {
+        if let Some(r) = d.reasoning() {
             self.grow(r.len())?;
-            out.push(Out::Reasoning(r.clone()));
+            out.push(Out::Reasoning(r.to_owned()));
         }
         if let Some(t) = &d.content {
             self.grow(t.len())?;
@@ -389,7 +520,7 @@ impl StreamTurn {
                     let events = p.push(t);
                     self.events(events, out);
                 }
-                None => out.push(Out::Text(t.clone())),
+                None => self.text(t.clone(), out),
             }
         }
         for tc in d.tool_calls.iter().flatten() {
@@ -417,51 +548,159 @@ impl StreamTurn {
         Ok(())
     }
 
+    fn text(&mut self, text: String, out: &mut Vec<Out>) {
+        if self.said.len() < MAX_SAID_BYTES {
+            self.said.push_str(&text);
+        }
+        out.push(Out::Text(text));
+    }
+
     fn events(&mut self, events: Vec<StreamEvent>, out: &mut Vec<Out>) {
         for e in events {
+            if self.retry.is_some() {
+                return;
+            }
             match e {
-                StreamEvent::Text { text } => out.push(Out::Text(text)),
+                StreamEvent::Text { text } => self.text(text, out),
                 StreamEvent::Reasoning { text } => out.push(Out::Reasoning(text)),
-                StreamEvent::CallFinished { call, .. } => self.call(call, out),
+                StreamEvent::CallStarted {
+                    index,
+                    call_id,
+                    name,
+                } => self.started(index, call_id, name, out),
+                StreamEvent::CallFinished { index, call } => self.call(Some(index), call, out),
                 StreamEvent::Diagnostic { diagnostic } => {
                     log_diagnostics(std::slice::from_ref(&diagnostic))
                 }
-                StreamEvent::CallStarted { .. } | StreamEvent::ArgumentsDelta { .. } => {}
+                StreamEvent::ArgumentsDelta { .. } => {}
             }
         }
     }
 
-    fn call(&mut self, call: ToolCall, out: &mut Vec<Out>) {
+    /// A call's name is known: announce it if the name passes (or the policy is `pass`).
+    fn started(&mut self, index: usize, id: CallId, name: String, out: &mut Vec<Out>) {
+        if self.turn.announce != AnnounceCalls::AtName {
+            return;
+        }
+        if self.turn.policy != InvalidCallPolicy::Pass
+            && self.turn.check_name(&name, self.sent_calls).is_err()
+        {
+            // Nothing of it goes out: the policy applies when it is complete.
+            return;
+        }
+        self.announced.insert(index, self.sent_calls);
+        out.push(Out::CallStart {
+            index: self.sent_calls,
+            id,
+            name,
+        });
+        self.sent_calls += 1;
+    }
+
+    /// A complete call: check it, then finish what was announced or apply the policy.
+    fn call(&mut self, parser_index: Option<usize>, call: ToolCall, out: &mut Vec<Out>) {
+        if let Some(sent) = parser_index.and_then(|i| self.announced.remove(&i)) {
+            let call = match self.turn.check(call) {
+                Ok(c) => c,
+                Err(r) => {
+                    // Announced already: the client has it. Completed as the model wrote it.
+                    self.invalid_sent += 1;
+                    tracing::warn!(call_id = %r.call.call_id, tool = %r.call.name, error = %r.error.message, policy = ?self.turn.policy, "invalid call sent: its name was already out");
+                    if self.turn.policy != InvalidCallPolicy::Pass {
+                        let note = format!("\n\n{}", sent_note(&r));
+                        out.push(Out::CallEnd {
+                            index: sent,
+                            arguments: encode_arguments(&r.call.arguments),
+                        });
+                        self.checked.calls.push(r.call);
+                        self.text(note, out);
+                        return;
+                    }
+                    r.call
+                }
+            };
+            out.push(Out::CallEnd {
+                index: sent,
+                arguments: encode_arguments(&call.arguments),
+            });
+            self.checked.calls.push(call);
+            return;
+        }
         let before = self.checked.calls.len();
         self.turn.admit(call, &mut self.checked);
         if self.checked.calls.len() > before
-            && let Some(c) = self.checked.calls.last()
+            && let Some(c) = self.checked.calls.last().cloned()
         {
-            out.push(Out::Call(self.sent_calls, c.clone()));
-            self.sent_calls += 1;
+            self.send_whole(&c, out);
         }
-        // A rejected call cannot be retried mid-stream: pass it or drop it with a note.
         for r in std::mem::take(&mut self.checked.rejected) {
-            tracing::warn!(call_id = %r.call.call_id, tool = %r.call.name, error = %r.error.message, "invalid call in a stream");
-            if self.turn.policy == InvalidCallPolicy::Pass {
-                out.push(Out::Call(self.sent_calls, r.call.clone()));
-                self.sent_calls += 1;
-                self.checked.calls.push(r.call);
-            } else {
-                out.push(Out::Text(format!("\n\n{}", drop_note(&r))));
+            tracing::warn!(call_id = %r.call.call_id, tool = %r.call.name, error = %r.error.message, policy = ?self.turn.policy, "invalid call in a stream");
+            match self.turn.policy {
+                InvalidCallPolicy::Pass => {
+                    self.send_whole(&r.call, out);
+                    self.checked.calls.push(r.call);
+                }
+                InvalidCallPolicy::Retry if !self.retried => {
+                    self.retried = true;
+                    self.retry = Some(self.turn.stream_retry_request(
+                        &self.said,
+                        &self.checked.calls,
+                        &r,
+                    ));
+                    return;
+                }
+                _ => self.text(format!("\n\n{}", drop_note(&r)), out),
             }
         }
     }
 
+    fn send_whole(&mut self, c: &ToolCall, out: &mut Vec<Out>) {
+        out.push(Out::CallStart {
+            index: self.sent_calls,
+            id: c.call_id.clone(),
+            name: c.name.clone(),
+        });
+        out.push(Out::CallEnd {
+            index: self.sent_calls,
+            arguments: encode_arguments(&c.arguments),
+        });
+        self.sent_calls += 1;
+    }
+
     /// The end of a complete upstream stream: what the parser held back, then native calls.
-    pub fn finish(&mut self, out: &mut Vec<Out>) {
+    /// Errors when a call announced to the client never completed: the client holds a call
+    /// without arguments, and only an error keeps it from taking that for a reply.
+    pub fn finish(&mut self, out: &mut Vec<Out>) -> Result<(), ApiError> {
         if let Some(p) = self.parser.take() {
             let events = p.finish();
             self.events(events, out);
         }
+        if self.retry.is_some() {
+            return Ok(());
+        }
+        if !self.announced.is_empty() {
+            return Err(ApiError::upstream_reply(
+                "a call announced to the client was malformed in the rest of the model's reply",
+            ));
+        }
         for wire in std::mem::take(&mut self.natives).finish() {
             let call = self.turn.native(&wire);
-            self.call(call, out);
+            self.call(None, call, out);
+            if self.retry.is_some() {
+                break;
+            }
         }
+        Ok(())
     }
+}
+
+/// The most text kept to tell the upstream what was already said, on a retry.
+const MAX_SAID_BYTES: usize = 64 * 1024;
+
+/// The note left in the text for a call sent although its arguments failed their check.
+pub fn sent_note(r: &Rejected) -> String {
+    format!(
+        "[toolcall: the call {} to {:?} does not pass its check: {}]",
+        r.call.call_id, r.call.name, r.error.message
+    )
 }

@@ -64,10 +64,16 @@ pub struct ChatMessage {
     pub role: String,
     #[serde(default)]
     pub content: Option<Value>,
-    /// Reasoning kept apart from the text (vLLM, DeepSeek: `reasoning_content`; Ollama,
-    /// newer vLLM: `reasoning`).
-    #[serde(default, alias = "reasoning", skip_serializing_if = "Option::is_none")]
+    /// Reasoning kept apart from the text (DeepSeek, llama.cpp, SGLang, older vLLM).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reasoning_content: Option<String>,
+    /// The same under the name newer vLLM and Ollama use. A field of its own, not an alias:
+    /// servers in transition send both names, and an alias would reject that as a duplicate.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning: Option<String>,
+    /// The same under Ollama's native name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thinking: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_calls: Option<Vec<ChatToolCall>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -102,11 +108,16 @@ impl ChatMessage {
         }
     }
 
+    /// The reasoning, whichever name the server used.
+    pub fn reasoning_text(&self) -> Option<&str> {
+        first_reasoning(&self.reasoning_content, &self.reasoning, &self.thinking)
+    }
+
     /// The message read as a reply (no finish reason).
     pub fn to_reply(&self) -> Reply {
         Reply {
             text: self.content_text(),
-            reasoning: self.reasoning_content.clone(),
+            reasoning: self.reasoning_text().map(str::to_owned),
             calls: self
                 .tool_calls
                 .iter()
@@ -279,10 +290,35 @@ pub struct ChatDelta {
     pub role: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub content: Option<String>,
-    #[serde(default, alias = "reasoning", skip_serializing_if = "Option::is_none")]
+    /// Reasoning under any of its names, as on [`ChatMessage`]; read it with
+    /// [`ChatDelta::reasoning`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reasoning_content: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thinking: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_calls: Option<Vec<ToolCallDelta>>,
+}
+
+impl ChatDelta {
+    /// The reasoning this chunk adds, whichever name the server used (one of them when it
+    /// sent the same text under two).
+    pub fn reasoning(&self) -> Option<&str> {
+        first_reasoning(&self.reasoning_content, &self.reasoning, &self.thinking)
+    }
+}
+
+/// The first reasoning field present: `reasoning_content`, `reasoning`, `thinking`.
+fn first_reasoning<'a>(
+    content: &'a Option<String>,
+    reasoning: &'a Option<String>,
+    thinking: &'a Option<String>,
+) -> Option<&'a str> {
+    [content, reasoning, thinking]
+        .into_iter()
+        .find_map(|r| r.as_deref())
 }
 
 /// A call's part of a chunk: `id`, `type` and `function.name` come once, when the call
@@ -402,14 +438,11 @@ impl ChatAccumulator {
             return Ok(());
         };
         let d = &choice.delta;
-        self.grow(
-            d.content.as_ref().map_or(0, String::len)
-                + d.reasoning_content.as_ref().map_or(0, String::len),
-        )?;
+        self.grow(d.content.as_ref().map_or(0, String::len) + d.reasoning().map_or(0, str::len))?;
         if let Some(t) = &d.content {
             self.text.get_or_insert_with(String::new).push_str(t);
         }
-        if let Some(r) = &d.reasoning_content {
+        if let Some(r) = d.reasoning() {
             self.reasoning.get_or_insert_with(String::new).push_str(r);
         }
         for tc in d.tool_calls.iter().flatten() {
@@ -462,6 +495,30 @@ mod tests {
         json!({"id":"c","object":"chat.completion.chunk","created":1,"model":"m",
             "choices":[{"index":0,"delta":delta,"finish_reason":finish}]})
         .to_string()
+    }
+
+    // Servers renaming `reasoning_content` to `reasoning` sent both for a while (vLLM,
+    // mlx-vlm): an alias rejected that as a duplicate field and the whole reply was lost.
+    #[test]
+    fn reasoning_reads_under_every_name_and_both_at_once() {
+        let both = r#"{"role":"assistant","content":"Hi","reasoning_content":"r","reasoning":"r"}"#;
+        let m: ChatMessage = serde_json::from_str(both).unwrap();
+        assert_eq!(m.to_reply().reasoning.as_deref(), Some("r"));
+        assert_eq!(m.to_reply().text.as_deref(), Some("Hi"));
+        for name in ["reasoning", "thinking", "reasoning_content"] {
+            let m: ChatMessage =
+                serde_json::from_value(json!({"role": "assistant", name: "t"})).unwrap();
+            assert_eq!(m.reasoning_text(), Some("t"), "{name}");
+        }
+        let mut acc = ChatAccumulator::new(Limits::default());
+        for data in [
+            chunk(json!({"reasoning_content":"a","reasoning":"a"}), None),
+            chunk(json!({"thinking":"b"}), None),
+            chunk(json!({}), Some("stop")),
+        ] {
+            acc.push_data(&data).unwrap();
+        }
+        assert_eq!(acc.finish().unwrap().reasoning.as_deref(), Some("ab"));
     }
 
     #[test]

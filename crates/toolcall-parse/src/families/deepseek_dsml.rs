@@ -12,7 +12,7 @@ use crate::builder::{Ctx, Draft};
 use crate::family::{Family, Instructions, ReadCx, RegionReader};
 
 use super::marked::{InvokeTags, invokes, tag_lead};
-use super::tags::{Block, BlockReader, Lead};
+use super::tags::{Block, BlockReader, Lead, StreamTags};
 
 impl FormatId {
     pub(crate) const DEEPSEEK_DSML: FormatId = FormatId::builtin("deepseek_dsml");
@@ -53,6 +53,12 @@ fn body(body: &str, cx: &mut ReadCx<'_>, format: FormatId) -> Result<Vec<Draft>,
     invokes(body, cx, format, &TAGS)
 }
 
+static STREAM: StreamTags = StreamTags {
+    param: "<｜DSML｜parameter name=\"",
+    param_end: "</｜DSML｜parameter>",
+    call_end: "</｜DSML｜invoke>",
+};
+
 pub(crate) struct DeepseekDsml;
 
 impl Family for DeepseekDsml {
@@ -71,7 +77,7 @@ impl Family for DeepseekDsml {
     fn reader(&self, opener: usize, _ctx: &Ctx) -> Option<Box<dyn RegionReader>> {
         BLOCKS
             .get(opener)
-            .map(|b| Box::new(BlockReader::new(b)) as Box<dyn RegionReader>)
+            .map(|b| Box::new(BlockReader::new(b).streaming(&STREAM)) as Box<dyn RegionReader>)
     }
     fn instructions(&self) -> Option<Instructions> {
         Some(Instructions {

@@ -10,7 +10,7 @@ use crate::builder::{Ctx, Draft};
 use crate::family::{Family, Instructions, ReadCx, RegionReader};
 
 use super::text_example::tag_text;
-use super::tags::{Block, BlockReader, Lead, layout_trim, skip_space, starts, typed, valid_name};
+use super::tags::{Block, BlockReader, Lead, layout_trim, skip_space, starts, typed, valid_name, StreamTags};
 
 impl FormatId {
     pub(crate) const GLM: FormatId = FormatId::builtin("glm");
@@ -30,6 +30,12 @@ static BLOCK: Block = Block {
     body,
 };
 
+static STREAM: StreamTags = StreamTags {
+    param: KEY,
+    param_end: VALUE_END,
+    call_end: "",
+};
+
 pub(crate) struct Glm;
 
 impl Family for Glm {
@@ -46,7 +52,7 @@ impl Family for Glm {
         &["<tool_call>"]
     }
     fn reader(&self, _opener: usize, _ctx: &Ctx) -> Option<Box<dyn RegionReader>> {
-        Some(Box::new(BlockReader::new(&BLOCK)))
+        Some(Box::new(BlockReader::new(&BLOCK).streaming(&STREAM)))
     }
     fn instructions(&self) -> Option<Instructions> {
         Some(Instructions {

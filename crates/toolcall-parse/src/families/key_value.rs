@@ -1,17 +1,17 @@
 //! `key_value` (F-KV-1..2): a `TOOL_CALL: <tool>` line followed by `FIELD: value`
 //! lines, case-insensitive. Field names map case-insensitively onto the tool's schema
-//! properties (`FROM:`/`TO:` → `from`/`to`); values are coerced to the property's type. The
+//! properties (`FROM:`/`TO:` → `from`/`to`); values are read by the property's schema
+//! like every text-valued family's (`"007"` stays a string where the schema says string). The
 //! block ends at the first line that is not a field of the tool; that line and what follows
 //! are the reply text. With a registry only registered tools are accepted; without
 //! one any `NAME: value` line is a field (lower-cased).
 
 use serde_json::{Map, Value};
-use toolcall_core::ToolSpec;
+use toolcall_core::{Repair, ToolSpec};
 
 use super::text_example::tag_text;
 use crate::FormatId;
-use crate::family::{Family, Instructions};
-use crate::repair::parse_lenient;
+use crate::family::{Family, Instructions, convert_text_value};
 
 pub(crate) const HEADER: &str = "tool_call:";
 
@@ -66,27 +66,18 @@ pub(crate) fn field(line: &str, spec: Option<&ToolSpec>) -> Option<(String, Stri
     Some((prop, value.trim().to_owned()))
 }
 
-/// The arguments object, values coerced to the property types where they parse.
+/// The arguments object, each value read by the tool's schema like every text-valued
+/// family ([`convert_text_value`]: strings kept exactly, other types read as JSON, a repair
+/// recorded where a value was not what the schema asked).
 pub(crate) fn arguments(
     fields: &[(String, String)],
     spec: Option<&ToolSpec>,
+    repairs: &mut Vec<Repair>,
 ) -> Map<String, Value> {
-    let mut out = Map::new();
-    for (k, raw) in fields {
-        let ty = spec
-            .and_then(|s| s.parameters.pointer(&format!("/properties/{k}/type")))
-            .and_then(Value::as_str)
-            .unwrap_or("string");
-        let v = match ty {
-            "string" => Value::String(raw.clone()),
-            _ => match parse_lenient(raw) {
-                Ok((v, _)) => v,
-                Err(_) => Value::String(raw.clone()),
-            },
-        };
-        out.insert(k.clone(), v);
-    }
-    out
+    fields
+        .iter()
+        .map(|(k, raw)| (k.clone(), convert_text_value(raw, spec, k, repairs)))
+        .collect()
 }
 
 impl FormatId {

@@ -10,7 +10,7 @@ use crate::builder::{Ctx, Draft};
 use crate::family::{Family, Instructions, ReadCx, RegionReader};
 
 use super::marked::{InvokeTags, invokes, tag_lead};
-use super::tags::{Block, BlockReader, Lead};
+use super::tags::{Block, BlockReader, Lead, StreamTags};
 
 impl FormatId {
     pub(crate) const MINIMAX_M2: FormatId = FormatId::builtin("minimax_m2");
@@ -40,6 +40,12 @@ fn body(body: &str, cx: &mut ReadCx<'_>, format: FormatId) -> Result<Vec<Draft>,
     invokes(body, cx, format, &TAGS)
 }
 
+static STREAM: StreamTags = StreamTags {
+    param: "<parameter name=\"",
+    param_end: "</parameter>",
+    call_end: "</invoke>",
+};
+
 pub(crate) struct MinimaxM2;
 
 impl Family for MinimaxM2 {
@@ -56,7 +62,7 @@ impl Family for MinimaxM2 {
         &["<minimax:tool_call>"]
     }
     fn reader(&self, _opener: usize, _ctx: &Ctx) -> Option<Box<dyn RegionReader>> {
-        Some(Box::new(BlockReader::new(&BLOCK)))
+        Some(Box::new(BlockReader::new(&BLOCK).streaming(&STREAM)))
     }
     fn instructions(&self) -> Option<Instructions> {
         Some(Instructions {

@@ -29,6 +29,7 @@ registry! {
     glm::Glm,
     seed_oss::SeedOss,
     functionary_v3_1::FunctionaryV31,
+    functionary_v3_2::FunctionaryV32,
     mistral::Mistral,
     llama::Llama,
     llama3_builtin::Llama3Builtin,

@@ -12,7 +12,7 @@ use crate::builder::Ctx;
 use crate::family::{Family, Instructions, RegionReader};
 
 use super::text_example::tag_text;
-use super::tags::{Block, BlockReader, function_lead, xml_functions};
+use super::tags::{Block, BlockReader, function_lead, xml_functions, StreamTags};
 
 impl FormatId {
     pub(crate) const QWEN3_CODER: FormatId = FormatId::builtin("qwen3_coder");
@@ -24,6 +24,12 @@ static BLOCK: Block = Block {
     close: "</tool_call>",
     lead: function_lead,
     body: xml_functions,
+};
+
+static STREAM: StreamTags = StreamTags {
+    param: "<parameter=",
+    param_end: "</parameter>",
+    call_end: "</function>",
 };
 
 pub(crate) struct Qwen3Coder;
@@ -42,7 +48,7 @@ impl Family for Qwen3Coder {
         &["<tool_call>"]
     }
     fn reader(&self, _opener: usize, _ctx: &Ctx) -> Option<Box<dyn RegionReader>> {
-        Some(Box::new(BlockReader::new(&BLOCK)))
+        Some(Box::new(BlockReader::new(&BLOCK).streaming(&STREAM)))
     }
     fn instructions(&self) -> Option<Instructions> {
         Some(Instructions {

@@ -9,7 +9,7 @@ use crate::builder::Ctx;
 use crate::family::{Family, Instructions, ReasoningMarker, RegionReader};
 
 use super::qwen3_coder::xml_example;
-use super::tags::{Block, BlockReader, function_lead, xml_functions};
+use super::tags::{Block, BlockReader, function_lead, xml_functions, StreamTags};
 
 impl FormatId {
     pub(crate) const SEED_OSS: FormatId = FormatId::builtin("seed_oss");
@@ -24,6 +24,12 @@ static BLOCK: Block = Block {
     close: CLOSE,
     lead: function_lead,
     body: xml_functions,
+};
+
+static STREAM: StreamTags = StreamTags {
+    param: "<parameter=",
+    param_end: "</parameter>",
+    call_end: "</function>",
 };
 
 pub(crate) struct SeedOss;
@@ -48,7 +54,7 @@ impl Family for SeedOss {
         }]
     }
     fn reader(&self, _opener: usize, _ctx: &Ctx) -> Option<Box<dyn RegionReader>> {
-        Some(Box::new(BlockReader::new(&BLOCK)))
+        Some(Box::new(BlockReader::new(&BLOCK).streaming(&STREAM)))
     }
     fn instructions(&self) -> Option<Instructions> {
         Some(Instructions {

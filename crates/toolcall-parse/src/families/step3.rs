@@ -11,7 +11,7 @@ use crate::builder::{Ctx, Draft};
 use crate::family::{Family, Instructions, ReadCx, RegionReader};
 
 use super::marked::{InvokeTags, invokes, tag_lead};
-use super::tags::{Block, BlockReader, Lead};
+use super::tags::{Block, BlockReader, Lead, StreamTags};
 
 impl FormatId {
     pub(crate) const STEP3: FormatId = FormatId::builtin("step3");
@@ -41,6 +41,12 @@ fn body(body: &str, cx: &mut ReadCx<'_>, format: FormatId) -> Result<Vec<Draft>,
     invokes(body, cx, format, &TAGS)
 }
 
+static STREAM: StreamTags = StreamTags {
+    param: "<steptml:parameter name=\"",
+    param_end: "</steptml:parameter>",
+    call_end: "</steptml:invoke>",
+};
+
 pub(crate) struct Step3;
 
 impl Family for Step3 {
@@ -57,7 +63,7 @@ impl Family for Step3 {
         &["<｜tool_calls_begin｜>"]
     }
     fn reader(&self, _opener: usize, _ctx: &Ctx) -> Option<Box<dyn RegionReader>> {
-        Some(Box::new(BlockReader::new(&BLOCK)))
+        Some(Box::new(BlockReader::new(&BLOCK).streaming(&STREAM)))
     }
     fn instructions(&self) -> Option<Instructions> {
         Some(Instructions {

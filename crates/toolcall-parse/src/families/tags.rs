@@ -5,8 +5,11 @@
 //! and the body is read in one pass when the block is complete. Values are typed by the
 //! tool's schema ([`convert_text_value`]).
 
+use std::collections::HashSet;
+use std::ops::Range;
+
 use serde_json::{Map, Value};
-use toolcall_core::Repair;
+use toolcall_core::{Diagnostic, Repair};
 
 use crate::FormatId;
 use crate::builder::Draft;
@@ -38,7 +41,10 @@ pub(crate) struct BlockReader {
     block: &'static Block,
     mine: bool,
     announced: bool,
+    /// The first call's name as the lead announced it.
+    lead_name: Option<String>,
     close: ScanFrom,
+    live: Option<LiveArgs>,
 }
 
 impl BlockReader {
@@ -47,7 +53,289 @@ impl BlockReader {
             block,
             mine: false,
             announced: false,
+            lead_name: None,
             close: ScanFrom(block.open.len()),
+            live: None,
+        }
+    }
+
+    /// Streams each call's arguments while the block arrives, a fragment per completed
+    /// parameter (see [`StreamTags`]).
+    pub(crate) fn streaming(mut self, tags: &'static StreamTags) -> Self {
+        self.live = Some(LiveArgs::new(tags, self.block.open.len()));
+        self
+    }
+}
+
+/// How a block's calls and parameters are delimited, for streaming arguments while the
+/// block arrives: `{"k": v` once the first parameter is complete, `, "k2": v2` for each
+/// next one, `}` when the call ends, so the fragments concatenate to the final arguments
+/// exactly.
+///
+/// Each completed parameter is read by the family's own `body` function on a small block
+/// made of the call's head (bounded by [`MAX_LEAD`]), that one parameter and `call_end`;
+/// every byte is searched once, so the work per push is proportional to the new bytes.
+pub(crate) struct StreamTags {
+    /// Opens a parameter (`<parameter=`); the call's head is what precedes the first one.
+    pub param: &'static str,
+    /// Closes a parameter (`</parameter>`).
+    pub param_end: &'static str,
+    /// Closes one call (`</function>`); empty when a block holds one call (GLM).
+    pub call_end: &'static str,
+}
+
+enum LiveState {
+    /// Looking for the next call's first parameter from `from`.
+    Head { from: usize, find: ScanFrom },
+    /// Inside a call whose head is `region[head]`; parameters read up to `seg`.
+    Params {
+        head: Range<usize>,
+        name: String,
+        seg: usize,
+        param_end: ScanFrom,
+        call_end: ScanFrom,
+        /// Where the call's end was found (searched once).
+        call_end_at: Option<usize>,
+    },
+}
+
+/// The streaming side of a [`BlockReader`]: announces each call when its head is complete
+/// and forwards its arguments as parameters complete.
+struct LiveArgs {
+    tags: &'static StreamTags,
+    state: LiveState,
+    /// Calls announced (by the lead or here).
+    calls: usize,
+    /// What was sent of the last announced call's arguments.
+    sent: String,
+    keys: HashSet<String>,
+    /// Complete arguments sent for calls closed while streaming, in order.
+    closed: Vec<String>,
+    stopped: bool,
+}
+
+impl LiveArgs {
+    fn new(tags: &'static StreamTags, from: usize) -> Self {
+        LiveArgs {
+            tags,
+            state: LiveState::Head {
+                from,
+                find: ScanFrom(from),
+            },
+            calls: 0,
+            sent: String::new(),
+            keys: HashSet::new(),
+            closed: Vec::new(),
+            stopped: false,
+        }
+    }
+
+    fn send(&mut self, fragment: &str, cx: &mut ReadCx<'_>) {
+        self.sent.push_str(fragment);
+        cx.arguments(fragment);
+    }
+
+    /// Reads the block's calls from `region[head] + extra + call_end` with the family's body.
+    fn read(
+        &self,
+        block: &Block,
+        region: &str,
+        head: Range<usize>,
+        extra: &str,
+        cx: &mut ReadCx<'_>,
+    ) -> Option<Draft> {
+        let mut synth = String::with_capacity(head.len() + extra.len() + self.tags.call_end.len());
+        synth.push_str(region.get(head)?);
+        synth.push_str(extra);
+        synth.push_str(self.tags.call_end);
+        let mut drafts = (block.body)(&synth, cx, block.format).ok()?;
+        (drafts.len() == 1).then(|| drafts.pop()).flatten()
+    }
+
+    /// Announces and forwards what the bytes so far complete; stops (the rest is sent
+    /// whole when the block closes) on anything it cannot follow.
+    fn advance(
+        &mut self,
+        block: &Block,
+        region: &str,
+        lead_name: Option<&str>,
+        cx: &mut ReadCx<'_>,
+    ) {
+        let tags = self.tags;
+        while !self.stopped {
+            match &mut self.state {
+                LiveState::Head { from, find } => {
+                    let from = *from;
+                    let Some(p) = find.find(region, tags.param) else {
+                        if region.len().saturating_sub(from) > MAX_LEAD + tags.param.len() {
+                            self.stopped = true;
+                        }
+                        return;
+                    };
+                    let head = region.get(from..p).unwrap_or("");
+                    if head.len() > MAX_LEAD
+                        || (!tags.call_end.is_empty() && head.contains(tags.call_end))
+                    {
+                        self.stopped = true;
+                        return;
+                    }
+                    let Some(d) = self.read(block, region, from..p, "", cx) else {
+                        self.stopped = true;
+                        return;
+                    };
+                    if d.args
+                        .as_ref()
+                        .is_some_and(|a| a != &Value::Object(Map::new()))
+                    {
+                        self.stopped = true;
+                        return;
+                    }
+                    match (self.calls, lead_name) {
+                        (0, Some(n)) if n != d.name => {
+                            self.stopped = true;
+                            return;
+                        }
+                        (0, Some(_)) => {}
+                        _ => cx.start_call(&d.name, None),
+                    }
+                    self.calls += 1;
+                    self.sent.clear();
+                    self.keys.clear();
+                    self.state = LiveState::Params {
+                        head: from..p,
+                        name: d.name,
+                        seg: p,
+                        param_end: ScanFrom(p),
+                        call_end: ScanFrom(p),
+                        call_end_at: None,
+                    };
+                }
+                LiveState::Params {
+                    head,
+                    name,
+                    seg,
+                    param_end,
+                    call_end,
+                    call_end_at,
+                } => {
+                    let seg_start = *seg;
+                    if call_end_at.is_none() && !tags.call_end.is_empty() {
+                        *call_end_at = call_end.find(region, tags.call_end);
+                    }
+                    let pe = param_end.find(region, tags.param_end);
+                    let ends_first = match (*call_end_at, pe) {
+                        (Some(e), Some(c)) => (e < c).then_some(e),
+                        (Some(e), None) => Some(e),
+                        _ => None,
+                    };
+                    if let Some(e) = ends_first {
+                        // The call ends: only blanks may remain after its last parameter.
+                        if !region.get(seg_start..e).unwrap_or("x").trim().is_empty() {
+                            self.stopped = true;
+                            return;
+                        }
+                        let close = if self.sent.is_empty() { "{}" } else { "}" };
+                        self.send(close, cx);
+                        self.closed.push(std::mem::take(&mut self.sent));
+                        let from = e + tags.call_end.len();
+                        self.state = LiveState::Head {
+                            from,
+                            find: ScanFrom(from),
+                        };
+                        continue;
+                    }
+                    let Some(c) = pe else { return };
+                    let seg_end = c + tags.param_end.len();
+                    let (head, name) = (head.clone(), name.clone());
+                    let extra = region.get(seg_start..seg_end).unwrap_or("");
+                    let args = match self.read(block, region, head, extra, cx) {
+                        Some(d) if d.name == name => d.args,
+                        _ => None,
+                    };
+                    let Some(Value::Object(args)) = args else {
+                        self.stopped = true;
+                        return;
+                    };
+                    // A repeated key would rewrite a value already sent.
+                    if args.keys().any(|k| self.keys.contains(k)) {
+                        self.stopped = true;
+                        return;
+                    }
+                    for (k, v) in args {
+                        let mut fragment =
+                            String::from(if self.sent.is_empty() { "{" } else { "," });
+                        fragment.push_str(&Value::String(k.clone()).to_string());
+                        fragment.push(':');
+                        fragment.push_str(&v.to_string());
+                        self.send(&fragment, cx);
+                        self.keys.insert(k);
+                    }
+                    self.state = match std::mem::replace(
+                        &mut self.state,
+                        LiveState::Head {
+                            from: 0,
+                            find: ScanFrom(0),
+                        },
+                    ) {
+                        LiveState::Params {
+                            head,
+                            name,
+                            call_end,
+                            call_end_at,
+                            ..
+                        } => LiveState::Params {
+                            head,
+                            name,
+                            seg: seg_end,
+                            param_end: ScanFrom(seg_end),
+                            call_end,
+                            call_end_at,
+                        },
+                        other => other,
+                    };
+                }
+            }
+        }
+    }
+
+    /// The block closed with `drafts`: sends the rest of the last announced call's
+    /// arguments; a warning when what was sent is not the final arguments (a repair
+    /// changed a value already sent).
+    fn finish(
+        &mut self,
+        drafts: &[Draft],
+        span: Range<usize>,
+        o: &mut Outcome,
+        cx: &mut ReadCx<'_>,
+    ) {
+        let args = |i: usize| {
+            drafts
+                .get(i)
+                .and_then(|d| d.args.clone())
+                .unwrap_or(Value::Object(Map::new()))
+                .to_string()
+        };
+        let mut differ: Vec<&str> = Vec::new();
+        for (i, sent) in self.closed.iter().enumerate() {
+            if *sent != args(i) {
+                differ.push(drafts.get(i).map_or("", |d| d.name.as_str()));
+            }
+        }
+        if self.calls > self.closed.len() {
+            let i = self.calls - 1;
+            let full = args(i);
+            match full.strip_prefix(self.sent.as_str()) {
+                Some(rest) => cx.arguments(rest),
+                None => differ.push(drafts.get(i).map_or("", |d| d.name.as_str())),
+            }
+        }
+        if !differ.is_empty() {
+            o.diagnostics.push(Diagnostic::warning(
+                format!(
+                    "arguments streamed for {differ:?} differ from the final arguments (a value was repaired after it was sent); the finished call is authoritative"
+                ),
+                span,
+            ));
         }
     }
 }
@@ -78,6 +366,7 @@ impl RegionReader for BlockReader {
                     {
                         self.announced = true;
                         cx.start_call(&name, None);
+                        self.lead_name = Some(name);
                     }
                 }
                 _ => {}
@@ -89,7 +378,12 @@ impl RegionReader for BlockReader {
         let (body_end, end, closed) = match self.close.find(region, b.close) {
             Some(i) => (i, i + b.close.len(), true),
             None if is_final => (region.len(), region.len(), false),
-            None => return Advance::NeedMore,
+            None => {
+                if let Some(live) = self.live.as_mut().filter(|_| cx.streaming()) {
+                    live.advance(b, region, self.lead_name.as_deref(), cx);
+                }
+                return Advance::NeedMore;
+            }
         };
         if !closed {
             return Advance::Broken {
@@ -111,11 +405,17 @@ impl RegionReader for BlockReader {
                     o.diagnostics
                         .extend(cx.ctx.unknown_name_warning(&d.name, cx.span(0, end)));
                 }
-                if let Some(first) = drafts.first()
-                    && self.announced
-                {
-                    let args = first.args.clone().unwrap_or(Value::Object(Map::new()));
-                    cx.arguments(&args.to_string());
+                let span = cx.span(0, end);
+                match self.live.as_mut().filter(|l| l.calls > 0) {
+                    Some(live) => live.finish(&drafts, span, &mut o, cx),
+                    None => {
+                        if let Some(first) = drafts.first()
+                            && self.lead_name.is_some()
+                        {
+                            let args = first.args.clone().unwrap_or(Value::Object(Map::new()));
+                            cx.arguments(&args.to_string());
+                        }
+                    }
                 }
                 o.drafts = drafts;
                 Advance::Done { end, outcome: o }

@@ -13,7 +13,7 @@ use axum::body::Body;
 use axum::extract::State;
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
+use axum::routing::{get, post as route_post};
 use futures::StreamExt;
 use serde_json::{Value, json};
 use toolcall_serve::{AppState, Config};
@@ -45,6 +45,10 @@ pub struct StandIn {
     pub replies: Arc<Mutex<Vec<(String, String)>>>,
     /// Slow streams (model `slow-stream`) still being sent.
     pub open_streams: Arc<AtomicUsize>,
+    /// Streams of model `gated-call` stop after the call's name until this is notified.
+    pub gate: Arc<tokio::sync::Notify>,
+    /// Stream replies one byte (one char) per chunk instead of 1–5 bytes.
+    pub one_byte: Arc<std::sync::atomic::AtomicBool>,
 }
 
 /// Counts a stand-in stream while it is being sent.
@@ -79,6 +83,10 @@ impl StandIn {
             .push((model.to_owned(), text.to_owned()));
     }
 }
+
+/// The reasoning and answer of the `native-reasoning` model.
+pub const NATIVE_REASONING: &str = "The user greets me; a short answer will do.";
+pub const NATIVE_ANSWER: &str = "Hello! How can I help?";
 
 /// Splits `s` into pieces of 1–5 bytes (on char boundaries), deterministically.
 pub fn small_pieces(s: &str) -> Vec<String> {
@@ -162,6 +170,65 @@ async fn completions(State(s): State<StandIn>, Json(body): Json<Value>) -> Respo
                 .body(Body::from_stream(all))
                 .unwrap();
         }
+        "gated-call" if stream => {
+            // The call's name, then nothing until the test opens the gate.
+            let mut first = chunk(json!({"role": "assistant", "content": "Checking. "}), None);
+            first.push_str(&chunk(
+                json!({"content": "<tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Par"}),
+                None,
+            ));
+            let gate = s.gate.clone();
+            let rest = async move {
+                gate.notified().await;
+                let mut rest = chunk(json!({"content": "is\"}}</tool_call>"}), None);
+                rest.push_str(&chunk(json!({}), Some("stop")));
+                rest.push_str("data: [DONE]\n\n");
+                Ok::<_, std::convert::Infallible>(rest)
+            };
+            let all =
+                futures::stream::once(async move { Ok(first) }).chain(futures::stream::once(rest));
+            return Response::builder()
+                .header(header::CONTENT_TYPE, "text/event-stream")
+                .body(Body::from_stream(all))
+                .unwrap();
+        }
+        // A server with its own reasoning parser: reasoning apart from the text, under both
+        // names vLLM used while renaming the field (`reasoning_content`, `reasoning`).
+        "native-reasoning" if stream => {
+            let mut out = chunk(json!({"role": "assistant", "content": ""}), None);
+            for p in small_pieces(NATIVE_REASONING) {
+                out.push_str(&chunk(
+                    json!({"reasoning_content": p, "reasoning": p}),
+                    None,
+                ));
+            }
+            for p in small_pieces(NATIVE_ANSWER) {
+                out.push_str(&chunk(json!({"content": p}), None));
+            }
+            out.push_str(&chunk(json!({}), Some("stop")));
+            out.push_str("data: [DONE]\n\n");
+            return sse(out);
+        }
+        "native-reasoning" => {
+            return Json(
+                json!({"id": "chatcmpl-standin", "object": "chat.completion", "created": 1,
+                "model": model, "choices": [{"index": 0, "finish_reason": "stop", "message": {
+                "role": "assistant", "content": NATIVE_ANSWER,
+                "reasoning_content": NATIVE_REASONING, "reasoning": NATIVE_REASONING}}]}),
+            )
+            .into_response();
+        }
+        // Ollama's native field name.
+        "ollama-thinking" if stream => {
+            let mut out = chunk(
+                json!({"role": "assistant", "thinking": NATIVE_REASONING}),
+                None,
+            );
+            out.push_str(&chunk(json!({"content": NATIVE_ANSWER}), None));
+            out.push_str(&chunk(json!({}), Some("stop")));
+            out.push_str("data: [DONE]\n\n");
+            return sse(out);
+        }
         "fault-cut" if stream => {
             let mut body = chunk(json!({"role": "assistant", "content": "Deleting "}), None);
             for p in small_pieces("<tool_call>{\"name\": \"get_weather\", \"argu") {
@@ -181,7 +248,12 @@ async fn completions(State(s): State<StandIn>, Json(body): Json<Value>) -> Respo
     let text = s.text_for(&model, attempt);
     if stream {
         let mut out = chunk(json!({"role": "assistant", "content": ""}), None);
-        for p in small_pieces(&text) {
+        let pieces = if s.one_byte.load(Ordering::SeqCst) {
+            text.chars().map(String::from).collect()
+        } else {
+            small_pieces(&text)
+        };
+        for p in pieces {
             out.push_str(&chunk(json!({"content": p}), None));
         }
         out.push_str(&chunk(json!({}), Some("stop")));
@@ -203,7 +275,7 @@ async fn models() -> Json<Value> {
 /// Starts the stand-in; its base URL.
 pub async fn stand_in(s: StandIn) -> String {
     let app = Router::new()
-        .route("/v1/chat/completions", post(completions))
+        .route("/v1/chat/completions", route_post(completions))
         .route("/v1/models", get(models))
         .with_state(s);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -215,7 +287,11 @@ pub async fn stand_in(s: StandIn) -> String {
 /// A stand-in with every fixture loaded, and the gateway in front of it (config adjusted by
 /// `edit`); the gateway's base URL and the stand-in.
 pub async fn gateway(edit: impl FnOnce(&mut Config)) -> (String, StandIn) {
-    let s = StandIn::default();
+    gateway_over(StandIn::default(), edit).await
+}
+
+/// [`gateway`] in front of the stand-in `s`.
+pub async fn gateway_over(s: StandIn, edit: impl FnOnce(&mut Config)) -> (String, StandIn) {
     for f in fixtures() {
         s.reply(&f.model, &f.text);
     }
@@ -235,4 +311,94 @@ pub async fn gateway(edit: impl FnOnce(&mut Config)) -> (String, StandIn) {
             .unwrap()
     });
     (format!("http://{addr}"), s)
+}
+
+pub async fn post(url: &str, body: Value) -> reqwest::Response {
+    reqwest::Client::new()
+        .post(format!("{url}/v1/chat/completions"))
+        .json(&body)
+        .send()
+        .await
+        .unwrap()
+}
+
+pub fn request(model: &str, stream: bool) -> Value {
+    json!({"model": model, "messages": [{"role": "user", "content": "weather?"}],
+        "tools": tools(), "stream": stream, "temperature": 0.1})
+}
+
+/// The calls of a whole reply as (name, arguments) pairs, ids checked.
+pub fn calls_of(message: &Value) -> Vec<Value> {
+    message["tool_calls"]
+        .as_array()
+        .map(|calls| {
+            calls
+                .iter()
+                .map(|c| {
+                    assert!(c["id"].as_str().is_some_and(|id| !id.is_empty()), "{c}");
+                    assert_eq!(c["type"], "function");
+                    let args: Value =
+                        serde_json::from_str(c["function"]["arguments"].as_str().unwrap()).unwrap();
+                    json!({"name": c["function"]["name"], "arguments": args})
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Reads an SSE body into its data payloads.
+pub async fn sse_data(r: reqwest::Response) -> Vec<String> {
+    let text = r.text().await.unwrap();
+    text.lines()
+        .filter_map(|l| l.strip_prefix("data:"))
+        .map(|d| d.trim().to_owned())
+        .collect()
+}
+
+/// Accumulates streamed chunks as a client would: (content, reasoning, calls, finish).
+pub fn accumulate(data: &[String]) -> (String, String, Vec<Value>, Option<String>) {
+    let mut content = String::new();
+    let mut reasoning = String::new();
+    let mut calls: Vec<(String, String, String)> = Vec::new();
+    let mut finish = None;
+    for d in data {
+        if d == "[DONE]" {
+            continue;
+        }
+        let v: Value = serde_json::from_str(d).unwrap();
+        assert!(v.get("error").is_none(), "{v}");
+        let c = &v["choices"][0];
+        if let Some(f) = c["finish_reason"].as_str() {
+            finish = Some(f.to_owned());
+        }
+        let delta = &c["delta"];
+        content.push_str(delta["content"].as_str().unwrap_or_default());
+        reasoning.push_str(delta["reasoning_content"].as_str().unwrap_or_default());
+        for tc in delta["tool_calls"].as_array().into_iter().flatten() {
+            let i = tc["index"].as_u64().unwrap() as usize;
+            if i == calls.len() {
+                // A call starts with its id, type and name.
+                assert!(
+                    tc["id"].is_string() && tc["function"]["name"].is_string(),
+                    "{tc}"
+                );
+                assert_eq!(tc["type"], "function");
+                calls.push((
+                    tc["id"].as_str().unwrap().into(),
+                    tc["function"]["name"].as_str().unwrap().into(),
+                    String::new(),
+                ));
+            }
+            calls[i]
+                .2
+                .push_str(tc["function"]["arguments"].as_str().unwrap_or_default());
+        }
+    }
+    let calls = calls
+        .into_iter()
+        .map(|(_, name, args)| {
+            json!({"name": name, "arguments": serde_json::from_str::<Value>(&args).unwrap()})
+        })
+        .collect();
+    (content, reasoning, calls, finish)
 }

@@ -1,0 +1,236 @@
+//! `functionary_v3_2`: Functionary v3.2 (meetkai/functionary-*-v3.2, Llama 3 based)
+//! addresses each part of a reply to a recipient: `>>>RECIPIENT\n` then the content.
+//! `>>>all\n` starts reply text (the marker is removed, the text after it is the reply);
+//! `>>>NAME\n{json}` is a call. Parts follow each other directly
+//! (`>>>all\nLet me check.>>>get_weather\n{"city": "Paris"}`). `>>>` followed by a blank,
+//! by anything not a name and a newline, or a name not followed by a JSON object (a
+//! Python REPL prompt, a quoted marker) stays text. Explicit markup: any name (flagged when
+//! unregistered).
+
+use serde_json::{Map, Value, json};
+
+use crate::FormatId;
+use crate::builder::{Ctx, Draft};
+use crate::family::{
+    Advance, Family, Instructions, Outcome, RawArgs, ReadCx, RegionReader, Scan, Scanner,
+    parse_lenient,
+};
+
+use super::llama::END_TOKENS;
+use super::tags::valid_name;
+
+impl FormatId {
+    pub(crate) const FUNCTIONARY_V3_2: FormatId = FormatId::builtin("functionary_v3_2");
+}
+
+const OPEN: &str = ">>>";
+/// The recipient that marks reply text rather than a call.
+const ALL: &str = "all";
+/// Longest recipient read, and blanks allowed between the recipient line and the JSON.
+const MAX_NAME: usize = 256;
+const MAX_GAP: usize = 256;
+
+pub(crate) struct FunctionaryV32;
+
+impl Family for FunctionaryV32 {
+    fn id(&self) -> &'static str {
+        FormatId::FUNCTIONARY_V3_2.as_str()
+    }
+    fn description(&self) -> &'static str {
+        ">>>NAME\\n{json} calls, >>>all\\n reply text (Functionary v3.2)"
+    }
+    fn example(&self) -> &'static str {
+        ">>>all\\nLet me check.>>>get_weather\\n{\"city\": \"Paris\"}"
+    }
+    fn openers(&self) -> &'static [&'static str] {
+        &[OPEN]
+    }
+    fn strip(&self) -> &'static [&'static str] {
+        &END_TOKENS
+    }
+    fn reader(&self, _opener: usize, ctx: &Ctx) -> Option<Box<dyn RegionReader>> {
+        Some(Box::new(Reader {
+            state: State::Head,
+            max_depth: ctx.limits.max_depth,
+        }))
+    }
+    fn instructions(&self) -> Option<Instructions> {
+        Some(Instructions {
+            how: "To call a tool, write >>>TOOL_NAME on a line of its own, then the arguments as one JSON object on the next line. Write reply text after >>>all on a line of its own.",
+            several: "- To make several calls, write several >>>TOOL_NAME parts one after the other; they run in that order.\n",
+        })
+    }
+    fn example_call(&self, name: &str, args: &Map<String, Value>) -> Option<String> {
+        Some(format!("{OPEN}{name}\n{}", json!(args)))
+    }
+}
+
+enum State {
+    Head,
+    Json {
+        name: String,
+        start: usize,
+        scanner: Scanner,
+        live: Option<RawArgs>,
+    },
+}
+
+struct Reader {
+    state: State,
+    max_depth: usize,
+}
+
+/// What the recipient line after `>>>` says.
+enum Head {
+    NeedMore,
+    NotMine,
+    /// `>>>all\n`: reply text follows; the marker ends at this region offset.
+    Text(usize),
+    /// `>>>NAME\n` then blanks and `{` at this region offset.
+    Call(String, usize),
+}
+
+fn head(region: &str, is_final: bool) -> Head {
+    let bytes = region.as_bytes();
+    let rest = bytes.get(OPEN.len()..).unwrap_or(&[]);
+    let line = &rest[..rest.len().min(MAX_NAME + 2)];
+    let Some(nl) = line.iter().position(|&b| b == b'\n') else {
+        // Decide early on prose (`>>> x`, `>>>>`): a recipient has no blank or markup.
+        let bad = line
+            .iter()
+            .any(|&b| b.is_ascii_whitespace() && b != b'\r' || matches!(b, b'<' | b'>' | b'"'));
+        return if is_final || bad || rest.len() > MAX_NAME + 1 {
+            Head::NotMine
+        } else {
+            Head::NeedMore
+        };
+    };
+    let raw = &line[..nl];
+    let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
+    let Ok(name) = std::str::from_utf8(raw) else {
+        return Head::NotMine;
+    };
+    if !valid_name(name) {
+        return Head::NotMine;
+    }
+    let after = OPEN.len() + nl + 1;
+    if name == ALL {
+        return Head::Text(after);
+    }
+    let gap = bytes
+        .iter()
+        .skip(after)
+        .take(MAX_GAP + 1)
+        .take_while(|b| b.is_ascii_whitespace())
+        .count();
+    match bytes.get(after + gap) {
+        Some(b'{') => Head::Call(name.to_owned(), after + gap),
+        Some(_) => Head::NotMine,
+        None if is_final || gap > MAX_GAP => Head::NotMine,
+        None => Head::NeedMore,
+    }
+}
+
+impl RegionReader for Reader {
+    fn advance(&mut self, region: &str, is_final: bool, cx: &mut ReadCx<'_>) -> Advance {
+        loop {
+            match &mut self.state {
+                State::Head => match head(region, is_final) {
+                    Head::NeedMore => return Advance::NeedMore,
+                    Head::NotMine => return Advance::NotMine,
+                    Head::Text(end) => {
+                        return Advance::Done {
+                            end,
+                            outcome: Outcome::default(),
+                        };
+                    }
+                    Head::Call(name, start) => {
+                        let live = cx.streaming().then(|| {
+                            cx.start_call(&name, None);
+                            RawArgs::new(start, self.max_depth)
+                        });
+                        self.state = State::Json {
+                            name,
+                            start,
+                            scanner: Scanner::new(self.max_depth, false),
+                            live,
+                        };
+                    }
+                },
+                State::Json {
+                    name,
+                    start,
+                    scanner,
+                    live,
+                } => {
+                    let start = *start;
+                    if let Some(l) = live {
+                        l.forward(region, cx);
+                    }
+                    let json = region.as_bytes().get(start..).unwrap_or(&[]);
+                    return match scanner.advance(json) {
+                        Scan::NeedMore if is_final => Advance::Broken {
+                            end: region.len(),
+                            why: format!(
+                                "truncated tool call: the arguments of >>>{name} are not closed; not run"
+                            ),
+                        },
+                        Scan::NeedMore => Advance::NeedMore,
+                        Scan::Fail(e) => Advance::Broken {
+                            end: start + scanner.consumed(),
+                            why: format!(">>>{name} arguments are malformed, not run: {e}"),
+                        },
+                        Scan::Done(n) => {
+                            let end = start + n;
+                            let text = region.get(start..end).unwrap_or("");
+                            match parse_lenient(text) {
+                                Ok((v, repairs)) => {
+                                    let mut d = Draft::new(
+                                        name.clone(),
+                                        Some(v),
+                                        FormatId::FUNCTIONARY_V3_2,
+                                    );
+                                    d.repairs = repairs;
+                                    d.span = cx.span(0, end);
+                                    let mut o = Outcome::default();
+                                    o.diagnostics.extend(
+                                        cx.ctx.unknown_name_warning(&d.name, d.span.clone()),
+                                    );
+                                    o.drafts.push(d);
+                                    Advance::Done { end, outcome: o }
+                                }
+                                Err(e) => Advance::Broken {
+                                    end,
+                                    why: format!(
+                                        ">>>{name} arguments are malformed, not run: {e}"
+                                    ),
+                                },
+                            }
+                        }
+                    };
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn recipient_lines() {
+        assert!(matches!(head(">>>all\nHi", false), Head::Text(7)));
+        assert!(matches!(head(">>>all\r\nHi", false), Head::Text(8)));
+        assert!(matches!(head(">>>get\n{", false), Head::Call(n, 7) if n == "get"));
+        assert!(matches!(head(">>>get\n  \n{", false), Head::Call(_, 10)));
+        assert!(matches!(head(">>>get", false), Head::NeedMore));
+        assert!(matches!(head(">>>get", true), Head::NotMine));
+        assert!(matches!(head(">>>get\n", false), Head::NeedMore));
+        assert!(matches!(head(">>> print(1)", false), Head::NotMine));
+        assert!(matches!(head(">>>>", false), Head::NotMine));
+        assert!(matches!(head(">>>python\nprint(1)", false), Head::NotMine));
+        let long = format!(">>>{}", "a".repeat(MAX_NAME + 2));
+        assert!(matches!(head(&long, false), Head::NotMine));
+    }
+}

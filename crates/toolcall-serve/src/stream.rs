@@ -1,0 +1,148 @@
+//! The streamed turn's driver, shared by `/v1/chat/completions` and `/v1/responses`: it asks
+//! the upstream to stream, feeds each chunk to a [`StreamTurn`] and hands the endpoint the
+//! text, reasoning and calls to send (each endpoint writes them in its own events), then how
+//! the stream ended.
+//!
+//! With the `retry` policy, a call rejected before anything of it was sent makes the driver
+//! drop the rest of the upstream reply and ask again, once, with the error
+//! ([`Turn::stream_retry_request`]); the retried reply continues the client's stream.
+//! Retried connections are retried on transport errors only until the upstream starts
+//! answering: after that, the client owns the bytes. A cut upstream stream, or one whose
+//! announced call never completed, ends as [`End::Failed`]: never as a reply.
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+use toolcall_run::ClientError;
+use toolcall_run::client::SseReader;
+use toolcall_wire::chat::ChatRequest;
+
+use crate::metrics::Metrics;
+use crate::turn::{Out, StreamTurn, Turn, log_call};
+use crate::upstream::Route;
+use crate::{ApiError, AppState};
+
+/// How a stream ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum End {
+    /// The upstream finished; the client's `finish_reason`.
+    Finished(String),
+    /// The stream failed: the client gets an error, no finish.
+    Failed(String),
+}
+
+/// Counts an open stream while it lives.
+struct OpenStream(Arc<Metrics>);
+
+impl OpenStream {
+    fn new(m: Arc<Metrics>) -> Self {
+        m.open_streams.fetch_add(1, Ordering::Relaxed);
+        OpenStream(m)
+    }
+}
+
+impl Drop for OpenStream {
+    fn drop(&mut self) {
+        self.0.open_streams.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// One streamed turn against its upstream.
+pub struct TurnStream {
+    route: Route,
+    events: SseReader,
+    pub turn: StreamTurn,
+    metrics: Arc<Metrics>,
+    done: bool,
+    _open: OpenStream,
+}
+
+/// Asks `route` to stream the answer to `request`.
+async fn connect(route: &Route, request: &ChatRequest) -> Result<SseReader, ClientError> {
+    let url = route.url("/chat/completions");
+    let mut body = serde_json::to_value(request).map_err(|e| ClientError::Other(e.to_string()))?;
+    if let Some(m) = body.as_object_mut() {
+        m.insert("stream".into(), true.into());
+    }
+    let response = route
+        .transport
+        .retrying(|| {
+            route
+                .transport
+                .post_json(&url, route.api_key.as_deref(), &body)
+        })
+        .await?;
+    Ok(route.transport.events(response, &url))
+}
+
+impl TurnStream {
+    /// Opens the upstream stream for `turn`; an upstream that refuses gives the client an
+    /// error status (nothing was sent yet).
+    pub async fn open(state: &AppState, route: &Route, turn: Turn) -> Result<Self, ApiError> {
+        let events = connect(route, &turn.upstream_request).await.map_err(|e| {
+            Metrics::add(&state.metrics.upstream_errors, 1);
+            tracing::warn!(error = %e, "upstream failed");
+            ApiError::upstream(&e)
+        })?;
+        Ok(TurnStream {
+            route: route.clone(),
+            events,
+            turn: StreamTurn::new(turn),
+            metrics: state.metrics.clone(),
+            done: false,
+            _open: OpenStream::new(state.metrics.clone()),
+        })
+    }
+
+    /// The next outputs, and the end when the stream is over; `None` after the end.
+    pub async fn next(&mut self) -> Option<(Vec<Out>, Option<End>)> {
+        if self.done {
+            return None;
+        }
+        let mut outs = Vec::new();
+        let end = match self.events.next().await {
+            Ok(Some((_, data))) => match self.turn.push_data(&data, &mut outs) {
+                Ok(()) => self.retry_if_asked().await,
+                Err(e) => Some(self.fail(&e.message)),
+            },
+            Ok(None) if self.turn.finished => match self.turn.finish(&mut outs) {
+                Err(e) => Some(self.fail(&e.message)),
+                Ok(()) if self.turn.retry.is_some() => self.retry_if_asked().await,
+                Ok(()) => {
+                    self.done = true;
+                    let checked = &self.turn.checked;
+                    Metrics::add(&self.metrics.calls, checked.calls.len() as u64);
+                    Metrics::add(&self.metrics.repairs, checked.repair_count() as u64);
+                    Metrics::add(&self.metrics.invalid_calls, self.turn.invalid_sent as u64);
+                    checked.calls.iter().for_each(log_call);
+                    Some(End::Finished(checked.finish_reason()))
+                }
+            },
+            Ok(None) => Some(self.fail("the upstream stream was cut before it finished")),
+            Err(e) => Some(self.fail(&e.to_string())),
+        };
+        Some((outs, end))
+    }
+
+    /// Asks the upstream again when the turn wants a retry; a failed retry ends the stream.
+    async fn retry_if_asked(&mut self) -> Option<End> {
+        let request = self.turn.retry.take()?;
+        Metrics::add(&self.metrics.invalid_calls, 1);
+        Metrics::add(&self.metrics.upstream_retries_for_validation, 1);
+        match connect(&self.route, &request).await {
+            Ok(events) => {
+                self.events = events;
+                self.turn.restart();
+                None
+            }
+            Err(e) => Some(self.fail(&e.to_string())),
+        }
+    }
+
+    fn fail(&mut self, message: &str) -> End {
+        Metrics::add(&self.metrics.upstream_errors, 1);
+        tracing::warn!(error = %message, "stream failed");
+        self.done = true;
+        End::Failed(message.to_owned())
+    }
+}
