@@ -81,7 +81,11 @@ pub async fn run(args: ToolsArgs) -> anyhow::Result<ExitCode> {
     }
 }
 
-async fn list(toolset: &ToolsetArgs, mcp: &McpServerArgs, as_json: bool) -> anyhow::Result<ExitCode> {
+async fn list(
+    toolset: &ToolsetArgs,
+    mcp: &McpServerArgs,
+    as_json: bool,
+) -> anyhow::Result<ExitCode> {
     let spec = toolset.spec(ToolsetSpec::default())?;
     if spec.is_empty() && mcp.mcp.is_empty() {
         bail!("no tools: give --tools FILE, --pack NAME or --mcp NAME=...");
@@ -132,7 +136,8 @@ async fn list(toolset: &ToolsetArgs, mcp: &McpServerArgs, as_json: bool) -> anyh
         "BACKEND",
         "PROVIDER_NAME",
         "DESCRIPTION",
-    ].map(str::to_owned);
+    ]
+    .map(str::to_owned);
     let mut widths = header.clone().map(|h| h.chars().count());
     for row in &rows {
         for (w, cell) in widths.iter_mut().zip(row) {

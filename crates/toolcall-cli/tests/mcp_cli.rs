@@ -317,7 +317,13 @@ fn run_uses_a_python_mcp_server_that_dies_mid_call() {
         .collect();
     assert_eq!(
         offered,
-        ["calc_add", "calc_big", "calc_pid", "calc_refuse", "calc_stall"]
+        [
+            "calc_add",
+            "calc_big",
+            "calc_pid",
+            "calc_refuse",
+            "calc_stall"
+        ]
     );
     // Every result goes back under its call id.
     let results: Vec<(String, Value)> = seen[3].1["messages"]

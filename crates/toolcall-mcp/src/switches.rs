@@ -59,7 +59,10 @@ pub async fn follow_switches(
 pub async fn apply_file(server: &McpToolServer, path: &Path) {
     let file = path.to_path_buf();
     let opened = tokio::task::spawn_blocking(move || ToolSwitches::open(file)).await;
-    let switches = match opened.map_err(|e| e.to_string()).and_then(|r| r.map_err(|e| e.to_string())) {
+    let switches = match opened
+        .map_err(|e| e.to_string())
+        .and_then(|r| r.map_err(|e| e.to_string()))
+    {
         Ok(s) => s,
         Err(error) => {
             tracing::warn!(target: "toolcall", %error, "tool switches not applied");

@@ -87,7 +87,11 @@ async fn a_server_killed_mid_call_fails_that_call_and_is_started_again() {
         tokio::spawn(async move { call(&executor, "calc.stall", json!({})).await })
     };
     let deadline = Instant::now() + Duration::from_secs(60);
-    while std::fs::read_to_string(&pid_file).unwrap_or_default().trim() != first.to_string() {
+    while std::fs::read_to_string(&pid_file)
+        .unwrap_or_default()
+        .trim()
+        != first.to_string()
+    {
         assert!(Instant::now() < deadline, "the stall call never started");
         tokio::time::sleep(Duration::from_millis(20)).await;
     }

@@ -61,7 +61,13 @@ mod tests {
         assert!(!authorized(&h, &keys));
         h.insert(AUTHORIZATION, "bearer alpha".parse().unwrap());
         assert!(authorized(&h, &keys));
-        for wrong in ["alpha", "Bearer ", "Bearer alph", "Bearer alphaa", "Bearer beta,alpha"] {
+        for wrong in [
+            "alpha",
+            "Bearer ",
+            "Bearer alph",
+            "Bearer alphaa",
+            "Bearer beta,alpha",
+        ] {
             h.insert(AUTHORIZATION, wrong.parse().unwrap());
             assert!(!authorized(&h, &keys), "{wrong}");
         }
