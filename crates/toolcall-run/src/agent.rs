@@ -370,6 +370,12 @@ impl Agent {
             Mode::Text => false,
             Mode::Auto => !reply.calls.is_empty(),
         };
+        // Reasoning the server sent apart comes first, then any the text held.
+        let apart: Vec<String> = reply
+            .reasoning
+            .into_iter()
+            .filter(|r| !r.is_empty())
+            .collect();
         if use_native {
             return Interpreted {
                 raw: reply.text.clone(),
@@ -377,7 +383,7 @@ impl Agent {
                 calls: reply.calls,
                 from_text: false,
                 diagnostics: Vec::new(),
-                reasoning: Vec::new(),
+                reasoning: apart,
             };
         }
         let raw = reply.text.unwrap_or_default();
@@ -388,7 +394,7 @@ impl Agent {
             calls: parsed.calls,
             from_text: true,
             diagnostics: parsed.diagnostics,
-            reasoning: parsed.reasoning,
+            reasoning: apart.into_iter().chain(parsed.reasoning).collect(),
         }
     }
 

@@ -359,3 +359,23 @@ async fn a_repeated_call_id_in_one_reply_is_made_unique() {
     let call_ids: Vec<_> = calls.iter().map(|c| c.call_id.clone()).collect();
     assert_eq!(tool_ids, call_ids);
 }
+
+// A server that keeps reasoning apart (`reasoning_content`, `reasoning`): the round reports
+// it as reasoning, never as text, native and text mode alike.
+#[tokio::test]
+async fn reasoning_the_server_kept_apart_reaches_the_round_not_the_text() {
+    let mut native = calls_message(vec![tool_call("n1", "echo", r#"{"text":"x"}"#)]);
+    native["reasoning_content"] = json!("call echo first");
+    let mut text = text_message("<think>inline</think>All done.");
+    text["reasoning"] = json!("then answer");
+    let replay = Arc::new(ReplayClient::from_replies(vec![native, text]));
+    let mut agent = Agent::new(
+        replay,
+        Arc::new(Executor::new(Arc::new(registry()))),
+        AgentConfig::default(),
+    );
+    let report = agent.run_turn("go").await.unwrap();
+    assert_eq!(report.rounds[0].reasoning, ["call echo first"]);
+    assert_eq!(report.rounds[1].reasoning, ["then answer", "inline"]);
+    assert_eq!(report.final_text.as_deref(), Some("All done."));
+}

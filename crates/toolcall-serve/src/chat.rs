@@ -116,7 +116,7 @@ pub async fn whole(
     let turn = Turn::for_chat(&request, route, &state.config)?;
     let upstream_error = |e: ClientError| {
         Metrics::add(&state.metrics.upstream_errors, 1);
-        tracing::warn!(error = %e, "upstream failed");
+        tracing::warn!(error = %crate::error::without_userinfo(&e.to_string()), "upstream failed");
         ApiError::upstream(&e)
     };
     let limits = Limits::default();

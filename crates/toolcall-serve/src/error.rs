@@ -40,7 +40,7 @@ impl ApiError {
             status: StatusCode::BAD_GATEWAY,
             kind: "upstream_error",
             code: Some("upstream_error"),
-            message: format!("upstream: {message}"),
+            message: format!("upstream: {}", without_userinfo(message)),
         }
     }
 
@@ -67,7 +67,7 @@ impl ApiError {
                 "upstream_error"
             },
             code,
-            message: format!("upstream: {e}"),
+            message: format!("upstream: {}", without_userinfo(&e.to_string())),
         }
     }
 
@@ -80,5 +80,47 @@ impl ApiError {
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         (self.status, Json(self.body())).into_response()
+    }
+}
+
+/// `text` with the credentials of any URL in it (`scheme://user:password@host`) replaced by
+/// `***`: an upstream URL may carry them, and errors go to clients and logs.
+pub fn without_userinfo(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(i) = rest.find("://") {
+        let (head, tail) = rest.split_at(i + 3);
+        out.push_str(head);
+        // The authority ends at the first `/`, `?`, `#` or whitespace; userinfo before `@`.
+        let end = tail
+            .find(|c: char| matches!(c, '/' | '?' | '#') || c.is_whitespace())
+            .unwrap_or(tail.len());
+        match tail[..end].rfind('@') {
+            Some(at) => {
+                out.push_str("***");
+                rest = &tail[at..];
+            }
+            None => rest = tail,
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn url_credentials_never_reach_a_message() {
+        assert_eq!(
+            without_userinfo("cannot connect to http://u:s3cret@10.0.0.1:8000/v1/chat (refused)"),
+            "cannot connect to http://***@10.0.0.1:8000/v1/chat (refused)"
+        );
+        assert_eq!(
+            without_userinfo("a http://h:1/x and https://k@h/y?q=a@b"),
+            "a http://h:1/x and https://***@h/y?q=a@b"
+        );
+        assert_eq!(without_userinfo("no url :// here@"), "no url :// here@");
     }
 }

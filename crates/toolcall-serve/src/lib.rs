@@ -8,8 +8,10 @@
 //! This crate owns the HTTP surface (axum): the router ([`router`]) over an [`AppState`];
 //! configuration ([`config`]); client API keys ([`auth`]); upstream routing by model name
 //! ([`upstream`]); the turn logic shared by every endpoint ([`turn`]: parse the reply, check
-//! each call against the request's tools, apply the invalid-call policy); one module per
-//! endpoint ([`chat`], [`responses`]); tools for models without native calling
+//! each call against the request's tools, apply the invalid-call policy); the streamed turn's
+//! driver both endpoints share ([`stream`]: calls announced when the name is known, their
+//! arguments once checked, `retry` before anything of a bad call went out); one module per
+//! endpoint ([`chat`], [`responses`]), each writing the turn in its own wire format; tools for models without native calling
 //! ([`emulate`]); OpenAI-shaped errors ([`error`]) and Prometheus
 //! metrics ([`metrics`]); server-side tools and the inspector page ([`server_side`]).
 //! Provider wire types come from `toolcall-wire`, upstream HTTP

@@ -17,6 +17,7 @@ use toolcall_run::ClientError;
 use toolcall_run::client::SseReader;
 use toolcall_wire::chat::ChatRequest;
 
+use crate::error::without_userinfo;
 use crate::metrics::Metrics;
 use crate::turn::{Out, StreamTurn, Turn, log_call};
 use crate::upstream::Route;
@@ -81,7 +82,7 @@ impl TurnStream {
     pub async fn open(state: &AppState, route: &Route, turn: Turn) -> Result<Self, ApiError> {
         let events = connect(route, &turn.upstream_request).await.map_err(|e| {
             Metrics::add(&state.metrics.upstream_errors, 1);
-            tracing::warn!(error = %e, "upstream failed");
+            tracing::warn!(error = %without_userinfo(&e.to_string()), "upstream failed");
             ApiError::upstream(&e)
         })?;
         Ok(TurnStream {
@@ -141,8 +142,9 @@ impl TurnStream {
 
     fn fail(&mut self, message: &str) -> End {
         Metrics::add(&self.metrics.upstream_errors, 1);
+        let message = without_userinfo(message);
         tracing::warn!(error = %message, "stream failed");
         self.done = true;
-        End::Failed(message.to_owned())
+        End::Failed(message)
     }
 }

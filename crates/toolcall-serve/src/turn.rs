@@ -4,8 +4,8 @@
 //! tools' schemas (repairs and coercions applied and reported), and the invalid-call policy.
 //!
 //! A whole reply is checked at once ([`Turn::check_reply`]); a streamed one goes through a
-//! [`StreamTurn`], which gives text and reasoning as they arrive and each call once it is
-//! complete and checked (a call is never sent before it is known to be valid).
+//! [`StreamTurn`], which gives text and reasoning as they arrive, announces each call when its
+//! name is known and passes, and gives its arguments once the call is complete and checked.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -17,7 +17,7 @@ use toolcall_wire::chat::{CallAssembler, ChatChunk, ChatMessage, ChatRequest};
 use toolcall_wire::{Limits, Reply, WireCall, encode_arguments};
 
 use crate::config::{AnnounceCalls, Config, InvalidCallPolicy};
-use crate::error::ApiError;
+use crate::error::{ApiError, without_userinfo};
 use crate::upstream::Route;
 
 /// The origin format of calls the upstream sent natively.
@@ -153,6 +153,9 @@ impl Turn {
             None => FormatSelection::for_model(&request.model),
         };
         let has_tools = request.tools.as_ref().is_some_and(|t| !t.is_empty());
+        tracing::info!(model = %request.model, stream = request.stream == Some(true),
+            tools = request.tools.as_ref().map_or(0, Vec::len), upstream = %without_userinfo(&route.base_url),
+            emulate_tools = route.emulate_tools, "request");
         let emulated = route
             .emulate_tools
             .then(|| crate::emulate::format_for(route.format.as_deref()))
@@ -300,7 +303,7 @@ impl Turn {
     /// came, `drop` and `retry` leave them out with a note in the text.
     pub fn settle(&self, checked: &mut Checked) {
         for r in std::mem::take(&mut checked.rejected) {
-            tracing::warn!(call_id = %r.call.call_id, tool = %r.call.name, error = %r.error.message, policy = ?self.policy, "invalid call");
+            log_rejected(&r, self.policy, "invalid call");
             if self.policy == InvalidCallPolicy::Pass {
                 checked.calls.push(r.call);
             } else {
@@ -388,9 +391,23 @@ pub fn drop_note(r: &Rejected) -> String {
     )
 }
 
-/// Logs a call going to the client: its id, tool, format and repairs (never its arguments).
+/// Logs a call going to the client: its id, tool, format, repairs, and its arguments with
+/// secrets redacted (fields named like `password`, `token`, `api_key`: the executor's rule).
 pub fn log_call(c: &ToolCall) {
-    tracing::info!(call_id = %c.call_id, tool = %c.name, repairs = c.origin.repairs.len(), format = %c.origin.format, "call");
+    let repairs: Vec<&str> = c.origin.repairs.iter().map(|r| r.kind.as_str()).collect();
+    tracing::info!(call_id = %c.call_id, tool = %c.name, format = %c.origin.format,
+        repairs = %repairs.join(","), arguments = %redacted(&c.arguments), "call");
+}
+
+/// Logs a rejected call: id, tool, error, policy, arguments redacted.
+fn log_rejected(r: &Rejected, policy: InvalidCallPolicy, what: &str) {
+    tracing::warn!(call_id = %r.call.call_id, tool = %r.call.name, error = %r.error.message,
+        policy = ?policy, arguments = %redacted(&r.call.arguments), "{what}");
+}
+
+/// `arguments` as JSON text with secrets redacted, at most 2000 bytes.
+fn redacted(arguments: &Value) -> String {
+    toolcall_wire::excerpt(&toolcall_run::redact::redact(arguments).to_string(), 2000)
 }
 
 fn log_diagnostics(diagnostics: &[toolcall_core::Diagnostic]) {
@@ -605,7 +622,7 @@ impl StreamTurn {
                 Err(r) => {
                     // Announced already: the client has it. Completed as the model wrote it.
                     self.invalid_sent += 1;
-                    tracing::warn!(call_id = %r.call.call_id, tool = %r.call.name, error = %r.error.message, policy = ?self.turn.policy, "invalid call sent: its name was already out");
+                    log_rejected(&r, self.turn.policy, "invalid call sent: its name was out");
                     if self.turn.policy != InvalidCallPolicy::Pass {
                         let note = format!("\n\n{}", sent_note(&r));
                         out.push(Out::CallEnd {
@@ -634,7 +651,7 @@ impl StreamTurn {
             self.send_whole(&c, out);
         }
         for r in std::mem::take(&mut self.checked.rejected) {
-            tracing::warn!(call_id = %r.call.call_id, tool = %r.call.name, error = %r.error.message, policy = ?self.turn.policy, "invalid call in a stream");
+            log_rejected(&r, self.turn.policy, "invalid call in a stream");
             match self.turn.policy {
                 InvalidCallPolicy::Pass => {
                     self.send_whole(&r.call, out);

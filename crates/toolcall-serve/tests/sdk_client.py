@@ -55,7 +55,24 @@ for f in fixtures:
         rf = rs.get_final_response()
     rs_calls = [{"name": o.name, "arguments": json.loads(o.arguments)} for o in rf.output if o.type == "function_call"]
     assert rs_calls == r_calls, (about, rf.output)
+    assert all(o.call_id for o in rf.output if o.type == "function_call"), rf.output
+    assert rf.output_text.strip() == r.output_text.strip(), (about, rf.output_text, r.output_text)
+    kinds = lambda out: [o.type for o in out if o.type != "message"]
+    assert kinds(rf.output) == kinds(r.output), (about, rf.output, r.output)
+    # create(stream=True): the raw events, in order, end with the completed response.
+    seen = [e.type for e in client.responses.create(model=f["model"], input="What is the weather?", tools=flat, stream=True)]
+    assert seen[0] == "response.created" and seen[-1] == "response.completed", (about, seen)
     checked += 1
+
+# A call whose arguments fail the schema after its name went out: the SDK still reads a
+# well-formed stream, the call has parseable arguments, and the text says what failed.
+with client.chat.completions.stream(model="qwen3-late", messages=messages, tools=tools) as stream:
+    for _ in stream:
+        pass
+    late = stream.get_final_completion().choices[0]
+assert [c["name"] for c in calls_of(late.message.tool_calls)] == ["get_weather"], late
+assert "does not pass its check" in late.message.content, late.message.content
+assert late.finish_reason == "tool_calls", late
 
 # Upstream faults: an error status the SDK raises, and a cut stream the SDK reports.
 try:

@@ -146,6 +146,18 @@ mod tests {
     use super::*;
     use toolcall_core::ToolCall;
 
+    // A server's reasoning (vLLM, llama.cpp, Ollama) reaches the reply apart from the text.
+    #[test]
+    fn reasoning_the_server_kept_apart_stays_apart() {
+        let names = super::super::name_map(&ModelRequest::default());
+        for name in ["reasoning_content", "reasoning", "thinking"] {
+            let m = json!({"role": "assistant", "content": "Hi", name: "think first"});
+            let reply = reply_from_message(&m, &names).unwrap();
+            assert_eq!(reply.reasoning.as_deref(), Some("think first"), "{name}");
+            assert_eq!(reply.text.as_deref(), Some("Hi"), "{name}");
+        }
+    }
+
     // covers, O-1
     #[test]
     fn conversation_maps_to_chat_messages() {

@@ -110,6 +110,10 @@ pub struct ModelReply {
     pub text: Option<String>,
     /// Native tool calls, names translated back to registry ids.
     pub calls: Vec<ToolCall>,
+    /// Reasoning the server kept apart from the text (`reasoning_content` / `reasoning` /
+    /// `thinking`, reasoning items): never part of `text`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning: Option<String>,
 }
 
 /// Why a model request failed; the kind is kept so retry logic and users can tell a timeout

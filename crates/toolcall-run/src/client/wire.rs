@@ -164,6 +164,7 @@ pub(super) fn model_reply(reply: Reply, names: &NameMap, format: &str) -> ModelR
             })
             .collect(),
         text: reply.text,
+        reasoning: reply.reasoning,
     }
 }
 
