@@ -22,8 +22,9 @@
 //!    - `reader`: a fresh [`RegionReader`] for a region that starts with `openers()[i]`.
 //!    - optional: `reasoning` markers, `strip` tokens (end-of-turn tokens removed from the
 //!      text), `instructions` + `example_call` for text mode (the system prompt rendered by
-//!      [`crate::render_prompt`]), `classify_json` for families recognised from a bare
-//!      JSON value rather than from a marker.
+//!      [`crate::render_prompt`]), `write_results` when the family's chat template gives
+//!      tool results a syntax other than Hermes `<tool_response>`, `classify_json` for
+//!      families recognised from a bare JSON value rather than from a marker.
 //! 2. Add one line to the `registry!` list in `families/mod.rs`, at the place of the
 //!    family's auto-mode priority (earlier = tried first for a shared opener).
 //! 3. Fixtures in `tests/fixtures/<id>/` (see `tests/families.rs`).
@@ -74,6 +75,7 @@ use toolcall_core::{Repair, ToolSpec};
 pub(crate) use crate::builder::{Ctx, Draft, Outcome};
 pub(crate) use crate::families::json::classify as json_calls;
 pub(crate) use crate::repair::parse_lenient;
+pub(crate) use crate::results::ToolResultText;
 pub(crate) use crate::scanner::{Scan, Scanner};
 
 /// A format id: one registered family (`Origin.format`, `--format`, prompt rendering).
@@ -194,6 +196,13 @@ pub(crate) trait Family: Sync + Send {
     /// One call written in this family's syntax (the prompt's worked example).
     fn example_call(&self, _name: &str, _args: &Map<String, Value>) -> Option<String> {
         None
+    }
+    /// Tool results as this family's models read them in text mode: the text of one user
+    /// message answering a round of calls. Default: Hermes `<tool_response>` blocks; a
+    /// family whose chat template renders results otherwise writes its own (see
+    /// [`crate::results`] for the escaping every writer keeps).
+    fn write_results(&self, results: &[ToolResultText<'_>]) -> String {
+        crate::results::tool_response_blocks(results)
     }
     /// Other families this family's models also write, tried after it when a model's name
     /// picks this family ([`crate::FormatSelection::for_model`]): e.g. Llama 4 writes its

@@ -28,6 +28,7 @@ mod model_names;
 mod openers;
 mod prompt;
 mod repair;
+mod results;
 mod scanner;
 
 pub use builder::Limits;
@@ -40,6 +41,7 @@ pub use families::{FormatInfo, formats};
 pub use family::{FormatId, Instructions, ReasoningMarker};
 pub use model_names::{ModelFamily, model_family, model_table};
 pub use prompt::{example_call, render_prompt, text_formats};
+pub use results::{ToolResultText, write_tool_results};
 
 use builder::{Ctx, build};
 use engine::Engine;

@@ -603,6 +603,11 @@ impl Agent {
                             call_id: r.call_id.clone(),
                             name: r.name.clone(),
                             content: r.to_json(),
+                            format: server_calls
+                                .iter()
+                                .find(|c| c.call_id == r.call_id)
+                                .map(|c| c.origin.format.clone())
+                                .unwrap_or_default(),
                         })
                         .collect(),
                 })?;

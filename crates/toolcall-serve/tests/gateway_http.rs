@@ -402,7 +402,8 @@ async fn emulated_tools_round_trip() {
     assert_eq!(m[3]["role"], "user");
     let result = m[3]["content"].as_str().unwrap();
     assert!(
-        result.contains("<tool_response>") && result.contains("sunny"),
+        result.contains("<tool_response call_id=\"call_1\" name=\"get_weather\">")
+            && result.contains("sunny"),
         "{result}"
     );
 }

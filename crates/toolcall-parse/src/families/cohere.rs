@@ -6,6 +6,8 @@
 //! call ids are generated.
 
 
+use crate::family::ToolResultText;
+use crate::results::{break_marker, content_value};
 use serde_json::{Map, Value, json};
 use crate::FormatId;
 use crate::builder::{Ctx, Draft};
@@ -41,6 +43,24 @@ fn one(m: &Map<String, Value>, format: FormatId) -> Option<Draft> {
 pub(crate) struct Cohere;
 
 impl Family for Cohere {
+    /// One `<|START_TOOL_RESULT|>` list of `{"tool_call_id", "results", "is_error"}`
+    /// (the Command R7B template).
+    fn write_results(&self, results: &[ToolResultText<'_>]) -> String {
+        let list: Vec<serde_json::Value> = results
+            .iter()
+            .map(|r| {
+                serde_json::json!({
+                    "tool_call_id": r.call_id,
+                    "results": {"0": content_value(r.content)},
+                    "is_error": null
+                })
+            })
+            .collect();
+        format!(
+            "<|START_TOOL_RESULT|>{}<|END_TOOL_RESULT|>",
+            break_marker(&serde_json::Value::Array(list).to_string(), "<|")
+        )
+    }
     fn id(&self) -> &'static str {
         FormatId::COHERE.as_str()
     }

@@ -3,6 +3,8 @@
 //! `<｜tool▁call▁end｜>`; `<｜tool▁calls▁end｜>` closes. Shares its opener with `deepseek_v3_1`,
 //! told apart by the `function` type after the first `<｜tool▁call▁begin｜>`.
 
+use crate::family::ToolResultText;
+use crate::results::break_marker;
 use serde_json::{Map, Value};
 use crate::FormatId;
 use crate::builder::{Ctx, Draft};
@@ -40,6 +42,15 @@ fn lead(lead: &str, complete: bool) -> Lead {
 pub(crate) struct DeepseekV3;
 
 impl Family for DeepseekV3 {
+    /// `<｜tool▁outputs▁begin｜>` holding one `<｜tool▁output▁begin｜>…<｜tool▁output▁end｜>`
+    /// per result, as the DeepSeek V3/R1 template writes them.
+    fn write_results(&self, results: &[ToolResultText<'_>]) -> String {
+        let outputs: Vec<String> = results.iter().map(|r| deepseek_output(r.content)).collect();
+        format!(
+            "<｜tool▁outputs▁begin｜>{}<｜tool▁outputs▁end｜>",
+            outputs.join("\n")
+        )
+    }
     fn id(&self) -> &'static str {
         FormatId::DEEPSEEK_V3.as_str()
     }
@@ -109,4 +120,12 @@ fn body(body: &str, _cx: &mut ReadCx<'_>, format: FormatId) -> Result<Vec<Draft>
             draft(name.trim(), args, format)
         })
         .collect()
+}
+
+/// One result in DeepSeek's output markers; the markers' `｜` inside content is escaped.
+pub(crate) fn deepseek_output(content: &str) -> String {
+    format!(
+        "<｜tool▁output▁begin｜>{}<｜tool▁output▁end｜>",
+        break_marker(content, "<｜")
+    )
 }

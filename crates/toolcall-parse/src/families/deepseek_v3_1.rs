@@ -2,6 +2,8 @@
 //! `<｜tool▁call▁begin｜>NAME<｜tool▁sep｜>{json}<｜tool▁call▁end｜>`, then `<｜tool▁calls▁end｜>`
 //! (no `function` type, no fence; see `deepseek_v3` for the older layout).
 
+use crate::family::ToolResultText;
+use super::deepseek_v3::deepseek_output;
 use serde_json::{Map, Value};
 use crate::FormatId;
 use crate::builder::{Ctx, Draft};
@@ -44,6 +46,10 @@ fn lead(lead: &str, complete: bool) -> Lead {
 pub(crate) struct DeepseekV31;
 
 impl Family for DeepseekV31 {
+    /// `<｜tool▁output▁begin｜>…<｜tool▁output▁end｜>` per result (the V3.1 template).
+    fn write_results(&self, results: &[ToolResultText<'_>]) -> String {
+        results.iter().map(|r| deepseek_output(r.content)).collect()
+    }
     fn id(&self) -> &'static str {
         FormatId::DEEPSEEK_V3_1.as_str()
     }

@@ -3,6 +3,8 @@
 //! `qwen3_coder` (`<function=`): the block is ours when a bare name follows the opener and
 //! then `<arg_key>` or the closing tag. Values are text typed by the tool's schema.
 
+use crate::family::ToolResultText;
+use crate::results::break_marker;
 use serde_json::{Map, Value};
 
 use crate::FormatId;
@@ -39,6 +41,16 @@ static STREAM: StreamTags = StreamTags {
 pub(crate) struct Glm;
 
 impl Family for Glm {
+    /// `<|observation|>` then one `<tool_response>` block per result (the GLM 4.5+ template).
+    fn write_results(&self, results: &[ToolResultText<'_>]) -> String {
+        let mut s = String::from("<|observation|>");
+        for r in results {
+            s.push_str("\n<tool_response>\n");
+            s.push_str(&break_marker(&break_marker(r.content, "</tool_response"), "<|"));
+            s.push_str("\n</tool_response>");
+        }
+        s
+    }
     fn id(&self) -> &'static str {
         FormatId::GLM.as_str()
     }

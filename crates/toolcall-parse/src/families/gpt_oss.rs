@@ -6,6 +6,8 @@
 //! template's `<|start|>assistant`, so it may start with `<|channel|>` or inside a message:
 //! the control tokens are removed from the visible text wherever they appear.
 
+use crate::family::ToolResultText;
+use crate::results::{bare_name, break_marker};
 use serde_json::{Map, Value};
 use crate::FormatId;
 use crate::builder::{Ctx, Draft};
@@ -52,6 +54,20 @@ static BLOCKS: [Block; 3] = [
 pub(crate) struct GptOss;
 
 impl Family for GptOss {
+    /// A harmony message from the tool to the assistant on the commentary channel, per
+    /// result: `<|start|>functions.NAME to=assistant<|channel|>commentary<|message|>…<|end|>`.
+    fn write_results(&self, results: &[ToolResultText<'_>]) -> String {
+        results
+            .iter()
+            .map(|r| {
+                format!(
+                    "<|start|>functions.{} to=assistant<|channel|>commentary<|message|>{}<|end|>",
+                    bare_name(r.name),
+                    break_marker(r.content, "<|")
+                )
+            })
+            .collect()
+    }
     fn id(&self) -> &'static str {
         FormatId::GPT_OSS.as_str()
     }

@@ -2,6 +2,8 @@
 //! `<|tool_call_begin|>functions.NAME:IDX<|tool_call_argument_begin|>{json}<|tool_call_end|>`,
 //! then `<|tool_calls_section_end|>`. `functions.NAME:IDX` is the call's id and is kept.
 
+use crate::family::ToolResultText;
+use crate::results::{bare_name, break_marker};
 use serde_json::{Map, Value};
 use crate::FormatId;
 use crate::builder::{Ctx, Draft};
@@ -30,9 +32,25 @@ fn lead(lead: &str, complete: bool) -> Lead {
     tag_lead(lead, complete, CALL)
 }
 
+/// The header of a tool message in the Kimi K2 template (`## Return of ID`).
+const RETURN_OF: &str = "## Return of";
+
 pub(crate) struct KimiK2;
 
 impl Family for KimiK2 {
+    /// `## Return of ID` then the content, as the Kimi K2 template writes a tool message.
+    fn write_results(&self, results: &[ToolResultText<'_>]) -> String {
+        results
+            .iter()
+            .map(|r| {
+                format!(
+                    "{RETURN_OF} {}\n{}\n",
+                    bare_name(r.call_id),
+                    break_marker(&break_marker(r.content, "<|"), RETURN_OF)
+                )
+            })
+            .collect()
+    }
     fn id(&self) -> &'static str {
         FormatId::KIMI_K2.as_str()
     }

@@ -3,6 +3,8 @@
 //! which marks it as calls (any name, flagged when unregistered). End-of-message tokens are
 //! markup and removed from the text. Built-in tool calls after the tag are `llama3_builtin`.
 
+use crate::family::ToolResultText;
+use crate::results::break_marker;
 use serde_json::{Map, Value, json};
 
 use crate::FormatId;
@@ -25,6 +27,18 @@ impl FormatId {
 pub(crate) struct Llama;
 
 impl Family for Llama {
+    /// The `ipython` turn the Llama 3 template gives tool output, one per result.
+    fn write_results(&self, results: &[ToolResultText<'_>]) -> String {
+        results
+            .iter()
+            .map(|r| {
+                format!(
+                    "<|start_header_id|>ipython<|end_header_id|>\n\n{}<|eot_id|>",
+                    break_marker(r.content, "<|")
+                )
+            })
+            .collect()
+    }
     fn id(&self) -> &'static str {
         FormatId::LLAMA.as_str()
     }

@@ -3,6 +3,8 @@
 //! that drop `[ARGS]`. Each `[TOOL_CALLS]` opens one region; an optional `[/TOOL_CALLS]`
 //! after the call is consumed. Explicit markup: any name, flagged when unregistered.
 
+use crate::family::ToolResultText;
+use crate::results::{break_marker, content_value};
 use serde_json::{Map, Value, json};
 
 use crate::FormatId;
@@ -27,6 +29,23 @@ impl FormatId {
 pub(crate) struct Mistral;
 
 impl Family for Mistral {
+    /// `[TOOL_RESULTS]{"call_id": ID, "content": CONTENT}[/TOOL_RESULTS]` per result, as
+    /// the Mistral templates that carry call ids write them.
+    fn write_results(&self, results: &[ToolResultText<'_>]) -> String {
+        results
+            .iter()
+            .map(|r| {
+                let body = serde_json::json!({"call_id": r.call_id, "content": content_value(r.content)});
+                format!(
+                    "[TOOL_RESULTS]{}[/TOOL_RESULTS]",
+                    break_marker(
+                        &break_marker(&body.to_string(), "[/TOOL_RESULTS]"),
+                        "[TOOL_RESULTS]"
+                    )
+                )
+            })
+            .collect()
+    }
     fn id(&self) -> &'static str {
         FormatId::MISTRAL.as_str()
     }

@@ -59,7 +59,8 @@ pub enum Message {
         content: Value,
     },
     /// The results of calls found in the assistant's text (text mode), in call order: sent
-    /// as one user message of `<tool_response call_id=".." name="..">` blocks, followed by
+    /// as one user message in the calls' family's result syntax (Hermes
+    /// `<tool_response call_id=".." name="..">` blocks by default), followed by
     /// the images they returned.
     TextResults {
         results: Vec<TextResult>,
@@ -72,6 +73,10 @@ pub struct TextResult {
     pub call_id: CallId,
     pub name: String,
     pub content: Value,
+    /// The format the call was read in: the results are written back as that family's
+    /// models read them (`toolcall_parse::write_tool_results`; Hermes when empty).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub format: String,
 }
 
 impl Message {
