@@ -3,11 +3,13 @@
 //! API keys from `--api-key-env`).
 
 use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
 use anyhow::{Context, bail};
 use tokio_util::sync::CancellationToken;
+use toolcall_inspector::ToolSwitches;
 use toolcall_mcp::McpToolServer;
 use toolcall_run::{ApproveAll, Approver, DenyAll, Executor};
 
@@ -40,6 +42,11 @@ struct ServeArgs {
     /// must send as `Authorization: Bearer KEY`; required unless ADDR is loopback.
     #[arg(long = "api-key-env", value_name = "VAR", requires = "http")]
     api_key_env: Option<String>,
+    /// Follow this tool switches file (the inspector's, `{"tools": {"NAME": false}}`): its
+    /// switches apply at start, and a later change hides or shows tools while serving, telling
+    /// clients with `notifications/tools/list_changed`.
+    #[arg(long, value_name = "FILE")]
+    tool_switches: Option<PathBuf>,
     /// Approve every tool that requires approval (otherwise such calls are denied: an MCP
     /// server has no terminal to ask on).
     #[arg(long)]
@@ -58,7 +65,20 @@ async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
     if spec.is_empty() && args.mcp.mcp.is_empty() {
         bail!("no tools: give --tools FILE, --pack NAME or --mcp NAME=...");
     }
-    let registry = load_runnable_with_mcp(&spec, &args.mcp).await?.registry;
+    let mut registry = load_runnable_with_mcp(&spec, &args.mcp).await?.registry;
+    if let Some(path) = &args.tool_switches {
+        // Switched on: enabled in the registry even if the toolset disables them. Switched
+        // off: hidden by the server below, so they can come back while serving.
+        let switches = ToolSwitches::open(path)?;
+        let on: Vec<String> = registry
+            .specs()
+            .filter(|s| switches.get(&s.name) == Some(true))
+            .map(|s| s.name.clone())
+            .collect();
+        for name in on {
+            registry.set_enabled(&name, true)?;
+        }
+    }
     let approver: Arc<dyn Approver> = if args.yes {
         Arc::new(ApproveAll)
     } else {
@@ -66,18 +86,26 @@ async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
     };
     let executor = Arc::new(Executor::new(Arc::new(registry)).with_approver(approver));
     let server = McpToolServer::new(executor);
+    let stop = CancellationToken::new();
+    // Stops following the switches when serving ends.
+    let _stop_following = stop.clone().drop_guard();
+    if let Some(path) = args.tool_switches.clone() {
+        toolcall_mcp::switches::apply_file(&server, &path).await;
+        tokio::spawn(toolcall_mcp::follow_switches(
+            server.clone(),
+            path,
+            toolcall_mcp::switches::DEFAULT_POLL,
+            stop.clone(),
+        ));
+    }
     let Some(addr) = args.http else {
         toolcall_mcp::serve_stdio(server).await?;
         return Ok(ExitCode::SUCCESS);
     };
     let keys: Vec<String> = match &args.api_key_env {
         Some(var) => std::env::var(var)
-            .with_context(|| format!("--api-key-env {var}: the variable is not set"))?
-            .split(',')
-            .map(str::trim)
-            .filter(|k| !k.is_empty())
-            .map(str::to_owned)
-            .collect(),
+            .map(|v| toolcall_serve::auth::split_keys(&v))
+            .with_context(|| format!("--api-key-env {var}: the variable is not set"))?,
         None => Vec::new(),
     };
     if keys.is_empty() && !addr.ip().is_loopback() {

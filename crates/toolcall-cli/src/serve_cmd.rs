@@ -16,7 +16,7 @@ use toolcall_serve::{AppState, Config, InvalidCallPolicy};
 
 use crate::approve::approver;
 use crate::sessions_cmd::archive_path;
-use crate::toolset::ToolsetArgs;
+use crate::toolset::{McpServerArgs, ToolsetArgs, load_runnable_with_servers};
 
 #[derive(Args)]
 pub struct ServeArgs {
@@ -50,6 +50,10 @@ pub struct ServeArgs {
     /// `--max-rounds`; calls to the client's tools still go to the client.
     #[command(flatten)]
     toolset: ToolsetArgs,
+    /// MCP servers whose tools the gateway runs as server-side tools (with the config file's
+    /// `[[mcp]]` entries).
+    #[command(flatten)]
+    mcp: McpServerArgs,
     /// Tool rounds per turn for server-side tools.
     #[arg(long, default_value_t = toolcall_run::agent::DEFAULT_MAX_ROUNDS)]
     max_rounds: usize,
@@ -112,10 +116,12 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         config.api_keys_env = args.api_keys_env;
     }
     let listen = config.listen.clone();
+    let mut servers = config.mcp.clone();
+    servers.extend(args.mcp.servers()?);
     let mut state = AppState::new(config)?;
     let spec = args.toolset.spec(ToolsetSpec::default())?;
-    if !spec.is_empty() {
-        let toolset = spec.load()?;
+    if !spec.is_empty() || !servers.is_empty() {
+        let toolset = load_runnable_with_servers(&spec, servers).await?;
         let archive = archive_path(args.archive.clone());
         let archive = Arc::new(
             Archive::open(&archive)

@@ -3,18 +3,19 @@
 
 use std::process::ExitCode;
 
-use anyhow::{Context, anyhow};
+use anyhow::{Context, anyhow, bail};
 use clap::Subcommand;
 use std::sync::Arc;
 
 use serde_json::{Value, json};
-use toolcall_core::render::{self, Provider};
+use toolcall_core::render::{self, NameMap, Provider};
 use toolcall_core::{Backend, ToolCall, ToolKind};
 use toolcall_run::{Executor, SessionContext};
 
 use crate::approve::approver;
 use crate::display::first_line;
-use crate::toolset::ToolsetArgs;
+use crate::toolset::{McpServerArgs, ToolsetArgs, load_with_mcp_servers};
+use toolcall_packs::toolset::ToolsetSpec;
 
 #[derive(clap::Args)]
 pub struct ToolsArgs {
@@ -24,10 +25,14 @@ pub struct ToolsArgs {
 
 #[derive(Subcommand)]
 enum ToolsCommand {
-    /// List the tools: name, enabled, kind, backend, description.
+    /// List the tools: name, enabled, kind, backend, the name sent to providers,
+    /// description. MCP servers (`--mcp`, tools files' MCP entries) are started and their
+    /// tools listed as `SERVER.tool`.
     List {
         #[command(flatten)]
         toolset: ToolsetArgs,
+        #[command(flatten)]
+        mcp: McpServerArgs,
         /// Print the tool specs as JSON.
         #[arg(long)]
         json: bool,
@@ -64,7 +69,7 @@ enum ToolsCommand {
 
 pub async fn run(args: ToolsArgs) -> anyhow::Result<ExitCode> {
     match args.command {
-        ToolsCommand::List { toolset, json } => list(&toolset, json),
+        ToolsCommand::List { toolset, mcp, json } => list(&toolset, &mcp, json).await,
         ToolsCommand::Render { provider, toolset } => render_cmd(&toolset, &provider),
         ToolsCommand::Check {
             name,
@@ -76,14 +81,33 @@ pub async fn run(args: ToolsArgs) -> anyhow::Result<ExitCode> {
     }
 }
 
-fn list(toolset: &ToolsetArgs, as_json: bool) -> anyhow::Result<ExitCode> {
-    let registry = toolset.load()?.registry;
+async fn list(
+    toolset: &ToolsetArgs,
+    mcp: &McpServerArgs,
+    as_json: bool,
+) -> anyhow::Result<ExitCode> {
+    let spec = toolset.spec(ToolsetSpec::default())?;
+    if spec.is_empty() && mcp.mcp.is_empty() {
+        bail!("no tools: give --tools FILE, --pack NAME or --mcp NAME=...");
+    }
+    let (loaded, mcp_origins) = load_with_mcp_servers(&spec, mcp.servers()?).await?;
+    let registry = loaded.registry;
+    // The aliases every provider gets for ids they forbid (`calc.add` -> `calc_add`).
+    let names = NameMap::new(&registry);
     if as_json {
-        let specs: Vec<_> = registry.specs().collect();
+        let mut specs = Vec::new();
+        for s in registry.specs() {
+            let mut v = serde_json::to_value(s)?;
+            v["provider_name"] = json!(names.to_provider(&s.name));
+            if let Some(server) = mcp_origins.get(&s.name) {
+                v["mcp_server"] = json!(server);
+            }
+            specs.push(v);
+        }
         println!("{}", serde_json::to_string_pretty(&specs)?);
         return Ok(ExitCode::SUCCESS);
     }
-    let rows: Vec<[String; 5]> = registry
+    let rows: Vec<[String; 6]> = registry
         .specs()
         .map(|s| {
             [
@@ -94,17 +118,26 @@ fn list(toolset: &ToolsetArgs, as_json: bool) -> anyhow::Result<ExitCode> {
                     ToolKind::Job => "job",
                 }
                 .to_owned(),
-                match &s.backend {
-                    Some(Backend::Program { .. }) => "program",
-                    Some(Backend::Http { .. }) => "http",
-                    None => "-",
-                }
-                .to_owned(),
+                match (&s.backend, mcp_origins.get(&s.name)) {
+                    (_, Some(server)) => format!("mcp:{server}"),
+                    (Some(Backend::Program { .. }), None) => "program".to_owned(),
+                    (Some(Backend::Http { .. }), None) => "http".to_owned(),
+                    (None, None) => "-".to_owned(),
+                },
+                names.to_provider(&s.name).into_owned(),
                 first_line(&s.description, 70),
             ]
         })
         .collect();
-    let header = ["NAME", "ENABLED", "KIND", "BACKEND", "DESCRIPTION"].map(str::to_owned);
+    let header = [
+        "NAME",
+        "ENABLED",
+        "KIND",
+        "BACKEND",
+        "PROVIDER_NAME",
+        "DESCRIPTION",
+    ]
+    .map(str::to_owned);
     let mut widths = header.clone().map(|h| h.chars().count());
     for row in &rows {
         for (w, cell) in widths.iter_mut().zip(row) {

@@ -1,6 +1,7 @@
 //! The toolset options every subcommand that loads tools takes, turned into the library's
 //! [`ToolsetSpec`] (which owns the assembly rules).
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use anyhow::{Context, bail};
@@ -123,7 +124,23 @@ pub async fn load_runnable_with_mcp(
     spec: &ToolsetSpec,
     mcp: &McpServerArgs,
 ) -> anyhow::Result<Toolset> {
-    let mut servers = mcp.servers()?;
+    load_runnable_with_servers(spec, mcp.servers()?).await
+}
+
+/// [`load_runnable_with_mcp`] with the servers given (a config file's and the flags').
+pub async fn load_runnable_with_servers(
+    spec: &ToolsetSpec,
+    servers: Vec<McpServer>,
+) -> anyhow::Result<Toolset> {
+    Ok(load_with_mcp_servers(spec, servers).await?.0)
+}
+
+/// The toolset with the MCP servers' tools, and which server each of those tools comes from
+/// (tool id → server name).
+pub async fn load_with_mcp_servers(
+    spec: &ToolsetSpec,
+    mut servers: Vec<McpServer>,
+) -> anyhow::Result<(Toolset, BTreeMap<String, String>)> {
     for path in &spec.tools_files {
         let doc = read_tools_document(path)?;
         servers.extend(
@@ -132,18 +149,24 @@ pub async fn load_runnable_with_mcp(
         );
     }
     if servers.is_empty() {
-        return Ok(spec.load()?);
+        return Ok((spec.load()?, BTreeMap::new()));
     }
     let mut unswitched = spec.clone();
     unswitched.enable.clear();
     unswitched.disable.clear();
     let mut toolset = unswitched.load()?;
     let options = toolcall_mcp::ConnectOptions::default();
-    let tools = toolcall_mcp::connect_all(&servers, &options).await?;
-    toolset
-        .registry
-        .merge(tools)
-        .context("adding MCP servers' tools")?;
+    let mut origins = BTreeMap::new();
+    for server in &servers {
+        let tools = toolcall_mcp::connect(server, options.clone()).await?;
+        for name in tools.names() {
+            origins.insert(name.to_owned(), server.name().to_owned());
+        }
+        toolset
+            .registry
+            .merge(tools)
+            .context("adding MCP servers' tools")?;
+    }
     spec.apply_switches(&mut toolset.registry)?;
-    Ok(toolset)
+    Ok((toolset, origins))
 }

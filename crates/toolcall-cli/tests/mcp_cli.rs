@@ -315,7 +315,16 @@ fn run_uses_a_python_mcp_server_that_dies_mid_call() {
         .iter()
         .map(|t| t["function"]["name"].as_str().unwrap())
         .collect();
-    assert_eq!(offered, ["calc_add", "calc_refuse", "calc_stall"]);
+    assert_eq!(
+        offered,
+        [
+            "calc_add",
+            "calc_big",
+            "calc_pid",
+            "calc_refuse",
+            "calc_stall"
+        ]
+    );
     // Every result goes back under its call id.
     let results: Vec<(String, Value)> = seen[3].1["messages"]
         .as_array()
@@ -442,4 +451,250 @@ fn an_http_mcp_server_backs_tools_through_a_tools_file() {
         "{}",
         results[1]
     );
+}
+
+fn names(tools: &Value) -> Vec<&str> {
+    tools
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect()
+}
+
+/// Serves the world pack following a switches file that starts with `create_object` off,
+/// then switches it back on and `move_player` off; returns the client's report.
+fn switch_while_serving(py: &Path, mode: &str) -> Value {
+    let dir = tempfile::tempdir().unwrap();
+    let switches = dir.path().join("switches.json");
+    // The inspector's file format; present at start, so it applies from the first listing.
+    std::fs::write(&switches, r#"{"tools": {"create_object": false}}"#).unwrap();
+    run_plan(
+        py,
+        json!({
+            "transport": "stdio",
+            "mode": mode,
+            "command": [toolcall_path(), "mcp", "serve", "--pack", "world",
+                        "--pack-opt", format!("world.world={}", world_file()),
+                        "--tool-switches", switches],
+            "switch": {"file": switches,
+                       "content": {"tools": {"create_object": true, "move_player": false}}},
+        }),
+    )
+}
+
+fn check_switched(report: &Value, notification: &str) {
+    let before = names(&report["tools"]);
+    assert!(!before.contains(&"create_object"), "{before:?}");
+    assert!(before.contains(&"move_player"), "{before:?}");
+    let notes = report["notifications"].as_array().unwrap();
+    assert!(notes.contains(&json!(notification)), "{notes:?}");
+    let after = names(&report["tools_after"]);
+    assert!(after.contains(&"create_object"), "{after:?}");
+    assert!(!after.contains(&"move_player"), "{after:?}");
+    assert_eq!(after.len(), before.len(), "{before:?} -> {after:?}");
+}
+
+// covers W-MCP
+#[test]
+fn switching_a_tool_while_serving_notifies_a_subscribed_client() {
+    let Some(py) = python() else { return };
+    let report = switch_while_serving(&py, "auto");
+    check_switched(&report, "subscription:ToolsListChanged");
+}
+
+// covers W-MCP
+#[test]
+fn switching_a_tool_while_serving_notifies_a_handshake_client() {
+    let Some(py) = python() else { return };
+    let report = switch_while_serving(&py, "legacy");
+    check_switched(&report, "notifications/tools/list_changed");
+}
+
+// covers W-MCP, X-4
+#[test]
+fn a_job_tool_reports_progress_until_its_result() {
+    let Some(py) = python() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let gate = dir.path().join("gate");
+    // A job that ends only once the client has seen a progress update (no timing guess).
+    let job = "import json, os, sys, time\n\
+               args = json.load(sys.stdin)\n\
+               while not os.path.exists(os.environ['GATE']):\n    time.sleep(0.02)\n\
+               print(json.dumps({'built': args['target']}))\n";
+    let tools = dir.path().join("tools.json");
+    std::fs::write(
+        &tools,
+        json!([{"name": "build", "description": "Builds a target (a long job).",
+                "parameters": {"type": "object", "properties": {"target": {"type": "string"}},
+                               "required": ["target"]},
+                "kind": "job",
+                "backend": {"type": "program", "argv": [py, "-c", job],
+                            "env": {"GATE": gate}}}])
+        .to_string(),
+    )
+    .unwrap();
+    let report = run_plan(
+        &py,
+        json!({
+            "transport": "stdio",
+            "command": [toolcall_path(), "mcp", "serve", "--tools", tools],
+            "calls": [{"name": "build", "arguments": {"target": "docs"},
+                       "progress": true, "gate": gate}],
+        }),
+    );
+    let result = &report["results"][0];
+    assert_eq!(result["isError"], false, "{result}");
+    // The call answers with the job's result, not its "running" acknowledgement.
+    assert_eq!(
+        result["structuredContent"]["data"],
+        json!({"built": "docs"}),
+        "{result}"
+    );
+    let progress = result["progress"].as_array().unwrap();
+    assert!(!progress.is_empty(), "{result}");
+    let values: Vec<f64> = progress
+        .iter()
+        .map(|p| p["progress"].as_f64().unwrap())
+        .collect();
+    assert!(values.windows(2).all(|w| w[0] < w[1]), "{values:?}");
+    assert!(
+        progress[0]["message"].as_str().unwrap().contains("build"),
+        "{progress:?}"
+    );
+}
+
+/// A `toolcall serve` child (its address read from the first stdout line), stopped on drop.
+fn start_gateway(args: &[String]) -> HttpServer {
+    let mut child = bin()
+        .arg("serve")
+        .args(args)
+        .args(["--listen", "127.0.0.1:0"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    let url = first
+        .trim()
+        .strip_prefix("listening on ")
+        .unwrap_or_else(|| panic!("{first:?}"))
+        .to_owned();
+    HttpServer { child, url }
+}
+
+// covers W-MCP, W-GW
+#[test]
+fn serve_runs_an_mcp_servers_tools_server_side_for_an_openai_client() {
+    let Some(py) = python() else { return };
+    let add = json!({"choices":[{"index":0,"finish_reason":"tool_calls",
+        "message":{"role":"assistant","content":null,"tool_calls":[
+            {"id":"m1","type":"function",
+             "function":{"name":"calc_add","arguments":"{\"a\": 20, \"b\": 22}"}}]}}]});
+    let reply = "20 + 22 = 42.";
+    let done = json!({"choices":[{"index":0,"finish_reason":"stop",
+        "message":{"role":"assistant","content":reply}}]});
+    // Two turns (whole, then streamed), each a call round and a reply.
+    let (upstream, seen) = scripted_server(vec![add.clone(), done.clone(), add, done]);
+    let dir = tempfile::tempdir().unwrap();
+    // The server comes from the config file's [[mcp]] table.
+    let config = dir.path().join("serve.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "upstream = {upstream:?}\nretries = 0\n\n[[mcp]]\ntransport = \"stdio\"\n\
+             name = \"calc\"\nargv = [{:?}, {:?}]\nenv = {{ CALC_PID_FILE = {:?} }}\n",
+            py.display().to_string(),
+            fixture_path("mcp/calc_server.py").display().to_string(),
+            dir.path().join("pid").display().to_string(),
+        ),
+    )
+    .unwrap();
+    let path = |p: &str| dir.path().join(p).display().to_string();
+    let gateway = start_gateway(&[
+        "--config".into(),
+        config.display().to_string(),
+        "--archive".into(),
+        path("sessions.sqlite"),
+        "--tool-switches".into(),
+        path("switches.json"),
+    ]);
+    let out = Command::new(&py)
+        .arg(fixture_path("mcp/openai_turn.py"))
+        .args([&gateway.url, reply])
+        .output()
+        .unwrap();
+    assert!(ok(out).contains("ok server-side MCP turn"));
+
+    let seen = seen.lock().unwrap();
+    assert_eq!(seen.len(), 4);
+    // The model was offered the MCP server's tools under provider-safe names.
+    let offered: Vec<&str> = seen[0].1["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect();
+    assert!(offered.contains(&"calc_add"), "{offered:?}");
+    // The gateway ran the call and answered the model under its id.
+    let tool_msg = seen[1].1["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "tool")
+        .unwrap_or_else(|| panic!("{}", seen[1].1))
+        .clone();
+    assert_eq!(tool_msg["tool_call_id"], "m1");
+    let result: Value = serde_json::from_str(tool_msg["content"].as_str().unwrap()).unwrap();
+    assert_eq!(result["data"]["result"], 42, "{result}");
+}
+
+// covers W-MCP, O-1
+#[test]
+fn tools_list_shows_mcp_tools_with_their_provider_names() {
+    let Some(py) = python() else { return };
+    let server = format!(
+        "calc={} {}",
+        py.display(),
+        fixture_path("mcp/calc_server.py").display()
+    );
+    let table = ok(bin()
+        .args(["tools", "list", "--mcp", &server, "--disable", "calc.stall"])
+        .output()
+        .unwrap());
+    let row = |name: &str| -> Vec<String> {
+        table
+            .lines()
+            .find(|l| l.split_whitespace().next() == Some(name))
+            .unwrap_or_else(|| panic!("{name} is not listed:\n{table}"))
+            .split_whitespace()
+            .map(str::to_owned)
+            .collect()
+    };
+    assert!(table.lines().next().unwrap().starts_with("NAME"), "{table}");
+    assert_eq!(
+        row("calc.add")[1..5],
+        ["yes", "immediate", "mcp:calc", "calc_add"]
+    );
+    assert_eq!(row("calc.add")[5..].join(" "), "Add two integers.");
+    assert_eq!(row("calc.stall")[1], "no");
+
+    let specs: Value = serde_json::from_str(&ok(bin()
+        .args(["tools", "list", "--json", "--mcp", &server])
+        .output()
+        .unwrap()))
+    .unwrap();
+    let add = specs
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == "calc.add")
+        .unwrap();
+    assert_eq!(add["mcp_server"], "calc");
+    assert_eq!(add["provider_name"], "calc_add");
+    assert_eq!(add["parameters"]["required"], json!(["a", "b"]));
 }

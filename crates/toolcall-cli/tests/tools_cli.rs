@@ -294,7 +294,7 @@ fn load_errors_are_clear() {
 
     let o = toolcall(&["tools", "list"]);
     assert!(
-        stderr(&o).contains("--tools FILE or --pack NAME"),
+        stderr(&o).contains("--tools FILE, --pack NAME or --mcp NAME="),
         "{}",
         stderr(&o)
     );

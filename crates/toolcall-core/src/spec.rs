@@ -57,7 +57,7 @@ impl ToolAnnotations {
 
 /// An MCP server whose tools a tools file brings in (`{"type": "mcp", ...}` entries), run as
 /// a child process over stdio or reached over Streamable HTTP.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "transport", rename_all = "snake_case")]
 pub enum McpServer {
     /// A program started with this argument vector (never a shell), speaking MCP on stdio.

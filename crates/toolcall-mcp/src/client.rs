@@ -7,14 +7,17 @@
 //! bounded by the executor's timeout; an `isError` result is `tool_failed`. When the server
 //! dies or a call is abandoned (the executor's timeout drops it), that connection is marked
 //! stale: the calls it had fail, and the next call starts the server again. Messages are
-//! bounded: a stdio line or an HTTP body larger than [`ConnectOptions::max_message_bytes`]
-//! is dropped by the transport (the call then fails on its timeout), and the executor's
-//! output cap applies to what is returned.
+//! bounded by [`ConnectOptions::max_message_bytes`]: a stdio line longer than that ends the
+//! connection at once ([`LineCap`]: the calls it had fail with `tool_failed` saying so, and
+//! the server is started again on the next call), an HTTP body or SSE event over it fails its
+//! call; the executor's output cap applies to what is returned.
 
 use std::collections::HashMap;
+use std::pin::Pin;
 use std::process::Stdio;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -26,6 +29,7 @@ use rmcp::transport::async_rw::AsyncRwTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::{Peer, RoleClient, ServiceError, ServiceExt};
 use serde_json::Value;
+use tokio::io::{AsyncRead, ReadBuf};
 use toolcall_core::{McpServer, Registry, Tool, ToolContext, ToolError, ToolOutput, ToolSpec};
 
 use crate::McpError;
@@ -70,6 +74,8 @@ pub struct McpConnection {
     generations: AtomicU64,
     /// The generation found broken (0: none).
     stale: AtomicU64,
+    /// Set when the live connection ended because the server sent an oversized line.
+    oversized: Arc<AtomicBool>,
 }
 
 /// Marks the connection stale unless disarmed: a call future dropped mid-way (a timeout)
@@ -96,6 +102,7 @@ impl McpConnection {
             live: tokio::sync::Mutex::new(None),
             generations: AtomicU64::new(0),
             stale: AtomicU64::new(0),
+            oversized: Arc::new(AtomicBool::new(false)),
         })
     }
 
@@ -166,6 +173,8 @@ impl McpConnection {
                 let (Some(stdout), Some(stdin)) = (child.stdout.take(), child.stdin.take()) else {
                     return Err(self.err("the child's stdio pipes are missing"));
                 };
+                self.oversized.store(false, Ordering::SeqCst);
+                let stdout = LineCap::new(stdout, max, self.oversized.clone());
                 let transport =
                     AsyncRwTransport::new_client(stdout, stdin).with_max_line_length(max);
                 let service = client_config()
@@ -259,13 +268,82 @@ impl McpConnection {
             ))),
             Err(e) => {
                 self.stale.store(generation, Ordering::SeqCst);
+                let why = if self.oversized.load(Ordering::SeqCst) {
+                    format!(
+                        "sent a message larger than {} bytes",
+                        self.options.max_message_bytes
+                    )
+                } else {
+                    format!("failed during the call ({e})")
+                };
                 Err(ToolError::failed(format!(
-                    "MCP server {:?} failed during the call ({e}); it is started again on the next call",
+                    "MCP server {:?} {why}; it is started again on the next call",
                     self.server.name()
                 )))
             }
         }
     }
+}
+
+/// A server's stdout that fails (ending the connection) once a line grows past `max` bytes.
+/// The transport's own line limit drops such a line and goes on, which leaves the call that
+/// waited for it hanging until its timeout; ending the connection fails it at once.
+struct LineCap<R> {
+    inner: R,
+    max: usize,
+    line: usize,
+    over: Arc<AtomicBool>,
+}
+
+impl<R> LineCap<R> {
+    fn new(inner: R, max: usize, over: Arc<AtomicBool>) -> Self {
+        LineCap {
+            inner,
+            max,
+            line: 0,
+            over,
+        }
+    }
+}
+
+impl<R: AsyncRead + Unpin> AsyncRead for LineCap<R> {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        let this = self.get_mut();
+        if this.over.load(Ordering::SeqCst) {
+            return Poll::Ready(Err(oversized(this.max)));
+        }
+        let before = buf.filled().len();
+        let polled = Pin::new(&mut this.inner).poll_read(cx, buf);
+        if let Poll::Ready(Ok(())) = &polled {
+            let mut rest = &buf.filled()[before..];
+            let mut line = this.line;
+            let mut over = false;
+            while let Some(i) = memchr::memchr(b'\n', rest) {
+                over |= line.saturating_add(i) > this.max;
+                line = 0;
+                rest = &rest[i + 1..];
+            }
+            this.line = line.saturating_add(rest.len());
+            if over || this.line > this.max {
+                this.over.store(true, Ordering::SeqCst);
+                // None of this read is handed on.
+                buf.set_filled(before);
+                return Poll::Ready(Err(oversized(this.max)));
+            }
+        }
+        polled
+    }
+}
+
+fn oversized(max: usize) -> std::io::Error {
+    std::io::Error::new(
+        std::io::ErrorKind::InvalidData,
+        format!("the MCP server sent a line longer than {max} bytes"),
+    )
 }
 
 fn client_config() -> ClientConfig {
@@ -342,4 +420,39 @@ pub async fn connect_all(
         registry.merge(connect(server, options.clone()).await?)?;
     }
     Ok(registry)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio::io::AsyncReadExt;
+
+    async fn read_capped(parts: &[&'static [u8]], max: usize) -> (std::io::Result<usize>, bool) {
+        let over = Arc::new(AtomicBool::new(false));
+        let mut reader: Box<dyn AsyncRead + Unpin + Send> = Box::new(tokio::io::empty());
+        for part in parts {
+            reader = Box::new(reader.chain(*part));
+        }
+        let mut capped = LineCap::new(reader, max, over.clone());
+        let mut out = Vec::new();
+        let read = capped.read_to_end(&mut out).await;
+        (read, over.load(Ordering::SeqCst))
+    }
+
+    #[tokio::test]
+    async fn lines_up_to_the_cap_pass_and_a_longer_one_ends_the_stream() {
+        let (read, over) = read_capped(&[b"abcd\nef\n", b"ghij\n"], 4).await;
+        assert_eq!(read.unwrap(), 13);
+        assert!(!over);
+        // A line split over reads is counted whole.
+        let (read, over) = read_capped(&[b"ab\nabc", b"de\nx\n"], 4).await;
+        assert_eq!(read.unwrap_err().kind(), std::io::ErrorKind::InvalidData);
+        assert!(over);
+        // A long line inside one read, followed by short ones.
+        let (read, over) = read_capped(&[b"a\nabcdefgh\nb\n"], 4).await;
+        assert!(read.is_err() && over);
+        // An unterminated tail over the cap.
+        let (read, _) = read_capped(&[b"ab\n", b"abcde"], 4).await;
+        assert!(read.is_err());
+    }
 }

@@ -6,10 +6,13 @@
 //! failures are `CallToolResult`s (see [`crate::convert`]); a job tool's call waits for the
 //! job's result, sending progress notifications while it runs when the client asked for them.
 //! [`McpToolServer::set_enabled`] hides or shows a tool and tells connected clients with
-//! `notifications/tools/list_changed`.
+//! `notifications/tools/list_changed`: sent to every client of the initialize handshake, and
+//! on the `subscriptions/listen` streams of 2026-07-28 clients that asked for tool changes
+//! (that protocol sends server notifications only on such a stream).
 //!
 //! Transports: [`serve_stdio`] (the protocol owns stdout; logs belong on stderr) and
-//! [`serve_http`] (Streamable HTTP at `/mcp`, every request checked for a client API key).
+//! [`serve_http`] (Streamable HTTP at `/mcp`, every request checked for a client API key by
+//! the gateway's own check, `toolcall_serve::auth`).
 
 use std::collections::{BTreeSet, HashMap};
 use std::net::SocketAddr;
@@ -23,9 +26,9 @@ use axum::response::{IntoResponse, Response};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult,
     PaginatedRequestParams, ProgressNotificationParam, ProgressToken, ServerCapabilities,
-    ServerConfig, Tool,
+    ServerConfig, SubscriptionFilter, Tool,
 };
-use rmcp::service::{NotificationContext, RequestContext};
+use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use rmcp::{ErrorData, Peer, RoleServer, ServerHandler, ServiceExt};
@@ -35,7 +38,6 @@ use toolcall_core::{CallId, ErrorCode, ToolCall, ToolError, ToolKind, ToolResult
 use toolcall_run::{Executor, SessionContext};
 
 use crate::McpError;
-use crate::auth::bearer_matches;
 use crate::convert::{call_tool_result, mcp_tool};
 
 /// How often a waiting job call looks for its result and reports progress.
@@ -58,6 +60,8 @@ struct Inner {
     hidden: RwLock<BTreeSet<String>>,
     peers: Mutex<Vec<Peer<RoleServer>>>,
     parked: Mutex<HashMap<CallId, ToolResult>>,
+    /// Counts listing changes; each `subscriptions/listen` stream watches it.
+    changes: tokio::sync::watch::Sender<u64>,
 }
 
 impl McpToolServer {
@@ -74,8 +78,14 @@ impl McpToolServer {
                 hidden: RwLock::new(BTreeSet::new()),
                 peers: Mutex::new(Vec::new()),
                 parked: Mutex::new(HashMap::new()),
+                changes: tokio::sync::watch::Sender::new(0),
             }),
         }
+    }
+
+    /// The registry the executor runs.
+    pub fn registry(&self) -> &Arc<toolcall_core::Registry> {
+        self.inner.executor.registry()
     }
 
     fn is_hidden(&self, name: &str) -> bool {
@@ -113,33 +123,52 @@ impl McpToolServer {
                 message: format!("tool {name:?} is disabled in the toolset"),
             });
         }
+        Ok(self.switch(&[(name.to_owned(), enabled)]).await > 0)
+    }
+
+    /// Shows or hides several tools at once, with one `list_changed` notification when the
+    /// listing changed; returns how many tools changed. Unknown tools, and tools the registry
+    /// disables (they cannot be shown), are left out.
+    pub async fn switch(&self, switches: &[(String, bool)]) -> usize {
+        let registry = self.inner.executor.registry();
         let changed = {
             let mut hidden = self.inner.hidden.write().unwrap_or_else(|p| p.into_inner());
-            if enabled {
-                hidden.remove(name)
-            } else {
-                hidden.insert(name.to_owned())
-            }
+            switches
+                .iter()
+                .filter(|(name, _)| registry.spec(name).is_some_and(|s| s.enabled))
+                .filter(|(name, enabled)| {
+                    if *enabled {
+                        hidden.remove(name)
+                    } else {
+                        hidden.insert(name.clone())
+                    }
+                })
+                .count()
         };
-        if changed {
-            let peers: Vec<Peer<RoleServer>> = self
-                .inner
-                .peers
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .clone();
-            let mut alive = Vec::with_capacity(peers.len());
-            for peer in peers {
-                if peer.is_transport_closed() {
-                    continue;
-                }
-                if peer.notify_tool_list_changed().await.is_ok() {
-                    alive.push(peer);
-                }
-            }
-            *self.inner.peers.lock().unwrap_or_else(|p| p.into_inner()) = alive;
+        if changed > 0 {
+            self.notify_list_changed().await;
         }
-        Ok(changed)
+        changed
+    }
+
+    /// Tells every connected client that the listing changed, forgetting the gone ones.
+    async fn notify_list_changed(&self) {
+        self.inner.changes.send_modify(|n| *n = n.wrapping_add(1));
+        let peers: Vec<Peer<RoleServer>> = self
+            .inner
+            .peers
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        for peer in peers.iter().filter(|p| !p.is_transport_closed()) {
+            // A client that went away is forgotten below.
+            let _ = peer.notify_tool_list_changed().await;
+        }
+        self.inner
+            .peers
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .retain(|p| !p.is_transport_closed());
     }
 
     async fn run_call(
@@ -265,6 +294,32 @@ impl ServerHandler for McpToolServer {
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
         self.remember(context.peer);
     }
+
+    fn accepted_subscription_filter(
+        &self,
+        _requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        Some(SubscriptionFilter::builder().tools_list_changed().build())
+    }
+
+    async fn listen(&self, subscription: SubscriptionContext) -> Result<(), ErrorData> {
+        let mut changes = self.inner.changes.subscribe();
+        changes.mark_unchanged();
+        loop {
+            tokio::select! {
+                changed = changes.changed() => {
+                    if changed.is_err() {
+                        return Ok(());
+                    }
+                    // A stream that cannot be written to any more ends with its client.
+                    if subscription.sink().notify_tool_list_changed().await.is_err() {
+                        return Ok(());
+                    }
+                }
+                () = subscription.cancelled() => return Ok(()),
+            }
+        }
+    }
 }
 
 impl McpToolServer {
@@ -334,14 +389,7 @@ fn allowed_hosts(local: SocketAddr) -> Vec<String> {
 }
 
 async fn check_key(State(keys): State<Arc<Vec<String>>>, request: Request, next: Next) -> Response {
-    if keys.is_empty() {
-        return next.run(request).await;
-    }
-    let header = request
-        .headers()
-        .get(axum::http::header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok());
-    if bearer_matches(header, &keys) {
+    if toolcall_serve::auth::authorized(request.headers(), &keys) {
         next.run(request).await
     } else {
         (

@@ -466,3 +466,59 @@ async fn the_packs_end_closes_every_app_it_opened() {
     }
     assert_eq!(s.launcher.close_everything().await, 0);
 }
+
+// covers P-APP
+#[tokio::test(flavor = "current_thread")]
+async fn the_desktop_entry_scan_does_not_block_the_runtime() {
+    use std::os::unix::fs::OpenOptionsExt;
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    let s = setup(json!({}));
+    // A `.desktop` FIFO: reading it waits until someone opens it for writing.
+    let fifo = s.dir.path().join("applications/slow.desktop");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let runtime = tokio::runtime::Handle::current();
+    let ran = Arc::new(AtomicBool::new(false));
+    let flag = ran.clone();
+    let writer = std::thread::spawn(move || {
+        // Wait until the scan is stuck reading the FIFO (a non-blocking open for writing
+        // succeeds only once a reader has it open).
+        let deadline = std::time::Instant::now() + Duration::from_secs(60);
+        let file = loop {
+            match std::fs::OpenOptions::new()
+                .write(true)
+                .custom_flags(libc::O_NONBLOCK)
+                .open(&fifo)
+            {
+                Ok(f) => break f,
+                Err(_) if std::time::Instant::now() < deadline => {
+                    std::thread::sleep(Duration::from_millis(10))
+                }
+                Err(e) => panic!("the scan never read the FIFO: {e}"),
+            }
+        };
+        // Now a task on the runtime must be able to run while the scan waits.
+        let (tx, rx) = std::sync::mpsc::channel();
+        runtime.spawn(async move {
+            flag.store(true, Ordering::SeqCst);
+            let _ = tx.send(());
+        });
+        let in_time = rx.recv_timeout(Duration::from_secs(3)).is_ok();
+        drop(file); // end of file: the scan goes on
+        in_time
+    });
+    let opened = call(&s.pack, "s", "open_app", json!({"app_name": "Sleeper"}))
+        .await
+        .unwrap();
+    assert!(
+        writer.join().unwrap(),
+        "a task on the runtime could not run during the scan"
+    );
+    assert!(ran.load(Ordering::SeqCst));
+    assert!(opened.data["pid"].as_u64().is_some(), "{:?}", opened.data);
+    assert_eq!(s.launcher.close_all("s").await, 1);
+}

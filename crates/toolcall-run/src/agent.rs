@@ -25,13 +25,13 @@ use serde_json::Value;
 use toolcall_core::{Diagnostic, ErrorCode, Registry, ToolCall, ToolError, ToolKind, ToolResult};
 use toolcall_parse::{FormatSelection, ParseOptions};
 
-use crate::archive::{Archive, ArchiveError, Delivery};
+use crate::archive::recorder::{Recorder, StateSaver};
+use crate::archive::{Archive, ArchiveError};
 use crate::client::{
     ClientError, Message, ModelClient, ModelReply, ModelRequest, RequestOptions, TextResult,
 };
 use crate::events::{AgentEvent, Observer};
 use crate::executor::{Executor, SessionContext, Timed};
-use crate::redact::redact_call_text;
 
 /// Rounds per turn unless configured.
 pub const DEFAULT_MAX_ROUNDS: usize = 5;
@@ -145,7 +145,9 @@ pub struct TurnReport {
     pub client_calls: Vec<ToolCall>,
 }
 
-type StateSaver = Arc<dyn Fn() -> Value + Send + Sync>;
+/// The user message that asks for the final reply once no more calls may run.
+const NO_MORE_CALLS: &str = "[toolcall] No more tool calls are possible in this turn. Reply to \
+     the user now, without calling tools.";
 
 /// A conversation with a model that can call tools.
 pub struct Agent {
@@ -153,7 +155,10 @@ pub struct Agent {
     executor: Arc<Executor>,
     config: AgentConfig,
     conversation: Vec<Message>,
+    /// The archive (read when resuming) and the session's recorder, which writes every
+    /// archived event on its own thread.
     archive: Option<Arc<Archive>>,
+    recorder: Option<Recorder>,
     ctx: SessionContext,
     states: Vec<(String, StateSaver)>,
     failures: HashMap<String, (String, u32)>,
@@ -170,6 +175,7 @@ impl Agent {
             config,
             conversation: Vec::new(),
             archive: None,
+            recorder: None,
             ctx: SessionContext::default(),
             states: Vec::new(),
             failures: HashMap::new(),
@@ -196,7 +202,16 @@ impl Agent {
     }
 
     fn emit(&self, event: AgentEvent) {
-        emit_to(&self.observers, &self.stream, event);
+        emit_to(&self.recorder, &self.observers, &self.stream, event);
+    }
+
+    /// Waits until the archive has committed every event so far (off the runtime's
+    /// threads); reports a failed write.
+    async fn flush(&self) -> Result<(), AgentError> {
+        if let Some(r) = &self.recorder {
+            r.flush().await?;
+        }
+        Ok(())
     }
 
     /// Archives this conversation as a new session; returns its id.
@@ -206,12 +221,28 @@ impl Agent {
         description: &str,
     ) -> Result<String, AgentError> {
         let id = archive.create_session(description)?;
-        for m in &self.conversation {
-            archive.add_message(&id, m)?;
+        self.attach(archive, &id)?;
+        if let Some(r) = &self.recorder {
+            for m in &self.conversation {
+                r.record(&AgentEvent::MessageAdded {
+                    message: m.clone(),
+                    text_calls: Vec::new(),
+                });
+            }
         }
-        self.archive = Some(archive);
-        self.ctx.session_id = Some(id.clone());
         Ok(id)
+    }
+
+    /// Records this agent's events into `session` from now on.
+    fn attach(&mut self, archive: Arc<Archive>, session: &str) -> Result<(), AgentError> {
+        let recorder = Recorder::new(archive.clone(), session)?;
+        for (name, snapshot) in &self.states {
+            recorder.add_state_saver(name.clone(), snapshot.clone());
+        }
+        self.recorder = Some(recorder);
+        self.archive = Some(archive);
+        self.ctx.session_id = Some(session.to_owned());
+        Ok(())
     }
 
     /// Continues an archived session: its conversation is loaded and new messages appended.
@@ -236,71 +267,113 @@ impl Agent {
             return Err(ArchiveError::NoSession(session_id.to_owned()).into());
         }
         self.conversation = archive.load_messages(session_id)?;
-        self.archive = Some(archive);
-        self.ctx.session_id = Some(session_id.to_owned());
-        Ok(())
+        self.attach(archive, session_id)
     }
 
     /// A session killed mid-round ends with an assistant turn whose calls are not all
-    /// answered by tool messages (they are added after the round's last call), and providers
-    /// reject such a conversation. Each unanswered call gets its archived result, or, if it
-    /// never finished, a `cancelled` error, under its call id; the answers are archived too.
+    /// answered (the answers are added after the round's last call), and providers reject
+    /// such a conversation. Each unanswered call gets its archived result, or, if it never
+    /// finished, a `cancelled` error, under its call id; the answers are archived too.
+    /// Native calls are answered by tool messages; calls written in a text-format reply by
+    /// one text-results message, as a finished round has them.
     fn answer_interrupted_calls(&mut self) -> Result<(), AgentError> {
         let Some(last) = self
             .conversation
             .iter()
-            .rposition(|m| matches!(m, Message::Assistant { calls, .. } if !calls.is_empty()))
+            .rposition(|m| matches!(m, Message::Assistant { .. }))
         else {
             return Ok(());
         };
-        let after = &self.conversation[last + 1..];
-        if !after.iter().all(|m| matches!(m, Message::Tool { .. })) {
-            return Ok(());
-        }
-        let Message::Assistant { calls, .. } = &self.conversation[last] else {
-            return Ok(());
-        };
-        let answered: std::collections::HashSet<&str> = after
-            .iter()
-            .filter_map(|m| match m {
-                Message::Tool { call_id, .. } => Some(call_id.as_str()),
-                _ => None,
-            })
-            .collect();
-        let missing: Vec<(toolcall_core::CallId, String)> = calls
-            .iter()
-            .filter(|c| !answered.contains(c.call_id.as_str()))
-            .map(|c| (c.call_id.clone(), c.name.clone()))
-            .collect();
         let (Some(archive), Some(session)) = (self.archive.clone(), self.ctx.session_id.clone())
         else {
             return Ok(());
         };
-        for (call_id, name) in missing {
-            let content = match archive.inline_result(&session, call_id.as_str())? {
-                Some(outcome) => outcome,
-                None => ToolResult::err(
-                    call_id.clone(),
-                    name.clone(),
-                    ToolError::new(
-                        ErrorCode::Cancelled,
-                        "not run to completion: the session was interrupted during this call",
-                    ),
-                )
-                .to_json(),
-            };
-            self.push(Message::Tool {
-                call_id,
-                name,
-                content,
-            })?;
+        match &self.conversation[last] {
+            Message::Assistant { calls, .. } if !calls.is_empty() => {
+                let after = &self.conversation[last + 1..];
+                if !after.iter().all(|m| matches!(m, Message::Tool { .. })) {
+                    return Ok(());
+                }
+                let answered: std::collections::HashSet<&str> = after
+                    .iter()
+                    .filter_map(|m| match m {
+                        Message::Tool { call_id, .. } => Some(call_id.as_str()),
+                        _ => None,
+                    })
+                    .collect();
+                let missing: Vec<(toolcall_core::CallId, String)> = calls
+                    .iter()
+                    .filter(|c| !answered.contains(c.call_id.as_str()))
+                    .map(|c| (c.call_id.clone(), c.name.clone()))
+                    .collect();
+                for (call_id, name) in missing {
+                    let content = match archive.inline_result(&session, call_id.as_str())? {
+                        Some(outcome) => outcome,
+                        None => interrupted(&call_id, &name),
+                    };
+                    self.push(Message::Tool {
+                        call_id,
+                        name,
+                        content,
+                    })?;
+                }
+                Ok(())
+            }
+            Message::Assistant {
+                text: Some(text), ..
+            } if last + 1 == self.conversation.len() => {
+                // The calls that ran (or started) are archived with their ids, in order;
+                // the text names the ones that never started.
+                let archived = archive.calls_of_last_reply(&session)?;
+                let asked_final = last > 0
+                    && matches!(&self.conversation[last - 1],
+                        Message::User { content } if content == NO_MORE_CALLS);
+                if archived.is_empty() && asked_final {
+                    return Ok(()); // calls in a final reply are not run, nor answered
+                }
+                let written = match self.config.mode {
+                    Mode::Native => Vec::new(),
+                    Mode::Text | Mode::Auto => {
+                        toolcall_parse::parse(text, &self.parse_options()).calls
+                    }
+                };
+                let results: Vec<TextResult> = (0..archived.len().max(written.len()))
+                    .filter_map(|i| match (archived.get(i), written.get(i)) {
+                        (Some(c), _) => Some(TextResult {
+                            call_id: c.call_id.clone(),
+                            name: c.name.clone(),
+                            content: c
+                                .outcome
+                                .clone()
+                                .unwrap_or_else(|| interrupted(&c.call_id, &c.name)),
+                            format: c.format.clone(),
+                        }),
+                        (None, Some(c)) => Some(TextResult {
+                            call_id: c.call_id.clone(),
+                            name: c.name.clone(),
+                            content: interrupted(&c.call_id, &c.name),
+                            format: c.origin.format.clone(),
+                        }),
+                        (None, None) => None,
+                    })
+                    .collect();
+                if !results.is_empty() {
+                    self.push(Message::TextResults { results })?;
+                }
+                Ok(())
+            }
+            _ => Ok(()),
         }
-        Ok(())
     }
 
-    /// Saves `snapshot()` under `name` in the archive after every round (pack states).
+    /// Saves `snapshot()` under `name` in the archive after every round (pack states); the
+    /// snapshot is taken on the archive's writer thread.
     pub fn add_state_saver(&mut self, name: impl Into<String>, snapshot: StateSaver) {
-        self.states.push((name.into(), snapshot));
+        let name = name.into();
+        if let Some(r) = &self.recorder {
+            r.add_state_saver(name.clone(), snapshot.clone());
+        }
+        self.states.push((name, snapshot));
     }
 
     pub fn session_id(&self) -> Option<&str> {
@@ -319,19 +392,21 @@ impl Agent {
         self.executor.registry()
     }
 
+    /// Adds a message to the conversation and tells the consumers (the archive among them).
     fn push(&mut self, message: Message) -> Result<(), AgentError> {
-        if let (Some(a), Some(s)) = (&self.archive, &self.ctx.session_id) {
-            a.add_message(s, &message)?;
-        }
-        self.conversation.push(message);
-        Ok(())
+        self.push_with_calls(message, Vec::new())
     }
 
-    /// Pushes `message` and archives `stored` in its place (a redacted form of it).
-    fn push_storing(&mut self, message: Message, stored: &Message) -> Result<(), AgentError> {
-        if let (Some(a), Some(s)) = (&self.archive, &self.ctx.session_id) {
-            a.add_message(s, stored)?;
-        }
+    /// [`Self::push`] for a text-format reply and the calls written in it.
+    fn push_with_calls(
+        &mut self,
+        message: Message,
+        text_calls: Vec<ToolCall>,
+    ) -> Result<(), AgentError> {
+        self.emit(AgentEvent::MessageAdded {
+            message: message.clone(),
+            text_calls,
+        });
         self.conversation.push(message);
         Ok(())
     }
@@ -412,9 +487,6 @@ impl Agent {
                 result: t.result.to_json(),
                 duration_ms: millis(t.duration),
             });
-            if let (Some(a), Some(s)) = (&self.archive, &self.ctx.session_id) {
-                a.record_result(s, &t.result, t.duration, Delivery::Job)?;
-            }
             self.push(Message::JobResult {
                 call_id: t.result.call_id.clone(),
                 name: t.result.name.clone(),
@@ -422,16 +494,7 @@ impl Agent {
             })?;
             report.push(t.result);
         }
-        Ok(())
-    }
-
-    fn save_states(&self) -> Result<(), AgentError> {
-        if let (Some(a), Some(s)) = (&self.archive, &self.ctx.session_id) {
-            for (name, snap) in &self.states {
-                a.save_state(s, name, &snap())?;
-            }
-        }
-        Ok(())
+        self.flush().await
     }
 
     /// Runs one user turn; the conversation is kept, so the next call continues it.
@@ -486,7 +549,15 @@ impl Agent {
     }
 
     async fn turn(&mut self, user_input: Option<&str>) -> Result<TurnReport, AgentError> {
-        let report = self.turn_inner(user_input).await?;
+        let report = match self.turn_inner(user_input).await {
+            Ok(report) => report,
+            Err(e) => {
+                // What was archived before the failure is kept; the failure is the error.
+                let _ = self.flush().await;
+                return Err(e);
+            }
+        };
+        self.flush().await?;
         self.emit(AgentEvent::TurnFinished {
             report: Box::new(report.clone()),
         });
@@ -495,6 +566,10 @@ impl Agent {
 
     async fn turn_inner(&mut self, user_input: Option<&str>) -> Result<TurnReport, AgentError> {
         self.failures.clear();
+        self.emit(AgentEvent::TurnStarted {
+            session_id: self.ctx.session_id.clone(),
+            input: user_input.unwrap_or_default().to_owned(),
+        });
         if self.conversation.is_empty() {
             let prompt = match (&self.config.system_prompt, self.config.mode) {
                 (Some(p), _) => Some(p.clone()),
@@ -511,10 +586,6 @@ impl Agent {
         if let Some(input) = user_input {
             self.push(Message::user(input))?;
         }
-        self.emit(AgentEvent::TurnStarted {
-            session_id: self.ctx.session_id.clone(),
-            input: user_input.unwrap_or_default().to_owned(),
-        });
         let mut report = TurnReport {
             session_id: self.ctx.session_id.clone(),
             ..TurnReport::default()
@@ -538,6 +609,7 @@ impl Agent {
             };
             self.deliver_jobs(round, finished, &mut rr.job_results)
                 .await?;
+            self.flush().await?;
             let request = self.request(true);
             self.emit(AgentEvent::RoundStarted {
                 round,
@@ -553,20 +625,13 @@ impl Agent {
             rr.reasoning = it.reasoning;
             tracing::info!(target: "toolcall", round, calls = it.calls.len(), "model replied");
             if it.from_text {
-                // The calls are in the text: archive it with their secrets redacted, as the
-                // calls table has them.
-                let stored = Message::Assistant {
-                    text: it
-                        .raw
-                        .as_deref()
-                        .map(|raw| redact_call_text(raw, &it.calls)),
-                    calls: Vec::new(),
-                };
+                // The calls are in the text: the archive stores it with their secrets
+                // redacted, as the calls table has them.
                 let message = Message::Assistant {
                     text: it.raw.clone(),
                     calls: Vec::new(),
                 };
-                self.push_storing(message, &stored)?;
+                self.push_with_calls(message, it.calls.clone())?;
             } else {
                 self.push(Message::Assistant {
                     text: it.text.clone(),
@@ -620,7 +685,8 @@ impl Agent {
                     })?;
                 }
             }
-            self.save_states()?;
+            self.emit(AgentEvent::RoundFinished { round });
+            self.flush().await?;
             rr.calls = checked;
             rr.results = results;
             report.rounds.push(rr);
@@ -640,10 +706,8 @@ impl Agent {
         if let Some(last) = report.rounds.last_mut() {
             last.job_results.extend(jobs);
         }
-        self.push(Message::user(
-            "[toolcall] No more tool calls are possible in this turn. Reply to the user now, \
-             without calling tools.",
-        ))?;
+        self.push(Message::user(NO_MORE_CALLS))?;
+        self.flush().await?;
         let request = self.request(false);
         self.emit(AgentEvent::RoundStarted {
             round: round + 1,
@@ -688,7 +752,6 @@ impl Agent {
             let timed = match self.failures.get(&key) {
                 Some((_, n)) if *n >= BREAKER_THRESHOLD => {
                     tripped = true;
-                    self.record_call(round, call)?;
                     self.emit(AgentEvent::CallValidated {
                         round,
                         call: call.clone(),
@@ -711,16 +774,12 @@ impl Agent {
                     }
                 }
                 _ => {
-                    let mut archived = Ok(());
-                    let (archive, session) = (self.archive.clone(), self.ctx.session_id.clone());
-                    let (observers, stream) = (&self.observers, &self.stream);
-                    let timed = self
-                        .executor
+                    let (recorder, observers, stream) =
+                        (&self.recorder, &self.observers, &self.stream);
+                    self.executor
                         .execute_one_observed(call.clone(), &self.ctx, &mut |checked, error| {
-                            if let (Some(a), Some(s)) = (&archive, &session) {
-                                archived = a.record_call(s, round, checked);
-                            }
                             emit_to(
+                                recorder,
                                 observers,
                                 stream,
                                 AgentEvent::CallValidated {
@@ -731,6 +790,7 @@ impl Agent {
                             );
                             if error.is_none() {
                                 emit_to(
+                                    recorder,
                                     observers,
                                     stream,
                                     AgentEvent::CallStarted {
@@ -741,9 +801,7 @@ impl Agent {
                                 );
                             }
                         })
-                        .await;
-                    archived?;
-                    timed
+                        .await
                 }
             };
             if let Err(e) = &timed.result.outcome
@@ -757,10 +815,9 @@ impl Agent {
                     *entry = (sig, 1);
                 }
             }
-            if let (Some(a), Some(s)) = (&self.archive, &self.ctx.session_id) {
-                a.record_result(s, &timed.result, timed.duration, Delivery::Inline)?;
-            }
             self.emit_result(round, &timed);
+            // The call and its result are committed before the next call runs.
+            self.flush().await?;
             checked.push(timed.call);
             results.push(timed.result);
         }
@@ -821,20 +878,19 @@ impl Agent {
             .get(name)
             .is_some_and(|e| e.handler.is_none())
     }
-
-    fn record_call(&self, round: usize, call: &ToolCall) -> Result<(), AgentError> {
-        if let (Some(a), Some(s)) = (&self.archive, &self.ctx.session_id) {
-            a.record_call(s, round, call)?;
-        }
-        Ok(())
-    }
 }
 
+/// Hands `event` to the archive's recorder, the observers and the turn's stream, in that
+/// order.
 fn emit_to(
+    recorder: &Option<Recorder>,
     observers: &[Observer],
     stream: &Option<mpsc::UnboundedSender<AgentEvent>>,
     event: AgentEvent,
 ) {
+    if let Some(r) = recorder {
+        r.record(&event);
+    }
     for o in observers {
         o(&event);
     }
@@ -842,6 +898,19 @@ fn emit_to(
         // The stream's reader is gone: the turn goes on without it.
         let _ = tx.send(event);
     }
+}
+
+/// The answer to a call a killed process never finished.
+fn interrupted(call_id: &toolcall_core::CallId, name: &str) -> Value {
+    ToolResult::err(
+        call_id.clone(),
+        name.to_owned(),
+        ToolError::new(
+            ErrorCode::Cancelled,
+            "not run to completion: the session was interrupted during this call",
+        ),
+    )
+    .to_json()
 }
 
 fn millis(d: Duration) -> u64 {

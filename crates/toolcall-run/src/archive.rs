@@ -5,10 +5,14 @@
 //! whether it came inline or from a job), and `pack_states` (a snapshot per pack, so a
 //! stateful pack such as a game world can be resumed). Every write is its own transaction,
 //! committed before the loop moves on, so a killed process loses no finished call.
-//! Arguments and results are stored redacted (X-7).
+//! Arguments and results are stored redacted (X-7). The agent loop does not call the
+//! archive: [`recorder::Recorder`] consumes the loop's events and writes them on its own
+//! thread, off the async runtime.
 //!
 //! The schema is versioned: opening an archive applies the migrations it lacks, in one
 //! transaction, and refuses an archive from a newer build (see [`SCHEMA_VERSION`]).
+
+pub mod recorder;
 
 use std::path::Path;
 use std::sync::Mutex;
@@ -20,6 +24,7 @@ use serde_json::Value;
 use toolcall_core::{CallId, ToolCall, ToolResult};
 
 use crate::client::Message;
+use crate::events::redact_message;
 use crate::redact::redact;
 
 #[derive(Debug, thiserror::Error)]
@@ -32,6 +37,8 @@ pub enum ArchiveError {
     NoSession(String),
     #[error("session archive lock poisoned")]
     Poisoned,
+    #[error("session archive writer: {0}")]
+    Writer(String),
     #[error(
         "the session archive has schema version {found}, newer than this build knows \
          ({known}); use a newer toolcall"
@@ -46,7 +53,7 @@ pub enum ArchiveError {
 ///
 /// Hand-written rather than `rusqlite_migration`: its latest release (2.6) requires
 /// rusqlite 0.40, and two rusqlite versions cannot link SQLite into one binary.
-const MIGRATIONS: &[&str] = &[MIGRATION_1];
+const MIGRATIONS: &[&str] = &[MIGRATION_1, MIGRATION_2];
 
 const MIGRATION_1: &str = "
 CREATE TABLE IF NOT EXISTS sessions (
@@ -95,6 +102,13 @@ CREATE TABLE IF NOT EXISTS pack_states (
     updated_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ','now')),
     PRIMARY KEY (session_id, pack)
 );
+";
+
+/// Version 2: each call row names the assistant message whose reply made it, so a resumed
+/// text-format session knows which calls its last reply wrote (their ids are not in the
+/// message, which keeps the model's own text).
+const MIGRATION_2: &str = "
+ALTER TABLE calls ADD COLUMN message_id INTEGER REFERENCES messages(id);
 ";
 
 /// How a result reached the conversation.
@@ -149,6 +163,16 @@ pub struct SessionRecord {
     pub messages: Vec<Message>,
     pub calls: Vec<CallRecord>,
     pub pack_states: serde_json::Map<String, Value>,
+}
+
+/// A call archived from an assistant reply, with its inline result if one was archived.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReplyCall {
+    pub call_id: CallId,
+    pub name: String,
+    /// The format the call was read in.
+    pub format: String,
+    pub outcome: Option<Value>,
 }
 
 /// A session archive file.
@@ -214,30 +238,14 @@ impl Archive {
     /// Appends a message; assistant call arguments and tool results are stored redacted
     /// (a text-mode assistant text is redacted by the agent, which knows its calls).
     pub fn add_message(&self, session: &str, message: &Message) -> Result<(), ArchiveError> {
-        let mut stored = message.clone();
-        let role = match &mut stored {
+        let stored = redact_message(message, &[]);
+        let role = match &stored {
             Message::System { .. } => "system",
             Message::User { .. } => "user",
-            Message::Assistant { calls, .. } => {
-                for c in calls.iter_mut() {
-                    c.arguments = redact(&c.arguments);
-                }
-                "assistant"
-            }
-            Message::Tool { content, .. } => {
-                *content = redact(content);
-                "tool"
-            }
-            Message::JobResult { content, .. } => {
-                *content = redact(content);
-                "job_result"
-            }
-            Message::TextResults { results } => {
-                for r in results.iter_mut() {
-                    r.content = redact(&r.content);
-                }
-                "text_results"
-            }
+            Message::Assistant { .. } => "assistant",
+            Message::Tool { .. } => "tool",
+            Message::JobResult { .. } => "job_result",
+            Message::TextResults { .. } => "text_results",
         };
         let json = serde_json::to_string(&stored)?;
         self.with(|c| {
@@ -260,8 +268,10 @@ impl Archive {
         let repairs = serde_json::to_string(&call.origin.repairs)?;
         self.with(|c| {
             c.execute(
-                "INSERT INTO calls (session_id, round, call_id, name, arguments, format, repairs)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                "INSERT INTO calls (session_id, round, call_id, name, arguments, format, repairs,
+                    message_id)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, (SELECT id FROM messages
+                    WHERE session_id = ?1 AND role = 'assistant' ORDER BY id DESC LIMIT 1))",
                 params![
                     session,
                     round as i64,
@@ -284,7 +294,28 @@ impl Archive {
         duration: Duration,
         delivery: Delivery,
     ) -> Result<(), ArchiveError> {
-        let outcome = redact(&result.to_json()).to_string();
+        self.record_outcome(
+            session,
+            result.call_id.as_str(),
+            &result.name,
+            &result.to_json(),
+            duration.as_millis().min(u64::MAX as u128) as u64,
+            delivery,
+        )
+    }
+
+    /// Records a result given as the JSON the model receives (`{"status":"ok","data":..}`
+    /// or `{"error":{..}}`), redacted, committed before this returns.
+    pub fn record_outcome(
+        &self,
+        session: &str,
+        call_id: &str,
+        name: &str,
+        outcome: &Value,
+        duration_ms: u64,
+        delivery: Delivery,
+    ) -> Result<(), ArchiveError> {
+        let outcome = redact(outcome).to_string();
         self.with(|c| {
             c.execute(
                 "INSERT INTO results (session_id, call_id, call_row, name, outcome, duration_ms,
@@ -293,15 +324,45 @@ impl Archive {
                     ORDER BY id DESC LIMIT 1), ?3, ?4, ?5, ?6)",
                 params![
                     session,
-                    result.call_id.as_str(),
-                    result.name,
+                    call_id,
+                    name,
                     outcome,
-                    duration.as_millis().min(i64::MAX as u128) as i64,
+                    duration_ms.min(i64::MAX as u64) as i64,
                     delivery.as_str()
                 ],
             )?;
             Ok(())
         })
+    }
+
+    /// The calls archived from the session's last assistant message, in the order they
+    /// ran, each with the result last delivered inline for it (redacted), if any.
+    pub fn calls_of_last_reply(&self, session: &str) -> Result<Vec<ReplyCall>, ArchiveError> {
+        let rows: Vec<(String, String, String, Option<String>)> = self.with(|c| {
+            let mut st = c.prepare(
+                "SELECT k.call_id, k.name, k.format, (SELECT r.outcome FROM results r
+                    WHERE r.call_row = k.id AND r.delivery = 'inline' ORDER BY r.id DESC LIMIT 1)
+                 FROM calls k WHERE k.session_id = ?1 AND k.message_id = (SELECT id FROM messages
+                    WHERE session_id = ?1 AND role = 'assistant' ORDER BY id DESC LIMIT 1)
+                 ORDER BY k.id",
+            )?;
+            let rows = st
+                .query_map([session], |r| {
+                    Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
+                })?
+                .collect::<Result<Vec<_>, _>>()?;
+            Ok(rows)
+        })?;
+        rows.into_iter()
+            .map(|(call_id, name, format, outcome)| {
+                Ok(ReplyCall {
+                    call_id: CallId::from(call_id.as_str()),
+                    name,
+                    format,
+                    outcome: outcome.map(|t| serde_json::from_str(&t)).transpose()?,
+                })
+            })
+            .collect()
     }
 
     /// The result (redacted outcome JSON) last delivered inline for `call_id` in a session,

@@ -7,8 +7,16 @@
 //!   RoundStarted(1)  TextDelta*  ReplyParsed
 //!     CallParsed  CallValidated  CallStarted  CallCompleted | CallFailed     (per call)
 //!     JobDelivered*                                                          (jobs that finished)
+//!   RoundFinished(1)
 //!   RoundStarted(2) ...
 //! TurnFinished
+//! ```
+//!
+//! and [`AgentEvent::MessageAdded`] whenever a message joins the conversation (the system
+//! prompt, the user's input, each reply, the results), so that a consumer can keep the
+//! conversation itself: the session archive does ([`crate::archive::recorder`]).
+//!
+//! ```text
 //! ```
 //!
 //! Every consumer reads the same events: a library user through
@@ -28,7 +36,8 @@ use serde_json::Value;
 use toolcall_core::{CallId, Diagnostic, ToolCall, ToolError};
 
 use crate::agent::TurnReport;
-use crate::redact::redact;
+use crate::client::Message;
+use crate::redact::{redact, redact_call_text};
 
 /// One thing that happened during a turn.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -109,6 +118,17 @@ pub enum AgentEvent {
         result: Value,
         duration_ms: u64,
     },
+    /// A message joined the conversation (and is sent with the next request).
+    /// `text_calls` are the calls found in a text-format reply's text, whose argument
+    /// values [`AgentEvent::redacted`] hides in that text.
+    MessageAdded {
+        message: Message,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        text_calls: Vec<ToolCall>,
+    },
+    /// A round's calls all ran and their results joined the conversation (pack states are
+    /// saved now).
+    RoundFinished { round: usize },
     /// The turn ended; the report holds everything the events told.
     TurnFinished { report: Box<TurnReport> },
 }
@@ -127,6 +147,8 @@ impl AgentEvent {
             AgentEvent::CallCompleted { .. } => "call_completed",
             AgentEvent::CallFailed { .. } => "call_failed",
             AgentEvent::JobDelivered { .. } => "job_delivered",
+            AgentEvent::MessageAdded { .. } => "message_added",
+            AgentEvent::RoundFinished { .. } => "round_finished",
             AgentEvent::TurnFinished { .. } => "turn_finished",
         }
     }
@@ -211,6 +233,13 @@ impl AgentEvent {
                 result: redact(result),
                 duration_ms: *duration_ms,
             },
+            AgentEvent::MessageAdded {
+                message,
+                text_calls,
+            } => AgentEvent::MessageAdded {
+                message: redact_message(message, text_calls),
+                text_calls: text_calls.iter().map(call).collect(),
+            },
             AgentEvent::TurnFinished { report } => {
                 let mut report = report.clone();
                 for round in &mut report.rounds {
@@ -226,6 +255,34 @@ impl AgentEvent {
             other => other.clone(),
         }
     }
+}
+
+/// A message as the archive stores it: call arguments and results redacted, and in a
+/// text-format reply the secret values of the calls written in it.
+pub(crate) fn redact_message(message: &Message, text_calls: &[ToolCall]) -> Message {
+    let mut m = message.clone();
+    match &mut m {
+        Message::System { .. } | Message::User { .. } => {}
+        Message::Assistant { text, calls } => {
+            for c in calls.iter_mut() {
+                c.arguments = redact(&c.arguments);
+            }
+            if !text_calls.is_empty()
+                && let Some(t) = text
+            {
+                *t = redact_call_text(t, text_calls);
+            }
+        }
+        Message::Tool { content, .. } | Message::JobResult { content, .. } => {
+            *content = redact(content);
+        }
+        Message::TextResults { results } => {
+            for r in results.iter_mut() {
+                r.content = redact(&r.content);
+            }
+        }
+    }
+    m
 }
 
 fn redact_result(r: &mut toolcall_core::ToolResult) {

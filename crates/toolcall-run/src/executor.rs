@@ -324,6 +324,9 @@ async fn run_handler(
         Ok(joined) => joined,
         Err(_) => {
             task.abort();
+            // Wait until the tool's future is dropped, so the clean-up its drop does (killing
+            // a program, marking an MCP connection stale) is done before the next call runs.
+            let _ = task.await;
             return Err(ToolError::new(
                 ErrorCode::Timeout,
                 format!("the tool did not finish within {} ms", timeout.as_millis()),

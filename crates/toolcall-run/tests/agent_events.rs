@@ -12,6 +12,7 @@ use common::*;
 use futures::StreamExt;
 use serde_json::{Value, json};
 use toolcall_core::{ErrorCode, ToolKind, ToolSpec};
+use toolcall_run::client::Message;
 use toolcall_run::{
     Agent, AgentConfig, AgentError, AgentEvent, Executor, Mode, ReplayClient, TurnReport,
 };
@@ -66,40 +67,62 @@ async fn a_turn_streams_its_steps_in_order_and_ends_with_the_report() {
         kinds(&events),
         [
             "turn_started",
+            "message_added",
             "round_started",
             "reply_parsed",
             "call_parsed:call_a",
             "call_parsed:call_b",
+            "message_added",
             "call_validated:call_a",
             "call_started:call_a",
             "call_completed:call_a",
             "call_validated:call_b",
             "call_started:call_b",
             "call_failed:call_b",
+            "message_added",
+            "message_added",
+            "round_finished",
             "round_started",
             "text_delta",
             "reply_parsed",
+            "message_added",
             "turn_finished",
         ]
     );
-    let AgentEvent::RoundStarted { round, tools, .. } = &events[1] else {
-        panic!("{:?}", events[1])
+    let AgentEvent::RoundStarted { round, tools, .. } = &events[2] else {
+        panic!("{:?}", events[2])
     };
     assert_eq!(*round, 1);
     assert!(tools.contains(&"echo".to_owned()));
-    let AgentEvent::CallCompleted { result, .. } = &events[7] else {
-        panic!("{:?}", events[7])
+    let AgentEvent::CallCompleted { result, .. } = &events[9] else {
+        panic!("{:?}", events[9])
     };
     assert_eq!(
         result,
         &json!({"status":"ok","data":{"echo":{"text":"hi"}}})
     );
-    let AgentEvent::CallFailed { error, .. } = &events[10] else {
-        panic!("{:?}", events[10])
+    let AgentEvent::CallFailed { error, .. } = &events[12] else {
+        panic!("{:?}", events[12])
     };
     assert_eq!(error.code, ErrorCode::ToolFailed);
-    let AgentEvent::TextDelta { round, text } = &events[12] else {
-        panic!("{:?}", events[12])
+    // The results joined the conversation under their calls' ids, in call order.
+    let added: Vec<&Message> = events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::MessageAdded { message, .. } => Some(message),
+            _ => None,
+        })
+        .collect();
+    assert!(matches!(added[0], Message::User { content } if content == "go"));
+    assert!(matches!(added[1], Message::Assistant { calls, .. } if calls.len() == 2));
+    assert!(matches!(added[2], Message::Tool { call_id, .. } if call_id.as_str() == "call_a"));
+    assert!(matches!(added[3], Message::Tool { call_id, .. } if call_id.as_str() == "call_b"));
+    assert!(matches!(
+        &events[15],
+        AgentEvent::RoundFinished { round: 1 }
+    ));
+    let AgentEvent::TextDelta { round, text } = &events[17] else {
+        panic!("{:?}", events[17])
     };
     assert_eq!((*round, text.as_str()), (2, "Done."));
     let AgentEvent::TurnFinished { report } = events.last().unwrap() else {
@@ -135,9 +158,11 @@ async fn observers_see_the_same_events_as_the_stream_and_plain_turns() {
         kinds(&observed),
         [
             "turn_started",
+            "message_added",
             "round_started",
             "text_delta",
             "reply_parsed",
+            "message_added",
             "turn_finished"
         ]
     );

@@ -1,4 +1,5 @@
-//! Client API keys: `Authorization: Bearer KEY`, compared in constant time.
+//! Client API keys: `Authorization: Bearer KEY`, compared in constant time. The one check
+//! of both HTTP servers: the gateway's and `toolcall mcp serve --http`'s.
 
 use axum::http::HeaderMap;
 use axum::http::header::AUTHORIZATION;
@@ -13,8 +14,11 @@ pub fn authorized(headers: &HeaderMap, keys: &[String]) -> bool {
     let Some(token) = headers
         .get(AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "))
-        .map(str::trim)
+        .and_then(|v| {
+            // The scheme is case-insensitive (RFC 9110).
+            let (scheme, token) = v.split_once(' ')?;
+            scheme.eq_ignore_ascii_case("bearer").then(|| token.trim())
+        })
     else {
         return false;
     };
@@ -28,6 +32,15 @@ pub fn key_matches(token: &str, keys: &[String]) -> bool {
         found |= k.as_bytes().ct_eq(token.as_bytes());
     }
     found.into()
+}
+
+/// The keys of a comma-separated list (an environment variable's value); blanks are skipped.
+pub fn split_keys(list: &str) -> Vec<String> {
+    list.split(',')
+        .map(str::trim)
+        .filter(|k| !k.is_empty())
+        .map(str::to_owned)
+        .collect()
 }
 
 #[cfg(test)]
@@ -46,5 +59,23 @@ mod tests {
         assert!(!authorized(&h, &keys));
         h.insert(AUTHORIZATION, "Basic beta".parse().unwrap());
         assert!(!authorized(&h, &keys));
+        h.insert(AUTHORIZATION, "bearer alpha".parse().unwrap());
+        assert!(authorized(&h, &keys));
+        for wrong in [
+            "alpha",
+            "Bearer ",
+            "Bearer alph",
+            "Bearer alphaa",
+            "Bearer beta,alpha",
+        ] {
+            h.insert(AUTHORIZATION, wrong.parse().unwrap());
+            assert!(!authorized(&h, &keys), "{wrong}");
+        }
+    }
+
+    #[test]
+    fn key_lists_split_on_commas() {
+        assert_eq!(split_keys(" a, b,,c ,"), ["a", "b", "c"]);
+        assert!(split_keys(" , ").is_empty());
     }
 }

@@ -19,6 +19,11 @@
 //! match = "qwen*"
 //! upstream = "http://10.0.0.5:8000"
 //! format = "qwen3_coder"
+//!
+//! [[mcp]]                                     # an MCP server's tools, run server-side
+//! transport = "stdio"                         # a child process (never a shell); or "http"
+//! name = "calc"                               # its tools are calc.TOOL
+//! argv = ["python3", "calc_server.py"]        # http: url = "http://…/mcp", [mcp.headers]
 //! ```
 
 use std::path::Path;
@@ -97,6 +102,9 @@ pub struct Config {
     pub api_keys: Vec<String>,
     pub api_keys_env: Option<String>,
     pub models: Vec<ModelRoute>,
+    /// MCP servers whose tools the gateway runs as server-side tools, named `NAME.tool`
+    /// (`toolcall serve` connects them, with those of `--mcp`).
+    pub mcp: Vec<toolcall_core::McpServer>,
     pub connect_timeout_secs: u64,
     pub read_timeout_secs: u64,
     pub retries: u32,
@@ -119,6 +127,7 @@ impl Default for Config {
             api_keys: Vec::new(),
             api_keys_env: None,
             models: Vec::new(),
+            mcp: Vec::new(),
             connect_timeout_secs: 10,
             read_timeout_secs: 120,
             retries: 3,
@@ -181,12 +190,7 @@ impl Config {
         if let Some(var) = &self.api_keys_env
             && let Ok(v) = std::env::var(var)
         {
-            keys.extend(
-                v.split(',')
-                    .map(str::trim)
-                    .filter(|k| !k.is_empty())
-                    .map(str::to_owned),
-            );
+            keys.extend(crate::auth::split_keys(&v));
         }
         keys
     }
@@ -227,8 +231,29 @@ mod tests {
         assert_eq!(c.invalid_calls, InvalidCallPolicy::Drop);
         assert_eq!(c.models[0].pattern, "qwen*");
         assert_eq!(c.listen, "127.0.0.1:8090");
+        assert!(c.mcp.is_empty());
         c.check().unwrap();
         assert!(Config::from_toml("upstreem = 1").is_err());
+        let with_mcp = Config::from_toml(
+            r#"
+            [[mcp]]
+            transport = "stdio"
+            name = "calc"
+            argv = ["python3", "calc.py"]
+            [[mcp]]
+            transport = "http"
+            name = "up"
+            url = "http://127.0.0.1:9/mcp"
+            headers = { Authorization = "Bearer k" }
+            "#,
+        )
+        .unwrap();
+        assert_eq!(with_mcp.mcp.len(), 2);
+        assert_eq!(with_mcp.mcp[0].name(), "calc");
+        assert!(matches!(
+            &with_mcp.mcp[1],
+            toolcall_core::McpServer::Http { headers, .. } if headers["Authorization"] == "Bearer k"
+        ));
         let bad = Config {
             format: Some("no_such_family".into()),
             ..Config::default()

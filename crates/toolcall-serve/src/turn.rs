@@ -7,13 +7,13 @@
 //! [`StreamTurn`], which gives text and reasoning as they arrive, announces each call when its
 //! name is known and passes, and gives its arguments once the call is complete and checked.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 
 use serde_json::Value;
 use toolcall_core::{CallId, Registry, StreamEvent, ToolCall, ToolError, ToolSpec};
 use toolcall_parse::{FormatSelection, ParseOptions, StreamParser};
-use toolcall_wire::chat::{CallAssembler, ChatChunk, ChatMessage, ChatRequest};
+use toolcall_wire::chat::{CallAssembler, ChatChunk, ChatMessage, ChatRequest, ToolCallDelta};
 use toolcall_wire::{Limits, Reply, WireCall, encode_arguments};
 
 use crate::config::{AnnounceCalls, Config, InvalidCallPolicy};
@@ -452,6 +452,9 @@ pub struct StreamTurn {
     sent_calls: usize,
     /// Parser index → the index the call was announced under.
     announced: HashMap<usize, usize>,
+    /// The upstream's native calls by their index: `None` until the name came, then the
+    /// index and id the call was announced under, if it was.
+    native_seen: BTreeMap<u32, Option<Option<(usize, CallId)>>>,
     /// Text sent so far (for the retry request's account of what was said).
     said: String,
     /// Valid calls so far (for `parallel_tool_calls` and the finish reason).
@@ -478,6 +481,7 @@ impl StreamTurn {
             natives: CallAssembler::default(),
             sent_calls: 0,
             announced: HashMap::new(),
+            native_seen: BTreeMap::new(),
             said: String::new(),
             checked: Checked::default(),
             finished: false,
@@ -497,6 +501,7 @@ impl StreamTurn {
             .then(|| StreamParser::new(self.turn.parse.clone()));
         self.natives = CallAssembler::default();
         self.announced.clear();
+        self.native_seen.clear();
         self.finished = false;
         self.checked.finish_reason = None;
     }
@@ -546,6 +551,7 @@ impl StreamTurn {
                 .push(tc, &Limits::default())
                 .map_err(|e| ApiError::upstream_reply(&e.to_string()))?;
             self.grow(added)?;
+            self.native_started(tc, out);
         }
         if let Some(r) = &choice.finish_reason {
             self.checked.finish_reason = Some(r.clone());
@@ -585,7 +591,10 @@ impl StreamTurn {
                     call_id,
                     name,
                 } => self.started(index, call_id, name, out),
-                StreamEvent::CallFinished { index, call } => self.call(Some(index), call, out),
+                StreamEvent::CallFinished { index, call } => {
+                    let announced = self.announced.remove(&index);
+                    self.call(announced, call, out)
+                }
                 StreamEvent::Diagnostic { diagnostic } => {
                     log_diagnostics(std::slice::from_ref(&diagnostic))
                 }
@@ -594,29 +603,63 @@ impl StreamTurn {
         }
     }
 
-    /// A call's name is known: announce it if the name passes (or the policy is `pass`).
+    /// The parser's call `index` has its name: announced if the name passes.
     fn started(&mut self, index: usize, id: CallId, name: String, out: &mut Vec<Out>) {
-        if self.turn.announce != AnnounceCalls::AtName {
+        if let Some(sent) = self.announce(id, name, out) {
+            self.announced.insert(index, sent);
+        }
+    }
+
+    /// A native call delta from the upstream: its first delta with a name announces it.
+    fn native_started(&mut self, tc: &ToolCallDelta, out: &mut Vec<Out>) {
+        let seen = self.native_seen.entry(tc.index).or_insert(None);
+        if seen.is_some() {
             return;
+        }
+        let Some(name) = tc
+            .function
+            .as_ref()
+            .and_then(|f| f.name.clone())
+            .filter(|n| !n.is_empty())
+        else {
+            return;
+        };
+        let id = tc
+            .id
+            .as_deref()
+            .filter(|i| !i.is_empty())
+            .map_or_else(CallId::generate, CallId::from);
+        let sent = self.announce(id.clone(), name, out);
+        self.native_seen
+            .insert(tc.index, Some(sent.map(|s| (s, id))));
+    }
+
+    /// Announces a call whose name is known, if the name passes (or the policy is `pass`);
+    /// the index it was announced under.
+    fn announce(&mut self, id: CallId, name: String, out: &mut Vec<Out>) -> Option<usize> {
+        if self.turn.announce != AnnounceCalls::AtName {
+            return None;
         }
         if self.turn.policy != InvalidCallPolicy::Pass
             && self.turn.check_name(&name, self.sent_calls).is_err()
         {
             // Nothing of it goes out: the policy applies when it is complete.
-            return;
+            return None;
         }
-        self.announced.insert(index, self.sent_calls);
+        let sent = self.sent_calls;
         out.push(Out::CallStart {
-            index: self.sent_calls,
+            index: sent,
             id,
             name,
         });
         self.sent_calls += 1;
+        Some(sent)
     }
 
     /// A complete call: check it, then finish what was announced or apply the policy.
-    fn call(&mut self, parser_index: Option<usize>, call: ToolCall, out: &mut Vec<Out>) {
-        if let Some(sent) = parser_index.and_then(|i| self.announced.remove(&i)) {
+    /// `announced`: the index the call was announced under, if it was.
+    fn call(&mut self, announced: Option<usize>, call: ToolCall, out: &mut Vec<Out>) {
+        if let Some(sent) = announced {
             let call = match self.turn.check(call) {
                 Ok(c) => c,
                 Err(r) => {
@@ -700,9 +743,19 @@ impl StreamTurn {
                 "a call announced to the client was malformed in the rest of the model's reply",
             ));
         }
-        for wire in std::mem::take(&mut self.natives).finish() {
-            let call = self.turn.native(&wire);
-            self.call(None, call, out);
+        // The assembler gives its calls in index order, the order `native_seen` keeps.
+        let seen: Vec<Option<(usize, CallId)>> = std::mem::take(&mut self.native_seen)
+            .into_values()
+            .map(Option::flatten)
+            .collect();
+        let wires = std::mem::take(&mut self.natives).finish();
+        for (i, wire) in wires.into_iter().enumerate() {
+            let mut call = self.turn.native(&wire);
+            let announced = seen.get(i).cloned().flatten().map(|(sent, id)| {
+                call.call_id = id;
+                sent
+            });
+            self.call(announced, call, out);
             if self.retry.is_some() {
                 break;
             }

@@ -363,3 +363,43 @@ async fn a_cut_responses_stream_ends_failed() {
         "{kinds:?}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn native_calls_from_the_upstream_stream_through_checked_under_their_ids() {
+    let (url, _) = gateway(|_| {}).await;
+    let whole: Value = post(&url, request("native-calls", false))
+        .await
+        .json()
+        .await
+        .unwrap();
+    let message = &whole["choices"][0]["message"];
+    let expected = vec![
+        json!({"name": "get_weather", "arguments": {"city": "Paris"}}),
+        json!({"name": "get_weather", "arguments": {"city": "Berlin"}}),
+    ];
+    assert_eq!(calls_of(message), expected);
+    let data = sse_data(post(&url, request("native-calls", true)).await).await;
+    let (content, _, calls, finish) = accumulate(&data);
+    assert_eq!(calls, expected);
+    assert_eq!(content, "Two cities.");
+    assert_eq!(finish.as_deref(), Some("tool_calls"));
+    // Announced as the upstream named them, under the upstream's ids: both before any
+    // arguments, which come once the calls are complete and checked.
+    let chunks: Vec<Value> = data
+        .iter()
+        .filter_map(|d| serde_json::from_str(d).ok())
+        .collect();
+    let ids: Vec<&str> = chunks
+        .iter()
+        .filter_map(|v| v["choices"][0]["delta"]["tool_calls"][0]["id"].as_str())
+        .collect();
+    assert_eq!(ids, ["up-1", "up-2"]);
+    let position = |f: &dyn Fn(&Value) -> bool| chunks.iter().position(f).unwrap();
+    let second_named = position(&|v| v["choices"][0]["delta"]["tool_calls"][0]["id"] == "up-2");
+    let first_arguments = position(&|v| {
+        v["choices"][0]["delta"]["tool_calls"][0]["function"]["arguments"]
+            .as_str()
+            .is_some_and(|a| !a.is_empty())
+    });
+    assert!(second_named < first_arguments, "{data:?}");
+}

@@ -102,16 +102,41 @@ impl Launcher {
         }
     }
 
+    /// The desktop entry `app_name` means, if it is installed and allowed. Blocks on the
+    /// file system (it scans every desktop directory).
+    pub fn resolve_name(&self, app_name: &str) -> Result<DesktopEntry, ToolError> {
+        self.config.resolve_name(app_name)
+    }
+
+    /// `app_path` resolved (symlinks, `..`) and checked to lie inside an allowed
+    /// directory. Blocks on the file system.
+    pub fn resolve_path(&self, app_path: &str) -> Result<PathBuf, ToolError> {
+        self.config.resolve_path(app_path)
+    }
+
+    /// Runs a lookup on a blocking thread: desktop-entry scans, symlink resolution and
+    /// file reads wait on the disk (or on a FIFO someone named `x.desktop`), and must not
+    /// stall the async runtime's threads.
+    async fn look_up<T: Send + 'static>(
+        &self,
+        lookup: impl FnOnce(&AppsConfig) -> Result<T, ToolError> + Send + 'static,
+    ) -> Result<T, ToolError> {
+        let config = self.config.clone();
+        tokio::task::spawn_blocking(move || lookup(&config))
+            .await
+            .map_err(|e| ToolError::failed(format!("the app lookup stopped: {e}")))?
+    }
+}
+
+impl AppsConfig {
     fn allowed(&self, entry: &DesktopEntry) -> bool {
-        self.config
-            .allow
+        self.allow
             .iter()
             .any(|a| a.eq_ignore_ascii_case(&entry.id) || a.eq_ignore_ascii_case(&entry.name))
     }
 
-    /// The desktop entry `app_name` means, if it is installed and allowed.
-    pub fn resolve_name(&self, app_name: &str) -> Result<DesktopEntry, ToolError> {
-        let entries = desktop::scan(&self.config.desktop_dirs);
+    fn resolve_name(&self, app_name: &str) -> Result<DesktopEntry, ToolError> {
+        let entries = desktop::scan(&self.desktop_dirs);
         let wanted = app_name.strip_suffix(".desktop").unwrap_or(app_name);
         let found = entries
             .iter()
@@ -139,8 +164,7 @@ impl Launcher {
         }
     }
 
-    /// `app_path` resolved (symlinks, `..`) and checked to lie inside an allowed directory.
-    pub fn resolve_path(&self, app_path: &str) -> Result<PathBuf, ToolError> {
+    fn resolve_path(&self, app_path: &str) -> Result<PathBuf, ToolError> {
         let raw = Path::new(app_path);
         if !raw.is_absolute() {
             return Err(ToolError::failed(format!(
@@ -150,7 +174,7 @@ impl Launcher {
         let real = raw
             .canonicalize()
             .map_err(|e| ToolError::failed(format!("app_path \"{app_path}\": {e}")))?;
-        let inside = self.config.allowed_dirs.iter().any(|d| {
+        let inside = self.allowed_dirs.iter().any(|d| {
             d.canonicalize()
                 .map(|d| real.starts_with(d))
                 .unwrap_or(false)
@@ -198,21 +222,32 @@ impl Launcher {
         })
     }
 
-    /// Starts an app for a session (or reports the instance already running).
-    pub async fn open(&self, session: &str, args: &Value) -> Result<ToolOutput, ToolError> {
-        let target = match (arg(args, "app_name")?, arg(args, "app_path")?) {
+    /// What `open_app`'s arguments name.
+    fn target(&self, app_name: Option<&str>, app_path: Option<&str>) -> Result<Target, ToolError> {
+        match (app_name, app_path) {
             (Some(name), _) => {
                 let e = self.resolve_name(name)?;
-                Target {
+                Ok(Target {
                     key: e.id,
                     name: e.name,
                     argv: e.argv,
                     working_dir: e.working_dir,
-                }
+                })
             }
-            (None, Some(path)) => self.target_for_path(path)?,
-            (None, None) => return Err(ToolError::failed("give app_name or app_path")),
-        };
+            (None, Some(path)) => self.target_for_path(path),
+            (None, None) => Err(ToolError::failed("give app_name or app_path")),
+        }
+    }
+}
+
+impl Launcher {
+    /// Starts an app for a session (or reports the instance already running).
+    pub async fn open(&self, session: &str, args: &Value) -> Result<ToolOutput, ToolError> {
+        let name = arg(args, "app_name")?.map(str::to_owned);
+        let path = arg(args, "app_path")?.map(str::to_owned);
+        let target = self
+            .look_up(move |c| c.target(name.as_deref(), path.as_deref()))
+            .await?;
         if let Some(pid) = self.tracker.running_pid(session, &target.key).await {
             return Ok(json!({
                 "app": target.name, "pid": pid, "already_running": true,
@@ -249,7 +284,8 @@ impl Launcher {
         let mut taken = self.tracker.take(session, app_name).await;
         if taken.is_empty() {
             // Also accept a name that resolves to a tracked desktop entry id.
-            if let Ok(e) = self.resolve_name(app_name) {
+            let name = app_name.to_owned();
+            if let Ok(e) = self.look_up(move |c| c.resolve_name(&name)).await {
                 taken = self.tracker.take(session, &e.id).await;
             }
         }

@@ -229,6 +229,40 @@ async fn completions(State(s): State<StandIn>, Json(body): Json<Value>) -> Respo
             out.push_str("data: [DONE]\n\n");
             return sse(out);
         }
+        // A server with its own tool parser: native calls, arguments in fragments.
+        "native-calls" if stream => {
+            let mut out = chunk(json!({"role": "assistant", "content": "Two cities."}), None);
+            for (i, (id, city)) in [("up-1", "Paris"), ("up-2", "Berlin")].iter().enumerate() {
+                out.push_str(&chunk(
+                    json!({"tool_calls": [{"index": i, "id": id, "type": "function",
+                        "function": {"name": "get_weather", "arguments": ""}}]}),
+                    None,
+                ));
+                let args = format!("{{\"city\": \"{city}\"}}");
+                for p in small_pieces(&args) {
+                    out.push_str(&chunk(
+                        json!({"tool_calls": [{"index": i, "function": {"arguments": p}}]}),
+                        None,
+                    ));
+                }
+            }
+            out.push_str(&chunk(json!({}), Some("tool_calls")));
+            out.push_str("data: [DONE]\n\n");
+            return sse(out);
+        }
+        "native-calls" => {
+            let call = |id: &str, city: &str| {
+                json!({"id": id, "type": "function",
+                "function": {"name": "get_weather", "arguments": format!("{{\"city\": \"{city}\"}}")}})
+            };
+            return Json(
+                json!({"id": "chatcmpl-standin", "object": "chat.completion", "created": 1,
+                "model": model, "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {
+                "role": "assistant", "content": "Two cities.",
+                "tool_calls": [call("up-1", "Paris"), call("up-2", "Berlin")]}}]}),
+            )
+            .into_response();
+        }
         "fault-cut" if stream => {
             let mut body = chunk(json!({"role": "assistant", "content": "Deleting "}), None);
             for p in small_pieces("<tool_call>{\"name\": \"get_weather\", \"argu") {
