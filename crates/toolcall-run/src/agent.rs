@@ -22,7 +22,9 @@ use tokio::sync::mpsc;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use toolcall_core::{Diagnostic, ErrorCode, Registry, ToolCall, ToolError, ToolKind, ToolResult};
+use toolcall_core::{
+    Diagnostic, ErrorCode, Registry, StreamEvent, ToolCall, ToolError, ToolKind, ToolResult,
+};
 use toolcall_parse::{FormatSelection, ParseOptions};
 
 use crate::archive::recorder::{Recorder, StateSaver};
@@ -616,10 +618,10 @@ impl Agent {
                 tools: request.tools.iter().map(|t| t.name.clone()).collect(),
                 final_request: false,
             });
-            let reply = self.client.complete(&request).await?;
+            let (reply, streamed) = self.ask(round, &request).await?;
             let mut it = self.interpret(reply);
             unique_call_ids(&mut it.calls, &mut it.diagnostics);
-            self.emit_reply(round, &it);
+            self.emit_reply(round, &it, streamed);
             rr.assistant_text = it.text.clone();
             rr.diagnostics = it.diagnostics;
             rr.reasoning = it.reasoning;
@@ -714,7 +716,7 @@ impl Agent {
             tools: Vec::new(),
             final_request: true,
         });
-        let reply = self.client.complete(&request).await?;
+        let (reply, streamed) = self.ask(round + 1, &request).await?;
         let text = match self.config.mode {
             Mode::Native => reply.text,
             // Calls written in the text are not run; keep the visible text only.
@@ -723,7 +725,7 @@ impl Agent {
                 Some(toolcall_parse::parse(&raw, &self.parse_options()).text)
             }
         };
-        if let Some(t) = text.as_ref().filter(|t| !t.is_empty()) {
+        if let Some(t) = text.as_ref().filter(|t| !t.is_empty() && !streamed) {
             self.emit(AgentEvent::TextDelta {
                 round: round + 1,
                 text: t.clone(),
@@ -824,9 +826,63 @@ impl Agent {
         Ok((checked, results, tripped))
     }
 
-    /// The reply's events: its visible text, what was found in it, and each call.
-    fn emit_reply(&self, round: usize, it: &Interpreted) {
-        if let Some(t) = it.text.as_ref().filter(|t| !t.is_empty()) {
+    /// Sends a model request. While the reply streams, its visible text is told as
+    /// [`AgentEvent::TextDelta`]s: the text itself in native mode, the streaming parser's
+    /// text in text and auto mode (call markup and reasoning are not reply text). Returns
+    /// the reply and whether any text was told.
+    async fn ask(
+        &self,
+        round: usize,
+        request: &ModelRequest,
+    ) -> Result<(ModelReply, bool), AgentError> {
+        let mut parser = match self.config.mode {
+            Mode::Native => None,
+            Mode::Text | Mode::Auto => {
+                Some(toolcall_parse::StreamParser::new(self.parse_options()))
+            }
+        };
+        let (recorder, observers, stream) = (&self.recorder, &self.observers, &self.stream);
+        let mut told = false;
+        let mut tell = |events: Vec<StreamEvent>| {
+            for event in events {
+                if let StreamEvent::Text { text } = event
+                    && !text.is_empty()
+                {
+                    told = true;
+                    emit_to(
+                        recorder,
+                        observers,
+                        stream,
+                        AgentEvent::TextDelta { round, text },
+                    );
+                }
+            }
+        };
+        let mut streamed_any = false;
+        let reply = {
+            let mut on_text = |piece: &str| {
+                streamed_any = true;
+                match parser.as_mut() {
+                    Some(p) => tell(p.push(piece)),
+                    None => tell(vec![StreamEvent::Text {
+                        text: piece.to_owned(),
+                    }]),
+                }
+            };
+            self.client
+                .complete_streaming(request, &mut on_text)
+                .await?
+        };
+        if let Some(p) = parser.filter(|_| streamed_any) {
+            tell(p.finish());
+        }
+        Ok((reply, told))
+    }
+
+    /// The reply's events: its visible text (unless it was told as it streamed), what was
+    /// found in it, and each call.
+    fn emit_reply(&self, round: usize, it: &Interpreted, streamed: bool) {
+        if let Some(t) = it.text.as_ref().filter(|t| !t.is_empty() && !streamed) {
             self.emit(AgentEvent::TextDelta {
                 round,
                 text: t.clone(),

@@ -58,8 +58,9 @@ pub enum AgentEvent {
         #[serde(default)]
         final_request: bool,
     },
-    /// Visible reply text as it arrives. A whole-reply client gives one delta per reply;
-    /// in text mode the call markup is not part of it.
+    /// Visible reply text as it arrives: from a streaming client, piece by piece as the
+    /// model writes it; from a whole-reply client, one delta per reply. In text and auto
+    /// mode the call markup and reasoning are not part of it (the streaming parser's text).
     TextDelta { round: usize, text: String },
     /// The reply was read: the raw text the calls' spans point into (text-format replies),
     /// the parser's findings and the reasoning blocks.

@@ -28,8 +28,8 @@ pub use archive::{Archive, ArchiveError};
 pub use builder::{AgentBuilder, BuildError, OpenAi};
 pub use client::{
     ChatCompletionsClient, ClientError, Message, ModelClient, ModelReply, ModelRequest,
-    ReplayClient, RequestOptions, ResponsesClient, RetryPolicy, TextResult, Timeouts, ToolChoice,
-    Transport,
+    ReplayClient, RequestOptions, ResponsesClient, RetryPolicy, TextResult, TextSink, Timeouts,
+    ToolChoice, Transport,
 };
 pub use events::{AgentEvent, Observer};
 pub use executor::{ApproveAll, ApproveWith, Approver, DenyAll, Executor, SessionContext, Timed};

@@ -317,3 +317,70 @@ async fn an_error_ends_the_stream_after_the_events_before_it() {
             .any(|e| matches!(e, Ok(AgentEvent::TurnFinished { .. })))
     );
 }
+
+/// The turn's events of `round` of one kind, e.g. its text deltas.
+fn deltas(events: &[AgentEvent], round: usize) -> Vec<String> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::TextDelta { round: r, text } if *r == round => Some(text.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn streamed_replies_tell_their_text_as_it_arrives_without_call_markup() {
+    let chunk = |text: &str| json!({"choices":[{"index":0,"delta":{"content":text}}]});
+    let (url, _script) = serve(
+        vec![
+            Answer::Sse(vec![
+                chunk("Let me "),
+                chunk("look. <tool_"),
+                chunk("call>{\"name\": \"echo\", \"arguments\": {\"text\": \"x\"}}</tool_call>"),
+                chunk(" Back soon."),
+            ]),
+            Answer::Sse(vec![chunk("It "), chunk("says "), chunk("x.")]),
+        ],
+        false,
+    )
+    .await;
+    let client = toolcall_run::ChatCompletionsClient::new(&url, "m")
+        .unwrap()
+        .streaming(true);
+    let mut agent = Agent::new(
+        Arc::new(client),
+        Arc::new(Executor::new(Arc::new(registry()))),
+        AgentConfig {
+            mode: Mode::Text,
+            ..AgentConfig::default()
+        },
+    );
+    let events = collect(&mut agent, "echo x").await;
+    let AgentEvent::TurnFinished { report } = events.last().unwrap() else {
+        panic!("last event")
+    };
+    // Round 1: the text in pieces, as streamed, none of the call markup; together they
+    // are the reply's visible text.
+    let first = deltas(&events, 1);
+    assert!(first.len() >= 2, "{first:?}");
+    assert!(first.iter().all(|t| !t.contains("tool_call")), "{first:?}");
+    assert_eq!(
+        Some(first.concat()),
+        report.rounds[0].assistant_text,
+        "{first:?}"
+    );
+    assert_eq!(report.rounds[0].calls.len(), 1);
+    // The text came before the reply was parsed, and only once.
+    let parsed_at = events
+        .iter()
+        .position(|e| matches!(e, AgentEvent::ReplyParsed { round: 1, .. }))
+        .unwrap();
+    let last_delta = events
+        .iter()
+        .rposition(|e| matches!(e, AgentEvent::TextDelta { round: 1, .. }))
+        .unwrap();
+    assert!(last_delta < parsed_at);
+    assert_eq!(deltas(&events, 2), ["It ", "says ", "x."]);
+    assert_eq!(report.final_text.as_deref(), Some("It says x."));
+}

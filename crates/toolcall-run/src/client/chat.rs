@@ -12,7 +12,9 @@ use toolcall_wire::encode_arguments;
 use super::options::Flavour;
 use super::transport::{RetryPolicy, Timeouts};
 use super::wire::{HttpModel, WireShape, api_key_from_env, model_reply, to_items};
-use super::{ClientError, Message, ModelClient, ModelReply, ModelRequest, NameMap, name_map};
+use super::{
+    ClientError, Message, ModelClient, ModelReply, ModelRequest, NameMap, TextSink, name_map,
+};
 
 /// The origin format of native Chat Completions calls.
 pub const FORMAT: &str = "openai_chat";
@@ -78,8 +80,16 @@ impl ChatCompletionsClient {
 #[async_trait]
 impl ModelClient for ChatCompletionsClient {
     async fn complete(&self, request: &ModelRequest) -> Result<ModelReply, ClientError> {
+        self.complete_streaming(request, &mut |_| {}).await
+    }
+
+    async fn complete_streaming(
+        &self,
+        request: &ModelRequest,
+        on_text: TextSink<'_>,
+    ) -> Result<ModelReply, ClientError> {
         let names = name_map(request);
-        let reply = self.http.reply(&self.body(request)).await?;
+        let reply = self.http.reply(&self.body(request), on_text).await?;
         Ok(model_reply(reply, &names, FORMAT))
     }
 }

@@ -207,10 +207,26 @@ impl ClientError {
     }
 }
 
+/// Receives the reply's text as it arrives; see [`ModelClient::complete_streaming`].
+pub type TextSink<'a> = &'a mut (dyn FnMut(&str) + Send);
+
 /// A language model that answers a conversation.
 #[async_trait]
 pub trait ModelClient: Send + Sync {
     async fn complete(&self, request: &ModelRequest) -> Result<ModelReply, ClientError>;
+
+    /// [`Self::complete`], handing each piece of the reply's text to `on_text` as the
+    /// model streams it (call markup included: the text is the model's). A client that
+    /// reads whole replies hands none; the reply is the same either way. When a streamed
+    /// attempt is cut and retried, the retry's text is handed again from its start.
+    async fn complete_streaming(
+        &self,
+        request: &ModelRequest,
+        on_text: TextSink<'_>,
+    ) -> Result<ModelReply, ClientError> {
+        let _ = on_text;
+        self.complete(request).await
+    }
 }
 
 /// The provider-name map for a request's tools and known names (core's [`NameMap`]).

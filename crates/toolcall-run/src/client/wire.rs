@@ -14,7 +14,7 @@ use toolcall_wire::{Limits, Reply};
 use super::images::{Image, take_images};
 use super::options::{Flavour, RequestOptions};
 use super::transport::{RetryPolicy, Timeouts, Transport};
-use super::{ClientError, Message, ModelReply, NameMap, TextResult, endpoint, id_of};
+use super::{ClientError, Message, ModelReply, NameMap, TextResult, TextSink, endpoint, id_of};
 
 /// An OpenAI-style HTTP endpoint and how to call it.
 pub(super) struct HttpModel {
@@ -96,11 +96,31 @@ impl HttpModel {
 
     /// Sends `body` and reads the reply, retried per the transport's policy (a model
     /// request has no side effects, so a cut stream is retried too).
-    pub(super) async fn reply(&self, body: &Value) -> Result<Reply, ClientError> {
-        self.transport.retrying(|| self.attempt(body)).await
+    /// Streamed text is handed to `on_text` as it arrives.
+    pub(super) async fn reply(
+        &self,
+        body: &Value,
+        on_text: TextSink<'_>,
+    ) -> Result<Reply, ClientError> {
+        // Each attempt borrows the sink in turn.
+        let on_text = std::sync::Mutex::new(on_text);
+        self.transport
+            .retrying(|| self.attempt(body, &on_text))
+            .await
     }
 
-    async fn attempt(&self, body: &Value) -> Result<Reply, ClientError> {
+    async fn attempt(
+        &self,
+        body: &Value,
+        on_text: &std::sync::Mutex<TextSink<'_>>,
+    ) -> Result<Reply, ClientError> {
+        let tell = |text: &str| {
+            if !text.is_empty()
+                && let Ok(mut sink) = on_text.lock()
+            {
+                sink(text);
+            }
+        };
         let response = self
             .transport
             .post_json(&self.url, self.api_key.as_deref(), body)
@@ -122,8 +142,16 @@ impl HttpModel {
             Flavour::Chat => {
                 let mut acc = ChatAccumulator::new(limits);
                 while let Some((_, data)) = events.next().await? {
-                    if acc.push_data(&data).map_err(wire)?.is_none() {
+                    let Some(chunk) = acc.push_data(&data).map_err(wire)? else {
                         break; // [DONE]
+                    };
+                    if let Some(text) = chunk
+                        .choices
+                        .iter()
+                        .find(|c| c.index == 0)
+                        .and_then(|c| c.delta.content.as_deref())
+                    {
+                        tell(text);
                     }
                 }
                 acc.finish().map_err(wire)
@@ -132,6 +160,9 @@ impl HttpModel {
                 let mut stream = ResponsesStream::default();
                 while let Some((event, data)) = events.next().await? {
                     stream.push(&event, &data).map_err(wire)?;
+                    if let Some(text) = output_text_delta(&event, &data) {
+                        tell(&text);
+                    }
                     if stream.is_finished() {
                         break;
                     }
@@ -141,6 +172,21 @@ impl HttpModel {
             }
         }
     }
+}
+
+/// The text of a Responses `response.output_text.delta` event (named by the SSE event or
+/// only by its data's `type`).
+fn output_text_delta(event: &str, data: &str) -> Option<String> {
+    const KIND: &str = "response.output_text.delta";
+    if event != KIND && !data.contains(KIND) {
+        return None;
+    }
+    let v: Value = serde_json::from_str(data).ok()?;
+    let kind = v.get("type").and_then(Value::as_str).unwrap_or(event);
+    if kind != KIND {
+        return None;
+    }
+    v.get("delta").and_then(Value::as_str).map(str::to_owned)
 }
 
 /// The API key in environment variable `var`; an unset variable is an error.
