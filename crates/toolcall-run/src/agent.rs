@@ -890,7 +890,14 @@ impl Agent {
         }
         self.emit(AgentEvent::ReplyParsed {
             round,
-            raw: if it.from_text { it.raw.clone() } else { None },
+            // Masked, not replaced: the calls' spans must still point at their markup.
+            raw: if it.from_text {
+                it.raw
+                    .as_deref()
+                    .map(|r| crate::redact::mask_call_text(r, &it.calls))
+            } else {
+                None
+            },
             calls: it.calls.len(),
             diagnostics: it.diagnostics.clone(),
             reasoning: it.reasoning.clone(),

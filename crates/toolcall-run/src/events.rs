@@ -62,7 +62,8 @@ pub enum AgentEvent {
     /// model writes it; from a whole-reply client, one delta per reply. In text and auto
     /// mode the call markup and reasoning are not part of it (the streaming parser's text).
     TextDelta { round: usize, text: String },
-    /// The reply was read: the raw text the calls' spans point into (text-format replies),
+    /// The reply was read: the raw text the calls' spans point into (text-format replies;
+    /// secret argument values masked with `*` of the same byte length, so the spans hold),
     /// the parser's findings and the reasoning blocks.
     ReplyParsed {
         round: usize,

@@ -75,6 +75,22 @@ fn redact_at(value: &Value, depth: usize) -> Value {
 /// JSON string body) is replaced inside the call's markup span, or in the whole text when
 /// the span does not fit the text.
 pub fn redact_call_text(text: &str, calls: &[ToolCall]) -> String {
+    replace_call_secrets(text, calls, |_| REDACTED.to_owned())
+}
+
+/// A model's text with the same secret values as [`redact_call_text`] hidden, each replaced
+/// by as many `*` as it has bytes: the text keeps its length, so the byte spans of the calls
+/// (`call.origin.span`) still point at their markup. For showing a raw reply with its calls
+/// highlighted (the agent's `ReplyParsed` event).
+pub fn mask_call_text(text: &str, calls: &[ToolCall]) -> String {
+    replace_call_secrets(text, calls, |secret| "*".repeat(secret.len()))
+}
+
+fn replace_call_secrets(
+    text: &str,
+    calls: &[ToolCall],
+    replacement: impl Fn(&str) -> String,
+) -> String {
     let mut out = text.to_owned();
     // Last span first, so earlier spans keep their offsets.
     let mut calls: Vec<&ToolCall> = calls.iter().collect();
@@ -96,7 +112,7 @@ pub fn redact_call_text(text: &str, calls: &[ToolCall]) -> String {
         };
         let mut markup = out[range.clone()].to_owned();
         for secret in &secrets {
-            markup = markup.replace(secret.as_str(), REDACTED);
+            markup = markup.replace(secret.as_str(), &replacement(secret));
         }
         out.replace_range(range, &markup);
     }

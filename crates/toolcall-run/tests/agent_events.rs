@@ -211,6 +211,49 @@ async fn text_format_calls_carry_their_format_span_and_repairs() {
 }
 
 #[tokio::test]
+async fn the_raw_reply_masks_secret_arguments_and_keeps_the_calls_spans() {
+    let raw = "Logging in. <tool_call>{\"name\": \"echo\", \"arguments\": {\"text\": \"hi\", \"api_token\": \"tok-9f8e7d\"}}</tool_call> Done.";
+    let mut agent = agent(
+        vec![text_message(raw), text_message("It says hi.")],
+        Mode::Text,
+    );
+    let events = collect(&mut agent, "echo hi").await;
+    let told = events
+        .iter()
+        .find_map(|e| match e {
+            AgentEvent::ReplyParsed { raw: Some(r), .. } => Some(r.clone()),
+            _ => None,
+        })
+        .expect("the raw reply is told");
+    assert!(!told.contains("tok-9f8e7d"), "{told}");
+    assert_eq!(told, raw.replace("tok-9f8e7d", "**********"));
+    let call = events
+        .iter()
+        .find_map(|e| match e {
+            AgentEvent::CallParsed { call, .. } => Some(call.clone()),
+            _ => None,
+        })
+        .unwrap();
+    assert_eq!(
+        told[call.origin.span.clone()].len(),
+        raw[call.origin.span.clone()].len()
+    );
+    assert!(told[call.origin.span.clone()].starts_with("<tool_call>"));
+    assert!(told[call.origin.span.clone()].ends_with("</tool_call>"));
+    // The redacted copy consumers send elsewhere keeps the mask too.
+    let redacted = events
+        .iter()
+        .find(|e| matches!(e, AgentEvent::ReplyParsed { .. }))
+        .unwrap()
+        .redacted();
+    assert!(
+        !serde_json::to_string(&redacted)
+            .unwrap()
+            .contains("tok-9f8e7d")
+    );
+}
+
+#[tokio::test]
 async fn a_rejected_call_is_validated_with_its_error_and_never_started() {
     let mut reg = registry();
     reg.set_enabled("echo", false).unwrap();
