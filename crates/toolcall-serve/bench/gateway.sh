@@ -12,7 +12,9 @@ OHA="$TOOLS/bin/oha"
 if [ ! -x "$OHA" ]; then
     cargo install --locked --root "$TOOLS" oha
 fi
-cargo build --release -q -p toolcall-cli -p toolcall-serve --example standin
+# Two builds: a target flag such as --example limits a build to those targets.
+cargo build --release -q -p toolcall-cli --bin toolcall
+cargo build --release -q -p toolcall-serve --example standin
 TARGET=${CARGO_TARGET_DIR:-target}/release
 "$TARGET/examples/standin" 127.0.0.1:9101 >/dev/null &
 STANDIN=$!
