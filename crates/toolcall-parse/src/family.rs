@@ -310,6 +310,8 @@ pub(crate) struct RawArgs {
     emitted: usize,
     scanner: Scanner,
     done: bool,
+    /// Region offset just past the value, once it was forwarded whole.
+    end: Option<usize>,
 }
 
 impl RawArgs {
@@ -319,7 +321,23 @@ impl RawArgs {
             emitted: start,
             scanner: Scanner::new(max_depth, false),
             done: false,
+            end: None,
         }
+    }
+
+    /// Region offset just past the value, once it has been forwarded whole.
+    pub fn end(&self) -> Option<usize> {
+        self.end
+    }
+
+    /// Some of the value was forwarded.
+    pub fn sent_anything(&self) -> bool {
+        self.emitted > self.start
+    }
+
+    /// Forwarding stopped: the value ended, or is not JSON.
+    pub fn stopped(&self) -> bool {
+        self.done
     }
 
     /// Sends `region[emitted..]` up to the object's end as far as it has arrived.
@@ -331,6 +349,7 @@ impl RawArgs {
         let upto = match self.scanner.advance(bytes) {
             Scan::Done(n) => {
                 self.done = true;
+                self.end = Some(self.start + n);
                 self.start + n
             }
             Scan::NeedMore => self.start + self.scanner.consumed(),

@@ -11,7 +11,9 @@ use toolcall_core::{Diagnostic, Repair};
 
 use crate::FormatId;
 use crate::builder::Draft;
-use crate::family::{Outcome, RawArgs, ReadCx, Scan, Scanner, parse_lenient};
+use crate::family::{Outcome, RawArgs, ReadCx, Scan, ScanFrom, Scanner, parse_lenient};
+
+use super::tags::MAX_LEAD;
 
 /// The arguments value of one call, read as it streams.
 pub(crate) struct ArgsObject {
@@ -140,4 +142,170 @@ pub(crate) fn truncated(what: &str) -> String {
 
 pub(crate) fn malformed(what: &str, error: &str) -> String {
     format!("{what} arguments are malformed, not run: {error}")
+}
+
+/// How a block's calls are laid out when each holds a JSON arguments object after a head
+/// naming the tool (DeepSeek V3/V3.1, Kimi K2, gpt-oss), for streaming the calls while the
+/// block arrives (see [`super::tags::BlockReader::streaming_json`]).
+pub(crate) struct JsonCallTags {
+    /// Opens one call (`<｜tool▁call▁begin｜>`); empty: the block is one call.
+    pub call: &'static str,
+    /// The call's head (from after `call` to the arguments' `{`) → name and call id;
+    /// `None`: not followed (the calls are then sent whole when the block closes).
+    pub head: fn(&str) -> Option<(String, Option<String>)>,
+    /// Closes one call (`<｜tool▁call▁end｜>`); empty: the block is one call.
+    pub call_end: &'static str,
+}
+
+enum JsonState {
+    /// Looking for the next call from `from`.
+    Call { from: ScanFrom },
+    /// The call's head starts at `head`; its arguments at the first `{`.
+    Head { head: usize, brace: ScanFrom },
+    /// Forwarding the arguments.
+    Args { raw: RawArgs },
+    /// Looking for the call's end.
+    End { find: ScanFrom },
+}
+
+/// The streaming side of a block of [`JsonCallTags`] calls: announces each call when its
+/// head is complete and forwards its raw arguments text; every byte is looked at once.
+pub(crate) struct LiveJson {
+    tags: &'static JsonCallTags,
+    state: JsonState,
+    max_depth: usize,
+    /// Calls announced (by the block's lead or here).
+    pub calls: usize,
+    /// The last announced call's arguments were forwarded whole.
+    complete: bool,
+    stopped: bool,
+}
+
+impl LiveJson {
+    pub fn new(tags: &'static JsonCallTags, from: usize, max_depth: usize) -> Self {
+        LiveJson {
+            tags,
+            state: JsonState::Call {
+                from: ScanFrom(from),
+            },
+            max_depth,
+            calls: 0,
+            complete: false,
+            stopped: false,
+        }
+    }
+
+    /// Announces and forwards what the bytes so far complete; stops on anything it cannot
+    /// follow (the rest is sent whole when the block closes).
+    pub fn advance(&mut self, region: &str, lead_name: Option<&str>, cx: &mut ReadCx<'_>) {
+        let tags = self.tags;
+        while !self.stopped {
+            match &mut self.state {
+                JsonState::Call { from } => {
+                    let head = if tags.call.is_empty() {
+                        from.0
+                    } else {
+                        match from.find(region, tags.call) {
+                            Some(at) => at + tags.call.len(),
+                            None => return,
+                        }
+                    };
+                    self.state = JsonState::Head {
+                        head,
+                        brace: ScanFrom(head),
+                    };
+                }
+                JsonState::Head { head, brace } => {
+                    let head = *head;
+                    let Some(b) = brace.find(region, "{") else {
+                        if region.len().saturating_sub(head) > MAX_LEAD {
+                            self.stopped = true;
+                        }
+                        return;
+                    };
+                    let call = region
+                        .get(head..b)
+                        .filter(|h| h.len() <= MAX_LEAD)
+                        .and_then(tags.head);
+                    let Some((name, id)) = call else {
+                        self.stopped = true;
+                        return;
+                    };
+                    match (self.calls, lead_name) {
+                        (0, Some(n)) if n != name => {
+                            self.stopped = true;
+                            return;
+                        }
+                        (0, Some(_)) => {}
+                        _ => cx.start_call(&name, id.as_deref()),
+                    }
+                    self.calls += 1;
+                    self.complete = false;
+                    self.state = JsonState::Args {
+                        raw: RawArgs::new(b, self.max_depth),
+                    };
+                }
+                JsonState::Args { raw } => {
+                    raw.forward(region, cx);
+                    match raw.end() {
+                        Some(end) => {
+                            self.complete = true;
+                            if tags.call_end.is_empty() {
+                                self.stopped = true;
+                                return;
+                            }
+                            self.state = JsonState::End {
+                                find: ScanFrom(end),
+                            };
+                        }
+                        None if raw.stopped() => {
+                            self.stopped = true;
+                            return;
+                        }
+                        None => return,
+                    }
+                }
+                JsonState::End { find } => match find.find(region, tags.call_end) {
+                    Some(at) => {
+                        self.state = JsonState::Call {
+                            from: ScanFrom(at + tags.call_end.len()),
+                        };
+                    }
+                    None => return,
+                },
+            }
+        }
+    }
+
+    /// The block closed with `drafts`: the last announced call's arguments are sent whole
+    /// when nothing of them was; a warning when they were cut (what was sent does not make
+    /// the final arguments; the finished call is authoritative).
+    pub fn finish(
+        &mut self,
+        drafts: &[Draft],
+        span: Range<usize>,
+        o: &mut Outcome,
+        cx: &mut ReadCx<'_>,
+    ) {
+        if self.calls == 0 || self.complete {
+            return;
+        }
+        let last = drafts.get(self.calls - 1);
+        match &self.state {
+            JsonState::Args { raw } if raw.sent_anything() => {
+                o.diagnostics.push(Diagnostic::warning(
+                    format!(
+                        "arguments streamed for {:?} are cut; the finished call is authoritative",
+                        last.map_or("", |d| d.name.as_str())
+                    ),
+                    span,
+                ));
+            }
+            _ => {
+                if let Some(args) = last.and_then(|d| d.args.as_ref()) {
+                    cx.arguments(&args.to_string());
+                }
+            }
+        }
+    }
 }

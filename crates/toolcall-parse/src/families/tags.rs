@@ -15,6 +15,8 @@ use crate::FormatId;
 use crate::builder::Draft;
 use crate::family::{Advance, Outcome, ReadCx, RegionReader, ScanFrom, convert_text_value};
 
+use super::args_object::{JsonCallTags, LiveJson};
+
 /// What the lead (the bytes after the opener) says.
 pub(crate) enum Lead {
     NeedMore,
@@ -44,7 +46,24 @@ pub(crate) struct BlockReader {
     /// The first call's name as the lead announced it.
     lead_name: Option<String>,
     close: ScanFrom,
-    live: Option<LiveArgs>,
+    live: Option<Live>,
+}
+
+/// How a block's arguments stream while it arrives.
+enum Live {
+    /// Text-valued parameters ([`StreamTags`]).
+    Params(LiveArgs),
+    /// A JSON arguments object per call ([`JsonCallTags`]).
+    Json(LiveJson),
+}
+
+impl Live {
+    fn calls(&self) -> usize {
+        match self {
+            Live::Params(l) => l.calls,
+            Live::Json(l) => l.calls,
+        }
+    }
 }
 
 impl BlockReader {
@@ -62,7 +81,18 @@ impl BlockReader {
     /// Streams each call's arguments while the block arrives, a fragment per completed
     /// parameter (see [`StreamTags`]).
     pub(crate) fn streaming(mut self, tags: &'static StreamTags) -> Self {
-        self.live = Some(LiveArgs::new(tags, self.block.open.len()));
+        self.live = Some(Live::Params(LiveArgs::new(tags, self.block.open.len())));
+        self
+    }
+
+    /// Streams each call's JSON arguments text while the block arrives (see
+    /// [`JsonCallTags`]).
+    pub(crate) fn streaming_json(mut self, tags: &'static JsonCallTags, max_depth: usize) -> Self {
+        self.live = Some(Live::Json(LiveJson::new(
+            tags,
+            self.block.open.len(),
+            max_depth,
+        )));
         self
     }
 }
@@ -379,8 +409,12 @@ impl RegionReader for BlockReader {
             Some(i) => (i, i + b.close.len(), true),
             None if is_final => (region.len(), region.len(), false),
             None => {
-                if let Some(live) = self.live.as_mut().filter(|_| cx.streaming()) {
-                    live.advance(b, region, self.lead_name.as_deref(), cx);
+                match self.live.as_mut().filter(|_| cx.streaming()) {
+                    Some(Live::Params(live)) => {
+                        live.advance(b, region, self.lead_name.as_deref(), cx)
+                    }
+                    Some(Live::Json(live)) => live.advance(region, self.lead_name.as_deref(), cx),
+                    None => {}
                 }
                 return Advance::NeedMore;
             }
@@ -406,8 +440,14 @@ impl RegionReader for BlockReader {
                         .extend(cx.ctx.unknown_name_warning(&d.name, cx.span(0, end)));
                 }
                 let span = cx.span(0, end);
-                match self.live.as_mut().filter(|l| l.calls > 0) {
-                    Some(live) => live.finish(&drafts, span, &mut o, cx),
+                match self.live.as_mut().filter(|l| l.calls() > 0) {
+                    Some(Live::Params(live)) => live.finish(&drafts, span, &mut o, cx),
+                    Some(Live::Json(live)) => {
+                        // What arrived with the closing tag is forwarded first.
+                        let body = region.get(..body_end).unwrap_or("");
+                        live.advance(body, self.lead_name.as_deref(), cx);
+                        live.finish(&drafts, span, &mut o, cx)
+                    }
                     None => {
                         if let Some(first) = drafts.first()
                             && self.lead_name.is_some()
