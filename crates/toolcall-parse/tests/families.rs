@@ -593,10 +593,8 @@ fn pieces(output: &str, o: &ParseOptions) -> Vec<(String, usize, bool)> {
                 StreamEvent::CallStarted { index, .. } => {
                     counts.resize(counts.len().max(index + 1), 0);
                 }
-                StreamEvent::ArgumentsDelta { index, .. } => {
-                    if seen_here.insert(index) {
-                        counts[index] += 1;
-                    }
+                StreamEvent::ArgumentsDelta { index, .. } if seen_here.insert(index) => {
+                    counts[index] += 1;
                 }
                 StreamEvent::CallFinished { index, call } => {
                     let nonempty = call.arguments.as_object().is_some_and(|m| !m.is_empty());

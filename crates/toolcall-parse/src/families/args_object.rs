@@ -144,6 +144,9 @@ pub(crate) fn malformed(what: &str, error: &str) -> String {
     format!("{what} arguments are malformed, not run: {error}")
 }
 
+/// A call's name and, when the markup carries one, its id.
+pub(crate) type CallHead = (String, Option<String>);
+
 /// How a block's calls are laid out when each holds a JSON arguments object after a head
 /// naming the tool (DeepSeek V3/V3.1, Kimi K2, gpt-oss), for streaming the calls while the
 /// block arrives (see [`super::tags::BlockReader::streaming_json`]).
@@ -152,7 +155,7 @@ pub(crate) struct JsonCallTags {
     pub call: &'static str,
     /// The call's head (from after `call` to the arguments' `{`) → name and call id;
     /// `None`: not followed (the calls are then sent whole when the block closes).
-    pub head: fn(&str) -> Option<(String, Option<String>)>,
+    pub head: fn(&str) -> Option<CallHead>,
     /// Closes one call (`<｜tool▁call▁end｜>`); empty: the block is one call.
     pub call_end: &'static str,
 }
