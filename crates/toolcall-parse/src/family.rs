@@ -210,6 +210,18 @@ pub(crate) trait Family: Sync + Send {
     fn also_written(&self) -> &'static [&'static str] {
         &[]
     }
+    /// An opener the family's chat template writes at the end of its generation prompt
+    /// (Functionary v3.2's `>>>`), so a reply starts right after it. Read only when this
+    /// family is chosen explicitly (`--format`, a model's name): in auto mode a reply
+    /// starting `all\n` is prose.
+    fn implied_opener(&self) -> Option<&'static str> {
+        None
+    }
+    /// Whether the reply starting `start` continues [`Family::implied_opener`]; `None`:
+    /// more bytes decide (at most a bounded prefix; always decided when `is_final`).
+    fn continues_implied(&self, _start: &str, _is_final: bool) -> Option<bool> {
+        Some(false)
+    }
 }
 
 /// Where a bare JSON value was found.

@@ -454,6 +454,7 @@ const PARAM_STREAMING: &[(&str, &[&str])] = &[
         "deepseek_dsml",
         &["</｜DSML｜function_calls>", "</｜DSML｜tool_calls>"],
     ),
+    ("gemma4", &["<tool_call|>"]),
 ];
 
 /// Per finished call: (concatenated fragments, final arguments serialised), and the input
@@ -575,6 +576,7 @@ const STREAMED_IN_PIECES: &[&str] = &[
     "deepseek_v3_1",
     "kimi_k2",
     "gpt_oss",
+    "gemma4",
 ];
 
 /// Per finished call, pushed char by char: (name, how many pushes carried a fragment of

@@ -13,7 +13,7 @@ use crate::FormatId;
 use crate::builder::Draft;
 use crate::family::{Outcome, RawArgs, ReadCx, Scan, ScanFrom, Scanner, parse_lenient};
 
-use super::tags::MAX_LEAD;
+use super::tags::{BlockStream, MAX_LEAD};
 
 /// The arguments value of one call, read as it streams.
 pub(crate) struct ArgsObject {
@@ -178,7 +178,7 @@ pub(crate) struct LiveJson {
     state: JsonState,
     max_depth: usize,
     /// Calls announced (by the block's lead or here).
-    pub calls: usize,
+    calls: usize,
     /// The last announced call's arguments were forwarded whole.
     complete: bool,
     stopped: bool,
@@ -279,17 +279,30 @@ impl LiveJson {
             }
         }
     }
+}
 
-    /// The block closed with `drafts`: the last announced call's arguments are sent whole
-    /// when nothing of them was; a warning when they were cut (what was sent does not make
-    /// the final arguments; the finished call is authoritative).
-    pub fn finish(
+impl BlockStream for LiveJson {
+    fn advance(&mut self, region: &str, lead_name: Option<&str>, cx: &mut ReadCx<'_>) {
+        LiveJson::advance(self, region, lead_name, cx);
+    }
+
+    fn calls(&self) -> usize {
+        self.calls
+    }
+
+    /// What arrived with the closing tag is forwarded first; then the last announced
+    /// call's arguments are sent whole when nothing of them was; a warning when they were
+    /// cut (the finished call is authoritative).
+    fn finish(
         &mut self,
+        region: &str,
+        lead_name: Option<&str>,
         drafts: &[Draft],
         span: Range<usize>,
         o: &mut Outcome,
         cx: &mut ReadCx<'_>,
     ) {
+        LiveJson::advance(self, region, lead_name, cx);
         if self.calls == 0 || self.complete {
             return;
         }

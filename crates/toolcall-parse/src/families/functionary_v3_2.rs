@@ -53,6 +53,18 @@ impl Family for FunctionaryV32 {
             max_depth: ctx.limits.max_depth,
         }))
     }
+    /// The v3.2 chat template's generation prompt ends with `>>>`: the reply starts with
+    /// the recipient (`all\n…` or `NAME\n{json}`).
+    fn implied_opener(&self) -> Option<&'static str> {
+        Some(OPEN)
+    }
+    fn continues_implied(&self, start: &str, is_final: bool) -> Option<bool> {
+        match head(&format!("{OPEN}{start}"), is_final) {
+            Head::NeedMore => None,
+            Head::NotMine => Some(false),
+            Head::Text(_) | Head::Call(..) => Some(true),
+        }
+    }
     fn instructions(&self) -> Option<Instructions> {
         Some(Instructions {
             how: "To call a tool, write >>>TOOL_NAME on a line of its own, then the arguments as one JSON object on the next line. Write reply text after >>>all on a line of its own.",

@@ -53,17 +53,37 @@ pub(crate) struct BlockReader {
 enum Live {
     /// Text-valued parameters ([`StreamTags`]).
     Params(LiveArgs),
-    /// A JSON arguments object per call ([`JsonCallTags`]).
-    Json(LiveJson),
+    /// A family's own streaming reader (JSON arguments per call: [`JsonCallTags`]).
+    Stream(Box<dyn BlockStream>),
 }
 
 impl Live {
     fn calls(&self) -> usize {
         match self {
             Live::Params(l) => l.calls,
-            Live::Json(l) => l.calls,
+            Live::Stream(l) => l.calls(),
         }
     }
+}
+
+/// Streams a block's calls while it arrives, for a family whose layout [`StreamTags`] does
+/// not describe. `advance` sees the region so far (it may start with the block's opener);
+/// announcing the first call is left out when the block's lead already did (`lead_name`).
+pub(crate) trait BlockStream: Send + Sync {
+    fn advance(&mut self, region: &str, lead_name: Option<&str>, cx: &mut ReadCx<'_>);
+    /// Calls announced so far (by the lead or by `advance`).
+    fn calls(&self) -> usize;
+    /// The block closed with `drafts`; `region` ends where its closing tag starts. Sends
+    /// what the final arguments add to what was sent, or says they differ.
+    fn finish(
+        &mut self,
+        region: &str,
+        lead_name: Option<&str>,
+        drafts: &[Draft],
+        span: Range<usize>,
+        o: &mut Outcome,
+        cx: &mut ReadCx<'_>,
+    );
 }
 
 impl BlockReader {
@@ -87,12 +107,14 @@ impl BlockReader {
 
     /// Streams each call's JSON arguments text while the block arrives (see
     /// [`JsonCallTags`]).
-    pub(crate) fn streaming_json(mut self, tags: &'static JsonCallTags, max_depth: usize) -> Self {
-        self.live = Some(Live::Json(LiveJson::new(
-            tags,
-            self.block.open.len(),
-            max_depth,
-        )));
+    pub(crate) fn streaming_json(self, tags: &'static JsonCallTags, max_depth: usize) -> Self {
+        let from = self.block.open.len();
+        self.streaming_with(Box::new(LiveJson::new(tags, from, max_depth)))
+    }
+
+    /// Streams the block's calls with a family's own [`BlockStream`].
+    pub(crate) fn streaming_with(mut self, stream: Box<dyn BlockStream>) -> Self {
+        self.live = Some(Live::Stream(stream));
         self
     }
 }
@@ -338,35 +360,52 @@ impl LiveArgs {
         o: &mut Outcome,
         cx: &mut ReadCx<'_>,
     ) {
-        let args = |i: usize| {
-            drafts
-                .get(i)
-                .and_then(|d| d.args.clone())
-                .unwrap_or(Value::Object(Map::new()))
-                .to_string()
-        };
-        let mut differ: Vec<&str> = Vec::new();
-        for (i, sent) in self.closed.iter().enumerate() {
-            if *sent != args(i) {
-                differ.push(drafts.get(i).map_or("", |d| d.name.as_str()));
-            }
+        finish_sent(&self.closed, self.calls, &self.sent, drafts, span, o, cx);
+    }
+}
+
+/// The end of a block whose calls' arguments were streamed as final-JSON text: `closed`
+/// holds what was sent for each call closed while streaming, `sent` what was sent of the
+/// last announced one (call `calls - 1`). Sends the rest of the last call's arguments; a
+/// warning when what was sent is not the final arguments (a repair changed a value already
+/// sent).
+pub(crate) fn finish_sent(
+    closed: &[String],
+    calls: usize,
+    sent: &str,
+    drafts: &[Draft],
+    span: Range<usize>,
+    o: &mut Outcome,
+    cx: &mut ReadCx<'_>,
+) {
+    let args = |i: usize| {
+        drafts
+            .get(i)
+            .and_then(|d| d.args.clone())
+            .unwrap_or(Value::Object(Map::new()))
+            .to_string()
+    };
+    let mut differ: Vec<&str> = Vec::new();
+    for (i, sent) in closed.iter().enumerate() {
+        if *sent != args(i) {
+            differ.push(drafts.get(i).map_or("", |d| d.name.as_str()));
         }
-        if self.calls > self.closed.len() {
-            let i = self.calls - 1;
-            let full = args(i);
-            match full.strip_prefix(self.sent.as_str()) {
-                Some(rest) => cx.arguments(rest),
-                None => differ.push(drafts.get(i).map_or("", |d| d.name.as_str())),
-            }
+    }
+    if calls > closed.len() {
+        let i = calls - 1;
+        let full = args(i);
+        match full.strip_prefix(sent) {
+            Some(rest) => cx.arguments(rest),
+            None => differ.push(drafts.get(i).map_or("", |d| d.name.as_str())),
         }
-        if !differ.is_empty() {
-            o.diagnostics.push(Diagnostic::warning(
-                format!(
-                    "arguments streamed for {differ:?} differ from the final arguments (a value was repaired after it was sent); the finished call is authoritative"
-                ),
-                span,
-            ));
-        }
+    }
+    if !differ.is_empty() {
+        o.diagnostics.push(Diagnostic::warning(
+            format!(
+                "arguments streamed for {differ:?} differ from the final arguments (a value was repaired after it was sent); the finished call is authoritative"
+            ),
+            span,
+        ));
     }
 }
 
@@ -413,7 +452,7 @@ impl RegionReader for BlockReader {
                     Some(Live::Params(live)) => {
                         live.advance(b, region, self.lead_name.as_deref(), cx)
                     }
-                    Some(Live::Json(live)) => live.advance(region, self.lead_name.as_deref(), cx),
+                    Some(Live::Stream(live)) => live.advance(region, self.lead_name.as_deref(), cx),
                     None => {}
                 }
                 return Advance::NeedMore;
@@ -442,11 +481,10 @@ impl RegionReader for BlockReader {
                 let span = cx.span(0, end);
                 match self.live.as_mut().filter(|l| l.calls() > 0) {
                     Some(Live::Params(live)) => live.finish(&drafts, span, &mut o, cx),
-                    Some(Live::Json(live)) => {
-                        // What arrived with the closing tag is forwarded first.
+                    Some(Live::Stream(live)) => {
                         let body = region.get(..body_end).unwrap_or("");
-                        live.advance(body, self.lead_name.as_deref(), cx);
-                        live.finish(&drafts, span, &mut o, cx)
+                        let lead = self.lead_name.as_deref();
+                        live.finish(body, lead, &drafts, span, &mut o, cx)
                     }
                     None => {
                         if let Some(first) = drafts.first()
