@@ -14,7 +14,7 @@ use crate::scanner::{Scan, Scanner, split_top_level};
 
 use super::call_syntax::parse_args;
 use super::pythonic::split_call;
-use super::tags::{Lead, MAX_LEAD, layout_trim, skip_space, starts, typed, valid_name};
+use super::tags::{Lead, MAX_LEAD, ValueHead, layout_trim, skip_space, starts, typed, valid_name};
 
 /// The block is ours when the first non-blank byte after the marker is one of `firsts`.
 fn first_byte_lead(lead: &str, complete: bool, firsts: &[u8]) -> Lead {
@@ -441,6 +441,34 @@ pub(crate) fn invokes(
         return Err("empty tool call block".into());
     }
     Ok(drafts)
+}
+
+/// `TAG KEY" attrs>` (`tag` ends with `name="`): the value follows the `>`; a DSML
+/// `string="true|false"` attribute says whether it is text.
+pub(crate) fn attr_param_value(header: &str, tag: &str) -> ValueHead {
+    let Some(rest) = header.strip_prefix(tag) else {
+        return if tag.starts_with(header) {
+            ValueHead::NeedMore
+        } else {
+            ValueHead::No
+        };
+    };
+    let Some(q) = rest.find('"') else {
+        return if rest.len() > 256 || rest.contains(['<', '>']) {
+            ValueHead::No
+        } else {
+            ValueHead::NeedMore
+        };
+    };
+    match rest[q..].find('>') {
+        Some(gt) => ValueHead::At {
+            key: rest[..q].to_owned(),
+            at: tag.len() + q + gt + 1,
+            string: string_attribute(&rest[q + 1..q + gt]),
+        },
+        None if rest.len() - q > 256 || rest[q..].contains('<') => ValueHead::No,
+        None => ValueHead::NeedMore,
+    }
 }
 
 /// `string="true"` / `string="false"` among a tag's attributes.
