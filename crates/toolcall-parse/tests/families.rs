@@ -565,9 +565,9 @@ proptest! {
     }
 }
 
-/// Families whose arguments stream in pieces as they arrive (JSON after a name: the raw
-/// JSON text; Gemma 4: the JSON of each completed `key:value`), not in one piece when the
-/// call ends.
+/// Families whose arguments stream in pieces as they arrive (JSON after a name, or
+/// `{name, arguments}` objects behind a marker: the raw JSON text; Gemma 4: the JSON of
+/// each completed `key:value`), not in one piece when the call ends.
 const STREAMED_IN_PIECES: &[&str] = &[
     "functionary_v3_1",
     "functionary_v3_2",
@@ -577,11 +577,17 @@ const STREAMED_IN_PIECES: &[&str] = &[
     "kimi_k2",
     "gpt_oss",
     "gemma4",
+    "nemotron",
+    "tool_calls_tag",
+    "longcat",
+    "internlm",
+    "granite",
+    "functools",
 ];
 
 /// Per finished call, pushed char by char: (name, how many pushes carried a fragment of
-/// its arguments, arguments non-empty).
-fn pieces(output: &str, o: &ParseOptions) -> Vec<(String, usize, bool)> {
+/// its arguments, how many arguments).
+fn pieces(output: &str, o: &ParseOptions) -> Vec<(String, usize, usize)> {
     let mut sp = StreamParser::new(o.clone());
     let mut counts: Vec<usize> = Vec::new();
     let mut out = Vec::new();
@@ -599,8 +605,8 @@ fn pieces(output: &str, o: &ParseOptions) -> Vec<(String, usize, bool)> {
                     counts[index] += 1;
                 }
                 StreamEvent::CallFinished { index, call } => {
-                    let nonempty = call.arguments.as_object().is_some_and(|m| !m.is_empty());
-                    out.push((call.name.clone(), counts[index], nonempty));
+                    let keys = call.arguments.as_object().map_or(0, |m| m.len());
+                    out.push((call.name.clone(), counts[index], keys));
                 }
                 _ => {}
             }
@@ -628,8 +634,24 @@ fn arguments_stream_in_pieces_as_they_arrive() {
         for case in &cases {
             let o = &option_sets(case)[0].1;
             let calls = pieces(&case.output, o);
-            if calls.iter().any(|(_, n, nonempty)| *nonempty && *n >= 2) {
+            if calls.iter().any(|(_, n, keys)| *keys > 0 && *n >= 2) {
                 streamed += 1;
+            }
+            for (name, n, keys) in &calls {
+                // Gemma 4 sends per completed `key:value`: one key is one piece. Mistral's
+                // `[TOOL_CALLS][…]` list gives each call's id after its arguments, so it is
+                // sent whole (an announced call keeps the id it was announced with).
+                let whole_list = *family == "mistral" && case.output.contains("[TOOL_CALLS][");
+                let several = match *family {
+                    _ if whole_list => usize::MAX,
+                    "gemma4" => 2,
+                    _ => 1,
+                };
+                assert!(
+                    *keys < several || *n >= 2,
+                    "{family}/{}: the arguments of {name} came in one piece",
+                    case.name
+                );
             }
         }
         assert!(

@@ -23,7 +23,7 @@ use crate::family::{
     Advance, Outcome, ReadCx, RegionReader, ScanFrom, convert_text_value, is_text_param,
 };
 
-use super::args_object::{JsonCallTags, LiveJson};
+use super::args_object::{JsonCallTags, LiveJson, LiveList};
 
 /// What the lead (the bytes after the opener) says.
 pub(crate) enum Lead {
@@ -121,6 +121,13 @@ impl BlockReader {
     pub(crate) fn streaming_json(self, tags: &'static JsonCallTags, max_depth: usize) -> Self {
         let from = self.block.open.len();
         self.streaming_with(Box::new(LiveJson::new(tags, from, max_depth)))
+    }
+
+    /// Streams a block holding a JSON `{name, arguments}` object or a list of them (see
+    /// [`LiveList`]).
+    pub(crate) fn streaming_list(self, max_depth: usize) -> Self {
+        let from = self.block.open.len();
+        self.streaming_with(Box::new(LiveList::new(from, max_depth)))
     }
 
     /// Streams the block's calls with a family's own [`BlockStream`].
