@@ -7,7 +7,9 @@
 //! one any `NAME: value` line is a field (lower-cased).
 //!
 //! The header is a line opener ([`Family::line_openers`]); the region runs from it to the
-//! line that is not a field.
+//! line that is not a field. Streamed, the call is announced at the header and each field
+//! is forwarded as a JSON fragment (`{"key":value`, then `,"key":value`, then `}`) once
+//! its line is complete, the value converted exactly as in the final arguments.
 
 use serde_json::{Map, Value};
 use toolcall_core::{Diagnostic, Repair, ToolSpec};
@@ -122,6 +124,7 @@ impl BlockReader {
                 ..Plain::default()
             }));
         }
+        cx.start_call(name, None);
         self.name = Some(name.to_owned());
         self.line = next;
         self.search = next;
@@ -161,12 +164,19 @@ impl RegionReader for BlockReader {
                 && !is_header(line)
                 && let Some((key, raw)) = field(line, spec)
             {
+                if cx.streaming() {
+                    let value = convert_text_value(&raw, spec, &key, &mut Vec::new());
+                    let sep = if self.fields.is_empty() { "{" } else { "," };
+                    let key_json = Value::String(key.clone());
+                    cx.arguments(&format!("{sep}{key_json}:{value}"));
+                }
                 self.fields.push((key, raw));
                 self.line = next;
                 self.search = next;
                 continue;
             }
             // The block ends before this line.
+            cx.arguments(if self.fields.is_empty() { "{}" } else { "}" });
             let mut repairs = Vec::new();
             let args = arguments(&self.fields, spec, &mut repairs);
             let name = self.name.take().unwrap_or_default();
