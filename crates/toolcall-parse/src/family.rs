@@ -257,6 +257,18 @@ pub(crate) trait Family: Sync + Send {
     fn also_written(&self) -> &'static [&'static str] {
         &[]
     }
+    /// An opener the family's chat template writes at the end of its generation prompt
+    /// (Functionary v3.2's `>>>`), so a reply starts right after it. Read only when this
+    /// family is chosen explicitly (`--format`, a model's name): in auto mode a reply
+    /// starting `all\n` is prose.
+    fn implied_opener(&self) -> Option<&'static str> {
+        None
+    }
+    /// Whether the reply starting `start` continues [`Family::implied_opener`]; `None`:
+    /// more bytes decide (at most a bounded prefix; always decided when `is_final`).
+    fn continues_implied(&self, _start: &str, _is_final: bool) -> Option<bool> {
+        Some(false)
+    }
 }
 
 /// Where a bare JSON value was found.
@@ -391,6 +403,8 @@ pub(crate) struct RawArgs {
     emitted: usize,
     scanner: Scanner,
     done: bool,
+    /// Region offset just past the value, once it was forwarded whole.
+    end: Option<usize>,
 }
 
 impl RawArgs {
@@ -400,7 +414,23 @@ impl RawArgs {
             emitted: start,
             scanner: Scanner::new(max_depth, false),
             done: false,
+            end: None,
         }
+    }
+
+    /// Region offset just past the value, once it has been forwarded whole.
+    pub fn end(&self) -> Option<usize> {
+        self.end
+    }
+
+    /// Some of the value was forwarded.
+    pub fn sent_anything(&self) -> bool {
+        self.emitted > self.start
+    }
+
+    /// Forwarding stopped: the value ended, or is not JSON.
+    pub fn stopped(&self) -> bool {
+        self.done
     }
 
     /// Sends `region[emitted..]` up to the object's end as far as it has arrived.
@@ -412,6 +442,7 @@ impl RawArgs {
         let upto = match self.scanner.advance(bytes) {
             Scan::Done(n) => {
                 self.done = true;
+                self.end = Some(self.start + n);
                 self.start + n
             }
             Scan::NeedMore => self.start + self.scanner.consumed(),

@@ -54,8 +54,10 @@ use engine::Engine;
 pub enum ParseError {
     #[error("unknown format {0:?}; run `toolcall formats` for the list")]
     UnknownFormat(String),
+    /// The fallback rules file is not a list of rules; the JSON error says where and why
+    /// (its `line()`, `column()` and `classify()` tell syntax from shape errors).
     #[error("invalid fallback rules: {0}")]
-    Fallbacks(String),
+    Fallbacks(#[source] serde_json::Error),
     #[error("{0:?} is not a text format; text formats: {1}")]
     NotTextFormat(String, String),
 }
@@ -210,7 +212,7 @@ pub fn parse(text: &str, options: &ParseOptions) -> Parsed {
     p.engine.quiet = true;
     let mut parsed = Parsed::default();
     let mut events = p.push(text);
-    events.extend(p.engine.finish());
+    events.extend(p.finish_mut());
     collect(events, &mut parsed);
     parsed.reasoning = std::mem::take(&mut p.engine.reasoning);
     parsed
@@ -227,41 +229,106 @@ pub fn parse(text: &str, options: &ParseOptions) -> Parsed {
 pub struct StreamParser {
     engine: Engine,
     pending: Vec<Diagnostic>,
+    /// The reply's start, held until it shows whether it continues the explicit family's
+    /// implied opener ([`family::Family::implied_opener`]).
+    implied: Option<Implied>,
+    /// Bytes fed to the engine ahead of the reply (the implied opener): spans are shifted
+    /// back by this much.
+    shift: usize,
+}
+
+struct Implied {
+    family: &'static dyn family::Family,
+    opener: &'static str,
+    held: String,
 }
 
 impl StreamParser {
     pub fn new(options: ParseOptions) -> Self {
         let (ctx, unknown) = options.ctx();
+        let implied = ctx
+            .explicit
+            .then(|| ctx.order.first().and_then(|f| f.family()))
+            .flatten()
+            .and_then(|family| {
+                family.implied_opener().map(|opener| Implied {
+                    family,
+                    opener,
+                    held: String::new(),
+                })
+            });
         StreamParser {
             engine: Engine::new(Arc::new(ctx)),
             pending: unknown_format_diags(&unknown),
+            implied,
+            shift: 0,
         }
     }
 
     pub fn push(&mut self, delta: &str) -> Vec<StreamEvent> {
-        if self.pending.is_empty() {
-            return self.engine.push(delta);
-        }
         let mut out: Vec<StreamEvent> = self
             .pending
             .drain(..)
             .map(|diagnostic| StreamEvent::Diagnostic { diagnostic })
             .collect();
-        out.extend(self.engine.push(delta));
-        out
+        match self.implied.as_mut() {
+            None => out.extend(self.engine.push(delta)),
+            Some(imp) => {
+                imp.held.push_str(delta);
+                if let Some(start) = self.implied_start(false) {
+                    out.extend(self.engine.push(&start));
+                }
+            }
+        }
+        self.unshift(out)
     }
 
     pub fn finish(mut self) -> Vec<StreamEvent> {
-        if self.pending.is_empty() {
-            return self.engine.finish();
-        }
+        self.finish_mut()
+    }
+
+    fn finish_mut(&mut self) -> Vec<StreamEvent> {
         let mut out: Vec<StreamEvent> = self
             .pending
             .drain(..)
             .map(|diagnostic| StreamEvent::Diagnostic { diagnostic })
             .collect();
+        if let Some(start) = self.implied_start(true) {
+            out.extend(self.engine.push(&start));
+        }
         out.extend(self.engine.finish());
-        out
+        self.unshift(out)
+    }
+
+    /// Once the held start decides: the text to feed, with the implied opener ahead of it
+    /// when the reply continues it.
+    fn implied_start(&mut self, is_final: bool) -> Option<String> {
+        let imp = self.implied.as_ref()?;
+        let continues = imp.family.continues_implied(&imp.held, is_final)?;
+        let imp = self.implied.take()?;
+        if !continues {
+            return Some(imp.held);
+        }
+        self.shift = imp.opener.len();
+        Some(format!("{}{}", imp.opener, imp.held))
+    }
+
+    /// Spans count from the reply's first byte, not from the implied opener.
+    fn unshift(&self, mut events: Vec<StreamEvent>) -> Vec<StreamEvent> {
+        if self.shift == 0 {
+            return events;
+        }
+        let back = |r: &mut std::ops::Range<usize>| {
+            *r = r.start.saturating_sub(self.shift)..r.end.saturating_sub(self.shift);
+        };
+        for e in &mut events {
+            match e {
+                StreamEvent::Diagnostic { diagnostic } => back(&mut diagnostic.span),
+                StreamEvent::CallFinished { call, .. } => back(&mut call.origin.span),
+                _ => {}
+            }
+        }
+        events
     }
 }
 

@@ -454,6 +454,7 @@ const PARAM_STREAMING: &[(&str, &[&str])] = &[
         "deepseek_dsml",
         &["</｜DSML｜function_calls>", "</｜DSML｜tool_calls>"],
     ),
+    ("gemma4", &["<tool_call|>"]),
 ];
 
 /// Per finished call: (concatenated fragments, final arguments serialised), and the input
@@ -561,5 +562,80 @@ proptest! {
                 prop_assert_eq!(sent, args, "{}/{} ({}) {:?}", &case.family, &case.name, how, &parts);
             }
         }
+    }
+}
+
+/// Families whose arguments stream in pieces as they arrive (JSON after a name: the raw
+/// JSON text; Gemma 4: the JSON of each completed `key:value`), not in one piece when the
+/// call ends.
+const STREAMED_IN_PIECES: &[&str] = &[
+    "functionary_v3_1",
+    "functionary_v3_2",
+    "mistral",
+    "deepseek_v3",
+    "deepseek_v3_1",
+    "kimi_k2",
+    "gpt_oss",
+    "gemma4",
+];
+
+/// Per finished call, pushed char by char: (name, how many pushes carried a fragment of
+/// its arguments, arguments non-empty).
+fn pieces(output: &str, o: &ParseOptions) -> Vec<(String, usize, bool)> {
+    let mut sp = StreamParser::new(o.clone());
+    let mut counts: Vec<usize> = Vec::new();
+    let mut out = Vec::new();
+    let parts = chars(output);
+    let mut events: Vec<Vec<StreamEvent>> = parts.iter().map(|c| sp.push(c)).collect();
+    events.push(sp.finish());
+    for push in events {
+        let mut seen_here = std::collections::HashSet::new();
+        for e in push {
+            match e {
+                StreamEvent::CallStarted { index, .. } => {
+                    counts.resize(counts.len().max(index + 1), 0);
+                }
+                StreamEvent::ArgumentsDelta { index, .. } if seen_here.insert(index) => {
+                    counts[index] += 1;
+                }
+                StreamEvent::CallFinished { index, call } => {
+                    let nonempty = call.arguments.as_object().is_some_and(|m| !m.is_empty());
+                    out.push((call.name.clone(), counts[index], nonempty));
+                }
+                _ => {}
+            }
+        }
+    }
+    out
+}
+
+// Issue #9: every family streams its arguments as they arrive; a family that sent them in
+// one piece when the call closed fails here.
+#[test]
+fn arguments_stream_in_pieces_as_they_arrive() {
+    for family in STREAMED_IN_PIECES {
+        let cases: Vec<Case> = enabled_cases()
+            .into_iter()
+            .filter(|c| {
+                c.family == *family
+                    && c.expect
+                        .calls
+                        .iter()
+                        .any(|k| k.arguments != serde_json::json!({}))
+            })
+            .collect();
+        let mut streamed = 0;
+        for case in &cases {
+            let o = &option_sets(case)[0].1;
+            let calls = pieces(&case.output, o);
+            if calls.iter().any(|(_, n, nonempty)| *nonempty && *n >= 2) {
+                streamed += 1;
+            }
+        }
+        assert!(
+            streamed >= 3.min(cases.len()) && streamed * 2 >= cases.len(),
+            "{family}: {streamed} of {} cases stream their arguments in pieces",
+            cases.len()
+        );
     }
 }

@@ -9,6 +9,12 @@
 //!
 //! The loop tells what it does as [`AgentEvent`]s (see [`crate::events`]): to observers
 //! attached with [`Agent::add_observer`], and as a stream with [`Agent::run_turn_stream`].
+//!
+//! A reply's [`AgentEvent::TextDelta`]s all belong to one attempt of its model request, so
+//! a consumer never has to take back text it showed: a streamed request that fails before
+//! any text arrived is retried by the client, one that fails after is not, and the cut
+//! stream ends the turn as an error (never as a reply; its calls never run). See
+//! [`ModelClient::complete_streaming`].
 
 use std::collections::HashMap;
 use std::future::Future;

@@ -61,6 +61,8 @@ pub enum AgentEvent {
     /// Visible reply text as it arrives: from a streaming client, piece by piece as the
     /// model writes it; from a whole-reply client, one delta per reply. In text and auto
     /// mode the call markup and reasoning are not part of it (the streaming parser's text).
+    /// A round's deltas never restart: once one was told, a failed request is not retried
+    /// but ends the turn with the error (see [`crate::agent`]).
     TextDelta { round: usize, text: String },
     /// The reply was read: the raw text the calls' spans point into (text-format replies;
     /// secret argument values masked with `*` of the same byte length, so the spans hold),

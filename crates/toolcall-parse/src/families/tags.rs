@@ -15,6 +15,8 @@ use crate::FormatId;
 use crate::builder::Draft;
 use crate::family::{Advance, Outcome, ReadCx, RegionReader, ScanFrom, convert_text_value};
 
+use super::args_object::{JsonCallTags, LiveJson};
+
 /// What the lead (the bytes after the opener) says.
 pub(crate) enum Lead {
     NeedMore,
@@ -44,7 +46,44 @@ pub(crate) struct BlockReader {
     /// The first call's name as the lead announced it.
     lead_name: Option<String>,
     close: ScanFrom,
-    live: Option<LiveArgs>,
+    live: Option<Live>,
+}
+
+/// How a block's arguments stream while it arrives.
+enum Live {
+    /// Text-valued parameters ([`StreamTags`]).
+    Params(LiveArgs),
+    /// A family's own streaming reader (JSON arguments per call: [`JsonCallTags`]).
+    Stream(Box<dyn BlockStream>),
+}
+
+impl Live {
+    fn calls(&self) -> usize {
+        match self {
+            Live::Params(l) => l.calls,
+            Live::Stream(l) => l.calls(),
+        }
+    }
+}
+
+/// Streams a block's calls while it arrives, for a family whose layout [`StreamTags`] does
+/// not describe. `advance` sees the region so far (it may start with the block's opener);
+/// announcing the first call is left out when the block's lead already did (`lead_name`).
+pub(crate) trait BlockStream: Send + Sync {
+    fn advance(&mut self, region: &str, lead_name: Option<&str>, cx: &mut ReadCx<'_>);
+    /// Calls announced so far (by the lead or by `advance`).
+    fn calls(&self) -> usize;
+    /// The block closed with `drafts`; `region` ends where its closing tag starts. Sends
+    /// what the final arguments add to what was sent, or says they differ.
+    fn finish(
+        &mut self,
+        region: &str,
+        lead_name: Option<&str>,
+        drafts: &[Draft],
+        span: Range<usize>,
+        o: &mut Outcome,
+        cx: &mut ReadCx<'_>,
+    );
 }
 
 impl BlockReader {
@@ -62,7 +101,20 @@ impl BlockReader {
     /// Streams each call's arguments while the block arrives, a fragment per completed
     /// parameter (see [`StreamTags`]).
     pub(crate) fn streaming(mut self, tags: &'static StreamTags) -> Self {
-        self.live = Some(LiveArgs::new(tags, self.block.open.len()));
+        self.live = Some(Live::Params(LiveArgs::new(tags, self.block.open.len())));
+        self
+    }
+
+    /// Streams each call's JSON arguments text while the block arrives (see
+    /// [`JsonCallTags`]).
+    pub(crate) fn streaming_json(self, tags: &'static JsonCallTags, max_depth: usize) -> Self {
+        let from = self.block.open.len();
+        self.streaming_with(Box::new(LiveJson::new(tags, from, max_depth)))
+    }
+
+    /// Streams the block's calls with a family's own [`BlockStream`].
+    pub(crate) fn streaming_with(mut self, stream: Box<dyn BlockStream>) -> Self {
+        self.live = Some(Live::Stream(stream));
         self
     }
 }
@@ -308,35 +360,52 @@ impl LiveArgs {
         o: &mut Outcome,
         cx: &mut ReadCx<'_>,
     ) {
-        let args = |i: usize| {
-            drafts
-                .get(i)
-                .and_then(|d| d.args.clone())
-                .unwrap_or(Value::Object(Map::new()))
-                .to_string()
-        };
-        let mut differ: Vec<&str> = Vec::new();
-        for (i, sent) in self.closed.iter().enumerate() {
-            if *sent != args(i) {
-                differ.push(drafts.get(i).map_or("", |d| d.name.as_str()));
-            }
+        finish_sent(&self.closed, self.calls, &self.sent, drafts, span, o, cx);
+    }
+}
+
+/// The end of a block whose calls' arguments were streamed as final-JSON text: `closed`
+/// holds what was sent for each call closed while streaming, `sent` what was sent of the
+/// last announced one (call `calls - 1`). Sends the rest of the last call's arguments; a
+/// warning when what was sent is not the final arguments (a repair changed a value already
+/// sent).
+pub(crate) fn finish_sent(
+    closed: &[String],
+    calls: usize,
+    sent: &str,
+    drafts: &[Draft],
+    span: Range<usize>,
+    o: &mut Outcome,
+    cx: &mut ReadCx<'_>,
+) {
+    let args = |i: usize| {
+        drafts
+            .get(i)
+            .and_then(|d| d.args.clone())
+            .unwrap_or(Value::Object(Map::new()))
+            .to_string()
+    };
+    let mut differ: Vec<&str> = Vec::new();
+    for (i, sent) in closed.iter().enumerate() {
+        if *sent != args(i) {
+            differ.push(drafts.get(i).map_or("", |d| d.name.as_str()));
         }
-        if self.calls > self.closed.len() {
-            let i = self.calls - 1;
-            let full = args(i);
-            match full.strip_prefix(self.sent.as_str()) {
-                Some(rest) => cx.arguments(rest),
-                None => differ.push(drafts.get(i).map_or("", |d| d.name.as_str())),
-            }
+    }
+    if calls > closed.len() {
+        let i = calls - 1;
+        let full = args(i);
+        match full.strip_prefix(sent) {
+            Some(rest) => cx.arguments(rest),
+            None => differ.push(drafts.get(i).map_or("", |d| d.name.as_str())),
         }
-        if !differ.is_empty() {
-            o.diagnostics.push(Diagnostic::warning(
-                format!(
-                    "arguments streamed for {differ:?} differ from the final arguments (a value was repaired after it was sent); the finished call is authoritative"
-                ),
-                span,
-            ));
-        }
+    }
+    if !differ.is_empty() {
+        o.diagnostics.push(Diagnostic::warning(
+            format!(
+                "arguments streamed for {differ:?} differ from the final arguments (a value was repaired after it was sent); the finished call is authoritative"
+            ),
+            span,
+        ));
     }
 }
 
@@ -379,8 +448,12 @@ impl RegionReader for BlockReader {
             Some(i) => (i, i + b.close.len(), true),
             None if is_final => (region.len(), region.len(), false),
             None => {
-                if let Some(live) = self.live.as_mut().filter(|_| cx.streaming()) {
-                    live.advance(b, region, self.lead_name.as_deref(), cx);
+                match self.live.as_mut().filter(|_| cx.streaming()) {
+                    Some(Live::Params(live)) => {
+                        live.advance(b, region, self.lead_name.as_deref(), cx)
+                    }
+                    Some(Live::Stream(live)) => live.advance(region, self.lead_name.as_deref(), cx),
+                    None => {}
                 }
                 return Advance::NeedMore;
             }
@@ -406,8 +479,13 @@ impl RegionReader for BlockReader {
                         .extend(cx.ctx.unknown_name_warning(&d.name, cx.span(0, end)));
                 }
                 let span = cx.span(0, end);
-                match self.live.as_mut().filter(|l| l.calls > 0) {
-                    Some(live) => live.finish(&drafts, span, &mut o, cx),
+                match self.live.as_mut().filter(|l| l.calls() > 0) {
+                    Some(Live::Params(live)) => live.finish(&drafts, span, &mut o, cx),
+                    Some(Live::Stream(live)) => {
+                        let body = region.get(..body_end).unwrap_or("");
+                        let lead = self.lead_name.as_deref();
+                        live.finish(body, lead, &drafts, span, &mut o, cx)
+                    }
                     None => {
                         if let Some(first) = drafts.first()
                             && self.lead_name.is_some()

@@ -1,0 +1,327 @@
+//! Shared reader for "JSON arguments after a name" (`<function=NAME>{…}`, `>>>NAME\n{…}`,
+//! `[TOOL_CALLS]NAME[ARGS]{…}`): announces the call, forwards the raw JSON text as it
+//! arrives (the fragments are the argument text the model wrote, so they decode to the
+//! final arguments unless a repair was needed), finds the value's end resumably and
+//! decodes it leniently. Families only word their own markup in the messages.
+
+use std::ops::Range;
+
+use serde_json::Value;
+use toolcall_core::{Diagnostic, Repair};
+
+use crate::FormatId;
+use crate::builder::Draft;
+use crate::family::{Outcome, RawArgs, ReadCx, Scan, ScanFrom, Scanner, parse_lenient};
+
+use super::tags::{BlockStream, MAX_LEAD};
+
+/// The arguments value of one call, read as it streams.
+pub(crate) struct ArgsObject {
+    /// Region offset of the value's first byte (`{` or `[`).
+    start: usize,
+    scanner: Scanner,
+    live: Option<RawArgs>,
+}
+
+/// What the bytes so far say about the value.
+pub(crate) enum ArgsRead {
+    NeedMore,
+    /// The input ended inside the value.
+    Truncated,
+    /// Not JSON (or a repair could not read it); the markup ends at `end`.
+    Malformed {
+        end: usize,
+        error: String,
+    },
+    /// The value is `region[start..end]`.
+    Done {
+        end: usize,
+        value: Value,
+        repairs: Vec<Repair>,
+    },
+}
+
+impl ArgsObject {
+    /// The value starting at `region[start]`. With `call` (name, id) the call is announced
+    /// now and its arguments forwarded as they arrive (only for an object: a list is not
+    /// one call's arguments).
+    pub fn new(
+        region: &str,
+        start: usize,
+        call: Option<(&str, Option<&str>)>,
+        max_depth: usize,
+        cx: &mut ReadCx<'_>,
+    ) -> Self {
+        let live = match call {
+            Some((name, id)) if cx.streaming() && region.as_bytes().get(start) == Some(&b'{') => {
+                cx.start_call(name, id);
+                Some(RawArgs::new(start, max_depth))
+            }
+            _ => None,
+        };
+        ArgsObject {
+            start,
+            scanner: Scanner::new(max_depth, false),
+            live,
+        }
+    }
+
+    /// Reads the new bytes of `region`.
+    pub fn advance(&mut self, region: &str, is_final: bool, cx: &mut ReadCx<'_>) -> ArgsRead {
+        if let Some(live) = &mut self.live {
+            live.forward(region, cx);
+        }
+        let json = region.as_bytes().get(self.start..).unwrap_or(&[]);
+        match self.scanner.advance(json) {
+            Scan::NeedMore if is_final => ArgsRead::Truncated,
+            Scan::NeedMore => ArgsRead::NeedMore,
+            Scan::Fail(e) => ArgsRead::Malformed {
+                end: self.start + self.scanner.consumed(),
+                error: e.to_string(),
+            },
+            Scan::Done(n) => {
+                let end = self.start + n;
+                match parse_lenient(region.get(self.start..end).unwrap_or("")) {
+                    Ok((value, repairs)) => ArgsRead::Done {
+                        end,
+                        value,
+                        repairs,
+                    },
+                    Err(e) => ArgsRead::Malformed {
+                        end,
+                        error: e.to_string(),
+                    },
+                }
+            }
+        }
+    }
+
+    pub fn start(&self) -> usize {
+        self.start
+    }
+}
+
+/// The outcome of one named call whose arguments were read by [`ArgsObject`]: the draft
+/// (spanning `region[..end]`), a warning for an unregistered name, and a note of the JSON
+/// repairs made.
+pub(crate) fn named_call(
+    name: &str,
+    id: Option<String>,
+    format: FormatId,
+    (value, repairs): (Value, Vec<Repair>),
+    json: Range<usize>,
+    end: usize,
+    cx: &ReadCx<'_>,
+) -> Outcome {
+    let span = cx.span(0, end);
+    let mut o = Outcome::default();
+    o.diagnostics
+        .extend(cx.ctx.unknown_name_warning(name, span.clone()));
+    if !repairs.is_empty() {
+        o.diagnostics
+            .push(repaired(&repairs, cx.span(json.start, json.end)));
+    }
+    let mut d = Draft::new(name, Some(value), format);
+    d.id = id;
+    d.span = span;
+    d.repairs = repairs;
+    o.drafts.push(d);
+    o
+}
+
+/// An info diagnostic naming the repairs made to a JSON text.
+pub(crate) fn repaired(repairs: &[Repair], span: Range<usize>) -> Diagnostic {
+    let kinds: Vec<&str> = repairs.iter().map(|r| r.kind.as_str()).collect();
+    Diagnostic::info(format!("repaired JSON: {}", kinds.join(", ")), span)
+}
+
+/// The messages of a value that did not read, for markup shown as `what` (`<function=get>`).
+pub(crate) fn truncated(what: &str) -> String {
+    format!("truncated tool call: the arguments of {what} are not closed; not run")
+}
+
+pub(crate) fn malformed(what: &str, error: &str) -> String {
+    format!("{what} arguments are malformed, not run: {error}")
+}
+
+/// A call's name and, when the markup carries one, its id.
+pub(crate) type CallHead = (String, Option<String>);
+
+/// How a block's calls are laid out when each holds a JSON arguments object after a head
+/// naming the tool (DeepSeek V3/V3.1, Kimi K2, gpt-oss), for streaming the calls while the
+/// block arrives (see [`super::tags::BlockReader::streaming_json`]).
+pub(crate) struct JsonCallTags {
+    /// Opens one call (`<｜tool▁call▁begin｜>`); empty: the block is one call.
+    pub call: &'static str,
+    /// The call's head (from after `call` to the arguments' `{`) → name and call id;
+    /// `None`: not followed (the calls are then sent whole when the block closes).
+    pub head: fn(&str) -> Option<CallHead>,
+    /// Closes one call (`<｜tool▁call▁end｜>`); empty: the block is one call.
+    pub call_end: &'static str,
+}
+
+enum JsonState {
+    /// Looking for the next call from `from`.
+    Call { from: ScanFrom },
+    /// The call's head starts at `head`; its arguments at the first `{`.
+    Head { head: usize, brace: ScanFrom },
+    /// Forwarding the arguments.
+    Args { raw: RawArgs },
+    /// Looking for the call's end.
+    End { find: ScanFrom },
+}
+
+/// The streaming side of a block of [`JsonCallTags`] calls: announces each call when its
+/// head is complete and forwards its raw arguments text; every byte is looked at once.
+pub(crate) struct LiveJson {
+    tags: &'static JsonCallTags,
+    state: JsonState,
+    max_depth: usize,
+    /// Calls announced (by the block's lead or here).
+    calls: usize,
+    /// The last announced call's arguments were forwarded whole.
+    complete: bool,
+    stopped: bool,
+}
+
+impl LiveJson {
+    pub fn new(tags: &'static JsonCallTags, from: usize, max_depth: usize) -> Self {
+        LiveJson {
+            tags,
+            state: JsonState::Call {
+                from: ScanFrom(from),
+            },
+            max_depth,
+            calls: 0,
+            complete: false,
+            stopped: false,
+        }
+    }
+
+    /// Announces and forwards what the bytes so far complete; stops on anything it cannot
+    /// follow (the rest is sent whole when the block closes).
+    pub fn advance(&mut self, region: &str, lead_name: Option<&str>, cx: &mut ReadCx<'_>) {
+        let tags = self.tags;
+        while !self.stopped {
+            match &mut self.state {
+                JsonState::Call { from } => {
+                    let head = if tags.call.is_empty() {
+                        from.0
+                    } else {
+                        match from.find(region, tags.call) {
+                            Some(at) => at + tags.call.len(),
+                            None => return,
+                        }
+                    };
+                    self.state = JsonState::Head {
+                        head,
+                        brace: ScanFrom(head),
+                    };
+                }
+                JsonState::Head { head, brace } => {
+                    let head = *head;
+                    let Some(b) = brace.find(region, "{") else {
+                        if region.len().saturating_sub(head) > MAX_LEAD {
+                            self.stopped = true;
+                        }
+                        return;
+                    };
+                    let call = region
+                        .get(head..b)
+                        .filter(|h| h.len() <= MAX_LEAD)
+                        .and_then(tags.head);
+                    let Some((name, id)) = call else {
+                        self.stopped = true;
+                        return;
+                    };
+                    match (self.calls, lead_name) {
+                        (0, Some(n)) if n != name => {
+                            self.stopped = true;
+                            return;
+                        }
+                        (0, Some(_)) => {}
+                        _ => cx.start_call(&name, id.as_deref()),
+                    }
+                    self.calls += 1;
+                    self.complete = false;
+                    self.state = JsonState::Args {
+                        raw: RawArgs::new(b, self.max_depth),
+                    };
+                }
+                JsonState::Args { raw } => {
+                    raw.forward(region, cx);
+                    match raw.end() {
+                        Some(end) => {
+                            self.complete = true;
+                            if tags.call_end.is_empty() {
+                                self.stopped = true;
+                                return;
+                            }
+                            self.state = JsonState::End {
+                                find: ScanFrom(end),
+                            };
+                        }
+                        None if raw.stopped() => {
+                            self.stopped = true;
+                            return;
+                        }
+                        None => return,
+                    }
+                }
+                JsonState::End { find } => match find.find(region, tags.call_end) {
+                    Some(at) => {
+                        self.state = JsonState::Call {
+                            from: ScanFrom(at + tags.call_end.len()),
+                        };
+                    }
+                    None => return,
+                },
+            }
+        }
+    }
+}
+
+impl BlockStream for LiveJson {
+    fn advance(&mut self, region: &str, lead_name: Option<&str>, cx: &mut ReadCx<'_>) {
+        LiveJson::advance(self, region, lead_name, cx);
+    }
+
+    fn calls(&self) -> usize {
+        self.calls
+    }
+
+    /// What arrived with the closing tag is forwarded first; then the last announced
+    /// call's arguments are sent whole when nothing of them was; a warning when they were
+    /// cut (the finished call is authoritative).
+    fn finish(
+        &mut self,
+        region: &str,
+        lead_name: Option<&str>,
+        drafts: &[Draft],
+        span: Range<usize>,
+        o: &mut Outcome,
+        cx: &mut ReadCx<'_>,
+    ) {
+        LiveJson::advance(self, region, lead_name, cx);
+        if self.calls == 0 || self.complete {
+            return;
+        }
+        let last = drafts.get(self.calls - 1);
+        match &self.state {
+            JsonState::Args { raw } if raw.sent_anything() => {
+                o.diagnostics.push(Diagnostic::warning(
+                    format!(
+                        "arguments streamed for {:?} are cut; the finished call is authoritative",
+                        last.map_or("", |d| d.name.as_str())
+                    ),
+                    span,
+                ));
+            }
+            _ => {
+                if let Some(args) = last.and_then(|d| d.args.as_ref()) {
+                    cx.arguments(&args.to_string());
+                }
+            }
+        }
+    }
+}
