@@ -480,13 +480,13 @@ pub(crate) fn convert_text_value(
     key: &str,
     repairs: &mut Vec<Repair>,
 ) -> Value {
+    if is_text_param(spec, key) {
+        return Value::String(raw.to_owned());
+    }
     let Some(schema) = spec.and_then(|s| s.parameters.get("properties")?.get(key)) else {
         return Value::String(raw.to_owned());
     };
     let types = schema_types(schema);
-    if types.is_empty() || types.contains(&"string") {
-        return Value::String(raw.to_owned());
-    }
     let text = raw.trim();
     let decoded = crate::repair::parse_lenient(text).ok();
     let fits = |v: &Value| {
@@ -525,6 +525,17 @@ pub(crate) fn convert_text_value(
             Value::String(raw.to_owned())
         }
     }
+}
+
+/// Whether a text value of argument `key` stays text ([`convert_text_value`]): the schema
+/// allows a string, says no type, or there is no schema for it. Known at the parameter's
+/// name, before its value arrives.
+pub(crate) fn is_text_param(spec: Option<&ToolSpec>, key: &str) -> bool {
+    let Some(schema) = spec.and_then(|s| s.parameters.get("properties")?.get(key)) else {
+        return true;
+    };
+    let types = schema_types(schema);
+    types.is_empty() || types.contains(&"string")
 }
 
 fn schema_types(schema: &Value) -> Vec<&str> {

@@ -222,10 +222,15 @@ pub fn parse(text: &str, options: &ParseOptions) -> Parsed {
 ///
 /// Events: `Text` (visible reply), `Reasoning`, and per call `CallStarted`,
 /// `ArgumentsDelta` and `CallFinished` (the complete, repaired call: the one to act on), plus
-/// `Diagnostic`s. A `<tool_call>` (and Mistral `name[ARGS]{...}`) is announced as soon as
-/// its name is known and its raw argument text is forwarded as it arrives; a call announced that way but cut off or
-/// malformed never gets `CallFinished` (an error diagnostic says why). Other formats
-/// announce a call when its markup is complete, with the arguments JSON as one fragment.
+/// `Diagnostic`s. Every family with call markup announces a call as soon as its name is
+/// known and sends its arguments as they arrive: families writing JSON arguments forward
+/// the raw JSON text (Hermes, Mistral, Functionary, DeepSeek V3/V3.1, Kimi K2, gpt-oss);
+/// text-valued families send the JSON their values convert to (a text value in pieces as
+/// its bytes arrive, other values as each parameter completes; Gemma 4 per `key:value`),
+/// so the fragments are the final arguments exactly. A call announced but cut off or
+/// malformed never gets `CallFinished` (an error diagnostic says why). Families whose
+/// calls sit in a JSON list behind a marker, pythonic calls and bare JSON announce a call
+/// when its markup is complete, with the arguments JSON as one fragment.
 pub struct StreamParser {
     engine: Engine,
     pending: Vec<Diagnostic>,

@@ -13,6 +13,7 @@ use crate::FormatId;
 use crate::builder::Draft;
 use crate::family::{Outcome, RawArgs, ReadCx, Scan, ScanFrom, Scanner, parse_lenient};
 
+use super::hermes::Probe;
 use super::tags::{BlockStream, MAX_LEAD};
 
 /// The arguments value of one call, read as it streams.
@@ -306,22 +307,238 @@ impl BlockStream for LiveJson {
         if self.calls == 0 || self.complete {
             return;
         }
-        let last = drafts.get(self.calls - 1);
-        match &self.state {
-            JsonState::Args { raw } if raw.sent_anything() => {
-                o.diagnostics.push(Diagnostic::warning(
-                    format!(
-                        "arguments streamed for {:?} are cut; the finished call is authoritative",
-                        last.map_or("", |d| d.name.as_str())
-                    ),
-                    span,
-                ));
-            }
-            _ => {
-                if let Some(args) = last.and_then(|d| d.args.as_ref()) {
-                    cx.arguments(&args.to_string());
+        let sent = match &self.state {
+            JsonState::Args { raw } => raw.sent_anything(),
+            _ => false,
+        };
+        finish_unsent(sent, drafts.get(self.calls - 1), span, o, cx);
+    }
+}
+
+/// Where a [`LiveList`] is.
+enum ListState {
+    /// Blanks, then `[` (a list of calls) or `{` (one call).
+    Start,
+    /// Looking for the next entry from here: blanks and a comma, then `{`, or `]`.
+    Next { at: usize },
+    /// An entry starts at `item`: waiting for its `{"name": "…", "arguments": {` prefix.
+    Probe { item: usize, scanner: Scanner },
+    /// Forwarding the entry's arguments; `scanner` finds the entry's end.
+    Args {
+        item: usize,
+        scanner: Scanner,
+        raw: RawArgs,
+    },
+    /// The arguments were sent; waiting for the entry's end.
+    Rest { item: usize, scanner: Scanner },
+}
+
+/// Streams calls written as JSON `{"name": …, "arguments": {…}}` objects, one or a list of
+/// them, behind a marker (Nemotron, `<tool_calls>`, LongCat, InternLM, Granite,
+/// `functools`): announces each entry once its canonical prefix shows the name, then
+/// forwards its raw arguments text. An entry written otherwise (keys in another order)
+/// stops the streaming: it and the entries after it are sent whole when the block ends.
+/// Not for lists whose entries carry their own ids after the arguments (Mistral's
+/// `[TOOL_CALLS][…]`): a call announced before its id arrives finishes under the
+/// announced id, so such a list is sent whole to keep the id it gives.
+pub(crate) struct LiveList {
+    from: usize,
+    state: ListState,
+    /// Only one object, not a list.
+    single: bool,
+    max_depth: usize,
+    calls: usize,
+    complete: bool,
+    stopped: bool,
+}
+
+impl LiveList {
+    /// A list or object starting after blanks at region offset `from`.
+    pub fn new(from: usize, max_depth: usize) -> Self {
+        LiveList {
+            from,
+            state: ListState::Start,
+            single: false,
+            max_depth,
+            calls: 0,
+            complete: false,
+            stopped: false,
+        }
+    }
+
+    pub fn advance(&mut self, region: &str, cx: &mut ReadCx<'_>) {
+        let bytes = region.as_bytes();
+        while !self.stopped {
+            match &mut self.state {
+                ListState::Start => {
+                    let rest = bytes.get(self.from..).unwrap_or(&[]);
+                    let Some(i) = rest.iter().position(|b| !b.is_ascii_whitespace()) else {
+                        if rest.len() > MAX_LEAD {
+                            self.stopped = true;
+                        }
+                        return;
+                    };
+                    let at = self.from + i;
+                    self.state = match bytes[at] {
+                        b'[' => ListState::Next { at: at + 1 },
+                        b'{' => {
+                            self.single = true;
+                            ListState::Probe {
+                                item: at,
+                                scanner: Scanner::new(self.max_depth, false),
+                            }
+                        }
+                        _ => {
+                            self.stopped = true;
+                            return;
+                        }
+                    };
+                }
+                ListState::Next { at } => {
+                    while bytes
+                        .get(*at)
+                        .is_some_and(|b| b.is_ascii_whitespace() || *b == b',')
+                    {
+                        *at += 1;
+                    }
+                    match bytes.get(*at) {
+                        None => return,
+                        Some(b'{') => {
+                            self.state = ListState::Probe {
+                                item: *at,
+                                scanner: Scanner::new(self.max_depth, false),
+                            };
+                        }
+                        Some(_) => {
+                            // `]` or something else: nothing more to stream.
+                            self.stopped = true;
+                            return;
+                        }
+                    }
+                }
+                ListState::Probe { item, scanner } => {
+                    let item = *item;
+                    match super::hermes::probe(bytes.get(item..).unwrap_or(&[])) {
+                        Probe::NeedMore => return,
+                        Probe::No => {
+                            self.stopped = true;
+                            return;
+                        }
+                        Probe::Yes(name, off) => {
+                            cx.start_call(&name, None);
+                            self.calls += 1;
+                            self.complete = false;
+                            let scanner =
+                                std::mem::replace(scanner, Scanner::new(self.max_depth, false));
+                            self.state = ListState::Args {
+                                item,
+                                scanner,
+                                raw: RawArgs::new(item + off, self.max_depth),
+                            };
+                        }
+                    }
+                }
+                ListState::Args { item, scanner, raw } => {
+                    raw.forward(region, cx);
+                    if raw.end().is_none() {
+                        if raw.stopped() {
+                            self.stopped = true;
+                        }
+                        return;
+                    }
+                    self.complete = true;
+                    let scanner = std::mem::replace(scanner, Scanner::new(self.max_depth, false));
+                    self.state = ListState::Rest {
+                        item: *item,
+                        scanner,
+                    };
+                }
+                ListState::Rest { item, scanner } => {
+                    match scanner.advance(bytes.get(*item..).unwrap_or(&[])) {
+                        Scan::NeedMore => return,
+                        Scan::Fail(_) => {
+                            self.stopped = true;
+                            return;
+                        }
+                        Scan::Done(n) if !self.single => {
+                            self.state = ListState::Next { at: *item + n };
+                        }
+                        Scan::Done(_) => {
+                            self.stopped = true;
+                            return;
+                        }
+                    }
                 }
             }
         }
+    }
+
+    /// The value ended with `drafts`: the last announced call's arguments are sent whole
+    /// when nothing of them was; a warning when they were cut.
+    pub fn finish(
+        &mut self,
+        region: &str,
+        drafts: &[Draft],
+        span: Range<usize>,
+        o: &mut Outcome,
+        cx: &mut ReadCx<'_>,
+    ) {
+        self.advance(region, cx);
+        if self.calls == 0 || self.complete {
+            return;
+        }
+        let sent = match &self.state {
+            ListState::Args { raw, .. } => raw.sent_anything(),
+            _ => false,
+        };
+        finish_unsent(sent, drafts.get(self.calls - 1), span, o, cx);
+    }
+
+    pub fn calls(&self) -> usize {
+        self.calls
+    }
+}
+
+impl BlockStream for LiveList {
+    fn advance(&mut self, region: &str, _lead_name: Option<&str>, cx: &mut ReadCx<'_>) {
+        LiveList::advance(self, region, cx);
+    }
+
+    fn calls(&self) -> usize {
+        self.calls
+    }
+
+    fn finish(
+        &mut self,
+        region: &str,
+        _lead_name: Option<&str>,
+        drafts: &[Draft],
+        span: Range<usize>,
+        o: &mut Outcome,
+        cx: &mut ReadCx<'_>,
+    ) {
+        LiveList::finish(self, region, drafts, span, o, cx);
+    }
+}
+
+/// The last announced call (`last`) did not get its arguments forwarded whole: sent whole
+/// now when nothing was sent, else a warning that what was sent is cut.
+fn finish_unsent(
+    sent_anything: bool,
+    last: Option<&Draft>,
+    span: Range<usize>,
+    o: &mut Outcome,
+    cx: &mut ReadCx<'_>,
+) {
+    if sent_anything {
+        o.diagnostics.push(Diagnostic::warning(
+            format!(
+                "arguments streamed for {:?} are cut; the finished call is authoritative",
+                last.map_or("", |d| d.name.as_str())
+            ),
+            span,
+        ));
+    } else if let Some(args) = last.and_then(|d| d.args.as_ref()) {
+        cx.arguments(&args.to_string());
     }
 }
