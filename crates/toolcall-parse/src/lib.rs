@@ -1,9 +1,12 @@
 //! Finds tool calls in model output, whole or streamed.
 //!
 //! One streaming engine ([`StreamParser`]; [`parse`] is one push and a finish) scans text for
-//! markup and hands candidate regions to the formats, one module each under `formats/`. All
-//! formats share one JSON scanner (`scanner`), one repair pass (`repair`) and one call
-//! builder (`builder`). Native provider shapes given as JSON go through [`parse_native`].
+//! markup and hands candidate regions to the model families, one module each under
+//! `families/` behind the `family::Family` trait and registered in one list
+//! (`families/mod.rs`): each declares its openers (literals, a literal at a line start,
+//! `name(` call syntax, bare JSON brackets) and reads its regions incrementally. All share
+//! one JSON scanner (`scanner`), one repair pass (`repair`) and one call builder
+//! (`builder`). Native provider shapes given as JSON go through [`parse_native`].
 //!
 //! Registry policy: formats that can misfire on prose or ordinary JSON (`json`,
 //! `llama` without `<|python_tag|>`, `pythonic`, `call_syntax`, `key_value`, `fallback`)
@@ -161,19 +164,24 @@ impl ParseOptions {
                         arrays: acc.arrays || b.arrays,
                     }
                 });
-        (
-            Ctx {
-                openers: openers::Openers::build(&order),
-                bare,
-                order,
-                registry: self.tools.clone(),
-                limits: self.limits,
-                fallbacks: self.fallbacks.clone(),
-                explicit,
-                starts_in_reasoning: self.starts_in_reasoning,
-            },
-            unknown,
-        )
+        let mut ctx = Ctx {
+            openers: openers::Openers::build(&order),
+            bare,
+            order,
+            registry: self.tools.clone(),
+            limits: self.limits,
+            fallbacks: self.fallbacks.clone(),
+            explicit,
+            starts_in_reasoning: self.starts_in_reasoning,
+            calls: Vec::new(),
+        };
+        ctx.calls = ctx
+            .order
+            .iter()
+            .copied()
+            .filter(|f| f.family().is_some_and(|fam| fam.call_syntax(&ctx)))
+            .collect();
+        (ctx, unknown)
     }
 }
 
