@@ -583,6 +583,8 @@ const STREAMED_IN_PIECES: &[&str] = &[
     "internlm",
     "granite",
     "functools",
+    "cohere",
+    "apertus",
 ];
 
 /// Per finished call, pushed char by char: (name, how many pushes carried a fragment of
