@@ -507,7 +507,8 @@ async fn the_desktop_entry_scan_does_not_block_the_runtime() {
             flag.store(true, Ordering::SeqCst);
             let _ = tx.send(());
         });
-        let in_time = rx.recv_timeout(Duration::from_secs(3)).is_ok();
+        // A hang guard, not a speed claim: loose enough for any loaded machine.
+        let in_time = rx.recv_timeout(Duration::from_secs(30)).is_ok();
         drop(file); // end of file: the scan goes on
         in_time
     });

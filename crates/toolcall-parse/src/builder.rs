@@ -83,6 +83,8 @@ pub(crate) struct Ctx {
     pub openers: Openers,
     /// Bare brackets some enabled family claims.
     pub bare: BareJson,
+    /// Enabled families reading `name(` call syntax in this parse, in priority order.
+    pub calls: Vec<FormatId>,
 }
 
 impl Ctx {

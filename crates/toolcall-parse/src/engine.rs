@@ -1,40 +1,41 @@
 //! The streaming engine every parse goes through: `parse(text)` is one `push` and `finish`.
 //!
 //! Text is scanned once, left to right, by a state machine whose state survives between
-//! pushes. In text mode it looks for the start of markup (markers such as `<tool_call>`,
-//! fences, a `{`/`[` that can start a call, `TOOL_CALL:` at a line start, `name(` of a
-//! registered tool). Bytes that are decided to be text are emitted at once; bytes that might
-//! start markup are held back until decided. A candidate region is buffered (only that
-//! region) and scanned incrementally by the shared [`Scanner`]; when it closes, it is decoded
-//! once, repaired if needed, and offered to the formats. Every decision depends only on the
-//! bytes seen and on whether the input has ended, never on where chunks split.
+//! pushes. The engine keeps only what every family shares: the scan for openers, reasoning
+//! blocks, fences, inline code, limits, events and buffer compaction. Bytes decided to be
+//! text are emitted at once; bytes that might start markup are held back until decided.
+//! Every decision depends only on the bytes seen and on whether the input has ended, never
+//! on where chunks split.
 //!
-//! Markup that starts with a literal (`<tool_call>`, `[TOOL_CALLS]`, ...) is found through the
-//! opener table built from the enabled families ([`crate::openers`]); the region after it is
-//! read by the families' own [`RegionReader`]s, in priority order, until one claims it.
+//! A region starts at an opener of one of the kinds families declare ([`crate::family`]):
+//! a literal (`<tool_call>`, `[TOOL_CALLS]`: the table of [`crate::openers`], not looked
+//! for inside fences), a literal at a line start in any case (`TOOL_CALL:`), an identifier
+//! followed by `(` (the identifier is tracked byte by byte, also across the bulk skip of
+//! prose), or a bare `{`/`[` that can start JSON. Whatever the kind, the region is buffered
+//! (only that region) and offered to its [`RegionReader`]s in priority order through the
+//! one `Mode::Region` path until one decides ([`Advance`]).
 //!
-//! A bare JSON region that is not markup stays text; if it was not even balanced JSON the
-//! scan resumes one byte after its start, so a stray `{` never hides calls after it.
-//! Such rescans are bounded in total (`RESCAN_FACTOR` times the input): past that budget
-//! bare brackets are no longer opened (markers still are), so no input costs more than
-//! linear time. Diagnostics are capped per kind ([`DiagCap`]).
+//! A region decided to be text resumes the scan after the part that is text; a bare JSON
+//! region that was not even balanced JSON resumes one byte after its start, so a stray `{`
+//! never hides calls after it. Such rescans are bounded in total (`RESCAN_FACTOR`
+//! times the input): past that budget bare brackets are no longer opened (markers still
+//! are), so no input costs more than linear time. Diagnostics are capped per kind
+//! ([`DiagCap`]).
 
 use std::ops::Range;
 use std::sync::Arc;
 
 use memchr::memmem;
-use serde_json::Value;
 use toolcall_core::{CallId, Diagnostic, StreamEvent, ToolCall};
 
 use crate::FormatId;
 use crate::builder::{Ctx, Draft, Outcome, build};
 use crate::fallback;
-use crate::families::call_syntax::{is_name_byte, parse_args};
-use crate::families::{classify_value, key_value, pythonic};
-use crate::family::{Advance, LiveEvent, ReadCx, RegionReader, THINK};
+use crate::families::bare_json::BareJsonReader;
+use crate::families::call_syntax::is_name_byte;
+use crate::family::{Advance, LiveEvent, Plain, ReadCx, RegionReader, THINK};
 use crate::openers::{Action, Found};
-use crate::repair::parse_lenient;
-use crate::scanner::{Scan, Scanner, array_start_plausible, object_start_plausible};
+use crate::scanner::{array_start_plausible, object_start_plausible};
 
 /// Bytes that abandoned bare JSON regions may rescan, as a multiple of the input (plus a
 /// constant): beyond it, bare brackets stay text.
@@ -70,26 +71,10 @@ enum Mode {
         search: usize,
         callable: bool,
     },
-    Json {
-        start: usize,
-        scanner: Scanner,
-    },
-    /// A region after an opener, offered to its families' readers in priority order.
+    /// A region after an opener of any kind, offered to its readers in priority order.
     Region {
         start: usize,
-        readers: Vec<(FormatId, Box<dyn RegionReader>)>,
-    },
-    KeyValue {
-        start: usize,
-        name: String,
-        fields: Vec<(String, String)>,
-        /// Where the newline search resumes (the current line has no newline before it).
-        search: usize,
-    },
-    Call {
-        start: usize,
-        open: usize,
-        scanner: Scanner,
+        readers: Vec<Box<dyn RegionReader>>,
     },
 }
 
@@ -138,17 +123,6 @@ fn floor_boundary(s: &str, mut i: usize) -> usize {
         i -= 1;
     }
     i
-}
-
-fn looks_like_call(region: &[u8]) -> bool {
-    let has = |n: &str| memmem::find(region, n.as_bytes()).is_some();
-    (has("\"name\"") || has("'name'"))
-        && (has("\"arguments\"")
-            || has("\"parameters\"")
-            || has("'arguments'")
-            || has("'parameters'"))
-        || has("\"tools\"")
-        || (has("\"command\"") && has("\"session_id\""))
 }
 
 /// A call announced while its region streams (`CallStarted` sent).
@@ -215,28 +189,6 @@ impl DiagCap {
     }
 }
 
-/// Why JSON that has a call's `name` + arguments shape was left as text (F-DIAG-1).
-fn rejected_call_shape(v: &Value, ctx: &Ctx) -> Option<String> {
-    let m = v.as_object()?;
-    let name = m.get("name")?.as_str()?;
-    if !(m.contains_key("arguments") || m.contains_key("parameters")) {
-        return None;
-    }
-    Some(if !ctx.strict_name_ok(name) {
-        format!("JSON shaped like a call to {name:?} left as text: not a registered tool")
-    } else {
-        let extra: Vec<&str> = m
-            .keys()
-            .map(String::as_str)
-            .filter(|k| !["name", "arguments", "parameters", "id", "call_id", "type"].contains(k))
-            .collect();
-        format!(
-            "JSON shaped like a call to {name:?} left as text: unexpected keys {}",
-            extra.join(", ")
-        )
-    })
-}
-
 pub(crate) struct Engine {
     ctx: Arc<Ctx>,
     nested: bool,
@@ -250,6 +202,8 @@ pub(crate) struct Engine {
     mode: Mode,
     line_start: bool,
     ident_start: Option<usize>,
+    /// A region opened here was declined by every reader: its first byte is ordinary text.
+    declined: Option<usize>,
     received: usize,
     overflow: bool,
     call_count: usize,
@@ -299,6 +253,7 @@ impl Engine {
             mode: Mode::Text,
             line_start: true,
             ident_start: None,
+            declined: None,
             received: 0,
             overflow: false,
             call_count: 0,
@@ -611,11 +566,7 @@ impl Engine {
         let mode_start = match &self.mode {
             Mode::Text | Mode::InlineCode => self.pos,
             Mode::Think { content, .. } => *content,
-            Mode::Fence { start, .. }
-            | Mode::Region { start, .. }
-            | Mode::KeyValue { start, .. }
-            | Mode::Json { start, .. }
-            | Mode::Call { start, .. } => *start,
+            Mode::Fence { start, .. } | Mode::Region { start, .. } => *start,
         };
         let keep = self
             .emit_from
@@ -639,6 +590,9 @@ impl Engine {
         if let Some(i) = &mut self.ident_start {
             *i -= keep;
         }
+        if let Some(i) = &mut self.declined {
+            *i = i.saturating_sub(keep);
+        }
         match &mut self.mode {
             Mode::Text | Mode::InlineCode => {}
             Mode::Think { content, .. } => *content -= keep,
@@ -652,15 +606,7 @@ impl Engine {
                 *content -= keep;
                 *search -= keep;
             }
-            Mode::Json { start, .. } | Mode::Region { start, .. } => *start -= keep,
-            Mode::KeyValue { start, search, .. } => {
-                *start -= keep;
-                *search -= keep;
-            }
-            Mode::Call { start, open, .. } => {
-                *start -= keep;
-                *open -= keep;
-            }
+            Mode::Region { start, .. } => *start -= keep,
         }
     }
 
@@ -671,10 +617,7 @@ impl Engine {
                 Mode::InlineCode => self.step_inline(),
                 Mode::Think { .. } => self.step_think(is_final),
                 Mode::Fence { .. } => self.step_fence(is_final),
-                Mode::Json { .. } => self.step_json(is_final),
                 Mode::Region { .. } => self.step_region(is_final),
-                Mode::KeyValue { .. } => self.step_key_value(is_final),
-                Mode::Call { .. } => self.step_call(is_final),
             };
             match step {
                 Step::Continue => {
@@ -712,19 +655,7 @@ impl Engine {
     }
 
     fn call_syntax_possible(&self) -> bool {
-        self.ctx.enabled(FormatId::CALL_SYNTAX)
-            && (self.ctx.registry.is_some() || self.ctx.explicit)
-    }
-
-    fn call_syntax_name_ok(&self, name: &str) -> bool {
-        self.call_syntax_possible() && self.ctx.strict_name_ok(name)
-    }
-
-    fn start_json(&mut self, start: usize) {
-        self.mode = Mode::Json {
-            start,
-            scanner: Scanner::new(self.ctx.limits.max_depth, false),
-        };
+        !self.ctx.calls.is_empty()
     }
 
     /// Skips a run of bytes that cannot start markup (the bulk of prose) in one go,
@@ -772,6 +703,12 @@ impl Engine {
             }
             let pos = self.pos;
             let b = self.buf.as_bytes()[pos];
+            if self.declined.is_some_and(|d| d == pos) {
+                // Every reader of a region opened here said no: an ordinary byte.
+                self.declined = None;
+                self.ordinary_byte(pos, b);
+                continue;
+            }
             // Inside a fence only bare JSON is read: quoted markup is a code sample.
             if !self.nested && self.ctx.openers.stops.is_stop(b) {
                 match self.ctx.openers.at(self.buf.as_bytes(), pos, is_final) {
@@ -862,94 +799,109 @@ impl Engine {
                         return step;
                     }
                 }
-                b'(' => {
-                    if let Some(s) = self.ident_start {
-                        let name = self.buf.get(s..pos).unwrap_or("");
-                        let skip = name
-                            .bytes()
-                            .take_while(|b| !(b.is_ascii_alphabetic() || *b == b'_'))
-                            .count();
-                        let name = name.get(skip..).unwrap_or("");
-                        if !name.is_empty() && self.call_syntax_name_ok(name) {
-                            let start = s + skip;
-                            self.emit_text(start);
-                            self.mode = Mode::Call {
-                                start,
-                                open: pos,
-                                scanner: Scanner::new(self.ctx.limits.max_depth, true),
-                            };
-                            return Step::Continue;
-                        }
+                b'(' if self.call_syntax_possible() => {
+                    if let Some(s) = self.ident_start
+                        && self.open_call(s, pos)
+                    {
+                        return Step::Continue;
                     }
                 }
-                b'T' | b't' if self.line_start && self.ctx.enabled(FormatId::KEY_VALUE) => {
-                    match match_at(self.buf.as_bytes(), pos, key_value::HEADER, true) {
-                        Marker::Partial if !is_final => return Step::Wait,
-                        Marker::Full => {
-                            // A header line longer than this is not one (bounds the wait).
-                            const MAX_HEADER: usize = 1024;
-                            let window = &self.buf.as_bytes()[pos..len.min(pos + MAX_HEADER)];
-                            let (line_end, next) = match memchr::memchr(b'\n', window) {
-                                Some(nl) => (pos + nl, pos + nl + 1),
-                                None if is_final && len - pos <= MAX_HEADER => (len, len),
-                                None if len - pos < MAX_HEADER => return Step::Wait,
-                                None => (pos, pos),
-                            };
-                            let line = self.buf.get(pos..line_end).unwrap_or("");
-                            if let Some(name) = key_value::header_name(line) {
-                                if self.ctx.strict_name_ok(name) {
-                                    let name = name.to_owned();
-                                    self.emit_text(pos);
-                                    self.mode = Mode::KeyValue {
-                                        start: pos,
-                                        name,
-                                        fields: Vec::new(),
-                                        search: next,
-                                    };
-                                    self.pos = next;
-                                    return Step::Continue;
-                                }
-                                let msg = format!(
-                                    "TOOL_CALL block for unregistered tool {name:?} left as text"
-                                );
-                                let span = self.span(pos, line_end);
-                                self.emit_text(pos);
-                                self.diag(Diagnostic::info(msg, span));
-                            }
-                        }
-                        _ => {}
+                _ if self.line_start && !self.ctx.openers.line.is_empty() => {
+                    if let Some(step) = self.open_at_line_start(pos, is_final) {
+                        return step;
                     }
                 }
                 _ => {}
             }
-            // An ordinary byte.
-            if is_name_byte(b) {
-                match self.ident_start {
-                    None => self.ident_start = Some(pos),
-                    Some(s) if pos - s > 256 => self.ident_start = Some(pos),
-                    Some(_) => {}
-                }
-            } else {
-                self.ident_start = None;
-            }
-            self.line_start = false;
-            self.pos += 1;
+            self.ordinary_byte(pos, b);
         }
         Step::Continue
     }
 
+    /// Reads `b` at `pos` as a byte of prose: identifier tracking for call syntax.
+    fn ordinary_byte(&mut self, pos: usize, b: u8) {
+        // An ordinary byte.
+        if is_name_byte(b) {
+            match self.ident_start {
+                None => self.ident_start = Some(pos),
+                Some(s) if pos - s > 256 => self.ident_start = Some(pos),
+                Some(_) => {}
+            }
+        } else {
+            self.ident_start = None;
+        }
+        self.line_start = false;
+        self.pos = pos + 1;
+    }
+
+    /// `name(` with the identifier from `ident` and the `(` at `pos`: opens a call region
+    /// when a family reads `name` as a call here.
+    fn open_call(&mut self, ident: usize, pos: usize) -> bool {
+        let name = self.buf.get(ident..pos).unwrap_or("");
+        let skip = name
+            .bytes()
+            .take_while(|b| !(b.is_ascii_alphabetic() || *b == b'_'))
+            .count();
+        let name = name.get(skip..).unwrap_or("");
+        if name.is_empty() {
+            return false;
+        }
+        let readers: Vec<Box<dyn RegionReader>> = self
+            .ctx
+            .calls
+            .iter()
+            .filter_map(|f| f.family()?.call_reader(name, &self.ctx))
+            .collect();
+        if readers.is_empty() {
+            return false;
+        }
+        self.start_region(ident + skip, pos, readers);
+        true
+    }
+
+    /// A line-start opener (`TOOL_CALL:`, any case) at `pos`: `None` when there is none.
+    fn open_at_line_start(&mut self, pos: usize, is_final: bool) -> Option<Step> {
+        let bytes = self.buf.as_bytes();
+        let mut found = None;
+        for o in &self.ctx.openers.line {
+            match match_at(bytes, pos, o.text, true) {
+                Marker::Partial if !is_final => return Some(Step::Wait),
+                Marker::Full if found.is_none() => found = Some(o),
+                _ => {}
+            }
+        }
+        let o = found?;
+        let after = pos + o.text.len();
+        let readers: Vec<Box<dyn RegionReader>> = o
+            .families
+            .iter()
+            .filter_map(|(f, i)| f.family()?.line_reader(*i, &self.ctx))
+            .collect();
+        self.start_region(pos, after, readers);
+        Some(Step::Continue)
+    }
+
     /// Acts on a plausibility verdict for a bare `{`/`[` at `pos`: wait for more bytes, start
-    /// a JSON region there, or (`None`) carry on with the text.
+    /// a bare JSON region there, or (`None`) carry on with the text.
     fn open_plain_json(&mut self, pos: usize, plausible: Option<bool>) -> Option<Step> {
         match plausible {
             None => Some(Step::Wait),
             Some(true) => {
-                self.emit_text(pos);
-                self.start_json(pos);
+                let reader = BareJsonReader::new(&self.ctx);
+                self.start_region(pos, pos, vec![Box::new(reader)]);
                 Some(Step::Continue)
             }
             Some(false) => None,
         }
+    }
+
+    /// Starts a region at `start` read by `readers` (in priority order); the scan goes on
+    /// from `after` (the end of its opener).
+    fn start_region(&mut self, start: usize, after: usize, readers: Vec<Box<dyn RegionReader>>) {
+        self.emit_text(start);
+        self.announced.clear();
+        self.mode = Mode::Region { start, readers };
+        self.pos = after;
     }
 
     /// Opener `i` of the table starts at `pos`.
@@ -979,17 +931,11 @@ impl Engine {
                 self.enter_text(after);
             }
             Action::Region(families) => {
-                let readers: Vec<(FormatId, Box<dyn RegionReader>)> = families
+                let readers: Vec<Box<dyn RegionReader>> = families
                     .iter()
-                    .filter_map(|(f, opener)| Some((*f, f.family()?.reader(*opener, &self.ctx)?)))
+                    .filter_map(|(f, opener)| f.family()?.reader(*opener, &self.ctx))
                     .collect();
-                self.emit_text(pos);
-                self.announced.clear();
-                self.mode = Mode::Region {
-                    start: pos,
-                    readers,
-                };
-                self.pos = after;
+                self.start_region(pos, after, readers);
             }
         }
     }
@@ -1003,10 +949,11 @@ impl Engine {
         let mut live = Vec::new();
         let base = self.abs(start);
         let quiet = self.quiet;
+        let at_start = !self.seen_visible;
         loop {
-            let Some((_, reader)) = readers.first_mut() else {
-                // Nobody's markup: the opener is text; scan on after its first byte.
-                self.enter_text(start + 1);
+            let Some(reader) = readers.first_mut() else {
+                // Nobody's markup: the opener's first byte is text.
+                self.decline(start);
                 return Step::Continue;
             };
             let region = self.buf.get(start..).unwrap_or("");
@@ -1015,6 +962,7 @@ impl Engine {
                 base,
                 live: &mut live,
                 streaming: !quiet,
+                at_start,
             };
             match reader.advance(region, is_final, &mut cx) {
                 Advance::NotMine => {
@@ -1045,7 +993,67 @@ impl Engine {
                     self.keep_broken(start, floor_boundary(&self.buf, end), why);
                     return Step::Continue;
                 }
+                Advance::Dropped { end, why } => {
+                    self.live_events(live);
+                    let end = (start + end).clamp(start + 1, self.buf.len());
+                    self.drop_markup(start, floor_boundary(&self.buf, end), why);
+                    return Step::Continue;
+                }
+                Advance::Text(plain) => {
+                    self.live_events(live);
+                    self.plain_region(start, plain);
+                    return Step::Continue;
+                }
             }
+        }
+    }
+
+    /// Every reader declined the region at `start`: its first byte is read as ordinary
+    /// text, with the line and identifier state it had when the region opened.
+    fn decline(&mut self, start: usize) {
+        self.announced.clear();
+        self.mode = Mode::Text;
+        self.pos = start;
+        self.declined = Some(start);
+    }
+
+    /// A region decided to be text ([`Advance::Text`]).
+    fn plain_region(&mut self, start: usize, plain: Plain) {
+        self.announced.clear();
+        let end = floor_boundary(&self.buf, (start + plain.end).min(self.buf.len()));
+        for d in plain.diagnostics {
+            self.diag(d);
+        }
+        if let Some(label) = plain.label
+            && self.fallbacks_on()
+        {
+            let span = self.span(start, end);
+            self.labels.push((label, span));
+        }
+        let scanned = (start + plain.scanned).min(self.buf.len());
+        self.charge_rescan(end.max(start + 1), scanned, start);
+        if end == start {
+            self.decline(start);
+        } else {
+            self.enter_text(end);
+        }
+    }
+
+    /// Bytes `from..to` will be scanned again: within the budget (a multiple of the input),
+    /// else bare brackets are no longer opened, so no input costs more than linear time.
+    fn charge_rescan(&mut self, from: usize, to: usize, region: usize) {
+        self.rescanned = self.rescanned.saturating_add(to.saturating_sub(from));
+        let budget = self
+            .received
+            .saturating_mul(RESCAN_FACTOR)
+            .saturating_add(RESCAN_BASE);
+        if !self.bare_off && self.rescanned > budget {
+            self.bare_off = true;
+            let span = self.span(region, to);
+            self.diag(Diagnostic::warning(
+                "too many unbalanced brackets: the rest of the reply is not searched for bare JSON calls",
+                span,
+            ));
         }
     }
 
@@ -1224,268 +1232,6 @@ impl Engine {
         self.finished = true;
         self.flush_text_event();
         std::mem::take(&mut self.events)
-    }
-
-    fn step_json(&mut self, is_final: bool) -> Step {
-        let Mode::Json { start, mut scanner } = std::mem::replace(&mut self.mode, Mode::Text)
-        else {
-            return Step::Continue;
-        };
-        let bytes = self.buf.as_bytes();
-        if !matches!(bytes.get(start), Some(b'{' | b'[')) {
-            self.enter_text(start + 1);
-            return Step::Continue;
-        }
-        match scanner.advance(&bytes[start..]) {
-            Scan::NeedMore => {
-                if is_final {
-                    let region = &self.buf.as_bytes()[start..];
-                    if looks_like_call(region) {
-                        self.drop_markup(
-                            start,
-                            self.buf.len(),
-                            "truncated tool call: the JSON ends before it is closed; not run"
-                                .into(),
-                        );
-                    } else {
-                        self.abandon_json(start, self.buf.len());
-                    }
-                    return Step::Continue;
-                }
-                self.mode = Mode::Json { start, scanner };
-                Step::Wait
-            }
-            Scan::Done(n) => {
-                self.complete_json(start, start + n);
-                Step::Continue
-            }
-            Scan::Fail(e) => {
-                self.json_unusable(start, e, start + scanner.consumed());
-                Step::Continue
-            }
-        }
-    }
-
-    /// A bare region that is not JSON: the scan resumes one byte after its start,
-    /// within the rescan budget.
-    fn abandon_json(&mut self, start: usize, scanned_to: usize) {
-        self.rescanned = self
-            .rescanned
-            .saturating_add(scanned_to.saturating_sub(start + 1));
-        let budget = self
-            .received
-            .saturating_mul(RESCAN_FACTOR)
-            .saturating_add(RESCAN_BASE);
-        if !self.bare_off && self.rescanned > budget {
-            self.bare_off = true;
-            let span = self.span(start, scanned_to);
-            self.diag(Diagnostic::warning(
-                "too many unbalanced brackets: the rest of the reply is not searched for bare JSON calls",
-                span,
-            ));
-        }
-        self.enter_text(start + 1);
-    }
-
-    /// A region that is not balanced JSON: text (rescanned from the next byte).
-    fn json_unusable(&mut self, start: usize, why: String, end: usize) {
-        // `end` is where the scan stopped: never the buffer length, which depends on chunking.
-        let region = self.buf.as_bytes().get(start..end).unwrap_or(&[]);
-        if looks_like_call(region) {
-            let span = self.span(start, end);
-            self.diag(Diagnostic::error(
-                format!("malformed tool call JSON left as text: {why}"),
-                span,
-            ));
-        }
-        self.abandon_json(start, end);
-    }
-
-    fn complete_json(&mut self, start: usize, end: usize) {
-        let region = self.buf.get(start..end).unwrap_or("").to_owned();
-        let span = self.span(start, end);
-        match parse_lenient(&region) {
-            Ok((mut v, repairs)) => {
-                let at_start = !self.seen_visible;
-                match classify_value(&mut v, &self.ctx, at_start, span.clone()) {
-                    Some(mut o) => {
-                        for d in &mut o.drafts {
-                            d.repairs.extend(repairs.iter().cloned());
-                        }
-                        if !repairs.is_empty() {
-                            let kinds: Vec<&str> =
-                                repairs.iter().map(|r| r.kind.as_str()).collect();
-                            o.diagnostics.push(Diagnostic::info(
-                                format!("repaired JSON: {}", kinds.join(", ")),
-                                span.clone(),
-                            ));
-                        }
-                        self.apply_outcome(start, end, o);
-                    }
-                    None => {
-                        if let Some(why) = rejected_call_shape(&v, &self.ctx) {
-                            self.diag(Diagnostic::info(why, span.clone()));
-                        }
-                        if self.fallbacks_on()
-                            && let Some(l) = fallback::label_of(&v)
-                        {
-                            self.labels.push((l, span));
-                        }
-                        self.enter_text(end);
-                    }
-                }
-            }
-            Err(e) => {
-                if region.starts_with('[') && self.ctx.enabled(FormatId::PYTHONIC) {
-                    match pythonic::classify(&region, &self.ctx, span.clone()) {
-                        Some(Ok(o)) => {
-                            self.apply_outcome(start, end, o);
-                            return;
-                        }
-                        Some(Err(msg)) => {
-                            self.drop_markup(start, end, msg);
-                            return;
-                        }
-                        None => {}
-                    }
-                }
-                if looks_like_call(region.as_bytes()) {
-                    self.drop_markup(
-                        start,
-                        end,
-                        format!("malformed tool call JSON, not run: {e}"),
-                    );
-                } else {
-                    self.abandon_json(start, end);
-                }
-            }
-        }
-    }
-
-    fn step_key_value(&mut self, is_final: bool) -> Step {
-        loop {
-            let Mode::KeyValue { start, .. } = &self.mode else {
-                return Step::Continue;
-            };
-            let start = *start;
-            let pos = self.pos;
-            let len = self.buf.len();
-            let from = match &self.mode {
-                Mode::KeyValue { search, .. } => (*search).max(pos),
-                _ => pos,
-            };
-            let (line_end, next) = match memchr::memchr(b'\n', &self.buf.as_bytes()[from..]) {
-                Some(nl) => (from + nl, from + nl + 1),
-                None if is_final => (len, len),
-                None => {
-                    if let Mode::KeyValue { search, .. } = &mut self.mode {
-                        *search = len;
-                    }
-                    return Step::Wait;
-                }
-            };
-            let line = self
-                .buf
-                .get(pos..line_end)
-                .unwrap_or("")
-                .trim_end_matches('\r');
-            let Mode::KeyValue { name, fields, .. } = &mut self.mode else {
-                return Step::Continue;
-            };
-            let spec = self.ctx.registry.as_deref().and_then(|r| r.spec(name));
-            // A new `TOOL_CALL:` header starts the next call, never a field of this one.
-            if pos < len
-                && !key_value::is_header(line)
-                && let Some(f) = key_value::field(line, spec)
-            {
-                fields.push(f);
-                self.pos = next;
-                if let Mode::KeyValue { search, .. } = &mut self.mode {
-                    *search = next;
-                }
-                continue;
-            }
-            // The block ends before this line.
-            let mut repairs = Vec::new();
-            let args = key_value::arguments(fields, spec, &mut repairs);
-            let mut d = Draft::new(name.clone(), Some(Value::Object(args)), FormatId::KEY_VALUE);
-            d.repairs = repairs;
-            d.span = self.span(start, pos);
-            let o = Outcome {
-                drafts: vec![d],
-                ..Outcome::default()
-            };
-            self.apply_outcome(start, pos, o);
-            self.line_start = true;
-            return Step::Continue;
-        }
-    }
-
-    fn step_call(&mut self, is_final: bool) -> Step {
-        let Mode::Call {
-            start,
-            open,
-            mut scanner,
-        } = std::mem::replace(&mut self.mode, Mode::Text)
-        else {
-            return Step::Continue;
-        };
-        let name = self.buf.get(start..open).unwrap_or("").to_owned();
-        match scanner.advance(&self.buf.as_bytes()[open..]) {
-            Scan::NeedMore if !is_final => {
-                self.mode = Mode::Call {
-                    start,
-                    open,
-                    scanner,
-                };
-                Step::Wait
-            }
-            Scan::NeedMore => {
-                self.drop_markup(
-                    start,
-                    self.buf.len(),
-                    format!("truncated tool call: {name}( is not closed; not run"),
-                );
-                Step::Continue
-            }
-            Scan::Done(n) => {
-                let end = open + n;
-                let inner = self.buf.get(open + 1..end - 1).unwrap_or("").to_owned();
-                let span = self.span(start, end);
-                match parse_args(
-                    &name,
-                    &inner,
-                    &self.ctx,
-                    FormatId::CALL_SYNTAX,
-                    span.clone(),
-                ) {
-                    Ok(d) => {
-                        let o = Outcome {
-                            drafts: vec![d],
-                            ..Outcome::default()
-                        };
-                        self.apply_outcome(start, end, o);
-                    }
-                    Err(e) => {
-                        self.diag(Diagnostic::error(
-                            format!("{name}(...) left as text, not run: {e}"),
-                            span,
-                        ));
-                        self.enter_text(end);
-                    }
-                }
-                Step::Continue
-            }
-            Scan::Fail(e) => {
-                let span = self.span(start, open + scanner.consumed());
-                self.diag(Diagnostic::error(
-                    format!("{name}(...) left as text: {e}"),
-                    span,
-                ));
-                self.enter_text(open + 1);
-                Step::Continue
-            }
-        }
     }
 }
 

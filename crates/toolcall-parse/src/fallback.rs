@@ -50,7 +50,7 @@ pub struct FallbackRule {
 
 /// Reads a rules file's text.
 pub fn load_fallback_rules(json: &str) -> Result<Vec<FallbackRule>, crate::ParseError> {
-    serde_json::from_str(json).map_err(|e| crate::ParseError::Fallbacks(e.to_string()))
+    serde_json::from_str(json).map_err(crate::ParseError::Fallbacks)
 }
 
 const VERBS: &[&str] = &[
@@ -206,6 +206,26 @@ pub(crate) fn label_of(v: &Value) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    // Callers tell a file that is not JSON from rules of the wrong shape by the typed error.
+    #[test]
+    fn invalid_rules_keep_the_json_error() {
+        use serde_json::error::Category;
+        let category = |text: &str| match load_fallback_rules(text) {
+            Err(crate::ParseError::Fallbacks(e)) => Some((e.classify(), e.line())),
+            _ => None,
+        };
+        assert_eq!(category("[{"), Some((Category::Eof, 1)));
+        assert_eq!(category("[\n{\"tool\": 3}]"), Some((Category::Data, 2)));
+        let Err(e) = load_fallback_rules("[1]") else {
+            panic!("rules read from [1]")
+        };
+        assert!(
+            e.to_string()
+                .starts_with("invalid fallback rules: invalid type"),
+            "{e}"
+        );
+    }
 
     fn rule(kind: FallbackKind) -> FallbackRule {
         FallbackRule {

@@ -14,17 +14,30 @@
 //!    - `id` (the exact string in `Origin.format`, `--format` and `toolcall formats`),
 //!      `description` and a one-line `example` (shown by `toolcall formats` and used by the
 //!      registry tests: the example must parse to at least one call of this family).
-//!    - `openers`: the literal strings that start a region (`"<tool_call>"`). Several
-//!      families may share an opener: the engine offers the region to each of them in
-//!      priority order and the first that does not answer [`Advance::NotMine`] wins.
-//!      The first byte of every opener becomes a byte the text scan stops at, so prefer
-//!      openers that start with `<` or `[` (already stop bytes); a letter costs prose speed.
-//!    - `reader`: a fresh [`RegionReader`] for a region that starts with `openers()[i]`.
+//!    - how its regions start, one or more of these opener kinds, each with a method that
+//!      gives a fresh [`RegionReader`] for a region starting there:
+//!      - a literal anywhere in the text: `openers` (`"<tool_call>"`) and `reader`. Several
+//!        families may share an opener: the engine offers the region to each of them in
+//!        priority order and the first that does not answer [`Advance::NotMine`] wins.
+//!        The first byte of every opener becomes a byte the text scan stops at, so prefer
+//!        openers that start with `<` or `[` (already stop bytes); a letter costs prose
+//!        speed. Not looked for inside fences (a quoted marker is a code sample).
+//!      - a literal at a line start, any ASCII case: `line_openers` (`"tool_call:"`) and
+//!        `line_reader` (`key_value`).
+//!      - an identifier followed by `(`: `call_syntax` (whether this parse reads them at
+//!        all) and `call_reader(name)`, `None` for names that are no call here; the region
+//!        starts at the identifier (`call_syntax`).
+//!      - a bare `{`/`[` (no marker): `bare_json` says which brackets; the engine checks that
+//!        the bracket can start JSON, the shared bare-JSON reader decodes the balanced value
+//!        and offers it to `classify_json` (and a balanced region that is not JSON to
+//!        `classify_bare_text`: pythonic lists). `json`, `llama`, `xlam`, native shapes.
+//!
+//!      Every kind ends up in the same region path of the engine: one [`RegionReader`]
+//!      protocol, one set of verdicts, the same limits, events and compaction.
 //!    - optional: `reasoning` markers, `strip` tokens (end-of-turn tokens removed from the
 //!      text), `instructions` + `example_call` for text mode (the system prompt rendered by
 //!      [`crate::render_prompt`]), `write_results` when the family's chat template gives
-//!      tool results a syntax other than Hermes `<tool_response>`, `classify_json` for
-//!      families recognised from a bare JSON value rather than from a marker.
+//!      tool results a syntax other than Hermes `<tool_response>`.
 //! 2. Add one line to the `registry!` list in `families/mod.rs`, at the place of the
 //!    family's auto-mode priority (earlier = tried first for a shared opener).
 //! 3. Fixtures in `tests/fixtures/<id>/` (see `tests/families.rs`).
@@ -34,7 +47,7 @@
 //!    rendered example back to the same call.
 //!
 //! Nothing else: `FormatId`, `FormatSelection`, `toolcall formats`, the prompt renderer and
-//! the engine's opener automaton all read the registry.
+//! the engine's opener tables all read the registry.
 //!
 //! # Writing a region reader
 //!
@@ -48,6 +61,11 @@
 //!   Must be decided from a bounded prefix (e.g. what follows the opener), never later.
 //! - [`Advance::Broken`]: this family's markup, but malformed or cut: `region[..end]`
 //!   stays in the reply as text, with an error diagnostic saying `why`, and is not run.
+//! - [`Advance::Dropped`]: malformed or cut markup removed from the reply with an error
+//!   (the markerless formats' truncated calls).
+//! - [`Advance::Text`]: decided late that the region is text ([`Plain`]: how much of it,
+//!   findings, and how far the reader looked, which the engine charges to its rescan
+//!   budget when the scan resumes before that point).
 //!
 //! Rules every reader keeps:
 //! - The answer depends only on the bytes and on `is_final`, never on how the input was
@@ -185,6 +203,35 @@ pub(crate) trait Family: Sync + Send {
     fn classify_json(&self, _v: &mut Value, _cx: &JsonCx<'_>) -> Option<Outcome> {
         None
     }
+    /// A balanced bare bracket region (`[...]`/`{...}`) that is not JSON: this family's
+    /// calls (`Ok`), its markup but unusable (`Err(why)`: dropped with an error), or `None`.
+    fn classify_bare_text(
+        &self,
+        _region: &str,
+        _cx: &JsonCx<'_>,
+    ) -> Option<Result<Outcome, String>> {
+        None
+    }
+    /// Literals that open a region only at the start of a line (leading blanks not
+    /// included), matched ignoring ASCII case: `TOOL_CALL:`.
+    fn line_openers(&self) -> &'static [&'static str] {
+        &[]
+    }
+    /// A fresh reader for a region that starts with `self.line_openers()[opener]`.
+    fn line_reader(&self, _opener: usize, _ctx: &Ctx) -> Option<Box<dyn RegionReader>> {
+        None
+    }
+    /// Whether this parse reads calls written `name(arguments)` anywhere in the text for
+    /// this family (prose is full of `word(`: usually only with a registry).
+    fn call_syntax(&self, _ctx: &Ctx) -> bool {
+        false
+    }
+    /// A fresh reader for a region that starts with the identifier `name`, whose `(` is at
+    /// region offset `name.len()`; `None` when `name` is not a call here (e.g. not a
+    /// registered tool). Only asked when [`Family::call_syntax`] said yes.
+    fn call_reader(&self, _name: &str, _ctx: &Ctx) -> Option<Box<dyn RegionReader>> {
+        None
+    }
     /// A native provider shape (read from JSON given whole, never from text markers).
     fn native(&self) -> bool {
         false
@@ -210,6 +257,18 @@ pub(crate) trait Family: Sync + Send {
     fn also_written(&self) -> &'static [&'static str] {
         &[]
     }
+    /// An opener the family's chat template writes at the end of its generation prompt
+    /// (Functionary v3.2's `>>>`), so a reply starts right after it. Read only when this
+    /// family is chosen explicitly (`--format`, a model's name): in auto mode a reply
+    /// starting `all\n` is prose.
+    fn implied_opener(&self) -> Option<&'static str> {
+        None
+    }
+    /// Whether the reply starting `start` continues [`Family::implied_opener`]; `None`:
+    /// more bytes decide (at most a bounded prefix; always decided when `is_final`).
+    fn continues_implied(&self, _start: &str, _is_final: bool) -> Option<bool> {
+        Some(false)
+    }
 }
 
 /// Where a bare JSON value was found.
@@ -224,9 +283,41 @@ pub(crate) struct JsonCx<'a> {
 #[derive(Debug)]
 pub(crate) enum Advance {
     NeedMore,
-    Done { end: usize, outcome: Outcome },
+    Done {
+        end: usize,
+        outcome: Outcome,
+    },
+    /// Not this family's: the next reader is asked; when none is left the opener's first
+    /// byte is read as ordinary text.
     NotMine,
-    Broken { end: usize, why: String },
+    /// This family's markup, malformed or cut: `region[..end]` stays as text, with an error.
+    Broken {
+        end: usize,
+        why: String,
+    },
+    /// This family's markup, malformed or cut: `region[..end]` is removed from the reply,
+    /// with an error, and not run (bare JSON and call syntax that look like a call).
+    Dropped {
+        end: usize,
+        why: String,
+    },
+    /// Not markup after all (decided late, e.g. a bare bracket region that is not a call).
+    Text(Plain),
+}
+
+/// A region found to be text: see [`Advance::Text`].
+#[derive(Debug, Default)]
+pub(crate) struct Plain {
+    /// `region[..end]` is text and the scan resumes after it; `0`: only the first byte is
+    /// decided, and it is read as an ordinary byte (as after [`Advance::NotMine`]).
+    pub end: usize,
+    /// How far the reader looked (region offset): the bytes between `end` and it are
+    /// scanned again, which the engine bounds in total (R-7, linear time).
+    pub scanned: usize,
+    /// Findings, reported before the text.
+    pub diagnostics: Vec<toolcall_core::Diagnostic>,
+    /// A label that opt-in fallback rules may match (a JSON value's `type`/`name`).
+    pub label: Option<String>,
 }
 
 /// A call announced while its region streams.
@@ -245,6 +336,8 @@ pub(crate) struct ReadCx<'a> {
     pub(crate) live: &'a mut Vec<LiveEvent>,
     /// `false` when nobody listens (one-shot parse): skip building fragments.
     pub(crate) streaming: bool,
+    /// Nothing visible precedes the region (a whole-reply answer).
+    pub at_start: bool,
 }
 
 impl ReadCx<'_> {
@@ -310,6 +403,8 @@ pub(crate) struct RawArgs {
     emitted: usize,
     scanner: Scanner,
     done: bool,
+    /// Region offset just past the value, once it was forwarded whole.
+    end: Option<usize>,
 }
 
 impl RawArgs {
@@ -319,7 +414,23 @@ impl RawArgs {
             emitted: start,
             scanner: Scanner::new(max_depth, false),
             done: false,
+            end: None,
         }
+    }
+
+    /// Region offset just past the value, once it has been forwarded whole.
+    pub fn end(&self) -> Option<usize> {
+        self.end
+    }
+
+    /// Some of the value was forwarded.
+    pub fn sent_anything(&self) -> bool {
+        self.emitted > self.start
+    }
+
+    /// Forwarding stopped: the value ended, or is not JSON.
+    pub fn stopped(&self) -> bool {
+        self.done
     }
 
     /// Sends `region[emitted..]` up to the object's end as far as it has arrived.
@@ -331,6 +442,7 @@ impl RawArgs {
         let upto = match self.scanner.advance(bytes) {
             Scan::Done(n) => {
                 self.done = true;
+                self.end = Some(self.start + n);
                 self.start + n
             }
             Scan::NeedMore => self.start + self.scanner.consumed(),
@@ -368,13 +480,13 @@ pub(crate) fn convert_text_value(
     key: &str,
     repairs: &mut Vec<Repair>,
 ) -> Value {
+    if is_text_param(spec, key) {
+        return Value::String(raw.to_owned());
+    }
     let Some(schema) = spec.and_then(|s| s.parameters.get("properties")?.get(key)) else {
         return Value::String(raw.to_owned());
     };
     let types = schema_types(schema);
-    if types.is_empty() || types.contains(&"string") {
-        return Value::String(raw.to_owned());
-    }
     let text = raw.trim();
     let decoded = crate::repair::parse_lenient(text).ok();
     let fits = |v: &Value| {
@@ -413,6 +525,17 @@ pub(crate) fn convert_text_value(
             Value::String(raw.to_owned())
         }
     }
+}
+
+/// Whether a text value of argument `key` stays text ([`convert_text_value`]): the schema
+/// allows a string, says no type, or there is no schema for it. Known at the parameter's
+/// name, before its value arrives.
+pub(crate) fn is_text_param(spec: Option<&ToolSpec>, key: &str) -> bool {
+    let Some(schema) = spec.and_then(|s| s.parameters.get("properties")?.get(key)) else {
+        return true;
+    };
+    let types = schema_types(schema);
+    types.is_empty() || types.contains(&"string")
 }
 
 fn schema_types(schema: &Value) -> Vec<&str> {

@@ -1,9 +1,12 @@
 //! Finds tool calls in model output, whole or streamed.
 //!
 //! One streaming engine ([`StreamParser`]; [`parse`] is one push and a finish) scans text for
-//! markup and hands candidate regions to the formats, one module each under `formats/`. All
-//! formats share one JSON scanner (`scanner`), one repair pass (`repair`) and one call
-//! builder (`builder`). Native provider shapes given as JSON go through [`parse_native`].
+//! markup and hands candidate regions to the model families, one module each under
+//! `families/` behind the `family::Family` trait and registered in one list
+//! (`families/mod.rs`): each declares its openers (literals, a literal at a line start,
+//! `name(` call syntax, bare JSON brackets) and reads its regions incrementally. All share
+//! one JSON scanner (`scanner`), one repair pass (`repair`) and one call builder
+//! (`builder`). Native provider shapes given as JSON go through [`parse_native`].
 //!
 //! Registry policy: formats that can misfire on prose or ordinary JSON (`json`,
 //! `llama` without `<|python_tag|>`, `pythonic`, `call_syntax`, `key_value`, `fallback`)
@@ -51,8 +54,10 @@ use engine::Engine;
 pub enum ParseError {
     #[error("unknown format {0:?}; run `toolcall formats` for the list")]
     UnknownFormat(String),
+    /// The fallback rules file is not a list of rules; the JSON error says where and why
+    /// (its `line()`, `column()` and `classify()` tell syntax from shape errors).
     #[error("invalid fallback rules: {0}")]
-    Fallbacks(String),
+    Fallbacks(#[source] serde_json::Error),
     #[error("{0:?} is not a text format; text formats: {1}")]
     NotTextFormat(String, String),
 }
@@ -159,19 +164,24 @@ impl ParseOptions {
                         arrays: acc.arrays || b.arrays,
                     }
                 });
-        (
-            Ctx {
-                openers: openers::Openers::build(&order),
-                bare,
-                order,
-                registry: self.tools.clone(),
-                limits: self.limits,
-                fallbacks: self.fallbacks.clone(),
-                explicit,
-                starts_in_reasoning: self.starts_in_reasoning,
-            },
-            unknown,
-        )
+        let mut ctx = Ctx {
+            openers: openers::Openers::build(&order),
+            bare,
+            order,
+            registry: self.tools.clone(),
+            limits: self.limits,
+            fallbacks: self.fallbacks.clone(),
+            explicit,
+            starts_in_reasoning: self.starts_in_reasoning,
+            calls: Vec::new(),
+        };
+        ctx.calls = ctx
+            .order
+            .iter()
+            .copied()
+            .filter(|f| f.family().is_some_and(|fam| fam.call_syntax(&ctx)))
+            .collect();
+        (ctx, unknown)
     }
 }
 
@@ -202,7 +212,7 @@ pub fn parse(text: &str, options: &ParseOptions) -> Parsed {
     p.engine.quiet = true;
     let mut parsed = Parsed::default();
     let mut events = p.push(text);
-    events.extend(p.engine.finish());
+    events.extend(p.finish_mut());
     collect(events, &mut parsed);
     parsed.reasoning = std::mem::take(&mut p.engine.reasoning);
     parsed
@@ -212,48 +222,118 @@ pub fn parse(text: &str, options: &ParseOptions) -> Parsed {
 ///
 /// Events: `Text` (visible reply), `Reasoning`, and per call `CallStarted`,
 /// `ArgumentsDelta` and `CallFinished` (the complete, repaired call: the one to act on), plus
-/// `Diagnostic`s. A `<tool_call>` (and Mistral `name[ARGS]{...}`) is announced as soon as
-/// its name is known and its raw argument text is forwarded as it arrives; a call announced that way but cut off or
-/// malformed never gets `CallFinished` (an error diagnostic says why). Other formats
-/// announce a call when its markup is complete, with the arguments JSON as one fragment.
+/// `Diagnostic`s. Every family with call markup announces a call as soon as its name is
+/// known and sends its arguments as they arrive: families writing JSON arguments forward
+/// the raw JSON text (Hermes, Mistral, Functionary, DeepSeek V3/V3.1, Kimi K2, gpt-oss);
+/// text-valued families send the JSON their values convert to (a text value in pieces as
+/// its bytes arrive, other values as each parameter completes; Gemma 4 per `key:value`),
+/// so the fragments are the final arguments exactly. A call announced but cut off or
+/// malformed never gets `CallFinished` (an error diagnostic says why). Families whose
+/// calls sit in a JSON list behind a marker, pythonic calls and bare JSON announce a call
+/// when its markup is complete, with the arguments JSON as one fragment.
 pub struct StreamParser {
     engine: Engine,
     pending: Vec<Diagnostic>,
+    /// The reply's start, held until it shows whether it continues the explicit family's
+    /// implied opener ([`family::Family::implied_opener`]).
+    implied: Option<Implied>,
+    /// Bytes fed to the engine ahead of the reply (the implied opener): spans are shifted
+    /// back by this much.
+    shift: usize,
+}
+
+struct Implied {
+    family: &'static dyn family::Family,
+    opener: &'static str,
+    held: String,
 }
 
 impl StreamParser {
     pub fn new(options: ParseOptions) -> Self {
         let (ctx, unknown) = options.ctx();
+        let implied = ctx
+            .explicit
+            .then(|| ctx.order.first().and_then(|f| f.family()))
+            .flatten()
+            .and_then(|family| {
+                family.implied_opener().map(|opener| Implied {
+                    family,
+                    opener,
+                    held: String::new(),
+                })
+            });
         StreamParser {
             engine: Engine::new(Arc::new(ctx)),
             pending: unknown_format_diags(&unknown),
+            implied,
+            shift: 0,
         }
     }
 
     pub fn push(&mut self, delta: &str) -> Vec<StreamEvent> {
-        if self.pending.is_empty() {
-            return self.engine.push(delta);
-        }
         let mut out: Vec<StreamEvent> = self
             .pending
             .drain(..)
             .map(|diagnostic| StreamEvent::Diagnostic { diagnostic })
             .collect();
-        out.extend(self.engine.push(delta));
-        out
+        match self.implied.as_mut() {
+            None => out.extend(self.engine.push(delta)),
+            Some(imp) => {
+                imp.held.push_str(delta);
+                if let Some(start) = self.implied_start(false) {
+                    out.extend(self.engine.push(&start));
+                }
+            }
+        }
+        self.unshift(out)
     }
 
     pub fn finish(mut self) -> Vec<StreamEvent> {
-        if self.pending.is_empty() {
-            return self.engine.finish();
-        }
+        self.finish_mut()
+    }
+
+    fn finish_mut(&mut self) -> Vec<StreamEvent> {
         let mut out: Vec<StreamEvent> = self
             .pending
             .drain(..)
             .map(|diagnostic| StreamEvent::Diagnostic { diagnostic })
             .collect();
+        if let Some(start) = self.implied_start(true) {
+            out.extend(self.engine.push(&start));
+        }
         out.extend(self.engine.finish());
-        out
+        self.unshift(out)
+    }
+
+    /// Once the held start decides: the text to feed, with the implied opener ahead of it
+    /// when the reply continues it.
+    fn implied_start(&mut self, is_final: bool) -> Option<String> {
+        let imp = self.implied.as_ref()?;
+        let continues = imp.family.continues_implied(&imp.held, is_final)?;
+        let imp = self.implied.take()?;
+        if !continues {
+            return Some(imp.held);
+        }
+        self.shift = imp.opener.len();
+        Some(format!("{}{}", imp.opener, imp.held))
+    }
+
+    /// Spans count from the reply's first byte, not from the implied opener.
+    fn unshift(&self, mut events: Vec<StreamEvent>) -> Vec<StreamEvent> {
+        if self.shift == 0 {
+            return events;
+        }
+        let back = |r: &mut std::ops::Range<usize>| {
+            *r = r.start.saturating_sub(self.shift)..r.end.saturating_sub(self.shift);
+        };
+        for e in &mut events {
+            match e {
+                StreamEvent::Diagnostic { diagnostic } => back(&mut diagnostic.span),
+                StreamEvent::CallFinished { call, .. } => back(&mut call.origin.span),
+                _ => {}
+            }
+        }
+        events
     }
 }
 

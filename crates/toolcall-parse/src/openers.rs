@@ -37,11 +37,22 @@ pub(crate) enum Found {
     At(usize),
 }
 
+/// A literal that opens a region only at a line start, ignoring ASCII case
+/// ([`crate::family::Family::line_openers`]).
+#[derive(Debug, Clone)]
+pub(crate) struct LineOpener {
+    pub text: &'static str,
+    /// Families reading it, in priority order (family, index in its `line_openers`).
+    pub families: Vec<(FormatId, usize)>,
+}
+
 #[derive(Debug, Clone)]
 pub(crate) struct Openers {
     list: Vec<Opener>,
     by_first: Vec<Vec<usize>>,
     pub stops: StopSet,
+    /// Line-start openers (few: looked at only at line starts).
+    pub line: Vec<LineOpener>,
 }
 
 impl Openers {
@@ -81,6 +92,21 @@ impl Openers {
                 add(o, Action::Region(vec![(*id, i)]));
             }
         }
+        let mut line: Vec<LineOpener> = Vec::new();
+        for (id, fam) in &families {
+            for (i, &text) in fam.line_openers().iter().enumerate() {
+                if text.is_empty() {
+                    continue;
+                }
+                match line.iter_mut().find(|o| o.text.eq_ignore_ascii_case(text)) {
+                    Some(o) => o.families.push((*id, i)),
+                    None => line.push(LineOpener {
+                        text,
+                        families: vec![(*id, i)],
+                    }),
+                }
+            }
+        }
         for (_, fam) in &families {
             for s in fam.strip() {
                 add(s, Action::Strip);
@@ -101,6 +127,7 @@ impl Openers {
             list,
             by_first,
             stops: StopSet::new(&firsts),
+            line,
         }
     }
 

@@ -804,3 +804,31 @@ fn mistral_named_calls_are_announced_while_streaming() {
     assert_eq!(call.call_id.as_str(), "abc123XYZ");
     assert_eq!(call.arguments, json!({"city":"Oslo"}));
 }
+
+// Issue #9: the Functionary v3.2 template's generation prompt ends with `>>>`, so a reply
+// starts with the recipient; chosen by the model's name, the start reads as if `>>>`
+// preceded it, with spans counted in the reply; in auto mode such a start stays prose.
+#[test]
+fn functionary_v3_2_reply_starts_after_the_implied_opener() {
+    let by_name = ParseOptions {
+        format: FormatSelection::for_model("meetkai/functionary-medium-v3.2"),
+        ..ParseOptions::default()
+    };
+    assert!(matches!(&by_name.format, FormatSelection::Only(f) if f == "functionary_v3_2"));
+    let reply = "all\nLet me check.>>>get_weather\n{\"city\": \"Paris\"}";
+    let p = parse(reply, &by_name);
+    assert_eq!(p.text.trim(), "Let me check.");
+    assert_eq!(p.calls.len(), 1, "{p:?}");
+    assert_eq!(p.calls[0].arguments, json!({"city": "Paris"}));
+    assert_eq!(p.calls[0].origin.span, 17..reply.len());
+    let p = parse("get_time\n{}", &by_name);
+    assert_eq!((p.calls.len(), p.calls[0].origin.span.clone()), (1, 0..11));
+    // Prose from a model not prompted that way stays prose, whole.
+    let p = parse("all good here", &by_name);
+    assert_eq!((p.text.as_str(), p.calls.len()), ("all good here", 0));
+    // Auto mode never assumes the opener.
+    for reply in ["all\nthe best", "get_time\n{}"] {
+        let p = parse(reply, &auto());
+        assert_eq!((p.text.as_str(), p.calls.len()), (reply, 0), "{reply:?}");
+    }
+}

@@ -347,3 +347,109 @@ proptest! {
         }
     }
 }
+
+/// One `KEY: value` line of a key_value block and the JSON value it stands for.
+fn arb_kv_field() -> impl Strategy<Value = (String, String, Value)> {
+    let text = "[a-zA-Z0-9_.,;!?'\"{}()<>/é-][a-zA-Z0-9 _.,:;!?'\"{}()<>/é-]{0,14}[a-zA-Z0-9.!?é]"
+        .prop_map(|s| (s.clone(), json!(s)));
+    ("[a-z][a-z_]{0,7}", text).prop_map(|(k, (raw, v))| (k, raw, v))
+}
+
+/// Pushes `text` in the given chunks; each event with how many bytes had been pushed.
+fn events_by_offset(text: &str, cuts: &[usize], o: &ParseOptions) -> Vec<(usize, StreamEvent)> {
+    let mut sp = StreamParser::new(o.clone());
+    let mut out = Vec::new();
+    let mut at = 0;
+    for c in chunk(text, cuts) {
+        at += c.len();
+        out.extend(sp.push(c).into_iter().map(|e| (at, e)));
+    }
+    out.extend(sp.finish().into_iter().map(|e| (text.len(), e)));
+    out
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, .. ProptestConfig::default() })]
+
+    // key_value streams per field: `CallStarted` when the header line is complete, one JSON
+    // fragment per field once its line is, the fragments so far always one `}` short of the
+    // fields so far, and all of them the final arguments, whatever the chunking.
+    #[test]
+    fn key_value_streams_a_fragment_per_field(
+        fields in proptest::collection::vec(arb_kv_field(), 0..5),
+        typed in any::<bool>(),
+        cuts in proptest::collection::vec(any::<usize>(), 0..10),
+    ) {
+        let (name, opts, fields): (&str, ParseOptions, Vec<(String, String, Value)>) = if typed {
+            // With the schema: values read by type (array, string), keys matched in any case.
+            let f = vec![
+                ("action".to_owned(), "left_click".to_owned(), json!("left_click")),
+                ("coordinate".to_owned(), "[10, 20]".to_owned(), json!([10, 20])),
+                ("text".to_owned(), "007".to_owned(), json!("007")),
+            ];
+            let n = fields.len().min(3);
+            ("computer_use", with_tools(), f.into_iter().take(n).collect())
+        } else {
+            ("tool_a", auto(), fields)
+        };
+        let mut text = format!("Sure.\nTOOL_CALL: {name}\n");
+        let header_end = text.len();
+        let mut ends = Vec::new();
+        let mut expected = Map::new();
+        let mut so_far = Vec::new();
+        for (k, raw, v) in &fields {
+            text.push_str(&format!("{}: {raw}\n", k.to_uppercase()));
+            ends.push(text.len());
+            expected.insert(k.clone(), v.clone());
+            so_far.push(Value::Object(expected.clone()));
+        }
+        text.push_str("Thanks!");
+        let events = events_by_offset(&text, &cuts, &opts);
+        let mut fragments = String::new();
+        let mut started = None;
+        let mut finished = false;
+        // After each push: announced once the header line is in, and the fragments one `}`
+        // short of the fields whose lines are in.
+        let check = |at: usize, started: Option<usize>, finished: bool, fragments: &str| -> Result<(), TestCaseError> {
+            if finished {
+                return Ok(());
+            }
+            prop_assert_eq!(started.is_some(), at >= header_end, "announced iff the header is in (at {})", at);
+            let k = ends.iter().filter(|e| **e <= at).count();
+            if k == 0 {
+                prop_assert_eq!(fragments, "");
+            } else {
+                let got: Value = serde_json::from_str(&format!("{fragments}}}")).unwrap_or(Value::Null);
+                prop_assert_eq!(&got, &so_far[k - 1], "{:?} at {}", fragments, at);
+            }
+            Ok(())
+        };
+        let mut group = None;
+        for (at, e) in &events {
+            if let Some(g) = group && g != *at {
+                check(g, started, finished, &fragments)?;
+            }
+            group = Some(*at);
+            match e {
+                StreamEvent::CallStarted { index, name: n, .. } => {
+                    prop_assert!(started.is_none());
+                    prop_assert_eq!(n.as_str(), name);
+                    started = Some(*index);
+                }
+                StreamEvent::ArgumentsDelta { index, fragment } => {
+                    prop_assert_eq!(Some(*index), started);
+                    fragments.push_str(fragment);
+                }
+                StreamEvent::CallFinished { index, call } => {
+                    prop_assert_eq!(Some(*index), started);
+                    let decoded: Value = serde_json::from_str(&fragments).unwrap();
+                    prop_assert_eq!(&decoded, &call.arguments);
+                    prop_assert_eq!(&call.arguments, &Value::Object(expected.clone()));
+                    finished = true;
+                }
+                _ => {}
+            }
+        }
+        prop_assert!(finished, "{}", text);
+    }
+}

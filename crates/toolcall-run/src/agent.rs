@@ -9,6 +9,12 @@
 //!
 //! The loop tells what it does as [`AgentEvent`]s (see [`crate::events`]): to observers
 //! attached with [`Agent::add_observer`], and as a stream with [`Agent::run_turn_stream`].
+//!
+//! A reply's [`AgentEvent::TextDelta`]s all belong to one attempt of its model request, so
+//! a consumer never has to take back text it showed: a streamed request that fails before
+//! any text arrived is retried by the client, one that fails after is not, and the cut
+//! stream ends the turn as an error (never as a reply; its calls never run). See
+//! [`ModelClient::complete_streaming`].
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -1069,7 +1075,7 @@ pub fn text_instructions(registry: &Registry, format: Option<&str>) -> String {
 }
 
 /// Results in a report's JSON as the model saw them, tagged with call id and tool name.
-mod results_json {
+pub(crate) mod results_json {
     use serde::{Deserialize, Deserializer, Serialize, Serializer};
     use serde_json::{Map, Value};
     use toolcall_core::{CallId, ToolError, ToolOutput, ToolResult};
@@ -1101,26 +1107,34 @@ mod results_json {
         use serde::de::Error;
         Vec::<Flat>::deserialize(d)?
             .into_iter()
-            .map(|f| {
-                let outcome = if let Some(e) = f.body.get("error") {
-                    Err(ToolError::deserialize(e).map_err(D::Error::custom)?)
-                } else {
-                    let metadata = match f.body.get("metadata") {
-                        Some(Value::Object(m)) => m.clone(),
-                        _ => Map::new(),
-                    };
-                    Ok(ToolOutput {
-                        data: f.body.get("data").cloned().unwrap_or(Value::Null),
-                        metadata,
-                    })
-                };
-                Ok(ToolResult {
-                    call_id: f.call_id,
-                    name: f.name,
-                    outcome,
-                })
-            })
+            .map(|f| from_json(f.call_id, f.name, &f.body).map_err(D::Error::custom))
             .collect()
+    }
+
+    /// A result from what the model received (`{"status":"ok","data",..}` or
+    /// `{"error":..}`), given its call id and tool.
+    pub(crate) fn from_json(
+        call_id: CallId,
+        name: String,
+        body: &Map<String, Value>,
+    ) -> Result<ToolResult, serde_json::Error> {
+        let outcome = if let Some(e) = body.get("error") {
+            Err(ToolError::deserialize(e)?)
+        } else {
+            let metadata = match body.get("metadata") {
+                Some(Value::Object(m)) => m.clone(),
+                _ => Map::new(),
+            };
+            Ok(ToolOutput {
+                data: body.get("data").cloned().unwrap_or(Value::Null),
+                metadata,
+            })
+        };
+        Ok(ToolResult {
+            call_id,
+            name,
+            outcome,
+        })
     }
 }
 

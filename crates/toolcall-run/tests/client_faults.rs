@@ -10,11 +10,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use common::*;
+use futures::StreamExt;
 use serde_json::{Value, json};
 use toolcall_run::client::TimeoutPhase;
 use toolcall_run::{
-    Agent, AgentConfig, ChatCompletionsClient, ClientError, Executor, Mode, ModelClient,
-    ResponsesClient, RetryPolicy, Timeouts,
+    Agent, AgentConfig, AgentError, AgentEvent, ChatCompletionsClient, ClientError, Executor, Mode,
+    ModelClient, ResponsesClient, RetryPolicy, Timeouts,
 };
 
 fn quick_retries(max_retries: u32) -> RetryPolicy {
@@ -221,6 +222,84 @@ async fn a_cut_stream_is_an_error_and_its_call_never_runs() {
         .unwrap();
     assert_eq!(reply.text.as_deref(), Some("done"));
     assert!(reply.calls.is_empty());
+}
+
+// covers R-18: the text a consumer was handed all belongs to one attempt
+#[tokio::test]
+async fn a_stream_cut_after_its_first_text_is_the_error_and_never_retried() {
+    let cut = sse(
+        &[delta(json!({"role":"assistant","content":"Once upon "}))],
+        "",
+    );
+    let other = sse(
+        &[
+            delta(json!({"content":"A different reply."})),
+            json!({"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}),
+        ],
+        "data: [DONE]\n\n",
+    );
+    let (url, script) = serve(vec![cut.clone(), other.clone()], false).await;
+    let mut shown = String::new();
+    let err = client(&url, 3)
+        .streaming(true)
+        .complete_streaming(&Default::default(), &mut |t| shown.push_str(t))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, ClientError::Cut { .. }), "{err}");
+    assert_eq!(shown, "Once upon ");
+    assert_eq!(
+        script.requests().len(),
+        1,
+        "retried after text was handed on"
+    );
+
+    // Through the agent: the events tell the first attempt's text, then the turn fails;
+    // the other reply's text never follows it.
+    let (url, script) = serve(vec![cut, other.clone()], false).await;
+    let mut agent = Agent::new(
+        Arc::new(client(&url, 3).streaming(true)),
+        Arc::new(Executor::new(Arc::new(registry()))),
+        AgentConfig {
+            mode: Mode::Native,
+            ..AgentConfig::default()
+        },
+    );
+    let items: Vec<Result<AgentEvent, AgentError>> = agent.run_turn_stream("go").collect().await;
+    let texts: Vec<&str> = items
+        .iter()
+        .filter_map(|e| match e {
+            Ok(AgentEvent::TextDelta { text, .. }) => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(texts, ["Once upon "]);
+    assert!(
+        matches!(
+            items.last(),
+            Some(Err(AgentError::Client(ClientError::Cut { .. })))
+        ),
+        "{:?}",
+        items.last()
+    );
+    assert!(
+        !items
+            .iter()
+            .any(|e| matches!(e, Ok(AgentEvent::TurnFinished { .. })))
+    );
+    assert_eq!(script.requests().len(), 1);
+
+    // Cut before any text: nothing was shown, so the request is retried.
+    let early = sse(&[delta(json!({"role":"assistant"}))], "");
+    let (url, script) = serve(vec![early, other], false).await;
+    let mut shown = String::new();
+    let reply = client(&url, 3)
+        .streaming(true)
+        .complete_streaming(&Default::default(), &mut |t| shown.push_str(t))
+        .await
+        .unwrap();
+    assert_eq!(reply.text.as_deref(), Some("A different reply."));
+    assert_eq!(shown, "A different reply.");
+    assert_eq!(script.requests().len(), 2);
 }
 
 //

@@ -180,8 +180,10 @@ async fn a_tool_that_sleeps_forever_times_out_at_its_limit() {
         .await;
     let took = t0.elapsed();
     assert_eq!(code(&r[0]), Some(ErrorCode::Timeout));
+    // The tool's own 100 ms limit applied, not the executor's 30 s default: the upper
+    // bound only tells the two apart (loose enough for any loaded machine).
     assert!(
-        took >= Duration::from_millis(100) && took < Duration::from_secs(2),
+        took >= Duration::from_millis(100) && took < Duration::from_secs(20),
         "{took:?}"
     );
     // The default applies to tools without their own timeout.

@@ -10,13 +10,13 @@
 use std::ops::Range;
 
 use serde_json::{Map, Value};
-use toolcall_core::{Repair, ToolSpec};
+use toolcall_core::{Diagnostic, Repair, ToolSpec};
 
 use crate::FormatId;
-use crate::builder::{Ctx, Draft};
-use crate::family::{Family, Instructions};
+use crate::builder::{Ctx, Draft, Outcome};
+use crate::family::{Advance, Family, Instructions, Plain, ReadCx, RegionReader};
 use crate::repair::parse_lenient;
-use crate::scanner::split_top_level;
+use crate::scanner::{Scan, Scanner, split_top_level};
 
 /// Characters of a tool name (ids may contain `.`, `-` and `::`).
 pub(crate) fn is_name_byte(b: u8) -> bool {
@@ -242,6 +242,67 @@ fn python_literal(v: &Value, depth: usize) -> String {
     }
 }
 
+/// Reads one `name(...)` region: the identifier, then balanced parentheses (strings and
+/// brackets inside them counted by the shared [`Scanner`]).
+struct CallReader {
+    /// Region offset of the `(` (the identifier's length).
+    open: usize,
+    scanner: Scanner,
+}
+
+impl RegionReader for CallReader {
+    fn advance(&mut self, region: &str, is_final: bool, cx: &mut ReadCx<'_>) -> Advance {
+        let open = self.open;
+        let name = region.get(..open).unwrap_or("");
+        match self
+            .scanner
+            .advance(region.as_bytes().get(open..).unwrap_or(&[]))
+        {
+            Scan::NeedMore if !is_final => Advance::NeedMore,
+            Scan::NeedMore => Advance::Dropped {
+                end: region.len(),
+                why: format!("truncated tool call: {name}( is not closed; not run"),
+            },
+            Scan::Done(n) => {
+                let end = open + n;
+                let inner = region.get(open + 1..end - 1).unwrap_or("");
+                let span = cx.span(0, end);
+                match parse_args(name, inner, cx.ctx, FormatId::CALL_SYNTAX, span.clone()) {
+                    Ok(d) => Advance::Done {
+                        end,
+                        outcome: Outcome {
+                            drafts: vec![d],
+                            ..Outcome::default()
+                        },
+                    },
+                    Err(e) => Advance::Text(Plain {
+                        end,
+                        scanned: end,
+                        diagnostics: vec![Diagnostic::error(
+                            format!("{name}(...) left as text, not run: {e}"),
+                            span,
+                        )],
+                        label: None,
+                    }),
+                }
+            }
+            Scan::Fail(e) => {
+                // The name and `(` are text; the scan resumes inside the parentheses.
+                let span = cx.span(0, open + self.scanner.consumed());
+                Advance::Text(Plain {
+                    end: open + 1,
+                    scanned: open + 1,
+                    diagnostics: vec![Diagnostic::error(
+                        format!("{name}(...) left as text: {e}"),
+                        span,
+                    )],
+                    label: None,
+                })
+            }
+        }
+    }
+}
+
 impl FormatId {
     pub(crate) const CALL_SYNTAX: FormatId = FormatId::builtin("call_syntax");
 }
@@ -257,6 +318,18 @@ impl Family for CallSyntax {
     }
     fn example(&self) -> &'static str {
         r#"computer_use("left_click", 100, 200)"#
+    }
+    // Prose is full of `word(`: in auto mode only with a registry, and only its names.
+    fn call_syntax(&self, ctx: &Ctx) -> bool {
+        ctx.registry.is_some() || ctx.explicit
+    }
+    fn call_reader(&self, name: &str, ctx: &Ctx) -> Option<Box<dyn RegionReader>> {
+        ctx.strict_name_ok(name).then(|| {
+            Box::new(CallReader {
+                open: name.len(),
+                scanner: Scanner::new(ctx.limits.max_depth, true),
+            }) as Box<dyn RegionReader>
+        })
     }
     fn instructions(&self) -> Option<Instructions> {
         Some(Instructions {

@@ -12,7 +12,8 @@ use crate::builder::{Ctx, Draft};
 use crate::family::{Family, Instructions, ReadCx, RegionReader};
 
 use super::marked::{InvokeTags, invokes, tag_lead};
-use super::tags::{Block, BlockReader, Lead, StreamTags};
+use super::marked::attr_param_value;
+use super::tags::{ValueHead, Block, BlockReader, Lead, StreamTags};
 
 impl FormatId {
     pub(crate) const DEEPSEEK_DSML: FormatId = FormatId::builtin("deepseek_dsml");
@@ -57,7 +58,13 @@ static STREAM: StreamTags = StreamTags {
     param: "<｜DSML｜parameter name=\"",
     param_end: "</｜DSML｜parameter>",
     call_end: "</｜DSML｜invoke>",
+    value: param_value,
+    value_stops: &[],
 };
+
+fn param_value(header: &str) -> ValueHead {
+    attr_param_value(header, STREAM.param)
+}
 
 pub(crate) struct DeepseekDsml;
 

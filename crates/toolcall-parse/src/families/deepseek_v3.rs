@@ -10,6 +10,7 @@ use crate::FormatId;
 use crate::builder::{Ctx, Draft};
 use crate::family::{Family, Instructions, ReadCx, RegionReader, parse_lenient};
 
+use super::args_object::JsonCallTags;
 use super::tags::{Block, BlockReader, Lead, skip_space, starts, valid_name};
 
 impl FormatId {
@@ -39,6 +40,21 @@ fn lead(lead: &str, complete: bool) -> Lead {
     }
 }
 
+static STREAM: JsonCallTags = JsonCallTags {
+    call: CALL,
+    head: call_head,
+    call_end: CALL_END,
+};
+
+/// `function<｜tool▁sep｜>NAME\n```json\n` → the name.
+fn call_head(head: &str) -> Option<(String, Option<String>)> {
+    let rest = head.strip_prefix("function")?.strip_prefix(SEP)?;
+    let (name, fence) = rest.split_once('\n')?;
+    let name = name.trim();
+    let fence = fence.trim();
+    (valid_name(name) && (fence.is_empty() || fence == "```json")).then(|| (name.to_owned(), None))
+}
+
 pub(crate) struct DeepseekV3;
 
 impl Family for DeepseekV3 {
@@ -63,8 +79,10 @@ impl Family for DeepseekV3 {
     fn openers(&self) -> &'static [&'static str] {
         &[OPEN]
     }
-    fn reader(&self, _opener: usize, _ctx: &Ctx) -> Option<Box<dyn RegionReader>> {
-        Some(Box::new(BlockReader::new(&BLOCK)))
+    fn reader(&self, _opener: usize, ctx: &Ctx) -> Option<Box<dyn RegionReader>> {
+        Some(Box::new(
+            BlockReader::new(&BLOCK).streaming_json(&STREAM, ctx.limits.max_depth),
+        ))
     }
     fn instructions(&self) -> Option<Instructions> {
         Some(Instructions {

@@ -9,7 +9,8 @@ use crate::FormatId;
 use crate::builder::{Ctx, Draft};
 use crate::family::{Family, Instructions, ReadCx, RegionReader};
 
-use super::deepseek_v3::{CALL, CLOSE, OPEN, SEP, calls, draft};
+use super::args_object::JsonCallTags;
+use super::deepseek_v3::{CALL, CALL_END, CLOSE, OPEN, SEP, calls, draft};
 use super::tags::{Block, BlockReader, Lead, skip_space, starts, valid_name};
 
 impl FormatId {
@@ -43,6 +44,18 @@ fn lead(lead: &str, complete: bool) -> Lead {
     }
 }
 
+static STREAM: JsonCallTags = JsonCallTags {
+    call: CALL,
+    head: call_head,
+    call_end: CALL_END,
+};
+
+/// `NAME<｜tool▁sep｜>` → the name.
+fn call_head(head: &str) -> Option<(String, Option<String>)> {
+    let name = head.trim_end().strip_suffix(SEP)?.trim();
+    (valid_name(name) && name != "function").then(|| (name.to_owned(), None))
+}
+
 pub(crate) struct DeepseekV31;
 
 impl Family for DeepseekV31 {
@@ -62,8 +75,10 @@ impl Family for DeepseekV31 {
     fn openers(&self) -> &'static [&'static str] {
         &[OPEN]
     }
-    fn reader(&self, _opener: usize, _ctx: &Ctx) -> Option<Box<dyn RegionReader>> {
-        Some(Box::new(BlockReader::new(&BLOCK)))
+    fn reader(&self, _opener: usize, ctx: &Ctx) -> Option<Box<dyn RegionReader>> {
+        Some(Box::new(
+            BlockReader::new(&BLOCK).streaming_json(&STREAM, ctx.limits.max_depth),
+        ))
     }
     fn instructions(&self) -> Option<Instructions> {
         Some(Instructions {

@@ -4,12 +4,15 @@
 
 use serde_json::{Map, Value, json};
 
+use std::ops::Range;
+
+use toolcall_core::Repair;
+
 use crate::FormatId;
-use crate::builder::{Ctx, Draft};
-use crate::family::{
-    Advance, Family, Instructions, Outcome, RawArgs, ReadCx, RegionReader, Scan, Scanner,
-    parse_lenient,
-};
+use crate::builder::Ctx;
+use crate::family::{Advance, Family, Instructions, ReadCx, RegionReader};
+
+use super::args_object::{ArgsObject, ArgsRead, malformed, named_call, truncated};
 
 use super::tags::valid_name;
 
@@ -59,13 +62,13 @@ enum State {
     Head,
     Json {
         name: String,
-        start: usize,
-        scanner: Scanner,
-        live: Option<RawArgs>,
+        args: ArgsObject,
     },
     Tail {
-        end: usize,
-        draft: Option<Draft>,
+        name: String,
+        json: Range<usize>,
+        value: Option<Value>,
+        repairs: Vec<Repair>,
     },
 }
 
@@ -106,65 +109,50 @@ impl RegionReader for Reader {
                         None if is_final || gap > MAX_GAP => return Advance::NotMine,
                         None => return Advance::NeedMore,
                     }
-                    let start = after + gap;
-                    let live = cx.streaming().then(|| {
-                        cx.start_call(name, None);
-                        RawArgs::new(start, self.max_depth)
-                    });
+                    let args =
+                        ArgsObject::new(region, after + gap, Some((name, None)), self.max_depth, cx);
                     self.state = State::Json {
                         name: name.to_owned(),
-                        start,
-                        scanner: Scanner::new(self.max_depth, false),
-                        live,
+                        args,
                     };
                 }
-                State::Json {
-                    name,
-                    start,
-                    scanner,
-                    live,
-                } => {
-                    let start = *start;
-                    if let Some(l) = live {
-                        l.forward(region, cx);
-                    }
-                    match scanner.advance(&bytes[start..]) {
-                        Scan::NeedMore if is_final => {
+                State::Json { name, args } => {
+                    let what = format!("<function={name}>");
+                    match args.advance(region, is_final, cx) {
+                        ArgsRead::NeedMore => return Advance::NeedMore,
+                        ArgsRead::Truncated => {
                             return Advance::Broken {
                                 end: region.len(),
-                                why: format!("truncated tool call: the arguments of <function={name}> are not closed; not run"),
+                                why: truncated(&what),
                             };
                         }
-                        Scan::NeedMore => return Advance::NeedMore,
-                        Scan::Fail(e) => {
+                        ArgsRead::Malformed { end, error } => {
                             return Advance::Broken {
-                                end: start + scanner.consumed(),
-                                why: format!("<function={name}> arguments are malformed, not run: {e}"),
+                                end,
+                                why: malformed(&what, &error),
                             };
                         }
-                        Scan::Done(n) => {
-                            let end = start + n;
-                            let text = region.get(start..end).unwrap_or("");
-                            let (v, repairs) = match parse_lenient(text) {
-                                Ok(ok) => ok,
-                                Err(e) => {
-                                    return Advance::Broken {
-                                        end,
-                                        why: format!("<function={name}> arguments are malformed, not run: {e}"),
-                                    };
-                                }
-                            };
-                            let mut d = Draft::new(name.clone(), Some(v), FormatId::FUNCTIONARY_V3_1);
-                            d.repairs = repairs;
+                        ArgsRead::Done {
+                            end,
+                            value,
+                            repairs,
+                        } => {
                             self.state = State::Tail {
-                                end,
-                                draft: Some(d),
+                                name: std::mem::take(name),
+                                json: args.start()..end,
+                                value: Some(value),
+                                repairs,
                             };
                         }
                     }
                 }
-                State::Tail { end, draft } => {
-                    let end = *end;
+                State::Tail {
+                    name,
+                    json,
+                    value,
+                    repairs,
+                } => {
+                    let end = json.end;
                     let gap = bytes
                         .iter()
                         .skip(end)
@@ -183,13 +171,15 @@ impl RegionReader for Reader {
                                 .into(),
                         };
                     };
-                    let mut o = Outcome::default();
-                    if let Some(mut d) = draft.take() {
-                        d.span = cx.span(0, close_end);
-                        o.diagnostics
-                            .extend(cx.ctx.unknown_name_warning(&d.name, d.span.clone()));
-                        o.drafts.push(d);
-                    }
+                    let o = named_call(
+                        name,
+                        None,
+                        FormatId::FUNCTIONARY_V3_1,
+                        (value.take().unwrap_or(Value::Null), std::mem::take(repairs)),
+                        json.clone(),
+                        close_end,
+                        cx,
+                    );
                     return Advance::Done {
                         end: close_end,
                         outcome: o,

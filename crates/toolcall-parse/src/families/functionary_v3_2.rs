@@ -10,11 +10,10 @@
 use serde_json::{Map, Value, json};
 
 use crate::FormatId;
-use crate::builder::{Ctx, Draft};
-use crate::family::{
-    Advance, Family, Instructions, Outcome, RawArgs, ReadCx, RegionReader, Scan, Scanner,
-    parse_lenient,
-};
+use crate::builder::Ctx;
+use crate::family::{Advance, Family, Instructions, Outcome, ReadCx, RegionReader};
+
+use super::args_object::{ArgsObject, ArgsRead, malformed, named_call, truncated};
 
 use super::llama::END_TOKENS;
 use super::tags::valid_name;
@@ -54,6 +53,18 @@ impl Family for FunctionaryV32 {
             max_depth: ctx.limits.max_depth,
         }))
     }
+    /// The v3.2 chat template's generation prompt ends with `>>>`: the reply starts with
+    /// the recipient (`all\n…` or `NAME\n{json}`).
+    fn implied_opener(&self) -> Option<&'static str> {
+        Some(OPEN)
+    }
+    fn continues_implied(&self, start: &str, is_final: bool) -> Option<bool> {
+        match head(&format!("{OPEN}{start}"), is_final) {
+            Head::NeedMore => None,
+            Head::NotMine => Some(false),
+            Head::Text(_) | Head::Call(..) => Some(true),
+        }
+    }
     fn instructions(&self) -> Option<Instructions> {
         Some(Instructions {
             how: "To call a tool, write >>>TOOL_NAME on a line of its own, then the arguments as one JSON object on the next line. Write reply text after >>>all on a line of its own.",
@@ -67,12 +78,7 @@ impl Family for FunctionaryV32 {
 
 enum State {
     Head,
-    Json {
-        name: String,
-        start: usize,
-        scanner: Scanner,
-        live: Option<RawArgs>,
-    },
+    Json { name: String, args: ArgsObject },
 }
 
 struct Reader {
@@ -145,68 +151,39 @@ impl RegionReader for Reader {
                         };
                     }
                     Head::Call(name, start) => {
-                        let live = cx.streaming().then(|| {
-                            cx.start_call(&name, None);
-                            RawArgs::new(start, self.max_depth)
-                        });
-                        self.state = State::Json {
-                            name,
-                            start,
-                            scanner: Scanner::new(self.max_depth, false),
-                            live,
-                        };
+                        let args =
+                            ArgsObject::new(region, start, Some((&name, None)), self.max_depth, cx);
+                        self.state = State::Json { name, args };
                     }
                 },
-                State::Json {
-                    name,
-                    start,
-                    scanner,
-                    live,
-                } => {
-                    let start = *start;
-                    if let Some(l) = live {
-                        l.forward(region, cx);
-                    }
-                    let json = region.as_bytes().get(start..).unwrap_or(&[]);
-                    return match scanner.advance(json) {
-                        Scan::NeedMore if is_final => Advance::Broken {
+                State::Json { name, args } => {
+                    let what = format!(">>>{name}");
+                    return match args.advance(region, is_final, cx) {
+                        ArgsRead::NeedMore => Advance::NeedMore,
+                        ArgsRead::Truncated => Advance::Broken {
                             end: region.len(),
-                            why: format!(
-                                "truncated tool call: the arguments of >>>{name} are not closed; not run"
+                            why: truncated(&what),
+                        },
+                        ArgsRead::Malformed { end, error } => Advance::Broken {
+                            end,
+                            why: malformed(&what, &error),
+                        },
+                        ArgsRead::Done {
+                            end,
+                            value,
+                            repairs,
+                        } => Advance::Done {
+                            end,
+                            outcome: named_call(
+                                name,
+                                None,
+                                FormatId::FUNCTIONARY_V3_2,
+                                (value, repairs),
+                                args.start()..end,
+                                end,
+                                cx,
                             ),
                         },
-                        Scan::NeedMore => Advance::NeedMore,
-                        Scan::Fail(e) => Advance::Broken {
-                            end: start + scanner.consumed(),
-                            why: format!(">>>{name} arguments are malformed, not run: {e}"),
-                        },
-                        Scan::Done(n) => {
-                            let end = start + n;
-                            let text = region.get(start..end).unwrap_or("");
-                            match parse_lenient(text) {
-                                Ok((v, repairs)) => {
-                                    let mut d = Draft::new(
-                                        name.clone(),
-                                        Some(v),
-                                        FormatId::FUNCTIONARY_V3_2,
-                                    );
-                                    d.repairs = repairs;
-                                    d.span = cx.span(0, end);
-                                    let mut o = Outcome::default();
-                                    o.diagnostics.extend(
-                                        cx.ctx.unknown_name_warning(&d.name, d.span.clone()),
-                                    );
-                                    o.drafts.push(d);
-                                    Advance::Done { end, outcome: o }
-                                }
-                                Err(e) => Advance::Broken {
-                                    end,
-                                    why: format!(
-                                        ">>>{name} arguments are malformed, not run: {e}"
-                                    ),
-                                },
-                            }
-                        }
                     };
                 }
             }

@@ -7,9 +7,13 @@ use serde_json::Value;
 use serde_json::Map;
 use crate::FormatId;
 use crate::builder::{Ctx, Draft};
-use crate::family::{Family, Instructions, ReadCx, RegionReader, parse_lenient};
+use crate::family::{
+    Family, Instructions, Outcome, ReadCx, RegionReader, find_from, parse_lenient,
+};
 
-use super::tags::{Block, BlockReader, Lead, skip_space, starts, valid_name};
+use super::tags::{
+    Block, BlockReader, BlockStream, Lead, finish_sent, skip_space, starts, valid_name,
+};
 
 impl FormatId {
     pub(crate) const GEMMA4: FormatId = FormatId::builtin("gemma4");
@@ -41,8 +45,11 @@ impl Family for Gemma4 {
     fn openers(&self) -> &'static [&'static str] {
         &["<|tool_call>"]
     }
-    fn reader(&self, _opener: usize, _ctx: &Ctx) -> Option<Box<dyn RegionReader>> {
-        Some(Box::new(BlockReader::new(&BLOCK)))
+    fn reader(&self, _opener: usize, ctx: &Ctx) -> Option<Box<dyn RegionReader>> {
+        Some(Box::new(
+            BlockReader::new(&BLOCK)
+                .streaming_with(Box::new(LiveObject::new(ctx.limits.max_depth))),
+        ))
     }
     fn instructions(&self) -> Option<Instructions> {
         Some(Instructions {
@@ -211,5 +218,195 @@ mod tests {
             serde_json::json!({"a": "x, \"y\"", "n": -4.5, "b": true, "l": ["p", 1], "o": {"k": null}})
         );
         assert!(to_json(r#"{a:<|"|>open}"#).is_err());
+    }
+}
+
+/// Where the streaming scan of the arguments object is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Lex {
+    /// Between values (keys, literals, brackets).
+    Plain,
+    /// Inside a `<|"|>` string.
+    Quoted,
+    /// Inside an ordinary JSON string; `true` right after a backslash.
+    Json(bool),
+}
+
+/// Streams a Gemma 4 call's arguments while the block arrives: each top-level
+/// `key:value` is converted to JSON (by [`to_json`], as the whole object is at the end) once
+/// the `,` or `}` after it arrives, and sent as `{"k":v` / `,"k":v`; the final `}` when the
+/// object closes. Every byte is scanned once.
+struct LiveObject {
+    /// Region offset of the object's `{`, once found.
+    open: Option<usize>,
+    /// Scan position, bracket depth (1 inside the object), lexical state.
+    pos: usize,
+    depth: usize,
+    lex: Lex,
+    /// Start of the current top-level entry.
+    entry: usize,
+    sent: String,
+    keys: std::collections::HashSet<String>,
+    calls: usize,
+    max_depth: usize,
+    stopped: bool,
+}
+
+impl LiveObject {
+    fn new(max_depth: usize) -> Self {
+        LiveObject {
+            open: None,
+            pos: BLOCK.open.len(),
+            depth: 0,
+            lex: Lex::Plain,
+            entry: 0,
+            sent: String::new(),
+            keys: std::collections::HashSet::new(),
+            calls: 0,
+            max_depth,
+            stopped: false,
+        }
+    }
+
+    fn send(&mut self, fragment: &str, cx: &mut ReadCx<'_>) {
+        self.sent.push_str(fragment);
+        cx.arguments(fragment);
+    }
+
+    /// One top-level entry `key:value` is complete: sends its JSON.
+    fn entry_done(&mut self, entry: &str, cx: &mut ReadCx<'_>) -> bool {
+        if entry.trim().is_empty() {
+            return true;
+        }
+        let Ok(json) = to_json(&format!("{{{entry}}}")) else {
+            return false;
+        };
+        let Ok((Value::Object(m), _)) = parse_lenient(&json) else {
+            return false;
+        };
+        // A repeated key would rewrite a value already sent.
+        if m.len() != 1 || m.keys().any(|k| self.keys.contains(k)) {
+            return false;
+        }
+        for (k, v) in m {
+            let mut fragment = String::from(if self.sent.is_empty() { "{" } else { "," });
+            fragment.push_str(&Value::String(k.clone()).to_string());
+            fragment.push(':');
+            fragment.push_str(&v.to_string());
+            self.send(&fragment, cx);
+            self.keys.insert(k);
+        }
+        true
+    }
+
+    fn scan(&mut self, region: &str, cx: &mut ReadCx<'_>) {
+        let bytes = region.as_bytes();
+        while !self.stopped && self.pos < bytes.len() {
+            match self.lex {
+                Lex::Quoted => match find_from(region, QUOTE, self.pos) {
+                    Some(i) => {
+                        self.pos = i + QUOTE.len();
+                        self.lex = Lex::Plain;
+                    }
+                    None => {
+                        self.pos = bytes.len().saturating_sub(QUOTE.len() - 1).max(self.pos);
+                        return;
+                    }
+                },
+                Lex::Json(escaped) => {
+                    let b = bytes[self.pos];
+                    self.pos += 1;
+                    self.lex = match (escaped, b) {
+                        (true, _) => Lex::Json(false),
+                        (false, b'\\') => Lex::Json(true),
+                        (false, b'"') => Lex::Plain,
+                        _ => Lex::Json(false),
+                    };
+                }
+                Lex::Plain => {
+                    let b = bytes[self.pos];
+                    if b == b'<' {
+                        let rest = region.get(self.pos..).unwrap_or("");
+                        if rest.starts_with(QUOTE) {
+                            self.pos += QUOTE.len();
+                            self.lex = Lex::Quoted;
+                            continue;
+                        }
+                        if QUOTE.starts_with(rest) {
+                            return; // more bytes decide
+                        }
+                    }
+                    self.pos += 1;
+                    match b {
+                        b'"' => self.lex = Lex::Json(false),
+                        b'{' | b'[' => {
+                            self.depth += 1;
+                            if self.depth > self.max_depth {
+                                self.stopped = true;
+                            }
+                        }
+                        b'}' | b']' => {
+                            self.depth = self.depth.saturating_sub(1);
+                            if self.depth == 0 {
+                                let entry = region.get(self.entry..self.pos - 1).unwrap_or("");
+                                if !self.entry_done(entry, cx) {
+                                    self.stopped = true;
+                                    return;
+                                }
+                                let close = if self.sent.is_empty() { "{}" } else { "}" };
+                                self.send(close, cx);
+                                self.stopped = true;
+                            }
+                        }
+                        b',' if self.depth == 1 => {
+                            let entry = region.get(self.entry..self.pos - 1).unwrap_or("");
+                            if !self.entry_done(entry, cx) {
+                                self.stopped = true;
+                                return;
+                            }
+                            self.entry = self.pos;
+                        }
+                        _ => {}
+                    }
+                }
+            }
+        }
+    }
+}
+
+impl BlockStream for LiveObject {
+    fn advance(&mut self, region: &str, lead_name: Option<&str>, cx: &mut ReadCx<'_>) {
+        if self.stopped || lead_name.is_none() {
+            return;
+        }
+        self.calls = 1;
+        if self.open.is_none() {
+            // The lead named the call, so its `{` has arrived.
+            let Some(at) = find_from(region, "{", BLOCK.open.len()) else {
+                self.stopped = true;
+                return;
+            };
+            self.open = Some(at);
+            self.pos = at + 1;
+            self.depth = 1;
+            self.entry = at + 1;
+        }
+        self.scan(region, cx);
+    }
+
+    fn calls(&self) -> usize {
+        self.calls
+    }
+
+    fn finish(
+        &mut self,
+        _region: &str,
+        _lead_name: Option<&str>,
+        drafts: &[Draft],
+        span: std::ops::Range<usize>,
+        o: &mut Outcome,
+        cx: &mut ReadCx<'_>,
+    ) {
+        finish_sent(&[], self.calls, &self.sent, drafts, span, o, cx);
     }
 }

@@ -12,7 +12,7 @@ use crate::builder::{Ctx, Draft};
 use crate::family::{Family, Instructions, ReadCx, RegionReader};
 
 use super::text_example::tag_text;
-use super::tags::{Block, BlockReader, Lead, layout_trim, skip_space, starts, typed, valid_name, StreamTags};
+use super::tags::{ValueHead, Block, BlockReader, Lead, layout_trim, skip_space, starts, typed, valid_name, StreamTags};
 
 impl FormatId {
     pub(crate) const GLM: FormatId = FormatId::builtin("glm");
@@ -36,7 +36,34 @@ static STREAM: StreamTags = StreamTags {
     param: KEY,
     param_end: VALUE_END,
     call_end: "",
+    value: value_head,
+    value_stops: &[],
 };
+
+/// `<arg_key>K</arg_key>` then blanks and `<arg_value>`: the value follows.
+fn value_head(header: &str) -> ValueHead {
+    let Some(rest) = header.strip_prefix(KEY) else {
+        return if KEY.starts_with(header) {
+            ValueHead::NeedMore
+        } else {
+            ValueHead::No
+        };
+    };
+    let Some(k) = rest.find(KEY_END) else {
+        return if rest.len() > 256 { ValueHead::No } else { ValueHead::NeedMore };
+    };
+    let after = &rest[k + KEY_END.len()..];
+    let value = skip_space(after);
+    match starts(value, VALUE) {
+        Some(true) => ValueHead::At {
+            key: rest[..k].trim().to_owned(),
+            at: header.len() - value.len() + VALUE.len(),
+            string: None,
+        },
+        None if after.len() - value.len() <= 256 => ValueHead::NeedMore,
+        _ => ValueHead::No,
+    }
+}
 
 pub(crate) struct Glm;
 

@@ -13,6 +13,7 @@ use crate::FormatId;
 use crate::builder::{Ctx, Draft};
 use crate::family::{Family, Instructions, ReadCx, ReasoningMarker, RegionReader, parse_lenient};
 
+use super::args_object::JsonCallTags;
 use super::tags::{Block, BlockReader, Lead, valid_name};
 
 impl FormatId {
@@ -51,6 +52,23 @@ static BLOCKS: [Block; 3] = [
     },
 ];
 
+/// One call per block: the recipient, the header, `<|message|>`, then the JSON.
+static STREAM: JsonCallTags = JsonCallTags {
+    call: "",
+    head: call_head,
+    call_end: "",
+};
+
+/// `functions.NAME …<|message|>` → the name.
+fn call_head(head: &str) -> Option<(String, Option<String>)> {
+    if !head.trim_end().ends_with(MESSAGE) {
+        return None;
+    }
+    let (to, _) = recipient(head);
+    let name = to.strip_prefix("functions.").unwrap_or(to);
+    valid_name(name).then(|| (name.to_owned(), None))
+}
+
 pub(crate) struct GptOss;
 
 impl Family for GptOss {
@@ -80,10 +98,11 @@ impl Family for GptOss {
     fn openers(&self) -> &'static [&'static str] {
         &OPENERS
     }
-    fn reader(&self, opener: usize, _ctx: &Ctx) -> Option<Box<dyn RegionReader>> {
-        BLOCKS
-            .get(opener)
-            .map(|b| Box::new(BlockReader::new(b)) as Box<dyn RegionReader>)
+    fn reader(&self, opener: usize, ctx: &Ctx) -> Option<Box<dyn RegionReader>> {
+        BLOCKS.get(opener).map(|b| {
+            Box::new(BlockReader::new(b).streaming_json(&STREAM, ctx.limits.max_depth))
+                as Box<dyn RegionReader>
+        })
     }
     fn reasoning(&self) -> &'static [ReasoningMarker] {
         &[

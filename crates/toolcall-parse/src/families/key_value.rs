@@ -5,15 +5,25 @@
 //! block ends at the first line that is not a field of the tool; that line and what follows
 //! are the reply text. With a registry only registered tools are accepted; without
 //! one any `NAME: value` line is a field (lower-cased).
+//!
+//! The header is a line opener ([`Family::line_openers`]); the region runs from it to the
+//! line that is not a field. Streamed, the call is announced at the header and each field
+//! is forwarded as a JSON fragment (`{"key":value`, then `,"key":value`, then `}`) once
+//! its line is complete, the value converted exactly as in the final arguments.
 
 use serde_json::{Map, Value};
-use toolcall_core::{Repair, ToolSpec};
+use toolcall_core::{Diagnostic, Repair, ToolSpec};
 
 use super::text_example::tag_text;
 use crate::FormatId;
-use crate::family::{Family, Instructions, convert_text_value};
+use crate::builder::{Ctx, Draft, Outcome};
+use crate::family::{
+    Advance, Family, Instructions, Plain, ReadCx, RegionReader, convert_text_value,
+};
 
 pub(crate) const HEADER: &str = "tool_call:";
+/// A header line longer than this is not one (bounds the wait for its newline).
+const MAX_HEADER: usize = 1024;
 
 /// Whether `line` is a `TOOL_CALL:` header (any case, leading blanks allowed).
 pub(crate) fn is_header(line: &str) -> bool {
@@ -80,6 +90,110 @@ pub(crate) fn arguments(
         .collect()
 }
 
+/// Reads one `TOOL_CALL:` block: the header line, then field lines up to the first line
+/// that is not a field of the tool.
+struct BlockReader {
+    /// Tool name, once the header line is complete and accepted.
+    name: Option<String>,
+    fields: Vec<(String, String)>,
+    /// Start of the first line not yet read as a field.
+    line: usize,
+    /// Where the newline search resumes (`line..search` has no newline).
+    search: usize,
+}
+
+impl BlockReader {
+    /// The header line, once complete: `Err` is the decision when it is not a usable one.
+    fn header(&mut self, region: &str, is_final: bool, cx: &mut ReadCx<'_>) -> Result<(), Advance> {
+        let len = region.len();
+        let window = region.as_bytes().get(..len.min(MAX_HEADER)).unwrap_or(&[]);
+        let (line_end, next) = match memchr::memchr(b'\n', window) {
+            Some(nl) => (nl, nl + 1),
+            None if is_final && len <= MAX_HEADER => (len, len),
+            None if len < MAX_HEADER => return Err(Advance::NeedMore),
+            None => return Err(Advance::NotMine),
+        };
+        let line = region.get(..line_end).unwrap_or("");
+        let Some(name) = header_name(line) else {
+            return Err(Advance::NotMine);
+        };
+        if !cx.ctx.strict_name_ok(name) {
+            let msg = format!("TOOL_CALL block for unregistered tool {name:?} left as text");
+            return Err(Advance::Text(Plain {
+                diagnostics: vec![Diagnostic::info(msg, cx.span(0, line_end))],
+                ..Plain::default()
+            }));
+        }
+        cx.start_call(name, None);
+        self.name = Some(name.to_owned());
+        self.line = next;
+        self.search = next;
+        Ok(())
+    }
+}
+
+impl RegionReader for BlockReader {
+    fn advance(&mut self, region: &str, is_final: bool, cx: &mut ReadCx<'_>) -> Advance {
+        if self.name.is_none()
+            && let Err(decided) = self.header(region, is_final, cx)
+        {
+            return decided;
+        }
+        let spec = match &self.name {
+            Some(name) => cx.ctx.spec(name),
+            None => return Advance::NotMine,
+        };
+        let len = region.len();
+        loop {
+            let from = self.search.max(self.line);
+            let rest = region.as_bytes().get(from..).unwrap_or(&[]);
+            let (line_end, next) = match memchr::memchr(b'\n', rest) {
+                Some(nl) => (from + nl, from + nl + 1),
+                None if is_final => (len, len),
+                None => {
+                    self.search = len;
+                    return Advance::NeedMore;
+                }
+            };
+            let line = region
+                .get(self.line..line_end)
+                .unwrap_or("")
+                .trim_end_matches('\r');
+            // A new `TOOL_CALL:` header starts the next call, never a field of this one.
+            if self.line < len
+                && !is_header(line)
+                && let Some((key, raw)) = field(line, spec)
+            {
+                if cx.streaming() {
+                    let value = convert_text_value(&raw, spec, &key, &mut Vec::new());
+                    let sep = if self.fields.is_empty() { "{" } else { "," };
+                    let key_json = Value::String(key.clone());
+                    cx.arguments(&format!("{sep}{key_json}:{value}"));
+                }
+                self.fields.push((key, raw));
+                self.line = next;
+                self.search = next;
+                continue;
+            }
+            // The block ends before this line.
+            cx.arguments(if self.fields.is_empty() { "{}" } else { "}" });
+            let mut repairs = Vec::new();
+            let args = arguments(&self.fields, spec, &mut repairs);
+            let name = self.name.take().unwrap_or_default();
+            let mut d = Draft::new(name, Some(Value::Object(args)), FormatId::KEY_VALUE);
+            d.repairs = repairs;
+            d.span = cx.span(0, self.line);
+            return Advance::Done {
+                end: self.line,
+                outcome: Outcome {
+                    drafts: vec![d],
+                    ..Outcome::default()
+                },
+            };
+        }
+    }
+}
+
 impl FormatId {
     pub(crate) const KEY_VALUE: FormatId = FormatId::builtin("key_value");
 }
@@ -95,6 +209,17 @@ impl Family for KeyValue {
     }
     fn example(&self) -> &'static str {
         "TOOL_CALL: highlight_object\\nOBJECT: headphones"
+    }
+    fn line_openers(&self) -> &'static [&'static str] {
+        &[HEADER]
+    }
+    fn line_reader(&self, _opener: usize, _ctx: &Ctx) -> Option<Box<dyn RegionReader>> {
+        Some(Box::new(BlockReader {
+            name: None,
+            fields: Vec::new(),
+            line: 0,
+            search: 0,
+        }))
     }
     fn instructions(&self) -> Option<Instructions> {
         Some(Instructions {

@@ -10,6 +10,7 @@ use crate::builder::{Ctx, Draft};
 use crate::family::{Family, Instructions, ReadCx, RegionReader, parse_lenient};
 
 use super::marked::tag_lead;
+use super::args_object::JsonCallTags;
 use super::tags::{Block, BlockReader, Lead, skip_space, valid_name};
 
 impl FormatId {
@@ -34,6 +35,19 @@ fn lead(lead: &str, complete: bool) -> Lead {
 
 /// The header of a tool message in the Kimi K2 template (`## Return of ID`).
 const RETURN_OF: &str = "## Return of";
+
+static STREAM: JsonCallTags = JsonCallTags {
+    call: CALL,
+    head: call_head,
+    call_end: CALL_END,
+};
+
+/// `functions.NAME:IDX<|tool_call_argument_begin|>` → the name, and the whole id.
+fn call_head(head: &str) -> Option<(String, Option<String>)> {
+    let id = head.trim_end().strip_suffix(ARGS)?.trim();
+    let name = name_of(id);
+    valid_name(name).then(|| (name.to_owned(), Some(id.to_owned())))
+}
 
 pub(crate) struct KimiK2;
 
@@ -63,8 +77,10 @@ impl Family for KimiK2 {
     fn openers(&self) -> &'static [&'static str] {
         &["<|tool_calls_section_begin|>"]
     }
-    fn reader(&self, _opener: usize, _ctx: &Ctx) -> Option<Box<dyn RegionReader>> {
-        Some(Box::new(BlockReader::new(&BLOCK)))
+    fn reader(&self, _opener: usize, ctx: &Ctx) -> Option<Box<dyn RegionReader>> {
+        Some(Box::new(
+            BlockReader::new(&BLOCK).streaming_json(&STREAM, ctx.limits.max_depth),
+        ))
     }
     fn instructions(&self) -> Option<Instructions> {
         Some(Instructions {

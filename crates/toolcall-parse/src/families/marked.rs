@@ -12,9 +12,10 @@ use crate::builder::{Draft, Outcome};
 use crate::family::{Advance, ReadCx, RegionReader, ScanFrom, json_calls, parse_lenient};
 use crate::scanner::{Scan, Scanner, split_top_level};
 
+use super::args_object::LiveList;
 use super::call_syntax::parse_args;
 use super::pythonic::split_call;
-use super::tags::{Lead, MAX_LEAD, layout_trim, skip_space, starts, typed, valid_name};
+use super::tags::{Lead, MAX_LEAD, ValueHead, layout_trim, skip_space, starts, typed, valid_name};
 
 /// The block is ours when the first non-blank byte after the marker is one of `firsts`.
 fn first_byte_lead(lead: &str, complete: bool, firsts: &[u8]) -> Lead {
@@ -118,6 +119,8 @@ pub(crate) struct OpenJsonReader {
     from: usize,
     start: Option<usize>,
     scanner: Scanner,
+    /// Announces the calls and forwards their arguments while the JSON streams.
+    live: LiveList,
 }
 
 impl OpenJsonReader {
@@ -127,6 +130,7 @@ impl OpenJsonReader {
             from,
             start: None,
             scanner: Scanner::new(max_depth, false),
+            live: LiveList::new(from, max_depth),
         }
     }
 }
@@ -149,7 +153,12 @@ impl RegionReader for OpenJsonReader {
         };
         let json = region.as_bytes().get(start..).unwrap_or(&[]);
         match self.scanner.advance(json) {
-            Scan::NeedMore if !is_final => Advance::NeedMore,
+            Scan::NeedMore if !is_final => {
+                if cx.streaming() {
+                    self.live.advance(region, cx);
+                }
+                Advance::NeedMore
+            }
             Scan::NeedMore => Advance::Broken {
                 end: region.len(),
                 why: "truncated tool call: the JSON ends before it is closed; not run".into(),
@@ -168,6 +177,10 @@ impl RegionReader for OpenJsonReader {
                             d.span = cx.span(0, end);
                             o.diagnostics
                                 .extend(cx.ctx.unknown_name_warning(&d.name, cx.span(0, end)));
+                        }
+                        if cx.streaming() && self.live.calls() > 0 {
+                            let upto = region.get(..end).unwrap_or("");
+                            self.live.finish(upto, &drafts, cx.span(0, end), &mut o, cx);
                         }
                         o.drafts = drafts;
                         Advance::Done { end, outcome: o }
@@ -441,6 +454,34 @@ pub(crate) fn invokes(
         return Err("empty tool call block".into());
     }
     Ok(drafts)
+}
+
+/// `TAG KEY" attrs>` (`tag` ends with `name="`): the value follows the `>`; a DSML
+/// `string="true|false"` attribute says whether it is text.
+pub(crate) fn attr_param_value(header: &str, tag: &str) -> ValueHead {
+    let Some(rest) = header.strip_prefix(tag) else {
+        return if tag.starts_with(header) {
+            ValueHead::NeedMore
+        } else {
+            ValueHead::No
+        };
+    };
+    let Some(q) = rest.find('"') else {
+        return if rest.len() > 256 || rest.contains(['<', '>']) {
+            ValueHead::No
+        } else {
+            ValueHead::NeedMore
+        };
+    };
+    match rest[q..].find('>') {
+        Some(gt) => ValueHead::At {
+            key: rest[..q].to_owned(),
+            at: tag.len() + q + gt + 1,
+            string: string_attribute(&rest[q + 1..q + gt]),
+        },
+        None if rest.len() - q > 256 || rest[q..].contains('<') => ValueHead::No,
+        None => ValueHead::NeedMore,
+    }
 }
 
 /// `string="true"` / `string="false"` among a tag's attributes.

@@ -10,7 +10,8 @@ use crate::builder::{Ctx, Draft};
 use crate::family::{Family, Instructions, ReadCx, RegionReader};
 
 use super::marked::{InvokeTags, invokes, tag_lead};
-use super::tags::{Block, BlockReader, Lead, StreamTags};
+use super::marked::attr_param_value;
+use super::tags::{ValueHead, Block, BlockReader, Lead, StreamTags};
 
 impl FormatId {
     pub(crate) const MINIMAX_M2: FormatId = FormatId::builtin("minimax_m2");
@@ -44,7 +45,13 @@ static STREAM: StreamTags = StreamTags {
     param: "<parameter name=\"",
     param_end: "</parameter>",
     call_end: "</invoke>",
+    value: param_value,
+    value_stops: &[],
 };
+
+fn param_value(header: &str) -> ValueHead {
+    attr_param_value(header, STREAM.param)
+}
 
 pub(crate) struct MinimaxM2;
 

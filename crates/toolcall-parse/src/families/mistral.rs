@@ -8,11 +8,14 @@ use crate::results::{break_marker, content_value};
 use serde_json::{Map, Value, json};
 
 use crate::FormatId;
-use crate::builder::{Ctx, Draft};
-use crate::family::{
-    Advance, Family, Instructions, Outcome, RawArgs, ReadCx, RegionReader, Scan, Scanner,
-    json_calls, parse_lenient,
-};
+use std::ops::Range;
+
+use toolcall_core::Repair;
+
+use crate::builder::Ctx;
+use crate::family::{Advance, Family, Instructions, Outcome, ReadCx, RegionReader, json_calls};
+
+use super::args_object::{ArgsObject, ArgsRead, named_call, repaired, truncated};
 
 pub(crate) const MARKER: &str = "[TOOL_CALLS]";
 pub(crate) const ARGS: &str = "[ARGS]";
@@ -86,10 +89,8 @@ enum State {
     /// Whitespace is skipped from `at` until the JSON starts.
     Gap { at: usize, named: Option<(String, Option<String>)> },
     Json {
-        start: usize,
-        scanner: Scanner,
+        args: ArgsObject,
         named: Option<(String, Option<String>)>,
-        live: Option<RawArgs>,
     },
     /// The JSON ended at `end`: is `[/TOOL_CALLS]` next?
     Tail { end: usize, outcome: Outcome },
@@ -133,19 +134,9 @@ impl RegionReader for Reader {
                         Some(b'{' | b'[') => {
                             let start = *at;
                             let named = named.take();
-                            let live = match &named {
-                                Some((name, id)) if bytes[start] == b'{' && cx.streaming() => {
-                                    cx.start_call(name, id.as_deref());
-                                    Some(RawArgs::new(start, self.max_depth))
-                                }
-                                _ => None,
-                            };
-                            self.state = State::Json {
-                                start,
-                                scanner: Scanner::new(self.max_depth, false),
-                                named,
-                                live,
-                            };
+                            let call = named.as_ref().map(|(n, id)| (n.as_str(), id.as_deref()));
+                            let args = ArgsObject::new(region, start, call, self.max_depth, cx);
+                            self.state = State::Json { args, named };
                         }
                         Some(_) => {
                             return Advance::Broken {
@@ -162,40 +153,47 @@ impl RegionReader for Reader {
                         None => return Advance::NeedMore,
                     }
                 }
-                State::Json {
-                    start,
-                    scanner,
-                    named,
-                    live,
-                } => {
-                    let start = *start;
-                    if let Some(l) = live {
-                        l.forward(region, cx);
+                State::Json { args, named } => match args.advance(region, is_final, cx) {
+                    ArgsRead::NeedMore => return Advance::NeedMore,
+                    ArgsRead::Truncated => {
+                        return Advance::Broken {
+                            end: region.len(),
+                            why: match named {
+                                Some((name, _)) => truncated(&format!("[TOOL_CALLS]{name}")),
+                                None => "truncated tool call: the JSON ends before it is closed; not run".into(),
+                            },
+                        };
                     }
-                    match scanner.advance(&bytes[start..]) {
-                        Scan::NeedMore if is_final => {
-                            return Advance::Broken {
-                                end: region.len(),
-                                why: "truncated tool call: the JSON ends before it is closed; not run".into(),
-                            };
-                        }
-                        Scan::NeedMore => return Advance::NeedMore,
-                        Scan::Fail(e) => {
-                            return Advance::Broken {
-                                end: start + scanner.consumed(),
-                                why: format!("[TOOL_CALLS] not followed by a call: {e}"),
-                            };
-                        }
-                        Scan::Done(n) => {
-                            let end = start + n;
-                            let named = named.take();
-                            match decode(region, start, end, named, cx) {
-                                Ok(outcome) => self.state = State::Tail { end, outcome },
-                                Err(why) => return Advance::Broken { end, why },
-                            }
+                    ArgsRead::Malformed { end, error } => {
+                        return Advance::Broken {
+                            end,
+                            why: format!("[TOOL_CALLS] not followed by a call: {error}"),
+                        };
+                    }
+                    ArgsRead::Done {
+                        end,
+                        value,
+                        repairs,
+                    } => {
+                        let json = args.start()..end;
+                        let outcome = match named.take() {
+                            Some((name, id)) => Ok(named_call(
+                                &name,
+                                id,
+                                FormatId::MISTRAL,
+                                (value, repairs),
+                                json,
+                                end,
+                                cx,
+                            )),
+                            None => calls_list(value, repairs, json, cx),
+                        };
+                        match outcome {
+                            Ok(outcome) => self.state = State::Tail { end, outcome },
+                            Err(why) => return Advance::Broken { end, why },
                         }
                     }
-                }
+                },
                 State::Tail { end, outcome } => {
                     let end = *end;
                     let after = region.get(end..).unwrap_or("");
@@ -218,40 +216,21 @@ impl RegionReader for Reader {
     }
 }
 
-fn decode(
-    region: &str,
-    start: usize,
-    end: usize,
-    named: Option<(String, Option<String>)>,
+/// `[TOOL_CALLS][{"name", "arguments"}, ...]` (or one such object).
+fn calls_list(
+    mut v: Value,
+    repairs: Vec<Repair>,
+    json: Range<usize>,
     cx: &mut ReadCx<'_>,
 ) -> Result<Outcome, String> {
-    let text = region.get(start..end).unwrap_or("");
-    let (mut v, repairs) =
-        parse_lenient(text).map_err(|e| format!("malformed [TOOL_CALLS] JSON: {e}"))?;
-    let span = cx.span(0, end);
-    let mut o = match named {
-        Some((name, id)) => {
-            let mut d = Draft::new(name.clone(), Some(v), FormatId::MISTRAL);
-            d.id = id;
-            d.span = span.clone();
-            let mut o = Outcome::default();
-            o.diagnostics
-                .extend(cx.ctx.unknown_name_warning(&name, span.clone()));
-            o.drafts.push(d);
-            o
-        }
-        None => json_calls(&mut v, cx.ctx, FormatId::MISTRAL, true, span.clone())
-            .ok_or("[TOOL_CALLS] content is not a list of {name, arguments} calls")?,
-    };
+    let mut o = json_calls(&mut v, cx.ctx, FormatId::MISTRAL, true, cx.span(0, json.end))
+        .ok_or("[TOOL_CALLS] content is not a list of {name, arguments} calls")?;
     for d in &mut o.drafts {
         d.repairs.extend(repairs.iter().cloned());
     }
     if !repairs.is_empty() {
-        let kinds: Vec<&str> = repairs.iter().map(|r| r.kind.as_str()).collect();
-        o.diagnostics.push(toolcall_core::Diagnostic::info(
-            format!("repaired JSON: {}", kinds.join(", ")),
-            cx.span(start, end),
-        ));
+        o.diagnostics
+            .push(repaired(&repairs, cx.span(json.start, json.end)));
     }
     Ok(o)
 }

@@ -9,6 +9,8 @@ use crate::builder::{Ctx, Outcome};
 use crate::family::{Family, JsonCx};
 
 // Helpers shared by several families (not families themselves).
+pub(crate) mod args_object;
+pub(crate) mod bare_json;
 pub(crate) mod marked;
 pub(crate) mod native;
 pub(crate) mod tags;

@@ -10,7 +10,7 @@ use super::call_syntax::{is_name_byte, parse_args};
 use super::text_example::python_call;
 use crate::FormatId;
 use crate::builder::{Ctx, Outcome};
-use crate::family::{BareJson, Family, Instructions};
+use crate::family::{BareJson, Family, Instructions, JsonCx};
 use crate::scanner::split_top_level;
 
 /// `name(inner)` → (name, inner) when `s` is exactly one call expression.
@@ -79,12 +79,18 @@ impl Family for Pythonic {
     fn example(&self) -> &'static str {
         r#"[get_weather(city="Paris"), get_time()]"#
     }
-    // Lists that are not JSON are read by `classify` from the engine's JSON path.
+    // Lists that are not JSON come back from the bare JSON reader as text.
     fn bare_json(&self) -> BareJson {
         BareJson {
             objects: false,
             arrays: true,
         }
+    }
+    fn classify_bare_text(&self, region: &str, cx: &JsonCx<'_>) -> Option<Result<Outcome, String>> {
+        if !region.starts_with('[') {
+            return None;
+        }
+        classify(region, cx.ctx, cx.span.clone())
     }
     fn instructions(&self) -> Option<Instructions> {
         Some(Instructions {

@@ -12,7 +12,7 @@ use crate::builder::Ctx;
 use crate::family::{Family, Instructions, RegionReader};
 
 use super::text_example::tag_text;
-use super::tags::{Block, BlockReader, function_lead, xml_functions, StreamTags};
+use super::tags::{eq_param_value, Block, BlockReader, function_lead, xml_functions, StreamTags};
 
 impl FormatId {
     pub(crate) const QWEN3_CODER: FormatId = FormatId::builtin("qwen3_coder");
@@ -30,6 +30,8 @@ static STREAM: StreamTags = StreamTags {
     param: "<parameter=",
     param_end: "</parameter>",
     call_end: "</function>",
+    value: eq_param_value,
+    value_stops: &["<parameter=", "</function>"],
 };
 
 pub(crate) struct Qwen3Coder;

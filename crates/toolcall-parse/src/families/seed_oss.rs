@@ -9,7 +9,7 @@ use crate::builder::Ctx;
 use crate::family::{Family, Instructions, ReasoningMarker, RegionReader};
 
 use super::qwen3_coder::xml_example;
-use super::tags::{Block, BlockReader, function_lead, xml_functions, StreamTags};
+use super::tags::{eq_param_value, Block, BlockReader, function_lead, xml_functions, StreamTags};
 
 impl FormatId {
     pub(crate) const SEED_OSS: FormatId = FormatId::builtin("seed_oss");
@@ -30,6 +30,8 @@ static STREAM: StreamTags = StreamTags {
     param: "<parameter=",
     param_end: "</parameter>",
     call_end: "</function>",
+    value: eq_param_value,
+    value_stops: &["<parameter=", "</function>"],
 };
 
 pub(crate) struct SeedOss;

@@ -11,7 +11,8 @@ use crate::builder::{Ctx, Draft};
 use crate::family::{Family, Instructions, ReadCx, RegionReader};
 
 use super::marked::{InvokeTags, invokes, tag_lead};
-use super::tags::{Block, BlockReader, Lead, StreamTags};
+use super::marked::attr_param_value;
+use super::tags::{ValueHead, Block, BlockReader, Lead, StreamTags};
 
 impl FormatId {
     pub(crate) const STEP3: FormatId = FormatId::builtin("step3");
@@ -45,7 +46,13 @@ static STREAM: StreamTags = StreamTags {
     param: "<steptml:parameter name=\"",
     param_end: "</steptml:parameter>",
     call_end: "</steptml:invoke>",
+    value: param_value,
+    value_stops: &[],
 };
+
+fn param_value(header: &str) -> ValueHead {
+    attr_param_value(header, STREAM.param)
+}
 
 pub(crate) struct Step3;
 

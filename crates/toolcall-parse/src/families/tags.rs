@@ -4,6 +4,12 @@
 //! bounded lead after the opener, its closing tag is searched resumably (each byte once),
 //! and the body is read in one pass when the block is complete. Values are typed by the
 //! tool's schema ([`convert_text_value`]).
+//!
+//! While the block streams ([`StreamTags`]), each call is announced when its head is
+//! complete and its arguments are sent as the JSON they convert to: a text value as
+//! escaped pieces of a JSON string as its bytes arrive, any other value when its parameter
+//! completes. Families whose calls hold JSON arguments stream through a [`BlockStream`]
+//! (`args_object::LiveJson`, Gemma 4's own).
 
 use std::collections::HashSet;
 use std::ops::Range;
@@ -13,7 +19,11 @@ use toolcall_core::{Diagnostic, Repair};
 
 use crate::FormatId;
 use crate::builder::Draft;
-use crate::family::{Advance, Outcome, ReadCx, RegionReader, ScanFrom, convert_text_value};
+use crate::family::{
+    Advance, Outcome, ReadCx, RegionReader, ScanFrom, convert_text_value, is_text_param,
+};
+
+use super::args_object::{JsonCallTags, LiveJson, LiveList};
 
 /// What the lead (the bytes after the opener) says.
 pub(crate) enum Lead {
@@ -44,7 +54,44 @@ pub(crate) struct BlockReader {
     /// The first call's name as the lead announced it.
     lead_name: Option<String>,
     close: ScanFrom,
-    live: Option<LiveArgs>,
+    live: Option<Live>,
+}
+
+/// How a block's arguments stream while it arrives.
+enum Live {
+    /// Text-valued parameters ([`StreamTags`]).
+    Params(Box<LiveArgs>),
+    /// A family's own streaming reader (JSON arguments per call: [`JsonCallTags`]).
+    Stream(Box<dyn BlockStream>),
+}
+
+impl Live {
+    fn calls(&self) -> usize {
+        match self {
+            Live::Params(l) => l.calls,
+            Live::Stream(l) => l.calls(),
+        }
+    }
+}
+
+/// Streams a block's calls while it arrives, for a family whose layout [`StreamTags`] does
+/// not describe. `advance` sees the region so far (it may start with the block's opener);
+/// announcing the first call is left out when the block's lead already did (`lead_name`).
+pub(crate) trait BlockStream: Send + Sync {
+    fn advance(&mut self, region: &str, lead_name: Option<&str>, cx: &mut ReadCx<'_>);
+    /// Calls announced so far (by the lead or by `advance`).
+    fn calls(&self) -> usize;
+    /// The block closed with `drafts`; `region` ends where its closing tag starts. Sends
+    /// what the final arguments add to what was sent, or says they differ.
+    fn finish(
+        &mut self,
+        region: &str,
+        lead_name: Option<&str>,
+        drafts: &[Draft],
+        span: Range<usize>,
+        o: &mut Outcome,
+        cx: &mut ReadCx<'_>,
+    );
 }
 
 impl BlockReader {
@@ -62,15 +109,42 @@ impl BlockReader {
     /// Streams each call's arguments while the block arrives, a fragment per completed
     /// parameter (see [`StreamTags`]).
     pub(crate) fn streaming(mut self, tags: &'static StreamTags) -> Self {
-        self.live = Some(LiveArgs::new(tags, self.block.open.len()));
+        self.live = Some(Live::Params(Box::new(LiveArgs::new(
+            tags,
+            self.block.open.len(),
+        ))));
+        self
+    }
+
+    /// Streams each call's JSON arguments text while the block arrives (see
+    /// [`JsonCallTags`]).
+    pub(crate) fn streaming_json(self, tags: &'static JsonCallTags, max_depth: usize) -> Self {
+        let from = self.block.open.len();
+        self.streaming_with(Box::new(LiveJson::new(tags, from, max_depth)))
+    }
+
+    /// Streams a block holding a JSON `{name, arguments}` object or a list of them (see
+    /// [`LiveList`]).
+    pub(crate) fn streaming_list(self, max_depth: usize) -> Self {
+        let from = self.block.open.len();
+        self.streaming_with(Box::new(LiveList::new(from, max_depth)))
+    }
+
+    /// Streams the block's calls with a family's own [`BlockStream`].
+    pub(crate) fn streaming_with(mut self, stream: Box<dyn BlockStream>) -> Self {
+        self.live = Some(Live::Stream(stream));
         self
     }
 }
 
 /// How a block's calls and parameters are delimited, for streaming arguments while the
-/// block arrives: `{"k": v` once the first parameter is complete, `, "k2": v2` for each
+/// block arrives: `{"k":v` once the first parameter is complete, `,"k2":v2` for each
 /// next one, `}` when the call ends, so the fragments concatenate to the final arguments
-/// exactly.
+/// exactly. A parameter whose value is text (the markup's `string="true"`, else the tool's
+/// schema allows a string or has none for it: known at the parameter's name) streams
+/// sooner: `{"k":"` once its opening tag is read, then escaped pieces of the value as
+/// they arrive, holding back bytes that may start the closing tag and the one layout
+/// newline that may end the value, then the rest as the family reads it and `"`.
 ///
 /// Each completed parameter is read by the family's own `body` function on a small block
 /// made of the call's head (bounded by [`MAX_LEAD`]), that one parameter and `call_end`;
@@ -82,6 +156,12 @@ pub(crate) struct StreamTags {
     pub param_end: &'static str,
     /// Closes one call (`</function>`); empty when a block holds one call (GLM).
     pub call_end: &'static str,
+    /// Reads a parameter's opening tag (the bytes from `param` on) to stream a text value
+    /// while it arrives.
+    pub value: fn(&str) -> ValueHead,
+    /// Tags that end a value whose closing tag is missing (Qwen3-Coder's body tolerates
+    /// that): streaming holds back from there until the closing tag arrives.
+    pub value_stops: &'static [&'static str],
 }
 
 enum LiveState {
@@ -96,7 +176,131 @@ enum LiveState {
         call_end: ScanFrom,
         /// Where the call's end was found (searched once).
         call_end_at: Option<usize>,
+        /// The open parameter, once its name is known.
+        value: Option<OpenValue>,
     },
+}
+
+/// What the bytes after a parameter's opening tag say about its value.
+pub(crate) enum ValueHead {
+    /// The opening tag is not complete yet.
+    NeedMore,
+    /// Not a parameter this reader follows: its value is sent when it completes.
+    No,
+    /// The value of `key` starts `at` bytes in; `string`: the markup says whether it is
+    /// text (DSML's `string="true|false"`), else the tool's schema decides.
+    At {
+        key: String,
+        at: usize,
+        string: Option<bool>,
+    },
+}
+
+/// An open parameter.
+enum OpenValue {
+    /// Not text (or a repeated key): sent whole when the parameter completes.
+    Whole,
+    /// Text: sent as escaped pieces of a JSON string as its bytes arrive.
+    Text(TextValue),
+}
+
+/// A text value streaming: `region[from..]` after the opening tag; the one layout
+/// newline at its start is skipped and one at its end held back (the family's
+/// [`layout_trim`]), and so is anything that may be the start of the closing tag.
+struct TextValue {
+    key: String,
+    from: usize,
+    /// Where the value's text starts, once its first bytes showed a layout newline or not.
+    start: Option<usize>,
+    /// Sent up to here.
+    emitted: usize,
+    /// Where a [`StreamTags::value_stops`] tag was found (the value ends there at most).
+    stop_at: Option<usize>,
+    stops: Vec<ScanFrom>,
+}
+
+impl TextValue {
+    /// Sends the bytes of the value that can no longer change.
+    fn forward(&mut self, region: &str, tags: &StreamTags, sent: &mut String, cx: &mut ReadCx<'_>) {
+        let bytes = region.as_bytes();
+        let start = match self.start {
+            Some(s) => s,
+            None => {
+                let s = match bytes.get(self.from) {
+                    None => return,
+                    Some(b'\n') => self.from + 1,
+                    Some(b'\r') => match bytes.get(self.from + 1) {
+                        None => return,
+                        Some(b'\n') => self.from + 2,
+                        Some(_) => self.from,
+                    },
+                    Some(_) => self.from,
+                };
+                self.start = Some(s);
+                self.emitted = s;
+                s
+            }
+        };
+        if self.stop_at.is_none() {
+            for (tag, find) in tags.value_stops.iter().zip(&mut self.stops) {
+                if let Some(i) = find.find(region, tag).filter(|&i| i >= start) {
+                    self.stop_at = Some(self.stop_at.map_or(i, |s: usize| s.min(i)));
+                }
+            }
+        }
+        let mut upto = match self.stop_at {
+            Some(i) => i,
+            None => {
+                // Bytes that may begin the closing tag (or a stop) wait for more.
+                let hold = std::iter::once(tags.param_end)
+                    .chain(tags.value_stops.iter().copied())
+                    .filter_map(|t| {
+                        let t = t.as_bytes();
+                        (1..t.len())
+                            .rev()
+                            .find(|&k| bytes.ends_with(t.get(..k).unwrap_or(t)))
+                    })
+                    .max()
+                    .unwrap_or(0);
+                region.len() - hold
+            }
+        };
+        let text = region.get(start..upto).unwrap_or("");
+        if text.ends_with("\r\n") {
+            upto -= 2;
+        } else if text.ends_with('\n') || text.ends_with('\r') {
+            upto -= 1;
+        }
+        while upto > self.emitted && !region.is_char_boundary(upto) {
+            upto -= 1;
+        }
+        if upto > self.emitted {
+            let piece = region.get(self.emitted..upto).unwrap_or("");
+            send(sent, &escaped(piece), cx);
+            self.emitted = upto;
+        }
+    }
+
+    /// What was sent of the value's text.
+    fn sent<'r>(&self, region: &'r str) -> &'r str {
+        let start = self.start.unwrap_or(self.from);
+        region.get(start..self.emitted.max(start)).unwrap_or("")
+    }
+}
+
+/// `piece` escaped as inside a JSON string (escaping is per character, so pieces
+/// concatenate to the escaped whole).
+fn escaped(piece: &str) -> String {
+    let quoted = Value::String(piece.to_owned()).to_string();
+    quoted
+        .get(1..quoted.len().saturating_sub(1))
+        .unwrap_or("")
+        .to_owned()
+}
+
+fn send(sent: &mut String, fragment: &str, cx: &mut ReadCx<'_>) {
+    sent.push_str(fragment);
+    cx.arguments(fragment);
 }
 
 /// The streaming side of a [`BlockReader`]: announces each call when its head is complete
@@ -130,24 +334,19 @@ impl LiveArgs {
         }
     }
 
-    fn send(&mut self, fragment: &str, cx: &mut ReadCx<'_>) {
-        self.sent.push_str(fragment);
-        cx.arguments(fragment);
-    }
-
     /// Reads the block's calls from `region[head] + extra + call_end` with the family's body.
     fn read(
-        &self,
+        tags: &StreamTags,
         block: &Block,
         region: &str,
         head: Range<usize>,
         extra: &str,
         cx: &mut ReadCx<'_>,
     ) -> Option<Draft> {
-        let mut synth = String::with_capacity(head.len() + extra.len() + self.tags.call_end.len());
+        let mut synth = String::with_capacity(head.len() + extra.len() + tags.call_end.len());
         synth.push_str(region.get(head)?);
         synth.push_str(extra);
-        synth.push_str(self.tags.call_end);
+        synth.push_str(tags.call_end);
         let mut drafts = (block.body)(&synth, cx, block.format).ok()?;
         (drafts.len() == 1).then(|| drafts.pop()).flatten()
     }
@@ -179,7 +378,7 @@ impl LiveArgs {
                         self.stopped = true;
                         return;
                     }
-                    let Some(d) = self.read(block, region, from..p, "", cx) else {
+                    let Some(d) = Self::read(tags, block, region, from..p, "", cx) else {
                         self.stopped = true;
                         return;
                     };
@@ -208,6 +407,7 @@ impl LiveArgs {
                         param_end: ScanFrom(p),
                         call_end: ScanFrom(p),
                         call_end_at: None,
+                        value: None,
                     };
                 }
                 LiveState::Params {
@@ -217,13 +417,17 @@ impl LiveArgs {
                     param_end,
                     call_end,
                     call_end_at,
+                    value,
                 } => {
                     let seg_start = *seg;
-                    if call_end_at.is_none() && !tags.call_end.is_empty() {
+                    // A text value streaming ends only at its closing tag.
+                    let in_text = matches!(value, Some(OpenValue::Text(_)));
+                    if !in_text && call_end_at.is_none() && !tags.call_end.is_empty() {
                         *call_end_at = call_end.find(region, tags.call_end);
                     }
                     let pe = param_end.find(region, tags.param_end);
                     let ends_first = match (*call_end_at, pe) {
+                        _ if in_text => None,
                         (Some(e), Some(c)) => (e < c).then_some(e),
                         (Some(e), None) => Some(e),
                         _ => None,
@@ -235,7 +439,7 @@ impl LiveArgs {
                             return;
                         }
                         let close = if self.sent.is_empty() { "{}" } else { "}" };
-                        self.send(close, cx);
+                        send(&mut self.sent, close, cx);
                         self.closed.push(std::mem::take(&mut self.sent));
                         let from = e + tags.call_end.len();
                         self.state = LiveState::Head {
@@ -244,55 +448,72 @@ impl LiveArgs {
                         };
                         continue;
                     }
-                    let Some(c) = pe else { return };
+                    let Some(c) = pe else {
+                        // The parameter is open: stream its value when it is text.
+                        if value.is_none() {
+                            *value = open_value(tags, region, seg_start, name, &self.keys, cx);
+                            if let Some(OpenValue::Text(t)) = value {
+                                let mut fragment =
+                                    String::from(if self.sent.is_empty() { "{" } else { "," });
+                                fragment.push_str(&Value::String(t.key.clone()).to_string());
+                                fragment.push_str(":\"");
+                                send(&mut self.sent, &fragment, cx);
+                                self.keys.insert(t.key.clone());
+                            }
+                        }
+                        if let Some(OpenValue::Text(t)) = value {
+                            t.forward(region, tags, &mut self.sent, cx);
+                        }
+                        return;
+                    };
                     let seg_end = c + tags.param_end.len();
-                    let (head, name) = (head.clone(), name.clone());
                     let extra = region.get(seg_start..seg_end).unwrap_or("");
-                    let args = match self.read(block, region, head, extra, cx) {
-                        Some(d) if d.name == name => d.args,
+                    let args = match Self::read(tags, block, region, head.clone(), extra, cx) {
+                        Some(d) if d.name == *name => d.args,
                         _ => None,
                     };
                     let Some(Value::Object(args)) = args else {
                         self.stopped = true;
                         return;
                     };
-                    // A repeated key would rewrite a value already sent.
-                    if args.keys().any(|k| self.keys.contains(k)) {
-                        self.stopped = true;
-                        return;
+                    match value.take() {
+                        Some(OpenValue::Text(t)) => {
+                            // The rest of the value as the family read it, then the quote.
+                            let rest = match args.get(&t.key) {
+                                Some(Value::String(v)) if args.len() == 1 => {
+                                    v.strip_prefix(t.sent(region))
+                                }
+                                _ => None,
+                            };
+                            let Some(rest) = rest else {
+                                self.stopped = true;
+                                return;
+                            };
+                            let fragment = format!("{}\"", escaped(rest));
+                            send(&mut self.sent, &fragment, cx);
+                            // The call's end is searched again after this value.
+                            *call_end = ScanFrom(seg_end);
+                            *call_end_at = None;
+                        }
+                        _ => {
+                            // A repeated key would rewrite a value already sent.
+                            if args.keys().any(|k| self.keys.contains(k)) {
+                                self.stopped = true;
+                                return;
+                            }
+                            for (k, v) in args {
+                                let mut fragment =
+                                    String::from(if self.sent.is_empty() { "{" } else { "," });
+                                fragment.push_str(&Value::String(k.clone()).to_string());
+                                fragment.push(':');
+                                fragment.push_str(&v.to_string());
+                                send(&mut self.sent, &fragment, cx);
+                                self.keys.insert(k);
+                            }
+                        }
                     }
-                    for (k, v) in args {
-                        let mut fragment =
-                            String::from(if self.sent.is_empty() { "{" } else { "," });
-                        fragment.push_str(&Value::String(k.clone()).to_string());
-                        fragment.push(':');
-                        fragment.push_str(&v.to_string());
-                        self.send(&fragment, cx);
-                        self.keys.insert(k);
-                    }
-                    self.state = match std::mem::replace(
-                        &mut self.state,
-                        LiveState::Head {
-                            from: 0,
-                            find: ScanFrom(0),
-                        },
-                    ) {
-                        LiveState::Params {
-                            head,
-                            name,
-                            call_end,
-                            call_end_at,
-                            ..
-                        } => LiveState::Params {
-                            head,
-                            name,
-                            seg: seg_end,
-                            param_end: ScanFrom(seg_end),
-                            call_end,
-                            call_end_at,
-                        },
-                        other => other,
-                    };
+                    *seg = seg_end;
+                    *param_end = ScanFrom(seg_end);
                 }
             }
         }
@@ -308,35 +529,52 @@ impl LiveArgs {
         o: &mut Outcome,
         cx: &mut ReadCx<'_>,
     ) {
-        let args = |i: usize| {
-            drafts
-                .get(i)
-                .and_then(|d| d.args.clone())
-                .unwrap_or(Value::Object(Map::new()))
-                .to_string()
-        };
-        let mut differ: Vec<&str> = Vec::new();
-        for (i, sent) in self.closed.iter().enumerate() {
-            if *sent != args(i) {
-                differ.push(drafts.get(i).map_or("", |d| d.name.as_str()));
-            }
+        finish_sent(&self.closed, self.calls, &self.sent, drafts, span, o, cx);
+    }
+}
+
+/// The end of a block whose calls' arguments were streamed as final-JSON text: `closed`
+/// holds what was sent for each call closed while streaming, `sent` what was sent of the
+/// last announced one (call `calls - 1`). Sends the rest of the last call's arguments; a
+/// warning when what was sent is not the final arguments (a repair changed a value already
+/// sent).
+pub(crate) fn finish_sent(
+    closed: &[String],
+    calls: usize,
+    sent: &str,
+    drafts: &[Draft],
+    span: Range<usize>,
+    o: &mut Outcome,
+    cx: &mut ReadCx<'_>,
+) {
+    let args = |i: usize| {
+        drafts
+            .get(i)
+            .and_then(|d| d.args.clone())
+            .unwrap_or(Value::Object(Map::new()))
+            .to_string()
+    };
+    let mut differ: Vec<&str> = Vec::new();
+    for (i, sent) in closed.iter().enumerate() {
+        if *sent != args(i) {
+            differ.push(drafts.get(i).map_or("", |d| d.name.as_str()));
         }
-        if self.calls > self.closed.len() {
-            let i = self.calls - 1;
-            let full = args(i);
-            match full.strip_prefix(self.sent.as_str()) {
-                Some(rest) => cx.arguments(rest),
-                None => differ.push(drafts.get(i).map_or("", |d| d.name.as_str())),
-            }
+    }
+    if calls > closed.len() {
+        let i = calls - 1;
+        let full = args(i);
+        match full.strip_prefix(sent) {
+            Some(rest) => cx.arguments(rest),
+            None => differ.push(drafts.get(i).map_or("", |d| d.name.as_str())),
         }
-        if !differ.is_empty() {
-            o.diagnostics.push(Diagnostic::warning(
-                format!(
-                    "arguments streamed for {differ:?} differ from the final arguments (a value was repaired after it was sent); the finished call is authoritative"
-                ),
-                span,
-            ));
-        }
+    }
+    if !differ.is_empty() {
+        o.diagnostics.push(Diagnostic::warning(
+            format!(
+                "arguments streamed for {differ:?} differ from the final arguments (a value was repaired after it was sent); the finished call is authoritative"
+            ),
+            span,
+        ));
     }
 }
 
@@ -379,8 +617,12 @@ impl RegionReader for BlockReader {
             Some(i) => (i, i + b.close.len(), true),
             None if is_final => (region.len(), region.len(), false),
             None => {
-                if let Some(live) = self.live.as_mut().filter(|_| cx.streaming()) {
-                    live.advance(b, region, self.lead_name.as_deref(), cx);
+                match self.live.as_mut().filter(|_| cx.streaming()) {
+                    Some(Live::Params(live)) => {
+                        live.advance(b, region, self.lead_name.as_deref(), cx)
+                    }
+                    Some(Live::Stream(live)) => live.advance(region, self.lead_name.as_deref(), cx),
+                    None => {}
                 }
                 return Advance::NeedMore;
             }
@@ -406,8 +648,13 @@ impl RegionReader for BlockReader {
                         .extend(cx.ctx.unknown_name_warning(&d.name, cx.span(0, end)));
                 }
                 let span = cx.span(0, end);
-                match self.live.as_mut().filter(|l| l.calls > 0) {
-                    Some(live) => live.finish(&drafts, span, &mut o, cx),
+                match self.live.as_mut().filter(|l| l.calls() > 0) {
+                    Some(Live::Params(live)) => live.finish(&drafts, span, &mut o, cx),
+                    Some(Live::Stream(live)) => {
+                        let body = region.get(..body_end).unwrap_or("");
+                        let lead = self.lead_name.as_deref();
+                        live.finish(body, lead, &drafts, span, &mut o, cx)
+                    }
                     None => {
                         if let Some(first) = drafts.first()
                             && self.lead_name.is_some()
@@ -422,6 +669,76 @@ impl RegionReader for BlockReader {
             }
             Err(why) => Advance::Broken { end, why },
         }
+    }
+}
+
+/// Reads the open parameter's opening tag (after blanks from `seg`): `None` while it is
+/// not complete; a text value when the markup or the tool's schema says the value is text
+/// and its key was not sent before.
+fn open_value(
+    tags: &StreamTags,
+    region: &str,
+    seg: usize,
+    name: &str,
+    keys: &HashSet<String>,
+    cx: &ReadCx<'_>,
+) -> Option<OpenValue> {
+    let rest = region.get(seg..).unwrap_or("");
+    let blank = rest
+        .bytes()
+        .take(MAX_LEAD + 1)
+        .take_while(u8::is_ascii_whitespace)
+        .count();
+    if blank > MAX_LEAD {
+        return Some(OpenValue::Whole);
+    }
+    let p = seg + blank;
+    let mut end = region.len().min(p + MAX_LEAD);
+    while !region.is_char_boundary(end) {
+        end -= 1;
+    }
+    let header = region.get(p..end).unwrap_or("");
+    if header.is_empty() {
+        return None;
+    }
+    match (tags.value)(header) {
+        ValueHead::NeedMore if end < p + MAX_LEAD => None,
+        ValueHead::NeedMore | ValueHead::No => Some(OpenValue::Whole),
+        ValueHead::At { key, at, string } => {
+            let text = string.unwrap_or_else(|| is_text_param(cx.ctx.spec(name), &key));
+            if !text || keys.contains(&key) {
+                return Some(OpenValue::Whole);
+            }
+            Some(OpenValue::Text(TextValue {
+                key,
+                from: p + at,
+                start: None,
+                emitted: p + at,
+                stop_at: None,
+                stops: vec![ScanFrom(p + at); tags.value_stops.len()],
+            }))
+        }
+    }
+}
+
+/// `<parameter=KEY>` (Qwen3-Coder, Seed-OSS): the value follows the `>`.
+pub(crate) fn eq_param_value(header: &str) -> ValueHead {
+    const TAG: &str = "<parameter=";
+    let Some(rest) = header.strip_prefix(TAG) else {
+        return if TAG.starts_with(header) {
+            ValueHead::NeedMore
+        } else {
+            ValueHead::No
+        };
+    };
+    match rest.find('>') {
+        Some(gt) => ValueHead::At {
+            key: rest[..gt].to_owned(),
+            at: TAG.len() + gt + 1,
+            string: None,
+        },
+        None if rest.len() > 256 || rest.contains('<') => ValueHead::No,
+        None => ValueHead::NeedMore,
     }
 }
 

@@ -37,8 +37,10 @@ impl Family for ToolCallsTag {
     fn openers(&self) -> &'static [&'static str] {
         &["<tool_calls>"]
     }
-    fn reader(&self, _opener: usize, _ctx: &Ctx) -> Option<Box<dyn RegionReader>> {
-        Some(Box::new(BlockReader::new(&BLOCK)))
+    fn reader(&self, _opener: usize, ctx: &Ctx) -> Option<Box<dyn RegionReader>> {
+        Some(Box::new(
+            BlockReader::new(&BLOCK).streaming_list(ctx.limits.max_depth),
+        ))
     }
     fn instructions(&self) -> Option<Instructions> {
         Some(Instructions {

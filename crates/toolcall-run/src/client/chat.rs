@@ -80,7 +80,9 @@ impl ChatCompletionsClient {
 #[async_trait]
 impl ModelClient for ChatCompletionsClient {
     async fn complete(&self, request: &ModelRequest) -> Result<ModelReply, ClientError> {
-        self.complete_streaming(request, &mut |_| {}).await
+        let names = name_map(request);
+        let reply = self.http.reply(&self.body(request), None).await?;
+        Ok(model_reply(reply, &names, FORMAT))
     }
 
     async fn complete_streaming(
@@ -89,7 +91,7 @@ impl ModelClient for ChatCompletionsClient {
         on_text: TextSink<'_>,
     ) -> Result<ModelReply, ClientError> {
         let names = name_map(request);
-        let reply = self.http.reply(&self.body(request), on_text).await?;
+        let reply = self.http.reply(&self.body(request), Some(on_text)).await?;
         Ok(model_reply(reply, &names, FORMAT))
     }
 }

@@ -217,8 +217,10 @@ pub trait ModelClient: Send + Sync {
 
     /// [`Self::complete`], handing each piece of the reply's text to `on_text` as the
     /// model streams it (call markup included: the text is the model's). A client that
-    /// reads whole replies hands none; the reply is the same either way. When a streamed
-    /// attempt is cut and retried, the retry's text is handed again from its start.
+    /// reads whole replies hands none; the reply is the same either way. All the text
+    /// handed belongs to one attempt: a failure before any text was handed is retried as
+    /// by [`Self::complete`], one after it is not (the consumer has shown text that a
+    /// retry would repeat, or word differently), so a stream cut mid-reply is the error.
     async fn complete_streaming(
         &self,
         request: &ModelRequest,

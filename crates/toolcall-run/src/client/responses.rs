@@ -78,7 +78,9 @@ impl ResponsesClient {
 #[async_trait]
 impl ModelClient for ResponsesClient {
     async fn complete(&self, request: &ModelRequest) -> Result<ModelReply, ClientError> {
-        self.complete_streaming(request, &mut |_| {}).await
+        let names = name_map(request);
+        let reply = self.http.reply(&self.body(request), None).await?;
+        Ok(model_reply(reply, &names, FORMAT))
     }
 
     async fn complete_streaming(
@@ -87,7 +89,7 @@ impl ModelClient for ResponsesClient {
         on_text: TextSink<'_>,
     ) -> Result<ModelReply, ClientError> {
         let names = name_map(request);
-        let reply = self.http.reply(&self.body(request), on_text).await?;
+        let reply = self.http.reply(&self.body(request), Some(on_text)).await?;
         Ok(model_reply(reply, &names, FORMAT))
     }
 }

@@ -124,7 +124,22 @@ impl Transport {
     }
 
     /// Runs `attempt` until it succeeds, fails for good, or the retries are used up.
-    pub async fn retrying<T, F, Fut>(&self, mut attempt: F) -> Result<T, ClientError>
+    pub async fn retrying<T, F, Fut>(&self, attempt: F) -> Result<T, ClientError>
+    where
+        F: FnMut() -> Fut,
+        Fut: Future<Output = Result<T, ClientError>>,
+    {
+        self.retrying_until_committed(attempt, || false).await
+    }
+
+    /// [`Self::retrying`], except that a failed attempt is not retried once `committed()`
+    /// says part of its answer was already passed on (a retry would repeat it): that
+    /// failure is the error.
+    pub async fn retrying_until_committed<T, F, Fut>(
+        &self,
+        mut attempt: F,
+        committed: impl Fn() -> bool,
+    ) -> Result<T, ClientError>
     where
         F: FnMut() -> Fut,
         Fut: Future<Output = Result<T, ClientError>>,
@@ -133,6 +148,7 @@ impl Transport {
         loop {
             match attempt().await {
                 Ok(v) => return Ok(v),
+                Err(err) if committed() => return Err(err),
                 Err(err) => match self.retry.delay(retry, &err) {
                     Some(wait) => {
                         tracing::warn!(error = %err, retry = retry + 1, wait_ms = wait.as_millis() as u64, "model request failed; retrying");

@@ -4,6 +4,8 @@
 //! to wire items (tool images gathered into a user message), and native calls built from a
 //! reply's id, name and arguments.
 
+use std::sync::atomic::{AtomicBool, Ordering};
+
 use serde_json::{Value, json};
 use toolcall_core::{CallId, Origin, ToolCall};
 use toolcall_parse::{FormatId, ToolResultText, write_tool_results};
@@ -96,28 +98,37 @@ impl HttpModel {
 
     /// Sends `body` and reads the reply, retried per the transport's policy (a model
     /// request has no side effects, so a cut stream is retried too).
-    /// Streamed text is handed to `on_text` as it arrives.
+    /// Streamed text is handed to `on_text` as it arrives; once some was, a failure is not
+    /// retried (the consumer has shown that attempt's text; see
+    /// [`ModelClient::complete_streaming`](super::ModelClient::complete_streaming)).
     pub(super) async fn reply(
         &self,
         body: &Value,
-        on_text: TextSink<'_>,
+        on_text: Option<TextSink<'_>>,
     ) -> Result<Reply, ClientError> {
         // Each attempt borrows the sink in turn.
         let on_text = std::sync::Mutex::new(on_text);
+        let told = AtomicBool::new(false);
         self.transport
-            .retrying(|| self.attempt(body, &on_text))
+            .retrying_until_committed(
+                || self.attempt(body, &on_text, &told),
+                || told.load(Ordering::Relaxed),
+            )
             .await
     }
 
     async fn attempt(
         &self,
         body: &Value,
-        on_text: &std::sync::Mutex<TextSink<'_>>,
+        on_text: &std::sync::Mutex<Option<TextSink<'_>>>,
+        told: &AtomicBool,
     ) -> Result<Reply, ClientError> {
         let tell = |text: &str| {
             if !text.is_empty()
                 && let Ok(mut sink) = on_text.lock()
+                && let Some(sink) = sink.as_mut()
             {
+                told.store(true, Ordering::Relaxed);
                 sink(text);
             }
         };

@@ -1,0 +1,715 @@
+//! Shared reader for "JSON arguments after a name" (`<function=NAME>{…}`, `>>>NAME\n{…}`,
+//! `[TOOL_CALLS]NAME[ARGS]{…}`): announces the call, forwards the raw JSON text as it
+//! arrives (the fragments are the argument text the model wrote, so they decode to the
+//! final arguments unless a repair was needed), finds the value's end resumably and
+//! decodes it leniently. Families only word their own markup in the messages.
+
+use std::ops::Range;
+
+use serde_json::Value;
+use toolcall_core::{Diagnostic, Repair};
+
+use crate::FormatId;
+use crate::builder::Draft;
+use crate::family::{Outcome, RawArgs, ReadCx, Scan, ScanFrom, Scanner, parse_lenient};
+
+use super::tags::{BlockStream, MAX_LEAD};
+
+/// The arguments value of one call, read as it streams.
+pub(crate) struct ArgsObject {
+    /// Region offset of the value's first byte (`{` or `[`).
+    start: usize,
+    scanner: Scanner,
+    live: Option<RawArgs>,
+}
+
+/// What the bytes so far say about the value.
+pub(crate) enum ArgsRead {
+    NeedMore,
+    /// The input ended inside the value.
+    Truncated,
+    /// Not JSON (or a repair could not read it); the markup ends at `end`.
+    Malformed {
+        end: usize,
+        error: String,
+    },
+    /// The value is `region[start..end]`.
+    Done {
+        end: usize,
+        value: Value,
+        repairs: Vec<Repair>,
+    },
+}
+
+impl ArgsObject {
+    /// The value starting at `region[start]`. With `call` (name, id) the call is announced
+    /// now and its arguments forwarded as they arrive (only for an object: a list is not
+    /// one call's arguments).
+    pub fn new(
+        region: &str,
+        start: usize,
+        call: Option<(&str, Option<&str>)>,
+        max_depth: usize,
+        cx: &mut ReadCx<'_>,
+    ) -> Self {
+        let live = match call {
+            Some((name, id)) if cx.streaming() && region.as_bytes().get(start) == Some(&b'{') => {
+                cx.start_call(name, id);
+                Some(RawArgs::new(start, max_depth))
+            }
+            _ => None,
+        };
+        ArgsObject {
+            start,
+            scanner: Scanner::new(max_depth, false),
+            live,
+        }
+    }
+
+    /// Reads the new bytes of `region`.
+    pub fn advance(&mut self, region: &str, is_final: bool, cx: &mut ReadCx<'_>) -> ArgsRead {
+        if let Some(live) = &mut self.live {
+            live.forward(region, cx);
+        }
+        let json = region.as_bytes().get(self.start..).unwrap_or(&[]);
+        match self.scanner.advance(json) {
+            Scan::NeedMore if is_final => ArgsRead::Truncated,
+            Scan::NeedMore => ArgsRead::NeedMore,
+            Scan::Fail(e) => ArgsRead::Malformed {
+                end: self.start + self.scanner.consumed(),
+                error: e.to_string(),
+            },
+            Scan::Done(n) => {
+                let end = self.start + n;
+                match parse_lenient(region.get(self.start..end).unwrap_or("")) {
+                    Ok((value, repairs)) => ArgsRead::Done {
+                        end,
+                        value,
+                        repairs,
+                    },
+                    Err(e) => ArgsRead::Malformed {
+                        end,
+                        error: e.to_string(),
+                    },
+                }
+            }
+        }
+    }
+
+    pub fn start(&self) -> usize {
+        self.start
+    }
+}
+
+/// The outcome of one named call whose arguments were read by [`ArgsObject`]: the draft
+/// (spanning `region[..end]`), a warning for an unregistered name, and a note of the JSON
+/// repairs made.
+pub(crate) fn named_call(
+    name: &str,
+    id: Option<String>,
+    format: FormatId,
+    (value, repairs): (Value, Vec<Repair>),
+    json: Range<usize>,
+    end: usize,
+    cx: &ReadCx<'_>,
+) -> Outcome {
+    let span = cx.span(0, end);
+    let mut o = Outcome::default();
+    o.diagnostics
+        .extend(cx.ctx.unknown_name_warning(name, span.clone()));
+    if !repairs.is_empty() {
+        o.diagnostics
+            .push(repaired(&repairs, cx.span(json.start, json.end)));
+    }
+    let mut d = Draft::new(name, Some(value), format);
+    d.id = id;
+    d.span = span;
+    d.repairs = repairs;
+    o.drafts.push(d);
+    o
+}
+
+/// An info diagnostic naming the repairs made to a JSON text.
+pub(crate) fn repaired(repairs: &[Repair], span: Range<usize>) -> Diagnostic {
+    let kinds: Vec<&str> = repairs.iter().map(|r| r.kind.as_str()).collect();
+    Diagnostic::info(format!("repaired JSON: {}", kinds.join(", ")), span)
+}
+
+/// The messages of a value that did not read, for markup shown as `what` (`<function=get>`).
+pub(crate) fn truncated(what: &str) -> String {
+    format!("truncated tool call: the arguments of {what} are not closed; not run")
+}
+
+pub(crate) fn malformed(what: &str, error: &str) -> String {
+    format!("{what} arguments are malformed, not run: {error}")
+}
+
+/// A call's name and, when the markup carries one, its id.
+pub(crate) type CallHead = (String, Option<String>);
+
+/// How a block's calls are laid out when each holds a JSON arguments object after a head
+/// naming the tool (DeepSeek V3/V3.1, Kimi K2, gpt-oss), for streaming the calls while the
+/// block arrives (see [`super::tags::BlockReader::streaming_json`]).
+pub(crate) struct JsonCallTags {
+    /// Opens one call (`<｜tool▁call▁begin｜>`); empty: the block is one call.
+    pub call: &'static str,
+    /// The call's head (from after `call` to the arguments' `{`) → name and call id;
+    /// `None`: not followed (the calls are then sent whole when the block closes).
+    pub head: fn(&str) -> Option<CallHead>,
+    /// Closes one call (`<｜tool▁call▁end｜>`); empty: the block is one call.
+    pub call_end: &'static str,
+}
+
+enum JsonState {
+    /// Looking for the next call from `from`.
+    Call { from: ScanFrom },
+    /// The call's head starts at `head`; its arguments at the first `{`.
+    Head { head: usize, brace: ScanFrom },
+    /// Forwarding the arguments.
+    Args { raw: RawArgs },
+    /// Looking for the call's end.
+    End { find: ScanFrom },
+}
+
+/// The streaming side of a block of [`JsonCallTags`] calls: announces each call when its
+/// head is complete and forwards its raw arguments text; every byte is looked at once.
+pub(crate) struct LiveJson {
+    tags: &'static JsonCallTags,
+    state: JsonState,
+    max_depth: usize,
+    /// Calls announced (by the block's lead or here).
+    calls: usize,
+    /// The last announced call's arguments were forwarded whole.
+    complete: bool,
+    stopped: bool,
+}
+
+impl LiveJson {
+    pub fn new(tags: &'static JsonCallTags, from: usize, max_depth: usize) -> Self {
+        LiveJson {
+            tags,
+            state: JsonState::Call {
+                from: ScanFrom(from),
+            },
+            max_depth,
+            calls: 0,
+            complete: false,
+            stopped: false,
+        }
+    }
+
+    /// Announces and forwards what the bytes so far complete; stops on anything it cannot
+    /// follow (the rest is sent whole when the block closes).
+    pub fn advance(&mut self, region: &str, lead_name: Option<&str>, cx: &mut ReadCx<'_>) {
+        let tags = self.tags;
+        while !self.stopped {
+            match &mut self.state {
+                JsonState::Call { from } => {
+                    let head = if tags.call.is_empty() {
+                        from.0
+                    } else {
+                        match from.find(region, tags.call) {
+                            Some(at) => at + tags.call.len(),
+                            None => return,
+                        }
+                    };
+                    self.state = JsonState::Head {
+                        head,
+                        brace: ScanFrom(head),
+                    };
+                }
+                JsonState::Head { head, brace } => {
+                    let head = *head;
+                    let Some(b) = brace.find(region, "{") else {
+                        if region.len().saturating_sub(head) > MAX_LEAD {
+                            self.stopped = true;
+                        }
+                        return;
+                    };
+                    let call = region
+                        .get(head..b)
+                        .filter(|h| h.len() <= MAX_LEAD)
+                        .and_then(tags.head);
+                    let Some((name, id)) = call else {
+                        self.stopped = true;
+                        return;
+                    };
+                    match (self.calls, lead_name) {
+                        (0, Some(n)) if n != name => {
+                            self.stopped = true;
+                            return;
+                        }
+                        (0, Some(_)) => {}
+                        _ => cx.start_call(&name, id.as_deref()),
+                    }
+                    self.calls += 1;
+                    self.complete = false;
+                    self.state = JsonState::Args {
+                        raw: RawArgs::new(b, self.max_depth),
+                    };
+                }
+                JsonState::Args { raw } => {
+                    raw.forward(region, cx);
+                    match raw.end() {
+                        Some(end) => {
+                            self.complete = true;
+                            if tags.call_end.is_empty() {
+                                self.stopped = true;
+                                return;
+                            }
+                            self.state = JsonState::End {
+                                find: ScanFrom(end),
+                            };
+                        }
+                        None if raw.stopped() => {
+                            self.stopped = true;
+                            return;
+                        }
+                        None => return,
+                    }
+                }
+                JsonState::End { find } => match find.find(region, tags.call_end) {
+                    Some(at) => {
+                        self.state = JsonState::Call {
+                            from: ScanFrom(at + tags.call_end.len()),
+                        };
+                    }
+                    None => return,
+                },
+            }
+        }
+    }
+}
+
+impl BlockStream for LiveJson {
+    fn advance(&mut self, region: &str, lead_name: Option<&str>, cx: &mut ReadCx<'_>) {
+        LiveJson::advance(self, region, lead_name, cx);
+    }
+
+    fn calls(&self) -> usize {
+        self.calls
+    }
+
+    /// What arrived with the closing tag is forwarded first; then the last announced
+    /// call's arguments are sent whole when nothing of them was; a warning when they were
+    /// cut (the finished call is authoritative).
+    fn finish(
+        &mut self,
+        region: &str,
+        lead_name: Option<&str>,
+        drafts: &[Draft],
+        span: Range<usize>,
+        o: &mut Outcome,
+        cx: &mut ReadCx<'_>,
+    ) {
+        LiveJson::advance(self, region, lead_name, cx);
+        if self.calls == 0 || self.complete {
+            return;
+        }
+        let sent = match &self.state {
+            JsonState::Args { raw } => raw.sent_anything(),
+            _ => false,
+        };
+        finish_unsent(sent, drafts.get(self.calls - 1), span, o, cx);
+    }
+}
+
+/// Where a [`LiveList`] is.
+enum ListState {
+    /// Blanks, then `[` (a list of calls) or `{` (one call).
+    Start,
+    /// Looking for the next entry from here: blanks and a comma, then `{`, or `]`.
+    Next { at: usize },
+    /// An entry starts at `item`: waiting for its `{"name": "…", "arguments": {` prefix.
+    Probe { item: usize, scanner: Scanner },
+    /// Forwarding the entry's arguments; `scanner` finds the entry's end.
+    Args {
+        item: usize,
+        scanner: Scanner,
+        raw: RawArgs,
+    },
+    /// The arguments were sent; waiting for the entry's end.
+    Rest { item: usize, scanner: Scanner },
+}
+
+/// Streams calls written as JSON `{"name": …, "arguments": {…}}` objects, one or a list of
+/// them, behind a marker (Nemotron, `<tool_calls>`, LongCat, InternLM, Granite,
+/// `functools`): announces each entry once its canonical prefix shows the name, then
+/// forwards its raw arguments text. An entry written otherwise (keys in another order)
+/// stops the streaming: it and the entries after it are sent whole when the block ends.
+/// Not for lists whose entries carry their own ids after the arguments (Mistral's
+/// `[TOOL_CALLS][…]`): a call announced before its id arrives finishes under the
+/// announced id, so such a list is sent whole to keep the id it gives.
+pub(crate) struct LiveList {
+    /// How an entry names its call (`None`: `{"NAME": {…}}`).
+    keys: Option<&'static EntryKeys>,
+    from: usize,
+    state: ListState,
+    max_depth: usize,
+    calls: usize,
+    complete: bool,
+    stopped: bool,
+}
+
+impl LiveList {
+    /// A list or object starting after blanks at region offset `from`, its entries
+    /// `{"name": "…", "arguments": {…}}`.
+    pub fn new(from: usize, max_depth: usize) -> Self {
+        Self::with_keys(from, max_depth, Some(&NAME_ARGUMENTS))
+    }
+
+    /// The same with entries keyed as `keys` says (`None`: `{"NAME": {…}}`).
+    pub fn with_keys(from: usize, max_depth: usize, keys: Option<&'static EntryKeys>) -> Self {
+        LiveList {
+            keys,
+            from,
+            state: ListState::Start,
+            max_depth,
+            calls: 0,
+            complete: false,
+            stopped: false,
+        }
+    }
+
+    pub fn advance(&mut self, region: &str, cx: &mut ReadCx<'_>) {
+        let bytes = region.as_bytes();
+        while !self.stopped {
+            match &mut self.state {
+                ListState::Start => {
+                    let rest = bytes.get(self.from..).unwrap_or(&[]);
+                    let Some(i) = rest.iter().position(|b| !b.is_ascii_whitespace()) else {
+                        if rest.len() > MAX_LEAD {
+                            self.stopped = true;
+                        }
+                        return;
+                    };
+                    let at = self.from + i;
+                    self.state = match bytes[at] {
+                        b'[' => ListState::Next { at: at + 1 },
+                        b'{' => ListState::Probe {
+                            item: at,
+                            scanner: Scanner::new(self.max_depth, false),
+                        },
+                        _ => {
+                            self.stopped = true;
+                            return;
+                        }
+                    };
+                }
+                ListState::Next { at } => {
+                    while bytes
+                        .get(*at)
+                        .is_some_and(|b| b.is_ascii_whitespace() || *b == b',')
+                    {
+                        *at += 1;
+                    }
+                    match bytes.get(*at) {
+                        None => return,
+                        Some(b'{') => {
+                            self.state = ListState::Probe {
+                                item: *at,
+                                scanner: Scanner::new(self.max_depth, false),
+                            };
+                        }
+                        Some(_) => {
+                            // `]` or something else: nothing more to stream.
+                            self.stopped = true;
+                            return;
+                        }
+                    }
+                }
+                ListState::Probe { item, scanner } => {
+                    let item = *item;
+                    match probe_entry(bytes.get(item..).unwrap_or(&[]), self.keys) {
+                        Probe::NeedMore => return,
+                        Probe::No => {
+                            self.stopped = true;
+                            return;
+                        }
+                        Probe::Yes(name, off) => {
+                            cx.start_call(&name, None);
+                            self.calls += 1;
+                            self.complete = false;
+                            let scanner =
+                                std::mem::replace(scanner, Scanner::new(self.max_depth, false));
+                            self.state = ListState::Args {
+                                item,
+                                scanner,
+                                raw: RawArgs::new(item + off, self.max_depth),
+                            };
+                        }
+                    }
+                }
+                ListState::Args { item, scanner, raw } => {
+                    raw.forward(region, cx);
+                    if raw.end().is_none() {
+                        if raw.stopped() {
+                            self.stopped = true;
+                        }
+                        return;
+                    }
+                    self.complete = true;
+                    let scanner = std::mem::replace(scanner, Scanner::new(self.max_depth, false));
+                    self.state = ListState::Rest {
+                        item: *item,
+                        scanner,
+                    };
+                }
+                ListState::Rest { item, scanner } => {
+                    match scanner.advance(bytes.get(*item..).unwrap_or(&[])) {
+                        Scan::NeedMore => return,
+                        Scan::Fail(_) => {
+                            self.stopped = true;
+                            return;
+                        }
+                        // Objects may follow one per line (Cohere) as entries of a list do.
+                        Scan::Done(n) => {
+                            self.state = ListState::Next { at: *item + n };
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// The value ended with `drafts`: the last announced call's arguments are sent whole
+    /// when nothing of them was; a warning when they were cut.
+    pub fn finish(
+        &mut self,
+        region: &str,
+        drafts: &[Draft],
+        span: Range<usize>,
+        o: &mut Outcome,
+        cx: &mut ReadCx<'_>,
+    ) {
+        self.advance(region, cx);
+        if self.calls == 0 || self.complete {
+            return;
+        }
+        let sent = match &self.state {
+            ListState::Args { raw, .. } => raw.sent_anything(),
+            _ => false,
+        };
+        finish_unsent(sent, drafts.get(self.calls - 1), span, o, cx);
+    }
+
+    pub fn calls(&self) -> usize {
+        self.calls
+    }
+}
+
+impl BlockStream for LiveList {
+    fn advance(&mut self, region: &str, _lead_name: Option<&str>, cx: &mut ReadCx<'_>) {
+        LiveList::advance(self, region, cx);
+    }
+
+    fn calls(&self) -> usize {
+        self.calls
+    }
+
+    fn finish(
+        &mut self,
+        region: &str,
+        _lead_name: Option<&str>,
+        drafts: &[Draft],
+        span: Range<usize>,
+        o: &mut Outcome,
+        cx: &mut ReadCx<'_>,
+    ) {
+        LiveList::finish(self, region, drafts, span, o, cx);
+    }
+}
+
+/// The last announced call (`last`) did not get its arguments forwarded whole: sent whole
+/// now when nothing was sent, else a warning that what was sent is cut.
+fn finish_unsent(
+    sent_anything: bool,
+    last: Option<&Draft>,
+    span: Range<usize>,
+    o: &mut Outcome,
+    cx: &mut ReadCx<'_>,
+) {
+    if sent_anything {
+        o.diagnostics.push(Diagnostic::warning(
+            format!(
+                "arguments streamed for {:?} are cut; the finished call is authoritative",
+                last.map_or("", |d| d.name.as_str())
+            ),
+            span,
+        ));
+    } else if let Some(args) = last.and_then(|d| d.args.as_ref()) {
+        cx.arguments(&args.to_string());
+    }
+}
+
+/// The keys of a call entry written as a JSON object, for announcing it from its prefix.
+pub(crate) struct EntryKeys {
+    /// Keys whose string value is the tool's name.
+    pub name: &'static [&'static str],
+    /// Keys whose object value is the arguments.
+    pub args: &'static [&'static str],
+    /// Other string-valued keys that may come first (ignored).
+    pub skip: &'static [&'static str],
+}
+
+/// `{"name": "…", "arguments": {` (or `"parameters"`): the canonical call object.
+pub(crate) const NAME_ARGUMENTS: EntryKeys = EntryKeys {
+    name: &["name"],
+    args: &["arguments", "parameters"],
+    skip: &[],
+};
+
+/// What the start of a call entry says, for announcing the call while it streams.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Probe {
+    NeedMore,
+    /// Not a prefix this reader follows: the entry is sent whole.
+    No,
+    /// The name, and the offset of the arguments object's `{`.
+    Yes(String, usize),
+}
+
+/// An entry's prefix is read from at most this many bytes; past that it is sent whole.
+const MAX_PROBE: usize = 512;
+
+/// Reads the prefix of a call entry up to its arguments' `{`: with `keys`, string keys
+/// (the name among them) then the arguments key; without, `{"NAME": {` (the key is the
+/// name). `Yes(name, offset of the arguments' '{')`.
+pub(crate) fn probe_entry(s: &[u8], keys: Option<&EntryKeys>) -> Probe {
+    let mut c = Cursor { s, i: 0 };
+    let mut name: Option<&str> = None;
+    macro_rules! step {
+        ($e:expr) => {
+            match $e {
+                Some(true) => {}
+                Some(false) => return Probe::No,
+                None if s.len() > MAX_PROBE => return Probe::No,
+                None => return Probe::NeedMore,
+            }
+        };
+    }
+    step!(c.byte(b'{'));
+    loop {
+        step!(c.byte(b'"'));
+        let key = match c.string() {
+            Some(Some(k)) => k,
+            Some(None) => return Probe::No,
+            None if s.len() > MAX_PROBE => return Probe::No,
+            None => return Probe::NeedMore,
+        };
+        step!(c.byte(b':'));
+        let Some(keys) = keys else {
+            step!(c.byte(b'{'));
+            return match std::str::from_utf8(key) {
+                Ok(n) if !n.is_empty() => Probe::Yes(n.to_owned(), c.i - 1),
+                _ => Probe::No,
+            };
+        };
+        let key = std::str::from_utf8(key).unwrap_or("");
+        if keys.args.contains(&key) {
+            step!(c.byte(b'{'));
+            return match name {
+                Some(n) => Probe::Yes(n.to_owned(), c.i - 1),
+                None => Probe::No,
+            };
+        }
+        if !keys.name.contains(&key) && !keys.skip.contains(&key) {
+            return Probe::No;
+        }
+        step!(c.byte(b'"'));
+        let value = match c.string() {
+            Some(Some(v)) => v,
+            Some(None) => return Probe::No,
+            None if s.len() > MAX_PROBE => return Probe::No,
+            None => return Probe::NeedMore,
+        };
+        if keys.name.contains(&key) {
+            match std::str::from_utf8(value) {
+                Ok(n) if !n.is_empty() => name = Some(n),
+                _ => return Probe::No,
+            }
+        }
+        step!(c.byte(b','));
+    }
+}
+
+/// A cursor over a JSON prefix: blanks are skipped before each token.
+struct Cursor<'a> {
+    s: &'a [u8],
+    i: usize,
+}
+
+impl<'a> Cursor<'a> {
+    /// Blanks then `want`: `None` when the input ends first.
+    fn byte(&mut self, want: u8) -> Option<bool> {
+        while self.s.get(self.i).is_some_and(u8::is_ascii_whitespace) {
+            self.i += 1;
+        }
+        let b = *self.s.get(self.i)?;
+        self.i += 1;
+        Some(b == want)
+    }
+
+    /// The rest of a string after its opening quote: `Some(None)` for one this prefix
+    /// reader does not take (an escape, or longer than a name may be).
+    fn string(&mut self) -> Option<Option<&'a [u8]>> {
+        let start = self.i;
+        loop {
+            match *self.s.get(self.i)? {
+                b'"' => {
+                    self.i += 1;
+                    return Some(self.s.get(start..self.i - 1));
+                }
+                b'\\' => return Some(None),
+                _ if self.i - start > 256 => return Some(None),
+                _ => self.i += 1,
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    static COHERE: EntryKeys = EntryKeys {
+        name: &["tool_name"],
+        args: &["parameters"],
+        skip: &["tool_call_id"],
+    };
+
+    #[test]
+    fn entry_prefixes_name_the_call() {
+        let full = br#"{"tool_call_id": "0", "tool_name": "get", "parameters": {"a": 1}}"#;
+        for cut in 0..full.len() {
+            let p = probe_entry(&full[..cut], Some(&COHERE));
+            assert!(
+                matches!(p, Probe::NeedMore | Probe::Yes(..)),
+                "{cut}: {p:?}"
+            );
+        }
+        assert_eq!(
+            probe_entry(full, Some(&COHERE)),
+            Probe::Yes("get".into(), 56)
+        );
+        assert_eq!(
+            probe_entry(br#" { "get_time" : {}}"#, None),
+            Probe::Yes("get_time".into(), 16)
+        );
+        // The name after the arguments, an unknown key, an escaped name: sent whole.
+        let no = [
+            &br#"{"arguments": {}, "name": "x"}"#[..],
+            br#"{"id": "1", "name": "x", "arguments": {}}"#,
+            br#"{"name": "a\"b", "arguments": {}}"#,
+            br#"{"name": "x", "arguments": []}"#,
+        ];
+        for s in no {
+            assert_eq!(probe_entry(s, Some(&NAME_ARGUMENTS)), Probe::No, "{s:?}");
+        }
+        let long = format!("{{\"name\": \"{}", "x".repeat(600));
+        assert_eq!(
+            probe_entry(long.as_bytes(), Some(&NAME_ARGUMENTS)),
+            Probe::No
+        );
+    }
+}

@@ -1,0 +1,164 @@
+//! The reader of bare JSON regions: a `{`/`[` in prose or a fence, with no marker before
+//! it, that the engine found plausible (see `scanner::object_start_plausible`). Not a
+//! family itself: the region is scanned once, decoded (repaired if needed) and offered to
+//! the enabled families' [`Family::classify_json`](crate::family::Family::classify_json) in
+//! priority order; a balanced region that is not JSON is offered to their
+//! [`Family::classify_bare_text`](crate::family::Family::classify_bare_text) (pythonic
+//! lists). What no family claims stays text: a decoded value is skipped whole; a region
+//! that was not even balanced JSON is scanned again from its second byte, so a stray `{`
+//! never hides calls after it, within the engine's rescan budget.
+
+use serde_json::Value;
+use toolcall_core::Diagnostic;
+
+use super::classify_value;
+use crate::builder::Ctx;
+use crate::fallback;
+use crate::family::{Advance, JsonCx, Plain, ReadCx, RegionReader};
+use crate::repair::parse_lenient;
+use crate::scanner::{Scan, Scanner};
+
+pub(crate) struct BareJsonReader {
+    scanner: Scanner,
+}
+
+impl BareJsonReader {
+    pub(crate) fn new(ctx: &Ctx) -> Self {
+        BareJsonReader {
+            scanner: Scanner::new(ctx.limits.max_depth, false),
+        }
+    }
+}
+
+impl RegionReader for BareJsonReader {
+    fn advance(&mut self, region: &str, is_final: bool, cx: &mut ReadCx<'_>) -> Advance {
+        let bytes = region.as_bytes();
+        if !matches!(bytes.first(), Some(b'{' | b'[')) {
+            return Advance::NotMine;
+        }
+        match self.scanner.advance(bytes) {
+            Scan::NeedMore if !is_final => Advance::NeedMore,
+            Scan::NeedMore => {
+                if looks_like_call(bytes) {
+                    Advance::Dropped {
+                        end: region.len(),
+                        why: "truncated tool call: the JSON ends before it is closed; not run"
+                            .into(),
+                    }
+                } else {
+                    abandon(region.len(), Vec::new())
+                }
+            }
+            Scan::Done(n) => complete(region.get(..n).unwrap_or(""), cx),
+            Scan::Fail(why) => {
+                // Where the scan stopped: never the region's length, which depends on chunking.
+                let end = self.scanner.consumed();
+                let mut diagnostics = Vec::new();
+                if looks_like_call(bytes.get(..end).unwrap_or(&[])) {
+                    diagnostics.push(Diagnostic::error(
+                        format!("malformed tool call JSON left as text: {why}"),
+                        cx.span(0, end),
+                    ));
+                }
+                abandon(end, diagnostics)
+            }
+        }
+    }
+}
+
+/// Not JSON: text, scanned again from the second byte.
+fn abandon(scanned: usize, diagnostics: Vec<Diagnostic>) -> Advance {
+    Advance::Text(Plain {
+        end: 1,
+        scanned,
+        diagnostics,
+        label: None,
+    })
+}
+
+/// A balanced region `region` (the whole of it).
+fn complete(region: &str, cx: &mut ReadCx<'_>) -> Advance {
+    let end = region.len();
+    let span = cx.span(0, end);
+    match parse_lenient(region) {
+        Ok((mut v, repairs)) => match classify_value(&mut v, cx.ctx, cx.at_start, span.clone()) {
+            Some(mut o) => {
+                for d in &mut o.drafts {
+                    d.repairs.extend(repairs.iter().cloned());
+                }
+                if !repairs.is_empty() {
+                    let kinds: Vec<&str> = repairs.iter().map(|r| r.kind.as_str()).collect();
+                    o.diagnostics.push(Diagnostic::info(
+                        format!("repaired JSON: {}", kinds.join(", ")),
+                        span,
+                    ));
+                }
+                Advance::Done { end, outcome: o }
+            }
+            None => Advance::Text(Plain {
+                end,
+                scanned: end,
+                diagnostics: rejected_call_shape(&v, cx.ctx)
+                    .map(|why| Diagnostic::info(why, span))
+                    .into_iter()
+                    .collect(),
+                label: fallback::label_of(&v),
+            }),
+        },
+        Err(e) => {
+            let jcx = JsonCx {
+                ctx: cx.ctx,
+                span,
+                at_start: cx.at_start,
+            };
+            let claimed = cx
+                .ctx
+                .order
+                .iter()
+                .filter_map(|f| f.family())
+                .find_map(|f| f.classify_bare_text(region, &jcx));
+            match claimed {
+                Some(Ok(outcome)) => Advance::Done { end, outcome },
+                Some(Err(why)) => Advance::Dropped { end, why },
+                None if looks_like_call(region.as_bytes()) => Advance::Dropped {
+                    end,
+                    why: format!("malformed tool call JSON, not run: {e}"),
+                },
+                None => abandon(end, Vec::new()),
+            }
+        }
+    }
+}
+
+fn looks_like_call(region: &[u8]) -> bool {
+    let has = |n: &str| memchr::memmem::find(region, n.as_bytes()).is_some();
+    (has("\"name\"") || has("'name'"))
+        && (has("\"arguments\"")
+            || has("\"parameters\"")
+            || has("'arguments'")
+            || has("'parameters'"))
+        || has("\"tools\"")
+        || (has("\"command\"") && has("\"session_id\""))
+}
+
+/// Why JSON that has a call's `name` + arguments shape was left as text (F-DIAG-1).
+fn rejected_call_shape(v: &Value, ctx: &Ctx) -> Option<String> {
+    let m = v.as_object()?;
+    let name = m.get("name")?.as_str()?;
+    if !(m.contains_key("arguments") || m.contains_key("parameters")) {
+        return None;
+    }
+    Some(if !ctx.strict_name_ok(name) {
+        format!("JSON shaped like a call to {name:?} left as text: not a registered tool")
+    } else {
+        let extra: Vec<&str> = m
+            .keys()
+            .map(String::as_str)
+            .filter(|k| !["name", "arguments", "parameters", "id", "call_id", "type"].contains(k))
+            .collect();
+        format!(
+            "JSON shaped like a call to {name:?} left as text: unexpected keys {}",
+            extra.join(", ")
+        )
+    })
+}
