@@ -770,3 +770,57 @@ fn text_values_stream_as_their_bytes_arrive() {
         }
     }
 }
+
+/// The text a family's value layout keeps of `v`: one newline of layout off each end.
+fn layout_trimmed(v: &str) -> &str {
+    let v = v
+        .strip_prefix("\r\n")
+        .or_else(|| v.strip_prefix('\n'))
+        .unwrap_or(v);
+    v.strip_suffix("\r\n")
+        .or_else(|| v.strip_suffix('\n'))
+        .unwrap_or(v)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 128, .. ProptestConfig::default() })]
+
+    // Issue #9: whatever a text value holds (markup-like text, a cut closing tag, CR/LF at
+    // its ends, quotes, any Unicode) and however the reply is chunked, the calls are the
+    // one-shot calls and the fragments are the final arguments exactly.
+    #[test]
+    fn any_text_value_streams_to_the_final_arguments(
+        pieces in proptest::collection::vec(
+            prop_oneof![
+                Just("<".to_owned()), Just("</".to_owned()), Just("</para".to_owned()),
+                Just("</parameter".to_owned()), Just("</arg_value".to_owned()),
+                Just("</steptml:parameter".to_owned()), Just("</｜DSML｜param".to_owned()),
+                Just("\n".to_owned()), Just("\r".to_owned()), Just("\r\n".to_owned()),
+                Just("\"".to_owned()), Just("\\".to_owned()), Just("é🌤".to_owned()),
+                "[a-z ]{1,6}",
+            ],
+            0..12,
+        ),
+        cuts in proptest::collection::vec(any::<usize>(), 0..12),
+        which in any::<usize>(),
+        tools in any::<bool>(),
+    ) {
+        let value: String = pieces.concat();
+        let (family, before, after) = TEXT_VALUE_CALLS[which % TEXT_VALUE_CALLS.len()];
+        let whole = format!("{before}{value}{after}");
+        let o = ParseOptions {
+            format: FormatSelection::Only(family.to_owned()),
+            tools: tools.then(registry),
+            ..ParseOptions::default()
+        };
+        let one = parse(&whole, &o);
+        let parts = chunk(&whole, &cuts);
+        let (_, sent, args) = sent_then_final(&parts, &o);
+        let want: Vec<Value> = one.calls.iter().map(|c| c.arguments.clone()).collect();
+        prop_assert_eq!(&args, &want, "{} {:?}", family, &parts);
+        if let [only] = &args[..] {
+            prop_assert_eq!(&only["city"], &Value::String(layout_trimmed(&value).to_owned()));
+            prop_assert_eq!(sent, only.to_string(), "{} {:?}", family, &parts);
+        }
+    }
+}
