@@ -10,6 +10,7 @@ mod display;
 mod mcp_cmd;
 mod parse_cmd;
 mod run_cmd;
+mod run_printer;
 mod serve_cmd;
 mod sessions_cmd;
 mod tools_cmd;

@@ -1,5 +1,6 @@
 //! `toolcall run`: one turn of the agent loop against a model server or a recorded session,
-//! printed round by round (or as the `TurnReport` JSON with `--json`).
+//! printed as it happens by [`crate::run_printer`] (or as JSON lines of its events with
+//! `--json`).
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -7,18 +8,20 @@ use std::sync::Arc;
 
 use anyhow::{Context, bail};
 use base64::Engine;
+use futures::StreamExt;
 use serde_json::{Map, Value};
 use toolcall_core::Registry;
 use toolcall_packs::toolset::ToolsetSpec;
 use toolcall_packs::{PackConfig, PackState, RoundOutput};
 use toolcall_run::client::images::find_images;
 use toolcall_run::{
-    Agent, AgentConfig, Archive, ChatCompletionsClient, Executor, Mode, ModelClient, ReplayClient,
-    ResponsesClient, RoundReport, SessionFile, TurnReport,
+    Agent, AgentConfig, AgentEvent, Archive, ChatCompletionsClient, Executor, Mode, ModelClient,
+    ReplayClient, ResponsesClient, SessionFile, TurnReport,
 };
 
 use crate::approve::approver;
 use crate::display::shorten;
+use crate::run_printer::{Printer, Style};
 use crate::sessions_cmd::archive_path;
 use crate::toolset::{McpServerArgs, ToolsetArgs, load_runnable_with_mcp};
 
@@ -81,7 +84,8 @@ pub struct RunArgs {
     /// Approve every tool that requires approval.
     #[arg(long)]
     yes: bool,
-    /// Print the turn report as JSON.
+    /// Print the turn's events as JSON lines, as they happen: one object per line tagged by
+    /// "event" (secrets redacted); the last, `turn_finished`, carries the turn report.
     #[arg(long)]
     json: bool,
     /// The user's message [default: the replay file's prompt].
@@ -203,19 +207,39 @@ async fn run_loaded(
         agent.add_state_saver(name.clone(), Arc::new(move || state.snapshot()));
     }
 
-    let report = agent.run_turn(&prompt).await?;
+    let style = if args.json {
+        Style::JsonLines
+    } else {
+        Style::Human {
+            archive: archive_file.clone(),
+            hooks: round_outputs,
+        }
+    };
+    let mut printer = Printer::new(std::io::stdout(), style);
+    let mut report = None;
+    let mut events = agent.run_turn_stream(prompt);
+    while let Some(event) = events.next().await {
+        let event = match event {
+            Ok(event) => event,
+            Err(e) => {
+                printer.finish()?;
+                return Err(e.into());
+            }
+        };
+        printer.event(&event)?;
+        if let AgentEvent::TurnFinished { report: r } = event {
+            report = Some(r);
+        }
+    }
+    drop(events);
+    let report = report.context("the turn ended without its report")?;
     let pending = executor.pending_jobs().await;
 
     if let Some(dir) = &args.save_images {
         save_images(dir, &report)?;
     }
-    if args.json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
-    } else {
-        print_report(&report, &archive_file, &round_outputs);
-        if pending > 0 {
-            println!("({pending} job(s) still running; their results arrive in the next turn)");
-        }
+    if pending > 0 && !args.json {
+        println!("({pending} job(s) still running; their results arrive in the next turn)");
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -256,116 +280,6 @@ fn session_setup(session: &SessionFile, path: &Path) -> anyhow::Result<ToolsetSp
     spec.tools_files
         .extend(session.setup.tools.iter().map(|t| base.join(t)));
     Ok(spec)
-}
-
-fn print_report(report: &TurnReport, archive: &Path, hooks: &[Arc<dyn RoundOutput>]) {
-    if let Some(id) = &report.session_id {
-        println!("session {id} (archive {})", archive.display());
-    }
-    let last = report.rounds.len().saturating_sub(1);
-    for (i, round) in report.rounds.iter().enumerate() {
-        // A closing round without calls is the final reply, printed below.
-        if i == last
-            && round.calls.is_empty()
-            && round.job_results.is_empty()
-            && !report.hit_round_limit
-            && !report.breaker_tripped
-        {
-            break;
-        }
-        println!("\n── round {}", i + 1);
-        for r in &round.job_results {
-            println!(
-                "  job result {} [{}]: {}",
-                r.name,
-                r.call_id,
-                outcome_line(r)
-            );
-        }
-        for r in &round.reasoning {
-            println!("  reasoning: {}", shorten(r, 200));
-        }
-        if let Some(t) = round
-            .assistant_text
-            .as_deref()
-            .filter(|t| !t.trim().is_empty())
-        {
-            println!("  assistant: {}", shorten(t.trim(), 500));
-        }
-        for d in &round.diagnostics {
-            println!("  parser {:?}: {}", d.level, d.message);
-        }
-        for (call, result) in round.calls.iter().zip(&round.results) {
-            println!(
-                "  call {} [{}] via {}",
-                call.name, call.call_id, call.origin.format
-            );
-            println!(
-                "    arguments: {}",
-                shorten(
-                    &toolcall_run::redact::redact(&call.arguments).to_string(),
-                    300
-                )
-            );
-            for rep in &call.origin.repairs {
-                println!("    repaired ({}): {}", rep.kind, rep.message);
-            }
-            println!("    validation: {}", validation_line(result));
-            println!("    → {}", outcome_line(result));
-        }
-        print_round_outputs(report, round, hooks);
-    }
-    println!("\n── final reply");
-    println!(
-        "{}",
-        report.final_text.as_deref().unwrap_or("(no text)").trim()
-    );
-    if report.hit_round_limit {
-        println!("(round limit reached: the final reply was asked for without tools)");
-    }
-    if report.breaker_tripped {
-        println!("(a call failed identically 3 times: tool calls were stopped)");
-    }
-}
-
-/// What the loaded packs add to a round for their applications: client lines exactly as
-/// they are (unindented, for a program to pick up), notes indented with the round.
-fn print_round_outputs(report: &TurnReport, round: &RoundReport, hooks: &[Arc<dyn RoundOutput>]) {
-    let session = report.session_id.as_deref().unwrap_or("default");
-    let text = round.assistant_text.as_deref().unwrap_or_default();
-    for hook in hooks {
-        let lines = hook.round_output(text, &round.calls, &round.results, session);
-        for line in &lines.client {
-            println!("{line}");
-        }
-        for note in &lines.notes {
-            println!("  {note}");
-        }
-    }
-}
-
-fn validation_line(r: &toolcall_core::ToolResult) -> &'static str {
-    use toolcall_core::ErrorCode::*;
-    match &r.outcome {
-        Err(e) if e.code == UnknownTool => "rejected: unknown tool, not run",
-        Err(e) if e.code == ToolDisabled => "rejected: tool disabled, not run",
-        Err(e) if e.code == InvalidArguments => {
-            "rejected: arguments do not match the schema, not run"
-        }
-        Err(e) if e.code == Cancelled => "not run: stopped by the repeat-failure breaker",
-        _ => "valid",
-    }
-}
-
-fn outcome_line(r: &toolcall_core::ToolResult) -> String {
-    match &r.outcome {
-        Ok(out) => {
-            let mut data = out.data.clone();
-            let _ = toolcall_run::client::images::take_images(&mut data);
-            format!("ok {}", shorten(&data.to_string(), 300))
-        }
-        Err(e) => format!("error {}: {}", e.code, shorten(&e.message, 300)),
-    }
 }
 
 /// Writes images in results to `dir/<call_id>.png` (`-N` suffixes for several per call).

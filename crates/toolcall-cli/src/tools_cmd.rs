@@ -1,6 +1,7 @@
 //! `toolcall tools`: list the tools of a toolset, render them for a provider (O-1) or as
 //! system-prompt instructions (O-2), and check a call against them (V-1, V-3).
 
+use std::collections::BTreeMap;
 use std::process::ExitCode;
 
 use anyhow::{Context, anyhow, bail};
@@ -9,7 +10,7 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 use toolcall_core::render::{self, NameMap, Provider};
-use toolcall_core::{Backend, ToolCall, ToolKind};
+use toolcall_core::{Backend, Registry, ToolCall, ToolKind};
 use toolcall_run::{Executor, SessionContext};
 
 use crate::approve::approver;
@@ -38,7 +39,8 @@ enum ToolsCommand {
         json: bool,
     },
     /// Print the enabled tools for a provider, or the system-prompt instructions of a text
-    /// format.
+    /// format. MCP servers' tools are included (`SERVER.tool`, sent under their provider
+    /// names).
     Render {
         /// openai | responses | gemini | anthropic | prompt:FORMAT (tools_envelope, hermes,
         /// key_value, call_syntax, pythonic, mistral, llama, json, action_response).
@@ -46,8 +48,11 @@ enum ToolsCommand {
         provider: String,
         #[command(flatten)]
         toolset: ToolsetArgs,
+        #[command(flatten)]
+        mcp: McpServerArgs,
     },
-    /// Validate a call against the toolset, printing the checked arguments and any repairs.
+    /// Validate a call against the toolset (MCP servers' tools included, by id), printing
+    /// the checked arguments and any repairs.
     Check {
         /// The tool id.
         name: String,
@@ -64,21 +69,42 @@ enum ToolsCommand {
         yes: bool,
         #[command(flatten)]
         toolset: ToolsetArgs,
+        #[command(flatten)]
+        mcp: McpServerArgs,
     },
 }
 
 pub async fn run(args: ToolsArgs) -> anyhow::Result<ExitCode> {
     match args.command {
         ToolsCommand::List { toolset, mcp, json } => list(&toolset, &mcp, json).await,
-        ToolsCommand::Render { provider, toolset } => render_cmd(&toolset, &provider),
+        ToolsCommand::Render {
+            provider,
+            toolset,
+            mcp,
+        } => render_cmd(&toolset, &mcp, &provider).await,
         ToolsCommand::Check {
             name,
             arguments,
             run,
             yes,
             toolset,
-        } => check(&toolset, name, &arguments, run.then_some(yes)).await,
+            mcp,
+        } => check(&toolset, &mcp, name, &arguments, run.then_some(yes)).await,
     }
+}
+
+/// The toolset the options give, MCP servers' tools included, and which server each of
+/// those comes from (tool id → server name).
+async fn load(
+    toolset: &ToolsetArgs,
+    mcp: &McpServerArgs,
+) -> anyhow::Result<(Registry, BTreeMap<String, String>)> {
+    let spec = toolset.spec(ToolsetSpec::default())?;
+    if spec.is_empty() && mcp.mcp.is_empty() {
+        bail!("no tools: give --tools FILE, --pack NAME or --mcp NAME=...");
+    }
+    let (loaded, origins) = load_with_mcp_servers(&spec, mcp.servers()?).await?;
+    Ok((loaded.registry, origins))
 }
 
 async fn list(
@@ -86,12 +112,7 @@ async fn list(
     mcp: &McpServerArgs,
     as_json: bool,
 ) -> anyhow::Result<ExitCode> {
-    let spec = toolset.spec(ToolsetSpec::default())?;
-    if spec.is_empty() && mcp.mcp.is_empty() {
-        bail!("no tools: give --tools FILE, --pack NAME or --mcp NAME=...");
-    }
-    let (loaded, mcp_origins) = load_with_mcp_servers(&spec, mcp.servers()?).await?;
-    let registry = loaded.registry;
+    let (registry, mcp_origins) = load(toolset, mcp).await?;
     // The aliases every provider gets for ids they forbid (`calc.add` -> `calc_add`).
     let names = NameMap::new(&registry);
     if as_json {
@@ -158,8 +179,12 @@ async fn list(
     Ok(ExitCode::SUCCESS)
 }
 
-fn render_cmd(toolset: &ToolsetArgs, provider: &str) -> anyhow::Result<ExitCode> {
-    let registry = toolset.load()?.registry;
+async fn render_cmd(
+    toolset: &ToolsetArgs,
+    mcp: &McpServerArgs,
+    provider: &str,
+) -> anyhow::Result<ExitCode> {
+    let (registry, _) = load(toolset, mcp).await?;
     if let Some(format) = provider.strip_prefix("prompt:") {
         let id = toolcall_parse::FormatId::from_name(format).ok_or_else(|| {
             let ids: Vec<&str> = toolcall_parse::text_formats()
@@ -192,11 +217,12 @@ fn render_cmd(toolset: &ToolsetArgs, provider: &str) -> anyhow::Result<ExitCode>
 /// Validates a call; with `run` (`Some(approve_all)`), runs it through the executor.
 async fn check(
     toolset: &ToolsetArgs,
+    mcp: &McpServerArgs,
     name: String,
     arguments: &str,
     run: Option<bool>,
 ) -> anyhow::Result<ExitCode> {
-    let registry = toolset.load()?.registry;
+    let (registry, _) = load(toolset, mcp).await?;
     let arguments: Value = serde_json::from_str(arguments)
         .with_context(|| format!("the arguments are not JSON: {arguments}"))?;
     let mut call = ToolCall::new(name, arguments, "cli");

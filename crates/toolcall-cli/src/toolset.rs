@@ -62,15 +62,6 @@ impl ToolsetArgs {
         base.disable.extend(self.disable.iter().cloned());
         Ok(base)
     }
-
-    /// The toolset these options give on their own: `--tools` or `--pack` needed.
-    pub fn load(&self) -> anyhow::Result<Toolset> {
-        let spec = self.spec(ToolsetSpec::default())?;
-        if spec.is_empty() {
-            bail!("no tools: give --tools FILE or --pack NAME");
-        }
-        Ok(spec.load()?)
-    }
 }
 
 /// MCP servers whose tools join the toolset (for the subcommands that run tools).

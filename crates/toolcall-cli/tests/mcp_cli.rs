@@ -698,3 +698,65 @@ fn tools_list_shows_mcp_tools_with_their_provider_names() {
     assert_eq!(add["provider_name"], "calc_add");
     assert_eq!(add["parameters"]["required"], json!(["a", "b"]));
 }
+
+// covers W-MCP, O-1, V-1
+#[test]
+fn tools_render_and_check_take_mcp_servers() {
+    let Some(py) = python() else { return };
+    let server = format!(
+        "calc={} {}",
+        py.display(),
+        fixture_path("mcp/calc_server.py").display()
+    );
+    let out = bin()
+        .args(["tools", "render", "--provider", "openai", "--mcp", &server])
+        .args(["--disable", "calc.stall"])
+        .output()
+        .unwrap();
+    let note = String::from_utf8_lossy(&out.stderr).into_owned();
+    let tools: Value = serde_json::from_str(&ok(out)).unwrap();
+    let add = tools
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["function"]["name"] == "calc_add")
+        .unwrap_or_else(|| panic!("calc_add is not rendered: {tools}"));
+    assert_eq!(add["function"]["description"], "Add two integers.");
+    assert_eq!(add["function"]["parameters"]["required"], json!(["a", "b"]));
+    assert!(
+        !tools.to_string().contains("calc_stall"),
+        "a disabled tool was rendered: {tools}"
+    );
+    assert!(
+        note.contains(r#""calc.add" is sent as "calc_add""#),
+        "{note}"
+    );
+
+    // Checked by id, the schema coerces; with --run the server answers.
+    let checked: Value = serde_json::from_str(&ok(bin()
+        .args(["tools", "check", "calc.add", r#"{"a": "2", "b": 3}"#])
+        .args(["--run", "--mcp", &server])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()))
+    .unwrap();
+    assert_eq!(checked["status"], "valid", "{checked}");
+    assert_eq!(checked["arguments"], json!({"a": 2, "b": 3}));
+    assert_eq!(checked["repairs"][0]["kind"], "coerced_integer");
+    assert_eq!(checked["result"]["data"]["result"], 5, "{checked}");
+
+    let out = bin()
+        .args([
+            "tools",
+            "check",
+            "calc.add",
+            r#"{"a": "two"}"#,
+            "--mcp",
+            &server,
+        ])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let rejected: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(rejected["error"]["code"], "invalid_arguments", "{rejected}");
+}

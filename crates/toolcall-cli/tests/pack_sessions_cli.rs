@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use common::{bin, example, ok as stdout_of};
+use common::{bin, example, ok as stdout_of, report_of};
 
 /// Plays a session with `--json` into a fresh archive; returns the report and the archive.
 fn replay(session: &str, extra: &[&str], dir: &Path) -> (Value, PathBuf) {
@@ -24,7 +24,7 @@ fn replay(session: &str, extra: &[&str], dir: &Path) -> (Value, PathBuf) {
         .args(extra)
         .output()
         .unwrap();
-    (serde_json::from_str(&stdout_of(out)).unwrap(), archive)
+    (report_of(out), archive)
 }
 
 /// Every result of every round (inline and job results), in report order.

@@ -8,8 +8,8 @@ mod common;
 use serde_json::Value;
 
 use common::{
-    bin, fixture_path as fixture, json_of, ok, repo_root, run_echo_session, scripted_server,
-    show_session,
+    bin, fixture_path as fixture, json_of, ok, repo_root, report_of, run_echo_session,
+    scripted_server, show_session,
 };
 
 // covers, O-1, V-5, R-10
@@ -21,7 +21,7 @@ fn bundled_echo_session_runs_end_to_end_and_is_archived() {
         .arg(&archive)
         .output()
         .unwrap();
-    let report = json_of(out);
+    let report = report_of(out);
     let r0 = &report["rounds"][0];
     assert_eq!(
         r0["calls"][1]["name"], "text.word_count",
@@ -48,7 +48,10 @@ fn bundled_echo_session_runs_end_to_end_and_is_archived() {
         "{text}"
     );
     assert!(text.contains("repaired (trailing_comma)"));
-    assert!(text.contains("── final reply"));
+    assert!(
+        text.contains("── turn finished: 3 round(s), 4 call(s), 1 failed"),
+        "{text}"
+    );
 
     let list = json_of(
         bin()
@@ -94,7 +97,7 @@ fn every_outcome_is_reported_in_call_order() {
         .output()
         .unwrap();
     let log = String::from_utf8_lossy(&out.stderr).into_owned();
-    let report = json_of(out);
+    let report = report_of(out);
     // events with call ids on stderr, the secret redacted.
     assert!(
         log.contains("tool_call.started") && log.contains("tool_call.failed"),
@@ -136,7 +139,7 @@ fn every_outcome_is_reported_in_call_order() {
     assert!(!String::from_utf8_lossy(&wal).contains("sk-hidden-1"));
 
     // --yes approves the guarded tool.
-    let report = json_of(
+    let report = report_of(
         bin()
             .args(["run", "--yes", "--json", "--replay"])
             .arg(fixture("mixed.json"))
@@ -231,7 +234,7 @@ fn archive_defaults_to_the_env_variable_and_sessions_resume() {
             .unwrap(),
     );
     let id = list[0]["id"].as_str().unwrap().to_owned();
-    let report = json_of(
+    let report = report_of(
         bin()
             .env("TOOLCALL_ARCHIVE", &archive)
             .args(["run", "--json", "--resume", &id, "--replay"])
@@ -269,7 +272,7 @@ fn archive_defaults_to_the_env_variable_and_sessions_resume() {
 #[test]
 fn disabled_tools_are_not_offered_and_not_run() {
     let dir = tempfile::tempdir().unwrap();
-    let report = json_of(
+    let report = report_of(
         run_echo_session(&["--disable", "text.*", "--json", "--archive"])
             .arg(dir.path().join("a.sqlite"))
             .output()
@@ -367,7 +370,7 @@ fn run_against_a_model_server_on_loopback() {
 fn job_results_arrive_under_their_call_id() {
     let dir = tempfile::tempdir().unwrap();
     let archive = dir.path().join("a.sqlite");
-    let report = json_of(
+    let report = report_of(
         bin()
             .args(["run", "--json", "--replay"])
             .arg(fixture("job.json"))

@@ -222,15 +222,18 @@ pub fn parse(text: &str, options: &ParseOptions) -> Parsed {
 ///
 /// Events: `Text` (visible reply), `Reasoning`, and per call `CallStarted`,
 /// `ArgumentsDelta` and `CallFinished` (the complete, repaired call: the one to act on), plus
-/// `Diagnostic`s. Every family with call markup announces a call as soon as its name is
-/// known and sends its arguments as they arrive: families writing JSON arguments forward
-/// the raw JSON text (Hermes, Mistral, Functionary, DeepSeek V3/V3.1, Kimi K2, gpt-oss);
+/// `Diagnostic`s. A family with call markup announces a call as soon as its name is known
+/// and sends its arguments as they arrive: families writing JSON arguments forward the raw
+/// JSON text (Hermes, Llama 3 `<|python_tag|>`, Mistral `name[ARGS]`, Functionary,
+/// DeepSeek V3/V3.1, Kimi K2, gpt-oss, and the `{name, arguments}` objects behind a marker:
+/// Nemotron, Granite, `<tool_calls>`, `functools`, InternLM, LongCat, Cohere, Apertus);
 /// text-valued families send the JSON their values convert to (a text value in pieces as
-/// its bytes arrive, other values as each parameter completes; Gemma 4 per `key:value`),
-/// so the fragments are the final arguments exactly. A call announced but cut off or
-/// malformed never gets `CallFinished` (an error diagnostic says why). Families whose
-/// calls sit in a JSON list behind a marker, pythonic calls and bare JSON announce a call
-/// when its markup is complete, with the arguments JSON as one fragment.
+/// its bytes arrive, other values as each parameter completes; Gemma 4 and the Python call
+/// lists per completed argument), so the fragments are the final arguments exactly. A call
+/// announced but cut off or malformed never gets `CallFinished` (an error diagnostic says
+/// why). Mistral's `[TOOL_CALLS][…]` list (its ids follow the arguments), bare JSON and
+/// call syntax announce a call when its markup is complete, with the arguments JSON as one
+/// fragment.
 pub struct StreamParser {
     engine: Engine,
     pending: Vec<Diagnostic>,

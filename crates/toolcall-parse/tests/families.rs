@@ -442,8 +442,9 @@ proptest! {
     }
 }
 
-/// Families whose values are text, with their block's closing tag: their arguments stream
-/// a fragment per completed parameter, and the fragments are exactly the final arguments.
+/// Families whose arguments stream as the JSON their values convert to (text-valued tags,
+/// Gemma 4, Python call lists), with their block's closing tag: a fragment at least per
+/// completed parameter, and the fragments are exactly the final arguments.
 const PARAM_STREAMING: &[(&str, &[&str])] = &[
     ("qwen3_coder", &["</tool_call>"]),
     ("seed_oss", &["</seed:tool_call>"]),
@@ -455,6 +456,9 @@ const PARAM_STREAMING: &[(&str, &[&str])] = &[
         &["</｜DSML｜function_calls>", "</｜DSML｜tool_calls>"],
     ),
     ("gemma4", &["<tool_call|>"]),
+    ("llama4_pythonic", &["<|python_end|>"]),
+    ("lfm2", &["<|tool_call_end|>"]),
+    ("olmo3", &["</function_calls>"]),
 ];
 
 /// Per finished call: (concatenated fragments, final arguments serialised), and the input
@@ -566,8 +570,9 @@ proptest! {
 }
 
 /// Families whose arguments stream in pieces as they arrive (JSON after a name, or
-/// `{name, arguments}` objects behind a marker: the raw JSON text; Gemma 4: the JSON of
-/// each completed `key:value`), not in one piece when the call ends.
+/// `{name, arguments}` objects behind a marker: the raw JSON text; Gemma 4 and the Python
+/// call lists: the JSON of each completed `key:value` / `key=value`), not in one piece when
+/// the call ends.
 const STREAMED_IN_PIECES: &[&str] = &[
     "functionary_v3_1",
     "functionary_v3_2",
@@ -583,6 +588,11 @@ const STREAMED_IN_PIECES: &[&str] = &[
     "internlm",
     "granite",
     "functools",
+    "cohere",
+    "apertus",
+    "llama4_pythonic",
+    "lfm2",
+    "olmo3",
 ];
 
 /// Per finished call, pushed char by char: (name, how many pushes carried a fragment of
@@ -638,13 +648,13 @@ fn arguments_stream_in_pieces_as_they_arrive() {
                 streamed += 1;
             }
             for (name, n, keys) in &calls {
-                // Gemma 4 sends per completed `key:value`: one key is one piece. Mistral's
+                // Gemma 4 and Python calls send per completed argument: one is one piece. Mistral's
                 // `[TOOL_CALLS][…]` list gives each call's id after its arguments, so it is
                 // sent whole (an announced call keeps the id it was announced with).
                 let whole_list = *family == "mistral" && case.output.contains("[TOOL_CALLS][");
                 let several = match *family {
                     _ if whole_list => usize::MAX,
-                    "gemma4" => 2,
+                    "gemma4" | "llama4_pythonic" | "lfm2" | "olmo3" => 2,
                     _ => 1,
                 };
                 assert!(
@@ -765,6 +775,60 @@ fn text_values_stream_as_their_bytes_arrive() {
                 );
                 assert_eq!(all, args[0].to_string(), "{family} at {size}-byte pushes");
             }
+        }
+    }
+}
+
+/// The text a family's value layout keeps of `v`: one newline of layout off each end.
+fn layout_trimmed(v: &str) -> &str {
+    let v = v
+        .strip_prefix("\r\n")
+        .or_else(|| v.strip_prefix('\n'))
+        .unwrap_or(v);
+    v.strip_suffix("\r\n")
+        .or_else(|| v.strip_suffix('\n'))
+        .unwrap_or(v)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 128, .. ProptestConfig::default() })]
+
+    // Issue #9: whatever a text value holds (markup-like text, a cut closing tag, CR/LF at
+    // its ends, quotes, any Unicode) and however the reply is chunked, the calls are the
+    // one-shot calls and the fragments are the final arguments exactly.
+    #[test]
+    fn any_text_value_streams_to_the_final_arguments(
+        pieces in proptest::collection::vec(
+            prop_oneof![
+                Just("<".to_owned()), Just("</".to_owned()), Just("</para".to_owned()),
+                Just("</parameter".to_owned()), Just("</arg_value".to_owned()),
+                Just("</steptml:parameter".to_owned()), Just("</｜DSML｜param".to_owned()),
+                Just("\n".to_owned()), Just("\r".to_owned()), Just("\r\n".to_owned()),
+                Just("\"".to_owned()), Just("\\".to_owned()), Just("é🌤".to_owned()),
+                "[a-z ]{1,6}",
+            ],
+            0..12,
+        ),
+        cuts in proptest::collection::vec(any::<usize>(), 0..12),
+        which in any::<usize>(),
+        tools in any::<bool>(),
+    ) {
+        let value: String = pieces.concat();
+        let (family, before, after) = TEXT_VALUE_CALLS[which % TEXT_VALUE_CALLS.len()];
+        let whole = format!("{before}{value}{after}");
+        let o = ParseOptions {
+            format: FormatSelection::Only(family.to_owned()),
+            tools: tools.then(registry),
+            ..ParseOptions::default()
+        };
+        let one = parse(&whole, &o);
+        let parts = chunk(&whole, &cuts);
+        let (_, sent, args) = sent_then_final(&parts, &o);
+        let want: Vec<Value> = one.calls.iter().map(|c| c.arguments.clone()).collect();
+        prop_assert_eq!(&args, &want, "{} {:?}", family, &parts);
+        if let [only] = &args[..] {
+            prop_assert_eq!(&only["city"], &Value::String(layout_trimmed(&value).to_owned()));
+            prop_assert_eq!(sent, only.to_string(), "{} {:?}", family, &parts);
         }
     }
 }

@@ -832,3 +832,46 @@ fn functionary_v3_2_reply_starts_after_the_implied_opener() {
         assert_eq!((p.text.as_str(), p.calls.len()), (reply, 0), "{reply:?}");
     }
 }
+
+// Issue #9: Llama 3's `<|python_tag|>{"name", "parameters"}` announces the call at its name
+// and forwards the arguments as they arrive.
+#[test]
+fn llama_python_tag_json_streams_its_arguments() {
+    let reply =
+        r#"<|python_tag|>{"name": "get_weather", "parameters": {"city": "Paris", "days": 3}}"#;
+    let mut sp = toolcall_parse::StreamParser::new(only("llama", false));
+    let (mut pushes_with_args, mut fragments, mut started_at) = (0, String::new(), None);
+    let mut finished = None;
+    let mut events: Vec<Vec<toolcall_core::StreamEvent>> = Vec::new();
+    for (i, c) in reply.char_indices() {
+        events.push(sp.push(&reply[i..i + c.len_utf8()]));
+    }
+    events.push(sp.finish());
+    for (at, push) in events.into_iter().enumerate() {
+        let mut had_args = false;
+        for e in push {
+            match e {
+                toolcall_core::StreamEvent::CallStarted { name, .. } => {
+                    assert_eq!(name, "get_weather");
+                    started_at = Some(at);
+                }
+                toolcall_core::StreamEvent::ArgumentsDelta { fragment, .. } => {
+                    fragments.push_str(&fragment);
+                    had_args = true;
+                }
+                toolcall_core::StreamEvent::CallFinished { call, .. } => finished = Some(call),
+                _ => {}
+            }
+        }
+        pushes_with_args += usize::from(had_args);
+    }
+    let call = finished.unwrap();
+    assert!(
+        started_at.unwrap() < reply.find("Paris").unwrap(),
+        "{started_at:?}"
+    );
+    assert!(pushes_with_args > 10, "{pushes_with_args}");
+    let sent: Value = serde_json::from_str(&fragments).unwrap();
+    assert_eq!(sent, call.arguments);
+    assert_eq!(call.arguments, json!({"city": "Paris", "days": 3}));
+}

@@ -16,13 +16,9 @@
 //! prompt, the user's input, each reply, the results), so that a consumer can keep the
 //! conversation itself: the session archive does ([`crate::archive::recorder`]).
 //!
-//! ```text
-//! ```
-//!
-//! Every consumer reads the same events: a library user through
+//! Every consumer reads the same events: a library user or `toolcall run`'s printer through
 //! [`crate::Agent::run_turn_stream`], or any number of observers attached with
-//! [`crate::Agent::add_observer`] (the CLI printer, the gateway's progress events, the
-//! inspector). Events carry what the agent saw, secrets included, because they stay in the
+//! [`crate::Agent::add_observer`] (the gateway's progress events, the inspector). Events carry what the agent saw, secrets included, because they stay in the
 //! process; a consumer that shows or stores them calls [`AgentEvent::redacted`] first.
 //!
 //! On the wire (JSON) an event is an object tagged by `"event"`, e.g.
@@ -33,7 +29,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use toolcall_core::{CallId, Diagnostic, ToolCall, ToolError};
+use toolcall_core::{CallId, Diagnostic, ToolCall, ToolError, ToolResult};
 
 use crate::agent::TurnReport;
 use crate::client::Message;
@@ -167,6 +163,39 @@ impl AgentEvent {
             | AgentEvent::CallCompleted { call_id, .. }
             | AgentEvent::CallFailed { call_id, .. }
             | AgentEvent::JobDelivered { call_id, .. } => Some(call_id),
+            _ => None,
+        }
+    }
+
+    /// The result a call's answer event tells ([`AgentEvent::CallCompleted`],
+    /// [`AgentEvent::CallFailed`], [`AgentEvent::JobDelivered`]), as the turn report holds it.
+    pub fn tool_result(&self) -> Option<ToolResult> {
+        match self {
+            AgentEvent::CallCompleted {
+                call_id,
+                name,
+                result,
+                ..
+            }
+            | AgentEvent::JobDelivered {
+                call_id,
+                name,
+                result,
+                ..
+            } => {
+                let body = result.as_object()?;
+                crate::agent::results_json::from_json(call_id.clone(), name.clone(), body).ok()
+            }
+            AgentEvent::CallFailed {
+                call_id,
+                name,
+                error,
+                ..
+            } => Some(ToolResult::err(
+                call_id.clone(),
+                name.clone(),
+                error.clone(),
+            )),
             _ => None,
         }
     }
@@ -328,6 +357,36 @@ mod tests {
         let back: AgentEvent = serde_json::from_value(v).unwrap();
         assert_eq!(back, e);
         assert_eq!(back.call_id().map(CallId::as_str), Some("call_1"));
+    }
+
+    #[test]
+    fn answer_events_give_back_the_result_the_report_holds() {
+        let mut ok = ToolResult::ok("c1".into(), "t", json!({"x": 1}));
+        if let Ok(out) = &mut ok.outcome {
+            out.metadata.insert("context_id".into(), json!("k"));
+        }
+        let done = AgentEvent::CallCompleted {
+            round: 1,
+            call_id: "c1".into(),
+            name: "t".into(),
+            result: ok.to_json(),
+            duration_ms: 1,
+            job: false,
+        };
+        assert_eq!(done.tool_result(), Some(ok));
+        let error = ToolError::new(ErrorCode::Timeout, "slow");
+        let failed = AgentEvent::CallFailed {
+            round: 1,
+            call_id: "c2".into(),
+            name: "u".into(),
+            error: error.clone(),
+            duration_ms: 1,
+        };
+        assert_eq!(
+            failed.tool_result(),
+            Some(ToolResult::err("c2".into(), "u", error))
+        );
+        assert_eq!(AgentEvent::RoundFinished { round: 1 }.tool_result(), None);
     }
 
     // covers X-7

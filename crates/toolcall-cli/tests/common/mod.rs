@@ -56,6 +56,19 @@ pub fn json_of(out: Output) -> Value {
     serde_json::from_str(&ok(out)).unwrap()
 }
 
+/// The turn report of a `toolcall run --json` that must have succeeded: its stdout is one
+/// JSON event per line, the last one `turn_finished` with the report.
+pub fn report_of(out: Output) -> Value {
+    let text = ok(out);
+    let events: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect();
+    let last = events.last().expect("no events");
+    assert_eq!(last["event"], "turn_finished", "{text}");
+    last["report"].clone()
+}
+
 /// `toolcall sessions show <id> --json` over `archive`.
 pub fn show_session(id: &str, archive: &Path) -> Value {
     json_of(

@@ -7,6 +7,7 @@ use crate::FormatId;
 use crate::builder::{Ctx, Draft};
 use crate::family::{Family, Instructions, ReadCx, RegionReader};
 
+use super::args_object::LiveList;
 use super::marked::{json_items, json_lead};
 use super::tags::{Block, BlockReader, valid_name};
 
@@ -51,8 +52,12 @@ impl Family for Apertus {
     fn openers(&self) -> &'static [&'static str] {
         &["<|tools_prefix|>"]
     }
-    fn reader(&self, _opener: usize, _ctx: &Ctx) -> Option<Box<dyn RegionReader>> {
-        Some(Box::new(BlockReader::new(&BLOCK)))
+    fn reader(&self, _opener: usize, ctx: &Ctx) -> Option<Box<dyn RegionReader>> {
+        // Entries are `{"NAME": {…}}`: the key is the name.
+        let live = LiveList::with_keys(BLOCK.open.len(), ctx.limits.max_depth, None);
+        Some(Box::new(
+            BlockReader::new(&BLOCK).streaming_with(Box::new(live)),
+        ))
     }
     fn instructions(&self) -> Option<Instructions> {
         Some(Instructions {

@@ -13,7 +13,6 @@ use crate::FormatId;
 use crate::builder::Draft;
 use crate::family::{Outcome, RawArgs, ReadCx, Scan, ScanFrom, Scanner, parse_lenient};
 
-use super::hermes::Probe;
 use super::tags::{BlockStream, MAX_LEAD};
 
 /// The arguments value of one call, read as it streams.
@@ -342,10 +341,10 @@ enum ListState {
 /// `[TOOL_CALLS][…]`): a call announced before its id arrives finishes under the
 /// announced id, so such a list is sent whole to keep the id it gives.
 pub(crate) struct LiveList {
+    /// How an entry names its call (`None`: `{"NAME": {…}}`).
+    keys: Option<&'static EntryKeys>,
     from: usize,
     state: ListState,
-    /// Only one object, not a list.
-    single: bool,
     max_depth: usize,
     calls: usize,
     complete: bool,
@@ -353,12 +352,18 @@ pub(crate) struct LiveList {
 }
 
 impl LiveList {
-    /// A list or object starting after blanks at region offset `from`.
+    /// A list or object starting after blanks at region offset `from`, its entries
+    /// `{"name": "…", "arguments": {…}}`.
     pub fn new(from: usize, max_depth: usize) -> Self {
+        Self::with_keys(from, max_depth, Some(&NAME_ARGUMENTS))
+    }
+
+    /// The same with entries keyed as `keys` says (`None`: `{"NAME": {…}}`).
+    pub fn with_keys(from: usize, max_depth: usize, keys: Option<&'static EntryKeys>) -> Self {
         LiveList {
+            keys,
             from,
             state: ListState::Start,
-            single: false,
             max_depth,
             calls: 0,
             complete: false,
@@ -381,13 +386,10 @@ impl LiveList {
                     let at = self.from + i;
                     self.state = match bytes[at] {
                         b'[' => ListState::Next { at: at + 1 },
-                        b'{' => {
-                            self.single = true;
-                            ListState::Probe {
-                                item: at,
-                                scanner: Scanner::new(self.max_depth, false),
-                            }
-                        }
+                        b'{' => ListState::Probe {
+                            item: at,
+                            scanner: Scanner::new(self.max_depth, false),
+                        },
                         _ => {
                             self.stopped = true;
                             return;
@@ -418,7 +420,7 @@ impl LiveList {
                 }
                 ListState::Probe { item, scanner } => {
                     let item = *item;
-                    match super::hermes::probe(bytes.get(item..).unwrap_or(&[])) {
+                    match probe_entry(bytes.get(item..).unwrap_or(&[]), self.keys) {
                         Probe::NeedMore => return,
                         Probe::No => {
                             self.stopped = true;
@@ -460,12 +462,9 @@ impl LiveList {
                             self.stopped = true;
                             return;
                         }
-                        Scan::Done(n) if !self.single => {
+                        // Objects may follow one per line (Cohere) as entries of a list do.
+                        Scan::Done(n) => {
                             self.state = ListState::Next { at: *item + n };
-                        }
-                        Scan::Done(_) => {
-                            self.stopped = true;
-                            return;
                         }
                     }
                 }
@@ -540,5 +539,177 @@ fn finish_unsent(
         ));
     } else if let Some(args) = last.and_then(|d| d.args.as_ref()) {
         cx.arguments(&args.to_string());
+    }
+}
+
+/// The keys of a call entry written as a JSON object, for announcing it from its prefix.
+pub(crate) struct EntryKeys {
+    /// Keys whose string value is the tool's name.
+    pub name: &'static [&'static str],
+    /// Keys whose object value is the arguments.
+    pub args: &'static [&'static str],
+    /// Other string-valued keys that may come first (ignored).
+    pub skip: &'static [&'static str],
+}
+
+/// `{"name": "…", "arguments": {` (or `"parameters"`): the canonical call object.
+pub(crate) const NAME_ARGUMENTS: EntryKeys = EntryKeys {
+    name: &["name"],
+    args: &["arguments", "parameters"],
+    skip: &[],
+};
+
+/// What the start of a call entry says, for announcing the call while it streams.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Probe {
+    NeedMore,
+    /// Not a prefix this reader follows: the entry is sent whole.
+    No,
+    /// The name, and the offset of the arguments object's `{`.
+    Yes(String, usize),
+}
+
+/// An entry's prefix is read from at most this many bytes; past that it is sent whole.
+const MAX_PROBE: usize = 512;
+
+/// Reads the prefix of a call entry up to its arguments' `{`: with `keys`, string keys
+/// (the name among them) then the arguments key; without, `{"NAME": {` (the key is the
+/// name). `Yes(name, offset of the arguments' '{')`.
+pub(crate) fn probe_entry(s: &[u8], keys: Option<&EntryKeys>) -> Probe {
+    let mut c = Cursor { s, i: 0 };
+    let mut name: Option<&str> = None;
+    macro_rules! step {
+        ($e:expr) => {
+            match $e {
+                Some(true) => {}
+                Some(false) => return Probe::No,
+                None if s.len() > MAX_PROBE => return Probe::No,
+                None => return Probe::NeedMore,
+            }
+        };
+    }
+    step!(c.byte(b'{'));
+    loop {
+        step!(c.byte(b'"'));
+        let key = match c.string() {
+            Some(Some(k)) => k,
+            Some(None) => return Probe::No,
+            None if s.len() > MAX_PROBE => return Probe::No,
+            None => return Probe::NeedMore,
+        };
+        step!(c.byte(b':'));
+        let Some(keys) = keys else {
+            step!(c.byte(b'{'));
+            return match std::str::from_utf8(key) {
+                Ok(n) if !n.is_empty() => Probe::Yes(n.to_owned(), c.i - 1),
+                _ => Probe::No,
+            };
+        };
+        let key = std::str::from_utf8(key).unwrap_or("");
+        if keys.args.contains(&key) {
+            step!(c.byte(b'{'));
+            return match name {
+                Some(n) => Probe::Yes(n.to_owned(), c.i - 1),
+                None => Probe::No,
+            };
+        }
+        if !keys.name.contains(&key) && !keys.skip.contains(&key) {
+            return Probe::No;
+        }
+        step!(c.byte(b'"'));
+        let value = match c.string() {
+            Some(Some(v)) => v,
+            Some(None) => return Probe::No,
+            None if s.len() > MAX_PROBE => return Probe::No,
+            None => return Probe::NeedMore,
+        };
+        if keys.name.contains(&key) {
+            match std::str::from_utf8(value) {
+                Ok(n) if !n.is_empty() => name = Some(n),
+                _ => return Probe::No,
+            }
+        }
+        step!(c.byte(b','));
+    }
+}
+
+/// A cursor over a JSON prefix: blanks are skipped before each token.
+struct Cursor<'a> {
+    s: &'a [u8],
+    i: usize,
+}
+
+impl<'a> Cursor<'a> {
+    /// Blanks then `want`: `None` when the input ends first.
+    fn byte(&mut self, want: u8) -> Option<bool> {
+        while self.s.get(self.i).is_some_and(u8::is_ascii_whitespace) {
+            self.i += 1;
+        }
+        let b = *self.s.get(self.i)?;
+        self.i += 1;
+        Some(b == want)
+    }
+
+    /// The rest of a string after its opening quote: `Some(None)` for one this prefix
+    /// reader does not take (an escape, or longer than a name may be).
+    fn string(&mut self) -> Option<Option<&'a [u8]>> {
+        let start = self.i;
+        loop {
+            match *self.s.get(self.i)? {
+                b'"' => {
+                    self.i += 1;
+                    return Some(self.s.get(start..self.i - 1));
+                }
+                b'\\' => return Some(None),
+                _ if self.i - start > 256 => return Some(None),
+                _ => self.i += 1,
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    static COHERE: EntryKeys = EntryKeys {
+        name: &["tool_name"],
+        args: &["parameters"],
+        skip: &["tool_call_id"],
+    };
+
+    #[test]
+    fn entry_prefixes_name_the_call() {
+        let full = br#"{"tool_call_id": "0", "tool_name": "get", "parameters": {"a": 1}}"#;
+        for cut in 0..full.len() {
+            let p = probe_entry(&full[..cut], Some(&COHERE));
+            assert!(
+                matches!(p, Probe::NeedMore | Probe::Yes(..)),
+                "{cut}: {p:?}"
+            );
+        }
+        assert_eq!(
+            probe_entry(full, Some(&COHERE)),
+            Probe::Yes("get".into(), 56)
+        );
+        assert_eq!(
+            probe_entry(br#" { "get_time" : {}}"#, None),
+            Probe::Yes("get_time".into(), 16)
+        );
+        // The name after the arguments, an unknown key, an escaped name: sent whole.
+        let no = [
+            &br#"{"arguments": {}, "name": "x"}"#[..],
+            br#"{"id": "1", "name": "x", "arguments": {}}"#,
+            br#"{"name": "a\"b", "arguments": {}}"#,
+            br#"{"name": "x", "arguments": []}"#,
+        ];
+        for s in no {
+            assert_eq!(probe_entry(s, Some(&NAME_ARGUMENTS)), Probe::No, "{s:?}");
+        }
+        let long = format!("{{\"name\": \"{}", "x".repeat(600));
+        assert_eq!(
+            probe_entry(long.as_bytes(), Some(&NAME_ARGUMENTS)),
+            Probe::No
+        );
     }
 }

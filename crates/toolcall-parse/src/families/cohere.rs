@@ -13,6 +13,7 @@ use crate::FormatId;
 use crate::builder::{Ctx, Draft};
 use crate::family::{Family, Instructions, ReadCx, ReasoningMarker, RegionReader};
 
+use super::args_object::{EntryKeys, LiveList};
 use super::marked::{json_items, json_lead};
 use super::tags::{Block, BlockReader, valid_name};
 
@@ -31,6 +32,13 @@ static BLOCK: Block = Block {
 fn body(body: &str, _cx: &mut ReadCx<'_>, format: FormatId) -> Result<Vec<Draft>, String> {
     json_items(body, format, one)
 }
+
+/// `{"tool_call_id": "0", "tool_name": "NAME", "parameters": {…}}`, streamed as it arrives.
+static ENTRY: EntryKeys = EntryKeys {
+    name: &["tool_name"],
+    args: &["parameters"],
+    skip: &["tool_call_id"],
+};
 
 fn one(m: &Map<String, Value>, format: FormatId) -> Option<Draft> {
     let name = m.get("tool_name")?.as_str()?;
@@ -73,8 +81,12 @@ impl Family for Cohere {
     fn openers(&self) -> &'static [&'static str] {
         &["<|START_ACTION|>"]
     }
-    fn reader(&self, _opener: usize, _ctx: &Ctx) -> Option<Box<dyn RegionReader>> {
-        Some(Box::new(BlockReader::new(&BLOCK)))
+    fn reader(&self, _opener: usize, ctx: &Ctx) -> Option<Box<dyn RegionReader>> {
+        let from = BLOCK.open.len();
+        let live = LiveList::with_keys(from, ctx.limits.max_depth, Some(&ENTRY));
+        Some(Box::new(
+            BlockReader::new(&BLOCK).streaming_with(Box::new(live)),
+        ))
     }
     fn reasoning(&self) -> &'static [ReasoningMarker] {
         &[ReasoningMarker {

@@ -9,6 +9,8 @@ use serde_json::{Map, Value, json};
 
 use crate::FormatId;
 use crate::builder::Ctx;
+
+use super::args_object::LiveList;
 use crate::family::{
     Advance, BareJson, Family, Instructions, JsonCx, Outcome, ReadCx, RegionReader, Scan,
     Scanner, json_calls, parse_lenient,
@@ -59,6 +61,7 @@ impl Family for Llama {
             at: PYTHON_TAG.len(),
             scanner: None,
             max_depth: ctx.limits.max_depth,
+            live: LiveList::new(PYTHON_TAG.len(), ctx.limits.max_depth),
         }))
     }
     fn bare_json(&self) -> BareJson {
@@ -87,6 +90,8 @@ struct Reader {
     at: usize,
     scanner: Option<Scanner>,
     max_depth: usize,
+    /// Announces the calls and forwards their arguments while the JSON streams.
+    live: LiveList,
 }
 
 impl RegionReader for Reader {
@@ -120,7 +125,12 @@ impl RegionReader for Reader {
                 why: "truncated tool call: the JSON after <|python_tag|> is not closed; not run"
                     .into(),
             },
-            Scan::NeedMore => Advance::NeedMore,
+            Scan::NeedMore => {
+                if cx.streaming() {
+                    self.live.advance(region, cx);
+                }
+                Advance::NeedMore
+            }
             Scan::Fail(e) => Advance::Broken {
                 end: start + scanner.consumed(),
                 why: format!("malformed tool call JSON after <|python_tag|>: {e}"),
@@ -134,6 +144,13 @@ impl RegionReader for Reader {
                             Some(mut o) => {
                                 for d in &mut o.drafts {
                                     d.repairs.extend(repairs.iter().cloned());
+                                }
+                                if cx.streaming() && self.live.calls() > 0 {
+                                    let upto = region.get(..end).unwrap_or("");
+                                    let drafts = std::mem::take(&mut o.drafts);
+                                    let span = cx.span(0, end);
+                                    self.live.finish(upto, &drafts, span, &mut o, cx);
+                                    o.drafts = drafts;
                                 }
                                 Advance::Done { end, outcome: o }
                             }

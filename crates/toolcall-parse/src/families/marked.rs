@@ -4,6 +4,8 @@
 //! `invoke`/`parameter` elements (MiniMax M2, Step-3, DeepSeek DSML). Each family describes its
 //! block as a [`Block`] read by [`BlockReader`]; these are the leads and bodies they share.
 
+use std::collections::HashSet;
+
 use serde_json::{Map, Value};
 use toolcall_core::{Diagnostic, Repair};
 
@@ -15,7 +17,9 @@ use crate::scanner::{Scan, Scanner, split_top_level};
 use super::args_object::LiveList;
 use super::call_syntax::parse_args;
 use super::pythonic::split_call;
-use super::tags::{Lead, MAX_LEAD, ValueHead, layout_trim, skip_space, starts, typed, valid_name};
+use super::tags::{
+    Lead, MAX_LEAD, ValueHead, finish_sent, layout_trim, skip_space, starts, typed, valid_name,
+};
 
 /// The block is ours when the first non-blank byte after the marker is one of `firsts`.
 fn first_byte_lead(lead: &str, complete: bool, firsts: &[u8]) -> Lead {
@@ -210,6 +214,7 @@ pub(crate) struct CallListReader {
     layout: CallList,
     mine: bool,
     scan: ScanFrom,
+    live: LiveCalls,
 }
 
 impl CallListReader {
@@ -226,6 +231,7 @@ impl CallListReader {
             layout,
             mine: false,
             scan: ScanFrom(open.len()),
+            live: LiveCalls::new(open.len(), layout),
         }
     }
 }
@@ -260,7 +266,12 @@ impl RegionReader for CallListReader {
                     ),
                 };
             }
-            None => return Advance::NeedMore,
+            None => {
+                if cx.streaming() {
+                    self.live.advance(region, self.format, cx);
+                }
+                return Advance::NeedMore;
+            }
         };
         let body = region.get(self.open.len()..body_end).unwrap_or("");
         let entries: Vec<&str> = match self.layout {
@@ -308,6 +319,21 @@ impl RegionReader for CallListReader {
                 .map_or_else(|| "no call in the block".to_owned(), |(_, e)| e);
             return Advance::Broken { end, why };
         }
+        if self.live.calls > 0 {
+            let span = cx.span(0, end);
+            let live = &self.live;
+            let drafts = std::mem::take(&mut o.drafts);
+            finish_sent(
+                &live.closed,
+                live.calls,
+                &live.sent,
+                &drafts,
+                span,
+                &mut o,
+                cx,
+            );
+            o.drafts = drafts;
+        }
         for (raw, e) in bad {
             o.diagnostics.push(Diagnostic::error(
                 format!("entry not run, its text kept: {e}"),
@@ -319,6 +345,190 @@ impl RegionReader for CallListReader {
             o.text.push_str(raw);
         }
         Advance::Done { end, outcome: o }
+    }
+}
+
+/// Where a [`LiveCalls`] is.
+enum PyState {
+    /// Before the next call: blanks, commas, the list's `[`.
+    Entry,
+    /// A call's name started here.
+    Name { start: usize },
+    /// Inside the call's parentheses (opened at `open`); the current argument from `seg`.
+    Args {
+        name: String,
+        open: usize,
+        scanner: Scanner,
+        seg: usize,
+    },
+}
+
+/// Streams a block of Python calls while it arrives: each call is announced at its `(`,
+/// and each completed keyword argument is sent as the JSON it converts to (`{"k":v`,
+/// `,"k":v`, `}` at the `)`), so the fragments are the final arguments. A positional
+/// argument, a repeated key or anything else it cannot follow stops the streaming; the
+/// rest is sent whole when the block closes. Each byte is scanned once.
+struct LiveCalls {
+    pos: usize,
+    layout: CallList,
+    state: PyState,
+    /// The list's `[` was passed.
+    opened: bool,
+    calls: usize,
+    sent: String,
+    keys: HashSet<String>,
+    /// What was sent for each call closed while streaming.
+    closed: Vec<String>,
+    stopped: bool,
+}
+
+impl LiveCalls {
+    fn new(from: usize, layout: CallList) -> Self {
+        LiveCalls {
+            pos: from,
+            layout,
+            state: PyState::Entry,
+            opened: false,
+            calls: 0,
+            sent: String::new(),
+            keys: HashSet::new(),
+            closed: Vec::new(),
+            stopped: false,
+        }
+    }
+
+    fn send(&mut self, fragment: &str, cx: &mut ReadCx<'_>) {
+        self.sent.push_str(fragment);
+        cx.arguments(fragment);
+    }
+
+    fn advance(&mut self, region: &str, format: FormatId, cx: &mut ReadCx<'_>) {
+        let bytes = region.as_bytes();
+        while !self.stopped {
+            let Some(&b) = bytes.get(self.pos) else {
+                return;
+            };
+            match &mut self.state {
+                PyState::Entry => {
+                    match b {
+                        b'[' if matches!(self.layout, CallList::List) && !self.opened => {
+                            self.opened = true;
+                        }
+                        _ if b.is_ascii_whitespace() => {}
+                        b',' if self.calls > 0 => {}
+                        _ if (b.is_ascii_alphabetic() || b == b'_')
+                            && (self.opened || matches!(self.layout, CallList::Lines)) =>
+                        {
+                            self.state = PyState::Name { start: self.pos };
+                        }
+                        _ => {
+                            self.stopped = true;
+                            return;
+                        }
+                    }
+                    self.pos += 1;
+                }
+                PyState::Name { start } => {
+                    if super::call_syntax::is_name_byte(b) && self.pos - *start <= 256 {
+                        self.pos += 1;
+                        continue;
+                    }
+                    let name = region.get(*start..self.pos).unwrap_or("");
+                    if b != b'(' || !valid_name(name) {
+                        self.stopped = true;
+                        return;
+                    }
+                    cx.start_call(name, None);
+                    self.calls += 1;
+                    self.sent.clear();
+                    self.keys.clear();
+                    self.state = PyState::Args {
+                        name: name.to_owned(),
+                        open: self.pos,
+                        scanner: Scanner::new(cx.ctx.limits.max_depth, true),
+                        seg: self.pos + 1,
+                    };
+                }
+                PyState::Args {
+                    name,
+                    open,
+                    scanner,
+                    seg,
+                } => {
+                    let (before_literal, before_depth) = (scanner.in_literal(), scanner.depth());
+                    let scan = scanner.advance(bytes.get(*open..=self.pos).unwrap_or(&[]));
+                    let at = self.pos;
+                    self.pos += 1;
+                    let ends = match scan {
+                        Scan::Fail(_) => {
+                            self.stopped = true;
+                            return;
+                        }
+                        Scan::Done(_) => true,
+                        Scan::NeedMore => {
+                            if b != b',' || before_literal || before_depth != 1 {
+                                continue;
+                            }
+                            if scanner.in_literal() {
+                                continue;
+                            }
+                            false
+                        }
+                    };
+                    let name = name.clone();
+                    let segment = region.get(*seg..at).unwrap_or("");
+                    *seg = at + 1;
+                    if !self.keyword(&name, segment, format, cx) {
+                        self.stopped = true;
+                        return;
+                    }
+                    if ends {
+                        let close = if self.sent.is_empty() { "{}" } else { "}" };
+                        self.send(close, cx);
+                        self.closed.push(std::mem::take(&mut self.sent));
+                        self.state = PyState::Entry;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Sends one completed `key=value` argument; blank (a trailing comma) sends nothing.
+    fn keyword(
+        &mut self,
+        name: &str,
+        segment: &str,
+        format: FormatId,
+        cx: &mut ReadCx<'_>,
+    ) -> bool {
+        let part = segment.trim();
+        if part.is_empty() {
+            return true;
+        }
+        let Ok(d) = parse_args(name, part, cx.ctx, format, 0..0) else {
+            return false;
+        };
+        let Some(Value::Object(args)) = d.args else {
+            return false;
+        };
+        let mut it = args.into_iter();
+        let (Some((k, v)), None) = (it.next(), it.next()) else {
+            return false;
+        };
+        // Keyword arguments only (a positional one maps by the schema's order), once each.
+        let keyword = part
+            .strip_prefix(k.as_str())
+            .is_some_and(|r| r.trim_start().starts_with('='));
+        if !keyword || self.keys.contains(&k) {
+            return false;
+        }
+        let mut fragment = String::from(if self.sent.is_empty() { "{" } else { "," });
+        fragment.push_str(&Value::String(k.clone()).to_string());
+        fragment.push(':');
+        fragment.push_str(&v.to_string());
+        self.send(&fragment, cx);
+        self.keys.insert(k);
+        true
     }
 }
 
