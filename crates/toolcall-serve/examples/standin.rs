@@ -14,6 +14,7 @@ use axum::extract::State;
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
+use axum::serve::ListenerExt;
 use serde_json::{Value, json};
 
 const REPLY: &str = "<think>\nThe user wants the weather in Paris.\n</think>\n\n<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\", \"unit\": \"celsius\"}}\n</tool_call>";
@@ -80,5 +81,10 @@ async fn main() -> std::io::Result<()> {
         .with_state(delay);
     let listener = tokio::net::TcpListener::bind(&addr).await?;
     println!("stand-in listening on http://{}", listener.local_addr()?);
+    // Like a real model server's streaming, each chunk goes out as written: without
+    // TCP_NODELAY the chunks after the first wait for the client's delayed ACK.
+    let listener = listener.tap_io(|tcp| {
+        let _ = tcp.set_nodelay(true);
+    });
     axum::serve(listener, app).await
 }

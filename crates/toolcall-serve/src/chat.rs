@@ -86,23 +86,19 @@ pub fn now() -> u64 {
         .map_or(0, |d| d.as_secs())
 }
 
-/// Sends `request` (not streamed) to the upstream and reads its whole reply.
+/// Sends `request` (a whole turn's, so not streamed) to the upstream and reads its whole
+/// reply.
 async fn ask(route: &Route, request: &ChatRequest) -> Result<ChatCompletion, ClientError> {
-    let url = route.url("/chat/completions");
-    let mut body = serde_json::to_value(request).map_err(|e| ClientError::Other(e.to_string()))?;
-    if let Some(m) = body.as_object_mut() {
-        m.remove("stream");
-        m.remove("stream_options");
-    }
+    let url = &route.chat_url;
     route
         .transport
         .retrying(|| async {
             let r = route
                 .transport
-                .post_json(&url, route.api_key.as_deref(), &body)
+                .post_json(url, route.api_key.as_deref(), request)
                 .await?;
-            let text = route.transport.read_bounded(r, &url).await?;
-            ChatCompletion::from_body(&text).map_err(|e| ClientError::from_wire(e, &url))
+            let text = route.transport.read_bounded(r, url).await?;
+            ChatCompletion::from_body(&text).map_err(|e| ClientError::from_wire(e, url))
         })
         .await
 }
@@ -113,7 +109,7 @@ pub async fn whole(
     request: ChatRequest,
 ) -> Result<(ChatCompletion, Checked), ApiError> {
     let route = state.upstreams.route(&request.model);
-    let turn = Turn::for_chat(&request, route, &state.config)?;
+    let turn = Turn::for_chat(request, route, &state.config, &state.tools)?;
     let upstream_error = |e: ClientError| {
         Metrics::add(&state.metrics.upstream_errors, 1);
         tracing::warn!(error = %crate::error::without_userinfo(&e.to_string()), "upstream failed");
@@ -178,7 +174,7 @@ pub async fn whole(
             completion.created
         },
         model: if completion.model.is_empty() {
-            request.model.clone()
+            turn.upstream_request.model.clone()
         } else {
             completion.model.clone()
         },
@@ -278,12 +274,13 @@ fn data_event<T: serde::Serialize>(value: &T) -> Event {
 
 async fn stream(state: &AppState, request: ChatRequest) -> Result<Response, ApiError> {
     let route = state.upstreams.route(&request.model);
-    let turn = Turn::for_chat(&request, route, &state.config)?;
+    let model = request.model.clone();
+    let turn = Turn::for_chat(request, route, &state.config, &state.tools)?;
     let streaming = ChatStream {
         inner: TurnStream::open(state, route, turn).await?,
         id: format!("chatcmpl-{}", CallId::generate()),
         created: now(),
-        model: request.model.clone(),
+        model,
         started: false,
     };
     let events = futures::stream::unfold(streaming, |mut s| async move {

@@ -8,7 +8,8 @@
 //! This crate owns the HTTP surface (axum): the router ([`router`]) over an [`AppState`];
 //! configuration ([`config`]); client API keys ([`auth`]); upstream routing by model name
 //! ([`upstream`]); the turn logic shared by every endpoint ([`turn`]: parse the reply, check
-//! each call against the request's tools, apply the invalid-call policy); the streamed turn's
+//! each call against the request's tools, apply the invalid-call policy); the request's tools
+//! compiled once per distinct declaration ([`tools_cache`]); the streamed turn's
 //! driver both endpoints share ([`stream`]: calls announced when the name is known, their
 //! arguments once checked, `retry` before anything of a bad call went out); one module per
 //! endpoint ([`chat`], [`responses`]), each writing the turn in its own wire format; tools for models without native calling
@@ -25,6 +26,7 @@ use std::sync::Arc;
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::routing::{get, post};
+use axum::serve::ListenerExt;
 
 pub mod auth;
 pub mod chat;
@@ -35,6 +37,7 @@ pub mod metrics;
 pub mod responses;
 pub mod server_side;
 pub mod stream;
+pub mod tools_cache;
 pub mod turn;
 pub mod upstream;
 
@@ -49,6 +52,8 @@ pub struct AppState {
     pub config: Arc<Config>,
     pub upstreams: Arc<Upstreams>,
     pub metrics: Arc<Metrics>,
+    /// The requests' tools, compiled once per distinct declaration.
+    pub tools: Arc<tools_cache::ToolsCache>,
     /// Tools the gateway runs itself (`--pack`, `--tools`); `None`: a pure proxy.
     pub server_side: Option<Arc<server_side::ServerSide>>,
     /// The inspector page (`/inspector`).
@@ -63,6 +68,7 @@ impl AppState {
             config: Arc::new(config),
             upstreams: Arc::new(upstreams),
             metrics: Arc::new(Metrics::default()),
+            tools: Arc::new(tools_cache::ToolsCache::default()),
             server_side: None,
             inspector: server_side::empty_inspector(),
         })
@@ -101,11 +107,20 @@ pub fn router(state: AppState) -> Router {
 
 /// Serves `router(state)` on `listener` until `shutdown` resolves; open streams are finished
 /// before this returns.
+///
+/// Accepted connections get `TCP_NODELAY`: a streamed reply is many small SSE events, and
+/// with Nagle's algorithm each one after the first waits for the client's delayed
+/// acknowledgement (about 40 ms on Linux) whenever the previous one is still unacknowledged.
 pub async fn serve(
     listener: tokio::net::TcpListener,
     state: AppState,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
+    let listener = listener.tap_io(|tcp| {
+        if let Err(e) = tcp.set_nodelay(true) {
+            tracing::debug!(error = %e, "cannot set TCP_NODELAY");
+        }
+    });
     axum::serve(listener, router(state))
         .with_graceful_shutdown(shutdown)
         .await

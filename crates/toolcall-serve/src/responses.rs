@@ -45,7 +45,8 @@ pub async fn handle(State(state): State<AppState>, headers: HeaderMap, body: Byt
         let mut chat = request
             .to_chat()
             .map_err(|e| ApiError::bad_request(e.to_string()))?;
-        chat.stream = None;
+        // The turn asks the upstream to stream exactly when the client asked.
+        chat.stream = (request.stream == Some(true)).then_some(true);
         if request.stream == Some(true) {
             Metrics::add(&state.metrics.streamed_requests, 1);
             return stream(&state, &request, chat).await;
@@ -399,7 +400,7 @@ async fn stream(
     chat: ChatRequest,
 ) -> Result<Response, ApiError> {
     let route = state.upstreams.route(&chat.model);
-    let turn = Turn::for_chat(&chat, route, &state.config)?;
+    let turn = Turn::for_chat(chat, route, &state.config, &state.tools)?;
     let mut response = ApiResponse::completed(&item_id("resp"), now(), &request.model, Vec::new());
     response.status = "in_progress".into();
     dress(&mut response, request);

@@ -58,22 +58,18 @@ pub struct TurnStream {
     _open: OpenStream,
 }
 
-/// Asks `route` to stream the answer to `request`.
+/// Asks `route` to stream the answer to `request` (a streamed turn's, so `stream: true`).
 async fn connect(route: &Route, request: &ChatRequest) -> Result<SseReader, ClientError> {
-    let url = route.url("/chat/completions");
-    let mut body = serde_json::to_value(request).map_err(|e| ClientError::Other(e.to_string()))?;
-    if let Some(m) = body.as_object_mut() {
-        m.insert("stream".into(), true.into());
-    }
+    let url = &route.chat_url;
     let response = route
         .transport
         .retrying(|| {
             route
                 .transport
-                .post_json(&url, route.api_key.as_deref(), &body)
+                .post_json(url, route.api_key.as_deref(), request)
         })
         .await?;
-    Ok(route.transport.events(response, &url))
+    Ok(route.transport.events(response, url))
 }
 
 impl TurnStream {

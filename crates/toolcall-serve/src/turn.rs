@@ -7,17 +7,18 @@
 //! [`StreamTurn`], which gives text and reasoning as they arrive, announces each call when its
 //! name is known and passes, and gives its arguments once the call is complete and checked.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use serde_json::Value;
-use toolcall_core::{CallId, Registry, StreamEvent, ToolCall, ToolError, ToolSpec};
+use toolcall_core::{CallId, Registry, StreamEvent, ToolCall, ToolError};
 use toolcall_parse::{FormatSelection, ParseOptions, StreamParser};
 use toolcall_wire::chat::{CallAssembler, ChatChunk, ChatMessage, ChatRequest, ToolCallDelta};
 use toolcall_wire::{Limits, Reply, WireCall, encode_arguments};
 
 use crate::config::{AnnounceCalls, Config, InvalidCallPolicy};
 use crate::error::{ApiError, without_userinfo};
+use crate::tools_cache::{CompiledTools, ToolsCache};
 use crate::upstream::Route;
 
 /// The origin format of calls the upstream sent natively.
@@ -106,8 +107,8 @@ impl Checked {
 #[derive(Clone)]
 pub struct Turn {
     pub registry: Arc<Registry>,
-    /// Offered names the registry could not take (unusual characters): passed unchecked.
-    pub unchecked: HashSet<String>,
+    /// The request's tools as compiled (with the offered names passed unchecked).
+    pub tools: Arc<CompiledTools>,
     pub parse: ParseOptions,
     pub policy: InvalidCallPolicy,
     /// When streamed calls are announced.
@@ -117,35 +118,21 @@ pub struct Turn {
     /// Whether the client offered tools at all; without tools the text passes untouched.
     pub has_tools: bool,
     pub max_reply_bytes: usize,
-    /// The request as the upstream gets it (rewritten when tools are emulated).
+    /// The request as the upstream gets it (rewritten when tools are emulated): `stream`
+    /// is `true` for a streamed turn, absent (with no `stream_options`) for a whole one.
     pub upstream_request: ChatRequest,
 }
 
 impl Turn {
-    /// The turn for a Chat Completions request going to `route`.
+    /// The turn for a Chat Completions request going to `route`; its tools compiled through
+    /// `tools` (once per distinct declaration).
     pub fn for_chat(
-        request: &ChatRequest,
+        request: ChatRequest,
         route: &Route,
         config: &Config,
+        tools: &ToolsCache,
     ) -> Result<Self, ApiError> {
-        let mut registry = Registry::new();
-        let mut unchecked = HashSet::new();
-        for t in request.tools.iter().flatten() {
-            let f = &t.function;
-            let parameters = f
-                .parameters
-                .clone()
-                .unwrap_or_else(|| serde_json::json!({"type": "object"}));
-            let spec = ToolSpec::new(
-                &f.name,
-                f.description.clone().unwrap_or_default(),
-                parameters,
-            );
-            if let Err(e) = registry.add_spec(spec) {
-                tracing::warn!(tool = %f.name, error = %e, "tool kept unchecked");
-                unchecked.insert(f.name.clone());
-            }
-        }
+        let compiled = tools.get(request.tools.as_deref().unwrap_or_default());
         let format = match &route.format {
             Some(f) => {
                 FormatSelection::from_name(f).map_err(|e| ApiError::bad_request(e.to_string()))?
@@ -161,11 +148,21 @@ impl Turn {
             .then(|| crate::emulate::format_for(route.format.as_deref()))
             .flatten()
             .filter(|_| has_tools);
-        let upstream_request = match emulated {
-            Some(f) => crate::emulate::rewrite(request, &registry, f)?,
-            None => request.clone(),
+        let stream = request.stream == Some(true);
+        let parallel_tool_calls = request.parallel_tool_calls.unwrap_or(true);
+        let tool_choice = ToolChoice::from_request(request.tool_choice.as_ref());
+        let mut upstream_request = match emulated {
+            Some(f) => crate::emulate::rewrite(&request, &compiled.registry, f)?,
+            None => request,
         };
-        let registry = Arc::new(registry);
+        // Set once here, so each upstream request is serialised straight from this struct.
+        if stream {
+            upstream_request.stream = Some(true);
+        } else {
+            upstream_request.stream = None;
+            upstream_request.extra.remove("stream_options");
+        }
+        let registry = compiled.registry.clone();
         Ok(Turn {
             upstream_request,
             parse: ParseOptions {
@@ -174,11 +171,11 @@ impl Turn {
                 ..ParseOptions::default()
             },
             registry,
-            unchecked,
+            tools: compiled,
             policy: config.invalid_calls,
             announce: config.announce_calls,
-            parallel_tool_calls: request.parallel_tool_calls.unwrap_or(true),
-            tool_choice: ToolChoice::from_request(request.tool_choice.as_ref()),
+            parallel_tool_calls,
+            tool_choice,
             has_tools,
             max_reply_bytes: config.max_reply_bytes,
         })
@@ -212,7 +209,7 @@ impl Turn {
             }
             _ => {}
         }
-        if !self.unchecked.contains(name) && !self.registry.contains(name) {
+        if !self.tools.unchecked.contains(name) && !self.registry.contains(name) {
             return refuse(
                 toolcall_core::ErrorCode::UnknownTool,
                 format!("{name:?} is not a tool of this request"),
@@ -239,7 +236,7 @@ impl Turn {
             );
             return reject(call, e);
         }
-        if self.unchecked.contains(&call.name) {
+        if self.tools.unchecked.contains(&call.name) {
             return Ok(call);
         }
         match self.registry.validate_call(&mut call) {

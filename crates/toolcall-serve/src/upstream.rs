@@ -23,6 +23,8 @@ pub struct Route {
     /// Tools go into the prompt (see [`crate::emulate`]).
     pub emulate_tools: bool,
     pub transport: Transport,
+    /// `/chat/completions` on this upstream, built once.
+    pub chat_url: String,
 }
 
 impl Route {
@@ -56,6 +58,7 @@ impl Upstreams {
             .map_err(|e| ConfigError::Client(e.to_string()))?;
         let default_key = key_from_env(config.upstream_api_key_env.as_ref())?;
         let default = Route {
+            chat_url: endpoint(&config.upstream, "/chat/completions"),
             base_url: config.upstream.clone(),
             api_key: default_key.clone(),
             format: config.format.clone(),
@@ -70,13 +73,15 @@ impl Upstreams {
                 None if m.upstream.is_some() => None,
                 None => default_key.clone(),
             };
+            let base_url = m
+                .upstream
+                .clone()
+                .unwrap_or_else(|| config.upstream.clone());
             routes.push((
                 m.pattern.to_ascii_lowercase(),
                 Route {
-                    base_url: m
-                        .upstream
-                        .clone()
-                        .unwrap_or_else(|| config.upstream.clone()),
+                    chat_url: endpoint(&base_url, "/chat/completions"),
+                    base_url,
                     api_key,
                     format: m.format.clone().or_else(|| config.format.clone()),
                     emulate_tools: m.emulate_tools.unwrap_or(config.emulate_tools),

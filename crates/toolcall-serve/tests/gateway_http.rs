@@ -407,3 +407,38 @@ async fn emulated_tools_round_trip() {
         "{result}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_upstream_is_asked_to_stream_exactly_when_the_client_asked() {
+    let (url, standin) = gateway(|_| {}).await;
+    let model = &fixtures()[0].model;
+    let mut whole = request(model, false);
+    whole["stream_options"] = json!({"include_usage": true});
+    assert_eq!(post(&url, whole).await.status(), 200);
+    let sent = standin.requests().last().cloned().unwrap();
+    assert!(sent.get("stream").is_none(), "{sent}");
+    assert!(sent.get("stream_options").is_none(), "{sent}");
+    assert_eq!(sent["temperature"], json!(0.1));
+
+    let mut streamed = request(model, true);
+    streamed["stream_options"] = json!({"include_usage": true});
+    let data = sse_data(post(&url, streamed).await).await;
+    assert_eq!(data.last().map(String::as_str), Some("[DONE]"));
+    let sent = standin.requests().last().cloned().unwrap();
+    assert_eq!(sent["stream"], json!(true));
+    assert_eq!(sent["stream_options"], json!({"include_usage": true}));
+
+    // The same over /v1/responses: streamed there means streamed upstream.
+    let c = reqwest::Client::new();
+    let body = json!({"model": model, "input": "weather?", "stream": true,
+        "tools": [{"type": "function", "name": "get_weather",
+                   "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}]});
+    let r = c
+        .post(format!("{url}/v1/responses"))
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    sse_data(r).await;
+    assert_eq!(standin.requests().last().unwrap()["stream"], json!(true));
+}

@@ -17,7 +17,6 @@ use eventsource_stream::{Event, EventStreamError, Eventsource};
 use futures::{Stream, StreamExt};
 use reqwest::header::{HeaderMap, RETRY_AFTER};
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
 use super::{ClientError, MAX_RESPONSE_BYTES, TimeoutPhase};
 use toolcall_wire::excerpt;
@@ -164,11 +163,11 @@ impl Transport {
 
     /// One POST of a JSON body; the response when its status is a success, else
     /// [`ClientError::Status`] with the body's end and any `Retry-After`.
-    pub async fn post_json(
+    pub async fn post_json<T: Serialize + ?Sized>(
         &self,
         url: &str,
         api_key: Option<&str>,
-        body: &Value,
+        body: &T,
     ) -> Result<reqwest::Response, ClientError> {
         let mut req = self.http.post(url).json(body);
         if let Some(key) = api_key {
