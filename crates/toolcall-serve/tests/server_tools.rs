@@ -31,6 +31,12 @@ struct Gateway {
 }
 
 async fn gateway(replies: &[(&str, &str)]) -> Gateway {
+    gateway_with(replies, |_| {}).await
+}
+
+/// [`gateway`] with its configuration changed by `edit` (`listen` only names the address the
+/// operator asked for: the test listener is always on loopback).
+async fn gateway_with(replies: &[(&str, &str)], edit: impl FnOnce(&mut Config)) -> Gateway {
     let stand_in_state = StandIn::default();
     for (model, text) in replies {
         stand_in_state.reply(model, text);
@@ -57,12 +63,13 @@ async fn gateway(replies: &[(&str, &str)]) -> Gateway {
         5,
         Arc::new(ApproveAll),
     );
-    let config = Config {
+    let mut config = Config {
         upstream,
         read_timeout_secs: 5,
         retries: 0,
         ..Config::default()
     };
+    edit(&mut config);
     let state = AppState::new(config).unwrap().with_server_side(side);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
@@ -331,4 +338,33 @@ async fn the_session_header_continues_a_conversation_after_a_client_call() {
         .await
         .unwrap();
     assert_eq!(resp.status(), 400);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_inspector_is_open_on_loopback_and_needs_a_client_key_elsewhere() {
+    let http = reqwest::Client::new();
+    let status = |g: &Gateway, key: Option<&str>| {
+        let mut req = http.get(format!("{}/inspector/api/calls", g.url));
+        if let Some(k) = key {
+            req = req.bearer_auth(k);
+        }
+        async move { req.send().await.unwrap().status().as_u16() }
+    };
+    let local = gateway(&[]).await;
+    assert_eq!(status(&local, None).await, 200);
+
+    // Listening on every interface with no client key: not served at all.
+    let public = gateway_with(&[], |c| c.listen = "0.0.0.0:8090".into()).await;
+    assert_eq!(status(&public, None).await, 403);
+    assert_eq!(status(&public, Some("anything")).await, 403);
+
+    // With client keys: only with one of them, the same check as the API's.
+    let keyed = gateway_with(&[], |c| {
+        c.listen = "[::]:8090".into();
+        c.api_keys = vec!["sk-inspect".into()];
+    })
+    .await;
+    assert_eq!(status(&keyed, None).await, 401);
+    assert_eq!(status(&keyed, Some("sk-wrong")).await, 401);
+    assert_eq!(status(&keyed, Some("sk-inspect")).await, 200);
 }
