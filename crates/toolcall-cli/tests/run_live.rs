@@ -2,7 +2,7 @@
 //! model on loopback that streams its first reply and sends the rest of it only once the
 //! binary has printed the first piece (a gate, not a timer), then the calls, rounds and
 //! summary in the order the agent's events tell them. Both the human output and `--json`
-//! (one event per line).
+//! (one event per line). A stream cut after its first text is the run's error, not retried.
 // Test code: a failed unwrap is a failed test.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -11,7 +11,7 @@ mod common;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
 use std::process::{Child, Stdio};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -256,5 +256,59 @@ fn json_output_is_one_event_per_line_as_it_happens() {
     assert_eq!(
         report["rounds"][0]["calls"][0]["arguments"]["api_key"],
         "[REDACTED]"
+    );
+}
+
+// covers R-18: what was printed of a cut reply is never followed by a retry's text
+#[test]
+fn a_stream_cut_mid_reply_is_the_runs_error_and_is_not_retried() {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let requests = Arc::new(AtomicU32::new(0));
+    let counted = requests.clone();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(stream) = stream else { return };
+            counted.fetch_add(1, Ordering::SeqCst);
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            read_request(&mut reader);
+            let mut out = stream;
+            // The connection closes after the first piece: no finish, no [DONE].
+            let body = chunk(
+                json!({"role": "assistant", "content": "Once upon "}),
+                Value::Null,
+            );
+            let _ = write!(
+                out,
+                "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n{body}"
+            );
+        }
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let out = bin()
+        .current_dir(repo_root())
+        .args(["run", "--stream", "--mode", "native", "--model", &url])
+        .args([
+            "--model-name",
+            "m",
+            "--tools",
+            "examples/tools/echo-tools.json",
+        ])
+        .arg("--archive")
+        .arg(dir.path().join("a.sqlite"))
+        .arg("Tell a story")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stdout}");
+    assert!(stdout.contains("  assistant: Once upon\n"), "{stdout}");
+    assert!(!stdout.contains("turn finished"), "{stdout}");
+    assert!(stderr.contains("cut"), "{stderr}");
+    assert_eq!(
+        requests.load(Ordering::SeqCst),
+        1,
+        "the cut stream was retried"
     );
 }

@@ -9,7 +9,7 @@
 
 mod common;
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, mpsc};
 use std::thread::{JoinHandle, sleep};
 use std::time::{Duration, Instant};
@@ -22,8 +22,11 @@ use toolcall_packs::{PackConfig, load_pack};
 use x11rb::connection::Connection;
 use x11rb::protocol::Event;
 use x11rb::protocol::xproto::{
-    ConnectionExt as _, CreateWindowAux, EventMask, InputFocus, KeyButMask, WindowClass,
+    AtomEnum, ConnectionExt as _, CreateWindowAux, EventMask, InputFocus, KeyButMask, PropMode,
+    WindowClass,
 };
+use x11rb::rust_connection::RustConnection;
+use x11rb::wrapper::ConnectionExt as _;
 
 const SHIFT: u16 = 1;
 const LOCK: u16 = 2;
@@ -71,11 +74,26 @@ impl Keymap {
 }
 
 /// A full-screen window (plus coloured patches) that records its input events.
+///
+/// What an action produced is read up to a marker: a property change on the window, made
+/// after the action returned (every action ends with a round trip to the X server, so its
+/// events were generated before the marker's). Once the window saw the marker, every
+/// event before it is recorded: no waiting for quiet, no timing.
 struct Recorder {
     events: Arc<Mutex<Vec<Ev>>>,
     stop: Arc<AtomicBool>,
     thread: Option<JoinHandle<()>>,
+    /// The test's own connection, which sets the marker.
+    conn: RustConnection,
+    win: u32,
+    marker: u32,
+    marks_sent: AtomicU32,
+    marks_seen: Arc<AtomicU32>,
 }
+
+/// A hang guard, never a speed claim.
+const HANG_GUARD: Duration = Duration::from_secs(30);
+const MARKER: &[u8] = b"TOOLCALL_TEST_MARKER";
 
 impl Recorder {
     fn start(display: &str, background: u32, patches: &[(i16, i16, u16, u16, u32)]) -> Recorder {
@@ -84,7 +102,15 @@ impl Recorder {
         let (ready_tx, ready_rx) = mpsc::channel();
         let display = display.to_owned();
         let patches = patches.to_vec();
-        let (ev, st) = (events.clone(), stop.clone());
+        let marks_seen = Arc::new(AtomicU32::new(0));
+        let (ev, st, seen) = (events.clone(), stop.clone(), marks_seen.clone());
+        let (marker_conn, _) = x11rb::connect(Some(&display)).unwrap();
+        let marker = marker_conn
+            .intern_atom(false, MARKER)
+            .unwrap()
+            .reply()
+            .unwrap()
+            .atom;
         let thread = std::thread::spawn(move || {
             let (conn, n) = x11rb::connect(Some(&display)).unwrap();
             let screen = conn.setup().roots[n].clone();
@@ -94,7 +120,8 @@ impl Recorder {
                 | EventMask::POINTER_MOTION
                 | EventMask::KEY_PRESS
                 | EventMask::KEY_RELEASE
-                | EventMask::EXPOSURE;
+                | EventMask::EXPOSURE
+                | EventMask::PROPERTY_CHANGE;
             conn.create_window(
                 x11rb::COPY_DEPTH_FROM_PARENT,
                 win,
@@ -143,7 +170,7 @@ impl Recorder {
                 .unwrap();
             conn.get_input_focus().unwrap().reply().unwrap();
             let mut keymap = Keymap::fetch(&conn);
-            ready_tx.send(()).unwrap();
+            ready_tx.send(win).unwrap();
             let bits = |s: KeyButMask| u16::from(s);
             while !st.load(Ordering::Relaxed) {
                 let event = match conn.poll_for_event() {
@@ -177,6 +204,10 @@ impl Recorder {
                         keymap = Keymap::fetch(&conn);
                         None
                     }
+                    Event::PropertyNotify(e) if e.window == win && e.atom == marker => {
+                        seen.fetch_add(1, Ordering::SeqCst);
+                        None
+                    }
                     _ => None,
                 };
                 if let Some(r) = rec {
@@ -184,36 +215,42 @@ impl Recorder {
                 }
             }
         });
-        ready_rx
-            .recv_timeout(Duration::from_secs(20))
+        let win = ready_rx
+            .recv_timeout(HANG_GUARD)
             .expect("recording window did not come up");
         Recorder {
             events,
             stop,
             thread: Some(thread),
+            conn: marker_conn,
+            win,
+            marker,
+            marks_sent: AtomicU32::new(0),
+            marks_seen,
         }
     }
 
-    /// Waits until no event has arrived for 300 ms (and 500 ms have passed), then returns
-    /// and clears what came: events are still in flight when the tool call returns.
+    /// Returns and clears the events recorded so far: all that came before a marker set
+    /// now (see [`Recorder`]).
     fn take(&self) -> Vec<Ev> {
-        let started = Instant::now();
-        let mut seen = self.events.lock().unwrap().len();
-        let mut quiet_since = Instant::now();
-        loop {
-            sleep(Duration::from_millis(50));
-            let n = self.events.lock().unwrap().len();
-            if n != seen {
-                seen = n;
-                quiet_since = Instant::now();
-            } else if quiet_since.elapsed() >= Duration::from_millis(300)
-                && started.elapsed() >= Duration::from_millis(500)
-            {
-                break;
-            }
-            if started.elapsed() > Duration::from_secs(10) {
-                break;
-            }
+        let n = self.marks_sent.fetch_add(1, Ordering::SeqCst) + 1;
+        self.conn
+            .change_property32(
+                PropMode::REPLACE,
+                self.win,
+                self.marker,
+                AtomEnum::CARDINAL,
+                &[n],
+            )
+            .unwrap();
+        self.conn.flush().unwrap();
+        let deadline = Instant::now() + HANG_GUARD;
+        while self.marks_seen.load(Ordering::SeqCst) < n {
+            assert!(
+                Instant::now() < deadline,
+                "the recording window never saw the marker"
+            );
+            sleep(Duration::from_millis(2));
         }
         std::mem::take(&mut *self.events.lock().unwrap())
     }

@@ -29,7 +29,7 @@ use tokio::sync::mpsc;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use toolcall_core::{
-    Diagnostic, ErrorCode, Registry, StreamEvent, ToolCall, ToolError, ToolKind, ToolResult,
+    CallId, Diagnostic, ErrorCode, Registry, StreamEvent, ToolCall, ToolError, ToolKind, ToolResult,
 };
 use toolcall_parse::{FormatSelection, ParseOptions};
 
@@ -207,6 +207,60 @@ impl Agent {
     /// e.g. the results of [`TurnReport::client_calls`] as [`Message::Tool`]s.
     pub fn append(&mut self, message: Message) -> Result<(), AgentError> {
         self.push(message)
+    }
+
+    /// Appends the client's answers (id, tool name, result JSON) to calls of the last reply,
+    /// in the shape that reply asked for: when the model wrote its calls as text, the model
+    /// never saw native calls and a native tool message would answer an id it does not
+    /// know, so the answers become one [`Message::TextResults`] in the calls' family's
+    /// result syntax (consecutive text results reach the model as one message); otherwise
+    /// each is a [`Message::Tool`].
+    pub fn append_client_results(
+        &mut self,
+        results: Vec<(CallId, String, Value)>,
+    ) -> Result<(), AgentError> {
+        if results.is_empty() {
+            return Ok(());
+        }
+        let text_calls = match self
+            .conversation
+            .iter()
+            .rev()
+            .find(|m| matches!(m, Message::Assistant { .. }))
+        {
+            Some(Message::Assistant {
+                text: Some(text),
+                calls,
+            }) if calls.is_empty() && !matches!(self.config.mode, Mode::Native) => {
+                toolcall_parse::parse(text, &self.parse_options()).calls
+            }
+            _ => Vec::new(),
+        };
+        if text_calls.is_empty() {
+            for (call_id, name, content) in results {
+                self.push(Message::Tool {
+                    call_id,
+                    name,
+                    content,
+                })?;
+            }
+            return Ok(());
+        }
+        let results = results
+            .into_iter()
+            .map(|(call_id, name, content)| TextResult {
+                format: text_calls
+                    .iter()
+                    .find(|c| c.name == name)
+                    .or(text_calls.first())
+                    .map(|c| c.origin.format.clone())
+                    .unwrap_or_default(),
+                call_id,
+                name,
+                content,
+            })
+            .collect();
+        self.push(Message::TextResults { results })
     }
 
     fn emit(&self, event: AgentEvent) {

@@ -161,15 +161,11 @@ impl ServerTools {
         // client calls, or a user message followed by more) is appended first.
         let report = match new.split_last() {
             Some((Message::User { content }, before)) => {
-                for m in before {
-                    agent.append(m.clone())?;
-                }
+                append_new(&mut agent, before)?;
                 agent.run_turn(content).await?
             }
             Some(_) => {
-                for m in new {
-                    agent.append(m.clone())?;
-                }
+                append_new(&mut agent, new)?;
                 agent.continue_turn().await?
             }
             None => return Err(bad("the request has no new message to answer")),
@@ -184,6 +180,26 @@ impl ServerTools {
             report,
         })
     }
+}
+
+/// Appends the client's new messages; each run of tool results goes in as answers to the
+/// last reply's calls, in the shape that reply used (text-format calls get text results).
+fn append_new(agent: &mut Agent, messages: &[Message]) -> Result<(), AgentError> {
+    let mut answers = Vec::new();
+    for m in messages {
+        match m {
+            Message::Tool {
+                call_id,
+                name,
+                content,
+            } => answers.push((call_id.clone(), name.clone(), content.clone())),
+            other => {
+                agent.append_client_results(std::mem::take(&mut answers))?;
+                agent.append(other.clone())?;
+            }
+        }
+    }
+    agent.append_client_results(answers)
 }
 
 fn cut(s: &str, max_chars: usize) -> String {
@@ -262,13 +278,14 @@ pub fn from_chat_messages(messages: &[Value]) -> Result<Vec<Message>, ServerTurn
                     .and_then(Value::as_str)
                     .ok_or_else(|| bad(i, "a tool message without tool_call_id"))?;
                 let content = text.unwrap_or_default();
+                // OpenAI tool messages seldom name the tool: the call they answer does.
+                let name = m
+                    .get("name")
+                    .and_then(Value::as_str)
+                    .map_or_else(|| name_of_call(&out, call_id), str::to_owned);
                 Message::Tool {
                     call_id: call_id.into(),
-                    name: m
-                        .get("name")
-                        .and_then(Value::as_str)
-                        .unwrap_or_default()
-                        .to_owned(),
+                    name,
                     content: serde_json::from_str(&content).unwrap_or(Value::String(content)),
                 }
             }
@@ -276,6 +293,21 @@ pub fn from_chat_messages(messages: &[Value]) -> Result<Vec<Message>, ServerTurn
         });
     }
     Ok(out)
+}
+
+/// The tool name of the latest assistant call with this id (empty when none).
+fn name_of_call(messages: &[Message], call_id: &str) -> String {
+    messages
+        .iter()
+        .rev()
+        .find_map(|m| match m {
+            Message::Assistant { calls, .. } => calls
+                .iter()
+                .find(|c| c.call_id.0 == call_id)
+                .map(|c| c.name.clone()),
+            _ => None,
+        })
+        .unwrap_or_default()
 }
 
 fn content_text(content: Option<&Value>) -> Option<String> {

@@ -119,7 +119,7 @@ pub async fn whole(
         .await
         .map_err(upstream_error)?;
     let mut checked = check_completion(&turn, &completion)?;
-    if !checked.rejected.is_empty() && turn.policy == InvalidCallPolicy::Retry {
+    if checked.needs_retry() && turn.policy == InvalidCallPolicy::Retry {
         Metrics::add(&state.metrics.invalid_calls, checked.rejected.len() as u64);
         Metrics::add(&state.metrics.upstream_retries_for_validation, 1);
         let retry = turn.retry_request(&checked);

@@ -104,14 +104,24 @@ pub fn empty_inspector() -> Inspector {
     )
 }
 
-/// Whether `listen` is a loopback address (`127.x`, `localhost`, `[::1]`).
+/// Whether `listen` is a loopback address (`127.0.0.0/8`, `[::1]`, `localhost`): decided on
+/// the parsed address, so a host name that merely starts with `127.` is not one.
 pub fn is_loopback(listen: &str) -> bool {
+    if let Ok(addr) = listen.parse::<std::net::SocketAddr>() {
+        return addr.ip().is_loopback();
+    }
+    if let Ok(ip) = listen.parse::<std::net::IpAddr>() {
+        return ip.is_loopback();
+    }
     let host = listen
         .rsplit_once(':')
         .map_or(listen, |(h, _)| h)
         .trim_start_matches('[')
         .trim_end_matches(']');
-    host == "localhost" || host == "::1" || host.starts_with("127.")
+    host.eq_ignore_ascii_case("localhost")
+        || host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
 }
 
 /// The inspector's guard: open on loopback, else the client API key.
@@ -272,4 +282,34 @@ fn final_events(result: Result<toolcall_run::server::ServerTurn, ServerTurnError
     out.push(Event::default().data(base(json!({}), finish).to_string()));
     out.push(Event::default().data("[DONE]"));
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_loopback;
+
+    #[test]
+    fn loopback_is_decided_on_the_address() {
+        for yes in [
+            "127.0.0.1:8090",
+            "127.1.2.3:1",
+            "[::1]:8090",
+            "localhost:8090",
+            "LOCALHOST:1",
+            "127.0.0.1",
+            "::1",
+        ] {
+            assert!(is_loopback(yes), "{yes}");
+        }
+        for no in [
+            "0.0.0.0:8090",
+            "[::]:8090",
+            "10.0.0.1:80",
+            "127.example.com:8090",
+            "localhost.example.com:80",
+            "",
+        ] {
+            assert!(!is_loopback(no), "{no}");
+        }
+    }
 }

@@ -31,6 +31,12 @@ struct Gateway {
 }
 
 async fn gateway(replies: &[(&str, &str)]) -> Gateway {
+    gateway_with(replies, |_| {}).await
+}
+
+/// [`gateway`] with its configuration changed by `edit` (`listen` only names the address the
+/// operator asked for: the test listener is always on loopback).
+async fn gateway_with(replies: &[(&str, &str)], edit: impl FnOnce(&mut Config)) -> Gateway {
     let stand_in_state = StandIn::default();
     for (model, text) in replies {
         stand_in_state.reply(model, text);
@@ -57,12 +63,13 @@ async fn gateway(replies: &[(&str, &str)]) -> Gateway {
         5,
         Arc::new(ApproveAll),
     );
-    let config = Config {
+    let mut config = Config {
         upstream,
         read_timeout_secs: 5,
         retries: 0,
         ..Config::default()
     };
+    edit(&mut config);
     let state = AppState::new(config).unwrap().with_server_side(side);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
@@ -256,4 +263,108 @@ async fn the_openai_python_client_sees_only_the_final_narrative() {
     let sessions = g.archive.list_sessions().unwrap();
     assert_eq!(sessions.len(), 2);
     assert!(sessions.iter().all(|s| s.calls == 2));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_session_header_continues_a_conversation_after_a_client_call() {
+    // One text-format reply calls a server tool and a client tool; the client answers its
+    // call in a second request carrying the session header, and the model sees both answers.
+    let both = "<tool_call>{\"name\": \"move_player\", \"arguments\": {\"playerId\": \
+                \"char_001\", \"targetLocationId\": \"loc_beach\"}}</tool_call>\n<tool_call>\
+                {\"name\": \"get_weather\", \"arguments\": {\"city\": \"Beach\"}}</tool_call>";
+    let g = gateway(&[("world", both), ("world", NARRATIVE)]).await;
+    let http = reqwest::Client::new();
+    let user = json!({"role": "user", "content": "Go to the beach and check the weather"});
+    let resp = http
+        .post(format!("{}/v1/chat/completions", g.url))
+        .json(&json!({"model": "world", "tools": weather_tool(), "messages": [user]}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 200);
+    let session = resp.headers()[SESSION_HEADER].to_str().unwrap().to_owned();
+    let body: Value = resp.json().await.unwrap();
+    let message = body["choices"][0]["message"].clone();
+    assert_eq!(body["choices"][0]["finish_reason"], "tool_calls", "{body}");
+    let calls = message["tool_calls"].as_array().unwrap();
+    assert_eq!(calls.len(), 1, "only the client's call comes back: {body}");
+    assert_eq!(calls[0]["function"]["name"], "get_weather");
+    let client_call_id = calls[0]["id"].as_str().unwrap().to_owned();
+
+    let resp = http
+        .post(format!("{}/v1/chat/completions", g.url))
+        .header(SESSION_HEADER, &session)
+        .json(
+            &json!({"model": "world", "tools": weather_tool(), "messages": [
+            user, message,
+            {"role": "tool", "tool_call_id": client_call_id, "content": "{\"sky\":\"windy\"}"}]}),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 200);
+    assert_eq!(resp.headers()[SESSION_HEADER].to_str().unwrap(), session);
+    let body: Value = resp.json().await.unwrap();
+    assert_eq!(body["choices"][0]["message"]["content"], NARRATIVE);
+
+    // The continued request answered both calls of the text-format reply the way the model
+    // wrote them: one user message of `<tool_response>` blocks (the server's archived result,
+    // then the client's), never a native tool message for a call the model never saw as one.
+    let requests = g.stand_in.requests();
+    assert_eq!(requests.len(), 2);
+    let second = requests[1]["messages"].as_array().unwrap();
+    assert_eq!(second.len(), 3, "{second:?}");
+    assert!(second.iter().all(|m| m["role"] != "tool"), "{second:?}");
+    assert_eq!(second[2]["role"], "user");
+    let results = second[2]["content"].as_str().unwrap();
+    let server_at = results.find("name=\"move_player\"").expect(results);
+    let client_at = results
+        .find(&format!(
+            "call_id=\"{client_call_id}\" name=\"get_weather\""
+        ))
+        .expect(results);
+    assert!(server_at < client_at, "{results}");
+    assert!(results.contains("moved from location"), "{results}");
+    assert!(results.contains("windy"), "{results}");
+    // One conversation, one archived session.
+    assert_eq!(g.archive.list_sessions().unwrap().len(), 1);
+
+    // A header that is no session id is refused, not guessed at.
+    let resp = http
+        .post(format!("{}/v1/chat/completions", g.url))
+        .header(SESSION_HEADER, "x".repeat(500))
+        .json(&json!({"model": "world", "messages": [{"role": "user", "content": "hi"}]}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 400);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_inspector_is_open_on_loopback_and_needs_a_client_key_elsewhere() {
+    let http = reqwest::Client::new();
+    let status = |g: &Gateway, key: Option<&str>| {
+        let mut req = http.get(format!("{}/inspector/api/calls", g.url));
+        if let Some(k) = key {
+            req = req.bearer_auth(k);
+        }
+        async move { req.send().await.unwrap().status().as_u16() }
+    };
+    let local = gateway(&[]).await;
+    assert_eq!(status(&local, None).await, 200);
+
+    // Listening on every interface with no client key: not served at all.
+    let public = gateway_with(&[], |c| c.listen = "0.0.0.0:8090".into()).await;
+    assert_eq!(status(&public, None).await, 403);
+    assert_eq!(status(&public, Some("anything")).await, 403);
+
+    // With client keys: only with one of them, the same check as the API's.
+    let keyed = gateway_with(&[], |c| {
+        c.listen = "[::]:8090".into();
+        c.api_keys = vec!["sk-inspect".into()];
+    })
+    .await;
+    assert_eq!(status(&keyed, None).await, 401);
+    assert_eq!(status(&keyed, Some("sk-wrong")).await, 401);
+    assert_eq!(status(&keyed, Some("sk-inspect")).await, 200);
 }

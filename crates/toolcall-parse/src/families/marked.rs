@@ -455,26 +455,37 @@ impl LiveCalls {
                     scanner,
                     seg,
                 } => {
-                    let (before_literal, before_depth) = (scanner.in_literal(), scanner.depth());
-                    let scan = scanner.advance(bytes.get(*open..=self.pos).unwrap_or(&[]));
-                    let at = self.pos;
-                    self.pos += 1;
-                    let ends = match scan {
+                    // Scan up to the next comma (strings are skipped whole by the
+                    // scanner), then see whether that comma separates arguments.
+                    let comma = memchr::memchr(b',', &bytes[self.pos..]).map(|i| self.pos + i);
+                    let upto = comma.unwrap_or(bytes.len());
+                    let (at, ends) = match scanner.advance(bytes.get(*open..upto).unwrap_or(&[])) {
                         Scan::Fail(_) => {
                             self.stopped = true;
                             return;
                         }
-                        Scan::Done(_) => true,
+                        // The `)` closes the call.
+                        Scan::Done(n) => (*open + n - 1, true),
                         Scan::NeedMore => {
-                            if b != b',' || before_literal || before_depth != 1 {
+                            self.pos = upto;
+                            let Some(c) = comma else { return };
+                            let top = scanner.depth() == 1 && !scanner.in_literal();
+                            if let Scan::Fail(_) =
+                                scanner.advance(bytes.get(*open..=c).unwrap_or(&[]))
+                            {
+                                self.stopped = true;
+                                return;
+                            }
+                            self.pos = c + 1;
+                            if !top {
                                 continue;
                             }
-                            if scanner.in_literal() {
-                                continue;
-                            }
-                            false
+                            (c, false)
                         }
                     };
+                    if ends {
+                        self.pos = at + 1;
+                    }
                     let name = name.clone();
                     let segment = region.get(*seg..at).unwrap_or("");
                     *seg = at + 1;

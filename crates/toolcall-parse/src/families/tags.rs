@@ -251,17 +251,26 @@ impl TextValue {
         let mut upto = match self.stop_at {
             Some(i) => i,
             None => {
-                // Bytes that may begin the closing tag (or a stop) wait for more.
-                let hold = std::iter::once(tags.param_end)
+                // Bytes that may begin the closing tag (or a stop) wait for more: from the
+                // first `<` (every such tag's first byte) whose rest is a prefix of one.
+                let longest = std::iter::once(tags.param_end)
                     .chain(tags.value_stops.iter().copied())
-                    .filter_map(|t| {
-                        let t = t.as_bytes();
-                        (1..t.len())
-                            .rev()
-                            .find(|&k| bytes.ends_with(t.get(..k).unwrap_or(t)))
-                    })
+                    .map(str::len)
                     .max()
                     .unwrap_or(0);
+                let window = bytes
+                    .len()
+                    .saturating_sub(longest.saturating_sub(1))
+                    .max(start);
+                let tail = bytes.get(window..).unwrap_or(&[]);
+                let hold = memchr::memchr_iter(b'<', tail)
+                    .map(|i| &tail[i..])
+                    .find(|rest| {
+                        std::iter::once(tags.param_end)
+                            .chain(tags.value_stops.iter().copied())
+                            .any(|t| t.len() > rest.len() && t.as_bytes().starts_with(rest))
+                    })
+                    .map_or(0, <[u8]>::len);
                 region.len() - hold
             }
         };
@@ -276,7 +285,9 @@ impl TextValue {
         }
         if upto > self.emitted {
             let piece = region.get(self.emitted..upto).unwrap_or("");
-            send(sent, &escaped(piece), cx);
+            let quoted = escaped(piece);
+            let body = quoted.get(1..quoted.len().saturating_sub(1)).unwrap_or("");
+            send(sent, body, cx);
             self.emitted = upto;
         }
     }
@@ -290,12 +301,9 @@ impl TextValue {
 
 /// `piece` escaped as inside a JSON string (escaping is per character, so pieces
 /// concatenate to the escaped whole).
+/// `piece` as a JSON string, quotes included.
 fn escaped(piece: &str) -> String {
-    let quoted = Value::String(piece.to_owned()).to_string();
-    quoted
-        .get(1..quoted.len().saturating_sub(1))
-        .unwrap_or("")
-        .to_owned()
+    serde_json::to_string(piece).unwrap_or_default()
 }
 
 fn send(sent: &mut String, fragment: &str, cx: &mut ReadCx<'_>) {
@@ -489,8 +497,9 @@ impl LiveArgs {
                                 self.stopped = true;
                                 return;
                             };
-                            let fragment = format!("{}\"", escaped(rest));
-                            send(&mut self.sent, &fragment, cx);
+                            // The rest of the string, its closing quote included.
+                            let quoted = escaped(rest);
+                            send(&mut self.sent, quoted.get(1..).unwrap_or("\""), cx);
                             // The call's end is searched again after this value.
                             *call_end = ScanFrom(seg_end);
                             *call_end_at = None;

@@ -244,7 +244,7 @@ pub(super) struct WireShape {
 pub(super) fn to_items(messages: &[Message], names: &NameMap, shape: &WireShape) -> Vec<Value> {
     let mut out = Vec::with_capacity(messages.len());
     let mut pending_images = Vec::new();
-    for m in messages {
+    for m in merge_text_results(messages).iter().map(|m| m.as_ref()) {
         if !matches!(m, Message::Tool { .. }) && !pending_images.is_empty() {
             out.push((shape.images)(std::mem::take(&mut pending_images)));
         }
@@ -291,6 +291,25 @@ pub(super) fn to_items(messages: &[Message], names: &NameMap, shape: &WireShape)
     }
     if !pending_images.is_empty() {
         out.push((shape.images)(pending_images));
+    }
+    out
+}
+
+/// Consecutive [`Message::TextResults`] (the server's answers and then the client's to one
+/// text-format reply) as one: the model reads one results message per reply, and chat
+/// templates that insist on alternating roles refuse two user messages in a row.
+fn merge_text_results(messages: &[Message]) -> Vec<std::borrow::Cow<'_, Message>> {
+    use std::borrow::Cow;
+    let mut out: Vec<Cow<'_, Message>> = Vec::with_capacity(messages.len());
+    for m in messages {
+        if let (Message::TextResults { results: more }, Some(last)) = (m, out.last_mut())
+            && let Message::TextResults { .. } = last.as_ref()
+            && let Message::TextResults { results } = last.to_mut()
+        {
+            results.extend(more.iter().cloned());
+            continue;
+        }
+        out.push(Cow::Borrowed(m));
     }
     out
 }
@@ -347,6 +366,43 @@ pub(super) fn native_call(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn consecutive_text_results_reach_the_model_as_one_message() {
+        let result = |id: &str, name: &str| TextResult {
+            call_id: CallId::from(id),
+            name: name.into(),
+            content: json!({"status": "ok"}),
+            format: String::new(),
+        };
+        let messages = vec![
+            Message::user("go"),
+            Message::Assistant {
+                text: Some("<tool_call>…</tool_call>".into()),
+                calls: Vec::new(),
+            },
+            Message::TextResults {
+                results: vec![result("s1", "move")],
+            },
+            Message::TextResults {
+                results: vec![result("c1", "weather")],
+            },
+            Message::user("and now?"),
+            Message::TextResults {
+                results: vec![result("s2", "move")],
+            },
+        ];
+        let merged = merge_text_results(&messages);
+        assert_eq!(merged.len(), 5);
+        let Message::TextResults { results } = merged[2].as_ref() else {
+            panic!("{merged:?}");
+        };
+        let ids: Vec<&str> = results.iter().map(|r| r.call_id.0.as_str()).collect();
+        assert_eq!(ids, ["s1", "c1"]);
+        assert!(
+            matches!(merged[4].as_ref(), Message::TextResults { results } if results.len() == 1)
+        );
+    }
 
     //
     #[test]
