@@ -45,9 +45,14 @@ kill $STANDIN; wait $STANDIN 2>/dev/null || true
 STANDIN=$!
 sleep 1
 rss() { awk '/VmRSS/ {print $2}' /proc/$GATEWAY/status; }
+streams() {
+    "$OHA" --no-tui -n 256 -c 256 -m POST -H 'content-type: application/json' -d "$(body true)" \
+        http://127.0.0.1:9102/v1/chat/completions >/dev/null
+}
+# A first round warms the upstream connection pool and the allocator; the second is measured.
+streams
 idle=$(rss)
-"$OHA" --no-tui -n 256 -c 256 -m POST -H 'content-type: application/json' -d "$(body true)" \
-    http://127.0.0.1:9102/v1/chat/completions >/dev/null &
+streams &
 LOAD=$!
 sleep 2
 busy=$(rss)
