@@ -26,7 +26,7 @@ use std::ops::Range;
 use std::sync::Arc;
 
 use memchr::memmem;
-use toolcall_core::{CallId, Diagnostic, StreamEvent, ToolCall};
+use toolcall_core::{CallId, Diagnostic, Level, StreamEvent, ToolCall};
 
 use crate::FormatId;
 use crate::builder::{Ctx, Draft, Outcome, build};
@@ -74,7 +74,26 @@ enum Mode {
     /// A region after an opener of any kind, offered to its readers in priority order.
     Region {
         start: usize,
-        readers: Vec<Box<dyn RegionReader>>,
+        reader: Box<dyn RegionReader>,
+        /// The readers after it, built only when the ones before decline.
+        rest: Rest,
+    },
+}
+
+/// Which readers a region still has after its current one (an index into the opener's
+/// family list, so that declining costs no allocation up front).
+#[derive(Clone, Copy)]
+enum Rest {
+    None,
+    /// `ctx.openers` literal opener `opener`, families from `next` on.
+    Literal {
+        opener: usize,
+        next: usize,
+    },
+    /// Line-start opener `opener`, families from `next` on.
+    Line {
+        opener: usize,
+        next: usize,
     },
 }
 
@@ -139,11 +158,14 @@ struct Announced {
 struct DiagCap {
     kinds: Vec<(String, usize)>,
     suppressed: usize,
+    /// The kind being looked up (reused: one allocation per parse, not per diagnostic).
+    scratch: String,
 }
 
 impl DiagCap {
-    fn kind(message: &str) -> String {
-        let mut k = String::new();
+    /// Appends the kind of `message` (or of its next piece) to `k`, whose kind part
+    /// starts at `base`.
+    fn kind_into(message: &str, k: &mut String, base: usize) {
         let mut quoted = false;
         for c in message.chars().take(200) {
             match c {
@@ -159,23 +181,47 @@ impl DiagCap {
                 }
                 c => k.push(c),
             }
-            if k.len() >= 60 {
+            if k.len().saturating_sub(base) >= 60 {
                 break;
             }
         }
-        k
     }
 
     /// Whether to report this diagnostic.
     fn admit(&mut self, d: &Diagnostic) -> bool {
-        let kind = format!("{:?}{}", d.level, Self::kind(&d.message));
-        let slot = match self.kinds.iter().position(|(k, _)| *k == kind) {
-            Some(i) => i,
+        let mut kind = self.start_kind(d.level);
+        Self::kind_into(&d.message, &mut kind, 1);
+        self.admit_kind(kind)
+    }
+
+    /// A kind buffer (the reused scratch) holding the level's tag.
+    fn start_kind(&mut self, level: Level) -> String {
+        let mut kind = std::mem::take(&mut self.scratch);
+        kind.clear();
+        kind.push(match level {
+            Level::Info => 'i',
+            Level::Warning => 'w',
+            Level::Error => 'e',
+        });
+        kind
+    }
+
+    /// Whether to report a diagnostic of this kind (see [`DiagCap::admit`]).
+    fn admit_kind(&mut self, kind: String) -> bool {
+        let found = self.kinds.iter().position(|(k, _)| *k == kind);
+        let slot = match found {
+            Some(i) => {
+                self.scratch = kind;
+                i
+            }
             None if self.kinds.len() < MAX_KINDS => {
                 self.kinds.push((kind, 0));
                 self.kinds.len() - 1
             }
-            None => self.kinds.len().saturating_sub(1),
+            None => {
+                self.scratch = kind;
+                self.kinds.len().saturating_sub(1)
+            }
         };
         let Some((_, n)) = self.kinds.get_mut(slot) else {
             return true;
@@ -408,6 +454,38 @@ impl Engine {
         self.events.push(StreamEvent::Diagnostic { diagnostic: d });
     }
 
+    /// The info diagnostic for a found call. Its kind for the per-kind cap is known
+    /// without writing the message when the name needs no escaping (the quoted name is
+    /// blanked in kinds): a reply with many calls formats only the reported ones.
+    fn found_call(&mut self, call: &ToolCall) {
+        let plain = |s: &str, max: usize| {
+            s.len() <= max
+                && s.bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.' | b':'))
+        };
+        if !(plain(&call.name, 64) && plain(&call.origin.format, 32)) {
+            self.diag(Diagnostic::info(
+                format!("found {} call to {:?}", call.origin.format, call.name),
+                call.origin.span.clone(),
+            ));
+            return;
+        }
+        // The same kind as the whole message's: these pieces hold no quote but the name's.
+        let mut kind = self.diag_cap.start_kind(Level::Info);
+        for piece in ["found ", call.origin.format.as_str(), " call to \"\""] {
+            DiagCap::kind_into(piece, &mut kind, 1);
+        }
+        if self.diag_cap.admit_kind(kind) {
+            self.flush_text_event();
+            self.events.push(StreamEvent::Diagnostic {
+                diagnostic: Diagnostic::info(
+                    format!("found {} call to {:?}", call.origin.format, call.name),
+                    call.origin.span.clone(),
+                ),
+            });
+        }
+    }
+
     /// Emits a finished call; `announced`: the index its `CallStarted` already used.
     fn emit_call(&mut self, call: ToolCall, announced: Option<usize>) {
         if self.call_count >= self.ctx.limits.max_calls {
@@ -453,10 +531,7 @@ impl Engine {
         match build(d) {
             Ok(call) => {
                 if self.call_count < self.ctx.limits.max_calls {
-                    self.diag(Diagnostic::info(
-                        format!("found {} call to {:?}", call.origin.format, call.name),
-                        call.origin.span.clone(),
-                    ));
+                    self.found_call(&call);
                 }
                 self.emit_call(call, announced)
             }
@@ -806,7 +881,7 @@ impl Engine {
                         return Step::Continue;
                     }
                 }
-                _ if self.line_start && !self.ctx.openers.line.is_empty() => {
+                _ if self.line_start && self.ctx.openers.line_first(b) => {
                     if let Some(step) = self.open_at_line_start(pos, is_final) {
                         return step;
                     }
@@ -846,16 +921,16 @@ impl Engine {
         if name.is_empty() {
             return false;
         }
-        let readers: Vec<Box<dyn RegionReader>> = self
+        // The first call-syntax family that takes the name reads the region.
+        let Some(reader) = self
             .ctx
             .calls
             .iter()
-            .filter_map(|f| f.family()?.call_reader(name, &self.ctx))
-            .collect();
-        if readers.is_empty() {
+            .find_map(|f| f.family()?.call_reader(name, &self.ctx))
+        else {
             return false;
-        }
-        self.start_region(ident + skip, pos, readers);
+        };
+        self.start_region(ident + skip, pos, reader, Rest::None);
         true
     }
 
@@ -863,22 +938,49 @@ impl Engine {
     fn open_at_line_start(&mut self, pos: usize, is_final: bool) -> Option<Step> {
         let bytes = self.buf.as_bytes();
         let mut found = None;
-        for o in &self.ctx.openers.line {
+        for (i, o) in self.ctx.openers.line.iter().enumerate() {
             match match_at(bytes, pos, o.text, true) {
                 Marker::Partial if !is_final => return Some(Step::Wait),
-                Marker::Full if found.is_none() => found = Some(o),
+                Marker::Full if found.is_none() => found = Some((i, o.text.len())),
                 _ => {}
             }
         }
-        let o = found?;
-        let after = pos + o.text.len();
-        let readers: Vec<Box<dyn RegionReader>> = o
-            .families
-            .iter()
-            .filter_map(|(f, i)| f.family()?.line_reader(*i, &self.ctx))
-            .collect();
-        self.start_region(pos, after, readers);
+        let (opener, len) = found?;
+        let mut rest = Rest::Line { opener, next: 0 };
+        match self.next_reader(&mut rest) {
+            Some(reader) => self.start_region(pos, pos + len, reader, rest),
+            // No reader at all: the byte is ordinary text.
+            None => return None,
+        }
         Some(Step::Continue)
+    }
+
+    /// The next reader a region's opener has, building only that one (see [`Rest`]).
+    fn next_reader(&self, rest: &mut Rest) -> Option<Box<dyn RegionReader>> {
+        loop {
+            let reader = match rest {
+                Rest::None => return None,
+                Rest::Literal { opener, next } => {
+                    let Some(Action::Region(families)) =
+                        self.ctx.openers.get(*opener).map(|o| &o.action)
+                    else {
+                        return None;
+                    };
+                    let (f, i) = *families.get(*next)?;
+                    *next += 1;
+                    f.family().and_then(|fam| fam.reader(i, &self.ctx))
+                }
+                Rest::Line { opener, next } => {
+                    let o = self.ctx.openers.line.get(*opener)?;
+                    let (f, i) = *o.families.get(*next)?;
+                    *next += 1;
+                    f.family().and_then(|fam| fam.line_reader(i, &self.ctx))
+                }
+            };
+            if let Some(r) = reader {
+                return Some(r);
+            }
+        }
     }
 
     /// Acts on a plausibility verdict for a bare `{`/`[` at `pos`: wait for more bytes, start
@@ -887,20 +989,30 @@ impl Engine {
         match plausible {
             None => Some(Step::Wait),
             Some(true) => {
-                let reader = BareJsonReader::new(&self.ctx);
-                self.start_region(pos, pos, vec![Box::new(reader)]);
+                let reader = Box::new(BareJsonReader::new(&self.ctx));
+                self.start_region(pos, pos, reader, Rest::None);
                 Some(Step::Continue)
             }
             Some(false) => None,
         }
     }
 
-    /// Starts a region at `start` read by `readers` (in priority order); the scan goes on
-    /// from `after` (the end of its opener).
-    fn start_region(&mut self, start: usize, after: usize, readers: Vec<Box<dyn RegionReader>>) {
+    /// Starts a region at `start` read by `reader` (then the `rest`, in priority order);
+    /// the scan goes on from `after` (the end of its opener).
+    fn start_region(
+        &mut self,
+        start: usize,
+        after: usize,
+        reader: Box<dyn RegionReader>,
+        rest: Rest,
+    ) {
         self.emit_text(start);
         self.announced.clear();
-        self.mode = Mode::Region { start, readers };
+        self.mode = Mode::Region {
+            start,
+            reader,
+            rest,
+        };
         self.pos = after;
     }
 
@@ -910,9 +1022,8 @@ impl Engine {
             self.pos = pos + 1;
             return;
         };
-        let (text, action) = (o.text, o.action.clone());
-        let after = pos + text.len();
-        match action {
+        let after = pos + o.text.len();
+        match o.action {
             Action::Reasoning(marker) => {
                 self.emit_text(pos);
                 self.emit_from = after;
@@ -930,19 +1041,23 @@ impl Engine {
                 self.markup_found = true;
                 self.enter_text(after);
             }
-            Action::Region(families) => {
-                let readers: Vec<Box<dyn RegionReader>> = families
-                    .iter()
-                    .filter_map(|(f, opener)| f.family()?.reader(*opener, &self.ctx))
-                    .collect();
-                self.start_region(pos, after, readers);
+            Action::Region(_) => {
+                let mut rest = Rest::Literal { opener: i, next: 0 };
+                match self.next_reader(&mut rest) {
+                    Some(reader) => self.start_region(pos, after, reader, rest),
+                    None => self.decline(pos),
+                }
             }
         }
     }
 
     /// Offers the region to its readers in priority order (see [`crate::family`]).
     fn step_region(&mut self, is_final: bool) -> Step {
-        let Mode::Region { start, mut readers } = std::mem::replace(&mut self.mode, Mode::Text)
+        let Mode::Region {
+            start,
+            mut reader,
+            mut rest,
+        } = std::mem::replace(&mut self.mode, Mode::Text)
         else {
             return Step::Continue;
         };
@@ -951,11 +1066,6 @@ impl Engine {
         let quiet = self.quiet;
         let at_start = !self.seen_visible;
         loop {
-            let Some(reader) = readers.first_mut() else {
-                // Nobody's markup: the opener's first byte is text.
-                self.decline(start);
-                return Step::Continue;
-            };
             let region = self.buf.get(start..).unwrap_or("");
             let mut cx = ReadCx {
                 ctx: &self.ctx,
@@ -967,11 +1077,22 @@ impl Engine {
             match reader.advance(region, is_final, &mut cx) {
                 Advance::NotMine => {
                     live.clear();
-                    readers.remove(0);
+                    match self.next_reader(&mut rest) {
+                        Some(next) => reader = next,
+                        None => {
+                            // Nobody's markup: the opener's first byte is text.
+                            self.decline(start);
+                            return Step::Continue;
+                        }
+                    }
                 }
                 Advance::NeedMore if !is_final => {
                     self.live_events(live);
-                    self.mode = Mode::Region { start, readers };
+                    self.mode = Mode::Region {
+                        start,
+                        reader,
+                        rest,
+                    };
                     return Step::Wait;
                 }
                 Advance::NeedMore => {
@@ -1253,6 +1374,23 @@ mod tests {
             }
         }
         ident
+    }
+
+    // The found-call fast path computes the same per-kind cap key as the whole message.
+    #[test]
+    fn found_call_kind_from_pieces_equals_the_message_kind() {
+        for format in ["hermes", "functionary_v3_1", "deepseek_v3_1", "json"] {
+            for name in ["get_weather", "t1", "a.b:c-d_9", &"x".repeat(64)] {
+                let message = format!("found {format} call to {name:?}");
+                let mut whole = String::from("i");
+                DiagCap::kind_into(&message, &mut whole, 1);
+                let mut pieces = String::from("i");
+                for piece in ["found ", format, " call to \"\""] {
+                    DiagCap::kind_into(piece, &mut pieces, 1);
+                }
+                assert_eq!(whole, pieces, "{message}");
+            }
+        }
     }
 
     // covers R-1 (the bulk text skip keeps the exact per-byte identifier state, so a

@@ -463,11 +463,22 @@ impl RawArgs {
 }
 
 /// First occurrence of `needle` in `hay[from..]`, as an index into `hay`.
+///
+/// Tags are short: a `memchr` for the first byte and a compare at each hit costs at most
+/// `needle.len()` per byte of `hay` (linear), and saves building a `memmem` searcher per
+/// call, which showed in the profile of replies with many calls.
 pub(crate) fn find_from(hay: &str, needle: &str, from: usize) -> Option<usize> {
-    let h = hay.as_bytes().get(from..)?;
-    let first = *needle.as_bytes().first()?;
-    let at = memchr::memchr(first, h)?;
-    memchr::memmem::find(h.get(at..)?, needle.as_bytes()).map(|i| from + at + i)
+    let n = needle.as_bytes();
+    let first = *n.first()?;
+    let mut at = from;
+    loop {
+        let h = hay.as_bytes().get(at..)?;
+        let i = memchr::memchr(first, h)?;
+        if h.get(i..)?.starts_with(n) {
+            return Some(at + i);
+        }
+        at += i + 1;
+    }
 }
 
 /// Converts a value written as text in markup (XML/tag styles) by the tool's schema for
@@ -599,6 +610,15 @@ mod tests {
         assert_eq!(c("42", "other", &mut r), json!("42"));
         assert_eq!(convert_text_value("42", None, "n", &mut r), json!("42"));
         assert_eq!(r.len(), 2);
+    }
+
+    #[test]
+    fn find_from_skips_partial_matches() {
+        assert_eq!(find_from("<<</tool></tool>", "</tool>", 0), Some(2));
+        assert_eq!(find_from("<<</tool></tool>", "</tool>", 4), Some(9));
+        assert_eq!(find_from("<</too", "</tool>", 0), None);
+        assert_eq!(find_from("abc", "", 0), None);
+        assert_eq!(find_from("abc", "c", 9), None);
     }
 
     #[test]

@@ -274,6 +274,11 @@ impl StreamParser {
     }
 
     pub fn push(&mut self, delta: &str) -> Vec<StreamEvent> {
+        // The common case, without moving the engine's events into a second vector on
+        // every push (it showed in 1-byte streaming).
+        if self.pending.is_empty() && self.implied.is_none() && self.shift == 0 {
+            return self.engine.push(delta);
+        }
         let mut out: Vec<StreamEvent> = self
             .pending
             .drain(..)

@@ -53,6 +53,8 @@ pub(crate) struct Openers {
     pub stops: StopSet,
     /// Line-start openers (few: looked at only at line starts).
     pub line: Vec<LineOpener>,
+    /// First bytes of the line-start openers, in both ASCII cases.
+    line_first: [bool; 256],
 }
 
 impl Openers {
@@ -123,12 +125,23 @@ impl Openers {
             }
         }
         let firsts: Vec<u8> = list.iter().filter_map(|o| o.text.bytes().next()).collect();
+        let mut line_first = [false; 256];
+        for b in line.iter().filter_map(|o| o.text.bytes().next()) {
+            line_first[usize::from(b.to_ascii_lowercase())] = true;
+            line_first[usize::from(b.to_ascii_uppercase())] = true;
+        }
         Openers {
             list,
             by_first,
             stops: StopSet::new(&firsts),
             line,
+            line_first,
         }
+    }
+
+    /// Whether a line-start opener can start with `b`.
+    pub(crate) fn line_first(&self, b: u8) -> bool {
+        self.line_first[usize::from(b)]
     }
 
     pub(crate) fn get(&self, i: usize) -> Option<&Opener> {

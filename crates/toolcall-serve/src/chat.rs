@@ -123,7 +123,7 @@ pub async fn whole(
         .to_reply(&limits)
         .map_err(|e| ApiError::upstream_reply(&e.to_string()))?;
     let mut checked = turn.check_reply(reply);
-    if !checked.rejected.is_empty() && turn.policy == InvalidCallPolicy::Retry {
+    if checked.needs_retry() && turn.policy == InvalidCallPolicy::Retry {
         Metrics::add(&state.metrics.invalid_calls, checked.rejected.len() as u64);
         Metrics::add(&state.metrics.upstream_retries_for_validation, 1);
         let retry = turn.retry_request(&checked);

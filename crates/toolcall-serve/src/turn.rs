@@ -64,11 +64,19 @@ pub struct Checked {
     /// Valid calls, arguments repaired and coerced.
     pub calls: Vec<ToolCall>,
     pub rejected: Vec<Rejected>,
+    /// The reply made no call although `tool_choice` asks for one: why it falls short.
+    pub missing_call: Option<String>,
     /// The upstream's finish reason.
     pub finish_reason: Option<String>,
 }
 
 impl Checked {
+    /// Whether the `retry` policy asks the upstream again: a call was rejected, or none was
+    /// made where `tool_choice` asks for one.
+    pub fn needs_retry(&self) -> bool {
+        !self.rejected.is_empty() || self.missing_call.is_some()
+    }
+
     /// `tool_calls` when there are calls, else the upstream's reason (`stop` if none).
     pub fn finish_reason(&self) -> String {
         if !self.calls.is_empty() {
@@ -270,7 +278,25 @@ impl Turn {
         for call in found {
             self.admit(call, &mut out);
         }
+        if out.calls.is_empty() && out.rejected.is_empty() {
+            out.missing_call = self.missing_call();
+        }
         out
+    }
+
+    /// Why a reply without calls falls short of `tool_choice` (`required`, or a named tool),
+    /// when it does.
+    pub fn missing_call(&self) -> Option<String> {
+        if !self.has_tools {
+            return None;
+        }
+        match &self.tool_choice {
+            ToolChoice::Required => {
+                Some("tool_choice is \"required\": the answer must call a tool".into())
+            }
+            ToolChoice::Named(n) => Some(format!("tool_choice asks for a call to {n:?}")),
+            ToolChoice::Auto | ToolChoice::None => None,
+        }
     }
 
     /// Checks `call` and files it as valid or rejected, honouring `parallel_tool_calls`.
@@ -299,6 +325,12 @@ impl Turn {
     /// Applies the policy to rejected calls once no retry is left: `pass` keeps them as they
     /// came, `drop` and `retry` leave them out with a note in the text.
     pub fn settle(&self, checked: &mut Checked) {
+        if let Some(why) = checked.missing_call.take() {
+            tracing::warn!(policy = ?self.policy, reason = %why, "a reply without the call tool_choice asks for");
+            if self.policy != InvalidCallPolicy::Pass {
+                push_note(&mut checked.text, &missing_call_note(&why));
+            }
+        }
         for r in std::mem::take(&mut checked.rejected) {
             log_rejected(&r, self.policy, "invalid call");
             if self.policy == InvalidCallPolicy::Pass {
@@ -316,6 +348,20 @@ impl Turn {
     /// The request asking the upstream again, told why its calls were rejected.
     pub fn retry_request(&self, checked: &Checked) -> ChatRequest {
         let mut retry = self.upstream_request.clone();
+        if checked.rejected.is_empty()
+            && let Some(why) = &checked.missing_call
+        {
+            let said = checked.text.clone().unwrap_or_default();
+            let said: String = said.chars().take(MAX_SAID_BYTES / 4).collect();
+            retry.messages.push(ChatMessage::text("assistant", said));
+            retry.messages.push(ChatMessage::text(
+                "user",
+                format!(
+                    "That answer made no tool call, but {why}. Answer again, with a tool call."
+                ),
+            ));
+            return retry;
+        }
         let said = checked
             .rejected
             .iter()
@@ -381,6 +427,19 @@ impl Turn {
 }
 
 /// The note left in the text for a dropped call.
+/// The note left in the text for a reply that made no call where `tool_choice` asks for one.
+pub fn missing_call_note(why: &str) -> String {
+    format!("[toolcall: the model answered without a tool call: {why}]")
+}
+
+fn push_note(text: &mut Option<String>, note: &str) {
+    let text = text.get_or_insert_with(String::new);
+    if !text.is_empty() {
+        text.push_str("\n\n");
+    }
+    text.push_str(note);
+}
+
 pub fn drop_note(r: &Rejected) -> String {
     format!(
         "[toolcall: a call to {:?} was dropped: {}]",
@@ -464,6 +523,8 @@ pub struct StreamTurn {
     retried: bool,
     /// Calls sent although invalid (announced by name before their arguments failed).
     pub invalid_sent: usize,
+    /// A call was rejected (its policy already told the client).
+    rejected_seen: bool,
     bytes: usize,
 }
 
@@ -485,6 +546,7 @@ impl StreamTurn {
             retry: None,
             retried: false,
             invalid_sent: 0,
+            rejected_seen: false,
             bytes: 0,
         }
     }
@@ -501,6 +563,7 @@ impl StreamTurn {
         self.native_seen.clear();
         self.finished = false;
         self.checked.finish_reason = None;
+        self.rejected_seen = false;
     }
 
     /// Takes one upstream SSE data line: a chunk, or `[DONE]`. Errors on an error chunk, on
@@ -691,6 +754,7 @@ impl StreamTurn {
             self.send_whole(&c, out);
         }
         for r in std::mem::take(&mut self.checked.rejected) {
+            self.rejected_seen = true;
             log_rejected(&r, self.turn.policy, "invalid call in a stream");
             match self.turn.policy {
                 InvalidCallPolicy::Pass => {
@@ -756,6 +820,18 @@ impl StreamTurn {
             if self.retry.is_some() {
                 break;
             }
+        }
+        // No call at all where tool_choice asks for one: the text is out already, so no
+        // retry; the client gets the note the whole reply would carry after its retry.
+        if self.retry.is_none()
+            && self.sent_calls == 0
+            && !self.rejected_seen
+            && self.turn.policy != InvalidCallPolicy::Pass
+            && let Some(why) = self.turn.missing_call()
+        {
+            tracing::warn!(policy = ?self.turn.policy, reason = %why, "a streamed reply without the call tool_choice asks for");
+            let sep = if self.said.is_empty() { "" } else { "\n\n" };
+            self.text(format!("{sep}{}", missing_call_note(&why)), out);
         }
         Ok(())
     }

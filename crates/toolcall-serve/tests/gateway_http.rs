@@ -442,3 +442,106 @@ async fn the_upstream_is_asked_to_stream_exactly_when_the_client_asked() {
     sse_data(r).await;
     assert_eq!(standin.requests().last().unwrap()["stream"], json!(true));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tool_choice_required_and_named_are_honoured_on_the_way_out() {
+    let good =
+        "<tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}</tool_call>";
+    let other =
+        "<tool_call>{\"name\": \"get_time\", \"arguments\": {\"city\": \"Paris\"}}</tool_call>";
+    let (url, standin) = gateway(|_| {}).await;
+    let asked = |model: &str| -> Vec<Value> {
+        standin
+            .requests()
+            .into_iter()
+            .filter(|r| r["model"] == model)
+            .collect()
+    };
+
+    // `required`, answered in prose: asked again with the reason, and the call comes back.
+    standin.reply("qwen3-required", "It is probably sunny in Paris.");
+    standin.reply("qwen3-required", good);
+    let mut body = request("qwen3-required", false);
+    body["tool_choice"] = json!("required");
+    let v: Value = post(&url, body).await.json().await.unwrap();
+    assert_eq!(
+        calls_of(&v["choices"][0]["message"]),
+        vec![json!({"name": "get_weather", "arguments": {"city": "Paris"}})]
+    );
+    assert_eq!(v["choices"][0]["finish_reason"], "tool_calls");
+    let reqs = asked("qwen3-required");
+    assert_eq!(reqs.len(), 2);
+    assert_eq!(reqs[0]["tool_choice"], "required", "forwarded as asked");
+    let last = reqs[1]["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone();
+    assert!(
+        last["content"].as_str().unwrap().contains("required"),
+        "{last}"
+    );
+
+    // A named tool, answered with a call to another: asked again, the named call comes back.
+    standin.reply("qwen3-named", other);
+    standin.reply("qwen3-named", good);
+    let mut body = request("qwen3-named", false);
+    body["tool_choice"] = json!({"type": "function", "function": {"name": "get_weather"}});
+    let v: Value = post(&url, body).await.json().await.unwrap();
+    assert_eq!(
+        calls_of(&v["choices"][0]["message"]),
+        vec![json!({"name": "get_weather", "arguments": {"city": "Paris"}})]
+    );
+    assert_eq!(asked("qwen3-named").len(), 2);
+
+    // `required` answered in prose twice: the prose, with a note saying no call was made.
+    standin.reply("qwen3-stubborn", "No tools today.");
+    standin.reply("qwen3-stubborn", "Still no tools.");
+    let mut body = request("qwen3-stubborn", false);
+    body["tool_choice"] = json!("required");
+    let v: Value = post(&url, body).await.json().await.unwrap();
+    let m = &v["choices"][0]["message"];
+    assert!(m["tool_calls"].is_null(), "{m}");
+    let content = m["content"].as_str().unwrap();
+    assert!(content.starts_with("Still no tools."), "{content}");
+    assert!(content.contains("without a tool call"), "{content}");
+    assert_eq!(v["choices"][0]["finish_reason"], "stop");
+
+    // `auto` in prose is a plain answer: no retry, no note.
+    standin.reply("qwen3-auto", "It is probably sunny in Paris.");
+    let v: Value = post(&url, request("qwen3-auto", false))
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(
+        v["choices"][0]["message"]["content"],
+        "It is probably sunny in Paris."
+    );
+    assert_eq!(asked("qwen3-auto").len(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_streamed_reply_without_the_required_call_ends_with_the_note() {
+    let (url, standin) = gateway(|_| {}).await;
+    standin.reply("qwen3-prose", "It is probably sunny in Paris.");
+    let mut body = request("qwen3-prose", true);
+    body["tool_choice"] = json!("required");
+    let (content, _, calls, finish) = accumulate(&sse_data(post(&url, body).await).await);
+    assert!(calls.is_empty());
+    assert!(
+        content.starts_with("It is probably sunny in Paris.\n\n[toolcall:"),
+        "{content}"
+    );
+    assert!(content.contains("without a tool call"), "{content}");
+    assert_eq!(finish.as_deref(), Some("stop"));
+
+    // With `pass`, the reply is passed as it came.
+    let (url, standin) = gateway(|c| c.invalid_calls = InvalidCallPolicy::Pass).await;
+    standin.reply("qwen3-prose", "It is probably sunny in Paris.");
+    let mut body = request("qwen3-prose", true);
+    body["tool_choice"] = json!("required");
+    let (content, _, _, _) = accumulate(&sse_data(post(&url, body).await).await);
+    assert_eq!(content, "It is probably sunny in Paris.");
+}

@@ -403,3 +403,56 @@ async fn native_calls_from_the_upstream_stream_through_checked_under_their_ids()
     });
     assert!(second_named < first_arguments, "{data:?}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shutdown_finishes_an_open_stream_before_the_server_returns() {
+    // What SIGTERM does in `toolcall serve`: the shutdown future resolves while a stream is
+    // open; the stream must still end whole, and the server return only after it.
+    let standin = StandIn::default();
+    let upstream = stand_in(standin.clone()).await;
+    let state = toolcall_serve::AppState::new(toolcall_serve::Config {
+        upstream,
+        read_timeout_secs: 30,
+        ..toolcall_serve::Config::default()
+    })
+    .unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let mut server = tokio::spawn(toolcall_serve::serve(listener, state, async move {
+        let _ = stopped.await;
+    }));
+
+    let mut body = post(&url, request("gated-call", true)).await;
+    let mut buffer = String::new();
+    read_until(&mut body, &mut buffer, |v| {
+        v["choices"][0]["delta"]["tool_calls"][0]["function"]["name"].is_string()
+    })
+    .await;
+    stop.send(()).unwrap();
+    // The stream is still open, so the server is still serving it.
+    assert!(
+        tokio::time::timeout(Duration::from_millis(300), &mut server)
+            .await
+            .is_err(),
+        "the server returned with a stream open"
+    );
+    standin.gate.notify_one();
+    let rest = read_until(&mut body, &mut buffer, |v| {
+        v["choices"][0]["finish_reason"].is_string()
+    })
+    .await;
+    assert_eq!(
+        rest.last().unwrap()["choices"][0]["finish_reason"],
+        "tool_calls"
+    );
+    while let Some(bytes) = body.chunk().await.unwrap() {
+        buffer.push_str(&String::from_utf8_lossy(&bytes));
+    }
+    assert!(buffer.contains("data: [DONE]"), "{buffer}");
+    tokio::time::timeout(Duration::from_secs(30), server)
+        .await
+        .expect("the server did not return after its last stream")
+        .unwrap()
+        .unwrap();
+}
