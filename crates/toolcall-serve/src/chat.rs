@@ -115,29 +115,42 @@ pub async fn whole(
         tracing::warn!(error = %crate::error::without_userinfo(&e.to_string()), "upstream failed");
         ApiError::upstream(&e)
     };
-    let limits = Limits::default();
     let mut completion = ask(route, &turn.upstream_request)
         .await
         .map_err(upstream_error)?;
-    let reply = completion
-        .to_reply(&limits)
-        .map_err(|e| ApiError::upstream_reply(&e.to_string()))?;
-    let mut checked = turn.check_reply(reply);
+    let mut checked = check_completion(&turn, &completion)?;
     if checked.needs_retry() && turn.policy == InvalidCallPolicy::Retry {
         Metrics::add(&state.metrics.invalid_calls, checked.rejected.len() as u64);
         Metrics::add(&state.metrics.upstream_retries_for_validation, 1);
         let retry = turn.retry_request(&checked);
         completion = ask(route, &retry).await.map_err(upstream_error)?;
-        let reply = completion
-            .to_reply(&limits)
-            .map_err(|e| ApiError::upstream_reply(&e.to_string()))?;
-        checked = turn.check_reply(reply);
+        checked = check_completion(&turn, &completion)?;
     }
     Metrics::add(&state.metrics.invalid_calls, checked.rejected.len() as u64);
     turn.settle(&mut checked);
     Metrics::add(&state.metrics.calls, checked.calls.len() as u64);
     Metrics::add(&state.metrics.repairs, checked.repair_count() as u64);
     checked.calls.iter().for_each(log_call);
+    let out = client_completion(&turn, &checked, completion);
+    Ok((out, checked))
+}
+
+/// The upstream's whole reply read (text, reasoning, native calls) and checked against the
+/// turn's tools.
+pub fn check_completion(turn: &Turn, completion: &ChatCompletion) -> Result<Checked, ApiError> {
+    let reply = completion
+        .to_reply(&Limits::default())
+        .map_err(|e| ApiError::upstream_reply(&e.to_string()))?;
+    Ok(turn.check_reply(reply))
+}
+
+/// The client's `chat.completion` for a settled turn: the checked calls as native
+/// `tool_calls`, reasoning apart, the upstream's id, usage and unknown fields kept.
+pub fn client_completion(
+    turn: &Turn,
+    checked: &Checked,
+    mut completion: ChatCompletion,
+) -> ChatCompletion {
     let message = ChatMessage {
         role: "assistant".into(),
         content: checked
@@ -161,11 +174,11 @@ pub async fn whole(
         }),
         ..ChatMessage::default()
     };
-    let out = ChatCompletion {
+    ChatCompletion {
         id: if completion.id.is_empty() {
             format!("chatcmpl-{}", CallId::generate())
         } else {
-            completion.id.clone()
+            std::mem::take(&mut completion.id)
         },
         object: "chat.completion".into(),
         created: if completion.created == 0 {
@@ -176,7 +189,7 @@ pub async fn whole(
         model: if completion.model.is_empty() {
             turn.upstream_request.model.clone()
         } else {
-            completion.model.clone()
+            std::mem::take(&mut completion.model)
         },
         choices: vec![Choice {
             index: 0,
@@ -186,26 +199,53 @@ pub async fn whole(
         }],
         usage: completion.usage.take(),
         extra: std::mem::take(&mut completion.extra),
-    };
-    Ok((out, checked))
+    }
 }
 
-/// A streamed Chat Completions reply: the turn's outputs as chunks.
-struct ChatStream {
-    inner: TurnStream,
+/// Writes a streamed turn's outputs as `chat.completion.chunk` events.
+pub struct ChunkWriter {
     id: String,
     created: u64,
     model: String,
     started: bool,
 }
 
-impl ChatStream {
+impl ChunkWriter {
+    /// A writer for a stream of `model`, with a fresh id.
+    pub fn new(model: String) -> Self {
+        ChunkWriter {
+            id: format!("chatcmpl-{}", CallId::generate()),
+            created: now(),
+            model,
+            started: false,
+        }
+    }
+
     fn chunk(&self, delta: ChatDelta, finish: Option<String>) -> Event {
         let mut c = ChatChunk::new(&self.id, self.created, &self.model, delta);
         if let Some(choice) = c.choices.first_mut() {
             choice.finish_reason = finish;
         }
         data_event(&c)
+    }
+
+    /// The events for `outs`, then for `end` when the stream is over.
+    pub fn events(&mut self, outs: Vec<Out>, end: Option<End>) -> Vec<Event> {
+        let mut events = Vec::with_capacity(outs.len() + 2);
+        self.emit(outs, &mut events);
+        match end {
+            None => {}
+            Some(End::Finished(finish)) => {
+                events.push(self.chunk(ChatDelta::default(), Some(finish)));
+                events.push(Event::default().data("[DONE]"));
+            }
+            // An `error` event and no `finish_reason`: no client takes it for a reply.
+            Some(End::Failed(message)) => {
+                let e = ApiError::upstream_reply(&message);
+                events.push(Event::default().data(e.body().to_string()));
+            }
+        }
+        events
     }
 
     /// Chunks for `outs`.
@@ -246,25 +286,19 @@ impl ChatStream {
             events.push(self.chunk(delta, None));
         }
     }
+}
 
+/// A streamed Chat Completions reply: the turn's outputs as chunks.
+struct ChatStream {
+    inner: TurnStream,
+    writer: ChunkWriter,
+}
+
+impl ChatStream {
     /// The next batch of events; `None` once the stream is over.
     async fn step(&mut self) -> Option<Vec<Event>> {
         let (outs, end) = self.inner.next().await?;
-        let mut events = Vec::new();
-        self.emit(outs, &mut events);
-        match end {
-            None => {}
-            Some(End::Finished(finish)) => {
-                events.push(self.chunk(ChatDelta::default(), Some(finish)));
-                events.push(Event::default().data("[DONE]"));
-            }
-            // An `error` event and no `finish_reason`: no client takes it for a reply.
-            Some(End::Failed(message)) => {
-                let e = ApiError::upstream_reply(&message);
-                events.push(Event::default().data(e.body().to_string()));
-            }
-        }
-        Some(events)
+        Some(self.writer.events(outs, end))
     }
 }
 
@@ -278,10 +312,7 @@ async fn stream(state: &AppState, request: ChatRequest) -> Result<Response, ApiE
     let turn = Turn::for_chat(request, route, &state.config, &state.tools)?;
     let streaming = ChatStream {
         inner: TurnStream::open(state, route, turn).await?,
-        id: format!("chatcmpl-{}", CallId::generate()),
-        created: now(),
-        model,
-        started: false,
+        writer: ChunkWriter::new(model),
     };
     let events = futures::stream::unfold(streaming, |mut s| async move {
         s.step().await.map(|batch| (batch, s))

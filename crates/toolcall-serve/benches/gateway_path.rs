@@ -1,0 +1,169 @@
+//! The gateway's own CPU per request, in process (no sockets, no HTTP), against the cost of
+//! just decoding and encoding the same bodies with `serde_json` as the floor, in one run:
+//!
+//! - `whole`: the client's request body → the upstream's request body (parse, route, tools
+//!   compiled or taken from the cache, serialise), then the upstream's whole reply → the
+//!   client's reply body (read, parse the calls written as text, check them against the
+//!   schemas, write native `tool_calls`);
+//! - `streamed`: the same request, then each upstream SSE data line (a Qwen3 reply with a
+//!   think block and one `<tool_call>`, in 3-byte content chunks) → the client's events.
+//!
+//! No log subscriber is installed, so the gateway's JSON log lines (two per whole request)
+//! are not in these figures. `cargo bench -p toolcall-serve --bench gateway_path`
+
+use std::hint::black_box;
+use std::time::Duration;
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use serde_json::{Value, json};
+use toolcall_serve::chat::{ChunkWriter, check_completion, client_completion, parse_request};
+use toolcall_serve::stream::End;
+use toolcall_serve::turn::{StreamTurn, Turn};
+use toolcall_serve::{AppState, Config};
+use toolcall_wire::chat::{ChatCompletion, ChatRequest};
+
+const REPLY: &str = "<think>\nThe user wants the weather in Paris.\n</think>\n\n<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\", \"unit\": \"celsius\"}}\n</tool_call>";
+
+fn request_body(stream: bool) -> Vec<u8> {
+    let body = json!({"model": "qwen3-8b", "messages": [{"role": "user", "content": "weather?"}],
+        "tools": [{"type": "function", "function": {"name": "get_weather", "parameters": {
+            "type": "object", "properties": {"city": {"type": "string"}, "unit": {"type": "string"}},
+            "required": ["city"]}}}],
+        "stream": stream});
+    serde_json::to_vec(&body).unwrap_or_default()
+}
+
+fn whole_reply() -> String {
+    json!({"id": "chatcmpl-1", "object": "chat.completion", "created": 1, "model": "qwen3-8b",
+        "choices": [{"index": 0, "finish_reason": "stop",
+            "message": {"role": "assistant", "content": REPLY}}]})
+    .to_string()
+}
+
+/// The upstream's SSE data lines: the reply in 3-byte content chunks, a finish, `[DONE]`.
+fn stream_lines() -> Vec<String> {
+    let chunk = |delta: Value, finish: Option<&str>| {
+        json!({"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1,
+            "model": "qwen3-8b", "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+        .to_string()
+    };
+    let mut lines = vec![chunk(json!({"role": "assistant", "content": ""}), None)];
+    let mut rest = REPLY;
+    while !rest.is_empty() {
+        let mut n = 3.min(rest.len());
+        while !rest.is_char_boundary(n) {
+            n += 1;
+        }
+        lines.push(chunk(json!({"content": &rest[..n]}), None));
+        rest = &rest[n..];
+    }
+    lines.push(chunk(json!({}), Some("stop")));
+    lines.push("[DONE]".to_owned());
+    lines
+}
+
+/// Request body → the turn and the upstream's request body.
+fn prepare(state: &AppState, body: &[u8]) -> (Turn, Vec<u8>) {
+    let request = parse_request::<ChatRequest>(body).unwrap_or_default();
+    let route = state.upstreams.route(&request.model);
+    let Ok(turn) = Turn::for_chat(request, route, &state.config, &state.tools) else {
+        panic!("the bench request is valid");
+    };
+    let upstream = serde_json::to_vec(&turn.upstream_request).unwrap_or_default();
+    (turn, upstream)
+}
+
+fn whole(state: &AppState, body: &[u8], reply: &str) -> (Vec<u8>, Vec<u8>) {
+    let (turn, upstream) = prepare(state, body);
+    let completion = ChatCompletion::from_body(reply).unwrap_or_default();
+    let Ok(mut checked) = check_completion(&turn, &completion) else {
+        panic!("the bench reply is valid");
+    };
+    turn.settle(&mut checked);
+    let out = client_completion(&turn, &checked, completion);
+    (upstream, serde_json::to_vec(&out).unwrap_or_default())
+}
+
+fn streamed(state: &AppState, body: &[u8], lines: &[String]) -> (Vec<u8>, usize) {
+    let (turn, upstream) = prepare(state, body);
+    let mut writer = ChunkWriter::new(turn.upstream_request.model.clone());
+    let mut st = StreamTurn::new(turn);
+    let mut events = 0;
+    for line in lines {
+        let mut outs = Vec::new();
+        if st.push_data(line, &mut outs).is_err() {
+            panic!("the bench stream is valid");
+        }
+        events += writer.events(outs, None).len();
+    }
+    let mut outs = Vec::new();
+    let end = match st.finish(&mut outs) {
+        Ok(()) => End::Finished(st.checked.finish_reason()),
+        Err(e) => End::Failed(e.message),
+    };
+    events += writer.events(outs, Some(end)).len();
+    (upstream, events)
+}
+
+/// `serde_json` alone: decode and encode each body as a `Value`.
+fn floor(bodies: &[&[u8]]) -> usize {
+    bodies
+        .iter()
+        .map(|b| {
+            let v: Value = serde_json::from_slice(b).unwrap_or_default();
+            serde_json::to_vec(&v).map_or(0, |v| v.len())
+        })
+        .sum()
+}
+
+fn benches(c: &mut Criterion) {
+    let state = AppState::new(Config {
+        upstream: "http://127.0.0.1:9".into(),
+        ..Config::default()
+    })
+    .unwrap_or_else(|e| panic!("config: {e}"));
+    let whole_body = request_body(false);
+    let stream_body = request_body(true);
+    let reply = whole_reply();
+    let lines = stream_lines();
+    // The answers checked once, so the bench measures the real path.
+    let (_, out) = whole(&state, &whole_body, &reply);
+    let out: Value = serde_json::from_slice(&out).unwrap_or_default();
+    assert_eq!(
+        out["choices"][0]["message"]["tool_calls"][0]["function"]["name"],
+        "get_weather"
+    );
+    assert!(streamed(&state, &stream_body, &lines).1 > 10);
+
+    let mut g = c.benchmark_group("whole");
+    g.sample_size(30)
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(3));
+    g.bench_function("gateway", |b| {
+        b.iter(|| whole(&state, black_box(&whole_body), black_box(&reply)))
+    });
+    g.bench_function("serde_json_floor", |b| {
+        b.iter(|| floor(black_box(&[&whole_body, reply.as_bytes()])))
+    });
+    g.finish();
+
+    let mut g = c.benchmark_group("streamed");
+    g.sample_size(30)
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(3));
+    g.bench_function("gateway", |b| {
+        b.iter(|| streamed(&state, black_box(&stream_body), black_box(&lines)))
+    });
+    let mut bodies: Vec<&[u8]> = vec![&stream_body];
+    bodies.extend(
+        lines
+            .iter()
+            .filter(|l| *l != "[DONE]")
+            .map(|l| l.as_bytes()),
+    );
+    g.bench_function("serde_json_floor", |b| b.iter(|| floor(black_box(&bodies))));
+    g.finish();
+}
+
+criterion_group!(gateway_path, benches);
+criterion_main!(gateway_path);
