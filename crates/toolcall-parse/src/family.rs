@@ -464,14 +464,17 @@ impl RawArgs {
 
 /// First occurrence of `needle` in `hay[from..]`, as an index into `hay`.
 ///
-/// Tags are short: a `memchr` for the first byte and a compare at each hit costs at most
-/// `needle.len()` per byte of `hay` (linear), and saves building a `memmem` searcher per
-/// call, which showed in the profile of replies with many calls.
+/// A `memchr` for the first byte and a compare at each hit, for the first few hits: a
+/// streamed push searches a few new bytes, where building a `memmem` searcher per call
+/// cost more than the search (it showed in the profile of replies with many calls). Past
+/// them the rest goes to `memmem`, whose prefilter keeps a hay full of the first byte
+/// (`<` in markup) fast.
 pub(crate) fn find_from(hay: &str, needle: &str, from: usize) -> Option<usize> {
+    const QUICK_HITS: usize = 4;
     let n = needle.as_bytes();
     let first = *n.first()?;
     let mut at = from;
-    loop {
+    for _ in 0..QUICK_HITS {
         let h = hay.as_bytes().get(at..)?;
         let i = memchr::memchr(first, h)?;
         if h.get(i..)?.starts_with(n) {
@@ -479,6 +482,7 @@ pub(crate) fn find_from(hay: &str, needle: &str, from: usize) -> Option<usize> {
         }
         at += i + 1;
     }
+    memchr::memmem::find(hay.as_bytes().get(at..)?, n).map(|i| at + i)
 }
 
 /// Converts a value written as text in markup (XML/tag styles) by the tool's schema for
@@ -619,6 +623,10 @@ mod tests {
         assert_eq!(find_from("<</too", "</tool>", 0), None);
         assert_eq!(find_from("abc", "", 0), None);
         assert_eq!(find_from("abc", "c", 9), None);
+        // Past the quick hits, the searcher finds it too.
+        let many = "<a".repeat(10) + "</tool>";
+        assert_eq!(find_from(&many, "</tool>", 0), Some(20));
+        assert_eq!(find_from(&many, "</tool>", 21), None);
     }
 
     #[test]

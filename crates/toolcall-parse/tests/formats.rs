@@ -875,3 +875,73 @@ fn llama_python_tag_json_streams_its_arguments() {
     assert_eq!(sent, call.arguments);
     assert_eq!(call.arguments, json!({"city": "Paris", "days": 3}));
 }
+
+/// The call ids of `text` read whole and streamed a byte at a time; every streamed call
+/// finishes under the id it was announced with.
+fn ids_whole_and_by_byte(text: &str, options: &ParseOptions) -> (Vec<String>, Vec<String>) {
+    use toolcall_core::StreamEvent;
+    let whole: Vec<String> = parse(text, options)
+        .calls
+        .iter()
+        .map(|c| c.call_id.to_string())
+        .collect();
+    let mut sp = toolcall_parse::StreamParser::new(options.clone());
+    let mut events = Vec::new();
+    for ch in text.chars() {
+        events.extend(sp.push(&ch.to_string()));
+    }
+    events.extend(sp.finish());
+    let mut announced = std::collections::HashMap::new();
+    let mut streamed = Vec::new();
+    for e in events {
+        match e {
+            StreamEvent::CallStarted { index, call_id, .. } => {
+                announced.insert(index, call_id);
+            }
+            StreamEvent::CallFinished { index, call } => {
+                if let Some(id) = announced.get(&index) {
+                    assert_eq!(id, &call.call_id, "{call:?}");
+                }
+                streamed.push(call.call_id.to_string());
+            }
+            _ => {}
+        }
+    }
+    (whole, streamed)
+}
+
+// covers R-1
+#[test]
+fn a_written_call_id_is_kept_or_not_alike_whole_and_streamed() {
+    // Before the arguments: the model's id, in both readings.
+    let before = "<tool_call>{\"id\": \"w1\", \"name\": \"get_weather\", \"arguments\": \
+                  {\"city\": \"Paris\"}}</tool_call>";
+    let (whole, streamed) = ids_whole_and_by_byte(before, &with_tools());
+    assert_eq!(whole, ["w1"]);
+    assert_eq!(streamed, ["w1"]);
+    // After the arguments a streamed call was announced already, under a generated id:
+    // reading the text whole does not take the late id either.
+    let after = "<tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}, \
+                 \"id\": \"w2\"}</tool_call>";
+    let (whole, streamed) = ids_whole_and_by_byte(after, &with_tools());
+    assert_eq!((whole.len(), streamed.len()), (1, 1));
+    assert_ne!(whole[0], "w2");
+    assert_ne!(streamed[0], "w2");
+    // The same in the lists behind a marker that stream entry by entry.
+    for list in [
+        "<TOOLCALL>[{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}, \
+         \"id\": \"w3\"}]</TOOLCALL>",
+        "<tool_calls>[{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}, \
+         \"id\": \"w3\"}]</tool_calls>",
+    ] {
+        let (whole, streamed) = ids_whole_and_by_byte(list, &with_tools());
+        assert_eq!((whole.len(), streamed.len()), (1, 1), "{list}");
+        assert_eq!(whole[0] == "w3", streamed[0] == "w3", "{list}: {whole:?} {streamed:?}");
+    }
+    // Mistral's list form writes its ids after the arguments and is read whole: kept.
+    let mistral = "[TOOL_CALLS][{\"name\": \"get_weather\", \"arguments\": {\"city\": \
+                   \"Paris\"}, \"id\": \"a1b2c3d4e\"}]";
+    let (whole, streamed) = ids_whole_and_by_byte(mistral, &with_tools());
+    assert_eq!(whole, ["a1b2c3d4e"]);
+    assert_eq!(streamed, ["a1b2c3d4e"]);
+}

@@ -27,19 +27,26 @@ struct CallKeys<'a> {
 }
 
 impl<'a> CallKeys<'a> {
-    fn of(m: &'a Map<String, Value>) -> Option<Self> {
+    /// `late_ids`: whether an id written after the arguments is the call's id. Where calls
+    /// stream, a call is announced (under a generated id) when its arguments start, so an
+    /// id after them cannot be its id, and reading the text whole must give the same call
+    /// . Keys come in document order (`preserve_order`).
+    fn of(m: &'a Map<String, Value>, late_ids: bool) -> Option<Self> {
         let mut k = CallKeys::default();
+        let mut after_args = false;
         for (key, v) in m {
             let slot = match key.as_str() {
                 "name" => &mut k.name,
                 "arguments" => &mut k.arguments,
                 "parameters" => &mut k.parameters,
+                "id" | "call_id" if after_args && !late_ids => continue,
                 "id" => &mut k.id,
                 "call_id" => &mut k.call_id,
                 "type" => &mut k.kind,
                 _ => return None,
             };
             *slot = Some(v);
+            after_args |= matches!(key.as_str(), "arguments" | "parameters");
         }
         Some(k)
     }
@@ -52,7 +59,9 @@ fn draft(
     format: FormatId,
     need_args: bool,
 ) -> Option<(Draft, Option<&'static str>)> {
-    let keys = CallKeys::of(m)?;
+    // Mistral's `[TOOL_CALLS][…]` list writes its ids after the arguments and is never
+    // announced before it is complete.
+    let keys = CallKeys::of(m, format == FormatId::MISTRAL)?;
     if let Some(t) = keys.kind
         && t.as_str() != Some("function")
     {

@@ -268,7 +268,7 @@ impl RegionReader for CallListReader {
             }
             None => {
                 if cx.streaming() {
-                    self.live.advance(region, self.format, cx);
+                    self.live.advance(region, cx);
                 }
                 return Advance::NeedMore;
             }
@@ -356,7 +356,6 @@ enum PyState {
     Name { start: usize },
     /// Inside the call's parentheses (opened at `open`); the current argument from `seg`.
     Args {
-        name: String,
         open: usize,
         scanner: Scanner,
         seg: usize,
@@ -402,7 +401,7 @@ impl LiveCalls {
         cx.arguments(fragment);
     }
 
-    fn advance(&mut self, region: &str, format: FormatId, cx: &mut ReadCx<'_>) {
+    fn advance(&mut self, region: &str, cx: &mut ReadCx<'_>) {
         let bytes = region.as_bytes();
         while !self.stopped {
             let Some(&b) = bytes.get(self.pos) else {
@@ -443,18 +442,12 @@ impl LiveCalls {
                     self.sent.clear();
                     self.keys.clear();
                     self.state = PyState::Args {
-                        name: name.to_owned(),
                         open: self.pos,
                         scanner: Scanner::new(cx.ctx.limits.max_depth, true),
                         seg: self.pos + 1,
                     };
                 }
-                PyState::Args {
-                    name,
-                    open,
-                    scanner,
-                    seg,
-                } => {
+                PyState::Args { open, scanner, seg } => {
                     // Scan up to the next comma (strings are skipped whole by the
                     // scanner), then see whether that comma separates arguments.
                     let comma = memchr::memchr(b',', &bytes[self.pos..]).map(|i| self.pos + i);
@@ -486,10 +479,9 @@ impl LiveCalls {
                     if ends {
                         self.pos = at + 1;
                     }
-                    let name = name.clone();
                     let segment = region.get(*seg..at).unwrap_or("");
                     *seg = at + 1;
-                    if !self.keyword(&name, segment, format, cx) {
+                    if !self.keyword(segment, cx) {
                         self.stopped = true;
                         return;
                     }
@@ -505,40 +497,41 @@ impl LiveCalls {
     }
 
     /// Sends one completed `key=value` argument; blank (a trailing comma) sends nothing.
-    fn keyword(
-        &mut self,
-        name: &str,
-        segment: &str,
-        format: FormatId,
-        cx: &mut ReadCx<'_>,
-    ) -> bool {
+    /// The value is read as the whole call's reader reads a keyword argument
+    /// ([`parse_args`]: `parse_lenient` of the text after `=`), without its list split.
+    fn keyword(&mut self, segment: &str, cx: &mut ReadCx<'_>) -> bool {
         let part = segment.trim();
         if part.is_empty() {
             return true;
         }
-        let Ok(d) = parse_args(name, part, cx.ctx, format, 0..0) else {
-            return false;
-        };
-        let Some(Value::Object(args)) = d.args else {
-            return false;
-        };
-        let mut it = args.into_iter();
-        let (Some((k, v)), None) = (it.next(), it.next()) else {
-            return false;
-        };
         // Keyword arguments only (a positional one maps by the schema's order), once each.
-        let keyword = part
-            .strip_prefix(k.as_str())
-            .is_some_and(|r| r.trim_start().starts_with('='));
-        if !keyword || self.keys.contains(&k) {
+        let key_len = part
+            .bytes()
+            .take_while(|b| b.is_ascii_alphanumeric() || *b == b'_')
+            .count();
+        if key_len == 0 || part.as_bytes()[0].is_ascii_digit() {
+            return false;
+        }
+        let (key, rest) = part.split_at(key_len);
+        let Some(value) = rest
+            .trim_start_matches([' ', '\t'])
+            .strip_prefix('=')
+            .filter(|v| !v.starts_with('='))
+        else {
+            return false;
+        };
+        let Ok((v, _)) = parse_lenient(value.trim()) else {
+            return false;
+        };
+        if self.keys.contains(key) {
             return false;
         }
         let mut fragment = String::from(if self.sent.is_empty() { "{" } else { "," });
-        fragment.push_str(&Value::String(k.clone()).to_string());
+        fragment.push_str(&Value::String(key.to_owned()).to_string());
         fragment.push(':');
         fragment.push_str(&v.to_string());
         self.send(&fragment, cx);
-        self.keys.insert(k);
+        self.keys.insert(key.to_owned());
         true
     }
 }
