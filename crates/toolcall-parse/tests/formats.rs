@@ -936,7 +936,11 @@ fn a_written_call_id_is_kept_or_not_alike_whole_and_streamed() {
     ] {
         let (whole, streamed) = ids_whole_and_by_byte(list, &with_tools());
         assert_eq!((whole.len(), streamed.len()), (1, 1), "{list}");
-        assert_eq!(whole[0] == "w3", streamed[0] == "w3", "{list}: {whole:?} {streamed:?}");
+        assert_eq!(
+            whole[0] == "w3",
+            streamed[0] == "w3",
+            "{list}: {whole:?} {streamed:?}"
+        );
     }
     // Mistral's list form writes its ids after the arguments and is read whole: kept.
     let mistral = "[TOOL_CALLS][{\"name\": \"get_weather\", \"arguments\": {\"city\": \
