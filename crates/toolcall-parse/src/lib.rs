@@ -228,8 +228,8 @@ pub fn parse(text: &str, options: &ParseOptions) -> Parsed {
 /// DeepSeek V3/V3.1, Kimi K2, gpt-oss, and the `{name, arguments}` objects behind a marker:
 /// Nemotron, Granite, `<tool_calls>`, `functools`, InternLM, LongCat, Cohere, Apertus);
 /// text-valued families send the JSON their values convert to (a text value in pieces as
-/// its bytes arrive, other values as each parameter completes; Gemma 4 and the Python call
-/// lists per completed argument), so the fragments are the final arguments exactly. A call
+/// its bytes arrive, other values as each parameter completes; Gemma 4, the Python call
+/// lists and Llama 3's built-in `tool.call(…)` per completed argument), so the fragments are the final arguments exactly. A call
 /// announced but cut off or malformed never gets `CallFinished` (an error diagnostic says
 /// why). Mistral's `[TOOL_CALLS][…]` list (its ids follow the arguments), bare JSON and
 /// call syntax announce a call when its markup is complete, with the arguments JSON as one

@@ -306,6 +306,7 @@ proptest! {
             ("json", json!([{"name": name, "arguments": a}, {"name": name2, "arguments": b}]).to_string(), 2),
             ("tools_envelope", format!("Sure.\n```json\n{}\n```\n", json!({"tools": [{"name": name, "arguments": a}, {"name": name2, "arguments": b}]})), 2),
             ("pythonic", format!("[{name}({}), {name2}({})]", kwargs(&args), kwargs(&args2)), 2),
+            ("llama3_builtin", format!("<|python_tag|>{name}.call({})", kwargs(&args)), 1),
             ("action_response", json!({"session_id": "s1", "command": name, "args": a, "text": "ok"}).to_string(), 1),
         ];
         for (format, text, n) in renders {

@@ -1,7 +1,9 @@
 //! `llama3_builtin`: Llama 3.1+ built-in tools, `<|python_tag|>brave_search.call(query="…")`
 //! (also `wolfram_alpha`, or any `tool.call(key=value, ...)`), ended by `<|eom_id|>`, which
 //! `llama` strips. Explicit markup: any name, flagged when unregistered. Keyword values are
-//! Python/JSON literals read by the shared call-syntax argument parser.
+//! Python/JSON literals read by the shared call-syntax argument parser. Streamed, the call is
+//! announced at its name and each completed keyword argument is sent as the JSON it converts
+//! to, as the Python call lists do ([`LiveCall`]).
 
 use crate::FormatId;
 use crate::builder::Ctx;
@@ -9,6 +11,7 @@ use crate::family::{Advance, Family, Outcome, ReadCx, RegionReader, Scan, Scanne
 
 use super::call_syntax::parse_args;
 use super::llama::PYTHON_TAG;
+use super::marked::LiveCall;
 
 const CALL: &str = ".call(";
 /// Longest built-in tool name read.
@@ -38,6 +41,7 @@ impl Family for Llama3Builtin {
         Some(Box::new(Reader {
             head: None,
             scanner: Scanner::new(ctx.limits.max_depth, true),
+            live: None,
         }))
     }
 }
@@ -46,6 +50,8 @@ struct Reader {
     /// The tool name and the offset of the call's `(`, once read.
     head: Option<(String, usize)>,
     scanner: Scanner,
+    /// The keyword arguments streamed so far (streaming only).
+    live: Option<LiveCall>,
 }
 
 impl RegionReader for Reader {
@@ -85,7 +91,11 @@ impl RegionReader for Reader {
             }
             let name = region.get(name_at..name_at + name_len).unwrap_or("");
             cx.start_call(name, None);
-            self.head = Some((name.to_owned(), name_at + name_len + CALL.len() - 1));
+            let open = name_at + name_len + CALL.len() - 1;
+            self.head = Some((name.to_owned(), open));
+            if cx.streaming() {
+                self.live = Some(LiveCall::new(open, cx.ctx.limits.max_depth));
+            }
         }
         let Some((name, open)) = &self.head else {
             return Advance::NeedMore;
@@ -96,7 +106,12 @@ impl RegionReader for Reader {
                 end: region.len(),
                 why: format!("truncated tool call: {name}.call( is not closed; not run"),
             },
-            Scan::NeedMore => Advance::NeedMore,
+            Scan::NeedMore => {
+                if let Some(live) = &mut self.live {
+                    live.advance(region, cx);
+                }
+                Advance::NeedMore
+            }
             Scan::Fail(e) => Advance::Broken {
                 end: open + self.scanner.consumed(),
                 why: format!("{name}.call(...) is malformed, not run: {e}"),
@@ -109,12 +124,14 @@ impl RegionReader for Reader {
                     Ok(d) => {
                         let mut o = Outcome::default();
                         o.diagnostics
-                            .extend(cx.ctx.unknown_name_warning(name, span));
-                        if cx.streaming() {
-                            let args = d.args.clone().unwrap_or_default();
-                            cx.arguments(&args.to_string());
-                        }
+                            .extend(cx.ctx.unknown_name_warning(name, span.clone()));
                         o.drafts.push(d);
+                        if let Some(live) = &mut self.live {
+                            live.advance(region.get(..end).unwrap_or(""), cx);
+                            let drafts = std::mem::take(&mut o.drafts);
+                            live.finish(&drafts, span, &mut o, cx);
+                            o.drafts = drafts;
+                        }
                         Advance::Done { end, outcome: o }
                     }
                     Err(e) => Advance::Broken {

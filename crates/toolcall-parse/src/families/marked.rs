@@ -536,6 +536,41 @@ impl LiveCalls {
     }
 }
 
+/// One Python call already announced, its `(` at `open` (Llama 3's built-in
+/// `name.call(…)`): its keyword arguments stream as a [`CallListReader`]'s entries do.
+pub(crate) struct LiveCall(LiveCalls);
+
+impl LiveCall {
+    pub(crate) fn new(open: usize, max_depth: usize) -> Self {
+        let mut live = LiveCalls::new(open, CallList::List);
+        live.calls = 1;
+        live.state = PyState::Args {
+            open,
+            scanner: Scanner::new(max_depth, true),
+            seg: open + 1,
+        };
+        LiveCall(live)
+    }
+
+    /// Sends the arguments completed in `region` (which must end at or before the `)`).
+    pub(crate) fn advance(&mut self, region: &str, cx: &mut ReadCx<'_>) {
+        self.0.advance(region, cx);
+    }
+
+    /// At the `)`: sends what the stream did not yet send of `drafts`' final arguments (a
+    /// warning when a sent value differs from it).
+    pub(crate) fn finish(
+        &self,
+        drafts: &[Draft],
+        span: std::ops::Range<usize>,
+        o: &mut Outcome,
+        cx: &mut ReadCx<'_>,
+    ) {
+        let live = &self.0;
+        finish_sent(&live.closed, live.calls, &live.sent, drafts, span, o, cx);
+    }
+}
+
 /// Splits at commas outside brackets and quotes; whatever is left unbalanced at the end is
 /// the last entry. One pass, no recursion.
 fn split_tolerant(s: &str) -> Vec<&str> {
