@@ -949,3 +949,15 @@ fn a_written_call_id_is_kept_or_not_alike_whole_and_streamed() {
     assert_eq!(whole, ["a1b2c3d4e"]);
     assert_eq!(streamed, ["a1b2c3d4e"]);
 }
+
+// covers R-4 (markup never left in the text)
+#[test]
+fn llama3_builtin_alone_strips_its_end_of_message_token() {
+    let text = "<|python_tag|>brave_search.call(query=\"weather in Paris\")<|eom_id|>";
+    for options in [only("llama3_builtin", false), auto()] {
+        let p = parse(text, &options);
+        assert_eq!(p.calls.len(), 1, "{p:?}");
+        assert_eq!(p.calls[0].name, "brave_search");
+        assert_eq!(p.text, "", "{p:?}");
+    }
+}

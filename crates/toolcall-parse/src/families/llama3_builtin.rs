@@ -37,6 +37,11 @@ impl Family for Llama3Builtin {
     fn openers(&self) -> &'static [&'static str] {
         &[PYTHON_TAG]
     }
+    /// The end-of-message token after the call (and Llama 3's other end tokens), also when
+    /// this family is chosen alone.
+    fn strip(&self) -> &'static [&'static str] {
+        &super::llama::END_TOKENS
+    }
     fn reader(&self, _opener: usize, ctx: &Ctx) -> Option<Box<dyn RegionReader>> {
         Some(Box::new(Reader {
             head: None,
