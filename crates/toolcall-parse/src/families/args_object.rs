@@ -11,7 +11,7 @@ use toolcall_core::{Diagnostic, Repair};
 
 use crate::FormatId;
 use crate::builder::Draft;
-use crate::family::{Outcome, RawArgs, ReadCx, Scan, ScanFrom, Scanner, parse_lenient};
+use crate::family::{Advance, Outcome, RawArgs, ReadCx, Scan, ScanFrom, Scanner, parse_lenient};
 
 use super::tags::{BlockStream, MAX_LEAD};
 
@@ -39,6 +39,37 @@ pub(crate) enum ArgsRead {
         value: Value,
         repairs: Vec<Repair>,
     },
+}
+
+/// A read value: where it ends, the value, the repairs that made it JSON.
+pub(crate) type ArgsValue = (usize, Value, Vec<Repair>);
+
+impl ArgsRead {
+    /// The value once read, or what the family's reader answers meanwhile: `NeedMore`, or
+    /// `Broken` with the [`truncated`]/[`malformed`] messages for markup shown as `what()`
+    /// (written only when needed: `advance` runs on every push).
+    pub(crate) fn value_or_answer(
+        self,
+        region_len: usize,
+        what: impl FnOnce() -> String,
+    ) -> Result<ArgsValue, Advance> {
+        match self {
+            ArgsRead::NeedMore => Err(Advance::NeedMore),
+            ArgsRead::Truncated => Err(Advance::Broken {
+                end: region_len,
+                why: truncated(&what()),
+            }),
+            ArgsRead::Malformed { end, error } => Err(Advance::Broken {
+                end,
+                why: malformed(&what(), &error),
+            }),
+            ArgsRead::Done {
+                end,
+                value,
+                repairs,
+            } => Ok((end, value, repairs)),
+        }
+    }
 }
 
 impl ArgsObject {

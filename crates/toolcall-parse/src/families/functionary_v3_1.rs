@@ -12,7 +12,7 @@ use crate::FormatId;
 use crate::builder::Ctx;
 use crate::family::{Advance, Family, Instructions, ReadCx, RegionReader};
 
-use super::args_object::{ArgsObject, ArgsRead, malformed, named_call, truncated};
+use super::args_object::{ArgsObject, named_call};
 
 use super::tags::valid_name;
 
@@ -117,34 +117,19 @@ impl RegionReader for Reader {
                     };
                 }
                 State::Json { name, args } => {
-                    let what = format!("<function={name}>");
-                    match args.advance(region, is_final, cx) {
-                        ArgsRead::NeedMore => return Advance::NeedMore,
-                        ArgsRead::Truncated => {
-                            return Advance::Broken {
-                                end: region.len(),
-                                why: truncated(&what),
-                            };
-                        }
-                        ArgsRead::Malformed { end, error } => {
-                            return Advance::Broken {
-                                end,
-                                why: malformed(&what, &error),
-                            };
-                        }
-                        ArgsRead::Done {
-                            end,
-                            value,
-                            repairs,
-                        } => {
-                            self.state = State::Tail {
-                                name: std::mem::take(name),
-                                json: args.start()..end,
-                                value: Some(value),
-                                repairs,
-                            };
-                        }
-                    }
+                    let read = args.advance(region, is_final, cx);
+                    let (end, value, repairs) = match read
+                        .value_or_answer(region.len(), || format!("<function={name}>"))
+                    {
+                        Ok(read) => read,
+                        Err(answer) => return answer,
+                    };
+                    self.state = State::Tail {
+                        name: std::mem::take(name),
+                        json: args.start()..end,
+                        value: Some(value),
+                        repairs,
+                    };
                 }
                 State::Tail {
                     name,

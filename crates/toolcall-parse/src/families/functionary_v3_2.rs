@@ -13,7 +13,7 @@ use crate::FormatId;
 use crate::builder::Ctx;
 use crate::family::{Advance, Family, Instructions, Outcome, ReadCx, RegionReader};
 
-use super::args_object::{ArgsObject, ArgsRead, malformed, named_call, truncated};
+use super::args_object::{ArgsObject, named_call};
 
 use super::llama::END_TOKENS;
 use super::tags::valid_name;
@@ -157,22 +157,9 @@ impl RegionReader for Reader {
                     }
                 },
                 State::Json { name, args } => {
-                    let what = format!(">>>{name}");
-                    return match args.advance(region, is_final, cx) {
-                        ArgsRead::NeedMore => Advance::NeedMore,
-                        ArgsRead::Truncated => Advance::Broken {
-                            end: region.len(),
-                            why: truncated(&what),
-                        },
-                        ArgsRead::Malformed { end, error } => Advance::Broken {
-                            end,
-                            why: malformed(&what, &error),
-                        },
-                        ArgsRead::Done {
-                            end,
-                            value,
-                            repairs,
-                        } => Advance::Done {
+                    let read = args.advance(region, is_final, cx);
+                    return match read.value_or_answer(region.len(), || format!(">>>{name}")) {
+                        Ok((end, value, repairs)) => Advance::Done {
                             end,
                             outcome: named_call(
                                 name,
@@ -184,6 +171,7 @@ impl RegionReader for Reader {
                                 cx,
                             ),
                         },
+                        Err(answer) => answer,
                     };
                 }
             }
