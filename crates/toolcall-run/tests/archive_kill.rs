@@ -56,29 +56,8 @@ async fn child_turn_for_kill_test() {
 fn killed_process_keeps_every_finished_call_and_result() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("kill.sqlite");
-    let mut child = Command::new(std::env::current_exe().unwrap())
-        .args(["child_turn_for_kill_test", "--exact", "--nocapture"])
-        .env(ENV, &path)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(60);
-    // Wait until the hanging call of round 2 is recorded: round 1 is then complete.
-    loop {
-        assert!(Instant::now() < deadline, "child never reached round 2");
-        assert!(child.try_wait().unwrap().is_none(), "child exited early");
-        if path.exists()
-            && let Ok(a) = Archive::open(&path)
-            && let Some(s) = a.list_sessions().ok().and_then(|l| l.into_iter().next())
-            && a.show_session(&s.id).map(|r| r.calls.len()).unwrap_or(0) == 3
-        {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    child.kill().unwrap(); // SIGKILL on Unix
-    child.wait().unwrap();
+    // Killed once the hanging call of round 2 is recorded: round 1 is then complete.
+    kill_when_recorded("child_turn_for_kill_test", ENV, &path, 3);
 
     let a = Archive::open(&path).unwrap();
     let s = &a.list_sessions().unwrap()[0];
@@ -143,32 +122,8 @@ async fn child_text_turn_for_kill_test() {
 async fn resume_after_a_kill_mid_text_round_sends_every_result_in_the_text_format() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("kill-text.sqlite");
-    let mut child = Command::new(std::env::current_exe().unwrap())
-        .args(["child_text_turn_for_kill_test", "--exact", "--nocapture"])
-        .env(TEXT_ENV, &path)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(60);
-    // Wait until the hanging second call is recorded: the first has its result then.
-    let session = loop {
-        assert!(
-            Instant::now() < deadline,
-            "child never reached the second call"
-        );
-        assert!(child.try_wait().unwrap().is_none(), "child exited early");
-        if path.exists()
-            && let Ok(a) = Archive::open(&path)
-            && let Some(s) = a.list_sessions().ok().and_then(|l| l.into_iter().next())
-            && a.show_session(&s.id).map(|r| r.calls.len()).unwrap_or(0) == 2
-        {
-            break s.id;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    };
-    child.kill().unwrap(); // SIGKILL on Unix
-    child.wait().unwrap();
+    // Killed once the hanging second call is recorded: the first has its result then.
+    let session = kill_when_recorded("child_text_turn_for_kill_test", TEXT_ENV, &path, 2);
 
     let archive = Arc::new(Archive::open(&path).unwrap());
     let archived = archive.show_session(&session).unwrap().calls;
@@ -204,4 +159,35 @@ async fn resume_after_a_kill_mid_text_round_sends_every_result_in_the_text_forma
     // The answers are archived, so the next resume finds the conversation whole.
     let stored = archive.load_messages(&session).unwrap();
     assert_eq!(&stored[n - 2], &sent[n - 2]);
+}
+
+/// Runs the child test `name` (archive path in `env`), SIGKILLs it once its session has
+/// `calls` calls archived, and returns that session's id.
+fn kill_when_recorded(name: &str, env: &str, path: &std::path::Path, calls: usize) -> String {
+    let mut child = Command::new(std::env::current_exe().unwrap())
+        .args([name, "--exact", "--nocapture"])
+        .env(env, path)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let session = loop {
+        assert!(
+            Instant::now() < deadline,
+            "{name} never archived {calls} calls"
+        );
+        assert!(child.try_wait().unwrap().is_none(), "child exited early");
+        if path.exists()
+            && let Ok(a) = Archive::open(path)
+            && let Some(s) = a.list_sessions().ok().and_then(|l| l.into_iter().next())
+            && a.show_session(&s.id).map(|r| r.calls.len()).unwrap_or(0) == calls
+        {
+            break s.id;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    child.kill().unwrap(); // SIGKILL on Unix
+    child.wait().unwrap();
+    session
 }
