@@ -249,7 +249,11 @@ pub fn arguments_object(call: &WireCall) -> Value {
 }
 
 /// Chat's finish reason for a reply, from whether it holds calls and what the upstream said.
+/// `length` stays `length`: a reply cut by the token limit is never passed as finished.
 pub fn chat_finish(reply: &Reply) -> String {
+    if reply.finish_reason.as_deref() == Some("length") {
+        return "length".into();
+    }
     if !reply.calls.is_empty() {
         return "tool_calls".into();
     }

@@ -599,6 +599,7 @@ impl Dialect for Responses {
             .filter(|u| u.get("input_tokens").is_some())
             .or_else(|| meta.usage.as_ref().map(usage_value));
         r.extra.extend(meta.extra.clone());
+        mark_incomplete(&mut r, &crate::dialect::chat_finish(reply));
         serde_json::to_value(&r).unwrap_or_default()
     }
 
@@ -616,6 +617,20 @@ impl Dialect for Responses {
     fn encode_error(&self, e: &ErrorInfo<'_>) -> Value {
         crate::chat::Chat.encode_error(e)
     }
+}
+
+/// Marks `response` incomplete when the turn stopped at the token limit (`length`), as the
+/// API does (`incomplete_details.reason: "max_output_tokens"`); whether it did.
+fn mark_incomplete(response: &mut Response, finish_reason: &str) -> bool {
+    if finish_reason != "length" {
+        return false;
+    }
+    response.status = "incomplete".into();
+    response.extra.insert(
+        "incomplete_details".into(),
+        json!({"reason": "max_output_tokens"}),
+    );
+    true
 }
 
 /// Reads a Responses event stream into deltas: text and reasoning deltas, each
@@ -684,7 +699,8 @@ impl StreamDecoder for ResponsesDecoder {
                 };
                 out.push(Delta::Finish(finish.into()));
             }
-            "response.failed" | "response.incomplete" | "error" => {
+            "response.incomplete" => out.push(Delta::Finish("length".into())),
+            "response.failed" | "error" => {
                 return Err(WireError::Upstream(format!(
                     "{kind}: {}",
                     excerpt(data, 500)
@@ -962,14 +978,19 @@ impl StreamEncoder for ResponsesEvents {
     fn end(&mut self, end: End, events: &mut Vec<SseEvent>) {
         self.start(events);
         match end {
-            End::Finished(_) => {
+            End::Finished(reason) => {
                 self.close_text(events);
                 let mut done = std::mem::take(&mut self.done);
                 done.sort_by_key(|(i, _)| *i);
                 self.response.output = done.into_iter().map(|(_, item)| item).collect();
                 self.response.status = "completed".into();
-                let completed = json!({"type": "response.completed", "response": self.response});
-                self.push_event(completed, events);
+                let kind = if mark_incomplete(&mut self.response, &reason) {
+                    "response.incomplete"
+                } else {
+                    "response.completed"
+                };
+                let end = json!({"type": kind, "response": self.response});
+                self.push_event(end, events);
             }
             End::Failed(message) => {
                 self.response.extra.insert(
