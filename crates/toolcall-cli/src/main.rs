@@ -8,6 +8,7 @@ mod approve;
 mod constrain_cmd;
 mod detect_cmd;
 mod display;
+mod error_text;
 mod mcp_cmd;
 mod parse_cmd;
 mod run_cmd;
@@ -83,7 +84,7 @@ fn main() -> ExitCode {
     match outcome {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("toolcall: {e:#}");
+            eprintln!("toolcall: {}", error_text::one_line(e.as_ref()));
             ExitCode::FAILURE
         }
     }
