@@ -48,6 +48,9 @@ pub async fn handle(State(state): State<AppState>, headers: HeaderMap, body: Byt
             .map_err(|e| ApiError::bad_request(e.to_string()))?;
         // The turn asks the upstream to stream exactly when the client asked.
         chat.stream = (request.stream == Some(true)).then_some(true);
+        if let Some(side) = &state.server_side {
+            return crate::server_side::responses(&state, side, &headers, &request, chat).await;
+        }
         if request.stream == Some(true) {
             Metrics::add(&state.metrics.streamed_requests, 1);
             return stream(&state, &request, chat).await;
@@ -72,7 +75,7 @@ pub async fn handle(State(state): State<AppState>, headers: HeaderMap, body: Byt
 }
 
 /// Echoes the request's `parallel_tool_calls` and `tools` in `response`, as the API does.
-fn dress(response: &mut ApiResponse, request: &ResponsesRequest) {
+pub fn dress(response: &mut ApiResponse, request: &ResponsesRequest) {
     if let Some(m) = response.extra.get_mut("parallel_tool_calls") {
         *m = json!(request.parallel_tool_calls.unwrap_or(true));
     }

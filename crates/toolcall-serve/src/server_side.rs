@@ -1,12 +1,20 @@
 //! Server-side tools and the inspector (`toolcall serve --pack NAME --tools FILE`).
 //!
-//! With server-side tools, a Chat Completions request is answered by an agent turn
+//! With server-side tools, a request is answered by an agent turn
 //! ([`toolcall_run::server::ServerTools`]): the model is offered the server's tools (as the
 //! inspector's switches leave them) next to the client's; calls to server tools run here and
 //! their results go back to the model under the same `call_id`, up to `max_rounds`; calls
 //! to the client's tools come back to the client as `tool_calls`. Each conversation is an
-//! archived session: the response carries its id in `x-toolcall-session`, and a request
-//! with that header continues it.
+//! archived session: the response carries its id in `x-toolcall-session`, a request with
+//! that header continues it, and an id the archive does not know is a `404`. Each session
+//! runs the stateful packs on its own instance (see `toolcall_run::server`).
+//!
+//! This is a layer under every front end: a front end decodes its request to Chat
+//! Completions and hands it to a [`ServerTurnJob`], whose [`ServerAnswer`] it writes in its
+//! own shape (Chat Completions and Responses here). Each model request of the turn is one
+//! gateway turn on the client's route (`GatewayModel`), so server-side tools get the
+//! route's format, emulation, invalid-call policy, `tool_choice`, tools cache and pooled
+//! upstream client exactly as a request without them does.
 //!
 //! A streamed request (`"stream": true`) gets the final reply as Chat Completions chunks.
 //! Progress extension, off by default so plain OpenAI clients see nothing new: with the
@@ -20,7 +28,8 @@
 //! otherwise (none configured: not served).
 
 use std::convert::Infallible;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 
 use axum::Json;
 use axum::body::Bytes;
@@ -34,8 +43,14 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc;
 use toolcall_core::Registry;
 use toolcall_inspector::{Hub, Inspector, ToolSwitches};
+use toolcall_run::client::chat::{render_tools, to_chat_messages};
+use toolcall_run::client::{ModelReply, ModelRequest, NameMap};
 use toolcall_run::server::{ServerTools, ServerTurnError, SessionPack};
-use toolcall_run::{AgentError, AgentEvent, Archive, ChatCompletionsClient};
+use toolcall_run::{AgentError, AgentEvent, Archive, ClientError, Mode, ModelClient};
+use toolcall_wire::chat::ChatRequest;
+use toolcall_wire::responses::ResponsesRequest;
+
+use crate::turn::Checked;
 
 use crate::{ApiError, AppState, auth};
 
@@ -71,6 +86,8 @@ impl ServerSide {
         let hub = Hub::new();
         let runner = ServerTools {
             max_rounds,
+            // The gateway's own turn reads the calls (see `GatewayModel`).
+            mode: Mode::Native,
             archive: archive.clone(),
             observers: vec![hub.observer()],
             packs,
@@ -185,6 +202,201 @@ fn with_session(mut response: Response, session: Option<&str>) -> Response {
     response
 }
 
+/// The model of a server-side turn: each request of the agent's loop is one gateway turn
+/// ([`crate::chat::whole`]) on the client's route, the same path as a request without
+/// server-side tools: the route's format and emulation, the invalid-call policy (with its
+/// retry), `tool_choice` and `parallel_tool_calls`, the tools cache, and the route's pooled
+/// upstream client. The calls it hands the loop are read and checked already.
+struct GatewayModel {
+    state: AppState,
+    /// The client's request: its model, sampling and other fields go with every request.
+    base: ChatRequest,
+    /// Requests made so far: the client's `tool_choice` asks for the turn's first reply;
+    /// the later ones, after server-side results, are the model's own choice.
+    asked: AtomicUsize,
+    /// The gateway's error behind a failed request, answered to the client as it is.
+    error: Mutex<Option<ApiError>>,
+}
+
+impl GatewayModel {
+    fn new(state: &AppState, mut base: ChatRequest) -> Self {
+        base.stream = None;
+        GatewayModel {
+            state: state.clone(),
+            base,
+            asked: AtomicUsize::new(0),
+            error: Mutex::new(None),
+        }
+    }
+
+    /// The upstream request for one request of the loop, as the client would have sent it.
+    fn chat_request(
+        &self,
+        request: &ModelRequest,
+        names: &NameMap,
+    ) -> Result<ChatRequest, ClientError> {
+        let not_wire = |e: serde_json::Error| {
+            ClientError::Other(format!("cannot write the conversation: {e}"))
+        };
+        let mut chat = self.base.clone();
+        chat.messages = to_chat_messages(&request.messages, names)
+            .into_iter()
+            .map(serde_json::from_value)
+            .collect::<Result<_, _>>()
+            .map_err(not_wire)?;
+        let first = self.asked.fetch_add(1, Ordering::Relaxed) == 0;
+        if request.tools.is_empty() {
+            chat.tools = None;
+            chat.tool_choice = None;
+            chat.parallel_tool_calls = None;
+        } else {
+            chat.tools = Some(
+                serde_json::from_value(render_tools(&request.tools, names)).map_err(not_wire)?,
+            );
+            if !first {
+                chat.tool_choice = None;
+            }
+        }
+        Ok(chat)
+    }
+
+    fn take_error(&self) -> Option<ApiError> {
+        self.error.lock().ok().and_then(|mut e| e.take())
+    }
+}
+
+#[async_trait::async_trait]
+impl ModelClient for GatewayModel {
+    async fn complete(&self, request: &ModelRequest) -> Result<ModelReply, ClientError> {
+        let names = NameMap::from_names(
+            request
+                .tools
+                .iter()
+                .map(|t| t.name.as_str())
+                .chain(request.known_names.iter().map(String::as_str)),
+        );
+        let chat = self.chat_request(request, &names)?;
+        match crate::chat::whole(&self.state, chat).await {
+            Ok((_, checked)) => Ok(ModelReply {
+                text: checked.text,
+                reasoning: checked.reasoning,
+                calls: checked
+                    .calls
+                    .into_iter()
+                    .map(|mut c| {
+                        if let Some(id) = names.from_provider(&c.name) {
+                            c.name = id.to_owned();
+                        }
+                        c
+                    })
+                    .collect(),
+            }),
+            Err(e) => {
+                let message = e.message.clone();
+                if let Ok(mut slot) = self.error.lock() {
+                    *slot = Some(e);
+                }
+                Err(ClientError::Other(message))
+            }
+        }
+    }
+}
+
+/// A server-side turn's answer, for any front end to write in its own shape.
+pub struct ServerAnswer {
+    /// The answer as a `chat.completion`.
+    pub completion: Value,
+    /// The answer as a checked reply: the final text, or the client's calls.
+    pub checked: Checked,
+    /// The archived session, to continue with `x-toolcall-session`.
+    pub session: Option<String>,
+}
+
+/// A server-side turn ready to run: what every front end hands over, its request decoded
+/// to Chat Completions.
+pub struct ServerTurnJob {
+    runner: ServerTools,
+    request: Value,
+    model: Arc<GatewayModel>,
+    tools: Registry,
+    /// The session it continues, or the one made for it up front ([`Self::name_session`]).
+    pub session: Option<String>,
+}
+
+impl ServerTurnJob {
+    /// The turn for `chat` (the client's request as Chat Completions) continuing the session
+    /// `headers` name, if any.
+    pub fn new(
+        state: &AppState,
+        side: &ServerSide,
+        headers: &HeaderMap,
+        chat: ChatRequest,
+    ) -> Result<Self, ApiError> {
+        let request = serde_json::to_value(&chat)
+            .map_err(|e| ApiError::bad_request(format!("the request is not understood: {e}")))?;
+        Ok(ServerTurnJob {
+            runner: side.runner.clone(),
+            request,
+            model: Arc::new(GatewayModel::new(state, chat)),
+            tools: side.switches.apply(&side.tools),
+            session: session_of(headers)?,
+        })
+    }
+
+    /// Sends every event of the turn to `observer` too (progress events).
+    pub fn observe(&mut self, observer: toolcall_run::Observer) {
+        self.runner.observers.push(observer);
+    }
+
+    /// Makes the new conversation's session now, so a streamed answer's headers can name
+    /// it; an unknown session id is refused here, before anything is sent.
+    pub fn name_session(&mut self) -> Result<(), ApiError> {
+        let Some(archive) = &self.runner.archive else {
+            return Ok(());
+        };
+        let failed = |e: toolcall_run::ArchiveError| ApiError::upstream_reply(&e.to_string());
+        match &self.session {
+            None => self.session = Some(archive.create_session("gateway turn").map_err(failed)?),
+            Some(id) if !archive.has_session(id).map_err(failed)? => {
+                return Err(turn_error(ServerTurnError::UnknownSession(id.clone())));
+            }
+            Some(_) => {}
+        }
+        Ok(())
+    }
+
+    pub async fn run(self) -> Result<ServerAnswer, ApiError> {
+        let client: Arc<dyn ModelClient> = self.model.clone();
+        let result = self
+            .runner
+            .chat(&self.request, client, &self.tools, self.session.as_deref())
+            .await;
+        let turn = match result {
+            Ok(turn) => turn,
+            Err(e) => return Err(self.model.take_error().unwrap_or_else(|| turn_error(e))),
+        };
+        let calls = turn.report.client_calls.clone();
+        let checked = Checked {
+            text: turn.report.final_text.clone().filter(|_| calls.is_empty()),
+            finish_reason: Some(
+                if calls.is_empty() {
+                    "stop"
+                } else {
+                    "tool_calls"
+                }
+                .into(),
+            ),
+            calls,
+            ..Checked::default()
+        };
+        Ok(ServerAnswer {
+            completion: turn.completion,
+            checked,
+            session: turn.session_id,
+        })
+    }
+}
+
 /// `POST /v1/chat/completions` with server-side tools.
 pub async fn chat(
     state: &AppState,
@@ -192,73 +404,32 @@ pub async fn chat(
     headers: &HeaderMap,
     body: &Bytes,
 ) -> Result<Response, ApiError> {
-    let request: Value = crate::chat::parse_request(body)?;
-    let model = request
-        .get("model")
-        .and_then(Value::as_str)
-        .ok_or_else(|| ApiError::bad_request("`model` is required"))?
-        .to_owned();
-    let route = state.upstreams.route(&model);
-    let client = ChatCompletionsClient::new(&route.base_url, model)
-        .and_then(|c| {
-            c.with_api_key(route.api_key.clone())
-                .with_transport(state.config.timeouts(), state.config.retry_policy())
-        })
-        .map_err(|e| ApiError::upstream(&e))?;
-    let client = Arc::new(client);
-    let session = session_of(headers)?;
-    let tools = side.switches.apply(&side.tools);
-    let streamed = request.get("stream").and_then(Value::as_bool) == Some(true);
+    let request: ChatRequest = crate::chat::parse_request(body)?;
+    let streamed = request.stream == Some(true);
+    let mut job = ServerTurnJob::new(state, side, headers, request)?;
     if !streamed {
-        let turn = side
-            .runner
-            .chat(&request, client, &tools, session.as_deref())
-            .await
-            .map_err(turn_error)?;
-        let id = turn.session_id.clone();
+        let answer = job.run().await?;
         return Ok(with_session(
-            Json(turn.completion).into_response(),
-            id.as_deref(),
+            Json(answer.completion).into_response(),
+            answer.session.as_deref(),
         ));
     }
-    let progress = headers
-        .get(PROGRESS_HEADER)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| matches!(v, "1" | "true"));
     let (tx, rx) = mpsc::unbounded_channel::<Event>();
-    let mut runner = side.runner.clone();
-    if progress {
+    if progress_asked(headers) {
         let progress_tx = tx.clone();
-        runner.observers.push(Arc::new(move |e: &AgentEvent| {
+        job.observe(Arc::new(move |e: &AgentEvent| {
             let data = serde_json::to_string(&e.redacted()).unwrap_or_default();
             let _ = progress_tx.send(Event::default().event(PROGRESS_EVENT).data(data));
         }));
     }
     // The stream's headers go out before the turn runs: a new conversation's session is
     // made now so the header can name it.
-    let session = match (session, &side.archive) {
-        (None, Some(archive)) => Some(
-            archive
-                .create_session("gateway turn")
-                .map_err(|e| ApiError::upstream_reply(&e.to_string()))?,
-        ),
-        (Some(id), Some(archive))
-            if !archive
-                .has_session(&id)
-                .map_err(|e| ApiError::upstream_reply(&e.to_string()))? =>
-        {
-            return Err(turn_error(ServerTurnError::UnknownSession(id)));
-        }
-        (s, _) => s,
-    };
-    let header = session.clone();
+    job.name_session()?;
+    let header = job.session.clone();
     // The turn runs on its own task and ends even if the client goes away, so the
     // archive and the pack state stay consistent.
     tokio::spawn(async move {
-        let result = runner
-            .chat(&request, client, &tools, session.as_deref())
-            .await;
-        for event in final_events(result) {
+        for event in final_events(job.run().await) {
             let _ = tx.send(event);
         }
     });
@@ -269,6 +440,118 @@ pub async fn chat(
     ))
 }
 
+fn progress_asked(headers: &HeaderMap) -> bool {
+    headers
+        .get(PROGRESS_HEADER)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| matches!(v, "1" | "true"))
+}
+
+/// `POST /v1/responses` with server-side tools: the request as Chat Completions (`chat`,
+/// decoded by the front end) runs the server-side turn; the answer comes back as a
+/// Responses object, or streamed as its events once the turn is done.
+pub async fn responses(
+    state: &AppState,
+    side: &ServerSide,
+    headers: &HeaderMap,
+    request: &ResponsesRequest,
+    chat: ChatRequest,
+) -> Result<Response, ApiError> {
+    let model = request.model.clone();
+    let mut job = ServerTurnJob::new(state, side, headers, chat)?;
+    if request.stream != Some(true) {
+        let answer = job.run().await?;
+        let mut response = crate::responses::to_response(&answer.checked, &model, None);
+        crate::responses::dress(&mut response, request);
+        return Ok(with_session(
+            Json(&response).into_response(),
+            answer.session.as_deref(),
+        ));
+    }
+    job.name_session()?;
+    let header = job.session.clone();
+    let (tx, rx) = mpsc::unbounded_channel::<Event>();
+    let request = request.clone();
+    tokio::spawn(async move {
+        let events = match job.run().await {
+            Ok(answer) => {
+                let mut response = crate::responses::to_response(&answer.checked, &model, None);
+                crate::responses::dress(&mut response, &request);
+                response_events(&response)
+            }
+            Err(e) => vec![
+                Event::default().event("error").data(
+                    json!({"type": "error", "code": e.code, "message": e.message,
+                                 "param": null, "sequence_number": 0})
+                    .to_string(),
+                ),
+            ],
+        };
+        for event in events {
+            let _ = tx.send(event);
+        }
+    });
+    let events = tokio_stream_from(rx).map(Ok::<_, Infallible>);
+    Ok(with_session(
+        Sse::new(events).into_response(),
+        header.as_deref(),
+    ))
+}
+
+/// A finished Responses object as its stream of events: created, each item added with its
+/// content and done, completed.
+fn response_events(response: &toolcall_wire::responses::Response) -> Vec<Event> {
+    let whole = serde_json::to_value(response).unwrap_or_default();
+    let mut started = whole.clone();
+    started["status"] = json!("in_progress");
+    started["output"] = json!([]);
+    let mut out = vec![
+        json!({"type": "response.created", "response": started}),
+        json!({"type": "response.in_progress", "response": started}),
+    ];
+    for (i, item) in whole["output"].as_array().into_iter().flatten().enumerate() {
+        let id = &item["id"];
+        out.push(json!({"type": "response.output_item.added", "output_index": i, "item": item}));
+        match item["type"].as_str() {
+            Some("message") => {
+                let text = item["content"][0]["text"].clone();
+                out.push(json!({"type": "response.content_part.added", "item_id": id,
+                    "output_index": i, "content_index": 0,
+                    "part": {"type": "output_text", "text": "", "annotations": []}}));
+                out.push(json!({"type": "response.output_text.delta", "item_id": id,
+                    "output_index": i, "content_index": 0, "delta": text, "logprobs": []}));
+                out.push(json!({"type": "response.output_text.done", "item_id": id,
+                    "output_index": i, "content_index": 0, "text": text, "logprobs": []}));
+                out.push(json!({"type": "response.content_part.done", "item_id": id,
+                    "output_index": i, "content_index": 0, "part": item["content"][0]}));
+            }
+            Some("function_call") => {
+                let arguments = item["arguments"].clone();
+                out.push(json!({"type": "response.function_call_arguments.delta",
+                    "item_id": id, "output_index": i, "delta": arguments}));
+                out.push(json!({"type": "response.function_call_arguments.done",
+                    "item_id": id, "output_index": i, "arguments": arguments}));
+            }
+            _ => {}
+        }
+        out.push(json!({"type": "response.output_item.done", "output_index": i, "item": item}));
+    }
+    let end = if whole["status"] == "incomplete" {
+        "response.incomplete"
+    } else {
+        "response.completed"
+    };
+    out.push(json!({"type": end, "response": whole}));
+    out.into_iter()
+        .enumerate()
+        .map(|(n, mut v)| {
+            v["sequence_number"] = json!(n);
+            let kind = v["type"].as_str().unwrap_or_default().to_owned();
+            Event::default().event(kind).data(v.to_string())
+        })
+        .collect()
+}
+
 fn tokio_stream_from(
     rx: mpsc::UnboundedReceiver<Event>,
 ) -> impl futures::Stream<Item = Event> + Send {
@@ -276,13 +559,10 @@ fn tokio_stream_from(
 }
 
 /// The turn's answer as Chat Completions chunks, or an error event (and no `[DONE]`).
-fn final_events(result: Result<toolcall_run::server::ServerTurn, ServerTurnError>) -> Vec<Event> {
+fn final_events(result: Result<ServerAnswer, ApiError>) -> Vec<Event> {
     let turn = match result {
         Ok(t) => t,
-        Err(e) => {
-            let e = turn_error(e);
-            return vec![Event::default().data(e.body().to_string())];
-        }
+        Err(e) => return vec![Event::default().data(e.body().to_string())],
     };
     let c = &turn.completion;
     let base = |delta: Value, finish: Value| {
