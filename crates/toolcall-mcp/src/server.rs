@@ -332,17 +332,31 @@ impl McpToolServer {
     }
 }
 
-/// Serves `server` on stdin/stdout until the client goes away.
+/// Serves `server` on stdin/stdout until the client goes away; every request gets an
+/// answer, also a malformed one ([`crate::stdio`]).
 pub async fn serve_stdio(server: McpToolServer) -> Result<(), McpError> {
+    serve_lines(server, tokio::io::stdin(), tokio::io::stdout()).await
+}
+
+/// Serves `server` on any newline-delimited JSON-RPC stream pair, as [`serve_stdio`] does
+/// on stdin/stdout.
+pub async fn serve_lines<R, W>(server: McpToolServer, read: R, write: W) -> Result<(), McpError>
+where
+    R: tokio::io::AsyncRead + Unpin + Send + 'static,
+    W: tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
+    let (transport, writer) = crate::stdio::line_transport(read, write);
     let running = server
-        .serve(rmcp::transport::stdio())
+        .serve(transport)
         .await
         .map_err(|e| McpError::Transport(e.to_string()))?;
-    running
+    let ended = running
         .waiting()
         .await
-        .map_err(|e| McpError::Transport(e.to_string()))?;
-    Ok(())
+        .map_err(|e| McpError::Transport(e.to_string()));
+    // Every answer is written before we return (the process may exit right after).
+    let _ = writer.await;
+    ended.map(|_| ())
 }
 
 /// Serves `server` over Streamable HTTP at `http://ADDR/mcp` until `shutdown` is cancelled.
