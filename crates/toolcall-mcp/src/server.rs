@@ -15,7 +15,6 @@
 //! the gateway's own check, `toolcall_serve::auth`).
 
 use std::collections::{BTreeSet, HashMap};
-use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
@@ -373,7 +372,7 @@ pub async fn serve_http(
         .map_err(|e| McpError::Transport(e.to_string()))?;
     let config = StreamableHttpServerConfig::default()
         .with_cancellation_token(shutdown.child_token())
-        .with_allowed_hosts(allowed_hosts(local));
+        .with_allowed_hosts(toolcall_serve::host::allowed_hosts(local, &[]));
     let service: StreamableHttpService<McpToolServer, LocalSessionManager> =
         StreamableHttpService::new(
             move || Ok(server.clone()),
@@ -388,18 +387,6 @@ pub async fn serve_http(
         .with_graceful_shutdown(async move { shutdown.cancelled_owned().await })
         .await
         .map_err(|e| McpError::Transport(e.to_string()))
-}
-
-/// The Host headers accepted: the loopback names plus the address listened on.
-fn allowed_hosts(local: SocketAddr) -> Vec<String> {
-    let mut hosts = vec![
-        "localhost".to_owned(),
-        "127.0.0.1".to_owned(),
-        "::1".to_owned(),
-    ];
-    hosts.push(local.ip().to_string());
-    hosts.push(local.to_string());
-    hosts
 }
 
 async fn check_key(State(keys): State<Arc<Vec<String>>>, request: Request, next: Next) -> Response {
