@@ -32,14 +32,13 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use axum::Json;
-use axum::body::Bytes;
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::middleware::Next;
 use axum::response::sse::{Event, Sse};
 use axum::response::{IntoResponse, Response};
 use futures::StreamExt;
-use serde_json::{Value, json};
+use serde_json::{Map, Value};
 use tokio::sync::mpsc;
 use toolcall_core::Registry;
 use toolcall_inspector::{Hub, Inspector, ToolSwitches};
@@ -47,9 +46,11 @@ use toolcall_run::client::chat::{render_tools, to_chat_messages};
 use toolcall_run::client::{ModelReply, ModelRequest, NameMap};
 use toolcall_run::server::{ServerTools, ServerTurnError, SessionPack};
 use toolcall_run::{AgentError, AgentEvent, Archive, ClientError, Mode, ModelClient};
+use toolcall_wire::Api;
 use toolcall_wire::chat::ChatRequest;
-use toolcall_wire::responses::ResponsesRequest;
+use toolcall_wire::dialect::{End, Out, ReplyMeta};
 
+use crate::metrics::Metrics;
 use crate::turn::Checked;
 
 use crate::{ApiError, AppState, auth};
@@ -276,8 +277,8 @@ impl ModelClient for GatewayModel {
                 .chain(request.known_names.iter().map(String::as_str)),
         );
         let chat = self.chat_request(request, &names)?;
-        match crate::chat::whole(&self.state, chat).await {
-            Ok((_, checked)) => Ok(ModelReply {
+        match crate::front::whole(&self.state, chat).await {
+            Ok((checked, _, _)) => Ok(ModelReply {
                 text: checked.text,
                 reasoning: checked.reasoning,
                 calls: checked
@@ -304,8 +305,6 @@ impl ModelClient for GatewayModel {
 
 /// A server-side turn's answer, for any front end to write in its own shape.
 pub struct ServerAnswer {
-    /// The answer as a `chat.completion`.
-    pub completion: Value,
     /// The answer as a checked reply: the final text, or the client's calls.
     pub checked: Checked,
     /// The archived session, to continue with `x-toolcall-session`.
@@ -390,30 +389,43 @@ impl ServerTurnJob {
             ..Checked::default()
         };
         Ok(ServerAnswer {
-            completion: turn.completion,
             checked,
             session: turn.session_id,
         })
     }
 }
 
-/// `POST /v1/chat/completions` with server-side tools.
-pub async fn chat(
+/// A server-side turn for any front end ([`crate::front::run`] hands it over): `request` is
+/// the client's request in neutral terms, the answer goes back in `front`'s dialect, whole,
+/// or streamed once the turn is done. `echo`: fields the reply repeats from the request.
+pub async fn run(
     state: &AppState,
     side: &ServerSide,
     headers: &HeaderMap,
-    body: &Bytes,
+    front: Api,
+    request: ChatRequest,
+    echo: Map<String, Value>,
 ) -> Result<Response, ApiError> {
-    let request: ChatRequest = crate::chat::parse_request(body)?;
     let streamed = request.stream == Some(true);
+    let meta = ReplyMeta {
+        id: crate::front::fresh_id(front),
+        model: request.model.clone(),
+        created: crate::chat::now(),
+        extra: echo,
+        ..ReplyMeta::default()
+    };
     let mut job = ServerTurnJob::new(state, side, headers, request)?;
     if !streamed {
         let answer = job.run().await?;
+        let body = front
+            .dialect()
+            .encode_reply(&crate::front::checked_reply(&answer.checked), &meta);
         return Ok(with_session(
-            Json(answer.completion).into_response(),
+            Json(body).into_response(),
             answer.session.as_deref(),
         ));
     }
+    Metrics::add(&state.metrics.streamed_requests, 1);
     let (tx, rx) = mpsc::unbounded_channel::<Event>();
     if progress_asked(headers) {
         let progress_tx = tx.clone();
@@ -429,8 +441,17 @@ pub async fn chat(
     // The turn runs on its own task and ends even if the client goes away, so the
     // archive and the pack state stay consistent.
     tokio::spawn(async move {
-        for event in final_events(job.run().await) {
-            let _ = tx.send(event);
+        let mut writer = front.dialect().stream_encoder(meta);
+        let mut events = Vec::new();
+        match job.run().await {
+            Ok(answer) => {
+                writer.push(outs_of(&answer.checked), &mut events);
+                writer.end(End::Finished(answer.checked.finish_reason()), &mut events);
+            }
+            Err(e) => writer.end(End::Failed(e.message), &mut events),
+        }
+        for event in events {
+            let _ = tx.send(crate::front::sse_event(event));
         }
     });
     let events = tokio_stream_from(rx).map(Ok::<_, Infallible>);
@@ -438,6 +459,29 @@ pub async fn chat(
         Sse::new(events).into_response(),
         header.as_deref(),
     ))
+}
+
+/// A settled turn as the stream outputs a front end writes: the text, then each call.
+fn outs_of(checked: &Checked) -> Vec<Out> {
+    let mut outs = Vec::with_capacity(2 + 2 * checked.calls.len());
+    if let Some(r) = checked.reasoning.as_ref().filter(|r| !r.is_empty()) {
+        outs.push(Out::Reasoning(r.clone()));
+    }
+    if let Some(t) = checked.text.as_ref().filter(|t| !t.is_empty()) {
+        outs.push(Out::Text(t.clone()));
+    }
+    for (index, c) in checked.calls.iter().enumerate() {
+        outs.push(Out::CallStart {
+            index,
+            id: c.call_id.to_string(),
+            name: c.name.clone(),
+        });
+        outs.push(Out::CallEnd {
+            index,
+            arguments: toolcall_wire::encode_arguments(&c.arguments),
+        });
+    }
+    outs
 }
 
 fn progress_asked(headers: &HeaderMap) -> bool {
@@ -447,143 +491,10 @@ fn progress_asked(headers: &HeaderMap) -> bool {
         .is_some_and(|v| matches!(v, "1" | "true"))
 }
 
-/// `POST /v1/responses` with server-side tools: the request as Chat Completions (`chat`,
-/// decoded by the front end) runs the server-side turn; the answer comes back as a
-/// Responses object, or streamed as its events once the turn is done.
-pub async fn responses(
-    state: &AppState,
-    side: &ServerSide,
-    headers: &HeaderMap,
-    request: &ResponsesRequest,
-    chat: ChatRequest,
-) -> Result<Response, ApiError> {
-    let model = request.model.clone();
-    let mut job = ServerTurnJob::new(state, side, headers, chat)?;
-    if request.stream != Some(true) {
-        let answer = job.run().await?;
-        let mut response = crate::responses::to_response(&answer.checked, &model, None);
-        crate::responses::dress(&mut response, request);
-        return Ok(with_session(
-            Json(&response).into_response(),
-            answer.session.as_deref(),
-        ));
-    }
-    job.name_session()?;
-    let header = job.session.clone();
-    let (tx, rx) = mpsc::unbounded_channel::<Event>();
-    let request = request.clone();
-    tokio::spawn(async move {
-        let events = match job.run().await {
-            Ok(answer) => {
-                let mut response = crate::responses::to_response(&answer.checked, &model, None);
-                crate::responses::dress(&mut response, &request);
-                response_events(&response)
-            }
-            Err(e) => vec![
-                Event::default().event("error").data(
-                    json!({"type": "error", "code": e.code, "message": e.message,
-                                 "param": null, "sequence_number": 0})
-                    .to_string(),
-                ),
-            ],
-        };
-        for event in events {
-            let _ = tx.send(event);
-        }
-    });
-    let events = tokio_stream_from(rx).map(Ok::<_, Infallible>);
-    Ok(with_session(
-        Sse::new(events).into_response(),
-        header.as_deref(),
-    ))
-}
-
-/// A finished Responses object as its stream of events: created, each item added with its
-/// content and done, completed.
-fn response_events(response: &toolcall_wire::responses::Response) -> Vec<Event> {
-    let whole = serde_json::to_value(response).unwrap_or_default();
-    let mut started = whole.clone();
-    started["status"] = json!("in_progress");
-    started["output"] = json!([]);
-    let mut out = vec![
-        json!({"type": "response.created", "response": started}),
-        json!({"type": "response.in_progress", "response": started}),
-    ];
-    for (i, item) in whole["output"].as_array().into_iter().flatten().enumerate() {
-        let id = &item["id"];
-        out.push(json!({"type": "response.output_item.added", "output_index": i, "item": item}));
-        match item["type"].as_str() {
-            Some("message") => {
-                let text = item["content"][0]["text"].clone();
-                out.push(json!({"type": "response.content_part.added", "item_id": id,
-                    "output_index": i, "content_index": 0,
-                    "part": {"type": "output_text", "text": "", "annotations": []}}));
-                out.push(json!({"type": "response.output_text.delta", "item_id": id,
-                    "output_index": i, "content_index": 0, "delta": text, "logprobs": []}));
-                out.push(json!({"type": "response.output_text.done", "item_id": id,
-                    "output_index": i, "content_index": 0, "text": text, "logprobs": []}));
-                out.push(json!({"type": "response.content_part.done", "item_id": id,
-                    "output_index": i, "content_index": 0, "part": item["content"][0]}));
-            }
-            Some("function_call") => {
-                let arguments = item["arguments"].clone();
-                out.push(json!({"type": "response.function_call_arguments.delta",
-                    "item_id": id, "output_index": i, "delta": arguments}));
-                out.push(json!({"type": "response.function_call_arguments.done",
-                    "item_id": id, "output_index": i, "arguments": arguments}));
-            }
-            _ => {}
-        }
-        out.push(json!({"type": "response.output_item.done", "output_index": i, "item": item}));
-    }
-    let end = if whole["status"] == "incomplete" {
-        "response.incomplete"
-    } else {
-        "response.completed"
-    };
-    out.push(json!({"type": end, "response": whole}));
-    out.into_iter()
-        .enumerate()
-        .map(|(n, mut v)| {
-            v["sequence_number"] = json!(n);
-            let kind = v["type"].as_str().unwrap_or_default().to_owned();
-            Event::default().event(kind).data(v.to_string())
-        })
-        .collect()
-}
-
 fn tokio_stream_from(
     rx: mpsc::UnboundedReceiver<Event>,
 ) -> impl futures::Stream<Item = Event> + Send {
     futures::stream::unfold(rx, |mut rx| async move { rx.recv().await.map(|e| (e, rx)) })
-}
-
-/// The turn's answer as Chat Completions chunks, or an error event (and no `[DONE]`).
-fn final_events(result: Result<ServerAnswer, ApiError>) -> Vec<Event> {
-    let turn = match result {
-        Ok(t) => t,
-        Err(e) => return vec![Event::default().data(e.body().to_string())],
-    };
-    let c = &turn.completion;
-    let base = |delta: Value, finish: Value| {
-        json!({"id": c["id"], "object": "chat.completion.chunk", "created": c["created"],
-               "model": c["model"],
-               "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
-    };
-    let message = &c["choices"][0]["message"];
-    let mut out = Vec::new();
-    let delta = match message.get("tool_calls").and_then(Value::as_array) {
-        Some(calls) => json!({"role": "assistant", "tool_calls": calls.iter().enumerate()
-            .map(|(i, call)| json!({"index": i, "id": call["id"], "type": "function",
-                                    "function": call["function"]}))
-            .collect::<Vec<_>>()}),
-        None => json!({"role": "assistant", "content": message["content"]}),
-    };
-    out.push(Event::default().data(base(delta, Value::Null).to_string()));
-    let finish = c["choices"][0]["finish_reason"].clone();
-    out.push(Event::default().data(base(json!({}), finish).to_string()));
-    out.push(Event::default().data("[DONE]"));
-    out
 }
 
 #[cfg(test)]

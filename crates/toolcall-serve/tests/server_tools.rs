@@ -684,6 +684,7 @@ async fn the_route_format_and_the_retry_policy_apply_to_server_tools() {
                 format: Some("qwen3_coder".into()),
                 upstream_api_key_env: None,
                 emulate_tools: None,
+                upstream_api: None,
             }];
         },
     )
@@ -736,4 +737,43 @@ async fn server_side_requests_reuse_the_routes_pooled_connection() {
         .connections
         .load(std::sync::atomic::Ordering::SeqCst);
     assert!((1..=2).contains(&opened), "{opened} connections");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_messages_request_runs_the_server_tools_and_errors_keep_its_shape() {
+    let g = gateway(&[("world", MOVE_AND_OPEN), ("world", NARRATIVE)]).await;
+    let http = reqwest::Client::new();
+    let ask = |session: Option<&str>| {
+        let mut req = http
+            .post(format!("{}/v1/messages", g.url))
+            .json(&json!({"model": "world", "max_tokens": 256, "messages": [
+                {"role": "user", "content": "Open the chest, then go to the beach"}]}));
+        if let Some(s) = session {
+            req = req.header(SESSION_HEADER, s);
+        }
+        req.send()
+    };
+    let resp = ask(None).await.unwrap();
+    assert_eq!(resp.status(), 200);
+    let session = resp.headers()[SESSION_HEADER].to_str().unwrap().to_owned();
+    let body: Value = resp.json().await.unwrap();
+    assert_eq!(body["type"], "message", "{body}");
+    assert_eq!(body["stop_reason"], "end_turn", "{body}");
+    assert_eq!(body["content"][0]["type"], "text", "{body}");
+    assert_eq!(body["content"][0]["text"], NARRATIVE, "{body}");
+    assert!(offered(&g.stand_in.requests()[0]).contains(&"move_player".to_owned()));
+    assert_eq!(world_of(&g, &session), ("loc_beach".into(), "open".into()));
+
+    // An unknown session: a 404 in Anthropic's error shape.
+    let resp = ask(Some("no-such-session")).await.unwrap();
+    assert_eq!(resp.status(), 404);
+    let body: Value = resp.json().await.unwrap();
+    assert_eq!(body["type"], "error", "{body}");
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("no-such-session"),
+        "{body}"
+    );
 }
