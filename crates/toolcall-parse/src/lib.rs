@@ -294,19 +294,20 @@ impl StreamParser {
     /// use toolcall_core::StreamEvent;
     ///
     /// let mut parser = StreamParser::new(ParseOptions::default());
-    /// let mut events = Vec::new();
-    /// let mut text = String::new();
+    /// let mut events = Vec::new(); // one buffer for the whole reply
+    /// let (mut text, mut calls) = (String::new(), Vec::new());
     /// for piece in ["Sure. <tool_", r#"call>{"name":"get_weather","#, r#""arguments":{}}</tool_call>"#] {
     ///     parser.push_into(piece, &mut events);
     ///     for event in events.drain(..) {
-    ///         if let StreamEvent::Text { text: t } = event {
-    ///             text.push_str(&t);
+    ///         match event {
+    ///             StreamEvent::Text { text: t } => text.push_str(&t),
+    ///             StreamEvent::CallFinished { call, .. } => calls.push(call.name),
+    ///             _ => {}
     ///         }
     ///     }
     /// }
     /// parser.finish_into(&mut events);
-    /// assert_eq!(text, "Sure. ");
-    /// assert!(events.iter().any(|e| matches!(e, StreamEvent::CallFinished { .. })));
+    /// assert_eq!((text.as_str(), calls), ("Sure. ", vec!["get_weather".to_owned()]));
     /// ```
     pub fn push_into(&mut self, delta: &str, out: &mut Vec<StreamEvent>) {
         // The common case: the engine appends straight to `out`.
