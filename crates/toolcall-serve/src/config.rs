@@ -5,12 +5,15 @@
 //! listen = "127.0.0.1:8090"
 //! upstream = "http://127.0.0.1:11434"
 //! upstream_api_key_env = "UPSTREAM_API_KEY"   # the upstream's key, read from this variable
+//! upstream_api = "chat"                       # the upstream's dialect: chat | responses | anthropic
 //! format = "auto"                             # or a family id; default: by model name
 //! invalid_calls = "retry"                     # pass | drop | retry
 //! announce_calls = "at_name"                  # streamed calls: at_name | when_checked
 //! emulate_tools = false                       # tools in the prompt, for models without them
 //! api_keys = ["sk-local-1"]                   # clients must send one (Bearer); none = open
 //! api_keys_env = "TOOLCALL_SERVE_API_KEYS"    # more keys, comma-separated
+//! allowed_hosts = ["gw.example"]              # Host names answered besides loopback's and
+//!                                             # the listen address (DNS-rebinding guard)
 //! connect_timeout_secs = 10
 //! read_timeout_secs = 120
 //! retries = 3
@@ -82,6 +85,9 @@ pub struct ModelRoute {
     /// Put the tools into the prompt instead of sending them natively.
     #[serde(default)]
     pub emulate_tools: Option<bool>,
+    /// The dialect this upstream speaks; default: the top-level `upstream_api`.
+    #[serde(default)]
+    pub upstream_api: Option<toolcall_wire::Api>,
 }
 
 /// The whole configuration.
@@ -91,6 +97,9 @@ pub struct Config {
     pub listen: String,
     pub upstream: String,
     pub upstream_api_key_env: Option<String>,
+    /// The dialect the upstream speaks (`chat`, `responses`, `anthropic`): every front end
+    /// reaches it through the same turn.
+    pub upstream_api: toolcall_wire::Api,
     /// `auto`, a family id or a priority list; `None` = by the model name table.
     pub format: Option<String>,
     pub invalid_calls: InvalidCallPolicy,
@@ -102,6 +111,10 @@ pub struct Config {
     pub api_keys: Vec<String>,
     pub api_keys_env: Option<String>,
     pub models: Vec<ModelRoute>,
+    /// `Host` names answered besides the loopback names and the listen address (`host` for
+    /// any port, or `host:port`). A loopback listener, or any listener given names here,
+    /// refuses every other `Host` with `403` (see [`crate::host`]).
+    pub allowed_hosts: Vec<String>,
     /// MCP servers whose tools the gateway runs as server-side tools, named `NAME.tool`
     /// (`toolcall serve` connects them, with those of `--mcp`).
     pub mcp: Vec<toolcall_core::McpServer>,
@@ -120,6 +133,7 @@ impl Default for Config {
             listen: "127.0.0.1:8090".into(),
             upstream: "http://127.0.0.1:11434".into(),
             upstream_api_key_env: None,
+            upstream_api: toolcall_wire::Api::CHAT,
             format: None,
             invalid_calls: InvalidCallPolicy::default(),
             announce_calls: AnnounceCalls::default(),
@@ -127,6 +141,7 @@ impl Default for Config {
             api_keys: Vec::new(),
             api_keys_env: None,
             models: Vec::new(),
+            allowed_hosts: Vec::new(),
             mcp: Vec::new(),
             connect_timeout_secs: 10,
             read_timeout_secs: 120,

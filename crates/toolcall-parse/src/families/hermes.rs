@@ -25,6 +25,19 @@ impl FormatId {
 pub(crate) struct Hermes;
 
 impl Family for Hermes {
+    fn model_names(&self) -> &'static [&'static str] {
+        &[
+            "qwen2.5*",
+            "qwen3*",
+            "qwq*",
+            "hermes-*",
+            // Granite 4 moved to <tool_call>{json}</tool_call> (vLLM's granite4).
+            "granite-4*",
+        ]
+    }
+    fn template_markers(&self) -> &'static [&'static str] {
+        &["<tool_call>", "</tool_call>"]
+    }
     fn id(&self) -> &'static str {
         FormatId::HERMES.as_str()
     }
