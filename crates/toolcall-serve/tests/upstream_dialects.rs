@@ -18,8 +18,11 @@ use toolcall_serve::{AppState, Config, ModelRoute};
 
 const HERMES: &str = "Checking.\n<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>";
 
+/// What the stand-in received: the dialect or path, the key header, the body.
+type Request = (String, Option<String>, Value);
+
 #[derive(Clone, Default)]
-struct Seen(Arc<Mutex<Vec<(String, Option<String>, Value)>>>);
+struct Seen(Arc<Mutex<Vec<Request>>>);
 
 fn sse(events: &[(Option<&str>, Value)]) -> Response {
     let mut body = String::new();
