@@ -66,7 +66,7 @@ pub async fn handle(
         let mut decoded = front::decode(api(), &body)?;
         decoded.request.model = model.to_owned();
         decoded.request.stream = stream.then_some(true);
-        front::run(&state, api(), decoded, Map::new()).await
+        front::run(&state, &headers, api(), decoded, Map::new()).await
     }
     .await;
     result.unwrap_or_else(|e| {
