@@ -1,8 +1,10 @@
 //! `toolcall parse` and `toolcall formats`: a thin shell over `toolcall_parse`.
 //!
-//! Output contract: one JSON object `{"text","calls":[{"call_id","name","arguments",
-//! "format","repairs"}],"diagnostics":[{"level","message","span"}],"reasoning"}`; with
-//! `--stream`, one JSON line per parser event as input arrives. Zero calls is success.
+//! Output contract (the Python package's `parse` and `StreamParser` give the same shapes):
+//! one JSON object `{"text","calls":[CALL],"diagnostics":[{"level","message","span"}],
+//! "reasoning":[block, ...]}`, a call being `{"call_id","name","arguments","format","span",
+//! "repairs"}`; with `--stream`, one JSON line per parser event as input arrives, a
+//! `call_finished` event carrying its call in that same shape. Zero calls is success.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -147,7 +149,7 @@ fn emit(
 ) -> anyhow::Result<()> {
     for e in events {
         if stream {
-            writeln!(out, "{}", serde_json::to_string(&e)?)?;
+            writeln!(out, "{}", event_json(&e)?)?;
             continue;
         }
         match e {
@@ -164,27 +166,35 @@ fn emit(
     Ok(())
 }
 
+/// A call as every output shows it: flat, its origin's format, span and repairs beside its
+/// name and arguments.
+fn call_json(c: &toolcall_core::ToolCall) -> Value {
+    json!({
+        "call_id": c.call_id,
+        "name": c.name,
+        "arguments": c.arguments,
+        "format": c.origin.format,
+        "span": [c.origin.span.start, c.origin.span.end],
+        "repairs": c.origin.repairs,
+    })
+}
+
+/// One `--stream` line: the event as serialised, its call (if any) in [`call_json`]'s shape.
+fn event_json(e: &StreamEvent) -> anyhow::Result<Value> {
+    let mut v = serde_json::to_value(e)?;
+    if let StreamEvent::CallFinished { call, .. } = e {
+        v["call"] = call_json(call);
+    }
+    Ok(v)
+}
+
 /// The documented output object.
 fn render(p: &Parsed) -> Value {
-    let calls: Vec<Value> = p
-        .calls
-        .iter()
-        .map(|c| {
-            json!({
-                "call_id": c.call_id,
-                "name": c.name,
-                "arguments": c.arguments,
-                "format": c.origin.format,
-                "span": [c.origin.span.start, c.origin.span.end],
-                "repairs": c.origin.repairs,
-            })
-        })
-        .collect();
     json!({
         "text": p.text,
-        "calls": calls,
+        "calls": p.calls.iter().map(call_json).collect::<Vec<_>>(),
         "diagnostics": p.diagnostics,
-        "reasoning": p.reasoning.concat(),
+        "reasoning": p.reasoning,
     })
 }
 

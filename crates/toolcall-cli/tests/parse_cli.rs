@@ -152,11 +152,13 @@ fn reasoning_is_reported_apart() {
     let f = fixture("qwen_hermes.txt");
     let v = json_out(&toolcall(&["parse", f.to_str().unwrap()], None));
     assert_eq!(v["calls"].as_array().unwrap().len(), 2);
+    // A list of blocks, as the Python package gives it.
+    let blocks = v["reasoning"].as_array().unwrap();
     assert!(
-        v["reasoning"]
-            .as_str()
-            .unwrap()
-            .contains("weather in Paris")
+        blocks
+            .iter()
+            .any(|b| b.as_str().unwrap().contains("weather in Paris")),
+        "{blocks:?}"
     );
     assert!(!v["text"].as_str().unwrap().contains("weather in Paris"));
 }
@@ -228,6 +230,23 @@ fn stream_prints_event_lines_matching_the_one_shot_result() {
         .collect();
     assert_eq!(finished.len(), 2);
     assert_eq!(finished[1]["call"]["arguments"], json!({"x":1}));
+    // The streamed call is the whole-reply output's call, key for key.
+    let whole = json_out(&toolcall(&["parse"], Some(input)));
+    for (streamed, call) in finished.iter().zip(whole["calls"].as_array().unwrap()) {
+        let mut streamed = streamed["call"].clone();
+        streamed["call_id"] = call["call_id"].clone(); // made afresh by each run
+        assert_eq!(&streamed, call);
+    }
+    let keys: Vec<&str> = whole["calls"][1]
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(
+        keys,
+        ["call_id", "name", "arguments", "format", "span", "repairs"]
+    );
     assert!(
         lines
             .iter()
