@@ -777,3 +777,13 @@ async fn a_messages_request_runs_the_server_tools_and_errors_keep_its_shape() {
         "{body}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_inspector_answers_with_a_trailing_slash_too() {
+    let g = gateway(&[]).await;
+    // reqwest follows the redirect to the page itself.
+    let page = reqwest::get(format!("{}/inspector/", g.url)).await.unwrap();
+    assert_eq!(page.status(), 200);
+    assert!(page.url().path() == "/inspector", "{}", page.url());
+    assert!(page.text().await.unwrap().contains("<html"));
+}
