@@ -41,6 +41,11 @@ pub struct ParseArgs {
     /// The reply starts inside a reasoning block (the chat template opened `<think>`).
     #[arg(long)]
     starts_in_reasoning: bool,
+    /// Calls written inside reasoning: `ignore` (drafts), or `take_if_none_after` (taken
+    /// when the reply makes no call after them). Default: the family's (Qwen3-Coder XML
+    /// takes them; auto mode ignores them).
+    #[arg(long, value_name = "ignore|take_if_none_after")]
+    reasoning_calls: Option<toolcall_parse::ReasoningCalls>,
     /// Model output to parse; `-` or absent for standard input.
     #[arg(value_name = "FILE|-")]
     input: Option<PathBuf>,
@@ -70,6 +75,7 @@ pub async fn run(args: ParseArgs) -> anyhow::Result<ExitCode> {
     let mut options = ParseOptions {
         format,
         starts_in_reasoning: args.starts_in_reasoning,
+        reasoning_calls: args.reasoning_calls,
         ..ParseOptions::default()
     };
     if let Some(path) = &args.tools {

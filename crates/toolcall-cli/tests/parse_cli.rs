@@ -163,6 +163,25 @@ fn reasoning_is_reported_apart() {
     assert!(!v["text"].as_str().unwrap().contains("weather in Paris"));
 }
 
+// `--reasoning-calls`: a call written only inside reasoning is a draft unless asked for.
+#[test]
+fn reasoning_calls_flag_takes_the_only_call_from_reasoning() {
+    let reply = br#"<think>Paris. <tool_call>{"name": "get_weather", "arguments": {"city": "Paris"}}</tool_call></think>"#;
+    let calls = |extra: &[&str]| {
+        let mut args = vec!["parse"];
+        args.extend_from_slice(extra);
+        json_out(&toolcall(&args, Some(reply)))["calls"]
+            .as_array()
+            .unwrap()
+            .len()
+    };
+    assert_eq!(calls(&[]), 0);
+    assert_eq!(calls(&["--reasoning-calls", "take_if_none_after"]), 1);
+    assert_eq!(calls(&["--reasoning-calls", "ignore"]), 0);
+    let bad = toolcall(&["parse", "--reasoning-calls", "sometimes"], Some(reply));
+    assert_eq!(bad.status.code(), Some(2), "{bad:?}");
+}
+
 // covers F-NAT-1
 #[test]
 fn native_json_with_an_explicit_format_keeps_ids() {

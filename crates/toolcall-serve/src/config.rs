@@ -15,7 +15,9 @@
 //! allowed_hosts = ["gw.example"]              # Host names answered besides loopback's and
 //!                                             # the listen address (DNS-rebinding guard)
 //! connect_timeout_secs = 10
-//! read_timeout_secs = 120
+//! read_timeout_secs = 120                     # idle: longest wait for the next bytes
+//! request_timeout_secs = 600                  # one upstream attempt as a whole, streamed
+//!                                             # or not (SSE keep-alives do not extend it)
 //! retries = 3
 //!
 //! [[models]]
@@ -119,7 +121,11 @@ pub struct Config {
     /// (`toolcall serve` connects them, with those of `--mcp`).
     pub mcp: Vec<toolcall_core::McpServer>,
     pub connect_timeout_secs: u64,
+    /// The longest wait for the next bytes of an upstream reply (any bytes restart it).
     pub read_timeout_secs: u64,
+    /// The deadline of one upstream attempt as a whole, from the request to the last byte
+    /// of the reply, streamed or not; `0`: none.
+    pub request_timeout_secs: u64,
     pub retries: u32,
     /// Largest request body accepted.
     pub max_body_bytes: usize,
@@ -145,6 +151,7 @@ impl Default for Config {
             mcp: Vec::new(),
             connect_timeout_secs: 10,
             read_timeout_secs: 120,
+            request_timeout_secs: toolcall_run::client::transport::DEFAULT_TOTAL_TIMEOUT.as_secs(),
             retries: 3,
             max_body_bytes: 8 * 1024 * 1024,
             max_reply_bytes: 4 * 1024 * 1024,
@@ -188,7 +195,8 @@ impl Config {
         Timeouts {
             connect: Duration::from_secs(self.connect_timeout_secs),
             read: Duration::from_secs(self.read_timeout_secs),
-            total: None,
+            total: (self.request_timeout_secs > 0)
+                .then(|| Duration::from_secs(self.request_timeout_secs)),
         }
     }
 

@@ -143,7 +143,8 @@ pub fn is_loopback(listen: &str) -> bool {
             .is_ok_and(|ip| ip.is_loopback())
 }
 
-/// The inspector's guard: open on loopback, else the client API key.
+/// The guard of the operator's pages (the inspector, `/metrics`): open on loopback, else
+/// the client API key.
 pub async fn guard(State(state): State<AppState>, request: Request, next: Next) -> Response {
     let keys = &state.upstreams.client_keys;
     let open = is_loopback(&state.config.listen) && keys.is_empty();
@@ -153,7 +154,7 @@ pub async fn guard(State(state): State<AppState>, request: Request, next: Next) 
     if keys.is_empty() {
         return (
             StatusCode::FORBIDDEN,
-            "the inspector is served on loopback, or with client API keys configured",
+            "the inspector and /metrics are served on loopback, or with client API keys configured",
         )
             .into_response();
     }
