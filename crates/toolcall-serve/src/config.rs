@@ -12,12 +12,16 @@
 //! reasoning_calls = "ignore"                  # calls inside reasoning: ignore |
 //!                                             # take_if_none_after; default: the family's
 //! emulate_tools = false                       # tools in the prompt, for models without them
+//! constrain = "off"                           # decoding constraint sent upstream: off |
+//!                                             # structural_tag | gbnf | json_schema
 //! api_keys = ["sk-local-1"]                   # clients must send one (Bearer); none = open
 //! api_keys_env = "TOOLCALL_SERVE_API_KEYS"    # more keys, comma-separated
 //! allowed_hosts = ["gw.example"]              # Host names answered besides loopback's and
 //!                                             # the listen address (DNS-rebinding guard)
 //! connect_timeout_secs = 10
-//! read_timeout_secs = 120
+//! read_timeout_secs = 120                     # idle: longest wait for the next bytes
+//! request_timeout_secs = 600                  # one upstream attempt as a whole, streamed
+//!                                             # or not (SSE keep-alives do not extend it)
 //! retries = 3
 //!
 //! [[models]]
@@ -93,6 +97,9 @@ pub struct ModelRoute {
     /// Calls written inside reasoning; default: the top-level `reasoning_calls`.
     #[serde(default)]
     pub reasoning_calls: Option<toolcall_parse::ReasoningCalls>,
+    /// The decoding constraint sent to this upstream; default: the top-level `constrain`.
+    #[serde(default)]
+    pub constrain: Option<crate::constrain::Constrain>,
 }
 
 /// The whole configuration.
@@ -116,6 +123,8 @@ pub struct Config {
     /// Put the tools into the system prompt, in the family's text format, and strip them
     /// from the upstream request (for models without native tool calling).
     pub emulate_tools: bool,
+    /// The decoding constraint sent upstream (see [`crate::constrain`]).
+    pub constrain: crate::constrain::Constrain,
     pub api_keys: Vec<String>,
     pub api_keys_env: Option<String>,
     pub models: Vec<ModelRoute>,
@@ -127,7 +136,11 @@ pub struct Config {
     /// (`toolcall serve` connects them, with those of `--mcp`).
     pub mcp: Vec<toolcall_core::McpServer>,
     pub connect_timeout_secs: u64,
+    /// The longest wait for the next bytes of an upstream reply (any bytes restart it).
     pub read_timeout_secs: u64,
+    /// The deadline of one upstream attempt as a whole, from the request to the last byte
+    /// of the reply, streamed or not; `0`: none.
+    pub request_timeout_secs: u64,
     pub retries: u32,
     /// Largest request body accepted.
     pub max_body_bytes: usize,
@@ -147,6 +160,7 @@ impl Default for Config {
             reasoning_calls: None,
             announce_calls: AnnounceCalls::default(),
             emulate_tools: false,
+            constrain: crate::constrain::Constrain::Off,
             api_keys: Vec::new(),
             api_keys_env: None,
             models: Vec::new(),
@@ -154,6 +168,7 @@ impl Default for Config {
             mcp: Vec::new(),
             connect_timeout_secs: 10,
             read_timeout_secs: 120,
+            request_timeout_secs: toolcall_run::client::transport::DEFAULT_TOTAL_TIMEOUT.as_secs(),
             retries: 3,
             max_body_bytes: 8 * 1024 * 1024,
             max_reply_bytes: 4 * 1024 * 1024,
@@ -197,7 +212,8 @@ impl Config {
         Timeouts {
             connect: Duration::from_secs(self.connect_timeout_secs),
             read: Duration::from_secs(self.read_timeout_secs),
-            total: None,
+            total: (self.request_timeout_secs > 0)
+                .then(|| Duration::from_secs(self.request_timeout_secs)),
         }
     }
 

@@ -25,6 +25,8 @@ pub struct Route {
     pub emulate_tools: bool,
     /// Calls written inside reasoning; `None` = the family's default.
     pub reasoning_calls: Option<toolcall_parse::ReasoningCalls>,
+    /// The decoding constraint sent with each request (see [`crate::constrain`]).
+    pub constrain: crate::constrain::Constrain,
     pub transport: Transport,
     /// The dialect this upstream speaks.
     pub api: Api,
@@ -80,6 +82,7 @@ impl Upstreams {
             format: config.format.clone(),
             emulate_tools: config.emulate_tools,
             reasoning_calls: config.reasoning_calls,
+            constrain: config.constrain,
             transport: transport.clone(),
         };
         let mut routes = Vec::new();
@@ -103,6 +106,7 @@ impl Upstreams {
                     format: m.format.clone().or_else(|| config.format.clone()),
                     emulate_tools: m.emulate_tools.unwrap_or(config.emulate_tools),
                     reasoning_calls: m.reasoning_calls.or(config.reasoning_calls),
+                    constrain: m.constrain.unwrap_or(config.constrain),
                     transport: transport.clone(),
                 },
             ));

@@ -86,6 +86,7 @@ fn the_gateways_logs_carry_call_ids_and_no_secret() {
                 emulate_tools: None,
                 upstream_api: None,
                 reasoning_calls: None,
+                constrain: None,
             }];
         })
         .await;
