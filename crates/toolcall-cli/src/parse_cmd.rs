@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 use tokio::io::AsyncReadExt;
 use toolcall_core::{Parsed, Registry, StreamEvent};
 use toolcall_parse::{
-    FormatId, FormatSelection, ParseOptions, StreamParser, formats as all_formats,
+    FormatId, FormatSelection, ParseOptions, ReplyEnd, StreamParser, formats as all_formats,
 };
 
 #[derive(clap::Args)]
@@ -39,6 +39,12 @@ pub struct ParseArgs {
     /// The reply starts inside a reasoning block (the chat template opened `<think>`).
     #[arg(long)]
     starts_in_reasoning: bool,
+    /// How the reply ended: the server's `finish_reason` (`stop`, `tool_calls`, `length`,
+    /// `max_tokens`, ...). A call whose closing marker is missing at the end is a call when
+    /// the model stopped, truncated when the reply was cut (`length`); unknown (the default)
+    /// reads as stopped.
+    #[arg(long, value_name = "REASON")]
+    finish_reason: Option<String>,
     /// Model output to parse; `-` or absent for standard input.
     #[arg(value_name = "FILE|-")]
     input: Option<PathBuf>,
@@ -68,6 +74,10 @@ pub async fn run(args: ParseArgs) -> anyhow::Result<ExitCode> {
     let mut options = ParseOptions {
         format,
         starts_in_reasoning: args.starts_in_reasoning,
+        reply_end: args
+            .finish_reason
+            .as_deref()
+            .map_or(ReplyEnd::Unknown, ReplyEnd::from_finish_reason),
         ..ParseOptions::default()
     };
     if let Some(path) = &args.tools {
