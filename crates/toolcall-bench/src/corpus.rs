@@ -32,44 +32,23 @@ pub const FORMATS: [&str; 9] = [
     "json",
 ];
 
-/// The model families of issue #9 (one module each in toolcall-parse). A family joins the
-/// corpus once its reader is registered (`FormatId::from_name`), so the bench runs before
-/// every reader exists and each one is measured from the moment it lands.
-pub const FAMILIES: [&str; 25] = [
-    "qwen3_coder",
-    "glm",
-    "seed_oss",
-    "functionary_v3_1",
-    "functionary_v3_2",
-    "deepseek_v3",
-    "deepseek_v3_1",
-    "deepseek_dsml",
-    "kimi_k2",
-    "gpt_oss",
-    "gemma4",
-    "step3",
-    "cohere",
-    "minimax_m2",
-    "granite",
-    "nemotron",
-    "tool_calls_tag",
-    "functools",
-    "internlm",
-    "longcat",
-    "apertus",
-    "xlam",
-    "llama4_pythonic",
-    "lfm2",
-    "olmo3",
-];
+/// The model families: every registered family besides the base formats above that has a
+/// text syntax (`toolcall_parse::example_call`), in registry order. A family joins the
+/// corpus when its module is registered; [`render_family`] writes the hand-tuned spellings
+/// of the families the figures have tracked, the family's own example writer the others.
+pub fn families() -> Vec<&'static str> {
+    let none = Map::new();
+    toolcall_parse::FormatId::all()
+        .filter(|f| !FORMATS.contains(&f.as_str()))
+        .filter(|f| toolcall_parse::example_call(*f, "f", &none).is_some())
+        .map(toolcall_parse::FormatId::as_str)
+        .collect()
+}
 
 /// Every format the corpus covers in this build: the base formats, then the registered
 /// families.
 pub fn formats() -> Vec<&'static str> {
-    let registered = FAMILIES
-        .into_iter()
-        .filter(|f| toolcall_parse::FormatId::from_name(f).is_some());
-    FORMATS.into_iter().chain(registered).collect()
+    FORMATS.into_iter().chain(families()).collect()
 }
 
 /// The `tool-parser` parser that reads the same spelling, for the formats both crates share.
@@ -710,7 +689,19 @@ fn render_family(family: &str, calls: &[(&'static str, Value)]) -> (String, Vec<
             let lines: Vec<String> = calls.iter().map(|(n, a)| py_call(n, a)).collect();
             format!("<function_calls>\n{}\n</function_calls>", lines.join("\n"))
         }
-        _ => return (String::new(), Vec::new()),
+        other => {
+            let Some(format) = toolcall_parse::FormatId::from_name(other) else {
+                return (String::new(), Vec::new());
+            };
+            let written: Option<Vec<String>> = calls
+                .iter()
+                .map(|(n, a)| toolcall_parse::example_call(format, n, &obj(a)))
+                .collect();
+            return match written {
+                Some(w) => (format!("{intro}{}", w.join("\n")), Vec::new()),
+                None => (String::new(), Vec::new()),
+            };
+        }
     };
     let text_valued = matches!(
         family,

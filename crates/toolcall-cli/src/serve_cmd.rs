@@ -9,8 +9,9 @@ use std::sync::Arc;
 
 use toolcall_inspector::ToolSwitches;
 use toolcall_packs::toolset::ToolsetSpec;
+use toolcall_packs::{PackConfig, PackState, load_pack};
 use toolcall_run::Archive;
-use toolcall_run::server::StateSnapshot;
+use toolcall_run::server::{PackInstance, SessionPack};
 use toolcall_serve::server_side::ServerSide;
 use toolcall_serve::{AppState, Config, InvalidCallPolicy};
 
@@ -132,18 +133,10 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
                 .clone()
                 .unwrap_or_else(|| PathBuf::from("toolcall-tool-switches.json")),
         )?;
-        let states: Vec<StateSnapshot> = toolset
-            .pack_states
-            .into_iter()
-            .map(|(name, state)| {
-                let snapshot: Arc<dyn Fn() -> serde_json::Value + Send + Sync> =
-                    Arc::new(move || state.snapshot());
-                (name, snapshot)
-            })
-            .collect();
+        let packs = session_packs(&spec, &toolset.pack_states)?;
         state = state.with_server_side(ServerSide::new(
             toolset.registry,
-            states,
+            packs,
             Some(archive),
             switches,
             args.max_rounds,
@@ -160,6 +153,47 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     toolcall_serve::serve(listener, state, shutdown_signal()).await?;
     tracing::info!("toolcall serve stopped");
     Ok(ExitCode::SUCCESS)
+}
+
+/// The stateful packs as the gateway runs them: every session on its own instance, made
+/// at the state the pack loaded with.
+fn session_packs(
+    spec: &ToolsetSpec,
+    states: &[(String, Arc<dyn PackState>)],
+) -> anyhow::Result<Vec<SessionPack>> {
+    let mut packs = Vec::with_capacity(states.len());
+    for (name, state) in states {
+        let config = spec
+            .packs
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, c)| c.clone())
+            .with_context(|| format!("pack {name} has state but no configuration"))?;
+        packs.push(session_pack(name.clone(), config, state.snapshot()));
+    }
+    Ok(packs)
+}
+
+/// Pack `name` loaded anew for each session, its state set to `initial`.
+fn session_pack(name: String, config: PackConfig, initial: serde_json::Value) -> SessionPack {
+    let pack_name = name.clone();
+    let make = move || -> Result<PackInstance, String> {
+        let pack = load_pack(&pack_name, &config).map_err(|e| e.to_string())?;
+        let state = pack
+            .state
+            .ok_or_else(|| "the pack has no state to give a session".to_owned())?;
+        state.restore(initial.clone()).map_err(|e| e.to_string())?;
+        let saved = state.clone();
+        Ok(PackInstance {
+            tools: pack.registry,
+            snapshot: Arc::new(move || saved.snapshot()),
+            restore: Box::new(move |snapshot| state.restore(snapshot).map_err(|e| e.to_string())),
+        })
+    };
+    SessionPack {
+        name,
+        make: Arc::new(make),
+    }
 }
 
 /// SIGTERM or Ctrl-C: stop accepting, finish open requests and streams, then exit.

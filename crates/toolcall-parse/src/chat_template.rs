@@ -7,60 +7,17 @@
 //! when all of its markers occur in the template, and the match whose markers are longest in
 //! total wins (`<tool_call>` + `<function=` + `<parameter=` beats `<tool_call>` alone). The
 //! markers that decided are reported. Templates are read as text, never executed.
+//!
+//! The markers are each family's own ([`crate::family::Family::template_markers`] and
+//! [`crate::family::Family::reasoning`], beside its reader); `<think>` is everyone's.
 
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::family::{ReasoningMarker, THINK};
+
 /// Longest template text looked at (published templates are under 64 KiB).
 const MAX_TEMPLATE: usize = 1 << 20;
-
-/// `(family id, markers that must all occur)`.
-static FAMILY_MARKERS: &[(&str, &[&str])] = &[
-    ("hermes", &["<tool_call>", "</tool_call>"]),
-    ("qwen3_coder", &["<tool_call>", "<function=", "<parameter="]),
-    ("seed_oss", &["<seed:tool_call>"]),
-    ("glm", &["<tool_call>", "<arg_key>", "<arg_value>"]),
-    ("functionary_v3_1", &["<function=", "</function>"]),
-    ("functionary_v3_2", &[">>>all"]),
-    ("llama", &["<|python_tag|>"]),
-    ("mistral", &["[TOOL_CALLS]"]),
-    (
-        "deepseek_v3",
-        &["<｜tool▁call▁begin｜>", "<｜tool▁sep｜>", "```json"],
-    ),
-    (
-        "deepseek_v3_1",
-        &["<｜tool▁call▁begin｜>", "<｜tool▁sep｜>"],
-    ),
-    ("deepseek_dsml", &["｜DSML｜", "invoke"]),
-    (
-        "kimi_k2",
-        &["<|tool_calls_section_begin|>", "<|tool_call_begin|>"],
-    ),
-    ("gpt_oss", &["<|channel|>", "<|message|>", "<|call|>"]),
-    ("gemma4", &["<|tool_call>", "<tool_call|>"]),
-    ("step3", &["<steptml:invoke"]),
-    ("cohere", &["<|START_ACTION|>"]),
-    ("minimax_m2", &["<minimax:tool_call>"]),
-    ("granite", &["<|tool_call|>"]),
-    ("nemotron", &["<TOOLCALL>"]),
-    ("tool_calls_tag", &["<tool_calls>", "</tool_calls>"]),
-    ("functools", &["functools["]),
-    ("internlm", &["<|action_start|>", "<|plugin|>"]),
-    ("longcat", &["<longcat_tool_call>"]),
-    ("apertus", &["<|tools_prefix|>"]),
-    ("llama4_pythonic", &["<|python_start|>", "<|python_end|>"]),
-    ("lfm2", &["<|tool_call_start|>"]),
-    ("olmo3", &["<function_calls>"]),
-];
-
-/// `(open, close)` reasoning markers a template may use.
-static REASONING_MARKERS: &[(&str, &str)] = &[
-    ("<think>", "</think>"),
-    ("<seed:think>", "</seed:think>"),
-    ("<|START_THINKING|>", "<|END_THINKING|>"),
-    ("<|channel|>analysis<|message|>", "<|end|>"),
-];
 
 /// A pair of reasoning markers found in a template.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -148,8 +105,9 @@ fn detect_named(named: &[(String, String)]) -> Result<TemplateInfo, TemplateErro
     let texts: Vec<&str> = named.iter().map(|(_, t)| t.as_str()).collect();
     let found = |m: &str| texts.iter().any(|t| t.contains(m));
     let mut best: Option<(usize, &str, &[&str])> = None;
-    for (family, markers) in FAMILY_MARKERS {
-        if !markers.iter().all(|m| found(m)) {
+    for f in crate::families::all() {
+        let (family, markers) = (f.id(), f.template_markers());
+        if markers.is_empty() || !markers.iter().all(|m| found(m)) {
             continue;
         }
         let weight = markers.iter().map(|m| m.chars().count()).sum();
@@ -157,14 +115,7 @@ fn detect_named(named: &[(String, String)]) -> Result<TemplateInfo, TemplateErro
             best = Some((weight, family, markers));
         }
     }
-    let reasoning = REASONING_MARKERS
-        .iter()
-        .filter(|(open, close)| found(open) && found(close))
-        .map(|(open, close)| ReasoningMarkers {
-            open: (*open).to_owned(),
-            close: (*close).to_owned(),
-        })
-        .collect();
+    let reasoning = reasoning_markers(&found);
     Ok(TemplateInfo {
         family: best.map(|(_, f, _)| f.to_owned()),
         decided_by: best
@@ -174,6 +125,37 @@ fn detect_named(named: &[(String, String)]) -> Result<TemplateInfo, TemplateErro
         opens_reasoning: texts.iter().any(|t| generation_prompt_opens_think(t)),
         templates: named.iter().map(|(n, _)| n.clone()).collect(),
     })
+}
+
+/// The reasoning markers (`<think>`, then each family's in registry order) whose open and
+/// close both occur. A marker whose open only extends another found one with the same
+/// close (gpt-oss's `<|start|>assistant` + `<|channel|>analysis<|message|>`) is the same
+/// block and is not reported twice.
+fn reasoning_markers(found: &dyn Fn(&str) -> bool) -> Vec<ReasoningMarkers> {
+    let mut all: Vec<ReasoningMarker> = vec![THINK];
+    for f in crate::families::all() {
+        for m in f.reasoning() {
+            if !all.contains(m) {
+                all.push(*m);
+            }
+        }
+    }
+    let present: Vec<ReasoningMarker> = all
+        .into_iter()
+        .filter(|m| found(m.open) && found(m.close))
+        .collect();
+    present
+        .iter()
+        .filter(|m| {
+            !present.iter().any(|o| {
+                o.close == m.close && o.open.len() < m.open.len() && m.open.ends_with(o.open)
+            })
+        })
+        .map(|m| ReasoningMarkers {
+            open: m.open.to_owned(),
+            close: m.close.to_owned(),
+        })
+        .collect()
 }
 
 /// Whether the text a template writes after `add_generation_prompt` (up to the first

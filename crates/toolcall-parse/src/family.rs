@@ -10,10 +10,20 @@
 //!
 //! # How to add a family
 //!
-//! 1. Create `families/<id>.rs` with a unit struct implementing [`Family`]:
+//! 1. Create `families/<id>.rs`. A family whose markup is one opener around a body a shared
+//!    reader reads (a JSON call list, text-valued tags, Python calls, JSON after an opener)
+//!    is one [`Described`](crate::families::described::Described) static: its tables, no
+//!    code (`longcat.rs`, `seed_oss.rs`). Any other family is a unit struct implementing
+//!    [`Family`]:
 //!    - `id` (the exact string in `Origin.format`, `--format` and `toolcall formats`),
 //!      `description` and a one-line `example` (shown by `toolcall formats` and used by the
 //!      registry tests: the example must parse to at least one call of this family).
+//!    - what the family knows besides its reader, all in its module: `model_names` (the
+//!      globs [`crate::model_family`] and `--model` read), `template_markers` (what
+//!      [`crate::detect_template`] and `toolcall detect` look for), `reasoning` markers,
+//!      `write_results` when its chat template gives tool results a syntax other than
+//!      Hermes `<tool_response>`; or `generic_because` for a convention many models share
+//!      (bare JSON, Python calls, provider shapes), which has none of these.
 //!    - how its regions start, one or more of these opener kinds, each with a method that
 //!      gives a fresh [`RegionReader`] for a region starting there:
 //!      - a literal anywhere in the text: `openers` (`"<tool_call>"`) and `reader`. Several
@@ -34,20 +44,21 @@
 //!
 //!      Every kind ends up in the same region path of the engine: one [`RegionReader`]
 //!      protocol, one set of verdicts, the same limits, events and compaction.
-//!    - optional: `reasoning` markers, `strip` tokens (end-of-turn tokens removed from the
-//!      text), `instructions` + `example_call` for text mode (the system prompt rendered by
-//!      [`crate::render_prompt`]), `write_results` when the family's chat template gives
-//!      tool results a syntax other than Hermes `<tool_response>`.
+//!    - optional: `strip` tokens (end-of-turn tokens removed from the text),
+//!      `instructions` + `example_call` for text mode (the system prompt rendered by
+//!      [`crate::render_prompt`]).
 //! 2. Add one line to the `registry!` list in `families/mod.rs`, at the place of the
 //!    family's auto-mode priority (earlier = tried first for a shared opener).
-//! 3. Fixtures in `tests/fixtures/<id>/` (see `tests/families.rs`).
+//! 3. Fixtures in `tests/fixtures/<id>/` (see `tests/families.rs`, which checks that every
+//!    model family has fixtures, model names and template markers).
 //! 4. Text mode: a family with a text syntax implements `instructions` + `example_call`
 //!    (writers shared in `families/text_example.rs`); `tests/prompt_examples.rs` fails for
 //!    any family that has neither and is not in its listed exemptions, and parses every
 //!    rendered example back to the same call.
 //!
-//! Nothing else: `FormatId`, `FormatSelection`, `toolcall formats`, the prompt renderer and
-//! the engine's opener tables all read the registry.
+//! Nothing else: `FormatId`, `FormatSelection`, `toolcall formats`, the model-name table,
+//! chat-template detection, the prompt renderer, the engine's opener tables, the fixture
+//! tests and the bench corpus all read the registry.
 //!
 //! # Writing a region reader
 //!
@@ -186,9 +197,26 @@ pub(crate) trait Family: Sync + Send {
     fn reader(&self, _opener: usize, _ctx: &Ctx) -> Option<Box<dyn RegionReader>> {
         None
     }
-    /// Reasoning blocks this family's models write (besides `<think>`).
+    /// Reasoning blocks this family's models write (besides `<think>`); also the markers
+    /// [`crate::detect_template`] reports when a chat template holds them.
     fn reasoning(&self) -> &'static [ReasoningMarker] {
         &[]
+    }
+    /// Model-name globs whose models write this family ([`crate::model_family`]: lowercase,
+    /// `*` any run, `?` one character; the longest match over all families wins).
+    fn model_names(&self) -> &'static [&'static str] {
+        &[]
+    }
+    /// Markers a chat template holds when it renders this family's calls, all of them
+    /// ([`crate::detect_template`]: the match whose markers are longest in total wins).
+    fn template_markers(&self) -> &'static [&'static str] {
+        &[]
+    }
+    /// Why this family has no model names, template markers or fixture directory of its
+    /// own (a convention many models share, a provider shape, an opt-in rule); `None`
+    /// for a model family, which has all three (checked by the registry tests).
+    fn generic_because(&self) -> Option<&'static str> {
+        None
     }
     /// Control tokens removed from the visible text wherever they appear.
     fn strip(&self) -> &'static [&'static str] {

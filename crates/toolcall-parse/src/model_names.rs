@@ -4,72 +4,22 @@
 //! `deepseek-ai/DeepSeek-V3.1`, `DeepSeek-V3.1` and `unsloth/DeepSeek-V3.1-GGUF` all find
 //! `deepseek-v3.1*`. "Longest" counts a pattern's literal characters, so a specific entry
 //! (`deepseek-v3.1*`) beats a general one (`deepseek-v3*`); a tie goes to the earlier entry.
-//! `*` matches any run of characters, `?` one character.
+//! `*` matches any run of characters, `?` one character. Each family lists its globs in its
+//! own module ([`crate::family::Family::model_names`]).
+
+use std::sync::LazyLock;
 
 /// Longest model name looked at; longer names match nothing.
 const MAX_NAME: usize = 512;
 
-/// `(glob, family id)`. Family ids are those of `toolcall formats`; an entry may name a family
-/// that is not registered yet, [`crate::FormatSelection::for_model`] then falls back to auto.
-static TABLE: &[(&str, &str)] = &[
-    // Qwen: Qwen2.5 / Qwen3 write Hermes JSON; Qwen3-Coder and Qwen3.5 the XML form.
-    ("qwen2.5*", "hermes"),
-    ("qwen3*", "hermes"),
-    ("qwq*", "hermes"),
-    ("hermes-*", "hermes"),
-    ("qwen3-coder*", "qwen3_coder"),
-    ("qwen3.5*", "qwen3_coder"),
-    ("*nemotron-3-nano*", "qwen3_coder"),
-    ("seed-oss*", "seed_oss"),
-    ("glm-4.5*", "glm"),
-    ("glm-4.6*", "glm"),
-    ("glm-4.7*", "glm"),
-    ("functionary-*v3.1*", "functionary_v3_1"),
-    ("functionary-*v3.2*", "functionary_v3_2"),
-    ("llama-3.1*", "llama"),
-    ("llama-3.2*", "llama"),
-    ("llama-3.3*", "llama"),
-    ("meta-llama-3.1*", "llama"),
-    ("llama-4*", "llama4_pythonic"),
-    ("mistral-*", "mistral"),
-    ("mixtral-*", "mistral"),
-    ("ministral-*", "mistral"),
-    ("magistral-*", "mistral"),
-    ("devstral-*", "mistral"),
-    ("codestral-*", "mistral"),
-    ("pixtral-*", "mistral"),
-    ("deepseek-v3", "deepseek_v3"),
-    ("deepseek-v3-*", "deepseek_v3"),
-    ("deepseek-r1*", "deepseek_v3"),
-    ("deepseek-v3.1*", "deepseek_v3_1"),
-    ("deepseek-v3.2*", "deepseek_dsml"),
-    ("deepseek-v4*", "deepseek_dsml"),
-    ("kimi-k2*", "kimi_k2"),
-    ("gpt-oss*", "gpt_oss"),
-    ("gemma-4*", "gemma4"),
-    ("step3*", "step3"),
-    ("step-3*", "step3"),
-    ("c4ai-command-r7b*", "cohere"),
-    ("command-r7b*", "cohere"),
-    ("c4ai-command-a*", "cohere"),
-    ("command-a-*", "cohere"),
-    ("minimax-m2*", "minimax_m2"),
-    ("granite-3*", "granite"),
-    ("*-nemotron-*", "nemotron"),
-    ("llama-3_3-nemotron*", "nemotron"),
-    ("hunyuan*", "tool_calls_tag"),
-    ("ai21-jamba*", "tool_calls_tag"),
-    ("jamba-*", "tool_calls_tag"),
-    ("apriel*", "tool_calls_tag"),
-    ("phi-4-mini*", "functools"),
-    ("firefunction*", "functools"),
-    ("internlm*", "internlm"),
-    ("longcat*", "longcat"),
-    ("apertus*", "apertus"),
-    ("*xlam*", "xlam"),
-    ("lfm2*", "lfm2"),
-    ("olmo-3*", "olmo3"),
-];
+/// `(glob, family id)`: every registered family's [`crate::family::Family::model_names`],
+/// in registry order (the order that breaks a tie).
+static TABLE: LazyLock<Vec<(&'static str, &'static str)>> = LazyLock::new(|| {
+    crate::families::all()
+        .iter()
+        .flat_map(|f| f.model_names().iter().map(|glob| (*glob, f.id())))
+        .collect()
+});
 
 /// The table entry a model name matched.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -89,7 +39,7 @@ pub fn model_family(name: &str) -> Option<ModelFamily> {
     let full = name.to_ascii_lowercase();
     let base = full.rsplit('/').next().unwrap_or(&full);
     let mut best: Option<(usize, ModelFamily)> = None;
-    for (pattern, family) in TABLE {
+    for (pattern, family) in TABLE.iter() {
         if !(glob(pattern, base) || glob(pattern, &full)) {
             continue;
         }
@@ -103,7 +53,7 @@ pub fn model_family(name: &str) -> Option<ModelFamily> {
 
 /// Every `(glob, family)` entry, for documentation and listings.
 pub fn model_table() -> &'static [(&'static str, &'static str)] {
-    TABLE
+    &TABLE
 }
 
 /// Glob match of a lowercase pattern against a lowercase name, by bytes: `*` any run, `?`
@@ -267,9 +217,21 @@ mod tests {
         }
     }
 
+    // The globs come from the families' modules: one glob names one family, so which
+    // family wins never depends on the registry's order.
+    #[test]
+    fn no_glob_names_two_families() {
+        for (i, (p, f)) in TABLE.iter().enumerate() {
+            for (q, g) in TABLE.iter().skip(i + 1) {
+                assert!(p != q, "{p} names both {f} and {g}");
+            }
+        }
+        assert!(TABLE.len() >= 50, "{}", TABLE.len());
+    }
+
     #[test]
     fn every_entry_is_lowercase() {
-        for (p, f) in TABLE {
+        for (p, f) in TABLE.iter() {
             assert_eq!(*p, p.to_ascii_lowercase(), "{p}");
             assert!(!f.is_empty());
         }

@@ -2,9 +2,9 @@
 //! `tests/fixtures/FAMILIES.md`): every case is parsed one-shot, byte by byte and at random
 //! chunkings, and each result must match the case's expectation (R-1, R-2, W-FAM).
 //!
-//! A family's cases run once its id is registered (`FormatId::from_name`), so fixtures can
-//! land before their reader; `PENDING` holds registered families whose fixtures describe
-//! variants the reader does not read yet.
+//! The family list is the registry's (`toolcall_parse::formats()`): every model family has
+//! fixtures, model names and template markers, or states why not. `PENDING` holds
+//! registered families whose fixtures describe variants the reader does not read yet.
 // Test code: a failed unwrap is a failed test.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -19,36 +19,15 @@ use serde_json::Value;
 use toolcall_core::{Level, Registry, StreamEvent, ToolSpec};
 use toolcall_parse::{FormatId, FormatSelection, ParseOptions, ReplyEnd, StreamParser, parse};
 
-/// Every family id a fixture directory may carry (issue #9's list).
-const KNOWN_FAMILIES: &[&str] = &[
-    "qwen3_coder",
-    "glm",
-    "seed_oss",
-    "functionary_v3_1",
-    "functionary_v3_2",
-    "llama3_builtin",
-    "mistral",
-    "deepseek_v3",
-    "deepseek_v3_1",
-    "deepseek_dsml",
-    "kimi_k2",
-    "gpt_oss",
-    "gemma4",
-    "step3",
-    "cohere",
-    "minimax_m2",
-    "granite",
-    "nemotron",
-    "tool_calls_tag",
-    "functools",
-    "internlm",
-    "longcat",
-    "apertus",
-    "xlam",
-    "llama4_pythonic",
-    "lfm2",
-    "olmo3",
-];
+/// Every model family in the registry: those with no fixtures of their own say why
+/// (`FormatInfo::generic_because`).
+fn model_families() -> Vec<&'static str> {
+    toolcall_parse::formats()
+        .into_iter()
+        .filter(|f| f.generic_because.is_none())
+        .map(|f| f.id)
+        .collect()
+}
 
 /// Registered, but the fixtures describe variants its reader does not read yet.
 const PENDING: &[&str] = &[];
@@ -368,8 +347,8 @@ fn every_fixture_file_is_well_formed() {
     assert!(cases.len() >= 100, "fixtures found: {}", cases.len());
     for c in &cases {
         assert!(
-            KNOWN_FAMILIES.contains(&c.family.as_str()),
-            "{}: not a family id of issue #9",
+            FormatId::from_name(&c.family).is_some(),
+            "{}: not a registered family id",
             c.family
         );
         assert!(
@@ -396,11 +375,40 @@ fn every_fixture_file_is_well_formed() {
             );
         }
     }
-    for family in KNOWN_FAMILIES {
+    for family in model_families() {
         assert!(
-            cases.iter().any(|c| c.family == *family),
+            cases.iter().any(|c| c.family == family),
             "no fixtures for {family}"
         );
+    }
+}
+
+// A family's knowledge lives in its module: every registered family has model names and
+// template markers (so `toolcall detect` and `--model` can name it) and fixtures, or says
+// why it has none.
+#[test]
+fn every_family_has_names_markers_and_fixtures_or_says_why() {
+    let cases = all_cases();
+    for f in toolcall_parse::formats() {
+        if let Some(why) = f.generic_because {
+            assert!(why.len() > 10, "{}: a reason, not a placeholder", f.id);
+            continue;
+        }
+        assert!(!f.model_names.is_empty(), "{}: no model-name glob", f.id);
+        assert!(
+            !f.template_markers.is_empty(),
+            "{}: no template marker",
+            f.id
+        );
+        assert!(
+            cases.iter().any(|c| c.family == f.id),
+            "{}: no fixtures",
+            f.id
+        );
+        for glob in f.model_names {
+            let matched = toolcall_parse::model_family(&glob.replace(['*', '?'], "x"));
+            assert!(matched.is_some(), "{}: {glob} matches nothing", f.id);
+        }
     }
 }
 

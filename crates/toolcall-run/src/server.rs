@@ -10,6 +10,12 @@
 //! (the `x-toolcall-session` header) to continue one, and then only the client's messages
 //! after the last assistant message are new; without one, a session is started from the
 //! client's whole history.
+//!
+//! Each session owns the state of the server's stateful packs ([`SessionPack`]): a new
+//! session gets a new instance of the pack at its initial state, the instance's state is
+//! archived with the session after every round, and a continued session gets a new instance
+//! restored from its own archived state. Two conversations never see each other's world,
+//! and a session continues the same wherever its state was archived.
 
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -20,6 +26,7 @@ use toolcall_core::{CallId, Registry, ToolCall};
 
 use crate::agent::{Agent, AgentConfig, AgentError, DEFAULT_MAX_ROUNDS, Mode, TurnReport};
 use crate::archive::Archive;
+use crate::archive::recorder::StateSaver;
 use crate::client::{Message, ModelClient};
 use crate::events::Observer;
 use crate::executor::{Approver, DenyAll, Executor};
@@ -34,12 +41,33 @@ pub enum ServerTurnError {
     BadRequest(String),
     #[error("the request's tool {0:?} has the name of a tool this server runs")]
     NameClash(String),
+    /// `x-toolcall-session` names no archived session (never taken for a new one).
+    #[error("no session {0:?} in the archive")]
+    UnknownSession(String),
+    /// A stateful pack could not be made for the session.
+    #[error("pack {name}: {message}")]
+    Pack { name: String, message: String },
     #[error(transparent)]
     Agent(#[from] AgentError),
 }
 
-/// A pack state saved with every session (`name`, snapshot).
-pub type StateSnapshot = (String, Arc<dyn Fn() -> Value + Send + Sync>);
+/// One session's instance of a stateful pack.
+pub struct PackInstance {
+    /// The pack's tools, bound to this instance's state.
+    pub tools: Registry,
+    /// The instance's state now, as archived with the session.
+    pub snapshot: StateSaver,
+    /// Replaces the instance's state with an archived snapshot.
+    pub restore: Box<dyn FnOnce(Value) -> Result<(), String> + Send>,
+}
+
+/// A stateful pack of the server: `make` gives a new instance at the pack's initial state,
+/// one per session (see the module doc).
+#[derive(Clone)]
+pub struct SessionPack {
+    pub name: String,
+    pub make: Arc<dyn Fn() -> Result<PackInstance, String> + Send + Sync>,
+}
 
 /// What the gateway's server-side tools share across requests.
 #[derive(Clone)]
@@ -49,7 +77,9 @@ pub struct ServerTools {
     pub archive: Option<Arc<Archive>>,
     /// Told every event of every turn (the inspector's hub, progress events).
     pub observers: Vec<Observer>,
-    pub states: Vec<StateSnapshot>,
+    /// Stateful packs whose tools are in the registry a turn gets: each session runs them
+    /// on its own instance.
+    pub packs: Vec<SessionPack>,
     pub approver: Arc<dyn Approver>,
 }
 
@@ -59,7 +89,7 @@ impl Default for ServerTools {
             max_rounds: DEFAULT_MAX_ROUNDS,
             archive: None,
             observers: Vec::new(),
-            states: Vec::new(),
+            packs: Vec::new(),
             approver: Arc::new(DenyAll),
         }
     }
@@ -106,6 +136,39 @@ impl ServerTools {
             }
         }
         let history = from_chat_messages(messages)?;
+        // The session this request continues, if any: an id the archive does not know is
+        // refused, never taken for a new conversation.
+        let continued = match (&self.archive, session) {
+            (Some(archive), Some(id)) => {
+                if !archive.has_session(id).map_err(AgentError::from)? {
+                    return Err(ServerTurnError::UnknownSession(id.to_owned()));
+                }
+                Some((archive.clone(), id))
+            }
+            _ => None,
+        };
+        let mut savers = Vec::with_capacity(self.packs.len());
+        for pack in &self.packs {
+            let failed = |message: String| ServerTurnError::Pack {
+                name: pack.name.clone(),
+                message,
+            };
+            let instance = (pack.make)().map_err(failed)?;
+            if let Some((archive, id)) = &continued
+                && let Some(state) = archive
+                    .load_state(id, &pack.name)
+                    .map_err(AgentError::from)?
+            {
+                (instance.restore)(state).map_err(failed)?;
+            }
+            for name in instance.tools.names() {
+                if let Some(handler) = instance.tools.get(name).and_then(|e| e.handler.clone()) {
+                    // A tool of the pack that the registry lacks was switched off for good.
+                    let _ = registry.set_handler(name, handler);
+                }
+            }
+            savers.push((pack.name.clone(), instance.snapshot));
+        }
         let executor =
             Arc::new(Executor::new(Arc::new(registry)).with_approver(self.approver.clone()));
         let mut agent = Agent::new(
@@ -129,14 +192,14 @@ impl ServerTools {
         let (earlier, new) = history.split_at(new_from);
         let mut resumed = false;
         if let Some(archive) = &self.archive {
-            match session {
-                Some(id) if archive.has_session(id).map_err(AgentError::from)? => {
+            match continued {
+                Some((_, id)) => {
                     agent.archive_continue(archive.clone(), id)?;
                     // A session made for this request before it ran (a streamed answer
                     // names it up front) starts from the client's history.
                     resumed = !agent.conversation().is_empty();
                 }
-                _ => {
+                None => {
                     let description = new
                         .iter()
                         .rev()
@@ -148,9 +211,9 @@ impl ServerTools {
                     agent.archive_new(archive.clone(), &cut(description, 200))?;
                 }
             }
-            for (name, snapshot) in &self.states {
-                agent.add_state_saver(name.clone(), snapshot.clone());
-            }
+        }
+        for (name, snapshot) in savers {
+            agent.add_state_saver(name, snapshot);
         }
         if !resumed {
             for m in earlier {

@@ -6,7 +6,8 @@
 //! chunk with `index`, `id`, `type` and `function.name` goes out as soon as the model wrote
 //! the name and the name passed its checks, then its checked arguments in one fragment once
 //! the call is complete (see [`crate::turn::StreamTurn`] for why and for the invalid-call
-//! policy in streams); `finish_reason` is `tool_calls` when there are calls. A cut upstream
+//! policy in streams); `finish_reason` is `tool_calls` when there are calls, and `length`
+//! stays `length` (a call cut inside its arguments is never delivered). A cut upstream
 //! stream ends the client's stream with an `error` event and no `finish_reason`, so no
 //! client takes it for a reply. A client that goes away drops the stream, which drops the
 //! upstream request.

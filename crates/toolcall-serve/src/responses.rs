@@ -7,7 +7,8 @@
 //! driver as Chat Completions ([`crate::stream`]): `response.created`, then per item
 //! `response.output_item.added`, its deltas (`response.reasoning_text.delta`,
 //! `response.output_text.delta`, `response.function_call_arguments.delta`), its `.done`
-//! events and `response.output_item.done`, and `response.completed` holding every item. A
+//! events and `response.output_item.done`, and `response.completed` holding every item
+//! (`response.incomplete` when the model stopped at its token limit). A
 //! call's item is added when its name is known; its arguments come once checked. A failed
 //! stream ends with `response.failed` (and an `error` event), never `response.completed`.
 
@@ -113,6 +114,7 @@ pub fn to_response(checked: &Checked, model: &str, usage: Option<Value>) -> ApiR
         });
     }
     let mut r = ApiResponse::completed(&item_id("resp"), now(), model, output);
+    mark_incomplete(&mut r, &checked.finish_reason());
     r.usage = usage.map(|u| {
         let input = u.get("prompt_tokens").cloned().unwrap_or(json!(0));
         let out = u.get("completion_tokens").cloned().unwrap_or(json!(0));
@@ -122,6 +124,20 @@ pub fn to_response(checked: &Checked, model: &str, usage: Option<Value>) -> ApiR
             "output_tokens_details": {"reasoning_tokens": 0}})
     });
     r
+}
+
+/// Marks `response` incomplete when the turn stopped at the token limit (`length`), as the
+/// API does (`incomplete_details.reason: "max_output_tokens"`); whether it did.
+fn mark_incomplete(response: &mut ApiResponse, finish_reason: &str) -> bool {
+    if finish_reason != "length" {
+        return false;
+    }
+    response.status = "incomplete".into();
+    response.extra.insert(
+        "incomplete_details".into(),
+        json!({"reason": "max_output_tokens"}),
+    );
+    true
 }
 
 /// The item being written when it is a text: reasoning or a message.
@@ -368,14 +384,19 @@ impl ResponsesEvents {
         self.emit(outs, &mut events);
         match end {
             None => {}
-            Some(End::Finished(_)) => {
+            Some(End::Finished(reason)) => {
                 self.close_text(&mut events);
                 let mut done = std::mem::take(&mut self.done);
                 done.sort_by_key(|(i, _)| *i);
                 self.response.output = done.into_iter().map(|(_, item)| item).collect();
                 self.response.status = "completed".into();
-                let completed = json!({"type": "response.completed", "response": self.response});
-                self.push(completed, &mut events);
+                let kind = if mark_incomplete(&mut self.response, &reason) {
+                    "response.incomplete"
+                } else {
+                    "response.completed"
+                };
+                let end = json!({"type": kind, "response": self.response});
+                self.push(end, &mut events);
             }
             Some(End::Failed(message)) => {
                 let e = ApiError::upstream_reply(&message);

@@ -34,7 +34,7 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc;
 use toolcall_core::Registry;
 use toolcall_inspector::{Hub, Inspector, ToolSwitches};
-use toolcall_run::server::{ServerTools, ServerTurnError, StateSnapshot};
+use toolcall_run::server::{ServerTools, ServerTurnError, SessionPack};
 use toolcall_run::{AgentError, AgentEvent, Archive, ChatCompletionsClient};
 
 use crate::{ApiError, AppState, auth};
@@ -58,10 +58,11 @@ pub struct ServerSide {
 }
 
 impl ServerSide {
-    /// `tools` run here; `states` are saved with every session (pack states).
+    /// `tools` run here; the tools of `packs` run on each session's own instance of the
+    /// pack, its state archived with the session.
     pub fn new(
         tools: Registry,
-        states: Vec<StateSnapshot>,
+        packs: Vec<SessionPack>,
         archive: Option<Arc<Archive>>,
         switches: ToolSwitches,
         max_rounds: usize,
@@ -72,7 +73,7 @@ impl ServerSide {
             max_rounds,
             archive: archive.clone(),
             observers: vec![hub.observer()],
-            states,
+            packs,
             approver,
         };
         ServerSide {
@@ -147,6 +148,20 @@ fn turn_error(e: ServerTurnError) -> ApiError {
         ServerTurnError::Agent(other) => {
             ApiError::upstream_reply(&format!("the turn failed: {other}"))
         }
+        ServerTurnError::UnknownSession(id) => ApiError {
+            status: StatusCode::NOT_FOUND,
+            kind: "invalid_request_error",
+            code: Some("session_not_found"),
+            message: format!(
+                "{SESSION_HEADER} {id:?} names no session here: leave the header out to start one"
+            ),
+        },
+        e @ ServerTurnError::Pack { .. } => ApiError {
+            status: StatusCode::INTERNAL_SERVER_ERROR,
+            kind: "server_error",
+            code: Some("pack_failed"),
+            message: e.to_string(),
+        },
         other => ApiError::bad_request(other.to_string()),
     }
 }
@@ -227,6 +242,13 @@ pub async fn chat(
                 .create_session("gateway turn")
                 .map_err(|e| ApiError::upstream_reply(&e.to_string()))?,
         ),
+        (Some(id), Some(archive))
+            if !archive
+                .has_session(&id)
+                .map_err(|e| ApiError::upstream_reply(&e.to_string()))? =>
+        {
+            return Err(turn_error(ServerTurnError::UnknownSession(id)));
+        }
         (s, _) => s,
     };
     let header = session.clone();

@@ -78,8 +78,11 @@ impl Checked {
     }
 
     /// `tool_calls` when there are calls, else the upstream's reason (`stop` if none).
+    /// `length` stays `length`: a reply cut by the token limit is never passed as finished.
     pub fn finish_reason(&self) -> String {
-        if !self.calls.is_empty() {
+        if self.finish_reason.as_deref() == Some(LENGTH) {
+            LENGTH.into()
+        } else if !self.calls.is_empty() {
             "tool_calls".into()
         } else {
             match self.finish_reason.as_deref() {
@@ -278,7 +281,13 @@ impl Turn {
             }
             text => out.text = text,
         }
-        found.extend(reply.calls.iter().map(|c| self.native(c)));
+        let length = reply.finish_reason.as_deref() == Some(LENGTH);
+        for c in &reply.calls {
+            match cut_short(c, length) {
+                Some(why) => push_note(&mut out.text, &cut_note(c, why)),
+                None => found.push(self.native(c)),
+            }
+        }
         for call in found {
             self.admit(call, &mut out);
         }
@@ -814,12 +823,28 @@ impl StreamTurn {
             .map(Option::flatten)
             .collect();
         let wires = std::mem::take(&mut self.natives).finish();
+        let length = self.checked.finish_reason.as_deref() == Some(LENGTH);
         for (i, wire) in wires.into_iter().enumerate() {
             let mut call = self.turn.native(&wire);
             let announced = seen.get(i).cloned().flatten().map(|(sent, id)| {
                 call.call_id = id;
                 sent
             });
+            // A call cut inside its arguments is never a finished call: announced, the
+            // client holds it open, so only an error ends the stream honestly.
+            if let Some(why) = cut_short(&wire, length) {
+                if announced.is_some() {
+                    return Err(ApiError::upstream_reply(&format!(
+                        "the model's reply was cut inside the arguments of its call to {:?} ({why})",
+                        wire.name
+                    )));
+                }
+                self.rejected_seen = true;
+                tracing::warn!(tool = %wire.name, reason = why, "a call cut inside its arguments");
+                let sep = if self.said.is_empty() { "" } else { "\n\n" };
+                self.text(format!("{sep}{}", cut_note(&wire, why)), out);
+                continue;
+            }
             self.call(announced, call, out);
             if self.retry.is_some() {
                 break;
@@ -839,6 +864,35 @@ impl StreamTurn {
         }
         Ok(())
     }
+}
+
+/// The finish reason of a reply cut by the token limit.
+const LENGTH: &str = "length";
+
+/// Why a native call's arguments never completed, if they did not: the JSON text ends before
+/// its object closes, or the upstream stopped at its token limit (`length`) with arguments
+/// that are not a JSON object. Such a call is neither a call nor text: it is reported, never
+/// delivered (a merely malformed call, complete but wrong, goes to the invalid-call policy).
+fn cut_short(call: &WireCall, length: bool) -> Option<&'static str> {
+    let raw = &call.arguments.as_ref().err()?.raw;
+    let eof = serde_json::from_str::<Value>(raw.trim())
+        .err()
+        .is_some_and(|e| e.is_eof());
+    if eof {
+        Some("its arguments end before their JSON object closes")
+    } else if length {
+        Some("the reply stopped at its token limit")
+    } else {
+        None
+    }
+}
+
+/// The note left in the text for a call cut inside its arguments.
+fn cut_note(call: &WireCall, why: &str) -> String {
+    format!(
+        "[toolcall: a call to {:?} was cut off and is not delivered: {why}]",
+        call.name
+    )
 }
 
 /// The most text kept to tell the upstream what was already said, on a retry.

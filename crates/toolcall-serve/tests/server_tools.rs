@@ -13,6 +13,7 @@ use futures::StreamExt;
 use serde_json::{Value, json};
 use toolcall_inspector::ToolSwitches;
 use toolcall_packs::{PackConfig, load_pack};
+use toolcall_run::server::{PackInstance, SessionPack};
 use toolcall_run::{ApproveAll, Archive};
 use toolcall_serve::server_side::{PROGRESS_EVENT, PROGRESS_HEADER, SESSION_HEADER, ServerSide};
 use toolcall_serve::{AppState, Config};
@@ -43,21 +44,11 @@ async fn gateway_with(replies: &[(&str, &str)], edit: impl FnOnce(&mut Config)) 
     }
     let upstream = stand_in(stand_in_state.clone()).await;
     let dir = tempfile::tempdir().unwrap();
-    let mut options = serde_json::Map::new();
-    options.insert("world".into(), json!("examples/world/world.json"));
-    let pack = load_pack(
-        "world",
-        &PackConfig {
-            base_dir: toolcall_testkit::workspace_root(),
-            options,
-        },
-    )
-    .unwrap();
-    let state = pack.state.unwrap();
+    let (registry, pack) = world_pack();
     let archive = Arc::new(Archive::open(&dir.path().join("sessions.sqlite")).unwrap());
     let side = ServerSide::new(
-        pack.registry,
-        vec![("world".into(), Arc::new(move || state.snapshot()))],
+        registry,
+        vec![pack],
         Some(archive.clone()),
         ToolSwitches::open(dir.path().join("switches.json")).unwrap(),
         5,
@@ -84,6 +75,33 @@ async fn gateway_with(replies: &[(&str, &str)], edit: impl FnOnce(&mut Config)) 
         archive,
         _dir: dir,
     }
+}
+
+/// The world pack's tools, and the pack as the gateway runs it: loaded anew for each
+/// session (what `toolcall serve --pack world` does).
+fn world_pack() -> (toolcall_core::Registry, SessionPack) {
+    let mut options = serde_json::Map::new();
+    options.insert("world".into(), json!("examples/world/world.json"));
+    let config = PackConfig {
+        base_dir: toolcall_testkit::workspace_root(),
+        options,
+    };
+    let registry = load_pack("world", &config).unwrap().registry;
+    let make = move || -> Result<PackInstance, String> {
+        let pack = load_pack("world", &config).map_err(|e| e.to_string())?;
+        let state = pack.state.unwrap();
+        let saved = state.clone();
+        Ok(PackInstance {
+            tools: pack.registry,
+            snapshot: Arc::new(move || saved.snapshot()),
+            restore: Box::new(move |s| state.restore(s).map_err(|e| e.to_string())),
+        })
+    };
+    let pack = SessionPack {
+        name: "world".into(),
+        make: Arc::new(make),
+    };
+    (registry, pack)
 }
 
 fn offered(request: &Value) -> Vec<String> {
@@ -367,4 +385,135 @@ async fn the_inspector_is_open_on_loopback_and_needs_a_client_key_elsewhere() {
     assert_eq!(status(&keyed, None).await, 401);
     assert_eq!(status(&keyed, Some("sk-wrong")).await, 401);
     assert_eq!(status(&keyed, Some("sk-inspect")).await, 200);
+}
+
+fn call(name: &str, arguments: Value) -> String {
+    format!(
+        "<tool_call>{}</tool_call>",
+        json!({"name": name, "arguments": arguments})
+    )
+}
+
+/// The world as `session` archived it: (Jack's location, the chest's condition).
+fn world_of(g: &Gateway, session: &str) -> (String, String) {
+    let rec = g.archive.show_session(session).unwrap();
+    let world = &rec.pack_states["world"];
+    let jack = world["players"][0]["location"].as_str().unwrap().to_owned();
+    let chest = world["objects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|o| o["id"] == "obj_chest")
+        .unwrap()["attributes"]["condition"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    (jack, chest)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_session_owns_its_world_and_a_continued_session_gets_its_own_back() {
+    let to = |place: &str| {
+        call(
+            "move_player",
+            json!({"playerId": "char_001", "targetLocationId": place}),
+        )
+    };
+    let open = call(
+        "set_attribute",
+        json!({"entityType": "object", "entityId": "obj_chest",
+               "attributeName": "condition", "value": "open"}),
+    );
+    let g = gateway(&[
+        ("world-a", &to("loc_beach")),
+        ("world-a", "Jack is on the beach."),
+        // From the cave there is no way to the cliff: only the beach leads there.
+        ("world-a", &to("loc_cliff")),
+        ("world-a", "Jack climbs the cliff."),
+        ("world-b", &open),
+        ("world-b", "The chest is open."),
+    ])
+    .await;
+    let http = reqwest::Client::new();
+    let start = |model: &str, text: &str| {
+        http.post(format!("{}/v1/chat/completions", g.url))
+            .json(&json!({"model": model, "messages": [{"role": "user", "content": text}]}))
+            .send()
+    };
+    let (a, b) = tokio::join!(
+        start("world-a", "Go to the beach"),
+        start("world-b", "Open the chest")
+    );
+    let (a, b) = (a.unwrap(), b.unwrap());
+    assert_eq!((a.status().as_u16(), b.status().as_u16()), (200, 200));
+    let a_session = a.headers()[SESSION_HEADER].to_str().unwrap().to_owned();
+    let b_session = b.headers()[SESSION_HEADER].to_str().unwrap().to_owned();
+    assert_ne!(a_session, b_session);
+    // Each sees only its own change, whatever order the calls ran in.
+    assert_eq!(
+        world_of(&g, &a_session),
+        ("loc_beach".into(), "locked".into())
+    );
+    assert_eq!(world_of(&g, &b_session), ("loc_cave".into(), "open".into()));
+
+    // A continues from its own beach, not from the pack's cave nor from B's world.
+    let resp = http
+        .post(format!("{}/v1/chat/completions", g.url))
+        .header(SESSION_HEADER, &a_session)
+        .json(&json!({"model": "world-a", "messages": [
+            {"role": "user", "content": "Go to the beach"},
+            {"role": "assistant", "content": "Jack is on the beach."},
+            {"role": "user", "content": "Now the cliff"}]}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 200);
+    let body: Value = resp.json().await.unwrap();
+    assert_eq!(
+        body["choices"][0]["message"]["content"],
+        "Jack climbs the cliff."
+    );
+    let last = g
+        .stand_in
+        .requests()
+        .into_iter()
+        .rfind(|r| r["model"] == "world-a")
+        .unwrap();
+    let results = last["messages"].to_string().replace(['\\', '"'], "");
+    assert!(
+        results.contains("moved from location Beach to location Cliff"),
+        "{results}"
+    );
+    assert_eq!(
+        world_of(&g, &a_session),
+        ("loc_cliff".into(), "locked".into())
+    );
+    assert_eq!(world_of(&g, &b_session), ("loc_cave".into(), "open".into()));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unknown_session_is_a_404_whole_and_streamed() {
+    let g = gateway(&[]).await;
+    let http = reqwest::Client::new();
+    for stream in [false, true] {
+        let resp = http
+            .post(format!("{}/v1/chat/completions", g.url))
+            .header(SESSION_HEADER, "no-such-session")
+            .json(&json!({"model": "world", "stream": stream,
+                          "messages": [{"role": "user", "content": "hi"}]}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(resp.status(), 404, "stream {stream}");
+        let body: Value = resp.json().await.unwrap();
+        assert_eq!(body["error"]["code"], "session_not_found", "{body}");
+        assert!(
+            body["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("no-such-session")
+        );
+    }
+    assert!(g.stand_in.requests().is_empty());
+    assert!(g.archive.list_sessions().unwrap().is_empty());
 }

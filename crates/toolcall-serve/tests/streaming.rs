@@ -456,3 +456,133 @@ async fn shutdown_finishes_an_open_stream_before_the_server_returns() {
         .unwrap()
         .unwrap();
 }
+
+/// The SSE `type`s of a `/v1/responses` stream, and its data payloads.
+async fn responses_stream(url: &str, model: &str) -> (Vec<String>, Vec<Value>) {
+    let body = json!({"model": model, "input": "weather?", "stream": true,
+        "tools": [{"type": "function", "name": "get_weather", "parameters": tools()[0]["function"]["parameters"]}]});
+    let r = reqwest::Client::new()
+        .post(format!("{url}/v1/responses"))
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    let events: Vec<Value> = sse_data(r)
+        .await
+        .iter()
+        .map(|d| serde_json::from_str::<Value>(d).unwrap())
+        .collect();
+    let kinds = events
+        .iter()
+        .map(|v| v["type"].as_str().unwrap_or_default().to_owned())
+        .collect();
+    (kinds, events)
+}
+
+/// Every `function_call_arguments.done` must carry a JSON object: a cut call never finishes.
+fn assert_no_broken_call_done(events: &[Value]) {
+    for v in events {
+        if v["type"] == "response.function_call_arguments.done" {
+            let args = v["arguments"].as_str().unwrap();
+            assert!(
+                serde_json::from_str::<Value>(args).is_ok_and(|a| a.is_object()),
+                "a cut call delivered as finished: {v}"
+            );
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_native_call_cut_inside_its_arguments_is_never_delivered_as_finished() {
+    let (url, _) = gateway(|_| {}).await;
+    for finish in ["length", "tool_calls"] {
+        let model = format!("native-cut-{finish}");
+        // Announced at its name: the client holds the call open, so only an error ends it.
+        let data = sse_data(post(&url, request(&model, true)).await).await;
+        let chunks: Vec<Value> = data
+            .iter()
+            .filter_map(|d| serde_json::from_str(d).ok())
+            .collect();
+        assert!(
+            chunks.iter().any(|v| v.get("error").is_some()),
+            "{finish}: {data:?}"
+        );
+        assert!(
+            chunks
+                .iter()
+                .all(|v| v["choices"][0]["finish_reason"].is_null()),
+            "{finish}: {data:?}"
+        );
+        let (kinds, events) = responses_stream(&url, &model).await;
+        assert!(kinds.contains(&"response.failed".to_owned()), "{kinds:?}");
+        assert!(
+            !kinds.contains(&"response.completed".to_owned()),
+            "{kinds:?}"
+        );
+        assert_no_broken_call_done(&events);
+        // Whole: the complete call is a call, the cut one is reported, not delivered.
+        let whole: Value = post(&url, request(&model, false))
+            .await
+            .json()
+            .await
+            .unwrap();
+        let choice = &whole["choices"][0];
+        assert_eq!(
+            calls_of(&choice["message"]),
+            vec![json!({"name": "get_weather", "arguments": {"city": "Paris"}})],
+            "{finish}"
+        );
+        assert!(
+            choice["message"]["content"]
+                .as_str()
+                .unwrap()
+                .contains("was cut off"),
+            "{choice}"
+        );
+        let expected = if finish == "length" {
+            "length"
+        } else {
+            "tool_calls"
+        };
+        assert_eq!(choice["finish_reason"], expected, "{choice}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_cut_at_the_token_limit_ends_as_length_when_announced_only_once_checked() {
+    for policy in [InvalidCallPolicy::Retry, InvalidCallPolicy::Pass] {
+        let (url, _) = gateway(|c| {
+            c.announce_calls = AnnounceCalls::WhenChecked;
+            c.invalid_calls = policy;
+        })
+        .await;
+        let data = sse_data(post(&url, request("native-cut-length", true)).await).await;
+        let (content, _, calls, finish) = accumulate(&data);
+        assert_eq!(
+            calls,
+            vec![json!({"name": "get_weather", "arguments": {"city": "Paris"}})],
+            "{policy:?}"
+        );
+        assert_eq!(finish.as_deref(), Some("length"), "{policy:?}");
+        assert!(content.contains("was cut off"), "{content}");
+        let (kinds, events) = responses_stream(&url, "native-cut-length").await;
+        assert!(
+            kinds.contains(&"response.incomplete".to_owned()),
+            "{kinds:?}"
+        );
+        assert!(
+            !kinds.contains(&"response.completed".to_owned()),
+            "{kinds:?}"
+        );
+        assert_no_broken_call_done(&events);
+        let incomplete = events
+            .iter()
+            .find(|v| v["type"] == "response.incomplete")
+            .unwrap();
+        assert_eq!(incomplete["response"]["status"], "incomplete");
+        assert_eq!(
+            incomplete["response"]["incomplete_details"]["reason"],
+            "max_output_tokens"
+        );
+    }
+}

@@ -8,6 +8,20 @@
 //! `toolcall-parse` (the parsers) and `toolcall-run` (the executor, model clients, the agent
 //! loop), and adds tools from typed async functions ([`tool`]).
 //!
+//! # Features
+//!
+//! The default build parses, validates and renders: it compiles `toolcall-core` and
+//! `toolcall-parse` only (no tokio, reqwest, bundled SQLite or axum). Opt in to more:
+//!
+//! | feature | adds |
+//! |---|---|
+//! | `typed` | [`tool`], [`tool_json`], [`schema_of`]: tools from typed async functions (schemars) |
+//! | `agent` | `typed`, and [`Agent`], [`Executor`], the model clients and the session archive (`toolcall-run`: tokio, reqwest, SQLite) |
+//!
+//! ```toml
+//! toolcall = { version = "0.1", features = ["agent"] }
+//! ```
+//!
 //! # Parse a reply
 //!
 //! [`parse`] finds the calls in a whole reply; the visible text keeps only the prose.
@@ -168,8 +182,10 @@
 //! (format selection, limits, fallback rules, text-mode prompt instructions) and [`toolcall_run`] (the session archive,
 //! recorded sessions, program and HTTP tool backends).
 
+#[cfg(feature = "typed")]
 mod typed;
 
+#[cfg(feature = "typed")]
 pub use typed::{FnTool, schema_of, tool, tool_json};
 
 pub use toolcall_core::{
@@ -181,6 +197,7 @@ pub use toolcall_parse::{
     FormatId, FormatSelection, ParseError, ParseOptions, StreamParser, parse, render_prompt,
     text_formats,
 };
+#[cfg(feature = "agent")]
 pub use toolcall_run::{
     Agent, AgentBuilder, AgentConfig, AgentError, AgentEvent, ApproveAll, ApproveWith, Approver,
     BuildError, ChatCompletionsClient, ClientError, Executor, Message, Mode, ModelClient,
@@ -190,6 +207,7 @@ pub use toolcall_run::{
 
 pub use toolcall_core;
 pub use toolcall_parse;
+#[cfg(feature = "agent")]
 pub use toolcall_run;
 
 /// A registry's enabled tools in `provider`'s shape, and the name map that turns the

@@ -146,6 +146,9 @@ impl FormatId {
 pub(crate) struct ActionResponse;
 
 impl Family for ActionResponse {
+    fn generic_because(&self) -> Option<&'static str> {
+        Some("a JSON shape many agent prompts ask for, not one model's markup")
+    }
     fn id(&self) -> &'static str {
         FormatId::ACTION_RESPONSE.as_str()
     }

@@ -40,6 +40,12 @@ fn one(m: &Map<String, Value>, format: FormatId) -> Option<Draft> {
 pub(crate) struct Apertus;
 
 impl Family for Apertus {
+    fn model_names(&self) -> &'static [&'static str] {
+        &["apertus*"]
+    }
+    fn template_markers(&self) -> &'static [&'static str] {
+        &["<|tools_prefix|>"]
+    }
     fn id(&self) -> &'static str {
         FormatId::APERTUS.as_str()
     }

@@ -310,6 +310,9 @@ impl FormatId {
 pub(crate) struct CallSyntax;
 
 impl Family for CallSyntax {
+    fn generic_because(&self) -> Option<&'static str> {
+        Some("calls written `name(...)` in prose, read only for registered tools")
+    }
     fn id(&self) -> &'static str {
         FormatId::CALL_SYNTAX.as_str()
     }

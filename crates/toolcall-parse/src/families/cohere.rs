@@ -51,6 +51,12 @@ fn one(m: &Map<String, Value>, format: FormatId) -> Option<Draft> {
 pub(crate) struct Cohere;
 
 impl Family for Cohere {
+    fn model_names(&self) -> &'static [&'static str] {
+        &["c4ai-command-r7b*", "command-r7b*", "c4ai-command-a*", "command-a-*"]
+    }
+    fn template_markers(&self) -> &'static [&'static str] {
+        &["<|START_ACTION|>"]
+    }
     /// One `<|START_TOOL_RESULT|>` list of `{"tool_call_id", "results", "is_error"}`
     /// (the Command R7B template).
     fn write_results(&self, results: &[ToolResultText<'_>]) -> String {

@@ -69,6 +69,12 @@ fn param_value(header: &str) -> ValueHead {
 pub(crate) struct DeepseekDsml;
 
 impl Family for DeepseekDsml {
+    fn model_names(&self) -> &'static [&'static str] {
+        &["deepseek-v3.2*", "deepseek-v4*"]
+    }
+    fn template_markers(&self) -> &'static [&'static str] {
+        &["｜DSML｜", "invoke"]
+    }
     fn id(&self) -> &'static str {
         FormatId::DEEPSEEK_DSML.as_str()
     }

@@ -58,6 +58,12 @@ fn call_head(head: &str) -> Option<(String, Option<String>)> {
 pub(crate) struct DeepseekV3;
 
 impl Family for DeepseekV3 {
+    fn model_names(&self) -> &'static [&'static str] {
+        &["deepseek-v3", "deepseek-v3-*", "deepseek-r1*"]
+    }
+    fn template_markers(&self) -> &'static [&'static str] {
+        &["<｜tool▁call▁begin｜>", "<｜tool▁sep｜>", "```json"]
+    }
     /// `<｜tool▁outputs▁begin｜>` holding one `<｜tool▁output▁begin｜>…<｜tool▁output▁end｜>`
     /// per result, as the DeepSeek V3/R1 template writes them.
     fn write_results(&self, results: &[ToolResultText<'_>]) -> String {

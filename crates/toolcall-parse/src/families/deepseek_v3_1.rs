@@ -59,6 +59,12 @@ fn call_head(head: &str) -> Option<(String, Option<String>)> {
 pub(crate) struct DeepseekV31;
 
 impl Family for DeepseekV31 {
+    fn model_names(&self) -> &'static [&'static str] {
+        &["deepseek-v3.1*"]
+    }
+    fn template_markers(&self) -> &'static [&'static str] {
+        &["<｜tool▁call▁begin｜>", "<｜tool▁sep｜>"]
+    }
     /// `<｜tool▁output▁begin｜>…<｜tool▁output▁end｜>` per result (the V3.1 template).
     fn write_results(&self, results: &[ToolResultText<'_>]) -> String {
         results.iter().map(|r| deepseek_output(r.content)).collect()

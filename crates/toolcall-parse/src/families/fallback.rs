@@ -12,6 +12,9 @@ impl FormatId {
 pub(crate) struct Fallback;
 
 impl Family for Fallback {
+    fn generic_because(&self) -> Option<&'static str> {
+        Some("opt-in rules given by the user, not a model's markup")
+    }
     fn id(&self) -> &'static str {
         FormatId::FALLBACK.as_str()
     }

@@ -29,6 +29,12 @@ const MAX_GAP: usize = 256;
 pub(crate) struct FunctionaryV31;
 
 impl Family for FunctionaryV31 {
+    fn model_names(&self) -> &'static [&'static str] {
+        &["functionary-*v3.1*"]
+    }
+    fn template_markers(&self) -> &'static [&'static str] {
+        &["<function=", "</function>"]
+    }
     fn id(&self) -> &'static str {
         FormatId::FUNCTIONARY_V3_1.as_str()
     }

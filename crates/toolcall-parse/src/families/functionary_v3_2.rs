@@ -32,6 +32,12 @@ const MAX_GAP: usize = 256;
 pub(crate) struct FunctionaryV32;
 
 impl Family for FunctionaryV32 {
+    fn model_names(&self) -> &'static [&'static str] {
+        &["functionary-*v3.2*"]
+    }
+    fn template_markers(&self) -> &'static [&'static str] {
+        &[">>>all"]
+    }
     fn id(&self) -> &'static str {
         FormatId::FUNCTIONARY_V3_2.as_str()
     }

@@ -2,13 +2,10 @@
 //! `{name, arguments}`. The opener includes the `[`, so prose about Python's `functools`
 //! module is never read.
 
-use super::text_example::{name_arguments_list};
-use serde_json::{Map, Value};
+use super::described::{Body, Described};
+use super::text_example::name_arguments_list;
 use crate::FormatId;
-use crate::builder::Ctx;
-use crate::family::{Family, Instructions, RegionReader};
-
-use super::marked::OpenJsonReader;
+use crate::family::Instructions;
 
 impl FormatId {
     pub(crate) const FUNCTOOLS: FormatId = FormatId::builtin("functools");
@@ -16,35 +13,21 @@ impl FormatId {
 
 const OPEN: &str = "functools[";
 
-pub(crate) struct Functools;
-
-impl Family for Functools {
-    fn id(&self) -> &'static str {
-        FormatId::FUNCTOOLS.as_str()
-    }
-    fn description(&self) -> &'static str {
-        "functools[{\"name\", \"arguments\"}] (Phi-4-mini, FireFunction)"
-    }
-    fn example(&self) -> &'static str {
-        r#"functools[{"name": "get_weather", "arguments": {"city": "Paris"}}]"#
-    }
-    fn openers(&self) -> &'static [&'static str] {
-        &[OPEN]
-    }
-    fn reader(&self, _opener: usize, ctx: &Ctx) -> Option<Box<dyn RegionReader>> {
-        Some(Box::new(OpenJsonReader::new(
-            FormatId::FUNCTOOLS,
-            OPEN.len() - 1,
-            ctx.limits.max_depth,
-        )))
-    }
-    fn instructions(&self) -> Option<Instructions> {
-        Some(Instructions {
-            how: r#"To call tools, write functools immediately followed by a JSON list of calls, each {"name": TOOL_NAME, "arguments": {...}}."#,
-            several: "- To make several calls, put several objects in the one list; they run in that order.\n",
-        })
-    }
-    fn example_call(&self, name: &str, args: &Map<String, Value>) -> Option<String> {
-        Some(format!("functools{}", name_arguments_list(name, args)))
-    }
-}
+pub(crate) static FUNCTOOLS: Described = Described {
+    id: FormatId::FUNCTOOLS,
+    description: "functools[{\"name\", \"arguments\"}] (Phi-4-mini, FireFunction)",
+    example: r#"functools[{"name": "get_weather", "arguments": {"city": "Paris"}}]"#,
+    // The list's own `[` ends the opener: the JSON starts at it.
+    body: Body::OpenJson {
+        open: &[OPEN],
+        from: OPEN.len() - 1,
+    },
+    reasoning: &[],
+    model_names: &["phi-4-mini*", "firefunction*"],
+    template_markers: &[OPEN],
+    instructions: Instructions {
+        how: r#"To call tools, write functools immediately followed by a JSON list of calls, each {"name": TOOL_NAME, "arguments": {...}}."#,
+        several: "- To make several calls, put several objects in the one list; they run in that order.\n",
+    },
+    example_call: |name, args| format!("functools{}", name_arguments_list(name, args)),
+};

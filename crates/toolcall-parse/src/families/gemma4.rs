@@ -33,6 +33,12 @@ static BLOCK: Block = Block {
 pub(crate) struct Gemma4;
 
 impl Family for Gemma4 {
+    fn model_names(&self) -> &'static [&'static str] {
+        &["gemma-4*"]
+    }
+    fn template_markers(&self) -> &'static [&'static str] {
+        &["<|tool_call>", "<tool_call|>"]
+    }
     fn id(&self) -> &'static str {
         FormatId::GEMMA4.as_str()
     }

@@ -68,6 +68,12 @@ fn value_head(header: &str) -> ValueHead {
 pub(crate) struct Glm;
 
 impl Family for Glm {
+    fn model_names(&self) -> &'static [&'static str] {
+        &["glm-4.5*", "glm-4.6*", "glm-4.7*"]
+    }
+    fn template_markers(&self) -> &'static [&'static str] {
+        &["<tool_call>", "<arg_key>", "<arg_value>"]
+    }
     /// `<|observation|>` then one `<tool_response>` block per result (the GLM 4.5+ template).
     fn write_results(&self, results: &[ToolResultText<'_>]) -> String {
         let mut s = String::from("<|observation|>");

@@ -72,6 +72,12 @@ fn call_head(head: &str) -> Option<(String, Option<String>)> {
 pub(crate) struct GptOss;
 
 impl Family for GptOss {
+    fn model_names(&self) -> &'static [&'static str] {
+        &["gpt-oss*"]
+    }
+    fn template_markers(&self) -> &'static [&'static str] {
+        &["<|channel|>", "<|message|>", "<|call|>"]
+    }
     /// A harmony message from the tool to the assistant on the commentary channel, per
     /// result: `<|start|>functions.NAME to=assistant<|channel|>commentary<|message|>…<|end|>`.
     fn write_results(&self, results: &[ToolResultText<'_>]) -> String {

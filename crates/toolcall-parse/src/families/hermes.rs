@@ -26,6 +26,12 @@ impl FormatId {
 pub(crate) struct Hermes;
 
 impl Family for Hermes {
+    fn model_names(&self) -> &'static [&'static str] {
+        &["qwen2.5*", "qwen3*", "qwq*", "hermes-*"]
+    }
+    fn template_markers(&self) -> &'static [&'static str] {
+        &["<tool_call>", "</tool_call>"]
+    }
     fn id(&self) -> &'static str {
         FormatId::HERMES.as_str()
     }

@@ -1,13 +1,13 @@
 //! `internlm`: InternLM 2.5 / 3 write one `{name, parameters}` object per
 //! `<|action_start|><|plugin|>` … `<|action_end|>`.
 
-use serde_json::{Map, Value, json};
-use crate::FormatId;
-use crate::builder::Ctx;
-use crate::family::{Family, Instructions, RegionReader};
+use serde_json::json;
 
-use super::tags::{Block, BlockReader};
+use super::described::{Body, Described};
 use super::marked::{json_body, json_lead};
+use super::tags::Block;
+use crate::FormatId;
+use crate::family::Instructions;
 
 impl FormatId {
     pub(crate) const INTERNLM: FormatId = FormatId::builtin("internlm");
@@ -21,33 +21,22 @@ static BLOCK: Block = Block {
     body: json_body,
 };
 
-pub(crate) struct InternLm;
-
-impl Family for InternLm {
-    fn id(&self) -> &'static str {
-        FormatId::INTERNLM.as_str()
-    }
-    fn description(&self) -> &'static str {
-        "<|action_start|><|plugin|>{\"name\", \"parameters\"}<|action_end|> (InternLM)"
-    }
-    fn example(&self) -> &'static str {
-        r#"<|action_start|><|plugin|>{"name": "get_weather", "parameters": {"city": "Paris"}}<|action_end|>"#
-    }
-    fn openers(&self) -> &'static [&'static str] {
-        &["<|action_start|><|plugin|>"]
-    }
-    fn reader(&self, _opener: usize, ctx: &Ctx) -> Option<Box<dyn RegionReader>> {
-        Some(Box::new(
-            BlockReader::new(&BLOCK).streaming_list(ctx.limits.max_depth),
-        ))
-    }
-    fn instructions(&self) -> Option<Instructions> {
-        Some(Instructions {
-            how: r#"To call a tool, write <|action_start|><|plugin|>, a new line, {"name": TOOL_NAME, "parameters": {...}} as JSON, then <|action_end|>."#,
-            several: "- To make several calls, write several <|action_start|><|plugin|> blocks; they run in that order.\n",
-        })
-    }
-    fn example_call(&self, name: &str, args: &Map<String, Value>) -> Option<String> {
-        Some(format!("<|action_start|><|plugin|>\n{}<|action_end|>", json!({"name": name, "parameters": args})))
-    }
-}
+pub(crate) static INTERNLM: Described = Described {
+    id: FormatId::INTERNLM,
+    description: "<|action_start|><|plugin|>{\"name\", \"parameters\"}<|action_end|> (InternLM)",
+    example: r#"<|action_start|><|plugin|>{"name": "get_weather", "parameters": {"city": "Paris"}}<|action_end|>"#,
+    body: Body::JsonList(&BLOCK),
+    reasoning: &[],
+    model_names: &["internlm*"],
+    template_markers: &["<|action_start|>", "<|plugin|>"],
+    instructions: Instructions {
+        how: r#"To call a tool, write <|action_start|><|plugin|>, a new line, {"name": TOOL_NAME, "parameters": {...}} as JSON, then <|action_end|>."#,
+        several: "- To make several calls, write several <|action_start|><|plugin|> blocks; they run in that order.\n",
+    },
+    example_call: |name, args| {
+        format!(
+            "<|action_start|><|plugin|>\n{}<|action_end|>",
+            json!({"name": name, "parameters": args})
+        )
+    },
+};

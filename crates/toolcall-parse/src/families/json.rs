@@ -143,6 +143,9 @@ impl FormatId {
 pub(crate) struct Json;
 
 impl Family for Json {
+    fn generic_because(&self) -> Option<&'static str> {
+        Some("bare JSON calls, written by many models and prompts")
+    }
     fn id(&self) -> &'static str {
         FormatId::JSON.as_str()
     }

@@ -201,6 +201,9 @@ impl FormatId {
 pub(crate) struct KeyValue;
 
 impl Family for KeyValue {
+    fn generic_because(&self) -> Option<&'static str> {
+        Some("a text convention many prompts ask for, not one model's markup")
+    }
     fn id(&self) -> &'static str {
         FormatId::KEY_VALUE.as_str()
     }

@@ -52,6 +52,12 @@ fn call_head(head: &str) -> Option<(String, Option<String>)> {
 pub(crate) struct KimiK2;
 
 impl Family for KimiK2 {
+    fn model_names(&self) -> &'static [&'static str] {
+        &["kimi-k2*"]
+    }
+    fn template_markers(&self) -> &'static [&'static str] {
+        &["<|tool_calls_section_begin|>", "<|tool_call_begin|>"]
+    }
     /// `## Return of ID` then the content, as the Kimi K2 template writes a tool message.
     fn write_results(&self, results: &[ToolResultText<'_>]) -> String {
         results

@@ -29,6 +29,12 @@ impl FormatId {
 pub(crate) struct Llama;
 
 impl Family for Llama {
+    fn model_names(&self) -> &'static [&'static str] {
+        &["llama-3.1*", "llama-3.2*", "llama-3.3*", "meta-llama-3.1*"]
+    }
+    fn template_markers(&self) -> &'static [&'static str] {
+        &["<|python_tag|>"]
+    }
     /// The `ipython` turn the Llama 3 template gives tool output, one per result.
     fn write_results(&self, results: &[ToolResultText<'_>]) -> String {
         results

@@ -25,6 +25,9 @@ impl FormatId {
 pub(crate) struct Llama3Builtin;
 
 impl Family for Llama3Builtin {
+    fn generic_because(&self) -> Option<&'static str> {
+        Some("Llama 3.1's built-in tools; its models are `llama`'s, whose template markers and names pick `llama`")
+    }
     fn id(&self) -> &'static str {
         FormatId::LLAMA3_BUILTIN.as_str()
     }

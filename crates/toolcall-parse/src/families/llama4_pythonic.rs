@@ -16,6 +16,12 @@ impl FormatId {
 pub(crate) struct Llama4Pythonic;
 
 impl Family for Llama4Pythonic {
+    fn model_names(&self) -> &'static [&'static str] {
+        &["llama-4*"]
+    }
+    fn template_markers(&self) -> &'static [&'static str] {
+        &["<|python_start|>", "<|python_end|>"]
+    }
     fn id(&self) -> &'static str {
         FormatId::LLAMA4_PYTHONIC.as_str()
     }

@@ -1,14 +1,12 @@
 //! `longcat`: LongCat-Flash writes one `{name, arguments}` object per
 //! `<longcat_tool_call>` … `</longcat_tool_call>`.
 
-use super::text_example::{name_arguments};
-use serde_json::{Map, Value};
-use crate::FormatId;
-use crate::builder::Ctx;
-use crate::family::{Family, Instructions, RegionReader};
-
-use super::tags::{Block, BlockReader};
+use super::described::{Body, Described};
 use super::marked::{json_body, json_lead};
+use super::tags::Block;
+use super::text_example::name_arguments;
+use crate::FormatId;
+use crate::family::Instructions;
 
 impl FormatId {
     pub(crate) const LONGCAT: FormatId = FormatId::builtin("longcat");
@@ -22,33 +20,19 @@ static BLOCK: Block = Block {
     body: json_body,
 };
 
-pub(crate) struct LongCat;
-
-impl Family for LongCat {
-    fn id(&self) -> &'static str {
-        FormatId::LONGCAT.as_str()
-    }
-    fn description(&self) -> &'static str {
-        "<longcat_tool_call>{\"name\", \"arguments\"}</longcat_tool_call> (LongCat-Flash)"
-    }
-    fn example(&self) -> &'static str {
-        r#"<longcat_tool_call>{"name": "get_weather", "arguments": {"city": "Paris"}}</longcat_tool_call>"#
-    }
-    fn openers(&self) -> &'static [&'static str] {
-        &["<longcat_tool_call>"]
-    }
-    fn reader(&self, _opener: usize, ctx: &Ctx) -> Option<Box<dyn RegionReader>> {
-        Some(Box::new(
-            BlockReader::new(&BLOCK).streaming_list(ctx.limits.max_depth),
-        ))
-    }
-    fn instructions(&self) -> Option<Instructions> {
-        Some(Instructions {
-            how: r#"To call a tool, write <longcat_tool_call>{"name": TOOL_NAME, "arguments": {...}}</longcat_tool_call> with a JSON object inside the tags."#,
-            several: "- To make several calls, write several <longcat_tool_call> blocks; they run in that order.\n",
-        })
-    }
-    fn example_call(&self, name: &str, args: &Map<String, Value>) -> Option<String> {
-        Some(format!("<longcat_tool_call>{}</longcat_tool_call>", name_arguments(name, args)))
-    }
-}
+pub(crate) static LONGCAT: Described = Described {
+    id: FormatId::LONGCAT,
+    description: "<longcat_tool_call>{\"name\", \"arguments\"}</longcat_tool_call> (LongCat-Flash)",
+    example: r#"<longcat_tool_call>{"name": "get_weather", "arguments": {"city": "Paris"}}</longcat_tool_call>"#,
+    body: Body::JsonList(&BLOCK),
+    reasoning: &[],
+    model_names: &["longcat*"],
+    template_markers: &["<longcat_tool_call>"],
+    instructions: Instructions {
+        how: r#"To call a tool, write <longcat_tool_call>{"name": TOOL_NAME, "arguments": {...}}</longcat_tool_call> with a JSON object inside the tags."#,
+        several: "- To make several calls, write several <longcat_tool_call> blocks; they run in that order.\n",
+    },
+    example_call: |name, args| {
+        format!("<longcat_tool_call>{}</longcat_tool_call>", name_arguments(name, args))
+    },
+};

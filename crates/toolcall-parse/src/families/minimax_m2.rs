@@ -2,16 +2,13 @@
 //! `<invoke name="NAME">` with `<parameter name="K">V</parameter>` children; values are text
 //! typed by the tool's schema.
 
-use serde_json::{Map, Value};
-
+use super::described::{Body, Described};
+use super::marked::{InvokeTags, attr_param_value, invokes, tag_lead};
+use super::tags::{Block, Lead, StreamTags, ValueHead};
 use super::text_example::named_parameters;
 use crate::FormatId;
-use crate::builder::{Ctx, Draft};
-use crate::family::{Family, Instructions, ReadCx, RegionReader};
-
-use super::marked::{InvokeTags, invokes, tag_lead};
-use super::marked::attr_param_value;
-use super::tags::{ValueHead, Block, BlockReader, Lead, StreamTags};
+use crate::builder::Draft;
+use crate::family::{Instructions, ReadCx};
 
 impl FormatId {
     pub(crate) const MINIMAX_M2: FormatId = FormatId::builtin("minimax_m2");
@@ -53,34 +50,22 @@ fn param_value(header: &str) -> ValueHead {
     attr_param_value(header, STREAM.param)
 }
 
-pub(crate) struct MinimaxM2;
-
-impl Family for MinimaxM2 {
-    fn id(&self) -> &'static str {
-        FormatId::MINIMAX_M2.as_str()
-    }
-    fn description(&self) -> &'static str {
-        "<minimax:tool_call><invoke name=\"NAME\"><parameter name=\"K\">V</parameter></invoke></minimax:tool_call> (MiniMax M2); values typed by the schema"
-    }
-    fn example(&self) -> &'static str {
-        r#"<minimax:tool_call><invoke name="get_weather"><parameter name="city">Paris</parameter></invoke></minimax:tool_call>"#
-    }
-    fn openers(&self) -> &'static [&'static str] {
-        &["<minimax:tool_call>"]
-    }
-    fn reader(&self, _opener: usize, _ctx: &Ctx) -> Option<Box<dyn RegionReader>> {
-        Some(Box::new(BlockReader::new(&BLOCK).streaming(&STREAM)))
-    }
-    fn instructions(&self) -> Option<Instructions> {
-        Some(Instructions {
-            how: r#"To call tools, write <minimax:tool_call>, then per call <invoke name="TOOL_NAME"> with one <parameter name="ARGUMENT_NAME">value</parameter> per argument (text as is; numbers, booleans, arrays and objects as JSON) and </invoke>, then </minimax:tool_call>."#,
-            several: "- To make several calls, write several <invoke> blocks inside the one <minimax:tool_call>; they run in that order.\n",
-        })
-    }
-    fn example_call(&self, name: &str, args: &Map<String, Value>) -> Option<String> {
-        Some(format!(
+pub(crate) static MINIMAX_M2: Described = Described {
+    id: FormatId::MINIMAX_M2,
+    description: "<minimax:tool_call><invoke name=\"NAME\"><parameter name=\"K\">V</parameter></invoke></minimax:tool_call> (MiniMax M2); values typed by the schema",
+    example: r#"<minimax:tool_call><invoke name="get_weather"><parameter name="city">Paris</parameter></invoke></minimax:tool_call>"#,
+    body: Body::Tags(&BLOCK, &STREAM),
+    reasoning: &[],
+    model_names: &["minimax-m2*"],
+    template_markers: &["<minimax:tool_call>"],
+    instructions: Instructions {
+        how: r#"To call tools, write <minimax:tool_call>, then per call <invoke name="TOOL_NAME"> with one <parameter name="ARGUMENT_NAME">value</parameter> per argument (text as is; numbers, booleans, arrays and objects as JSON) and </invoke>, then </minimax:tool_call>."#,
+        several: "- To make several calls, write several <invoke> blocks inside the one <minimax:tool_call>; they run in that order.\n",
+    },
+    example_call: |name, args| {
+        format!(
             "<minimax:tool_call>\n<invoke name=\"{name}\">\n{}</invoke>\n</minimax:tool_call>",
             named_parameters("parameter", "\n", args)
-        ))
-    }
-}
+        )
+    },
+};

@@ -32,6 +32,12 @@ impl FormatId {
 pub(crate) struct Mistral;
 
 impl Family for Mistral {
+    fn model_names(&self) -> &'static [&'static str] {
+        &["mistral-*", "mixtral-*", "ministral-*", "magistral-*", "devstral-*", "codestral-*", "pixtral-*"]
+    }
+    fn template_markers(&self) -> &'static [&'static str] {
+        &["[TOOL_CALLS]"]
+    }
     /// `[TOOL_RESULTS]{"call_id": ID, "content": CONTENT}[/TOOL_RESULTS]` per result, as
     /// the Mistral templates that carry call ids write them.
     fn write_results(&self, results: &[ToolResultText<'_>]) -> String {

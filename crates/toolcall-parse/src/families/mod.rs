@@ -1,5 +1,6 @@
 //! The family registry: one module per model family, one line each in [`registry!`] below,
-//! in auto-mode priority order. See [`crate::family`] for how to add one.
+//! in auto-mode priority order (a family type implementing [`Family`], or a
+//! [`described::Described`] static). See [`crate::family`] for how to add one.
 
 use std::ops::Range;
 
@@ -11,12 +12,14 @@ use crate::family::{Family, JsonCx};
 // Helpers shared by several families (not families themselves).
 pub(crate) mod args_object;
 pub(crate) mod bare_json;
+pub(crate) mod described;
 pub(crate) mod marked;
 pub(crate) mod native;
 pub(crate) mod tags;
 pub(crate) mod text_example;
 
-/// Declares each family module and lists its family, in priority order.
+/// Declares each family module and lists its family (a unit struct or a static), in
+/// priority order.
 macro_rules! registry {
     ($($module:ident :: $family:ident),* $(,)?) => {
         $(pub(crate) mod $module;)*
@@ -29,29 +32,29 @@ registry! {
     hermes::Hermes,
     qwen3_coder::Qwen3Coder,
     glm::Glm,
-    seed_oss::SeedOss,
+    seed_oss::SEED_OSS,
     functionary_v3_1::FunctionaryV31,
     functionary_v3_2::FunctionaryV32,
     mistral::Mistral,
     llama::Llama,
     llama3_builtin::Llama3Builtin,
-    nemotron::Nemotron,
-    tool_calls_tag::ToolCallsTag,
-    longcat::LongCat,
-    internlm::InternLm,
-    lfm2::Lfm2,
+    nemotron::NEMOTRON,
+    tool_calls_tag::TOOL_CALLS_TAG,
+    longcat::LONGCAT,
+    internlm::INTERNLM,
+    lfm2::LFM2,
     llama4_pythonic::Llama4Pythonic,
-    olmo3::Olmo3,
+    olmo3::OLMO3,
     kimi_k2::KimiK2,
     deepseek_v3::DeepseekV3,
     deepseek_v3_1::DeepseekV31,
     deepseek_dsml::DeepseekDsml,
-    minimax_m2::MinimaxM2,
+    minimax_m2::MINIMAX_M2,
     step3::Step3,
     cohere::Cohere,
     apertus::Apertus,
-    granite::Granite,
-    functools::Functools,
+    granite::GRANITE,
+    functools::FUNCTOOLS,
     gemma4::Gemma4,
     gpt_oss::GptOss,
     // Native provider shapes, then the JSON shapes from the most to the least specific.
@@ -81,6 +84,16 @@ pub struct FormatInfo {
     pub id: &'static str,
     pub description: &'static str,
     pub example: &'static str,
+    /// Model-name globs that pick this family ([`crate::model_family`]).
+    pub model_names: &'static [&'static str],
+    /// Markers whose presence in a chat template names this family
+    /// ([`crate::detect_template`]).
+    pub template_markers: &'static [&'static str],
+    /// Reasoning blocks its models write besides `<think>`.
+    pub reasoning: &'static [crate::ReasoningMarker],
+    /// Why it has no model names, template markers or fixtures of its own (a convention
+    /// many models share); `None` for a model family.
+    pub generic_because: Option<&'static str>,
 }
 
 /// Every format the parser reads, with a one-line description and example.
@@ -91,6 +104,10 @@ pub fn formats() -> Vec<FormatInfo> {
             id: f.id(),
             description: f.description(),
             example: f.example(),
+            model_names: f.model_names(),
+            template_markers: f.template_markers(),
+            reasoning: f.reasoning(),
+            generic_because: f.generic_because(),
         })
         .collect()
 }

@@ -1,14 +1,12 @@
 //! `nemotron`: NVIDIA Llama-Nemotron writes a JSON list of `{name, arguments}`
 //! between `<TOOLCALL>` and `</TOOLCALL>`.
 
-use super::text_example::{name_arguments_list};
-use serde_json::{Map, Value};
-use crate::FormatId;
-use crate::builder::Ctx;
-use crate::family::{Family, Instructions, RegionReader};
-
-use super::tags::{Block, BlockReader};
+use super::described::{Body, Described};
 use super::marked::{json_body, json_lead};
+use super::tags::Block;
+use super::text_example::name_arguments_list;
+use crate::FormatId;
+use crate::family::Instructions;
 
 impl FormatId {
     pub(crate) const NEMOTRON: FormatId = FormatId::builtin("nemotron");
@@ -22,33 +20,17 @@ static BLOCK: Block = Block {
     body: json_body,
 };
 
-pub(crate) struct Nemotron;
-
-impl Family for Nemotron {
-    fn id(&self) -> &'static str {
-        FormatId::NEMOTRON.as_str()
-    }
-    fn description(&self) -> &'static str {
-        "<TOOLCALL>[{\"name\", \"arguments\"}]</TOOLCALL> (Llama-Nemotron)"
-    }
-    fn example(&self) -> &'static str {
-        r#"<TOOLCALL>[{"name": "get_weather", "arguments": {"city": "Paris"}}]</TOOLCALL>"#
-    }
-    fn openers(&self) -> &'static [&'static str] {
-        &["<TOOLCALL>"]
-    }
-    fn reader(&self, _opener: usize, ctx: &Ctx) -> Option<Box<dyn RegionReader>> {
-        Some(Box::new(
-            BlockReader::new(&BLOCK).streaming_list(ctx.limits.max_depth),
-        ))
-    }
-    fn instructions(&self) -> Option<Instructions> {
-        Some(Instructions {
-            how: r#"To call tools, write <TOOLCALL>, a JSON list of calls, each {"name": TOOL_NAME, "arguments": {...}}, then </TOOLCALL>."#,
-            several: "- To make several calls, put several objects in the one list; they run in that order.\n",
-        })
-    }
-    fn example_call(&self, name: &str, args: &Map<String, Value>) -> Option<String> {
-        Some(format!("<TOOLCALL>{}</TOOLCALL>", name_arguments_list(name, args)))
-    }
-}
+pub(crate) static NEMOTRON: Described = Described {
+    id: FormatId::NEMOTRON,
+    description: "<TOOLCALL>[{\"name\", \"arguments\"}]</TOOLCALL> (Llama-Nemotron)",
+    example: r#"<TOOLCALL>[{"name": "get_weather", "arguments": {"city": "Paris"}}]</TOOLCALL>"#,
+    body: Body::JsonList(&BLOCK),
+    reasoning: &[],
+    model_names: &["*-nemotron-*", "llama-3_3-nemotron*"],
+    template_markers: &["<TOOLCALL>"],
+    instructions: Instructions {
+        how: r#"To call tools, write <TOOLCALL>, a JSON list of calls, each {"name": TOOL_NAME, "arguments": {...}}, then </TOOLCALL>."#,
+        several: "- To make several calls, put several objects in the one list; they run in that order.\n",
+    },
+    example_call: |name, args| format!("<TOOLCALL>{}</TOOLCALL>", name_arguments_list(name, args)),
+};

@@ -14,6 +14,9 @@ impl FormatId {
 pub(crate) struct OpenaiChat;
 
 impl Family for OpenaiChat {
+    fn generic_because(&self) -> Option<&'static str> {
+        Some("a provider's native response shape, read from JSON given whole")
+    }
     fn id(&self) -> &'static str {
         FormatId::OPENAI_CHAT.as_str()
     }

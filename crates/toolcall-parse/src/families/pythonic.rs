@@ -70,6 +70,9 @@ impl FormatId {
 pub(crate) struct Pythonic;
 
 impl Family for Pythonic {
+    fn generic_because(&self) -> Option<&'static str> {
+        Some("bare Python call lists, written by many models and prompts")
+    }
     fn id(&self) -> &'static str {
         FormatId::PYTHONIC.as_str()
     }

@@ -37,6 +37,12 @@ static STREAM: StreamTags = StreamTags {
 pub(crate) struct Qwen3Coder;
 
 impl Family for Qwen3Coder {
+    fn model_names(&self) -> &'static [&'static str] {
+        &["qwen3-coder*", "qwen3.5*", "*nemotron-3-nano*"]
+    }
+    fn template_markers(&self) -> &'static [&'static str] {
+        &["<tool_call>", "<function=", "<parameter="]
+    }
     fn id(&self) -> &'static str {
         FormatId::QWEN3_CODER.as_str()
     }

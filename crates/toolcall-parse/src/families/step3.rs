@@ -57,6 +57,12 @@ fn param_value(header: &str) -> ValueHead {
 pub(crate) struct Step3;
 
 impl Family for Step3 {
+    fn model_names(&self) -> &'static [&'static str] {
+        &["step3*", "step-3*"]
+    }
+    fn template_markers(&self) -> &'static [&'static str] {
+        &["<steptml:invoke"]
+    }
     fn id(&self) -> &'static str {
         FormatId::STEP3.as_str()
     }

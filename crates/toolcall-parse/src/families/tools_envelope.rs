@@ -68,6 +68,9 @@ impl FormatId {
 pub(crate) struct ToolsEnvelope;
 
 impl Family for ToolsEnvelope {
+    fn generic_because(&self) -> Option<&'static str> {
+        Some("a JSON envelope many agent prompts ask for, not one model's markup")
+    }
     fn id(&self) -> &'static str {
         FormatId::TOOLS_ENVELOPE.as_str()
     }

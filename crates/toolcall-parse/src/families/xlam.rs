@@ -21,6 +21,12 @@ impl Family for Xlam {
     fn id(&self) -> &'static str {
         FormatId::XLAM.as_str()
     }
+    fn model_names(&self) -> &'static [&'static str] {
+        &["*xlam*"]
+    }
+    fn generic_because(&self) -> Option<&'static str> {
+        Some("xLAM's template writes a bare JSON list: no template marker of its own")
+    }
     fn description(&self) -> &'static str {
         "a JSON list of {\"name\", \"arguments\"}, whole or in a code fence (Salesforce xLAM)"
     }

@@ -263,6 +263,47 @@ async fn completions(State(s): State<StandIn>, Json(body): Json<Value>) -> Respo
             )
             .into_response();
         }
+        // A server with its own tool parser whose reply is cut inside the second call's
+        // arguments (llama.cpp at `max_tokens`): the finish reason follows the model name.
+        m if m.starts_with("native-cut-") => {
+            let finish = m.trim_start_matches("native-cut-");
+            let calls = [
+                ("up-1", "{\"city\": \"Paris\"}"),
+                ("up-2", "{\"city\": \"Ber"),
+            ];
+            if !stream {
+                let calls: Vec<Value> = calls
+                    .iter()
+                    .map(|(id, args)| {
+                        json!({"id": id, "type": "function",
+                        "function": {"name": "get_weather", "arguments": args}})
+                    })
+                    .collect();
+                return Json(
+                    json!({"id": "chatcmpl-standin", "object": "chat.completion", "created": 1,
+                    "model": model, "choices": [{"index": 0, "finish_reason": finish, "message": {
+                    "role": "assistant", "content": "Two cities.", "tool_calls": calls}}]}),
+                )
+                .into_response();
+            }
+            let mut out = chunk(json!({"role": "assistant", "content": "Two cities."}), None);
+            for (i, (id, args)) in calls.iter().enumerate() {
+                out.push_str(&chunk(
+                    json!({"tool_calls": [{"index": i, "id": id, "type": "function",
+                        "function": {"name": "get_weather", "arguments": ""}}]}),
+                    None,
+                ));
+                for p in small_pieces(args) {
+                    out.push_str(&chunk(
+                        json!({"tool_calls": [{"index": i, "function": {"arguments": p}}]}),
+                        None,
+                    ));
+                }
+            }
+            out.push_str(&chunk(json!({}), Some(finish)));
+            out.push_str("data: [DONE]\n\n");
+            return sse(out);
+        }
         "fault-cut" if stream => {
             let mut body = chunk(json!({"role": "assistant", "content": "Deleting "}), None);
             for p in small_pieces("<tool_call>{\"name\": \"get_weather\", \"argu") {
