@@ -760,3 +760,122 @@ fn tools_render_and_check_take_mcp_servers() {
     let rejected: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(rejected["error"]["code"], "invalid_arguments", "{rejected}");
 }
+
+/// `toolcall mcp serve --pack world` on stdio: writes `lines` (in a thread, so a long one
+/// cannot block the reading) and returns every line the server wrote up to its answer to
+/// the request with id `last`.
+fn serve_raw_lines(lines: Vec<Vec<u8>>, last: i64) -> Vec<Value> {
+    let mut child = bin()
+        .args(["mcp", "serve", "--pack", "world"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || {
+        for line in lines {
+            stdin.write_all(&line).unwrap();
+            stdin.write_all(b"\n").unwrap();
+        }
+        stdin
+    });
+    let mut replies = Vec::new();
+    for line in BufReader::new(child.stdout.take().unwrap()).lines() {
+        let line = line.unwrap();
+        let reply: Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line}"));
+        let done = reply["id"] == last;
+        replies.push(reply);
+        if done {
+            break;
+        }
+    }
+    drop(writer.join().unwrap());
+    child.wait().unwrap();
+    replies
+}
+
+// covers W-MCP
+#[test]
+fn every_malformed_stdio_line_gets_its_json_rpc_error() {
+    let request = |id: i64, method: &str, params: Value| {
+        json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+            .to_string()
+            .into_bytes()
+    };
+    let mut huge = br#"{"jsonrpc":"2.0","id":99,"method":"ping","params":{"pad":""#.to_vec();
+    huge.resize(60 * 1024 * 1024, b'x');
+    huge.extend_from_slice(br#""}}"#);
+    let replies = serve_raw_lines(
+        vec![
+            request(
+                1,
+                "initialize",
+                json!({"protocolVersion": "2025-11-25", "capabilities": {},
+                "clientInfo": {"name": "raw", "version": "1"}}),
+            ),
+            br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#.to_vec(),
+            b"garbage".to_vec(),
+            br#"{"jsonrpc":"2.0","id":2,"method":"tools/li"#.to_vec(),
+            b"{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"\xff\xfe\"}".to_vec(),
+            format!("{}{}", "[".repeat(100_000), "]".repeat(100_000)).into_bytes(),
+            huge,
+            request(4, "tools/call", json!({"arguments": {}})),
+            request(
+                5,
+                "tools/call",
+                json!({"name": "move_player", "arguments": 5}),
+            ),
+            request(6, "tools/list", json!({})),
+        ],
+        6,
+    );
+    let by_id = |id: i64| {
+        replies
+            .iter()
+            .find(|r| r["id"] == id)
+            .unwrap_or_else(|| panic!("request {id} was not answered: {replies:?}"))
+    };
+    let parse_errors: Vec<&Value> = replies.iter().filter(|r| r["id"].is_null()).collect();
+    assert_eq!(parse_errors.len(), 5, "{replies:?}");
+    for e in parse_errors {
+        assert_eq!(e["error"]["code"], -32700, "{e}");
+    }
+    for id in [4, 5] {
+        assert_eq!(by_id(id)["error"]["code"], -32602, "{}", by_id(id));
+    }
+    assert!(by_id(6)["result"]["tools"].is_array(), "{}", by_id(6));
+}
+
+// covers W-MCP
+#[test]
+fn sdk_client_gets_invalid_params_for_a_bad_tools_call_under_its_id() {
+    let Some(py) = python() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let plan = dir.path().join("plan.json");
+    let requests = json!([
+        {"id": 11, "method": "tools/call", "params": {"arguments": {}}},
+        {"id": "twelve", "method": "tools/call", "params": {"name": "move_player", "arguments": [1]}},
+        {"id": 13, "method": "tools/call"},
+        {"id": 14, "method": "tools/list", "params": {}}
+    ]);
+    std::fs::write(
+        &plan,
+        json!({"command": [toolcall_path(), "mcp", "serve", "--pack", "world"],
+            "requests": requests})
+        .to_string(),
+    )
+    .unwrap();
+    let out = Command::new(&py)
+        .arg(fixture_path("mcp/raw_requests.py"))
+        .arg(&plan)
+        .output()
+        .unwrap();
+    let report: Value = serde_json::from_str(&ok(out)).unwrap();
+    let answers = report["answers"].as_array().unwrap();
+    for (answer, id) in answers.iter().zip([json!(11), json!("twelve"), json!(13)]) {
+        assert_eq!(answer["id"], id, "{answer}");
+        assert_eq!(answer["error"]["code"], -32602, "{answer}");
+    }
+    assert!(answers[3]["result"]["tools"].is_array(), "{}", answers[3]);
+}

@@ -15,7 +15,6 @@
 //! the gateway's own check, `toolcall_serve::auth`).
 
 use std::collections::{BTreeSet, HashMap};
-use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
@@ -332,17 +331,31 @@ impl McpToolServer {
     }
 }
 
-/// Serves `server` on stdin/stdout until the client goes away.
+/// Serves `server` on stdin/stdout until the client goes away; every request gets an
+/// answer, also a malformed one ([`crate::stdio`]).
 pub async fn serve_stdio(server: McpToolServer) -> Result<(), McpError> {
+    serve_lines(server, tokio::io::stdin(), tokio::io::stdout()).await
+}
+
+/// Serves `server` on any newline-delimited JSON-RPC stream pair, as [`serve_stdio`] does
+/// on stdin/stdout.
+pub async fn serve_lines<R, W>(server: McpToolServer, read: R, write: W) -> Result<(), McpError>
+where
+    R: tokio::io::AsyncRead + Unpin + Send + 'static,
+    W: tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
+    let (transport, writer) = crate::stdio::line_transport(read, write);
     let running = server
-        .serve(rmcp::transport::stdio())
+        .serve(transport)
         .await
         .map_err(|e| McpError::Transport(e.to_string()))?;
-    running
+    let ended = running
         .waiting()
         .await
-        .map_err(|e| McpError::Transport(e.to_string()))?;
-    Ok(())
+        .map_err(|e| McpError::Transport(e.to_string()));
+    // Every answer is written before we return (the process may exit right after).
+    let _ = writer.await;
+    ended.map(|_| ())
 }
 
 /// Serves `server` over Streamable HTTP at `http://ADDR/mcp` until `shutdown` is cancelled.
@@ -359,7 +372,7 @@ pub async fn serve_http(
         .map_err(|e| McpError::Transport(e.to_string()))?;
     let config = StreamableHttpServerConfig::default()
         .with_cancellation_token(shutdown.child_token())
-        .with_allowed_hosts(allowed_hosts(local));
+        .with_allowed_hosts(toolcall_serve::host::allowed_hosts(local, &[]));
     let service: StreamableHttpService<McpToolServer, LocalSessionManager> =
         StreamableHttpService::new(
             move || Ok(server.clone()),
@@ -374,18 +387,6 @@ pub async fn serve_http(
         .with_graceful_shutdown(async move { shutdown.cancelled_owned().await })
         .await
         .map_err(|e| McpError::Transport(e.to_string()))
-}
-
-/// The Host headers accepted: the loopback names plus the address listened on.
-fn allowed_hosts(local: SocketAddr) -> Vec<String> {
-    let mut hosts = vec![
-        "localhost".to_owned(),
-        "127.0.0.1".to_owned(),
-        "::1".to_owned(),
-    ];
-    hosts.push(local.ip().to_string());
-    hosts.push(local.to_string());
-    hosts
 }
 
 async fn check_key(State(keys): State<Arc<Vec<String>>>, request: Request, next: Next) -> Response {

@@ -11,7 +11,8 @@
 //!
 //! Each pack is loaded by name with [`load_pack`] into a [`Pack`]: a registry of specs with
 //! implementations, plus, for stateful packs, a handle to save and restore their state.
-//! [`backend`] runs the tools a tools file declares with a program or an HTTP endpoint.
+//! [`backend`] runs the tools a tools file declares with a program or an HTTP endpoint;
+//! [`process_group`] is how both it and the app launcher start and end processes.
 //! Every pack loads with no options at all (working defaults). [`toolset`] assembles packs,
 //! tools files and enable/disable switches into one registry, the same way for every
 //! caller.
@@ -27,6 +28,7 @@ pub mod backend;
 #[cfg(feature = "computer")]
 pub mod computer;
 pub mod highlight;
+pub mod process_group;
 pub mod slash;
 pub mod toolset;
 pub mod world;

@@ -233,6 +233,16 @@ mod tests {
         assert_eq!(family("{{ messages[0].content }}"), None);
     }
 
+    // granite-20b-functioncalling's template writes `<function_call>` before each call's
+    // JSON; Olmo 3's `<function_calls>` block is another family.
+    #[test]
+    fn granite_20b_fc_is_told_from_olmo3() {
+        let granite = "{% for tc in m.tool_calls %}<function_call> {{ tc | tojson }}{% endfor %}";
+        assert_eq!(family(granite).as_deref(), Some("granite_20b_fc"));
+        let olmo = "<function_calls>{% for tc in m.tool_calls %}{{ tc.name }}(){% endfor %}</function_calls>";
+        assert_eq!(family(olmo).as_deref(), Some("olmo3"));
+    }
+
     #[test]
     fn the_deciding_markers_are_reported() {
         let info = detect_template(QWEN3_CODER).unwrap();

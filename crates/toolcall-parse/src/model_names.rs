@@ -129,6 +129,27 @@ mod tests {
         );
     }
 
+    // The 2026 names of issue 21: each finds the family its peers' parsers read it with.
+    #[test]
+    fn newer_models_find_their_family() {
+        for (name, family) in [
+            ("stepfun-ai/Step-3.5-Flash", "qwen3_coder"),
+            ("Qwen/Qwen3.6-35B-A3B", "qwen3_coder"),
+            ("PrimeIntellect/INTELLECT-3-FP8", "qwen3_coder"),
+            ("XiaomiMiMo/MiMo-V2-Flash", "qwen3_coder"),
+            ("zai-org/GLM-5.1", "glm"),
+            ("poolside/Laguna-XS", "glm"),
+            ("inclusionAI/Ling-3-flash", "glm"),
+            ("inclusionAI/Ring-3-mini", "glm"),
+            ("ibm-granite/granite-4.0-h-small", "hermes"),
+            ("ibm-granite/granite-20b-functioncalling", "granite_20b_fc"),
+            ("ibm-granite/granite-3.3-8b-instruct", "granite"),
+            ("stepfun-ai/step3", "step3"),
+        ] {
+            assert_eq!(fam(name), Some(family), "{name}");
+        }
+    }
+
     #[test]
     fn case_and_organisation_do_not_matter() {
         assert_eq!(fam("GPT-OSS-120B"), Some("gpt_oss"));

@@ -1035,15 +1035,20 @@ fn reply_end(finish_reason: &Option<String>) -> toolcall_parse::ReplyEnd {
     )
 }
 
-/// The answer to a call a killed process never finished.
+/// The answer to a call a killed process left without a result. Whether it ran is not
+/// known: the call may have started (its start is archived asynchronously, so even a call
+/// missing from the archive may have), and its effect may have happened before the process
+/// died. Saying "not run" would invite the model to repeat an action that already happened.
 fn interrupted(call_id: &toolcall_core::CallId, name: &str) -> Value {
     ToolResult::err(
         call_id.clone(),
         name.to_owned(),
         ToolError::new(
             ErrorCode::Cancelled,
-            "not run to completion: the session was interrupted during this call",
-        ),
+            "outcome unknown: the session was interrupted while this call was pending; \
+             it may have run, fully or in part, so check its effect before repeating it",
+        )
+        .with_details(serde_json::json!({"outcome": "unknown"})),
     )
     .to_json()
 }

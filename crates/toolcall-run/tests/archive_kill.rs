@@ -149,6 +149,13 @@ async fn resume_after_a_kill_mid_text_round_sends_every_result_in_the_text_forma
     assert_eq!(results[1].call_id.as_str(), archived[1].call_id);
     assert_eq!(results[1].name, "sleep");
     assert_eq!(results[1].content["error"]["code"], "cancelled");
+    // The hanging call may well have done its work: never tell the model it did not run.
+    for unanswered in &results[1..] {
+        let message = unanswered.content["error"]["message"].as_str().unwrap();
+        assert!(message.contains("may have run"), "{message}");
+        assert!(!message.contains("not run"), "{message}");
+        assert_eq!(unanswered.content["error"]["details"]["outcome"], "unknown");
+    }
     assert_eq!(results[2].name, "echo");
     assert_eq!(results[2].content["error"]["code"], "cancelled");
     assert_ne!(results[2].call_id, results[0].call_id);

@@ -11,6 +11,8 @@
 //! emulate_tools = false                       # tools in the prompt, for models without them
 //! api_keys = ["sk-local-1"]                   # clients must send one (Bearer); none = open
 //! api_keys_env = "TOOLCALL_SERVE_API_KEYS"    # more keys, comma-separated
+//! allowed_hosts = ["gw.example"]              # Host names answered besides loopback's and
+//!                                             # the listen address (DNS-rebinding guard)
 //! connect_timeout_secs = 10
 //! read_timeout_secs = 120
 //! retries = 3
@@ -102,6 +104,10 @@ pub struct Config {
     pub api_keys: Vec<String>,
     pub api_keys_env: Option<String>,
     pub models: Vec<ModelRoute>,
+    /// `Host` names answered besides the loopback names and the listen address (`host` for
+    /// any port, or `host:port`). A loopback listener, or any listener given names here,
+    /// refuses every other `Host` with `403` (see [`crate::host`]).
+    pub allowed_hosts: Vec<String>,
     /// MCP servers whose tools the gateway runs as server-side tools, named `NAME.tool`
     /// (`toolcall serve` connects them, with those of `--mcp`).
     pub mcp: Vec<toolcall_core::McpServer>,
@@ -127,6 +133,7 @@ impl Default for Config {
             api_keys: Vec::new(),
             api_keys_env: None,
             models: Vec::new(),
+            allowed_hosts: Vec::new(),
             mcp: Vec::new(),
             connect_timeout_secs: 10,
             read_timeout_secs: 120,

@@ -14,7 +14,8 @@
 //! arguments once checked, `retry` before anything of a bad call went out); one module per
 //! endpoint ([`chat`], [`responses`]), each writing the turn in its own wire format; tools for models without native calling
 //! ([`emulate`]); OpenAI-shaped errors ([`error`]) and Prometheus
-//! metrics ([`metrics`]); server-side tools and the inspector page ([`server_side`]).
+//! metrics ([`metrics`]); server-side tools and the inspector page ([`server_side`]); the
+//! DNS-rebinding guard on `Host` ([`host`]).
 //! Provider wire types come from `toolcall-wire`, upstream HTTP
 //! (timeouts, retries) from `toolcall-run`'s transport, the same code the model clients use.
 //!
@@ -33,6 +34,7 @@ pub mod chat;
 pub mod config;
 pub mod emulate;
 pub mod error;
+pub mod host;
 pub mod metrics;
 pub mod responses;
 pub mod server_side;
@@ -108,6 +110,7 @@ pub fn router(state: AppState) -> Router {
 /// Serves `router(state)` on `listener` until `shutdown` resolves; open streams are finished
 /// before this returns.
 ///
+/// Requests naming a foreign `Host` are refused ([`host`]: the DNS-rebinding guard).
 /// Accepted connections get `TCP_NODELAY`: a streamed reply is many small SSE events, and
 /// with Nagle's algorithm each one after the first waits for the client's delayed
 /// acknowledgement (about 40 ms on Linux) whenever the previous one is still unacknowledged.
@@ -116,12 +119,18 @@ pub async fn serve(
     state: AppState,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
+    let local = listener.local_addr()?;
+    let hosts = Arc::new(host::HostCheck::new(local, &state.config.allowed_hosts));
+    let app = router(state).layer(axum::middleware::from_fn_with_state(
+        hosts,
+        host::check_host,
+    ));
     let listener = listener.tap_io(|tcp| {
         if let Err(e) = tcp.set_nodelay(true) {
             tracing::debug!(error = %e, "cannot set TCP_NODELAY");
         }
     });
-    axum::serve(listener, router(state))
+    axum::serve(listener, app)
         .with_graceful_shutdown(shutdown)
         .await
 }

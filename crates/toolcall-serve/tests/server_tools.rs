@@ -387,6 +387,65 @@ async fn the_inspector_is_open_on_loopback_and_needs_a_client_key_elsewhere() {
     assert_eq!(status(&keyed, Some("sk-inspect")).await, 200);
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_foreign_host_on_a_loopback_listener_is_refused() {
+    // A page whose name was re-pointed at 127.0.0.1 (DNS rebinding) names its own host.
+    let g = gateway(&[("world", "Nothing to do.")]).await;
+    let port = g.url.rsplit(':').next().unwrap().to_owned();
+    let http = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    let evil = format!("rebind.evil.example:{port}");
+    let switch = http
+        .post(format!("{}/inspector/tools/move_player", g.url))
+        .header("host", &evil)
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body("enabled=false")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(switch.status(), 403);
+    let sessions = http
+        .get(format!("{}/inspector/api/calls", g.url))
+        .header("host", &evil)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(sessions.status(), 403);
+    let chat = http
+        .post(format!("{}/v1/chat/completions", g.url))
+        .header("host", &evil)
+        .json(&json!({"model": "world", "messages": [{"role": "user", "content": "Go"}]}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(chat.status(), 403);
+    assert!(g.stand_in.requests().is_empty(), "no turn ran");
+    // The loopback names and the address listened on are answered.
+    for host in [format!("localhost:{port}"), format!("127.0.0.1:{port}")] {
+        let ok = http
+            .get(format!("{}/inspector/api/calls", g.url))
+            .header("host", &host)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(ok.status(), 200, "{host}");
+    }
+    // The switch was never flipped: move_player is still offered.
+    let body: Value = http
+        .post(format!("{}/v1/chat/completions", g.url))
+        .json(&json!({"model": "world", "messages": [{"role": "user", "content": "Go"}]}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(body["choices"][0]["message"]["content"], "Nothing to do.");
+    assert!(offered(&g.stand_in.requests()[0]).contains(&"move_player".to_owned()));
+}
+
 fn call(name: &str, arguments: Value) -> String {
     format!(
         "<tool_call>{}</tool_call>",

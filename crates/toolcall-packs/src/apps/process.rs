@@ -1,5 +1,5 @@
 //! Started processes, tracked per session, and how they are ended: SIGTERM to the process
-//! group, then SIGKILL after a grace period, then reaped.
+//! group, then SIGKILL after a grace period, then reaped (groups: [`crate::process_group`]).
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -8,6 +8,8 @@ use std::time::Duration;
 
 use tokio::process::{Child, Command};
 use tokio::sync::Mutex;
+
+use crate::process_group::{self, Lifetime, signal_group};
 
 /// Most processes one session may have running through this pack.
 pub const MAX_PER_SESSION: usize = 32;
@@ -43,9 +45,10 @@ pub fn start(argv: &[String], working_dir: Option<&Path>) -> std::io::Result<(u3
     cmd.args(args)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        // Its own group, so ending it also ends the helpers a launcher script starts.
-        .process_group(0);
+        .stderr(Stdio::null());
+    // Its own group, so ending it also ends the helpers a launcher script starts; left
+    // running if we die (a person may be using it), closed when the session ends.
+    process_group::new_group(&mut cmd, Lifetime::Independent);
     if let Some(dir) = working_dir {
         cmd.current_dir(dir);
     }
@@ -54,20 +57,6 @@ pub fn start(argv: &[String], working_dir: Option<&Path>) -> std::io::Result<(u3
         .id()
         .ok_or_else(|| std::io::Error::other("the process exited before its id was read"))?;
     Ok((pid, child))
-}
-
-fn signal_group(pid: u32, signal: libc::c_int) {
-    let Ok(pid) = libc::pid_t::try_from(pid) else {
-        return;
-    };
-    if pid <= 1 {
-        return;
-    }
-    // SAFETY: kill(2) has no memory effects. The group id is our own child's pid, which
-    // cannot be reused while we hold its `Child` unreaped.
-    unsafe {
-        libc::kill(-pid, signal);
-    }
 }
 
 /// Ends a tracked process: SIGTERM to its group, SIGKILL after `grace`, then reaps it.

@@ -6,10 +6,11 @@
 //! exit, a signal, output that is not JSON or larger than the limit are `tool_failed` results
 //! carrying the tail of stderr.
 //!
-//! The program runs as the leader of its own process group. When the call ends before the
-//! program does (the executor's timeout drops the call, or the output is over the limit) the
-//! whole group is killed, so helpers it started (`sh -c "sleep 60; …"` leaves `sleep`) stop
-//! with it.
+//! The program runs as the leader of its own process group ([`crate::process_group`]). When
+//! the call ends before the program does (the executor's timeout drops the call, or the
+//! output is over the limit) the whole group is killed, so helpers it started (`sh -c "sleep
+//! 60; …"` leaves `sleep`) stop with it; when this process dies, even by `kill -9`, the
+//! program is killed too, so no call goes on running unseen.
 //!
 //! The program inherits the environment, plus the backend's `env` entries and
 //! `TOOLCALL_TOOL` / `TOOLCALL_CALL_ID` naming the call it serves.
@@ -20,10 +21,11 @@ use std::process::Stdio;
 use async_trait::async_trait;
 use serde_json::{Value, json};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
-use tokio::process::{Child, Command};
+use tokio::process::Command;
 use toolcall_core::{Backend, Tool, ToolContext, ToolError, ToolOutput, ToolSpec};
 
 use super::{BackendError, tail};
+use crate::process_group::{self, GroupChild, Lifetime};
 
 /// Largest stdout accepted by default.
 pub const DEFAULT_MAX_OUTPUT: usize = 4 * 1024 * 1024;
@@ -65,26 +67,6 @@ impl ProgramTool {
     pub fn with_max_output(mut self, bytes: usize) -> Self {
         self.max_output = bytes;
         self
-    }
-}
-
-/// A running program and its process group: dropping it while the program has not been
-/// waited for kills the group.
-struct GroupChild(Child);
-
-impl Drop for GroupChild {
-    fn drop(&mut self) {
-        // `id` is `None` once the leader has been reaped; until then its pid cannot be reused,
-        // so the group id still names our group.
-        let Some(pid) = self.0.id().and_then(|id| libc::pid_t::try_from(id).ok()) else {
-            return;
-        };
-        if pid > 1 {
-            // SAFETY: kill(2) has no memory effects; the target is our own child's group.
-            unsafe {
-                libc::kill(-pid, libc::SIGKILL);
-            }
-        }
     }
 }
 
@@ -131,8 +113,9 @@ impl Tool for ProgramTool {
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
-            .process_group(0)
             .kill_on_drop(true);
+        // Dies with us, even on `kill -9`: the caller would never learn its outcome.
+        process_group::new_group(&mut cmd, Lifetime::TiedToUs);
         if let Some(id) = &ctx.call_id {
             cmd.env("TOOLCALL_CALL_ID", id.as_str());
         }

@@ -69,7 +69,18 @@ pub(crate) struct Glm;
 
 impl Family for Glm {
     fn model_names(&self) -> &'static [&'static str] {
-        &["glm-4.5*", "glm-4.6*", "glm-4.7*"]
+        &[
+            "glm-4.5*",
+            "glm-4.6*",
+            "glm-4.7*",
+            "glm-5*",
+            // Poolside's Laguna writes GLM's arg_key/arg_value layout (vLLM's poolside_v1).
+            "laguna*",
+            "poolside*",
+            // Ling/Ring 3 (vLLM's ling3: the glm_4_7 structural tag).
+            "ling-3*",
+            "ring-3*",
+        ]
     }
     fn template_markers(&self) -> &'static [&'static str] {
         &["<tool_call>", "<arg_key>", "<arg_value>"]

@@ -27,7 +27,14 @@ pub(crate) struct Hermes;
 
 impl Family for Hermes {
     fn model_names(&self) -> &'static [&'static str] {
-        &["qwen2.5*", "qwen3*", "qwq*", "hermes-*"]
+        &[
+            "qwen2.5*",
+            "qwen3*",
+            "qwq*",
+            "hermes-*",
+            // Granite 4 moved to <tool_call>{json}</tool_call> (vLLM's granite4).
+            "granite-4*",
+        ]
     }
     fn template_markers(&self) -> &'static [&'static str] {
         &["<tool_call>", "</tool_call>"]

@@ -54,6 +54,7 @@ registry! {
     cohere::Cohere,
     apertus::Apertus,
     granite::GRANITE,
+    granite_20b_fc::GRANITE_20B_FC,
     functools::FUNCTOOLS,
     gemma4::Gemma4,
     gpt_oss::GptOss,

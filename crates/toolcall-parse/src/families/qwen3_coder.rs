@@ -38,7 +38,20 @@ pub(crate) struct Qwen3Coder;
 
 impl Family for Qwen3Coder {
     fn model_names(&self) -> &'static [&'static str] {
-        &["qwen3-coder*", "qwen3.5*", "*nemotron-3-nano*"]
+        &[
+            "qwen3-coder*",
+            "qwen3.5*",
+            "qwen3.6*",
+            "*nemotron-3-nano*",
+            // Step-3.5 left Step 3's steptml markup for this layout (vLLM's step3p5).
+            "step-3.5*",
+            "step3.5*",
+            "step3p5*",
+            // INTELLECT-3's card serves it with the qwen3_coder parser.
+            "intellect-3*",
+            // vLLM's registry reads MiMo with its Qwen3 XML engine.
+            "mimo*",
+        ]
     }
     fn template_markers(&self) -> &'static [&'static str] {
         &["<tool_call>", "<function=", "<parameter="]
