@@ -7,6 +7,7 @@ use clap::{Parser, Subcommand};
 mod approve;
 mod detect_cmd;
 mod display;
+mod error_text;
 mod mcp_cmd;
 mod parse_cmd;
 mod run_cmd;
@@ -78,7 +79,7 @@ fn main() -> ExitCode {
     match outcome {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("toolcall: {e:#}");
+            eprintln!("toolcall: {}", error_text::one_line(e.as_ref()));
             ExitCode::FAILURE
         }
     }

@@ -118,3 +118,44 @@ fn parse_model_and_format_conflict() {
     );
     assert!(!o.status.success());
 }
+
+/// Templates holding the markers the newer families' published templates render (our own
+/// text): `toolcall detect` names each family and its reasoning markers.
+#[test]
+fn detect_names_the_newer_families() {
+    let dir = tempfile::tempdir().unwrap();
+    for (file, template, family, reasoning) in [
+        (
+            "functiongemma.jinja",
+            "{% for tc in m.tool_calls %}<start_function_call>call:{{ tc.name }}{{ '{' }}{% for k, v in tc.arguments.items() %}{{ k }}:<escape>{{ v }}<escape>{% endfor %}{{ '}' }}<end_function_call>{% endfor %}",
+            "functiongemma",
+            None,
+        ),
+        (
+            "granite20bfc.jinja",
+            "{% for tc in m.tool_calls %}<function_call> {{ tc | tojson }}{% endfor %}",
+            "granite_20b_fc",
+            None,
+        ),
+        (
+            "magistral.jinja",
+            "{{ '[THINK]' + m.thinking + '[/THINK]' }}{% for tc in m.tool_calls %}{{ '[TOOL_CALLS]' + tc.name + '[ARGS]' + tc.arguments|tojson }}{% endfor %}",
+            "mistral",
+            Some("[THINK] … [/THINK]"),
+        ),
+    ] {
+        let path = dir.path().join(file);
+        std::fs::write(&path, template).unwrap();
+        let out = stdout(&toolcall(&["detect", path.to_str().unwrap()], b""));
+        assert!(
+            out.contains(&format!("family:          {family} (decided by")),
+            "{file}: {out}"
+        );
+        if let Some(r) = reasoning {
+            assert!(
+                out.contains(&format!("reasoning:       {r}")),
+                "{file}: {out}"
+            );
+        }
+    }
+}

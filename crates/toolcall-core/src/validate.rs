@@ -83,12 +83,17 @@ impl Registry {
         };
 
         let mut repairs = Vec::new();
-        let mut args = normalise_arguments(&call.arguments, &mut repairs).map_err(|got| {
-            ValidationError::NotAnObject {
-                name: call.name.clone(),
-                got,
-            }
-        })?;
+        let mut args =
+            normalise_arguments(&call.arguments, &mut repairs).map_err(|why| match why {
+                NotObject::Kind(got) => ValidationError::NotAnObject {
+                    name: call.name.clone(),
+                    got,
+                },
+                NotObject::NotJson(reason) => ValidationError::NotJson {
+                    name: call.name.clone(),
+                    reason,
+                },
+            })?;
 
         if !validator.is_valid(&args) {
             let original = args.clone();
@@ -139,41 +144,92 @@ impl Registry {
     }
 }
 
-/// A tool the model probably meant: same letters and digits ignoring case and separators
-/// (`Vista_Command_Summary`, a provider alias), or the last segment of an id (`summary`).
+/// Longest name compared by edit distance (the comparison is quadratic in the length).
+const MAX_SPELLING_LEN: usize = 64;
+
+/// A tool the model probably meant, tried in this order, each only when exactly one tool
+/// fits:
+/// 1. the same letters and digits, ignoring case and separators (`Vista_Command_Summary`,
+///    a provider alias);
+/// 2. the name without a namespace the model put in front (`functions.get_weather`,
+///    `default_api:get_weather`);
+/// 3. the last segment of a tool's id (`summary` for `vista.command.summary`);
+/// 4. one word of a tool's name (`weather` for `get_weather`);
+/// 5. the closest spelling (`get_wether`, `get_weathers`): Damerau-Levenshtein distance on
+///    the letters and digits, at most one edit per four letters.
+///
 /// Only a suggestion in the error: never called in its place.
 fn suggest<'a>(name: &str, known: &[&'a str]) -> Option<&'a str> {
-    let squash = |s: &str| -> String {
+    fn squash(s: &str) -> String {
         s.chars()
             .filter(char::is_ascii_alphanumeric)
             .map(|c| c.to_ascii_lowercase())
             .collect()
-    };
+    }
+    fn only<'a>(mut fits: impl Iterator<Item = &'a str>) -> Option<&'a str> {
+        let first = fits.next()?;
+        fits.next().is_none().then_some(first)
+    }
     let wanted = squash(name);
     if wanted.is_empty() {
         return None;
     }
-    let by_letters: Vec<&str> = known
-        .iter()
-        .copied()
-        .filter(|k| squash(k) == wanted)
-        .collect();
-    if let [one] = by_letters.as_slice() {
-        return Some(one);
+    let squashed: Vec<(&str, String)> = known.iter().map(|k| (*k, squash(k))).collect();
+    if let Some(k) = only(
+        squashed
+            .iter()
+            .filter(|(_, s)| *s == wanted)
+            .map(|(k, _)| *k),
+    ) {
+        return Some(k);
     }
-    let by_segment: Vec<&str> = known
-        .iter()
-        .copied()
-        .filter(|k| {
-            k.rsplit(['.', ':'])
-                .next()
-                .is_some_and(|last| last.eq_ignore_ascii_case(name))
-        })
-        .collect();
-    match by_segment.as_slice() {
-        [one] => Some(one),
-        _ => None,
+    let last = name.rsplit(['.', ':', '/']).next().unwrap_or(name);
+    let wanted_last = squash(last);
+    if wanted_last.is_empty() {
+        return None;
     }
+    if last != name
+        && let Some(k) = only(
+            squashed
+                .iter()
+                .filter(|(_, s)| *s == wanted_last)
+                .map(|(k, _)| *k),
+        )
+    {
+        return Some(k);
+    }
+    let by_segment = known.iter().copied().filter(|k| {
+        k.rsplit(['.', ':'])
+            .next()
+            .is_some_and(|seg| seg.eq_ignore_ascii_case(last))
+    });
+    if let Some(k) = only(by_segment) {
+        return Some(k);
+    }
+    let by_word = known.iter().copied().filter(|k| {
+        k.split(|c: char| !c.is_ascii_alphanumeric())
+            .any(|word| word.eq_ignore_ascii_case(&wanted_last))
+    });
+    if let Some(k) = only(by_word) {
+        return Some(k);
+    }
+    if wanted_last.len() > MAX_SPELLING_LEN {
+        return None;
+    }
+    let most = (wanted_last.len() / 4).max(1);
+    let distances: Vec<(&str, usize)> = squashed
+        .iter()
+        .filter(|(_, s)| s.len() <= MAX_SPELLING_LEN)
+        .map(|(k, s)| (*k, strsim::damerau_levenshtein(&wanted_last, s)))
+        .filter(|(_, d)| *d <= most)
+        .collect();
+    let best = distances.iter().map(|(_, d)| *d).min()?;
+    only(
+        distances
+            .iter()
+            .filter(|(_, d)| *d == best)
+            .map(|(k, _)| *k),
+    )
 }
 
 /// Whether any number in `v` is stored as a float (bounded depth).
@@ -219,6 +275,9 @@ pub enum ValidationError {
     /// The arguments are not an object (`got` names their JSON type).
     #[error("arguments of {name:?} must be a JSON object, got {got}")]
     NotAnObject { name: String, got: &'static str },
+    /// The arguments are text that is not JSON at all (`reason` says where it breaks).
+    #[error("arguments of {name:?} are not JSON: {reason}")]
+    NotJson { name: String, reason: String },
     /// The arguments break the schema; at most 20 errors, each with its JSON pointer.
     #[error("arguments do not match the schema of {name:?}")]
     Schema {
@@ -235,6 +294,7 @@ impl ValidationError {
             ValidationError::Disabled(_) => ErrorCode::ToolDisabled,
             ValidationError::NoSchema(_)
             | ValidationError::NotAnObject { .. }
+            | ValidationError::NotJson { .. }
             | ValidationError::Schema { .. } => ErrorCode::InvalidArguments,
         }
     }
@@ -267,6 +327,10 @@ impl From<ValidationError> for ToolError {
                     format!("no tool named {name:?}.{hint} Available tools: {list}"),
                 )
                 .with_details(details)
+            }
+            ValidationError::NotJson { ref reason, .. } => {
+                let details = json!([{"pointer": "", "message": format!("not JSON: {reason}")}]);
+                ToolError::new(code, error.to_string()).with_details(details)
             }
             ValidationError::NotAnObject { got, .. } => ToolError::new(code, error.to_string())
                 .with_details(
@@ -304,7 +368,7 @@ impl From<ValidationError> for ToolError {
 
 /// Turns the arguments into an object: an object stays, a string holding a JSON object is
 /// parsed, `null` and blank strings become `{}` (R-3). Anything else is refused with its type.
-fn normalise_arguments(args: &Value, repairs: &mut Vec<Repair>) -> Result<Value, &'static str> {
+fn normalise_arguments(args: &Value, repairs: &mut Vec<Repair>) -> Result<Value, NotObject> {
     match args {
         Value::Object(_) => Ok(args.clone()),
         Value::Null => {
@@ -329,10 +393,19 @@ fn normalise_arguments(args: &Value, repairs: &mut Vec<Repair>) -> Result<Value,
                 ));
                 Ok(v)
             }
-            _ => Err("a string"),
+            Ok(other) => Err(NotObject::Kind(json_kind(&other))),
+            Err(e) => Err(NotObject::NotJson(e.to_string())),
         },
-        other => Err(json_kind(other)),
+        other => Err(NotObject::Kind(json_kind(other))),
     }
+}
+
+/// Why arguments are not an object.
+enum NotObject {
+    /// They are this JSON type (a string holding JSON of that type counts as that type).
+    Kind(&'static str),
+    /// They are text that is not JSON: serde_json's reason.
+    NotJson(String),
 }
 
 /// "a string", "an object", …: a JSON value's type as error messages name it.
@@ -734,6 +807,21 @@ mod tests {
         );
     }
 
+    // covers V-1
+    #[test]
+    fn arguments_text_that_is_not_json_is_called_so() {
+        let r = registry();
+        let mut c = call("computer_use", json!(r#"{"action": "#));
+        let e = r.validate_call(&mut c).unwrap_err();
+        assert_eq!(e.code, ErrorCode::InvalidArguments);
+        assert!(e.message.contains("are not JSON"), "{}", e.message);
+        assert!(!e.message.contains("got a string"), "{}", e.message);
+        let e = r
+            .validate_call(&mut call("computer_use", json!("[1, 2]")))
+            .unwrap_err();
+        assert!(e.message.contains("got an array"), "{}", e.message);
+    }
+
     // covers R-10
     #[test]
     fn unknown_tool_suggests_but_never_substitutes() {
@@ -758,6 +846,33 @@ mod tests {
             assert_eq!(c.name, called);
         }
         // a disabled tool is never suggested
+        let mut r2 = Registry::new();
+        for name in ["get_weather", "get_time", "search.web"] {
+            r2.add_spec(ToolSpec::new(name, "", json!({"type": "object"})))
+                .unwrap();
+        }
+        for (called, meant) in [
+            ("get_wether", Some("get_weather")),
+            ("get_weathers", Some("get_weather")),
+            ("weather", Some("get_weather")),
+            ("functions.get_weather", Some("get_weather")),
+            ("default_api:get_time", Some("get_time")),
+            ("functions.get_wether", Some("get_weather")),
+            ("web", Some("search.web")),
+            ("get", None), // a word of two tools: no guess
+            ("get_tim", Some("get_time")),
+            ("launch_rocket", None), // nothing close
+            ("x", None),
+        ] {
+            let mut c = call(called, json!({}));
+            let e = r2.validate_call(&mut c).unwrap_err();
+            let got = e
+                .details
+                .as_ref()
+                .and_then(|d| d.get("suggestion"))
+                .and_then(Value::as_str);
+            assert_eq!(got, meant, "{called}: {}", e.message);
+        }
         let mut c = call("OFF", json!({}));
         let e = r.validate_call(&mut c).unwrap_err();
         assert!(!e.message.contains("Did you mean"), "{}", e.message);

@@ -243,6 +243,18 @@ mod tests {
         assert_eq!(family(olmo).as_deref(), Some("olmo3"));
     }
 
+    // FunctionGemma's template writes Gemma 4's call syntax with its own tokens; Magistral's
+    // reasons in [THINK]…[/THINK].
+    #[test]
+    fn functiongemma_and_magistral_thinking_are_named() {
+        let fg = "{% for tc in m.tool_calls %}<start_function_call>call:{{ tc.name }}{{ '{' }}{% for k, v in tc.arguments.items() %}{{ k }}:<escape>{{ v }}<escape>{% endfor %}{{ '}' }}<end_function_call>{% endfor %}";
+        assert_eq!(family(fg).as_deref(), Some("functiongemma"));
+        let magistral = "{{ '[THINK]' + m.thinking + '[/THINK]' }}{{ '[TOOL_CALLS]' + tc.name + '[ARGS]' + tc.arguments }}";
+        let info = detect_template(magistral).unwrap();
+        assert_eq!(info.family.as_deref(), Some("mistral"));
+        assert_eq!(info.reasoning[0].open, "[THINK]");
+    }
+
     #[test]
     fn the_deciding_markers_are_reported() {
         let info = detect_template(QWEN3_CODER).unwrap();

@@ -472,6 +472,7 @@ const PARAM_STREAMING: &[(&str, &[&str])] = &[
         &["</｜DSML｜function_calls>", "</｜DSML｜tool_calls>"],
     ),
     ("gemma4", &["<tool_call|>"]),
+    ("functiongemma", &["<end_function_call>"]),
     ("llama4_pythonic", &["<|python_end|>"]),
     ("lfm2", &["<|tool_call_end|>"]),
     ("olmo3", &["</function_calls>"]),
@@ -602,6 +603,7 @@ const STREAMED_IN_PIECES: &[&str] = &[
     "kimi_k2",
     "gpt_oss",
     "gemma4",
+    "functiongemma",
     "nemotron",
     "tool_calls_tag",
     "longcat",
@@ -675,7 +677,8 @@ fn arguments_stream_in_pieces_as_they_arrive() {
                 let whole_list = *family == "mistral" && case.output.contains("[TOOL_CALLS][");
                 let several = match *family {
                     _ if whole_list => usize::MAX,
-                    "gemma4" | "llama4_pythonic" | "lfm2" | "olmo3" | "llama3_builtin" => 2,
+                    "gemma4" | "functiongemma" | "llama4_pythonic" | "lfm2" | "olmo3"
+                    | "llama3_builtin" => 2,
                     _ => 1,
                 };
                 assert!(

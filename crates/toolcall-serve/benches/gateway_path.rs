@@ -16,11 +16,14 @@ use std::time::Duration;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use serde_json::{Value, json};
-use toolcall_serve::chat::{ChunkWriter, check_completion, client_completion, parse_request};
+use toolcall_serve::chat::parse_request;
+use toolcall_serve::front::checked_reply;
 use toolcall_serve::stream::End;
 use toolcall_serve::turn::{StreamTurn, Turn};
 use toolcall_serve::{AppState, Config};
-use toolcall_wire::chat::{ChatCompletion, ChatRequest};
+use toolcall_wire::chat::ChatRequest;
+use toolcall_wire::dialect::ReplyMeta;
+use toolcall_wire::{Api, Limits};
 
 const REPLY: &str = "<think>\nThe user wants the weather in Paris.\n</think>\n\n<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\", \"unit\": \"celsius\"}}\n</tool_call>";
 
@@ -69,40 +72,58 @@ fn prepare(state: &AppState, body: &[u8]) -> (Turn, Vec<u8>) {
     let Ok(turn) = Turn::for_chat(request, route, &state.config, &state.tools) else {
         panic!("the bench request is valid");
     };
-    let upstream = serde_json::to_vec(&turn.upstream_request).unwrap_or_default();
+    let upstream = Api::CHAT
+        .dialect()
+        .encode_request(&turn.upstream_request)
+        .map(|v| serde_json::to_vec(&v).unwrap_or_default())
+        .unwrap_or_default();
     (turn, upstream)
 }
 
 fn whole(state: &AppState, body: &[u8], reply: &str) -> (Vec<u8>, Vec<u8>) {
     let (turn, upstream) = prepare(state, body);
-    let completion = ChatCompletion::from_body(reply).unwrap_or_default();
-    let Ok(mut checked) = check_completion(&turn, &completion) else {
+    let chat = Api::CHAT.dialect();
+    let Ok((reply, meta)) = chat.decode_reply(reply, &Limits::default()) else {
         panic!("the bench reply is valid");
     };
+    let mut checked = turn.check_reply(reply);
     turn.settle(&mut checked);
-    let out = client_completion(&turn, &checked, completion);
+    let out = chat.encode_reply(&checked_reply(&checked), &meta);
     (upstream, serde_json::to_vec(&out).unwrap_or_default())
 }
 
 fn streamed(state: &AppState, body: &[u8], lines: &[String]) -> (Vec<u8>, usize) {
     let (turn, upstream) = prepare(state, body);
-    let mut writer = ChunkWriter::new(turn.upstream_request.model.clone());
+    let chat = Api::CHAT.dialect();
+    let mut writer = chat.stream_encoder(ReplyMeta {
+        model: turn.upstream_request.model.clone(),
+        ..ReplyMeta::default()
+    });
+    let mut decoder = chat.stream_decoder(Limits::default());
     let mut st = StreamTurn::new(turn);
-    let mut events = 0;
+    let mut events = Vec::new();
+    let mut deltas = Vec::new();
     for line in lines {
         let mut outs = Vec::new();
-        if st.push_data(line, &mut outs).is_err() {
+        deltas.clear();
+        if decoder.push("", line, &mut deltas).is_err() {
             panic!("the bench stream is valid");
         }
-        events += writer.events(outs, None).len();
+        for d in deltas.drain(..) {
+            if st.push(d, &mut outs).is_err() {
+                panic!("the bench stream is valid");
+            }
+        }
+        writer.push(outs, &mut events);
     }
     let mut outs = Vec::new();
     let end = match st.finish(&mut outs) {
         Ok(()) => End::Finished(st.checked.finish_reason()),
         Err(e) => End::Failed(e.message),
     };
-    events += writer.events(outs, Some(end)).len();
-    (upstream, events)
+    writer.push(outs, &mut events);
+    writer.end(end, &mut events);
+    (upstream, events.len())
 }
 
 /// `serde_json` alone: decode and encode each body as a `Value`.

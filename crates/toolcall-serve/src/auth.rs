@@ -25,6 +25,24 @@ pub fn authorized(headers: &HeaderMap, keys: &[String]) -> bool {
     key_matches(token, keys)
 }
 
+/// The headers other dialects' clients send their key in: Anthropic's `x-api-key`, Google's
+/// `x-goog-api-key`.
+pub const KEY_HEADERS: [&str; 2] = ["x-api-key", "x-goog-api-key"];
+
+/// Whether `headers` carry one of `keys` as a bearer token or in one of [`KEY_HEADERS`]
+/// (Anthropic and Gemini clients send no `Authorization`).
+pub fn authorized_any(headers: &HeaderMap, keys: &[String]) -> bool {
+    if authorized(headers, keys) {
+        return true;
+    }
+    KEY_HEADERS.iter().any(|name| {
+        headers
+            .get(*name)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|token| key_matches(token.trim(), keys))
+    })
+}
+
 /// Whether `token` equals one of `keys`, in time independent of where they differ.
 pub fn key_matches(token: &str, keys: &[String]) -> bool {
     let mut found = subtle::Choice::from(0);
@@ -71,6 +89,24 @@ mod tests {
             h.insert(AUTHORIZATION, wrong.parse().unwrap());
             assert!(!authorized(&h, &keys), "{wrong}");
         }
+    }
+
+    #[test]
+    fn anthropic_and_google_key_headers_are_checked() {
+        let keys = vec!["alpha".to_owned()];
+        let mut h = HeaderMap::new();
+        assert!(!authorized_any(&h, &keys));
+        h.insert("x-api-key", "alph".parse().unwrap());
+        assert!(!authorized_any(&h, &keys));
+        h.insert("x-api-key", "alpha".parse().unwrap());
+        assert!(authorized_any(&h, &keys));
+        assert!(
+            !authorized(&h, &keys),
+            "the OpenAI endpoints keep to Bearer"
+        );
+        let mut h = HeaderMap::new();
+        h.insert("x-goog-api-key", "alpha".parse().unwrap());
+        assert!(authorized_any(&h, &keys));
     }
 
     #[test]

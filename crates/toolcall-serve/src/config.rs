@@ -5,6 +5,7 @@
 //! listen = "127.0.0.1:8090"
 //! upstream = "http://127.0.0.1:11434"
 //! upstream_api_key_env = "UPSTREAM_API_KEY"   # the upstream's key, read from this variable
+//! upstream_api = "chat"                       # the upstream's dialect: chat | responses | anthropic
 //! format = "auto"                             # or a family id; default: by model name
 //! invalid_calls = "retry"                     # pass | drop | retry
 //! announce_calls = "at_name"                  # streamed calls: at_name | when_checked
@@ -84,6 +85,9 @@ pub struct ModelRoute {
     /// Put the tools into the prompt instead of sending them natively.
     #[serde(default)]
     pub emulate_tools: Option<bool>,
+    /// The dialect this upstream speaks; default: the top-level `upstream_api`.
+    #[serde(default)]
+    pub upstream_api: Option<toolcall_wire::Api>,
 }
 
 /// The whole configuration.
@@ -93,6 +97,9 @@ pub struct Config {
     pub listen: String,
     pub upstream: String,
     pub upstream_api_key_env: Option<String>,
+    /// The dialect the upstream speaks (`chat`, `responses`, `anthropic`): every front end
+    /// reaches it through the same turn.
+    pub upstream_api: toolcall_wire::Api,
     /// `auto`, a family id or a priority list; `None` = by the model name table.
     pub format: Option<String>,
     pub invalid_calls: InvalidCallPolicy,
@@ -126,6 +133,7 @@ impl Default for Config {
             listen: "127.0.0.1:8090".into(),
             upstream: "http://127.0.0.1:11434".into(),
             upstream_api_key_env: None,
+            upstream_api: toolcall_wire::Api::CHAT,
             format: None,
             invalid_calls: InvalidCallPolicy::default(),
             announce_calls: AnnounceCalls::default(),

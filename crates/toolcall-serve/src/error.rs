@@ -77,6 +77,24 @@ impl ApiError {
     }
 }
 
+impl ApiError {
+    /// The error body in `api`'s shape (Anthropic's `{"type":"error",…}`, …).
+    pub fn body_in(&self, api: toolcall_wire::Api) -> Value {
+        api.dialect()
+            .encode_error(&toolcall_wire::dialect::ErrorInfo {
+                status: self.status.as_u16(),
+                kind: self.kind,
+                code: self.code,
+                message: &self.message,
+            })
+    }
+
+    /// The error as a response in `api`'s shape.
+    pub fn response_in(self, api: toolcall_wire::Api) -> Response {
+        (self.status, Json(self.body_in(api))).into_response()
+    }
+}
+
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         (self.status, Json(self.body())).into_response()

@@ -34,7 +34,9 @@ pub mod chat;
 pub mod config;
 pub mod emulate;
 pub mod error;
+pub mod front;
 pub mod host;
+pub mod messages;
 pub mod metrics;
 pub mod responses;
 pub mod server_side;
@@ -85,6 +87,7 @@ impl AppState {
 }
 
 /// The gateway's routes: `POST /v1/chat/completions`, `POST /v1/responses`,
+/// `POST /v1/messages` (Anthropic Messages, and its `count_tokens`),
 /// `GET /v1/models` (passed through), `GET /health`, `GET /metrics`, and the inspector under
 /// `/inspector` (open on loopback, behind the client API keys otherwise).
 pub fn router(state: AppState) -> Router {
@@ -99,6 +102,8 @@ pub fn router(state: AppState) -> Router {
     Router::new()
         .route("/v1/chat/completions", post(chat::handle))
         .route("/v1/responses", post(responses::handle))
+        .route("/v1/messages", post(messages::handle))
+        .route("/v1/messages/count_tokens", post(messages::count_tokens))
         .route("/v1/models", get(upstream::models))
         .route("/health", get(|| async { "ok" }))
         .route("/metrics", get(metrics::handle))

@@ -14,6 +14,7 @@ use crate::AppState;
 pub struct Metrics {
     pub chat_requests: AtomicU64,
     pub responses_requests: AtomicU64,
+    pub messages_requests: AtomicU64,
     pub streamed_requests: AtomicU64,
     pub errors: AtomicU64,
     pub upstream_errors: AtomicU64,
@@ -45,6 +46,7 @@ impl Metrics {
             &[
                 ("{endpoint=\"chat\"}", c(&self.chat_requests)),
                 ("{endpoint=\"responses\"}", c(&self.responses_requests)),
+                ("{endpoint=\"messages\"}", c(&self.messages_requests)),
             ],
         );
         counter(

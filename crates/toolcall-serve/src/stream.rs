@@ -1,7 +1,7 @@
-//! The streamed turn's driver, shared by `/v1/chat/completions` and `/v1/responses`: it asks
-//! the upstream to stream, feeds each chunk to a [`StreamTurn`] and hands the endpoint the
-//! text, reasoning and calls to send (each endpoint writes them in its own events), then how
-//! the stream ended.
+//! The streamed turn's driver, shared by every front end: it asks the upstream to stream (in
+//! the route's dialect), reads each event into neutral deltas with that dialect's decoder,
+//! feeds them to a [`StreamTurn`] and hands the front end the text, reasoning and calls to
+//! send (each front end writes them in its own dialect's events), then how the stream ended.
 //!
 //! With the `retry` policy, a call rejected before anything of it was sent makes the driver
 //! drop the rest of the upstream reply and ask again, once, with the error
@@ -15,22 +15,16 @@ use std::sync::atomic::Ordering;
 
 use toolcall_run::ClientError;
 use toolcall_run::client::SseReader;
+use toolcall_wire::Limits;
 use toolcall_wire::chat::ChatRequest;
+pub use toolcall_wire::dialect::End;
+use toolcall_wire::dialect::StreamDecoder;
 
 use crate::error::without_userinfo;
 use crate::metrics::Metrics;
 use crate::turn::{Out, StreamTurn, Turn, log_call};
 use crate::upstream::Route;
 use crate::{ApiError, AppState};
-
-/// How a stream ended.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum End {
-    /// The upstream finished; the client's `finish_reason`.
-    Finished(String),
-    /// The stream failed: the client gets an error, no finish.
-    Failed(String),
-}
 
 /// Counts an open stream while it lives.
 struct OpenStream(Arc<Metrics>);
@@ -52,24 +46,28 @@ impl Drop for OpenStream {
 pub struct TurnStream {
     route: Route,
     events: SseReader,
+    decoder: Box<dyn StreamDecoder>,
     pub turn: StreamTurn,
     metrics: Arc<Metrics>,
     done: bool,
     _open: OpenStream,
 }
 
-/// Asks `route` to stream the answer to `request` (a streamed turn's, so `stream: true`).
+/// Asks `route` to stream the answer to `request` (a streamed turn's, so `stream: true`),
+/// in the route's dialect.
 async fn connect(route: &Route, request: &ChatRequest) -> Result<SseReader, ClientError> {
-    let url = &route.chat_url;
+    let url = route.turn_url(&request.model, true);
+    let body = route
+        .api
+        .dialect()
+        .encode_request(request)
+        .map_err(|e| ClientError::from_wire(e, &url))?;
+    let headers = route.auth_headers();
     let response = route
         .transport
-        .retrying(|| {
-            route
-                .transport
-                .post_json(url, route.api_key.as_deref(), request)
-        })
+        .retrying(|| route.transport.post_json_with(&url, &headers, &body))
         .await?;
-    Ok(route.transport.events(response, url))
+    Ok(route.transport.events(response, &url))
 }
 
 impl TurnStream {
@@ -84,6 +82,7 @@ impl TurnStream {
         Ok(TurnStream {
             route: route.clone(),
             events,
+            decoder: route.api.dialect().stream_decoder(Limits::default()),
             turn: StreamTurn::new(turn),
             metrics: state.metrics.clone(),
             done: false,
@@ -98,7 +97,7 @@ impl TurnStream {
         }
         let mut outs = Vec::new();
         let end = match self.events.next().await {
-            Ok(Some((_, data))) => match self.turn.push_data(&data, &mut outs) {
+            Ok(Some((event, data))) => match self.push(&event, &data, &mut outs) {
                 Ok(()) => self.retry_if_asked().await,
                 Err(e) => Some(self.fail(&e.message)),
             },
@@ -129,11 +128,24 @@ impl TurnStream {
         match connect(&self.route, &request).await {
             Ok(events) => {
                 self.events = events;
+                self.decoder = self.route.api.dialect().stream_decoder(Limits::default());
                 self.turn.restart();
                 None
             }
             Err(e) => Some(self.fail(&e.to_string())),
         }
+    }
+
+    /// One upstream event: its deltas, in order, to the turn.
+    fn push(&mut self, event: &str, data: &str, outs: &mut Vec<Out>) -> Result<(), ApiError> {
+        let mut deltas = Vec::new();
+        self.decoder
+            .push(event, data, &mut deltas)
+            .map_err(|e| ApiError::upstream_reply(&e.to_string()))?;
+        for d in deltas {
+            self.turn.push(d, outs)?;
+        }
+        Ok(())
     }
 
     fn fail(&mut self, message: &str) -> End {

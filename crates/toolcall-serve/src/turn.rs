@@ -13,7 +13,8 @@ use std::sync::Arc;
 use serde_json::Value;
 use toolcall_core::{CallId, Registry, StreamEvent, ToolCall, ToolError};
 use toolcall_parse::{FormatSelection, ParseOptions, ReplyEnd, StreamParser};
-use toolcall_wire::chat::{CallAssembler, ChatChunk, ChatMessage, ChatRequest, ToolCallDelta};
+use toolcall_wire::chat::{CallAssembler, ChatMessage, ChatRequest, ToolCallDelta};
+use toolcall_wire::dialect::Delta;
 use toolcall_wire::{Limits, Reply, WireCall, encode_arguments};
 
 use crate::config::{AnnounceCalls, Config, InvalidCallPolicy};
@@ -485,25 +486,11 @@ fn log_diagnostics(diagnostics: &[toolcall_core::Diagnostic]) {
     }
 }
 
-/// What a streamed turn gives out, in order.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Out {
-    Text(String),
-    Reasoning(String),
-    /// A call is announced: its position among the calls sent, its id and its name.
-    CallStart {
-        index: usize,
-        id: CallId,
-        name: String,
-    },
-    /// The announced call `index` is complete: its checked arguments (JSON text).
-    CallEnd {
-        index: usize,
-        arguments: String,
-    },
-}
+/// What a streamed turn gives out, in order (each front end writes it in its dialect).
+pub use toolcall_wire::dialect::Out;
 
-/// A streamed turn: feed upstream chunks, get text, reasoning and calls.
+/// A streamed turn: feed the upstream's stream as neutral [`Delta`]s (any upstream dialect),
+/// get text, reasoning and calls.
 ///
 /// A call is announced ([`Out::CallStart`]) when its name is known and passes the checks a
 /// name can fail (offered, `tool_choice`, `parallel_tool_calls`), or, with
@@ -579,56 +566,40 @@ impl StreamTurn {
         self.rejected_seen = false;
     }
 
-    /// Takes one upstream SSE data line: a chunk, or `[DONE]`. Errors on an error chunk, on
-    /// data that is not a chunk, and when the reply grows past the bound.
-    pub fn push_data(&mut self, data: &str, out: &mut Vec<Out>) -> Result<(), ApiError> {
-        if data.trim() == toolcall_wire::chat::DONE {
-            self.finished = true;
-            return Ok(());
-        }
-        let chunk =
-            ChatChunk::from_data(data).map_err(|e| ApiError::upstream_reply(&e.to_string()))?;
-        if let Some(err) = chunk.extra.get("error") {
-            let message = toolcall_wire::excerpt(&err.to_string(), 500);
-            return Err(ApiError::upstream_reply(&message));
-        }
-        self.push(&chunk, out)
-    }
-
-    /// Takes one upstream chunk. Errors when the reply grows past the bound.
-    pub fn push(&mut self, chunk: &ChatChunk, out: &mut Vec<Out>) -> Result<(), ApiError> {
+    /// Takes one upstream delta. Errors when the reply grows past the bound.
+    pub fn push(&mut self, delta: Delta, out: &mut Vec<Out>) -> Result<(), ApiError> {
         if self.retry.is_some() {
             return Ok(());
         }
-        let Some(choice) = chunk.choices.iter().find(|c| c.index == 0) else {
-            return Ok(());
-        };
-        let d = &choice.delta;
-        if let Some(r) = d.reasoning() {
-            self.grow(r.len())?;
-            out.push(Out::Reasoning(r.to_owned()));
-        }
-        if let Some(t) = &d.content {
-            self.grow(t.len())?;
-            match &mut self.parser {
-                Some(p) => {
-                    let events = p.push(t);
-                    self.events(events, out);
-                }
-                None => self.text(t.clone(), out),
+        match delta {
+            Delta::Reasoning(r) => {
+                self.grow(r.len())?;
+                out.push(Out::Reasoning(r));
             }
-        }
-        for tc in d.tool_calls.iter().flatten() {
-            let added = self
-                .natives
-                .push(tc, &Limits::default())
-                .map_err(|e| ApiError::upstream_reply(&e.to_string()))?;
-            self.grow(added)?;
-            self.native_started(tc, out);
-        }
-        if let Some(r) = &choice.finish_reason {
-            self.checked.finish_reason = Some(r.clone());
-            self.finished = true;
+            Delta::Text(t) => {
+                self.grow(t.len())?;
+                match &mut self.parser {
+                    Some(p) => {
+                        let events = p.push(&t);
+                        self.events(events, out);
+                    }
+                    None => self.text(t, out),
+                }
+            }
+            Delta::Call(tc) => {
+                let added = self
+                    .natives
+                    .push(&tc, &Limits::default())
+                    .map_err(|e| ApiError::upstream_reply(&e.to_string()))?;
+                self.grow(added)?;
+                self.native_started(&tc, out);
+            }
+            Delta::Finish(r) => {
+                self.checked.finish_reason = Some(r);
+                self.finished = true;
+            }
+            Delta::Done => self.finished = true,
+            Delta::Usage(_) => {}
         }
         Ok(())
     }
@@ -722,7 +693,7 @@ impl StreamTurn {
         let sent = self.sent_calls;
         out.push(Out::CallStart {
             index: sent,
-            id,
+            id: id.to_string(),
             name,
         });
         self.sent_calls += 1;
@@ -791,7 +762,7 @@ impl StreamTurn {
     fn send_whole(&mut self, c: &ToolCall, out: &mut Vec<Out>) {
         out.push(Out::CallStart {
             index: self.sent_calls,
-            id: c.call_id.clone(),
+            id: c.call_id.to_string(),
             name: c.name.clone(),
         });
         out.push(Out::CallEnd {

@@ -8,6 +8,7 @@ use axum::http::header::CONTENT_TYPE;
 use axum::response::{IntoResponse, Response};
 use toolcall_run::client::endpoint;
 use toolcall_run::{ClientError, Transport};
+use toolcall_wire::Api;
 
 use crate::config::{Config, ConfigError};
 use crate::{ApiError, AppState, auth};
@@ -23,14 +24,27 @@ pub struct Route {
     /// Tools go into the prompt (see [`crate::emulate`]).
     pub emulate_tools: bool,
     pub transport: Transport,
-    /// `/chat/completions` on this upstream, built once.
-    pub chat_url: String,
+    /// The dialect this upstream speaks.
+    pub api: Api,
 }
 
 impl Route {
     /// The URL of `path` (`/chat/completions`, `/models`) on this upstream.
     pub fn url(&self, path: &str) -> String {
         endpoint(&self.base_url, path)
+    }
+
+    /// Where a turn's request for `model` goes, in this upstream's dialect.
+    pub fn turn_url(&self, model: &str, stream: bool) -> String {
+        self.url(&self.api.dialect().path(model, stream))
+    }
+
+    /// The upstream's key as its dialect sends it.
+    pub fn auth_headers(&self) -> Vec<(&'static str, String)> {
+        self.api_key
+            .as_deref()
+            .map(|k| self.api.dialect().auth_headers(k))
+            .unwrap_or_default()
     }
 }
 
@@ -58,7 +72,7 @@ impl Upstreams {
             .map_err(|e| ConfigError::Client(e.to_string()))?;
         let default_key = key_from_env(config.upstream_api_key_env.as_ref())?;
         let default = Route {
-            chat_url: endpoint(&config.upstream, "/chat/completions"),
+            api: config.upstream_api,
             base_url: config.upstream.clone(),
             api_key: default_key.clone(),
             format: config.format.clone(),
@@ -80,7 +94,7 @@ impl Upstreams {
             routes.push((
                 m.pattern.to_ascii_lowercase(),
                 Route {
-                    chat_url: endpoint(&base_url, "/chat/completions"),
+                    api: m.upstream_api.unwrap_or(config.upstream_api),
                     base_url,
                     api_key,
                     format: m.format.clone().or_else(|| config.format.clone()),

@@ -10,6 +10,10 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use crate::dialect::{
+    Decoded, Delta, Dialect, End, ErrorInfo, Out, ReplyMeta, SseEvent, StreamDecoder,
+    StreamEncoder, Usage,
+};
 use crate::{Limits, Reply, WireCall, WireError, not_json};
 
 /// The SSE data line that ends a Chat Completions stream.
@@ -483,6 +487,249 @@ impl ChatAccumulator {
             calls: self.calls.finish(),
             finish_reason: self.finish_reason,
         })
+    }
+}
+
+/// The Chat Completions dialect (registered in [`crate::DIALECTS`] as `chat`).
+pub struct Chat;
+
+/// Chat's usage object in neutral terms.
+pub fn usage_of(v: &Value) -> Usage {
+    let n = |k: &str| v.get(k).and_then(Value::as_u64).unwrap_or(0);
+    Usage {
+        input_tokens: n("prompt_tokens"),
+        output_tokens: n("completion_tokens"),
+    }
+}
+
+fn usage_value(u: &Usage) -> Value {
+    serde_json::json!({"prompt_tokens": u.input_tokens, "completion_tokens": u.output_tokens,
+        "total_tokens": u.input_tokens + u.output_tokens})
+}
+
+impl Dialect for Chat {
+    fn name(&self) -> &'static str {
+        "chat"
+    }
+
+    fn path(&self, _model: &str, _stream: bool) -> String {
+        "/chat/completions".into()
+    }
+
+    fn auth_headers(&self, key: &str) -> Vec<(&'static str, String)> {
+        vec![("authorization", format!("Bearer {key}"))]
+    }
+
+    fn decode_request(&self, body: &[u8]) -> Result<Decoded, WireError> {
+        let request = serde_json::from_slice(body)
+            .map_err(|e| not_json("the request", &String::from_utf8_lossy(body), &e))?;
+        Ok(Decoded {
+            request,
+            ignored: Vec::new(),
+        })
+    }
+
+    /// Tools of a kind other than `function` are left out: a Chat server refuses them.
+    fn encode_request(&self, request: &ChatRequest) -> Result<Value, WireError> {
+        let mut out = request.clone();
+        if let Some(tools) = &mut out.tools {
+            tools.retain(|t| t.kind == "function");
+        }
+        serde_json::to_value(&out).map_err(|e| WireError::Encode(e.to_string()))
+    }
+
+    fn decode_reply(&self, body: &str, limits: &Limits) -> Result<(Reply, ReplyMeta), WireError> {
+        let mut completion = ChatCompletion::from_body(body)?;
+        let reply = completion.to_reply(limits)?;
+        let meta = ReplyMeta {
+            id: std::mem::take(&mut completion.id),
+            model: std::mem::take(&mut completion.model),
+            created: completion.created,
+            usage: completion.usage.as_ref().map(usage_of),
+            raw_usage: completion.usage.take(),
+            extra: std::mem::take(&mut completion.extra),
+        };
+        Ok((reply, meta))
+    }
+
+    fn encode_reply(&self, reply: &Reply, meta: &ReplyMeta) -> Value {
+        let message = ChatMessage {
+            role: "assistant".into(),
+            content: reply
+                .text
+                .clone()
+                .filter(|t| !t.trim().is_empty() || reply.calls.is_empty())
+                .map(Value::String),
+            reasoning_content: reply.reasoning.clone(),
+            tool_calls: (!reply.calls.is_empty()).then(|| {
+                reply
+                    .calls
+                    .iter()
+                    .map(|c| {
+                        ChatToolCall::new(
+                            c.id.clone().unwrap_or_default(),
+                            c.name.clone(),
+                            crate::encode_arguments(&c.arguments_value()),
+                        )
+                    })
+                    .collect()
+            }),
+            ..ChatMessage::default()
+        };
+        let completion = ChatCompletion {
+            id: meta.id.clone(),
+            object: completion_object(),
+            created: meta.created,
+            model: meta.model.clone(),
+            choices: vec![Choice {
+                index: 0,
+                message,
+                finish_reason: Some(crate::dialect::chat_finish(reply)),
+                extra: Map::new(),
+            }],
+            usage: meta
+                .raw_usage
+                .clone()
+                .or_else(|| meta.usage.as_ref().map(usage_value)),
+            extra: meta.extra.clone(),
+        };
+        serde_json::to_value(&completion).unwrap_or_default()
+    }
+
+    fn stream_decoder(&self, _limits: Limits) -> Box<dyn StreamDecoder> {
+        Box::new(ChatDecoder)
+    }
+
+    fn stream_encoder(&self, meta: ReplyMeta) -> Box<dyn StreamEncoder> {
+        Box::new(ChunkWriter::new(meta))
+    }
+
+    fn encode_error(&self, e: &ErrorInfo<'_>) -> Value {
+        serde_json::json!({"error": {"message": e.message, "type": e.kind, "param": null,
+            "code": e.code}})
+    }
+}
+
+/// Reads Chat chunks (choice 0) into deltas.
+struct ChatDecoder;
+
+impl StreamDecoder for ChatDecoder {
+    fn push(&mut self, _event: &str, data: &str, out: &mut Vec<Delta>) -> Result<(), WireError> {
+        if data.trim() == DONE {
+            out.push(Delta::Done);
+            return Ok(());
+        }
+        let chunk = ChatChunk::from_data(data)?;
+        chunk_deltas(chunk, out)
+    }
+}
+
+/// The deltas one chunk carries (choice 0). A chunk carrying `error` is an error.
+pub fn chunk_deltas(chunk: ChatChunk, out: &mut Vec<Delta>) -> Result<(), WireError> {
+    if let Some(err) = chunk.extra.get("error") {
+        return Err(WireError::Upstream(crate::excerpt(&err.to_string(), 500)));
+    }
+    if let Some(u) = &chunk.usage {
+        out.push(Delta::Usage(usage_of(u)));
+    }
+    let Some(choice) = chunk.choices.into_iter().find(|c| c.index == 0) else {
+        return Ok(());
+    };
+    let d = choice.delta;
+    if let Some(r) = d.reasoning() {
+        out.push(Delta::Reasoning(r.to_owned()));
+    }
+    if let Some(t) = d.content {
+        out.push(Delta::Text(t));
+    }
+    for tc in d.tool_calls.into_iter().flatten() {
+        out.push(Delta::Call(tc));
+    }
+    if let Some(r) = choice.finish_reason {
+        out.push(Delta::Finish(r));
+    }
+    Ok(())
+}
+
+/// Writes a streamed turn's outputs as `chat.completion.chunk` events.
+pub struct ChunkWriter {
+    meta: ReplyMeta,
+    started: bool,
+}
+
+impl ChunkWriter {
+    pub fn new(meta: ReplyMeta) -> Self {
+        ChunkWriter {
+            meta,
+            started: false,
+        }
+    }
+
+    fn chunk(&self, delta: ChatDelta, finish: Option<String>) -> SseEvent {
+        let mut c = ChatChunk::new(&self.meta.id, self.meta.created, &self.meta.model, delta);
+        if let Some(choice) = c.choices.first_mut() {
+            choice.finish_reason = finish;
+        }
+        SseEvent::data(serde_json::to_string(&c).unwrap_or_default())
+    }
+}
+
+impl StreamEncoder for ChunkWriter {
+    fn push(&mut self, outs: Vec<Out>, events: &mut Vec<SseEvent>) {
+        for o in outs {
+            let mut delta = ChatDelta::default();
+            match o {
+                Out::Text(t) if t.is_empty() => continue,
+                Out::Text(t) => delta.content = Some(t),
+                Out::Reasoning(r) if r.is_empty() => continue,
+                Out::Reasoning(r) => delta.reasoning_content = Some(r),
+                Out::CallStart { index, id, name } => {
+                    delta.tool_calls = Some(vec![ToolCallDelta {
+                        index: index as u32,
+                        id: Some(id),
+                        kind: Some("function".into()),
+                        function: Some(FunctionDelta {
+                            name: Some(name),
+                            arguments: Some(String::new()),
+                        }),
+                    }]);
+                }
+                Out::CallEnd { index, arguments } => {
+                    delta.tool_calls = Some(vec![ToolCallDelta {
+                        index: index as u32,
+                        function: Some(FunctionDelta {
+                            name: None,
+                            arguments: Some(arguments),
+                        }),
+                        ..ToolCallDelta::default()
+                    }]);
+                }
+            }
+            if !self.started {
+                delta.role = Some("assistant".into());
+                self.started = true;
+            }
+            events.push(self.chunk(delta, None));
+        }
+    }
+
+    fn end(&mut self, end: End, events: &mut Vec<SseEvent>) {
+        match end {
+            End::Finished(finish) => {
+                events.push(self.chunk(ChatDelta::default(), Some(finish)));
+                events.push(SseEvent::data(DONE));
+            }
+            // An `error` event and no `finish_reason`: no client takes it for a reply.
+            End::Failed(message) => {
+                let body = Chat.encode_error(&ErrorInfo {
+                    status: 502,
+                    kind: "upstream_error",
+                    code: Some("upstream_error"),
+                    message: &message,
+                });
+                events.push(SseEvent::data(body.to_string()));
+            }
+        }
     }
 }
 

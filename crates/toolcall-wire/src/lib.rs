@@ -1,10 +1,17 @@
-//! Provider wire formats: one module per format, each with its request, response and stream
-//! types and the decoding of a reply into the provider-neutral [`Reply`].
+//! Provider wire formats: one module per API dialect, each implementing the one
+//! [`Dialect`] trait (request decode and encode, whole reply decode and encode, stream
+//! events decode and encode, tool declarations, tool results, errors) over the neutral types
+//! of [`dialect`].
 //!
 //! Owned here: [`chat`] (OpenAI Chat Completions, which Ollama, vLLM, llama.cpp server,
-//! LM Studio and SGLang also speak), [`responses`] (OpenAI Responses), the one policy for
-//! decoding a tool call's arguments ([`arguments`]), and the rule that a stream is a reply
-//! only when it says it finished ([`chat::ChatAccumulator`], [`responses::completed_output`]).
+//! LM Studio and SGLang also speak), [`responses`] (OpenAI Responses), [`anthropic`]
+//! (Anthropic Messages), the one policy for decoding a tool call's arguments
+//! ([`arguments`]), and the rule that a stream is a reply only when it says it finished
+//! ([`dialect::Accumulator`], [`chat::ChatAccumulator`]).
+//!
+//! **Adding a dialect** is one module (a unit struct implementing [`Dialect`]) plus one
+//! registration line in [`DIALECTS`]; [`Api::from_name`] then finds it, so the gateway's
+//! `upstream_api` setting and `toolcall run --api` accept it.
 //!
 //! Used by `toolcall run`'s model clients, the parser's native shapes and the `toolcall serve`
 //! gateway, so all three read a provider's reply the same way. This crate is plain serde:
@@ -13,11 +20,106 @@
 //! Types keep the fields they do not model in `extra` (flattened), so a gateway passes
 //! unknown request fields through untouched.
 
+pub mod anthropic;
 pub mod arguments;
 pub mod chat;
+pub mod dialect;
 pub mod responses;
 
 pub use arguments::{ArgumentsError, decode_arguments, encode_arguments};
+pub use dialect::Dialect;
+
+/// Every dialect, by name. Registering a dialect is one line here.
+pub static DIALECTS: &[&dyn Dialect] = &[&chat::Chat, &responses::Responses, &anthropic::Messages];
+
+/// A registered dialect, chosen by name: the one value for "which API" in configuration,
+/// on the command line and in the clients.
+#[derive(Clone, Copy)]
+pub struct Api(&'static dyn Dialect);
+
+impl Api {
+    /// Chat Completions, the default.
+    pub const CHAT: Api = Api(&chat::Chat);
+
+    /// The dialect registered as `name`.
+    pub fn from_name(name: &str) -> Option<Api> {
+        DIALECTS
+            .iter()
+            .find(|d| d.name().eq_ignore_ascii_case(name))
+            .map(|d| Api(*d))
+    }
+
+    /// Every registered name.
+    pub fn names() -> Vec<&'static str> {
+        DIALECTS.iter().map(|d| d.name()).collect()
+    }
+
+    pub fn name(self) -> &'static str {
+        self.0.name()
+    }
+
+    pub fn dialect(self) -> &'static dyn Dialect {
+        self.0
+    }
+}
+
+impl Default for Api {
+    fn default() -> Self {
+        Api::CHAT
+    }
+}
+
+impl PartialEq for Api {
+    fn eq(&self, other: &Self) -> bool {
+        self.name() == other.name()
+    }
+}
+
+impl Eq for Api {}
+
+impl std::fmt::Debug for Api {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::fmt::Display for Api {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A name that is no registered dialect.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown API {name:?} (known: {known})")]
+pub struct UnknownApi {
+    pub name: String,
+    pub known: String,
+}
+
+impl std::str::FromStr for Api {
+    type Err = UnknownApi;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Api::from_name(s).ok_or_else(|| UnknownApi {
+            name: s.to_owned(),
+            known: Api::names().join(", "),
+        })
+    }
+}
+
+impl serde::Serialize for Api {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Api {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let name = String::deserialize(d)?;
+        name.parse().map_err(serde::de::Error::custom)
+    }
+}
 
 use serde_json::{Map, Value};
 
@@ -60,6 +162,8 @@ pub enum WireError {
     TooManyCalls(usize),
     #[error("the reply is larger than {0} bytes")]
     TooLarge(usize),
+    #[error("cannot write the request: {0}")]
+    Encode(String),
 }
 
 /// One tool call as a provider sent it, before name mapping and validation.

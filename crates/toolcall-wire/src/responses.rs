@@ -8,7 +8,13 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
-use crate::chat::{ChatMessage, ChatRequest, ChatTool, ChatToolCall, FunctionDef};
+use crate::chat::{
+    ChatMessage, ChatRequest, ChatTool, ChatToolCall, FunctionDef, FunctionDelta, ToolCallDelta,
+};
+use crate::dialect::{
+    Decoded, Delta, Dialect, End, ErrorInfo, Out, ReplyMeta, SseEvent, StreamDecoder,
+    StreamEncoder, Usage, item_id,
+};
 use crate::{Limits, Reply, WireCall, WireError, excerpt, not_json};
 
 /// A Responses request. Fields toolcall does not model stay in `extra`.
@@ -69,21 +75,9 @@ impl ResponsesRequest {
         let tools = self.tools.as_ref().map(|tools| {
             tools
                 .iter()
-                .filter(|t| t.get("type").and_then(Value::as_str) == Some("function"))
-                .map(|t| ChatTool {
-                    kind: "function".into(),
-                    function: FunctionDef {
-                        name: str_of(t, "name").to_owned(),
-                        description: t
-                            .get("description")
-                            .and_then(Value::as_str)
-                            .map(str::to_owned),
-                        parameters: t.get("parameters").cloned(),
-                        extra: t
-                            .get("strict")
-                            .map(|s| Map::from_iter([("strict".to_owned(), s.clone())]))
-                            .unwrap_or_default(),
-                    },
+                .map(|t| match t.get("type").and_then(Value::as_str) {
+                    Some("function") => function_tool(t),
+                    kind => other_tool(kind.unwrap_or_default(), t),
                 })
                 .collect()
         });
@@ -113,6 +107,44 @@ impl ResponsesRequest {
             stream: self.stream,
             extra,
         })
+    }
+}
+
+/// A `function` tool as Chat's declaration.
+fn function_tool(t: &Value) -> ChatTool {
+    ChatTool {
+        kind: "function".into(),
+        function: FunctionDef {
+            name: str_of(t, "name").to_owned(),
+            description: t
+                .get("description")
+                .and_then(Value::as_str)
+                .map(str::to_owned),
+            parameters: t.get("parameters").cloned(),
+            extra: t
+                .get("strict")
+                .map(|s| Map::from_iter([("strict".to_owned(), s.clone())]))
+                .unwrap_or_default(),
+        },
+    }
+}
+
+/// A tool of another kind (`custom`, `namespace`, hosted tools): its `type` kept as the
+/// kind, every other field in `function.extra`, so it is represented, not dropped.
+pub(crate) fn other_tool(kind: &str, t: &Value) -> ChatTool {
+    let mut extra = t.as_object().cloned().unwrap_or_default();
+    extra.remove("type");
+    let name = match extra.remove("name") {
+        Some(Value::String(n)) => n,
+        _ => String::new(),
+    };
+    ChatTool {
+        kind: kind.to_owned(),
+        function: FunctionDef {
+            name,
+            extra,
+            ..FunctionDef::default()
+        },
     }
 }
 
@@ -376,6 +408,602 @@ impl ResponsesStream {
     pub fn finish(self) -> Result<Vec<Value>, WireError> {
         self.completed
             .ok_or_else(|| WireError::Cut("the stream ended before response.completed".into()))
+    }
+}
+
+/// The Responses dialect (registered in [`crate::DIALECTS`] as `responses`).
+pub struct Responses;
+
+fn usage_of(u: &Value) -> Usage {
+    let n = |k: &str| u.get(k).and_then(Value::as_u64).unwrap_or(0);
+    Usage {
+        input_tokens: n("input_tokens"),
+        output_tokens: n("output_tokens"),
+    }
+}
+
+fn usage_value(u: &Usage) -> Value {
+    json!({"input_tokens": u.input_tokens, "output_tokens": u.output_tokens,
+        "total_tokens": u.input_tokens + u.output_tokens,
+        "input_tokens_details": {"cached_tokens": 0},
+        "output_tokens_details": {"reasoning_tokens": 0}})
+}
+
+/// The output items of a reply, ids derived from the reply's id.
+fn output_items(reply: &Reply, reply_id: &str) -> Vec<OutputItem> {
+    let mut output = Vec::new();
+    let mut n = 0;
+    let mut next = |prefix: &str| {
+        n += 1;
+        item_id(prefix, reply_id, n)
+    };
+    if let Some(r) = reply.reasoning.as_ref().filter(|r| !r.is_empty()) {
+        output.push(OutputItem::Reasoning {
+            id: next("rs"),
+            summary: Vec::new(),
+            content: vec![ReasoningText::new(r.clone())],
+        });
+    }
+    if let Some(t) = reply.text.as_ref().filter(|t| !t.trim().is_empty()) {
+        output.push(OutputItem::Message {
+            id: next("msg"),
+            role: "assistant".into(),
+            status: "completed".into(),
+            content: vec![OutputText::new(t.clone())],
+        });
+    }
+    for c in &reply.calls {
+        output.push(OutputItem::FunctionCall {
+            id: next("fc"),
+            call_id: c.id.clone().unwrap_or_default(),
+            name: c.name.clone(),
+            arguments: crate::encode_arguments(&c.arguments_value()),
+            status: "completed".into(),
+        });
+    }
+    output
+}
+
+impl Dialect for Responses {
+    fn name(&self) -> &'static str {
+        "responses"
+    }
+
+    fn path(&self, _model: &str, _stream: bool) -> String {
+        "/responses".into()
+    }
+
+    fn auth_headers(&self, key: &str) -> Vec<(&'static str, String)> {
+        vec![("authorization", format!("Bearer {key}"))]
+    }
+
+    fn decode_request(&self, body: &[u8]) -> Result<Decoded, WireError> {
+        let request: ResponsesRequest = serde_json::from_slice(body)
+            .map_err(|e| not_json("the request", &String::from_utf8_lossy(body), &e))?;
+        let ignored = request
+            .extra
+            .keys()
+            .filter(|k| RESPONSES_ONLY.contains(&k.as_str()))
+            .cloned()
+            .collect();
+        let mut chat = request.to_chat()?;
+        chat.stream = (request.stream == Some(true)).then_some(true);
+        Ok(Decoded {
+            request: chat,
+            ignored,
+        })
+    }
+
+    fn encode_request(&self, request: &ChatRequest) -> Result<Value, WireError> {
+        let mut input = Vec::new();
+        let mut instructions: Vec<String> = Vec::new();
+        for m in &request.messages {
+            match m.role.as_str() {
+                "system" | "developer" if input.is_empty() => {
+                    instructions.push(m.content_text().unwrap_or_default());
+                }
+                "tool" => input.push(json!({"type": "function_call_output",
+                    "call_id": m.tool_call_id.clone().unwrap_or_default(),
+                    "output": m.content_text().unwrap_or_default()})),
+                "assistant" => {
+                    if let Some(t) = m.content_text().filter(|t| !t.is_empty()) {
+                        input.push(json!({"role": "assistant", "content": t}));
+                    }
+                    for c in m.tool_calls.iter().flatten() {
+                        input.push(json!({"type": "function_call", "call_id": c.id,
+                            "name": c.function.name,
+                            "arguments": crate::encode_arguments(&c.function.arguments)}));
+                    }
+                }
+                role => input.push(
+                    json!({"role": if role == "system" { "developer" } else { role },
+                    "content": m.content.clone().unwrap_or(Value::String(String::new()))}),
+                ),
+            }
+        }
+        let tools: Option<Vec<Value>> = request.tools.as_ref().map(|tools| {
+            tools
+                .iter()
+                .map(|t| {
+                    let mut v = Map::new();
+                    v.insert("type".into(), json!(t.kind));
+                    v.insert("name".into(), json!(t.function.name));
+                    if let Some(d) = &t.function.description {
+                        v.insert("description".into(), json!(d));
+                    }
+                    if let Some(p) = &t.function.parameters {
+                        v.insert("parameters".into(), p.clone());
+                    }
+                    v.extend(t.function.extra.clone());
+                    Value::Object(v)
+                })
+                .collect()
+        });
+        let tool_choice = request.tool_choice.as_ref().map(|c| match c {
+            Value::Object(m) => json!({"type": "function",
+                "name": m.get("function").and_then(|f| f.get("name")).cloned().unwrap_or(Value::Null)}),
+            other => other.clone(),
+        });
+        let mut extra = Map::new();
+        for (k, v) in &request.extra {
+            match k.as_str() {
+                "max_tokens" | "max_completion_tokens" => {
+                    extra.insert("max_output_tokens".into(), v.clone());
+                }
+                "temperature" | "top_p" | "metadata" | "user" => {
+                    extra.insert(k.clone(), v.clone());
+                }
+                _ => {}
+            }
+        }
+        extra.insert("store".into(), json!(false));
+        let out = ResponsesRequest {
+            model: request.model.clone(),
+            input: Value::Array(input),
+            instructions: (!instructions.is_empty()).then(|| instructions.join("\n\n")),
+            tools,
+            tool_choice,
+            parallel_tool_calls: request.parallel_tool_calls,
+            stream: request.stream,
+            extra,
+        };
+        serde_json::to_value(&out).map_err(|e| WireError::Encode(e.to_string()))
+    }
+
+    fn decode_reply(&self, body: &str, limits: &Limits) -> Result<(Reply, ReplyMeta), WireError> {
+        let v: Value = serde_json::from_str(body).map_err(|e| not_json("the reply", body, &e))?;
+        let reply = decode_output(&output_of(&v)?, limits)?;
+        let meta = ReplyMeta {
+            id: str_of(&v, "id").to_owned(),
+            model: str_of(&v, "model").to_owned(),
+            created: v.get("created_at").and_then(Value::as_u64).unwrap_or(0),
+            usage: v.get("usage").map(usage_of),
+            raw_usage: v.get("usage").cloned(),
+            extra: Map::new(),
+        };
+        Ok((reply, meta))
+    }
+
+    /// `meta.extra` holds what the response echoes of the request (`tools`,
+    /// `parallel_tool_calls`).
+    fn encode_reply(&self, reply: &Reply, meta: &ReplyMeta) -> Value {
+        let mut r = Response::completed(
+            &meta.id,
+            meta.created,
+            &meta.model,
+            output_items(reply, &meta.id),
+        );
+        r.usage = meta
+            .raw_usage
+            .clone()
+            .filter(|u| u.get("input_tokens").is_some())
+            .or_else(|| meta.usage.as_ref().map(usage_value));
+        r.extra.extend(meta.extra.clone());
+        mark_incomplete(&mut r, &crate::dialect::chat_finish(reply));
+        serde_json::to_value(&r).unwrap_or_default()
+    }
+
+    fn stream_decoder(&self, limits: Limits) -> Box<dyn StreamDecoder> {
+        Box::new(ResponsesDecoder {
+            limits,
+            calls: Vec::new(),
+        })
+    }
+
+    fn stream_encoder(&self, meta: ReplyMeta) -> Box<dyn StreamEncoder> {
+        Box::new(ResponsesEvents::new(meta))
+    }
+
+    fn encode_error(&self, e: &ErrorInfo<'_>) -> Value {
+        crate::chat::Chat.encode_error(e)
+    }
+}
+
+/// Marks `response` incomplete when the turn stopped at the token limit (`length`), as the
+/// API does (`incomplete_details.reason: "max_output_tokens"`); whether it did.
+fn mark_incomplete(response: &mut Response, finish_reason: &str) -> bool {
+    if finish_reason != "length" {
+        return false;
+    }
+    response.status = "incomplete".into();
+    response.extra.insert(
+        "incomplete_details".into(),
+        json!({"reason": "max_output_tokens"}),
+    );
+    true
+}
+
+/// Reads a Responses event stream into deltas: text and reasoning deltas, each
+/// `function_call` item a call (its index the order it was added), `response.completed`
+/// the finish.
+struct ResponsesDecoder {
+    limits: Limits,
+    /// Item ids of the calls added, in order.
+    calls: Vec<String>,
+}
+
+impl StreamDecoder for ResponsesDecoder {
+    fn push(&mut self, event: &str, data: &str, out: &mut Vec<Delta>) -> Result<(), WireError> {
+        if data.trim() == crate::chat::DONE {
+            return Ok(());
+        }
+        let v: Value =
+            serde_json::from_str(data).map_err(|e| not_json("a stream event", data, &e))?;
+        let kind = v.get("type").and_then(Value::as_str).unwrap_or(event);
+        let delta = || str_of(&v, "delta").to_owned();
+        match kind {
+            "response.output_text.delta" => out.push(Delta::Text(delta())),
+            "response.reasoning_text.delta" | "response.reasoning_summary_text.delta" => {
+                out.push(Delta::Reasoning(delta()));
+            }
+            "response.output_item.added"
+                if v["item"].get("type").and_then(Value::as_str) == Some("function_call") =>
+            {
+                if self.calls.len() >= self.limits.max_calls {
+                    return Err(WireError::TooManyCalls(self.limits.max_calls));
+                }
+                let item = &v["item"];
+                out.push(Delta::Call(ToolCallDelta {
+                    index: self.calls.len() as u32,
+                    id: Some(str_of(item, "call_id").to_owned()),
+                    kind: Some("function".into()),
+                    function: Some(FunctionDelta {
+                        name: Some(str_of(item, "name").to_owned()),
+                        arguments: Some(str_of(item, "arguments").to_owned()),
+                    }),
+                }));
+                self.calls.push(str_of(item, "id").to_owned());
+            }
+            "response.function_call_arguments.delta" => {
+                let id = str_of(&v, "item_id");
+                if let Some(i) = self.calls.iter().position(|c| c == id) {
+                    out.push(Delta::Call(ToolCallDelta {
+                        index: i as u32,
+                        function: Some(FunctionDelta {
+                            name: None,
+                            arguments: Some(delta()),
+                        }),
+                        ..ToolCallDelta::default()
+                    }));
+                }
+            }
+            "response.completed" => {
+                let response = v.get("response").ok_or(WireError::Missing("response"))?;
+                if let Some(u) = response.get("usage") {
+                    out.push(Delta::Usage(usage_of(u)));
+                }
+                let finish = if self.calls.is_empty() {
+                    "stop"
+                } else {
+                    "tool_calls"
+                };
+                out.push(Delta::Finish(finish.into()));
+            }
+            "response.incomplete" => out.push(Delta::Finish("length".into())),
+            "response.failed" | "error" => {
+                return Err(WireError::Upstream(format!(
+                    "{kind}: {}",
+                    excerpt(data, 500)
+                )));
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+/// The item being written when it is a text: reasoning or a message.
+struct OpenText {
+    output_index: usize,
+    id: String,
+    reasoning: bool,
+    text: String,
+}
+
+/// A call whose item was added and whose arguments are still to come.
+struct OpenCall {
+    output_index: usize,
+    id: String,
+    call_id: String,
+    name: String,
+}
+
+/// Writes a streamed turn as Responses events: `response.created`, then per item
+/// `response.output_item.added`, its deltas, its `.done` events and
+/// `response.output_item.done`, and `response.completed` holding every item. A call's item
+/// is added when its name is known; its arguments come once checked. A failed stream ends
+/// with `response.failed` (and an `error` event), never `response.completed`.
+pub struct ResponsesEvents {
+    /// The response as announced (`in_progress`, no output); completed at the end.
+    response: Response,
+    sequence: u64,
+    text: Option<OpenText>,
+    calls: std::collections::HashMap<usize, OpenCall>,
+    /// Finished items, by output index.
+    done: Vec<(usize, OutputItem)>,
+    next_index: usize,
+    started: bool,
+    /// Whitespace waiting for text before it opens a message.
+    blank: String,
+}
+
+/// The most whitespace held back before a message.
+const MAX_BLANK_BYTES: usize = 4096;
+
+impl ResponsesEvents {
+    /// `meta.extra` holds what the response echoes of the request.
+    pub fn new(meta: ReplyMeta) -> Self {
+        let mut response = Response::completed(&meta.id, meta.created, &meta.model, Vec::new());
+        response.status = "in_progress".into();
+        response.extra.extend(meta.extra);
+        ResponsesEvents {
+            response,
+            sequence: 0,
+            text: None,
+            calls: std::collections::HashMap::new(),
+            done: Vec::new(),
+            next_index: 0,
+            started: false,
+            blank: String::new(),
+        }
+    }
+
+    fn item_id(&self, prefix: &str) -> String {
+        item_id(prefix, &self.response.id, self.next_index)
+    }
+
+    fn push_event(&mut self, mut v: Value, events: &mut Vec<SseEvent>) {
+        v["sequence_number"] = json!(self.sequence);
+        self.sequence += 1;
+        let kind = v["type"].as_str().unwrap_or_default().to_owned();
+        events.push(SseEvent::named(kind, &v));
+    }
+
+    fn lifecycle(&self, kind: &str, status: &str) -> Value {
+        let mut r = serde_json::to_value(&self.response).unwrap_or_default();
+        r["status"] = json!(status);
+        json!({"type": kind, "response": r})
+    }
+
+    fn start(&mut self, events: &mut Vec<SseEvent>) {
+        if !self.started {
+            self.started = true;
+            let created = self.lifecycle("response.created", "in_progress");
+            self.push_event(created, events);
+            let progress = self.lifecycle("response.in_progress", "in_progress");
+            self.push_event(progress, events);
+        }
+    }
+
+    fn add_item(&mut self, item: Value, events: &mut Vec<SseEvent>) -> usize {
+        let i = self.next_index;
+        self.next_index += 1;
+        self.push_event(
+            json!({"type": "response.output_item.added", "output_index": i, "item": item}),
+            events,
+        );
+        i
+    }
+
+    fn finish_item(&mut self, i: usize, item: OutputItem, events: &mut Vec<SseEvent>) {
+        let v = serde_json::to_value(&item).unwrap_or_default();
+        self.push_event(
+            json!({"type": "response.output_item.done", "output_index": i, "item": v}),
+            events,
+        );
+        self.done.push((i, item));
+    }
+
+    /// Text or reasoning: continues the open item of that kind, or opens one. Whitespace
+    /// alone opens no message (as in a whole reply): it waits for text to lead.
+    fn text(&mut self, mut delta: String, reasoning: bool, events: &mut Vec<SseEvent>) {
+        if delta.is_empty() {
+            return;
+        }
+        let open_message = self.text.as_ref().is_some_and(|t| !t.reasoning);
+        if !reasoning && !open_message {
+            if delta.trim().is_empty() {
+                if self.blank.len() < MAX_BLANK_BYTES {
+                    self.blank.push_str(&delta);
+                }
+                return;
+            }
+            delta.insert_str(0, &std::mem::take(&mut self.blank));
+        }
+        if self.text.as_ref().is_some_and(|t| t.reasoning != reasoning) {
+            self.close_text(events);
+        }
+        let open = match self.text.take() {
+            Some(open) => open,
+            None => {
+                let (prefix, added) = if reasoning {
+                    (
+                        "rs",
+                        json!({"type": "reasoning", "summary": [], "content": []}),
+                    )
+                } else {
+                    (
+                        "msg",
+                        json!({"type": "message", "role": "assistant",
+                        "status": "in_progress", "content": []}),
+                    )
+                };
+                let id = self.item_id(prefix);
+                let mut item = added;
+                item["id"] = json!(id);
+                let output_index = self.add_item(item, events);
+                if !reasoning {
+                    self.push_event(
+                        json!({"type": "response.content_part.added", "item_id": id,
+                        "output_index": output_index, "content_index": 0,
+                        "part": {"type": "output_text", "text": "", "annotations": []}}),
+                        events,
+                    );
+                }
+                OpenText {
+                    output_index,
+                    id,
+                    reasoning,
+                    text: String::new(),
+                }
+            }
+        };
+        let kind = if reasoning {
+            "response.reasoning_text.delta"
+        } else {
+            "response.output_text.delta"
+        };
+        let mut v = json!({"type": kind, "item_id": open.id, "output_index": open.output_index,
+            "content_index": 0, "delta": delta});
+        if !reasoning {
+            v["logprobs"] = json!([]);
+        }
+        self.push_event(v, events);
+        let mut open = open;
+        open.text.push_str(&delta);
+        self.text = Some(open);
+    }
+
+    fn close_text(&mut self, events: &mut Vec<SseEvent>) {
+        let Some(open) = self.text.take() else {
+            return;
+        };
+        let (i, id, text) = (open.output_index, open.id, open.text);
+        let item = if open.reasoning {
+            self.push_event(
+                json!({"type": "response.reasoning_text.done", "item_id": id,
+                "output_index": i, "content_index": 0, "text": text}),
+                events,
+            );
+            OutputItem::Reasoning {
+                id,
+                summary: Vec::new(),
+                content: vec![ReasoningText::new(text)],
+            }
+        } else {
+            let part = OutputText::new(text.clone());
+            self.push_event(
+                json!({"type": "response.output_text.done", "item_id": id,
+                "output_index": i, "content_index": 0, "text": text, "logprobs": []}),
+                events,
+            );
+            self.push_event(
+                json!({"type": "response.content_part.done", "item_id": id,
+                "output_index": i, "content_index": 0, "part": part}),
+                events,
+            );
+            OutputItem::Message {
+                id,
+                role: "assistant".into(),
+                status: "completed".into(),
+                content: vec![part],
+            }
+        };
+        self.finish_item(i, item, events);
+    }
+}
+
+impl StreamEncoder for ResponsesEvents {
+    fn push(&mut self, outs: Vec<Out>, events: &mut Vec<SseEvent>) {
+        self.start(events);
+        for o in outs {
+            match o {
+                Out::Text(t) => self.text(t, false, events),
+                Out::Reasoning(r) => self.text(r, true, events),
+                Out::CallStart { index, id, name } => {
+                    self.close_text(events);
+                    self.blank.clear();
+                    let item_id = self.item_id("fc");
+                    let added = json!({"type": "function_call", "id": item_id,
+                        "call_id": id, "name": name, "arguments": "",
+                        "status": "in_progress"});
+                    let output_index = self.add_item(added, events);
+                    self.calls.insert(
+                        index,
+                        OpenCall {
+                            output_index,
+                            id: item_id,
+                            call_id: id,
+                            name,
+                        },
+                    );
+                }
+                Out::CallEnd { index, arguments } => {
+                    let Some(c) = self.calls.remove(&index) else {
+                        continue;
+                    };
+                    self.push_event(
+                        json!({"type": "response.function_call_arguments.delta", "item_id": c.id,
+                        "output_index": c.output_index, "delta": arguments}),
+                        events,
+                    );
+                    self.push_event(
+                        json!({"type": "response.function_call_arguments.done", "item_id": c.id,
+                        "output_index": c.output_index, "arguments": arguments}),
+                        events,
+                    );
+                    let item = OutputItem::FunctionCall {
+                        id: c.id,
+                        call_id: c.call_id,
+                        name: c.name,
+                        arguments,
+                        status: "completed".into(),
+                    };
+                    self.finish_item(c.output_index, item, events);
+                }
+            }
+        }
+    }
+
+    fn end(&mut self, end: End, events: &mut Vec<SseEvent>) {
+        self.start(events);
+        match end {
+            End::Finished(reason) => {
+                self.close_text(events);
+                let mut done = std::mem::take(&mut self.done);
+                done.sort_by_key(|(i, _)| *i);
+                self.response.output = done.into_iter().map(|(_, item)| item).collect();
+                self.response.status = "completed".into();
+                let kind = if mark_incomplete(&mut self.response, &reason) {
+                    "response.incomplete"
+                } else {
+                    "response.completed"
+                };
+                let end = json!({"type": kind, "response": self.response});
+                self.push_event(end, events);
+            }
+            End::Failed(message) => {
+                self.response.extra.insert(
+                    "error".into(),
+                    json!({"code": "server_error", "message": message}),
+                );
+                let failed = self.lifecycle("response.failed", "failed");
+                self.push_event(failed, events);
+                let error = json!({"type": "error", "code": "upstream_error",
+                    "message": message, "param": null});
+                self.push_event(error, events);
+            }
+        }
     }
 }
 

@@ -53,8 +53,11 @@ impl Family for Gemma4 {
     }
     fn reader(&self, _opener: usize, ctx: &Ctx) -> Option<Box<dyn RegionReader>> {
         Some(Box::new(
-            BlockReader::new(&BLOCK)
-                .streaming_with(Box::new(LiveObject::new(ctx.limits.max_depth))),
+            BlockReader::new(&BLOCK).streaming_with(Box::new(LiveObject::new(
+                BLOCK.open.len(),
+                QUOTE,
+                ctx.limits.max_depth,
+            ))),
         ))
     }
     fn instructions(&self) -> Option<Instructions> {
@@ -65,14 +68,14 @@ impl Family for Gemma4 {
     }
     fn example_call(&self, name: &str, args: &Map<String, Value>) -> Option<String> {
         let mut s = format!("<|tool_call>call:{name}");
-        write_gemma_object(&mut s, args, 0);
+        write_gemma_object(&mut s, args, QUOTE, 0);
         s.push_str("<tool_call|>");
         Some(s)
     }
 }
 
 /// `call:NAME{` after the opener.
-fn lead(lead: &str, complete: bool) -> Lead {
+pub(crate) fn lead(lead: &str, complete: bool) -> Lead {
     let s = skip_space(lead);
     match starts(s, "call:") {
         Some(true) => {}
@@ -91,6 +94,15 @@ fn lead(lead: &str, complete: bool) -> Lead {
 }
 
 fn body(body: &str, _cx: &mut ReadCx<'_>, format: FormatId) -> Result<Vec<Draft>, String> {
+    read_call(body, format, QUOTE)
+}
+
+/// `call:NAME{...}` with strings between `quote` markers: one draft.
+pub(crate) fn read_call(
+    body: &str,
+    format: FormatId,
+    quote: &str,
+) -> Result<Vec<Draft>, String> {
     let rest = skip_space(body)
         .strip_prefix("call:")
         .ok_or("expected call:NAME{...}")?;
@@ -99,7 +111,7 @@ fn body(body: &str, _cx: &mut ReadCx<'_>, format: FormatId) -> Result<Vec<Draft>
     if !valid_name(name) {
         return Err(format!("invalid tool name {name:?}"));
     }
-    let json = to_json(rest[brace..].trim_end())?;
+    let json = to_json(rest[brace..].trim_end(), quote)?;
     let (args, repairs) =
         parse_lenient(&json).map_err(|e| format!("the arguments of {name:?} are malformed: {e}"))?;
     if !args.is_object() {
@@ -110,18 +122,20 @@ fn body(body: &str, _cx: &mut ReadCx<'_>, format: FormatId) -> Result<Vec<Draft>
     Ok(vec![d])
 }
 
-/// Rewrites Gemma's literal syntax as JSON: `<|"|>text<|"|>` → a JSON string, a bare key
+/// Rewrites Gemma's literal syntax as JSON: `<|"|>text<|"|>` (`quote`) → a JSON string, a bare key
 /// (after `{` or a comma inside an object) → a quoted key; everything else is copied.
-fn to_json(s: &str) -> Result<String, String> {
+fn to_json(s: &str, quote: &str) -> Result<String, String> {
     let mut out = String::with_capacity(s.len() + 16);
     let mut objects: Vec<bool> = Vec::new();
     let mut expect_key = false;
     let mut rest = s;
     while let Some(c) = rest.chars().next() {
-        if let Some(after) = rest.strip_prefix(QUOTE) {
-            let end = after.find(QUOTE).ok_or("a <|\"|> string is not closed")?;
+        if let Some(after) = rest.strip_prefix(quote) {
+            let end = after
+                .find(quote)
+                .ok_or_else(|| format!("a {quote} string is not closed"))?;
             out.push_str(&Value::String(after[..end].to_owned()).to_string());
-            rest = &after[end + QUOTE.len()..];
+            rest = &after[end + quote.len()..];
             expect_key = false;
             continue;
         }
@@ -171,7 +185,12 @@ fn to_json(s: &str) -> Result<String, String> {
 
 /// Writes `args` in Gemma's literal syntax; nesting past a small bound (examples are
 /// shallow) is written as `null`.
-fn write_gemma_object(out: &mut String, args: &Map<String, Value>, depth: usize) {
+pub(crate) fn write_gemma_object(
+    out: &mut String,
+    args: &Map<String, Value>,
+    quote: &str,
+    depth: usize,
+) {
     out.push('{');
     for (i, (k, v)) in args.iter().enumerate() {
         if i > 0 {
@@ -179,21 +198,21 @@ fn write_gemma_object(out: &mut String, args: &Map<String, Value>, depth: usize)
         }
         out.push_str(k);
         out.push(':');
-        write_gemma_value(out, v, depth + 1);
+        write_gemma_value(out, v, quote, depth + 1);
     }
     out.push('}');
 }
 
-fn write_gemma_value(out: &mut String, v: &Value, depth: usize) {
+fn write_gemma_value(out: &mut String, v: &Value, quote: &str, depth: usize) {
     if depth > 16 {
         out.push_str("null");
         return;
     }
     match v {
         Value::String(s) => {
-            out.push_str(QUOTE);
+            out.push_str(quote);
             out.push_str(s);
-            out.push_str(QUOTE);
+            out.push_str(quote);
         }
         Value::Array(items) => {
             out.push('[');
@@ -201,11 +220,11 @@ fn write_gemma_value(out: &mut String, v: &Value, depth: usize) {
                 if i > 0 {
                     out.push(',');
                 }
-                write_gemma_value(out, item, depth + 1);
+                write_gemma_value(out, item, quote, depth + 1);
             }
             out.push(']');
         }
-        Value::Object(map) => write_gemma_object(out, map, depth),
+        Value::Object(map) => write_gemma_object(out, map, quote, depth),
         other => out.push_str(&other.to_string()),
     }
 }
@@ -216,14 +235,14 @@ mod tests {
 
     #[test]
     fn literals_become_json() {
-        let j = to_json(r#"{a:<|"|>x, "y"<|"|>,n:-4.5,b:true,l:[<|"|>p<|"|>,1],o:{k:null}}"#)
+        let j = to_json(r#"{a:<|"|>x, "y"<|"|>,n:-4.5,b:true,l:[<|"|>p<|"|>,1],o:{k:null}}"#, QUOTE)
             .unwrap();
         let v: Value = serde_json::from_str(&j).unwrap();
         assert_eq!(
             v,
             serde_json::json!({"a": "x, \"y\"", "n": -4.5, "b": true, "l": ["p", 1], "o": {"k": null}})
         );
-        assert!(to_json(r#"{a:<|"|>open}"#).is_err());
+        assert!(to_json(r#"{a:<|"|>open}"#, QUOTE).is_err());
     }
 }
 
@@ -242,7 +261,11 @@ enum Lex {
 /// `key:value` is converted to JSON (by [`to_json`], as the whole object is at the end) once
 /// the `,` or `}` after it arrives, and sent as `{"k":v` / `,"k":v`; the final `}` when the
 /// object closes. Every byte is scanned once.
-struct LiveObject {
+pub(crate) struct LiveObject {
+    /// Region offset where the call starts (just past the opener).
+    from: usize,
+    /// The string delimiter (`<|"|>`, FunctionGemma's `<escape>`).
+    quote: &'static str,
     /// Region offset of the object's `{`, once found.
     open: Option<usize>,
     /// Scan position, bracket depth (1 inside the object), lexical state.
@@ -259,10 +282,12 @@ struct LiveObject {
 }
 
 impl LiveObject {
-    fn new(max_depth: usize) -> Self {
+    pub(crate) fn new(from: usize, quote: &'static str, max_depth: usize) -> Self {
         LiveObject {
+            from,
+            quote,
             open: None,
-            pos: BLOCK.open.len(),
+            pos: from,
             depth: 0,
             lex: Lex::Plain,
             entry: 0,
@@ -284,7 +309,7 @@ impl LiveObject {
         if entry.trim().is_empty() {
             return true;
         }
-        let Ok(json) = to_json(&format!("{{{entry}}}")) else {
+        let Ok(json) = to_json(&format!("{{{entry}}}"), self.quote) else {
             return false;
         };
         let Ok((Value::Object(m), _)) = parse_lenient(&json) else {
@@ -309,13 +334,16 @@ impl LiveObject {
         let bytes = region.as_bytes();
         while !self.stopped && self.pos < bytes.len() {
             match self.lex {
-                Lex::Quoted => match find_from(region, QUOTE, self.pos) {
+                Lex::Quoted => match find_from(region, self.quote, self.pos) {
                     Some(i) => {
-                        self.pos = i + QUOTE.len();
+                        self.pos = i + self.quote.len();
                         self.lex = Lex::Plain;
                     }
                     None => {
-                        self.pos = bytes.len().saturating_sub(QUOTE.len() - 1).max(self.pos);
+                        self.pos = bytes
+                            .len()
+                            .saturating_sub(self.quote.len() - 1)
+                            .max(self.pos);
                         return;
                     }
                 },
@@ -333,12 +361,12 @@ impl LiveObject {
                     let b = bytes[self.pos];
                     if b == b'<' {
                         let rest = region.get(self.pos..).unwrap_or("");
-                        if rest.starts_with(QUOTE) {
-                            self.pos += QUOTE.len();
+                        if rest.starts_with(self.quote) {
+                            self.pos += self.quote.len();
                             self.lex = Lex::Quoted;
                             continue;
                         }
-                        if QUOTE.starts_with(rest) {
+                        if self.quote.starts_with(rest) {
                             return; // more bytes decide
                         }
                     }
@@ -388,7 +416,7 @@ impl BlockStream for LiveObject {
         self.calls = 1;
         if self.open.is_none() {
             // The lead named the call, so its `{` has arrived.
-            let Some(at) = find_from(region, "{", BLOCK.open.len()) else {
+            let Some(at) = find_from(region, "{", self.from) else {
                 self.stopped = true;
                 return;
             };

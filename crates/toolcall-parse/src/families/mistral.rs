@@ -13,7 +13,9 @@ use std::ops::Range;
 use toolcall_core::Repair;
 
 use crate::builder::Ctx;
-use crate::family::{Advance, Family, Instructions, Outcome, ReadCx, RegionReader, json_calls};
+use crate::family::{
+    Advance, Family, Instructions, Outcome, ReadCx, ReasoningMarker, RegionReader, json_calls,
+};
 
 use super::args_object::{ArgsObject, ArgsRead, named_call, repaired, truncated};
 
@@ -66,6 +68,14 @@ impl Family for Mistral {
     }
     fn openers(&self) -> &'static [&'static str] {
         &[MARKER]
+    }
+    /// Magistral (and Mistral Small 3.2+ with thinking) reason between `[THINK]` and
+    /// `[/THINK]` (their chat templates; vLLM's `mistral` reasoning parser).
+    fn reasoning(&self) -> &'static [ReasoningMarker] {
+        &[ReasoningMarker {
+            open: "[THINK]",
+            close: "[/THINK]",
+        }]
     }
     fn strip(&self) -> &'static [&'static str] {
         &[END]

@@ -57,6 +57,7 @@ registry! {
     granite_20b_fc::GRANITE_20B_FC,
     functools::FUNCTOOLS,
     gemma4::Gemma4,
+    functiongemma::FunctionGemma,
     gpt_oss::GptOss,
     // Native provider shapes, then the JSON shapes from the most to the least specific.
     openai_chat::OpenaiChat,

@@ -176,6 +176,21 @@ impl Transport {
         self.send(req, url).await
     }
 
+    /// One POST of a JSON body with the given headers (an upstream's key as its dialect
+    /// sends it); the response when its status is a success.
+    pub async fn post_json_with<T: Serialize + ?Sized>(
+        &self,
+        url: &str,
+        headers: &[(&'static str, String)],
+        body: &T,
+    ) -> Result<reqwest::Response, ClientError> {
+        let mut req = self.http.post(url).json(body);
+        for (name, value) in headers {
+            req = req.header(*name, value);
+        }
+        self.send(req, url).await
+    }
+
     /// One GET; the response when its status is a success.
     pub async fn get(
         &self,

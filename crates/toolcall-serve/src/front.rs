@@ -1,0 +1,249 @@
+//! The one turn driver every front end shares: a front end decodes its dialect's request
+//! into the neutral request ([`toolcall_wire::dialect::Decoded`]), calls [`run`], and gets its
+//! reply back in its own dialect: [`run`] asks the route's upstream (in the upstream's
+//! dialect, whole or streamed), checks the reply through the one [`Turn`], and encodes the
+//! checked reply, or the stream of [`Out`]s, with the front end's dialect.
+//!
+//! The seam for server-side tools is [`run`]'s input and output: a neutral request in, a
+//! checked turn out; nothing in between knows which dialect the client speaks.
+
+use std::collections::HashSet;
+use std::convert::Infallible;
+use std::sync::Mutex;
+
+use axum::Json;
+use axum::response::sse::{Event, Sse};
+use axum::response::{IntoResponse, Response};
+use futures::StreamExt;
+use serde_json::{Map, Value};
+use toolcall_core::CallId;
+use toolcall_run::ClientError;
+use toolcall_wire::chat::ChatRequest;
+use toolcall_wire::dialect::{Decoded, End, ReplyMeta, SseEvent, StreamEncoder};
+use toolcall_wire::{Api, Limits, Reply, WireCall, WireError};
+
+use crate::config::InvalidCallPolicy;
+use crate::metrics::Metrics;
+use crate::stream::TurnStream;
+use crate::turn::{Checked, Turn, log_call};
+use crate::upstream::Route;
+use crate::{ApiError, AppState};
+
+/// A fresh reply id in `front`'s style.
+pub fn fresh_id(front: Api) -> String {
+    let random = CallId::generate();
+    let random = random.as_str().trim_start_matches("call_");
+    match front.name() {
+        "chat" => format!("chatcmpl-call_{random}"),
+        "responses" => format!("resp_{random}"),
+        "anthropic" => format!("msg_{random}"),
+        _ => random.to_owned(),
+    }
+}
+
+/// Logs, once per process and field, a request field the front end's dialect knows but the
+/// neutral request cannot carry.
+pub fn log_ignored(front: Api, ignored: &[String]) {
+    static SEEN: Mutex<Option<HashSet<String>>> = Mutex::new(None);
+    if ignored.is_empty() {
+        return;
+    }
+    let Ok(mut seen) = SEEN.lock() else {
+        return;
+    };
+    let seen = seen.get_or_insert_with(HashSet::new);
+    for field in ignored.iter().take(32) {
+        // Bounded: the set holds at most 256 names, whatever clients send.
+        if seen.len() < 256 && seen.insert(format!("{front}.{field}")) {
+            tracing::info!(api = %front, field = %field,
+                "request field has no upstream equivalent: ignored (logged once)");
+        }
+    }
+}
+
+/// A decoded request's turn, answered in `front`'s dialect. `echo`: fields the reply
+/// repeats from the request (Responses' `tools`, `parallel_tool_calls`).
+pub async fn run(
+    state: &AppState,
+    front: Api,
+    decoded: Decoded,
+    echo: Map<String, Value>,
+) -> Result<Response, ApiError> {
+    log_ignored(front, &decoded.ignored);
+    let request = decoded.request;
+    if request.stream == Some(true) {
+        Metrics::add(&state.metrics.streamed_requests, 1);
+        return stream(state, front, request, echo).await;
+    }
+    let model = request.model.clone();
+    let (checked, mut meta, upstream) = whole(state, request).await?;
+    if upstream != front {
+        // The upstream's own fields mean nothing in another dialect.
+        meta.raw_usage = None;
+        meta.extra = Map::new();
+    }
+    if meta.id.is_empty() || upstream != front {
+        meta.id = fresh_id(front);
+    }
+    if meta.model.is_empty() {
+        meta.model = model;
+    }
+    if meta.created == 0 {
+        meta.created = crate::chat::now();
+    }
+    meta.extra.extend(echo);
+    let body = front
+        .dialect()
+        .encode_reply(&checked_reply(&checked), &meta);
+    let mut response = Json(body).into_response();
+    crate::chat::add_repairs_header(&mut response, &checked);
+    Ok(response)
+}
+
+/// A settled turn as a neutral reply.
+pub fn checked_reply(checked: &Checked) -> Reply {
+    Reply {
+        text: checked.text.clone(),
+        reasoning: checked.reasoning.clone(),
+        calls: checked
+            .calls
+            .iter()
+            .map(|c| WireCall {
+                id: Some(c.call_id.to_string()),
+                name: c.name.clone(),
+                arguments: match &c.arguments {
+                    Value::Object(m) => Ok(m.clone()),
+                    other => toolcall_wire::decode_arguments(Some(other)),
+                },
+            })
+            .collect(),
+        finish_reason: Some(checked.finish_reason()),
+    }
+}
+
+/// Sends `request` (a whole turn's) to `route` in its dialect and reads the whole reply.
+async fn ask(route: &Route, request: &ChatRequest) -> Result<(Reply, ReplyMeta), ClientError> {
+    let url = route.turn_url(&request.model, false);
+    let dialect = route.api.dialect();
+    let body = dialect
+        .encode_request(request)
+        .map_err(|e| ClientError::from_wire(e, &url))?;
+    let headers = route.auth_headers();
+    route
+        .transport
+        .retrying(|| async {
+            let r = route
+                .transport
+                .post_json_with(&url, &headers, &body)
+                .await?;
+            let text = route.transport.read_bounded(r, &url).await?;
+            dialect
+                .decode_reply(&text, &Limits::default())
+                .map_err(|e| ClientError::from_wire(e, &url))
+        })
+        .await
+}
+
+/// One whole turn: ask, check, retry once per policy, settle. The checked turn, what the
+/// upstream said about its reply, and the upstream's dialect.
+pub async fn whole(
+    state: &AppState,
+    request: ChatRequest,
+) -> Result<(Checked, ReplyMeta, Api), ApiError> {
+    let route = state.upstreams.route(&request.model);
+    let turn = Turn::for_chat(request, route, &state.config, &state.tools)?;
+    let upstream_error = |e: ClientError| {
+        Metrics::add(&state.metrics.upstream_errors, 1);
+        tracing::warn!(error = %crate::error::without_userinfo(&e.to_string()), "upstream failed");
+        ApiError::upstream(&e)
+    };
+    let (reply, mut meta) = ask(route, &turn.upstream_request)
+        .await
+        .map_err(upstream_error)?;
+    let mut checked = turn.check_reply(reply);
+    if checked.needs_retry() && turn.policy == InvalidCallPolicy::Retry {
+        Metrics::add(&state.metrics.invalid_calls, checked.rejected.len() as u64);
+        Metrics::add(&state.metrics.upstream_retries_for_validation, 1);
+        let retry = turn.retry_request(&checked);
+        let (reply, again) = ask(route, &retry).await.map_err(upstream_error)?;
+        meta = again;
+        checked = turn.check_reply(reply);
+    }
+    Metrics::add(&state.metrics.invalid_calls, checked.rejected.len() as u64);
+    turn.settle(&mut checked);
+    Metrics::add(&state.metrics.calls, checked.calls.len() as u64);
+    Metrics::add(&state.metrics.repairs, checked.repair_count() as u64);
+    checked.calls.iter().for_each(log_call);
+    Ok((checked, meta, route.api))
+}
+
+/// A streamed reply: the turn's outputs in the front end's events.
+struct FrontStream {
+    inner: TurnStream,
+    writer: Box<dyn StreamEncoder>,
+}
+
+impl FrontStream {
+    /// The next batch of events; `None` once the stream is over.
+    async fn step(&mut self) -> Option<Vec<SseEvent>> {
+        let (outs, end) = self.inner.next().await?;
+        let mut events = Vec::with_capacity(outs.len() + 2);
+        self.writer.push(outs, &mut events);
+        match end {
+            None => {}
+            Some(End::Failed(message)) => {
+                let e = ApiError::upstream_reply(&message);
+                self.writer.end(End::Failed(e.message), &mut events);
+            }
+            Some(end) => self.writer.end(end, &mut events),
+        }
+        Some(events)
+    }
+}
+
+/// An event for axum's SSE writer.
+pub fn sse_event(e: SseEvent) -> Event {
+    let event = Event::default().data(e.data);
+    match e.event {
+        Some(name) => event.event(name),
+        None => event,
+    }
+}
+
+async fn stream(
+    state: &AppState,
+    front: Api,
+    request: ChatRequest,
+    echo: Map<String, Value>,
+) -> Result<Response, ApiError> {
+    let route = state.upstreams.route(&request.model);
+    let meta = ReplyMeta {
+        id: fresh_id(front),
+        model: request.model.clone(),
+        created: crate::chat::now(),
+        extra: echo,
+        ..ReplyMeta::default()
+    };
+    let turn = Turn::for_chat(request, route, &state.config, &state.tools)?;
+    let streaming = FrontStream {
+        inner: TurnStream::open(state, route, turn).await?,
+        writer: front.dialect().stream_encoder(meta),
+    };
+    let events = futures::stream::unfold(streaming, |mut s| async move {
+        s.step().await.map(|batch| (batch, s))
+    })
+    .flat_map(|batch| {
+        futures::stream::iter(batch.into_iter().map(|e| Ok::<_, Infallible>(sse_event(e))))
+    });
+    Ok(Sse::new(events).into_response())
+}
+
+/// A request body in `front`'s dialect, with a clear error.
+pub fn decode(front: Api, body: &[u8]) -> Result<Decoded, ApiError> {
+    front.dialect().decode_request(body).map_err(|e| match e {
+        WireError::NotJson { message, .. } => {
+            ApiError::bad_request(format!("the request body is not valid: {message}"))
+        }
+        other => ApiError::bad_request(format!("the request body is not valid: {other}")),
+    })
+}

@@ -1,0 +1,128 @@
+"""The official anthropic package against `toolcall serve` (argv: base URL, tools, fixture files).
+
+For every recorded model output (Hermes, Qwen3-Coder XML, gpt-oss markup, Mistral, Llama, plain
+text): `messages.create` gives `tool_use` blocks with ids and `stop_reason == "tool_use"`,
+reasoning as a `thinking` block; `messages.stream` and its final message give the same. Then a
+conversation carrying `tool_result` blocks goes upstream (the Rust side checks the pairing), a
+Claude Code shaped request is accepted, and errors come back as the SDK's errors. Exits
+non-zero on the first mismatch.
+"""
+import json
+import sys
+
+import anthropic
+
+base, tools_path = sys.argv[1:3]
+fixtures = [f for path in sys.argv[3:] for f in json.load(open(path))]
+tools = [
+    {"name": t["function"]["name"], "description": t["function"].get("description", ""),
+     "input_schema": t["function"]["parameters"]}
+    for t in json.load(open(tools_path))
+]
+client = anthropic.Anthropic(base_url=base, api_key="sk-test", max_retries=0, timeout=30)
+messages = [{"role": "user", "content": "What is the weather?"}]
+
+
+def calls_of(content):
+    out = []
+    for b in content:
+        if b.type == "tool_use":
+            assert b.id, b
+            out.append({"name": b.name, "arguments": b.input})
+    return out
+
+
+def text_of(content):
+    return "".join(b.text for b in content if b.type == "text").strip()
+
+
+def thinking_of(content):
+    return "".join(b.thinking for b in content if b.type == "thinking")
+
+
+checked = 0
+first_calls = None
+for f in fixtures:
+    about = f["about"]
+    whole = client.messages.create(model=f["model"], max_tokens=1024, messages=messages, tools=tools)
+    assert whole.type == "message" and whole.role == "assistant", (about, whole)
+    assert calls_of(whole.content) == f["calls"], (about, whole.content)
+    assert text_of(whole.content) == f["content"], (about, whole.content)
+    assert whole.stop_reason == ("tool_use" if f["calls"] else "end_turn"), (about, whole.stop_reason)
+    assert bool(thinking_of(whole.content)) == f["reasoning"], (about, whole.content)
+    if len(f["calls"]) >= 2 and first_calls is None:
+        first_calls = whole
+
+    events = []
+    with client.messages.stream(model=f["model"], max_tokens=1024, messages=messages, tools=tools) as stream:
+        for event in stream:
+            events.append(event.type)
+        final = stream.get_final_message()
+    assert calls_of(final.content) == calls_of(whole.content), (about, final.content, whole.content)
+    assert text_of(final.content) == text_of(whole.content), (about, final.content, whole.content)
+    assert thinking_of(final.content) == thinking_of(whole.content), (about, final.content)
+    assert final.stop_reason == whole.stop_reason, (about, final.stop_reason)
+    assert events[0] == "message_start" and events[-1] == "message_stop", (about, events)
+    checked += 1
+
+# The calls' results go back as tool_result blocks (a string, and a content list with
+# is_error); the Rust side checks that each reached the upstream paired with its call.
+ids = [b.id for b in first_calls.content if b.type == "tool_use"]
+results = [{"type": "tool_result", "tool_use_id": ids[0], "content": "sunny, 21 C",
+            "cache_control": {"type": "ephemeral"}}]
+results += [{"type": "tool_result", "tool_use_id": i, "is_error": True,
+             "content": [{"type": "text", "text": "no such city"}]} for i in ids[1:]]
+follow = client.messages.create(
+    model="followup-check", max_tokens=1024, tools=tools,
+    messages=messages + [{"role": "assistant", "content": first_calls.content},
+                         {"role": "user", "content": results}])
+assert text_of(follow.content) == "echo: followup-check", follow.content
+assert follow.stop_reason == "end_turn", follow
+print("tool_use ids:", json.dumps(ids))
+
+# A request shaped like Claude Code's: system blocks with cache_control, a system message
+# between user turns, thinking, context_management, output_config, metadata; Bearer auth.
+bearer = anthropic.Anthropic(base_url=base, auth_token="sk-test", api_key=None, max_retries=0, timeout=30)
+cc = bearer.messages.create(
+    model="qwen3-coder-30b-a3b-instruct", max_tokens=32000,
+    system=[{"type": "text", "text": "You are a coding agent."},
+            {"type": "text", "text": "Be brief.", "cache_control": {"type": "ephemeral"}}],
+    tools=[dict(t, cache_control={"type": "ephemeral"}) for t in tools],
+    thinking={"type": "enabled", "budget_tokens": 2048},
+    metadata={"user_id": json.dumps({"session": "s"})},
+    messages=[{"role": "user", "content": "weather?"},
+              {"role": "system", "content": "The user prefers celsius."},
+              {"role": "user", "content": [{"type": "text", "text": "Paris", "cache_control": {"type": "ephemeral"}}]}],
+    extra_body={"context_management": {"edits": [{"type": "clear_thinking_20251015", "keep": "all"}]},
+                "output_config": {"effort": "high"}},
+    extra_headers={"anthropic-beta": "interleaved-thinking-2025-05-14,context-management-2025-06-27"},
+)
+assert [c["name"] for c in calls_of(cc.content)] == ["get_weather"], cc.content
+
+# Errors in Anthropic's shape, as the SDK's own exceptions.
+try:
+    anthropic.Anthropic(base_url=base, api_key="wrong", max_retries=0).messages.create(
+        model="qwen3-8b", max_tokens=10, messages=messages)
+    raise AssertionError("a wrong key was let in")
+except anthropic.AuthenticationError as e:
+    assert e.body["type"] == "error" and e.body["error"]["type"] == "authentication_error", e.body
+try:
+    client.messages.create(model="fault-500", max_tokens=10, messages=messages, tools=tools)
+    raise AssertionError("fault-500 gave a reply")
+except anthropic.APIStatusError as e:
+    assert e.status_code == 502, e
+    assert e.body["error"]["type"] == "api_error", e.body
+try:
+    with client.messages.stream(model="fault-cut", max_tokens=10, messages=messages, tools=tools) as s:
+        for _ in s:
+            pass
+    raise AssertionError("a cut stream ended like a reply")
+except anthropic.APIError as e:
+    assert "cut" in str(e), e
+try:
+    client.messages.count_tokens(model="qwen3-8b", messages=messages)
+    raise AssertionError("count_tokens made up a count")
+except anthropic.NotFoundError as e:
+    assert "count_tokens" in e.body["error"]["message"], e.body
+
+print(f"ok {checked} fixtures")
