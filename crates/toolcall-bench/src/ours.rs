@@ -21,6 +21,34 @@ pub fn stream(pushes: &[&str], options: &ParseOptions) -> usize {
     calls + count_finished(&parser.finish())
 }
 
+/// [`stream`] through `push_into`: one event buffer for the whole reply, drained after each
+/// push as a streaming consumer does; returns the number of finished calls.
+pub fn stream_into(pushes: &[&str], options: &ParseOptions) -> usize {
+    let mut parser = StreamParser::new(options.clone());
+    let mut events = Vec::new();
+    let mut calls = 0;
+    for p in pushes {
+        parser.push_into(p, &mut events);
+        calls += count_finished(&events);
+        events.clear();
+    }
+    parser.finish_into(&mut events);
+    calls + count_finished(&events)
+}
+
+/// How many of `pushes` complete at least one event.
+pub fn pushes_with_events(pushes: &[&str], options: &ParseOptions) -> usize {
+    let mut parser = StreamParser::new(options.clone());
+    let mut events = Vec::new();
+    let mut n = 0;
+    for p in pushes {
+        parser.push_into(p, &mut events);
+        n += usize::from(!events.is_empty());
+        events.clear();
+    }
+    n
+}
+
 /// Re-parses the whole accumulated text after every push, as servers without an incremental
 /// parser do; returns the number of calls in the last parse.
 pub fn reparse_every_push(pushes: &[&str], options: &ParseOptions) -> usize {

@@ -5,6 +5,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod approve;
+mod constrain_cmd;
 mod detect_cmd;
 mod display;
 mod error_text;
@@ -35,6 +36,9 @@ enum Command {
     Parse(parse_cmd::ParseArgs),
     /// List the formats the parser reads, with an example each.
     Formats,
+    /// Print the decoding constraint (structural tag, GBNF, Lark, JSON Schema) that keeps a
+    /// family's calls valid for a tools file.
+    Constrain(constrain_cmd::ConstrainArgs),
     /// Name the call format, reasoning markers and `<think>` handling of a chat template.
     Detect(detect_cmd::DetectArgs),
     /// Run a turn of the agent loop: model -> calls -> results -> model.
@@ -67,6 +71,7 @@ fn main() -> ExitCode {
         match cli.command {
             Command::Parse(args) => parse_cmd::run(args).await,
             Command::Formats => parse_cmd::formats().await,
+            Command::Constrain(args) => constrain_cmd::run(args).await,
             Command::Detect(args) => detect_cmd::run(args).await,
             Command::Run(args) => run_cmd::run(*args).await,
             Command::Serve(args) => serve_cmd::run(args).await,

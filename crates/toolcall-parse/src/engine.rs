@@ -328,9 +328,23 @@ impl Engine {
         !self.ctx.fallbacks.is_empty() && self.ctx.enabled(FormatId::FALLBACK)
     }
 
+    /// [`Engine::push`] appending to the caller's `out`: the engine collects its events in
+    /// `out` itself (moved in and back), so a reused buffer costs no allocation.
+    pub(crate) fn push_into(&mut self, delta: &str, out: &mut Vec<StreamEvent>) {
+        self.events = std::mem::take(out);
+        *out = self.push(delta);
+    }
+
+    /// [`Engine::finish`] appending to `out` (see [`Engine::push_into`]).
+    pub(crate) fn finish_into(&mut self, out: &mut Vec<StreamEvent>) {
+        self.events = std::mem::take(out);
+        *out = self.finish();
+    }
+
+    /// Feeds `delta`; returns the events collected (`self.events`, empty between calls).
     pub(crate) fn push(&mut self, delta: &str) -> Vec<StreamEvent> {
         if self.finished {
-            return Vec::new();
+            return std::mem::take(&mut self.events);
         }
         if self.overflow {
             self.emit_raw_text(delta);

@@ -216,8 +216,9 @@ pub fn parse(text: &str, options: &ParseOptions) -> Parsed {
     // `collect` keeps only text, finished calls and diagnostics.
     p.engine.quiet = true;
     let mut parsed = Parsed::default();
-    let mut events = p.push(text);
-    events.extend(p.finish_mut());
+    let mut events = Vec::new();
+    p.push_into(text, &mut events);
+    p.finish_mut(&mut events);
     collect(events, &mut parsed);
     parsed.reasoning = std::mem::take(&mut p.engine.reasoning);
     parsed
@@ -278,32 +279,67 @@ impl StreamParser {
         }
     }
 
+    /// Feeds the next piece of the reply; returns the events it completed.
+    ///
+    /// A thin wrapper over [`StreamParser::push_into`], which a caller streaming many small
+    /// pieces should prefer: it appends to a buffer the caller keeps and reuses.
     pub fn push(&mut self, delta: &str) -> Vec<StreamEvent> {
-        // The common case, without moving the engine's events into a second vector on
-        // every push (it showed in 1-byte streaming).
+        let mut out = Vec::new();
+        self.push_into(delta, &mut out);
+        out
+    }
+
+    /// Feeds the next piece of the reply, appending the events it completed to `out` (the
+    /// events already there stay): a caller that drains and reuses one buffer allocates
+    /// nothing for a push that completes no event, and nothing for the list of events of
+    /// one that does (the events themselves own their text).
+    ///
+    /// ```
+    /// use toolcall_parse::{ParseOptions, StreamParser};
+    /// use toolcall_core::StreamEvent;
+    ///
+    /// let mut parser = StreamParser::new(ParseOptions::default());
+    /// let mut events = Vec::new(); // one buffer for the whole reply
+    /// let (mut text, mut calls) = (String::new(), Vec::new());
+    /// for piece in ["Sure. <tool_", r#"call>{"name":"get_weather","#, r#""arguments":{}}</tool_call>"#] {
+    ///     parser.push_into(piece, &mut events);
+    ///     for event in events.drain(..) {
+    ///         match event {
+    ///             StreamEvent::Text { text: t } => text.push_str(&t),
+    ///             StreamEvent::CallFinished { call, .. } => calls.push(call.name),
+    ///             _ => {}
+    ///         }
+    ///     }
+    /// }
+    /// parser.finish_into(&mut events);
+    /// assert_eq!((text.as_str(), calls), ("Sure. ", vec!["get_weather".to_owned()]));
+    /// ```
+    pub fn push_into(&mut self, delta: &str, out: &mut Vec<StreamEvent>) {
+        // The common case: the engine appends straight to `out`.
         if self.pending.is_empty() && self.implied.is_none() && self.shift == 0 {
-            return self.engine.push(delta);
+            self.engine.push_into(delta, out);
+            return;
         }
-        let mut out: Vec<StreamEvent> = self
-            .pending
-            .drain(..)
-            .map(|diagnostic| StreamEvent::Diagnostic { diagnostic })
-            .collect();
+        let from = out.len();
+        self.drain_pending(out);
         match self.implied.as_mut() {
-            None => out.extend(self.engine.push(delta)),
+            None => self.engine.push_into(delta, out),
             Some(imp) => {
                 imp.held.push_str(delta);
                 if let Some(start) = self.implied_start(false) {
-                    out.extend(self.engine.push(&start));
+                    self.engine.push_into(&start, out);
                 }
             }
         }
-        self.unshift(out)
+        self.unshift(out.get_mut(from..).unwrap_or_default());
     }
 
-    /// Ends the stream as [`ParseOptions::reply_end`] says it ended.
+    /// Ends the reply as [`ParseOptions::reply_end`] says it ended; returns the last events
+    /// (a call cut off by the end is reported).
     pub fn finish(mut self) -> Vec<StreamEvent> {
-        self.finish_mut()
+        let mut out = Vec::new();
+        self.finish_mut(&mut out);
+        out
     }
 
     /// Ends the stream, saying how the reply ended (the server's `finish_reason`, read with
@@ -311,20 +347,33 @@ impl StreamParser {
     /// is a call when the model ended the reply, truncated when it was cut.
     pub fn finish_as(mut self, end: ReplyEnd) -> Vec<StreamEvent> {
         self.engine.reply_end = end;
-        self.finish_mut()
+        let mut out = Vec::new();
+        self.finish_mut(&mut out);
+        out
     }
 
-    fn finish_mut(&mut self) -> Vec<StreamEvent> {
-        let mut out: Vec<StreamEvent> = self
-            .pending
-            .drain(..)
-            .map(|diagnostic| StreamEvent::Diagnostic { diagnostic })
-            .collect();
+    /// [`StreamParser::finish`], appending the last events to `out`.
+    pub fn finish_into(mut self, out: &mut Vec<StreamEvent>) {
+        self.finish_mut(out);
+    }
+
+    fn finish_mut(&mut self, out: &mut Vec<StreamEvent>) {
+        let from = out.len();
+        self.drain_pending(out);
         if let Some(start) = self.implied_start(true) {
-            out.extend(self.engine.push(&start));
+            self.engine.push_into(&start, out);
         }
-        out.extend(self.engine.finish());
-        self.unshift(out)
+        self.engine.finish_into(out);
+        self.unshift(out.get_mut(from..).unwrap_or_default());
+    }
+
+    /// Diagnostics held from construction (unknown format names), sent with the first events.
+    fn drain_pending(&mut self, out: &mut Vec<StreamEvent>) {
+        out.extend(
+            self.pending
+                .drain(..)
+                .map(|diagnostic| StreamEvent::Diagnostic { diagnostic }),
+        );
     }
 
     /// Once the held start decides: the text to feed, with the implied opener ahead of it
@@ -341,21 +390,20 @@ impl StreamParser {
     }
 
     /// Spans count from the reply's first byte, not from the implied opener.
-    fn unshift(&self, mut events: Vec<StreamEvent>) -> Vec<StreamEvent> {
+    fn unshift(&self, events: &mut [StreamEvent]) {
         if self.shift == 0 {
-            return events;
+            return;
         }
         let back = |r: &mut std::ops::Range<usize>| {
             *r = r.start.saturating_sub(self.shift)..r.end.saturating_sub(self.shift);
         };
-        for e in &mut events {
+        for e in events {
             match e {
                 StreamEvent::Diagnostic { diagnostic } => back(&mut diagnostic.span),
                 StreamEvent::CallFinished { call, .. } => back(&mut call.origin.span),
                 _ => {}
             }
         }
-        events
     }
 }
 

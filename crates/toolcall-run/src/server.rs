@@ -23,6 +23,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use serde_json::{Value, json};
 use toolcall_core::tools_file::specs_from_tools_json;
 use toolcall_core::{CallId, Registry, ToolCall};
+use toolcall_wire::WireCall;
 
 use crate::agent::{Agent, AgentConfig, AgentError, DEFAULT_MAX_ROUNDS, Mode, TurnReport};
 use crate::archive::Archive;
@@ -74,6 +75,9 @@ pub struct SessionPack {
 pub struct ServerTools {
     /// Tool rounds per turn.
     pub max_rounds: usize,
+    /// How calls are found in replies: `Native` when the model client hands calls already
+    /// read (the gateway's own turn does), `Auto` to also read the text.
+    pub mode: Mode,
     pub archive: Option<Arc<Archive>>,
     /// Told every event of every turn (the inspector's hub, progress events).
     pub observers: Vec<Observer>,
@@ -87,6 +91,7 @@ impl Default for ServerTools {
     fn default() -> Self {
         ServerTools {
             max_rounds: DEFAULT_MAX_ROUNDS,
+            mode: Mode::Auto,
             archive: None,
             observers: Vec::new(),
             packs: Vec::new(),
@@ -175,7 +180,7 @@ impl ServerTools {
             client,
             executor,
             AgentConfig {
-                mode: Mode::Auto,
+                mode: self.mode,
                 max_rounds: self.max_rounds,
                 return_client_calls: true,
                 ..AgentConfig::default()
@@ -320,13 +325,10 @@ pub fn from_chat_messages(messages: &[Value]) -> Result<Vec<Message>, ServerTurn
                         .pointer("/function/name")
                         .and_then(Value::as_str)
                         .ok_or_else(|| bad(i, "a tool call without function.name"))?;
-                    let arguments = match c.pointer("/function/arguments") {
-                        Some(Value::String(s)) => {
-                            serde_json::from_str(s).unwrap_or_else(|_| Value::String(s.clone()))
-                        }
-                        Some(v) => v.clone(),
-                        None => json!({}),
-                    };
+                    // The one arguments policy: undecodable arguments stay a string, which
+                    // validation answers, never `{}`.
+                    let arguments = WireCall::new(None, name, c.pointer("/function/arguments"))
+                        .arguments_value();
                     let mut call = ToolCall::new(name, arguments, "openai_chat");
                     if let Some(id) = c.get("id").and_then(Value::as_str) {
                         call.call_id = id.into();
@@ -384,5 +386,35 @@ fn content_text(content: Option<&Value>) -> Option<String> {
                 .join("\n"),
         ),
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn arguments_of(arguments: Option<Value>) -> Value {
+        let mut call = json!({"id": "c1", "function": {"name": "f"}});
+        if let Some(a) = arguments {
+            call["function"]["arguments"] = a;
+        }
+        let messages = [json!({"role": "assistant", "tool_calls": [call]})];
+        match &from_chat_messages(&messages).unwrap()[0] {
+            Message::Assistant { calls, .. } => calls[0].arguments.clone(),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    // The client's history follows the wire's one arguments policy: blank or absent is no
+    // arguments, JSON that is no object stays the raw text (validation answers it).
+    #[test]
+    fn history_arguments_follow_the_one_policy() {
+        assert_eq!(arguments_of(None), json!({}));
+        assert_eq!(arguments_of(Some(json!("  "))), json!({}));
+        assert_eq!(arguments_of(Some(json!("{\"a\":1}"))), json!({"a": 1}));
+        assert_eq!(arguments_of(Some(json!({"a": 1}))), json!({"a": 1}));
+        assert_eq!(arguments_of(Some(json!("[1,2]"))), json!("[1,2]"));
+        assert_eq!(arguments_of(Some(json!("{oops"))), json!("{oops"));
+        assert_eq!(arguments_of(Some(json!(7))), json!("7"));
     }
 }

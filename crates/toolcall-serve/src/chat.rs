@@ -35,11 +35,8 @@ pub async fn handle(State(state): State<AppState>, headers: HeaderMap, body: Byt
         if !auth::authorized(&headers, &state.upstreams.client_keys) {
             return Err(ApiError::unauthorized());
         }
-        if let Some(side) = &state.server_side {
-            return crate::server_side::chat(&state, side, &headers, &body).await;
-        }
         let decoded = front::decode(Api::CHAT, &body)?;
-        front::run(&state, Api::CHAT, decoded, Map::new()).await
+        front::run(&state, &headers, Api::CHAT, decoded, Map::new()).await
     }
     .await;
     result.unwrap_or_else(|e| {

@@ -12,6 +12,7 @@ use std::convert::Infallible;
 use std::sync::Mutex;
 
 use axum::Json;
+use axum::http::HeaderMap;
 use axum::response::sse::{Event, Sse};
 use axum::response::{IntoResponse, Response};
 use futures::StreamExt;
@@ -65,12 +66,16 @@ pub fn log_ignored(front: Api, ignored: &[String]) {
 /// repeats from the request (Responses' `tools`, `parallel_tool_calls`).
 pub async fn run(
     state: &AppState,
+    headers: &HeaderMap,
     front: Api,
     decoded: Decoded,
     echo: Map<String, Value>,
 ) -> Result<Response, ApiError> {
     log_ignored(front, &decoded.ignored);
     let request = decoded.request;
+    if let Some(side) = &state.server_side {
+        return crate::server_side::run(state, side, headers, front, request, echo).await;
+    }
     if request.stream == Some(true) {
         Metrics::add(&state.metrics.streamed_requests, 1);
         return stream(state, front, request, echo).await;

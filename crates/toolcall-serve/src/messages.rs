@@ -31,7 +31,7 @@ pub async fn handle(State(state): State<AppState>, headers: HeaderMap, body: Byt
             return Err(ApiError::unauthorized());
         }
         let decoded = front::decode(api(), &body)?;
-        front::run(&state, api(), decoded, Map::new()).await
+        front::run(&state, &headers, api(), decoded, Map::new()).await
     }
     .await;
     result.unwrap_or_else(|e| {

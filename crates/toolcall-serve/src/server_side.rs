@@ -1,12 +1,20 @@
 //! Server-side tools and the inspector (`toolcall serve --pack NAME --tools FILE`).
 //!
-//! With server-side tools, a Chat Completions request is answered by an agent turn
+//! With server-side tools, a request is answered by an agent turn
 //! ([`toolcall_run::server::ServerTools`]): the model is offered the server's tools (as the
 //! inspector's switches leave them) next to the client's; calls to server tools run here and
 //! their results go back to the model under the same `call_id`, up to `max_rounds`; calls
 //! to the client's tools come back to the client as `tool_calls`. Each conversation is an
-//! archived session: the response carries its id in `x-toolcall-session`, and a request
-//! with that header continues it.
+//! archived session: the response carries its id in `x-toolcall-session`, a request with
+//! that header continues it, and an id the archive does not know is a `404`. Each session
+//! runs the stateful packs on its own instance (see `toolcall_run::server`).
+//!
+//! This is a layer under every front end: a front end decodes its request to Chat
+//! Completions and hands it to a [`ServerTurnJob`], whose [`ServerAnswer`] it writes in its
+//! own shape (Chat Completions and Responses here). Each model request of the turn is one
+//! gateway turn on the client's route (`GatewayModel`), so server-side tools get the
+//! route's format, emulation, invalid-call policy, `tool_choice`, tools cache and pooled
+//! upstream client exactly as a request without them does.
 //!
 //! A streamed request (`"stream": true`) gets the final reply as Chat Completions chunks.
 //! Progress extension, off by default so plain OpenAI clients see nothing new: with the
@@ -20,22 +28,30 @@
 //! otherwise (none configured: not served).
 
 use std::convert::Infallible;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 
 use axum::Json;
-use axum::body::Bytes;
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::middleware::Next;
 use axum::response::sse::{Event, Sse};
 use axum::response::{IntoResponse, Response};
 use futures::StreamExt;
-use serde_json::{Value, json};
+use serde_json::{Map, Value};
 use tokio::sync::mpsc;
 use toolcall_core::Registry;
 use toolcall_inspector::{Hub, Inspector, ToolSwitches};
+use toolcall_run::client::chat::{render_tools, to_chat_messages};
+use toolcall_run::client::{ModelReply, ModelRequest, NameMap};
 use toolcall_run::server::{ServerTools, ServerTurnError, SessionPack};
-use toolcall_run::{AgentError, AgentEvent, Archive, ChatCompletionsClient};
+use toolcall_run::{AgentError, AgentEvent, Archive, ClientError, Mode, ModelClient};
+use toolcall_wire::Api;
+use toolcall_wire::chat::ChatRequest;
+use toolcall_wire::dialect::{End, Out, ReplyMeta};
+
+use crate::metrics::Metrics;
+use crate::turn::Checked;
 
 use crate::{ApiError, AppState, auth};
 
@@ -71,6 +87,8 @@ impl ServerSide {
         let hub = Hub::new();
         let runner = ServerTools {
             max_rounds,
+            // The gateway's own turn reads the calls (see `GatewayModel`).
+            mode: Mode::Native,
             archive: archive.clone(),
             observers: vec![hub.observer()],
             packs,
@@ -185,81 +203,255 @@ fn with_session(mut response: Response, session: Option<&str>) -> Response {
     response
 }
 
-/// `POST /v1/chat/completions` with server-side tools.
-pub async fn chat(
+/// The model of a server-side turn: each request of the agent's loop is one gateway turn
+/// ([`crate::chat::whole`]) on the client's route, the same path as a request without
+/// server-side tools: the route's format and emulation, the invalid-call policy (with its
+/// retry), `tool_choice` and `parallel_tool_calls`, the tools cache, and the route's pooled
+/// upstream client. The calls it hands the loop are read and checked already.
+struct GatewayModel {
+    state: AppState,
+    /// The client's request: its model, sampling and other fields go with every request.
+    base: ChatRequest,
+    /// Requests made so far: the client's `tool_choice` asks for the turn's first reply;
+    /// the later ones, after server-side results, are the model's own choice.
+    asked: AtomicUsize,
+    /// The gateway's error behind a failed request, answered to the client as it is.
+    error: Mutex<Option<ApiError>>,
+}
+
+impl GatewayModel {
+    fn new(state: &AppState, mut base: ChatRequest) -> Self {
+        base.stream = None;
+        GatewayModel {
+            state: state.clone(),
+            base,
+            asked: AtomicUsize::new(0),
+            error: Mutex::new(None),
+        }
+    }
+
+    /// The upstream request for one request of the loop, as the client would have sent it.
+    fn chat_request(
+        &self,
+        request: &ModelRequest,
+        names: &NameMap,
+    ) -> Result<ChatRequest, ClientError> {
+        let not_wire = |e: serde_json::Error| {
+            ClientError::Other(format!("cannot write the conversation: {e}"))
+        };
+        let mut chat = self.base.clone();
+        chat.messages = to_chat_messages(&request.messages, names)
+            .into_iter()
+            .map(serde_json::from_value)
+            .collect::<Result<_, _>>()
+            .map_err(not_wire)?;
+        let first = self.asked.fetch_add(1, Ordering::Relaxed) == 0;
+        if request.tools.is_empty() {
+            chat.tools = None;
+            chat.tool_choice = None;
+            chat.parallel_tool_calls = None;
+        } else {
+            chat.tools = Some(
+                serde_json::from_value(render_tools(&request.tools, names)).map_err(not_wire)?,
+            );
+            if !first {
+                chat.tool_choice = None;
+            }
+        }
+        Ok(chat)
+    }
+
+    fn take_error(&self) -> Option<ApiError> {
+        self.error.lock().ok().and_then(|mut e| e.take())
+    }
+}
+
+#[async_trait::async_trait]
+impl ModelClient for GatewayModel {
+    async fn complete(&self, request: &ModelRequest) -> Result<ModelReply, ClientError> {
+        let names = NameMap::from_names(
+            request
+                .tools
+                .iter()
+                .map(|t| t.name.as_str())
+                .chain(request.known_names.iter().map(String::as_str)),
+        );
+        let chat = self.chat_request(request, &names)?;
+        match crate::front::whole(&self.state, chat).await {
+            Ok((checked, _, _)) => Ok(ModelReply {
+                text: checked.text,
+                reasoning: checked.reasoning,
+                calls: checked
+                    .calls
+                    .into_iter()
+                    .map(|mut c| {
+                        if let Some(id) = names.from_provider(&c.name) {
+                            c.name = id.to_owned();
+                        }
+                        c
+                    })
+                    .collect(),
+            }),
+            Err(e) => {
+                let message = e.message.clone();
+                if let Ok(mut slot) = self.error.lock() {
+                    *slot = Some(e);
+                }
+                Err(ClientError::Other(message))
+            }
+        }
+    }
+}
+
+/// A server-side turn's answer, for any front end to write in its own shape.
+pub struct ServerAnswer {
+    /// The answer as a checked reply: the final text, or the client's calls.
+    pub checked: Checked,
+    /// The archived session, to continue with `x-toolcall-session`.
+    pub session: Option<String>,
+}
+
+/// A server-side turn ready to run: what every front end hands over, its request decoded
+/// to Chat Completions.
+pub struct ServerTurnJob {
+    runner: ServerTools,
+    request: Value,
+    model: Arc<GatewayModel>,
+    tools: Registry,
+    /// The session it continues, or the one made for it up front ([`Self::name_session`]).
+    pub session: Option<String>,
+}
+
+impl ServerTurnJob {
+    /// The turn for `chat` (the client's request as Chat Completions) continuing the session
+    /// `headers` name, if any.
+    pub fn new(
+        state: &AppState,
+        side: &ServerSide,
+        headers: &HeaderMap,
+        chat: ChatRequest,
+    ) -> Result<Self, ApiError> {
+        let request = serde_json::to_value(&chat)
+            .map_err(|e| ApiError::bad_request(format!("the request is not understood: {e}")))?;
+        Ok(ServerTurnJob {
+            runner: side.runner.clone(),
+            request,
+            model: Arc::new(GatewayModel::new(state, chat)),
+            tools: side.switches.apply(&side.tools),
+            session: session_of(headers)?,
+        })
+    }
+
+    /// Sends every event of the turn to `observer` too (progress events).
+    pub fn observe(&mut self, observer: toolcall_run::Observer) {
+        self.runner.observers.push(observer);
+    }
+
+    /// Makes the new conversation's session now, so a streamed answer's headers can name
+    /// it; an unknown session id is refused here, before anything is sent.
+    pub fn name_session(&mut self) -> Result<(), ApiError> {
+        let Some(archive) = &self.runner.archive else {
+            return Ok(());
+        };
+        let failed = |e: toolcall_run::ArchiveError| ApiError::upstream_reply(&e.to_string());
+        match &self.session {
+            None => self.session = Some(archive.create_session("gateway turn").map_err(failed)?),
+            Some(id) if !archive.has_session(id).map_err(failed)? => {
+                return Err(turn_error(ServerTurnError::UnknownSession(id.clone())));
+            }
+            Some(_) => {}
+        }
+        Ok(())
+    }
+
+    pub async fn run(self) -> Result<ServerAnswer, ApiError> {
+        let client: Arc<dyn ModelClient> = self.model.clone();
+        let result = self
+            .runner
+            .chat(&self.request, client, &self.tools, self.session.as_deref())
+            .await;
+        let turn = match result {
+            Ok(turn) => turn,
+            Err(e) => return Err(self.model.take_error().unwrap_or_else(|| turn_error(e))),
+        };
+        let calls = turn.report.client_calls.clone();
+        let checked = Checked {
+            text: turn.report.final_text.clone().filter(|_| calls.is_empty()),
+            finish_reason: Some(
+                if calls.is_empty() {
+                    "stop"
+                } else {
+                    "tool_calls"
+                }
+                .into(),
+            ),
+            calls,
+            ..Checked::default()
+        };
+        Ok(ServerAnswer {
+            checked,
+            session: turn.session_id,
+        })
+    }
+}
+
+/// A server-side turn for any front end ([`crate::front::run`] hands it over): `request` is
+/// the client's request in neutral terms, the answer goes back in `front`'s dialect, whole,
+/// or streamed once the turn is done. `echo`: fields the reply repeats from the request.
+pub async fn run(
     state: &AppState,
     side: &ServerSide,
     headers: &HeaderMap,
-    body: &Bytes,
+    front: Api,
+    request: ChatRequest,
+    echo: Map<String, Value>,
 ) -> Result<Response, ApiError> {
-    let request: Value = crate::chat::parse_request(body)?;
-    let model = request
-        .get("model")
-        .and_then(Value::as_str)
-        .ok_or_else(|| ApiError::bad_request("`model` is required"))?
-        .to_owned();
-    let route = state.upstreams.route(&model);
-    let client = ChatCompletionsClient::new(&route.base_url, model)
-        .and_then(|c| {
-            c.with_api_key(route.api_key.clone())
-                .with_transport(state.config.timeouts(), state.config.retry_policy())
-        })
-        .map_err(|e| ApiError::upstream(&e))?;
-    let client = Arc::new(client);
-    let session = session_of(headers)?;
-    let tools = side.switches.apply(&side.tools);
-    let streamed = request.get("stream").and_then(Value::as_bool) == Some(true);
+    let streamed = request.stream == Some(true);
+    let meta = ReplyMeta {
+        id: crate::front::fresh_id(front),
+        model: request.model.clone(),
+        created: crate::chat::now(),
+        extra: echo,
+        ..ReplyMeta::default()
+    };
+    let mut job = ServerTurnJob::new(state, side, headers, request)?;
     if !streamed {
-        let turn = side
-            .runner
-            .chat(&request, client, &tools, session.as_deref())
-            .await
-            .map_err(turn_error)?;
-        let id = turn.session_id.clone();
+        let answer = job.run().await?;
+        let body = front
+            .dialect()
+            .encode_reply(&crate::front::checked_reply(&answer.checked), &meta);
         return Ok(with_session(
-            Json(turn.completion).into_response(),
-            id.as_deref(),
+            Json(body).into_response(),
+            answer.session.as_deref(),
         ));
     }
-    let progress = headers
-        .get(PROGRESS_HEADER)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| matches!(v, "1" | "true"));
+    Metrics::add(&state.metrics.streamed_requests, 1);
     let (tx, rx) = mpsc::unbounded_channel::<Event>();
-    let mut runner = side.runner.clone();
-    if progress {
+    if progress_asked(headers) {
         let progress_tx = tx.clone();
-        runner.observers.push(Arc::new(move |e: &AgentEvent| {
+        job.observe(Arc::new(move |e: &AgentEvent| {
             let data = serde_json::to_string(&e.redacted()).unwrap_or_default();
             let _ = progress_tx.send(Event::default().event(PROGRESS_EVENT).data(data));
         }));
     }
     // The stream's headers go out before the turn runs: a new conversation's session is
     // made now so the header can name it.
-    let session = match (session, &side.archive) {
-        (None, Some(archive)) => Some(
-            archive
-                .create_session("gateway turn")
-                .map_err(|e| ApiError::upstream_reply(&e.to_string()))?,
-        ),
-        (Some(id), Some(archive))
-            if !archive
-                .has_session(&id)
-                .map_err(|e| ApiError::upstream_reply(&e.to_string()))? =>
-        {
-            return Err(turn_error(ServerTurnError::UnknownSession(id)));
-        }
-        (s, _) => s,
-    };
-    let header = session.clone();
+    job.name_session()?;
+    let header = job.session.clone();
     // The turn runs on its own task and ends even if the client goes away, so the
     // archive and the pack state stay consistent.
     tokio::spawn(async move {
-        let result = runner
-            .chat(&request, client, &tools, session.as_deref())
-            .await;
-        for event in final_events(result) {
-            let _ = tx.send(event);
+        let mut writer = front.dialect().stream_encoder(meta);
+        let mut events = Vec::new();
+        match job.run().await {
+            Ok(answer) => {
+                writer.push(outs_of(&answer.checked), &mut events);
+                writer.end(End::Finished(answer.checked.finish_reason()), &mut events);
+            }
+            Err(e) => writer.end(End::Failed(e.message), &mut events),
+        }
+        for event in events {
+            let _ = tx.send(crate::front::sse_event(event));
         }
     });
     let events = tokio_stream_from(rx).map(Ok::<_, Infallible>);
@@ -269,41 +461,40 @@ pub async fn chat(
     ))
 }
 
+/// A settled turn as the stream outputs a front end writes: the text, then each call.
+fn outs_of(checked: &Checked) -> Vec<Out> {
+    let mut outs = Vec::with_capacity(2 + 2 * checked.calls.len());
+    if let Some(r) = checked.reasoning.as_ref().filter(|r| !r.is_empty()) {
+        outs.push(Out::Reasoning(r.clone()));
+    }
+    if let Some(t) = checked.text.as_ref().filter(|t| !t.is_empty()) {
+        outs.push(Out::Text(t.clone()));
+    }
+    for (index, c) in checked.calls.iter().enumerate() {
+        outs.push(Out::CallStart {
+            index,
+            id: c.call_id.to_string(),
+            name: c.name.clone(),
+        });
+        outs.push(Out::CallEnd {
+            index,
+            arguments: toolcall_wire::encode_arguments(&c.arguments),
+        });
+    }
+    outs
+}
+
+fn progress_asked(headers: &HeaderMap) -> bool {
+    headers
+        .get(PROGRESS_HEADER)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| matches!(v, "1" | "true"))
+}
+
 fn tokio_stream_from(
     rx: mpsc::UnboundedReceiver<Event>,
 ) -> impl futures::Stream<Item = Event> + Send {
     futures::stream::unfold(rx, |mut rx| async move { rx.recv().await.map(|e| (e, rx)) })
-}
-
-/// The turn's answer as Chat Completions chunks, or an error event (and no `[DONE]`).
-fn final_events(result: Result<toolcall_run::server::ServerTurn, ServerTurnError>) -> Vec<Event> {
-    let turn = match result {
-        Ok(t) => t,
-        Err(e) => {
-            let e = turn_error(e);
-            return vec![Event::default().data(e.body().to_string())];
-        }
-    };
-    let c = &turn.completion;
-    let base = |delta: Value, finish: Value| {
-        json!({"id": c["id"], "object": "chat.completion.chunk", "created": c["created"],
-               "model": c["model"],
-               "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
-    };
-    let message = &c["choices"][0]["message"];
-    let mut out = Vec::new();
-    let delta = match message.get("tool_calls").and_then(Value::as_array) {
-        Some(calls) => json!({"role": "assistant", "tool_calls": calls.iter().enumerate()
-            .map(|(i, call)| json!({"index": i, "id": call["id"], "type": "function",
-                                    "function": call["function"]}))
-            .collect::<Vec<_>>()}),
-        None => json!({"role": "assistant", "content": message["content"]}),
-    };
-    out.push(Event::default().data(base(delta, Value::Null).to_string()));
-    let finish = c["choices"][0]["finish_reason"].clone();
-    out.push(Event::default().data(base(json!({}), finish).to_string()));
-    out.push(Event::default().data("[DONE]"));
-    out
 }
 
 #[cfg(test)]

@@ -16,7 +16,7 @@ use toolcall_packs::{PackConfig, load_pack};
 use toolcall_run::server::{PackInstance, SessionPack};
 use toolcall_run::{ApproveAll, Archive};
 use toolcall_serve::server_side::{PROGRESS_EVENT, PROGRESS_HEADER, SESSION_HEADER, ServerSide};
-use toolcall_serve::{AppState, Config};
+use toolcall_serve::{AppState, Config, InvalidCallPolicy, ModelRoute};
 
 const MOVE_AND_OPEN: &str = "I'll do both.\n<tool_call>{\"name\": \"move_player\", \"arguments\": \
     {\"playerId\": \"char_001\", \"targetLocationId\": \"loc_beach\"}}</tool_call>\n<tool_call>\
@@ -207,12 +207,21 @@ async fn a_switched_off_tool_is_not_offered_and_a_forced_call_is_refused() {
     let requests = g.stand_in.requests();
     assert!(!offered(&requests[0]).contains(&"move_player".to_owned()));
     assert!(offered(&requests[0]).contains(&"set_attribute".to_owned()));
+    // The call is not a tool of this request: the invalid-call policy (`retry`) asks the
+    // model again, telling it so, and nothing ran.
     assert!(
         requests[1]["messages"]
             .to_string()
-            .contains("tool_disabled"),
+            .contains(r#"no tool named \"move_player\""#),
         "{}",
         requests[1]["messages"]
+    );
+    assert!(
+        g.archive
+            .list_sessions()
+            .unwrap()
+            .iter()
+            .all(|s| s.calls == 0)
     );
 }
 
@@ -325,25 +334,33 @@ async fn the_session_header_continues_a_conversation_after_a_client_call() {
     let body: Value = resp.json().await.unwrap();
     assert_eq!(body["choices"][0]["message"]["content"], NARRATIVE);
 
-    // The continued request answered both calls of the text-format reply the way the model
-    // wrote them: one user message of `<tool_response>` blocks (the server's archived result,
-    // then the client's), never a native tool message for a call the model never saw as one.
+    // The continued request carries the reply as the gateway hands any client a text-format
+    // reply: its calls as native `tool_calls` (the upstream's chat template writes them in
+    // the model's markup), each answered once under its id, the server's archived result
+    // first, then the client's.
     let requests = g.stand_in.requests();
     assert_eq!(requests.len(), 2);
     let second = requests[1]["messages"].as_array().unwrap();
-    assert_eq!(second.len(), 3, "{second:?}");
-    assert!(second.iter().all(|m| m["role"] != "tool"), "{second:?}");
-    assert_eq!(second[2]["role"], "user");
-    let results = second[2]["content"].as_str().unwrap();
-    let server_at = results.find("name=\"move_player\"").expect(results);
-    let client_at = results
-        .find(&format!(
-            "call_id=\"{client_call_id}\" name=\"get_weather\""
-        ))
-        .expect(results);
-    assert!(server_at < client_at, "{results}");
-    assert!(results.contains("moved from location"), "{results}");
-    assert!(results.contains("windy"), "{results}");
+    assert_eq!(second.len(), 4, "{second:?}");
+    let ids: Vec<&str> = second[1]["tool_calls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids.len(), 2, "{second:?}");
+    assert_eq!(ids[1], client_call_id);
+    assert_eq!(second[2]["role"], "tool");
+    assert_eq!(second[2]["tool_call_id"], ids[0]);
+    assert!(
+        second[2]["content"]
+            .as_str()
+            .unwrap()
+            .contains("moved from location")
+    );
+    assert_eq!(second[3]["role"], "tool");
+    assert_eq!(second[3]["tool_call_id"], client_call_id);
+    assert!(second[3]["content"].as_str().unwrap().contains("windy"));
     // One conversation, one archived session.
     assert_eq!(g.archive.list_sessions().unwrap().len(), 1);
 
@@ -575,4 +592,188 @@ async fn an_unknown_session_is_a_404_whole_and_streamed() {
     }
     assert!(g.stand_in.requests().is_empty());
     assert!(g.archive.list_sessions().unwrap().is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_responses_request_runs_the_server_tools_whole_and_streamed() {
+    let g = gateway(&[("world", MOVE_AND_OPEN), ("world", NARRATIVE)]).await;
+    let http = reqwest::Client::new();
+    let ask = |stream: bool| {
+        http.post(format!("{}/v1/responses", g.url))
+            .json(&json!({"model": "world", "stream": stream,
+                          "input": "Open the chest, then go to the beach"}))
+            .send()
+    };
+    let resp = ask(false).await.unwrap();
+    assert_eq!(resp.status(), 200);
+    let session = resp.headers()[SESSION_HEADER].to_str().unwrap().to_owned();
+    let body: Value = resp.json().await.unwrap();
+    assert_eq!(body["object"], "response", "{body}");
+    assert_eq!(body["status"], "completed", "{body}");
+    let output = body["output"].as_array().unwrap();
+    assert_eq!(output.len(), 1, "{body}");
+    assert_eq!(output[0]["type"], "message");
+    assert_eq!(output[0]["content"][0]["text"], NARRATIVE);
+    // The model was offered the pack's tools, and both calls ran here.
+    let requests = g.stand_in.requests();
+    assert!(offered(&requests[0]).contains(&"move_player".to_owned()));
+    assert_eq!(g.archive.show_session(&session).unwrap().calls.len(), 2);
+    assert_eq!(world_of(&g, &session), ("loc_beach".into(), "open".into()));
+
+    // Streamed: the same answer as Responses events, the session named up front.
+    let resp = ask(true).await.unwrap();
+    assert_eq!(resp.status(), 200);
+    assert!(resp.headers().contains_key(SESSION_HEADER));
+    let body = resp.text().await.unwrap();
+    let events: Vec<Value> = body
+        .lines()
+        .filter_map(|l| l.strip_prefix("data: "))
+        .map(|d| serde_json::from_str(d).unwrap())
+        .collect();
+    let kinds: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
+    assert_eq!(kinds.first(), Some(&"response.created"), "{kinds:?}");
+    assert_eq!(kinds.last(), Some(&"response.completed"), "{kinds:?}");
+    let deltas: String = events
+        .iter()
+        .filter(|e| e["type"] == "response.output_text.delta")
+        .map(|e| e["delta"].as_str().unwrap())
+        .collect();
+    assert_eq!(deltas, NARRATIVE);
+    let sequence: Vec<u64> = events
+        .iter()
+        .map(|e| e["sequence_number"].as_u64().unwrap())
+        .collect();
+    assert!(
+        sequence.windows(2).all(|w| w[1] == w[0] + 1),
+        "{sequence:?}"
+    );
+}
+
+/// A Qwen3-Coder call of the world pack (values as the family writes them).
+fn qwen3_coder_call(name: &str, parameters: &[(&str, &str)]) -> String {
+    let mut out = format!("<tool_call>\n<function={name}>\n");
+    for (k, v) in parameters {
+        out.push_str(&format!("<parameter={k}>\n{v}\n</parameter>\n"));
+    }
+    out.push_str("</function>\n</tool_call>");
+    out
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_route_format_and_the_retry_policy_apply_to_server_tools() {
+    // The first reply forgets a required argument; the retry's call is whole.
+    let incomplete = qwen3_coder_call("move_player", &[("playerId", "char_001")]);
+    let whole = qwen3_coder_call(
+        "move_player",
+        &[("playerId", "char_001"), ("targetLocationId", "loc_beach")],
+    );
+    // Hermes JSON markup is no call in the route's format: it stays text.
+    let hermes = "<tool_call>{\"name\": \"move_player\", \"arguments\": {\"playerId\": \
+                  \"char_001\", \"targetLocationId\": \"loc_cliff\"}}</tool_call>";
+    let g = gateway_with(
+        &[
+            ("coder-1", &incomplete),
+            ("coder-1", &whole),
+            ("coder-1", hermes),
+        ],
+        |c| {
+            c.invalid_calls = InvalidCallPolicy::Retry;
+            c.models = vec![ModelRoute {
+                pattern: "coder-*".into(),
+                upstream: None,
+                format: Some("qwen3_coder".into()),
+                upstream_api_key_env: None,
+                emulate_tools: None,
+                upstream_api: None,
+            }];
+        },
+    )
+    .await;
+    let resp = reqwest::Client::new()
+        .post(format!("{}/v1/chat/completions", g.url))
+        .json(&json!({"model": "coder-1", "messages": [{"role": "user", "content": "Beach!"}]}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 200);
+    let session = resp.headers()[SESSION_HEADER].to_str().unwrap().to_owned();
+    let body: Value = resp.json().await.unwrap();
+    // The stand-in's record: the first request, the retry telling what was wrong, then the
+    // request carrying the call's result.
+    let requests = g.stand_in.requests();
+    assert_eq!(requests.len(), 3, "{requests:?}");
+    let retry = requests[1]["messages"].to_string();
+    assert!(retry.contains("not valid"), "{retry}");
+    assert!(retry.contains("targetLocationId"), "{retry}");
+    let results = requests[2]["messages"].to_string();
+    assert!(results.contains("moved from location"), "{results}");
+    // One call ran, the whole one; the Hermes markup came back as the final text.
+    let rec = g.archive.show_session(&session).unwrap();
+    assert_eq!(rec.calls.len(), 1);
+    assert_eq!(world_of(&g, &session).0, "loc_beach");
+    let text = body["choices"][0]["message"]["content"].as_str().unwrap();
+    assert!(text.contains("loc_cliff"), "{body}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn server_side_requests_reuse_the_routes_pooled_connection() {
+    let g = gateway(&[("world", MOVE_AND_OPEN), ("world", NARRATIVE)]).await;
+    let http = reqwest::Client::new();
+    for _ in 0..50 {
+        let resp = http
+            .post(format!("{}/v1/chat/completions", g.url))
+            .json(&json!({"model": "world", "messages": [{"role": "user", "content": "Go"}]}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(resp.status(), 200);
+    }
+    // 51 upstream requests (the first turn has two rounds), one after another: the route's
+    // pool keeps one connection open for all of them (two allow for the pool's race with a
+    // connection the server is closing). A client per request would open 51.
+    assert_eq!(g.stand_in.requests().len(), 51);
+    let opened = g
+        .stand_in
+        .connections
+        .load(std::sync::atomic::Ordering::SeqCst);
+    assert!((1..=2).contains(&opened), "{opened} connections");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_messages_request_runs_the_server_tools_and_errors_keep_its_shape() {
+    let g = gateway(&[("world", MOVE_AND_OPEN), ("world", NARRATIVE)]).await;
+    let http = reqwest::Client::new();
+    let ask = |session: Option<&str>| {
+        let mut req = http
+            .post(format!("{}/v1/messages", g.url))
+            .json(&json!({"model": "world", "max_tokens": 256, "messages": [
+                {"role": "user", "content": "Open the chest, then go to the beach"}]}));
+        if let Some(s) = session {
+            req = req.header(SESSION_HEADER, s);
+        }
+        req.send()
+    };
+    let resp = ask(None).await.unwrap();
+    assert_eq!(resp.status(), 200);
+    let session = resp.headers()[SESSION_HEADER].to_str().unwrap().to_owned();
+    let body: Value = resp.json().await.unwrap();
+    assert_eq!(body["type"], "message", "{body}");
+    assert_eq!(body["stop_reason"], "end_turn", "{body}");
+    assert_eq!(body["content"][0]["type"], "text", "{body}");
+    assert_eq!(body["content"][0]["text"], NARRATIVE, "{body}");
+    assert!(offered(&g.stand_in.requests()[0]).contains(&"move_player".to_owned()));
+    assert_eq!(world_of(&g, &session), ("loc_beach".into(), "open".into()));
+
+    // An unknown session: a 404 in Anthropic's error shape.
+    let resp = ask(Some("no-such-session")).await.unwrap();
+    assert_eq!(resp.status(), 404);
+    let body: Value = resp.json().await.unwrap();
+    assert_eq!(body["type"], "error", "{body}");
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("no-such-session"),
+        "{body}"
+    );
 }

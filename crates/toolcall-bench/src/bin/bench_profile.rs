@@ -1,6 +1,7 @@
 //! Runs one corpus case in one mode in a loop, for a profiler:
 //! `perf record -g target/release/bench_profile "prose/1 MB" one 200`
-//! Modes: `one` (one-shot), `stream<N>` (N-byte pushes), `reparse<N>`.
+//! Modes: `one` (one-shot), `stream<N>` (N-byte pushes, `push`), `into<N>` (N-byte pushes,
+//! `push_into` with one reused event buffer), `reparse<N>`.
 
 use std::hint::black_box;
 
@@ -10,7 +11,7 @@ use toolcall_bench::ours;
 fn main() {
     let mut args = std::env::args().skip(1);
     let (Some(name), Some(mode)) = (args.next(), args.next()) else {
-        eprintln!("usage: bench_profile <case name> <one|streamN|reparseN> [iterations]");
+        eprintln!("usage: bench_profile <case name> <one|streamN|intoN|reparseN> [iterations]");
         std::process::exit(2);
     };
     let iters: usize = args.next().and_then(|n| n.parse().ok()).unwrap_or(100);
@@ -25,7 +26,12 @@ fn main() {
     let opts = case.options(&registry);
     let size = |m: &str, prefix: &str| m.strip_prefix(prefix).and_then(|n| n.parse().ok());
     let mut calls = 0;
-    if let Some(n) = size(&mode, "stream") {
+    if let Some(n) = size(&mode, "into") {
+        let pushes = corpus::chunks(&case.text, n);
+        for _ in 0..iters {
+            calls = black_box(ours::stream_into(&pushes, &opts));
+        }
+    } else if let Some(n) = size(&mode, "stream") {
         let pushes = corpus::chunks(&case.text, n);
         for _ in 0..iters {
             calls = black_box(ours::stream(&pushes, &opts));

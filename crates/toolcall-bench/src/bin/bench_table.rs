@@ -3,7 +3,7 @@
 //! all measured in this one run on the same corpus.
 //!
 //! `TOOLCALL_BENCH_TABLES` picks tables (comma-separated `main`, `peers`, `scaling`,
-//! `adversarial`; default all) and `TOOLCALL_BENCH_CASES` keeps only the main-table cases
+//! `adversarial`, `push`, `floods`; default all) and `TOOLCALL_BENCH_CASES` keeps only the main-table cases
 //! whose name contains one of its comma-separated words (`kimi_k2,gpt_oss`).
 //! `TOOLCALL_BENCH_BUDGET_MS` sets the time per figure (default 300 ms);
 //! `TOOLCALL_BENCH_MAX_S` caps any single quadratic run (default 10 s): a run stopped by the
@@ -108,6 +108,116 @@ fn main() {
     }
     if wanted("adversarial") {
         adversarial_table(&ctx, &registry);
+    }
+    if wanted("push") {
+        push_table(&ctx, &registry);
+    }
+    if wanted("floods") {
+        floods_table(&ctx, &registry);
+    }
+}
+
+/// Openers repeated to 2 MB: each parse's time against 2 MB of prose in the same run (goal:
+/// every flood ≤ 20× prose). Auto mode with the corpus registry, so `computer_use(` and
+/// `get_weather(` are registered call-syntax names.
+const FLOODS: [&str; 18] = [
+    "computer_use(",
+    "get_weather(",
+    ">>>",
+    "<",
+    "{",
+    "[",
+    "(",
+    "`",
+    "<tool_call>",
+    "[TOOL_CALLS]",
+    "<|python_tag|>",
+    "<|tool_call>",
+    "<function=",
+    "```json\n",
+    "TOOL_CALL: x\n",
+    "<think>",
+    "<｜tool▁calls▁begin｜>",
+    "functools[",
+];
+
+fn floods_table(ctx: &Ctx, registry: &std::sync::Arc<toolcall_core::Registry>) {
+    const BYTES: usize = 2 << 20;
+    println!("\n### Opener floods: 2 MB of one opener, against 2 MB of prose\n");
+    println!(
+        "Auto mode, the corpus registry; `× prose` = time ÷ the prose row's time (goal ≤ 20×).\n"
+    );
+    println!("| input | bytes | one-shot | × prose | stream 64 B | × prose |");
+    println!("|---|--:|--:|--:|--:|--:|");
+    let opts = toolcall_parse::ParseOptions {
+        tools: Some(std::sync::Arc::clone(registry)),
+        ..toolcall_parse::ParseOptions::default()
+    };
+    let prose_case = corpus::case("auto", Shape::Prose);
+    let prose = prose_case
+        .text
+        .repeat(BYTES.div_ceil(prose_case.text.len()));
+    let row = |text: &str| {
+        let one = ctx.time(|| ours::one_shot(text, &opts));
+        let p64 = corpus::chunks(text, 64);
+        let s64 = ctx.time(|| ours::stream(&p64, &opts));
+        (text.len(), one.median, s64.median)
+    };
+    let (prose_len, prose_one, prose_s64) = row(&prose);
+    println!(
+        "| prose | {prose_len} | {} | 1.0× | {} | 1.0× |",
+        fmt_time(prose_one),
+        fmt_time(prose_s64)
+    );
+    for unit in FLOODS {
+        let text = corpus::adversarial(unit, BYTES);
+        let (len, one, s64) = row(&text);
+        println!(
+            "| `` {} `` | {len} | {} | {:.1}× | {} | {:.1}× |",
+            unit.escape_debug(),
+            fmt_time(one),
+            ratio(one, prose_one),
+            fmt_time(s64),
+            ratio(s64, prose_s64)
+        );
+    }
+}
+
+/// The fixed cost of a push: 1-byte pushes through `push` (a `Vec` returned per push) and
+/// `push_into` (one reused buffer), per push and against the one-shot time of the same text.
+fn push_table(ctx: &Ctx, registry: &std::sync::Arc<toolcall_core::Registry>) {
+    println!("\n### Per push: 1-byte pushes, `push` and `push_into`\n");
+    println!(
+        "`ns/push` = total time ÷ pushes; `× one-shot` = total ÷ one-shot time of the same text. \
+         `with events` = pushes that completed at least one event (the rest complete none).\n"
+    );
+    println!(
+        "| case | pushes | with events | one-shot | `push` | ns/push | × one-shot | `push_into` | ns/push | × one-shot |"
+    );
+    println!("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|");
+    for name in ["prose/1 MB", "json/1 MB args", "hermes/1 MB args"] {
+        let Some(case) = corpus::case_by_name(name) else {
+            continue;
+        };
+        let opts = case.options(registry);
+        let text = case.text.as_str();
+        let pushes = corpus::chunks(text, 1);
+        let with_events = ours::pushes_with_events(&pushes, &opts);
+        let one = ctx.time(|| ours::one_shot(text, &opts));
+        let vec = ctx.time(|| ours::stream(&pushes, &opts));
+        let into = ctx.time(|| ours::stream_into(&pushes, &opts));
+        let per = |s: &Sample| s.median.as_secs_f64() * 1e9 / pushes.len() as f64;
+        println!(
+            "| {name} | {} | {with_events} | {} | {} | {:.1} | {:.1}× | {} | {:.1} | {:.1}× |",
+            pushes.len(),
+            fmt_time(one.median),
+            fmt_time(vec.median),
+            per(&vec),
+            ratio(vec.median, one.median),
+            fmt_time(into.median),
+            per(&into),
+            ratio(into.median, one.median),
+        );
     }
 }
 

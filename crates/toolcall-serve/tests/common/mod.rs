@@ -49,6 +49,8 @@ pub struct StandIn {
     pub gate: Arc<tokio::sync::Notify>,
     /// Stream replies one byte (one char) per chunk instead of 1–5 bytes.
     pub one_byte: Arc<std::sync::atomic::AtomicBool>,
+    /// TCP connections accepted so far.
+    pub connections: Arc<AtomicUsize>,
 }
 
 /// Counts a stand-in stream while it is being sent.
@@ -357,10 +359,14 @@ async fn models() -> Json<Value> {
 pub async fn stand_in(s: StandIn) -> String {
     let app = Router::new()
         .route("/v1/chat/completions", route_post(completions))
-        .route("/v1/models", get(models))
-        .with_state(s);
+        .route("/v1/models", get(models));
+    let connections = s.connections.clone();
+    let app = app.with_state(s);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
+    let listener = axum::serve::ListenerExt::tap_io(listener, move |_| {
+        connections.fetch_add(1, Ordering::SeqCst);
+    });
     tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
     format!("http://{addr}")
 }

@@ -1,0 +1,425 @@
+//! Every emitted grammar checked by a real grammar engine: llguidance (byte-level tokens)
+//! compiles the Lark form, and the GBNF form read back as Lark, for each family with a
+//! declared shape; both accept every valid-call fixture of the family byte by byte and
+//! reject schema violations, unknown tools, an opener under `tool_choice: "none"` and a
+//! second call under `parallel_tool_calls: false`.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::PathBuf;
+
+use llguidance::{Matcher, ParserFactory, api::TopLevelGrammar};
+use serde_json::{Map, Value, json};
+use toktrie::{ApproximateTokEnv, InferenceCapabilities};
+use toolcall_constrain::{Body, Dialect, Options, ToolChoice, build, shape};
+use toolcall_core::ToolSpec;
+use toolcall_parse::{FormatId, example_call};
+
+fn fixtures() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../toolcall-parse/tests/fixtures")
+}
+
+fn tools() -> Vec<ToolSpec> {
+    let text = std::fs::read_to_string(fixtures().join("families_tools.json")).unwrap();
+    serde_json::from_str(&text).unwrap()
+}
+
+/// The families with a declared shape.
+fn shaped() -> Vec<&'static str> {
+    FormatId::all()
+        .map(|f| f.as_str())
+        .filter(|id| shape(id).is_some())
+        .collect()
+}
+
+struct Case {
+    name: String,
+    output: String,
+    expect: Value,
+}
+
+fn cases(family: &str) -> Vec<Case> {
+    let Ok(text) = std::fs::read_to_string(fixtures().join(family).join("cases.txt")) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    let mut lines = text.split('\n').peekable();
+    while let Some(line) = lines.next() {
+        let Some(name) = line.strip_prefix("=== case ") else {
+            continue;
+        };
+        let mut body = Vec::new();
+        for l in lines.by_ref() {
+            if l == "=== expect" {
+                break;
+            }
+            body.push(l);
+        }
+        let expect: Value = serde_json::from_str(lines.next().unwrap()).unwrap();
+        out.push(Case {
+            name: name.trim().to_owned(),
+            output: body.join("\n"),
+            expect,
+        });
+    }
+    out
+}
+
+/// A case whose reply holds valid calls only (no diagnostics, the shared tools).
+fn is_valid_call(case: &Case) -> bool {
+    let e = &case.expect;
+    e["calls"].as_array().is_some_and(|c| !c.is_empty())
+        && e.get("diagnostics").is_none_or(|d| d == "none")
+        && e.get("tools").is_none_or(|t| t == true)
+        && e.get("starts_in_reasoning").is_none_or(|s| s == false)
+}
+
+/// GBNF read back as llguidance Lark: `name ::= …` → `name: …`, `[…]` → `/[…]/`, and
+/// every literal one character per lexeme (as the Lark writer does).
+fn gbnf_to_lark(gbnf: &str) -> String {
+    let mut out = String::new();
+    for line in gbnf.lines() {
+        let (name, body) = line.split_once(" ::= ").unwrap();
+        out.push_str(if name == "root" { "start" } else { name });
+        out.push_str(": ");
+        let chars: Vec<char> = body.chars().collect();
+        let mut i = 0;
+        while i < chars.len() {
+            match chars[i] {
+                '"' => {
+                    let mut lit = Vec::new();
+                    i += 1;
+                    while chars[i] != '"' {
+                        if chars[i] == '\\' {
+                            lit.push(format!("\\{}", chars[i + 1]));
+                            i += 2;
+                        } else {
+                            lit.push(chars[i].to_string());
+                            i += 1;
+                        }
+                    }
+                    i += 1;
+                    if lit.is_empty() {
+                        out.push_str("\"\"");
+                    } else {
+                        out.push('(');
+                        let quoted: Vec<String> = lit.iter().map(|c| format!("\"{c}\"")).collect();
+                        out.push_str(&quoted.join(" "));
+                        out.push(')');
+                    }
+                }
+                '[' => {
+                    out.push_str("/[");
+                    i += 1;
+                    while chars[i] != ']' {
+                        if chars[i] == '\\' {
+                            out.push(chars[i]);
+                            out.push(chars[i + 1]);
+                            i += 2;
+                        } else {
+                            if chars[i] == '/' {
+                                out.push('\\');
+                            }
+                            out.push(chars[i]);
+                            i += 1;
+                        }
+                    }
+                    out.push_str("]/");
+                    i += 1;
+                }
+                'r' if body[body.char_indices().nth(i).unwrap().0..].starts_with("root")
+                    && (i == 0 || !chars[i - 1].is_alphanumeric() && chars[i - 1] != '-') =>
+                {
+                    out.push_str("start");
+                    i += 4;
+                }
+                c => {
+                    out.push(c);
+                    i += 1;
+                }
+            }
+        }
+        out.push('\n');
+    }
+    out
+}
+
+struct Checker {
+    factory: ParserFactory,
+}
+
+impl Checker {
+    fn new() -> Checker {
+        let env = ApproximateTokEnv::single_byte_env();
+        let factory = ParserFactory::new(&env, InferenceCapabilities::default(), &[]).unwrap();
+        Checker { factory }
+    }
+
+    /// `Ok(())` when the grammar accepts `text` whole, else where and why it stopped.
+    fn check(&self, lark: &str, text: &str) -> Result<(), String> {
+        let mut m = Matcher::new(
+            self.factory
+                .create_parser(TopLevelGrammar::from_lark(lark.to_owned())),
+        );
+        if let Some(e) = m.get_error() {
+            panic!("llguidance refused the grammar: {e}\n{lark}");
+        }
+        for (i, b) in text.bytes().enumerate() {
+            if let Err(e) = m.consume_token(b as u32) {
+                let at = (0..=i)
+                    .rev()
+                    .find(|&k| text.is_char_boundary(k))
+                    .unwrap_or(0);
+                let e = e.to_string();
+                let why = e.lines().next().unwrap_or_default();
+                return Err(format!("rejected at byte {i} ({:?}): {why}", &text[at..]));
+            }
+        }
+        match m.is_accepting() {
+            Ok(true) => Ok(()),
+            _ => Err("accepted as a prefix only".into()),
+        }
+    }
+}
+
+/// The family's constraint in both grammar dialects, as Lark.
+fn grammars(family: &str, options: &Options) -> Vec<(&'static str, String)> {
+    let tools = tools();
+    let lark = match build(family, &tools, Dialect::Lark, options).unwrap().body {
+        Body::Grammar(s) => s,
+        Body::Json(_) => unreachable!(),
+    };
+    let gbnf = match build(family, &tools, Dialect::Gbnf, options).unwrap().body {
+        Body::Grammar(s) => s,
+        Body::Json(_) => unreachable!(),
+    };
+    vec![("lark", lark), ("gbnf", gbnf_to_lark(&gbnf))]
+}
+
+fn options(choice: ToolChoice, parallel: bool) -> Options {
+    Options {
+        choice,
+        parallel,
+        trigger: None,
+    }
+}
+
+fn call(family: &str, name: &str, args: Value) -> String {
+    let Value::Object(args) = args else { panic!() };
+    let format = FormatId::from_name(family).unwrap();
+    example_call(format, name, &args).unwrap_or_else(|| panic!("{family} writes no example call"))
+}
+
+#[test]
+fn every_valid_call_fixture_is_accepted_byte_by_byte() {
+    let checker = Checker::new();
+    let mut failures = Vec::new();
+    let mut checked = 0;
+    for family in shaped() {
+        let prose = shape(family).unwrap().prose;
+        let opts = options(ToolChoice::Auto, true);
+        if !prose {
+            continue; // only forced calls: covered below
+        }
+        for (dialect, grammar) in grammars(family, &opts) {
+            for case in cases(family).iter().filter(|c| is_valid_call(c)) {
+                checked += 1;
+                if let Err(e) = checker.check(&grammar, &case.output) {
+                    failures.push(format!("{family}/{} ({dialect}): {e}", case.name));
+                }
+            }
+        }
+    }
+    assert!(checked > 100, "only {checked} fixtures checked");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn schema_violations_unknown_tools_and_banned_openers_are_rejected() {
+    let checker = Checker::new();
+    let mut failures = Vec::new();
+    let good = json!({"city": "Paris", "days": 3});
+    for family in shaped() {
+        let prose = shape(family).unwrap().prose;
+        let valid = call(family, "get_weather", good.clone());
+        let forced = options(ToolChoice::Required, true);
+        let mut expect = |opts: &Options, text: &str, accept: bool, what: &str| {
+            for (dialect, grammar) in grammars(family, opts) {
+                let got = checker.check(&grammar, text);
+                if got.is_ok() != accept {
+                    failures.push(format!(
+                        "{family} ({dialect}) {what}: expected {}, got {got:?}\n{text}",
+                        if accept { "accepted" } else { "rejected" }
+                    ));
+                }
+            }
+        };
+        expect(&forced, &valid, true, "a valid call, forced");
+        let named = options(ToolChoice::Named("get_weather".into()), false);
+        expect(&named, &valid, true, "the named tool");
+        let other = call(family, "get_time", json!({}));
+        expect(&named, &other, false, "another tool than the named one");
+        expect(
+            &forced,
+            &call(
+                family,
+                "get_weather",
+                json!({"city": "Paris", "days": "three"}),
+            ),
+            false,
+            "a string where the schema says integer",
+        );
+        expect(
+            &forced,
+            &call(family, "get_weather", json!({"days": 3})),
+            false,
+            "a missing required key",
+        );
+        expect(
+            &forced,
+            &call(family, "get_wether", good.clone()),
+            false,
+            "an unknown tool name",
+        );
+        expect(
+            &forced,
+            &call(
+                family,
+                "get_weather",
+                json!({"city": "Paris", "unit": "kelvin"}),
+            ),
+            false,
+            "a value outside the enum",
+        );
+        if !prose {
+            continue;
+        }
+        let auto = options(ToolChoice::Auto, true);
+        let prose_then_call = format!("Let me check. {valid}\nDone.");
+        expect(&auto, &prose_then_call, true, "prose around a call, auto");
+        expect(
+            &auto,
+            "Just prose, <tool no call> [TOOL] here.",
+            true,
+            "prose alone, auto",
+        );
+        expect(&forced, "Just prose.", false, "prose alone, required");
+        let none = options(ToolChoice::None, true);
+        expect(&none, "Just prose.", true, "prose under none");
+        expect(&none, &prose_then_call, false, "a call under none");
+        let two = format!("{valid}\n{}", call(family, "get_time", json!({})));
+        expect(&auto, &two, true, "two calls, parallel");
+        let single = options(ToolChoice::Auto, false);
+        expect(&single, &valid, true, "one call, parallel_tool_calls false");
+        expect(
+            &single,
+            &two,
+            false,
+            "a second call, parallel_tool_calls false",
+        );
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+#[test]
+fn a_trigger_is_required_before_the_markup() {
+    let checker = Checker::new();
+    let trigger = "<<call-7f3a>>";
+    let valid = call("hermes", "get_weather", json!({"city": "Paris"}));
+    let opts = Options {
+        trigger: Some(trigger.into()),
+        ..Options::default()
+    };
+    for (dialect, grammar) in grammars("hermes", &opts) {
+        // Quoted markup without the trigger is prose; with it, a constrained call.
+        checker
+            .check(&grammar, &format!("It looks like {valid} in prose."))
+            .unwrap_or_else(|e| panic!("{dialect}: {e}"));
+        checker
+            .check(&grammar, &format!("Calling. {trigger}{valid}"))
+            .unwrap_or_else(|e| panic!("{dialect}: {e}"));
+        let bad = call("hermes", "get_weather", json!({"town": "Paris"}));
+        assert!(
+            checker.check(&grammar, &format!("{trigger}{bad}")).is_err(),
+            "{dialect}"
+        );
+    }
+}
+
+#[test]
+fn json_document_families_constrain_forced_calls_only() {
+    let checker = Checker::new();
+    let forced = options(ToolChoice::Required, false);
+    for (dialect, grammar) in grammars("json", &forced) {
+        checker
+            .check(
+                &grammar,
+                r#"{"name": "get_weather", "arguments": {"city": "Paris"}}"#,
+            )
+            .unwrap_or_else(|e| panic!("{dialect}: {e}"));
+        assert!(
+            checker
+                .check(&grammar, r#"{"name": "get_weather", "arguments": {}}"#)
+                .is_err()
+        );
+    }
+    let schema = match build("json", &tools(), Dialect::JsonSchema, &forced)
+        .unwrap()
+        .body
+    {
+        Body::Json(v) => v,
+        Body::Grammar(_) => unreachable!(),
+    };
+    // llguidance compiles the JSON Schema itself.
+    let mut m = Matcher::new(
+        checker
+            .factory
+            .create_parser(TopLevelGrammar::from_json_schema(schema)),
+    );
+    assert!(m.get_error().is_none(), "{:?}", m.get_error());
+    for b in br#"{"name": "get_weather", "arguments": {"city": "Paris"}}"# {
+        m.consume_token(*b as u32).unwrap();
+    }
+    assert!(m.is_accepting().unwrap());
+}
+
+#[test]
+fn structural_tags_dispatch_on_the_opener_with_each_tools_schema() {
+    let tools = tools();
+    for family in shaped().into_iter().filter(|f| shape(f).unwrap().prose) {
+        let single = options(ToolChoice::Required, false);
+        let c = build(family, &tools, Dialect::StructuralTag, &single).unwrap();
+        let v = match &c.body {
+            Body::Json(v) => v.clone(),
+            Body::Grammar(_) => unreachable!(),
+        };
+        assert_eq!(v["type"], "structural_tag");
+        let format = &v["format"];
+        assert_eq!(format["type"], "triggered_tags", "{family}");
+        assert_eq!(format["at_least_one"], true);
+        assert_eq!(format["stop_after_first"], true);
+        let trigger = format["triggers"][0].as_str().unwrap();
+        for tag in format["tags"].as_array().unwrap() {
+            assert!(
+                tag["begin"].as_str().unwrap().starts_with(trigger),
+                "{family}: {tag}"
+            );
+        }
+        let text = v.to_string();
+        assert!(
+            text.contains("get_weather") && text.contains("lookup_code"),
+            "{family}"
+        );
+        let none = build(
+            family,
+            &tools,
+            Dialect::StructuralTag,
+            &options(ToolChoice::None, true),
+        )
+        .unwrap();
+        assert_eq!(
+            none.response_format().unwrap()["format"]["excludes"][0],
+            trigger
+        );
+        let _ = Map::<String, Value>::new();
+    }
+}
