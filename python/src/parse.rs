@@ -116,6 +116,17 @@ fn utf8_error(py: Python<'_>, offset: usize, e: std::str::Utf8Error) -> PyErr {
     )
 }
 
+/// Finds the tool calls in one whole model reply.
+///
+/// Returns ``{"text", "calls", "reasoning", "diagnostics"}``: the visible text, each call
+/// (``name``, ``arguments``, ``format``, ``span``, ``repairs``), the reasoning blocks and
+/// what went wrong. ``format`` is ``"auto"``, a format id, or a comma-separated priority
+/// list (see ``formats()``); with ``format="auto"``, ``model`` (e.g.
+/// ``"Qwen/Qwen2.5-7B-Instruct"``) picks its family's format. With ``tools`` (a ``Toolset``
+/// or a tools list), formats that could misfire on prose accept only registered names.
+/// Raises ``DecodeError`` for bytes that are not UTF-8, ``UnknownFormat``, ``ToolsError``,
+/// ``TypeError`` for a ``text`` that is neither str nor bytes. Input beyond 16 MiB is
+/// passed through as text with an error diagnostic.
 #[pyfunction]
 #[pyo3(signature = (text, *, tools=None, format="auto", model=None, fallbacks=None, starts_in_reasoning=false, finish_reason=None))]
 #[allow(clippy::too_many_arguments)] // Python keyword arguments
@@ -186,7 +197,12 @@ pub fn detect<'py>(py: Python<'py>, source: &Bound<'py, PyAny>) -> PyResult<Boun
     convert::to_py(py, &value)
 }
 
-/// The incremental parser (the Python class `toolcall.StreamParser` adds iteration helpers).
+/// An incremental parser: ``feed`` chunks (str or bytes) as they arrive, then ``finish``.
+///
+/// Takes the options of ``parse``. ``feed`` returns the events it completed (``text``,
+/// ``reasoning``, ``call_started``, ``call_delta``, ``call_finished``, ``diagnostic``);
+/// ``finish`` returns the rest and reports calls cut off by the end; ``reset`` starts over.
+/// Act on ``call_finished``: it carries the complete, repaired call.
 #[pyclass(subclass, module = "toolcall._toolcall", name = "StreamParser")]
 pub struct StreamParser {
     options: ParseOptions,

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use pyo3::prelude::*;
-use pyo3::types::{PyList, PyTuple};
+use pyo3::types::{PyList, PyTuple, PyType};
 use toolcall_core::render::render;
 use toolcall_core::{Provider, Registry, RegistryError, ToolCall};
 use toolcall_parse::{FormatId, render_prompt};
@@ -17,7 +17,14 @@ use crate::convert;
 use crate::errors;
 use crate::parse::repairs_to_py;
 
-#[pyclass(module = "toolcall._toolcall", name = "Toolset")]
+/// A set of tools: validates calls against their schemas (with unambiguous repairs),
+/// renders them for a provider, writes text-format instructions, switches tools on and off.
+///
+/// ``Toolset(tools)`` takes a tools document: a list of OpenAI Chat, Responses, Anthropic,
+/// Gemini (``{"functionDeclarations": [...]}``) or toolcall tool entries, or
+/// ``{"tools": [...]}``; ``toolcall.Toolset`` also takes functions made tools with
+/// ``@toolcall.tool`` and runs their calls with ``execute``.
+#[pyclass(subclass, module = "toolcall._toolcall", name = "Toolset")]
 pub struct Toolset {
     registry: Arc<Registry>,
 }
@@ -62,15 +69,17 @@ impl Toolset {
         Toolset::load(tools)
     }
 
-    /// Reads a tools file (JSON, at most 8 MiB).
-    #[staticmethod]
-    fn from_file(py: Python<'_>, path: PathBuf) -> PyResult<Self> {
+    /// Reads a tools file (JSON, at most 8 MiB), as an instance of the class it is called on.
+    #[classmethod]
+    fn from_file<'py>(cls: &Bound<'py, PyType>, path: PathBuf) -> PyResult<Bound<'py, PyAny>> {
+        let py = cls.py();
         let registry = py
             .detach(|| Registry::from_tools_file(&path))
             .map_err(|e| errors::tools(py, e.to_string()))?;
-        Ok(Toolset {
-            registry: Arc::new(registry),
-        })
+        // An empty toolset of `cls` (a subclass keeps its own state), then the file's tools.
+        let toolset = cls.call1((PyList::empty(py),))?;
+        toolset.cast::<Toolset>()?.borrow_mut().registry = Arc::new(registry);
+        Ok(toolset)
     }
 
     /// Checks a call's arguments (a dict, or a JSON string) against the tool's schema and

@@ -1,7 +1,8 @@
-"""toolcall: find, validate and render LLM tool calls, whole or streamed.
+"""toolcall: find, validate and render LLM tool calls, whole or streamed, and run them.
 
 The compiled core (``toolcall._toolcall``, Rust) does the work; this layer re-exports it and
-adds iteration over sync and async streams of chunks. Everything goes in and comes out as
+adds iteration over sync and async streams of chunks, and Python functions as tools
+(:func:`tool`, :meth:`Toolset.execute`). Everything goes in and comes out as
 plain Python values in the shapes of the ``toolcall`` CLI's JSON.
 
 >>> import toolcall
@@ -11,7 +12,19 @@ plain Python values in the shapes of the ``toolcall`` CLI's JSON.
 
 from __future__ import annotations
 
-from typing import Any, AsyncIterable, AsyncIterator, Iterable, Iterator, Mapping, Union
+import inspect
+from typing import (
+    Any,
+    AsyncIterable,
+    AsyncIterator,
+    Dict,
+    Iterable,
+    Iterator,
+    List,
+    Mapping,
+    Tuple,
+    Union,
+)
 
 from . import _toolcall
 from ._errors import (
@@ -25,7 +38,8 @@ from ._errors import (
     UnknownTool,
     ValidationError,
 )
-from ._toolcall import Toolset, __version__, formats, parse
+from ._toolcall import __version__, formats, parse
+from ._tools import FunctionTool, jsonable, result_error, result_ok, tool
 from ._types import Call, Diagnostic, Event, FormatInfo, Parsed, Repair, TemplateInfo
 
 Chunk = Union[str, bytes]
@@ -36,6 +50,7 @@ __all__ = [
     "DecodeError",
     "Diagnostic",
     "Event",
+    "FunctionTool",
     "FormatInfo",
     "InputError",
     "Parsed",
@@ -51,9 +66,12 @@ __all__ = [
     "UnknownTool",
     "ValidationError",
     "__version__",
+    "result_error",
+    "result_ok",
     "detect",
     "formats",
     "parse",
+    "tool",
 ]
 
 
@@ -84,6 +102,117 @@ class StreamParser(_toolcall.StreamParser):
                 yield event
         for event in self.finish():
             yield event
+
+
+class Toolset(_toolcall.Toolset):
+    """A set of tools: validates calls against their schemas (with unambiguous repairs),
+    renders them for a provider, writes text-format instructions, and runs the calls of tools
+    that are Python functions.
+
+    ``Toolset(tools)`` takes a list of tool entries (OpenAI Chat, Responses, Anthropic,
+    Gemini or toolcall's own dicts) and functions made tools with :func:`tool`, mixed, or a
+    ``{"tools": [...]}`` document. ``Toolset.from_file(path)`` reads a JSON tools file.
+    """
+
+    def __new__(cls, tools: Any = ()) -> "Toolset":
+        entries, functions = _split_tools(tools)
+        toolset = super().__new__(cls, entries)
+        toolset._functions = functions
+        return toolset
+
+    def __init__(self, tools: Any = ()) -> None:
+        pass  # all done in __new__ (the compiled base is immutable once made)
+
+    @property
+    def functions(self) -> Dict[str, FunctionTool]:
+        """The tools that are Python functions, by name."""
+        return dict(getattr(self, "_functions", {}))
+
+    def _prepare(self, call: Mapping[str, Any]) -> Union[Dict[str, Any], Tuple[FunctionTool, Dict[str, Any]]]:
+        if not isinstance(call, Mapping) or not isinstance(call.get("name"), str):
+            return result_error("invalid_arguments", "a call is a dict with a string \"name\"")
+        name = call["name"]
+        arguments = call.get("arguments")
+        try:
+            arguments, _repairs = self.validate(name, arguments)
+        except UnknownTool as e:
+            details: Dict[str, Any] = {"available": e.available}
+            if e.suggestion:
+                details["suggestion"] = e.suggestion
+            return result_error("unknown_tool", str(e), details)
+        except ToolDisabled as e:
+            return result_error("tool_disabled", str(e))
+        except ValidationError as e:
+            return result_error("invalid_arguments", str(e), e.errors or None)
+        except InputError as e:
+            return result_error("invalid_arguments", str(e))
+        function = getattr(self, "_functions", {}).get(name)
+        if function is None:
+            return result_error(
+                "tool_failed", f"tool {name!r} has no Python function here to run it"
+            )
+        return function, arguments
+
+    def execute(self, call: Mapping[str, Any]) -> Dict[str, Any]:
+        """Validates a call (a dict with ``name`` and ``arguments``, a dict or JSON text, as
+        :func:`parse` returns or a model's native call carries), runs its function and returns
+        toolcall's result: ``{"status": "ok", "data": ...}`` or ``{"error": {"code",
+        "message"[, "details"]}}`` (``unknown_tool``, ``tool_disabled``,
+        ``invalid_arguments``, ``tool_failed``). Never raises for a bad call or a failing
+        function: the result says what went wrong, for the model to read. An ``async``
+        function needs :meth:`aexecute`.
+        """
+        prepared = self._prepare(call)
+        if isinstance(prepared, dict):
+            return prepared
+        function, arguments = prepared
+        if function.is_async:
+            return result_error(
+                "tool_failed", f"tool {function.name!r} is async: run it with aexecute"
+            )
+        try:
+            return result_ok(jsonable(function.call_with(arguments)))
+        except Exception as e:  # the model reads the failure; the loop goes on
+            return result_error("tool_failed", f"{type(e).__name__}: {e}")
+
+    async def aexecute(self, call: Mapping[str, Any]) -> Dict[str, Any]:
+        """:meth:`execute` for async and plain functions alike (plain ones run inline)."""
+        prepared = self._prepare(call)
+        if isinstance(prepared, dict):
+            return prepared
+        function, arguments = prepared
+        try:
+            data = function.call_with(arguments)
+            if inspect.isawaitable(data):
+                data = await data
+            return result_ok(jsonable(data))
+        except Exception as e:
+            return result_error("tool_failed", f"{type(e).__name__}: {e}")
+
+
+def _split_tools(tools: Any) -> Tuple[Any, Dict[str, FunctionTool]]:
+    """The tools document for the compiled core, and the function tools by name."""
+    if isinstance(tools, FunctionTool):
+        tools = [tools]
+    if isinstance(tools, (Mapping, str, bytes)):
+        return tools, {}
+    try:
+        listed = iter(tools)
+    except TypeError:
+        return tools, {}  # not a tools document: the compiled core says so (ToolsError)
+    entries: List[Any] = []
+    functions: Dict[str, FunctionTool] = {}
+    for entry in listed:
+        if isinstance(entry, FunctionTool):
+            functions[entry.name] = entry
+            entries.append(entry.spec)
+        elif callable(entry) and not isinstance(entry, Mapping):
+            made = FunctionTool(entry)
+            functions[made.name] = made
+            entries.append(made.spec)
+        else:
+            entries.append(entry)
+    return entries, functions
 
 
 def detect(source: Union[str, Mapping[str, Any], Any]) -> TemplateInfo:

@@ -1,11 +1,12 @@
 # Stubs of the compiled core (python/src/*.rs).
 from os import PathLike
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, TypeVar, Union
 
 from ._types import Event, FormatInfo, Parsed, Repair, TemplateInfo
 
 __version__: str
 
+_T = TypeVar("_T", bound="Toolset")
 _Text = Union[str, bytes, bytearray]
 _ToolsArg = Union["Toolset", Sequence[Mapping[str, Any]], Mapping[str, Any], None]
 
@@ -57,8 +58,8 @@ class StreamParser:
 
 class Toolset:
     def __init__(self, tools: Union[Sequence[Mapping[str, Any]], Mapping[str, Any]]) -> None: ...
-    @staticmethod
-    def from_file(path: Union[str, PathLike[str]]) -> Toolset: ...
+    @classmethod
+    def from_file(cls: type[_T], path: Union[str, PathLike[str]]) -> _T: ...
     def validate(
         self, name: str, arguments: Union[Mapping[str, Any], str, None]
     ) -> Tuple[Dict[str, Any], List[Repair]]: ...

@@ -1,8 +1,10 @@
 //! `toolcall parse` and `toolcall formats`: a thin shell over `toolcall_parse`.
 //!
-//! Output contract: one JSON object `{"text","calls":[{"call_id","name","arguments",
-//! "format","repairs"}],"diagnostics":[{"level","message","span"}],"reasoning"}`; with
-//! `--stream`, one JSON line per parser event as input arrives. Zero calls is success.
+//! Output contract (the Python package's `parse` and `StreamParser` give the same shapes):
+//! one JSON object `{"text","calls":[CALL],"diagnostics":[{"level","message","span"}],
+//! "reasoning":[block, ...]}`, a call being `{"call_id","name","arguments","format","span",
+//! "repairs"}`; with `--stream`, one JSON line per parser event as input arrives, a
+//! `call_finished` event carrying its call in that same shape. Zero calls is success.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -45,6 +47,11 @@ pub struct ParseArgs {
     /// reads as stopped.
     #[arg(long, value_name = "REASON")]
     finish_reason: Option<String>,
+    /// Calls written inside reasoning: `ignore` (drafts), or `take_if_none_after` (taken
+    /// when the reply makes no call after them). Default: the family's (Qwen3-Coder XML
+    /// takes them; auto mode ignores them).
+    #[arg(long, value_name = "ignore|take_if_none_after")]
+    reasoning_calls: Option<toolcall_parse::ReasoningCalls>,
     /// Model output to parse; `-` or absent for standard input.
     #[arg(value_name = "FILE|-")]
     input: Option<PathBuf>,
@@ -78,6 +85,7 @@ pub async fn run(args: ParseArgs) -> anyhow::Result<ExitCode> {
             .finish_reason
             .as_deref()
             .map_or(ReplyEnd::Unknown, ReplyEnd::from_finish_reason),
+        reasoning_calls: args.reasoning_calls,
         ..ParseOptions::default()
     };
     if let Some(path) = &args.tools {
@@ -157,7 +165,7 @@ fn emit(
 ) -> anyhow::Result<()> {
     for e in events {
         if stream {
-            writeln!(out, "{}", serde_json::to_string(&e)?)?;
+            writeln!(out, "{}", event_json(&e)?)?;
             continue;
         }
         match e {
@@ -174,27 +182,35 @@ fn emit(
     Ok(())
 }
 
+/// A call as every output shows it: flat, its origin's format, span and repairs beside its
+/// name and arguments.
+fn call_json(c: &toolcall_core::ToolCall) -> Value {
+    json!({
+        "call_id": c.call_id,
+        "name": c.name,
+        "arguments": c.arguments,
+        "format": c.origin.format,
+        "span": [c.origin.span.start, c.origin.span.end],
+        "repairs": c.origin.repairs,
+    })
+}
+
+/// One `--stream` line: the event as serialised, its call (if any) in [`call_json`]'s shape.
+fn event_json(e: &StreamEvent) -> anyhow::Result<Value> {
+    let mut v = serde_json::to_value(e)?;
+    if let StreamEvent::CallFinished { call, .. } = e {
+        v["call"] = call_json(call);
+    }
+    Ok(v)
+}
+
 /// The documented output object.
 fn render(p: &Parsed) -> Value {
-    let calls: Vec<Value> = p
-        .calls
-        .iter()
-        .map(|c| {
-            json!({
-                "call_id": c.call_id,
-                "name": c.name,
-                "arguments": c.arguments,
-                "format": c.origin.format,
-                "span": [c.origin.span.start, c.origin.span.end],
-                "repairs": c.origin.repairs,
-            })
-        })
-        .collect();
     json!({
         "text": p.text,
-        "calls": calls,
+        "calls": p.calls.iter().map(call_json).collect::<Vec<_>>(),
         "diagnostics": p.diagnostics,
-        "reasoning": p.reasoning.concat(),
+        "reasoning": p.reasoning,
     })
 }
 

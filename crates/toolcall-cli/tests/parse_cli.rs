@@ -152,13 +152,34 @@ fn reasoning_is_reported_apart() {
     let f = fixture("qwen_hermes.txt");
     let v = json_out(&toolcall(&["parse", f.to_str().unwrap()], None));
     assert_eq!(v["calls"].as_array().unwrap().len(), 2);
+    // A list of blocks, as the Python package gives it.
+    let blocks = v["reasoning"].as_array().unwrap();
     assert!(
-        v["reasoning"]
-            .as_str()
-            .unwrap()
-            .contains("weather in Paris")
+        blocks
+            .iter()
+            .any(|b| b.as_str().unwrap().contains("weather in Paris")),
+        "{blocks:?}"
     );
     assert!(!v["text"].as_str().unwrap().contains("weather in Paris"));
+}
+
+// `--reasoning-calls`: a call written only inside reasoning is a draft unless asked for.
+#[test]
+fn reasoning_calls_flag_takes_the_only_call_from_reasoning() {
+    let reply = br#"<think>Paris. <tool_call>{"name": "get_weather", "arguments": {"city": "Paris"}}</tool_call></think>"#;
+    let calls = |extra: &[&str]| {
+        let mut args = vec!["parse"];
+        args.extend_from_slice(extra);
+        json_out(&toolcall(&args, Some(reply)))["calls"]
+            .as_array()
+            .unwrap()
+            .len()
+    };
+    assert_eq!(calls(&[]), 0);
+    assert_eq!(calls(&["--reasoning-calls", "take_if_none_after"]), 1);
+    assert_eq!(calls(&["--reasoning-calls", "ignore"]), 0);
+    let bad = toolcall(&["parse", "--reasoning-calls", "sometimes"], Some(reply));
+    assert_eq!(bad.status.code(), Some(2), "{bad:?}");
 }
 
 // covers F-NAT-1
@@ -228,6 +249,23 @@ fn stream_prints_event_lines_matching_the_one_shot_result() {
         .collect();
     assert_eq!(finished.len(), 2);
     assert_eq!(finished[1]["call"]["arguments"], json!({"x":1}));
+    // The streamed call is the whole-reply output's call, key for key.
+    let whole = json_out(&toolcall(&["parse"], Some(input)));
+    for (streamed, call) in finished.iter().zip(whole["calls"].as_array().unwrap()) {
+        let mut streamed = streamed["call"].clone();
+        streamed["call_id"] = call["call_id"].clone(); // made afresh by each run
+        assert_eq!(&streamed, call);
+    }
+    let keys: Vec<&str> = whole["calls"][1]
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(
+        keys,
+        ["call_id", "name", "arguments", "format", "span", "repairs"]
+    );
     assert!(
         lines
             .iter()

@@ -277,6 +277,11 @@ pub(crate) struct Engine {
 }
 
 impl Engine {
+    /// The index the next call would get (calls announced and cut count too).
+    pub(crate) fn next_call_index(&self) -> usize {
+        self.next_index
+    }
+
     pub(crate) fn new(ctx: Arc<Ctx>) -> Self {
         let mut e = Self::new_inner(ctx);
         if e.ctx.starts_in_reasoning {

@@ -212,6 +212,12 @@ pub(crate) trait Family: Sync + Send {
     fn template_markers(&self) -> &'static [&'static str] {
         &[]
     }
+    /// What becomes of calls its models write inside reasoning when the caller does not
+    /// say ([`crate::ReasoningCalls`]): drafts, unless the family's models are known to
+    /// write their real call there.
+    fn reasoning_calls(&self) -> crate::ReasoningCalls {
+        crate::ReasoningCalls::Ignore
+    }
     /// Why this family has no model names, template markers or fixture directory of its
     /// own (a convention many models share, a provider shape, an opt-in rule); `None`
     /// for a model family, which has all three (checked by the registry tests).

@@ -152,6 +152,50 @@ pub struct ParseOptions {
     /// [`StreamParser::finish_as`] overrides it for a stream. Default: unknown, read as
     /// ended by the model (see [`ReplyEnd`]).
     pub reply_end: ReplyEnd,
+    /// Calls written inside reasoning; `None`: the chosen family's default
+    /// ([`ReasoningCalls`]; `ignore` in auto mode).
+    pub reasoning_calls: Option<ReasoningCalls>,
+}
+
+/// What becomes of calls written inside a reasoning block (`<think>…</think>`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ReasoningCalls {
+    /// Drafts: never run. The default of most families.
+    #[default]
+    Ignore,
+    /// When the reply holds no call outside reasoning, the calls written inside it are the
+    /// reply's calls (Qwen3.5 writes its only real call inside `<think>`); otherwise they
+    /// stay drafts. Each such call gets an info diagnostic; its span counts in the
+    /// reasoning block's text.
+    TakeIfNoneAfter,
+}
+
+impl std::str::FromStr for ReasoningCalls {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "ignore" => Ok(ReasoningCalls::Ignore),
+            "take_if_none_after" => Ok(ReasoningCalls::TakeIfNoneAfter),
+            other => Err(format!(
+                "unknown reasoning_calls {other:?}: ignore or take_if_none_after"
+            )),
+        }
+    }
+}
+
+impl ParseOptions {
+    /// The policy in force: the option, else the explicitly chosen family's default.
+    fn reasoning_calls(&self) -> ReasoningCalls {
+        self.reasoning_calls.unwrap_or_else(|| {
+            let (order, _, explicit) = self.format.resolve();
+            order
+                .first()
+                .and_then(|f| f.family())
+                .filter(|_| explicit)
+                .map_or(ReasoningCalls::Ignore, |f| f.reasoning_calls())
+        })
+    }
 }
 
 impl ParseOptions {
@@ -242,6 +286,10 @@ pub fn parse(text: &str, options: &ParseOptions) -> Parsed {
 /// fragment.
 pub struct StreamParser {
     engine: Engine,
+    /// Kept for a second look at the reasoning (`ReasoningCalls::TakeIfNoneAfter`).
+    reasoning_options: Option<ParseOptions>,
+    /// Calls finished so far.
+    finished_calls: usize,
     pending: Vec<Diagnostic>,
     /// The reply's start, held until it shows whether it continues the explicit family's
     /// implied opener ([`family::Family::implied_opener`]).
@@ -271,8 +319,16 @@ impl StreamParser {
                     held: String::new(),
                 })
             });
+        let reasoning_options = (options.reasoning_calls() == ReasoningCalls::TakeIfNoneAfter)
+            .then(|| ParseOptions {
+                starts_in_reasoning: false,
+                reasoning_calls: Some(ReasoningCalls::Ignore),
+                ..options
+            });
         StreamParser {
             engine: Engine::new(Arc::new(ctx)),
+            reasoning_options,
+            finished_calls: 0,
             pending: unknown_format_diags(&unknown),
             implied,
             shift: 0,
@@ -317,7 +373,9 @@ impl StreamParser {
     pub fn push_into(&mut self, delta: &str, out: &mut Vec<StreamEvent>) {
         // The common case: the engine appends straight to `out`.
         if self.pending.is_empty() && self.implied.is_none() && self.shift == 0 {
+            let from = out.len();
             self.engine.push_into(delta, out);
+            self.count_calls(out.get(from..).unwrap_or_default());
             return;
         }
         let from = out.len();
@@ -331,7 +389,55 @@ impl StreamParser {
                 }
             }
         }
+        self.count_calls(out.get(from..).unwrap_or_default());
         self.unshift(out.get_mut(from..).unwrap_or_default());
+    }
+
+    fn count_calls(&mut self, events: &[StreamEvent]) {
+        if self.reasoning_options.is_some() {
+            self.finished_calls += events
+                .iter()
+                .filter(|e| matches!(e, StreamEvent::CallFinished { .. }))
+                .count();
+        }
+    }
+
+    /// `ReasoningCalls::TakeIfNoneAfter` at the end of the reply: when it made no call, the
+    /// calls written inside its reasoning blocks, as events after the others.
+    fn calls_from_reasoning(&mut self) -> Vec<StreamEvent> {
+        let Some(options) = self.reasoning_options.take() else {
+            return Vec::new();
+        };
+        if self.finished_calls > 0 {
+            return Vec::new();
+        }
+        let mut out = Vec::new();
+        let mut index = self.engine.next_call_index();
+        for block in &self.engine.reasoning {
+            for call in parse(block, &options).calls {
+                out.push(StreamEvent::Diagnostic {
+                    diagnostic: Diagnostic::info(
+                        format!(
+                            "call to {:?} taken from the reasoning: the reply made no call after it",
+                            call.name
+                        ),
+                        call.origin.span.clone(),
+                    ),
+                });
+                out.push(StreamEvent::CallStarted {
+                    index,
+                    call_id: call.call_id.clone(),
+                    name: call.name.clone(),
+                });
+                out.push(StreamEvent::ArgumentsDelta {
+                    index,
+                    fragment: call.arguments.to_string(),
+                });
+                out.push(StreamEvent::CallFinished { index, call });
+                index += 1;
+            }
+        }
+        out
     }
 
     /// Ends the reply as [`ParseOptions::reply_end`] says it ended; returns the last events
@@ -364,7 +470,9 @@ impl StreamParser {
             self.engine.push_into(&start, out);
         }
         self.engine.finish_into(out);
+        self.count_calls(out.get(from..).unwrap_or_default());
         self.unshift(out.get_mut(from..).unwrap_or_default());
+        out.extend(self.calls_from_reasoning());
     }
 
     /// Diagnostics held from construction (unknown format names), sent with the first events.

@@ -53,6 +53,11 @@ impl Family for Qwen3Coder {
             "mimo*",
         ]
     }
+    /// Qwen3.5 sometimes writes its only real call inside `<think>` and nothing after it:
+    /// taken when no call follows the reasoning.
+    fn reasoning_calls(&self) -> crate::ReasoningCalls {
+        crate::ReasoningCalls::TakeIfNoneAfter
+    }
     fn template_markers(&self) -> &'static [&'static str] {
         &["<tool_call>", "<function=", "<parameter="]
     }
