@@ -342,3 +342,81 @@ async fn invalid_json_is_a_bad_response_not_retried() {
     assert!(matches!(err, ClientError::BadResponse(_)), "{err}");
     assert_eq!(script.requests().len(), 1);
 }
+
+#[tokio::test]
+async fn a_server_keeping_the_connection_alive_meets_the_total_deadline() {
+    // SSE comments (or spaces in a JSON body) every 100 ms restart the idle read timeout;
+    // only the total deadline ends the request.
+    for (content_type, stream) in [("text/event-stream", true), ("application/json", false)] {
+        let (url, script) = serve(vec![Answer::KeepAlive(content_type)], true).await;
+        let timeouts = Timeouts {
+            read: Duration::from_millis(400),
+            total: Some(Duration::from_millis(1200)),
+            ..Timeouts::default()
+        };
+        let c = ChatCompletionsClient::new(&url, "m")
+            .unwrap()
+            .with_transport(timeouts, quick_retries(2))
+            .unwrap()
+            .streaming(stream);
+        let err = tokio::time::timeout(Duration::from_secs(60), c.complete(&Default::default()))
+            .await
+            .expect("the total deadline never ended the request")
+            .unwrap_err();
+        assert!(
+            matches!(
+                err,
+                ClientError::Timeout {
+                    phase: TimeoutPhase::Total,
+                    ..
+                }
+            ),
+            "{content_type}: {err}"
+        );
+        assert!(err.to_string().contains("request timeout"), "{err}");
+        // A deadline met is not retried: waiting again would double it.
+        assert_eq!(script.requests().len(), 1);
+    }
+    assert!(Timeouts::default().total.is_some(), "a deadline by default");
+}
+
+#[tokio::test]
+async fn a_redirect_to_another_origin_is_not_followed_with_the_conversation() {
+    let (elsewhere, other) = serve(vec![chat(text_message("stolen"))], true).await;
+    let redirect = |to: String| Answer::Raw {
+        status: 307,
+        headers: vec![("location", to)],
+        body: String::new(),
+    };
+    let (url, script) = serve(
+        vec![redirect(format!("{elsewhere}/v1/chat/completions"))],
+        true,
+    )
+    .await;
+    let request = toolcall_run::ModelRequest {
+        messages: vec![toolcall_run::Message::user("my secret plans")],
+        ..Default::default()
+    };
+    let err = client(&url, 2).complete(&request).await.unwrap_err();
+    assert!(
+        matches!(err, ClientError::Status { status: 307, .. }),
+        "{err}"
+    );
+    assert!(err.to_string().contains("not followed"), "{err}");
+    assert!(
+        other.requests().is_empty(),
+        "the conversation went elsewhere"
+    );
+    assert_eq!(script.requests().len(), 1);
+
+    // Within the origin, a redirect is followed (a 307 keeps the body).
+    let (url, script) = serve(
+        vec![redirect("/v1/responses".into()), chat(text_message("ok"))],
+        false,
+    )
+    .await;
+    let reply = client(&url, 0).complete(&request).await.unwrap();
+    assert_eq!(reply.text.as_deref(), Some("ok"));
+    assert_eq!(script.requests().len(), 2);
+    assert_eq!(script.requests()[1], script.requests()[0]);
+}

@@ -10,12 +10,16 @@
 //! invalid_calls = "retry"                     # pass | drop | retry
 //! announce_calls = "at_name"                  # streamed calls: at_name | when_checked
 //! emulate_tools = false                       # tools in the prompt, for models without them
+//! constrain = "off"                           # decoding constraint sent upstream: off |
+//!                                             # structural_tag | gbnf | json_schema
 //! api_keys = ["sk-local-1"]                   # clients must send one (Bearer); none = open
 //! api_keys_env = "TOOLCALL_SERVE_API_KEYS"    # more keys, comma-separated
 //! allowed_hosts = ["gw.example"]              # Host names answered besides loopback's and
 //!                                             # the listen address (DNS-rebinding guard)
 //! connect_timeout_secs = 10
-//! read_timeout_secs = 120
+//! read_timeout_secs = 120                     # idle: longest wait for the next bytes
+//! request_timeout_secs = 600                  # one upstream attempt as a whole, streamed
+//!                                             # or not (SSE keep-alives do not extend it)
 //! retries = 3
 //!
 //! [[models]]
@@ -88,6 +92,9 @@ pub struct ModelRoute {
     /// The dialect this upstream speaks; default: the top-level `upstream_api`.
     #[serde(default)]
     pub upstream_api: Option<toolcall_wire::Api>,
+    /// The decoding constraint sent to this upstream; default: the top-level `constrain`.
+    #[serde(default)]
+    pub constrain: Option<crate::constrain::Constrain>,
 }
 
 /// The whole configuration.
@@ -108,6 +115,8 @@ pub struct Config {
     /// Put the tools into the system prompt, in the family's text format, and strip them
     /// from the upstream request (for models without native tool calling).
     pub emulate_tools: bool,
+    /// The decoding constraint sent upstream (see [`crate::constrain`]).
+    pub constrain: crate::constrain::Constrain,
     pub api_keys: Vec<String>,
     pub api_keys_env: Option<String>,
     pub models: Vec<ModelRoute>,
@@ -119,7 +128,11 @@ pub struct Config {
     /// (`toolcall serve` connects them, with those of `--mcp`).
     pub mcp: Vec<toolcall_core::McpServer>,
     pub connect_timeout_secs: u64,
+    /// The longest wait for the next bytes of an upstream reply (any bytes restart it).
     pub read_timeout_secs: u64,
+    /// The deadline of one upstream attempt as a whole, from the request to the last byte
+    /// of the reply, streamed or not; `0`: none.
+    pub request_timeout_secs: u64,
     pub retries: u32,
     /// Largest request body accepted.
     pub max_body_bytes: usize,
@@ -138,6 +151,7 @@ impl Default for Config {
             invalid_calls: InvalidCallPolicy::default(),
             announce_calls: AnnounceCalls::default(),
             emulate_tools: false,
+            constrain: crate::constrain::Constrain::Off,
             api_keys: Vec::new(),
             api_keys_env: None,
             models: Vec::new(),
@@ -145,6 +159,7 @@ impl Default for Config {
             mcp: Vec::new(),
             connect_timeout_secs: 10,
             read_timeout_secs: 120,
+            request_timeout_secs: toolcall_run::client::transport::DEFAULT_TOTAL_TIMEOUT.as_secs(),
             retries: 3,
             max_body_bytes: 8 * 1024 * 1024,
             max_reply_bytes: 4 * 1024 * 1024,
@@ -188,7 +203,8 @@ impl Config {
         Timeouts {
             connect: Duration::from_secs(self.connect_timeout_secs),
             read: Duration::from_secs(self.read_timeout_secs),
-            total: None,
+            total: (self.request_timeout_secs > 0)
+                .then(|| Duration::from_secs(self.request_timeout_secs)),
         }
     }
 

@@ -45,8 +45,18 @@ impl ApiError {
     }
 
     /// An upstream failure: its own 4xx status passes through (the client's request was
-    /// wrong); 5xx, bad replies and cut streams are 502; timeouts 504.
+    /// wrong; a 429 as the API's `rate_limit_error`); 5xx, bad replies, cut streams and
+    /// redirects not followed are 502; timeouts 504.
     pub fn upstream(e: &ClientError) -> Self {
+        let message = format!("upstream: {}", without_userinfo(&e.to_string()));
+        if let ClientError::Status { status: 429, .. } = e {
+            return ApiError {
+                status: StatusCode::TOO_MANY_REQUESTS,
+                kind: "rate_limit_error",
+                code: Some("rate_limit_exceeded"),
+                message,
+            };
+        }
         let (status, code) = match e {
             ClientError::Status { status, .. } if (400..500).contains(status) => (
                 StatusCode::from_u16(*status).unwrap_or(StatusCode::BAD_GATEWAY),
@@ -67,7 +77,7 @@ impl ApiError {
                 "upstream_error"
             },
             code,
-            message: format!("upstream: {}", without_userinfo(&e.to_string())),
+            message,
         }
     }
 

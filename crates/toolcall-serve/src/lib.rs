@@ -32,6 +32,7 @@ use axum::serve::ListenerExt;
 pub mod auth;
 pub mod chat;
 pub mod config;
+pub mod constrain;
 pub mod emulate;
 pub mod error;
 pub mod front;
@@ -88,8 +89,8 @@ impl AppState {
 
 /// The gateway's routes: `POST /v1/chat/completions`, `POST /v1/responses`,
 /// `POST /v1/messages` (Anthropic Messages, and its `count_tokens`),
-/// `GET /v1/models` (passed through), `GET /health`, `GET /metrics`, and the inspector under
-/// `/inspector` (open on loopback, behind the client API keys otherwise).
+/// `GET /v1/models` (passed through), `GET /health`, and the operator's `GET /metrics` and
+/// inspector under `/inspector` (open on loopback, behind the client API keys otherwise).
 pub fn router(state: AppState) -> Router {
     let limit = state.config.max_body_bytes;
     let inspector = state
@@ -106,7 +107,13 @@ pub fn router(state: AppState) -> Router {
         .route("/v1/messages/count_tokens", post(messages::count_tokens))
         .route("/v1/models", get(upstream::models))
         .route("/health", get(|| async { "ok" }))
-        .route("/metrics", get(metrics::handle))
+        .route(
+            "/metrics",
+            get(metrics::handle).layer(axum::middleware::from_fn_with_state(
+                state.clone(),
+                server_side::guard,
+            )),
+        )
         .layer(DefaultBodyLimit::max(limit))
         .with_state(state)
         .nest(toolcall_inspector::BASE, inspector)

@@ -71,6 +71,41 @@ pub struct ServerSide {
     pub hub: Arc<Hub>,
     pub runner: ServerTools,
     pub archive: Option<Arc<Archive>>,
+    /// One turn at a time per session in this process (see [`SessionLocks`]).
+    sessions: Arc<SessionLocks>,
+}
+
+/// A lock per session id: two requests continuing one session at once would each start
+/// from the same archived conversation and pack state, and the later save would drop the
+/// other's changes; so the second waits for the first. Entries live while a turn holds or
+/// waits for them (the map keeps weak references, pruned as it grows).
+#[derive(Default)]
+pub struct SessionLocks {
+    locks: Mutex<std::collections::HashMap<String, std::sync::Weak<tokio::sync::Mutex<()>>>>,
+}
+
+/// Entries kept before dead ones are pruned.
+const SESSION_LOCKS_PRUNE_AT: usize = 1024;
+
+impl SessionLocks {
+    /// Waits for `session`'s turn; the guard holds it.
+    pub async fn lock(&self, session: &str) -> tokio::sync::OwnedMutexGuard<()> {
+        let lock = {
+            let mut locks = self.locks.lock().unwrap_or_else(|p| p.into_inner());
+            match locks.get(session).and_then(std::sync::Weak::upgrade) {
+                Some(lock) => lock,
+                None => {
+                    if locks.len() >= SESSION_LOCKS_PRUNE_AT {
+                        locks.retain(|_, l| l.strong_count() > 0);
+                    }
+                    let lock = Arc::new(tokio::sync::Mutex::new(()));
+                    locks.insert(session.to_owned(), Arc::downgrade(&lock));
+                    lock
+                }
+            }
+        };
+        lock.lock_owned().await
+    }
 }
 
 impl ServerSide {
@@ -100,6 +135,7 @@ impl ServerSide {
             hub,
             runner,
             archive,
+            sessions: Arc::default(),
         }
     }
 
@@ -143,7 +179,8 @@ pub fn is_loopback(listen: &str) -> bool {
             .is_ok_and(|ip| ip.is_loopback())
 }
 
-/// The inspector's guard: open on loopback, else the client API key.
+/// The guard of the operator's pages (the inspector, `/metrics`): open on loopback, else
+/// the client API key.
 pub async fn guard(State(state): State<AppState>, request: Request, next: Next) -> Response {
     let keys = &state.upstreams.client_keys;
     let open = is_loopback(&state.config.listen) && keys.is_empty();
@@ -153,7 +190,7 @@ pub async fn guard(State(state): State<AppState>, request: Request, next: Next) 
     if keys.is_empty() {
         return (
             StatusCode::FORBIDDEN,
-            "the inspector is served on loopback, or with client API keys configured",
+            "the inspector and /metrics are served on loopback, or with client API keys configured",
         )
             .into_response();
     }
@@ -319,6 +356,7 @@ pub struct ServerTurnJob {
     request: Value,
     model: Arc<GatewayModel>,
     tools: Registry,
+    sessions: Arc<SessionLocks>,
     /// The session it continues, or the one made for it up front ([`Self::name_session`]).
     pub session: Option<String>,
 }
@@ -339,6 +377,7 @@ impl ServerTurnJob {
             request,
             model: Arc::new(GatewayModel::new(state, chat)),
             tools: side.switches.apply(&side.tools),
+            sessions: side.sessions.clone(),
             session: session_of(headers)?,
         })
     }
@@ -367,6 +406,10 @@ impl ServerTurnJob {
 
     pub async fn run(self) -> Result<ServerAnswer, ApiError> {
         let client: Arc<dyn ModelClient> = self.model.clone();
+        let _turn = match &self.session {
+            Some(id) => Some(self.sessions.lock(id).await),
+            None => None,
+        };
         let result = self
             .runner
             .chat(&self.request, client, &self.tools, self.session.as_deref())

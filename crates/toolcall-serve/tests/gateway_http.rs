@@ -176,6 +176,69 @@ async fn upstream_faults_are_clear_errors() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_upstream_429_is_the_apis_rate_limit_error() {
+    let (url, _) = gateway(|c| c.retries = 0).await;
+    let r = post(&url, request("fault-429", false)).await;
+    assert_eq!(r.status(), 429);
+    let body: Value = r.json().await.unwrap();
+    assert_eq!(body["error"]["type"], "rate_limit_error", "{body}");
+    assert_eq!(body["error"]["code"], "rate_limit_exceeded", "{body}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_upstream_kept_alive_with_comments_meets_the_request_deadline() {
+    // The idle read timeout (2 s) never fires: the upstream sends a comment every 100 ms.
+    let (url, _) = gateway(|c| {
+        c.retries = 0;
+        c.request_timeout_secs = 1;
+    })
+    .await;
+    let whole = tokio::time::timeout(
+        std::time::Duration::from_secs(60),
+        post(&url, request("fault-keepalive", false)),
+    )
+    .await
+    .expect("the whole request was held past its deadline");
+    assert_eq!(whole.status(), 504);
+    let body: Value = whole.json().await.unwrap();
+    assert_eq!(body["error"]["code"], "upstream_timeout", "{body}");
+    let streamed = tokio::time::timeout(
+        std::time::Duration::from_secs(60),
+        sse_data(post(&url, request("fault-keepalive", true)).await),
+    )
+    .await
+    .expect("the stream was held past its deadline");
+    assert!(
+        streamed
+            .iter()
+            .any(|d| d.contains("\"error\"") && d.contains("timeout")),
+        "{streamed:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn metrics_need_the_client_key_off_loopback() {
+    let metrics = |url: String, key: Option<&'static str>| async move {
+        let mut r = reqwest::Client::new().get(format!("{url}/metrics"));
+        if let Some(k) = key {
+            r = r.bearer_auth(k);
+        }
+        r.send().await.unwrap().status().as_u16()
+    };
+    let (local, _) = gateway(|_| {}).await;
+    assert_eq!(metrics(local, None).await, 200);
+    let (public, _) = gateway(|c| c.listen = "0.0.0.0:8090".into()).await;
+    assert_eq!(metrics(public, None).await, 403);
+    let (keyed, _) = gateway(|c| {
+        c.listen = "0.0.0.0:8090".into();
+        c.api_keys = vec!["sk-ops".into()];
+    })
+    .await;
+    assert_eq!(metrics(keyed.clone(), None).await, 401);
+    assert_eq!(metrics(keyed, Some("sk-ops")).await, 200);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_cut_stream_ends_with_an_error_and_no_finish() {
     let (url, _) = gateway(|c| c.retries = 0).await;
     let data = sse_data(post(&url, request("fault-cut", true)).await).await;

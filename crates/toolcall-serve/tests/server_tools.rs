@@ -685,6 +685,7 @@ async fn the_route_format_and_the_retry_policy_apply_to_server_tools() {
                 upstream_api_key_env: None,
                 emulate_tools: None,
                 upstream_api: None,
+                constrain: None,
             }];
         },
     )
@@ -776,4 +777,56 @@ async fn a_messages_request_runs_the_server_tools_and_errors_keep_its_shape() {
             .contains("no-such-session"),
         "{body}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_requests_continuing_one_session_at_once_keep_both_changes() {
+    let mark = |name: &str| {
+        call(
+            "set_attribute",
+            json!({"entityType": "object", "entityId": "obj_chest",
+                   "attributeName": name, "value": "yes"}),
+        )
+    };
+    let g = gateway(&[
+        ("world-x", &mark("marked_x")),
+        ("world-x", "Marked x."),
+        ("world-y", &mark("marked_y")),
+        ("world-y", "Marked y."),
+    ])
+    .await;
+    let http = reqwest::Client::new();
+    let start = http
+        .post(format!("{}/v1/chat/completions", g.url))
+        .json(&json!({"model": "world", "messages": [{"role": "user", "content": "Hello"}]}))
+        .send()
+        .await
+        .unwrap();
+    let session = start.headers()[SESSION_HEADER].to_str().unwrap().to_owned();
+    let go = |model: &str| {
+        http.post(format!("{}/v1/chat/completions", g.url))
+            .header(SESSION_HEADER, &session)
+            .json(&json!({"model": model, "messages": [
+                {"role": "user", "content": "Hello"},
+                {"role": "assistant", "content": "echo: world"},
+                {"role": "user", "content": format!("Mark the chest ({model})")}]}))
+            .send()
+    };
+    let (x, y) = tokio::join!(go("world-x"), go("world-y"));
+    assert_eq!(
+        (x.unwrap().status().as_u16(), y.unwrap().status().as_u16()),
+        (200, 200)
+    );
+    // One after the other: the second turn started from the state the first archived.
+    let rec = g.archive.show_session(&session).unwrap();
+    let chest = rec.pack_states["world"]["objects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|o| o["id"] == "obj_chest")
+        .unwrap()["attributes"]
+        .clone();
+    assert_eq!(chest["marked_x"], "yes", "{chest}");
+    assert_eq!(chest["marked_y"], "yes", "{chest}");
+    assert_eq!(rec.calls.len(), 2);
 }

@@ -1,20 +1,32 @@
 //! HTTP to model servers, shared by the clients here and the `toolcall serve` gateway's
-//! upstream calls: connect and read timeouts, bounded bodies and SSE streams, and bounded
-//! retries with exponential backoff on 429/502/503/504, connection errors and cut streams,
-//! honouring `Retry-After`.
+//! upstream calls: connect and idle-read timeouts and a total deadline per attempt, bounded
+//! bodies and SSE streams, and bounded retries with jittered exponential backoff on
+//! 429/502/503/504, connection errors and cut streams, honouring `Retry-After`.
 //!
 //! A request is sent with [`Transport::retrying`] around one attempt (post and read), so a
 //! retry covers what the caller still owns: the clients retry a whole reply (a model request
 //! has no side effects), the gateway retries only until it starts answering its client.
+//!
+//! The total deadline ([`Timeouts::total`]) runs from the request until the last byte of the
+//! body, streamed or not, so a server that keeps a stream alive with SSE comments (which
+//! restart the idle read timeout) cannot hold a request past it. Redirects are followed only
+//! within the request's origin (scheme, host, port), at most [`MAX_REDIRECTS`]: a model
+//! request carries the conversation, which never goes to another host (the rule HTTP tools
+//! follow too). The backoff's jitter ("equal jitter": half the exponential delay plus a
+//! random part of the other half, and on top of `Retry-After` a random part of the base
+//! delay) keeps replicas that failed together from retrying in lockstep; it is a few lines
+//! over `rand`, which the workspace already has, where a backoff crate would bring its own
+//! retry loop in place of [`Transport::retrying_until_committed`].
 
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
 
 use eventsource_stream::{Event, EventStreamError, Eventsource};
 use futures::{Stream, StreamExt};
+use rand::RngExt;
 use reqwest::header::{HeaderMap, RETRY_AFTER};
 use serde::{Deserialize, Serialize};
 
@@ -26,28 +38,37 @@ use toolcall_wire::excerpt;
 pub struct Timeouts {
     /// Establishing the connection.
     pub connect: Duration,
-    /// Between two reads of the response (a model that stops sending).
+    /// Between two reads of the response (a model that stops sending); any bytes restart
+    /// it, SSE comments included.
     pub read: Duration,
-    /// The whole request, when set.
+    /// One attempt as a whole, from sending the request to the last byte of its reply
+    /// (streamed or not); nothing the server sends extends it. `None`: no deadline.
     pub total: Option<Duration>,
 }
+
+/// The default total deadline of one model request: long enough for a long answer from a
+/// slow local model, short enough that a server cannot hold a request forever.
+pub const DEFAULT_TOTAL_TIMEOUT: Duration = Duration::from_secs(600);
 
 impl Default for Timeouts {
     fn default() -> Self {
         Timeouts {
             connect: Duration::from_secs(10),
             read: Duration::from_secs(120),
-            total: None,
+            total: Some(DEFAULT_TOTAL_TIMEOUT),
         }
     }
 }
+
+/// Redirects a model request follows, all within the origin of its URL.
+pub const MAX_REDIRECTS: usize = 5;
 
 /// When and how often to try again.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RetryPolicy {
     /// Retries after the first attempt (0 = never retry).
     pub max_retries: u32,
-    /// The first backoff; each retry doubles it.
+    /// The first backoff; each retry doubles it (jittered: see [`Self::delay`]).
     pub base_delay: Duration,
     /// The longest wait between attempts; a `Retry-After` asking for more is not retried.
     pub max_delay: Duration,
@@ -72,20 +93,34 @@ impl RetryPolicy {
         }
     }
 
-    /// The wait before retry number `retry` (0-based) after `err`; `None` = do not retry.
+    /// The wait before retry number `retry` (0-based) after `err`, with random jitter;
+    /// `None` = do not retry.
     pub fn delay(&self, retry: u32, err: &ClientError) -> Option<Duration> {
+        self.jittered_delay(retry, err, rand::rng().random_range(0.0..=1.0))
+    }
+
+    /// [`Self::delay`] with the jitter's draw `unit` (0 to 1) given: the exponential delay
+    /// `d` (the base doubled per retry, at most `max_delay`) becomes `d/2 + unit·d/2`; a
+    /// `Retry-After` within `max_delay` is waited for in full, plus `unit·base_delay`.
+    pub fn jittered_delay(&self, retry: u32, err: &ClientError, unit: f64) -> Option<Duration> {
         if retry >= self.max_retries || !err.is_retryable() {
             return None;
         }
+        let unit = if unit.is_finite() {
+            unit.clamp(0.0, 1.0)
+        } else {
+            0.0
+        };
         if let ClientError::Status {
             retry_after: Some(after),
             ..
         } = err
         {
-            return (*after <= self.max_delay).then_some(*after);
+            return (*after <= self.max_delay).then(|| *after + self.base_delay.mul_f64(unit));
         }
         let factor = 1u32.checked_shl(retry).unwrap_or(u32::MAX);
-        Some(self.base_delay.saturating_mul(factor).min(self.max_delay))
+        let full = self.base_delay.saturating_mul(factor).min(self.max_delay);
+        Some(full / 2 + (full / 2).mul_f64(unit))
     }
 }
 
@@ -101,7 +136,19 @@ impl Transport {
     pub fn new(timeouts: Timeouts, retry: RetryPolicy) -> Result<Self, ClientError> {
         let mut builder = reqwest::Client::builder()
             .connect_timeout(timeouts.connect)
-            .read_timeout(timeouts.read);
+            .read_timeout(timeouts.read)
+            .redirect(reqwest::redirect::Policy::custom(|attempt| {
+                // `previous` starts with the URL the request was sent to.
+                let same_origin = attempt
+                    .previous()
+                    .first()
+                    .is_some_and(|first| first.origin() == attempt.url().origin());
+                if same_origin && attempt.previous().len() <= MAX_REDIRECTS {
+                    attempt.follow()
+                } else {
+                    attempt.stop()
+                }
+            }));
         if let Some(total) = timeouts.total {
             builder = builder.timeout(total);
         }
@@ -209,19 +256,33 @@ impl Transport {
         req: reqwest::RequestBuilder,
         url: &str,
     ) -> Result<reqwest::Response, ClientError> {
+        let sent = Instant::now();
         let response = req
             .send()
             .await
-            .map_err(|e| self.classify(e, url, TimeoutPhase::Connect))?;
+            .map_err(|e| classify(e, url, sent.elapsed(), self.timeouts))?;
         let status = response.status();
         if status.is_success() {
             return Ok(response);
         }
         let retry_after = retry_after(response.headers());
+        let location = response
+            .headers()
+            .get(reqwest::header::LOCATION)
+            .and_then(|v| v.to_str().ok())
+            .map(|l| excerpt(l, 300));
         let body = self.read_bounded(response, url).await.unwrap_or_default();
+        let body_tail = match location {
+            // A redirect left unfollowed: to another origin, or one too many.
+            Some(to) if status.is_redirection() => format!(
+                "a redirect to {to:?}, not followed: a model request follows at most \
+                 {MAX_REDIRECTS} redirects, all within the origin of its URL"
+            ),
+            _ => excerpt(&body, 500),
+        };
         Err(ClientError::Status {
             status: status.as_u16(),
-            body_tail: excerpt(&body, 500),
+            body_tail,
             retry_after,
         })
     }
@@ -233,11 +294,13 @@ impl Transport {
         url: &str,
     ) -> Result<String, ClientError> {
         let mut body = Vec::new();
+        let mut last = Instant::now();
         while let Some(chunk) = response
             .chunk()
             .await
-            .map_err(|e| self.classify(e, url, TimeoutPhase::Read))?
+            .map_err(|e| classify(e, url, last.elapsed(), self.timeouts))?
         {
+            last = Instant::now();
             if body.len() + chunk.len() > MAX_RESPONSE_BYTES {
                 return Err(ClientError::TooLarge(MAX_RESPONSE_BYTES));
             }
@@ -246,27 +309,22 @@ impl Transport {
         Ok(String::from_utf8_lossy(&body).into_owned())
     }
 
-    /// A transport error with its kind kept: timeout, refused connection, or other.
-    pub fn classify(&self, e: reqwest::Error, url: &str, phase: TimeoutPhase) -> ClientError {
-        classify(e, url, phase, self.timeouts)
-    }
-
     /// Server-sent events of a response, bounded (see [`SseReader`]).
     pub fn events(&self, response: reqwest::Response, url: &str) -> SseReader {
         SseReader::new(response, url, self.timeouts)
     }
 }
 
-fn classify(e: reqwest::Error, url: &str, phase: TimeoutPhase, timeouts: Timeouts) -> ClientError {
+/// A transport error with its kind kept: timeout (which one), refused connection, or other.
+/// `idle`: how long nothing had come when it failed; a timeout sooner than the idle read
+/// timeout can only be the total deadline.
+fn classify(e: reqwest::Error, url: &str, idle: Duration, timeouts: Timeouts) -> ClientError {
     let url = url.to_owned();
     if e.is_timeout() {
-        let (phase, after) = if e.is_connect() {
-            (TimeoutPhase::Connect, timeouts.connect)
-        } else if phase == TimeoutPhase::Connect && timeouts.total.is_none() {
-            // Sent, but the headers never came: the read timeout fired.
-            (TimeoutPhase::Read, timeouts.read)
-        } else {
-            (phase, timeouts.total.unwrap_or(timeouts.read))
+        let (phase, after) = match timeouts.total {
+            _ if e.is_connect() => (TimeoutPhase::Connect, timeouts.connect),
+            Some(total) if idle < timeouts.read => (TimeoutPhase::Total, total),
+            _ => (TimeoutPhase::Read, timeouts.read),
         };
         return ClientError::Timeout { url, phase, after };
     }
@@ -316,6 +374,9 @@ type Events = Pin<Box<dyn Stream<Item = Result<Event, EventStreamError<reqwest::
 pub struct SseReader {
     events: Events,
     over_limit: Arc<AtomicBool>,
+    /// When bytes last came (comments included), in milliseconds since `opened`.
+    last_bytes_ms: Arc<AtomicU64>,
+    opened: Instant,
     url: String,
     timeouts: Timeouts,
 }
@@ -324,10 +385,15 @@ impl SseReader {
     fn new(response: reqwest::Response, url: &str, timeouts: Timeouts) -> Self {
         let over_limit = Arc::new(AtomicBool::new(false));
         let flag = over_limit.clone();
+        let opened = Instant::now();
+        let last_bytes_ms = Arc::new(AtomicU64::new(0));
+        let last = last_bytes_ms.clone();
         let mut seen = 0usize;
         let bytes = response.bytes_stream().take_while(move |chunk| {
             if let Ok(b) = chunk {
                 seen = seen.saturating_add(b.len());
+                let at = u64::try_from(opened.elapsed().as_millis()).unwrap_or(u64::MAX);
+                last.store(at, Ordering::Relaxed);
             }
             let within = seen <= MAX_RESPONSE_BYTES;
             if !within {
@@ -338,6 +404,8 @@ impl SseReader {
         SseReader {
             events: Box::pin(bytes.eventsource()),
             over_limit,
+            last_bytes_ms,
+            opened,
             url: url.to_owned(),
             timeouts,
         }
@@ -349,7 +417,9 @@ impl SseReader {
         while let Some(event) = self.events.next().await {
             let event = event.map_err(|e| match e {
                 EventStreamError::Transport(e) => {
-                    classify(e, &self.url, TimeoutPhase::Read, self.timeouts)
+                    let last = Duration::from_millis(self.last_bytes_ms.load(Ordering::Relaxed));
+                    let idle = self.opened.elapsed().saturating_sub(last);
+                    classify(e, &self.url, idle, self.timeouts)
                 }
                 other => ClientError::BadResponse(format!("SSE stream: {other}")),
             })?;
@@ -385,9 +455,14 @@ mod tests {
             max_delay: Duration::from_millis(300),
         };
         let e = status(503, None);
-        assert_eq!(p.delay(0, &e), Some(Duration::from_millis(100)));
-        assert_eq!(p.delay(1, &e), Some(Duration::from_millis(200)));
-        assert_eq!(p.delay(2, &e), Some(Duration::from_millis(300)));
+        let ms = Duration::from_millis;
+        // At its most, the jittered delay is the exponential one; at its least, half of it.
+        assert_eq!(p.jittered_delay(0, &e, 1.0), Some(ms(100)));
+        assert_eq!(p.jittered_delay(1, &e, 1.0), Some(ms(200)));
+        assert_eq!(p.jittered_delay(2, &e, 1.0), Some(ms(300)));
+        assert_eq!(p.jittered_delay(0, &e, 0.0), Some(ms(50)));
+        assert_eq!(p.jittered_delay(2, &e, 0.0), Some(ms(150)));
+        assert_eq!(p.jittered_delay(1, &e, f64::NAN), Some(ms(100)));
         assert_eq!(p.delay(3, &e), None);
         assert_eq!(p.delay(0, &status(500, None)), None);
         assert_eq!(p.delay(0, &status(400, None)), None);
@@ -401,10 +476,20 @@ mod tests {
             base_delay: Duration::from_millis(100),
             max_delay: Duration::from_secs(5),
         };
+        let asked = status(429, Some(2));
         assert_eq!(
-            p.delay(0, &status(429, Some(2))),
+            p.jittered_delay(0, &asked, 0.0),
             Some(Duration::from_secs(2))
         );
+        // Never sooner than asked; the jitter comes on top.
+        assert_eq!(
+            p.jittered_delay(0, &asked, 1.0),
+            Some(Duration::from_millis(2100))
+        );
+        for _ in 0..16 {
+            let d = p.delay(0, &asked).unwrap();
+            assert!(d >= Duration::from_secs(2) && d <= Duration::from_millis(2100));
+        }
         // Asked to wait longer than the bound: give up now rather than hammer the server.
         assert_eq!(p.delay(0, &status(429, Some(60))), None);
         let mut h = HeaderMap::new();
@@ -415,5 +500,20 @@ mod tests {
             "Wed, 21 Oct 2015 07:28:00 GMT".parse().unwrap(),
         );
         assert_eq!(retry_after(&h), None);
+    }
+
+    #[test]
+    fn replicas_failing_together_do_not_retry_in_lockstep() {
+        let p = RetryPolicy::default();
+        let e = status(503, None);
+        let waits: std::collections::BTreeSet<Duration> =
+            (0..64).map(|_| p.delay(1, &e).unwrap()).collect();
+        // 64 draws over a 250 ms span: equal waits for all of them mean no jitter at all.
+        assert!(waits.len() > 1, "{waits:?}");
+        assert!(
+            waits
+                .iter()
+                .all(|w| *w >= Duration::from_millis(250) && *w <= Duration::from_millis(500))
+        );
     }
 }

@@ -32,6 +32,9 @@ pub enum Answer {
     },
     /// Never answers (the connection stays open).
     Hang,
+    /// Answers 200 with this content type, then only keeps the connection alive: an SSE
+    /// comment (or, for a JSON body, a space) every 100 ms, forever.
+    KeepAlive(&'static str),
 }
 
 #[derive(Clone, Default)]
@@ -78,6 +81,21 @@ async fn answer(State(script): State<Script>, Json(body): Json<Value>) -> Respon
         Some(Answer::Hang) => {
             tokio::time::sleep(Duration::from_secs(3600)).await;
             StatusCode::GATEWAY_TIMEOUT.into_response()
+        }
+        Some(Answer::KeepAlive(content_type)) => {
+            let beat = if content_type == "text/event-stream" {
+                ": keep-alive\n\n"
+            } else {
+                " "
+            };
+            let beats = futures::stream::unfold((), move |()| async move {
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                Some((Ok::<_, std::convert::Infallible>(beat), ()))
+            });
+            Response::builder()
+                .header(header::CONTENT_TYPE, content_type)
+                .body(Body::from_stream(beats))
+                .unwrap()
         }
         Some(Answer::Sse(chunks)) => {
             let mut text = String::new();

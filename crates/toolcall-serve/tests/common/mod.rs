@@ -151,6 +151,23 @@ async fn completions(State(s): State<StandIn>, Json(body): Json<Value>) -> Respo
             )
                 .into_response();
         }
+        // Keeps the connection alive and never answers: SSE comments (a space in a JSON
+        // body) every 100 ms, each restarting the idle read timeout.
+        "fault-keepalive" => {
+            let (content_type, beat) = if stream {
+                ("text/event-stream", ": keep-alive\n\n")
+            } else {
+                ("application/json", " ")
+            };
+            let beats = futures::stream::unfold((), move |()| async move {
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                Some((Ok::<_, std::convert::Infallible>(beat), ()))
+            });
+            return Response::builder()
+                .header(header::CONTENT_TYPE, content_type)
+                .body(Body::from_stream(beats))
+                .unwrap();
+        }
         "fault-hang" => {
             tokio::time::sleep(Duration::from_secs(3600)).await;
             return StatusCode::GATEWAY_TIMEOUT.into_response();
