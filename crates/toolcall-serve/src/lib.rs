@@ -117,6 +117,11 @@ pub fn router(state: AppState) -> Router {
         .layer(DefaultBodyLimit::max(limit))
         .with_state(state)
         .nest(toolcall_inspector::BASE, inspector)
+        // `/inspector/` as typed by hand: the page lives at `/inspector`.
+        .route(
+            "/inspector/",
+            get(|| async { axum::response::Redirect::permanent(toolcall_inspector::BASE) }),
+        )
 }
 
 /// Serves `router(state)` on `listener` until `shutdown` resolves; open streams are finished
