@@ -197,6 +197,7 @@ impl Turn {
             parse: ParseOptions {
                 format,
                 tools: Some(registry.clone()),
+                reasoning_calls: route.reasoning_calls,
                 ..ParseOptions::default()
             },
             registry,
