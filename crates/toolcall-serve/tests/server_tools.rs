@@ -685,6 +685,7 @@ async fn the_route_format_and_the_retry_policy_apply_to_server_tools() {
                 upstream_api_key_env: None,
                 emulate_tools: None,
                 upstream_api: None,
+                reasoning_calls: None,
                 constrain: None,
             }];
         },
@@ -777,6 +778,16 @@ async fn a_messages_request_runs_the_server_tools_and_errors_keep_its_shape() {
             .contains("no-such-session"),
         "{body}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_inspector_answers_with_a_trailing_slash_too() {
+    let g = gateway(&[]).await;
+    // reqwest follows the redirect to the page itself.
+    let page = reqwest::get(format!("{}/inspector/", g.url)).await.unwrap();
+    assert_eq!(page.status(), 200);
+    assert!(page.url().path() == "/inspector", "{}", page.url());
+    assert!(page.text().await.unwrap().contains("<html"));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -119,6 +119,10 @@ pub struct ModelReply {
     /// `thinking`, reasoning items): never part of `text`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reasoning: Option<String>,
+    /// Why the model stopped, as the server said it (`stop`, `tool_calls`, `length`, ...):
+    /// tells the text parser whether a call missing its closing marker was cut.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub finish_reason: Option<String>,
 }
 
 /// Why a model request failed; the kind is kept so retry logic and users can tell a timeout
@@ -253,7 +257,7 @@ pub fn endpoint(base: &str, path: &str) -> String {
     let base = base.trim_end_matches('/');
     if base.ends_with(path) {
         base.to_owned()
-    } else if base.ends_with("/v1") {
+    } else if base.ends_with("/v1") || base.ends_with("/v1beta") {
         format!("{base}{path}")
     } else {
         format!("{base}/v1{path}")
