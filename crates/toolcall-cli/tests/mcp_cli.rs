@@ -879,3 +879,94 @@ fn sdk_client_gets_invalid_params_for_a_bad_tools_call_under_its_id() {
     }
     assert!(answers[3]["result"]["tools"].is_array(), "{}", answers[3]);
 }
+
+// covers W-MCP
+#[test]
+fn world_tools_carry_their_annotations_and_a_coerced_argument_is_reported() {
+    let Some(py) = python() else { return };
+    let report = run_plan(
+        &py,
+        json!({
+            "transport": "stdio",
+            "command": [toolcall_path(), "mcp", "serve", "--pack", "world",
+                        "--pack-opt", format!("world.world={}", world_file())],
+            "calls": [
+                {"name": "delete_object", "arguments": {"objectId": 5}},
+                {"name": "set_attribute", "arguments": {"entityType": "object",
+                    "entityId": "obj_chest", "attributeName": "condition", "value": "open"}}
+            ],
+        }),
+    );
+    let hints = |name: &str| tool(&report, name)["annotations"].clone();
+    assert_eq!(hints("delete_object")["destructiveHint"], true, "{report}");
+    assert_eq!(hints("delete_object")["readOnlyHint"], false);
+    assert_eq!(hints("create_object")["destructiveHint"], false);
+    assert_eq!(hints("create_object")["idempotentHint"], false);
+    assert_eq!(hints("move_player")["idempotentHint"], true);
+    // `objectId: 5` ran as "5": the client is told, in the result it reads.
+    let coerced = &report["results"][0];
+    let repairs = &coerced["structuredContent"]["repairs"];
+    assert_eq!(repairs[0]["kind"], "coerced_string", "{coerced}");
+    let text = coerced["content"][0]["text"].as_str().unwrap();
+    assert!(text.contains("coerced_string"), "{text}");
+    // A call that needed no repair has none listed.
+    let plain = &report["results"][1];
+    assert_eq!(plain["structuredContent"]["status"], "ok", "{plain}");
+    assert!(
+        plain["structuredContent"].get("repairs").is_none(),
+        "{plain}"
+    );
+}
+
+/// A raw HTTP request to `url`'s host; the status line and the headers, lowercased.
+fn http_raw(url: &str, method: &str, headers: &str, body: &str) -> (String, String) {
+    let hostport = url.trim_start_matches("http://").split('/').next().unwrap();
+    let mut s = std::net::TcpStream::connect(hostport).unwrap();
+    write!(
+        s,
+        "{method} /mcp HTTP/1.1\r\nHost: {hostport}\r\ncontent-type: application/json\r\n\
+         accept: application/json, text/event-stream\r\n{headers}content-length: {}\r\n\
+         connection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut reply = String::new();
+    let _ = s.read_to_string(&mut reply);
+    let head = reply.split("\r\n\r\n").next().unwrap_or_default();
+    let status = head.lines().next().unwrap_or_default().to_owned();
+    (status, head.to_ascii_lowercase())
+}
+
+// covers W-MCP
+#[test]
+fn ending_an_http_session_is_answered_200() {
+    let server = start_http("key-9");
+    let auth = "authorization: Bearer key-9\r\n";
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "1"}}});
+    let (status, head) = http_raw(&server.url, "POST", auth, &init.to_string());
+    assert!(status.contains(" 200 "), "{status}");
+    let session = head
+        .lines()
+        .find_map(|l| l.strip_prefix("mcp-session-id:"))
+        .unwrap_or_else(|| panic!("no session id: {head}"))
+        .trim()
+        .to_owned();
+    let (status, _) = http_raw(
+        &server.url,
+        "DELETE",
+        &format!("{auth}mcp-session-id: {session}\r\n"),
+        "",
+    );
+    assert!(status.contains(" 200 "), "{status}");
+    // The session is gone: a request in it is refused.
+    let ping = json!({"jsonrpc": "2.0", "id": 2, "method": "ping"});
+    let (status, _) = http_raw(
+        &server.url,
+        "POST",
+        &format!("{auth}mcp-session-id: {session}\r\n"),
+        &ping.to_string(),
+    );
+    assert!(status.contains(" 404 "), "{status}");
+}

@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool, ToolAnnotations};
 use serde_json::{Value, json};
-use toolcall_core::{ErrorCode, ToolError, ToolOutput, ToolResult, ToolSpec};
+use toolcall_core::{ErrorCode, Repair, ToolError, ToolOutput, ToolResult, ToolSpec};
 use toolcall_run::client::images::take_images_noting;
 
 /// Longest error text kept from a failing MCP result.
@@ -46,7 +46,21 @@ pub fn mcp_tool(spec: &ToolSpec) -> Tool {
 
 /// The MCP result of a toolcall result.
 pub fn call_tool_result(result: &ToolResult) -> CallToolResult {
+    call_tool_result_repaired(result, &[])
+}
+
+/// The MCP result of a toolcall result whose arguments validation repaired: the repairs
+/// (`[{"kind", "message"}]`, e.g. `coerced_string` for an `objectId` sent as `5`) go with the
+/// result under `repairs`, in the structured content and its text, so the client knows its
+/// call ran with other arguments than it sent.
+pub fn call_tool_result_repaired(result: &ToolResult, repairs: &[Repair]) -> CallToolResult {
     let mut body = result.to_json();
+    let repairs_json = (!repairs.is_empty())
+        .then(|| serde_json::to_value(repairs).ok())
+        .flatten();
+    if let Some(r) = &repairs_json {
+        body["repairs"] = r.clone();
+    }
     match &result.outcome {
         Ok(_) => {
             let images = take_images_noting(&mut body, &|img| {
@@ -67,10 +81,11 @@ pub fn call_tool_result(result: &ToolResult) -> CallToolResult {
             out
         }
         Err(e) => {
-            let mut out = CallToolResult::error(vec![ContentBlock::text(format!(
-                "{}: {}",
-                e.code, e.message
-            ))]);
+            let mut text = format!("{}: {}", e.code, e.message);
+            if let Some(r) = &repairs_json {
+                text.push_str(&format!(" (its arguments were repaired first: {r})"));
+            }
+            let mut out = CallToolResult::error(vec![ContentBlock::text(text)]);
             out.structured_content = Some(body);
             out
         }

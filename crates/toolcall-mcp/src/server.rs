@@ -33,11 +33,11 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use rmcp::{ErrorData, Peer, RoleServer, ServerHandler, ServiceExt};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
-use toolcall_core::{CallId, ErrorCode, ToolCall, ToolError, ToolKind, ToolResult};
+use toolcall_core::{CallId, ErrorCode, Repair, ToolCall, ToolError, ToolKind, ToolResult};
 use toolcall_run::{Executor, SessionContext};
 
 use crate::McpError;
-use crate::convert::{call_tool_result, mcp_tool};
+use crate::convert::{call_tool_result_repaired, mcp_tool};
 
 /// How often a waiting job call looks for its result and reports progress.
 const JOB_POLL: Duration = Duration::from_millis(200);
@@ -170,19 +170,22 @@ impl McpToolServer {
             .retain(|p| !p.is_transport_closed());
     }
 
+    /// Runs a call; its result and the repairs validation made to its arguments (a
+    /// coercion such as `5` to `"5"`), which the client is told about.
     async fn run_call(
         &self,
         call: ToolCall,
         progress: Option<(Peer<RoleServer>, ProgressToken)>,
         cancel: &CancellationToken,
-    ) -> ToolResult {
+    ) -> (ToolResult, Vec<Repair>) {
         if self.is_hidden(&call.name) {
             let message = format!("tool {:?} is disabled", call.name);
-            return ToolResult::err(
+            let result = ToolResult::err(
                 call.call_id,
                 call.name,
                 ToolError::new(ErrorCode::ToolDisabled, message),
             );
+            return (result, Vec::new());
         }
         let is_job = self
             .inner
@@ -193,12 +196,16 @@ impl McpToolServer {
         let (call_id, name) = (call.call_id.clone(), call.name.clone());
         let timed = tokio::select! {
             t = self.inner.executor.execute_one(call, &self.inner.session) => t,
-            () = cancel.cancelled() => return cancelled(call_id, name),
+            () = cancel.cancelled() => return (cancelled(call_id, name), Vec::new()),
         };
+        let repairs = timed.call.origin.repairs;
         if !is_job || !timed.result.is_ok() {
-            return timed.result;
+            return (timed.result, repairs);
         }
-        self.wait_job(call_id, name, progress, cancel).await
+        (
+            self.wait_job(call_id, name, progress, cancel).await,
+            repairs,
+        )
     }
 
     /// Waits for a job's result, picking up (and parking for their callers) any other job
@@ -286,8 +293,8 @@ impl ServerHandler for McpToolServer {
             .meta
             .get_progress_token()
             .map(|t| (context.peer.clone(), t));
-        let result = self.run_call(call, progress, &context.ct).await;
-        Ok(call_tool_result(&result).into())
+        let (result, repairs) = self.run_call(call, progress, &context.ct).await;
+        Ok(call_tool_result_repaired(&result, &repairs).into())
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
@@ -382,11 +389,24 @@ pub async fn serve_http(
     let keys = Arc::new(api_keys);
     let router = axum::Router::new()
         .nest_service("/mcp", service)
+        .layer(axum::middleware::from_fn(session_delete_ok))
         .layer(axum::middleware::from_fn_with_state(keys, check_key));
     axum::serve(listener, router)
         .with_graceful_shutdown(async move { shutdown.cancelled_owned().await })
         .await
         .map_err(|e| McpError::Transport(e.to_string()))
+}
+
+/// A session `DELETE` that ended the session is answered `200 OK`: rmcp answers `202
+/// Accepted`, which the official Python SDK logs as a failed termination (it expects 200 or
+/// 204; the request is done, not queued).
+async fn session_delete_ok(request: Request, next: Next) -> Response {
+    let delete = request.method() == axum::http::Method::DELETE;
+    let mut response = next.run(request).await;
+    if delete && response.status() == StatusCode::ACCEPTED {
+        *response.status_mut() = StatusCode::OK;
+    }
+    response
 }
 
 async fn check_key(State(keys): State<Arc<Vec<String>>>, request: Request, next: Next) -> Response {

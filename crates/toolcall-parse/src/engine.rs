@@ -330,10 +330,12 @@ impl Engine {
     }
 
     /// [`Engine::push`] appending to the caller's `out`: the engine collects its events in
-    /// `out` itself (moved in and back), so a reused buffer costs no allocation.
+    /// `out` itself (swapped in and back), so a reused buffer costs no allocation.
+    #[inline]
     pub(crate) fn push_into(&mut self, delta: &str, out: &mut Vec<StreamEvent>) {
-        self.events = std::mem::take(out);
-        *out = self.push(delta);
+        std::mem::swap(&mut self.events, out);
+        self.feed(delta);
+        std::mem::swap(&mut self.events, out);
     }
 
     /// [`Engine::finish`] appending to `out` (see [`Engine::push_into`]).
@@ -344,13 +346,19 @@ impl Engine {
 
     /// Feeds `delta`; returns the events collected (`self.events`, empty between calls).
     pub(crate) fn push(&mut self, delta: &str) -> Vec<StreamEvent> {
+        self.feed(delta);
+        std::mem::take(&mut self.events)
+    }
+
+    /// Feeds `delta`, adding its events to `self.events`.
+    fn feed(&mut self, delta: &str) {
         if self.finished {
-            return std::mem::take(&mut self.events);
+            return;
         }
         if self.overflow {
             self.emit_raw_text(delta);
             self.flush_text_event();
-            return std::mem::take(&mut self.events);
+            return;
         }
         let room = self
             .ctx
@@ -374,13 +382,25 @@ impl Engine {
             ));
             self.emit_raw_text(tail);
             self.flush_text_event();
-            return std::mem::take(&mut self.events);
+            return;
         }
         self.received += delta.len();
-        self.buf.push_str(delta);
-        self.run(false);
+        match delta.as_bytes() {
+            // One byte is ASCII: pushed without a `memcpy` call (1-byte streaming).
+            &[b] => self.buf.push(char::from(b)),
+            _ => self.buf.push_str(delta),
+        }
+        // Prose, most pushes of a reply: when no new byte can start markup the scan is one
+        // bulk skip, and the general loop is not entered (its fixed cost showed per push).
+        if matches!(self.mode, Mode::Text) && !self.line_start {
+            self.skip_plain();
+        }
+        if self.pos >= self.buf.len() && matches!(self.mode, Mode::Text) {
+            self.settle_text(false);
+        } else {
+            self.run(false);
+        }
         self.compact();
-        std::mem::take(&mut self.events)
     }
 
     pub(crate) fn finish(&mut self) -> Vec<StreamEvent> {
@@ -724,6 +744,11 @@ impl Engine {
                 Step::Wait => break,
             }
         }
+        self.settle_text(is_final);
+    }
+
+    /// After a scan: emits the text now decided (at the end all of it), as one event.
+    fn settle_text(&mut self, is_final: bool) {
         if matches!(self.mode, Mode::Text | Mode::InlineCode) {
             // Hold back a trailing word only when `word(` could be a call.
             let hold = if self.call_syntax_possible() && !is_final {

@@ -365,14 +365,21 @@ impl StreamParser {
     /// parser.finish_into(&mut events);
     /// assert_eq!((text.as_str(), calls), ("Sure. ", vec!["get_weather".to_owned()]));
     /// ```
+    #[inline]
     pub fn push_into(&mut self, delta: &str, out: &mut Vec<StreamEvent>) {
         // The common case: the engine appends straight to `out`.
         if self.pending.is_empty() && self.implied.is_none() && self.shift == 0 {
             let from = out.len();
             self.engine.push_into(delta, out);
             self.count_calls(out.get(from..).unwrap_or_default());
-            return;
+        } else {
+            self.push_into_held(delta, out);
         }
+    }
+
+    /// [`StreamParser::push_into`] while diagnostics or an implied opener's start are held.
+    #[cold]
+    fn push_into_held(&mut self, delta: &str, out: &mut Vec<StreamEvent>) {
         let from = out.len();
         self.drain_pending(out);
         match self.implied.as_mut() {

@@ -63,7 +63,14 @@ impl Scanner {
                 // Inside a string only its quote and `\` matter: jump to the next one
                 // (long string arguments are most of a large call's bytes).
                 let rest = region.get(self.pos..).unwrap_or(&[]);
-                match memchr::memchr2(self.quote, b'\\', rest) {
+                // The few bytes of a streamed push: a plain loop costs less than setting up
+                // the vector search.
+                let next = if rest.len() < 16 {
+                    rest.iter().position(|&c| c == self.quote || c == b'\\')
+                } else {
+                    memchr::memchr2(self.quote, b'\\', rest)
+                };
+                match next {
                     Some(i) => self.pos += i,
                     None => {
                         self.pos += rest.len();

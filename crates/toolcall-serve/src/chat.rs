@@ -51,6 +51,15 @@ pub fn parse_request<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, A
         .map_err(|e| ApiError::bad_request(format!("the request body is not valid: {e}")))
 }
 
+/// The `x-toolcall-constrain` header: what decoding constraint went upstream.
+pub fn add_constrain_header(response: &mut Response, note: Option<&str>) {
+    if let Some(v) = note.and_then(|n| HeaderValue::from_str(n).ok()) {
+        response
+            .headers_mut()
+            .insert(crate::constrain::CONSTRAIN_HEADER, v);
+    }
+}
+
 pub fn add_repairs_header(response: &mut Response, checked: &Checked) {
     if let Some(v) = checked.repairs_header()
         && let Ok(v) = HeaderValue::from_str(&v)

@@ -10,6 +10,8 @@
 //! invalid_calls = "retry"                     # pass | drop | retry
 //! announce_calls = "at_name"                  # streamed calls: at_name | when_checked
 //! emulate_tools = false                       # tools in the prompt, for models without them
+//! constrain = "off"                           # decoding constraint sent upstream: off |
+//!                                             # structural_tag | gbnf | json_schema
 //! api_keys = ["sk-local-1"]                   # clients must send one (Bearer); none = open
 //! api_keys_env = "TOOLCALL_SERVE_API_KEYS"    # more keys, comma-separated
 //! allowed_hosts = ["gw.example"]              # Host names answered besides loopback's and
@@ -90,6 +92,9 @@ pub struct ModelRoute {
     /// The dialect this upstream speaks; default: the top-level `upstream_api`.
     #[serde(default)]
     pub upstream_api: Option<toolcall_wire::Api>,
+    /// The decoding constraint sent to this upstream; default: the top-level `constrain`.
+    #[serde(default)]
+    pub constrain: Option<crate::constrain::Constrain>,
 }
 
 /// The whole configuration.
@@ -110,6 +115,8 @@ pub struct Config {
     /// Put the tools into the system prompt, in the family's text format, and strip them
     /// from the upstream request (for models without native tool calling).
     pub emulate_tools: bool,
+    /// The decoding constraint sent upstream (see [`crate::constrain`]).
+    pub constrain: crate::constrain::Constrain,
     pub api_keys: Vec<String>,
     pub api_keys_env: Option<String>,
     pub models: Vec<ModelRoute>,
@@ -144,6 +151,7 @@ impl Default for Config {
             invalid_calls: InvalidCallPolicy::default(),
             announce_calls: AnnounceCalls::default(),
             emulate_tools: false,
+            constrain: crate::constrain::Constrain::Off,
             api_keys: Vec::new(),
             api_keys_env: None,
             models: Vec::new(),

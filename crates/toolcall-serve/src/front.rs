@@ -102,6 +102,7 @@ pub async fn run(
         .encode_reply(&checked_reply(&checked), &meta);
     let mut response = Json(body).into_response();
     crate::chat::add_repairs_header(&mut response, &checked);
+    crate::chat::add_constrain_header(&mut response, checked.constrain_note.as_deref());
     Ok(response)
 }
 
@@ -230,6 +231,7 @@ async fn stream(
         ..ReplyMeta::default()
     };
     let turn = Turn::for_chat(request, route, &state.config, &state.tools)?;
+    let constrain_note = turn.constrain_note.clone();
     let streaming = FrontStream {
         inner: TurnStream::open(state, route, turn).await?,
         writer: front.dialect().stream_encoder(meta),
@@ -240,7 +242,9 @@ async fn stream(
     .flat_map(|batch| {
         futures::stream::iter(batch.into_iter().map(|e| Ok::<_, Infallible>(sse_event(e))))
     });
-    Ok(Sse::new(events).into_response())
+    let mut response = Sse::new(events).into_response();
+    crate::chat::add_constrain_header(&mut response, constrain_note.as_deref());
+    Ok(response)
 }
 
 /// A request body in `front`'s dialect, with a clear error.

@@ -32,6 +32,7 @@ use axum::serve::ListenerExt;
 pub mod auth;
 pub mod chat;
 pub mod config;
+pub mod constrain;
 pub mod emulate;
 pub mod error;
 pub mod front;

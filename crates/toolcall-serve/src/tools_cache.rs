@@ -23,6 +23,8 @@ pub struct CompiledTools {
     /// Offered names the registry could not take (unusual characters, invalid schemas):
     /// their calls pass unchecked.
     pub unchecked: HashSet<String>,
+    /// Decoding constraints built for these tools (`constrain`), kept with them.
+    pub constraints: crate::constrain::ConstraintMemo,
 }
 
 impl CompiledTools {
@@ -50,6 +52,7 @@ impl CompiledTools {
         CompiledTools {
             registry: Arc::new(registry),
             unchecked,
+            constraints: Default::default(),
         }
     }
 }

@@ -69,6 +69,8 @@ pub struct Checked {
     pub missing_call: Option<String>,
     /// The upstream's finish reason.
     pub finish_reason: Option<String>,
+    /// What `constrain` sent upstream (the `x-toolcall-constrain` header).
+    pub constrain_note: Option<String>,
 }
 
 impl Checked {
@@ -130,6 +132,8 @@ pub struct Turn {
     /// Whether the client offered tools at all; without tools the text passes untouched.
     pub has_tools: bool,
     pub max_reply_bytes: usize,
+    /// What `constrain` sent upstream (the `x-toolcall-constrain` header), if it is on.
+    pub constrain_note: Option<String>,
     /// The request as the upstream gets it (rewritten when tools are emulated): `stream`
     /// is `true` for a streamed turn, absent (with no `stream_options`) for a whole one.
     pub upstream_request: ChatRequest,
@@ -155,18 +159,30 @@ impl Turn {
         tracing::info!(model = %request.model, stream = request.stream == Some(true),
             tools = request.tools.as_ref().map_or(0, Vec::len), upstream = %without_userinfo(&route.base_url),
             emulate_tools = route.emulate_tools, "request");
-        let emulated = route
-            .emulate_tools
+        // llama.cpp refuses a grammar with `tools`: a GBNF route renders them into the prompt.
+        let emulated = (route.emulate_tools
+            || route.constrain == crate::constrain::Constrain::Gbnf)
             .then(|| crate::emulate::format_for(route.format.as_deref()))
             .flatten()
             .filter(|_| has_tools);
         let stream = request.stream == Some(true);
         let parallel_tool_calls = request.parallel_tool_calls.unwrap_or(true);
         let tool_choice = ToolChoice::from_request(request.tool_choice.as_ref());
+        let asked = crate::constrain::Asked::of(&request);
         let mut upstream_request = match emulated {
             Some(f) => crate::emulate::rewrite(&request, &compiled.registry, f)?,
             None => request,
         };
+        let constrain_note = has_tools
+            .then(|| {
+                let family = match emulated {
+                    Some(f) => Some(f.as_str()),
+                    None => crate::constrain::family_of(&format),
+                };
+                let req = &mut upstream_request;
+                crate::constrain::apply(route.constrain, &asked, req, family, &compiled, None)
+            })
+            .flatten();
         // Set once here, so each upstream request is serialised straight from this struct.
         if stream {
             upstream_request.stream = Some(true);
@@ -176,6 +192,7 @@ impl Turn {
         }
         let registry = compiled.registry.clone();
         Ok(Turn {
+            constrain_note,
             upstream_request,
             parse: ParseOptions {
                 format,
@@ -260,6 +277,7 @@ impl Turn {
     /// Parses and checks a whole reply.
     pub fn check_reply(&self, reply: Reply) -> Checked {
         let mut out = Checked {
+            constrain_note: self.constrain_note.clone(),
             reasoning: reply.reasoning.clone(),
             finish_reason: reply.finish_reason.clone(),
             ..Checked::default()

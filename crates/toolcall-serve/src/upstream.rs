@@ -23,6 +23,8 @@ pub struct Route {
     pub format: Option<String>,
     /// Tools go into the prompt (see [`crate::emulate`]).
     pub emulate_tools: bool,
+    /// The decoding constraint sent with each request (see [`crate::constrain`]).
+    pub constrain: crate::constrain::Constrain,
     pub transport: Transport,
     /// The dialect this upstream speaks.
     pub api: Api,
@@ -77,6 +79,7 @@ impl Upstreams {
             api_key: default_key.clone(),
             format: config.format.clone(),
             emulate_tools: config.emulate_tools,
+            constrain: config.constrain,
             transport: transport.clone(),
         };
         let mut routes = Vec::new();
@@ -99,6 +102,7 @@ impl Upstreams {
                     api_key,
                     format: m.format.clone().or_else(|| config.format.clone()),
                     emulate_tools: m.emulate_tools.unwrap_or(config.emulate_tools),
+                    constrain: m.constrain.unwrap_or(config.constrain),
                     transport: transport.clone(),
                 },
             ));

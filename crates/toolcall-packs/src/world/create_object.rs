@@ -5,7 +5,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use rand::RngExt;
 use serde_json::{Map, Value, json};
-use toolcall_core::{StateTool, ToolContext, ToolError, ToolOutput, ToolSpec};
+use toolcall_core::{StateTool, ToolAnnotations, ToolContext, ToolError, ToolOutput, ToolSpec};
 
 use super::{MAX_ATTRIBUTES, MAX_ENTITIES, MAX_TEXT, Object, World, str_arg};
 
@@ -166,6 +166,11 @@ impl StateTool<World> for CreateObject {
                 "required": ["name", "connectionId"]
             }),
         )
+        .with_annotations(ToolAnnotations {
+            read_only: Some(false),
+            destructive: Some(false),
+            idempotent: Some(false),
+        })
     }
 
     fn apply(&self, w: &mut World, _: &ToolContext, args: Value) -> Result<ToolOutput, ToolError> {

@@ -1,7 +1,7 @@
 //! `delete_attribute`: remove an attribute that no longer applies.
 
 use serde_json::{Value, json};
-use toolcall_core::{StateTool, ToolContext, ToolError, ToolOutput, ToolSpec};
+use toolcall_core::{StateTool, ToolAnnotations, ToolContext, ToolError, ToolOutput, ToolSpec};
 
 use super::set_attribute::{capitalise, entity_schema};
 use super::{EntityKind, World, str_arg};
@@ -23,6 +23,11 @@ impl StateTool<World> for DeleteAttribute {
                 "required": ["entityType", "entityId", "attributeName"]
             }),
         )
+        .with_annotations(ToolAnnotations {
+            read_only: Some(false),
+            destructive: Some(true),
+            idempotent: Some(true),
+        })
     }
 
     fn apply(&self, w: &mut World, _: &ToolContext, args: Value) -> Result<ToolOutput, ToolError> {

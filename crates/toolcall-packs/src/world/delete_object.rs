@@ -1,7 +1,7 @@
 //! `delete_object`: remove an object; what it held moves to its holder.
 
 use serde_json::{Value, json};
-use toolcall_core::{StateTool, ToolContext, ToolError, ToolOutput, ToolSpec};
+use toolcall_core::{StateTool, ToolAnnotations, ToolContext, ToolError, ToolOutput, ToolSpec};
 
 use super::{World, str_arg};
 
@@ -20,6 +20,11 @@ impl StateTool<World> for DeleteObject {
                 "required": ["objectId"]
             }),
         )
+        .with_annotations(ToolAnnotations {
+            read_only: Some(false),
+            destructive: Some(true),
+            idempotent: Some(true),
+        })
     }
 
     fn apply(&self, w: &mut World, _: &ToolContext, args: Value) -> Result<ToolOutput, ToolError> {

@@ -3,7 +3,9 @@
 //!
 //! This module owns the world model ([`World`]), loading and validating a world file, the
 //! indented tree printed by `toolcall world show`, and the pack's [`PackState`]. Each tool
-//! lives in its own module.
+//! lives in its own module and declares its effects (the annotations MCP clients see): none
+//! is read-only; `create_object` only adds, the others update or delete (destructive), and
+//! repeating one of those with the same arguments changes nothing more (idempotent).
 //!
 //! World file (JSON):
 //! ```json

@@ -1,7 +1,7 @@
 //! `move_object`: give an object to a player, put it in a location or inside another object.
 
 use serde_json::{Value, json};
-use toolcall_core::{StateTool, ToolContext, ToolError, ToolOutput, ToolSpec};
+use toolcall_core::{StateTool, ToolAnnotations, ToolContext, ToolError, ToolOutput, ToolSpec};
 
 use super::{World, str_arg};
 
@@ -21,6 +21,11 @@ impl StateTool<World> for MoveObject {
                 "required": ["objectId", "targetId"]
             }),
         )
+        .with_annotations(ToolAnnotations {
+            read_only: Some(false),
+            destructive: Some(true),
+            idempotent: Some(true),
+        })
     }
 
     fn apply(&self, w: &mut World, _: &ToolContext, args: Value) -> Result<ToolOutput, ToolError> {

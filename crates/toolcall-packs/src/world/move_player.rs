@@ -1,7 +1,7 @@
 //! `move_player`: move a player along a link from their current location.
 
 use serde_json::{Value, json};
-use toolcall_core::{StateTool, ToolContext, ToolError, ToolOutput, ToolSpec};
+use toolcall_core::{StateTool, ToolAnnotations, ToolContext, ToolError, ToolOutput, ToolSpec};
 
 use super::{LinkKind, World, str_arg};
 
@@ -21,6 +21,11 @@ impl StateTool<World> for MovePlayer {
                 "required": ["playerId", "targetLocationId"]
             }),
         )
+        .with_annotations(ToolAnnotations {
+            read_only: Some(false),
+            destructive: Some(true),
+            idempotent: Some(true),
+        })
     }
 
     fn apply(&self, w: &mut World, _: &ToolContext, args: Value) -> Result<ToolOutput, ToolError> {

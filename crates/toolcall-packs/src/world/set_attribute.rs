@@ -1,7 +1,7 @@
 //! `set_attribute`: create or change a narrative attribute of a player, object or location.
 
 use serde_json::{Value, json};
-use toolcall_core::{StateTool, ToolContext, ToolError, ToolOutput, ToolSpec};
+use toolcall_core::{StateTool, ToolAnnotations, ToolContext, ToolError, ToolOutput, ToolSpec};
 
 use super::{EntityKind, MAX_ATTRIBUTES, World, str_arg};
 
@@ -27,6 +27,11 @@ impl StateTool<World> for SetAttribute {
                 "required": ["entityType", "entityId", "attributeName", "value"]
             }),
         )
+        .with_annotations(ToolAnnotations {
+            read_only: Some(false),
+            destructive: Some(true),
+            idempotent: Some(true),
+        })
     }
 
     fn apply(&self, w: &mut World, _: &ToolContext, args: Value) -> Result<ToolOutput, ToolError> {
