@@ -38,6 +38,7 @@ pub fn fresh_id(front: Api) -> String {
         "chat" => format!("chatcmpl-call_{random}"),
         "responses" => format!("resp_{random}"),
         "anthropic" => format!("msg_{random}"),
+        "gemini" => format!("resp_{random}"),
         _ => random.to_owned(),
     }
 }

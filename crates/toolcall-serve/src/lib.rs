@@ -36,6 +36,7 @@ pub mod constrain;
 pub mod emulate;
 pub mod error;
 pub mod front;
+pub mod gemini;
 pub mod host;
 pub mod messages;
 pub mod metrics;
@@ -88,7 +89,8 @@ impl AppState {
 }
 
 /// The gateway's routes: `POST /v1/chat/completions`, `POST /v1/responses`,
-/// `POST /v1/messages` (Anthropic Messages, and its `count_tokens`),
+/// `POST /v1/messages` (Anthropic Messages, and its `count_tokens`), Gemini's
+/// `POST /{v1,v1beta}/[models/]{model}:{generateContent,streamGenerateContent}`,
 /// `GET /v1/models` (passed through), `GET /health`, and the operator's `GET /metrics` and
 /// inspector under `/inspector` (open on loopback, behind the client API keys otherwise).
 pub fn router(state: AppState) -> Router {
@@ -105,6 +107,8 @@ pub fn router(state: AppState) -> Router {
         .route("/v1/responses", post(responses::handle))
         .route("/v1/messages", post(messages::handle))
         .route("/v1/messages/count_tokens", post(messages::count_tokens))
+        .route("/v1beta/{*rest}", post(gemini::handle))
+        .route("/v1/{*rest}", post(gemini::handle))
         .route("/v1/models", get(upstream::models))
         .route("/health", get(|| async { "ok" }))
         .route(
@@ -117,6 +121,11 @@ pub fn router(state: AppState) -> Router {
         .layer(DefaultBodyLimit::max(limit))
         .with_state(state)
         .nest(toolcall_inspector::BASE, inspector)
+        // `/inspector/` as typed by hand: the page lives at `/inspector`.
+        .route(
+            "/inspector/",
+            get(|| async { axum::response::Redirect::permanent(toolcall_inspector::BASE) }),
+        )
 }
 
 /// Serves `router(state)` on `listener` until `shutdown` resolves; open streams are finished

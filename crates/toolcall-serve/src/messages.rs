@@ -55,3 +55,13 @@ pub async fn count_tokens(State(state): State<AppState>, headers: HeaderMap) -> 
     };
     e.response_in(api()).into_response()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_dialect_is_registered() {
+        assert_eq!(api().name(), "anthropic");
+    }
+}

@@ -15,6 +15,7 @@ pub struct Metrics {
     pub chat_requests: AtomicU64,
     pub responses_requests: AtomicU64,
     pub messages_requests: AtomicU64,
+    pub gemini_requests: AtomicU64,
     pub streamed_requests: AtomicU64,
     pub errors: AtomicU64,
     pub upstream_errors: AtomicU64,
@@ -47,6 +48,7 @@ impl Metrics {
                 ("{endpoint=\"chat\"}", c(&self.chat_requests)),
                 ("{endpoint=\"responses\"}", c(&self.responses_requests)),
                 ("{endpoint=\"messages\"}", c(&self.messages_requests)),
+                ("{endpoint=\"gemini\"}", c(&self.gemini_requests)),
             ],
         );
         counter(

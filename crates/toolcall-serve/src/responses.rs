@@ -62,3 +62,13 @@ fn echo(body: &[u8]) -> Map<String, Value> {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_dialect_is_registered() {
+        assert_eq!(api().name(), "responses");
+    }
+}

@@ -780,6 +780,16 @@ async fn a_messages_request_runs_the_server_tools_and_errors_keep_its_shape() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_inspector_answers_with_a_trailing_slash_too() {
+    let g = gateway(&[]).await;
+    // reqwest follows the redirect to the page itself.
+    let page = reqwest::get(format!("{}/inspector/", g.url)).await.unwrap();
+    assert_eq!(page.status(), 200);
+    assert!(page.url().path() == "/inspector", "{}", page.url());
+    assert!(page.text().await.unwrap().contains("<html"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_requests_continuing_one_session_at_once_keep_both_changes() {
     let mark = |name: &str| {
         call(

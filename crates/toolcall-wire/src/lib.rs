@@ -5,7 +5,7 @@
 //!
 //! Owned here: [`chat`] (OpenAI Chat Completions, which Ollama, vLLM, llama.cpp server,
 //! LM Studio and SGLang also speak), [`responses`] (OpenAI Responses), [`anthropic`]
-//! (Anthropic Messages), the one policy for decoding a tool call's arguments
+//! (Anthropic Messages), [`gemini`] (Gemini generateContent), the one policy for decoding a tool call's arguments
 //! ([`arguments`]), and the rule that a stream is a reply only when it says it finished
 //! ([`dialect::Accumulator`], [`chat::ChatAccumulator`]).
 //!
@@ -24,13 +24,19 @@ pub mod anthropic;
 pub mod arguments;
 pub mod chat;
 pub mod dialect;
+pub mod gemini;
 pub mod responses;
 
 pub use arguments::{ArgumentsError, decode_arguments, encode_arguments};
 pub use dialect::Dialect;
 
 /// Every dialect, by name. Registering a dialect is one line here.
-pub static DIALECTS: &[&dyn Dialect] = &[&chat::Chat, &responses::Responses, &anthropic::Messages];
+pub static DIALECTS: &[&dyn Dialect] = &[
+    &chat::Chat,
+    &responses::Responses,
+    &anthropic::Messages,
+    &gemini::Gemini,
+];
 
 /// A registered dialect, chosen by name: the one value for "which API" in configuration,
 /// on the command line and in the clients.
@@ -224,5 +230,32 @@ pub(crate) fn not_json(what: &'static str, text: &str, e: &serde_json::Error) ->
         what,
         message: e.to_string(),
         excerpt: excerpt(text, 200),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_dialect_is_found_by_its_name() {
+        assert_eq!(Api::names(), ["chat", "responses", "anthropic", "gemini"]);
+        for name in Api::names() {
+            let api: Api = name.parse().unwrap();
+            assert_eq!(api.name(), name);
+            let back: Api = serde_json::from_value(serde_json::to_value(api).unwrap()).unwrap();
+            assert_eq!(back, api);
+        }
+        assert_eq!(
+            Api::from_name("Anthropic").map(Api::name),
+            Some("anthropic")
+        );
+        let err = "claude".parse::<Api>().unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("chat, responses, anthropic, gemini"),
+            "{err}"
+        );
+        assert_eq!(Api::default(), Api::CHAT);
     }
 }

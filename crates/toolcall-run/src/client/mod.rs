@@ -253,7 +253,7 @@ pub fn endpoint(base: &str, path: &str) -> String {
     let base = base.trim_end_matches('/');
     if base.ends_with(path) {
         base.to_owned()
-    } else if base.ends_with("/v1") {
+    } else if base.ends_with("/v1") || base.ends_with("/v1beta") {
         format!("{base}{path}")
     } else {
         format!("{base}/v1{path}")
