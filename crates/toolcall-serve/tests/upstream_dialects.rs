@@ -153,6 +153,7 @@ async fn gateway() -> (String, Seen) {
             emulate_tools: None,
             upstream_api: Some("gemini".parse().unwrap()),
             constrain: None,
+            reasoning_calls: None,
         }],
         ..Config::default()
     };
