@@ -13,7 +13,7 @@ use pyo3::prelude::*;
 use pyo3::pybacked::{PyBackedBytes, PyBackedStr};
 use pyo3::types::{PyByteArray, PyBytes, PyDict, PyList, PyString};
 use toolcall_core::{Diagnostic, Level, Parsed, Registry, StreamEvent, ToolCall};
-use toolcall_parse::{FormatSelection, ParseOptions};
+use toolcall_parse::{FormatSelection, ParseOptions, ReplyEnd};
 
 use crate::convert;
 use crate::errors;
@@ -70,6 +70,8 @@ struct Keywords<'a, 'py> {
     model: Option<&'a str>,
     fallbacks: Option<&'a Bound<'py, PyAny>>,
     starts_in_reasoning: bool,
+    /// How the reply ended: the server's `finish_reason` (`None`: unknown).
+    finish_reason: Option<&'a str>,
 }
 
 /// Builds parse options. An explicit `format` wins; with `format="auto"`, a `model` name
@@ -96,6 +98,9 @@ fn options(py: Python<'_>, kw: Keywords<'_, '_>) -> PyResult<ParseOptions> {
         tools: registry_arg(kw.tools)?,
         fallbacks,
         starts_in_reasoning: kw.starts_in_reasoning,
+        reply_end: kw
+            .finish_reason
+            .map_or(ReplyEnd::Unknown, ReplyEnd::from_finish_reason),
         ..ParseOptions::default()
     })
 }
@@ -123,7 +128,8 @@ fn utf8_error(py: Python<'_>, offset: usize, e: std::str::Utf8Error) -> PyErr {
 /// ``TypeError`` for a ``text`` that is neither str nor bytes. Input beyond 16 MiB is
 /// passed through as text with an error diagnostic.
 #[pyfunction]
-#[pyo3(signature = (text, *, tools=None, format="auto", model=None, fallbacks=None, starts_in_reasoning=false))]
+#[pyo3(signature = (text, *, tools=None, format="auto", model=None, fallbacks=None, starts_in_reasoning=false, finish_reason=None))]
+#[allow(clippy::too_many_arguments)] // Python keyword arguments
 pub fn parse<'py>(
     py: Python<'py>,
     text: &Bound<'py, PyAny>,
@@ -132,6 +138,7 @@ pub fn parse<'py>(
     model: Option<&str>,
     fallbacks: Option<&Bound<'py, PyAny>>,
     starts_in_reasoning: bool,
+    finish_reason: Option<&str>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let text = Text::extract(text)?;
     let options = options(
@@ -142,6 +149,7 @@ pub fn parse<'py>(
             model,
             fallbacks,
             starts_in_reasoning,
+            finish_reason,
         },
     )?;
     let input = std::str::from_utf8(text.as_bytes()).map_err(|e| utf8_error(py, 0, e))?;
@@ -209,7 +217,7 @@ pub struct StreamParser {
 #[pymethods]
 impl StreamParser {
     #[new]
-    #[pyo3(signature = (tools=None, *, format="auto", model=None, fallbacks=None, starts_in_reasoning=false))]
+    #[pyo3(signature = (tools=None, *, format="auto", model=None, fallbacks=None, starts_in_reasoning=false, finish_reason=None))]
     fn new(
         py: Python<'_>,
         tools: Option<&Bound<'_, PyAny>>,
@@ -217,6 +225,7 @@ impl StreamParser {
         model: Option<&str>,
         fallbacks: Option<&Bound<'_, PyAny>>,
         starts_in_reasoning: bool,
+        finish_reason: Option<&str>,
     ) -> PyResult<Self> {
         let options = options(
             py,
@@ -226,6 +235,7 @@ impl StreamParser {
                 model,
                 fallbacks,
                 starts_in_reasoning,
+                finish_reason,
             },
         )?;
         Ok(StreamParser {
@@ -285,8 +295,15 @@ impl StreamParser {
 
     /// Ends the reply: flushes what was held back and reports cut-off calls. The parser is
     /// then finished until `reset`. Raises `DecodeError` (and stays open) if the last `bytes`
-    /// chunk ended inside a UTF-8 sequence.
-    fn finish<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+    /// chunk ended inside a UTF-8 sequence. `finish_reason`: how the reply ended (the
+    /// server's `finish_reason`, overriding the constructor's): a call missing its closing
+    /// marker at the end is a call after `stop`/`tool_calls`, truncated after `length`.
+    #[pyo3(signature = (finish_reason=None))]
+    fn finish<'py>(
+        &mut self,
+        py: Python<'py>,
+        finish_reason: Option<&str>,
+    ) -> PyResult<Bound<'py, PyList>> {
         if !self.pending.is_empty() {
             return Err(errors::decode(
                 py,
@@ -299,7 +316,11 @@ impl StreamParser {
         let Some(inner) = self.inner.take() else {
             return Err(errors::stream_finished(py));
         };
-        events_to_py(py, &inner.finish())
+        let events = match finish_reason {
+            Some(reason) => inner.finish_as(ReplyEnd::from_finish_reason(reason)),
+            None => inner.finish(),
+        };
+        events_to_py(py, &events)
     }
 
     /// Starts over for a new reply, with the same options.

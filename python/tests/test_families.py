@@ -80,6 +80,7 @@ def test_family_case_whole_and_streamed(family, text, expect, family_tools):
         tools=family_tools if expect.get("tools", True) else None,
         format=family,
         starts_in_reasoning=expect.get("starts_in_reasoning", False),
+        finish_reason=expect.get("end"),
     )
     whole = toolcall.parse(text, **kw)
     got = [{"name": c["name"], "arguments": c["arguments"]} for c in whole["calls"]]

@@ -270,3 +270,19 @@ def test_formats_lists_ids_descriptions_and_examples():
     ids = [f["id"] for f in fs]
     assert len(ids) == len(set(ids)) and {"tools_envelope", "hermes", "mistral"} <= set(ids)
     assert all(f["description"] and f["example"] for f in fs)
+
+
+def test_finish_reason_decides_a_call_missing_its_end_token():
+    text = '<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{"city": "Paris"}'
+    stopped = toolcall.parse(text, format="gpt_oss", finish_reason="stop")
+    assert [c["name"] for c in stopped["calls"]] == ["get_weather"]
+    assert "closing_marker" in [r["kind"] for r in stopped["calls"][0]["repairs"]]
+    cut = toolcall.parse(text, format="gpt_oss", finish_reason="length")
+    assert cut["calls"] == []
+    assert any(d["level"] == "error" for d in cut["diagnostics"])
+    parser = toolcall.StreamParser(format="gpt_oss")
+    events = parser.feed(text) + parser.finish("length")
+    assert not [e for e in events if e["event"] == "call_finished"]
+    parser.reset()
+    events = parser.feed(text) + parser.finish(finish_reason="tool_calls")
+    assert [e["call"]["name"] for e in events if e["event"] == "call_finished"] == ["get_weather"]

@@ -79,10 +79,12 @@ class StreamParser(_toolcall.StreamParser):
     """An incremental parser: ``feed`` chunks as they arrive, then ``finish``.
 
     ``StreamParser(tools=None, *, format="auto", model=None, fallbacks=None,
-    starts_in_reasoning=False)``
+    starts_in_reasoning=False, finish_reason=None)``
     takes the options of :func:`parse`. ``feed(chunk)`` accepts ``str`` or ``bytes`` (a UTF-8
     sequence may be split across ``bytes`` chunks) and returns the events it completed;
-    ``finish()`` returns the rest and reports calls cut off by the end of the stream;
+    ``finish(finish_reason=None)`` returns the rest and reports calls cut off by the end of
+    the stream (``finish_reason``, the server's: ``"length"`` means cut, so a call missing
+    its closing marker is truncated; ``"stop"`` or unknown: a complete one is a call);
     ``reset()`` starts over. Act on ``call_finished`` events: they carry the complete,
     repaired call, the same one :func:`parse` returns for the whole text.
     """

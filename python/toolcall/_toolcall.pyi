@@ -18,6 +18,7 @@ def parse(
     model: Optional[str] = None,
     fallbacks: Optional[Sequence[Mapping[str, Any]]] = None,
     starts_in_reasoning: bool = False,
+    finish_reason: Optional[str] = None,
 ) -> Parsed:
     """Finds the tool calls in one whole model reply.
 
@@ -26,7 +27,10 @@ def parse(
     picks its family's format (auto again for an unknown name). With ``tools``, formats that could misfire on prose accept only
     registered names. Raises ``DecodeError`` for bytes that are not UTF-8, ``UnknownFormat``,
     ``ToolsError``, ``TypeError`` for a ``text`` that is neither str nor bytes. Input beyond
-    16 MiB is passed through as text with an error diagnostic.
+    16 MiB is passed through as text with an error diagnostic. ``finish_reason`` is how the
+    reply ended (the server's ``finish_reason``): a call missing its closing marker at the
+    end (servers strip end tokens) is a call after ``"stop"``/``"tool_calls"`` or when
+    unknown (``None``), truncated after ``"length"``.
     """
 
 def formats() -> List[FormatInfo]:
@@ -44,9 +48,10 @@ class StreamParser:
         model: Optional[str] = None,
         fallbacks: Optional[Sequence[Mapping[str, Any]]] = None,
         starts_in_reasoning: bool = False,
+        finish_reason: Optional[str] = None,
     ) -> None: ...
     def feed(self, chunk: _Text) -> List[Event]: ...
-    def finish(self) -> List[Event]: ...
+    def finish(self, finish_reason: Optional[str] = None) -> List[Event]: ...
     def reset(self) -> None: ...
     @property
     def finished(self) -> bool: ...

@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 use tokio::io::AsyncReadExt;
 use toolcall_core::{Parsed, Registry, StreamEvent};
 use toolcall_parse::{
-    FormatId, FormatSelection, ParseOptions, StreamParser, formats as all_formats,
+    FormatId, FormatSelection, ParseOptions, ReplyEnd, StreamParser, formats as all_formats,
 };
 
 #[derive(clap::Args)]
@@ -41,6 +41,12 @@ pub struct ParseArgs {
     /// The reply starts inside a reasoning block (the chat template opened `<think>`).
     #[arg(long)]
     starts_in_reasoning: bool,
+    /// How the reply ended: the server's `finish_reason` (`stop`, `tool_calls`, `length`,
+    /// `max_tokens`, ...). A call whose closing marker is missing at the end is a call when
+    /// the model stopped, truncated when the reply was cut (`length`); unknown (the default)
+    /// reads as stopped.
+    #[arg(long, value_name = "REASON")]
+    finish_reason: Option<String>,
     /// Calls written inside reasoning: `ignore` (drafts), or `take_if_none_after` (taken
     /// when the reply makes no call after them). Default: the family's (Qwen3-Coder XML
     /// takes them; auto mode ignores them).
@@ -75,6 +81,10 @@ pub async fn run(args: ParseArgs) -> anyhow::Result<ExitCode> {
     let mut options = ParseOptions {
         format,
         starts_in_reasoning: args.starts_in_reasoning,
+        reply_end: args
+            .finish_reason
+            .as_deref()
+            .map_or(ReplyEnd::Unknown, ReplyEnd::from_finish_reason),
         reasoning_calls: args.reasoning_calls,
         ..ParseOptions::default()
     };

@@ -34,6 +34,61 @@ impl Default for Limits {
     }
 }
 
+/// How the reply ended, as the model server said (its `finish_reason`). Model servers
+/// (vLLM, SGLang, Ollama, llama.cpp) strip the special tokens that stop generation, so a
+/// reply often ends right after a call's body, without the closing marker the family's
+/// markup has (gpt-oss `<|call|>`, Llama 4 `<|python_end|>`, Apertus `<|tools_suffix|>`).
+/// Whether such a call runs depends on how the reply ended:
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
+pub enum ReplyEnd {
+    /// The model ended it (`stop`, end of turn, `tool_calls`): a call whose body is complete
+    /// at the end of the output is a call (with a `closing_marker` repair).
+    Stopped,
+    /// The reply was cut (`length`, `max_tokens`, a stream that broke off): a call whose
+    /// closing marker is missing is truncated and not run, even when its body looks
+    /// complete.
+    Cut,
+    /// Not known (the default): read as [`ReplyEnd::Stopped`], since a stripped end token is
+    /// far more common than a cut that happens to fall right after a complete body; the
+    /// call's `closing_marker` repair says what was assumed. A body that is itself cut is
+    /// truncated whatever the end.
+    #[default]
+    Unknown,
+}
+
+impl ReplyEnd {
+    /// Reads a finish reason as the APIs write it: OpenAI Chat (`stop`, `tool_calls`,
+    /// `function_call`, `length`, `content_filter`), Anthropic (`end_turn`, `tool_use`,
+    /// `stop_sequence`, `max_tokens`), Gemini (`STOP`, `MAX_TOKENS`), Responses
+    /// (`max_output_tokens`), Ollama/llama.cpp (`stop`, `length`); any case. `cut` and
+    /// `unknown` name the other two; anything else is unknown.
+    pub fn from_finish_reason(reason: &str) -> ReplyEnd {
+        match reason.trim().to_ascii_lowercase().as_str() {
+            "stop" | "stopped" | "end_turn" | "tool_calls" | "tool_use" | "function_call"
+            | "stop_sequence" | "eos" | "end" => ReplyEnd::Stopped,
+            "length" | "max_tokens" | "max_output_tokens" | "content_filter" | "cut" => {
+                ReplyEnd::Cut
+            }
+            _ => ReplyEnd::Unknown,
+        }
+    }
+
+    /// A call whose closing marker is missing at the end of the output may be a call.
+    pub(crate) fn closes_calls(self) -> bool {
+        self != ReplyEnd::Cut
+    }
+}
+
+/// The repair a call carries when its closing marker was missing at the end of the output.
+pub(crate) fn closing_marker_repair(marker: &str) -> Repair {
+    Repair::new(
+        "closing_marker",
+        format!(
+            "{marker} missing at the end of the output (model servers strip end tokens); the body was complete"
+        ),
+    )
+}
+
 /// A call as a format found it, before the builder checks it.
 #[derive(Debug, Clone)]
 pub(crate) struct Draft {
@@ -79,6 +134,9 @@ pub(crate) struct Ctx {
     pub explicit: bool,
     /// The reply starts inside a reasoning block (the template opened `<think>`).
     pub starts_in_reasoning: bool,
+    /// How the reply ended, as the options said ([`crate::StreamParser::finish_as`] may
+    /// say otherwise at the end: readers ask [`crate::family::ReadCx`]).
+    pub reply_end: ReplyEnd,
     /// The enabled families' openers, reasoning markers and control tokens.
     pub openers: Openers,
     /// Bare brackets some enabled family claims.

@@ -29,7 +29,7 @@ use memchr::memmem;
 use toolcall_core::{CallId, Diagnostic, Level, StreamEvent, ToolCall};
 
 use crate::FormatId;
-use crate::builder::{Ctx, Draft, Outcome, build};
+use crate::builder::{Ctx, Draft, Outcome, ReplyEnd, build};
 use crate::fallback;
 use crate::families::bare_json::BareJsonReader;
 use crate::families::call_syntax::is_name_byte;
@@ -272,6 +272,8 @@ pub(crate) struct Engine {
     finished: bool,
     /// Visible text (non-whitespace) or a call has been produced.
     seen_visible: bool,
+    /// How the reply ended (read by readers once the input has ended).
+    pub(crate) reply_end: ReplyEnd,
 }
 
 impl Engine {
@@ -293,6 +295,7 @@ impl Engine {
     }
 
     fn new_inner(ctx: Arc<Ctx>) -> Self {
+        let reply_end = ctx.reply_end;
         Engine {
             ctx,
             nested: false,
@@ -322,6 +325,7 @@ impl Engine {
             reasoning: Vec::new(),
             finished: false,
             seen_visible: false,
+            reply_end,
         }
     }
 
@@ -1117,6 +1121,7 @@ impl Engine {
                 live: &mut live,
                 streaming: !quiet,
                 at_start,
+                end: self.reply_end,
             };
             match reader.advance(region, is_final, &mut cx) {
                 Advance::NotMine => {
@@ -1356,6 +1361,7 @@ impl Engine {
         sub.quiet = true;
         sub.base = self.abs(content);
         sub.seen_visible = self.seen_visible;
+        sub.reply_end = self.reply_end;
         let mut events = sub.push(&inner);
         events.extend(sub.finish_nested());
         if sub.markup_found {

@@ -101,7 +101,7 @@ use serde_json::{Map, Value};
 use toolcall_core::{Repair, ToolSpec};
 
 #[allow(unused_imports)] // re-exported for family modules
-pub(crate) use crate::builder::{Ctx, Draft, Outcome};
+pub(crate) use crate::builder::{Ctx, Draft, Outcome, closing_marker_repair};
 pub(crate) use crate::families::json::classify as json_calls;
 pub(crate) use crate::repair::parse_lenient;
 pub(crate) use crate::results::ToolResultText;
@@ -372,9 +372,18 @@ pub(crate) struct ReadCx<'a> {
     pub(crate) streaming: bool,
     /// Nothing visible precedes the region (a whole-reply answer).
     pub at_start: bool,
+    /// How the reply ended; read it only once the input has ended (`is_final`).
+    pub end: crate::ReplyEnd,
 }
 
 impl ReadCx<'_> {
+    /// At the end of the input: whether a call whose closing marker is missing but whose
+    /// body is complete is a call ([`crate::ReplyEnd`]); the draft then carries
+    /// [`closing_marker_repair`].
+    pub fn closes_at_end(&self) -> bool {
+        self.end.closes_calls()
+    }
+
     /// Absolute span of `region[a..b]`.
     pub fn span(&self, a: usize, b: usize) -> Range<usize> {
         self.base + a..self.base + b

@@ -34,7 +34,7 @@ mod repair;
 mod results;
 mod scanner;
 
-pub use builder::Limits;
+pub use builder::{Limits, ReplyEnd};
 pub use chat_template::{
     ReasoningMarkers, TemplateError, TemplateInfo, detect_file_text, detect_template,
     detect_tokenizer_config,
@@ -148,6 +148,10 @@ pub struct ParseOptions {
     /// The reply starts inside a reasoning block: set when the chat template already opened
     /// `<think>` (Qwen3, DeepSeek-R1), so everything up to `</think>` is reasoning.
     pub starts_in_reasoning: bool,
+    /// How the reply ended (the server's `finish_reason`, [`ReplyEnd::from_finish_reason`]);
+    /// [`StreamParser::finish_as`] overrides it for a stream. Default: unknown, read as
+    /// ended by the model (see [`ReplyEnd`]).
+    pub reply_end: ReplyEnd,
     /// Calls written inside reasoning; `None`: the chosen family's default
     /// ([`ReasoningCalls`]; `ignore` in auto mode).
     pub reasoning_calls: Option<ReasoningCalls>,
@@ -217,6 +221,7 @@ impl ParseOptions {
             fallbacks: self.fallbacks.clone(),
             explicit,
             starts_in_reasoning: self.starts_in_reasoning,
+            reply_end: self.reply_end,
             calls: Vec::new(),
         };
         ctx.calls = ctx
@@ -442,8 +447,19 @@ impl StreamParser {
         out
     }
 
-    /// Ends the reply; returns the last events (a call cut off by the end is reported).
+    /// Ends the reply as [`ParseOptions::reply_end`] says it ended; returns the last events
+    /// (a call cut off by the end is reported).
     pub fn finish(mut self) -> Vec<StreamEvent> {
+        let mut out = Vec::new();
+        self.finish_mut(&mut out);
+        out
+    }
+
+    /// Ends the stream, saying how the reply ended (the server's `finish_reason`, read with
+    /// [`ReplyEnd::from_finish_reason`]): a call whose closing marker is missing at the end
+    /// is a call when the model ended the reply, truncated when it was cut.
+    pub fn finish_as(mut self, end: ReplyEnd) -> Vec<StreamEvent> {
+        self.engine.reply_end = end;
         let mut out = Vec::new();
         self.finish_mut(&mut out);
         out

@@ -524,7 +524,11 @@ impl Agent {
             };
         }
         let raw = reply.text.unwrap_or_default();
-        let parsed = toolcall_parse::parse(&raw, &self.parse_options());
+        let options = ParseOptions {
+            reply_end: reply_end(&reply.finish_reason),
+            ..self.parse_options()
+        };
+        let parsed = toolcall_parse::parse(&raw, &options);
         Interpreted {
             text: Some(parsed.text),
             raw: Some(raw),
@@ -934,7 +938,7 @@ impl Agent {
                 .await?
         };
         if let Some(p) = parser.filter(|_| streamed_any) {
-            tell(p.finish());
+            tell(p.finish_as(reply_end(&reply.finish_reason)));
         }
         Ok((reply, told))
     }
@@ -1021,6 +1025,14 @@ fn emit_to(
         // The stream's reader is gone: the turn goes on without it.
         let _ = tx.send(event);
     }
+}
+
+/// How the model's reply ended, for the text parser (a stripped end token after `stop`).
+fn reply_end(finish_reason: &Option<String>) -> toolcall_parse::ReplyEnd {
+    finish_reason.as_deref().map_or(
+        toolcall_parse::ReplyEnd::Unknown,
+        toolcall_parse::ReplyEnd::from_finish_reason,
+    )
 }
 
 /// The answer to a call a killed process left without a result. Whether it ran is not

@@ -9,6 +9,8 @@
 //! format = "auto"                             # or a family id; default: by model name
 //! invalid_calls = "retry"                     # pass | drop | retry
 //! announce_calls = "at_name"                  # streamed calls: at_name | when_checked
+//! reasoning_calls = "ignore"                  # calls inside reasoning: ignore |
+//!                                             # take_if_none_after; default: the family's
 //! emulate_tools = false                       # tools in the prompt, for models without them
 //! constrain = "off"                           # decoding constraint sent upstream: off |
 //!                                             # structural_tag | gbnf | json_schema
@@ -92,6 +94,9 @@ pub struct ModelRoute {
     /// The dialect this upstream speaks; default: the top-level `upstream_api`.
     #[serde(default)]
     pub upstream_api: Option<toolcall_wire::Api>,
+    /// Calls written inside reasoning; default: the top-level `reasoning_calls`.
+    #[serde(default)]
+    pub reasoning_calls: Option<toolcall_parse::ReasoningCalls>,
     /// The decoding constraint sent to this upstream; default: the top-level `constrain`.
     #[serde(default)]
     pub constrain: Option<crate::constrain::Constrain>,
@@ -110,6 +115,9 @@ pub struct Config {
     /// `auto`, a family id or a priority list; `None` = by the model name table.
     pub format: Option<String>,
     pub invalid_calls: InvalidCallPolicy,
+    /// Calls written inside reasoning (`ignore`, `take_if_none_after`); `None` = the
+    /// family's default.
+    pub reasoning_calls: Option<toolcall_parse::ReasoningCalls>,
     /// When streamed calls are announced.
     pub announce_calls: AnnounceCalls,
     /// Put the tools into the system prompt, in the family's text format, and strip them
@@ -149,6 +157,7 @@ impl Default for Config {
             upstream_api: toolcall_wire::Api::CHAT,
             format: None,
             invalid_calls: InvalidCallPolicy::default(),
+            reasoning_calls: None,
             announce_calls: AnnounceCalls::default(),
             emulate_tools: false,
             constrain: crate::constrain::Constrain::Off,

@@ -318,6 +318,7 @@ impl ModelClient for GatewayModel {
             Ok((checked, _, _)) => Ok(ModelReply {
                 text: checked.text,
                 reasoning: checked.reasoning,
+                finish_reason: checked.finish_reason,
                 calls: checked
                     .calls
                     .into_iter()

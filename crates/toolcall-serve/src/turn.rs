@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 use toolcall_core::{CallId, Registry, StreamEvent, ToolCall, ToolError};
-use toolcall_parse::{FormatSelection, ParseOptions, StreamParser};
+use toolcall_parse::{FormatSelection, ParseOptions, ReplyEnd, StreamParser};
 use toolcall_wire::chat::{CallAssembler, ChatMessage, ChatRequest, ToolCallDelta};
 use toolcall_wire::dialect::Delta;
 use toolcall_wire::{Limits, Reply, WireCall, encode_arguments};
@@ -197,6 +197,7 @@ impl Turn {
             parse: ParseOptions {
                 format,
                 tools: Some(registry.clone()),
+                reasoning_calls: route.reasoning_calls,
                 ..ParseOptions::default()
             },
             registry,
@@ -285,7 +286,11 @@ impl Turn {
         let mut found = Vec::new();
         match reply.text {
             Some(text) if self.has_tools => {
-                let parsed = toolcall_parse::parse(&text, &self.parse);
+                let options = ParseOptions {
+                    reply_end: reply_end(out.finish_reason.as_deref()),
+                    ..self.parse.clone()
+                };
+                let parsed = toolcall_parse::parse(&text, &options);
                 log_diagnostics(&parsed.diagnostics);
                 if !parsed.reasoning.is_empty() {
                     let r = out.reasoning.get_or_insert_with(String::new);
@@ -791,7 +796,7 @@ impl StreamTurn {
     /// without arguments, and only an error keeps it from taking that for a reply.
     pub fn finish(&mut self, out: &mut Vec<Out>) -> Result<(), ApiError> {
         if let Some(p) = self.parser.take() {
-            let events = p.finish();
+            let events = p.finish_as(reply_end(self.checked.finish_reason.as_deref()));
             self.events(events, out);
         }
         if self.retry.is_some() {
@@ -889,4 +894,10 @@ pub fn sent_note(r: &Rejected) -> String {
         "[toolcall: the call {} to {:?} does not pass its check: {}]",
         r.call.call_id, r.call.name, r.error.message
     )
+}
+
+/// How the upstream's reply ended, for the text parser: a call whose end token the server
+/// stripped is a call after `stop`/`tool_calls`, truncated after `length`.
+fn reply_end(finish_reason: Option<&str>) -> ReplyEnd {
+    finish_reason.map_or(ReplyEnd::Unknown, ReplyEnd::from_finish_reason)
 }

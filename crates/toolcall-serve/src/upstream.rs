@@ -23,6 +23,8 @@ pub struct Route {
     pub format: Option<String>,
     /// Tools go into the prompt (see [`crate::emulate`]).
     pub emulate_tools: bool,
+    /// Calls written inside reasoning; `None` = the family's default.
+    pub reasoning_calls: Option<toolcall_parse::ReasoningCalls>,
     /// The decoding constraint sent with each request (see [`crate::constrain`]).
     pub constrain: crate::constrain::Constrain,
     pub transport: Transport,
@@ -79,6 +81,7 @@ impl Upstreams {
             api_key: default_key.clone(),
             format: config.format.clone(),
             emulate_tools: config.emulate_tools,
+            reasoning_calls: config.reasoning_calls,
             constrain: config.constrain,
             transport: transport.clone(),
         };
@@ -102,6 +105,7 @@ impl Upstreams {
                     api_key,
                     format: m.format.clone().or_else(|| config.format.clone()),
                     emulate_tools: m.emulate_tools.unwrap_or(config.emulate_tools),
+                    reasoning_calls: m.reasoning_calls.or(config.reasoning_calls),
                     constrain: m.constrain.unwrap_or(config.constrain),
                     transport: transport.clone(),
                 },
@@ -209,5 +213,31 @@ mod tests {
         assert_eq!(u.route("Qwen3-8B").format.as_deref(), Some("hermes"));
         assert_eq!(u.route("mistral-small").base_url, "http://default:1");
         assert_eq!(u.route("gpt").format, None);
+    }
+
+    // `reasoning_calls` per route, inherited from the top level; absent: the family decides.
+    #[test]
+    fn reasoning_calls_per_route_and_inherited() {
+        use toolcall_parse::ReasoningCalls;
+        let config = Config::from_toml(
+            r#"
+            reasoning_calls = "ignore"
+            [[models]]
+            match = "qwen3.5*"
+            reasoning_calls = "take_if_none_after"
+            [[models]]
+            match = "glm*"
+            format = "glm"
+            "#,
+        )
+        .unwrap();
+        let u = Upstreams::new(&config).unwrap();
+        let policy = |m: &str| u.route(m).reasoning_calls;
+        assert_eq!(policy("Qwen3.5-27B"), Some(ReasoningCalls::TakeIfNoneAfter));
+        assert_eq!(policy("GLM-4.6"), Some(ReasoningCalls::Ignore));
+        assert_eq!(policy("other"), Some(ReasoningCalls::Ignore));
+        let none = Upstreams::new(&Config::default()).unwrap();
+        assert_eq!(none.route("x").reasoning_calls, None);
+        assert!(Config::from_toml("reasoning_calls = \"sometimes\"").is_err());
     }
 }

@@ -608,3 +608,44 @@ async fn a_streamed_reply_without_the_required_call_ends_with_the_note() {
     let (content, _, _, _) = accumulate(&sse_data(post(&url, body).await).await);
     assert_eq!(content, "It is probably sunny in Paris.");
 }
+
+// Issue #21: servers strip end tokens, so a call whose closing marker is missing at the end
+// is a call when the upstream stopped, and truncated (never a finished call) when its
+// finish_reason says the reply was cut; whole and streamed alike.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_upstream_finish_reason_decides_a_call_missing_its_end_token() {
+    let (url, standin) = gateway(|_| {}).await;
+    let text = r#"<|python_start|>[get_weather(city="Paris")]"#;
+    standin.reply("llama4-stripped", text);
+    standin.reply("llama4-stripped-cut", text);
+    let want = vec![json!({"name": "get_weather", "arguments": {"city": "Paris"}})];
+    let v: Value = post(&url, request("llama4-stripped", false))
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(calls_of(&v["choices"][0]["message"]), want);
+    assert_eq!(v["choices"][0]["finish_reason"], "tool_calls");
+    let (_, _, calls, finish) =
+        accumulate(&sse_data(post(&url, request("llama4-stripped", true)).await).await);
+    assert_eq!(calls, want);
+    assert_eq!(finish.as_deref(), Some("tool_calls"));
+
+    let v: Value = post(&url, request("llama4-stripped-cut", false))
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert!(calls_of(&v["choices"][0]["message"]).is_empty(), "{v}");
+    assert_ne!(v["choices"][0]["finish_reason"], "tool_calls", "{v}");
+    // Streamed, the call was announced while it arrived: the stream ends with an error,
+    // never with a finished call.
+    let data = sse_data(post(&url, request("llama4-stripped-cut", true)).await).await;
+    assert!(data.iter().any(|d| d.contains("\"error\"")), "{data:?}");
+    assert!(
+        !data
+            .iter()
+            .any(|d| d.contains("\"finish_reason\":\"tool_calls\"")),
+        "{data:?}"
+    );
+}

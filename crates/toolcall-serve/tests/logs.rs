@@ -85,6 +85,7 @@ fn the_gateways_logs_carry_call_ids_and_no_secret() {
                 upstream_api_key_env: None,
                 emulate_tools: None,
                 upstream_api: None,
+                reasoning_calls: None,
                 constrain: None,
             }];
         })

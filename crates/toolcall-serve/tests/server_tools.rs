@@ -685,6 +685,7 @@ async fn the_route_format_and_the_retry_policy_apply_to_server_tools() {
                 upstream_api_key_env: None,
                 emulate_tools: None,
                 upstream_api: None,
+                reasoning_calls: None,
                 constrain: None,
             }];
         },

@@ -313,6 +313,9 @@ impl LiveJson {
 }
 
 impl BlockStream for LiveJson {
+    fn json(&self) -> bool {
+        true
+    }
     fn advance(&mut self, region: &str, lead_name: Option<&str>, cx: &mut ReadCx<'_>) {
         LiveJson::advance(self, region, lead_name, cx);
     }
@@ -530,6 +533,9 @@ impl LiveList {
 }
 
 impl BlockStream for LiveList {
+    fn json(&self) -> bool {
+        true
+    }
     fn advance(&mut self, region: &str, _lead_name: Option<&str>, cx: &mut ReadCx<'_>) {
         LiveList::advance(self, region, cx);
     }

@@ -11,9 +11,10 @@ use super::args_object::{NAME_ARGUMENTS, Probe, probe_entry};
 use super::text_example::name_arguments;
 use crate::FormatId;
 use crate::family::{
-    Advance, Family, Instructions, Outcome, RawArgs, ReadCx, RegionReader, Scan, ScanFrom,
-    Scanner, json_calls, parse_lenient,
+    Advance, Family, Instructions, Outcome, RawArgs, ReadCx, RegionReader, Scan, Scanner,
+    closing_marker_repair, find_from, json_calls, parse_lenient,
 };
+use super::tags::CloseOutsideStrings;
 
 pub(crate) const OPEN: &str = "<tool_call>";
 pub(crate) const CLOSE: &str = "</tool_call>";
@@ -52,7 +53,7 @@ impl Family for Hermes {
     }
     fn reader(&self, _opener: usize, ctx: &crate::builder::Ctx) -> Option<Box<dyn RegionReader>> {
         Some(Box::new(Reader {
-            close: ScanFrom(OPEN.len()),
+            close: CloseOutsideStrings::new(OPEN.len()),
             json: false,
             probe_failed: false,
             live: None,
@@ -74,7 +75,8 @@ impl Family for Hermes {
 const MAX_LEAD: usize = 4096;
 
 struct Reader {
-    close: ScanFrom,
+    /// `</tool_call>` ends the body outside JSON strings only.
+    close: CloseOutsideStrings,
     /// The body was seen to start with JSON.
     json: bool,
     /// The body does not start with the canonical prefix: not announced early.
@@ -104,7 +106,13 @@ impl RegionReader for Reader {
                 None => return Advance::NotMine,
             }
         }
-        let (content_end, end, closed) = match self.close.find(region, CLOSE) {
+        let found = self.close.find(region, CLOSE).or_else(|| {
+            // Quotes that do not balance: the first closing tag ends the body.
+            is_final
+                .then(|| find_from(region, CLOSE, content))
+                .flatten()
+        });
+        let (content_end, end, closed) = match found {
             Some(i) => (i, i + CLOSE.len(), true),
             None if is_final => {
                 // A closing tag cut by the end of output still closes the body.
@@ -112,6 +120,12 @@ impl RegionReader for Reader {
                     .rev()
                     .find(|k| region.ends_with(&CLOSE[..*k]) && region.len() - k >= content)
                     .unwrap_or(0);
+                if cut == 0 && !cx.closes_at_end() {
+                    return Advance::Broken {
+                        end: region.len(),
+                        why: "truncated tool call: <tool_call> is not closed before the end of output, which was cut; not run".into(),
+                    };
+                }
                 (region.len() - cut, region.len(), false)
             }
             None => {
@@ -236,6 +250,9 @@ impl Reader {
             return Advance::Broken { end, why };
         }
         if !closed {
+            for d in &mut o.drafts {
+                d.repairs.push(closing_marker_repair(CLOSE));
+            }
             o.diagnostics.push(Diagnostic::info(
                 "<tool_call> not closed at the end of output; its complete JSON was accepted",
                 cx.span(0, end),

@@ -11,7 +11,9 @@ use toolcall_core::{Diagnostic, Repair};
 
 use crate::FormatId;
 use crate::builder::{Draft, Outcome};
-use crate::family::{Advance, ReadCx, RegionReader, ScanFrom, json_calls, parse_lenient};
+use crate::family::{
+    Advance, ReadCx, RegionReader, ScanFrom, closing_marker_repair, json_calls, parse_lenient,
+};
 use crate::scanner::{Scan, Scanner, split_top_level};
 
 use super::args_object::LiveList;
@@ -255,17 +257,19 @@ impl RegionReader for CallListReader {
                 _ => return Advance::NotMine,
             }
         }
-        let (body_end, end) = match self.scan.find(region, self.close) {
-            Some(i) => (i, i + self.close.len()),
-            None if is_final => {
-                return Advance::Broken {
-                    end: region.len(),
-                    why: format!(
-                        "truncated tool call: {} is not closed before the end of output; not run",
-                        self.open
-                    ),
-                };
-            }
+        let truncated = || Advance::Broken {
+            end: region.len(),
+            why: format!(
+                "truncated tool call: {} is not closed before the end of output; not run",
+                self.open
+            ),
+        };
+        let (body_end, end, closed) = match self.scan.find(region, self.close) {
+            Some(i) => (i, i + self.close.len(), true),
+            // The server stripped the closing token: the list is read as it is, and must
+            // be complete.
+            None if is_final && cx.closes_at_end() => (region.len(), region.len(), false),
+            None if is_final => return truncated(),
             None => {
                 if cx.streaming() {
                     self.live.advance(region, cx);
@@ -286,6 +290,7 @@ impl RegionReader for CallListReader {
                     // Unbalanced brackets: split where the balanced entries end, so the
                     // good ones still run and the bad remainder is reported.
                     Some(Err(_)) => inner.map(split_tolerant).unwrap_or_default(),
+                    None if !closed => return truncated(),
                     None => {
                         return Advance::Broken {
                             end,
@@ -295,6 +300,12 @@ impl RegionReader for CallListReader {
                 }
             }
         };
+        if !closed
+            && matches!(self.layout, CallList::List)
+            && !list_balanced(body, cx.ctx.limits.max_depth)
+        {
+            return truncated();
+        }
         let mut o = Outcome::default();
         let mut bad = Vec::new();
         for entry in entries.into_iter().filter(|e| !e.trim().is_empty()) {
@@ -304,7 +315,10 @@ impl RegionReader for CallListReader {
                     parse_args(name, args, cx.ctx, self.format, cx.span(0, end))
                 });
             match read {
-                Ok(d) => {
+                Ok(mut d) => {
+                    if !closed {
+                        d.repairs.push(closing_marker_repair(self.close));
+                    }
                     o.diagnostics
                         .extend(cx.ctx.unknown_name_warning(&d.name, cx.span(0, end)));
                     o.drafts.push(d);
@@ -313,6 +327,9 @@ impl RegionReader for CallListReader {
             }
         }
         if o.drafts.is_empty() {
+            if !closed {
+                return truncated();
+            }
             let why = bad
                 .into_iter()
                 .next()
@@ -569,6 +586,17 @@ impl LiveCall {
         let live = &self.0;
         finish_sent(&live.closed, live.calls, &live.sent, drafts, span, o, cx);
     }
+}
+
+/// A `[…]` list that ends where the body ends (its brackets balance outside strings): a
+/// list read without its closing marker must be whole.
+fn list_balanced(body: &str, max_depth: usize) -> bool {
+    let inner = body.trim();
+    inner.starts_with('[')
+        && matches!(
+            Scanner::new(max_depth, true).advance(inner.as_bytes()),
+            Scan::Done(n) if n == inner.len()
+        )
 }
 
 /// Splits at commas outside brackets and quotes; whatever is left unbalanced at the end is

@@ -20,7 +20,8 @@ use toolcall_core::{Diagnostic, Repair};
 use crate::FormatId;
 use crate::builder::Draft;
 use crate::family::{
-    Advance, Outcome, ReadCx, RegionReader, ScanFrom, convert_text_value, is_text_param,
+    Advance, Outcome, ReadCx, RegionReader, ScanFrom, closing_marker_repair, convert_text_value,
+    find_from, is_text_param,
 };
 
 use super::args_object::{JsonCallTags, LiveJson, LiveList};
@@ -54,7 +55,80 @@ pub(crate) struct BlockReader {
     /// The first call's name as the lead announced it.
     lead_name: Option<String>,
     close: ScanFrom,
+    /// The body is JSON (or JSON arguments in markup): the closing tag is looked for
+    /// outside JSON strings only ([`CloseOutsideStrings`]).
+    json: Option<CloseOutsideStrings>,
     live: Option<Live>,
+}
+
+/// Resumable search for a closing tag outside JSON strings, so that
+/// `{"query": "what does </tool_call> mean"}` does not end the block: each byte is looked
+/// at once (a tag split across pushes is looked at again, at most its length).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct CloseOutsideStrings {
+    pos: usize,
+    in_string: bool,
+    escaped: bool,
+}
+
+impl CloseOutsideStrings {
+    pub(crate) fn new(from: usize) -> Self {
+        CloseOutsideStrings {
+            pos: from,
+            in_string: false,
+            escaped: false,
+        }
+    }
+
+    /// The offset of the first `tag` outside a string in `region`, searching from where
+    /// the last call stopped.
+    pub(crate) fn find(&mut self, region: &str, tag: &str) -> Option<usize> {
+        let bytes = region.as_bytes();
+        let first = *tag.as_bytes().first()?;
+        while let Some(rest) = bytes.get(self.pos..).filter(|r| !r.is_empty()) {
+            if self.in_string {
+                if self.escaped {
+                    // The byte after a backslash is escaped, whatever it is.
+                    self.escaped = false;
+                    self.pos += 1;
+                    continue;
+                }
+                let Some(i) = memchr::memchr2(b'"', b'\\', rest) else {
+                    self.pos = bytes.len();
+                    return None;
+                };
+                self.pos += i + 1;
+                if rest[i] == b'\\' {
+                    self.escaped = true;
+                } else {
+                    self.in_string = false;
+                }
+                continue;
+            }
+            let Some(i) = memchr::memchr2(b'"', first, rest) else {
+                self.pos = bytes.len();
+                return None;
+            };
+            let at = self.pos + i;
+            if bytes[at] == b'"' {
+                self.in_string = true;
+                self.pos = at + 1;
+                continue;
+            }
+            let tail = &bytes[at..];
+            if tail.starts_with(tag.as_bytes()) {
+                self.pos = at;
+                return Some(at);
+            }
+            if tag.as_bytes().starts_with(tail) {
+                // A tag may be arriving: look again from here.
+                self.pos = at;
+                return None;
+            }
+            self.pos = at + 1;
+        }
+        None
+    }
 }
 
 /// How a block's arguments stream while it arrives.
@@ -81,6 +155,10 @@ pub(crate) trait BlockStream: Send + Sync {
     fn advance(&mut self, region: &str, lead_name: Option<&str>, cx: &mut ReadCx<'_>);
     /// Calls announced so far (by the lead or by `advance`).
     fn calls(&self) -> usize;
+    /// The block's calls are JSON (its closing tag counts only outside JSON strings).
+    fn json(&self) -> bool {
+        false
+    }
     /// The block closed with `drafts`; `region` ends where its closing tag starts. Sends
     /// what the final arguments add to what was sent, or says they differ.
     fn finish(
@@ -102,8 +180,16 @@ impl BlockReader {
             announced: false,
             lead_name: None,
             close: ScanFrom(block.open.len()),
+            json: None,
             live: None,
         }
+    }
+
+    /// The body is JSON, or markup with JSON arguments: the closing tag counts only
+    /// outside JSON strings.
+    pub(crate) fn json_body(mut self) -> Self {
+        self.json = Some(CloseOutsideStrings::new(self.block.open.len()));
+        self
     }
 
     /// Streams each call's arguments while the block arrives, a fragment per completed
@@ -131,7 +217,11 @@ impl BlockReader {
     }
 
     /// Streams the block's calls with a family's own [`BlockStream`].
+    /// A stream of JSON calls ([`BlockStream::json`]) makes the body JSON ([`Self::json_body`]).
     pub(crate) fn streaming_with(mut self, stream: Box<dyn BlockStream>) -> Self {
+        if stream.json() {
+            self = self.json_body();
+        }
         self.live = Some(Live::Stream(stream));
         self
     }
@@ -622,7 +712,17 @@ impl RegionReader for BlockReader {
                 self.announced = true;
             }
         }
-        let (body_end, end, closed) = match self.close.find(region, b.close) {
+        let found = match self.json.as_mut() {
+            Some(json) => json.find(region, b.close).or_else(|| {
+                // A body whose quotes do not balance: the first closing tag, as a
+                // block that is not JSON has it.
+                is_final
+                    .then(|| find_from(region, b.close, b.open.len()))
+                    .flatten()
+            }),
+            None => self.close.find(region, b.close),
+        };
+        let (body_end, end, closed) = match found {
             Some(i) => (i, i + b.close.len(), true),
             None if is_final => (region.len(), region.len(), false),
             None => {
@@ -636,20 +736,26 @@ impl RegionReader for BlockReader {
                 return Advance::NeedMore;
             }
         };
-        if !closed {
-            return Advance::Broken {
-                end,
-                why: format!(
-                    "truncated tool call: {} is not closed before the end of output; not run",
-                    b.open
-                ),
-            };
+        let truncated = || Advance::Broken {
+            end,
+            why: format!(
+                "truncated tool call: {} is not closed before the end of output; not run",
+                b.open
+            ),
+        };
+        if !closed && !cx.closes_at_end() {
+            return truncated();
         }
         let body = region.get(b.open.len()..body_end).unwrap_or("");
         match (b.body)(body, cx, b.format) {
             Ok(mut drafts) => {
                 for d in &mut drafts {
                     d.span = cx.span(0, end);
+                    if !closed {
+                        // The reply ended deliberately right after a complete body: the
+                        // server stripped the closing token.
+                        d.repairs.push(closing_marker_repair(b.close));
+                    }
                 }
                 let mut o = Outcome::default();
                 for d in &drafts {
@@ -676,6 +782,7 @@ impl RegionReader for BlockReader {
                 o.drafts = drafts;
                 Advance::Done { end, outcome: o }
             }
+            Err(_) if !closed => truncated(),
             Err(why) => Advance::Broken { end, why },
         }
     }

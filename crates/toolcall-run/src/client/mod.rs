@@ -119,6 +119,10 @@ pub struct ModelReply {
     /// `thinking`, reasoning items): never part of `text`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reasoning: Option<String>,
+    /// Why the model stopped, as the server said it (`stop`, `tool_calls`, `length`, ...):
+    /// tells the text parser whether a call missing its closing marker was cut.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub finish_reason: Option<String>,
 }
 
 /// Why a model request failed; the kind is kept so retry logic and users can tell a timeout

@@ -223,6 +223,7 @@ pub(super) fn model_reply(reply: Reply, names: &NameMap, format: &str) -> ModelR
             .collect(),
         text: reply.text,
         reasoning: reply.reasoning,
+        finish_reason: reply.finish_reason,
     }
 }
 

@@ -340,6 +340,12 @@ async fn completions(State(s): State<StandIn>, Json(body): Json<Value>) -> Respo
         _ => {}
     }
     let text = s.text_for(&model, attempt);
+    // A model named `…-cut` ran out of tokens.
+    let finish = if model.ends_with("-cut") {
+        "length"
+    } else {
+        "stop"
+    };
     if stream {
         let mut out = chunk(json!({"role": "assistant", "content": ""}), None);
         let pieces = if s.one_byte.load(Ordering::SeqCst) {
@@ -350,12 +356,12 @@ async fn completions(State(s): State<StandIn>, Json(body): Json<Value>) -> Respo
         for p in pieces {
             out.push_str(&chunk(json!({"content": p}), None));
         }
-        out.push_str(&chunk(json!({}), Some("stop")));
+        out.push_str(&chunk(json!({}), Some(finish)));
         out.push_str("data: [DONE]\n\n");
         return sse(out);
     }
     Json(json!({"id": "chatcmpl-standin", "object": "chat.completion", "created": 1, "model": model,
-        "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": finish}],
         "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}}))
     .into_response()
 }
