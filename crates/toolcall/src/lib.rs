@@ -205,6 +205,10 @@ pub use toolcall_run::{
     ToolChoice, TurnReport, TurnStream,
 };
 
+/// Decoding constraints that keep a family's calls valid while the model writes them
+/// (feature `constrain`): `toolcall::constrain::build(family, tools, dialect, options)`.
+#[cfg(feature = "constrain")]
+pub use toolcall_constrain as constrain;
 pub use toolcall_core;
 pub use toolcall_parse;
 #[cfg(feature = "agent")]
