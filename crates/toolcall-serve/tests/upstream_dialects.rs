@@ -154,7 +154,6 @@ async fn gateway() -> (String, Seen) {
             upstream_api: Some("gemini".parse().unwrap()),
             reasoning_calls: None,
             constrain: None,
-            reasoning_calls: None,
         }],
         ..Config::default()
     };
