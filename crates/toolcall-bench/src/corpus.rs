@@ -839,11 +839,20 @@ pub fn case_by_name(name: &str) -> Option<Case> {
 /// Adversarial inputs (issue #9): a unit that opens a region which never closes, repeated.
 /// A parser that rescans an unfinished region from the next byte is quadratic on them; a
 /// linear one grows 4× per 4× of input. `(label, unit)`.
-pub const ADVERSARIAL: [(&str, &str); 4] = [
+pub const ADVERSARIAL: [(&str, &str); 6] = [
     ("unclosed objects `{'b':'`", "{'b':'"),
     ("unclosed `<tool_call>{\"name\":`", "<tool_call>{\"name\":"),
     ("open brackets `[`", "["),
     ("unclosed fences", "```json\n{\"a\": "),
+    // The openers of the families added in issue 21.
+    (
+        "unclosed FunctionGemma `call:f{a:<escape>`",
+        "<start_function_call>call:f{a:<escape>",
+    ),
+    (
+        "unclosed granite-20b-fc `<function_call> {\"name\":`",
+        "<function_call> {\"name\":",
+    ),
 ];
 
 /// `unit` repeated to at least `bytes` bytes.

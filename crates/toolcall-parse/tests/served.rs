@@ -82,6 +82,25 @@ fn cases() -> Vec<Case> {
             worst: "error",
             text: None,
         },
+        // One broken call does not drop its good siblings.
+        Case {
+            name: "pythonic_bad_entry_keeps_its_sibling",
+            format: "pythonic",
+            end: ReplyEnd::Unknown,
+            output: "[get_time(x=b'z'), get_weather(city='SF')]",
+            calls: json!([{"name": "get_weather", "arguments": {"city": "SF"}}]),
+            worst: "error",
+            text: Some("get_time(x=b'z')"),
+        },
+        Case {
+            name: "pythonic_out_of_range_number_keeps_its_sibling",
+            format: "auto",
+            end: ReplyEnd::Stopped,
+            output: "[get_weather(city='SF'), search(query='x', limit=1e999)]",
+            calls: json!([{"name": "get_weather", "arguments": {"city": "SF"}}]),
+            worst: "error",
+            text: Some("search(query='x', limit=1e999)"),
+        },
     ]
 }
 

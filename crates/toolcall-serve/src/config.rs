@@ -23,6 +23,7 @@
 //! request_timeout_secs = 600                  # one upstream attempt as a whole, streamed
 //!                                             # or not (SSE keep-alives do not extend it)
 //! retries = 3
+//! max_tools = 512                             # tools one request may offer (else 400)
 //!
 //! [[models]]
 //! match = "qwen*"
@@ -144,6 +145,9 @@ pub struct Config {
     pub retries: u32,
     /// Largest request body accepted.
     pub max_body_bytes: usize,
+    /// Most tools one request may offer (a request over it is a `400`): compiled schemas
+    /// cost tens of times their text, so the body limit alone does not bound memory.
+    pub max_tools: usize,
     /// Largest reply text buffered per request or stream.
     pub max_reply_bytes: usize,
 }
@@ -171,6 +175,7 @@ impl Default for Config {
             request_timeout_secs: toolcall_run::client::transport::DEFAULT_TOTAL_TIMEOUT.as_secs(),
             retries: 3,
             max_body_bytes: 8 * 1024 * 1024,
+            max_tools: 512,
             max_reply_bytes: 4 * 1024 * 1024,
         }
     }

@@ -2,7 +2,7 @@
 //! into the neutral request ([`toolcall_wire::dialect::Decoded`]), calls [`run`], and gets its
 //! reply back in its own dialect: [`run`] asks the route's upstream (in the upstream's
 //! dialect, whole or streamed), checks the reply through the one [`Turn`], and encodes the
-//! checked reply, or the stream of [`Out`]s, with the front end's dialect.
+//! checked reply, or the stream of [`crate::turn::Out`]s, with the front end's dialect.
 //!
 //! The seam for server-side tools is [`run`]'s input and output: a neutral request in, a
 //! checked turn out; nothing in between knows which dialect the client speaks.

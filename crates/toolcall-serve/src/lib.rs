@@ -10,9 +10,12 @@
 //! ([`upstream`]); the turn logic shared by every endpoint ([`turn`]: parse the reply, check
 //! each call against the request's tools, apply the invalid-call policy); the request's tools
 //! compiled once per distinct declaration ([`tools_cache`]); the streamed turn's
-//! driver both endpoints share ([`stream`]: calls announced when the name is known, their
-//! arguments once checked, `retry` before anything of a bad call went out); one module per
-//! endpoint ([`chat`], [`responses`]), each writing the turn in its own wire format; tools for models without native calling
+//! driver every front end shares ([`stream`]: calls announced when the name is known, their
+//! arguments once checked, `retry` before anything of a bad call went out); the one turn
+//! driver ([`front`]: a front end decodes its dialect into the neutral request, the turn runs
+//! against the route's upstream in the upstream's dialect, the reply is encoded back); one
+//! thin module per front end ([`chat`], [`responses`], [`messages`] for Anthropic Messages,
+//! [`gemini`]), the dialects themselves living in `toolcall-wire`; tools for models without native calling
 //! ([`emulate`]); OpenAI-shaped errors ([`error`]) and Prometheus
 //! metrics ([`metrics`]); server-side tools and the inspector page ([`server_side`]); the
 //! DNS-rebinding guard on `Host` ([`host`]).

@@ -148,6 +148,15 @@ impl Turn {
         config: &Config,
         tools: &ToolsCache,
     ) -> Result<Self, ApiError> {
+        let offered = request.tools.as_ref().map_or(0, Vec::len);
+        if offered > config.max_tools {
+            // Compiled schemas cost tens of times their text: bounded before compiling.
+            return Err(ApiError::bad_request(format!(
+                "the request offers {offered} tools; this gateway accepts at most {} \
+                 (max_tools in its config)",
+                config.max_tools
+            )));
+        }
         let compiled = tools.get(request.tools.as_deref().unwrap_or_default());
         let format = match &route.format {
             Some(f) => {

@@ -609,6 +609,32 @@ async fn a_streamed_reply_without_the_required_call_ends_with_the_note() {
     assert_eq!(content, "It is probably sunny in Paris.");
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_offering_more_tools_than_the_limit_is_a_clear_400() {
+    let (url, standin) = gateway(|c| c.max_tools = 100).await;
+    let many = |n: usize| -> Value {
+        (0..n)
+            .map(|i| {
+                json!({"type": "function", "function": {"name": format!("t{i}"),
+                "parameters": {"type": "object", "properties": {"a": {"type": "string"}}}}})
+            })
+            .collect()
+    };
+    let mut body = request("qwen3-8b", false);
+    body["tools"] = many(101);
+    let r = post(&url, body.clone()).await;
+    assert_eq!(r.status(), 400);
+    let v: Value = r.json().await.unwrap();
+    let message = v["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("101 tools") && message.contains("100"),
+        "{message}"
+    );
+    assert!(standin.requests().is_empty());
+    body["tools"] = many(100);
+    assert_eq!(post(&url, body).await.status(), 200);
+}
+
 // Issue #21: servers strip end tokens, so a call whose closing marker is missing at the end
 // is a call when the upstream stopped, and truncated (never a finished call) when its
 // finish_reason says the reply was cut; whole and streamed alike.

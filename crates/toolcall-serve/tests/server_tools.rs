@@ -841,3 +841,53 @@ async fn two_requests_continuing_one_session_at_once_keep_both_changes() {
     assert_eq!(chest["marked_y"], "yes", "{chest}");
     assert_eq!(rec.calls.len(), 2);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_streamed_messages_turn_returns_the_clients_call_as_tool_use() {
+    let weather = call("get_weather", json!({"city": "Paris"}));
+    let g = gateway(&[("world", &weather)]).await;
+    let resp = reqwest::Client::new()
+        .post(format!("{}/v1/messages", g.url))
+        .json(&json!({"model": "world", "max_tokens": 256, "stream": true,
+            "tools": [{"name": "get_weather", "description": "Weather",
+                       "input_schema": {"type": "object",
+                                        "properties": {"city": {"type": "string"}}}}],
+            "messages": [{"role": "user", "content": "Weather in Paris?"}]}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 200);
+    assert!(resp.headers().contains_key(SESSION_HEADER));
+    let body = resp.text().await.unwrap();
+    let events: Vec<Value> = body
+        .lines()
+        .filter_map(|l| l.strip_prefix("data: "))
+        .map(|d| serde_json::from_str(d).unwrap())
+        .collect();
+    let kinds: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
+    assert_eq!(kinds.first(), Some(&"message_start"), "{body}");
+    assert_eq!(kinds.last(), Some(&"message_stop"), "{body}");
+    let block = events
+        .iter()
+        .find(|e| e["type"] == "content_block_start" && e["content_block"]["type"] == "tool_use")
+        .expect(&body);
+    assert_eq!(block["content_block"]["name"], "get_weather");
+    let input: String = events
+        .iter()
+        .filter(|e| e["delta"]["type"] == "input_json_delta")
+        .map(|e| e["delta"]["partial_json"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        serde_json::from_str::<Value>(&input).unwrap(),
+        json!({"city": "Paris"})
+    );
+    let stop = events
+        .iter()
+        .find(|e| e["type"] == "message_delta")
+        .expect(&body);
+    assert_eq!(stop["delta"]["stop_reason"], "tool_use", "{body}");
+    // The model was offered the server's tools and the client's.
+    let offered = offered(&g.stand_in.requests()[0]);
+    assert!(offered.contains(&"get_weather".to_owned()), "{offered:?}");
+    assert!(offered.contains(&"move_player".to_owned()), "{offered:?}");
+}

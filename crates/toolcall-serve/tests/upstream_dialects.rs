@@ -152,8 +152,8 @@ async fn gateway() -> (String, Seen) {
             upstream_api_key_env: Some("TOOLCALL_TEST_DIALECT_KEY".into()),
             emulate_tools: None,
             upstream_api: Some("gemini".parse().unwrap()),
-            constrain: None,
             reasoning_calls: None,
+            constrain: None,
         }],
         ..Config::default()
     };

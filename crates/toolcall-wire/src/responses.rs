@@ -1097,4 +1097,69 @@ mod tests {
         assert_eq!(v["object"], "response");
         assert_eq!(v["tools"], json!([]));
     }
+
+    // An upstream that speaks Responses: the neutral request goes out as input items, and
+    // the events this crate writes read back into the same calls.
+    #[test]
+    fn a_neutral_request_encodes_and_a_stream_reads_back() {
+        let chat: ChatRequest = serde_json::from_value(json!({"model": "m", "max_tokens": 7,
+            "tool_choice": {"type": "function", "function": {"name": "f"}},
+            "messages": [
+                {"role": "system", "content": "sys"},
+                {"role": "user", "content": "hi"},
+                {"role": "assistant", "content": null, "tool_calls": [{"id": "c1",
+                    "type": "function", "function": {"name": "f", "arguments": "{\"a\":1}"}}]},
+                {"role": "tool", "tool_call_id": "c1", "content": "r1"}],
+            "tools": [{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}]}))
+        .unwrap();
+        let v = Responses.encode_request(&chat).unwrap();
+        assert_eq!(v["instructions"], "sys");
+        assert_eq!(v["max_output_tokens"], 7);
+        assert_eq!(v["input"][1]["type"], "function_call");
+        assert_eq!(v["input"][2]["call_id"], "c1");
+        assert_eq!(v["tool_choice"], json!({"type": "function", "name": "f"}));
+        assert_eq!(v["tools"][0]["name"], "f");
+        let back = ResponsesRequest::deserialize(&v)
+            .unwrap()
+            .to_chat()
+            .unwrap();
+        assert_eq!(back.messages.len(), 4);
+
+        let mut w = Responses.stream_encoder(ReplyMeta {
+            id: "resp_1".into(),
+            ..ReplyMeta::default()
+        });
+        let mut events = Vec::new();
+        w.push(
+            vec![
+                Out::Reasoning("r".into()),
+                Out::Text("t".into()),
+                Out::CallStart {
+                    index: 0,
+                    id: "c9".into(),
+                    name: "f".into(),
+                },
+                Out::CallEnd {
+                    index: 0,
+                    arguments: "{\"a\":2}".into(),
+                },
+            ],
+            &mut events,
+        );
+        w.end(End::Finished("tool_calls".into()), &mut events);
+        let mut dec = Responses.stream_decoder(Limits::default());
+        let mut acc = crate::dialect::Accumulator::new(Limits::default());
+        for e in &events {
+            let mut ds = Vec::new();
+            dec.push(e.event.as_deref().unwrap_or_default(), &e.data, &mut ds)
+                .unwrap();
+            ds.iter().for_each(|d| acc.push(d).unwrap());
+        }
+        let (reply, _) = acc.finish().unwrap();
+        assert_eq!(reply.text.as_deref(), Some("t"));
+        assert_eq!(reply.reasoning.as_deref(), Some("r"));
+        assert_eq!(reply.calls[0].id.as_deref(), Some("c9"));
+        assert_eq!(reply.calls[0].arguments_value(), json!({"a": 2}));
+        assert_eq!(reply.finish_reason.as_deref(), Some("tool_calls"));
+    }
 }

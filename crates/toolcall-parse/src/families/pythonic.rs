@@ -5,6 +5,7 @@
 use std::ops::Range;
 
 use serde_json::{Map, Value};
+use toolcall_core::Diagnostic;
 
 use super::call_syntax::{is_name_byte, parse_args};
 use super::text_example::python_call;
@@ -48,19 +49,36 @@ pub(crate) fn classify(
         if !ctx.strict_name_ok(name) {
             return None;
         }
-        calls.push((name, args));
+        calls.push((p, name, args));
     }
     if calls.is_empty() {
         return None;
     }
+    // Each call stands alone: a bad one is reported and its text kept, its good siblings
+    // run.
     let mut out = Outcome::default();
-    for (name, args) in calls {
+    let mut first_error = None;
+    for (entry, name, args) in calls {
         match parse_args(name, args, ctx, FormatId::PYTHONIC, span.clone()) {
             Ok(d) => out.drafts.push(d),
-            Err(e) => return Some(Err(format!("pythonic call {name:?}: {e}"))),
+            Err(e) => {
+                let why = format!("pythonic call {name:?}: {e}");
+                out.diagnostics.push(Diagnostic::error(
+                    format!("{why}; not run, its text kept"),
+                    span.clone(),
+                ));
+                if !out.text.is_empty() {
+                    out.text.push('\n');
+                }
+                out.text.push_str(entry.trim());
+                first_error.get_or_insert(why);
+            }
         }
     }
-    Some(Ok(out))
+    match first_error {
+        Some(why) if out.drafts.is_empty() => Some(Err(why)),
+        _ => Some(Ok(out)),
+    }
 }
 
 impl FormatId {
