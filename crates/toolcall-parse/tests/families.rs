@@ -9,14 +9,14 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
+use common::{chars, chunk, family_registry};
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use proptest::prelude::*;
 use serde::Deserialize;
 use serde_json::Value;
-use toolcall_core::{Level, Registry, StreamEvent, ToolSpec};
+use toolcall_core::{Level, StreamEvent};
 use toolcall_parse::{FormatId, FormatSelection, ParseOptions, ReplyEnd, StreamParser, parse};
 
 /// Every model family in the registry: those with no fixtures of their own say why
@@ -152,24 +152,10 @@ fn enabled_cases() -> Vec<Case> {
         .collect()
 }
 
-fn registry() -> Arc<Registry> {
-    let list: Vec<Value> = serde_json::from_str(&common::fixture("families_tools.json")).unwrap();
-    let mut r = Registry::new();
-    for t in list {
-        r.add_spec(ToolSpec::new(
-            t["name"].as_str().unwrap(),
-            t["description"].as_str().unwrap_or(""),
-            t["parameters"].clone(),
-        ))
-        .unwrap();
-    }
-    Arc::new(r)
-}
-
 /// The option sets a case runs under: its family alone, and auto mode unless opted out.
 fn option_sets(case: &Case) -> Vec<(&'static str, ParseOptions)> {
     let base = ParseOptions {
-        tools: case.expect.tools.then(registry),
+        tools: case.expect.tools.then(family_registry),
         starts_in_reasoning: case.expect.starts_in_reasoning,
         reply_end: case
             .expect
@@ -304,41 +290,6 @@ fn check(case: &Case, how: &str, seen: &Seen) {
             assert_eq!(&got.2, id, "{at}: call id of {}", want.name);
         }
     }
-}
-
-fn chars(s: &str) -> Vec<&str> {
-    let mut parts = Vec::new();
-    let mut from = 0;
-    for (i, _) in s.char_indices().skip(1) {
-        parts.push(&s[from..i]);
-        from = i;
-    }
-    parts.push(&s[from..]);
-    parts
-}
-
-/// Splits `s` at the given cut points, moved back to char boundaries.
-fn chunk<'a>(s: &'a str, cuts: &[usize]) -> Vec<&'a str> {
-    let mut points: Vec<usize> = cuts
-        .iter()
-        .map(|c| {
-            let mut i = c % (s.len() + 1);
-            while !s.is_char_boundary(i) {
-                i -= 1;
-            }
-            i
-        })
-        .collect();
-    points.sort_unstable();
-    points.dedup();
-    let mut out = Vec::new();
-    let mut from = 0;
-    for p in points {
-        out.push(&s[from..p]);
-        from = p;
-    }
-    out.push(&s[from..]);
-    out
 }
 
 #[test]
@@ -767,7 +718,7 @@ fn text_values_stream_as_their_bytes_arrive() {
         for tools in [false, true] {
             let o = ParseOptions {
                 format: FormatSelection::Only(family.to_owned()),
-                tools: tools.then(registry),
+                tools: tools.then(family_registry),
                 ..ParseOptions::default()
             };
             let open = format!("{before}{value}");
@@ -845,7 +796,7 @@ proptest! {
         let whole = format!("{before}{value}{after}");
         let o = ParseOptions {
             format: FormatSelection::Only(family.to_owned()),
-            tools: tools.then(registry),
+            tools: tools.then(family_registry),
             ..ParseOptions::default()
         };
         let one = parse(&whole, &o);

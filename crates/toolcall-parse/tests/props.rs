@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{auto, fixture, with_tools};
+use common::{auto, chunk, fixture, with_tools};
 use proptest::prelude::*;
 use serde_json::{Map, Value, json};
 use toolcall_core::{StreamEvent, ToolCall};
@@ -111,30 +111,6 @@ fn streamed(chunks: &[&str], o: &ParseOptions) -> Outcome {
                 .push(serde_json::to_string(&diagnostic).unwrap()),
         }
     }
-    out
-}
-
-/// Splits `s` at the given (char-boundary-adjusted) cut points.
-fn chunk<'a>(s: &'a str, cuts: &[usize]) -> Vec<&'a str> {
-    let mut points: Vec<usize> = cuts
-        .iter()
-        .map(|c| {
-            let mut i = c % (s.len() + 1);
-            while !s.is_char_boundary(i) {
-                i -= 1;
-            }
-            i
-        })
-        .collect();
-    points.sort_unstable();
-    points.dedup();
-    let mut out = Vec::new();
-    let mut from = 0;
-    for p in points {
-        out.push(&s[from..p]);
-        from = p;
-    }
-    out.push(&s[from..]);
     out
 }
 

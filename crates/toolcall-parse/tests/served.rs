@@ -8,12 +8,12 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
+use common::{chars, chunk, family_registry};
 
 use proptest::prelude::*;
 use serde_json::{Value, json};
-use std::sync::Arc;
 
-use toolcall_core::{Level, Registry, StreamEvent, ToolSpec};
+use toolcall_core::{Level, StreamEvent};
 use toolcall_parse::{FormatSelection, ParseOptions, ReplyEnd, StreamParser, parse};
 
 struct Case {
@@ -104,21 +104,6 @@ fn cases() -> Vec<Case> {
     ]
 }
 
-/// The tools of the family fixtures (`families_tools.json`).
-fn registry() -> Arc<Registry> {
-    let list: Vec<Value> = serde_json::from_str(&common::fixture("families_tools.json")).unwrap();
-    let mut r = Registry::new();
-    for t in list {
-        r.add_spec(ToolSpec::new(
-            t["name"].as_str().unwrap(),
-            t["description"].as_str().unwrap_or(""),
-            t["parameters"].clone(),
-        ))
-        .unwrap();
-    }
-    Arc::new(r)
-}
-
 fn options(case: &Case) -> ParseOptions {
     ParseOptions {
         format: if case.format == "auto" {
@@ -126,7 +111,7 @@ fn options(case: &Case) -> ParseOptions {
         } else {
             FormatSelection::Only(case.format.into())
         },
-        tools: Some(registry()),
+        tools: Some(family_registry()),
         reply_end: case.end,
         ..ParseOptions::default()
     }
@@ -200,40 +185,6 @@ fn check(case: &Case, how: &str, seen: &Seen) {
     if let Some(text) = case.text {
         assert_eq!(seen.text.trim(), text, "{at}: text");
     }
-}
-
-fn chars(s: &str) -> Vec<&str> {
-    let mut parts = Vec::new();
-    let mut from = 0;
-    for (i, _) in s.char_indices().skip(1) {
-        parts.push(&s[from..i]);
-        from = i;
-    }
-    parts.push(&s[from..]);
-    parts
-}
-
-fn chunk<'a>(s: &'a str, cuts: &[usize]) -> Vec<&'a str> {
-    let mut points: Vec<usize> = cuts
-        .iter()
-        .map(|c| {
-            let mut i = c % (s.len() + 1);
-            while !s.is_char_boundary(i) {
-                i -= 1;
-            }
-            i
-        })
-        .collect();
-    points.sort_unstable();
-    points.dedup();
-    let mut out = Vec::new();
-    let mut from = 0;
-    for p in points {
-        out.push(&s[from..p]);
-        from = p;
-    }
-    out.push(&s[from..]);
-    out
 }
 
 #[test]

@@ -15,8 +15,18 @@ pub fn fixture(rel: &str) -> String {
     std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
 }
 
+/// The tools of the seed apps (`tools.json`).
 pub fn registry() -> Arc<Registry> {
-    let list: Vec<Value> = serde_json::from_str(&fixture("tools.json")).unwrap();
+    registry_from("tools.json")
+}
+
+/// The tools of the family fixtures (`families_tools.json`).
+pub fn family_registry() -> Arc<Registry> {
+    registry_from("families_tools.json")
+}
+
+fn registry_from(file: &str) -> Arc<Registry> {
+    let list: Vec<Value> = serde_json::from_str(&fixture(file)).unwrap();
     let mut r = Registry::new();
     for t in list {
         r.add_spec(ToolSpec::new(
@@ -46,4 +56,40 @@ pub fn only(format: &str, tools: bool) -> ParseOptions {
         tools: tools.then(registry),
         ..ParseOptions::default()
     }
+}
+
+/// `s` one character at a time.
+pub fn chars(s: &str) -> Vec<&str> {
+    let mut parts = Vec::new();
+    let mut from = 0;
+    for (i, _) in s.char_indices().skip(1) {
+        parts.push(&s[from..i]);
+        from = i;
+    }
+    parts.push(&s[from..]);
+    parts
+}
+
+/// Splits `s` at the given cut points, moved back to char boundaries.
+pub fn chunk<'a>(s: &'a str, cuts: &[usize]) -> Vec<&'a str> {
+    let mut points: Vec<usize> = cuts
+        .iter()
+        .map(|c| {
+            let mut i = c % (s.len() + 1);
+            while !s.is_char_boundary(i) {
+                i -= 1;
+            }
+            i
+        })
+        .collect();
+    points.sort_unstable();
+    points.dedup();
+    let mut out = Vec::new();
+    let mut from = 0;
+    for p in points {
+        out.push(&s[from..p]);
+        from = p;
+    }
+    out.push(&s[from..]);
+    out
 }
