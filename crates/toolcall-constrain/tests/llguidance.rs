@@ -12,7 +12,7 @@ use serde_json::{Map, Value, json};
 use toktrie::{ApproximateTokEnv, InferenceCapabilities};
 use toolcall_constrain::{Body, Dialect, Options, ToolChoice, build, shape};
 use toolcall_core::ToolSpec;
-use toolcall_parse::{FormatId, example_call};
+use toolcall_parse::{FormatId, FormatSelection, ParseOptions, example_call, parse};
 
 fn fixtures() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../toolcall-parse/tests/fixtures")
@@ -71,6 +71,20 @@ fn is_valid_call(case: &Case) -> bool {
         && e.get("diagnostics").is_none_or(|d| d == "none")
         && e.get("tools").is_none_or(|t| t == true)
         && e.get("starts_in_reasoning").is_none_or(|s| s == false)
+}
+
+/// Whether the case is a reply whose end token the model server stripped (the parser assumed
+/// its closing marker): the model wrote that token, so the reply as delivered is not what the
+/// constraint sees the model write.
+fn end_token_stripped(family: &str, output: &str) -> bool {
+    let options = ParseOptions {
+        format: FormatSelection::Only(family.into()),
+        ..ParseOptions::default()
+    };
+    parse(output, &options)
+        .calls
+        .iter()
+        .any(|c| c.origin.repairs.iter().any(|r| r.kind == "closing_marker"))
 }
 
 /// GBNF read back as llguidance Lark: `name ::= …` → `name: …`, `[…]` → `/[…]/`, and
@@ -221,7 +235,10 @@ fn every_valid_call_fixture_is_accepted_byte_by_byte() {
             continue; // only forced calls: covered below
         }
         for (dialect, grammar) in grammars(family, &opts) {
-            for case in cases(family).iter().filter(|c| is_valid_call(c)) {
+            for case in cases(family)
+                .iter()
+                .filter(|c| is_valid_call(c) && !end_token_stripped(family, &c.output))
+            {
                 checked += 1;
                 if let Err(e) = checker.check(&grammar, &case.output) {
                     failures.push(format!("{family}/{} ({dialect}): {e}", case.name));

@@ -12,43 +12,13 @@ use serde_json::{Value, json};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_anthropic_sdk_gets_tool_use_blocks_whole_and_streamed() {
-    let Some(python) = toolcall_testkit::require("python", toolcall_testkit::python()) else {
+    let Some(SdkRun { standin, ids, .. }) =
+        run_sdk_client("anthropic_client.py", "tool_use ids: ").await
+    else {
         return;
     };
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests");
-    let more: Vec<Fixture> =
-        serde_json::from_str(include_str!("fixtures/replies_more.json")).unwrap();
-    let standin = StandIn::default();
-    for f in &more {
-        standin.reply(&f.model, &f.text);
-    }
-    let (url, standin) = gateway_over(standin, |c| {
-        c.retries = 0;
-        c.api_keys = vec!["sk-test".into()];
-    })
-    .await;
-    let out = tokio::process::Command::new(python)
-        .arg(dir.join("anthropic_client.py"))
-        .arg(&url)
-        .arg(dir.join("fixtures/tools.json"))
-        .arg(dir.join("fixtures/replies.json"))
-        .arg(dir.join("fixtures/replies_more.json"))
-        .output()
-        .await
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{stdout}\n{stderr}");
-    let n = fixtures().len() + more.len();
-    assert!(stdout.contains(&format!("ok {n} fixtures")), "{stdout}");
-
     // The tool results reached the upstream as `tool` messages paired with the calls the
     // assistant message (the SDK's own reply, sent back) holds, in order, after it.
-    let ids: Vec<String> = stdout
-        .lines()
-        .find_map(|l| l.strip_prefix("tool_use ids: "))
-        .map(|l| serde_json::from_str(l).unwrap())
-        .unwrap();
     let requests = standin.requests();
     let follow = requests
         .iter()

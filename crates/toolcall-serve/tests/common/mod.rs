@@ -506,3 +506,55 @@ pub fn accumulate(data: &[String]) -> (String, String, Vec<Value>, Option<String
         .collect();
     (content, reasoning, calls, finish)
 }
+
+/// What a Python SDK client script saw and what reached the upstream.
+pub struct SdkRun {
+    pub stdout: String,
+    pub standin: StandIn,
+    /// The call ids the script printed after its ids label, in order.
+    pub ids: Vec<String>,
+}
+
+/// Runs the SDK client `script` (in `tests/`) against a gateway (client key `sk-test`, no
+/// retries) in front of a stand-in that answers every recorded reply, `replies_more.json`'s
+/// included; checks that it exited well having checked every fixture, and reads the call ids
+/// it printed after `ids_label`. `None`: no Python here (the test skips).
+pub async fn run_sdk_client(script: &str, ids_label: &str) -> Option<SdkRun> {
+    let python = toolcall_testkit::require("python", toolcall_testkit::python())?;
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests");
+    let more: Vec<Fixture> =
+        serde_json::from_str(include_str!("../fixtures/replies_more.json")).unwrap();
+    let standin = StandIn::default();
+    for f in &more {
+        standin.reply(&f.model, &f.text);
+    }
+    let (url, standin) = gateway_over(standin, |c| {
+        c.retries = 0;
+        c.api_keys = vec!["sk-test".into()];
+    })
+    .await;
+    let out = tokio::process::Command::new(python)
+        .arg(dir.join(script))
+        .arg(&url)
+        .arg(dir.join("fixtures/tools.json"))
+        .arg(dir.join("fixtures/replies.json"))
+        .arg(dir.join("fixtures/replies_more.json"))
+        .output()
+        .await
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    let n = fixtures().len() + more.len();
+    assert!(stdout.contains(&format!("ok {n} fixtures")), "{stdout}");
+    let ids = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix(ids_label))
+        .map(|l| serde_json::from_str(l).unwrap())
+        .unwrap();
+    Some(SdkRun {
+        stdout,
+        standin,
+        ids,
+    })
+}
