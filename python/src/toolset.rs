@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use pyo3::prelude::*;
-use pyo3::types::{PyList, PyTuple, PyType};
+use pyo3::types::{PyList, PyString, PyTuple, PyType};
 use toolcall_core::render::render;
 use toolcall_core::{Provider, Registry, RegistryError, ToolCall};
 use toolcall_parse::{FormatId, render_prompt};
@@ -122,6 +122,45 @@ impl Toolset {
         let id = FormatId::from_name(format)
             .ok_or_else(|| errors::unknown_format(py, format!("unknown text format {format:?}")))?;
         render_prompt(&self.registry, id).map_err(|e| errors::unknown_format(py, e.to_string()))
+    }
+
+    /// The decoding constraint that keeps a model's calls to the enabled tools valid by
+    /// construction, in `format`'s call markup: `dialect` `gbnf` (llama.cpp) or `lark`
+    /// (llguidance) gives the grammar text; `structural_tag` (vLLM, SGLang) and `json_schema`
+    /// give a dict. `tool_choice` is `auto`, `required`, `none` or a tool's name (that tool,
+    /// forced); `parallel_tool_calls=False` allows one call; `trigger` is a literal every
+    /// call must start with. Raises `UnknownFormat` for an unknown family or dialect and
+    /// `InputError` when the family's markup cannot be written in that dialect.
+    #[pyo3(signature = (format, dialect = "gbnf", tool_choice = "auto", parallel_tool_calls = true, trigger = None))]
+    fn constrain<'py>(
+        &self,
+        py: Python<'py>,
+        format: &str,
+        dialect: &str,
+        tool_choice: &str,
+        parallel_tool_calls: bool,
+        trigger: Option<String>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        use toolcall_constrain::{Body, ConstrainError, Dialect, Options, ToolChoice};
+        let dialect: Dialect = dialect
+            .parse()
+            .map_err(|e: ConstrainError| errors::unknown_format(py, e.to_string()))?;
+        let tools: Vec<_> = self.registry.enabled_specs().cloned().collect();
+        let options = Options {
+            choice: ToolChoice::parse(tool_choice),
+            parallel: parallel_tool_calls,
+            trigger,
+        };
+        let constraint = py
+            .detach(|| toolcall_constrain::build(format, &tools, dialect, &options))
+            .map_err(|e| match e {
+                ConstrainError::UnknownFamily(_) => errors::unknown_format(py, e.to_string()),
+                _ => errors::input(py, e.to_string()),
+            })?;
+        match &constraint.body {
+            Body::Grammar(text) => Ok(PyString::new(py, text).into_any()),
+            Body::Json(value) => convert::to_py(py, value),
+        }
     }
 
     /// Offers the tool to models again and accepts its calls.

@@ -123,3 +123,24 @@ def test_instructions_show_a_call_the_parser_reads(fmt, toolset):
     # The worked example is written in the format it teaches: the parser finds it.
     calls = toolcall.parse(text, tools=toolset, format=fmt)["calls"]
     assert calls and all(c["name"] in toolset.names for c in calls)
+
+
+def test_constrain_gives_each_dialect_for_the_enabled_tools(toolset):
+    gbnf = toolset.constrain("hermes")
+    assert isinstance(gbnf, str) and gbnf.startswith("root ::=") and '"\\"get_weather\\""' in gbnf
+    lark = toolset.constrain("hermes", dialect="lark", tool_choice="required")
+    assert isinstance(lark, str) and "start:" in lark
+    tag = toolset.constrain("hermes", dialect="structural_tag")
+    assert isinstance(tag, dict) and tag["type"] == "structural_tag"
+    # A disabled tool is not offered, so the constraint no longer names it.
+    toolset.disable("get_weather")
+    assert "get_weather" not in toolset.constrain("hermes")
+
+
+def test_constrain_errors_name_what_is_wrong(toolset):
+    with pytest.raises(toolcall.UnknownFormat):
+        toolset.constrain("no_such_family")
+    with pytest.raises(toolcall.UnknownFormat):
+        toolset.constrain("hermes", dialect="no_such_dialect")
+    with pytest.raises(toolcall.InputError):
+        toolset.constrain("hermes", tool_choice="not_a_tool")
