@@ -72,6 +72,9 @@ struct Keywords<'a, 'py> {
     starts_in_reasoning: bool,
     /// How the reply ended: the server's `finish_reason` (`None`: unknown).
     finish_reason: Option<&'a str>,
+    /// Calls written inside reasoning: `ignore` or `take_if_none_after` (`None`: the
+    /// family's default).
+    reasoning_calls: Option<&'a str>,
 }
 
 /// Builds parse options. An explicit `format` wins; with `format="auto"`, a `model` name
@@ -93,8 +96,14 @@ fn options(py: Python<'_>, kw: Keywords<'_, '_>) -> PyResult<ParseOptions> {
                 .map_err(|e| errors::tools(py, e.to_string()))?
         }
     };
+    let reasoning_calls = kw
+        .reasoning_calls
+        .map(str::parse)
+        .transpose()
+        .map_err(|e: String| errors::input(py, e))?;
     Ok(ParseOptions {
         format,
+        reasoning_calls,
         tools: registry_arg(kw.tools)?,
         fallbacks,
         starts_in_reasoning: kw.starts_in_reasoning,
@@ -126,9 +135,11 @@ fn utf8_error(py: Python<'_>, offset: usize, e: std::str::Utf8Error) -> PyErr {
 /// or a tools list), formats that could misfire on prose accept only registered names.
 /// Raises ``DecodeError`` for bytes that are not UTF-8, ``UnknownFormat``, ``ToolsError``,
 /// ``TypeError`` for a ``text`` that is neither str nor bytes. Input beyond 16 MiB is
-/// passed through as text with an error diagnostic.
+/// passed through as text with an error diagnostic. ``finish_reason``: how the reply ended
+/// (the server's); ``reasoning_calls``: ``"ignore"`` or ``"take_if_none_after"`` for calls
+/// written inside reasoning (``None``: the family's default); ``InputError`` for another.
 #[pyfunction]
-#[pyo3(signature = (text, *, tools=None, format="auto", model=None, fallbacks=None, starts_in_reasoning=false, finish_reason=None))]
+#[pyo3(signature = (text, *, tools=None, format="auto", model=None, fallbacks=None, starts_in_reasoning=false, finish_reason=None, reasoning_calls=None))]
 #[allow(clippy::too_many_arguments)] // Python keyword arguments
 pub fn parse<'py>(
     py: Python<'py>,
@@ -139,6 +150,7 @@ pub fn parse<'py>(
     fallbacks: Option<&Bound<'py, PyAny>>,
     starts_in_reasoning: bool,
     finish_reason: Option<&str>,
+    reasoning_calls: Option<&str>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let text = Text::extract(text)?;
     let options = options(
@@ -150,6 +162,7 @@ pub fn parse<'py>(
             fallbacks,
             starts_in_reasoning,
             finish_reason,
+            reasoning_calls,
         },
     )?;
     let input = std::str::from_utf8(text.as_bytes()).map_err(|e| utf8_error(py, 0, e))?;
@@ -217,7 +230,8 @@ pub struct StreamParser {
 #[pymethods]
 impl StreamParser {
     #[new]
-    #[pyo3(signature = (tools=None, *, format="auto", model=None, fallbacks=None, starts_in_reasoning=false, finish_reason=None))]
+    #[allow(clippy::too_many_arguments)] // Python keyword arguments
+    #[pyo3(signature = (tools=None, *, format="auto", model=None, fallbacks=None, starts_in_reasoning=false, finish_reason=None, reasoning_calls=None))]
     fn new(
         py: Python<'_>,
         tools: Option<&Bound<'_, PyAny>>,
@@ -226,6 +240,7 @@ impl StreamParser {
         fallbacks: Option<&Bound<'_, PyAny>>,
         starts_in_reasoning: bool,
         finish_reason: Option<&str>,
+        reasoning_calls: Option<&str>,
     ) -> PyResult<Self> {
         let options = options(
             py,
@@ -236,6 +251,7 @@ impl StreamParser {
                 fallbacks,
                 starts_in_reasoning,
                 finish_reason,
+                reasoning_calls,
             },
         )?;
         Ok(StreamParser {

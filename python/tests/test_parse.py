@@ -286,3 +286,18 @@ def test_finish_reason_decides_a_call_missing_its_end_token():
     parser.reset()
     events = parser.feed(text) + parser.finish(finish_reason="tool_calls")
     assert [e["call"]["name"] for e in events if e["event"] == "call_finished"] == ["get_weather"]
+
+
+def test_calls_inside_reasoning_follow_reasoning_calls():
+    reply = (
+        '<think>Calling it. <tool_call>{"name": "get_weather", "arguments": {"city": "Paris"}}'
+        "</tool_call></think>"
+    )
+    assert toolcall.parse(reply, format="hermes")["calls"] == []  # hermes: drafts
+    taken = toolcall.parse(reply, format="hermes", reasoning_calls="take_if_none_after")
+    assert [c["name"] for c in taken["calls"]] == ["get_weather"]
+    parser = toolcall.StreamParser(format="hermes", reasoning_calls="take_if_none_after")
+    events = [e for piece in (reply[:20], reply[20:]) for e in parser.feed(piece)] + parser.finish()
+    assert [e["call"]["name"] for e in events if e["event"] == "call_finished"] == ["get_weather"]
+    with pytest.raises(toolcall.InputError):
+        toolcall.parse(reply, reasoning_calls="sometimes")

@@ -79,7 +79,7 @@ class StreamParser(_toolcall.StreamParser):
     """An incremental parser: ``feed`` chunks as they arrive, then ``finish``.
 
     ``StreamParser(tools=None, *, format="auto", model=None, fallbacks=None,
-    starts_in_reasoning=False, finish_reason=None)``
+    starts_in_reasoning=False, finish_reason=None, reasoning_calls=None)``
     takes the options of :func:`parse`. ``feed(chunk)`` accepts ``str`` or ``bytes`` (a UTF-8
     sequence may be split across ``bytes`` chunks) and returns the events it completed;
     ``finish(finish_reason=None)`` returns the rest and reports calls cut off by the end of

@@ -19,6 +19,7 @@ def parse(
     fallbacks: Optional[Sequence[Mapping[str, Any]]] = None,
     starts_in_reasoning: bool = False,
     finish_reason: Optional[str] = None,
+    reasoning_calls: Optional[str] = None,
 ) -> Parsed:
     """Finds the tool calls in one whole model reply.
 
@@ -30,7 +31,9 @@ def parse(
     16 MiB is passed through as text with an error diagnostic. ``finish_reason`` is how the
     reply ended (the server's ``finish_reason``): a call missing its closing marker at the
     end (servers strip end tokens) is a call after ``"stop"``/``"tool_calls"`` or when
-    unknown (``None``), truncated after ``"length"``.
+    unknown (``None``), truncated after ``"length"``. ``reasoning_calls`` says what calls
+    written inside reasoning are: ``"ignore"`` (drafts) or ``"take_if_none_after"`` (the
+    reply's calls when none follows the reasoning); ``None``: the family's default.
     """
 
 def formats() -> List[FormatInfo]:
@@ -49,6 +52,7 @@ class StreamParser:
         fallbacks: Optional[Sequence[Mapping[str, Any]]] = None,
         starts_in_reasoning: bool = False,
         finish_reason: Optional[str] = None,
+        reasoning_calls: Optional[str] = None,
     ) -> None: ...
     def feed(self, chunk: _Text) -> List[Event]: ...
     def finish(self, finish_reason: Optional[str] = None) -> List[Event]: ...
