@@ -346,11 +346,12 @@ async fn invalid_json_is_a_bad_response_not_retried() {
 #[tokio::test]
 async fn a_server_keeping_the_connection_alive_meets_the_total_deadline() {
     // SSE comments (or spaces in a JSON body) every 100 ms restart the idle read timeout;
-    // only the total deadline ends the request.
+    // only the total deadline ends the request. The read timeout is far longer than the
+    // deadline, so a loaded machine that delays a beat cannot make it fire first.
     for (content_type, stream) in [("text/event-stream", true), ("application/json", false)] {
         let (url, script) = serve(vec![Answer::KeepAlive(content_type)], true).await;
         let timeouts = Timeouts {
-            read: Duration::from_millis(400),
+            read: Duration::from_secs(30),
             total: Some(Duration::from_millis(1200)),
             ..Timeouts::default()
         };
