@@ -624,12 +624,7 @@ async fn a_responses_request_runs_the_server_tools_whole_and_streamed() {
     let resp = ask(true).await.unwrap();
     assert_eq!(resp.status(), 200);
     assert!(resp.headers().contains_key(SESSION_HEADER));
-    let body = resp.text().await.unwrap();
-    let events: Vec<Value> = body
-        .lines()
-        .filter_map(|l| l.strip_prefix("data: "))
-        .map(|d| serde_json::from_str(d).unwrap())
-        .collect();
+    let events = sse_events(resp).await;
     let kinds: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
     assert_eq!(kinds.first(), Some(&"response.created"), "{kinds:?}");
     assert_eq!(kinds.last(), Some(&"response.completed"), "{kinds:?}");
@@ -858,19 +853,14 @@ async fn a_streamed_messages_turn_returns_the_clients_call_as_tool_use() {
         .unwrap();
     assert_eq!(resp.status(), 200);
     assert!(resp.headers().contains_key(SESSION_HEADER));
-    let body = resp.text().await.unwrap();
-    let events: Vec<Value> = body
-        .lines()
-        .filter_map(|l| l.strip_prefix("data: "))
-        .map(|d| serde_json::from_str(d).unwrap())
-        .collect();
+    let events = sse_events(resp).await;
     let kinds: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
-    assert_eq!(kinds.first(), Some(&"message_start"), "{body}");
-    assert_eq!(kinds.last(), Some(&"message_stop"), "{body}");
+    assert_eq!(kinds.first(), Some(&"message_start"), "{events:?}");
+    assert_eq!(kinds.last(), Some(&"message_stop"), "{events:?}");
     let block = events
         .iter()
         .find(|e| e["type"] == "content_block_start" && e["content_block"]["type"] == "tool_use")
-        .expect(&body);
+        .unwrap_or_else(|| panic!("{events:?}"));
     assert_eq!(block["content_block"]["name"], "get_weather");
     let input: String = events
         .iter()
@@ -884,8 +874,8 @@ async fn a_streamed_messages_turn_returns_the_clients_call_as_tool_use() {
     let stop = events
         .iter()
         .find(|e| e["type"] == "message_delta")
-        .expect(&body);
-    assert_eq!(stop["delta"]["stop_reason"], "tool_use", "{body}");
+        .unwrap_or_else(|| panic!("{events:?}"));
+    assert_eq!(stop["delta"]["stop_reason"], "tool_use", "{events:?}");
     // The model was offered the server's tools and the client's.
     let offered = offered(&g.stand_in.requests()[0]);
     assert!(offered.contains(&"get_weather".to_owned()), "{offered:?}");

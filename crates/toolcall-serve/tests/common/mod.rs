@@ -459,6 +459,16 @@ pub async fn sse_data(r: reqwest::Response) -> Vec<String> {
         .collect()
 }
 
+/// Reads an SSE body into its events' JSON payloads (`[DONE]` left out).
+pub async fn sse_events(r: reqwest::Response) -> Vec<Value> {
+    sse_data(r)
+        .await
+        .iter()
+        .filter(|d| *d != "[DONE]")
+        .map(|d| serde_json::from_str(d).unwrap())
+        .collect()
+}
+
 /// Accumulates streamed chunks as a client would: (content, reasoning, calls, finish).
 pub fn accumulate(data: &[String]) -> (String, String, Vec<Value>, Option<String>) {
     let mut content = String::new();
