@@ -795,6 +795,13 @@ impl Engine {
         let bytes = self.buf.as_bytes();
         let from = self.pos;
         let rest = bytes.get(from..).unwrap_or(&[]);
+        // At a stop already (every byte of an opener flood): no block search.
+        if rest
+            .first()
+            .is_none_or(|&b| self.ctx.openers.stops.is_stop(b))
+        {
+            return;
+        }
         let n = self.ctx.openers.stops.find(rest);
         if n == 0 {
             return;

@@ -192,18 +192,25 @@ impl Scanner {
     }
 
     /// A scanner for the region at absolute offset `start`, whose first byte is `open`:
-    /// resumed from `failed` when that bracket is one `failed` left open (the same bytes
-    /// would be scanned again to the same state), else new.
+    /// resumed from `failed` (taken) when that bracket is one `failed` left open (the same
+    /// bytes would be scanned again to the same state), else new.
     pub(crate) fn resume_or_new(
-        failed: Option<&FailedScan>,
+        failed: &mut Option<FailedScan>,
         start: usize,
         open: u8,
         max_depth: usize,
         parens: bool,
     ) -> Scanner {
-        failed
-            .and_then(|f| f.resume(start, open, max_depth, parens))
-            .unwrap_or_else(|| Scanner::new(max_depth, parens))
+        match failed
+            .as_ref()
+            .and_then(|f| f.resumable_at(start, open, max_depth, parens))
+        {
+            Some(k) => match failed.take() {
+                Some(f) => f.resume(k, start),
+                None => Scanner::new(max_depth, parens),
+            },
+            None => Scanner::new(max_depth, parens),
+        }
     }
 
     /// Bytes of the region consumed so far (after `Fail`, up to and including the bad byte).
@@ -250,29 +257,38 @@ pub(crate) struct FailedScan {
 }
 
 impl FailedScan {
-    fn resume(&self, start: usize, open: u8, max_depth: usize, parens: bool) -> Option<Scanner> {
+    /// The stack index of the bracket at absolute offset `start` when a region starting
+    /// there may resume from this scan.
+    fn resumable_at(
+        &self,
+        start: usize,
+        open: u8,
+        max_depth: usize,
+        parens: bool,
+    ) -> Option<usize> {
         let old = &self.scanner;
-        if old.max_depth != max_depth || old.parens != parens {
+        if old.max_depth != max_depth || old.parens != parens || old.stack.len() != old.opens.len()
+        {
             return None;
         }
         let rel = start.checked_sub(self.start)?;
         let k = old.opens.binary_search(&rel).ok()?;
-        if old.stack.get(k) != Some(&closer_of(open)) || old.stack.len() != old.opens.len() {
-            return None;
+        // `pos` is past the failing byte, which lies after every open bracket.
+        (old.stack.get(k) == Some(&closer_of(open)) && old.pos > rel).then_some(k)
+    }
+
+    /// The scanner of the region at `start`, the bracket at stack index `k`: the brackets
+    /// below it dropped, at the failing byte (to read it again).
+    fn resume(self, k: usize, start: usize) -> Scanner {
+        let rel = start - self.start;
+        let mut sc = self.scanner;
+        sc.stack.drain(..k);
+        sc.opens.drain(..k);
+        for o in &mut sc.opens {
+            *o -= rel;
         }
-        Some(Scanner {
-            stack: old.stack.get(k..)?.to_vec(),
-            opens: old.opens.get(k..)?.iter().map(|o| o - rel).collect(),
-            quote: old.quote,
-            escape: old.escape,
-            comment: old.comment,
-            slash: old.slash,
-            last_sig: old.last_sig,
-            // At the failing byte, to read it again.
-            pos: old.pos.checked_sub(1)?.checked_sub(rel)?,
-            max_depth,
-            parens,
-        })
+        sc.pos = sc.pos - 1 - rel;
+        sc
     }
 }
 
@@ -492,7 +508,7 @@ mod tests {
                         if !(matches!(b, b'[' | b'{') || (b == b'(' && parens)) {
                             continue;
                         }
-                        let mut sc = Scanner::resume_or_new(failed.as_ref(), at, b, depth, parens);
+                        let mut sc = Scanner::resume_or_new(&mut failed, at, b, depth, parens);
                         let r = sc.advance(&bytes[at..]);
                         assert_eq!(
                             (r.clone(), sc.consumed()),
@@ -516,13 +532,13 @@ mod tests {
         let failed = sc.into_failed(10);
         // It failed at the fourth `[` (offset 13): 11 and 12 are brackets it left open, 14
         // and 17 lie past the failure.
-        assert!(failed.resume(11, b'[', 3, false).is_some());
-        assert!(failed.resume(14, b'[', 3, false).is_none());
-        assert!(failed.resume(17, b'[', 3, false).is_none());
+        assert_eq!(failed.resumable_at(11, b'[', 3, false), Some(1));
+        assert_eq!(failed.resumable_at(14, b'[', 3, false), None);
+        assert_eq!(failed.resumable_at(17, b'[', 3, false), None);
         // Another bracket kind, depth or parenthesis mode: a fresh scan.
-        assert!(failed.resume(11, b'{', 3, false).is_none());
-        assert!(failed.resume(11, b'[', 4, false).is_none());
-        assert!(failed.resume(11, b'[', 3, true).is_none());
+        assert_eq!(failed.resumable_at(11, b'{', 3, false), None);
+        assert_eq!(failed.resumable_at(11, b'[', 4, false), None);
+        assert_eq!(failed.resumable_at(11, b'[', 3, true), None);
     }
 
     #[test]

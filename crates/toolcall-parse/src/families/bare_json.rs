@@ -43,7 +43,7 @@ impl RegionReader for BareJsonReader {
         };
         let (at, max_depth) = (cx.base, self.max_depth);
         let scanner = self.scanner.get_or_insert_with(|| {
-            Scanner::resume_or_new(cx.failed_scan.as_ref(), at, open, max_depth, false)
+            Scanner::resume_or_new(cx.failed_scan, at, open, max_depth, false)
         });
         match scanner.advance(bytes) {
             Scan::NeedMore if !is_final => Advance::NeedMore,
@@ -141,6 +141,10 @@ fn complete(region: &str, cx: &mut ReadCx<'_>) -> Advance {
 }
 
 fn looks_like_call(region: &[u8]) -> bool {
+    // Every key below is quoted: a region without a quote (a flood of `[`) has none.
+    if memchr::memchr2(b'"', b'\'', region).is_none() {
+        return false;
+    }
     let has = |n: &str| memchr::memmem::find(region, n.as_bytes()).is_some();
     (has("\"name\"") || has("'name'"))
         && (has("\"arguments\"")

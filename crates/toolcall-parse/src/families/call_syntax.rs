@@ -261,7 +261,7 @@ impl RegionReader for CallReader {
         let at = cx.base + open;
         let max_depth = self.max_depth;
         let scanner = self.scanner.get_or_insert_with(|| {
-            Scanner::resume_or_new(cx.failed_scan.as_ref(), at, b'(', max_depth, true)
+            Scanner::resume_or_new(cx.failed_scan, at, b'(', max_depth, true)
         });
         match scanner.advance(region.as_bytes().get(open..).unwrap_or(&[])) {
             Scan::NeedMore if !is_final => Advance::NeedMore,
