@@ -28,9 +28,8 @@ enum Comment {
 
 #[derive(Debug, Clone)]
 pub(crate) struct Scanner {
-    stack: Vec<u8>,
-    /// Region offset of each open bracket on `stack` (increasing).
-    opens: Vec<usize>,
+    /// The brackets open: the byte closing each, and its region offset (increasing).
+    stack: Vec<(u8, usize)>,
     quote: u8,
     escape: bool,
     comment: Comment,
@@ -47,7 +46,6 @@ impl Scanner {
     pub(crate) fn new(max_depth: usize, parens: bool) -> Self {
         Scanner {
             stack: Vec::new(),
-            opens: Vec::new(),
             quote: 0,
             escape: false,
             comment: Comment::None,
@@ -152,9 +150,8 @@ impl Scanner {
                 b'}' | b']' | b')' => {
                     if b == b')' && !self.parens {
                         // A parenthesis is ordinary text inside JSON.
-                    } else if self.stack.last() == Some(&b) {
+                    } else if self.stack.last().is_some_and(|&(closer, _)| closer == b) {
                         self.stack.pop();
-                        self.opens.pop();
                         if self.stack.is_empty() {
                             return Scan::Done(self.pos);
                         }
@@ -178,8 +175,7 @@ impl Scanner {
 
     /// Opens a bracket closed by `closer`, at the byte just consumed.
     fn push(&mut self, closer: u8) {
-        self.stack.push(closer);
-        self.opens.push(self.pos.saturating_sub(1));
+        self.stack.push((closer, self.pos.saturating_sub(1)));
     }
 
     /// After [`Scan::Fail`]: what a region opened at one of the brackets still open can
@@ -267,14 +263,14 @@ impl FailedScan {
         parens: bool,
     ) -> Option<usize> {
         let old = &self.scanner;
-        if old.max_depth != max_depth || old.parens != parens || old.stack.len() != old.opens.len()
-        {
+        if old.max_depth != max_depth || old.parens != parens {
             return None;
         }
         let rel = start.checked_sub(self.start)?;
-        let k = old.opens.binary_search(&rel).ok()?;
+        let k = old.stack.binary_search_by_key(&rel, |&(_, at)| at).ok()?;
         // `pos` is past the failing byte, which lies after every open bracket.
-        (old.stack.get(k) == Some(&closer_of(open)) && old.pos > rel).then_some(k)
+        (old.stack.get(k).map(|&(closer, _)| closer) == Some(closer_of(open)) && old.pos > rel)
+            .then_some(k)
     }
 
     /// The scanner of the region at `start`, the bracket at stack index `k`: the brackets
@@ -283,9 +279,8 @@ impl FailedScan {
         let rel = start - self.start;
         let mut sc = self.scanner;
         sc.stack.drain(..k);
-        sc.opens.drain(..k);
-        for o in &mut sc.opens {
-            *o -= rel;
+        for (_, at) in &mut sc.stack {
+            *at -= rel;
         }
         sc.pos = sc.pos - 1 - rel;
         sc
@@ -297,8 +292,7 @@ pub(crate) fn split_top_level(s: &str, sep: u8, max_depth: usize) -> Result<Vec<
     let bytes = s.as_bytes();
     // Wrap in a virtual bracket so the scanner's depth is 1 at top level.
     let mut scanner = Scanner::new(max_depth.saturating_add(1), true);
-    scanner.stack.push(0);
-    scanner.opens.push(0);
+    scanner.stack.push((0, 0));
     let mut parts = Vec::new();
     let mut from = 0;
     let mut i = 0;
