@@ -3,6 +3,8 @@
 //! paired with the call in the dialect's shape, the final text is printed; a cut stream is
 //! an error. And `toolcall run` picks the text format by the model's name.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod common;
 
 use common::*;
