@@ -23,9 +23,11 @@
 pub mod anthropic;
 pub mod arguments;
 pub mod chat;
+pub mod crossing;
 pub mod dialect;
 pub mod gemini;
 pub mod responses;
+pub mod tool_kinds;
 
 pub use arguments::{ArgumentsError, decode_arguments, encode_arguments};
 pub use dialect::Dialect;
