@@ -24,6 +24,8 @@
 //!                                             # or not (SSE keep-alives do not extend it)
 //! retries = 3
 //! max_tools = 512                             # tools one request may offer (else 400)
+//! archive = "postgres://gw@db/toolcall"       # server-side tools' session archive: a file
+//!                                             # or a URL replicas share (`toolcall serve`)
 //!
 //! [[models]]
 //! match = "qwen*"
@@ -150,6 +152,9 @@ pub struct Config {
     pub max_tools: usize,
     /// Largest reply text buffered per request or stream.
     pub max_reply_bytes: usize,
+    /// The session archive of server-side tools: an SQLite file or a `postgres://` URL
+    /// (`toolcall serve` opens it; `--archive` and `$TOOLCALL_ARCHIVE` override it).
+    pub archive: Option<String>,
 }
 
 impl Default for Config {
@@ -177,6 +182,7 @@ impl Default for Config {
             max_body_bytes: 8 * 1024 * 1024,
             max_tools: 512,
             max_reply_bytes: 4 * 1024 * 1024,
+            archive: None,
         }
     }
 }
@@ -265,6 +271,7 @@ mod tests {
             upstream = "http://u:1"
             invalid_calls = "drop"
             api_keys = ["k"]
+            archive = "postgres://gw@db/toolcall"
             [[models]]
             match = "qwen*"
             upstream = "http://q:2"
@@ -277,6 +284,8 @@ mod tests {
         assert_eq!(c.models[0].pattern, "qwen*");
         assert_eq!(c.listen, "127.0.0.1:8090");
         assert!(c.mcp.is_empty());
+        assert_eq!(c.archive.as_deref(), Some("postgres://gw@db/toolcall"));
+        assert_eq!(Config::default().archive, None);
         c.check().unwrap();
         assert!(Config::from_toml("upstreem = 1").is_err());
         let with_mcp = Config::from_toml(
