@@ -418,6 +418,7 @@ const PARAM_STREAMING: &[(&str, &[&str])] = &[
     ("glm", &["</tool_call>"]),
     ("minimax_m2", &["</minimax:tool_call>"]),
     ("hunyuan", &["</tool_calls>", "</tool_calls:"]),
+    ("minimax_m3", &["]<]minimax[>[</tool_call>"]),
     ("step3", &["<｜tool_calls_end｜>"]),
     (
         "deepseek_dsml",

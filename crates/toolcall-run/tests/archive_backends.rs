@@ -305,13 +305,19 @@ fn postgres_backend() {
         })
         .collect();
     for opener in openers {
-        assert_eq!(opener.join().unwrap().unwrap().unwrap(), SCHEMA_VERSION as i64);
+        assert_eq!(
+            opener.join().unwrap().unwrap().unwrap(),
+            SCHEMA_VERSION as i64
+        );
     }
 
     // A database from a newer build is refused, untouched.
     let newer = SCHEMA_VERSION as i64 + 1;
     server
-        .psql("racing", &format!("UPDATE toolcall_schema SET version = {newer}"))
+        .psql(
+            "racing",
+            &format!("UPDATE toolcall_schema SET version = {newer}"),
+        )
         .unwrap();
     let err = match Archive::connect(&url) {
         Err(e) => e,
@@ -322,7 +328,9 @@ fn postgres_backend() {
         "{err}"
     );
     assert_eq!(
-        server.psql("racing", "SELECT version FROM toolcall_schema").unwrap(),
+        server
+            .psql("racing", "SELECT version FROM toolcall_schema")
+            .unwrap(),
         newer.to_string()
     );
 }

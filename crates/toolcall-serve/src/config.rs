@@ -26,6 +26,9 @@
 //! max_tools = 512                             # tools one request may offer (else 400)
 //! archive = "postgres://gw@db/toolcall"       # server-side tools' session archive: a file
 //!                                             # or a URL replicas share (`toolcall serve`)
+//! hosted_tools = "warn"                       # tools only a provider runs (web_search, …):
+//!                                             # warn (dropped, logged, x-toolcall-dropped-tools)
+//!                                             # | reject (400 naming them)
 //!
 //! [[models]]
 //! match = "qwen*"
@@ -78,6 +81,20 @@ pub enum AnnounceCalls {
     WhenChecked,
 }
 
+/// What to do with a hosted tool (`web_search`, `file_search`, `code_interpreter`,
+/// Anthropic's `web_search_…`, …): one only the provider's own servers run, which no model
+/// server behind the gateway can (see [`crate::tool_kinds`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum HostedTools {
+    /// Leave it out, log one line per request naming it, and name it in the
+    /// `x-toolcall-dropped-tools` response header.
+    #[default]
+    Warn,
+    /// Answer `400` naming it.
+    Reject,
+}
+
 /// Models matching a name glob go to their own upstream, optionally with their own family.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -103,6 +120,9 @@ pub struct ModelRoute {
     /// The decoding constraint sent to this upstream; default: the top-level `constrain`.
     #[serde(default)]
     pub constrain: Option<crate::constrain::Constrain>,
+    /// Hosted tools on this route; default: the top-level `hosted_tools`.
+    #[serde(default)]
+    pub hosted_tools: Option<HostedTools>,
 }
 
 /// The whole configuration.
@@ -128,6 +148,8 @@ pub struct Config {
     pub emulate_tools: bool,
     /// The decoding constraint sent upstream (see [`crate::constrain`]).
     pub constrain: crate::constrain::Constrain,
+    /// Hosted tools (`web_search`, …): `warn` drops them and says so, `reject` answers 400.
+    pub hosted_tools: HostedTools,
     pub api_keys: Vec<String>,
     pub api_keys_env: Option<String>,
     pub models: Vec<ModelRoute>,
@@ -170,6 +192,7 @@ impl Default for Config {
             announce_calls: AnnounceCalls::default(),
             emulate_tools: false,
             constrain: crate::constrain::Constrain::Off,
+            hosted_tools: HostedTools::Warn,
             api_keys: Vec::new(),
             api_keys_env: None,
             models: Vec::new(),

@@ -46,11 +46,12 @@ pub mod metrics;
 pub mod responses;
 pub mod server_side;
 pub mod stream;
+pub mod tool_kinds;
 pub mod tools_cache;
 pub mod turn;
 pub mod upstream;
 
-pub use config::{AnnounceCalls, Config, ConfigError, InvalidCallPolicy, ModelRoute};
+pub use config::{AnnounceCalls, Config, ConfigError, HostedTools, InvalidCallPolicy, ModelRoute};
 pub use error::ApiError;
 pub use metrics::Metrics;
 pub use upstream::{Route, Upstreams};

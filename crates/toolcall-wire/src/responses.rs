@@ -133,7 +133,7 @@ fn function_tool(t: &Value) -> ChatTool {
 
 /// A tool of another kind (`custom`, `namespace`, hosted tools): its `type` kept as the
 /// kind, every other field in `function.extra`, so it is represented, not dropped.
-pub(crate) fn other_tool(kind: &str, t: &Value) -> ChatTool {
+pub fn other_tool(kind: &str, t: &Value) -> ChatTool {
     let mut extra = t.as_object().cloned().unwrap_or_default();
     extra.remove("type");
     let name = match extra.remove("name") {

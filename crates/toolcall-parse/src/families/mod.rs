@@ -51,6 +51,7 @@ registry! {
     deepseek_v3_1::DeepseekV31,
     deepseek_dsml::DeepseekDsml,
     minimax_m2::MINIMAX_M2,
+    minimax_m3::MinimaxM3,
     step3::Step3,
     cohere::Cohere,
     apertus::Apertus,
