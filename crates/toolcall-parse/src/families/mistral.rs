@@ -17,6 +17,7 @@ use crate::family::{
     Advance, Family, Instructions, Outcome, ReadCx, ReasoningMarker, RegionReader, json_calls,
 };
 
+use super::marked::cut_list_calls;
 use super::args_object::{ArgsObject, ArgsRead, named_call, repaired, truncated};
 
 pub(crate) const MARKER: &str = "[TOOL_CALLS]";
@@ -172,6 +173,22 @@ impl RegionReader for Reader {
                 State::Json { args, named } => match args.advance(region, is_final, cx) {
                     ArgsRead::NeedMore => return Advance::NeedMore,
                     ArgsRead::Truncated => {
+                        // `[TOOL_CALLS][…` cut inside an entry: the complete ones run.
+                        let start = args.start();
+                        if named.is_none()
+                            && let Some(o) = cut_list_calls(
+                                region.get(start..).unwrap_or(""),
+                                start,
+                                FormatId::MISTRAL,
+                                super::marked::json_body,
+                                cx,
+                            )
+                        {
+                            return Advance::Done {
+                                end: region.len(),
+                                outcome: o,
+                            };
+                        }
                         return Advance::Broken {
                             end: region.len(),
                             why: match named {

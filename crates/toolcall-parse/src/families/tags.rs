@@ -743,10 +743,36 @@ impl RegionReader for BlockReader {
                 b.open
             ),
         };
+        let body = region.get(b.open.len()..body_end).unwrap_or("");
+        if !closed && self.json.is_some() {
+            // A JSON list cut inside an entry: the complete entries are calls.
+            let lead = body.len() - skip_space(body).len();
+            let start = b.open.len() + lead;
+            if let Some(mut o) =
+                super::marked::cut_list_calls(&body[lead..], start, b.format, b.body, cx)
+            {
+                if let Some(live) = self
+                    .live
+                    .as_mut()
+                    .filter(|l| (1..=o.drafts.len()).contains(&l.calls()) && cx.streaming())
+                {
+                    let drafts = std::mem::take(&mut o.drafts);
+                    let span = cx.span(0, end);
+                    match live {
+                        Live::Params(live) => live.finish(&drafts, span, &mut o, cx),
+                        Live::Stream(live) => {
+                            let upto = region.get(..body_end).unwrap_or("");
+                            live.finish(upto, self.lead_name.as_deref(), &drafts, span, &mut o, cx)
+                        }
+                    }
+                    o.drafts = drafts;
+                }
+                return Advance::Done { end, outcome: o };
+            }
+        }
         if !closed && !cx.closes_at_end() {
             return truncated();
         }
-        let body = region.get(b.open.len()..body_end).unwrap_or("");
         match (b.body)(body, cx, b.format) {
             Ok(mut drafts) => {
                 for d in &mut drafts {
