@@ -654,12 +654,14 @@ pub(crate) fn finish_sent(
             .to_string()
     };
     let mut differ: Vec<&str> = Vec::new();
+    // A broken call's stream is abandoned: it never finishes.
+    let broken = |i: usize| drafts.get(i).is_some_and(|d| d.broken.is_some());
     for (i, sent) in closed.iter().enumerate() {
-        if *sent != args(i) {
+        if !broken(i) && *sent != args(i) {
             differ.push(drafts.get(i).map_or("", |d| d.name.as_str()));
         }
     }
-    if calls > closed.len() {
+    if calls > closed.len() && !broken(calls - 1) {
         let i = calls - 1;
         let full = args(i);
         match full.strip_prefix(sent) {
@@ -774,6 +776,17 @@ impl RegionReader for BlockReader {
             return truncated();
         }
         match (b.body)(body, cx, b.format) {
+            // Every call is broken: the block is, and stays in the reply as text.
+            Ok(drafts) if drafts.iter().all(|d| d.broken.is_some()) => {
+                if !closed {
+                    return truncated();
+                }
+                let why = drafts.into_iter().find_map(|d| d.broken);
+                Advance::Broken {
+                    end,
+                    why: why.unwrap_or_else(|| "empty tool call block".into()),
+                }
+            }
             Ok(mut drafts) => {
                 for d in &mut drafts {
                     d.span = cx.span(0, end);
@@ -784,7 +797,7 @@ impl RegionReader for BlockReader {
                     }
                 }
                 let mut o = Outcome::default();
-                for d in &drafts {
+                for d in drafts.iter().filter(|d| d.broken.is_none()) {
                     o.diagnostics
                         .extend(cx.ctx.unknown_name_warning(&d.name, cx.span(0, end)));
                 }
