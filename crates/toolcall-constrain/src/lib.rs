@@ -11,8 +11,8 @@
 //! | `lark` | llguidance (vLLM/SGLang `guidance` backend, llama.cpp `%llguidance`) | the grammar text |
 //! | `json_schema` | Ollama, LM Studio, llama.cpp | `response_format: {"type": "json_schema", …}`; only families whose call is one JSON document, and only for a forced call |
 //!
-//! What a constraint accepts: the family's own call markup ([`Shape`], declared once per
-//! family in [`shape()`]), tool names limited to the offered tools, arguments matching each
+//! What a constraint accepts: the family's own call markup ([`Shape`], declared by each
+//! family in its own module of `toolcall-parse`, read here through [`shape()`]), tool names limited to the offered tools, arguments matching each
 //! tool's schema (JSON for JSON families; for the tag families the schema-typed text values:
 //! strings as raw text, other types as JSON), reasoning first and free text where the family
 //! allows them. `tool_choice`: `"auto"` lets prose run until the family's opener and
@@ -31,7 +31,6 @@
 
 mod grammar;
 mod schema;
-mod shape;
 mod structural_tag;
 
 use serde_json::{Value, json};
@@ -39,7 +38,14 @@ use thiserror::Error;
 use toolcall_core::ToolSpec;
 
 use crate::grammar::{Grammar, Node, text_until};
-pub use crate::shape::{Args, Piece, Shape, TextParams, shape};
+pub use toolcall_parse::shape::{Args, Piece, Shape, TextParams};
+
+/// The declared call markup of family `id` (its module in `toolcall-parse` declares it);
+/// `None`: an unknown family, or one no constraint is written for (Python-like or
+/// free-form calls), for which callers keep parse-and-repair alone.
+pub fn shape(id: &str) -> Option<&'static Shape> {
+    toolcall_parse::FormatId::from_name(id)?.constraint_shape()
+}
 
 /// The constraint language an upstream reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -314,7 +320,7 @@ fn grammar_for(shape: &Shape, tools: &[&ToolSpec], options: &Options, opener: &s
     let mut g = Grammar::new();
     let single = !options.parallel;
     let ws = schema::ws(&mut g);
-    let (think_open, think_close) = shape.reasoning;
+    let (think_open, think_close) = (shape.reasoning.open, shape.reasoning.close);
     let think_body = text_until(&mut g, think_close, false);
     let think = Node::seq([Node::lit(think_open), think_body, ws.clone()]).opt();
     if options.choice == ToolChoice::None {

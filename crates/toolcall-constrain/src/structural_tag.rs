@@ -12,9 +12,9 @@
 
 use serde_json::{Value, json};
 use toolcall_core::ToolSpec;
+use toolcall_parse::shape::{Args, Piece, Shape};
 
 use crate::grammar::Grammar;
-use crate::shape::{Args, Piece, Shape};
 use crate::{Options, ToolChoice, json_string, text_params};
 
 pub(crate) fn build(shape: &Shape, tools: &[&ToolSpec], options: &Options, opener: &str) -> Value {

@@ -47,6 +47,12 @@
 //!    - optional: `strip` tokens (end-of-turn tokens removed from the text),
 //!      `instructions` + `example_call` for text mode (the system prompt rendered by
 //!      [`crate::render_prompt`]).
+//!    - its decoding constraint: `constraint_shape` (a described family: its `constraint`
+//!      field), the call markup as [`crate::shape::Shape`] data, from which
+//!      `toolcall-constrain` writes the GBNF, Lark, structural tag and JSON Schema (the
+//!      grammar writers are shared there; `None` for Python-like and free-form calls).
+//!      `toolcall-constrain`'s llguidance tests compile it for every family that declares
+//!      one and run the family's fixtures through it.
 //! 2. Add one line to the `registry!` list in `families/mod.rs`, at the place of the
 //!    family's auto-mode priority (earlier = tried first for a shared opener).
 //! 3. Fixtures in `tests/fixtures/<id>/` (see `tests/families.rs`, which checks that every
@@ -142,6 +148,13 @@ impl FormatId {
             .find(|f| f.id() == self.0)
     }
 
+    /// The family's call markup as data, for decoding constraints (`toolcall-constrain`);
+    /// `None`: no constraint is written for it (Python-like or free-form calls, provider
+    /// shapes), callers keep parse-and-repair alone.
+    pub fn constraint_shape(self) -> Option<&'static crate::shape::Shape> {
+        self.family().and_then(|f| f.constraint_shape())
+    }
+
     /// Native provider shapes (arguments as a JSON string are normal there, not a repair).
     pub fn is_native(self) -> bool {
         self.family().is_some_and(|f| f.native())
@@ -222,6 +235,11 @@ pub(crate) trait Family: Sync + Send {
     /// own (a convention many models share, a provider shape, an opt-in rule); `None`
     /// for a model family, which has all three (checked by the registry tests).
     fn generic_because(&self) -> Option<&'static str> {
+        None
+    }
+    /// Its call markup as data ([`crate::shape`]), from which `toolcall-constrain` writes
+    /// the decoding constraint; `None` where no grammar can hold its calls.
+    fn constraint_shape(&self) -> Option<&'static crate::shape::Shape> {
         None
     }
     /// Control tokens removed from the visible text wherever they appear.

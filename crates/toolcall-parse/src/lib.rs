@@ -7,6 +7,8 @@
 //! `name(` call syntax, bare JSON brackets) and reads its regions incrementally. All share
 //! one JSON scanner (`scanner`), one repair pass (`repair`) and one call builder
 //! (`builder`). Native provider shapes given as JSON go through [`parse_native`].
+//! Each family also declares its call markup as data ([`shape`]), which
+//! `toolcall-constrain` turns into decoding constraints; the parser never reads it.
 //!
 //! Registry policy: formats that can misfire on prose or ordinary JSON (`json`,
 //! `llama` without `<|python_tag|>`, `pythonic`, `call_syntax`, `key_value`, `fallback`)
@@ -33,6 +35,7 @@ mod prompt;
 mod repair;
 mod results;
 mod scanner;
+pub mod shape;
 
 pub use builder::{Limits, ReplyEnd};
 pub use chat_template::{

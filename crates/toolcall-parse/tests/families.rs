@@ -417,6 +417,7 @@ const PARAM_STREAMING: &[(&str, &[&str])] = &[
     ("seed_oss", &["</seed:tool_call>"]),
     ("glm", &["</tool_call>"]),
     ("minimax_m2", &["</minimax:tool_call>"]),
+    ("hunyuan", &["</tool_calls>", "</tool_calls:"]),
     ("step3", &["<｜tool_calls_end｜>"]),
     (
         "deepseek_dsml",

@@ -1,4 +1,9 @@
-//! The session archive (X-8): SQLite in WAL mode.
+//! The session archive (X-8): sessions, their conversations, calls, results and pack state
+//! snapshots, behind one [`ArchiveBackend`] trait with two implementations:
+//! [`sqlite::SqliteArchive`] (a file in WAL mode, the embedded default) and, with the
+//! `postgres` feature, [`postgres::PostgresArchive`] (one database shared by several
+//! gateway replicas). [`Archive::connect`] picks one from a location: a `postgres://` or
+//! `postgresql://` URL, else a file path (`:memory:` for none).
 //!
 //! Tables: `sessions`, `messages` (the conversation, for inspection and `--resume`), `calls`
 //! (call_id, name, arguments, format, repairs), `results` (call_id, outcome JSON, duration,
@@ -9,16 +14,25 @@
 //! archive: [`recorder::Recorder`] consumes the loop's events and writes them on its own
 //! thread, off the async runtime.
 //!
+//! [`Archive`] owns what both backends share: redaction, JSON (de)serialisation, session
+//! ids, and assembling a [`SessionRecord`]; a backend only stores and reads rows (JSON as
+//! text). The trait is synchronous: the archive's writer is the recorder's own thread, and
+//! its other callers (`toolcall sessions`, `--resume`, the Python bindings) are synchronous
+//! too; SQLite's driver is blocking, and the PostgreSQL backend drives its async client on a
+//! small runtime of its own, so it can be called from any thread (inside an async runtime
+//! or not) without nesting runtimes.
+//!
 //! The schema is versioned: opening an archive applies the migrations it lacks, in one
-//! transaction, and refuses an archive from a newer build (see [`SCHEMA_VERSION`]).
+//! transaction, and refuses an archive from a newer build (see [`SCHEMA_VERSION`]). Both
+//! backends have the same list of migrations, entry for entry the same in meaning, so a
+//! schema version names the same tables on either.
 
 pub mod recorder;
+pub mod sqlite;
 
 use std::path::Path;
-use std::sync::Mutex;
 use std::time::Duration;
 
-use rusqlite::{Connection, OptionalExtension, params};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use toolcall_core::{CallId, ToolCall, ToolResult};
@@ -27,10 +41,14 @@ use crate::client::Message;
 use crate::events::redact_message;
 use crate::redact::redact;
 
+pub use sqlite::{SqliteArchive, schema_version};
+
 #[derive(Debug, thiserror::Error)]
 pub enum ArchiveError {
     #[error("session archive: {0}")]
     Sqlite(#[from] rusqlite::Error),
+    #[error("session archive (PostgreSQL): {0}")]
+    Postgres(String),
     #[error("session archive: stored JSON is damaged: {0}")]
     Json(#[from] serde_json::Error),
     #[error("no session {0:?} in the archive")]
@@ -39,6 +57,8 @@ pub enum ArchiveError {
     Poisoned,
     #[error("session archive writer: {0}")]
     Writer(String),
+    #[error("session archive location {0:?}: {1}")]
+    Location(String, String),
     #[error(
         "the session archive has schema version {found}, newer than this build knows \
          ({known}); use a newer toolcall"
@@ -46,70 +66,85 @@ pub enum ArchiveError {
     NewerSchema { found: i64, known: usize },
 }
 
-/// The schema, one migration per version, applied in order. `PRAGMA user_version` records
-/// how many have been applied; a migration is never edited once released, a change is a
-/// new entry. Version 1 is the schema archives had before versions were recorded (they have
-/// `user_version` 0 and all its tables, so its `IF NOT EXISTS` makes it a no-op there).
-///
-/// Hand-written rather than `rusqlite_migration`: its latest release (2.6) requires
-/// rusqlite 0.40, and two rusqlite versions cannot link SQLite into one binary.
-const MIGRATIONS: &[&str] = &[MIGRATION_1, MIGRATION_2];
+/// The schema version this build writes (the same on every backend).
+pub const SCHEMA_VERSION: usize = sqlite::MIGRATIONS.len();
 
-const MIGRATION_1: &str = "
-CREATE TABLE IF NOT EXISTS sessions (
-    id TEXT PRIMARY KEY,
-    created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ','now')),
-    description TEXT NOT NULL DEFAULT ''
-);
-CREATE TABLE IF NOT EXISTS messages (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    session_id TEXT NOT NULL REFERENCES sessions(id),
-    role TEXT NOT NULL,
-    message TEXT NOT NULL,
-    created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ','now'))
-);
-CREATE INDEX IF NOT EXISTS messages_session ON messages(session_id, id);
-CREATE TABLE IF NOT EXISTS calls (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    session_id TEXT NOT NULL REFERENCES sessions(id),
-    round INTEGER NOT NULL,
-    call_id TEXT NOT NULL,
-    name TEXT NOT NULL,
-    arguments TEXT NOT NULL,
-    format TEXT NOT NULL,
-    repairs TEXT NOT NULL,
-    created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ','now'))
-);
-CREATE INDEX IF NOT EXISTS calls_session ON calls(session_id, id);
-CREATE TABLE IF NOT EXISTS results (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    session_id TEXT NOT NULL REFERENCES sessions(id),
-    call_id TEXT NOT NULL,
-    -- The calls row answered: the latest call with this call_id in the session (models
-    -- may reuse ids across turns).
-    call_row INTEGER REFERENCES calls(id),
-    name TEXT NOT NULL,
-    outcome TEXT NOT NULL,
-    duration_ms INTEGER NOT NULL,
-    delivery TEXT NOT NULL,
-    created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ','now'))
-);
-CREATE INDEX IF NOT EXISTS results_session ON results(session_id, call_id);
-CREATE TABLE IF NOT EXISTS pack_states (
-    session_id TEXT NOT NULL REFERENCES sessions(id),
-    pack TEXT NOT NULL,
-    snapshot TEXT NOT NULL,
-    updated_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ','now')),
-    PRIMARY KEY (session_id, pack)
-);
-";
+/// How many migrations of [`SCHEMA_VERSION`] an archive at version `found` has applied;
+/// an archive from a newer build is an error.
+pub(crate) fn check_version(found: i64) -> Result<usize, ArchiveError> {
+    usize::try_from(found)
+        .ok()
+        .filter(|v| *v <= SCHEMA_VERSION)
+        .ok_or(ArchiveError::NewerSchema {
+            found,
+            known: SCHEMA_VERSION,
+        })
+}
 
-/// Version 2: each call row names the assistant message whose reply made it, so a resumed
-/// text-format session knows which calls its last reply wrote (their ids are not in the
-/// message, which keeps the model's own text).
-const MIGRATION_2: &str = "
-ALTER TABLE calls ADD COLUMN message_id INTEGER REFERENCES messages(id);
-";
+/// A call as a backend stores it (arguments and repairs as JSON text, redacted).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CallRow {
+    pub round: i64,
+    pub call_id: String,
+    pub name: String,
+    pub arguments: String,
+    pub format: String,
+    pub repairs: String,
+}
+
+/// A result as a backend stores it (the outcome as JSON text, redacted).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResultRow {
+    pub call_id: String,
+    pub name: String,
+    pub outcome: String,
+    pub duration_ms: i64,
+    /// `inline` or `job`.
+    pub delivery: String,
+}
+
+/// A call of the session's last assistant message, as stored.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredReplyCall {
+    pub call_id: String,
+    pub name: String,
+    pub format: String,
+    /// The result last delivered inline for it (JSON text), if any.
+    pub outcome: Option<String>,
+}
+
+/// Where an archive's rows live. Every write is committed before the method returns.
+/// Implementations are called from any thread, inside an async runtime or not (see the
+/// module doc); JSON arrives and leaves as text, already redacted.
+pub trait ArchiveBackend: Send + Sync {
+    /// The schema version the store has now.
+    fn schema_version(&self) -> Result<i64, ArchiveError>;
+    fn create_session(&self, id: &str, description: &str) -> Result<(), ArchiveError>;
+    fn has_session(&self, id: &str) -> Result<bool, ArchiveError>;
+    fn add_message(&self, session: &str, role: &str, message: &str) -> Result<(), ArchiveError>;
+    /// Records a call, tied to the session's last assistant message.
+    fn record_call(&self, session: &str, call: &CallRow) -> Result<(), ArchiveError>;
+    /// Records a result, tied to the latest call with its call id in the session.
+    fn record_outcome(&self, session: &str, result: &ResultRow) -> Result<(), ArchiveError>;
+    /// The calls tied to the session's last assistant message, in the order recorded.
+    fn calls_of_last_reply(&self, session: &str) -> Result<Vec<StoredReplyCall>, ArchiveError>;
+    /// The outcome last delivered inline for `call_id`.
+    fn inline_result(&self, session: &str, call_id: &str) -> Result<Option<String>, ArchiveError>;
+    /// Saves (replaces) a pack's state snapshot.
+    fn save_state(&self, session: &str, pack: &str, snapshot: &str) -> Result<(), ArchiveError>;
+    fn load_state(&self, session: &str, pack: &str) -> Result<Option<String>, ArchiveError>;
+    /// Every pack's snapshot, by pack name.
+    fn pack_states(&self, session: &str) -> Result<Vec<(String, String)>, ArchiveError>;
+    /// The session's messages (JSON text), in order.
+    fn load_messages(&self, session: &str) -> Result<Vec<String>, ArchiveError>;
+    /// All sessions, newest first.
+    fn list_sessions(&self) -> Result<Vec<SessionSummary>, ArchiveError>;
+    fn session_summary(&self, id: &str) -> Result<Option<SessionSummary>, ArchiveError>;
+    /// The session's calls in order, each with its row id.
+    fn calls(&self, session: &str) -> Result<Vec<(i64, CallRow)>, ArchiveError>;
+    /// The session's results in order, each with the row id of the call it answers.
+    fn results(&self, session: &str) -> Result<Vec<(Option<i64>, ResultRow)>, ArchiveError>;
+}
 
 /// How a result reached the conversation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -175,64 +210,60 @@ pub struct ReplyCall {
     pub outcome: Option<Value>,
 }
 
-/// A session archive file.
+/// A session archive: the shared part over one backend (see the module doc).
 pub struct Archive {
-    conn: Mutex<Connection>,
+    backend: Box<dyn ArchiveBackend>,
 }
 
 impl Archive {
-    /// Opens (creating if needed) an archive file.
+    /// Opens (creating if needed) an SQLite archive file.
     pub fn open(path: &Path) -> Result<Self, ArchiveError> {
-        let conn = Connection::open(path)?;
-        Self::init(conn)
+        Ok(Self::with_backend(Box::new(SqliteArchive::open(path)?)))
     }
 
     /// An archive in memory (tests, `--archive :memory:`).
     pub fn in_memory() -> Result<Self, ArchiveError> {
-        Self::init(Connection::open_in_memory()?)
+        Ok(Self::with_backend(Box::new(SqliteArchive::in_memory()?)))
     }
 
-    fn init(mut conn: Connection) -> Result<Self, ArchiveError> {
-        conn.busy_timeout(Duration::from_secs(5))?;
-        // WAL: readers (`toolcall sessions`) never block the running loop; a commit is in the
-        // log file before `execute` returns, so a killed process keeps it.
-        let _mode: String = conn.query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))?;
-        conn.execute_batch("PRAGMA foreign_keys=ON;")?;
-        migrate(&mut conn)?;
-        Ok(Archive {
-            conn: Mutex::new(conn),
-        })
+    /// Opens the archive at `location`: a `postgres://` / `postgresql://` URL (with the
+    /// `postgres` feature), `:memory:`, else an SQLite file path.
+    pub fn connect(location: &str) -> Result<Self, ArchiveError> {
+        if is_postgres_url(location) {
+            return Self::connect_postgres(location);
+        }
+        if location == ":memory:" {
+            return Self::in_memory();
+        }
+        Self::open(Path::new(location))
     }
 
-    fn with<T>(
-        &self,
-        f: impl FnOnce(&Connection) -> Result<T, ArchiveError>,
-    ) -> Result<T, ArchiveError> {
-        let conn = self.conn.lock().map_err(|_| ArchiveError::Poisoned)?;
-        f(&conn)
+    fn connect_postgres(url: &str) -> Result<Self, ArchiveError> {
+        Err(ArchiveError::Location(
+            redact_url(url),
+            "this build has no PostgreSQL support (the `postgres` feature of toolcall-run)".into(),
+        ))
+    }
+
+    /// An archive over any backend.
+    pub fn with_backend(backend: Box<dyn ArchiveBackend>) -> Self {
+        Archive { backend }
+    }
+
+    /// The backend's schema version now.
+    pub fn schema_version(&self) -> Result<i64, ArchiveError> {
+        self.backend.schema_version()
     }
 
     /// Starts a new session and returns its id.
     pub fn create_session(&self, description: &str) -> Result<String, ArchiveError> {
         let id = format!("ses_{}", &CallId::generate().0["call_".len()..]);
-        self.with(|c| {
-            c.execute(
-                "INSERT INTO sessions (id, description) VALUES (?1, ?2)",
-                params![id, description],
-            )?;
-            Ok(())
-        })?;
+        self.backend.create_session(&id, description)?;
         Ok(id)
     }
 
     pub fn has_session(&self, id: &str) -> Result<bool, ArchiveError> {
-        self.with(|c| {
-            Ok(
-                c.query_row("SELECT 1 FROM sessions WHERE id = ?1", [id], |_| Ok(()))
-                    .optional()?
-                    .is_some(),
-            )
-        })
+        self.backend.has_session(id)
     }
 
     /// Appends a message; assistant call arguments and tool results are stored redacted
@@ -248,13 +279,7 @@ impl Archive {
             Message::TextResults { .. } => "text_results",
         };
         let json = serde_json::to_string(&stored)?;
-        self.with(|c| {
-            c.execute(
-                "INSERT INTO messages (session_id, role, message) VALUES (?1, ?2, ?3)",
-                params![session, role, json],
-            )?;
-            Ok(())
-        })
+        self.backend.add_message(session, role, &json)
     }
 
     /// Records a call (arguments redacted).
@@ -264,26 +289,15 @@ impl Archive {
         round: usize,
         call: &ToolCall,
     ) -> Result<(), ArchiveError> {
-        let args = serde_json::to_string(&redact(&call.arguments))?;
-        let repairs = serde_json::to_string(&call.origin.repairs)?;
-        self.with(|c| {
-            c.execute(
-                "INSERT INTO calls (session_id, round, call_id, name, arguments, format, repairs,
-                    message_id)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, (SELECT id FROM messages
-                    WHERE session_id = ?1 AND role = 'assistant' ORDER BY id DESC LIMIT 1))",
-                params![
-                    session,
-                    round as i64,
-                    call.call_id.as_str(),
-                    call.name,
-                    args,
-                    call.origin.format,
-                    repairs
-                ],
-            )?;
-            Ok(())
-        })
+        let row = CallRow {
+            round: i64::try_from(round).unwrap_or(i64::MAX),
+            call_id: call.call_id.as_str().to_owned(),
+            name: call.name.clone(),
+            arguments: serde_json::to_string(&redact(&call.arguments))?,
+            format: call.origin.format.clone(),
+            repairs: serde_json::to_string(&call.origin.repairs)?,
+        };
+        self.backend.record_call(session, &row)
     }
 
     /// Records a result (redacted), committed before this returns.
@@ -315,51 +329,28 @@ impl Archive {
         duration_ms: u64,
         delivery: Delivery,
     ) -> Result<(), ArchiveError> {
-        let outcome = redact(outcome).to_string();
-        self.with(|c| {
-            c.execute(
-                "INSERT INTO results (session_id, call_id, call_row, name, outcome, duration_ms,
-                    delivery)
-                 VALUES (?1, ?2, (SELECT id FROM calls WHERE session_id = ?1 AND call_id = ?2
-                    ORDER BY id DESC LIMIT 1), ?3, ?4, ?5, ?6)",
-                params![
-                    session,
-                    call_id,
-                    name,
-                    outcome,
-                    duration_ms.min(i64::MAX as u64) as i64,
-                    delivery.as_str()
-                ],
-            )?;
-            Ok(())
-        })
+        let row = ResultRow {
+            call_id: call_id.to_owned(),
+            name: name.to_owned(),
+            outcome: redact(outcome).to_string(),
+            duration_ms: duration_ms.min(i64::MAX as u64) as i64,
+            delivery: delivery.as_str().to_owned(),
+        };
+        self.backend.record_outcome(session, &row)
     }
 
     /// The calls archived from the session's last assistant message, in the order they
     /// ran, each with the result last delivered inline for it (redacted), if any.
     pub fn calls_of_last_reply(&self, session: &str) -> Result<Vec<ReplyCall>, ArchiveError> {
-        let rows: Vec<(String, String, String, Option<String>)> = self.with(|c| {
-            let mut st = c.prepare(
-                "SELECT k.call_id, k.name, k.format, (SELECT r.outcome FROM results r
-                    WHERE r.call_row = k.id AND r.delivery = 'inline' ORDER BY r.id DESC LIMIT 1)
-                 FROM calls k WHERE k.session_id = ?1 AND k.message_id = (SELECT id FROM messages
-                    WHERE session_id = ?1 AND role = 'assistant' ORDER BY id DESC LIMIT 1)
-                 ORDER BY k.id",
-            )?;
-            let rows = st
-                .query_map([session], |r| {
-                    Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
-                })?
-                .collect::<Result<Vec<_>, _>>()?;
-            Ok(rows)
-        })?;
-        rows.into_iter()
-            .map(|(call_id, name, format, outcome)| {
+        self.backend
+            .calls_of_last_reply(session)?
+            .into_iter()
+            .map(|row| {
                 Ok(ReplyCall {
-                    call_id: CallId::from(call_id.as_str()),
-                    name,
-                    format,
-                    outcome: outcome.map(|t| serde_json::from_str(&t)).transpose()?,
+                    call_id: CallId::from(row.call_id.as_str()),
+                    name: row.name,
+                    format: row.format,
+                    outcome: row.outcome.map(|t| serde_json::from_str(&t)).transpose()?,
                 })
             })
             .collect()
@@ -372,15 +363,7 @@ impl Archive {
         session: &str,
         call_id: &str,
     ) -> Result<Option<Value>, ArchiveError> {
-        let text: Option<String> = self.with(|c| {
-            Ok(c.query_row(
-                "SELECT outcome FROM results WHERE session_id = ?1 AND call_id = ?2
-                    AND delivery = 'inline' ORDER BY id DESC LIMIT 1",
-                params![session, call_id],
-                |r| r.get(0),
-            )
-            .optional()?)
-        })?;
+        let text = self.backend.inline_result(session, call_id)?;
         Ok(text.map(|t| serde_json::from_str(&t)).transpose()?)
     }
 
@@ -392,137 +375,62 @@ impl Archive {
         snapshot: &Value,
     ) -> Result<(), ArchiveError> {
         let json = serde_json::to_string(snapshot)?;
-        self.with(|c| {
-            c.execute(
-                "INSERT INTO pack_states (session_id, pack, snapshot) VALUES (?1, ?2, ?3)
-                 ON CONFLICT(session_id, pack) DO UPDATE SET snapshot = excluded.snapshot,
-                 updated_at = strftime('%Y-%m-%dT%H:%M:%fZ','now')",
-                params![session, pack, json],
-            )?;
-            Ok(())
-        })
+        self.backend.save_state(session, pack, &json)
     }
 
     /// A pack's last saved state.
     pub fn load_state(&self, session: &str, pack: &str) -> Result<Option<Value>, ArchiveError> {
-        let text: Option<String> = self.with(|c| {
-            Ok(c.query_row(
-                "SELECT snapshot FROM pack_states WHERE session_id = ?1 AND pack = ?2",
-                params![session, pack],
-                |r| r.get(0),
-            )
-            .optional()?)
-        })?;
+        let text = self.backend.load_state(session, pack)?;
         Ok(text.map(|t| serde_json::from_str(&t)).transpose()?)
     }
 
     /// The conversation of a session, in order (for `--resume`).
     pub fn load_messages(&self, session: &str) -> Result<Vec<Message>, ArchiveError> {
-        let rows: Vec<String> = self.with(|c| {
-            let mut st =
-                c.prepare("SELECT message FROM messages WHERE session_id = ?1 ORDER BY id")?;
-            let rows = st
-                .query_map([session], |r| r.get::<_, String>(0))?
-                .collect::<Result<Vec<_>, _>>()?;
-            Ok(rows)
-        })?;
-        rows.iter()
+        self.backend
+            .load_messages(session)?
+            .iter()
             .map(|t| serde_json::from_str(t).map_err(ArchiveError::from))
             .collect()
     }
 
     /// All sessions, newest first.
     pub fn list_sessions(&self) -> Result<Vec<SessionSummary>, ArchiveError> {
-        self.with(|c| {
-            let mut st = c.prepare(
-                "SELECT s.id, s.created_at, s.description,
-                    (SELECT COUNT(*) FROM messages m WHERE m.session_id = s.id),
-                    (SELECT COUNT(*) FROM calls k WHERE k.session_id = s.id)
-                 FROM sessions s ORDER BY s.created_at DESC, s.rowid DESC",
-            )?;
-            let rows = st
-                .query_map([], summary_row)?
-                .collect::<Result<Vec<_>, _>>()?;
-            Ok(rows)
-        })
+        self.backend.list_sessions()
     }
 
     /// Everything archived for one session.
     pub fn show_session(&self, id: &str) -> Result<SessionRecord, ArchiveError> {
         let session = self
-            .with(|c| {
-                Ok(c.query_row(
-                    "SELECT s.id, s.created_at, s.description,
-                        (SELECT COUNT(*) FROM messages m WHERE m.session_id = s.id),
-                        (SELECT COUNT(*) FROM calls k WHERE k.session_id = s.id)
-                     FROM sessions s WHERE s.id = ?1",
-                    [id],
-                    summary_row,
-                )
-                .optional()?)
-            })?
+            .backend
+            .session_summary(id)?
             .ok_or_else(|| ArchiveError::NoSession(id.to_owned()))?;
         let messages = self.load_messages(id)?;
-        type CallRow = (i64, i64, String, String, String, String, String);
-        type ResultRow = (Option<i64>, String, i64, String);
-        let (call_rows, result_rows, state_rows) = self.with(|c| {
-            let mut st = c.prepare(
-                "SELECT id, round, call_id, name, arguments, format, repairs FROM calls
-                 WHERE session_id = ?1 ORDER BY id",
-            )?;
-            let calls: Vec<CallRow> = st
-                .query_map([id], |r| {
-                    Ok((
-                        r.get(0)?,
-                        r.get(1)?,
-                        r.get(2)?,
-                        r.get(3)?,
-                        r.get(4)?,
-                        r.get(5)?,
-                        r.get(6)?,
-                    ))
-                })?
-                .collect::<Result<_, _>>()?;
-            let mut st = c.prepare(
-                "SELECT call_row, outcome, duration_ms, delivery FROM results
-                 WHERE session_id = ?1 ORDER BY id",
-            )?;
-            let results: Vec<ResultRow> = st
-                .query_map([id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?
-                .collect::<Result<_, _>>()?;
-            let mut st = c.prepare(
-                "SELECT pack, snapshot FROM pack_states WHERE session_id = ?1 ORDER BY pack",
-            )?;
-            let states: Vec<(String, String)> = st
-                .query_map([id], |r| Ok((r.get(0)?, r.get(1)?)))?
-                .collect::<Result<_, _>>()?;
-            Ok((calls, results, states))
-        })?;
-        let mut calls = Vec::with_capacity(call_rows.len());
-        for (row, round, call_id, name, arguments, format, repairs) in call_rows {
+        let result_rows = self.backend.results(id)?;
+        let mut calls = Vec::new();
+        for (row_id, row) in self.backend.calls(id)? {
             let results = result_rows
                 .iter()
-                .filter(|r| r.0 == Some(row))
-                .map(|r| {
+                .filter(|(answers, _)| *answers == Some(row_id))
+                .map(|(_, r)| {
                     Ok(ResultRecord {
-                        outcome: serde_json::from_str(&r.1)?,
-                        duration_ms: r.2.max(0) as u64,
-                        delivery: r.3.clone(),
+                        outcome: serde_json::from_str(&r.outcome)?,
+                        duration_ms: r.duration_ms.max(0) as u64,
+                        delivery: r.delivery.clone(),
                     })
                 })
                 .collect::<Result<Vec<_>, ArchiveError>>()?;
             calls.push(CallRecord {
-                round: round.max(0) as u64,
-                call_id,
-                name,
-                arguments: serde_json::from_str(&arguments)?,
-                format,
-                repairs: serde_json::from_str(&repairs)?,
+                round: row.round.max(0) as u64,
+                call_id: row.call_id,
+                name: row.name,
+                arguments: serde_json::from_str(&row.arguments)?,
+                format: row.format,
+                repairs: serde_json::from_str(&row.repairs)?,
                 results,
             });
         }
         let mut pack_states = serde_json::Map::new();
-        for (pack, snap) in state_rows {
+        for (pack, snap) in self.backend.pack_states(id)? {
             pack_states.insert(pack, serde_json::from_str(&snap)?);
         }
         Ok(SessionRecord {
@@ -534,43 +442,24 @@ impl Archive {
     }
 }
 
-/// Brings the schema to the newest version in one transaction (concurrent openers wait for
-/// each other); an archive from a newer build is refused rather than written to.
-fn migrate(conn: &mut Connection) -> Result<(), ArchiveError> {
-    let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-    let found: i64 = tx.query_row("PRAGMA user_version", [], |r| r.get(0))?;
-    let applied = usize::try_from(found)
-        .ok()
-        .filter(|v| *v <= MIGRATIONS.len())
-        .ok_or(ArchiveError::NewerSchema {
-            found,
-            known: MIGRATIONS.len(),
-        })?;
-    for migration in MIGRATIONS.iter().skip(applied) {
-        tx.execute_batch(migration)?;
+/// Whether `location` names a PostgreSQL database rather than a file.
+pub fn is_postgres_url(location: &str) -> bool {
+    location.starts_with("postgres://") || location.starts_with("postgresql://")
+}
+
+/// `location` with any password in a URL's user part hidden (for error messages and logs).
+pub fn redact_url(location: &str) -> String {
+    let Some((scheme, rest)) = location.split_once("://") else {
+        return location.to_owned();
+    };
+    let authority_end = rest.find('/').unwrap_or(rest.len());
+    match rest[..authority_end].rfind('@') {
+        Some(at) => match rest[..at].split_once(':') {
+            Some((user, _)) => format!("{scheme}://{user}:***{}", &rest[at..]),
+            None => location.to_owned(),
+        },
+        None => location.to_owned(),
     }
-    tx.pragma_update(None, "user_version", MIGRATIONS.len() as i64)?;
-    tx.commit()?;
-    Ok(())
-}
-
-/// The schema version an archive file has (`PRAGMA user_version`).
-pub fn schema_version(path: &Path) -> Result<i64, ArchiveError> {
-    let conn = Connection::open(path)?;
-    Ok(conn.query_row("PRAGMA user_version", [], |r| r.get(0))?)
-}
-
-/// The schema version this build writes.
-pub const SCHEMA_VERSION: usize = MIGRATIONS.len();
-
-fn summary_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<SessionSummary> {
-    Ok(SessionSummary {
-        id: r.get(0)?,
-        created_at: r.get(1)?,
-        description: r.get(2)?,
-        messages: r.get::<_, i64>(3)?.max(0) as u64,
-        calls: r.get::<_, i64>(4)?.max(0) as u64,
-    })
 }
 
 #[cfg(test)]
@@ -635,26 +524,15 @@ mod tests {
         ));
     }
 
-    // covers X-8, X-2
     #[test]
-    fn reused_call_ids_keep_their_own_results() {
-        let a = Archive::in_memory().unwrap();
-        let s = a.create_session("reuse").unwrap();
-        for (round, n) in [(1, 1), (2, 2)] {
-            let call = ToolCall::new("t", json!({"n": n}), "openai_chat");
-            let call = ToolCall {
-                call_id: "call_0".into(),
-                ..call
-            };
-            a.record_call(&s, round, &call).unwrap();
-            let r = ToolResult::ok("call_0".into(), "t", json!(n));
-            a.record_result(&s, &r, Duration::ZERO, Delivery::Inline)
-                .unwrap();
-        }
-        let rec = a.show_session(&s).unwrap();
-        assert_eq!(rec.calls.len(), 2);
-        assert_eq!(rec.calls[0].results.len(), 1);
-        assert_eq!(rec.calls[0].results[0].outcome["data"], 1);
-        assert_eq!(rec.calls[1].results[0].outcome["data"], 2);
+    fn a_url_password_is_hidden() {
+        assert_eq!(
+            redact_url("postgres://ann:secret@db:5432/x"),
+            "postgres://ann:***@db:5432/x"
+        );
+        assert_eq!(redact_url("postgres://db/x"), "postgres://db/x");
+        assert_eq!(redact_url("a/b.sqlite"), "a/b.sqlite");
+        assert!(is_postgres_url("postgresql://db/x"));
+        assert!(!is_postgres_url("postgres.sqlite"));
     }
 }

@@ -9,7 +9,7 @@
 //! | [`agent`] | the loop: model → calls → results → model, bounded rounds, repeat-failure breaker |
 //! | [`events`] | the events a turn produces, read by every consumer (stream, observers) |
 //! | [`builder`] | [`Agent::builder`]: an agent from a model endpoint, tools and options in one expression |
-//! | [`archive`] | the SQLite session archive, and its recorder: the loop's events written on a thread of its own |
+//! | [`archive`] | the session archive over a backend (SQLite file; PostgreSQL for replicas), and its recorder: the loop's events written on a thread of its own |
 //! | [`replay`] | the recorded-session file format |
 //! | [`server`] | server-side tools for a gateway: a client's Chat Completions request answered by an agent turn |
 

@@ -72,8 +72,16 @@ pub async fn run(
     decoded: Decoded,
     echo: Map<String, Value>,
 ) -> Result<Response, ApiError> {
-    log_ignored(front, &decoded.ignored);
-    let request = decoded.request;
+    let Decoded {
+        mut request,
+        mut ignored,
+    } = decoded;
+    // What crosses to the upstream is decided here, once: a non-Chat front end's request
+    // keeps only the neutral fields (a Chat client's is the neutral request already).
+    if front != Api::CHAT {
+        toolcall_wire::crossing::keep_neutral(&mut request, &mut ignored);
+    }
+    log_ignored(front, &ignored);
     if let Some(side) = &state.server_side {
         return crate::server_side::run(state, side, headers, front, request, echo).await;
     }

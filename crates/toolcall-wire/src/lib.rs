@@ -23,6 +23,7 @@
 pub mod anthropic;
 pub mod arguments;
 pub mod chat;
+pub mod crossing;
 pub mod dialect;
 pub mod gemini;
 pub mod responses;

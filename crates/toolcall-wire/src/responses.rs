@@ -40,17 +40,25 @@ pub struct ResponsesRequest {
     pub extra: Map<String, Value>,
 }
 
-/// Request fields with a different name in Chat Completions.
-const RENAMED: [(&str, &str); 1] = [("max_output_tokens", "max_tokens")];
-/// Request fields that only mean something to a Responses server (state, storage).
-const RESPONSES_ONLY: [&str; 6] = [
-    "store",
-    "previous_response_id",
-    "include",
-    "truncation",
-    "reasoning",
-    "text",
-];
+/// A Responses request field as the neutral request's, when it has an equivalent
+/// ([`crate::crossing`]): `max_output_tokens` is `max_tokens`, `reasoning.effort`
+/// `reasoning_effort`, `text.format` `response_format`; sampling fields keep their names.
+/// `None`: it has none (`store`, `include`, `prompt_cache_key`, `client_metadata`,
+/// `previous_response_id`, `truncation`, a `reasoning` without `effort`, …).
+fn chat_field(key: &str, value: &Value) -> Option<(&'static str, Value)> {
+    match key {
+        "max_output_tokens" => Some(("max_tokens", value.clone())),
+        "reasoning" => value
+            .get("effort")
+            .filter(|e| e.is_string())
+            .map(|e| ("reasoning_effort", e.clone())),
+        "text" => crate::crossing::response_format_of_text(value).map(|f| ("response_format", f)),
+        k => crate::crossing::NEUTRAL_FIELDS
+            .iter()
+            .find(|n| **n == k)
+            .map(|n| (*n, value.clone())),
+    }
+}
 
 impl ResponsesRequest {
     /// The same conversation as a Chat Completions request: `instructions` becomes a system
@@ -87,17 +95,11 @@ impl ResponsesRequest {
             }
             other => other.clone(),
         });
-        let mut extra = Map::new();
-        for (k, v) in &self.extra {
-            if RESPONSES_ONLY.contains(&k.as_str()) {
-                continue;
-            }
-            let key = RENAMED
-                .iter()
-                .find(|(from, _)| from == k)
-                .map_or(k.as_str(), |(_, to)| to);
-            extra.insert(key.to_owned(), v.clone());
-        }
+        let extra = self
+            .extra
+            .iter()
+            .filter_map(|(k, v)| chat_field(k, v).map(|(k, v)| (k.to_owned(), v)))
+            .collect();
         Ok(ChatRequest {
             model: self.model.clone(),
             messages,
@@ -482,9 +484,9 @@ impl Dialect for Responses {
             .map_err(|e| not_json("the request", &String::from_utf8_lossy(body), &e))?;
         let ignored = request
             .extra
-            .keys()
-            .filter(|k| RESPONSES_ONLY.contains(&k.as_str()))
-            .cloned()
+            .iter()
+            .filter(|(k, v)| chat_field(k, v).is_none())
+            .map(|(k, _)| k.clone())
             .collect();
         let mut chat = request.to_chat()?;
         chat.stream = (request.stream == Some(true)).then_some(true);
@@ -550,8 +552,16 @@ impl Dialect for Responses {
                 "max_tokens" | "max_completion_tokens" => {
                     extra.insert("max_output_tokens".into(), v.clone());
                 }
-                "temperature" | "top_p" | "metadata" | "user" => {
+                "temperature" | "top_p" | "metadata" | "user" | "top_logprobs" | "service_tier" => {
                     extra.insert(k.clone(), v.clone());
+                }
+                "reasoning_effort" => {
+                    extra.insert("reasoning".into(), json!({"effort": v}));
+                }
+                "response_format" => {
+                    if let Some(text) = crate::crossing::text_of_response_format(v) {
+                        extra.insert("text".into(), text);
+                    }
                 }
                 _ => {}
             }

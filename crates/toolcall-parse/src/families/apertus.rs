@@ -10,6 +10,7 @@ use crate::family::{Family, Instructions, ReadCx, RegionReader};
 use super::args_object::LiveList;
 use super::marked::{json_items, json_lead};
 use super::tags::{Block, BlockReader, valid_name};
+use crate::shape::{Args, Piece, Shape};
 
 impl FormatId {
     pub(crate) const APERTUS: FormatId = FormatId::builtin("apertus");
@@ -39,7 +40,27 @@ fn one(m: &Map<String, Value>, format: FormatId) -> Option<Draft> {
 
 pub(crate) struct Apertus;
 
+/// The call markup a decoder is held to (`toolcall-constrain` writes every dialect from it).
+static CONSTRAINT: Shape = Shape::json_list(
+    &[Piece::Lit("<|tools_prefix|>[")],
+    &[Piece::Lit("]<|tools_suffix|>")],
+    &[
+        Piece::Lit("{"),
+        Piece::Ws(""),
+        Piece::NameString,
+        Piece::Ws(""),
+        Piece::Lit(":"),
+        Piece::Ws(" "),
+        Piece::Args(Args::Json),
+        Piece::Ws(""),
+        Piece::Lit("}"),
+    ],
+);
+
 impl Family for Apertus {
+    fn constraint_shape(&self) -> Option<&'static Shape> {
+        Some(&CONSTRAINT)
+    }
     fn model_names(&self) -> &'static [&'static str] {
         &["apertus*"]
     }

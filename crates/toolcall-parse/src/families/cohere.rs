@@ -16,6 +16,7 @@ use crate::family::{Family, Instructions, ReadCx, ReasoningMarker, RegionReader}
 use super::args_object::{EntryKeys, LiveList};
 use super::marked::{json_items, json_lead};
 use super::tags::{Block, BlockReader, valid_name};
+use crate::shape::{Piece, Shape};
 
 impl FormatId {
     pub(crate) const COHERE: FormatId = FormatId::builtin("cohere");
@@ -50,7 +51,21 @@ fn one(m: &Map<String, Value>, format: FormatId) -> Option<Draft> {
 
 pub(crate) struct Cohere;
 
+/// The call markup a decoder is held to (`toolcall-constrain` writes every dialect from it).
+static CONSTRAINT: Shape = Shape::json_list(
+    &[Piece::Lit("<|START_ACTION|>[")],
+    &[Piece::Lit("]<|END_ACTION|>")],
+    &[Piece::JsonCall {
+        id_key: Some("tool_call_id"),
+        name_key: "tool_name",
+        args_key: "parameters",
+    }],
+);
+
 impl Family for Cohere {
+    fn constraint_shape(&self) -> Option<&'static Shape> {
+        Some(&CONSTRAINT)
+    }
     fn model_names(&self) -> &'static [&'static str] {
         &["c4ai-command-r7b*", "command-r7b*", "c4ai-command-a*", "command-a-*"]
     }

@@ -14,6 +14,7 @@ use crate::family::{Family, Instructions, ReadCx, RegionReader};
 use super::marked::{InvokeTags, invokes, tag_lead};
 use super::marked::attr_param_value;
 use super::tags::{ValueHead, Block, BlockReader, Lead, StreamTags};
+use crate::shape::{Args, Piece, Shape, TextParams};
 
 impl FormatId {
     pub(crate) const DEEPSEEK_DSML: FormatId = FormatId::builtin("deepseek_dsml");
@@ -68,7 +69,30 @@ fn param_value(header: &str) -> ValueHead {
 
 pub(crate) struct DeepseekDsml;
 
+/// The call markup a decoder is held to (`toolcall-constrain` writes every dialect from it).
+static CONSTRAINT: Shape = Shape::sectioned(
+    &[Piece::Lit("<｜DSML｜function_calls>")],
+    &[Piece::Lit("</｜DSML｜function_calls>")],
+    &[
+        Piece::Lit("<｜DSML｜invoke name=\""),
+        Piece::Name,
+        Piece::Lit("\">"),
+        Piece::Args(Args::Text(&TextParams {
+            key_open: "<｜DSML｜parameter name=\"",
+            key_close_text: &[Piece::Lit("\" string=\"true\">")],
+            key_close_json: &[Piece::Lit("\" string=\"false\">")],
+            value_close: "</｜DSML｜parameter>",
+        })),
+        Piece::Ws("\n"),
+        Piece::Lit("</｜DSML｜invoke>"),
+    ],
+    &[Piece::Ws("\n")],
+);
+
 impl Family for DeepseekDsml {
+    fn constraint_shape(&self) -> Option<&'static Shape> {
+        Some(&CONSTRAINT)
+    }
     fn model_names(&self) -> &'static [&'static str] {
         &["deepseek-v3.2*", "deepseek-v4*"]
     }

@@ -12,6 +12,7 @@ use crate::family::{Family, Instructions, ReadCx, RegionReader, parse_lenient};
 
 use super::args_object::{CallEnds, JsonCallTags};
 use super::tags::{Block, BlockReader, Lead, skip_space, starts, valid_name};
+use crate::shape::{Args, Piece, Shape};
 
 impl FormatId {
     pub(crate) const DEEPSEEK_V3: FormatId = FormatId::builtin("deepseek_v3");
@@ -57,7 +58,26 @@ fn call_head(head: &str) -> Option<(String, Option<String>)> {
 
 pub(crate) struct DeepseekV3;
 
+/// The call markup a decoder is held to (`toolcall-constrain` writes every dialect from it).
+static CONSTRAINT: Shape = Shape::sectioned(
+    &[Piece::Lit("<｜tool▁calls▁begin｜>")],
+    &[Piece::Lit("<｜tool▁calls▁end｜>")],
+    &[
+        Piece::Lit("<｜tool▁call▁begin｜>function<｜tool▁sep｜>"),
+        Piece::Name,
+        Piece::Lit("\n```json"),
+        Piece::Ws("\n"),
+        Piece::Args(Args::Json),
+        Piece::Ws("\n"),
+        Piece::Lit("```<｜tool▁call▁end｜>"),
+    ],
+    &[Piece::Ws("\n")],
+);
+
 impl Family for DeepseekV3 {
+    fn constraint_shape(&self) -> Option<&'static Shape> {
+        Some(&CONSTRAINT)
+    }
     fn model_names(&self) -> &'static [&'static str] {
         &["deepseek-v3", "deepseek-v3-*", "deepseek-r1*"]
     }

@@ -12,6 +12,7 @@ use crate::family::{Family, Instructions, ReadCx, RegionReader};
 use super::args_object::JsonCallTags;
 use super::deepseek_v3::{CALL, CALL_END, CLOSE, OPEN, SEP, calls, draft};
 use super::tags::{Block, BlockReader, Lead, skip_space, starts, valid_name};
+use crate::shape::{Args, NO_SEPARATOR, Piece, Shape};
 
 impl FormatId {
     pub(crate) const DEEPSEEK_V3_1: FormatId = FormatId::builtin("deepseek_v3_1");
@@ -58,7 +59,24 @@ fn call_head(head: &str) -> Option<(String, Option<String>)> {
 
 pub(crate) struct DeepseekV31;
 
+/// The call markup a decoder is held to (`toolcall-constrain` writes every dialect from it).
+static CONSTRAINT: Shape = Shape::sectioned(
+    &[Piece::Lit("<｜tool▁calls▁begin｜>")],
+    &[Piece::Lit("<｜tool▁calls▁end｜>")],
+    &[
+        Piece::Lit("<｜tool▁call▁begin｜>"),
+        Piece::Name,
+        Piece::Lit("<｜tool▁sep｜>"),
+        Piece::Args(Args::Json),
+        Piece::Lit("<｜tool▁call▁end｜>"),
+    ],
+    NO_SEPARATOR,
+);
+
 impl Family for DeepseekV31 {
+    fn constraint_shape(&self) -> Option<&'static Shape> {
+        Some(&CONSTRAINT)
+    }
     fn model_names(&self) -> &'static [&'static str] {
         &["deepseek-v3.1*"]
     }

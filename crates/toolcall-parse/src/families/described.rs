@@ -11,6 +11,7 @@ use super::tags::{Block, BlockReader, StreamTags};
 use crate::FormatId;
 use crate::builder::Ctx;
 use crate::family::{Family, Instructions, ReasoningMarker, RegionReader};
+use crate::shape::Shape;
 
 /// How a described family's region is read.
 pub(crate) enum Body {
@@ -53,6 +54,8 @@ pub(crate) struct Described {
     pub instructions: Instructions,
     /// One call in its syntax (text mode's worked example).
     pub example_call: fn(&str, &Map<String, Value>) -> String,
+    /// Its call markup as data, for decoding constraints ([`Family::constraint_shape`]).
+    pub constraint: Option<&'static Shape>,
 }
 
 impl Family for Described {
@@ -98,5 +101,8 @@ impl Family for Described {
     }
     fn example_call(&self, name: &str, args: &Map<String, Value>) -> Option<String> {
         Some((self.example_call)(name, args))
+    }
+    fn constraint_shape(&self) -> Option<&'static Shape> {
+        self.constraint
     }
 }

@@ -15,6 +15,7 @@ use crate::family::{Advance, Family, Instructions, ReadCx, RegionReader};
 use super::args_object::{ArgsObject, named_call};
 
 use super::tags::valid_name;
+use crate::shape::{Args, Piece, Shape};
 
 impl FormatId {
     pub(crate) const FUNCTIONARY_V3_1: FormatId = FormatId::builtin("functionary_v3_1");
@@ -28,7 +29,21 @@ const MAX_GAP: usize = 256;
 
 pub(crate) struct FunctionaryV31;
 
+/// The call markup a decoder is held to (`toolcall-constrain` writes every dialect from it).
+static CONSTRAINT: Shape = Shape::prose(&[
+    Piece::Lit("<function="),
+    Piece::Name,
+    Piece::Lit(">"),
+    Piece::Ws(""),
+    Piece::Args(Args::Json),
+    Piece::Ws(""),
+    Piece::Lit("</function>"),
+]);
+
 impl Family for FunctionaryV31 {
+    fn constraint_shape(&self) -> Option<&'static Shape> {
+        Some(&CONSTRAINT)
+    }
     fn model_names(&self) -> &'static [&'static str] {
         &["functionary-*v3.1*"]
     }

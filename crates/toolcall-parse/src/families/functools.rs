@@ -6,12 +6,20 @@ use super::described::{Body, Described};
 use super::text_example::name_arguments_list;
 use crate::FormatId;
 use crate::family::Instructions;
+use crate::shape::{Piece, Shape};
 
 impl FormatId {
     pub(crate) const FUNCTOOLS: FormatId = FormatId::builtin("functools");
 }
 
 const OPEN: &str = "functools[";
+
+/// The call markup a decoder is held to (`toolcall-constrain` writes every dialect from it).
+static CONSTRAINT: Shape = Shape::json_list(
+    &[Piece::Lit("functools[")],
+    &[Piece::Lit("]")],
+    &[Piece::NAME_ARGUMENTS],
+);
 
 pub(crate) static FUNCTOOLS: Described = Described {
     id: FormatId::FUNCTOOLS,
@@ -30,4 +38,5 @@ pub(crate) static FUNCTOOLS: Described = Described {
         several: "- To make several calls, put several objects in the one list; they run in that order.\n",
     },
     example_call: |name, args| format!("functools{}", name_arguments_list(name, args)),
+    constraint: Some(&CONSTRAINT),
 };

@@ -13,6 +13,7 @@ use crate::family::{Family, Instructions, ReadCx, RegionReader};
 
 use super::text_example::tag_text;
 use super::tags::{ValueHead, Block, BlockReader, Lead, layout_trim, skip_space, starts, typed, valid_name, StreamTags};
+use crate::shape::{Args, Piece, Shape, TextParams};
 
 impl FormatId {
     pub(crate) const GLM: FormatId = FormatId::builtin("glm");
@@ -67,7 +68,29 @@ fn value_head(header: &str) -> ValueHead {
 
 pub(crate) struct Glm;
 
+/// The call markup a decoder is held to (`toolcall-constrain` writes every dialect from it).
+static CONSTRAINT: Shape = Shape::prose(&[
+    Piece::Lit("<tool_call>"),
+    Piece::Name,
+    Piece::Args(Args::Text(&TextParams {
+        key_open: "<arg_key>",
+        key_close_text: ARG_VALUE,
+        key_close_json: ARG_VALUE,
+        value_close: "</arg_value>",
+    })),
+    Piece::Ws("\n"),
+    Piece::Lit("</tool_call>"),
+]);
+const ARG_VALUE: &[Piece] = &[
+    Piece::Lit("</arg_key>"),
+    Piece::Ws("\n"),
+    Piece::Lit("<arg_value>"),
+];
+
 impl Family for Glm {
+    fn constraint_shape(&self) -> Option<&'static Shape> {
+        Some(&CONSTRAINT)
+    }
     fn model_names(&self) -> &'static [&'static str] {
         &[
             "glm-4.5*",

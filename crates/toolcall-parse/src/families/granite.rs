@@ -5,12 +5,20 @@ use super::described::{Body, Described};
 use super::text_example::name_arguments_list;
 use crate::FormatId;
 use crate::family::Instructions;
+use crate::shape::{Piece, Shape};
 
 impl FormatId {
     pub(crate) const GRANITE: FormatId = FormatId::builtin("granite");
 }
 
 const OPEN: &str = "<|tool_call|>";
+
+/// The call markup a decoder is held to (`toolcall-constrain` writes every dialect from it).
+static CONSTRAINT: Shape = Shape::json_list(
+    &[Piece::Lit("<|tool_call|>["), Piece::Ws("")],
+    &[Piece::Lit("]")],
+    &[Piece::NAME_ARGUMENTS],
+);
 
 pub(crate) static GRANITE: Described = Described {
     id: FormatId::GRANITE,
@@ -28,4 +36,5 @@ pub(crate) static GRANITE: Described = Described {
         several: "- To make several calls, put several objects in the one list; they run in that order.\n",
     },
     example_call: |name, args| format!("<|tool_call|>{}", name_arguments_list(name, args)),
+    constraint: Some(&CONSTRAINT),
 };

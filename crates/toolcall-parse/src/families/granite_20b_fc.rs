@@ -30,4 +30,5 @@ pub(crate) static GRANITE_20B_FC: Described = Described {
         several: "- To make several calls, write several <function_call> objects, one after the other; they run in that order.\n",
     },
     example_call: |name, args| format!("<function_call> {}", name_arguments(name, args)),
+    constraint: None,
 };

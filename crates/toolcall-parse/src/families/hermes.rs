@@ -15,6 +15,7 @@ use crate::family::{
     closing_marker_repair, find_from, json_calls, parse_lenient,
 };
 use super::tags::CloseOutsideStrings;
+use crate::shape::{Piece, Shape};
 
 pub(crate) const OPEN: &str = "<tool_call>";
 pub(crate) const CLOSE: &str = "</tool_call>";
@@ -25,7 +26,19 @@ impl FormatId {
 
 pub(crate) struct Hermes;
 
+/// The call markup a decoder is held to (`toolcall-constrain` writes every dialect from it).
+static CONSTRAINT: Shape = Shape::prose(&[
+    Piece::Lit("<tool_call>"),
+    Piece::Ws("\n"),
+    Piece::NAME_ARGUMENTS,
+    Piece::Ws("\n"),
+    Piece::Lit("</tool_call>"),
+]);
+
 impl Family for Hermes {
+    fn constraint_shape(&self) -> Option<&'static Shape> {
+        Some(&CONSTRAINT)
+    }
     fn model_names(&self) -> &'static [&'static str] {
         &[
             "qwen2.5*",

@@ -8,6 +8,7 @@ use super::marked::{json_body, json_lead};
 use super::tags::Block;
 use crate::FormatId;
 use crate::family::Instructions;
+use crate::shape::{Piece, Shape};
 
 impl FormatId {
     pub(crate) const INTERNLM: FormatId = FormatId::builtin("internlm");
@@ -20,6 +21,15 @@ static BLOCK: Block = Block {
     lead: json_lead,
     body: json_body,
 };
+
+/// The call markup a decoder is held to (`toolcall-constrain` writes every dialect from it).
+static CONSTRAINT: Shape = Shape::prose(&[
+    Piece::Lit("<|action_start|><|plugin|>"),
+    Piece::Ws("\n"),
+    Piece::NAME_PARAMETERS,
+    Piece::Ws(""),
+    Piece::Lit("<|action_end|>"),
+]);
 
 pub(crate) static INTERNLM: Described = Described {
     id: FormatId::INTERNLM,
@@ -39,4 +49,5 @@ pub(crate) static INTERNLM: Described = Described {
             json!({"name": name, "parameters": args})
         )
     },
+    constraint: Some(&CONSTRAINT),
 };

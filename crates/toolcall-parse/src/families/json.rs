@@ -12,6 +12,7 @@ use super::text_example::name_arguments;
 use crate::FormatId;
 use crate::builder::{Ctx, Draft, Outcome};
 use crate::family::{BareJson, Family, Instructions, JsonCx};
+use crate::shape::{Piece, Shape};
 
 /// The values of a call object's keys; `None` from [`CallKeys::of`] when it has any other
 /// key. One pass over the (few) entries: cheaper than a hashed lookup per key, which
@@ -256,7 +257,13 @@ impl FormatId {
 
 pub(crate) struct Json;
 
+/// The call markup a decoder is held to (`toolcall-constrain` writes every dialect from it).
+static CONSTRAINT: Shape = Shape::whole_reply(&[Piece::NAME_ARGUMENTS]);
+
 impl Family for Json {
+    fn constraint_shape(&self) -> Option<&'static Shape> {
+        Some(&CONSTRAINT)
+    }
     fn generic_because(&self) -> Option<&'static str> {
         Some("bare JSON calls, written by many models and prompts")
     }

@@ -12,6 +12,7 @@ use crate::family::{Family, Instructions, ReadCx, RegionReader, parse_lenient};
 use super::marked::tag_lead;
 use super::args_object::{CallEnds, JsonCallTags};
 use super::tags::{Block, BlockReader, Lead, skip_space, valid_name};
+use crate::shape::{Args, NO_SEPARATOR, Piece, Shape};
 
 impl FormatId {
     pub(crate) const KIMI_K2: FormatId = FormatId::builtin("kimi_k2");
@@ -51,7 +52,26 @@ fn call_head(head: &str) -> Option<(String, Option<String>)> {
 
 pub(crate) struct KimiK2;
 
+/// The call markup a decoder is held to (`toolcall-constrain` writes every dialect from it).
+static CONSTRAINT: Shape = Shape::sectioned(
+    &[Piece::Lit("<|tool_calls_section_begin|>")],
+    &[Piece::Lit("<|tool_calls_section_end|>")],
+    &[
+        Piece::Lit("<|tool_call_begin|>functions."),
+        Piece::Name,
+        Piece::Lit(":"),
+        Piece::Index,
+        Piece::Lit("<|tool_call_argument_begin|>"),
+        Piece::Args(Args::Json),
+        Piece::Lit("<|tool_call_end|>"),
+    ],
+    NO_SEPARATOR,
+);
+
 impl Family for KimiK2 {
+    fn constraint_shape(&self) -> Option<&'static Shape> {
+        Some(&CONSTRAINT)
+    }
     fn model_names(&self) -> &'static [&'static str] {
         &["kimi-k2*"]
     }

@@ -30,4 +30,5 @@ pub(crate) static LFM2: Described = Described {
     example_call: |name, args| {
         format!("<|tool_call_start|>[{}]<|tool_call_end|>", python_call(name, args))
     },
+    constraint: None,
 };

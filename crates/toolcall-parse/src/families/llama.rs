@@ -16,6 +16,7 @@ use crate::family::{
     Advance, BareJson, Family, Instructions, JsonCx, Outcome, ReadCx, RegionReader, Scan,
     Scanner, json_calls, parse_lenient,
 };
+use crate::shape::{Piece, Shape};
 
 pub(crate) const PYTHON_TAG: &str = "<|python_tag|>";
 pub(crate) const END_TOKENS: [&str; 3] = ["<|eom_id|>", "<|eot_id|>", "<|end_of_text|>"];
@@ -29,7 +30,17 @@ impl FormatId {
 
 pub(crate) struct Llama;
 
+/// The call markup a decoder is held to (`toolcall-constrain` writes every dialect from it).
+// The JSON call bare or after `<|python_tag|>`: the reply is the call.
+static CONSTRAINT: Shape = Shape::whole_reply(&[
+    Piece::Optional(&[Piece::Lit("<|python_tag|>")]),
+    Piece::NAME_PARAMETERS,
+]);
+
 impl Family for Llama {
+    fn constraint_shape(&self) -> Option<&'static Shape> {
+        Some(&CONSTRAINT)
+    }
     fn model_names(&self) -> &'static [&'static str] {
         &["llama-3.1*", "llama-3.2*", "llama-3.3*", "meta-llama-3.1*"]
     }

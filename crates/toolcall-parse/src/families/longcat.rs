@@ -7,6 +7,7 @@ use super::tags::Block;
 use super::text_example::name_arguments;
 use crate::FormatId;
 use crate::family::Instructions;
+use crate::shape::{Piece, Shape};
 
 impl FormatId {
     pub(crate) const LONGCAT: FormatId = FormatId::builtin("longcat");
@@ -19,6 +20,15 @@ static BLOCK: Block = Block {
     lead: json_lead,
     body: json_body,
 };
+
+/// The call markup a decoder is held to (`toolcall-constrain` writes every dialect from it).
+static CONSTRAINT: Shape = Shape::prose(&[
+    Piece::Lit("<longcat_tool_call>"),
+    Piece::Ws(""),
+    Piece::NAME_ARGUMENTS,
+    Piece::Ws(""),
+    Piece::Lit("</longcat_tool_call>"),
+]);
 
 pub(crate) static LONGCAT: Described = Described {
     id: FormatId::LONGCAT,
@@ -35,4 +45,5 @@ pub(crate) static LONGCAT: Described = Described {
     example_call: |name, args| {
         format!("<longcat_tool_call>{}</longcat_tool_call>", name_arguments(name, args))
     },
+    constraint: Some(&CONSTRAINT),
 };

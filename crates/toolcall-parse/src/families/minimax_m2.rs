@@ -9,6 +9,7 @@ use super::text_example::named_parameters;
 use crate::FormatId;
 use crate::builder::Draft;
 use crate::family::{Instructions, ReadCx};
+use crate::shape::{Args, Piece, Shape, TextParams};
 
 impl FormatId {
     pub(crate) const MINIMAX_M2: FormatId = FormatId::builtin("minimax_m2");
@@ -50,6 +51,26 @@ fn param_value(header: &str) -> ValueHead {
     attr_param_value(header, STREAM.param)
 }
 
+/// The call markup a decoder is held to (`toolcall-constrain` writes every dialect from it).
+static CONSTRAINT: Shape = Shape::sectioned(
+    &[Piece::Lit("<minimax:tool_call>")],
+    &[Piece::Lit("</minimax:tool_call>")],
+    &[
+        Piece::Lit("<invoke name=\""),
+        Piece::Name,
+        Piece::Lit("\">"),
+        Piece::Args(Args::Text(&TextParams {
+            key_open: "<parameter name=\"",
+            key_close_text: &[Piece::Lit("\">")],
+            key_close_json: &[Piece::Lit("\">")],
+            value_close: "</parameter>",
+        })),
+        Piece::Ws("\n"),
+        Piece::Lit("</invoke>"),
+    ],
+    &[Piece::Ws("\n")],
+);
+
 pub(crate) static MINIMAX_M2: Described = Described {
     id: FormatId::MINIMAX_M2,
     description: "<minimax:tool_call><invoke name=\"NAME\"><parameter name=\"K\">V</parameter></invoke></minimax:tool_call> (MiniMax M2); values typed by the schema",
@@ -68,4 +89,5 @@ pub(crate) static MINIMAX_M2: Described = Described {
             named_parameters("parameter", "\n", args)
         )
     },
+    constraint: Some(&CONSTRAINT),
 };

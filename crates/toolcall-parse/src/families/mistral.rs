@@ -19,6 +19,7 @@ use crate::family::{
 
 use super::marked::cut_list_calls;
 use super::args_object::{ArgsObject, ArgsRead, named_call, repaired, truncated};
+use crate::shape::{Args, Piece, Shape};
 
 pub(crate) const MARKER: &str = "[TOOL_CALLS]";
 pub(crate) const ARGS: &str = "[ARGS]";
@@ -34,7 +35,32 @@ impl FormatId {
 
 pub(crate) struct Mistral;
 
+/// The call markup a decoder is held to (`toolcall-constrain` writes every dialect from it).
+// `[TOOL_CALLS]NAME[ARGS]{…}` (v11 templates), with an optional `[CALL_ID]`, without
+// `[ARGS]` (older templates), or the legacy one-element list `[TOOL_CALLS][{…}]`.
+static CONSTRAINT: Shape = Shape::prose(&[
+    Piece::Lit("[TOOL_CALLS]"),
+    Piece::Either(
+        &[
+            Piece::Name,
+            Piece::Optional(&[Piece::Lit("[CALL_ID]"), Piece::CallId]),
+            Piece::Either(&[Piece::Lit("[ARGS]")], &[]),
+            Piece::Args(Args::Json),
+        ],
+        &[
+            Piece::Lit("["),
+            Piece::Ws(""),
+            Piece::NAME_ARGUMENTS,
+            Piece::Ws(""),
+            Piece::Lit("]"),
+        ],
+    ),
+]);
+
 impl Family for Mistral {
+    fn constraint_shape(&self) -> Option<&'static Shape> {
+        Some(&CONSTRAINT)
+    }
     fn model_names(&self) -> &'static [&'static str] {
         &["mistral-*", "mixtral-*", "ministral-*", "magistral-*", "devstral-*", "codestral-*", "pixtral-*"]
     }

@@ -39,6 +39,7 @@ registry! {
     llama::Llama,
     llama3_builtin::Llama3Builtin,
     nemotron::NEMOTRON,
+    hunyuan::Hunyuan,
     tool_calls_tag::TOOL_CALLS_TAG,
     longcat::LONGCAT,
     internlm::INTERNLM,

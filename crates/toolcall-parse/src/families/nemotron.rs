@@ -7,6 +7,7 @@ use super::tags::Block;
 use super::text_example::name_arguments_list;
 use crate::FormatId;
 use crate::family::Instructions;
+use crate::shape::{Piece, Shape};
 
 impl FormatId {
     pub(crate) const NEMOTRON: FormatId = FormatId::builtin("nemotron");
@@ -19,6 +20,13 @@ static BLOCK: Block = Block {
     lead: json_lead,
     body: json_body,
 };
+
+/// The call markup a decoder is held to (`toolcall-constrain` writes every dialect from it).
+static CONSTRAINT: Shape = Shape::json_list(
+    &[Piece::Lit("<TOOLCALL>[")],
+    &[Piece::Lit("]</TOOLCALL>")],
+    &[Piece::NAME_ARGUMENTS],
+);
 
 pub(crate) static NEMOTRON: Described = Described {
     id: FormatId::NEMOTRON,
@@ -33,4 +41,5 @@ pub(crate) static NEMOTRON: Described = Described {
         several: "- To make several calls, put several objects in the one list; they run in that order.\n",
     },
     example_call: |name, args| format!("<TOOLCALL>{}</TOOLCALL>", name_arguments_list(name, args)),
+    constraint: Some(&CONSTRAINT),
 };

@@ -30,4 +30,5 @@ pub(crate) static OLMO3: Described = Described {
     example_call: |name, args| {
         format!("<function_calls>\n{}\n</function_calls>", python_call(name, args))
     },
+    constraint: None,
 };

@@ -13,6 +13,7 @@ use crate::family::{Family, Instructions, RegionReader};
 
 use super::text_example::tag_text;
 use super::tags::{eq_param_value, Block, BlockReader, function_lead, xml_functions, StreamTags};
+use crate::shape::{Args, Piece, Shape, TextParams};
 
 impl FormatId {
     pub(crate) const QWEN3_CODER: FormatId = FormatId::builtin("qwen3_coder");
@@ -36,7 +37,32 @@ static STREAM: StreamTags = StreamTags {
 
 pub(crate) struct Qwen3Coder;
 
+/// The call markup a decoder is held to (`toolcall-constrain` writes every dialect from it).
+static CONSTRAINT: Shape = Shape::prose(&[
+    Piece::Lit("<tool_call>"),
+    Piece::Ws("\n"),
+    Piece::Lit("<function="),
+    Piece::Name,
+    Piece::Lit(">"),
+    Piece::Args(Args::Text(&CONSTRAINT_PARAMS)),
+    Piece::Ws("\n"),
+    Piece::Lit("</function>"),
+    Piece::Ws("\n"),
+    Piece::Lit("</tool_call>"),
+]);
+
+/// `<parameter=KEY>VALUE</parameter>` (Seed-OSS writes the same).
+pub(crate) static CONSTRAINT_PARAMS: TextParams = TextParams {
+    key_open: "<parameter=",
+    key_close_text: &[Piece::Lit(">")],
+    key_close_json: &[Piece::Lit(">")],
+    value_close: "</parameter>",
+};
+
 impl Family for Qwen3Coder {
+    fn constraint_shape(&self) -> Option<&'static Shape> {
+        Some(&CONSTRAINT)
+    }
     fn model_names(&self) -> &'static [&'static str] {
         &[
             "qwen3-coder*",

@@ -3,10 +3,11 @@
 //! (reported apart, never parsed for calls).
 
 use super::described::{Body, Described};
-use super::qwen3_coder::xml_example;
+use super::qwen3_coder::{CONSTRAINT_PARAMS, xml_example};
 use super::tags::{Block, StreamTags, eq_param_value, function_lead, xml_functions};
 use crate::FormatId;
 use crate::family::{Instructions, ReasoningMarker};
+use crate::shape::{Args, Piece, Shape};
 
 impl FormatId {
     pub(crate) const SEED_OSS: FormatId = FormatId::builtin("seed_oss");
@@ -14,6 +15,10 @@ impl FormatId {
 
 const OPEN: &str = "<seed:tool_call>";
 const CLOSE: &str = "</seed:tool_call>";
+const SEED_THINK: ReasoningMarker = ReasoningMarker {
+    open: "<seed:think>",
+    close: "</seed:think>",
+};
 
 static BLOCK: Block = Block {
     format: FormatId::SEED_OSS,
@@ -31,15 +36,29 @@ static STREAM: StreamTags = StreamTags {
     value_stops: &["<parameter=", "</function>"],
 };
 
+/// The call markup a decoder is held to (`toolcall-constrain` writes every dialect from it).
+static CONSTRAINT: Shape = Shape {
+    reasoning: SEED_THINK,
+    ..Shape::prose(&[
+        Piece::Lit(OPEN),
+        Piece::Ws("\n"),
+        Piece::Lit("<function="),
+        Piece::Name,
+        Piece::Lit(">"),
+        Piece::Args(Args::Text(&CONSTRAINT_PARAMS)),
+        Piece::Ws("\n"),
+        Piece::Lit("</function>"),
+        Piece::Ws("\n"),
+        Piece::Lit(CLOSE),
+    ])
+};
+
 pub(crate) static SEED_OSS: Described = Described {
     id: FormatId::SEED_OSS,
     description: "<seed:tool_call><function=NAME><parameter=KEY>VALUE</parameter></function></seed:tool_call>; <seed:think> reasoning",
     example: "<seed:tool_call>\\n<function=get_weather>\\n<parameter=city>Paris</parameter>\\n</function>\\n</seed:tool_call>",
     body: Body::Tags(&BLOCK, &STREAM),
-    reasoning: &[ReasoningMarker {
-        open: "<seed:think>",
-        close: "</seed:think>",
-    }],
+    reasoning: &[SEED_THINK],
     model_names: &["seed-oss*"],
     template_markers: &[OPEN],
     instructions: Instructions {
@@ -47,4 +66,5 @@ pub(crate) static SEED_OSS: Described = Described {
         several: "- To make several calls, write several <seed:tool_call> blocks; they run in that order.\n",
     },
     example_call: |name, args| xml_example(OPEN, CLOSE, name, args),
+    constraint: Some(&CONSTRAINT),
 };

@@ -13,6 +13,7 @@ use crate::family::{Family, Instructions, ReadCx, RegionReader};
 use super::marked::{InvokeTags, invokes, tag_lead};
 use super::marked::attr_param_value;
 use super::tags::{ValueHead, Block, BlockReader, Lead, StreamTags};
+use crate::shape::{Args, NO_SEPARATOR, Piece, Shape, TextParams};
 
 impl FormatId {
     pub(crate) const STEP3: FormatId = FormatId::builtin("step3");
@@ -56,7 +57,30 @@ fn param_value(header: &str) -> ValueHead {
 
 pub(crate) struct Step3;
 
+/// The call markup a decoder is held to (`toolcall-constrain` writes every dialect from it).
+static CONSTRAINT: Shape = Shape::sectioned(
+    &[Piece::Lit("<｜tool_calls_begin｜>")],
+    &[Piece::Lit("<｜tool_calls_end｜>")],
+    &[
+        Piece::Lit("<｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke name=\""),
+        Piece::Name,
+        Piece::Lit("\">"),
+        Piece::Args(Args::Text(&TextParams {
+            key_open: "<steptml:parameter name=\"",
+            key_close_text: &[Piece::Lit("\">")],
+            key_close_json: &[Piece::Lit("\">")],
+            value_close: "</steptml:parameter>",
+        })),
+        Piece::Ws(""),
+        Piece::Lit("</steptml:invoke><｜tool_call_end｜>"),
+    ],
+    NO_SEPARATOR,
+);
+
 impl Family for Step3 {
+    fn constraint_shape(&self) -> Option<&'static Shape> {
+        Some(&CONSTRAINT)
+    }
     fn model_names(&self) -> &'static [&'static str] {
         &["step3*", "step-3*"]
     }

@@ -7,6 +7,7 @@ use super::tags::Block;
 use super::text_example::name_arguments_list;
 use crate::FormatId;
 use crate::family::Instructions;
+use crate::shape::{Piece, Shape};
 
 impl FormatId {
     pub(crate) const TOOL_CALLS_TAG: FormatId = FormatId::builtin("tool_calls_tag");
@@ -19,6 +20,13 @@ static BLOCK: Block = Block {
     lead: json_lead,
     body: json_body,
 };
+
+/// The call markup a decoder is held to (`toolcall-constrain` writes every dialect from it).
+static CONSTRAINT: Shape = Shape::json_list(
+    &[Piece::Lit("<tool_calls>[")],
+    &[Piece::Lit("]</tool_calls>")],
+    &[Piece::NAME_ARGUMENTS],
+);
 
 pub(crate) static TOOL_CALLS_TAG: Described = Described {
     id: FormatId::TOOL_CALLS_TAG,
@@ -35,4 +43,5 @@ pub(crate) static TOOL_CALLS_TAG: Described = Described {
     example_call: |name, args| {
         format!("<tool_calls>{}</tool_calls>", name_arguments_list(name, args))
     },
+    constraint: Some(&CONSTRAINT),
 };

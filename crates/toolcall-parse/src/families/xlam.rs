@@ -10,6 +10,7 @@ use crate::FormatId;
 use crate::builder::Outcome;
 use crate::family::Instructions;
 use crate::family::{BareJson, Family, JsonCx, json_calls};
+use crate::shape::{Piece, Shape};
 
 impl FormatId {
     pub(crate) const XLAM: FormatId = FormatId::builtin("xlam");
@@ -17,7 +18,17 @@ impl FormatId {
 
 pub(crate) struct Xlam;
 
+/// The call markup a decoder is held to (`toolcall-constrain` writes every dialect from it).
+static CONSTRAINT: Shape = Shape::json_list(
+    &[Piece::Lit("```json"), Piece::Ws("\n"), Piece::Lit("[")],
+    &[Piece::Lit("]"), Piece::Ws("\n"), Piece::Lit("```")],
+    &[Piece::NAME_ARGUMENTS],
+);
+
 impl Family for Xlam {
+    fn constraint_shape(&self) -> Option<&'static Shape> {
+        Some(&CONSTRAINT)
+    }
     fn id(&self) -> &'static str {
         FormatId::XLAM.as_str()
     }

@@ -1,0 +1,516 @@
+//! `hunyuan`: Tencent's Hy3 and Hy4 (Hunyuan v3/v4) write their calls as special-token
+//! tags around text values:
+//! `<tool_calls><tool_call>NAME<tool_sep><arg_key>K</arg_key><arg_value>V</arg_value></tool_call></tool_calls>`
+//! (Hy3, a newline between tags), or the same without `<tool_sep>` and with every
+//! structural token carrying the checkpoint's suffix, `<tool_calls:SUFFIX>` …
+//! `<arg_key:SUFFIX>` (Hy4; the suffix differs per checkpoint, `:opensource` on
+//! Hy4-preview). Any suffix is accepted: the block's opener says which one its tags carry.
+//!
+//! Sources: vLLM's readers `vllm/tool_parsers/hy_v3_tool_parser.py` and
+//! `vllm/tool_parsers/hy_v4_tool_parser.py` (the suffix read from the vocabulary's
+//! structural tokens), its reasoning reader `vllm/reasoning/hy_v4_reasoning_parser.py`
+//! (`<think:SUFFIX>…</think:SUFFIX>`, the opening one written by the chat template), and
+//! vLLM's Hy3/Hy4 streaming tests (the token shapes of `tencent/Hy3-preview` and
+//! `tencent/Hy4-preview`). Hunyuan-A13B's JSON list is `tool_calls_tag`'s: the two share
+//! `<tool_calls>` and the lead tells them apart (`<tool_call` here, `[`/`{` there).
+//!
+//! The reader is its own (not [`super::tags::BlockReader`], whose markers are static):
+//! the closing tags are built from the opener's suffix. Each call stands alone: a broken
+//! call is reported and its good siblings are returned. While the block streams, each
+//! call is announced at its name and each completed argument is sent as the JSON it
+//! converts to. Values are typed by the tool's schema.
+
+use serde_json::{Map, Value};
+use toolcall_core::{Diagnostic, Repair};
+
+use super::tags::{layout_trim, skip_space, starts, typed, valid_name};
+use super::text_example::tag_text;
+use crate::FormatId;
+use crate::builder::{Ctx, Draft, Outcome, closing_marker_repair};
+use crate::family::{
+    Advance, Family, Instructions, ReadCx, ReasoningMarker, RegionReader, ScanFrom, find_from,
+};
+
+impl FormatId {
+    pub(crate) const HUNYUAN: FormatId = FormatId::builtin("hunyuan");
+}
+
+/// The block openers: unsuffixed (Hy3) and suffixed (Hy4, `:SUFFIX>` follows).
+const OPENERS: &[&str] = &["<tool_calls>", "<tool_calls:"];
+/// Hy3's separator after the name.
+const SEP: &str = "<tool_sep>";
+/// A suffix is a short token tail, never prose.
+const MAX_SUFFIX: usize = 64;
+/// Blanks (and a name) the reader waits through before the opener is taken for prose.
+const MAX_LEAD: usize = 512;
+
+pub(crate) struct Hunyuan;
+
+impl Family for Hunyuan {
+    fn id(&self) -> &'static str {
+        FormatId::HUNYUAN.as_str()
+    }
+    fn description(&self) -> &'static str {
+        "<tool_calls><tool_call>NAME<tool_sep><arg_key>K</arg_key><arg_value>V</arg_value></tool_call></tool_calls> (Hy3; Hy4 with <tool_calls:SUFFIX>-style tags); values typed by the schema"
+    }
+    fn example(&self) -> &'static str {
+        "<tool_calls>\\n<tool_call>get_weather<tool_sep>\\n<arg_key>city</arg_key>\\n<arg_value>Paris</arg_value>\\n</tool_call>\\n</tool_calls>"
+    }
+    fn model_names(&self) -> &'static [&'static str] {
+        &["hy3*", "hy4*", "hy-3*", "hy-4*"]
+    }
+    fn template_markers(&self) -> &'static [&'static str] {
+        // Prefixes, so that a template writing suffixed tokens matches too.
+        &["<tool_calls", "</tool_calls", "<tool_call", "<arg_key", "<arg_value"]
+    }
+    fn reasoning(&self) -> &'static [ReasoningMarker] {
+        &[ReasoningMarker {
+            open: "<think:opensource>",
+            close: "</think:opensource>",
+        }]
+    }
+    fn openers(&self) -> &'static [&'static str] {
+        OPENERS
+    }
+    fn reader(&self, opener: usize, _ctx: &Ctx) -> Option<Box<dyn RegionReader>> {
+        Some(Box::new(HunyuanReader::new(opener == 1)))
+    }
+    fn instructions(&self) -> Option<Instructions> {
+        Some(Instructions {
+            how: "To call tools, write <tool_calls>, then per call <tool_call>TOOL_NAME<tool_sep> and for each argument <arg_key>ARGUMENT_NAME</arg_key><arg_value>value</arg_value> (text as is; numbers, booleans, arrays and objects as JSON), then </tool_call>; end with </tool_calls>.",
+            several: "- To make several calls, write several <tool_call> blocks inside the one <tool_calls>; they run in that order.\n",
+        })
+    }
+    fn example_call(&self, name: &str, args: &Map<String, Value>) -> Option<String> {
+        let mut s = format!("<tool_calls>\n<tool_call>{name}{SEP}\n");
+        for (k, v) in args {
+            s.push_str(&format!(
+                "<arg_key>{k}</arg_key>\n<arg_value>{}</arg_value>\n",
+                tag_text(v)
+            ));
+        }
+        s.push_str("</tool_call>\n</tool_calls>");
+        Some(s)
+    }
+}
+
+/// The block's tags, with the opener's suffix (`""` for Hy3).
+#[derive(Debug)]
+struct Tags {
+    /// Region offset just past the opener (its suffix and `>` included).
+    body: usize,
+    calls_end: String,
+    call: String,
+    call_end: String,
+    key: String,
+    key_end: String,
+    value: String,
+    value_end: String,
+}
+
+impl Tags {
+    fn new(suffix: &str, body: usize) -> Self {
+        let tag = |name: &str| format!("<{name}{suffix}>");
+        Tags {
+            body,
+            calls_end: tag("/tool_calls"),
+            call: tag("tool_call"),
+            call_end: tag("/tool_call"),
+            key: tag("arg_key"),
+            key_end: tag("/arg_key"),
+            value: tag("arg_value"),
+            value_end: tag("/arg_value"),
+        }
+    }
+}
+
+/// Where the streaming side is.
+#[derive(Debug)]
+enum Live {
+    /// Before a call's opening tag (or the block's end), at this offset.
+    Between(usize),
+    /// Inside a call announced as `name`, its next argument at `at`.
+    Call {
+        name: String,
+        at: usize,
+        value_end: ScanFrom,
+    },
+    Stopped,
+}
+
+struct HunyuanReader {
+    suffixed: bool,
+    tags: Option<Tags>,
+    mine: bool,
+    close: ScanFrom,
+    live: Live,
+    /// Calls announced.
+    calls: usize,
+    /// What was sent of the last announced call's arguments, and of each closed one.
+    sent: String,
+    closed: Vec<String>,
+}
+
+impl HunyuanReader {
+    fn new(suffixed: bool) -> Self {
+        HunyuanReader {
+            suffixed,
+            tags: None,
+            mine: false,
+            close: ScanFrom(0),
+            live: Live::Stopped,
+            calls: 0,
+            sent: String::new(),
+            closed: Vec::new(),
+        }
+    }
+
+    /// Reads the opener's suffix; `None`: more bytes decide; `Some(false)`: not ours.
+    fn suffix(&mut self, region: &str, is_final: bool) -> Option<bool> {
+        if !self.suffixed {
+            self.tags = Some(Tags::new("", OPENERS[0].len()));
+            return Some(true);
+        }
+        let from = OPENERS[1].len();
+        let rest = region.get(from..).unwrap_or("");
+        let bad = |b: u8| b.is_ascii_whitespace() || matches!(b, b'<' | b'"' | b'\'');
+        match rest.bytes().position(|b| b == b'>' || bad(b)) {
+            Some(i) if i > 0 && i <= MAX_SUFFIX && rest.as_bytes().get(i) == Some(&b'>') => {
+                let suffix = format!(":{}", &rest[..i]);
+                self.tags = Some(Tags::new(&suffix, from + i + 1));
+                Some(true)
+            }
+            None if !is_final && rest.len() <= MAX_SUFFIX => None,
+            _ => Some(false),
+        }
+    }
+
+    /// Announces and forwards what the bytes so far complete.
+    fn stream(&mut self, region: &str, cx: &mut ReadCx<'_>) {
+        let Some(t) = self.tags.as_ref() else { return };
+        loop {
+            match &mut self.live {
+                Live::Stopped => return,
+                Live::Between(at) => {
+                    let rest = region.get(*at..).unwrap_or("");
+                    let s = skip_space(rest);
+                    *at += rest.len() - s.len();
+                    match starts(s, &t.call) {
+                        Some(true) => {}
+                        None => return,
+                        Some(false) => {
+                            self.live = Live::Stopped;
+                            return;
+                        }
+                    }
+                    let head = &s[t.call.len()..];
+                    let Some(lt) = head.find('<') else {
+                        if head.len() > MAX_LEAD {
+                            self.live = Live::Stopped;
+                        }
+                        return;
+                    };
+                    let name = head[..lt].trim();
+                    let mut after = &head[lt..];
+                    match starts(after, SEP) {
+                        Some(true) => after = &after[SEP.len()..],
+                        // `<tool_sep>` may still be arriving.
+                        None => return,
+                        Some(false) => {}
+                    }
+                    if !valid_name(name) {
+                        self.live = Live::Stopped;
+                        return;
+                    }
+                    cx.start_call(name, None);
+                    self.calls += 1;
+                    self.sent.clear();
+                    let at = region.len() - after.len();
+                    self.live = Live::Call {
+                        name: name.to_owned(),
+                        at,
+                        value_end: ScanFrom(at),
+                    };
+                }
+                Live::Call {
+                    name,
+                    at,
+                    value_end,
+                } => {
+                    let rest = region.get(*at..).unwrap_or("");
+                    let s = skip_space(rest);
+                    *at += rest.len() - s.len();
+                    if s.starts_with(t.call_end.as_str()) {
+                        let close = if self.sent.is_empty() { "{}" } else { "}" };
+                        self.sent.push_str(close);
+                        cx.arguments(close);
+                        self.closed.push(std::mem::take(&mut self.sent));
+                        self.live = Live::Between(*at + t.call_end.len());
+                        continue;
+                    }
+                    match (starts(s, &t.key), starts(s, &t.call_end)) {
+                        (Some(true), _) => {}
+                        // Either tag may still be arriving.
+                        (None, _) | (_, None) => return,
+                        _ => {
+                            self.live = Live::Stopped;
+                            return;
+                        }
+                    }
+                    let Some(e) = value_end.find(region, &t.value_end) else {
+                        return;
+                    };
+                    let end = e + t.value_end.len();
+                    let pair = region.get(*at..end).unwrap_or("");
+                    let mut repairs = Vec::new();
+                    let Some((key, v)) = read_pair(pair, t, name, cx, &mut repairs)
+                        .ok()
+                        .filter(|(_, rest)| rest.is_empty())
+                        .map(|(kv, _)| kv)
+                    else {
+                        self.live = Live::Stopped;
+                        return;
+                    };
+                    let mut fragment = String::from(if self.sent.is_empty() { "{" } else { "," });
+                    fragment.push_str(&Value::String(key).to_string());
+                    fragment.push(':');
+                    fragment.push_str(&v.to_string());
+                    self.sent.push_str(&fragment);
+                    cx.arguments(&fragment);
+                    *at = end;
+                    *value_end = ScanFrom(end);
+                }
+            }
+        }
+    }
+
+    /// The block ends at `body_end` (`closed`: its closing tag follows).
+    fn finish(
+        &mut self,
+        region: &str,
+        body_end: usize,
+        end: usize,
+        closed: bool,
+        cx: &mut ReadCx<'_>,
+    ) -> Advance {
+        let Some(t) = self.tags.as_ref() else {
+            return Advance::NotMine;
+        };
+        let body = region.get(t.body..body_end).unwrap_or("");
+        let span = cx.span(0, end);
+        let (mut drafts, mut errors) = read_calls(body, t, cx);
+        if !closed && (!errors.is_empty() || !cx.closes_at_end()) {
+            return Advance::Broken {
+                end,
+                why: format!(
+                    "truncated tool call: {} is not closed before the end of output; not run",
+                    t.calls_end
+                ),
+            };
+        }
+        if drafts.is_empty() {
+            return Advance::Broken {
+                end,
+                why: errors
+                    .pop()
+                    .unwrap_or_else(|| "a tool-call block without calls".to_owned()),
+            };
+        }
+        let mut o = Outcome::default();
+        for why in errors {
+            o.diagnostics.push(Diagnostic::error(
+                format!("{why}; that call is not run, its siblings are"),
+                span.clone(),
+            ));
+        }
+        for d in &mut drafts {
+            d.span = span.clone();
+            if !closed {
+                d.repairs.push(closing_marker_repair(&t.calls_end));
+            }
+            o.diagnostics
+                .extend(cx.ctx.unknown_name_warning(&d.name, span.clone()));
+        }
+        if self.calls > 0 {
+            super::tags::finish_sent(
+                &self.closed,
+                self.calls,
+                &self.sent,
+                &drafts,
+                span,
+                &mut o,
+                cx,
+            );
+        }
+        o.drafts = drafts;
+        Advance::Done { end, outcome: o }
+    }
+}
+
+impl RegionReader for HunyuanReader {
+    fn advance(&mut self, region: &str, is_final: bool, cx: &mut ReadCx<'_>) -> Advance {
+        if self.tags.is_none() {
+            match self.suffix(region, is_final) {
+                None => return Advance::NeedMore,
+                Some(false) => return Advance::NotMine,
+                Some(true) => {}
+            }
+        }
+        let Some(t) = self.tags.as_ref() else {
+            return Advance::NotMine;
+        };
+        if !self.mine {
+            let rest = region.get(t.body..).unwrap_or("");
+            let s = skip_space(rest);
+            if rest.len() - s.len() > MAX_LEAD {
+                return Advance::NotMine;
+            }
+            match starts(s, &t.call) {
+                Some(true) => {}
+                None if !is_final => return Advance::NeedMore,
+                _ => return Advance::NotMine,
+            }
+            self.mine = true;
+            self.close = ScanFrom(t.body);
+            self.live = Live::Between(t.body);
+        }
+        let calls_end = t.calls_end.clone();
+        match self.close.find(region, &calls_end) {
+            Some(i) => self.finish(region, i, i + calls_end.len(), true, cx),
+            None if is_final => self.finish(region, region.len(), region.len(), false, cx),
+            None => {
+                if cx.streaming() {
+                    self.stream(region, cx);
+                }
+                Advance::NeedMore
+            }
+        }
+    }
+}
+
+/// The calls of a block body: each `<tool_call…>NAME…</tool_call…>` read alone; the
+/// errors of those that are broken. Text that is no call ends the reading with an error.
+fn read_calls(body: &str, t: &Tags, cx: &ReadCx<'_>) -> (Vec<Draft>, Vec<String>) {
+    let (mut drafts, mut errors) = (Vec::new(), Vec::new());
+    let mut p = body;
+    loop {
+        p = skip_space(p);
+        if p.is_empty() {
+            break;
+        }
+        let Some(after) = p.strip_prefix(t.call.as_str()) else {
+            errors.push(format!("expected {} in the tool-call block", t.call));
+            break;
+        };
+        let Some(e) = find_from(after, &t.call_end, 0) else {
+            errors.push(format!("{} is not closed by {}", t.call, t.call_end));
+            break;
+        };
+        match read_call(&after[..e], t, cx) {
+            Ok(d) => drafts.push(d),
+            Err(why) => errors.push(why),
+        }
+        p = &after[e + t.call_end.len()..];
+    }
+    (drafts, errors)
+}
+
+/// One call's body: `NAME`, Hy3's `<tool_sep>`, then key/value pairs.
+fn read_call(body: &str, t: &Tags, cx: &ReadCx<'_>) -> Result<Draft, String> {
+    let name_end = body.find('<').unwrap_or(body.len());
+    let name = body[..name_end].trim();
+    if !valid_name(name) {
+        return Err(format!("no valid tool name in {}", t.call));
+    }
+    let mut p = &body[name_end..];
+    p = p.strip_prefix(SEP).unwrap_or(p);
+    let mut args = Map::new();
+    let mut repairs = Vec::new();
+    loop {
+        p = skip_space(p);
+        if p.is_empty() {
+            break;
+        }
+        let ((key, v), rest) = read_pair(p, t, name, cx, &mut repairs)?;
+        args.insert(key, v);
+        p = rest;
+    }
+    let mut d = Draft::new(name, Some(Value::Object(args)), FormatId::HUNYUAN);
+    d.repairs = repairs;
+    Ok(d)
+}
+
+/// `<arg_key…>K</arg_key…>` blanks `<arg_value…>V</arg_value…>` at the start of `p`: the
+/// key, its typed value, and what follows.
+fn read_pair<'a>(
+    p: &'a str,
+    t: &Tags,
+    tool: &str,
+    cx: &ReadCx<'_>,
+    repairs: &mut Vec<Repair>,
+) -> Result<((String, Value), &'a str), String> {
+    let after = p
+        .strip_prefix(t.key.as_str())
+        .ok_or_else(|| format!("expected {} in the call to {tool:?}", t.key))?;
+    let k_end = after
+        .find(t.key_end.as_str())
+        .ok_or_else(|| format!("{} is not closed by {}", t.key, t.key_end))?;
+    let key = after[..k_end].trim();
+    let rest = skip_space(&after[k_end + t.key_end.len()..]);
+    let rest = rest
+        .strip_prefix(t.value.as_str())
+        .ok_or_else(|| format!("argument {key:?} has no {}", t.value))?;
+    let v_end = rest
+        .find(t.value_end.as_str())
+        .ok_or_else(|| format!("{} is not closed by {}", t.value, t.value_end))?;
+    let v = typed(cx, tool, key, layout_trim(&rest[..v_end]), repairs);
+    Ok(((key.to_owned(), v), &rest[v_end + t.value_end.len()..]))
+}
+
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use crate::{ParseOptions, detect_template, model_family, parse};
+
+    // Small templates holding the markers Hy3's and Hy4's templates render for an
+    // assistant's calls (our own text).
+    #[test]
+    fn detect_names_hunyuan_from_its_templates() {
+        let hy3 = "{{- '<tool_calls>' }}{% for tc in m.tool_calls %}{{- '\\n<tool_call>' + tc.name + '<tool_sep>' }}{% for k, v in tc.arguments.items() %}{{- '\\n<arg_key>' + k + '</arg_key>\\n<arg_value>' + v + '</arg_value>' }}{% endfor %}{{- '\\n</tool_call>' }}{% endfor %}{{- '\\n</tool_calls>' }}";
+        assert_eq!(detect_template(hy3).unwrap().family.as_deref(), Some("hunyuan"));
+        let hy4 = "{{- '<tool_calls:opensource>' }}{% for tc in m.tool_calls %}{{- '<tool_call:opensource>' + tc.name }}{% for k, v in tc.arguments.items() %}{{- '<arg_key:opensource>' + k + '</arg_key:opensource><arg_value:opensource>' + v + '</arg_value:opensource>' }}{% endfor %}{{- '</tool_call:opensource>' }}{% endfor %}{{- '</tool_calls:opensource>' }}";
+        assert_eq!(detect_template(hy4).unwrap().family.as_deref(), Some("hunyuan"));
+        // GLM's template has the same key/value tags but no <tool_calls> block.
+        let glm = "<tool_call>{{ tc.name }}{% for k, v in a.items() %}<arg_key>{{ k }}</arg_key><arg_value>{{ v }}</arg_value>{% endfor %}</tool_call>";
+        assert_eq!(detect_template(glm).unwrap().family.as_deref(), Some("glm"));
+    }
+
+    #[test]
+    fn model_names_pick_hunyuan() {
+        for name in ["tencent/Hy3-preview", "tencent/Hy4-preview"] {
+            assert_eq!(model_family(name).unwrap().family, "hunyuan", "{name}");
+        }
+        // Hunyuan-A13B writes the JSON list.
+        assert_eq!(
+            model_family("tencent/Hunyuan-A13B-Instruct").unwrap().family,
+            "tool_calls_tag"
+        );
+    }
+
+    // Any suffix: the opener says which one the block's tags carry; a tag with another
+    // suffix is not this block's.
+    #[test]
+    fn any_suffix_is_read_from_the_opener() {
+        let o = ParseOptions::default();
+        let text = "<tool_calls:6124c78e><tool_call:6124c78e>get_weather<arg_key:6124c78e>city</arg_key:6124c78e><arg_value:6124c78e>Paris</arg_value:6124c78e></tool_call:6124c78e></tool_calls:6124c78e>";
+        let p = parse(text, &o);
+        assert_eq!(p.calls.len(), 1, "{:?}", p.diagnostics);
+        assert_eq!(p.calls[0].arguments, serde_json::json!({"city": "Paris"}));
+        let mixed = "<tool_calls:a><tool_call:b>get_weather</tool_call:b></tool_calls:a>";
+        assert!(parse(mixed, &o).calls.is_empty());
+        // A suffix is a short token tail, not prose.
+        let prose = format!("<tool_calls:{}> and more", "x".repeat(100));
+        assert!(parse(&prose, &o).calls.is_empty());
+    }
+}

@@ -1,0 +1,380 @@
+//! The SQLite archive backend: one file in WAL mode (the embedded default).
+//!
+//! Every write is its own transaction, committed before the call returns, so a killed
+//! process loses no finished call. `PRAGMA user_version` records the schema version.
+
+use std::path::Path;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use rusqlite::{Connection, OptionalExtension, params};
+
+use super::{
+    ArchiveBackend, ArchiveError, CallRow, ResultRow, SessionSummary, StoredReplyCall,
+    check_version,
+};
+
+/// The schema, one migration per version, applied in order. `PRAGMA user_version` records
+/// how many have been applied; a migration is never edited once released, a change is a
+/// new entry. Version 1 is the schema archives had before versions were recorded (they have
+/// `user_version` 0 and all its tables, so its `IF NOT EXISTS` makes it a no-op there).
+///
+/// Hand-written rather than `rusqlite_migration`: its latest release (2.6) requires
+/// rusqlite 0.40, and two rusqlite versions cannot link SQLite into one binary.
+pub(super) const MIGRATIONS: &[&str] = &[MIGRATION_1, MIGRATION_2];
+
+const MIGRATION_1: &str = "
+CREATE TABLE IF NOT EXISTS sessions (
+    id TEXT PRIMARY KEY,
+    created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ','now')),
+    description TEXT NOT NULL DEFAULT ''
+);
+CREATE TABLE IF NOT EXISTS messages (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    session_id TEXT NOT NULL REFERENCES sessions(id),
+    role TEXT NOT NULL,
+    message TEXT NOT NULL,
+    created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ','now'))
+);
+CREATE INDEX IF NOT EXISTS messages_session ON messages(session_id, id);
+CREATE TABLE IF NOT EXISTS calls (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    session_id TEXT NOT NULL REFERENCES sessions(id),
+    round INTEGER NOT NULL,
+    call_id TEXT NOT NULL,
+    name TEXT NOT NULL,
+    arguments TEXT NOT NULL,
+    format TEXT NOT NULL,
+    repairs TEXT NOT NULL,
+    created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ','now'))
+);
+CREATE INDEX IF NOT EXISTS calls_session ON calls(session_id, id);
+CREATE TABLE IF NOT EXISTS results (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    session_id TEXT NOT NULL REFERENCES sessions(id),
+    call_id TEXT NOT NULL,
+    -- The calls row answered: the latest call with this call_id in the session (models
+    -- may reuse ids across turns).
+    call_row INTEGER REFERENCES calls(id),
+    name TEXT NOT NULL,
+    outcome TEXT NOT NULL,
+    duration_ms INTEGER NOT NULL,
+    delivery TEXT NOT NULL,
+    created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ','now'))
+);
+CREATE INDEX IF NOT EXISTS results_session ON results(session_id, call_id);
+CREATE TABLE IF NOT EXISTS pack_states (
+    session_id TEXT NOT NULL REFERENCES sessions(id),
+    pack TEXT NOT NULL,
+    snapshot TEXT NOT NULL,
+    updated_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ','now')),
+    PRIMARY KEY (session_id, pack)
+);
+";
+
+/// Version 2: each call row names the assistant message whose reply made it, so a resumed
+/// text-format session knows which calls its last reply wrote (their ids are not in the
+/// message, which keeps the model's own text).
+const MIGRATION_2: &str = "
+ALTER TABLE calls ADD COLUMN message_id INTEGER REFERENCES messages(id);
+";
+
+/// A session archive file.
+pub struct SqliteArchive {
+    conn: Mutex<Connection>,
+}
+
+impl SqliteArchive {
+    /// Opens (creating if needed) an archive file.
+    pub fn open(path: &Path) -> Result<Self, ArchiveError> {
+        Self::init(Connection::open(path)?)
+    }
+
+    /// An archive in memory.
+    pub fn in_memory() -> Result<Self, ArchiveError> {
+        Self::init(Connection::open_in_memory()?)
+    }
+
+    fn init(mut conn: Connection) -> Result<Self, ArchiveError> {
+        conn.busy_timeout(Duration::from_secs(5))?;
+        // WAL: readers (`toolcall sessions`) never block the running loop; a commit is in the
+        // log file before `execute` returns, so a killed process keeps it.
+        let _mode: String = conn.query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))?;
+        conn.execute_batch("PRAGMA foreign_keys=ON;")?;
+        migrate(&mut conn)?;
+        Ok(SqliteArchive {
+            conn: Mutex::new(conn),
+        })
+    }
+
+    fn with<T>(
+        &self,
+        f: impl FnOnce(&Connection) -> Result<T, ArchiveError>,
+    ) -> Result<T, ArchiveError> {
+        let conn = self.conn.lock().map_err(|_| ArchiveError::Poisoned)?;
+        f(&conn)
+    }
+}
+
+/// Brings the schema to the newest version in one transaction (concurrent openers wait for
+/// each other); an archive from a newer build is refused rather than written to.
+fn migrate(conn: &mut Connection) -> Result<(), ArchiveError> {
+    let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+    let found: i64 = tx.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+    let applied = check_version(found)?;
+    for migration in MIGRATIONS.iter().skip(applied) {
+        tx.execute_batch(migration)?;
+    }
+    tx.pragma_update(None, "user_version", MIGRATIONS.len() as i64)?;
+    tx.commit()?;
+    Ok(())
+}
+
+/// The schema version an archive file has (`PRAGMA user_version`).
+pub fn schema_version(path: &Path) -> Result<i64, ArchiveError> {
+    let conn = Connection::open(path)?;
+    Ok(conn.query_row("PRAGMA user_version", [], |r| r.get(0))?)
+}
+
+const SUMMARY: &str = "SELECT s.id, s.created_at, s.description,
+    (SELECT COUNT(*) FROM messages m WHERE m.session_id = s.id),
+    (SELECT COUNT(*) FROM calls k WHERE k.session_id = s.id)
+ FROM sessions s";
+
+fn summary_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<SessionSummary> {
+    Ok(SessionSummary {
+        id: r.get(0)?,
+        created_at: r.get(1)?,
+        description: r.get(2)?,
+        messages: r.get::<_, i64>(3)?.max(0) as u64,
+        calls: r.get::<_, i64>(4)?.max(0) as u64,
+    })
+}
+
+impl ArchiveBackend for SqliteArchive {
+    fn schema_version(&self) -> Result<i64, ArchiveError> {
+        self.with(|c| Ok(c.query_row("PRAGMA user_version", [], |r| r.get(0))?))
+    }
+
+    fn create_session(&self, id: &str, description: &str) -> Result<(), ArchiveError> {
+        self.with(|c| {
+            c.execute(
+                "INSERT INTO sessions (id, description) VALUES (?1, ?2)",
+                params![id, description],
+            )?;
+            Ok(())
+        })
+    }
+
+    fn has_session(&self, id: &str) -> Result<bool, ArchiveError> {
+        self.with(|c| {
+            Ok(
+                c.query_row("SELECT 1 FROM sessions WHERE id = ?1", [id], |_| Ok(()))
+                    .optional()?
+                    .is_some(),
+            )
+        })
+    }
+
+    fn add_message(&self, session: &str, role: &str, message: &str) -> Result<(), ArchiveError> {
+        self.with(|c| {
+            c.execute(
+                "INSERT INTO messages (session_id, role, message) VALUES (?1, ?2, ?3)",
+                params![session, role, message],
+            )?;
+            Ok(())
+        })
+    }
+
+    fn record_call(&self, session: &str, call: &CallRow) -> Result<(), ArchiveError> {
+        self.with(|c| {
+            c.execute(
+                "INSERT INTO calls (session_id, round, call_id, name, arguments, format, repairs,
+                    message_id)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, (SELECT id FROM messages
+                    WHERE session_id = ?1 AND role = 'assistant' ORDER BY id DESC LIMIT 1))",
+                params![
+                    session,
+                    call.round,
+                    call.call_id,
+                    call.name,
+                    call.arguments,
+                    call.format,
+                    call.repairs
+                ],
+            )?;
+            Ok(())
+        })
+    }
+
+    fn record_outcome(&self, session: &str, result: &ResultRow) -> Result<(), ArchiveError> {
+        self.with(|c| {
+            c.execute(
+                "INSERT INTO results (session_id, call_id, call_row, name, outcome, duration_ms,
+                    delivery)
+                 VALUES (?1, ?2, (SELECT id FROM calls WHERE session_id = ?1 AND call_id = ?2
+                    ORDER BY id DESC LIMIT 1), ?3, ?4, ?5, ?6)",
+                params![
+                    session,
+                    result.call_id,
+                    result.name,
+                    result.outcome,
+                    result.duration_ms,
+                    result.delivery
+                ],
+            )?;
+            Ok(())
+        })
+    }
+
+    fn calls_of_last_reply(&self, session: &str) -> Result<Vec<StoredReplyCall>, ArchiveError> {
+        self.with(|c| {
+            let mut st = c.prepare(
+                "SELECT k.call_id, k.name, k.format, (SELECT r.outcome FROM results r
+                    WHERE r.call_row = k.id AND r.delivery = 'inline' ORDER BY r.id DESC LIMIT 1)
+                 FROM calls k WHERE k.session_id = ?1 AND k.message_id = (SELECT id FROM messages
+                    WHERE session_id = ?1 AND role = 'assistant' ORDER BY id DESC LIMIT 1)
+                 ORDER BY k.id",
+            )?;
+            let rows = st
+                .query_map([session], |r| {
+                    Ok(StoredReplyCall {
+                        call_id: r.get(0)?,
+                        name: r.get(1)?,
+                        format: r.get(2)?,
+                        outcome: r.get(3)?,
+                    })
+                })?
+                .collect::<Result<Vec<_>, _>>()?;
+            Ok(rows)
+        })
+    }
+
+    fn inline_result(&self, session: &str, call_id: &str) -> Result<Option<String>, ArchiveError> {
+        self.with(|c| {
+            Ok(c.query_row(
+                "SELECT outcome FROM results WHERE session_id = ?1 AND call_id = ?2
+                    AND delivery = 'inline' ORDER BY id DESC LIMIT 1",
+                params![session, call_id],
+                |r| r.get(0),
+            )
+            .optional()?)
+        })
+    }
+
+    fn save_state(&self, session: &str, pack: &str, snapshot: &str) -> Result<(), ArchiveError> {
+        self.with(|c| {
+            c.execute(
+                "INSERT INTO pack_states (session_id, pack, snapshot) VALUES (?1, ?2, ?3)
+                 ON CONFLICT(session_id, pack) DO UPDATE SET snapshot = excluded.snapshot,
+                 updated_at = strftime('%Y-%m-%dT%H:%M:%fZ','now')",
+                params![session, pack, snapshot],
+            )?;
+            Ok(())
+        })
+    }
+
+    fn load_state(&self, session: &str, pack: &str) -> Result<Option<String>, ArchiveError> {
+        self.with(|c| {
+            Ok(c.query_row(
+                "SELECT snapshot FROM pack_states WHERE session_id = ?1 AND pack = ?2",
+                params![session, pack],
+                |r| r.get(0),
+            )
+            .optional()?)
+        })
+    }
+
+    fn pack_states(&self, session: &str) -> Result<Vec<(String, String)>, ArchiveError> {
+        self.with(|c| {
+            let mut st = c.prepare(
+                "SELECT pack, snapshot FROM pack_states WHERE session_id = ?1 ORDER BY pack",
+            )?;
+            let rows = st
+                .query_map([session], |r| Ok((r.get(0)?, r.get(1)?)))?
+                .collect::<Result<_, _>>()?;
+            Ok(rows)
+        })
+    }
+
+    fn load_messages(&self, session: &str) -> Result<Vec<String>, ArchiveError> {
+        self.with(|c| {
+            let mut st =
+                c.prepare("SELECT message FROM messages WHERE session_id = ?1 ORDER BY id")?;
+            let rows = st
+                .query_map([session], |r| r.get::<_, String>(0))?
+                .collect::<Result<Vec<_>, _>>()?;
+            Ok(rows)
+        })
+    }
+
+    fn list_sessions(&self) -> Result<Vec<SessionSummary>, ArchiveError> {
+        self.with(|c| {
+            let mut st = c.prepare(&format!(
+                "{SUMMARY} ORDER BY s.created_at DESC, s.rowid DESC"
+            ))?;
+            let rows = st
+                .query_map([], summary_row)?
+                .collect::<Result<Vec<_>, _>>()?;
+            Ok(rows)
+        })
+    }
+
+    fn session_summary(&self, id: &str) -> Result<Option<SessionSummary>, ArchiveError> {
+        self.with(|c| {
+            Ok(
+                c.query_row(&format!("{SUMMARY} WHERE s.id = ?1"), [id], summary_row)
+                    .optional()?,
+            )
+        })
+    }
+
+    fn calls(&self, session: &str) -> Result<Vec<(i64, CallRow)>, ArchiveError> {
+        self.with(|c| {
+            let mut st = c.prepare(
+                "SELECT id, round, call_id, name, arguments, format, repairs FROM calls
+                 WHERE session_id = ?1 ORDER BY id",
+            )?;
+            let rows = st
+                .query_map([session], |r| {
+                    Ok((
+                        r.get(0)?,
+                        CallRow {
+                            round: r.get(1)?,
+                            call_id: r.get(2)?,
+                            name: r.get(3)?,
+                            arguments: r.get(4)?,
+                            format: r.get(5)?,
+                            repairs: r.get(6)?,
+                        },
+                    ))
+                })?
+                .collect::<Result<_, _>>()?;
+            Ok(rows)
+        })
+    }
+
+    fn results(&self, session: &str) -> Result<Vec<(Option<i64>, ResultRow)>, ArchiveError> {
+        self.with(|c| {
+            let mut st = c.prepare(
+                "SELECT call_row, call_id, name, outcome, duration_ms, delivery FROM results
+                 WHERE session_id = ?1 ORDER BY id",
+            )?;
+            let rows = st
+                .query_map([session], |r| {
+                    Ok((
+                        r.get(0)?,
+                        ResultRow {
+                            call_id: r.get(1)?,
+                            name: r.get(2)?,
+                            outcome: r.get(3)?,
+                            duration_ms: r.get(4)?,
+                            delivery: r.get(5)?,
+                        },
+                    ))
+                })?
+                .collect::<Result<_, _>>()?;
+            Ok(rows)
+        })
+    }
+}
