@@ -48,10 +48,7 @@ pub(crate) fn list_lead(lead: &str, complete: bool) -> Lead {
 pub(crate) fn call_line_lead(lead: &str, complete: bool) -> Lead {
     let s = skip_space(lead);
     // The same name bytes the call parser accepts (`ns.tool::variant` included).
-    let name_len = s
-        .bytes()
-        .position(|b| !super::call_syntax::is_name_byte(b))
-        .unwrap_or(s.len());
+    let name_len = super::call_syntax::tag_name_len(s);
     match s[name_len..].chars().next() {
         Some('(') if name_len > 0 => Lead::Mine(Some(s[..name_len].to_owned())),
         Some(_) => Lead::NotMine,
@@ -494,7 +491,8 @@ impl LiveCalls {
                         }
                         _ if b.is_ascii_whitespace() => {}
                         b',' if self.calls > 0 => {}
-                        _ if (b.is_ascii_alphabetic() || b == b'_')
+                        // A name may start with a letter of any script (`获取天气`).
+                        _ if (b.is_ascii_alphabetic() || b == b'_' || !b.is_ascii())
                             && (self.opened || matches!(self.layout, CallList::Lines)) =>
                         {
                             self.state = PyState::Name { start: self.pos };
@@ -507,12 +505,19 @@ impl LiveCalls {
                     self.pos += 1;
                 }
                 PyState::Name { start } => {
-                    if super::call_syntax::is_name_byte(b) && self.pos - *start <= 256 {
+                    if (super::call_syntax::is_name_byte(b) || !b.is_ascii())
+                        && self.pos - *start <= 256
+                    {
                         self.pos += 1;
                         continue;
                     }
                     let name = region.get(*start..self.pos).unwrap_or("");
-                    if b != b'(' || !valid_name(name) {
+                    let tag_name = name.chars().all(super::call_syntax::is_tag_name_char)
+                        && name
+                            .chars()
+                            .next()
+                            .is_some_and(|c| c.is_alphabetic() || c == '_');
+                    if b != b'(' || !valid_name(name) || !tag_name {
                         self.stopped = true;
                         return;
                     }

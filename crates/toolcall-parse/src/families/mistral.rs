@@ -326,10 +326,7 @@ pub(crate) fn head(rest: &str, is_final: bool) -> Option<Head> {
         Some(b'[' | b'{') => return Some(Head::Json(skip)),
         _ => {}
     }
-    let name_len = trimmed
-        .bytes()
-        .take_while(|b| super::call_syntax::is_name_byte(*b))
-        .count();
+    let name_len = super::call_syntax::tag_name_len(trimmed);
     if name_len == 0 || name_len > 256 {
         return Some(Head::Invalid);
     }
