@@ -35,7 +35,7 @@ use crate::families::bare_json::BareJsonReader;
 use crate::families::call_syntax::is_name_byte;
 use crate::family::{Advance, LiveEvent, Plain, ReadCx, RegionReader, THINK};
 use crate::openers::{Action, Found};
-use crate::scanner::{array_start_plausible, object_start_plausible};
+use crate::scanner::{FailedScan, array_start_plausible, object_start_plausible};
 
 /// Bytes that abandoned bare JSON regions may rescan, as a multiple of the input (plus a
 /// constant): beyond it, bare brackets stay text.
@@ -263,6 +263,8 @@ pub(crate) struct Engine {
     /// Bytes rescanned by abandoned bare JSON regions, and whether the budget ran out.
     rescanned: usize,
     bare_off: bool,
+    /// The last failed bracket scan, which regions opened inside it resume from.
+    failed_scan: Option<FailedScan>,
     pub(crate) markup_found: bool,
     text_acc: String,
     events: Vec<StreamEvent>,
@@ -317,6 +319,7 @@ impl Engine {
             diag_cap: DiagCap::default(),
             rescanned: 0,
             bare_off: false,
+            failed_scan: None,
             markup_found: false,
             text_acc: String::new(),
             events: Vec::new(),
@@ -792,6 +795,13 @@ impl Engine {
         let bytes = self.buf.as_bytes();
         let from = self.pos;
         let rest = bytes.get(from..).unwrap_or(&[]);
+        // At a stop already (every byte of an opener flood): no block search.
+        if rest
+            .first()
+            .is_none_or(|&b| self.ctx.openers.stops.is_stop(b))
+        {
+            return;
+        }
         let n = self.ctx.openers.stops.find(rest);
         if n == 0 {
             return;
@@ -1122,6 +1132,7 @@ impl Engine {
                 streaming: !quiet,
                 at_start,
                 end: self.reply_end,
+                failed_scan: &mut self.failed_scan,
             };
             match reader.advance(region, is_final, &mut cx) {
                 Advance::NotMine => {

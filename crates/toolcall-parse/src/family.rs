@@ -392,6 +392,9 @@ pub(crate) struct ReadCx<'a> {
     pub at_start: bool,
     /// How the reply ended; read it only once the input has ended (`is_final`).
     pub end: crate::ReplyEnd,
+    /// The last bracket scan that failed in this parse, for a region opened inside it to
+    /// resume from ([`crate::scanner::FailedScan`]).
+    pub(crate) failed_scan: &'a mut Option<crate::scanner::FailedScan>,
 }
 
 impl ReadCx<'_> {

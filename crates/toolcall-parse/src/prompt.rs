@@ -34,6 +34,17 @@ fn not_text(format: FormatId) -> ParseError {
 
 /// The system-prompt instructions for `format`, listing the registry's enabled tools.
 pub fn render_prompt(registry: &Registry, format: FormatId) -> Result<String, ParseError> {
+    render_prompt_with_trigger(registry, format, None)
+}
+
+/// [`render_prompt`], where every call must begin with `trigger` (a marker the caller
+/// chose, e.g. a per-request random token): the example starts with it and a rule says so.
+/// Reading replies that way (markup without the trigger is text) is the caller's part.
+pub fn render_prompt_with_trigger(
+    registry: &Registry,
+    format: FormatId,
+    trigger: Option<&str>,
+) -> Result<String, ParseError> {
     let family = format.family().ok_or_else(|| not_text(format))?;
     let how = family.instructions().ok_or_else(|| not_text(format))?;
     let tools: Vec<&ToolSpec> = registry.enabled_specs().collect();
@@ -60,16 +71,23 @@ pub fn render_prompt(registry: &Registry, format: FormatId) -> Result<String, Pa
         .ok_or_else(|| not_text(format))?;
     let _ = write!(
         out,
-        "\n\n## Example\n\nTo call `{}`{}, reply with:\n\n{}\n",
+        "\n\n## Example\n\nTo call `{}`{}, reply with:\n\n{}{}\n",
         first.name,
         if args.is_empty() {
             ""
         } else {
             " with these arguments"
         },
+        trigger.unwrap_or(""),
         example
     );
     out.push_str("\n## Rules\n\n");
+    if let Some(trigger) = trigger {
+        let _ = writeln!(
+            out,
+            "- Begin every call with the marker {trigger} written exactly, right before the call as in the example. Call syntax without this marker right before it is read as plain text, not a call. Write the marker only to make a call."
+        );
+    }
     out.push_str("- Call only the tools listed above, with exactly their names.\n");
     out.push_str(
         "- Give every required argument, with the type its schema says; give no other arguments.\n",
@@ -122,6 +140,23 @@ mod tests {
 
     fn id(s: &str) -> FormatId {
         FormatId::from_name(s).unwrap()
+    }
+
+    // A trigger leads the example and a rule; without one the prompt is as before.
+    #[test]
+    fn a_trigger_leads_the_example_and_is_a_rule() {
+        let r = registry();
+        let plain = render_prompt(&r, id("hermes")).unwrap();
+        let with = render_prompt_with_trigger(&r, id("hermes"), Some("<call_x1/>")).unwrap();
+        assert!(!plain.contains("<call_x1/>"));
+        assert_eq!(
+            example_of(&with),
+            format!("<call_x1/>{}", example_of(&plain))
+        );
+        assert!(
+            with.contains("- Begin every call with the marker <call_x1/>"),
+            "{with}"
+        );
     }
 
     // covers O-2, V-4

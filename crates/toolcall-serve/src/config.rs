@@ -24,6 +24,14 @@
 //!                                             # or not (SSE keep-alives do not extend it)
 //! retries = 3
 //! max_tools = 512                             # tools one request may offer (else 400)
+//! header_read_timeout_secs = 10               # a request's head, from accept (or from its
+//!                                             # first byte on a kept-alive connection)
+//! body_read_timeout_secs = 60                 # a request's whole body (else 408)
+//! keep_alive_timeout_secs = 75                # a connection with nothing in flight
+//! max_connections = 512                       # open at once; more wait to be accepted
+//! hosted_tools = "warn"                       # tools only a provider runs (web_search, …):
+//!                                             # warn (dropped, logged, x-toolcall-dropped-tools)
+//!                                             # | reject (400 naming them)
 //!
 //! [[models]]
 //! match = "qwen*"
@@ -76,6 +84,20 @@ pub enum AnnounceCalls {
     WhenChecked,
 }
 
+/// What to do with a hosted tool (`web_search`, `file_search`, `code_interpreter`,
+/// Anthropic's `web_search_…`, …): one only the provider's own servers run, which no model
+/// server behind the gateway can (see [`crate::tool_kinds`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum HostedTools {
+    /// Leave it out, log one line per request naming it, and name it in the
+    /// `x-toolcall-dropped-tools` response header.
+    #[default]
+    Warn,
+    /// Answer `400` naming it.
+    Reject,
+}
+
 /// Models matching a name glob go to their own upstream, optionally with their own family.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -101,6 +123,9 @@ pub struct ModelRoute {
     /// The decoding constraint sent to this upstream; default: the top-level `constrain`.
     #[serde(default)]
     pub constrain: Option<crate::constrain::Constrain>,
+    /// Hosted tools on this route; default: the top-level `hosted_tools`.
+    #[serde(default)]
+    pub hosted_tools: Option<HostedTools>,
 }
 
 /// The whole configuration.
@@ -126,6 +151,8 @@ pub struct Config {
     pub emulate_tools: bool,
     /// The decoding constraint sent upstream (see [`crate::constrain`]).
     pub constrain: crate::constrain::Constrain,
+    /// Hosted tools (`web_search`, …): `warn` drops them and says so, `reject` answers 400.
+    pub hosted_tools: HostedTools,
     pub api_keys: Vec<String>,
     pub api_keys_env: Option<String>,
     pub models: Vec<ModelRoute>,
@@ -150,6 +177,18 @@ pub struct Config {
     pub max_tools: usize,
     /// Largest reply text buffered per request or stream.
     pub max_reply_bytes: usize,
+    /// The longest a client may take to send a request's head, from the connection's accept
+    /// (or, on a kept-alive connection, from the head's first byte); then the connection is
+    /// closed. `0`: none.
+    pub header_read_timeout_secs: u64,
+    /// The longest a client may take to send a request's whole body, from the end of its
+    /// head; then it is answered `408`. `0`: none.
+    pub body_read_timeout_secs: u64,
+    /// The longest a connection stays open with no request in flight and none arriving.
+    /// `0`: none.
+    pub keep_alive_timeout_secs: u64,
+    /// Most client connections open at once; more wait, unaccepted, until one closes.
+    pub max_connections: usize,
 }
 
 impl Default for Config {
@@ -165,6 +204,7 @@ impl Default for Config {
             announce_calls: AnnounceCalls::default(),
             emulate_tools: false,
             constrain: crate::constrain::Constrain::Off,
+            hosted_tools: HostedTools::Warn,
             api_keys: Vec::new(),
             api_keys_env: None,
             models: Vec::new(),
@@ -177,6 +217,10 @@ impl Default for Config {
             max_body_bytes: 8 * 1024 * 1024,
             max_tools: 512,
             max_reply_bytes: 4 * 1024 * 1024,
+            header_read_timeout_secs: 10,
+            body_read_timeout_secs: 60,
+            keep_alive_timeout_secs: 75,
+            max_connections: 512,
         }
     }
 }
@@ -219,6 +263,21 @@ impl Config {
             read: Duration::from_secs(self.read_timeout_secs),
             total: (self.request_timeout_secs > 0)
                 .then(|| Duration::from_secs(self.request_timeout_secs)),
+        }
+    }
+
+    /// The body read timeout, if any.
+    pub fn body_read_timeout(&self) -> Option<Duration> {
+        (self.body_read_timeout_secs > 0).then(|| Duration::from_secs(self.body_read_timeout_secs))
+    }
+
+    /// What the listener holds each client connection to.
+    pub fn conn_limits(&self) -> crate::listen::ConnLimits {
+        let secs = |s: u64| (s > 0).then(|| Duration::from_secs(s));
+        crate::listen::ConnLimits {
+            header_read: secs(self.header_read_timeout_secs),
+            keep_alive: secs(self.keep_alive_timeout_secs),
+            max_connections: self.max_connections.max(1),
         }
     }
 

@@ -5,12 +5,26 @@
 //! results (`role: "tool"`) becomes one user message written as that family's models read
 //! results (Hermes `<tool_response>` blocks unless the family's template says otherwise).
 //! The reply is then read with that family alone.
+//!
+//! Every emulated call begins with a per-request random [`Trigger`] (as toolify does): the
+//! prompt's example and rules put it right before the call markup, the reply is read
+//! through a [`TriggerGate`] (markup without the trigger right before it stays text, so
+//! prose quoting the syntax, or a tool result echoing it, is never taken for a call), and a
+//! `constrain` route's grammar starts its calls with the same trigger. The token comes from
+//! a CSPRNG (`rand::rng()`, ChaCha seeded by the OS), not from the conversation, so neither
+//! a user nor a document in the context can write a call the gateway runs.
 
 use std::collections::HashMap;
 
+use std::ops::Range;
+
+use rand::RngExt;
 use serde_json::Value;
-use toolcall_core::Registry;
-use toolcall_parse::{FormatId, ToolResultText, example_call, render_prompt, write_tool_results};
+use toolcall_core::{Parsed, Registry, StreamEvent};
+use toolcall_parse::{
+    FormatId, ParseOptions, StreamParser, ToolResultText, example_call, render_prompt_with_trigger,
+    write_tool_results,
+};
 use toolcall_wire::chat::{ChatMessage, ChatRequest};
 use toolcall_wire::decode_arguments;
 
@@ -29,14 +43,42 @@ pub fn format_for(configured: Option<&str>) -> Option<FormatId> {
         .or_else(|| toolcall_parse::text_formats().first().copied())
 }
 
-/// `request` rewritten for an upstream that is told about tools only in its prompt.
+/// The marker every emulated call of one request begins with: `<call_` + 16 random
+/// lowercase letters and digits (82 bits) + `/>`, fresh for each request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Trigger(String);
+
+impl Trigger {
+    const ALPHABET: &[u8] = b"abcdefghijklmnopqrstuvwxyz0123456789";
+    const RANDOM_CHARS: usize = 16;
+
+    /// A fresh trigger from the thread's CSPRNG.
+    pub fn random() -> Trigger {
+        let mut rng = rand::rng();
+        let mut t = String::with_capacity(Self::RANDOM_CHARS + 8);
+        t.push_str("<call_");
+        for _ in 0..Self::RANDOM_CHARS {
+            t.push(Self::ALPHABET[rng.random_range(0..Self::ALPHABET.len())] as char);
+        }
+        t.push_str("/>");
+        Trigger(t)
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+/// `request` rewritten for an upstream that is told about tools only in its prompt; every
+/// call, earlier ones written back included, begins with `trigger`.
 pub fn rewrite(
     request: &ChatRequest,
     registry: &Registry,
     format: FormatId,
+    trigger: &Trigger,
 ) -> Result<ChatRequest, ApiError> {
-    let prompt =
-        render_prompt(registry, format).map_err(|e| ApiError::bad_request(e.to_string()))?;
+    let prompt = render_prompt_with_trigger(registry, format, Some(trigger.as_str()))
+        .map_err(|e| ApiError::bad_request(e.to_string()))?;
     let mut out = request.clone();
     out.tools = None;
     out.tool_choice = None;
@@ -81,6 +123,7 @@ pub fn rewrite(
                         if !text.is_empty() {
                             text.push('\n');
                         }
+                        text.push_str(trigger.as_str());
                         text.push_str(&call);
                     }
                 }
@@ -118,6 +161,147 @@ fn flush_results(
     results.clear();
 }
 
+/// Reads an emulated reply's text so that only markup right after the trigger is a call.
+///
+/// Sits between the reply text and the family's [`StreamParser`]: [`TriggerGate::push`]
+/// takes the trigger out of the text the parser reads (holding back a tail that may be the
+/// start of one) and remembers where each was; [`TriggerGate::filter`] then keeps a
+/// finished call only when blanks alone separate its markup from a trigger (or from a
+/// kept call's markup just before it: one run of calls), and gives the markup of any
+/// other call back as the text it was. Calls are therefore sent once complete, never
+/// announced by name first. Memory: the text read so far (the turn bounds the reply).
+#[derive(Debug)]
+pub struct TriggerGate {
+    trigger: String,
+    /// The end of the text so far that may be the start of a trigger.
+    held: String,
+    /// Everything given to the parser (the coordinates of the calls' spans).
+    read: String,
+    /// Where in `read` each trigger was taken out, in order.
+    at: Vec<usize>,
+    /// The last kept call's markup.
+    kept: Option<Range<usize>>,
+    /// The last markup given back as text (a section's calls share one span).
+    refused: Option<Range<usize>>,
+}
+
+impl TriggerGate {
+    pub fn new(trigger: &Trigger) -> TriggerGate {
+        TriggerGate {
+            trigger: trigger.0.clone(),
+            held: String::new(),
+            read: String::new(),
+            at: Vec::new(),
+            kept: None,
+            refused: None,
+        }
+    }
+
+    /// The part of `text` (after what was held back) the parser may read now, triggers
+    /// taken out.
+    pub fn push(&mut self, text: &str) -> String {
+        let mut pending = std::mem::take(&mut self.held);
+        pending.push_str(text);
+        let mut out = String::with_capacity(pending.len());
+        let mut rest = pending.as_str();
+        while let Some(i) = rest.find(self.trigger.as_str()) {
+            out.push_str(&rest[..i]);
+            self.at.push(self.read.len() + out.len());
+            rest = &rest[i + self.trigger.len()..];
+        }
+        // Hold back the longest end of `rest` that starts a trigger (ASCII: on a boundary).
+        let keep = (1..self.trigger.len().min(rest.len() + 1))
+            .rev()
+            .find(|&n| {
+                rest.as_bytes()
+                    .get(rest.len() - n..)
+                    .is_some_and(|end| self.trigger.as_bytes().starts_with(end))
+            })
+            .unwrap_or(0);
+        let (now, later) = rest.split_at(rest.len() - keep);
+        out.push_str(now);
+        self.held = later.to_owned();
+        self.read.push_str(&out);
+        out
+    }
+
+    /// What was held back, at the end of the reply.
+    pub fn finish(&mut self) -> String {
+        let out = std::mem::take(&mut self.held);
+        self.read.push_str(&out);
+        out
+    }
+
+    /// The parser's events for what [`TriggerGate::push`] gave it, with untriggered calls
+    /// turned back into text and call announcements left out.
+    pub fn filter(&mut self, events: Vec<StreamEvent>) -> Vec<StreamEvent> {
+        let mut out = Vec::with_capacity(events.len());
+        for e in events {
+            match e {
+                StreamEvent::CallStarted { .. } | StreamEvent::ArgumentsDelta { .. } => {}
+                StreamEvent::CallFinished { index, call } => {
+                    let span = call.origin.span.clone();
+                    if self.triggered(&span) {
+                        self.kept = Some(span);
+                        out.push(StreamEvent::CallFinished { index, call });
+                    } else if self.refused.as_ref() != Some(&span) {
+                        if let Some(text) = self.read.get(span.clone()) {
+                            out.push(StreamEvent::Text {
+                                text: text.to_owned(),
+                            });
+                        }
+                        self.refused = Some(span);
+                    }
+                }
+                other => out.push(other),
+            }
+        }
+        out
+    }
+
+    fn triggered(&self, span: &Range<usize>) -> bool {
+        let blank_to = |from: usize| {
+            from <= span.start
+                && self
+                    .read
+                    .get(from..span.start)
+                    .is_some_and(|s| s.trim().is_empty())
+        };
+        if let Some(kept) = &self.kept
+            && (kept == span || blank_to(kept.end))
+        {
+            return true;
+        }
+        let before = self.at.partition_point(|&t| t <= span.start);
+        before > 0 && self.at.get(before - 1).is_some_and(|&t| blank_to(t))
+    }
+}
+
+/// A whole emulated reply read through a [`TriggerGate`] (what `toolcall_parse::parse`
+/// gives for a reply without one).
+pub fn parse_triggered(text: &str, options: &ParseOptions, trigger: &Trigger) -> Parsed {
+    let mut gate = TriggerGate::new(trigger);
+    let mut parser = StreamParser::new(options.clone());
+    let mut events = parser.push(&gate.push(text));
+    events.extend(parser.push(&gate.finish()));
+    let mut events = gate.filter(events);
+    events.extend(gate.filter(parser.finish()));
+    let mut parsed = Parsed::default();
+    for e in events {
+        match e {
+            StreamEvent::Text { text } => parsed.text.push_str(&text),
+            StreamEvent::Reasoning { text } => match parsed.reasoning.last_mut() {
+                Some(r) => r.push_str(&text),
+                None => parsed.reasoning.push(text),
+            },
+            StreamEvent::CallFinished { call, .. } => parsed.calls.push(call),
+            StreamEvent::Diagnostic { diagnostic } => parsed.diagnostics.push(diagnostic),
+            StreamEvent::CallStarted { .. } | StreamEvent::ArgumentsDelta { .. } => {}
+        }
+    }
+    parsed
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -152,6 +336,97 @@ mod tests {
         r
     }
 
+    fn gated(format: &str, reply: &str, trigger: &Trigger, piece: usize) -> Parsed {
+        let options = ParseOptions {
+            format: toolcall_parse::FormatSelection::Only(format.into()),
+            tools: Some(std::sync::Arc::new(registry())),
+            ..ParseOptions::default()
+        };
+        // Pushed in pieces of `piece` bytes (on char boundaries), as a stream arrives.
+        let mut gate = TriggerGate::new(trigger);
+        let mut parser = StreamParser::new(options);
+        let mut events = Vec::new();
+        let mut rest = reply;
+        while !rest.is_empty() {
+            let mut n = piece.min(rest.len());
+            while !rest.is_char_boundary(n) {
+                n += 1;
+            }
+            let fed = gate.push(&rest[..n]);
+            events.extend(gate.filter(parser.push(&fed)));
+            rest = &rest[n..];
+        }
+        let fed = gate.finish();
+        events.extend(gate.filter(parser.push(&fed)));
+        events.extend(gate.filter(parser.finish()));
+        let mut out = Parsed::default();
+        for e in events {
+            match e {
+                StreamEvent::Text { text } => out.text.push_str(&text),
+                StreamEvent::CallFinished { call, .. } => out.calls.push(call),
+                _ => {}
+            }
+        }
+        let whole = parse_triggered(
+            reply,
+            &ParseOptions {
+                format: toolcall_parse::FormatSelection::Only(format.into()),
+                tools: Some(std::sync::Arc::new(registry())),
+                ..ParseOptions::default()
+            },
+            trigger,
+        );
+        assert_eq!(whole.text, out.text, "{format} in {piece}-byte pieces");
+        assert_eq!(
+            whole.calls.len(),
+            out.calls.len(),
+            "{format} in {piece}-byte pieces"
+        );
+        out
+    }
+
+    // Only markup right after the trigger is a call, however the reply is cut into pieces;
+    // quoted markup comes back as the text it was; the trigger never shows.
+    #[test]
+    fn the_gate_keeps_only_triggered_calls() {
+        let t = Trigger::random();
+        let t = t.as_str();
+        let hermes = "<tool_call>{\"name\": \"get_time\", \"arguments\": {}}</tool_call>";
+        let kimi = "<|tool_calls_section_begin|><|tool_call_begin|>functions.get_time:0<|tool_call_argument_begin|>{}<|tool_call_end|><|tool_call_begin|>functions.get_weather:1<|tool_call_argument_begin|>{}<|tool_call_end|><|tool_calls_section_end|>";
+        for piece in [1, 3, 7, 4096] {
+            let trigger = Trigger(t.to_owned());
+            let p = gated(
+                "hermes",
+                &format!("See {hermes}. Now {t}\n{hermes}{hermes}<{t}"),
+                &trigger,
+                piece,
+            );
+            assert_eq!(p.calls.len(), 2, "a run of calls after one trigger");
+            assert_eq!(p.text, format!("See {hermes}. Now \n<"), "{piece}");
+            let p = gated(
+                "kimi_k2",
+                &format!("quoted {kimi} then {t}{kimi}"),
+                &trigger,
+                piece,
+            );
+            let names: Vec<&str> = p.calls.iter().map(|c| c.name.as_str()).collect();
+            assert_eq!(names, ["get_time", "get_weather"], "{piece}");
+            assert_eq!(p.text, format!("quoted {kimi} then "), "{piece}");
+            // A trigger followed by prose arms nothing further on.
+            let p = gated("hermes", &format!("{t} so: {hermes}"), &trigger, piece);
+            assert!(p.calls.is_empty(), "{piece}");
+        }
+    }
+
+    #[test]
+    fn triggers_are_random_tokens() {
+        let a = Trigger::random();
+        let b = Trigger::random();
+        assert_ne!(a, b);
+        assert!(a.as_str().starts_with("<call_") && a.as_str().ends_with("/>"));
+        assert_eq!(a.as_str().len(), 6 + Trigger::RANDOM_CHARS + 2);
+    }
+
     // Issue #11: a run of tool results is one user message in the family's own result
     // syntax, each result named after the call it answers.
     #[test]
@@ -173,7 +448,7 @@ mod tests {
             ),
         ] {
             let f = FormatId::from_name(format).unwrap();
-            let out = rewrite(&request(), &registry(), f).unwrap();
+            let out = rewrite(&request(), &registry(), f, &Trigger::random()).unwrap();
             let roles: Vec<&str> = out.messages.iter().map(|m| m.role.as_str()).collect();
             assert_eq!(
                 roles,

@@ -82,6 +82,26 @@ pub async fn run(
         toolcall_wire::crossing::keep_neutral(&mut request, &mut ignored);
     }
     log_ignored(front, &ignored);
+    let policy = state.upstreams.route(&request.model).hosted_tools;
+    let dropped = crate::tool_kinds::take_hosted(&mut request, policy, |name| {
+        state
+            .server_side
+            .as_ref()
+            .is_some_and(|side| side.tools.contains(name))
+    })?;
+    let mut response = turn(state, headers, front, request, echo).await?;
+    crate::tool_kinds::add_dropped_header(&mut response, &dropped);
+    Ok(response)
+}
+
+/// The turn of a request whose tools and fields are settled.
+async fn turn(
+    state: &AppState,
+    headers: &HeaderMap,
+    front: Api,
+    request: ChatRequest,
+    echo: Map<String, Value>,
+) -> Result<Response, ApiError> {
     if let Some(side) = &state.server_side {
         return crate::server_side::run(state, side, headers, front, request, echo).await;
     }

@@ -18,6 +18,7 @@ use toolcall_wire::dialect::Delta;
 use toolcall_wire::{Limits, Reply, WireCall, encode_arguments};
 
 use crate::config::{AnnounceCalls, Config, InvalidCallPolicy};
+use crate::emulate::{Trigger, TriggerGate};
 use crate::error::{ApiError, without_userinfo};
 use crate::tools_cache::{CompiledTools, ToolsCache};
 use crate::upstream::Route;
@@ -134,6 +135,9 @@ pub struct Turn {
     pub max_reply_bytes: usize,
     /// What `constrain` sent upstream (the `x-toolcall-constrain` header), if it is on.
     pub constrain_note: Option<String>,
+    /// Emulated tools: the marker each call begins with; the reply is read through a
+    /// [`TriggerGate`] for it.
+    pub trigger: Option<Trigger>,
     /// The request as the upstream gets it (rewritten when tools are emulated): `stream`
     /// is `true` for a streamed turn, absent (with no `stream_options`) for a whole one.
     pub upstream_request: ChatRequest,
@@ -158,7 +162,7 @@ impl Turn {
             )));
         }
         let compiled = tools.get(request.tools.as_deref().unwrap_or_default());
-        let format = match &route.format {
+        let mut format = match &route.format {
             Some(f) => {
                 FormatSelection::from_name(f).map_err(|e| ApiError::bad_request(e.to_string()))?
             }
@@ -178,9 +182,15 @@ impl Turn {
         let parallel_tool_calls = request.parallel_tool_calls.unwrap_or(true);
         let tool_choice = ToolChoice::from_request(request.tool_choice.as_ref());
         let asked = crate::constrain::Asked::of(&request);
-        let mut upstream_request = match emulated {
-            Some(f) => crate::emulate::rewrite(&request, &compiled.registry, f)?,
-            None => request,
+        // Emulated: the reply is read with the family the prompt taught, calls only after
+        // this request's trigger.
+        let trigger = emulated.map(|_| Trigger::random());
+        let mut upstream_request = match (emulated, &trigger) {
+            (Some(f), Some(t)) => {
+                format = FormatSelection::Only(f.as_str().to_owned());
+                crate::emulate::rewrite(&request, &compiled.registry, f, t)?
+            }
+            _ => request,
         };
         let constrain_note = has_tools
             .then(|| {
@@ -189,7 +199,8 @@ impl Turn {
                     None => crate::constrain::family_of(&format),
                 };
                 let req = &mut upstream_request;
-                crate::constrain::apply(route.constrain, &asked, req, family, &compiled, None)
+                let trigger = trigger.as_ref().map(Trigger::as_str);
+                crate::constrain::apply(route.constrain, &asked, req, family, &compiled, trigger)
             })
             .flatten();
         // Set once here, so each upstream request is serialised straight from this struct.
@@ -202,6 +213,7 @@ impl Turn {
         let registry = compiled.registry.clone();
         Ok(Turn {
             constrain_note,
+            trigger,
             upstream_request,
             parse: ParseOptions {
                 format,
@@ -299,7 +311,10 @@ impl Turn {
                     reply_end: reply_end(out.finish_reason.as_deref()),
                     ..self.parse.clone()
                 };
-                let parsed = toolcall_parse::parse(&text, &options);
+                let parsed = match &self.trigger {
+                    Some(t) => crate::emulate::parse_triggered(&text, &options, t),
+                    None => toolcall_parse::parse(&text, &options),
+                };
                 log_diagnostics(&parsed.diagnostics);
                 if !parsed.reasoning.is_empty() {
                     let r = out.reasoning.get_or_insert_with(String::new);
@@ -532,6 +547,8 @@ pub use toolcall_wire::dialect::Out;
 pub struct StreamTurn {
     turn: Turn,
     parser: Option<StreamParser>,
+    /// Emulated tools: calls only after the trigger.
+    gate: Option<TriggerGate>,
     natives: CallAssembler,
     sent_calls: usize,
     /// Parser index → the index the call was announced under.
@@ -562,6 +579,7 @@ impl StreamTurn {
             .has_tools
             .then(|| StreamParser::new(turn.parse.clone()));
         StreamTurn {
+            gate: turn.trigger.as_ref().map(TriggerGate::new),
             turn,
             parser,
             natives: CallAssembler::default(),
@@ -586,6 +604,7 @@ impl StreamTurn {
             .turn
             .has_tools
             .then(|| StreamParser::new(self.turn.parse.clone()));
+        self.gate = self.turn.trigger.as_ref().map(TriggerGate::new);
         self.natives = CallAssembler::default();
         self.announced.clear();
         self.native_seen.clear();
@@ -608,7 +627,13 @@ impl StreamTurn {
                 self.grow(t.len())?;
                 match &mut self.parser {
                     Some(p) => {
-                        let events = p.push(&t);
+                        let events = match &mut self.gate {
+                            Some(g) => {
+                                let events = p.push(&g.push(&t));
+                                g.filter(events)
+                            }
+                            None => p.push(&t),
+                        };
                         self.events(events, out);
                     }
                     None => self.text(t, out),
@@ -804,8 +829,17 @@ impl StreamTurn {
     /// Errors when a call announced to the client never completed: the client holds a call
     /// without arguments, and only an error keeps it from taking that for a reply.
     pub fn finish(&mut self, out: &mut Vec<Out>) -> Result<(), ApiError> {
-        if let Some(p) = self.parser.take() {
-            let events = p.finish_as(reply_end(self.checked.finish_reason.as_deref()));
+        if let Some(mut p) = self.parser.take() {
+            let end = reply_end(self.checked.finish_reason.as_deref());
+            let events = match &mut self.gate {
+                Some(g) => {
+                    let events = p.push(&g.finish());
+                    let mut events = g.filter(events);
+                    events.extend(g.filter(p.finish_as(end)));
+                    events
+                }
+                None => p.finish_as(end),
+            };
             self.events(events, out);
         }
         if self.retry.is_some() {

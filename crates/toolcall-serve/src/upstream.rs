@@ -27,6 +27,8 @@ pub struct Route {
     pub reasoning_calls: Option<toolcall_parse::ReasoningCalls>,
     /// The decoding constraint sent with each request (see [`crate::constrain`]).
     pub constrain: crate::constrain::Constrain,
+    /// Hosted tools in a request (see [`crate::tool_kinds`]).
+    pub hosted_tools: crate::config::HostedTools,
     pub transport: Transport,
     /// The dialect this upstream speaks.
     pub api: Api,
@@ -83,6 +85,7 @@ impl Upstreams {
             emulate_tools: config.emulate_tools,
             reasoning_calls: config.reasoning_calls,
             constrain: config.constrain,
+            hosted_tools: config.hosted_tools,
             transport: transport.clone(),
         };
         let mut routes = Vec::new();
@@ -107,6 +110,7 @@ impl Upstreams {
                     emulate_tools: m.emulate_tools.unwrap_or(config.emulate_tools),
                     reasoning_calls: m.reasoning_calls.or(config.reasoning_calls),
                     constrain: m.constrain.unwrap_or(config.constrain),
+                    hosted_tools: m.hosted_tools.unwrap_or(config.hosted_tools),
                     transport: transport.clone(),
                 },
             ));

@@ -432,8 +432,13 @@ async fn curl_gets_native_calls() {
 // result reach it in the family's format, and its text reply comes back as native calls.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn emulated_tools_round_trip() {
-    let (url, standin) = gateway(|c| c.emulate_tools = true).await;
-    let body = json!({"model": "qwen3-8b", "tools": tools(), "tool_choice": "auto", "messages": [
+    let s = StandIn::default();
+    s.reply(
+        "emulated",
+        "{trigger}<tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\", \"unit\": \"celsius\"}}</tool_call>",
+    );
+    let (url, standin) = gateway_over(s, |c| c.emulate_tools = true).await;
+    let body = json!({"model": "emulated", "tools": tools(), "tool_choice": "auto", "messages": [
         {"role": "system", "content": "You are terse."},
         {"role": "user", "content": "weather in Rome?"},
         {"role": "assistant", "content": null, "tool_calls": [{"id": "call_1", "type": "function",

@@ -87,6 +87,7 @@ fn the_gateways_logs_carry_call_ids_and_no_secret() {
                 upstream_api: None,
                 reasoning_calls: None,
                 constrain: None,
+                hosted_tools: None,
             }];
         })
         .await;

@@ -682,6 +682,7 @@ async fn the_route_format_and_the_retry_policy_apply_to_server_tools() {
                 upstream_api: None,
                 reasoning_calls: None,
                 constrain: None,
+                hosted_tools: None,
             }];
         },
     )

@@ -154,6 +154,7 @@ async fn gateway() -> (String, Seen) {
             upstream_api: Some("gemini".parse().unwrap()),
             reasoning_calls: None,
             constrain: None,
+            hosted_tools: None,
         }],
         ..Config::default()
     };

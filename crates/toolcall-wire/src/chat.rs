@@ -163,6 +163,70 @@ impl ChatToolCall {
     }
 }
 
+impl ChatTool {
+    /// A function tool.
+    pub fn function(
+        name: impl Into<String>,
+        description: Option<String>,
+        parameters: Value,
+    ) -> Self {
+        ChatTool {
+            kind: function_type(),
+            function: FunctionDef {
+                name: name.into(),
+                description,
+                parameters: Some(parameters),
+                extra: Map::new(),
+            },
+        }
+    }
+}
+
+/// Chat's `tool_choice` naming one function (the neutral request's form; each dialect
+/// writes it its own way).
+pub fn named_tool_choice(name: &str) -> Value {
+    serde_json::json!({"type": "function", "function": {"name": name}})
+}
+
+impl ChatMessage {
+    /// A `tool` message answering `call_id`.
+    pub fn tool_result(call_id: impl Into<String>, content: impl Into<String>) -> Self {
+        ChatMessage {
+            tool_call_id: Some(call_id.into()),
+            ..ChatMessage::text("tool", content)
+        }
+    }
+
+    /// An assistant message: its text (`null` when none) and its calls.
+    pub fn assistant(text: Option<String>, calls: Vec<ChatToolCall>) -> Self {
+        ChatMessage {
+            role: "assistant".into(),
+            content: text.map(Value::String),
+            tool_calls: (!calls.is_empty()).then_some(calls),
+            ..ChatMessage::default()
+        }
+    }
+
+    /// A message of content parts: `text`, then one `image_url` part per data URI.
+    pub fn text_and_images(
+        role: &str,
+        text: &str,
+        data_uris: impl IntoIterator<Item = String>,
+    ) -> Self {
+        let mut parts = vec![serde_json::json!({"type": "text", "text": text})];
+        parts.extend(
+            data_uris
+                .into_iter()
+                .map(|url| serde_json::json!({"type": "image_url", "image_url": {"url": url}})),
+        );
+        ChatMessage {
+            role: role.to_owned(),
+            content: Some(Value::Array(parts)),
+            ..ChatMessage::default()
+        }
+    }
+}
+
 /// The function part of a call. `arguments` is a JSON string on the wire; some servers send
 /// an object, which [`crate::decode_arguments`] accepts too.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

@@ -27,6 +27,7 @@ pub mod crossing;
 pub mod dialect;
 pub mod gemini;
 pub mod responses;
+pub mod tool_kinds;
 
 pub use arguments::{ArgumentsError, decode_arguments, encode_arguments};
 pub use dialect::Dialect;

@@ -133,7 +133,7 @@ fn function_tool(t: &Value) -> ChatTool {
 
 /// A tool of another kind (`custom`, `namespace`, hosted tools): its `type` kept as the
 /// kind, every other field in `function.extra`, so it is represented, not dropped.
-pub(crate) fn other_tool(kind: &str, t: &Value) -> ChatTool {
+pub fn other_tool(kind: &str, t: &Value) -> ChatTool {
     let mut extra = t.as_object().cloned().unwrap_or_default();
     extra.remove("type");
     let name = match extra.remove("name") {
@@ -519,7 +519,7 @@ impl Dialect for Responses {
                 }
                 role => input.push(
                     json!({"role": if role == "system" { "developer" } else { role },
-                    "content": m.content.clone().unwrap_or(Value::String(String::new()))}),
+                    "content": m.content.as_ref().map_or(Value::String(String::new()), input_content)}),
                 ),
             }
         }
@@ -617,6 +617,8 @@ impl Dialect for Responses {
         Box::new(ResponsesDecoder {
             limits,
             calls: Vec::new(),
+            text_seen: false,
+            reasoning_seen: false,
         })
     }
 
@@ -627,6 +629,26 @@ impl Dialect for Responses {
     fn encode_error(&self, e: &ErrorInfo<'_>) -> Value {
         crate::chat::Chat.encode_error(e)
     }
+}
+
+/// A Chat message's content as Responses input content: a string stays one; Chat's parts
+/// become `input_text` and `input_image` parts.
+fn input_content(content: &Value) -> Value {
+    let Value::Array(parts) = content else {
+        return content.clone();
+    };
+    let parts = parts
+        .iter()
+        .map(|p| match str_of(p, "type") {
+            "text" => json!({"type": "input_text", "text": str_of(p, "text")}),
+            "image_url" => {
+                let url = p.get("image_url").map_or("", |u| str_of(u, "url"));
+                json!({"type": "input_image", "image_url": url})
+            }
+            _ => p.clone(),
+        })
+        .collect();
+    Value::Array(parts)
 }
 
 /// Marks `response` incomplete when the turn stopped at the token limit (`length`), as the
@@ -645,11 +667,15 @@ fn mark_incomplete(response: &mut Response, finish_reason: &str) -> bool {
 
 /// Reads a Responses event stream into deltas: text and reasoning deltas, each
 /// `function_call` item a call (its index the order it was added), `response.completed`
-/// the finish.
+/// the finish. What the deltas did not give (a server that sends only `response.completed`,
+/// or a call whose item was never announced) is taken from the completed response's output,
+/// which holds the whole reply.
 struct ResponsesDecoder {
     limits: Limits,
     /// Item ids of the calls added, in order.
     calls: Vec<String>,
+    text_seen: bool,
+    reasoning_seen: bool,
 }
 
 impl StreamDecoder for ResponsesDecoder {
@@ -662,8 +688,12 @@ impl StreamDecoder for ResponsesDecoder {
         let kind = v.get("type").and_then(Value::as_str).unwrap_or(event);
         let delta = || str_of(&v, "delta").to_owned();
         match kind {
-            "response.output_text.delta" => out.push(Delta::Text(delta())),
+            "response.output_text.delta" => {
+                self.text_seen = true;
+                out.push(Delta::Text(delta()));
+            }
             "response.reasoning_text.delta" | "response.reasoning_summary_text.delta" => {
+                self.reasoning_seen = true;
                 out.push(Delta::Reasoning(delta()));
             }
             "response.output_item.added"
@@ -702,6 +732,7 @@ impl StreamDecoder for ResponsesDecoder {
                 if let Some(u) = response.get("usage") {
                     out.push(Delta::Usage(usage_of(u)));
                 }
+                self.take_unseen(response, out)?;
                 let finish = if self.calls.is_empty() {
                     "stop"
                 } else {
@@ -717,6 +748,41 @@ impl StreamDecoder for ResponsesDecoder {
                 )));
             }
             _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl ResponsesDecoder {
+    /// The completed output's text, reasoning and calls that no delta gave.
+    fn take_unseen(&mut self, response: &Value, out: &mut Vec<Delta>) -> Result<(), WireError> {
+        let Some(output) = response.get("output").and_then(Value::as_array) else {
+            return Ok(());
+        };
+        let whole = decode_output(output, &self.limits)?;
+        if !self.reasoning_seen
+            && let Some(r) = whole.reasoning
+        {
+            out.push(Delta::Reasoning(r));
+        }
+        if !self.text_seen
+            && let Some(t) = whole.text
+        {
+            out.push(Delta::Text(t));
+        }
+        if self.calls.is_empty() {
+            for (i, c) in whole.calls.iter().enumerate() {
+                out.push(Delta::Call(ToolCallDelta {
+                    index: i as u32,
+                    id: c.id.clone(),
+                    kind: Some("function".into()),
+                    function: Some(FunctionDelta {
+                        name: Some(c.name.clone()),
+                        arguments: Some(crate::encode_arguments(&c.arguments_value())),
+                    }),
+                }));
+                self.calls.push(String::new());
+            }
         }
         Ok(())
     }
@@ -1020,6 +1086,64 @@ impl StreamEncoder for ResponsesEvents {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn streamed(events: &[Value]) -> Reply {
+        let mut decoder = Responses.stream_decoder(Limits::default());
+        let mut acc = crate::dialect::Accumulator::new(Limits::default());
+        let mut deltas = Vec::new();
+        for e in events {
+            decoder.push("", &e.to_string(), &mut deltas).unwrap();
+        }
+        for d in &deltas {
+            acc.push(d).unwrap();
+        }
+        acc.finish().unwrap().0
+    }
+
+    // A server that sends only `response.completed` (or deltas of an item it never
+    // announced) still gives its whole reply: the completed output fills what no delta gave.
+    #[test]
+    fn a_stream_of_only_the_completed_response_is_the_whole_reply() {
+        let output = json!([
+            {"type": "reasoning", "content": [{"type": "reasoning_text", "text": "hm"}]},
+            {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "Hi"}]},
+            {"type": "function_call", "call_id": "c1", "name": "f", "arguments": "{\"a\":1}"}
+        ]);
+        let reply = streamed(&[
+            json!({"type": "response.function_call_arguments.delta", "item_id": "x", "delta": "{"}),
+            json!({"type": "response.completed", "response": {"id": "r", "output": output}}),
+        ]);
+        assert_eq!(reply.text.as_deref(), Some("Hi"));
+        assert_eq!(reply.reasoning.as_deref(), Some("hm"));
+        assert_eq!(reply.calls.len(), 1);
+        assert_eq!(reply.calls[0].id.as_deref(), Some("c1"));
+        assert_eq!(reply.calls[0].arguments_value(), json!({"a": 1}));
+        assert_eq!(reply.finish_reason.as_deref(), Some("tool_calls"));
+        // Text that came as deltas is not doubled by the completed output.
+        let reply = streamed(&[
+            json!({"type": "response.output_text.delta", "delta": "Hi"}),
+            json!({"type": "response.completed", "response": {"id": "r", "output": output}}),
+        ]);
+        assert_eq!(reply.text.as_deref(), Some("Hi"));
+    }
+
+    #[test]
+    fn images_reach_a_responses_upstream_as_input_images() {
+        let request = ChatRequest {
+            messages: vec![ChatMessage::text_and_images(
+                "user",
+                "look",
+                ["data:image/png;base64,QUJD".to_owned()],
+            )],
+            ..ChatRequest::default()
+        };
+        let body = Responses.encode_request(&request).unwrap();
+        assert_eq!(
+            body["input"][0]["content"],
+            json!([{"type": "input_text", "text": "look"},
+                {"type": "input_image", "image_url": "data:image/png;base64,QUJD"}])
+        );
+    }
 
     #[test]
     fn output_items_decode_with_the_shared_policy() {

@@ -86,6 +86,16 @@ impl StandIn {
     }
 }
 
+/// The emulated-tools call trigger (`<call_…/>`) a request's messages teach, if any.
+pub fn trigger_in(request: &Value) -> Option<String> {
+    request["messages"].as_array()?.iter().find_map(|m| {
+        let text = m["content"].as_str()?;
+        let start = text.find("<call_")?;
+        let len = text[start..].find("/>")? + 2;
+        Some(text[start..start + len].to_owned())
+    })
+}
+
 /// The reasoning and answer of the `native-reasoning` model.
 pub const NATIVE_REASONING: &str = "The user greets me; a short answer will do.";
 pub const NATIVE_ANSWER: &str = "Hello! How can I help?";
@@ -339,7 +349,11 @@ async fn completions(State(s): State<StandIn>, Json(body): Json<Value>) -> Respo
         }
         _ => {}
     }
-    let text = s.text_for(&model, attempt);
+    // Like a model following an emulated-tools prompt: `{trigger}` in a reply is the
+    // request's call trigger.
+    let text = s
+        .text_for(&model, attempt)
+        .replace("{trigger}", &trigger_in(&body).unwrap_or_default());
     // A model named `…-cut` ran out of tokens.
     let finish = if model.ends_with("-cut") {
         "length"

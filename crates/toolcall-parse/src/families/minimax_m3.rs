@@ -1,0 +1,668 @@
+//! `minimax_m3`: MiniMax M3 prefixes every structural tag with its namespace token
+//! `]<]minimax[>[`: a block `NS<tool_call>` … `NS</tool_call>` holds one or more
+//! `NS<invoke name="NAME">` … `NS</invoke>`, and each argument is an element named by
+//! its key, `NS<city>Paris NS</city>` (no `name=` attribute, unlike M2). An argument may
+//! hold child elements: an object, or an array when the schema says `array` (its items
+//! repeat one child name). Reasoning is `<mm:think>…</mm:think>`.
+//!
+//! Sources: vLLM's `vllm/tool_parsers/minimax_m3_tool_parser.py` (the start token) and
+//! the Rust reader it delegates to, `smg-project/smg`
+//! `crates/tool_parser/src/parsers/minimax_m3.rs` (the element grammar, children as
+//! objects/arrays, the five XML entities decoded, leaves typed by the schema node they sit
+//! under and inferred without one: `true`/`False`/`None`/numbers); vLLM's
+//! `vllm/reasoning/minimax_m3_reasoning_parser.py` (`<mm:think>`).
+//!
+//! The reader is its own: arguments nest, which the flat tag readers do not follow. Each
+//! invoke stands alone (a broken one is reported, its siblings run). While the block
+//! streams, each invoke is announced at its name and each top-level argument is sent as
+//! the JSON it converts to when its element closes. The opener's first byte `]` becomes a
+//! scan stop byte; it is rare in prose.
+
+use serde_json::{Map, Number, Value};
+use toolcall_core::{Diagnostic, Repair};
+
+use super::tags::{layout_trim, skip_space, starts, valid_name};
+use super::text_example::tag_text;
+use crate::FormatId;
+use crate::builder::{Ctx, Draft, Outcome, closing_marker_repair};
+use crate::family::{
+    Advance, Family, Instructions, ReadCx, ReasoningMarker, RegionReader, ScanFrom, find_from,
+};
+
+impl FormatId {
+    pub(crate) const MINIMAX_M3: FormatId = FormatId::builtin("minimax_m3");
+}
+
+/// The namespace token before every structural tag.
+const NS: &str = "]<]minimax[>[";
+const OPEN: &str = "]<]minimax[>[<tool_call>";
+const CLOSE: &str = "]<]minimax[>[</tool_call>";
+const INVOKE: &str = "]<]minimax[>[<invoke";
+const INVOKE_END: &str = "]<]minimax[>[</invoke>";
+/// Bytes after the opener (blanks) the reader waits through before taking it for prose.
+const MAX_LEAD: usize = 512;
+/// An element's name is a key: short.
+const MAX_NAME: usize = 256;
+
+pub(crate) struct MinimaxM3;
+
+impl Family for MinimaxM3 {
+    fn id(&self) -> &'static str {
+        FormatId::MINIMAX_M3.as_str()
+    }
+    fn description(&self) -> &'static str {
+        "]<]minimax[>[<tool_call>]<]minimax[>[<invoke name=\"NAME\">]<]minimax[>[<K>V]<]minimax[>[</K>… (MiniMax M3; nested arguments as child elements); values typed by the schema"
+    }
+    fn example(&self) -> &'static str {
+        "]<]minimax[>[<tool_call>\\n]<]minimax[>[<invoke name=\"get_weather\">\\n]<]minimax[>[<city>Paris]<]minimax[>[</city>\\n]<]minimax[>[</invoke>\\n]<]minimax[>[</tool_call>"
+    }
+    fn model_names(&self) -> &'static [&'static str] {
+        &["minimax-m3*"]
+    }
+    fn template_markers(&self) -> &'static [&'static str] {
+        &[NS, "<tool_call>", "<invoke name="]
+    }
+    fn reasoning(&self) -> &'static [ReasoningMarker] {
+        &[ReasoningMarker {
+            open: "<mm:think>",
+            close: "</mm:think>",
+        }]
+    }
+    fn openers(&self) -> &'static [&'static str] {
+        &[OPEN]
+    }
+    fn reader(&self, _opener: usize, ctx: &Ctx) -> Option<Box<dyn RegionReader>> {
+        Some(Box::new(M3Reader::new(ctx.limits.max_depth)))
+    }
+    fn instructions(&self) -> Option<Instructions> {
+        Some(Instructions {
+            how: "To call tools, write ]<]minimax[>[<tool_call>, then per call ]<]minimax[>[<invoke name=\"TOOL_NAME\"> with one ]<]minimax[>[<ARGUMENT_NAME>value]<]minimax[>[</ARGUMENT_NAME> per argument (text as is; numbers, booleans, arrays and objects as JSON) and ]<]minimax[>[</invoke>, then ]<]minimax[>[</tool_call>.",
+            several: "- To make several calls, write several invoke elements inside the one tool_call block; they run in that order.\n",
+        })
+    }
+    fn example_call(&self, name: &str, args: &Map<String, Value>) -> Option<String> {
+        let mut s = format!("{OPEN}\n{INVOKE} name=\"{name}\">\n");
+        for (k, v) in args {
+            s.push_str(&format!("{NS}<{k}>{}{NS}</{k}>\n", tag_text(v)));
+        }
+        s.push_str(&format!("{INVOKE_END}\n{CLOSE}"));
+        Some(s)
+    }
+}
+
+/// Where the streaming side is.
+#[derive(Debug)]
+enum Live {
+    /// Before an invoke (or the block's end), at this offset.
+    Between(usize),
+    /// Inside an invoke announced as `name`; the next argument starts at `at`.
+    Invoke { name: String, at: usize },
+    /// Inside a top-level argument element starting at `start`: markers are scanned from
+    /// `scan`, `depth` elements are open.
+    Element {
+        name: String,
+        start: usize,
+        scan: usize,
+        depth: usize,
+    },
+    Stopped,
+}
+
+struct M3Reader {
+    max_depth: usize,
+    mine: bool,
+    close: ScanFrom,
+    live: Live,
+    calls: usize,
+    sent: String,
+    closed: Vec<String>,
+    keys: Vec<String>,
+}
+
+impl M3Reader {
+    fn new(max_depth: usize) -> Self {
+        M3Reader {
+            max_depth,
+            mine: false,
+            close: ScanFrom(OPEN.len()),
+            live: Live::Between(OPEN.len()),
+            calls: 0,
+            sent: String::new(),
+            closed: Vec::new(),
+            keys: Vec::new(),
+        }
+    }
+
+    fn send(&mut self, fragment: &str, cx: &mut ReadCx<'_>) {
+        self.sent.push_str(fragment);
+        cx.arguments(fragment);
+    }
+
+    /// Announces and forwards what the bytes so far complete.
+    fn stream(&mut self, region: &str, cx: &mut ReadCx<'_>) {
+        loop {
+            match std::mem::replace(&mut self.live, Live::Stopped) {
+                Live::Stopped => return,
+                Live::Between(at) => {
+                    let rest = region.get(at..).unwrap_or("");
+                    let s = skip_space(rest);
+                    let at = at + rest.len() - s.len();
+                    self.live = Live::Between(at);
+                    match starts(s, INVOKE) {
+                        Some(true) => {}
+                        None => return,
+                        Some(false) => {
+                            self.live = Live::Stopped;
+                            return;
+                        }
+                    }
+                    // The namespace token holds a `>`: the tag's own comes after it.
+                    let attrs = &s[INVOKE.len()..];
+                    let Some(gt) = attrs.bytes().take(MAX_LEAD).position(|b| b == b'>') else {
+                        if attrs.len() > MAX_LEAD {
+                            self.live = Live::Stopped;
+                        }
+                        return;
+                    };
+                    let Some(name) = invoke_name(&attrs[..gt]) else {
+                        self.live = Live::Stopped;
+                        return;
+                    };
+                    cx.start_call(&name, None);
+                    self.calls += 1;
+                    self.sent.clear();
+                    self.keys.clear();
+                    self.live = Live::Invoke {
+                        name,
+                        at: at + INVOKE.len() + gt + 1,
+                    };
+                }
+                Live::Invoke { name, at } => {
+                    let rest = region.get(at..).unwrap_or("");
+                    let s = skip_space(rest);
+                    let at = at + rest.len() - s.len();
+                    if s.starts_with(INVOKE_END) {
+                        let close = if self.sent.is_empty() { "{}" } else { "}" };
+                        self.send(close, cx);
+                        self.closed.push(std::mem::take(&mut self.sent));
+                        self.live = Live::Between(at + INVOKE_END.len());
+                        continue;
+                    }
+                    match starts(s, NS) {
+                        Some(true) => {}
+                        None => {
+                            self.live = Live::Invoke { name, at };
+                            return;
+                        }
+                        Some(false) => return,
+                    }
+                    self.live = Live::Element {
+                        name,
+                        start: at,
+                        scan: at,
+                        depth: 0,
+                    };
+                }
+                Live::Element {
+                    name,
+                    start,
+                    mut scan,
+                    mut depth,
+                } => {
+                    // Follow the element's tags to the one closing it.
+                    let end = loop {
+                        let Some(m) = find_from(region, NS, scan) else {
+                            scan = region.len().saturating_sub(NS.len() - 1).max(scan);
+                            break None;
+                        };
+                        let tag = &region[m + NS.len()..];
+                        let Some(gt) = tag.bytes().take(MAX_NAME + 2).position(|b| b == b'>')
+                        else {
+                            if tag.len() > MAX_NAME + 1 {
+                                self.live = Live::Stopped;
+                                return;
+                            }
+                            scan = m;
+                            break None;
+                        };
+                        if tag.starts_with("</") {
+                            depth = depth.saturating_sub(1);
+                        } else if tag.starts_with('<') {
+                            depth += 1;
+                        } else {
+                            self.live = Live::Stopped;
+                            return;
+                        }
+                        scan = m + NS.len() + gt + 1;
+                        if depth == 0 {
+                            break Some(scan);
+                        }
+                        if depth > self.max_depth {
+                            self.live = Live::Stopped;
+                            return;
+                        }
+                    };
+                    let Some(end) = end else {
+                        self.live = Live::Element {
+                            name,
+                            start,
+                            scan,
+                            depth,
+                        };
+                        return;
+                    };
+                    let text = region.get(start..end).unwrap_or("");
+                    let schema = cx.ctx.spec(&name).map(|s| &s.parameters);
+                    let mut repairs = Vec::new();
+                    let parsed = Element::read(text, 0, self.max_depth)
+                        .ok()
+                        .filter(|(_, used)| *used == text.len())
+                        .map(|(e, _)| e);
+                    let Some(e) = parsed.filter(|e| !self.keys.contains(&e.name)) else {
+                        self.live = Live::Stopped;
+                        return;
+                    };
+                    let Ok(v) = e.value.into_json(property(schema, &e.name), &mut repairs) else {
+                        self.live = Live::Stopped;
+                        return;
+                    };
+                    let mut fragment = String::from(if self.sent.is_empty() { "{" } else { "," });
+                    fragment.push_str(&Value::String(e.name.clone()).to_string());
+                    fragment.push(':');
+                    fragment.push_str(&v.to_string());
+                    self.send(&fragment, cx);
+                    self.keys.push(e.name);
+                    self.live = Live::Invoke { name, at: end };
+                }
+            }
+        }
+    }
+
+    fn finish(&mut self, region: &str, body_end: usize, end: usize, closed: bool, cx: &mut ReadCx<'_>) -> Advance {
+        let body = region.get(OPEN.len()..body_end).unwrap_or("");
+        let span = cx.span(0, end);
+        let (mut drafts, mut errors) = read_invokes(body, cx, self.max_depth);
+        if !closed && (!errors.is_empty() || !cx.closes_at_end()) {
+            return Advance::Broken {
+                end,
+                why: format!("truncated tool call: {OPEN} is not closed before the end of output; not run"),
+            };
+        }
+        if drafts.is_empty() {
+            return Advance::Broken {
+                end,
+                why: errors
+                    .pop()
+                    .unwrap_or_else(|| "a tool-call block without invokes".to_owned()),
+            };
+        }
+        let mut o = Outcome::default();
+        for why in errors {
+            o.diagnostics.push(Diagnostic::error(
+                format!("{why}; that call is not run, its siblings are"),
+                span.clone(),
+            ));
+        }
+        for d in &mut drafts {
+            d.span = span.clone();
+            if !closed {
+                d.repairs.push(closing_marker_repair(CLOSE));
+            }
+            o.diagnostics
+                .extend(cx.ctx.unknown_name_warning(&d.name, span.clone()));
+        }
+        if self.calls > 0 {
+            super::tags::finish_sent(&self.closed, self.calls, &self.sent, &drafts, span, &mut o, cx);
+        }
+        o.drafts = drafts;
+        Advance::Done { end, outcome: o }
+    }
+}
+
+impl RegionReader for M3Reader {
+    fn advance(&mut self, region: &str, is_final: bool, cx: &mut ReadCx<'_>) -> Advance {
+        if !self.mine {
+            let rest = region.get(OPEN.len()..).unwrap_or("");
+            let s = skip_space(rest);
+            if rest.len() - s.len() > MAX_LEAD {
+                return Advance::NotMine;
+            }
+            match starts(s, INVOKE) {
+                Some(true) => {}
+                None if !is_final => return Advance::NeedMore,
+                _ => return Advance::NotMine,
+            }
+            self.mine = true;
+        }
+        match self.close.find(region, CLOSE) {
+            Some(i) => self.finish(region, i, i + CLOSE.len(), true, cx),
+            None if is_final => self.finish(region, region.len(), region.len(), false, cx),
+            None => {
+                if cx.streaming() {
+                    self.stream(region, cx);
+                }
+                Advance::NeedMore
+            }
+        }
+    }
+}
+
+/// `name="NAME"` (or single quotes) in an invoke's attributes.
+fn invoke_name(attrs: &str) -> Option<String> {
+    let rest = attrs.trim_start().strip_prefix("name")?.trim_start();
+    let rest = rest.strip_prefix('=')?.trim_start();
+    let quote = rest.chars().next().filter(|c| *c == '"' || *c == '\'')?;
+    let rest = &rest[1..];
+    let name = rest[..rest.find(quote)?].trim();
+    valid_name(name).then(|| name.to_owned())
+}
+
+/// The invokes of a block body, each read alone; the errors of the broken ones.
+fn read_invokes(body: &str, cx: &ReadCx<'_>, max_depth: usize) -> (Vec<Draft>, Vec<String>) {
+    let (mut drafts, mut errors) = (Vec::new(), Vec::new());
+    let mut p = body;
+    loop {
+        p = skip_space(p);
+        if p.is_empty() {
+            break;
+        }
+        if !p.starts_with(INVOKE) {
+            errors.push(format!("expected {INVOKE} in the tool-call block"));
+            break;
+        }
+        let Some(e) = find_from(p, INVOKE_END, 0) else {
+            errors.push(format!("{INVOKE} is not closed by {INVOKE_END}"));
+            break;
+        };
+        match read_invoke(&p[INVOKE.len()..e], cx, max_depth) {
+            Ok(d) => drafts.push(d),
+            Err(why) => errors.push(why),
+        }
+        p = &p[e + INVOKE_END.len()..];
+    }
+    (drafts, errors)
+}
+
+/// ` name="NAME">` then argument elements.
+fn read_invoke(s: &str, cx: &ReadCx<'_>, max_depth: usize) -> Result<Draft, String> {
+    let gt = s.find('>').ok_or("an invoke tag is not closed by >")?;
+    let name = invoke_name(&s[..gt]).ok_or("an invoke without a valid name=\"…\"")?;
+    let schema = cx.ctx.spec(&name).map(|s| &s.parameters);
+    let mut args = Map::new();
+    let mut repairs = Vec::new();
+    let mut p = &s[gt + 1..];
+    loop {
+        p = skip_space(p);
+        if p.is_empty() {
+            break;
+        }
+        let (e, used) = Element::read(p, 0, max_depth)
+            .map_err(|why| format!("in the call to {name:?}: {why}"))?;
+        let v = e.value.into_json(property(schema, &e.name), &mut repairs)?;
+        insert_repeated(&mut args, e.name, v);
+        p = &p[used..];
+    }
+    let mut d = Draft::new(name, Some(Value::Object(args)), FormatId::MINIMAX_M3);
+    d.repairs = repairs;
+    Ok(d)
+}
+
+/// A repeated key gathers its values in a list (the reference reader's rule).
+fn insert_repeated(map: &mut Map<String, Value>, key: String, v: Value) {
+    match map.get_mut(&key) {
+        Some(Value::Array(list)) => list.push(v),
+        Some(existing) => {
+            let first = existing.take();
+            *existing = Value::Array(vec![first, v]);
+        }
+        None => {
+            map.insert(key, v);
+        }
+    }
+}
+
+/// One argument element: its name and text or children.
+struct Element {
+    name: String,
+    value: Content,
+}
+
+enum Content {
+    Text(String),
+    Children(Vec<Element>),
+}
+
+impl Element {
+    /// `NS<name>` … `NS</name>` at the start of `s`: the element and the bytes it took.
+    fn read(s: &str, depth: usize, max_depth: usize) -> Result<(Element, usize), String> {
+        if depth >= max_depth {
+            return Err("arguments nest too deep".to_owned());
+        }
+        let after = s
+            .strip_prefix(NS)
+            .and_then(|t| t.strip_prefix('<'))
+            .ok_or("expected an argument element")?;
+        let gt = after
+            .bytes()
+            .take(MAX_NAME + 1)
+            .position(|b| b == b'>')
+            .ok_or("an argument tag is not closed by >")?;
+        let name = after[..gt].trim();
+        if !valid_name(name) || name.starts_with('/') {
+            return Err(format!("bad argument name {name:?}"));
+        }
+        let close = format!("{NS}</{name}>");
+        let mut pos = NS.len() + 1 + gt + 1;
+        let mut text = String::new();
+        let mut children = Vec::new();
+        loop {
+            let rest = &s[pos..];
+            let m = find_from(rest, NS, 0).ok_or_else(|| format!("argument {name:?} is not closed"))?;
+            text.push_str(&rest[..m]);
+            pos += m;
+            let rest = &s[pos..];
+            if rest.starts_with(close.as_str()) {
+                pos += close.len();
+                break;
+            }
+            if rest[NS.len()..].starts_with("</") {
+                return Err(format!("argument {name:?} is closed by another tag"));
+            }
+            let (child, used) = Element::read(rest, depth + 1, max_depth)?;
+            children.push(child);
+            pos += used;
+        }
+        let value = if children.is_empty() {
+            Content::Text(text)
+        } else if text.trim().is_empty() {
+            Content::Children(children)
+        } else {
+            return Err(format!("argument {name:?} mixes text and elements"));
+        };
+        Ok((
+            Element {
+                name: name.to_owned(),
+                value,
+            },
+            pos,
+        ))
+    }
+}
+
+impl Content {
+    /// The JSON value, typed by `schema` (the schema node this value sits under).
+    fn into_json(self, schema: Option<&Value>, repairs: &mut Vec<Repair>) -> Result<Value, String> {
+        let schema = container(schema).or(schema);
+        match self {
+            Content::Text(t) => Ok(leaf(&decode_entities(layout_trim(&t)), schema, repairs)),
+            Content::Children(children) => {
+                if types(schema).contains(&"array") {
+                    let items = schema.and_then(|s| s.get("items"));
+                    return children
+                        .into_iter()
+                        .map(|c| c.value.into_json(items, repairs))
+                        .collect::<Result<Vec<_>, _>>()
+                        .map(Value::Array);
+                }
+                let mut map = Map::new();
+                for c in children {
+                    let v = c.value.into_json(property(schema, &c.name), repairs)?;
+                    insert_repeated(&mut map, c.name, v);
+                }
+                Ok(Value::Object(map))
+            }
+        }
+    }
+}
+
+/// The property `key` of an object schema.
+fn property<'a>(schema: Option<&'a Value>, key: &str) -> Option<&'a Value> {
+    container(schema).or(schema)?.get("properties")?.get(key)
+}
+
+/// The one object/array branch of a schema (`anyOf: [{…object…}, {"type": "null"}]`).
+fn container(schema: Option<&Value>) -> Option<&Value> {
+    let s = schema?;
+    if s.get("type").is_some() {
+        return types(Some(s))
+            .iter()
+            .any(|t| matches!(*t, "object" | "array"))
+            .then_some(s);
+    }
+    let branches = s.get("anyOf").or_else(|| s.get("oneOf"))?.as_array()?;
+    let mut found = branches.iter().filter(|b| container(Some(b)).is_some());
+    let one = found.next()?;
+    found.next().is_none().then_some(one)
+}
+
+/// The types a schema node allows (its `type`, or its alternatives' types).
+fn types(schema: Option<&Value>) -> Vec<&str> {
+    let Some(s) = schema else { return Vec::new() };
+    match s.get("type") {
+        Some(Value::String(t)) => vec![t.as_str()],
+        Some(Value::Array(ts)) => ts.iter().filter_map(Value::as_str).collect(),
+        _ => ["anyOf", "oneOf"]
+            .iter()
+            .filter_map(|k| s.get(*k)?.as_array())
+            .flatten()
+            .filter_map(|b| b.get("type")?.as_str())
+            .collect(),
+    }
+}
+
+/// A text leaf: typed by its schema node; without one, inferred as the reference reader
+/// does (JSON and Python literals, numbers), else text.
+fn leaf(text: &str, schema: Option<&Value>, repairs: &mut Vec<Repair>) -> Value {
+    let allowed = types(schema);
+    if schema.is_none() || allowed.is_empty() {
+        return infer(text);
+    }
+    if allowed.contains(&"string") {
+        return Value::String(text.to_owned());
+    }
+    let trimmed = text.trim();
+    if trimmed.is_empty() {
+        if allowed.contains(&"array") {
+            return Value::Array(Vec::new());
+        }
+        if allowed.contains(&"object") {
+            return Value::Object(Map::new());
+        }
+    }
+    let fits = |v: &Value| {
+        allowed.iter().any(|t| match *t {
+            "integer" => v.is_i64() || v.is_u64(),
+            "number" => v.is_number(),
+            "boolean" => v.is_boolean(),
+            "null" => v.is_null(),
+            "object" => v.is_object(),
+            "array" => v.is_array(),
+            _ => false,
+        })
+    };
+    match crate::repair::parse_lenient(trimmed) {
+        Ok((v, fixed)) if fits(&v) => {
+            if !fixed.is_empty() {
+                repairs.push(Repair::new("text_value", format!("{trimmed:?} read as {v}")));
+            }
+            v
+        }
+        _ => {
+            repairs.push(Repair::new(
+                "text_value",
+                format!("expected {}, got {trimmed:?}; kept as text", allowed.join(" or ")),
+            ));
+            Value::String(text.to_owned())
+        }
+    }
+}
+
+fn infer(text: &str) -> Value {
+    match text {
+        "true" | "True" => return Value::Bool(true),
+        "false" | "False" => return Value::Bool(false),
+        "null" | "None" => return Value::Null,
+        _ => {}
+    }
+    if let Ok(n) = text.parse::<i64>() {
+        return Value::Number(n.into());
+    }
+    if let Some(n) = text.parse::<f64>().ok().and_then(Number::from_f64) {
+        return Value::Number(n);
+    }
+    Value::String(text.to_owned())
+}
+
+/// The five XML entities, `&amp;` last so that `&amp;lt;` stays `&lt;`.
+fn decode_entities(s: &str) -> String {
+    if !s.contains('&') {
+        return s.to_owned();
+    }
+    s.replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&quot;", "\"")
+        .replace("&apos;", "'")
+        .replace("&amp;", "&")
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use crate::{ParseOptions, detect_template, model_family, parse};
+    use serde_json::json;
+
+    #[test]
+    fn detect_and_model_names_pick_minimax_m3() {
+        let t = "{%- set ns = ']<]minimax[>[' %}{{ ns + '<tool_call>' }}{% for tc in m.tool_calls %}{{ ns + '<invoke name=\"' + tc.name + '\">' }}{% for k, v in tc.arguments.items() %}{{ ns + '<' + k + '>' + v + ns + '</' + k + '>' }}{% endfor %}{{ ns + '</invoke>' }}{% endfor %}{{ ns + '</tool_call>' }}{{ '<mm:think>' + m.reasoning + '</mm:think>' }}";
+        let info = detect_template(t).unwrap();
+        assert_eq!(info.family.as_deref(), Some("minimax_m3"));
+        assert_eq!(info.reasoning[0].open, "<mm:think>");
+        assert_eq!(model_family("MiniMaxAI/MiniMax-M3").unwrap().family, "minimax_m3");
+        assert_eq!(model_family("MiniMaxAI/MiniMax-M2.5").unwrap().family, "minimax_m2");
+    }
+
+    // Without a schema, leaves are inferred (the reference reader's rule); nested
+    // elements are objects, a repeated key a list.
+    #[test]
+    fn without_a_schema_leaves_are_inferred() {
+        let text = "]<]minimax[>[<tool_call>]<]minimax[>[<invoke name=\"run\">]<]minimax[>[<n>3]<]minimax[>[</n>]<]minimax[>[<ok>True]<]minimax[>[</ok>]<]minimax[>[<o>]<]minimax[>[<a>x &amp; y]<]minimax[>[</a>]<]minimax[>[<a>z]<]minimax[>[</a>]<]minimax[>[</o>]<]minimax[>[</invoke>]<]minimax[>[</tool_call>";
+        let p = parse(text, &ParseOptions::default());
+        assert_eq!(p.calls.len(), 1, "{:?}", p.diagnostics);
+        assert_eq!(
+            p.calls[0].arguments,
+            json!({"n": 3, "ok": true, "o": {"a": ["x & y", "z"]}})
+        );
+    }
+
+    #[test]
+    fn nesting_is_bounded() {
+        let deep = format!(
+            "]<]minimax[>[<tool_call>]<]minimax[>[<invoke name=\"run\">{}x{}]<]minimax[>[</invoke>]<]minimax[>[</tool_call>",
+            "]<]minimax[>[<a>".repeat(500),
+            "]<]minimax[>[</a>".repeat(500)
+        );
+        let p = parse(&deep, &ParseOptions::default());
+        assert!(p.calls.is_empty());
+        assert!(!p.diagnostics.is_empty());
+    }
+}
