@@ -46,6 +46,19 @@ pub struct ServeArgs {
     /// Environment variable holding client API keys, comma-separated.
     #[arg(long)]
     api_keys_env: Option<String>,
+    /// Seconds a client may take to send a request's head (0: none) [default: 10].
+    #[arg(long)]
+    header_read_timeout_secs: Option<u64>,
+    /// Seconds a client may take to send a request's whole body, else 408 (0: none)
+    /// [default: 60].
+    #[arg(long)]
+    body_read_timeout_secs: Option<u64>,
+    /// Seconds an idle client connection is kept open (0: none) [default: 75].
+    #[arg(long)]
+    keep_alive_timeout_secs: Option<u64>,
+    /// Most client connections open at once; more wait to be accepted [default: 512].
+    #[arg(long)]
+    max_connections: Option<usize>,
     /// Tools the gateway runs itself (`--pack`, `--tools`, ...): offered to the model next to
     /// the client's tools, their calls run here and answered to the model, up to
     /// `--max-rounds`; calls to the client's tools still go to the client.
@@ -115,6 +128,18 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     }
     if args.api_keys_env.is_some() {
         config.api_keys_env = args.api_keys_env;
+    }
+    if let Some(s) = args.header_read_timeout_secs {
+        config.header_read_timeout_secs = s;
+    }
+    if let Some(s) = args.body_read_timeout_secs {
+        config.body_read_timeout_secs = s;
+    }
+    if let Some(s) = args.keep_alive_timeout_secs {
+        config.keep_alive_timeout_secs = s;
+    }
+    if let Some(n) = args.max_connections {
+        config.max_connections = n;
     }
     let listen = config.listen.clone();
     let mut servers = config.mcp.clone();

@@ -47,6 +47,7 @@ registry! {
     llama4_pythonic::Llama4Pythonic,
     olmo3::OLMO3,
     kimi_k2::KimiK2,
+    kimi_k3::KimiK3,
     deepseek_v3::DeepseekV3,
     deepseek_v3_1::DeepseekV31,
     deepseek_dsml::DeepseekDsml,
