@@ -1469,7 +1469,10 @@ mod tests {
         let messages = [
             (Level::Error, "f(...) left as text: nesting deeper than 128"),
             (Level::Error, "g(...) left as text: nesting deeper than 128"),
-            (Level::Warning, "f(...) left as text: nesting deeper than 128"),
+            (
+                Level::Warning,
+                "f(...) left as text: nesting deeper than 128",
+            ),
             (Level::Error, "call \"a\" dropped at 1"),
             (Level::Error, "call \"b\" dropped at 22"),
         ];
@@ -1477,7 +1480,9 @@ mod tests {
         let mut memo = DiagCap::default();
         let mut plain = DiagCap::default();
         for _ in 0..400 {
-            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             // Runs of one message, then another.
             let (level, message) = messages[(seed >> 60) as usize % messages.len()];
             for _ in 0..(seed >> 56) % 4 {
