@@ -44,7 +44,7 @@ enum Command {
     /// Run a turn of the agent loop: model -> calls -> results -> model.
     Run(Box<run_cmd::RunArgs>),
     /// Serve an OpenAI-compatible gateway that gives any model server checked tool calls.
-    Serve(serve_cmd::ServeArgs),
+    Serve(Box<serve_cmd::ServeArgs>),
     /// List tools or render them for a provider.
     Tools(tools_cmd::ToolsArgs),
     /// Inspect the session archive.
@@ -74,7 +74,7 @@ fn main() -> ExitCode {
             Command::Constrain(args) => constrain_cmd::run(args).await,
             Command::Detect(args) => detect_cmd::run(args).await,
             Command::Run(args) => run_cmd::run(*args).await,
-            Command::Serve(args) => serve_cmd::run(args).await,
+            Command::Serve(args) => serve_cmd::run(*args).await,
             Command::Tools(args) => tools_cmd::run(args).await,
             Command::Sessions(args) => sessions_cmd::run(args).await,
             Command::World(args) => world_cmd::run(args).await,

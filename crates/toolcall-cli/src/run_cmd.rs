@@ -15,23 +15,15 @@ use toolcall_packs::toolset::ToolsetSpec;
 use toolcall_packs::{PackConfig, PackState, RoundOutput};
 use toolcall_run::client::images::find_images;
 use toolcall_run::{
-    Agent, AgentConfig, AgentEvent, Archive, ChatCompletionsClient, Executor, Mode, ModelClient,
-    ReplayClient, ResponsesClient, SessionFile, TurnReport,
+    Agent, AgentConfig, AgentEvent, Api, ApiClient, Executor, Mode, ModelClient, ReplayClient,
+    SessionFile, TurnReport,
 };
 
 use crate::approve::approver;
 use crate::display::shorten;
 use crate::run_printer::{Printer, Style};
-use crate::sessions_cmd::archive_path;
+use crate::sessions_cmd::{archive_location, open_archive};
 use crate::toolset::{McpServerArgs, ToolsetArgs, load_runnable_with_mcp};
-
-#[derive(Clone, Copy, clap::ValueEnum)]
-enum Api {
-    /// `/v1/chat/completions` (OpenAI, Ollama, vLLM, llama.cpp server, LM Studio).
-    Chat,
-    /// `/v1/responses`.
-    Responses,
-}
 
 #[derive(clap::Args)]
 pub struct RunArgs {
@@ -50,10 +42,14 @@ pub struct RunArgs {
     /// Model name sent to the server.
     #[arg(long = "model-name", value_name = "NAME")]
     model_name: Option<String>,
-    /// Which API the server speaks.
-    #[arg(long, value_enum, default_value = "chat")]
+    /// Which API the server speaks: chat (`/v1/chat/completions`: OpenAI, Ollama, vLLM,
+    /// llama.cpp server, LM Studio), responses (`/v1/responses`), anthropic
+    /// (`/v1/messages`), gemini (`/v1beta/models/NAME:generateContent`; give the base URL
+    /// with `/v1beta`).
+    #[arg(long, default_value = "chat", value_parser = parse_api)]
     api: Api,
-    /// Environment variable holding the API key (sent as a bearer token).
+    /// Environment variable holding the API key (sent as the API sends keys: a bearer
+    /// token, `x-api-key`, `x-goog-api-key`).
     #[arg(long = "api-key-env", value_name = "VAR")]
     api_key_env: Option<String>,
     /// Stream the reply (SSE).
@@ -72,9 +68,10 @@ pub struct RunArgs {
     /// Tool rounds per turn.
     #[arg(long = "max-rounds", value_name = "N", default_value_t = toolcall_run::agent::DEFAULT_MAX_ROUNDS)]
     max_rounds: usize,
-    /// Session archive [default: $TOOLCALL_ARCHIVE or ./toolcall-sessions.sqlite].
-    #[arg(long, value_name = "PATH")]
-    archive: Option<PathBuf>,
+    /// Session archive: a file or a `postgres://` URL [default: $TOOLCALL_ARCHIVE or
+    /// ./toolcall-sessions.sqlite].
+    #[arg(long, value_name = "LOCATION")]
+    archive: Option<String>,
     /// Continue an archived session (its conversation and pack states).
     #[arg(long, value_name = "SESSION_ID")]
     resume: Option<String>,
@@ -136,22 +133,11 @@ async fn run_loaded(
         (Some(s), _) => Arc::new(ReplayClient::new(s)),
         (None, Some(url)) => {
             let name = args.model_name.clone().unwrap_or_default();
-            match args.api {
-                Api::Chat => {
-                    let mut c = ChatCompletionsClient::new(url, name)?.streaming(args.stream);
-                    if let Some(var) = &args.api_key_env {
-                        c = c.with_api_key_env(var)?;
-                    }
-                    Arc::new(c)
-                }
-                Api::Responses => {
-                    let mut c = ResponsesClient::new(url, name)?.streaming(args.stream);
-                    if let Some(var) = &args.api_key_env {
-                        c = c.with_api_key_env(var)?;
-                    }
-                    Arc::new(c)
-                }
+            let mut c = ApiClient::new(args.api, url, name)?.streaming(args.stream);
+            if let Some(var) = &args.api_key_env {
+                c = c.with_api_key_env(var)?;
             }
+            Arc::new(c)
         }
         (None, None) => bail!("give --model URL --model-name NAME, or --replay FILE"),
     };
@@ -168,20 +154,24 @@ async fn run_loaded(
         .unwrap_or_default();
 
     let executor = Arc::new(Executor::new(registry.clone()).with_approver(approver(args.yes)));
+    // Without --format, the model's name picks its family, by the same table as
+    // `toolcall serve` and `toolcall parse` (unknown names: every format is tried).
+    let text_format = args.format.clone().or_else(|| {
+        args.model_name
+            .as_deref()
+            .and_then(toolcall_run::agent::text_format_for_model)
+    });
     let config = AgentConfig {
         mode,
         max_rounds: args.max_rounds,
-        text_format: args.format.clone(),
+        text_format,
         await_jobs_before_request: session.is_some(),
         ..AgentConfig::default()
     };
     let mut agent = Agent::new(client, executor.clone(), config);
 
-    let archive_file = archive_path(args.archive.clone());
-    let archive = Arc::new(
-        Archive::open(&archive_file)
-            .with_context(|| format!("opening the archive {}", archive_file.display()))?,
-    );
+    let archive_at = archive_location(args.archive.clone(), None);
+    let archive = Arc::new(open_archive(&archive_at)?);
     match &args.resume {
         Some(id) => {
             agent.archive_resume(archive.clone(), id)?;
@@ -211,7 +201,7 @@ async fn run_loaded(
         Style::JsonLines
     } else {
         Style::Human {
-            archive: archive_file.clone(),
+            archive: toolcall_run::archive::redact_url(&archive_at),
             hooks: round_outputs,
         }
     };
@@ -242,6 +232,11 @@ async fn run_loaded(
         println!("({pending} job(s) still running; their results arrive in the next turn)");
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `--api`: a dialect registered in `toolcall-wire`.
+fn parse_api(name: &str) -> Result<Api, String> {
+    name.parse::<Api>().map_err(|e| e.to_string())
 }
 
 /// Tool-call events (`tool_call.started/completed/failed`, secrets redacted) go to stderr

@@ -8,6 +8,8 @@
 //! handful of short literals: cheaper here than an Aho-Corasick automaton's setup and
 //! per-call overhead, since the bulk skip between stops is what dominates prose).
 
+use std::sync::{Arc, Mutex};
+
 use crate::FormatId;
 use crate::family::{ReasoningMarker, THINK};
 
@@ -50,6 +52,12 @@ pub(crate) struct LineOpener {
 pub(crate) struct Openers {
     list: Vec<Opener>,
     by_first: Vec<Vec<usize>>,
+    /// For each first byte with openers, the second bytes they can continue with (a 256-bit
+    /// set, every bit for a one-byte opener): a stop byte followed by anything else is
+    /// declined without comparing it to each opener (a flood of `<` or `[`). Sparse: the
+    /// set of first byte `b` is `second[second_slot[b] - 1]` (0: no opener starts with `b`).
+    second: Vec<[u64; 4]>,
+    second_slot: [u8; 256],
     pub stops: StopSet,
     /// Line-start openers (few: looked at only at line starts).
     pub line: Vec<LineOpener>,
@@ -58,6 +66,27 @@ pub(crate) struct Openers {
 }
 
 impl Openers {
+    /// The table for `order`, built once per distinct order and shared: every parse and
+    /// stream starts by asking for it, and building it cost more than parsing a small
+    /// reply. A few dozen orders are kept (auto mode, each explicit format in use).
+    pub(crate) fn cached(order: &[FormatId]) -> Arc<Openers> {
+        const KEEP: usize = 32;
+        static CACHE: Mutex<Vec<(Vec<FormatId>, Arc<Openers>)>> = Mutex::new(Vec::new());
+        if let Ok(cache) = CACHE.lock()
+            && let Some((_, o)) = cache.iter().find(|(k, _)| k.as_slice() == order)
+        {
+            return Arc::clone(o);
+        }
+        let built = Arc::new(Openers::build(order));
+        if let Ok(mut cache) = CACHE.lock() {
+            if cache.len() >= KEEP {
+                cache.remove(0);
+            }
+            cache.push((order.to_vec(), Arc::clone(&built)));
+        }
+        built
+    }
+
     /// The table for the enabled families, in priority order.
     pub(crate) fn build(order: &[FormatId]) -> Self {
         let mut list: Vec<Opener> = Vec::new();
@@ -124,6 +153,28 @@ impl Openers {
                 by_first[usize::from(b)].push(i);
             }
         }
+        let mut second: Vec<[u64; 4]> = Vec::new();
+        let mut second_slot = [0u8; 256];
+        for o in &list {
+            let t = o.text.as_bytes();
+            let Some(&b) = t.first() else { continue };
+            let slot = &mut second_slot[usize::from(b)];
+            if *slot == 0 {
+                // Past 255 first bytes the rest go unfiltered (slot 0: compared as before).
+                let Ok(n) = u8::try_from(second.len() + 1) else {
+                    continue;
+                };
+                second.push([0; 4]);
+                *slot = n;
+            }
+            let Some(set) = second.get_mut(usize::from(*slot) - 1) else {
+                continue;
+            };
+            match t.get(1) {
+                Some(&c) => set[usize::from(c >> 6)] |= 1 << (c & 63),
+                None => *set = [u64::MAX; 4],
+            }
+        }
         let firsts: Vec<u8> = list.iter().filter_map(|o| o.text.bytes().next()).collect();
         let mut line_first = [false; 256];
         for b in line.iter().filter_map(|o| o.text.bytes().next()) {
@@ -133,6 +184,8 @@ impl Openers {
         Openers {
             list,
             by_first,
+            second,
+            second_slot,
             stops: StopSet::new(&firsts),
             line,
             line_first,
@@ -155,6 +208,14 @@ impl Openers {
             return Found::No;
         };
         let rest = bytes.get(pos..).unwrap_or(&[]);
+        if let Some(&c) = rest.get(1)
+            && let Some(set) = usize::from(self.second_slot[usize::from(b)])
+                .checked_sub(1)
+                .and_then(|i| self.second.get(i))
+            && set[usize::from(c >> 6)] & (1 << (c & 63)) == 0
+        {
+            return Found::No;
+        }
         let mut best: Option<usize> = None;
         let mut partial = false;
         for &i in self

@@ -28,7 +28,8 @@ enum Comment {
 
 #[derive(Debug, Clone)]
 pub(crate) struct Scanner {
-    stack: Vec<u8>,
+    /// The brackets open: the byte closing each, and its region offset (increasing).
+    stack: Vec<(u8, usize)>,
     quote: u8,
     escape: bool,
     comment: Comment,
@@ -116,6 +117,7 @@ impl Scanner {
                 }
                 Comment::None => {}
             }
+            let slash_before = self.slash;
             if self.slash {
                 self.slash = false;
                 match b {
@@ -136,36 +138,30 @@ impl Scanner {
                     self.quote = b'\''
                 }
                 b'/' => self.slash = true,
-                b'{' | b'[' => {
-                    self.push(if b == b'{' { b'}' } else { b']' });
-                    if self.stack.len() > self.max_depth {
+                // A failing byte leaves the state as it was before it (only `pos` has
+                // moved past it): see `FailedScan`.
+                b'{' | b'[' | b'(' if b != b'(' || self.parens => {
+                    if self.stack.len() >= self.max_depth {
+                        self.slash = slash_before;
                         return Scan::Fail(format!("nesting deeper than {}", self.max_depth));
                     }
-                }
-                b'(' if self.parens => {
-                    self.push(b')');
-                    if self.stack.len() > self.max_depth {
-                        return Scan::Fail(format!("nesting deeper than {}", self.max_depth));
-                    }
+                    self.push(closer_of(b));
                 }
                 b'}' | b']' | b')' => {
                     if b == b')' && !self.parens {
                         // A parenthesis is ordinary text inside JSON.
-                    } else {
-                        match self.stack.pop() {
-                            Some(want) if want == b => {
-                                if self.stack.is_empty() {
-                                    return Scan::Done(self.pos);
-                                }
-                            }
-                            _ => {
-                                return Scan::Fail(format!(
-                                    "unexpected '{}' at offset {}",
-                                    b as char,
-                                    self.pos - 1
-                                ));
-                            }
+                    } else if self.stack.last().is_some_and(|&(closer, _)| closer == b) {
+                        self.stack.pop();
+                        if self.stack.is_empty() {
+                            return Scan::Done(self.pos);
                         }
+                    } else {
+                        self.slash = slash_before;
+                        return Scan::Fail(format!(
+                            "unexpected '{}' at offset {}",
+                            b as char,
+                            self.pos - 1
+                        ));
                     }
                 }
                 _ => {}
@@ -177,8 +173,40 @@ impl Scanner {
         Scan::NeedMore
     }
 
+    /// Opens a bracket closed by `closer`, at the byte just consumed.
     fn push(&mut self, closer: u8) {
-        self.stack.push(closer);
+        self.stack.push((closer, self.pos.saturating_sub(1)));
+    }
+
+    /// After [`Scan::Fail`]: what a region opened at one of the brackets still open can
+    /// resume from (see [`FailedScan`]); `start` is this region's absolute offset.
+    pub(crate) fn into_failed(self, start: usize) -> FailedScan {
+        FailedScan {
+            start,
+            scanner: self,
+        }
+    }
+
+    /// A scanner for the region at absolute offset `start`, whose first byte is `open`:
+    /// resumed from `failed` (taken) when that bracket is one `failed` left open (the same
+    /// bytes would be scanned again to the same state), else new.
+    pub(crate) fn resume_or_new(
+        failed: &mut Option<FailedScan>,
+        start: usize,
+        open: u8,
+        max_depth: usize,
+        parens: bool,
+    ) -> Scanner {
+        match failed
+            .as_ref()
+            .and_then(|f| f.resumable_at(start, open, max_depth, parens))
+        {
+            Some(k) => match failed.take() {
+                Some(f) => f.resume(k, start),
+                None => Scanner::new(max_depth, parens),
+            },
+            None => Scanner::new(max_depth, parens),
+        }
     }
 
     /// Bytes of the region consumed so far (after `Fail`, up to and including the bad byte).
@@ -197,12 +225,74 @@ impl Scanner {
     }
 }
 
+fn closer_of(open: u8) -> u8 {
+    match open {
+        b'{' => b'}',
+        b'[' => b']',
+        _ => b')',
+    }
+}
+
+/// A scan that failed (nesting too deep, or a closer that does not match), kept by the
+/// engine for the next region: a flood such as `f(f(f(…` or `[[[…` opens a region at every
+/// bracket, and each would otherwise rescan up to `max_depth` brackets past its own start
+/// before failing in turn.
+///
+/// From a bracket it opened on, a failed scan saw the same bytes as a scan starting there,
+/// in the same state (outside strings and comments, the bracket just opened), with only the
+/// brackets below it extra on its stack: neither scan could close or fail before the failing
+/// byte (the new scan's stack is a top part of the old one's). So a region starting at a
+/// bracket still open at the failure resumes at the failing byte with that top part of the
+/// stack, and each byte is scanned a bounded number of times in total.
+#[derive(Debug, Clone)]
+pub(crate) struct FailedScan {
+    /// Absolute offset of the failed region's first byte.
+    start: usize,
+    /// Its state before the failing byte (`pos` is just past that byte).
+    scanner: Scanner,
+}
+
+impl FailedScan {
+    /// The stack index of the bracket at absolute offset `start` when a region starting
+    /// there may resume from this scan.
+    fn resumable_at(
+        &self,
+        start: usize,
+        open: u8,
+        max_depth: usize,
+        parens: bool,
+    ) -> Option<usize> {
+        let old = &self.scanner;
+        if old.max_depth != max_depth || old.parens != parens {
+            return None;
+        }
+        let rel = start.checked_sub(self.start)?;
+        let k = old.stack.binary_search_by_key(&rel, |&(_, at)| at).ok()?;
+        // `pos` is past the failing byte, which lies after every open bracket.
+        (old.stack.get(k).map(|&(closer, _)| closer) == Some(closer_of(open)) && old.pos > rel)
+            .then_some(k)
+    }
+
+    /// The scanner of the region at `start`, the bracket at stack index `k`: the brackets
+    /// below it dropped, at the failing byte (to read it again).
+    fn resume(self, k: usize, start: usize) -> Scanner {
+        let rel = start - self.start;
+        let mut sc = self.scanner;
+        sc.stack.drain(..k);
+        for (_, at) in &mut sc.stack {
+            *at -= rel;
+        }
+        sc.pos = sc.pos - 1 - rel;
+        sc
+    }
+}
+
 /// Offsets of the top-level `sep` bytes in `s` (outside strings, comments and brackets).
 pub(crate) fn split_top_level(s: &str, sep: u8, max_depth: usize) -> Result<Vec<&str>, String> {
     let bytes = s.as_bytes();
     // Wrap in a virtual bracket so the scanner's depth is 1 at top level.
     let mut scanner = Scanner::new(max_depth.saturating_add(1), true);
-    scanner.stack.push(0);
+    scanner.stack.push((0, 0));
     let mut parts = Vec::new();
     let mut from = 0;
     let mut i = 0;
@@ -376,6 +466,73 @@ mod tests {
         let deep = "[".repeat(200);
         assert!(matches!(scan_all(&deep), Scan::Fail(_)));
         assert!(matches!(scan_all("{]"), Scan::Fail(_)));
+    }
+
+    /// Scans `bytes[from..]` afresh: the verdict and the bytes consumed.
+    fn fresh(bytes: &[u8], from: usize, depth: usize, parens: bool) -> (Scan, usize) {
+        let mut sc = Scanner::new(depth, parens);
+        let r = sc.advance(&bytes[from..]);
+        (r, sc.consumed())
+    }
+
+    // A region opened at a bracket a failed scan left open resumes from it and reaches the
+    // same verdict, at the same byte, as a scan from scratch; chained (each resumed scan
+    // failing in turn) as a flood of openers is read.
+    #[test]
+    fn resumed_scans_agree_with_fresh_ones() {
+        let texts = [
+            "[[[[[[[[[[[[",
+            "f(f(f(f(f(f(f(f(f(f(",
+            "f(g(\"(\", [1, {\"a\": (2)}], h(h(h(h(h(h(h(h(",
+            "[{[{[{[{[{]",
+            "(((/* ( */((('(' ((((",
+            "{\"a\": [1, 2, [3, [4, [5, [6, [7, [8]]]]]]]}",
+            "((/((((((((((((",
+            "[1, [2, [3, [4, [5, (6, [7, [8, [9, [10, [11, [12",
+            "([{)]}",
+        ];
+        for text in texts {
+            let bytes = text.as_bytes();
+            for parens in [false, true] {
+                for depth in 1..8 {
+                    // Every region start a flood would open: each bracket, left to right,
+                    // resumed from the last failure when it lies in it.
+                    let mut failed: Option<FailedScan> = None;
+                    for (at, &b) in bytes.iter().enumerate() {
+                        if !(matches!(b, b'[' | b'{') || (b == b'(' && parens)) {
+                            continue;
+                        }
+                        let mut sc = Scanner::resume_or_new(&mut failed, at, b, depth, parens);
+                        let r = sc.advance(&bytes[at..]);
+                        assert_eq!(
+                            (r.clone(), sc.consumed()),
+                            fresh(bytes, at, depth, parens),
+                            "{text:?} from {at}, depth {depth}, parens {parens}"
+                        );
+                        if matches!(r, Scan::Fail(_)) {
+                            failed = Some(sc.into_failed(at));
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn resume_needs_a_bracket_left_open_there() {
+        let text = b"[[[[1], [[[[";
+        let mut sc = Scanner::new(3, false);
+        assert!(matches!(sc.advance(text), Scan::Fail(_)));
+        let failed = sc.into_failed(10);
+        // It failed at the fourth `[` (offset 13): 11 and 12 are brackets it left open, 14
+        // and 17 lie past the failure.
+        assert_eq!(failed.resumable_at(11, b'[', 3, false), Some(1));
+        assert_eq!(failed.resumable_at(14, b'[', 3, false), None);
+        assert_eq!(failed.resumable_at(17, b'[', 3, false), None);
+        // Another bracket kind, depth or parenthesis mode: a fresh scan.
+        assert_eq!(failed.resumable_at(11, b'{', 3, false), None);
+        assert_eq!(failed.resumable_at(11, b'[', 4, false), None);
+        assert_eq!(failed.resumable_at(11, b'[', 3, true), None);
     }
 
     #[test]

@@ -419,6 +419,8 @@ const PARAM_STREAMING: &[(&str, &[&str])] = &[
     ("minimax_m2", &["</minimax:tool_call>"]),
     ("hunyuan", &["</tool_calls>", "</tool_calls:"]),
     ("minimax_m3", &["]<]minimax[>[</tool_call>"]),
+    ("kimi_k3", &["<|close|>tools<|sep|>"]),
+    ("minicpm5", &["</function>"]),
     ("step3", &["<｜tool_calls_end｜>"]),
     (
         "deepseek_dsml",
@@ -685,6 +687,11 @@ const TEXT_VALUE_CALLS: &[(&str, &str, &str)] = &[
         "<｜DSML｜function_calls>\n<｜DSML｜invoke name=\"get_weather\">\n<｜DSML｜parameter name=\"city\" string=\"true\">",
         "</｜DSML｜parameter>\n<｜DSML｜parameter name=\"days\" string=\"false\">3</｜DSML｜parameter>\n</｜DSML｜invoke>\n</｜DSML｜function_calls>",
     ),
+    (
+        "kimi_k3",
+        "<|open|>tools<|sep|><|open|>call tool=\"get_weather\" index=\"1\"<|sep|><|open|>argument key=\"city\" type=\"string\"<|sep|>",
+        "<|close|>argument<|sep|><|open|>argument key=\"days\" type=\"integer\"<|sep|>3<|close|>argument<|sep|><|close|>call<|sep|><|close|>tools<|sep|>",
+    ),
 ];
 
 /// Every fragment sent while `chunks` are pushed, concatenated, then the same after
@@ -738,8 +745,9 @@ fn text_values_stream_as_their_bytes_arrive() {
                 "{family}: tag held"
             );
             // Whole, at several chunkings: the fragments are the final arguments.
-            // DSML's `string="false"` reads `3` as JSON; elsewhere the schema decides.
-            let days = if tools || family == "deepseek_dsml" {
+            // DSML's `string="false"` and Kimi K3's `type="integer"` read `3` as JSON;
+            // elsewhere the schema decides.
+            let days = if tools || ["deepseek_dsml", "kimi_k3"].contains(&family) {
                 serde_json::json!(3)
             } else {
                 serde_json::json!("3")

@@ -1131,10 +1131,25 @@ fn breaker_key(call: &ToolCall) -> String {
     format!("{}\u{0}{}", call.name, call.arguments)
 }
 
+/// The text format a model writes, from its name, by the one model-name table that the
+/// gateway, `toolcall parse` and Python use ([`FormatSelection::for_model`]): its family
+/// alone, or a priority list (`a,b`) with the families its models also write; `None` when
+/// the name is unknown (every format is tried then).
+pub fn text_format_for_model(model: &str) -> Option<String> {
+    match FormatSelection::for_model(model) {
+        FormatSelection::Auto => None,
+        FormatSelection::Only(one) => Some(one),
+        FormatSelection::Priority(names) => Some(names.join(",")),
+    }
+}
+
 /// The system prompt for text mode: the parser's instructions (O-2) for `format` when it
 /// names one text format, else for the Hermes `<tool_call>` format, which auto-detection reads.
 pub fn text_instructions(registry: &Registry, format: Option<&str>) -> String {
+    // A priority list (`a,b`) teaches its first format.
     let chosen = format
+        .and_then(|f| f.split(',').next())
+        .map(str::trim)
         .and_then(toolcall_parse::FormatId::from_name)
         .and_then(|f| toolcall_parse::render_prompt(registry, f).ok());
     match chosen {

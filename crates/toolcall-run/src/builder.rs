@@ -27,21 +27,14 @@ use serde_json::Value;
 use toolcall_core::{Registry, RegistryError, Tool};
 
 use crate::agent::{Agent, AgentConfig, Mode};
-use crate::client::{
-    ChatCompletionsClient, ClientError, ModelClient, RequestOptions, ResponsesClient, ToolChoice,
-};
+use crate::client::{Api, ApiClient, ClientError, ModelClient, RequestOptions, ToolChoice};
 use crate::executor::{Approver, Executor};
 
-/// Which OpenAI-style API an endpoint speaks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Api {
-    Chat,
-    Responses,
-}
-
-/// An OpenAI-compatible model endpoint (OpenAI, Ollama, vLLM, llama.cpp server, LM Studio):
-/// the base URL (server root, its `/v1`, or the full endpoint), the model name, and how to
-/// call it. The client is built by [`AgentBuilder::build`] or [`OpenAi::client`].
+/// A model endpoint in any dialect registered in `toolcall-wire` (OpenAI Chat Completions
+/// and Responses, as OpenAI, Ollama, vLLM, llama.cpp server and LM Studio speak them;
+/// Anthropic Messages; Gemini): the base URL (server root, its `/v1` or `/v1beta`, or the
+/// full endpoint), the model name, and how to call it. The client is built by
+/// [`AgentBuilder::build`] or [`OpenAi::client`].
 #[derive(Debug, Clone)]
 pub struct OpenAi {
     api: Api,
@@ -61,33 +54,40 @@ enum ApiKey {
 impl OpenAi {
     /// `/v1/chat/completions`.
     pub fn chat(url: impl Into<String>, model: impl Into<String>) -> Self {
-        Self::new(Api::Chat, url.into(), model.into())
+        Self::new(Api::CHAT, url, model)
     }
 
     /// `/v1/responses`.
     pub fn responses(url: impl Into<String>, model: impl Into<String>) -> Self {
-        Self::new(Api::Responses, url.into(), model.into())
+        let api = Api::from_name("responses").unwrap_or_default();
+        Self::new(api, url, model)
     }
 
-    fn new(api: Api, url: String, model: String) -> Self {
+    /// An endpoint speaking `api` (`"anthropic".parse()`, `"gemini".parse()`, …).
+    pub fn new(api: Api, url: impl Into<String>, model: impl Into<String>) -> Self {
         OpenAi {
             api,
-            url,
-            model,
+            url: url.into(),
+            model: model.into(),
             api_key: None,
             stream: false,
             timeout: None,
         }
     }
 
-    /// Sends this bearer key.
+    /// The model name sent to the server.
+    pub fn model_name(&self) -> &str {
+        &self.model
+    }
+
+    /// Sends this key (as the dialect sends keys: a bearer token, `x-api-key`, …).
     pub fn api_key(mut self, key: impl Into<String>) -> Self {
         self.api_key = Some(ApiKey::Value(key.into()));
         self
     }
 
-    /// Reads the bearer key from this environment variable when the client is built; an
-    /// unset variable is [`ClientError::MissingApiKey`].
+    /// Reads the key from this environment variable when the client is built; an unset
+    /// variable is [`ClientError::MissingApiKey`].
     pub fn api_key_env(mut self, var: impl Into<String>) -> Self {
         self.api_key = Some(ApiKey::Env(var.into()));
         self
@@ -114,26 +114,13 @@ impl OpenAi {
                 Some(std::env::var(var).map_err(|_| ClientError::MissingApiKey(var.clone()))?)
             }
         };
-        Ok(match self.api {
-            Api::Chat => {
-                let mut c = ChatCompletionsClient::new(&self.url, self.model.clone())?
-                    .with_api_key(key)
-                    .streaming(self.stream);
-                if let Some(t) = self.timeout {
-                    c = c.with_timeout(t)?;
-                }
-                Arc::new(c)
-            }
-            Api::Responses => {
-                let mut c = ResponsesClient::new(&self.url, self.model.clone())?
-                    .with_api_key(key)
-                    .streaming(self.stream);
-                if let Some(t) = self.timeout {
-                    c = c.with_timeout(t)?;
-                }
-                Arc::new(c)
-            }
-        })
+        let mut c = ApiClient::new(self.api, &self.url, self.model.clone())?
+            .with_api_key(key)
+            .streaming(self.stream);
+        if let Some(t) = self.timeout {
+            c = c.with_timeout(t)?;
+        }
+        Ok(Arc::new(c))
     }
 }
 
@@ -300,10 +287,16 @@ impl AgentBuilder {
         if let Some(e) = self.error {
             return Err(e.into());
         }
+        let mut config = self.config;
         let client = match self.model {
             None => return Err(BuildError::NoModel),
             Some(ModelSource::Client(c)) => c,
-            Some(ModelSource::Endpoint(e)) => e.client()?,
+            Some(ModelSource::Endpoint(e)) => {
+                if config.text_format.is_none() {
+                    config.text_format = crate::agent::text_format_for_model(e.model_name());
+                }
+                e.client()?
+            }
         };
         let mut executor = Executor::new(Arc::new(self.registry));
         if let Some(t) = self.tool_timeout {
@@ -312,7 +305,7 @@ impl AgentBuilder {
         if let Some(a) = self.approver {
             executor = executor.with_approver(a);
         }
-        Ok(Agent::new(client, Arc::new(executor), self.config))
+        Ok(Agent::new(client, Arc::new(executor), config))
     }
 }
 

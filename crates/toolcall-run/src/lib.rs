@@ -5,7 +5,7 @@
 //! |---|---|
 //! | [`executor`] | running calls in order: one result per call, timeouts, panics, approval, jobs, tracing |
 //! | [`redact`] | secret redaction for logs and the archive |
-//! | [`client`] | the provider-neutral conversation and the model clients (Chat Completions, Responses, replay) |
+//! | [`client`] | the provider-neutral conversation and the model clients (one HTTP client for every `toolcall-wire` dialect, replay) |
 //! | [`agent`] | the loop: model → calls → results → model, bounded rounds, repeat-failure breaker |
 //! | [`events`] | the events a turn produces, read by every consumer (stream, observers) |
 //! | [`builder`] | [`Agent::builder`]: an agent from a model endpoint, tools and options in one expression |
@@ -27,9 +27,8 @@ pub use agent::{Agent, AgentConfig, AgentError, Mode, RoundReport, TurnReport, T
 pub use archive::{Archive, ArchiveError};
 pub use builder::{AgentBuilder, BuildError, OpenAi};
 pub use client::{
-    ChatCompletionsClient, ClientError, Message, ModelClient, ModelReply, ModelRequest,
-    ReplayClient, RequestOptions, ResponsesClient, RetryPolicy, TextResult, TextSink, Timeouts,
-    ToolChoice, Transport,
+    Api, ApiClient, ClientError, Message, ModelClient, ModelReply, ModelRequest, ReplayClient,
+    RequestOptions, RetryPolicy, TextResult, TextSink, Timeouts, ToolChoice, Transport,
 };
 pub use events::{AgentEvent, Observer};
 pub use executor::{ApproveAll, ApproveWith, Approver, DenyAll, Executor, SessionContext, Timed};

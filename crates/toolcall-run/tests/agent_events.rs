@@ -388,7 +388,7 @@ async fn streamed_replies_tell_their_text_as_it_arrives_without_call_markup() {
         false,
     )
     .await;
-    let client = toolcall_run::ChatCompletionsClient::new(&url, "m")
+    let client = toolcall_run::ApiClient::chat(&url, "m")
         .unwrap()
         .streaming(true);
     let mut agent = Agent::new(

@@ -10,8 +10,8 @@ use std::sync::Arc;
 use common::*;
 use serde_json::{Value, json};
 use toolcall_run::{
-    Agent, AgentConfig, ChatCompletionsClient, ClientError, Executor, Mode, ModelClient,
-    ResponsesClient, RetryPolicy, Timeouts,
+    Agent, AgentConfig, AgentError, ApiClient, ClientError, Executor, Mode, ModelClient,
+    RetryPolicy, Timeouts,
 };
 
 fn agent(client: impl ModelClient + 'static, mode: Mode, max_rounds: usize) -> Agent {
@@ -28,11 +28,7 @@ fn agent(client: impl ModelClient + 'static, mode: Mode, max_rounds: usize) -> A
 
 /// A native-mode agent talking Chat Completions to `url`.
 fn chat_agent(url: &str, max_rounds: usize) -> Agent {
-    agent(
-        ChatCompletionsClient::new(url, "m").unwrap(),
-        Mode::Native,
-        max_rounds,
-    )
+    agent(ApiClient::chat(url, "m").unwrap(), Mode::Native, max_rounds)
 }
 
 fn messages(req: &Value) -> &Vec<Value> {
@@ -154,7 +150,7 @@ async fn default_round_bound_is_five() {
     )
     .await;
     let mut a = Agent::new(
-        Arc::new(ChatCompletionsClient::new(&url, "m").unwrap()),
+        Arc::new(ApiClient::chat(&url, "m").unwrap()),
         Arc::new(Executor::new(Arc::new(registry()))),
         AgentConfig::default(),
     );
@@ -223,9 +219,7 @@ async fn streamed_tool_call_deltas_are_assembled_by_index() {
         false,
     )
     .await;
-    let client = ChatCompletionsClient::new(&url, "m")
-        .unwrap()
-        .streaming(true);
+    let client = ApiClient::chat(&url, "m").unwrap().streaming(true);
     let mut a = agent(client, Mode::Native, 5);
     let report = a.run_turn("stream").await.unwrap();
     let r0 = &report.rounds[0];
@@ -261,7 +255,7 @@ async fn responses_api_gets_function_call_output_items() {
         false,
     )
     .await;
-    let mut a = agent(ResponsesClient::new(&url, "m").unwrap(), Mode::Native, 5);
+    let mut a = agent(ApiClient::responses(&url, "m").unwrap(), Mode::Native, 5);
     let report = a.run_turn("respond").await.unwrap();
     assert_eq!(report.final_text.as_deref(), Some("Finished."));
     let reqs = script.requests();
@@ -339,14 +333,14 @@ async fn server_errors_are_clear() {
         true,
     )
     .await;
-    let client = ChatCompletionsClient::new(&url, "m")
+    let client = ApiClient::chat(&url, "m")
         .unwrap()
         .with_transport(Timeouts::default(), RetryPolicy::never())
         .unwrap();
     let err = client.complete(&Default::default()).await.unwrap_err();
     assert!(matches!(err, ClientError::Status { status: 429, .. }));
     assert!(err.to_string().contains("slow down"));
-    let refused = ChatCompletionsClient::new("http://127.0.0.1:9", "m")
+    let refused = ApiClient::chat("http://127.0.0.1:9", "m")
         .unwrap()
         .with_transport(Timeouts::default(), RetryPolicy::never())
         .unwrap();
@@ -408,7 +402,7 @@ async fn images_in_results_are_attached_not_pasted_into_tool_messages() {
     let mut reg = registry();
     reg.add_tool(Arc::new(Camera)).unwrap();
     let mut a = Agent::new(
-        Arc::new(ChatCompletionsClient::new(&url, "m").unwrap()),
+        Arc::new(ApiClient::chat(&url, "m").unwrap()),
         Arc::new(Executor::new(Arc::new(reg))),
         AgentConfig::default(),
     );
@@ -446,7 +440,7 @@ async fn responses_api_streaming_takes_the_completed_output() {
         true,
     )
     .await;
-    let client = ResponsesClient::new(&url, "m").unwrap().streaming(true);
+    let client = ApiClient::responses(&url, "m").unwrap().streaming(true);
     let mut a = agent(client, Mode::Native, 5);
     let report = a.run_turn("stream it").await.unwrap();
     assert_eq!(report.rounds[0].calls[0].call_id.as_str(), "fs_1");
@@ -463,7 +457,10 @@ async fn responses_api_streaming_takes_the_completed_output() {
     assert_eq!(out["call_id"], "fs_1");
     // A stream that stops early is an error, not an empty reply.
     let err = a.run_turn("again").await.unwrap_err();
-    assert!(err.to_string().contains("response.completed"), "{err}");
+    assert!(
+        matches!(err, AgentError::Client(ClientError::Cut { .. })),
+        "{err}"
+    );
 }
 
 // The request options reach the server on every request; tool options only while tools are
@@ -485,7 +482,7 @@ async fn request_options_reach_the_server_and_tool_options_only_with_tools() {
     let mut extra = serde_json::Map::new();
     extra.insert("seed".into(), json!(42));
     let mut a = Agent::new(
-        Arc::new(ChatCompletionsClient::new(&url, "m").unwrap()),
+        Arc::new(ApiClient::chat(&url, "m").unwrap()),
         Arc::new(Executor::new(Arc::new(registry()))),
         AgentConfig {
             mode: Mode::Native,

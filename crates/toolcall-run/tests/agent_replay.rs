@@ -265,7 +265,12 @@ async fn text_mode_prompts_with_instructions_and_parses_calls_from_text() {
     };
     assert_eq!(results[0].call_id, r0.calls[0].call_id);
     assert_eq!(results[0].content["status"], "ok");
-    let wire = toolcall_run::client::chat::to_chat_messages(&reqs[1].messages, &Default::default());
+    let wire = serde_json::to_value(toolcall_run::client::to_chat_messages(
+        &reqs[1].messages,
+        &Default::default(),
+    ))
+    .unwrap();
+    let wire = wire.as_array().unwrap();
     let content = wire.last().unwrap()["content"].as_str().unwrap();
     let id = r0.calls[0].call_id.as_str();
     assert!(content.contains(&format!("call_id=\"{id}\"")), "{content}");

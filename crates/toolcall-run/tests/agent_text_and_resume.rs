@@ -16,7 +16,7 @@ use toolcall_core::{
 };
 use toolcall_run::archive::Delivery;
 use toolcall_run::client::Message;
-use toolcall_run::client::chat::to_chat_messages;
+use toolcall_run::client::to_chat_messages;
 use toolcall_run::{Agent, AgentConfig, Archive, Executor, Mode, ReplayClient};
 
 fn agent(replay: &Arc<ReplayClient>, registry: Registry, mode: Mode) -> Agent {
@@ -99,7 +99,8 @@ async fn resume_after_a_kill_mid_round_answers_every_call_under_its_id() {
     assert_eq!(content["error"]["code"], "cancelled");
     assert!(matches!(&sent[4], Message::User { content } if content == "go on"));
     // On the wire every tool_call is answered by a tool message right after it.
-    let wire = to_chat_messages(sent, &Default::default());
+    let wire = serde_json::to_value(to_chat_messages(sent, &Default::default())).unwrap();
+    let wire = wire.as_array().unwrap();
     assert_eq!(wire[2]["role"], "tool");
     assert_eq!(wire[2]["tool_call_id"], "c1");
     assert_eq!(wire[3]["tool_call_id"], "c2");
@@ -177,7 +178,12 @@ async fn screenshots_from_text_format_calls_reach_the_model() {
     ]));
     let mut agent = agent(&replay, reg, Mode::Text);
     agent.run_turn("look").await.unwrap();
-    let wire = to_chat_messages(&replay.requests()[1].messages, &Default::default());
+    let wire = serde_json::to_value(to_chat_messages(
+        &replay.requests()[1].messages,
+        &Default::default(),
+    ))
+    .unwrap();
+    let wire = wire.as_array().unwrap();
     let n = wire.len();
     let results = wire[n - 2]["content"].as_str().unwrap();
     assert!(
@@ -204,7 +210,12 @@ async fn a_model_cannot_forge_a_tool_response_with_its_call_names() {
     let mut agent = agent(&replay, registry(), Mode::Text);
     let report = agent.run_turn("go").await.unwrap();
     assert_eq!(report.rounds[0].calls.len(), 1, "{:?}", report.rounds[0]);
-    let wire = to_chat_messages(&replay.requests()[1].messages, &Default::default());
+    let wire = serde_json::to_value(to_chat_messages(
+        &replay.requests()[1].messages,
+        &Default::default(),
+    ))
+    .unwrap();
+    let wire = wire.as_array().unwrap();
     let results = wire.last().unwrap()["content"].as_str().unwrap();
     // One block: one opening tag with real attributes, one closing tag; the forged ones stay
     // inside the attribute and inside JSON strings.

@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use common::*;
 use toolcall_run::client::Message;
-use toolcall_run::client::chat::to_chat_messages;
+use toolcall_run::client::to_chat_messages;
 use toolcall_run::{Agent, AgentConfig, Archive, Executor, Mode, ReplayClient};
 
 const ENV: &str = "TOOLCALL_KILL_CHILD_ARCHIVE";
@@ -160,7 +160,8 @@ async fn resume_after_a_kill_mid_text_round_sends_every_result_in_the_text_forma
     assert_eq!(results[2].content["error"]["code"], "cancelled");
     assert_ne!(results[2].call_id, results[0].call_id);
     // On the wire they are the text format's results message.
-    let wire = to_chat_messages(sent, &Default::default());
+    let wire = serde_json::to_value(to_chat_messages(sent, &Default::default())).unwrap();
+    let wire = wire.as_array().unwrap();
     let text = wire[n - 2]["content"].as_str().unwrap();
     assert_eq!(text.matches("<tool_response").count(), 3, "{text}");
     // The answers are archived, so the next resume finds the conversation whole.

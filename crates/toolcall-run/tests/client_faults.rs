@@ -14,8 +14,8 @@ use futures::StreamExt;
 use serde_json::{Value, json};
 use toolcall_run::client::TimeoutPhase;
 use toolcall_run::{
-    Agent, AgentConfig, AgentError, AgentEvent, ChatCompletionsClient, ClientError, Executor, Mode,
-    ModelClient, ResponsesClient, RetryPolicy, Timeouts,
+    Agent, AgentConfig, AgentError, AgentEvent, ApiClient, ClientError, Executor, Mode,
+    ModelClient, RetryPolicy, Timeouts,
 };
 
 fn quick_retries(max_retries: u32) -> RetryPolicy {
@@ -26,8 +26,8 @@ fn quick_retries(max_retries: u32) -> RetryPolicy {
     }
 }
 
-fn client(url: &str, retries: u32) -> ChatCompletionsClient {
-    ChatCompletionsClient::new(url, "m")
+fn client(url: &str, retries: u32) -> ApiClient {
+    ApiClient::chat(url, "m")
         .unwrap()
         .with_transport(Timeouts::default(), quick_retries(retries))
         .unwrap()
@@ -140,7 +140,7 @@ async fn a_server_that_never_answers_is_a_read_timeout() {
         read: Duration::from_millis(300),
         ..Timeouts::default()
     };
-    let c = ChatCompletionsClient::new(&url, "m")
+    let c = ApiClient::chat(&url, "m")
         .unwrap()
         .with_transport(timeouts, quick_retries(2))
         .unwrap();
@@ -315,7 +315,7 @@ async fn a_responses_stream_without_completed_is_cut() {
         true,
     )
     .await;
-    let c = ResponsesClient::new(&url, "m")
+    let c = ApiClient::responses(&url, "m")
         .unwrap()
         .streaming(true)
         .with_transport(Timeouts::default(), RetryPolicy::never())
@@ -355,7 +355,7 @@ async fn a_server_keeping_the_connection_alive_meets_the_total_deadline() {
             total: Some(Duration::from_millis(1200)),
             ..Timeouts::default()
         };
-        let c = ChatCompletionsClient::new(&url, "m")
+        let c = ApiClient::chat(&url, "m")
             .unwrap()
             .with_transport(timeouts, quick_retries(2))
             .unwrap()

@@ -24,6 +24,13 @@
 //!                                             # or not (SSE keep-alives do not extend it)
 //! retries = 3
 //! max_tools = 512                             # tools one request may offer (else 400)
+//! archive = "postgres://gw@db/toolcall"       # server-side tools' session archive: a file
+//!                                             # or a URL replicas share (`toolcall serve`)
+//! header_read_timeout_secs = 10               # a request's head, from accept (or from its
+//!                                             # first byte on a kept-alive connection)
+//! body_read_timeout_secs = 60                 # a request's whole body (else 408)
+//! keep_alive_timeout_secs = 75                # a connection with nothing in flight
+//! max_connections = 512                       # open at once; more wait to be accepted
 //! hosted_tools = "warn"                       # tools only a provider runs (web_search, …):
 //!                                             # warn (dropped, logged, x-toolcall-dropped-tools)
 //!                                             # | reject (400 naming them)
@@ -172,6 +179,21 @@ pub struct Config {
     pub max_tools: usize,
     /// Largest reply text buffered per request or stream.
     pub max_reply_bytes: usize,
+    /// The session archive of server-side tools: an SQLite file or a `postgres://` URL
+    /// (`toolcall serve` opens it; `--archive` and `$TOOLCALL_ARCHIVE` override it).
+    pub archive: Option<String>,
+    /// The longest a client may take to send a request's head, from the connection's accept
+    /// (or, on a kept-alive connection, from the head's first byte); then the connection is
+    /// closed. `0`: none.
+    pub header_read_timeout_secs: u64,
+    /// The longest a client may take to send a request's whole body, from the end of its
+    /// head; then it is answered `408`. `0`: none.
+    pub body_read_timeout_secs: u64,
+    /// The longest a connection stays open with no request in flight and none arriving.
+    /// `0`: none.
+    pub keep_alive_timeout_secs: u64,
+    /// Most client connections open at once; more wait, unaccepted, until one closes.
+    pub max_connections: usize,
 }
 
 impl Default for Config {
@@ -200,6 +222,11 @@ impl Default for Config {
             max_body_bytes: 8 * 1024 * 1024,
             max_tools: 512,
             max_reply_bytes: 4 * 1024 * 1024,
+            archive: None,
+            header_read_timeout_secs: 10,
+            body_read_timeout_secs: 60,
+            keep_alive_timeout_secs: 75,
+            max_connections: 512,
         }
     }
 }
@@ -242,6 +269,21 @@ impl Config {
             read: Duration::from_secs(self.read_timeout_secs),
             total: (self.request_timeout_secs > 0)
                 .then(|| Duration::from_secs(self.request_timeout_secs)),
+        }
+    }
+
+    /// The body read timeout, if any.
+    pub fn body_read_timeout(&self) -> Option<Duration> {
+        (self.body_read_timeout_secs > 0).then(|| Duration::from_secs(self.body_read_timeout_secs))
+    }
+
+    /// What the listener holds each client connection to.
+    pub fn conn_limits(&self) -> crate::listen::ConnLimits {
+        let secs = |s: u64| (s > 0).then(|| Duration::from_secs(s));
+        crate::listen::ConnLimits {
+            header_read: secs(self.header_read_timeout_secs),
+            keep_alive: secs(self.keep_alive_timeout_secs),
+            max_connections: self.max_connections.max(1),
         }
     }
 
@@ -288,6 +330,7 @@ mod tests {
             upstream = "http://u:1"
             invalid_calls = "drop"
             api_keys = ["k"]
+            archive = "postgres://gw@db/toolcall"
             [[models]]
             match = "qwen*"
             upstream = "http://q:2"
@@ -300,6 +343,8 @@ mod tests {
         assert_eq!(c.models[0].pattern, "qwen*");
         assert_eq!(c.listen, "127.0.0.1:8090");
         assert!(c.mcp.is_empty());
+        assert_eq!(c.archive.as_deref(), Some("postgres://gw@db/toolcall"));
+        assert_eq!(Config::default().archive, None);
         c.check().unwrap();
         assert!(Config::from_toml("upstreem = 1").is_err());
         let with_mcp = Config::from_toml(

@@ -30,9 +30,9 @@ use std::sync::Arc;
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::routing::{get, post};
-use axum::serve::ListenerExt;
 
 pub mod auth;
+pub mod body;
 pub mod chat;
 pub mod config;
 pub mod constrain;
@@ -41,6 +41,7 @@ pub mod error;
 pub mod front;
 pub mod gemini;
 pub mod host;
+pub mod listen;
 pub mod messages;
 pub mod metrics;
 pub mod responses;
@@ -123,19 +124,25 @@ pub fn router(state: AppState) -> Router {
             )),
         )
         .layer(DefaultBodyLimit::max(limit))
-        .with_state(state)
+        .with_state(state.clone())
         .nest(toolcall_inspector::BASE, inspector)
         // `/inspector/` as typed by hand: the page lives at `/inspector`.
         .route(
             "/inspector/",
             get(|| async { axum::response::Redirect::permanent(toolcall_inspector::BASE) }),
         )
+        .layer(axum::middleware::from_fn_with_state(
+            state,
+            body::read_whole,
+        ))
 }
 
 /// Serves `router(state)` on `listener` until `shutdown` resolves; open streams are finished
 /// before this returns.
 ///
 /// Requests naming a foreign `Host` are refused ([`host`]: the DNS-rebinding guard).
+/// Connections are capped and held to the header and keep-alive timeouts ([`listen`]);
+/// bodies to the body timeout ([`body`]).
 /// Accepted connections get `TCP_NODELAY`: a streamed reply is many small SSE events, and
 /// with Nagle's algorithm each one after the first waits for the client's delayed
 /// acknowledgement (about 40 ms on Linux) whenever the previous one is still unacknowledged.
@@ -146,16 +153,10 @@ pub async fn serve(
 ) -> std::io::Result<()> {
     let local = listener.local_addr()?;
     let hosts = Arc::new(host::HostCheck::new(local, &state.config.allowed_hosts));
+    let limits = state.config.conn_limits();
     let app = router(state).layer(axum::middleware::from_fn_with_state(
         hosts,
         host::check_host,
     ));
-    let listener = listener.tap_io(|tcp| {
-        if let Err(e) = tcp.set_nodelay(true) {
-            tracing::debug!(error = %e, "cannot set TCP_NODELAY");
-        }
-    });
-    axum::serve(listener, app)
-        .with_graceful_shutdown(shutdown)
-        .await
+    listen::serve(listener, app, limits, shutdown).await
 }

@@ -42,8 +42,8 @@ use serde_json::{Map, Value};
 use tokio::sync::mpsc;
 use toolcall_core::Registry;
 use toolcall_inspector::{Hub, Inspector, ToolSwitches};
-use toolcall_run::client::chat::{render_tools, to_chat_messages};
 use toolcall_run::client::{ModelReply, ModelRequest, NameMap};
+use toolcall_run::client::{chat_tools, to_chat_messages};
 use toolcall_run::server::{ServerTools, ServerTurnError, SessionPack};
 use toolcall_run::{AgentError, AgentEvent, Archive, ClientError, Mode, ModelClient};
 use toolcall_wire::Api;
@@ -273,24 +273,15 @@ impl GatewayModel {
         request: &ModelRequest,
         names: &NameMap,
     ) -> Result<ChatRequest, ClientError> {
-        let not_wire = |e: serde_json::Error| {
-            ClientError::Other(format!("cannot write the conversation: {e}"))
-        };
         let mut chat = self.base.clone();
-        chat.messages = to_chat_messages(&request.messages, names)
-            .into_iter()
-            .map(serde_json::from_value)
-            .collect::<Result<_, _>>()
-            .map_err(not_wire)?;
+        chat.messages = to_chat_messages(&request.messages, names);
         let first = self.asked.fetch_add(1, Ordering::Relaxed) == 0;
         if request.tools.is_empty() {
             chat.tools = None;
             chat.tool_choice = None;
             chat.parallel_tool_calls = None;
         } else {
-            chat.tools = Some(
-                serde_json::from_value(render_tools(&request.tools, names)).map_err(not_wire)?,
-            );
+            chat.tools = Some(chat_tools(&request.tools, names));
             if !first {
                 chat.tool_choice = None;
             }

@@ -369,11 +369,18 @@ pub fn from_chat(request: &ChatRequest) -> Value {
                     );
                 }
             }
-            _ => push(
-                "user",
-                json!({"text": m.content_text().unwrap_or_default()}),
-                &mut contents,
-            ),
+            _ => match &m.content {
+                Some(Value::Array(parts)) => {
+                    for p in parts.iter().filter_map(part_of) {
+                        push("user", p, &mut contents);
+                    }
+                }
+                _ => push(
+                    "user",
+                    json!({"text": m.content_text().unwrap_or_default()}),
+                    &mut contents,
+                ),
+            },
         }
     }
     let mut body = Map::new();
@@ -444,6 +451,20 @@ pub fn from_chat(request: &ChatRequest) -> Value {
         body.insert("generationConfig".into(), Value::Object(generation));
     }
     Value::Object(body)
+}
+
+/// A Chat content part as a Gemini part: text, or an image given as a data URI as
+/// `inlineData` (an image by address has no Gemini part without an upload).
+fn part_of(part: &Value) -> Option<Value> {
+    match str_of(part, "type") {
+        "text" => Some(json!({"text": str_of(part, "text")})),
+        "image_url" => {
+            let url = part.get("image_url").map_or("", |u| str_of(u, "url"));
+            let (mime, data) = url.strip_prefix("data:")?.split_once(";base64,")?;
+            Some(json!({"inlineData": {"mimeType": mime, "data": data}}))
+        }
+        _ => None,
+    }
 }
 
 /// Gemini's `finishReason` for Chat's finish reason.
@@ -709,6 +730,23 @@ impl StreamEncoder for GeminiChunks {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn images_reach_a_gemini_upstream_as_inline_data() {
+        let request = ChatRequest {
+            messages: vec![ChatMessage::text_and_images(
+                "user",
+                "look",
+                ["data:image/png;base64,QUJD".to_owned()],
+            )],
+            ..ChatRequest::default()
+        };
+        let body = from_chat(&request);
+        assert_eq!(
+            body["contents"][0]["parts"],
+            json!([{"text": "look"}, {"inlineData": {"mimeType": "image/png", "data": "QUJD"}}])
+        );
+    }
 
     // Gemini CLI's shape (CLIENTS.md): systemInstruction with role "user", schemas under
     // parametersJsonSchema, client-minted ids with thoughtSignature siblings, results as

@@ -187,7 +187,27 @@ fn input_item_to_chat(item: &Value, out: &mut Vec<ChatMessage>) -> Result<(), Wi
                 }),
             }
         }
-        Some("function_call_output") => {
+        Some("custom_tool_call") => {
+            let call = ChatToolCall {
+                id: str_of(item, "call_id").to_owned(),
+                kind: "custom".into(),
+                function: crate::chat::FunctionCall {
+                    name: str_of(item, "name").to_owned(),
+                    arguments: Value::String(str_of(item, "input").to_owned()),
+                },
+            };
+            match out.last_mut() {
+                Some(m) if m.role == "assistant" && m.tool_calls.is_some() => {
+                    m.tool_calls.get_or_insert_with(Vec::new).push(call);
+                }
+                _ => out.push(ChatMessage {
+                    role: "assistant".into(),
+                    tool_calls: Some(vec![call]),
+                    ..ChatMessage::default()
+                }),
+            }
+        }
+        Some("function_call_output" | "custom_tool_call_output") => {
             let output = match item.get("output") {
                 Some(Value::String(s)) => s.clone(),
                 Some(other) => content_text(Some(other)),
@@ -228,6 +248,13 @@ pub enum OutputItem {
         name: String,
         arguments: String,
         status: String,
+    },
+    /// A call to a `custom` tool: its raw input.
+    CustomToolCall {
+        id: String,
+        call_id: String,
+        name: String,
+        input: String,
     },
     Reasoning {
         id: String,
@@ -431,8 +458,9 @@ fn usage_value(u: &Usage) -> Value {
         "output_tokens_details": {"reasoning_tokens": 0}})
 }
 
-/// The output items of a reply, ids derived from the reply's id.
-fn output_items(reply: &Reply, reply_id: &str) -> Vec<OutputItem> {
+/// The output items of a reply, ids derived from the reply's id; calls to `custom` tools
+/// are `custom_tool_call` items.
+fn output_items(reply: &Reply, reply_id: &str, custom: &[String]) -> Vec<OutputItem> {
     let mut output = Vec::new();
     let mut n = 0;
     let mut next = |prefix: &str| {
@@ -455,6 +483,16 @@ fn output_items(reply: &Reply, reply_id: &str) -> Vec<OutputItem> {
         });
     }
     for c in &reply.calls {
+        if custom.contains(&c.name) {
+            let arguments = crate::encode_arguments(&c.arguments_value());
+            output.push(OutputItem::CustomToolCall {
+                id: next("ctc"),
+                call_id: c.id.clone().unwrap_or_default(),
+                name: c.name.clone(),
+                input: crate::dialect::custom_input(&arguments),
+            });
+            continue;
+        }
         output.push(OutputItem::FunctionCall {
             id: next("fc"),
             call_id: c.id.clone().unwrap_or_default(),
@@ -519,7 +557,7 @@ impl Dialect for Responses {
                 }
                 role => input.push(
                     json!({"role": if role == "system" { "developer" } else { role },
-                    "content": m.content.clone().unwrap_or(Value::String(String::new()))}),
+                    "content": m.content.as_ref().map_or(Value::String(String::new()), input_content)}),
                 ),
             }
         }
@@ -590,6 +628,7 @@ impl Dialect for Responses {
             usage: v.get("usage").map(usage_of),
             raw_usage: v.get("usage").cloned(),
             extra: Map::new(),
+            custom_tools: Vec::new(),
         };
         Ok((reply, meta))
     }
@@ -601,7 +640,7 @@ impl Dialect for Responses {
             &meta.id,
             meta.created,
             &meta.model,
-            output_items(reply, &meta.id),
+            output_items(reply, &meta.id, &meta.custom_tools),
         );
         r.usage = meta
             .raw_usage
@@ -617,6 +656,8 @@ impl Dialect for Responses {
         Box::new(ResponsesDecoder {
             limits,
             calls: Vec::new(),
+            text_seen: false,
+            reasoning_seen: false,
         })
     }
 
@@ -627,6 +668,26 @@ impl Dialect for Responses {
     fn encode_error(&self, e: &ErrorInfo<'_>) -> Value {
         crate::chat::Chat.encode_error(e)
     }
+}
+
+/// A Chat message's content as Responses input content: a string stays one; Chat's parts
+/// become `input_text` and `input_image` parts.
+fn input_content(content: &Value) -> Value {
+    let Value::Array(parts) = content else {
+        return content.clone();
+    };
+    let parts = parts
+        .iter()
+        .map(|p| match str_of(p, "type") {
+            "text" => json!({"type": "input_text", "text": str_of(p, "text")}),
+            "image_url" => {
+                let url = p.get("image_url").map_or("", |u| str_of(u, "url"));
+                json!({"type": "input_image", "image_url": url})
+            }
+            _ => p.clone(),
+        })
+        .collect();
+    Value::Array(parts)
 }
 
 /// Marks `response` incomplete when the turn stopped at the token limit (`length`), as the
@@ -645,11 +706,15 @@ fn mark_incomplete(response: &mut Response, finish_reason: &str) -> bool {
 
 /// Reads a Responses event stream into deltas: text and reasoning deltas, each
 /// `function_call` item a call (its index the order it was added), `response.completed`
-/// the finish.
+/// the finish. What the deltas did not give (a server that sends only `response.completed`,
+/// or a call whose item was never announced) is taken from the completed response's output,
+/// which holds the whole reply.
 struct ResponsesDecoder {
     limits: Limits,
     /// Item ids of the calls added, in order.
     calls: Vec<String>,
+    text_seen: bool,
+    reasoning_seen: bool,
 }
 
 impl StreamDecoder for ResponsesDecoder {
@@ -662,8 +727,12 @@ impl StreamDecoder for ResponsesDecoder {
         let kind = v.get("type").and_then(Value::as_str).unwrap_or(event);
         let delta = || str_of(&v, "delta").to_owned();
         match kind {
-            "response.output_text.delta" => out.push(Delta::Text(delta())),
+            "response.output_text.delta" => {
+                self.text_seen = true;
+                out.push(Delta::Text(delta()));
+            }
             "response.reasoning_text.delta" | "response.reasoning_summary_text.delta" => {
+                self.reasoning_seen = true;
                 out.push(Delta::Reasoning(delta()));
             }
             "response.output_item.added"
@@ -702,6 +771,7 @@ impl StreamDecoder for ResponsesDecoder {
                 if let Some(u) = response.get("usage") {
                     out.push(Delta::Usage(usage_of(u)));
                 }
+                self.take_unseen(response, out)?;
                 let finish = if self.calls.is_empty() {
                     "stop"
                 } else {
@@ -722,6 +792,41 @@ impl StreamDecoder for ResponsesDecoder {
     }
 }
 
+impl ResponsesDecoder {
+    /// The completed output's text, reasoning and calls that no delta gave.
+    fn take_unseen(&mut self, response: &Value, out: &mut Vec<Delta>) -> Result<(), WireError> {
+        let Some(output) = response.get("output").and_then(Value::as_array) else {
+            return Ok(());
+        };
+        let whole = decode_output(output, &self.limits)?;
+        if !self.reasoning_seen
+            && let Some(r) = whole.reasoning
+        {
+            out.push(Delta::Reasoning(r));
+        }
+        if !self.text_seen
+            && let Some(t) = whole.text
+        {
+            out.push(Delta::Text(t));
+        }
+        if self.calls.is_empty() {
+            for (i, c) in whole.calls.iter().enumerate() {
+                out.push(Delta::Call(ToolCallDelta {
+                    index: i as u32,
+                    id: c.id.clone(),
+                    kind: Some("function".into()),
+                    function: Some(FunctionDelta {
+                        name: Some(c.name.clone()),
+                        arguments: Some(crate::encode_arguments(&c.arguments_value())),
+                    }),
+                }));
+                self.calls.push(String::new());
+            }
+        }
+        Ok(())
+    }
+}
+
 /// The item being written when it is a text: reasoning or a message.
 struct OpenText {
     output_index: usize,
@@ -736,6 +841,8 @@ struct OpenCall {
     id: String,
     call_id: String,
     name: String,
+    /// A call to a `custom` tool: its input goes out as `custom_tool_call_input` events.
+    custom: bool,
 }
 
 /// Writes a streamed turn as Responses events: `response.created`, then per item
@@ -755,6 +862,8 @@ pub struct ResponsesEvents {
     started: bool,
     /// Whitespace waiting for text before it opens a message.
     blank: String,
+    /// Tools declared `custom` (see [`ReplyMeta::custom_tools`]).
+    custom_tools: Vec<String>,
 }
 
 /// The most whitespace held back before a message.
@@ -767,6 +876,7 @@ impl ResponsesEvents {
         response.status = "in_progress".into();
         response.extra.extend(meta.extra);
         ResponsesEvents {
+            custom_tools: meta.custom_tools,
             response,
             sequence: 0,
             text: None,
@@ -943,10 +1053,16 @@ impl StreamEncoder for ResponsesEvents {
                 Out::CallStart { index, id, name } => {
                     self.close_text(events);
                     self.blank.clear();
-                    let item_id = self.item_id("fc");
-                    let added = json!({"type": "function_call", "id": item_id,
+                    let custom = self.custom_tools.contains(&name);
+                    let item_id = self.item_id(if custom { "ctc" } else { "fc" });
+                    let added = if custom {
+                        json!({"type": "custom_tool_call", "id": item_id,
+                            "call_id": id, "name": name, "input": ""})
+                    } else {
+                        json!({"type": "function_call", "id": item_id,
                         "call_id": id, "name": name, "arguments": "",
-                        "status": "in_progress"});
+                        "status": "in_progress"})
+                    };
                     let output_index = self.add_item(added, events);
                     self.calls.insert(
                         index,
@@ -955,6 +1071,7 @@ impl StreamEncoder for ResponsesEvents {
                             id: item_id,
                             call_id: id,
                             name,
+                            custom,
                         },
                     );
                 }
@@ -962,6 +1079,27 @@ impl StreamEncoder for ResponsesEvents {
                     let Some(c) = self.calls.remove(&index) else {
                         continue;
                     };
+                    if c.custom {
+                        let input = crate::dialect::custom_input(&arguments);
+                        self.push_event(
+                            json!({"type": "response.custom_tool_call_input.delta",
+                            "item_id": c.id, "output_index": c.output_index, "delta": input}),
+                            events,
+                        );
+                        self.push_event(
+                            json!({"type": "response.custom_tool_call_input.done",
+                            "item_id": c.id, "output_index": c.output_index, "input": input}),
+                            events,
+                        );
+                        let item = OutputItem::CustomToolCall {
+                            id: c.id,
+                            call_id: c.call_id,
+                            name: c.name,
+                            input,
+                        };
+                        self.finish_item(c.output_index, item, events);
+                        continue;
+                    }
                     self.push_event(
                         json!({"type": "response.function_call_arguments.delta", "item_id": c.id,
                         "output_index": c.output_index, "delta": arguments}),
@@ -1020,6 +1158,64 @@ impl StreamEncoder for ResponsesEvents {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn streamed(events: &[Value]) -> Reply {
+        let mut decoder = Responses.stream_decoder(Limits::default());
+        let mut acc = crate::dialect::Accumulator::new(Limits::default());
+        let mut deltas = Vec::new();
+        for e in events {
+            decoder.push("", &e.to_string(), &mut deltas).unwrap();
+        }
+        for d in &deltas {
+            acc.push(d).unwrap();
+        }
+        acc.finish().unwrap().0
+    }
+
+    // A server that sends only `response.completed` (or deltas of an item it never
+    // announced) still gives its whole reply: the completed output fills what no delta gave.
+    #[test]
+    fn a_stream_of_only_the_completed_response_is_the_whole_reply() {
+        let output = json!([
+            {"type": "reasoning", "content": [{"type": "reasoning_text", "text": "hm"}]},
+            {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "Hi"}]},
+            {"type": "function_call", "call_id": "c1", "name": "f", "arguments": "{\"a\":1}"}
+        ]);
+        let reply = streamed(&[
+            json!({"type": "response.function_call_arguments.delta", "item_id": "x", "delta": "{"}),
+            json!({"type": "response.completed", "response": {"id": "r", "output": output}}),
+        ]);
+        assert_eq!(reply.text.as_deref(), Some("Hi"));
+        assert_eq!(reply.reasoning.as_deref(), Some("hm"));
+        assert_eq!(reply.calls.len(), 1);
+        assert_eq!(reply.calls[0].id.as_deref(), Some("c1"));
+        assert_eq!(reply.calls[0].arguments_value(), json!({"a": 1}));
+        assert_eq!(reply.finish_reason.as_deref(), Some("tool_calls"));
+        // Text that came as deltas is not doubled by the completed output.
+        let reply = streamed(&[
+            json!({"type": "response.output_text.delta", "delta": "Hi"}),
+            json!({"type": "response.completed", "response": {"id": "r", "output": output}}),
+        ]);
+        assert_eq!(reply.text.as_deref(), Some("Hi"));
+    }
+
+    #[test]
+    fn images_reach_a_responses_upstream_as_input_images() {
+        let request = ChatRequest {
+            messages: vec![ChatMessage::text_and_images(
+                "user",
+                "look",
+                ["data:image/png;base64,QUJD".to_owned()],
+            )],
+            ..ChatRequest::default()
+        };
+        let body = Responses.encode_request(&request).unwrap();
+        assert_eq!(
+            body["input"][0]["content"],
+            json!([{"type": "input_text", "text": "look"},
+                {"type": "input_image", "image_url": "data:image/png;base64,QUJD"}])
+        );
+    }
 
     #[test]
     fn output_items_decode_with_the_shared_policy() {

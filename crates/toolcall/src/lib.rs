@@ -199,10 +199,10 @@ pub use toolcall_parse::{
 };
 #[cfg(feature = "agent")]
 pub use toolcall_run::{
-    Agent, AgentBuilder, AgentConfig, AgentError, AgentEvent, ApproveAll, ApproveWith, Approver,
-    BuildError, ChatCompletionsClient, ClientError, Executor, Message, Mode, ModelClient,
-    ModelReply, ModelRequest, OpenAi, ReplayClient, RequestOptions, ResponsesClient, RoundReport,
-    ToolChoice, TurnReport, TurnStream,
+    Agent, AgentBuilder, AgentConfig, AgentError, AgentEvent, Api, ApiClient, ApproveAll,
+    ApproveWith, Approver, BuildError, ClientError, Executor, Message, Mode, ModelClient,
+    ModelReply, ModelRequest, OpenAi, ReplayClient, RequestOptions, RoundReport, ToolChoice,
+    TurnReport, TurnStream,
 };
 
 /// Decoding constraints that keep a family's calls valid while the model writes them

@@ -2,6 +2,9 @@
 //! `perf record -g target/release/bench_profile "prose/1 MB" one 200`
 //! Modes: `one` (one-shot), `stream<N>` (N-byte pushes, `push`), `into<N>` (N-byte pushes,
 //! `push_into` with one reused event buffer), `reparse<N>`.
+//! A case `flood:UNIT` is UNIT repeated to `TOOLCALL_BENCH_FLOOD_BYTES` (default 2 MB) in
+//! auto mode with the corpus registry, as `bench_table floods` builds it:
+//! `valgrind --tool=callgrind target/profiling/bench_profile "flood:get_weather(" one 1`
 
 use std::hint::black_box;
 
@@ -16,7 +19,18 @@ fn main() {
     };
     let iters: usize = args.next().and_then(|n| n.parse().ok()).unwrap_or(100);
     let registry = corpus::registry();
-    let Some(case) = corpus::case_by_name(&name) else {
+    let flood = name.strip_prefix("flood:").map(|unit| {
+        let bytes = std::env::var("TOOLCALL_BENCH_FLOOD_BYTES")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(2 << 20);
+        corpus::Case {
+            name: name.clone(),
+            text: corpus::adversarial(unit, bytes),
+            ..corpus::case("auto", corpus::Shape::Prose)
+        }
+    });
+    let Some(case) = flood.or_else(|| corpus::case_by_name(&name)) else {
         eprintln!("no case {name:?}; cases:");
         for c in corpus::corpus() {
             eprintln!("  {}", c.name);

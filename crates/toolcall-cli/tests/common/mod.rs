@@ -93,6 +93,18 @@ pub fn stderr(o: &Output) -> String {
 pub type Seen = std::sync::Arc<std::sync::Mutex<Vec<(String, Value)>>>;
 
 pub fn scripted_server(answers: Vec<Value>) -> (String, Seen) {
+    scripted_raw_server(
+        answers
+            .into_iter()
+            .map(|a| ("application/json", a.to_string()))
+            .collect(),
+    )
+}
+
+/// [`scripted_server`] answering each POST with the next `(content type, body)`: a JSON
+/// reply, or a whole SSE stream (`text/event-stream`); `null` once the script is spent.
+#[allow(dead_code)]
+pub fn scripted_raw_server(answers: Vec<(&'static str, String)>) -> (String, Seen) {
     use std::io::{BufRead, BufReader, Read, Write};
     use std::sync::{Arc, Mutex};
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
@@ -128,18 +140,17 @@ pub fn scripted_server(answers: Vec<Value>) -> (String, Seen) {
                     seen.lock()
                         .unwrap()
                         .push((head, serde_json::from_slice(&body).unwrap()));
-                    let answer = {
+                    let (kind, answer) = {
                         let mut a = answers.lock().unwrap();
                         if a.is_empty() {
-                            Value::Null
+                            ("application/json", "null".to_owned())
                         } else {
                             a.remove(0)
                         }
-                    }
-                    .to_string();
+                    };
                     write!(
                         stream,
-                        "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{}",
+                        "HTTP/1.1 200 OK\r\ncontent-type: {kind}\r\ncontent-length: {}\r\n\r\n{}",
                         answer.len(),
                         answer
                     )

@@ -12,20 +12,27 @@ use serde_json::Value;
 use toolcall_core::Diagnostic;
 
 use super::classify_value;
+use super::json::cut_list;
 use crate::builder::Ctx;
+use crate::builder::Outcome;
 use crate::fallback;
 use crate::family::{Advance, JsonCx, Plain, ReadCx, RegionReader};
 use crate::repair::parse_lenient;
 use crate::scanner::{Scan, Scanner};
 
 pub(crate) struct BareJsonReader {
-    scanner: Scanner,
+    /// Made at the first read, resumed from a failed scan this region lies in when there
+    /// is one ([`crate::scanner::FailedScan`]: `[[[…` scans each byte a bounded number of
+    /// times, not once per bracket before it).
+    scanner: Option<Scanner>,
+    max_depth: usize,
 }
 
 impl BareJsonReader {
     pub(crate) fn new(ctx: &Ctx) -> Self {
         BareJsonReader {
-            scanner: Scanner::new(ctx.limits.max_depth, false),
+            scanner: None,
+            max_depth: ctx.limits.max_depth,
         }
     }
 }
@@ -33,13 +40,22 @@ impl BareJsonReader {
 impl RegionReader for BareJsonReader {
     fn advance(&mut self, region: &str, is_final: bool, cx: &mut ReadCx<'_>) -> Advance {
         let bytes = region.as_bytes();
-        if !matches!(bytes.first(), Some(b'{' | b'[')) {
+        let Some(&open @ (b'{' | b'[')) = bytes.first() else {
             return Advance::NotMine;
-        }
-        match self.scanner.advance(bytes) {
+        };
+        let (at, max_depth) = (cx.base, self.max_depth);
+        let scanner = self.scanner.get_or_insert_with(|| {
+            Scanner::resume_or_new(cx.failed_scan, at, open, max_depth, false)
+        });
+        match scanner.advance(bytes) {
             Scan::NeedMore if !is_final => Advance::NeedMore,
             Scan::NeedMore => {
-                if looks_like_call(bytes) {
+                if let Some(o) = cut_calls(region, cx) {
+                    Advance::Done {
+                        end: region.len(),
+                        outcome: o,
+                    }
+                } else if looks_like_call(bytes) {
                     Advance::Dropped {
                         end: region.len(),
                         why: "truncated tool call: the JSON ends before it is closed; not run"
@@ -52,7 +68,8 @@ impl RegionReader for BareJsonReader {
             Scan::Done(n) => complete(region.get(..n).unwrap_or(""), cx),
             Scan::Fail(why) => {
                 // Where the scan stopped: never the region's length, which depends on chunking.
-                let end = self.scanner.consumed();
+                let end = scanner.consumed();
+                *cx.failed_scan = self.scanner.take().map(|s| s.into_failed(at));
                 let mut diagnostics = Vec::new();
                 if looks_like_call(bytes.get(..end).unwrap_or(&[])) {
                     diagnostics.push(Diagnostic::error(
@@ -130,7 +147,28 @@ fn complete(region: &str, cx: &mut ReadCx<'_>) -> Advance {
     }
 }
 
+/// A list of calls (or a `tools` envelope) cut by the end of the input: its complete
+/// entries, classified as the whole value would be, and an error for the cut one. The cut
+/// entry's text goes with the region (dropped, as a cut bare call is).
+fn cut_calls(region: &str, cx: &mut ReadCx<'_>) -> Option<Outcome> {
+    let cut = cut_list(region, cx.ctx.limits.max_depth)?;
+    let span = cx.span(0, region.len());
+    let (mut v, repairs) = parse_lenient(&cut.json).ok()?;
+    let mut o = classify_value(&mut v, cx.ctx, cx.at_start, span.clone())?;
+    for d in &mut o.drafts {
+        d.repairs.extend(repairs.iter().cloned());
+    }
+    let at = cut.cut.unwrap_or(region.len());
+    o.diagnostics
+        .push(cut.diagnostic(cx.span(at, region.len())));
+    Some(o)
+}
+
 fn looks_like_call(region: &[u8]) -> bool {
+    // Every key below is quoted: a region without a quote (a flood of `[`) has none.
+    if memchr::memchr2(b'"', b'\'', region).is_none() {
+        return false;
+    }
     let has = |n: &str| memchr::memmem::find(region, n.as_bytes()).is_some();
     (has("\"name\"") || has("'name'"))
         && (has("\"arguments\"")

@@ -23,6 +23,21 @@ pub(crate) fn is_name_byte(b: u8) -> bool {
     b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-' | b':')
 }
 
+/// A character of a tool name inside explicit markup (`[TOOL_CALLS]NAME`, GLM's `NAME`, a
+/// Python call list behind a marker): letters and digits of any script (`获取天气`, as
+/// Python identifiers and the peers' parsers allow), `_`, `.`, `-`, `:`. Prose keeps the
+/// ASCII [`is_name_byte`]: there a non-ASCII word before `(` is text.
+pub(crate) fn is_tag_name_char(c: char) -> bool {
+    c.is_alphanumeric() || matches!(c, '_' | '.' | '-' | ':')
+}
+
+/// Byte length of the tool name (see [`is_tag_name_char`]) that starts `s`.
+pub(crate) fn tag_name_len(s: &str) -> usize {
+    s.char_indices()
+        .find(|&(_, c)| !is_tag_name_char(c))
+        .map_or(s.len(), |(i, _)| i)
+}
+
 /// Parses the text between the parentheses of `name(...)`.
 pub(crate) fn parse_args(
     name: &str,
@@ -247,17 +262,23 @@ fn python_literal(v: &Value, depth: usize) -> String {
 struct CallReader {
     /// Region offset of the `(` (the identifier's length).
     open: usize,
-    scanner: Scanner,
+    /// Made at the first read, resumed from a failed scan this region lies in when there
+    /// is one ([`crate::scanner::FailedScan`]: `f(f(f(…` scans each byte a bounded number of
+    /// times, not once per opener before it).
+    scanner: Option<Scanner>,
+    max_depth: usize,
 }
 
 impl RegionReader for CallReader {
     fn advance(&mut self, region: &str, is_final: bool, cx: &mut ReadCx<'_>) -> Advance {
         let open = self.open;
         let name = region.get(..open).unwrap_or("");
-        match self
-            .scanner
-            .advance(region.as_bytes().get(open..).unwrap_or(&[]))
-        {
+        let at = cx.base + open;
+        let max_depth = self.max_depth;
+        let scanner = self.scanner.get_or_insert_with(|| {
+            Scanner::resume_or_new(cx.failed_scan, at, b'(', max_depth, true)
+        });
+        match scanner.advance(region.as_bytes().get(open..).unwrap_or(&[])) {
             Scan::NeedMore if !is_final => Advance::NeedMore,
             Scan::NeedMore => Advance::Dropped {
                 end: region.len(),
@@ -288,7 +309,8 @@ impl RegionReader for CallReader {
             }
             Scan::Fail(e) => {
                 // The name and `(` are text; the scan resumes inside the parentheses.
-                let span = cx.span(0, open + self.scanner.consumed());
+                let span = cx.span(0, open + scanner.consumed());
+                *cx.failed_scan = self.scanner.take().map(|s| s.into_failed(at));
                 Advance::Text(Plain {
                     end: open + 1,
                     scanned: open + 1,
@@ -330,7 +352,8 @@ impl Family for CallSyntax {
         ctx.strict_name_ok(name).then(|| {
             Box::new(CallReader {
                 open: name.len(),
-                scanner: Scanner::new(ctx.limits.max_depth, true),
+                scanner: None,
+                max_depth: ctx.limits.max_depth,
             }) as Box<dyn RegionReader>
         })
     }

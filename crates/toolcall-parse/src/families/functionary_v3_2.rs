@@ -106,16 +106,17 @@ fn head(region: &str, is_final: bool) -> Head {
     let bytes = region.as_bytes();
     let rest = bytes.get(OPEN.len()..).unwrap_or(&[]);
     let line = &rest[..rest.len().min(MAX_NAME + 2)];
-    let Some(nl) = line.iter().position(|&b| b == b'\n') else {
-        // Decide early on prose (`>>> x`, `>>>>`): a recipient has no blank or markup.
-        let bad = line
-            .iter()
-            .any(|&b| b.is_ascii_whitespace() && b != b'\r' || matches!(b, b'<' | b'>' | b'"'));
-        return if is_final || bad || rest.len() > MAX_NAME + 1 {
-            Head::NotMine
-        } else {
-            Head::NeedMore
-        };
+    // One pass to the newline or the first byte no recipient has (a blank, markup), which
+    // decides prose (`>>> x`, `>>>>`) at once: a flood of `>>>` costs a few bytes an opener,
+    // not a search of the whole line window.
+    let stop = line
+        .iter()
+        .position(|&b| b.is_ascii_whitespace() && b != b'\r' || matches!(b, b'<' | b'>' | b'"'));
+    let nl = match stop {
+        Some(i) if line.get(i) == Some(&b'\n') => i,
+        Some(_) => return Head::NotMine,
+        None if is_final || rest.len() > MAX_NAME + 1 => return Head::NotMine,
+        None => return Head::NeedMore,
     };
     let raw = &line[..nl];
     let raw = raw.strip_suffix(b"\r").unwrap_or(raw);

@@ -1,9 +1,12 @@
 //! Model clients over a provider-neutral conversation.
 //!
 //! A [`ModelRequest`] carries the conversation as [`Message`]s and the tools to offer (none
-//! for a final, tool-free request). Each client translates it to its provider's wire shape
-//! and its reply back to a [`ModelReply`]: visible text plus native [`ToolCall`]s, with the
-//! provider-safe name aliases translated back to registry ids.
+//! for a final, tool-free request). [`ApiClient`] speaks any dialect registered in
+//! `toolcall-wire` ([`toolcall_wire::Api`]): the conversation becomes the neutral request
+//! ([`conversation`]), the dialect's module writes the provider's body and reads its reply
+//! back, and the reply becomes a [`ModelReply`]: visible text plus native [`ToolCall`]s,
+//! with the provider-safe name aliases translated back to registry ids. No client here
+//! writes or walks provider JSON itself.
 
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
@@ -11,18 +14,18 @@ use serde_json::Value;
 pub use toolcall_core::NameMap;
 use toolcall_core::{CallId, ToolCall, ToolSpec};
 
-pub mod chat;
+pub mod conversation;
+pub mod http;
 pub mod images;
 mod options;
 pub mod replay;
-pub mod responses;
 pub mod transport;
-mod wire;
 
-pub use chat::ChatCompletionsClient;
+pub use conversation::{chat_request, chat_tools, to_chat_messages};
+pub use http::ApiClient;
 pub use options::{RequestOptions, ToolChoice};
 pub use replay::ReplayClient;
-pub use responses::ResponsesClient;
+pub use toolcall_wire::Api;
 pub use transport::{RetryPolicy, SseReader, Timeouts, Transport};
 
 /// Largest response body a client reads (16 MiB).

@@ -1,8 +1,9 @@
-//! Per-request options a caller sets on the model (sampling, tool choice, extra body fields)
-//! and how each OpenAI-style wire format writes them.
+//! Per-request options a caller sets on the model (sampling, tool choice, extra body fields),
+//! written into the neutral request; each dialect's module names them its way.
 
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
+use toolcall_wire::chat::{ChatRequest, named_tool_choice};
 
 use super::NameMap;
 
@@ -46,68 +47,51 @@ pub enum ToolChoice {
     Tool(String),
 }
 
-/// The two OpenAI-style request shapes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Flavour {
-    Chat,
-    Responses,
-}
-
-/// Body keys a client owns; `extra` never overwrites them.
-const OWNED: [&str; 5] = ["model", "messages", "input", "tools", "stream"];
+/// Body keys a client owns in any dialect; `extra` never writes them.
+const OWNED: [&str; 7] = [
+    "model", "messages", "input", "contents", "tools", "stream", "system",
+];
 
 impl RequestOptions {
-    /// Writes the options into `body`; `with_tools` says whether the request offers tools.
-    pub(crate) fn apply(
-        &self,
-        body: &mut Map<String, Value>,
-        flavour: Flavour,
-        with_tools: bool,
-        names: &NameMap,
-    ) {
-        for (k, v) in &self.extra {
-            if !OWNED.contains(&k.as_str()) {
-                body.insert(k.clone(), v.clone());
+    /// Writes the options into the neutral request (the dialect's module names them its
+    /// way: `max_tokens` is `max_output_tokens` in Responses, `maxOutputTokens` in Gemini);
+    /// tool options only when the request offers tools.
+    pub(crate) fn apply(&self, request: &mut ChatRequest, names: &NameMap) {
+        let mut set = |key: &str, value: Option<Value>| {
+            if let Some(v) = value {
+                request.extra.insert(key.to_owned(), v);
             }
-        }
-        if let Some(t) = self.temperature {
-            body.insert("temperature".into(), json!(t));
-        }
-        if let Some(p) = self.top_p {
-            body.insert("top_p".into(), json!(p));
-        }
-        if let Some(n) = self.max_tokens {
-            let key = match flavour {
-                Flavour::Chat => "max_tokens",
-                Flavour::Responses => "max_output_tokens",
-            };
-            body.insert(key.into(), json!(n));
-        }
-        if !with_tools {
+        };
+        set("temperature", self.temperature.map(Value::from));
+        set("top_p", self.top_p.map(Value::from));
+        set("max_tokens", self.max_tokens.map(Value::from));
+        if request.tools.is_none() {
             return;
         }
-        if let Some(choice) = &self.tool_choice {
-            body.insert("tool_choice".into(), choice.to_wire(flavour, names));
-        }
-        if let Some(p) = self.parallel_tool_calls {
-            body.insert("parallel_tool_calls".into(), json!(p));
+        request.tool_choice = self.tool_choice.as_ref().map(|c| c.to_wire(names));
+        request.parallel_tool_calls = self.parallel_tool_calls;
+    }
+
+    /// Adds `extra` to a body the dialect wrote: fields in the upstream's own terms, never
+    /// replacing one the body has or one a client owns.
+    pub(crate) fn add_extra(&self, body: &mut Value) {
+        let Value::Object(body) = body else { return };
+        for (k, v) in &self.extra {
+            if !OWNED.contains(&k.as_str()) && !body.contains_key(k) {
+                body.insert(k.clone(), v.clone());
+            }
         }
     }
 }
 
 impl ToolChoice {
-    fn to_wire(&self, flavour: Flavour, names: &NameMap) -> Value {
+    /// The neutral request's `tool_choice`.
+    fn to_wire(&self, names: &NameMap) -> Value {
         match self {
-            ToolChoice::Auto => json!("auto"),
-            ToolChoice::None => json!("none"),
-            ToolChoice::Required => json!("required"),
-            ToolChoice::Tool(id) => {
-                let name = names.to_provider(id);
-                match flavour {
-                    Flavour::Chat => json!({"type": "function", "function": {"name": name}}),
-                    Flavour::Responses => json!({"type": "function", "name": name}),
-                }
-            }
+            ToolChoice::Auto => Value::from("auto"),
+            ToolChoice::None => Value::from("none"),
+            ToolChoice::Required => Value::from("required"),
+            ToolChoice::Tool(id) => named_tool_choice(&names.to_provider(id)),
         }
     }
 }
@@ -115,23 +99,38 @@ impl ToolChoice {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
+    use toolcall_wire::Api;
 
-    fn applied(options: &RequestOptions, flavour: Flavour, with_tools: bool) -> Value {
+    /// The body `api` gets for a request with these options (offering one tool when
+    /// `with_tools`).
+    fn body(options: &RequestOptions, api: Api, with_tools: bool) -> Value {
         let names = NameMap::from_names(["a.b::c"]);
-        let mut body = Map::new();
-        body.insert("model".into(), json!("m"));
-        options.apply(&mut body, flavour, with_tools, &names);
-        Value::Object(body)
+        let mut request = ChatRequest {
+            model: "m".into(),
+            tools: with_tools.then(|| {
+                vec![toolcall_wire::chat::ChatTool::function(
+                    names.to_provider("a.b::c"),
+                    None,
+                    json!({"type": "object"}),
+                )]
+            }),
+            ..ChatRequest::default()
+        };
+        options.apply(&mut request, &names);
+        let mut body = api.dialect().encode_request(&request).unwrap();
+        options.add_extra(&mut body);
+        body
     }
 
     #[test]
     fn unset_options_leave_the_body_alone() {
-        let body = applied(&RequestOptions::default(), Flavour::Chat, true);
-        assert_eq!(body, json!({"model": "m"}));
+        let body = body(&RequestOptions::default(), Api::CHAT, false);
+        assert_eq!(body, json!({"model": "m", "messages": []}));
     }
 
     #[test]
-    fn each_flavour_names_the_token_bound_and_tool_choice_its_way() {
+    fn each_dialect_names_the_token_bound_and_tool_choice_its_way() {
         let options = RequestOptions {
             temperature: Some(0.5),
             top_p: Some(0.9),
@@ -140,7 +139,8 @@ mod tests {
             parallel_tool_calls: Some(false),
             ..RequestOptions::default()
         };
-        let chat = applied(&options, Flavour::Chat, true);
+        let api = |name: &str| Api::from_name(name).unwrap();
+        let chat = body(&options, Api::CHAT, true);
         assert_eq!(chat["max_tokens"], 64);
         assert_eq!(chat["temperature"], 0.5);
         assert_eq!(chat["top_p"], 0.9);
@@ -150,12 +150,25 @@ mod tests {
             alias, "a.b::c",
             "the provider gets the alias, not the registry id"
         );
-        let responses = applied(&options, Flavour::Responses, true);
+        let responses = body(&options, api("responses"), true);
         assert_eq!(responses["max_output_tokens"], 64);
         assert!(responses.get("max_tokens").is_none());
         assert_eq!(
             responses["tool_choice"],
             json!({"type": "function", "name": alias})
+        );
+        let anthropic = body(&options, api("anthropic"), true);
+        assert_eq!(anthropic["max_tokens"], 64);
+        assert_eq!(
+            anthropic["tool_choice"],
+            json!({"type": "tool", "name": alias, "disable_parallel_tool_use": true})
+        );
+        let gemini = body(&options, api("gemini"), true);
+        assert_eq!(gemini["generationConfig"]["maxOutputTokens"], 64);
+        assert_eq!(gemini["generationConfig"]["topP"], 0.9);
+        assert_eq!(
+            gemini["toolConfig"]["functionCallingConfig"],
+            json!({"mode": "ANY", "allowedFunctionNames": [alias]})
         );
     }
 
@@ -167,8 +180,11 @@ mod tests {
             temperature: Some(0.0),
             ..RequestOptions::default()
         };
-        let body = applied(&options, Flavour::Chat, false);
-        assert_eq!(body, json!({"model": "m", "temperature": 0.0}));
+        let body = body(&options, Api::CHAT, false);
+        assert_eq!(
+            body,
+            json!({"model": "m", "messages": [], "temperature": 0.0})
+        );
     }
 
     #[test]
@@ -177,11 +193,15 @@ mod tests {
         extra.insert("model".into(), json!("other"));
         extra.insert("tools".into(), json!([]));
         extra.insert("seed".into(), json!(7));
+        extra.insert("store".into(), json!(true));
         let options = RequestOptions {
             extra,
             ..RequestOptions::default()
         };
-        let body = applied(&options, Flavour::Responses, true);
-        assert_eq!(body, json!({"model": "m", "seed": 7}));
+        let body = body(&options, Api::from_name("responses").unwrap(), true);
+        assert_eq!(body["model"], "m");
+        assert_eq!(body["seed"], 7);
+        assert_eq!(body["store"], false, "the dialect's own field stays");
+        assert_eq!(body["tools"].as_array().map(Vec::len), Some(1));
     }
 }

@@ -6,7 +6,7 @@ use std::sync::Mutex;
 
 use async_trait::async_trait;
 
-use super::chat::reply_from_message;
+use super::conversation::reply_from_message;
 use super::{ClientError, ModelClient, ModelReply, ModelRequest, name_map};
 use crate::replay::SessionFile;
 

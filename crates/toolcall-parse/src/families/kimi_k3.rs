@@ -1,0 +1,279 @@
+//! `kimi_k3`: Kimi K3 writes its reply as XTML channels made of the special tokens
+//! `<|open|>`, `<|close|>` and `<|sep|>`: reasoning in `<|open|>think<|sep|>` …
+//! `<|close|>think<|sep|>`, the visible reply in `<|open|>response<|sep|>` …
+//! `<|close|>response<|sep|>`, and calls in a tools channel:
+//! `<|open|>tools<|sep|><|open|>call tool="NAME" index="1"<|sep|><|open|>argument key="K" type="string"<|sep|>V<|close|>argument<|sep|><|close|>call<|sep|><|close|>tools<|sep|>`.
+//! Each argument is typed by its `type=` attribute: `string` keeps the text, any other
+//! type is read as JSON (text that is not JSON stays text, with a repair). Attribute
+//! values escape `"` and `&` as `&quot;` and `&amp;`. The response channel's markers and
+//! the message end (`<|close|>message<|sep|>`, `<|end_of_msg|>`) are control tokens
+//! removed from the visible text.
+//!
+//! Sources: `smg-project/smg` `crates/tool_parser/src/parsers/kimi_k3.rs` (the channel
+//! grammar, the attribute escaping, typing by `type=`), vLLM's
+//! `vllm/tool_parsers/kimi_k3_tool_parser.py` and `vllm/reasoning/kimi_k3_reasoning_parser.py`
+//! (the think channel, which the generation prompt may already have opened).
+
+use serde_json::{Map, Value};
+use toolcall_core::Repair;
+
+use super::tags::{Block, BlockReader, Lead, StreamTags, ValueHead, layout_trim, skip_space, valid_name};
+use super::text_example::tag_text;
+use crate::FormatId;
+use crate::builder::{Ctx, Draft};
+use crate::family::{Family, Instructions, ReadCx, ReasoningMarker, RegionReader};
+
+impl FormatId {
+    pub(crate) const KIMI_K3: FormatId = FormatId::builtin("kimi_k3");
+}
+
+const SEP: &str = "<|sep|>";
+const CALL: &str = "<|open|>call";
+const CALL_END: &str = "<|close|>call<|sep|>";
+const ARG: &str = "<|open|>argument";
+const ARG_END: &str = "<|close|>argument<|sep|>";
+/// An attribute list is short.
+const MAX_ATTRS: usize = 512;
+
+static BLOCK: Block = Block {
+    format: FormatId::KIMI_K3,
+    open: "<|open|>tools<|sep|>",
+    close: "<|close|>tools<|sep|>",
+    lead,
+    body,
+};
+
+static STREAM: StreamTags = StreamTags {
+    param: ARG,
+    param_end: ARG_END,
+    call_end: CALL_END,
+    value: arg_value,
+    value_stops: &[],
+};
+
+pub(crate) struct KimiK3;
+
+impl Family for KimiK3 {
+    fn id(&self) -> &'static str {
+        FormatId::KIMI_K3.as_str()
+    }
+    fn description(&self) -> &'static str {
+        "<|open|>tools<|sep|><|open|>call tool=\"NAME\" index=\"1\"<|sep|><|open|>argument key=\"K\" type=\"T\"<|sep|>V<|close|>argument<|sep|><|close|>call<|sep|><|close|>tools<|sep|> (Kimi K3); values typed by type="
+    }
+    fn example(&self) -> &'static str {
+        "<|open|>tools<|sep|><|open|>call tool=\"get_weather\" index=\"1\"<|sep|><|open|>argument key=\"city\" type=\"string\"<|sep|>Paris<|close|>argument<|sep|><|close|>call<|sep|><|close|>tools<|sep|>"
+    }
+    fn model_names(&self) -> &'static [&'static str] {
+        &["kimi-k3*"]
+    }
+    fn template_markers(&self) -> &'static [&'static str] {
+        &["<|open|>", "<|close|>", "<|sep|>", "call tool=", "argument key="]
+    }
+    fn reasoning(&self) -> &'static [ReasoningMarker] {
+        &[ReasoningMarker {
+            open: "<|open|>think<|sep|>",
+            close: "<|close|>think<|sep|>",
+        }]
+    }
+    fn strip(&self) -> &'static [&'static str] {
+        &[
+            "<|open|>response<|sep|>",
+            "<|close|>response<|sep|>",
+            "<|close|>message<|sep|>",
+            "<|end_of_msg|>",
+        ]
+    }
+    fn openers(&self) -> &'static [&'static str] {
+        std::slice::from_ref(&BLOCK.open)
+    }
+    fn reader(&self, _opener: usize, _ctx: &Ctx) -> Option<Box<dyn RegionReader>> {
+        Some(Box::new(BlockReader::new(&BLOCK).streaming(&STREAM)))
+    }
+    fn instructions(&self) -> Option<Instructions> {
+        Some(Instructions {
+            how: "To call tools, write <|open|>tools<|sep|>, then per call <|open|>call tool=\"TOOL_NAME\" index=\"N\"<|sep|> (N counts the calls from 1) with one <|open|>argument key=\"ARGUMENT_NAME\" type=\"TYPE\"<|sep|>value<|close|>argument<|sep|> per argument (TYPE is the JSON type: string values as is, others as JSON) and <|close|>call<|sep|>, then <|close|>tools<|sep|>.",
+            several: "- To make several calls, write several call blocks inside the one tools block; they run in that order.\n",
+        })
+    }
+    fn example_call(&self, name: &str, args: &Map<String, Value>) -> Option<String> {
+        let mut s = format!(
+            "<|open|>tools<|sep|>{CALL} tool=\"{}\" index=\"1\"{SEP}",
+            escape_attr(name)
+        );
+        for (k, v) in args {
+            let kind = match v {
+                Value::String(_) => "string",
+                Value::Number(n) if n.is_i64() || n.is_u64() => "integer",
+                Value::Number(_) => "number",
+                Value::Bool(_) => "boolean",
+                Value::Null => "null",
+                Value::Array(_) => "array",
+                Value::Object(_) => "object",
+            };
+            s.push_str(&format!(
+                "{ARG} key=\"{}\" type=\"{kind}\"{SEP}{}{ARG_END}",
+                escape_attr(k),
+                tag_text(v)
+            ));
+        }
+        s.push_str(CALL_END);
+        s.push_str("<|close|>tools<|sep|>");
+        Some(s)
+    }
+}
+
+/// The block is ours when a call opens after blanks.
+fn lead(lead: &str, complete: bool) -> Lead {
+    super::marked::tag_lead(lead, complete, CALL)
+}
+
+/// An argument's opening tag, `<|open|>argument key="K" type="T"<|sep|>`: text when `T`
+/// is `string` (or missing).
+fn arg_value(header: &str) -> ValueHead {
+    let Some(rest) = header.strip_prefix(ARG) else {
+        return if ARG.starts_with(header) {
+            ValueHead::NeedMore
+        } else {
+            ValueHead::No
+        };
+    };
+    let Some(end) = rest.find(SEP) else {
+        // `<|sep|>` may be arriving; another token before it is no attribute list.
+        let other_token = rest.find("<|").is_some_and(|i| !SEP.starts_with(&rest[i..]));
+        return if rest.len() > MAX_ATTRS || other_token {
+            ValueHead::No
+        } else {
+            ValueHead::NeedMore
+        };
+    };
+    let attrs = &rest[..end];
+    match attr(attrs, "key") {
+        Some(key) => ValueHead::At {
+            key,
+            at: ARG.len() + end + SEP.len(),
+            string: Some(attr(attrs, "type").is_none_or(|t| t == "string")),
+        },
+        None => ValueHead::No,
+    }
+}
+
+/// The value of `name="…"` among `attrs`, unescaped (`&quot;` then `&amp;`).
+fn attr(attrs: &str, name: &str) -> Option<String> {
+    let mut from = 0;
+    while let Some(i) = attrs.get(from..)?.find(name) {
+        let at = from + i;
+        let before_ok = at == 0 || attrs.as_bytes().get(at - 1).is_some_and(u8::is_ascii_whitespace);
+        let rest = &attrs[at + name.len()..];
+        if before_ok && let Some(v) = rest.strip_prefix("=\"") {
+            let v = &v[..v.find('"')?];
+            return Some(v.replace("&quot;", "\"").replace("&amp;", "&"));
+        }
+        from = at + name.len();
+    }
+    None
+}
+
+fn escape_attr(s: &str) -> String {
+    s.replace('&', "&amp;").replace('"', "&quot;")
+}
+
+/// One or more calls, blanks between.
+fn body(body: &str, _cx: &mut ReadCx<'_>, format: FormatId) -> Result<Vec<Draft>, String> {
+    let mut drafts = Vec::new();
+    let mut p = skip_space(body);
+    while !p.is_empty() {
+        let rest = p
+            .strip_prefix(CALL)
+            .ok_or("expected <|open|>call in the tools channel")?;
+        let end = rest
+            .find(SEP)
+            .filter(|&e| e <= MAX_ATTRS)
+            .ok_or("a call tag is not closed by <|sep|>")?;
+        let name = attr(&rest[..end], "tool").ok_or("a call without tool=\"…\"")?;
+        if !valid_name(&name) {
+            return Err(format!("bad tool name {name:?}"));
+        }
+        let mut args = Map::new();
+        let mut repairs = Vec::new();
+        let mut q = skip_space(&rest[end + SEP.len()..]);
+        loop {
+            if let Some(after) = q.strip_prefix(CALL_END) {
+                q = after;
+                break;
+            }
+            let a = q
+                .strip_prefix(ARG)
+                .ok_or_else(|| format!("expected an argument or the end of the call to {name:?}"))?;
+            let e = a
+                .find(SEP)
+                .filter(|&e| e <= MAX_ATTRS)
+                .ok_or("an argument tag is not closed by <|sep|>")?;
+            let attrs = &a[..e];
+            let key = attr(attrs, "key").ok_or("an argument without key=\"…\"")?;
+            let kind = attr(attrs, "type");
+            let v = &a[e + SEP.len()..];
+            let v_end = v.find(ARG_END).ok_or_else(|| format!("argument {key:?} is not closed"))?;
+            let text = layout_trim(&v[..v_end]);
+            let value = typed(text, kind.as_deref(), &key, &mut repairs);
+            args.insert(key, value);
+            q = skip_space(&v[v_end + ARG_END.len()..]);
+        }
+        let mut d = Draft::new(name, Some(Value::Object(args)), format);
+        d.repairs = repairs;
+        drafts.push(d);
+        p = skip_space(q);
+    }
+    if drafts.is_empty() {
+        return Err("an empty tools channel".into());
+    }
+    Ok(drafts)
+}
+
+/// A value by its `type=`: text for `string` (or none), JSON otherwise.
+fn typed(text: &str, kind: Option<&str>, key: &str, repairs: &mut Vec<Repair>) -> Value {
+    if kind.is_none_or(|k| k == "string") {
+        return Value::String(text.to_owned());
+    }
+    match crate::repair::parse_lenient(text.trim()) {
+        Ok((v, fixed)) => {
+            if !fixed.is_empty() {
+                repairs.push(Repair::new(
+                    "text_value",
+                    format!("argument {key:?}: {text:?} read as {v}"),
+                ));
+            }
+            v
+        }
+        Err(_) => {
+            repairs.push(Repair::new(
+                "text_value",
+                format!("argument {key:?}: type {kind:?} but not JSON; kept as text"),
+            ));
+            Value::String(text.to_owned())
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::attr;
+    use crate::{detect_template, model_family};
+
+    #[test]
+    fn attributes_are_unescaped_and_matched_whole() {
+        assert_eq!(attr(r#"key="a&quot;b&amp;c" type="string""#, "key").unwrap(), "a\"b&c");
+        assert_eq!(attr(r#"monkey="x" key="y""#, "key").unwrap(), "y");
+        assert_eq!(attr(r#"key="x"#, "key"), None);
+    }
+
+    #[test]
+    fn detect_and_model_names_pick_kimi_k3() {
+        let t = "{%- macro open(n) -%}<|open|>{{ n }}<|sep|>{%- endmacro -%}{{ '<|open|>think<|sep|>' + m.reasoning + '<|close|>think<|sep|>' }}{{ open('tools') }}{% for tc in m.tool_calls %}<|open|>call tool=\"{{ tc.name }}\" index=\"{{ loop.index }}\"<|sep|>{% for k, v in tc.arguments.items() %}<|open|>argument key=\"{{ k }}\" type=\"{{ v.type }}\"<|sep|>{{ v }}<|close|>argument<|sep|>{% endfor %}<|close|>call<|sep|>{% endfor %}<|close|>tools<|sep|>";
+        let info = detect_template(t).unwrap();
+        assert_eq!(info.family.as_deref(), Some("kimi_k3"));
+        assert_eq!(info.reasoning[0].open, "<|open|>think<|sep|>");
+        assert_eq!(model_family("moonshotai/Kimi-K3").unwrap().family, "kimi_k3");
+        assert_eq!(model_family("moonshotai/Kimi-K2-Instruct").unwrap().family, "kimi_k2");
+    }
+}
