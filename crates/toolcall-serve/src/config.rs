@@ -24,6 +24,8 @@
 //!                                             # or not (SSE keep-alives do not extend it)
 //! retries = 3
 //! max_tools = 512                             # tools one request may offer (else 400)
+//! tools_memory_mib = 128                      # compiled tools alive at once (estimated);
+//!                                             # half kept for reuse, half per request at most
 //! header_read_timeout_secs = 10               # a request's head, from accept (or from its
 //!                                             # first byte on a kept-alive connection)
 //! body_read_timeout_secs = 60                 # a request's whole body (else 408)
@@ -177,6 +179,10 @@ pub struct Config {
     pub max_tools: usize,
     /// Largest reply text buffered per request or stream.
     pub max_reply_bytes: usize,
+    /// MiB of estimated heap the requests' compiled tools may take at once, cached or in use
+    /// (see [`crate::tools_cache`]): half is kept for reuse, a request's own tools may take
+    /// at most half (else `400`), and a request whose tools do not fit now gets `503`.
+    pub tools_memory_mib: u64,
     /// The longest a client may take to send a request's head, from the connection's accept
     /// (or, on a kept-alive connection, from the head's first byte); then the connection is
     /// closed. `0`: none.
@@ -217,6 +223,7 @@ impl Default for Config {
             max_body_bytes: 8 * 1024 * 1024,
             max_tools: 512,
             max_reply_bytes: 4 * 1024 * 1024,
+            tools_memory_mib: crate::tools_cache::DEFAULT_BUDGET_MIB,
             header_read_timeout_secs: 10,
             body_read_timeout_secs: 60,
             keep_alive_timeout_secs: 75,
