@@ -15,14 +15,14 @@ use toolcall_packs::toolset::ToolsetSpec;
 use toolcall_packs::{PackConfig, PackState, RoundOutput};
 use toolcall_run::client::images::find_images;
 use toolcall_run::{
-    Agent, AgentConfig, AgentEvent, Api, ApiClient, Archive, Executor, Mode, ModelClient,
-    ReplayClient, SessionFile, TurnReport,
+    Agent, AgentConfig, AgentEvent, Api, ApiClient, Executor, Mode, ModelClient, ReplayClient,
+    SessionFile, TurnReport,
 };
 
 use crate::approve::approver;
 use crate::display::shorten;
 use crate::run_printer::{Printer, Style};
-use crate::sessions_cmd::archive_path;
+use crate::sessions_cmd::{archive_location, open_archive};
 use crate::toolset::{McpServerArgs, ToolsetArgs, load_runnable_with_mcp};
 
 #[derive(clap::Args)]
@@ -68,9 +68,10 @@ pub struct RunArgs {
     /// Tool rounds per turn.
     #[arg(long = "max-rounds", value_name = "N", default_value_t = toolcall_run::agent::DEFAULT_MAX_ROUNDS)]
     max_rounds: usize,
-    /// Session archive [default: $TOOLCALL_ARCHIVE or ./toolcall-sessions.sqlite].
-    #[arg(long, value_name = "PATH")]
-    archive: Option<PathBuf>,
+    /// Session archive: a file or a `postgres://` URL [default: $TOOLCALL_ARCHIVE or
+    /// ./toolcall-sessions.sqlite].
+    #[arg(long, value_name = "LOCATION")]
+    archive: Option<String>,
     /// Continue an archived session (its conversation and pack states).
     #[arg(long, value_name = "SESSION_ID")]
     resume: Option<String>,
@@ -169,11 +170,8 @@ async fn run_loaded(
     };
     let mut agent = Agent::new(client, executor.clone(), config);
 
-    let archive_file = archive_path(args.archive.clone());
-    let archive = Arc::new(
-        Archive::open(&archive_file)
-            .with_context(|| format!("opening the archive {}", archive_file.display()))?,
-    );
+    let archive_at = archive_location(args.archive.clone(), None);
+    let archive = Arc::new(open_archive(&archive_at)?);
     match &args.resume {
         Some(id) => {
             agent.archive_resume(archive.clone(), id)?;
@@ -203,7 +201,7 @@ async fn run_loaded(
         Style::JsonLines
     } else {
         Style::Human {
-            archive: archive_file.clone(),
+            archive: toolcall_run::archive::redact_url(&archive_at),
             hooks: round_outputs,
         }
     };

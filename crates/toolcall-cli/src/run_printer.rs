@@ -5,7 +5,6 @@
 
 use std::collections::HashMap;
 use std::io::{self, Write};
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use serde_json::Value;
@@ -20,7 +19,7 @@ pub enum Style {
     /// For a person: rounds, text, calls and results.
     Human {
         /// Where the session is archived (named with the session).
-        archive: PathBuf,
+        archive: String,
         /// What the loaded packs add to a round (client lines and notes).
         hooks: Vec<Arc<dyn RoundOutput>>,
     },
@@ -91,7 +90,7 @@ impl<W: Write> Printer<W> {
             AgentEvent::TurnStarted { session_id, .. } => {
                 self.session = session_id.clone();
                 if let (Some(id), Style::Human { archive, .. }) = (session_id, &self.style) {
-                    writeln!(self.out, "session {id} (archive {})", archive.display())?;
+                    writeln!(self.out, "session {id} (archive {})", archive)?;
                 }
             }
             AgentEvent::RoundStarted {
@@ -360,7 +359,7 @@ mod tests {
         let mut p = Printer::new(
             Vec::new(),
             Style::Human {
-                archive: PathBuf::from("a.sqlite"),
+                archive: "a.sqlite".into(),
                 hooks: Vec::new(),
             },
         );

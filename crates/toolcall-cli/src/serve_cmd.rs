@@ -10,13 +10,12 @@ use std::sync::Arc;
 use toolcall_inspector::ToolSwitches;
 use toolcall_packs::toolset::ToolsetSpec;
 use toolcall_packs::{PackConfig, PackState, load_pack};
-use toolcall_run::Archive;
 use toolcall_run::server::{PackInstance, SessionPack};
 use toolcall_serve::server_side::ServerSide;
 use toolcall_serve::{AppState, Config, InvalidCallPolicy};
 
 use crate::approve::approver;
-use crate::sessions_cmd::archive_path;
+use crate::sessions_cmd::{archive_location, open_archive};
 use crate::toolset::{McpServerArgs, ToolsetArgs, load_runnable_with_servers};
 
 #[derive(Args)]
@@ -74,10 +73,11 @@ pub struct ServeArgs {
     /// Approve server-side tools marked `requires_approval` (otherwise they are denied).
     #[arg(long)]
     yes: bool,
-    /// Session archive for server-side turns [default: $TOOLCALL_ARCHIVE, else
+    /// Session archive for server-side turns: a file, or a `postgres://` URL that several
+    /// replicas share [default: $TOOLCALL_ARCHIVE, else the config's `archive`, else
     /// ./toolcall-sessions.sqlite].
     #[arg(long)]
-    archive: Option<PathBuf>,
+    archive: Option<String>,
     /// Where the inspector keeps its tool switches [default: ./toolcall-tool-switches.json].
     #[arg(long)]
     tool_switches: Option<PathBuf>,
@@ -142,17 +142,14 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         config.max_connections = n;
     }
     let listen = config.listen.clone();
+    let archive_at = archive_location(args.archive.clone(), config.archive.clone());
     let mut servers = config.mcp.clone();
     servers.extend(args.mcp.servers()?);
     let mut state = AppState::new(config)?;
     let spec = args.toolset.spec(ToolsetSpec::default())?;
     if !spec.is_empty() || !servers.is_empty() {
         let toolset = load_runnable_with_servers(&spec, servers).await?;
-        let archive = archive_path(args.archive.clone());
-        let archive = Arc::new(
-            Archive::open(&archive)
-                .with_context(|| format!("cannot open the archive {}", archive.display()))?,
-        );
+        let archive = Arc::new(open_archive(&archive_at)?);
         let switches = ToolSwitches::open(
             args.tool_switches
                 .clone()

@@ -1,13 +1,16 @@
 //! `toolcall sessions list|show ID`: reads the session archive.
 //!
-//! The archive is `--archive PATH`, else `$TOOLCALL_ARCHIVE`, else
-//! `toolcall-sessions.sqlite` in the current directory (the same rule as `toolcall run`).
+//! The archive is `--archive LOCATION`, else `$TOOLCALL_ARCHIVE`, else
+//! `toolcall-sessions.sqlite` in the current directory (the same rule as `toolcall run` and
+//! `toolcall serve`). A location is an SQLite file path or a `postgres://` URL (the archive
+//! gateway replicas share).
 
-use std::path::PathBuf;
+use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::Context;
 use toolcall_run::Archive;
+use toolcall_run::archive::{is_postgres_url, redact_url};
 use toolcall_run::client::Message;
 
 use crate::display::shorten;
@@ -15,15 +18,24 @@ use crate::display::shorten;
 /// Archive file used when neither `--archive` nor `$TOOLCALL_ARCHIVE` is given.
 pub const DEFAULT_ARCHIVE: &str = "toolcall-sessions.sqlite";
 
-/// Where the archive lives.
-pub fn archive_path(explicit: Option<PathBuf>) -> PathBuf {
+/// Where the archive lives: `explicit`, else `$TOOLCALL_ARCHIVE`, else `configured` (a
+/// config file's `archive`), else [`DEFAULT_ARCHIVE`].
+pub fn archive_location(explicit: Option<String>, configured: Option<String>) -> String {
     explicit
+        .filter(|v| !v.is_empty())
         .or_else(|| {
-            std::env::var_os("TOOLCALL_ARCHIVE")
+            std::env::var("TOOLCALL_ARCHIVE")
+                .ok()
                 .filter(|v| !v.is_empty())
-                .map(PathBuf::from)
         })
-        .unwrap_or_else(|| PathBuf::from(DEFAULT_ARCHIVE))
+        .or(configured.filter(|v| !v.is_empty()))
+        .unwrap_or_else(|| DEFAULT_ARCHIVE.to_owned())
+}
+
+/// Opens (creating if needed) the archive at `location`.
+pub fn open_archive(location: &str) -> anyhow::Result<Archive> {
+    Archive::connect(location)
+        .with_context(|| format!("cannot open the archive {}", redact_url(location)))
 }
 
 #[derive(clap::Args)]
@@ -47,22 +59,22 @@ enum SessionsCommand {
 
 #[derive(clap::Args)]
 struct Common {
-    /// Archive file [default: $TOOLCALL_ARCHIVE or ./toolcall-sessions.sqlite].
+    /// Archive: a file, or a `postgres://` URL [default: $TOOLCALL_ARCHIVE or
+    /// ./toolcall-sessions.sqlite].
     #[arg(long)]
-    archive: Option<PathBuf>,
+    archive: Option<String>,
     /// Print JSON.
     #[arg(long)]
     json: bool,
 }
 
-fn open(path: Option<PathBuf>) -> anyhow::Result<Archive> {
-    let path = archive_path(path);
+fn open(location: Option<String>) -> anyhow::Result<Archive> {
+    let location = archive_location(location, None);
     anyhow::ensure!(
-        path.exists(),
-        "no session archive at {} (set --archive or $TOOLCALL_ARCHIVE)",
-        path.display()
+        is_postgres_url(&location) || Path::new(&location).exists(),
+        "no session archive at {location} (set --archive or $TOOLCALL_ARCHIVE)"
     );
-    Archive::open(&path).with_context(|| format!("opening {}", path.display()))
+    open_archive(&location)
 }
 
 pub async fn run(args: SessionsArgs) -> anyhow::Result<ExitCode> {

@@ -400,3 +400,39 @@ fn job_results_arrive_under_their_call_id() {
     assert_eq!(results[1]["delivery"], "job");
     assert_eq!(results[1]["outcome"]["data"]["rendered"], 24);
 }
+
+// covers X-8: `toolcall run --archive postgres://…` archives there, and `toolcall sessions`
+// reads it back from the same URL.
+#[test]
+fn run_and_sessions_use_a_postgres_archive() {
+    use toolcall_testkit::postgres::Postgres;
+    let Some(server) = toolcall_testkit::require("postgres", Postgres::start()) else {
+        return;
+    };
+    let url = server.create_database("cli").unwrap();
+    let report = report_of(
+        run_echo_session(&["--json", "--archive", &url])
+            .output()
+            .unwrap(),
+    );
+    assert!(report["final_text"].as_str().unwrap().contains("5 words"));
+    let list = json_of(
+        bin()
+            .args(["sessions", "list", "--json", "--archive", &url])
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(list.as_array().unwrap().len(), 1, "{list}");
+    let id = list[0]["id"].as_str().unwrap();
+    let show = json_of(
+        bin()
+            .args(["sessions", "show", id, "--json", "--archive", &url])
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(show["calls"][0]["call_id"], "call_echo_1");
+    assert_eq!(
+        show["calls"][1]["results"][0]["outcome"]["data"]["chars"],
+        25
+    );
+}

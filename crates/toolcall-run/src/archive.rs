@@ -27,6 +27,8 @@
 //! backends have the same list of migrations, entry for entry the same in meaning, so a
 //! schema version names the same tables on either.
 
+#[cfg(feature = "postgres")]
+pub mod postgres;
 pub mod recorder;
 pub mod sqlite;
 
@@ -238,6 +240,14 @@ impl Archive {
         Self::open(Path::new(location))
     }
 
+    #[cfg(feature = "postgres")]
+    fn connect_postgres(url: &str) -> Result<Self, ArchiveError> {
+        Ok(Self::with_backend(Box::new(
+            postgres::PostgresArchive::connect(url)?,
+        )))
+    }
+
+    #[cfg(not(feature = "postgres"))]
     fn connect_postgres(url: &str) -> Result<Self, ArchiveError> {
         Err(ArchiveError::Location(
             redact_url(url),

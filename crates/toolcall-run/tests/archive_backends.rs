@@ -283,3 +283,54 @@ fn sqlite_file_backend() {
 fn sqlite_memory_backend() {
     run_suite("sqlite :memory:", |_| Archive::connect(":memory:").unwrap());
 }
+
+#[cfg(feature = "postgres")]
+#[test]
+fn postgres_backend() {
+    use toolcall_testkit::postgres::Postgres;
+    let Some(server) = toolcall_testkit::require("postgres", Postgres::start()) else {
+        return;
+    };
+    run_suite("postgres", |name| {
+        let url = server.create_database(name).unwrap();
+        Archive::connect(&url).unwrap()
+    });
+
+    // Two replicas opening one new database at once apply the migrations once.
+    let url = server.create_database("racing").unwrap();
+    let openers: Vec<_> = (0..4)
+        .map(|_| {
+            let url = url.clone();
+            std::thread::spawn(move || Archive::connect(&url).map(|a| a.schema_version()))
+        })
+        .collect();
+    for opener in openers {
+        assert_eq!(
+            opener.join().unwrap().unwrap().unwrap(),
+            SCHEMA_VERSION as i64
+        );
+    }
+
+    // A database from a newer build is refused, untouched.
+    let newer = SCHEMA_VERSION as i64 + 1;
+    server
+        .psql(
+            "racing",
+            &format!("UPDATE toolcall_schema SET version = {newer}"),
+        )
+        .unwrap();
+    let err = match Archive::connect(&url) {
+        Err(e) => e,
+        Ok(_) => panic!("a newer archive was opened"),
+    };
+    assert!(
+        matches!(err, ArchiveError::NewerSchema { found, .. } if found == newer),
+        "{err}"
+    );
+    assert_eq!(
+        server
+            .psql("racing", "SELECT version FROM toolcall_schema")
+            .unwrap(),
+        newer.to_string()
+    );
+}

@@ -24,6 +24,8 @@
 //!                                             # or not (SSE keep-alives do not extend it)
 //! retries = 3
 //! max_tools = 512                             # tools one request may offer (else 400)
+//! archive = "postgres://gw@db/toolcall"       # server-side tools' session archive: a file
+//!                                             # or a URL replicas share (`toolcall serve`)
 //! header_read_timeout_secs = 10               # a request's head, from accept (or from its
 //!                                             # first byte on a kept-alive connection)
 //! body_read_timeout_secs = 60                 # a request's whole body (else 408)
@@ -177,6 +179,9 @@ pub struct Config {
     pub max_tools: usize,
     /// Largest reply text buffered per request or stream.
     pub max_reply_bytes: usize,
+    /// The session archive of server-side tools: an SQLite file or a `postgres://` URL
+    /// (`toolcall serve` opens it; `--archive` and `$TOOLCALL_ARCHIVE` override it).
+    pub archive: Option<String>,
     /// The longest a client may take to send a request's head, from the connection's accept
     /// (or, on a kept-alive connection, from the head's first byte); then the connection is
     /// closed. `0`: none.
@@ -217,6 +222,7 @@ impl Default for Config {
             max_body_bytes: 8 * 1024 * 1024,
             max_tools: 512,
             max_reply_bytes: 4 * 1024 * 1024,
+            archive: None,
             header_read_timeout_secs: 10,
             body_read_timeout_secs: 60,
             keep_alive_timeout_secs: 75,
@@ -324,6 +330,7 @@ mod tests {
             upstream = "http://u:1"
             invalid_calls = "drop"
             api_keys = ["k"]
+            archive = "postgres://gw@db/toolcall"
             [[models]]
             match = "qwen*"
             upstream = "http://q:2"
@@ -336,6 +343,8 @@ mod tests {
         assert_eq!(c.models[0].pattern, "qwen*");
         assert_eq!(c.listen, "127.0.0.1:8090");
         assert!(c.mcp.is_empty());
+        assert_eq!(c.archive.as_deref(), Some("postgres://gw@db/toolcall"));
+        assert_eq!(Config::default().archive, None);
         c.check().unwrap();
         assert!(Config::from_toml("upstreem = 1").is_err());
         let with_mcp = Config::from_toml(

@@ -9,6 +9,10 @@
 //! Real-component policy, the same for every component (Xvfb, Python, Chromium): a test whose
 //! component cannot be had prints why and returns, unless the component's `TOOLCALL_REQUIRE_*`
 //! variable is `1` (set by `.ci/run`), when it fails. See [`require`].
+//!
+//! [`postgres`] starts a throwaway PostgreSQL server for the archive's tests.
+
+pub mod postgres;
 
 use std::fs::{self, File};
 use std::path::{Path, PathBuf};
