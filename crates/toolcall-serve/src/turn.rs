@@ -169,7 +169,7 @@ impl Turn {
                 config.max_tools
             )));
         }
-        let compiled = tools.get(request.tools.as_deref().unwrap_or_default());
+        let compiled = tools.get(request.tools.as_deref().unwrap_or_default())?;
         let mut format = match &route.format {
             Some(f) => {
                 FormatSelection::from_name(f).map_err(|e| ApiError::bad_request(e.to_string()))?
