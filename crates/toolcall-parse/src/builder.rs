@@ -98,6 +98,10 @@ pub(crate) struct Draft {
     pub format: FormatId,
     pub repairs: Vec<Repair>,
     pub span: Range<usize>,
+    /// Why this call of a block cannot run (its arguments are not JSON, ...): its siblings
+    /// still run; the builder refuses it with this reason, which the engine reports, and a
+    /// call announced for it while streaming never finishes.
+    pub broken: Option<String>,
 }
 
 impl Draft {
@@ -109,6 +113,15 @@ impl Draft {
             format,
             repairs: Vec::new(),
             span: 0..0,
+            broken: None,
+        }
+    }
+
+    /// A call of a block that is this family's markup but cannot run (see [`Draft::broken`]).
+    pub(crate) fn broken(name: impl Into<String>, why: String, format: FormatId) -> Self {
+        Draft {
+            broken: Some(why),
+            ..Draft::new(name, None, format)
         }
     }
 }
@@ -138,7 +151,7 @@ pub(crate) struct Ctx {
     /// say otherwise at the end: readers ask [`crate::family::ReadCx`]).
     pub reply_end: ReplyEnd,
     /// The enabled families' openers, reasoning markers and control tokens.
-    pub openers: Openers,
+    pub openers: Arc<Openers>,
     /// Bare brackets some enabled family claims.
     pub bare: BareJson,
     /// Enabled families reading `name(` call syntax in this parse, in priority order.
@@ -185,6 +198,9 @@ impl Ctx {
 
 /// Turns a draft into a call: arguments become an object, the id is kept or generated.
 pub(crate) fn build(d: Draft) -> Result<ToolCall, String> {
+    if let Some(why) = d.broken {
+        return Err(why);
+    }
     let mut repairs = d.repairs;
     let arguments = match d.args {
         None | Some(Value::Null) => Value::Object(Map::new()),

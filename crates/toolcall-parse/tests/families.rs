@@ -420,6 +420,7 @@ const PARAM_STREAMING: &[(&str, &[&str])] = &[
     ("hunyuan", &["</tool_calls>", "</tool_calls:"]),
     ("minimax_m3", &["]<]minimax[>[</tool_call>"]),
     ("kimi_k3", &["<|close|>tools<|sep|>"]),
+    ("minicpm5", &["</function>"]),
     ("step3", &["<｜tool_calls_end｜>"]),
     (
         "deepseek_dsml",

@@ -6,8 +6,10 @@ mod common;
 
 use common::{auto, fixture, only, registry, with_tools};
 use serde_json::{Value, json};
-use toolcall_core::Level;
-use toolcall_parse::{FormatSelection, ParseOptions, load_fallback_rules, parse, parse_native};
+use toolcall_core::{Level, StreamEvent};
+use toolcall_parse::{
+    FormatSelection, ParseOptions, StreamParser, load_fallback_rules, parse, parse_native,
+};
 
 fn names_args(p: &toolcall_core::Parsed) -> Vec<(String, Value, String)> {
     p.calls
@@ -622,6 +624,46 @@ fn truncated_json_is_an_error_never_a_call_and_the_rest_is_parsed() {
     );
     assert_eq!(p.calls.len(), 1);
     assert_eq!(p.calls[0].name, "get_time");
+    assert!(p.diagnostics.iter().any(|d| d.level == Level::Error));
+}
+
+// Issue 20: a `tools` envelope cut inside an entry keeps the complete entries before the
+// cut as calls and reports the cut one, whole and streamed alike.
+#[test]
+fn a_cut_tools_envelope_runs_its_complete_entries_and_reports_the_cut_one() {
+    let text = r#"{"tools":[{"name":"computer_use","arguments":{"action":"screenshot"}},{"name":"computer_use","arguments":{"action":"left_cl"#;
+    for o in [auto(), with_tools(), only("tools_envelope", false)] {
+        let p = parse(text, &o);
+        assert_eq!(names_args(&p).len(), 1, "{p:?}");
+        assert_eq!(p.calls[0].arguments, json!({"action": "screenshot"}));
+        assert_eq!(p.calls[0].origin.format, "tools_envelope");
+        let cut = p
+            .diagnostics
+            .iter()
+            .find(|d| d.level == Level::Error)
+            .expect("the cut entry is reported");
+        assert!(cut.message.contains("entry 2"), "{cut:?}");
+        assert_eq!(cut.span, text.rfind(",{").unwrap() + 1..text.len());
+        // Streamed one character at a time: the same one finished call, nothing else.
+        let mut sp = StreamParser::new(o.clone());
+        let mut events = Vec::new();
+        for part in common::chars(text) {
+            events.extend(sp.push(part));
+        }
+        events.extend(sp.finish());
+        let finished: Vec<&toolcall_core::ToolCall> = events
+            .iter()
+            .filter_map(|e| match e {
+                StreamEvent::CallFinished { call, .. } => Some(call),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(finished.len(), 1);
+        assert_eq!(finished[0].arguments, p.calls[0].arguments);
+    }
+    // Cut before any entry is complete: no call, as before.
+    let p = parse(r#"{"tools":[{"name":"computer_use","argu"#, &auto());
+    assert!(p.calls.is_empty());
     assert!(p.diagnostics.iter().any(|d| d.level == Level::Error));
 }
 

@@ -142,6 +142,9 @@ fn corpus() -> Vec<String> {
     v.push("Click: computer_use(\"left_click\", 100, 200) then computer_use(\"type\", \"hi\") `code(x)` done".into());
     v.push(r#"{"tools":[{"name":"computer_use","arguments":{"action":"screenshot"}}]} {"name":"get_time","arguments":{}} <tool_call>{"name":"get_time","arguments":{}}</tool_call>"#.into());
     v.push("truncated <tool_call>{\"name\":\"get_time\",\"arguments\":{\"a\":".into());
+    // A list of calls cut inside its second entry (issue 20): the first is a call.
+    v.push(r#"Doing both. {"tools":[{"name":"get_time","arguments":{}},{"name":"computer_use","arguments":{"action":"left_cl"#.into());
+    v.push("```json\n[{\"name\":\"get_time\",\"arguments\":{}}, {\"name\":\"get_weather\",\"arguments\":{\"city\":\"Par".into());
     v.push("{'name': 'get_weather', 'arguments': {'city': 'Paris',},} // c\n".into());
     let negatives: Vec<String> = serde_json::from_str(&fixture("negatives.json")).unwrap();
     v.extend(negatives);

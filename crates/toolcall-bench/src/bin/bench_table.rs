@@ -120,7 +120,7 @@ fn main() {
 /// Openers repeated to 2 MB: each parse's time against 2 MB of prose in the same run (goal:
 /// every flood ≤ 20× prose). Auto mode with the corpus registry, so `computer_use(` and
 /// `get_weather(` are registered call-syntax names.
-const FLOODS: [&str; 18] = [
+const FLOODS: [&str; 22] = [
     "computer_use(",
     "get_weather(",
     ">>>",
@@ -139,6 +139,11 @@ const FLOODS: [&str; 18] = [
     "<think>",
     "<｜tool▁calls▁begin｜>",
     "functools[",
+    // The 2026 families' openers (issue 21).
+    "<tool_calls>",
+    "<tool_calls:",
+    "]<]minimax[>[<tool_call>",
+    "<|open|>tools<|sep|>",
 ];
 
 fn floods_table(ctx: &Ctx, registry: &std::sync::Arc<toolcall_core::Registry>) {

@@ -175,6 +175,50 @@ pub(crate) fn malformed(what: &str, error: &str) -> String {
     format!("{what} arguments are malformed, not run: {error}")
 }
 
+/// Ends the calls of a block body whose arguments are JSON, each closed by a marker
+/// (DeepSeek's `<｜tool▁call▁end｜>`, Kimi's `<|tool_call_end|>`): a marker inside a JSON
+/// string does not end the call. Bytes scanned for values that never close (a broken call
+/// with an unbalanced quote) are bounded by the body's length in total, so a body of many
+/// broken calls stays linear.
+pub(crate) struct CallEnds {
+    budget: usize,
+    max_depth: usize,
+}
+
+impl CallEnds {
+    pub(crate) fn new(body: &str, max_depth: usize) -> Self {
+        CallEnds {
+            budget: body.len(),
+            max_depth,
+        }
+    }
+
+    /// The offset in `s` of the `marker` that ends the call whose arguments are the JSON
+    /// value starting at the first `{` from `from` on: the first marker after the value's
+    /// end; the first marker at all when no value closes before the end (the call is then
+    /// broken, its arguments not JSON).
+    pub(crate) fn find(&mut self, s: &str, from: usize, marker: &str) -> Option<usize> {
+        let plain = crate::family::find_from(s, marker, from)?;
+        let Some(open) = s
+            .get(from..plain)
+            .and_then(|h| h.find('{'))
+            .map(|i| from + i)
+        else {
+            return Some(plain);
+        };
+        let rest = s.as_bytes().get(open..).unwrap_or(&[]);
+        let rest = rest.get(..rest.len().min(self.budget)).unwrap_or(&[]);
+        let mut scanner = Scanner::new(self.max_depth, false);
+        match scanner.advance(rest) {
+            Scan::Done(n) => Some(crate::family::find_from(s, marker, open + n).unwrap_or(plain)),
+            _ => {
+                self.budget = self.budget.saturating_sub(scanner.consumed());
+                Some(plain)
+            }
+        }
+    }
+}
+
 /// A call's name and, when the markup carries one, its id.
 pub(crate) type CallHead = (String, Option<String>);
 
@@ -566,6 +610,10 @@ fn finish_unsent(
     o: &mut Outcome,
     cx: &mut ReadCx<'_>,
 ) {
+    if last.is_some_and(|d| d.broken.is_some()) {
+        // A broken call never finishes: nothing more is sent for it.
+        return;
+    }
     if sent_anything {
         o.diagnostics.push(Diagnostic::warning(
             format!(

@@ -12,7 +12,9 @@ use serde_json::Value;
 use toolcall_core::Diagnostic;
 
 use super::classify_value;
+use super::json::cut_list;
 use crate::builder::Ctx;
+use crate::builder::Outcome;
 use crate::fallback;
 use crate::family::{Advance, JsonCx, Plain, ReadCx, RegionReader};
 use crate::repair::parse_lenient;
@@ -48,7 +50,12 @@ impl RegionReader for BareJsonReader {
         match scanner.advance(bytes) {
             Scan::NeedMore if !is_final => Advance::NeedMore,
             Scan::NeedMore => {
-                if looks_like_call(bytes) {
+                if let Some(o) = cut_calls(region, cx) {
+                    Advance::Done {
+                        end: region.len(),
+                        outcome: o,
+                    }
+                } else if looks_like_call(bytes) {
                     Advance::Dropped {
                         end: region.len(),
                         why: "truncated tool call: the JSON ends before it is closed; not run"
@@ -138,6 +145,23 @@ fn complete(region: &str, cx: &mut ReadCx<'_>) -> Advance {
             }
         }
     }
+}
+
+/// A list of calls (or a `tools` envelope) cut by the end of the input: its complete
+/// entries, classified as the whole value would be, and an error for the cut one. The cut
+/// entry's text goes with the region (dropped, as a cut bare call is).
+fn cut_calls(region: &str, cx: &mut ReadCx<'_>) -> Option<Outcome> {
+    let cut = cut_list(region, cx.ctx.limits.max_depth)?;
+    let span = cx.span(0, region.len());
+    let (mut v, repairs) = parse_lenient(&cut.json).ok()?;
+    let mut o = classify_value(&mut v, cx.ctx, cx.at_start, span.clone())?;
+    for d in &mut o.drafts {
+        d.repairs.extend(repairs.iter().cloned());
+    }
+    let at = cut.cut.unwrap_or(region.len());
+    o.diagnostics
+        .push(cut.diagnostic(cx.span(at, region.len())));
+    Some(o)
 }
 
 fn looks_like_call(region: &[u8]) -> bool {

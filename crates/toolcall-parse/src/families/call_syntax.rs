@@ -23,6 +23,21 @@ pub(crate) fn is_name_byte(b: u8) -> bool {
     b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-' | b':')
 }
 
+/// A character of a tool name inside explicit markup (`[TOOL_CALLS]NAME`, GLM's `NAME`, a
+/// Python call list behind a marker): letters and digits of any script (`获取天气`, as
+/// Python identifiers and the peers' parsers allow), `_`, `.`, `-`, `:`. Prose keeps the
+/// ASCII [`is_name_byte`]: there a non-ASCII word before `(` is text.
+pub(crate) fn is_tag_name_char(c: char) -> bool {
+    c.is_alphanumeric() || matches!(c, '_' | '.' | '-' | ':')
+}
+
+/// Byte length of the tool name (see [`is_tag_name_char`]) that starts `s`.
+pub(crate) fn tag_name_len(s: &str) -> usize {
+    s.char_indices()
+        .find(|&(_, c)| !is_tag_name_char(c))
+        .map_or(s.len(), |(i, _)| i)
+}
+
 /// Parses the text between the parentheses of `name(...)`.
 pub(crate) fn parse_args(
     name: &str,

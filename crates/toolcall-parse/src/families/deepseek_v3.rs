@@ -10,7 +10,7 @@ use crate::FormatId;
 use crate::builder::{Ctx, Draft};
 use crate::family::{Family, Instructions, ReadCx, RegionReader, parse_lenient};
 
-use super::args_object::JsonCallTags;
+use super::args_object::{CallEnds, JsonCallTags};
 use super::tags::{Block, BlockReader, Lead, skip_space, starts, valid_name};
 use crate::shape::{Args, Piece, Shape};
 
@@ -121,13 +121,17 @@ impl Family for DeepseekV3 {
     }
 }
 
-/// Splits a block body into its calls: each `<｜tool▁call▁begin｜>…<｜tool▁call▁end｜>`.
-pub(crate) fn calls(body: &str) -> Result<Vec<&str>, String> {
+/// Splits a block body into its calls: each `<｜tool▁call▁begin｜>…<｜tool▁call▁end｜>`; a
+/// `<｜tool▁call▁end｜>` inside the arguments' JSON strings does not end a call.
+pub(crate) fn calls(body: &str, max_depth: usize) -> Result<Vec<&str>, String> {
     let mut out = Vec::new();
+    let mut ends = CallEnds::new(body, max_depth);
     let mut s = skip_space(body);
     while !s.is_empty() {
         let rest = s.strip_prefix(CALL).ok_or("expected <｜tool▁call▁begin｜>")?;
-        let e = rest.find(CALL_END).ok_or("a call is not closed by <｜tool▁call▁end｜>")?;
+        let e = ends
+            .find(rest, 0, CALL_END)
+            .ok_or("a call is not closed by <｜tool▁call▁end｜>")?;
         out.push(&rest[..e]);
         s = skip_space(&rest[e + CALL_END.len()..]);
     }
@@ -137,20 +141,28 @@ pub(crate) fn calls(body: &str) -> Result<Vec<&str>, String> {
     Ok(out)
 }
 
-/// `NAME` and a JSON text → a draft.
+/// `NAME` and a JSON text → a draft; a call whose arguments are not JSON is a broken
+/// draft (reported, its siblings run).
 pub(crate) fn draft(name: &str, json: &str, format: FormatId) -> Result<Draft, String> {
     if !valid_name(name) {
         return Err(format!("invalid tool name {name:?}"));
     }
-    let (args, repairs) = parse_lenient(json.trim())
-        .map_err(|e| format!("the arguments of {name:?} are not JSON: {e}"))?;
-    let mut d = Draft::new(name, Some(args), format);
-    d.repairs = repairs;
-    Ok(d)
+    Ok(match parse_lenient(json.trim()) {
+        Ok((args, repairs)) => {
+            let mut d = Draft::new(name, Some(args), format);
+            d.repairs = repairs;
+            d
+        }
+        Err(e) => Draft::broken(
+            name,
+            format!("the arguments of {name:?} are not JSON: {e}"),
+            format,
+        ),
+    })
 }
 
-fn body(body: &str, _cx: &mut ReadCx<'_>, format: FormatId) -> Result<Vec<Draft>, String> {
-    calls(body)?
+fn body(body: &str, cx: &mut ReadCx<'_>, format: FormatId) -> Result<Vec<Draft>, String> {
+    calls(body, cx.ctx.limits.max_depth)?
         .into_iter()
         .map(|call| {
             let rest = call

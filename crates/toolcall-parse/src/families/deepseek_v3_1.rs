@@ -115,8 +115,8 @@ impl Family for DeepseekV31 {
     }
 }
 
-fn body(body: &str, _cx: &mut ReadCx<'_>, format: FormatId) -> Result<Vec<Draft>, String> {
-    calls(body)?
+fn body(body: &str, cx: &mut ReadCx<'_>, format: FormatId) -> Result<Vec<Draft>, String> {
+    calls(body, cx.ctx.limits.max_depth)?
         .into_iter()
         .map(|call| {
             let (name, args) = call.split_once(SEP).ok_or("a call has no <｜tool▁sep｜>")?;

@@ -157,13 +157,13 @@ fn lead(lead: &str, complete: bool) -> Lead {
         .unwrap_or(lead.len());
     let name = &lead[..name_len];
     if name_len == lead.len() {
-        return if complete || !name.bytes().all(name_byte) {
+        return if complete || !name_ok(name) {
             Lead::NotMine
         } else {
             Lead::NeedMore
         };
     }
-    if !valid_name(name) || !name.bytes().all(name_byte) {
+    if !valid_name(name) || !name_ok(name) {
         return Lead::NotMine;
     }
     let rest = skip_space(&lead[name_len..]);
@@ -177,8 +177,10 @@ fn lead(lead: &str, complete: bool) -> Lead {
     }
 }
 
-fn name_byte(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-' | b':' | b'/')
+/// A tool name: letters and digits of any script, `_ . - : /`.
+fn name_ok(name: &str) -> bool {
+    name.chars()
+        .all(|c| super::call_syntax::is_tag_name_char(c) || c == '/')
 }
 
 fn body(body: &str, cx: &mut ReadCx<'_>, format: FormatId) -> Result<Vec<Draft>, String> {

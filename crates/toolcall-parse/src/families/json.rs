@@ -137,6 +137,120 @@ pub(crate) fn classify(
     Some(out)
 }
 
+/// A JSON list of calls that the end of the input cut (`[{…}, {…}, {"na`), or a `tools`
+/// envelope whose list was cut (`{"tools": [{…}, {"na`): each entry stands alone, so the
+/// complete ones before the cut are calls and the cut one is reported (issue 20: whole and
+/// streamed agree).
+#[derive(Debug)]
+pub(crate) struct CutList {
+    /// The complete entries, re-wrapped as the value they were cut from (`[e1,e2]`,
+    /// `{"tools":[e1,e2]}`), for the family's own classifier.
+    pub json: String,
+    /// Complete entries.
+    pub entries: usize,
+    /// Offset in the text of the entry the cut fell in (`None`: every entry is whole and
+    /// only the closing brackets are missing).
+    pub cut: Option<usize>,
+}
+
+impl CutList {
+    /// The finding for the cut: an error naming the entry not run, or a warning that only
+    /// the closing brackets were missing.
+    pub(crate) fn diagnostic(&self, span: Range<usize>) -> toolcall_core::Diagnostic {
+        match self.cut {
+            Some(_) => toolcall_core::Diagnostic::error(
+                format!(
+                    "truncated tool call: the list of calls ends inside entry {}, which is not run; the {} complete call(s) before it are",
+                    self.entries + 1,
+                    self.entries
+                ),
+                span,
+            ),
+            None => toolcall_core::Diagnostic::warning(
+                format!(
+                    "the list of calls is not closed before the end of output; its {} complete call(s) are run",
+                    self.entries
+                ),
+                span,
+            ),
+        }
+    }
+}
+
+/// Reads `text` (starting at its `[` or `{`, the end of the input) as a cut list of calls
+/// (see [`CutList`]); `None` when it is not one: another value, a list whose `]` came (the
+/// family's rules for a missing closing marker decide), no complete entry, or an entry
+/// that is malformed rather than cut. One pass over the bytes.
+pub(crate) fn cut_list(text: &str, max_depth: usize) -> Option<CutList> {
+    use crate::scanner::{Scan, Scanner};
+    let bytes = text.as_bytes();
+    let skip = |mut i: usize| {
+        while bytes.get(i).is_some_and(u8::is_ascii_whitespace) {
+            i += 1;
+        }
+        i
+    };
+    let (mut at, envelope) = match bytes.first()? {
+        b'[' => (1, false),
+        b'{' => {
+            let i = skip(1);
+            let key = b"\"tools\"";
+            if !bytes.get(i..)?.starts_with(key) {
+                return None;
+            }
+            let i = skip(i + key.len());
+            if bytes.get(i) != Some(&b':') {
+                return None;
+            }
+            let i = skip(i + 1);
+            if bytes.get(i) != Some(&b'[') {
+                return None;
+            }
+            (i + 1, true)
+        }
+        _ => return None,
+    };
+    let mut entries: Vec<&str> = Vec::new();
+    let cut = loop {
+        at = skip(at);
+        if !entries.is_empty() {
+            match bytes.get(at) {
+                Some(b',') => at = skip(at + 1),
+                None => break None,
+                Some(_) => return None,
+            }
+        }
+        match bytes.get(at) {
+            Some(b'{') => {}
+            None => break None,
+            Some(_) => return None,
+        }
+        let rest = bytes.get(at..)?;
+        match Scanner::new(max_depth.saturating_sub(1).max(1), false).advance(rest) {
+            Scan::Done(n) => {
+                entries.push(text.get(at..at + n)?);
+                at += n;
+            }
+            Scan::NeedMore => break Some(at),
+            Scan::Fail(_) => return None,
+        }
+    };
+    if entries.is_empty() {
+        return None;
+    }
+    let list = entries.join(",");
+    let json = if envelope {
+        format!("{{\"tools\":[{list}]}}")
+    } else {
+        format!("[{list}]")
+    };
+    Some(CutList {
+        json,
+        entries: entries.len(),
+        cut,
+    })
+}
+
 impl FormatId {
     pub(crate) const JSON: FormatId = FormatId::builtin("json");
 }

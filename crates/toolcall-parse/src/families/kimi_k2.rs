@@ -10,7 +10,7 @@ use crate::builder::{Ctx, Draft};
 use crate::family::{Family, Instructions, ReadCx, RegionReader, parse_lenient};
 
 use super::marked::tag_lead;
-use super::args_object::JsonCallTags;
+use super::args_object::{CallEnds, JsonCallTags};
 use super::tags::{Block, BlockReader, Lead, skip_space, valid_name};
 use crate::shape::{Args, NO_SEPARATOR, Piece, Shape};
 
@@ -128,8 +128,11 @@ fn name_of(id: &str) -> &str {
     }
 }
 
-fn body(body: &str, _cx: &mut ReadCx<'_>, format: FormatId) -> Result<Vec<Draft>, String> {
+/// Each call stands alone: one whose arguments are not JSON is a broken draft (reported,
+/// its siblings run); a separator inside a JSON string does not end a call.
+fn body(body: &str, cx: &mut ReadCx<'_>, format: FormatId) -> Result<Vec<Draft>, String> {
     let mut drafts = Vec::new();
+    let mut ends = CallEnds::new(body, cx.ctx.limits.max_depth);
     let mut s = skip_space(body);
     while !s.is_empty() {
         let rest = s.strip_prefix(CALL).ok_or("expected <|tool_call_begin|>")?;
@@ -140,12 +143,22 @@ fn body(body: &str, _cx: &mut ReadCx<'_>, format: FormatId) -> Result<Vec<Draft>
             return Err(format!("invalid tool name {name:?}"));
         }
         let after = &rest[a + ARGS.len()..];
-        let e = after.find(CALL_END).ok_or("a call is not closed by <|tool_call_end|>")?;
-        let (args, repairs) = parse_lenient(after[..e].trim())
-            .map_err(|err| format!("the arguments of {name:?} are not JSON: {err}"))?;
-        let mut d = Draft::new(name, Some(args), format);
+        let e = ends
+            .find(after, 0, CALL_END)
+            .ok_or("a call is not closed by <|tool_call_end|>")?;
+        let mut d = match parse_lenient(after[..e].trim()) {
+            Ok((args, repairs)) => {
+                let mut d = Draft::new(name, Some(args), format);
+                d.repairs = repairs;
+                d
+            }
+            Err(err) => Draft::broken(
+                name,
+                format!("the arguments of {name:?} are not JSON: {err}"),
+                format,
+            ),
+        };
         d.id = Some(id.to_owned());
-        d.repairs = repairs;
         drafts.push(d);
         s = skip_space(&after[e + CALL_END.len()..]);
     }

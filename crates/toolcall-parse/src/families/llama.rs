@@ -11,6 +11,7 @@ use crate::FormatId;
 use crate::builder::Ctx;
 
 use super::args_object::LiveList;
+use super::marked::{cut_list_calls, finish_cut_live, json_body};
 use crate::family::{
     Advance, BareJson, Family, Instructions, JsonCx, Outcome, ReadCx, RegionReader, Scan,
     Scanner, json_calls, parse_lenient,
@@ -137,11 +138,24 @@ impl RegionReader for Reader {
             return Advance::NeedMore;
         };
         match scanner.advance(&bytes[start..]) {
-            Scan::NeedMore if is_final => Advance::Broken {
-                end: region.len(),
-                why: "truncated tool call: the JSON after <|python_tag|> is not closed; not run"
-                    .into(),
-            },
+            Scan::NeedMore if is_final => {
+                // A list cut inside an entry: the complete entries are calls.
+                let json = region.get(start..).unwrap_or("");
+                match cut_list_calls(json, start, FormatId::LLAMA, json_body, cx) {
+                    Some(mut o) => {
+                        finish_cut_live(&mut self.live, region, &mut o, cx);
+                        Advance::Done {
+                            end: region.len(),
+                            outcome: o,
+                        }
+                    }
+                    None => Advance::Broken {
+                        end: region.len(),
+                        why: "truncated tool call: the JSON after <|python_tag|> is not closed; not run"
+                            .into(),
+                    },
+                }
+            }
             Scan::NeedMore => {
                 if cx.streaming() {
                     self.live.advance(region, cx);

@@ -18,6 +18,7 @@ use crate::scanner::{Scan, Scanner, split_top_level};
 
 use super::args_object::LiveList;
 use super::call_syntax::parse_args;
+use super::json::cut_list;
 use super::pythonic::split_call;
 use super::tags::{
     Lead, MAX_LEAD, ValueHead, finish_sent, layout_trim, skip_space, starts, typed, valid_name,
@@ -47,10 +48,7 @@ pub(crate) fn list_lead(lead: &str, complete: bool) -> Lead {
 pub(crate) fn call_line_lead(lead: &str, complete: bool) -> Lead {
     let s = skip_space(lead);
     // The same name bytes the call parser accepts (`ns.tool::variant` included).
-    let name_len = s
-        .bytes()
-        .position(|b| !super::call_syntax::is_name_byte(b))
-        .unwrap_or(s.len());
+    let name_len = super::call_syntax::tag_name_len(s);
     match s[name_len..].chars().next() {
         Some('(') if name_len > 0 => Lead::Mine(Some(s[..name_len].to_owned())),
         Some(_) => Lead::NotMine,
@@ -58,6 +56,9 @@ pub(crate) fn call_line_lead(lead: &str, complete: bool) -> Lead {
         None => Lead::NeedMore,
     }
 }
+
+/// A block body reader ([`super::tags::Block::body`]).
+pub(crate) type BodyFn = fn(&str, &mut ReadCx<'_>, FormatId) -> Result<Vec<Draft>, String>;
 
 /// The body is one JSON value (an object or a list of them) of `{name, arguments}`.
 pub(crate) fn json_body(
@@ -117,6 +118,51 @@ pub(crate) fn json_items(
     Ok(drafts)
 }
 
+/// A JSON list of calls behind a marker, cut by the end of the input (`json` starts at
+/// region offset `start`; see [`cut_list`]): the complete entries, read by the family's
+/// `body` reader, are its calls; the cut entry is reported and its text stays in the reply,
+/// as broken markup does.
+pub(crate) fn cut_list_calls(
+    json: &str,
+    start: usize,
+    format: FormatId,
+    body: BodyFn,
+    cx: &mut ReadCx<'_>,
+) -> Option<Outcome> {
+    let cut = cut_list(json, cx.ctx.limits.max_depth)?;
+    let mut drafts = body(&cut.json, cx, format).ok()?;
+    let end = start + json.len();
+    let mut o = Outcome::default();
+    for d in &mut drafts {
+        d.span = cx.span(0, end);
+        o.diagnostics
+            .extend(cx.ctx.unknown_name_warning(&d.name, cx.span(0, end)));
+    }
+    let at = start + cut.cut.unwrap_or(json.len());
+    o.diagnostics.push(cut.diagnostic(cx.span(at, end)));
+    if let Some(c) = cut.cut {
+        o.text = json.get(c..).unwrap_or("").to_owned();
+    }
+    o.drafts = drafts;
+    Some(o)
+}
+
+/// The end of a streamed list that [`cut_list_calls`] read: the cut entry, when it was
+/// announced, never finishes; the complete ones finish as announced.
+pub(crate) fn finish_cut_live(
+    live: &mut LiveList,
+    region: &str,
+    o: &mut Outcome,
+    cx: &mut ReadCx<'_>,
+) {
+    if cx.streaming() && (1..=o.drafts.len()).contains(&live.calls()) {
+        let drafts = std::mem::take(&mut o.drafts);
+        let span = cx.span(0, region.len());
+        live.finish(region, &drafts, span, o, cx);
+        o.drafts = drafts;
+    }
+}
+
 /// JSON behind a marker with no closing marker (Granite's `<|tool_call|>[…]`, `functools[…]`):
 /// the region ends where the JSON value does, found by the resumable scanner.
 pub(crate) struct OpenJsonReader {
@@ -165,10 +211,23 @@ impl RegionReader for OpenJsonReader {
                 }
                 Advance::NeedMore
             }
-            Scan::NeedMore => Advance::Broken {
-                end: region.len(),
-                why: "truncated tool call: the JSON ends before it is closed; not run".into(),
-            },
+            Scan::NeedMore => {
+                let json = region.get(start..).unwrap_or("");
+                match cut_list_calls(json, start, self.format, json_body, cx) {
+                    Some(mut o) => {
+                        finish_cut_live(&mut self.live, region, &mut o, cx);
+                        Advance::Done {
+                            end: region.len(),
+                            outcome: o,
+                        }
+                    }
+                    None => Advance::Broken {
+                        end: region.len(),
+                        why: "truncated tool call: the JSON ends before it is closed; not run"
+                            .into(),
+                    },
+                }
+            }
             Scan::Fail(e) => Advance::Broken {
                 end: region.len().min(start + self.scanner.consumed() + 1),
                 why: format!("malformed tool call JSON, not run: {e}"),
@@ -432,7 +491,8 @@ impl LiveCalls {
                         }
                         _ if b.is_ascii_whitespace() => {}
                         b',' if self.calls > 0 => {}
-                        _ if (b.is_ascii_alphabetic() || b == b'_')
+                        // A name may start with a letter of any script (`获取天气`).
+                        _ if (b.is_ascii_alphabetic() || b == b'_' || !b.is_ascii())
                             && (self.opened || matches!(self.layout, CallList::Lines)) =>
                         {
                             self.state = PyState::Name { start: self.pos };
@@ -445,12 +505,19 @@ impl LiveCalls {
                     self.pos += 1;
                 }
                 PyState::Name { start } => {
-                    if super::call_syntax::is_name_byte(b) && self.pos - *start <= 256 {
+                    if (super::call_syntax::is_name_byte(b) || !b.is_ascii())
+                        && self.pos - *start <= 256
+                    {
                         self.pos += 1;
                         continue;
                     }
                     let name = region.get(*start..self.pos).unwrap_or("");
-                    if b != b'(' || !valid_name(name) {
+                    let tag_name = name.chars().all(super::call_syntax::is_tag_name_char)
+                        && name
+                            .chars()
+                            .next()
+                            .is_some_and(|c| c.is_alphabetic() || c == '_');
+                    if b != b'(' || !valid_name(name) || !tag_name {
                         self.stopped = true;
                         return;
                     }

@@ -17,6 +17,7 @@ use crate::family::{
     Advance, Family, Instructions, Outcome, ReadCx, ReasoningMarker, RegionReader, json_calls,
 };
 
+use super::marked::cut_list_calls;
 use super::args_object::{ArgsObject, ArgsRead, named_call, repaired, truncated};
 use crate::shape::{Args, Piece, Shape};
 
@@ -198,6 +199,22 @@ impl RegionReader for Reader {
                 State::Json { args, named } => match args.advance(region, is_final, cx) {
                     ArgsRead::NeedMore => return Advance::NeedMore,
                     ArgsRead::Truncated => {
+                        // `[TOOL_CALLS][…` cut inside an entry: the complete ones run.
+                        let start = args.start();
+                        if named.is_none()
+                            && let Some(o) = cut_list_calls(
+                                region.get(start..).unwrap_or(""),
+                                start,
+                                FormatId::MISTRAL,
+                                super::marked::json_body,
+                                cx,
+                            )
+                        {
+                            return Advance::Done {
+                                end: region.len(),
+                                outcome: o,
+                            };
+                        }
                         return Advance::Broken {
                             end: region.len(),
                             why: match named {
@@ -309,10 +326,7 @@ pub(crate) fn head(rest: &str, is_final: bool) -> Option<Head> {
         Some(b'[' | b'{') => return Some(Head::Json(skip)),
         _ => {}
     }
-    let name_len = trimmed
-        .bytes()
-        .take_while(|b| super::call_syntax::is_name_byte(*b))
-        .count();
+    let name_len = super::call_syntax::tag_name_len(trimmed);
     if name_len == 0 || name_len > 256 {
         return Some(Head::Invalid);
     }

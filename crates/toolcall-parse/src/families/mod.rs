@@ -53,6 +53,7 @@ registry! {
     deepseek_dsml::DeepseekDsml,
     minimax_m2::MINIMAX_M2,
     minimax_m3::MinimaxM3,
+    minicpm5::MINICPM5,
     step3::Step3,
     cohere::Cohere,
     apertus::Apertus,

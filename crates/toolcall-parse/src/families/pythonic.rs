@@ -7,7 +7,7 @@ use std::ops::Range;
 use serde_json::{Map, Value};
 use toolcall_core::Diagnostic;
 
-use super::call_syntax::{is_name_byte, parse_args};
+use super::call_syntax::{is_tag_name_char, parse_args};
 use super::text_example::python_call;
 use crate::FormatId;
 use crate::builder::{Ctx, Outcome};
@@ -21,11 +21,11 @@ pub(crate) fn split_call(s: &str) -> Option<(&str, &str)> {
     let name = s.get(..open)?.trim_end();
     let inner = s.get(open + 1..)?.strip_suffix(')')?;
     let ok_name = !name.is_empty()
-        && name.bytes().all(is_name_byte)
+        && name.chars().all(is_tag_name_char)
         && name
-            .bytes()
+            .chars()
             .next()
-            .is_some_and(|b| b.is_ascii_alphabetic() || b == b'_');
+            .is_some_and(|c| c.is_alphabetic() || c == '_');
     ok_name.then_some((name, inner))
 }
 

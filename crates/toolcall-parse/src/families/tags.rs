@@ -654,12 +654,14 @@ pub(crate) fn finish_sent(
             .to_string()
     };
     let mut differ: Vec<&str> = Vec::new();
+    // A broken call's stream is abandoned: it never finishes.
+    let broken = |i: usize| drafts.get(i).is_some_and(|d| d.broken.is_some());
     for (i, sent) in closed.iter().enumerate() {
-        if *sent != args(i) {
+        if !broken(i) && *sent != args(i) {
             differ.push(drafts.get(i).map_or("", |d| d.name.as_str()));
         }
     }
-    if calls > closed.len() {
+    if calls > closed.len() && !broken(calls - 1) {
         let i = calls - 1;
         let full = args(i);
         match full.strip_prefix(sent) {
@@ -743,11 +745,48 @@ impl RegionReader for BlockReader {
                 b.open
             ),
         };
+        let body = region.get(b.open.len()..body_end).unwrap_or("");
+        if !closed && self.json.is_some() {
+            // A JSON list cut inside an entry: the complete entries are calls.
+            let lead = body.len() - skip_space(body).len();
+            let start = b.open.len() + lead;
+            if let Some(mut o) =
+                super::marked::cut_list_calls(&body[lead..], start, b.format, b.body, cx)
+            {
+                if let Some(live) = self
+                    .live
+                    .as_mut()
+                    .filter(|l| (1..=o.drafts.len()).contains(&l.calls()) && cx.streaming())
+                {
+                    let drafts = std::mem::take(&mut o.drafts);
+                    let span = cx.span(0, end);
+                    match live {
+                        Live::Params(live) => live.finish(&drafts, span, &mut o, cx),
+                        Live::Stream(live) => {
+                            let upto = region.get(..body_end).unwrap_or("");
+                            live.finish(upto, self.lead_name.as_deref(), &drafts, span, &mut o, cx)
+                        }
+                    }
+                    o.drafts = drafts;
+                }
+                return Advance::Done { end, outcome: o };
+            }
+        }
         if !closed && !cx.closes_at_end() {
             return truncated();
         }
-        let body = region.get(b.open.len()..body_end).unwrap_or("");
         match (b.body)(body, cx, b.format) {
+            // Every call is broken: the block is, and stays in the reply as text.
+            Ok(drafts) if drafts.iter().all(|d| d.broken.is_some()) => {
+                if !closed {
+                    return truncated();
+                }
+                let why = drafts.into_iter().find_map(|d| d.broken);
+                Advance::Broken {
+                    end,
+                    why: why.unwrap_or_else(|| "empty tool call block".into()),
+                }
+            }
             Ok(mut drafts) => {
                 for d in &mut drafts {
                     d.span = cx.span(0, end);
@@ -758,7 +797,7 @@ impl RegionReader for BlockReader {
                     }
                 }
                 let mut o = Outcome::default();
-                for d in &drafts {
+                for d in drafts.iter().filter(|d| d.broken.is_none()) {
                     o.diagnostics
                         .extend(cx.ctx.unknown_name_warning(&d.name, cx.span(0, end)));
                 }
