@@ -19,7 +19,9 @@
 //! region that was not even balanced JSON resumes one byte after its start, so a stray `{`
 //! never hides calls after it. Such rescans are bounded in total (`RESCAN_FACTOR`
 //! times the input): past that budget bare brackets are no longer opened (markers still
-//! are), so no input costs more than linear time. Diagnostics are capped per kind
+//! are), so no input costs more than linear time. A bracket region (bare JSON, `name(`)
+//! opened inside one whose scan failed resumes from that scan instead of rescanning
+//! ([`crate::scanner::FailedScan`]), so a flood of openers costs a few bytes each. Diagnostics are capped per kind
 //! ([`DiagCap`]).
 
 use std::ops::Range;
