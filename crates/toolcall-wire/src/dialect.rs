@@ -48,6 +48,37 @@ pub struct ReplyMeta {
     pub raw_usage: Option<Value>,
     /// Fields of the upstream's reply no dialect models, for a client of the same dialect.
     pub extra: Map<String, Value>,
+    /// Tools the client declared as `custom` (freeform input): a call to one is written
+    /// as the dialect's custom tool call, its raw input the call's [`CUSTOM_INPUT`] argument.
+    pub custom_tools: Vec<String>,
+    /// Namespaces the client declared (Responses' `namespace` tools): a call to
+    /// `NAMESPACE.tool` is written with its `namespace` apart, where the dialect has one.
+    pub namespaces: Vec<String>,
+}
+
+/// A qualified tool name (`namespace.tool`) split when its namespace is one of `namespaces`:
+/// the tool's own name and its namespace.
+pub fn split_namespace<'a>(name: &'a str, namespaces: &[String]) -> (&'a str, Option<&'a str>) {
+    match name.split_once('.') {
+        Some((ns, tool)) if namespaces.iter().any(|n| n == ns) => (tool, Some(ns)),
+        _ => (name, None),
+    }
+}
+
+/// The one argument a `custom` tool is offered to a model with: its raw text input.
+pub const CUSTOM_INPUT: &str = "input";
+
+/// The raw input of a call to a custom tool, from its arguments (JSON text): the
+/// [`CUSTOM_INPUT`] string, else the arguments as they are.
+pub fn custom_input(arguments: &str) -> String {
+    match serde_json::from_str::<Value>(arguments) {
+        Ok(Value::Object(m)) => match m.get(CUSTOM_INPUT) {
+            Some(Value::String(s)) => s.clone(),
+            Some(other) => other.to_string(),
+            None => arguments.to_owned(),
+        },
+        _ => arguments.to_owned(),
+    }
 }
 
 /// One upstream stream event in neutral terms.
