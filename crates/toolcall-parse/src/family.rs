@@ -164,7 +164,9 @@ impl FormatId {
         if let Ok(i) = by_addr.binary_search_by_key(&key, |&(addr, id, _)| (addr, id.len())) {
             return by_addr.get(i).map(|&(_, _, f)| f);
         }
-        let i = by_text.binary_search_by_key(&self.0, |&(_, id, _)| id).ok()?;
+        let i = by_text
+            .binary_search_by_key(&self.0, |&(_, id, _)| id)
+            .ok()?;
         by_text.get(i).map(|&(_, _, f)| f)
     }
 
