@@ -29,6 +29,8 @@
 //! JSON-Schema-to-grammar conversion, which the parser never needs; the parser and its
 //! users stay free of it, and the gateway, CLI and bindings depend on it alone.
 
+#[cfg(feature = "check")]
+pub mod check;
 mod grammar;
 mod schema;
 mod structural_tag;

@@ -151,7 +151,7 @@ pub(crate) struct Ctx {
     /// say otherwise at the end: readers ask [`crate::family::ReadCx`]).
     pub reply_end: ReplyEnd,
     /// The enabled families' openers, reasoning markers and control tokens.
-    pub openers: Openers,
+    pub openers: Arc<Openers>,
     /// Bare brackets some enabled family claims.
     pub bare: BareJson,
     /// Enabled families reading `name(` call syntax in this parse, in priority order.

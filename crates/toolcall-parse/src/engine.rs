@@ -160,6 +160,9 @@ struct DiagCap {
     suppressed: usize,
     /// The kind being looked up (reused: one allocation per parse, not per diagnostic).
     scratch: String,
+    /// The last message admitted or counted, with its level and kind slot: a run of one
+    /// message (the same failure at every opener of a flood) skips working out its kind.
+    last: Option<(Level, String, usize)>,
 }
 
 impl DiagCap {
@@ -189,9 +192,21 @@ impl DiagCap {
 
     /// Whether to report this diagnostic.
     fn admit(&mut self, d: &Diagnostic) -> bool {
+        if let Some((level, message, slot)) = &self.last
+            && *level == d.level
+            && *message == d.message
+        {
+            let slot = *slot;
+            return self.count(slot);
+        }
         let mut kind = self.start_kind(d.level);
         Self::kind_into(&d.message, &mut kind, 1);
-        self.admit_kind(kind)
+        let slot = self.slot(kind);
+        let mut message = self.last.take().map(|(_, m, _)| m).unwrap_or_default();
+        message.clear();
+        message.push_str(&d.message);
+        self.last = Some((d.level, message, slot));
+        self.count(slot)
     }
 
     /// A kind buffer (the reused scratch) holding the level's tag.
@@ -208,8 +223,14 @@ impl DiagCap {
 
     /// Whether to report a diagnostic of this kind (see [`DiagCap::admit`]).
     fn admit_kind(&mut self, kind: String) -> bool {
+        let slot = self.slot(kind);
+        self.count(slot)
+    }
+
+    /// The slot counting `kind` (a new one while there is room, else the last).
+    fn slot(&mut self, kind: String) -> usize {
         let found = self.kinds.iter().position(|(k, _)| *k == kind);
-        let slot = match found {
+        match found {
             Some(i) => {
                 self.scratch = kind;
                 i
@@ -222,7 +243,11 @@ impl DiagCap {
                 self.scratch = kind;
                 self.kinds.len().saturating_sub(1)
             }
-        };
+        }
+    }
+
+    /// Counts one diagnostic in `slot`: whether it is still reported.
+    fn count(&mut self, slot: usize) -> bool {
         let Some((_, n)) = self.kinds.get_mut(slot) else {
             return true;
         };
@@ -1435,6 +1460,40 @@ mod tests {
             }
         }
         ident
+    }
+
+    // A repeated message reuses its kind without recomputing it: the caps come out as if
+    // each message's kind were worked out, whatever the interleaving and levels.
+    #[test]
+    fn repeated_messages_are_capped_as_their_kind() {
+        let messages = [
+            (Level::Error, "f(...) left as text: nesting deeper than 128"),
+            (Level::Error, "g(...) left as text: nesting deeper than 128"),
+            (
+                Level::Warning,
+                "f(...) left as text: nesting deeper than 128",
+            ),
+            (Level::Error, "call \"a\" dropped at 1"),
+            (Level::Error, "call \"b\" dropped at 22"),
+        ];
+        let mut seed = 7u64;
+        let mut memo = DiagCap::default();
+        let mut plain = DiagCap::default();
+        for _ in 0..400 {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            // Runs of one message, then another.
+            let (level, message) = messages[(seed >> 60) as usize % messages.len()];
+            for _ in 0..(seed >> 56) % 4 {
+                let d = Diagnostic::new(level, message, 0..0);
+                let mut kind = plain.start_kind(level);
+                DiagCap::kind_into(message, &mut kind, 1);
+                assert_eq!(memo.admit(&d), plain.admit_kind(kind), "{message}");
+            }
+        }
+        assert_eq!(memo.suppressed, plain.suppressed);
+        assert!(memo.suppressed > 0);
     }
 
     // The found-call fast path computes the same per-kind cap key as the whole message.

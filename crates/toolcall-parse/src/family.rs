@@ -142,10 +142,22 @@ impl FormatId {
     }
 
     pub(crate) fn family(self) -> Option<&'static dyn Family> {
-        crate::families::all()
-            .iter()
-            .copied()
-            .find(|f| f.id() == self.0)
+        // Looked up per opener, region and call: a binary search of the ids, where a walk
+        // of the registry cost a virtual call and a comparison per family.
+        static BY_ID: std::sync::OnceLock<Vec<(&'static str, &'static dyn Family)>> =
+            std::sync::OnceLock::new();
+        let index = BY_ID.get_or_init(|| {
+            let mut v: Vec<_> = crate::families::all()
+                .iter()
+                .map(|f| (f.id(), *f))
+                .collect();
+            // Stable: of two families with one id (a registry test forbids it) the first.
+            v.sort_by_key(|&(id, _)| id);
+            v.dedup_by_key(|&mut (id, _)| id);
+            v
+        });
+        let i = index.binary_search_by_key(&self.0, |&(id, _)| id).ok()?;
+        index.get(i).map(|&(_, f)| f)
     }
 
     /// The family's call markup as data, for decoding constraints (`toolcall-constrain`);

@@ -216,7 +216,7 @@ impl ParseOptions {
                     }
                 });
         let mut ctx = Ctx {
-            openers: openers::Openers::build(&order),
+            openers: openers::Openers::cached(&order),
             bare,
             order,
             registry: self.tools.clone(),

@@ -8,6 +8,8 @@
 //! handful of short literals: cheaper here than an Aho-Corasick automaton's setup and
 //! per-call overhead, since the bulk skip between stops is what dominates prose).
 
+use std::sync::{Arc, Mutex};
+
 use crate::FormatId;
 use crate::family::{ReasoningMarker, THINK};
 
@@ -64,6 +66,27 @@ pub(crate) struct Openers {
 }
 
 impl Openers {
+    /// The table for `order`, built once per distinct order and shared: every parse and
+    /// stream starts by asking for it, and building it cost more than parsing a small
+    /// reply. A few dozen orders are kept (auto mode, each explicit format in use).
+    pub(crate) fn cached(order: &[FormatId]) -> Arc<Openers> {
+        const KEEP: usize = 32;
+        static CACHE: Mutex<Vec<(Vec<FormatId>, Arc<Openers>)>> = Mutex::new(Vec::new());
+        if let Ok(cache) = CACHE.lock()
+            && let Some((_, o)) = cache.iter().find(|(k, _)| k.as_slice() == order)
+        {
+            return Arc::clone(o);
+        }
+        let built = Arc::new(Openers::build(order));
+        if let Ok(mut cache) = CACHE.lock() {
+            if cache.len() >= KEEP {
+                cache.remove(0);
+            }
+            cache.push((order.to_vec(), Arc::clone(&built)));
+        }
+        built
+    }
+
     /// The table for the enabled families, in priority order.
     pub(crate) fn build(order: &[FormatId]) -> Self {
         let mut list: Vec<Opener> = Vec::new();

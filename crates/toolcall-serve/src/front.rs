@@ -187,6 +187,7 @@ pub async fn whole(
 ) -> Result<(Checked, ReplyMeta, Api), ApiError> {
     let route = state.upstreams.route(&request.model);
     let turn = Turn::for_chat(request, route, &state.config, &state.tools)?;
+    let custom_tools = turn.custom.names();
     let upstream_error = |e: ClientError| {
         Metrics::add(&state.metrics.upstream_errors, 1);
         tracing::warn!(error = %crate::error::without_userinfo(&e.to_string()), "upstream failed");
@@ -209,6 +210,7 @@ pub async fn whole(
     Metrics::add(&state.metrics.calls, checked.calls.len() as u64);
     Metrics::add(&state.metrics.repairs, checked.repair_count() as u64);
     checked.calls.iter().for_each(log_call);
+    meta.custom_tools = custom_tools;
     Ok((checked, meta, route.api))
 }
 
@@ -252,14 +254,16 @@ async fn stream(
     echo: Map<String, Value>,
 ) -> Result<Response, ApiError> {
     let route = state.upstreams.route(&request.model);
+    let model = request.model.clone();
+    let turn = Turn::for_chat(request, route, &state.config, &state.tools)?;
     let meta = ReplyMeta {
         id: fresh_id(front),
-        model: request.model.clone(),
+        model,
         created: crate::chat::now(),
         extra: echo,
+        custom_tools: turn.custom.names(),
         ..ReplyMeta::default()
     };
-    let turn = Turn::for_chat(request, route, &state.config, &state.tools)?;
     let constrain_note = turn.constrain_note.clone();
     let streaming = FrontStream {
         inner: TurnStream::open(state, route, turn).await?,

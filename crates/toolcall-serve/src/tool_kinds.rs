@@ -10,10 +10,26 @@
 //! header; `"reject"` answers `400` in the front end's error shape naming them. A
 //! server-side tool (`--pack`, `--tools`, MCP) of the same name is neither: it is offered to
 //! the model by the server-side turn and runs here instead.
+//!
+//! **Custom tools** (Responses `{"type": "custom", "name", "format"}`, Chat
+//! `{"type": "custom", "custom": {…}}`: one freeform text input, optionally under a Lark or
+//! regex grammar) are offered to the model as a function with one string argument,
+//! [`CUSTOM_INPUT`], so the model writes the call in its family's own format; its input is
+//! checked against the grammar with llguidance ([`toolcall_constrain::check`]) and a
+//! violation goes through the invalid-call policy like any invalid call. The front end then
+//! writes the call as its dialect's custom tool call with the raw input
+//! ([`toolcall_wire::dialect::ReplyMeta::custom_tools`]); earlier custom calls in the
+//! conversation reach the upstream as calls of that function.
+
+use std::collections::HashMap;
 
 use axum::http::HeaderValue;
 use axum::response::Response;
+use serde_json::{Value, json};
+use toolcall_constrain::check::{Syntax, check};
+use toolcall_core::{ErrorCode, ToolError};
 use toolcall_wire::chat::ChatRequest;
+use toolcall_wire::dialect::CUSTOM_INPUT;
 use toolcall_wire::tool_kinds::{ToolKind, display_name};
 
 use crate::ApiError;
@@ -93,6 +109,166 @@ pub fn add_dropped_header(response: &mut Response, dropped: &[String]) {
     }
     if let Ok(v) = HeaderValue::from_str(&listed(&ascii)) {
         response.headers_mut().insert(DROPPED_TOOLS_HEADER, v);
+    }
+}
+
+/// A custom tool's grammar: its notation and text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolGrammar {
+    pub syntax: Syntax,
+    pub definition: String,
+}
+
+/// The request's custom tools, by name (with their grammar, if any).
+#[derive(Debug, Clone, Default)]
+pub struct CustomTools {
+    tools: HashMap<String, Option<ToolGrammar>>,
+}
+
+/// The most grammar text one tool may carry.
+const MAX_GRAMMAR_BYTES: usize = 256 * 1024;
+
+impl CustomTools {
+    /// Rewrites the custom tools of `request` as function tools with one string argument
+    /// ([`CUSTOM_INPUT`]), the earlier calls to them as calls of that function and a
+    /// `tool_choice` naming one as a named function choice; the custom tools found.
+    pub fn take(request: &mut ChatRequest) -> Result<Self, ApiError> {
+        let mut found = CustomTools::default();
+        for t in request.tools.iter_mut().flatten() {
+            if t.kind != "custom" {
+                continue;
+            }
+            let f = &mut t.function;
+            let format = f.extra.remove("format");
+            if f.description.is_none()
+                && let Some(Value::String(d)) = f.extra.remove("description")
+            {
+                f.description = Some(d);
+            }
+            let mut grammar = grammar_of(&f.name, format.as_ref())?;
+            if let Some(g) = &grammar
+                && let Err(toolcall_constrain::check::CheckError::Grammar(e)) =
+                    check(g.syntax, &g.definition, "")
+            {
+                // Checking against a grammar the engine cannot read would refuse every call.
+                tracing::warn!(tool = %f.name, error = %e, "a custom tool's grammar cannot be read: its input is taken unchecked");
+                grammar = None;
+            }
+            let about = match &grammar {
+                Some(g) => format!(
+                    "The raw text input, no JSON around it: it must match this {} grammar:\n{}",
+                    match g.syntax {
+                        Syntax::Lark => "Lark",
+                        Syntax::Regex => "regular expression",
+                    },
+                    g.definition
+                ),
+                None => "The raw text input, no JSON around it.".to_owned(),
+            };
+            f.parameters = Some(json!({"type": "object",
+                "properties": {CUSTOM_INPUT: {"type": "string", "description": about}},
+                "required": [CUSTOM_INPUT], "additionalProperties": false}));
+            f.extra.clear();
+            t.kind = "function".into();
+            found.tools.insert(f.name.clone(), grammar);
+        }
+        if found.tools.is_empty() {
+            return Ok(found);
+        }
+        for m in &mut request.messages {
+            for c in m.tool_calls.iter_mut().flatten() {
+                if c.kind == "custom" || found.tools.contains_key(&c.function.name) {
+                    let input = match &c.function.arguments {
+                        Value::String(s) if c.kind == "custom" => s.clone(),
+                        other => match toolcall_wire::decode_arguments(Some(other)) {
+                            Ok(_) => continue,
+                            Err(_) => other.as_str().unwrap_or_default().to_owned(),
+                        },
+                    };
+                    c.kind = "function".into();
+                    c.function.arguments = Value::String(json!({CUSTOM_INPUT: input}).to_string());
+                }
+            }
+        }
+        if let Some(Value::Object(choice)) = &request.tool_choice
+            && choice.get("type").and_then(Value::as_str) == Some("custom")
+        {
+            let name = choice
+                .get("name")
+                .or_else(|| choice.get("custom").and_then(|c| c.get("name")))
+                .cloned()
+                .unwrap_or(Value::Null);
+            request.tool_choice = Some(json!({"type": "function", "function": {"name": name}}));
+        }
+        Ok(found)
+    }
+
+    /// The custom tools' names.
+    pub fn names(&self) -> Vec<String> {
+        self.tools.keys().cloned().collect()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.tools.is_empty()
+    }
+
+    /// Checks a call's input against its tool's grammar (calls to other tools pass).
+    pub fn check_call(&self, name: &str, arguments: &Value) -> Result<(), ToolError> {
+        let Some(Some(g)) = self.tools.get(name) else {
+            return Ok(());
+        };
+        let input = arguments
+            .get(CUSTOM_INPUT)
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        check(g.syntax, &g.definition, input).map_err(|e| {
+            ToolError::new(
+                ErrorCode::InvalidArguments,
+                format!("the input of {name:?} does not match its grammar: {e}"),
+            )
+        })
+    }
+}
+
+/// A custom tool's `format`: none or `{"type": "text"}` is free text; `{"type": "grammar",
+/// "syntax", "definition"}` (Responses) or `{"type": "grammar", "grammar": {"syntax",
+/// "definition"}}` (Chat) a grammar. Anything else is a 400.
+fn grammar_of(name: &str, format: Option<&Value>) -> Result<Option<ToolGrammar>, ApiError> {
+    let Some(format) = format else {
+        return Ok(None);
+    };
+    match format.get("type").and_then(Value::as_str) {
+        None | Some("text") => Ok(None),
+        Some("grammar") => {
+            // Chat nests the grammar (`{"type": "grammar", "grammar": {syntax, definition}}`),
+            // Responses does not.
+            let format = format.get("grammar").unwrap_or(format);
+            let syntax = format
+                .get("syntax")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            let syntax = Syntax::from_name(syntax).ok_or_else(|| {
+                ApiError::bad_request(format!(
+                    "the custom tool {name:?} has a grammar of syntax {syntax:?}: lark or regex are read"
+                ))
+            })?;
+            let definition = format
+                .get("definition")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            if definition.len() > MAX_GRAMMAR_BYTES {
+                return Err(ApiError::bad_request(format!(
+                    "the grammar of the custom tool {name:?} is longer than {MAX_GRAMMAR_BYTES} bytes"
+                )));
+            }
+            Ok(Some(ToolGrammar {
+                syntax,
+                definition: definition.to_owned(),
+            }))
+        }
+        Some(other) => Err(ApiError::bad_request(format!(
+            "the custom tool {name:?} has a format of type {other:?}: text or grammar are read"
+        ))),
     }
 }
 

@@ -135,6 +135,9 @@ pub struct Turn {
     pub max_reply_bytes: usize,
     /// What `constrain` sent upstream (the `x-toolcall-constrain` header), if it is on.
     pub constrain_note: Option<String>,
+    /// The request's `custom` tools (offered as functions of one string; see
+    /// [`crate::tool_kinds`]): their grammars check their calls.
+    pub custom: Arc<crate::tool_kinds::CustomTools>,
     /// Emulated tools: the marker each call begins with; the reply is read through a
     /// [`TriggerGate`] for it.
     pub trigger: Option<Trigger>,
@@ -147,11 +150,12 @@ impl Turn {
     /// The turn for a Chat Completions request going to `route`; its tools compiled through
     /// `tools` (once per distinct declaration).
     pub fn for_chat(
-        request: ChatRequest,
+        mut request: ChatRequest,
         route: &Route,
         config: &Config,
         tools: &ToolsCache,
     ) -> Result<Self, ApiError> {
+        let custom = Arc::new(crate::tool_kinds::CustomTools::take(&mut request)?);
         let offered = request.tools.as_ref().map_or(0, Vec::len);
         if offered > config.max_tools {
             // Compiled schemas cost tens of times their text: bounded before compiling.
@@ -212,6 +216,7 @@ impl Turn {
         }
         let registry = compiled.registry.clone();
         Ok(Turn {
+            custom,
             constrain_note,
             trigger,
             upstream_request,
@@ -287,10 +292,12 @@ impl Turn {
             );
             return reject(call, e);
         }
-        if self.tools.unchecked.contains(&call.name) {
-            return Ok(call);
+        if !self.tools.unchecked.contains(&call.name)
+            && let Err(error) = self.registry.validate_call(&mut call)
+        {
+            return reject(call, error);
         }
-        match self.registry.validate_call(&mut call) {
+        match self.custom.check_call(&call.name, &call.arguments) {
             Ok(()) => Ok(call),
             Err(error) => reject(call, error),
         }

@@ -75,3 +75,178 @@ async fn only_fields_the_upstream_dialect_defines_cross() {
     assert_eq!(sent["temperature"], 0.2);
     assert_eq!(sent["response_format"]["json_schema"]["name"], "n");
 }
+
+/// A Lark grammar for Codex's patch format, cut down to added files.
+const PATCH_GRAMMAR: &str = r#"start: begin_patch hunk+ end_patch
+begin_patch: "*** Begin Patch" LF
+end_patch: "*** End Patch" LF?
+hunk: "*** Add File: " filename LF add_line+
+filename: /(.+)/
+add_line: "+" /(.*)/ LF
+%import common.LF
+"#;
+
+const PATCH: &str = "*** Begin Patch\n*** Add File: hello.txt\n+hello\n*** End Patch";
+const BAD_PATCH: &str = "*** Begin Patch\n*** Remove Everything\n*** End Patch";
+
+/// The model's call to `apply_patch` in Qwen3-Coder's XML, its one parameter the raw patch.
+fn xml_call(patch: &str) -> String {
+    format!(
+        "<tool_call>\n<function=apply_patch>\n<parameter=input>\n{patch}\n</parameter>\n</function>\n</tool_call>"
+    )
+}
+
+fn apply_patch_tool() -> Value {
+    json!({"type": "custom", "name": "apply_patch", "description": "Edit files with a patch.",
+        "format": {"type": "grammar", "syntax": "lark", "definition": PATCH_GRAMMAR}})
+}
+
+async fn patch_gateway() -> (String, StandIn) {
+    let s = StandIn::default();
+    s.reply("coder-patch", &xml_call(PATCH));
+    // A grammar-violating patch first, a good one on the retry.
+    s.reply("coder-bad-then-good", &xml_call(BAD_PATCH));
+    s.reply("coder-bad-then-good", &xml_call(PATCH));
+    s.reply("coder-bad", &xml_call(BAD_PATCH));
+    gateway_over(s, |c| c.format = Some("qwen3_coder".into())).await
+}
+
+// Before: the custom tool reached the upstream as `tools: []` and the model's call to it was
+// answered "no tool named apply_patch".
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_custom_grammar_tool_is_offered_and_its_call_comes_back_raw() {
+    let (url, standin) = patch_gateway().await;
+    let body = json!({"model": "coder-patch", "input": "add hello.txt",
+        "tools": [apply_patch_tool()]});
+    let r = post_responses(&url, &body).await;
+    assert_eq!(r.status(), 200);
+    let v: Value = r.json().await.unwrap();
+    let sent = standin.requests().pop().unwrap();
+    assert_eq!(sent["tools"][0]["type"], "function", "{sent}");
+    assert_eq!(sent["tools"][0]["function"]["name"], "apply_patch");
+    assert_eq!(
+        sent["tools"][0]["function"]["parameters"]["required"],
+        json!(["input"])
+    );
+    let calls: Vec<&Value> = v["output"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|i| i["type"] == "custom_tool_call")
+        .collect();
+    assert_eq!(calls.len(), 1, "{v}");
+    assert_eq!(calls[0]["name"], "apply_patch");
+    assert_eq!(calls[0]["input"], PATCH);
+    let call_id = calls[0]["call_id"].as_str().unwrap().to_owned();
+    assert!(!call_id.is_empty());
+
+    // Streamed: the item, its input delta and done, and the completed response.
+    let mut streamed = body.clone();
+    streamed["stream"] = json!(true);
+    let events = sse_events(post_responses(&url, &streamed).await).await;
+    let of = |t: &str| events.iter().filter(|e| e["type"] == t).collect::<Vec<_>>();
+    assert_eq!(
+        of("response.output_item.added").last().unwrap()["item"]["type"],
+        "custom_tool_call"
+    );
+    let delta: String = of("response.custom_tool_call_input.delta")
+        .iter()
+        .map(|e| e["delta"].as_str().unwrap())
+        .collect();
+    assert_eq!(delta, PATCH);
+    assert_eq!(
+        of("response.custom_tool_call_input.done")[0]["input"],
+        PATCH
+    );
+    let done = of("response.completed");
+    let output = done[0]["response"]["output"].as_array().unwrap();
+    let item = output
+        .iter()
+        .find(|i| i["type"] == "custom_tool_call")
+        .unwrap();
+    assert_eq!(item["input"], PATCH);
+
+    // The output goes back paired by call_id; the earlier call reaches the upstream as a
+    // call of the function it was offered as.
+    let body = json!({"model": "coder-patch", "tools": [apply_patch_tool()], "input": [
+        {"role": "user", "content": "add hello.txt"},
+        {"type": "custom_tool_call", "call_id": call_id, "name": "apply_patch", "input": PATCH},
+        {"type": "custom_tool_call_output", "call_id": call_id, "output": "Done!"}]});
+    assert_eq!(post_responses(&url, &body).await.status(), 200);
+    let sent = standin.requests().pop().unwrap();
+    let messages = sent["messages"].as_array().unwrap();
+    let call = &messages[1]["tool_calls"][0];
+    assert_eq!(call["type"], "function", "{sent}");
+    assert_eq!(call["id"], call_id.as_str());
+    let args: Value =
+        serde_json::from_str(call["function"]["arguments"].as_str().unwrap()).unwrap();
+    assert_eq!(args, json!({"input": PATCH}));
+    assert_eq!(messages[2]["role"], "tool");
+    assert_eq!(messages[2]["tool_call_id"], call_id.as_str());
+    assert_eq!(messages[2]["content"], "Done!");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_patch_that_breaks_the_grammar_goes_through_the_invalid_call_policy() {
+    let (url, standin) = patch_gateway().await;
+    // retry (the default): asked again with the grammar's complaint; the good patch wins.
+    let body = json!({"model": "coder-bad-then-good", "input": "add hello.txt",
+        "tools": [apply_patch_tool()]});
+    let v: Value = post_responses(&url, &body).await.json().await.unwrap();
+    let retry = standin.requests().pop().unwrap();
+    let said = retry["messages"].to_string();
+    assert!(said.contains("does not match its grammar"), "{said}");
+    let item = v["output"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["type"] == "custom_tool_call")
+        .unwrap();
+    assert_eq!(item["input"], PATCH);
+
+    // Still wrong after the retry: dropped, said in the text, never a call.
+    let body = json!({"model": "coder-bad", "input": "add hello.txt",
+        "tools": [apply_patch_tool()]});
+    let v: Value = post_responses(&url, &body).await.json().await.unwrap();
+    assert!(!v["output"].to_string().contains("custom_tool_call"), "{v}");
+    assert!(
+        v["output"]
+            .to_string()
+            .contains("does not match its grammar"),
+        "{v}"
+    );
+}
+
+// Before: `missing field 'function' at line 1 column …`, a parser error for a valid request.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_chat_custom_tool_is_read_and_its_call_written_as_chat_does() {
+    let (url, _standin) = patch_gateway().await;
+    let tool = json!({"type": "custom", "custom": {"name": "apply_patch",
+        "description": "Edit files.",
+        "format": {"type": "grammar", "grammar": {"syntax": "lark", "definition": PATCH_GRAMMAR}}}});
+    let body = json!({"model": "coder-patch", "tools": [tool],
+        "messages": [{"role": "user", "content": "add hello.txt"}]});
+    let r = post(&url, body.clone()).await;
+    assert_eq!(r.status(), 200);
+    let v: Value = r.json().await.unwrap();
+    let call = &v["choices"][0]["message"]["tool_calls"][0];
+    assert_eq!(call["type"], "custom", "{v}");
+    assert_eq!(call["custom"]["name"], "apply_patch");
+    assert_eq!(call["custom"]["input"], PATCH);
+    assert_eq!(v["choices"][0]["finish_reason"], "tool_calls");
+
+    let mut streamed = body;
+    streamed["stream"] = json!(true);
+    let events = sse_events(post(&url, streamed).await).await;
+    let calls: Vec<&Value> = events
+        .iter()
+        .filter_map(|e| e["choices"][0]["delta"]["tool_calls"].get(0))
+        .collect();
+    assert_eq!(calls[0]["type"], "custom", "{calls:?}");
+    assert_eq!(calls[0]["custom"]["name"], "apply_patch");
+    let input: String = calls
+        .iter()
+        .filter_map(|c| c["custom"]["input"].as_str())
+        .collect();
+    assert_eq!(input, PATCH);
+}

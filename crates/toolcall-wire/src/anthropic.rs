@@ -546,6 +546,7 @@ impl Dialect for Messages {
             usage: v.get("usage").map(usage_of),
             raw_usage: v.get("usage").cloned(),
             extra: Map::new(),
+            custom_tools: Vec::new(),
         };
         Ok((reply, meta))
     }

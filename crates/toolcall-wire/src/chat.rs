@@ -38,11 +38,13 @@ pub struct ChatRequest {
     pub extra: Map<String, Value>,
 }
 
-/// One offered tool (`{"type":"function","function":{..}}`).
+/// One offered tool (`{"type":"function","function":{..}}`; a `custom` tool's
+/// `{"type":"custom","custom":{name, description, format}}` reads into `function`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ChatTool {
     #[serde(rename = "type", default = "function_type")]
     pub kind: String,
+    #[serde(alias = "custom")]
     pub function: FunctionDef,
 }
 
@@ -139,13 +141,15 @@ impl ChatMessage {
     }
 }
 
-/// A call in an assistant message.
+/// A call in an assistant message (a custom tool's `{"type":"custom","custom":{name,
+/// input}}` reads into `function`, its raw input as `arguments`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ChatToolCall {
     #[serde(default)]
     pub id: String,
     #[serde(rename = "type", default = "function_type")]
     pub kind: String,
+    #[serde(alias = "custom")]
     pub function: FunctionCall,
 }
 
@@ -233,7 +237,7 @@ impl ChatMessage {
 pub struct FunctionCall {
     #[serde(default)]
     pub name: String,
-    #[serde(default)]
+    #[serde(default, alias = "input")]
     pub arguments: Value,
 }
 
@@ -612,6 +616,7 @@ impl Dialect for Chat {
             usage: completion.usage.as_ref().map(usage_of),
             raw_usage: completion.usage.take(),
             extra: std::mem::take(&mut completion.extra),
+            custom_tools: Vec::new(),
         };
         Ok((reply, meta))
     }
@@ -657,7 +662,16 @@ impl Dialect for Chat {
                 .or_else(|| meta.usage.as_ref().map(usage_value)),
             extra: meta.extra.clone(),
         };
-        serde_json::to_value(&completion).unwrap_or_default()
+        let mut v = serde_json::to_value(&completion).unwrap_or_default();
+        if let Some(calls) = v
+            .pointer_mut("/choices/0/message/tool_calls")
+            .and_then(Value::as_array_mut)
+        {
+            calls
+                .iter_mut()
+                .for_each(|c| as_custom_call(c, &meta.custom_tools));
+        }
+        v
     }
 
     fn stream_decoder(&self, _limits: Limits) -> Box<dyn StreamDecoder> {
@@ -671,6 +685,28 @@ impl Dialect for Chat {
     fn encode_error(&self, e: &ErrorInfo<'_>) -> Value {
         serde_json::json!({"error": {"message": e.message, "type": e.kind, "param": null,
             "code": e.code}})
+    }
+}
+
+/// Rewrites a call (`{"id","type":"function","function":{name, arguments}}`) to a
+/// `custom` tool as Chat writes those: `{"id","type":"custom","custom":{name, input}}`.
+fn as_custom_call(call: &mut Value, custom: &[String]) {
+    let Some(f) = call.get("function") else {
+        return;
+    };
+    let name = f.get("name").and_then(Value::as_str).unwrap_or_default();
+    if !custom.iter().any(|c| c == name) {
+        return;
+    }
+    let input = match f.get("arguments") {
+        Some(Value::String(a)) => crate::dialect::custom_input(a),
+        _ => String::new(),
+    };
+    let custom = serde_json::json!({"name": name, "input": input});
+    if let Some(obj) = call.as_object_mut() {
+        obj.remove("function");
+        obj.insert("type".into(), Value::String("custom".into()));
+        obj.insert("custom".into(), custom);
     }
 }
 
@@ -719,6 +755,8 @@ pub fn chunk_deltas(chunk: ChatChunk, out: &mut Vec<Delta>) -> Result<(), WireEr
 pub struct ChunkWriter {
     meta: ReplyMeta,
     started: bool,
+    /// Indexes of announced calls to `custom` tools.
+    custom_calls: std::collections::HashSet<usize>,
 }
 
 impl ChunkWriter {
@@ -726,7 +764,24 @@ impl ChunkWriter {
         ChunkWriter {
             meta,
             started: false,
+            custom_calls: Default::default(),
         }
+    }
+
+    /// A chunk whose delta carries one call to a custom tool (`{"index", "type": "custom",
+    /// "custom": {…}}`, as Chat writes them).
+    fn custom_chunk(&mut self, call: Value) -> SseEvent {
+        let mut delta = ChatDelta::default();
+        if !self.started {
+            delta.role = Some("assistant".into());
+            self.started = true;
+        }
+        let c = ChatChunk::new(&self.meta.id, self.meta.created, &self.meta.model, delta);
+        let mut v = serde_json::to_value(&c).unwrap_or_default();
+        if let Some(d) = v.pointer_mut("/choices/0/delta") {
+            d["tool_calls"] = Value::Array(vec![call]);
+        }
+        SseEvent::data(v.to_string())
     }
 
     fn chunk(&self, delta: ChatDelta, finish: Option<String>) -> SseEvent {
@@ -747,6 +802,21 @@ impl StreamEncoder for ChunkWriter {
                 Out::Text(t) => delta.content = Some(t),
                 Out::Reasoning(r) if r.is_empty() => continue,
                 Out::Reasoning(r) => delta.reasoning_content = Some(r),
+                Out::CallStart { index, id, name } if self.meta.custom_tools.contains(&name) => {
+                    self.custom_calls.insert(index);
+                    let call = serde_json::json!({"index": index, "id": id, "type": "custom",
+                        "custom": {"name": name, "input": ""}});
+                    let e = self.custom_chunk(call);
+                    events.push(e);
+                    continue;
+                }
+                Out::CallEnd { index, arguments } if self.custom_calls.contains(&index) => {
+                    let input = crate::dialect::custom_input(&arguments);
+                    let call = serde_json::json!({"index": index, "custom": {"input": input}});
+                    let e = self.custom_chunk(call);
+                    events.push(e);
+                    continue;
+                }
                 Out::CallStart { index, id, name } => {
                     delta.tool_calls = Some(vec![ToolCallDelta {
                         index: index as u32,

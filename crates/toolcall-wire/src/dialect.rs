@@ -48,6 +48,25 @@ pub struct ReplyMeta {
     pub raw_usage: Option<Value>,
     /// Fields of the upstream's reply no dialect models, for a client of the same dialect.
     pub extra: Map<String, Value>,
+    /// Tools the client declared as `custom` (freeform input): a call to one is written
+    /// as the dialect's custom tool call, its raw input the call's [`CUSTOM_INPUT`] argument.
+    pub custom_tools: Vec<String>,
+}
+
+/// The one argument a `custom` tool is offered to a model with: its raw text input.
+pub const CUSTOM_INPUT: &str = "input";
+
+/// The raw input of a call to a custom tool, from its arguments (JSON text): the
+/// [`CUSTOM_INPUT`] string, else the arguments as they are.
+pub fn custom_input(arguments: &str) -> String {
+    match serde_json::from_str::<Value>(arguments) {
+        Ok(Value::Object(m)) => match m.get(CUSTOM_INPUT) {
+            Some(Value::String(s)) => s.clone(),
+            Some(other) => other.to_string(),
+            None => arguments.to_owned(),
+        },
+        _ => arguments.to_owned(),
+    }
 }
 
 /// One upstream stream event in neutral terms.

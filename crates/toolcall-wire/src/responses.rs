@@ -187,7 +187,27 @@ fn input_item_to_chat(item: &Value, out: &mut Vec<ChatMessage>) -> Result<(), Wi
                 }),
             }
         }
-        Some("function_call_output") => {
+        Some("custom_tool_call") => {
+            let call = ChatToolCall {
+                id: str_of(item, "call_id").to_owned(),
+                kind: "custom".into(),
+                function: crate::chat::FunctionCall {
+                    name: str_of(item, "name").to_owned(),
+                    arguments: Value::String(str_of(item, "input").to_owned()),
+                },
+            };
+            match out.last_mut() {
+                Some(m) if m.role == "assistant" && m.tool_calls.is_some() => {
+                    m.tool_calls.get_or_insert_with(Vec::new).push(call);
+                }
+                _ => out.push(ChatMessage {
+                    role: "assistant".into(),
+                    tool_calls: Some(vec![call]),
+                    ..ChatMessage::default()
+                }),
+            }
+        }
+        Some("function_call_output" | "custom_tool_call_output") => {
             let output = match item.get("output") {
                 Some(Value::String(s)) => s.clone(),
                 Some(other) => content_text(Some(other)),
@@ -228,6 +248,13 @@ pub enum OutputItem {
         name: String,
         arguments: String,
         status: String,
+    },
+    /// A call to a `custom` tool: its raw input.
+    CustomToolCall {
+        id: String,
+        call_id: String,
+        name: String,
+        input: String,
     },
     Reasoning {
         id: String,
@@ -431,8 +458,9 @@ fn usage_value(u: &Usage) -> Value {
         "output_tokens_details": {"reasoning_tokens": 0}})
 }
 
-/// The output items of a reply, ids derived from the reply's id.
-fn output_items(reply: &Reply, reply_id: &str) -> Vec<OutputItem> {
+/// The output items of a reply, ids derived from the reply's id; calls to `custom` tools
+/// are `custom_tool_call` items.
+fn output_items(reply: &Reply, reply_id: &str, custom: &[String]) -> Vec<OutputItem> {
     let mut output = Vec::new();
     let mut n = 0;
     let mut next = |prefix: &str| {
@@ -455,6 +483,16 @@ fn output_items(reply: &Reply, reply_id: &str) -> Vec<OutputItem> {
         });
     }
     for c in &reply.calls {
+        if custom.contains(&c.name) {
+            let arguments = crate::encode_arguments(&c.arguments_value());
+            output.push(OutputItem::CustomToolCall {
+                id: next("ctc"),
+                call_id: c.id.clone().unwrap_or_default(),
+                name: c.name.clone(),
+                input: crate::dialect::custom_input(&arguments),
+            });
+            continue;
+        }
         output.push(OutputItem::FunctionCall {
             id: next("fc"),
             call_id: c.id.clone().unwrap_or_default(),
@@ -590,6 +628,7 @@ impl Dialect for Responses {
             usage: v.get("usage").map(usage_of),
             raw_usage: v.get("usage").cloned(),
             extra: Map::new(),
+            custom_tools: Vec::new(),
         };
         Ok((reply, meta))
     }
@@ -601,7 +640,7 @@ impl Dialect for Responses {
             &meta.id,
             meta.created,
             &meta.model,
-            output_items(reply, &meta.id),
+            output_items(reply, &meta.id, &meta.custom_tools),
         );
         r.usage = meta
             .raw_usage
@@ -802,6 +841,8 @@ struct OpenCall {
     id: String,
     call_id: String,
     name: String,
+    /// A call to a `custom` tool: its input goes out as `custom_tool_call_input` events.
+    custom: bool,
 }
 
 /// Writes a streamed turn as Responses events: `response.created`, then per item
@@ -821,6 +862,8 @@ pub struct ResponsesEvents {
     started: bool,
     /// Whitespace waiting for text before it opens a message.
     blank: String,
+    /// Tools declared `custom` (see [`ReplyMeta::custom_tools`]).
+    custom_tools: Vec<String>,
 }
 
 /// The most whitespace held back before a message.
@@ -833,6 +876,7 @@ impl ResponsesEvents {
         response.status = "in_progress".into();
         response.extra.extend(meta.extra);
         ResponsesEvents {
+            custom_tools: meta.custom_tools,
             response,
             sequence: 0,
             text: None,
@@ -1009,10 +1053,16 @@ impl StreamEncoder for ResponsesEvents {
                 Out::CallStart { index, id, name } => {
                     self.close_text(events);
                     self.blank.clear();
-                    let item_id = self.item_id("fc");
-                    let added = json!({"type": "function_call", "id": item_id,
+                    let custom = self.custom_tools.contains(&name);
+                    let item_id = self.item_id(if custom { "ctc" } else { "fc" });
+                    let added = if custom {
+                        json!({"type": "custom_tool_call", "id": item_id,
+                            "call_id": id, "name": name, "input": ""})
+                    } else {
+                        json!({"type": "function_call", "id": item_id,
                         "call_id": id, "name": name, "arguments": "",
-                        "status": "in_progress"});
+                        "status": "in_progress"})
+                    };
                     let output_index = self.add_item(added, events);
                     self.calls.insert(
                         index,
@@ -1021,6 +1071,7 @@ impl StreamEncoder for ResponsesEvents {
                             id: item_id,
                             call_id: id,
                             name,
+                            custom,
                         },
                     );
                 }
@@ -1028,6 +1079,27 @@ impl StreamEncoder for ResponsesEvents {
                     let Some(c) = self.calls.remove(&index) else {
                         continue;
                     };
+                    if c.custom {
+                        let input = crate::dialect::custom_input(&arguments);
+                        self.push_event(
+                            json!({"type": "response.custom_tool_call_input.delta",
+                            "item_id": c.id, "output_index": c.output_index, "delta": input}),
+                            events,
+                        );
+                        self.push_event(
+                            json!({"type": "response.custom_tool_call_input.done",
+                            "item_id": c.id, "output_index": c.output_index, "input": input}),
+                            events,
+                        );
+                        let item = OutputItem::CustomToolCall {
+                            id: c.id,
+                            call_id: c.call_id,
+                            name: c.name,
+                            input,
+                        };
+                        self.finish_item(c.output_index, item, events);
+                        continue;
+                    }
                     self.push_event(
                         json!({"type": "response.function_call_arguments.delta", "item_id": c.id,
                         "output_index": c.output_index, "delta": arguments}),
