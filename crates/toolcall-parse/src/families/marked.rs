@@ -832,6 +832,10 @@ fn json_invoke<'b>(
         Ok((args @ Value::Object(_), repairs)) => {
             let mut d = Draft::new(name, Some(args), format);
             d.repairs = repairs;
+            d.repairs.push(Repair::new(
+                "invoke_json",
+                format!("the arguments of {name:?} were one JSON object, not parameters"),
+            ));
             d
         }
         Ok(_) => Draft::broken(
