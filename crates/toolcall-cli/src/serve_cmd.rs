@@ -172,6 +172,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     // The first line on stdout says where the gateway listens (port 0 picks a free one).
     println!("listening on http://{addr}");
     tracing::info!(%addr, upstream = %state.config.upstream, "toolcall serve started");
+    give_memory_back();
     toolcall_serve::serve(listener, state, shutdown_signal()).await?;
     tracing::info!("toolcall serve stopped");
     Ok(ExitCode::SUCCESS)
@@ -216,6 +217,30 @@ fn session_pack(name: String, config: PackConfig, initial: serde_json::Value) ->
         name,
         make: Arc::new(make),
     }
+}
+
+/// How often freed heap is handed back to the system.
+const TRIM_EVERY: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Hands freed heap back to the system every few seconds. glibc's malloc keeps what a
+/// spike of requests freed (compiled schemas, bodies) in its per-thread arenas and returns
+/// only the top of the main heap, so after a spike the gateway stayed at its peak resident
+/// set while idle (205 MB measured, `tests/serve_memory.rs`); `malloc_trim(0)` releases
+/// every arena's free pages. Cheap when little is free; only in this binary, never in the
+/// libraries.
+fn give_memory_back() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    tokio::spawn(async {
+        let mut every = tokio::time::interval(TRIM_EVERY);
+        every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            every.tick().await;
+            // SAFETY: malloc_trim only walks and releases the allocator's own free memory.
+            unsafe {
+                libc::malloc_trim(0);
+            }
+        }
+    });
 }
 
 /// SIGTERM or Ctrl-C: stop accepting, finish open requests and streams, then exit.

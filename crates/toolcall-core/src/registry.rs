@@ -238,8 +238,21 @@ fn compile_schema(
             )));
         }
     }
-    jsonschema::validator_for(schema).map_err(|e| bad(e.to_string()))
+    jsonschema::options()
+        .with_pattern_options(
+            jsonschema::PatternOptions::fancy_regex()
+                .size_limit(PATTERN_SIZE_LIMIT)
+                .dfa_size_limit(PATTERN_SIZE_LIMIT),
+        )
+        .build(schema)
+        .map_err(|e| bad(e.to_string()))
 }
+
+/// The most heap one `pattern` of a schema may compile to (and its lazy DFA grow to). The
+/// regex engine's default (10 MiB) let a 20-byte pattern such as `(\w{100}){100}` compile
+/// to over 1 MB, so a request's tools could cost thousands of times their text; a pattern
+/// over this limit makes its schema invalid.
+pub const PATTERN_SIZE_LIMIT: usize = 64 * 1024;
 
 #[cfg(test)]
 mod tests {

@@ -24,6 +24,8 @@
 //!                                             # or not (SSE keep-alives do not extend it)
 //! retries = 3
 //! max_tools = 512                             # tools one request may offer (else 400)
+//! tools_memory_mib = 128                      # compiled tools alive at once (estimated);
+//!                                             # half kept for reuse, half per request at most
 //! archive = "postgres://gw@db/toolcall"       # server-side tools' session archive: a file
 //!                                             # or a URL replicas share (`toolcall serve`)
 //! header_read_timeout_secs = 10               # a request's head, from accept (or from its
@@ -179,6 +181,10 @@ pub struct Config {
     pub max_tools: usize,
     /// Largest reply text buffered per request or stream.
     pub max_reply_bytes: usize,
+    /// MiB of estimated heap the requests' compiled tools may take at once, cached or in use
+    /// (see [`crate::tools_cache`]): half is kept for reuse, a request's own tools may take
+    /// at most half (else `400`), and a request whose tools do not fit now gets `503`.
+    pub tools_memory_mib: u64,
     /// The session archive of server-side tools: an SQLite file or a `postgres://` URL
     /// (`toolcall serve` opens it; `--archive` and `$TOOLCALL_ARCHIVE` override it).
     pub archive: Option<String>,
@@ -222,6 +228,7 @@ impl Default for Config {
             max_body_bytes: 8 * 1024 * 1024,
             max_tools: 512,
             max_reply_bytes: 4 * 1024 * 1024,
+            tools_memory_mib: crate::tools_cache::DEFAULT_BUDGET_MIB,
             archive: None,
             header_read_timeout_secs: 10,
             body_read_timeout_secs: 60,

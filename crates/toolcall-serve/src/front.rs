@@ -188,6 +188,7 @@ pub async fn whole(
     let route = state.upstreams.route(&request.model);
     let turn = Turn::for_chat(request, route, &state.config, &state.tools)?;
     let custom_tools = turn.custom.names();
+    let namespaces = turn.namespaces.clone();
     let upstream_error = |e: ClientError| {
         Metrics::add(&state.metrics.upstream_errors, 1);
         tracing::warn!(error = %crate::error::without_userinfo(&e.to_string()), "upstream failed");
@@ -211,6 +212,7 @@ pub async fn whole(
     Metrics::add(&state.metrics.repairs, checked.repair_count() as u64);
     checked.calls.iter().for_each(log_call);
     meta.custom_tools = custom_tools;
+    meta.namespaces = namespaces;
     Ok((checked, meta, route.api))
 }
 
@@ -262,6 +264,7 @@ async fn stream(
         created: crate::chat::now(),
         extra: echo,
         custom_tools: turn.custom.names(),
+        namespaces: turn.namespaces.clone(),
         ..ReplyMeta::default()
     };
     let constrain_note = turn.constrain_note.clone();

@@ -75,11 +75,14 @@ impl AppState {
     /// The state for `config`: its upstream clients built, its API keys read.
     pub fn new(config: Config) -> Result<Self, ConfigError> {
         let upstreams = Upstreams::new(&config)?;
+        let tools = Arc::new(tools_cache::ToolsCache::new(
+            config.tools_memory_mib.saturating_mul(1024 * 1024),
+        ));
         Ok(AppState {
             config: Arc::new(config),
             upstreams: Arc::new(upstreams),
             metrics: Arc::new(Metrics::default()),
-            tools: Arc::new(tools_cache::ToolsCache::default()),
+            tools,
             server_side: None,
             inspector: server_side::empty_inspector(),
         })

@@ -20,6 +20,12 @@
 //! writes the call as its dialect's custom tool call with the raw input
 //! ([`toolcall_wire::dialect::ReplyMeta::custom_tools`]); earlier custom calls in the
 //! conversation reach the upstream as calls of that function.
+//!
+//! **Namespace tools** (Codex's `{"type": "namespace", "name": "multi_agent_v1", "tools":
+//! […]}`) are offered as their tools under qualified names, `multi_agent_v1.spawn_agent`;
+//! a call comes back to a Responses client as a `function_call` named `spawn_agent` with
+//! `namespace: "multi_agent_v1"` ([`toolcall_wire::dialect::ReplyMeta::namespaces`]), as the
+//! client declared it.
 
 use std::collections::HashMap;
 
@@ -110,6 +116,52 @@ pub fn add_dropped_header(response: &mut Response, dropped: &[String]) {
     if let Ok(v) = HeaderValue::from_str(&listed(&ascii)) {
         response.headers_mut().insert(DROPPED_TOOLS_HEADER, v);
     }
+}
+
+/// The most tools one namespace may hold.
+const MAX_NAMESPACE_TOOLS: usize = 512;
+
+/// Replaces each `namespace` tool of `request` by its tools, named `NAMESPACE.tool` (a
+/// `custom` one stays custom, for [`CustomTools::take`]); the namespaces found.
+pub fn expand_namespaces(request: &mut ChatRequest) -> Vec<String> {
+    let Some(tools) = &mut request.tools else {
+        return Vec::new();
+    };
+    if !tools.iter().any(|t| t.kind == "namespace") {
+        return Vec::new();
+    }
+    let mut namespaces = Vec::new();
+    let mut out = Vec::with_capacity(tools.len());
+    for t in std::mem::take(tools) {
+        if t.kind != "namespace" {
+            out.push(t);
+            continue;
+        }
+        let ns = t.function.name.clone();
+        let inner = t.function.extra.get("tools").and_then(Value::as_array);
+        for inner in inner.into_iter().flatten().take(MAX_NAMESPACE_TOOLS) {
+            let kind = inner
+                .get("type")
+                .and_then(Value::as_str)
+                .unwrap_or("function");
+            let mut tool = toolcall_wire::responses::other_tool(kind, inner);
+            if kind == "function" {
+                let f = &mut tool.function;
+                f.parameters = f.extra.remove("parameters");
+                if let Some(Value::String(d)) = f.extra.remove("description") {
+                    f.description = Some(d);
+                }
+                f.extra.retain(|k, _| k == "strict");
+            }
+            tool.function.name = format!("{ns}.{}", tool.function.name);
+            out.push(tool);
+        }
+        if !namespaces.contains(&ns) {
+            namespaces.push(ns);
+        }
+    }
+    *tools = out;
+    namespaces
 }
 
 /// A custom tool's grammar: its notation and text.

@@ -1,4 +1,5 @@
-//! The request's tools, compiled once per distinct declaration and reused.
+//! The request's tools, compiled once per distinct declaration and reused, within a memory
+//! budget.
 //!
 //! Clients send the same `tools` array with every request of a conversation, and compiling
 //! each tool's JSON Schema into a validator was the largest cost of a small request (about a
@@ -6,13 +7,35 @@
 //! than parsing and checking the reply). [`ToolsCache`] keys the compiled
 //! [`CompiledTools`] by the declaration's exact JSON text (names, descriptions, schemas and
 //! any other field), compared in full, not by a hash alone: a changed schema is a different
-//! key and never reuses a stale validator. The cache is bounded in entries and in key bytes
-//! and drops the least recently used entries when full; a declaration larger than the whole
-//! byte bound is compiled without being kept.
+//! key and never reuses a stale validator.
+//!
+//! Compiled schemas cost far more than their text (measured below), so memory is bounded by
+//! the compiled size, estimated before compiling ([`estimate`]):
+//!
+//! - the cache is `quick_cache`'s (concurrent, S3-FIFO eviction) weighed by that estimate,
+//!   holding at most half the budget;
+//! - every compiled declaration alive, cached or in use by a request, holds its estimate
+//!   from one budget ([`ToolsCache::new`]); a declaration larger than half the budget is
+//!   refused (`400`, [`CompileRefused::TooLarge`]), and one that does not fit beside those
+//!   alive is refused at once with `503` (`overloaded`, [`CompileRefused::Busy`]) rather
+//!   than waiting, as requests are answered synchronously here and a waiting request would
+//!   still hold its body.
+//!
+//! The estimate, measured with a counting allocator (`tests/compiled_size.rs`, which checks
+//! it stays above the measured heap for every shape it tries): live heap after compiling
+//! was 1.0x the declaration's JSON text for long descriptions, 19x for 500 tools of five
+//! described properties, 28-32x for 500 trivial tools (about 1.3-2.5 KB each), 42x for
+//! `anyOf`/`enum`/nested-object schemas, 74x for small `pattern`s and 82x for 60-deep
+//! nesting. [`estimate`] charges 96x the text, 4 KiB per tool and 128 KiB per regex (a
+//! `pattern` or a `patternProperties` key: `toolcall_core`'s registry bounds each one's
+//! compiled program and lazy DFA to 64 KiB; before, a 20-byte `(\w{100}){100}` compiled to
+//! over 1 MB).
 
-use std::collections::{HashMap, HashSet};
-use std::sync::{Arc, Mutex};
+use std::collections::HashSet;
+use std::sync::Arc;
 
+use serde_json::Value;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use toolcall_core::{Registry, ToolSpec};
 use toolcall_wire::chat::ChatTool;
 
@@ -25,6 +48,10 @@ pub struct CompiledTools {
     pub unchecked: HashSet<String>,
     /// Decoding constraints built for these tools (`constrain`), kept with them.
     pub constraints: crate::constrain::ConstraintMemo,
+    /// The estimated heap of this compiled form and its key ([`estimate`]).
+    pub weight: u64,
+    /// Its share of the budget, given back when the last user drops it.
+    _budget: Option<OwnedSemaphorePermit>,
 }
 
 impl CompiledTools {
@@ -53,123 +80,213 @@ impl CompiledTools {
             registry: Arc::new(registry),
             unchecked,
             constraints: Default::default(),
+            weight: 0,
+            _budget: None,
         }
     }
 }
 
-/// Most declarations kept.
-pub const MAX_ENTRIES: usize = 256;
-/// Most bytes of declaration text kept (the compiled validators grow with it).
-pub const MAX_KEY_BYTES: usize = 16 * 1024 * 1024;
+/// Times the declaration's JSON text charged for its compiled form.
+pub const BYTES_FACTOR: u64 = 96;
+/// Charged per tool besides.
+pub const PER_TOOL: u64 = 4 * 1024;
+/// Charged per regex in a schema (`toolcall_core`'s registry bounds each to 64 KiB of
+/// compiled program plus 64 KiB of lazy DFA).
+pub const PER_REGEX: u64 = 2 * toolcall_core::registry::PATTERN_SIZE_LIMIT as u64;
 
-/// Compiled tools by declaration, bounded, least recently used dropped first.
-#[derive(Debug)]
+/// The estimated heap, in bytes, of `tools` compiled, whose JSON text is `text_len` bytes
+/// (the text itself included: it is the cache key).
+pub fn estimate(tools: &[ChatTool], text_len: usize) -> u64 {
+    let regexes: u64 = tools
+        .iter()
+        .filter_map(|t| t.function.parameters.as_ref())
+        .map(regex_count)
+        .sum();
+    (text_len as u64)
+        .saturating_mul(BYTES_FACTOR + 1)
+        .saturating_add(PER_TOOL.saturating_mul(tools.len() as u64))
+        .saturating_add(PER_REGEX.saturating_mul(regexes))
+}
+
+/// Regexes a schema may compile: `pattern` strings and `patternProperties` keys, at any
+/// depth (walked without recursion: the depth is the client's).
+fn regex_count(schema: &Value) -> u64 {
+    let mut count = 0u64;
+    let mut stack = vec![schema];
+    while let Some(v) = stack.pop() {
+        match v {
+            Value::Object(map) => {
+                for (k, child) in map {
+                    match (k.as_str(), child) {
+                        ("pattern", Value::String(_)) => count += 1,
+                        ("patternProperties", Value::Object(p)) => count += p.len() as u64,
+                        _ => {}
+                    }
+                    stack.push(child);
+                }
+            }
+            Value::Array(items) => stack.extend(items),
+            _ => {}
+        }
+    }
+    count
+}
+
+/// Why a declaration was not compiled.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CompileRefused {
+    /// Larger than any request may compile: a `400`.
+    #[error(
+        "the request's tools would take about {estimate_mib} MiB compiled; this gateway \
+         compiles at most {limit_mib} MiB per request (tools_memory_mib in its config)"
+    )]
+    TooLarge { estimate_mib: u64, limit_mib: u64 },
+    /// Not now: the budget is held by other requests' tools: a `503`, to retry.
+    #[error(
+        "the gateway is compiling or using other requests' tools up to its memory budget; \
+         retry shortly"
+    )]
+    Busy,
+}
+
+impl From<CompileRefused> for crate::ApiError {
+    fn from(e: CompileRefused) -> Self {
+        match e {
+            CompileRefused::TooLarge { .. } => crate::ApiError::bad_request(e.to_string()),
+            CompileRefused::Busy => crate::ApiError {
+                status: axum::http::StatusCode::SERVICE_UNAVAILABLE,
+                kind: "server_error",
+                code: Some("overloaded"),
+                message: e.to_string(),
+            },
+        }
+    }
+}
+
+/// The default budget for compiled tools alive at once (`tools_memory_mib`).
+pub const DEFAULT_BUDGET_MIB: u64 = 128;
+
+/// Weighs an entry by its estimate.
+#[derive(Debug, Clone, Copy)]
+struct ByEstimate;
+
+impl quick_cache::Weighter<Arc<str>, Arc<CompiledTools>> for ByEstimate {
+    fn weight(&self, _key: &Arc<str>, tools: &Arc<CompiledTools>) -> u64 {
+        tools.weight.max(1)
+    }
+}
+
+/// Compiled tools by declaration, weighed by their estimated heap; see the module doc.
 pub struct ToolsCache {
-    max_entries: usize,
-    max_key_bytes: usize,
-    inner: Mutex<Entries>,
+    cache: quick_cache::sync::Cache<Arc<str>, Arc<CompiledTools>, ByEstimate>,
+    /// KiB of estimated heap that compiled tools alive may still take.
+    budget: Arc<Semaphore>,
+    budget_kib: u64,
 }
 
-#[derive(Debug, Default)]
-struct Entries {
-    by_key: HashMap<Arc<str>, Entry>,
-    key_bytes: usize,
-    /// A use counter: an entry's `used` is when it was last returned.
-    clock: u64,
-}
-
-#[derive(Debug)]
-struct Entry {
-    tools: Arc<CompiledTools>,
-    used: u64,
+impl std::fmt::Debug for ToolsCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ToolsCache")
+            .field("entries", &self.cache.len())
+            .field("weight", &self.cache.weight())
+            .field("budget_kib", &self.budget_kib)
+            .finish()
+    }
 }
 
 impl Default for ToolsCache {
     fn default() -> Self {
-        ToolsCache::new(MAX_ENTRIES, MAX_KEY_BYTES)
+        ToolsCache::new(DEFAULT_BUDGET_MIB * 1024 * 1024)
     }
 }
 
+/// The cache's options: one shard, as quick_cache splits the weight capacity between its
+/// shards (4 per CPU by default) and never keeps an entry heavier than one shard's share,
+/// so a large declaration on a many-core host would never be kept.
+fn options(weight_capacity: u64) -> quick_cache::Options {
+    let mut options = quick_cache::OptionsBuilder::new();
+    options
+        .estimated_items_capacity(256)
+        .weight_capacity(weight_capacity)
+        .shards(1);
+    // Only a zero capacity or item count fails to build, and neither is.
+    options
+        .build()
+        .unwrap_or_else(|_| unreachable!("non-zero cache options"))
+}
+
+/// Bytes to whole KiB, rounded up (the budget's unit).
+fn kib(bytes: u64) -> u64 {
+    bytes.div_ceil(1024)
+}
+
 impl ToolsCache {
-    /// A cache of at most `max_entries` declarations and `max_key_bytes` bytes of their text.
-    pub fn new(max_entries: usize, max_key_bytes: usize) -> Self {
+    /// A cache for compiled tools of at most `budget_bytes` estimated heap alive at once,
+    /// half of it kept for reuse.
+    pub fn new(budget_bytes: u64) -> Self {
+        let budget_kib = kib(budget_bytes).clamp(2, Semaphore::MAX_PERMITS as u64);
         ToolsCache {
-            max_entries,
-            max_key_bytes,
-            inner: Mutex::new(Entries::default()),
+            cache: quick_cache::sync::Cache::with_options(
+                options(budget_kib / 2 * 1024),
+                ByEstimate,
+                Default::default(),
+                Default::default(),
+            ),
+            budget: Arc::new(Semaphore::new(budget_kib as usize)),
+            budget_kib,
         }
     }
 
-    /// The compiled form of `tools`, compiled now unless an identical declaration was.
-    pub fn get(&self, tools: &[ChatTool]) -> Arc<CompiledTools> {
+    /// The compiled form of `tools`, compiled now unless an identical declaration is kept.
+    pub fn get(&self, tools: &[ChatTool]) -> Result<Arc<CompiledTools>, CompileRefused> {
         if tools.is_empty() {
-            return Arc::new(CompiledTools::default());
+            return Ok(Arc::new(CompiledTools::default()));
         }
-        let Ok(key) = serde_json::to_string(tools) else {
-            return Arc::new(CompiledTools::compile(tools));
+        // A declaration always serialises (strings and JSON values); an empty key would
+        // only make it uncacheable, never unbounded: it is still estimated from its parts.
+        let key: Arc<str> = serde_json::to_string(tools).unwrap_or_default().into();
+        if let Some(hit) = self.cache.get(&key) {
+            return Ok(hit);
+        }
+        let weight = estimate(tools, key.len());
+        let limit_kib = self.budget_kib / 2;
+        let too_large = || CompileRefused::TooLarge {
+            estimate_mib: weight.div_ceil(1024 * 1024),
+            limit_mib: limit_kib / 1024,
         };
-        if let Some(hit) = self.lookup(&key) {
-            return hit;
+        let permits = u32::try_from(kib(weight)).map_err(|_| too_large())?;
+        if u64::from(permits) > limit_kib {
+            return Err(too_large());
         }
-        // Compiled outside the lock: concurrent misses on one declaration compile twice,
-        // which costs time once and never blocks other requests behind a compile.
-        let compiled = Arc::new(CompiledTools::compile(tools));
-        if key.len() <= self.max_key_bytes {
-            self.insert(key, compiled.clone());
+        let permit = self
+            .budget
+            .clone()
+            .try_acquire_many_owned(permits)
+            .map_err(|_| CompileRefused::Busy)?;
+        // Compiled outside any lock: concurrent misses on one declaration compile twice
+        // (each within the budget), and never block other requests behind a compile.
+        let mut compiled = CompiledTools::compile(tools);
+        compiled.weight = weight;
+        compiled._budget = Some(permit);
+        let compiled = Arc::new(compiled);
+        if !key.is_empty() {
+            self.cache.insert(key, compiled.clone());
         }
-        compiled
+        Ok(compiled)
     }
 
     /// How many declarations are kept.
     pub fn len(&self) -> usize {
-        self.entries().by_key.len()
+        self.cache.len()
     }
 
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
 
-    fn entries(&self) -> std::sync::MutexGuard<'_, Entries> {
-        // A panic elsewhere while holding the lock leaves the map consistent (every change
-        // is a single insert or remove), so a poisoned lock is still usable.
-        self.inner.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    fn lookup(&self, key: &str) -> Option<Arc<CompiledTools>> {
-        let mut entries = self.entries();
-        entries.clock += 1;
-        let now = entries.clock;
-        let entry = entries.by_key.get_mut(key)?;
-        entry.used = now;
-        Some(entry.tools.clone())
-    }
-
-    fn insert(&self, key: String, tools: Arc<CompiledTools>) {
-        let mut entries = self.entries();
-        if entries.by_key.contains_key(key.as_str()) {
-            return;
-        }
-        while !entries.by_key.is_empty()
-            && (entries.by_key.len() >= self.max_entries
-                || entries.key_bytes + key.len() > self.max_key_bytes)
-        {
-            // A linear scan, only on a miss, over at most `max_entries`: far cheaper than
-            // the compile that preceded it.
-            let Some(oldest) = entries
-                .by_key
-                .iter()
-                .min_by_key(|(_, e)| e.used)
-                .map(|(k, _)| k.clone())
-            else {
-                break;
-            };
-            entries.by_key.remove(&oldest);
-            entries.key_bytes -= oldest.len();
-        }
-        entries.clock += 1;
-        let used = entries.clock;
-        entries.key_bytes += key.len();
-        entries.by_key.insert(Arc::from(key), Entry { tools, used });
+    /// The estimated heap of the declarations kept, in bytes.
+    pub fn weight(&self) -> u64 {
+        self.cache.weight()
     }
 }
 
@@ -195,8 +312,8 @@ mod tests {
     fn the_same_declaration_is_compiled_once() {
         let cache = ToolsCache::default();
         let schema = json!({"type": "object", "properties": {"city": {"type": "string"}}});
-        let a = cache.get(&tools(schema.clone()));
-        let b = cache.get(&tools(schema));
+        let a = cache.get(&tools(schema.clone())).unwrap();
+        let b = cache.get(&tools(schema)).unwrap();
         assert!(Arc::ptr_eq(&a, &b));
         assert_eq!(cache.len(), 1);
     }
@@ -207,15 +324,15 @@ mod tests {
         let strict = json!({"type": "object", "properties": {"city": {"type": "string"}},
             "required": ["city"], "additionalProperties": false});
         let loose = json!({"type": "object", "properties": {"city": {"type": "string"}}});
-        let first = cache.get(&tools(strict.clone()));
+        let first = cache.get(&tools(strict.clone())).unwrap();
         assert!(!accepts(&first, json!({"town": "Paris"})));
         // Same tool name, same size class, different schema: never the stale validator.
-        let changed = cache.get(&tools(loose));
+        let changed = cache.get(&tools(loose)).unwrap();
         assert!(!Arc::ptr_eq(&first, &changed));
         assert!(accepts(&changed, json!({"town": "Paris"})));
         // And the first declaration still gets its own.
         assert!(!accepts(
-            &cache.get(&tools(strict)),
+            &cache.get(&tools(strict)).unwrap(),
             json!({"town": "Paris"})
         ));
         assert_eq!(cache.len(), 2);
@@ -225,48 +342,66 @@ mod tests {
     fn a_changed_description_is_another_declaration() {
         let cache = ToolsCache::default();
         let mut t = tools(json!({"type": "object"}));
-        let a = cache.get(&t);
+        let a = cache.get(&t).unwrap();
         t[0].function.description = Some("Weather now.".into());
-        let b = cache.get(&t);
+        let b = cache.get(&t).unwrap();
         assert!(!Arc::ptr_eq(&a, &b));
     }
 
-    #[test]
-    fn entries_are_bounded_and_the_least_recently_used_goes_first() {
-        let cache = ToolsCache::new(3, MAX_KEY_BYTES);
-        let d: Vec<_> = (0..4)
-            .map(|i| tools(json!({"type": "object", "description": format!("v{i}")})))
-            .collect();
-        let a0 = cache.get(&d[0]);
-        let a1 = cache.get(&d[1]);
-        let a2 = cache.get(&d[2]);
-        // 0 used again: 1 is now the least recently used, and goes when 3 comes.
-        assert!(Arc::ptr_eq(&a0, &cache.get(&d[0])));
-        cache.get(&d[3]);
-        assert_eq!(cache.len(), 3);
-        assert!(Arc::ptr_eq(&a2, &cache.get(&d[2])));
-        assert!(Arc::ptr_eq(&a0, &cache.get(&d[0])));
-        assert!(!Arc::ptr_eq(&a1, &cache.get(&d[1])));
-        for i in 0..50 {
-            cache.get(&tools(json!({"type": "object", "title": format!("t{i}")})));
-        }
-        assert_eq!(cache.len(), 3);
+    /// `n` distinct one-tool declarations of about `size` bytes of text each.
+    fn distinct(n: usize, size: usize) -> Vec<Vec<ChatTool>> {
+        (0..n)
+            .map(|i| tools(json!({"type": "object", "description": format!("{i:0size$}")})))
+            .collect()
     }
 
     #[test]
-    fn key_bytes_are_bounded() {
-        let small = tools(json!({"type": "object"}));
-        let key_len = serde_json::to_string(&small).unwrap().len();
-        // Room for two keys of this size; a big declaration is compiled but not kept.
-        let cache = ToolsCache::new(100, key_len * 2 + key_len / 2);
-        cache.get(&tools(json!({"type": "object", "title": "a"})));
-        cache.get(&tools(json!({"type": "object", "title": "b"})));
-        cache.get(&tools(json!({"type": "object", "title": "c"})));
-        assert!(cache.len() <= 2);
-        let big = tools(json!({"type": "object", "description": "x".repeat(key_len * 4)}));
-        let compiled = cache.get(&big);
-        assert!(compiled.registry.contains("get_weather"));
-        assert!(cache.len() <= 2);
+    fn what_is_kept_is_bounded_by_its_estimated_compiled_size() {
+        // Half of 4 MiB kept: about 20 declarations of 1 KB text (~100 KB estimated each).
+        let cache = ToolsCache::new(4 * 1024 * 1024);
+        for d in distinct(200, 1000) {
+            let compiled = cache.get(&d).unwrap();
+            assert!(compiled.weight >= 96 * 1000);
+        }
+        assert!(cache.weight() <= 2 * 1024 * 1024, "{cache:?}");
+        assert!(cache.len() < 30, "{cache:?}");
+        assert!(cache.len() > 5, "{cache:?}");
+        // A declaration used again is found again.
+        let d = tools(json!({"type": "object", "title": "kept"}));
+        let a = cache.get(&d).unwrap();
+        assert!(Arc::ptr_eq(&a, &cache.get(&d).unwrap()));
+    }
+
+    #[test]
+    fn a_declaration_over_half_the_budget_is_refused_and_alive_ones_hold_theirs() {
+        let cache = ToolsCache::new(4 * 1024 * 1024);
+        // ~3 MiB estimated: over half the budget.
+        let big = tools(json!({"type": "object", "description": "x".repeat(32 * 1024)}));
+        assert!(matches!(
+            cache.get(&big),
+            Err(CompileRefused::TooLarge { .. })
+        ));
+        // Three of ~1.2 MiB each, held by requests: a fourth alive at once does not fit
+        // the 4 MiB.
+        let all = distinct(4, 12 * 1024);
+        let held: Vec<_> = all[..3].iter().map(|d| cache.get(d).unwrap()).collect();
+        assert_eq!(cache.get(&all[3]).err(), Some(CompileRefused::Busy));
+        // Once the requests are done, what the cache could not keep is given back.
+        drop(held);
+        assert!(cache.get(&all[3]).is_ok(), "{cache:?}");
+        let e: crate::ApiError = CompileRefused::Busy.into();
+        assert_eq!(e.status, 503);
+    }
+
+    #[test]
+    fn regexes_are_charged_at_any_depth() {
+        let t = tools(json!({"type": "object", "properties": {
+            "a": {"type": "string", "pattern": "^x"},
+            "b": {"type": "array", "items": {"type": "object",
+                "patternProperties": {"^p": {}, "^q": {"pattern": "y"}}}}
+        }}));
+        assert_eq!(regex_count(t[0].function.parameters.as_ref().unwrap()), 4);
+        assert!(estimate(&t, 10) >= 4 * PER_REGEX);
     }
 
     #[test]
@@ -278,10 +413,10 @@ mod tests {
             {"type": "function", "function": {"name": "ok"}}
         ]))
         .unwrap();
-        let c = cache.get(&t);
+        let c = cache.get(&t).unwrap();
         assert!(c.unchecked.contains("has space"));
         assert!(c.unchecked.contains("bad_schema"));
         assert!(c.registry.contains("ok"));
-        assert!(cache.get(&[]).registry.is_empty());
+        assert!(cache.get(&[]).unwrap().registry.is_empty());
     }
 }

@@ -138,6 +138,8 @@ pub struct Turn {
     /// The request's `custom` tools (offered as functions of one string; see
     /// [`crate::tool_kinds`]): their grammars check their calls.
     pub custom: Arc<crate::tool_kinds::CustomTools>,
+    /// Namespaces whose tools are offered under qualified names (`ns.tool`).
+    pub namespaces: Vec<String>,
     /// Emulated tools: the marker each call begins with; the reply is read through a
     /// [`TriggerGate`] for it.
     pub trigger: Option<Trigger>,
@@ -155,6 +157,7 @@ impl Turn {
         config: &Config,
         tools: &ToolsCache,
     ) -> Result<Self, ApiError> {
+        let namespaces = crate::tool_kinds::expand_namespaces(&mut request);
         let custom = Arc::new(crate::tool_kinds::CustomTools::take(&mut request)?);
         let offered = request.tools.as_ref().map_or(0, Vec::len);
         if offered > config.max_tools {
@@ -165,7 +168,7 @@ impl Turn {
                 config.max_tools
             )));
         }
-        let compiled = tools.get(request.tools.as_deref().unwrap_or_default());
+        let compiled = tools.get(request.tools.as_deref().unwrap_or_default())?;
         let mut format = match &route.format {
             Some(f) => {
                 FormatSelection::from_name(f).map_err(|e| ApiError::bad_request(e.to_string()))?
@@ -217,6 +220,7 @@ impl Turn {
         let registry = compiled.registry.clone();
         Ok(Turn {
             custom,
+            namespaces,
             constrain_note,
             trigger,
             upstream_request,

@@ -250,3 +250,81 @@ async fn a_chat_custom_tool_is_read_and_its_call_written_as_chat_does() {
         .collect();
     assert_eq!(input, PATCH);
 }
+
+fn multi_agent() -> Value {
+    json!({"type": "namespace", "name": "multi_agent_v1", "description": "Sub-agents.",
+        "tools": [
+            {"type": "function", "name": "spawn_agent", "description": "Spawns an agent.",
+             "parameters": {"type": "object", "properties": {"message": {"type": "string"}},
+                            "required": ["message"]}},
+            {"type": "function", "name": "wait_agent",
+             "parameters": {"type": "object", "properties": {"id": {"type": "string"}}}}]})
+}
+
+// Before: the namespace reached the upstream as nothing, so the model never saw its tools.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_namespace_is_offered_qualified_and_its_calls_come_back_as_declared() {
+    let s = StandIn::default();
+    s.reply(
+        "coder-spawn",
+        "<tool_call>\n<function=multi_agent_v1.spawn_agent>\n<parameter=message>\nfix the bug\n</parameter>\n</function>\n</tool_call>",
+    );
+    let (url, standin) = gateway_over(s, |c| c.format = Some("qwen3_coder".into())).await;
+    let body = json!({"model": "coder-spawn", "input": "delegate", "tools": [multi_agent()]});
+    let v: Value = post_responses(&url, &body).await.json().await.unwrap();
+    let sent = standin.requests().pop().unwrap();
+    let names: Vec<&str> = sent["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        ["multi_agent_v1.spawn_agent", "multi_agent_v1.wait_agent"]
+    );
+    assert_eq!(
+        sent["tools"][0]["function"]["parameters"]["required"],
+        json!(["message"])
+    );
+    let call = v["output"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["type"] == "function_call")
+        .unwrap_or_else(|| panic!("{v}"));
+    assert_eq!(call["name"], "spawn_agent");
+    assert_eq!(call["namespace"], "multi_agent_v1");
+    let args: Value = serde_json::from_str(call["arguments"].as_str().unwrap()).unwrap();
+    assert_eq!(args, json!({"message": "fix the bug"}));
+
+    let mut streamed = body.clone();
+    streamed["stream"] = json!(true);
+    let events = sse_events(post_responses(&url, &streamed).await).await;
+    let done = events
+        .iter()
+        .find(|e| e["type"] == "response.completed")
+        .unwrap();
+    let item = &done["response"]["output"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone();
+    assert_eq!(item["name"], "spawn_agent", "{item}");
+    assert_eq!(item["namespace"], "multi_agent_v1");
+
+    // The call and its output go back under the qualified name.
+    let call_id = call["call_id"].as_str().unwrap();
+    let body = json!({"model": "coder-spawn", "tools": [multi_agent()], "input": [
+        {"role": "user", "content": "delegate"},
+        {"type": "function_call", "call_id": call_id, "name": "spawn_agent",
+         "namespace": "multi_agent_v1", "arguments": "{\"message\":\"fix the bug\"}"},
+        {"type": "function_call_output", "call_id": call_id, "output": "agent 7"}]});
+    assert_eq!(post_responses(&url, &body).await.status(), 200);
+    let sent = standin.requests().pop().unwrap();
+    assert_eq!(
+        sent["messages"][1]["tool_calls"][0]["function"]["name"],
+        "multi_agent_v1.spawn_agent"
+    );
+}

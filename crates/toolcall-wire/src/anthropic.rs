@@ -547,6 +547,7 @@ impl Dialect for Messages {
             raw_usage: v.get("usage").cloned(),
             extra: Map::new(),
             custom_tools: Vec::new(),
+            namespaces: Vec::new(),
         };
         Ok((reply, meta))
     }

@@ -617,6 +617,7 @@ impl Dialect for Chat {
             raw_usage: completion.usage.take(),
             extra: std::mem::take(&mut completion.extra),
             custom_tools: Vec::new(),
+            namespaces: Vec::new(),
         };
         Ok((reply, meta))
     }

@@ -51,6 +51,18 @@ pub struct ReplyMeta {
     /// Tools the client declared as `custom` (freeform input): a call to one is written
     /// as the dialect's custom tool call, its raw input the call's [`CUSTOM_INPUT`] argument.
     pub custom_tools: Vec<String>,
+    /// Namespaces the client declared (Responses' `namespace` tools): a call to
+    /// `NAMESPACE.tool` is written with its `namespace` apart, where the dialect has one.
+    pub namespaces: Vec<String>,
+}
+
+/// A qualified tool name (`namespace.tool`) split when its namespace is one of `namespaces`:
+/// the tool's own name and its namespace.
+pub fn split_namespace<'a>(name: &'a str, namespaces: &[String]) -> (&'a str, Option<&'a str>) {
+    match name.split_once('.') {
+        Some((ns, tool)) if namespaces.iter().any(|n| n == ns) => (tool, Some(ns)),
+        _ => (name, None),
+    }
 }
 
 /// The one argument a `custom` tool is offered to a model with: its raw text input.

@@ -170,9 +170,14 @@ fn input_item_to_chat(item: &Value, out: &mut Vec<ChatMessage>) -> Result<(), Wi
     let kind = item.get("type").and_then(Value::as_str);
     match kind {
         Some("function_call") => {
+            // A call of a namespace's tool is known by its qualified name.
+            let name = match item.get("namespace").and_then(Value::as_str) {
+                Some(ns) if !ns.is_empty() => format!("{ns}.{}", str_of(item, "name")),
+                _ => str_of(item, "name").to_owned(),
+            };
             let call = ChatToolCall::new(
                 str_of(item, "call_id"),
-                str_of(item, "name"),
+                name,
                 crate::encode_arguments(item.get("arguments").unwrap_or(&Value::Null)),
             );
             // Consecutive calls belong to one assistant message.
@@ -248,6 +253,9 @@ pub enum OutputItem {
         name: String,
         arguments: String,
         status: String,
+        /// The namespace of a namespace tool's call (`name` is then the tool's own).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        namespace: Option<String>,
     },
     /// A call to a `custom` tool: its raw input.
     CustomToolCall {
@@ -460,7 +468,8 @@ fn usage_value(u: &Usage) -> Value {
 
 /// The output items of a reply, ids derived from the reply's id; calls to `custom` tools
 /// are `custom_tool_call` items.
-fn output_items(reply: &Reply, reply_id: &str, custom: &[String]) -> Vec<OutputItem> {
+fn output_items(reply: &Reply, meta: &ReplyMeta) -> Vec<OutputItem> {
+    let (reply_id, custom) = (meta.id.as_str(), &meta.custom_tools);
     let mut output = Vec::new();
     let mut n = 0;
     let mut next = |prefix: &str| {
@@ -493,12 +502,14 @@ fn output_items(reply: &Reply, reply_id: &str, custom: &[String]) -> Vec<OutputI
             });
             continue;
         }
+        let (name, namespace) = crate::dialect::split_namespace(&c.name, &meta.namespaces);
         output.push(OutputItem::FunctionCall {
             id: next("fc"),
             call_id: c.id.clone().unwrap_or_default(),
-            name: c.name.clone(),
+            name: name.to_owned(),
             arguments: crate::encode_arguments(&c.arguments_value()),
             status: "completed".into(),
+            namespace: namespace.map(str::to_owned),
         });
     }
     output
@@ -629,6 +640,7 @@ impl Dialect for Responses {
             raw_usage: v.get("usage").cloned(),
             extra: Map::new(),
             custom_tools: Vec::new(),
+            namespaces: Vec::new(),
         };
         Ok((reply, meta))
     }
@@ -640,7 +652,7 @@ impl Dialect for Responses {
             &meta.id,
             meta.created,
             &meta.model,
-            output_items(reply, &meta.id, &meta.custom_tools),
+            output_items(reply, meta),
         );
         r.usage = meta
             .raw_usage
@@ -864,6 +876,8 @@ pub struct ResponsesEvents {
     blank: String,
     /// Tools declared `custom` (see [`ReplyMeta::custom_tools`]).
     custom_tools: Vec<String>,
+    /// Declared namespaces (see [`ReplyMeta::namespaces`]).
+    namespaces: Vec<String>,
 }
 
 /// The most whitespace held back before a message.
@@ -877,6 +891,7 @@ impl ResponsesEvents {
         response.extra.extend(meta.extra);
         ResponsesEvents {
             custom_tools: meta.custom_tools,
+            namespaces: meta.namespaces,
             response,
             sequence: 0,
             text: None,
@@ -1059,9 +1074,15 @@ impl StreamEncoder for ResponsesEvents {
                         json!({"type": "custom_tool_call", "id": item_id,
                             "call_id": id, "name": name, "input": ""})
                     } else {
-                        json!({"type": "function_call", "id": item_id,
-                        "call_id": id, "name": name, "arguments": "",
-                        "status": "in_progress"})
+                        let (tool, namespace) =
+                            crate::dialect::split_namespace(&name, &self.namespaces);
+                        let mut added = json!({"type": "function_call", "id": item_id,
+                        "call_id": id, "name": tool, "arguments": "",
+                        "status": "in_progress"});
+                        if let Some(ns) = namespace {
+                            added["namespace"] = json!(ns);
+                        }
+                        added
                     };
                     let output_index = self.add_item(added, events);
                     self.calls.insert(
@@ -1110,12 +1131,15 @@ impl StreamEncoder for ResponsesEvents {
                         "output_index": c.output_index, "arguments": arguments}),
                         events,
                     );
+                    let (tool, namespace) =
+                        crate::dialect::split_namespace(&c.name, &self.namespaces);
                     let item = OutputItem::FunctionCall {
                         id: c.id,
                         call_id: c.call_id,
-                        name: c.name,
+                        name: tool.to_owned(),
                         arguments,
                         status: "completed".into(),
+                        namespace: namespace.map(str::to_owned),
                     };
                     self.finish_item(c.output_index, item, events);
                 }
@@ -1296,6 +1320,7 @@ mod tests {
                 name: "f".into(),
                 arguments: "{}".into(),
                 status: "completed".into(),
+                namespace: None,
             }],
         );
         let v = serde_json::to_value(&r).unwrap();

@@ -22,6 +22,7 @@ use super::text_example::tag_text;
 use crate::FormatId;
 use crate::builder::{Ctx, Draft};
 use crate::family::{Family, Instructions, ReadCx, ReasoningMarker, RegionReader};
+use crate::shape::{Args, NO_SEPARATOR, Piece, Shape, TextParams};
 
 impl FormatId {
     pub(crate) const KIMI_K3: FormatId = FormatId::builtin("kimi_k3");
@@ -53,6 +54,53 @@ static STREAM: StreamTags = StreamTags {
 
 pub(crate) struct KimiK3;
 
+/// The think channel.
+const THINK_CHANNEL: ReasoningMarker = ReasoningMarker {
+    open: "<|open|>think<|sep|>",
+    close: "<|close|>think<|sep|>",
+};
+
+/// The call markup a decoder is held to (`toolcall-constrain` writes every dialect from it):
+/// a string argument says `type="string"`, any other one names a JSON type.
+static CONSTRAINT: Shape = Shape {
+    reasoning: THINK_CHANNEL,
+    ..Shape::sectioned(
+        &[Piece::Lit("<|open|>tools<|sep|>")],
+        &[Piece::Lit("<|close|>tools<|sep|>")],
+        &[
+            Piece::Lit("<|open|>call tool=\""),
+            Piece::Name,
+            Piece::Lit("\" index=\""),
+            Piece::Index,
+            Piece::Lit("\"<|sep|>"),
+            Piece::Args(Args::Text(&TextParams {
+                key_open: "<|open|>argument key=\"",
+                key_close_text: &[Piece::Lit("\" type=\"string\"<|sep|>")],
+                key_close_json: &[
+                    Piece::Lit("\" type=\""),
+                    Piece::Either(
+                        &[Piece::Lit("integer")],
+                        &[Piece::Either(
+                            &[Piece::Lit("number")],
+                            &[Piece::Either(
+                                &[Piece::Lit("boolean")],
+                                &[Piece::Either(
+                                    &[Piece::Lit("object")],
+                                    &[Piece::Either(&[Piece::Lit("array")], &[Piece::Lit("null")])],
+                                )],
+                            )],
+                        )],
+                    ),
+                    Piece::Lit("\"<|sep|>"),
+                ],
+                value_close: ARG_END,
+            })),
+            Piece::Lit(CALL_END),
+        ],
+        NO_SEPARATOR,
+    )
+};
+
 impl Family for KimiK3 {
     fn id(&self) -> &'static str {
         FormatId::KIMI_K3.as_str()
@@ -70,10 +118,10 @@ impl Family for KimiK3 {
         &["<|open|>", "<|close|>", "<|sep|>", "call tool=", "argument key="]
     }
     fn reasoning(&self) -> &'static [ReasoningMarker] {
-        &[ReasoningMarker {
-            open: "<|open|>think<|sep|>",
-            close: "<|close|>think<|sep|>",
-        }]
+        &[THINK_CHANNEL]
+    }
+    fn constraint_shape(&self) -> Option<&'static Shape> {
+        Some(&CONSTRAINT)
     }
     fn strip(&self) -> &'static [&'static str] {
         &[
