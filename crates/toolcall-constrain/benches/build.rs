@@ -25,14 +25,13 @@ fn tools(n: usize) -> Vec<ToolSpec> {
         .collect()
 }
 
-const FAMILIES: [&str; 6] = [
-    "hermes",
-    "mistral",
-    "qwen3_coder",
-    "glm",
-    "kimi_k2",
-    "deepseek_dsml",
-];
+/// Every family that declares a constraint shape, in registry order.
+fn families() -> Vec<&'static str> {
+    toolcall_parse::FormatId::all()
+        .map(|f| f.as_str())
+        .filter(|f| toolcall_constrain::shape(f).is_some())
+        .collect()
+}
 
 fn bench(c: &mut Criterion) {
     let mut group = c.benchmark_group("constraint");
@@ -59,7 +58,7 @@ fn bench(c: &mut Criterion) {
                 })
             },
         );
-        for family in FAMILIES {
+        for family in families() {
             for dialect in [Dialect::Gbnf, Dialect::StructuralTag] {
                 let size = build(family, &specs, dialect, &options).unwrap().len();
                 eprintln!("size {family}/{dialect}/{n}: {size} bytes");

@@ -18,7 +18,7 @@
 //! and a session continues the same wherever its state was archived.
 
 use std::sync::Arc;
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde_json::{Value, json};
 use toolcall_core::tools_file::specs_from_tools_json;
@@ -26,8 +26,9 @@ use toolcall_core::{CallId, Registry, ToolCall};
 use toolcall_wire::WireCall;
 
 use crate::agent::{Agent, AgentConfig, AgentError, DEFAULT_MAX_ROUNDS, Mode, TurnReport};
-use crate::archive::Archive;
+
 use crate::archive::recorder::StateSaver;
+use crate::archive::{Archive, ArchiveError};
 use crate::client::{Message, ModelClient};
 use crate::events::Observer;
 use crate::executor::{Approver, DenyAll, Executor};
@@ -45,6 +46,9 @@ pub enum ServerTurnError {
     /// `x-toolcall-session` names no archived session (never taken for a new one).
     #[error("no session {0:?} in the archive")]
     UnknownSession(String),
+    /// Another replica's turn holds the session for longer than a request waits.
+    #[error("session {0:?} is busy with another turn; try again")]
+    SessionBusy(String),
     /// A stateful pack could not be made for the session.
     #[error("pack {name}: {message}")]
     Pack { name: String, message: String },
@@ -152,6 +156,12 @@ impl ServerTools {
             }
             _ => None,
         };
+        // The turn holds the session's lease in the archive (replicas share it): another
+        // replica's turn on this session runs before or after this one, never beside it.
+        let _lease = match &continued {
+            Some((archive, id)) => Some(SessionLease::take(archive.clone(), id).await?),
+            None => None,
+        };
         let mut savers = Vec::with_capacity(self.packs.len());
         for pack in &self.packs {
             let failed = |message: String| ServerTurnError::Pack {
@@ -200,6 +210,10 @@ impl ServerTools {
             match continued {
                 Some((_, id)) => {
                     agent.archive_continue(archive.clone(), id)?;
+                    // Calls a lost turn left claimed but unanswered are answered (never
+                    // run again) before anything new.
+                    let lost = archive.recover_claims(id).map_err(AgentError::from)?;
+                    agent.answer_lost_calls(&lost)?;
                     // A session made for this request before it ran (a streamed answer
                     // names it up front) starts from the client's history.
                     resumed = !agent.conversation().is_empty();
@@ -247,6 +261,73 @@ impl ServerTools {
             session_id: agent.session_id().map(str::to_owned),
             report,
         })
+    }
+}
+
+/// How long a session's lease lasts without renewal: a replica that dies mid-turn blocks
+/// its sessions at most this long.
+pub const SESSION_LEASE: Duration = Duration::from_secs(10);
+/// How long a request waits for a session another turn holds.
+const LEASE_WAIT: Duration = Duration::from_secs(30);
+
+/// A session's lease, renewed while held and released when dropped.
+struct SessionLease {
+    archive: Arc<Archive>,
+    session: String,
+    renewer: tokio::task::JoinHandle<()>,
+}
+
+impl SessionLease {
+    async fn take(archive: Arc<Archive>, session: &str) -> Result<Self, ServerTurnError> {
+        let owner = crate::archive::replica_owner();
+        let started = tokio::time::Instant::now();
+        loop {
+            let (a, id) = (archive.clone(), session.to_owned());
+            let taken =
+                tokio::task::spawn_blocking(move || a.acquire_lease(&id, owner, SESSION_LEASE))
+                    .await
+                    .map_err(|e| AgentError::from(ArchiveError::Writer(e.to_string())))?
+                    .map_err(AgentError::from)?;
+            if taken {
+                break;
+            }
+            if started.elapsed() > LEASE_WAIT {
+                return Err(ServerTurnError::SessionBusy(session.to_owned()));
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        let (a, id) = (archive.clone(), session.to_owned());
+        let renewer = tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(SESSION_LEASE / 3).await;
+                let (a, id) = (a.clone(), id.clone());
+                let renewed =
+                    tokio::task::spawn_blocking(move || a.acquire_lease(&id, owner, SESSION_LEASE))
+                        .await;
+                if !matches!(renewed, Ok(Ok(true))) {
+                    tracing::warn!(target: "toolcall", "could not renew a session lease");
+                }
+            }
+        });
+        Ok(SessionLease {
+            archive,
+            session: session.to_owned(),
+            renewer,
+        })
+    }
+}
+
+impl Drop for SessionLease {
+    fn drop(&mut self) {
+        self.renewer.abort();
+        let (archive, session) = (self.archive.clone(), std::mem::take(&mut self.session));
+        let release = move || {
+            let _ = archive.release_lease(&session, crate::archive::replica_owner());
+        };
+        match tokio::runtime::Handle::try_current() {
+            Ok(handle) => drop(handle.spawn_blocking(release)),
+            Err(_) => release(),
+        }
     }
 }
 

@@ -9,12 +9,13 @@
 //!   think block and one `<tool_call>`, in 3-byte content chunks) → the client's events.
 //!
 //! No log subscriber is installed, so the gateway's JSON log lines (two per whole request)
-//! are not in these figures. `cargo bench -p toolcall-serve --bench gateway_path`
+//! are not in these figures. `cargo bench -p toolcall-serve --bench gateway_path`; for
+//! instruction counts under callgrind see [`profile`].
 
 use std::hint::black_box;
 use std::time::Duration;
 
-use criterion::{Criterion, criterion_group, criterion_main};
+use criterion::{Criterion, criterion_group};
 use serde_json::{Value, json};
 use toolcall_serve::chat::parse_request;
 use toolcall_serve::front::checked_reply;
@@ -137,34 +138,65 @@ fn floor(bodies: &[&[u8]]) -> usize {
         .sum()
 }
 
+/// The bodies both paths run on.
+struct Inputs {
+    state: AppState,
+    whole_body: Vec<u8>,
+    stream_body: Vec<u8>,
+    reply: String,
+    lines: Vec<String>,
+}
+
+impl Inputs {
+    fn new() -> Inputs {
+        let state = AppState::new(Config {
+            upstream: "http://127.0.0.1:9".into(),
+            ..Config::default()
+        })
+        .unwrap_or_else(|e| panic!("config: {e}"));
+        Inputs {
+            state,
+            whole_body: request_body(false),
+            stream_body: request_body(true),
+            reply: whole_reply(),
+            lines: stream_lines(),
+        }
+    }
+
+    fn stream_bodies(&self) -> Vec<&[u8]> {
+        let mut bodies: Vec<&[u8]> = vec![&self.stream_body];
+        bodies.extend(
+            self.lines
+                .iter()
+                .filter(|l| *l != "[DONE]")
+                .map(|l| l.as_bytes()),
+        );
+        bodies
+    }
+}
+
 fn benches(c: &mut Criterion) {
-    let state = AppState::new(Config {
-        upstream: "http://127.0.0.1:9".into(),
-        ..Config::default()
-    })
-    .unwrap_or_else(|e| panic!("config: {e}"));
-    let whole_body = request_body(false);
-    let stream_body = request_body(true);
-    let reply = whole_reply();
-    let lines = stream_lines();
+    let i = Inputs::new();
+    let (state, whole_body, stream_body, reply, lines) =
+        (&i.state, &i.whole_body, &i.stream_body, &i.reply, &i.lines);
     // The answers checked once, so the bench measures the real path.
-    let (_, out) = whole(&state, &whole_body, &reply);
+    let (_, out) = whole(state, whole_body, reply);
     let out: Value = serde_json::from_slice(&out).unwrap_or_default();
     assert_eq!(
         out["choices"][0]["message"]["tool_calls"][0]["function"]["name"],
         "get_weather"
     );
-    assert!(streamed(&state, &stream_body, &lines).1 > 10);
+    assert!(streamed(state, stream_body, lines).1 > 10);
 
     let mut g = c.benchmark_group("whole");
     g.sample_size(30)
         .warm_up_time(Duration::from_millis(500))
         .measurement_time(Duration::from_secs(3));
     g.bench_function("gateway", |b| {
-        b.iter(|| whole(&state, black_box(&whole_body), black_box(&reply)))
+        b.iter(|| whole(state, black_box(whole_body), black_box(reply)))
     });
     g.bench_function("serde_json_floor", |b| {
-        b.iter(|| floor(black_box(&[&whole_body, reply.as_bytes()])))
+        b.iter(|| floor(black_box(&[whole_body, reply.as_bytes()])))
     });
     g.finish();
 
@@ -173,18 +205,45 @@ fn benches(c: &mut Criterion) {
         .warm_up_time(Duration::from_millis(500))
         .measurement_time(Duration::from_secs(3));
     g.bench_function("gateway", |b| {
-        b.iter(|| streamed(&state, black_box(&stream_body), black_box(&lines)))
+        b.iter(|| streamed(state, black_box(stream_body), black_box(lines)))
     });
-    let mut bodies: Vec<&[u8]> = vec![&stream_body];
-    bodies.extend(
-        lines
-            .iter()
-            .filter(|l| *l != "[DONE]")
-            .map(|l| l.as_bytes()),
-    );
+    let bodies = i.stream_bodies();
     g.bench_function("serde_json_floor", |b| b.iter(|| floor(black_box(&bodies))));
     g.finish();
 }
 
+/// `GATEWAY_PATH_PROFILE=PATH:N` runs one path N times and exits, for instruction counts
+/// (`valgrind --tool=callgrind`): a path's instructions per request are the count at N minus
+/// the count at 0 (setup), divided by N. PATH: `whole`, `whole_floor`, `streamed`,
+/// `streamed_floor`.
+fn profile(spec: &str) {
+    let (path, n) = spec.split_once(':').unwrap_or((spec, "1000"));
+    let n: usize = n
+        .parse()
+        .unwrap_or_else(|_| panic!("GATEWAY_PATH_PROFILE={spec}"));
+    let i = Inputs::new();
+    let bodies = i.stream_bodies();
+    // Warm as criterion's warm-up does (the tools cache, lazily built tables), so N = 0
+    // counts the same one-off work as any N.
+    black_box(whole(&i.state, &i.whole_body, &i.reply));
+    black_box(streamed(&i.state, &i.stream_body, &i.lines));
+    for _ in 0..n {
+        match path {
+            "whole" => drop(black_box(whole(&i.state, &i.whole_body, &i.reply))),
+            "whole_floor" => drop(black_box(floor(&[&i.whole_body, i.reply.as_bytes()]))),
+            "streamed" => drop(black_box(streamed(&i.state, &i.stream_body, &i.lines))),
+            "streamed_floor" => drop(black_box(floor(&bodies))),
+            other => panic!("unknown path {other}"),
+        }
+    }
+}
+
 criterion_group!(gateway_path, benches);
-criterion_main!(gateway_path);
+
+fn main() {
+    if let Ok(spec) = std::env::var("GATEWAY_PATH_PROFILE") {
+        return profile(&spec);
+    }
+    gateway_path();
+    Criterion::default().configure_from_args().final_summary();
+}

@@ -211,6 +211,12 @@ fn turn_error(e: ServerTurnError) -> ApiError {
                 "{SESSION_HEADER} {id:?} names no session here: leave the header out to start one"
             ),
         },
+        e @ ServerTurnError::SessionBusy(_) => ApiError {
+            status: StatusCode::CONFLICT,
+            kind: "invalid_request_error",
+            code: Some("session_busy"),
+            message: e.to_string(),
+        },
         e @ ServerTurnError::Pack { .. } => ApiError {
             status: StatusCode::INTERNAL_SERVER_ERROR,
             kind: "server_error",
