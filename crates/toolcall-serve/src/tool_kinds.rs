@@ -131,6 +131,9 @@ pub fn expand_built_ins(request: &mut ChatRequest, upstream: toolcall_wire::Api)
             continue;
         }
         let Some(e) = toolcall_wire::built_in_tools::expand(&t.kind, &t.function.extra) else {
+            // OpenAI's `computer_use_preview`, `local_shell`: no schema written here yet.
+            tracing::warn!(tool = %display_name(t), kind = %t.kind,
+                "a built-in client tool with no schema here: not offered to this upstream");
             continue;
         };
         if e.unknown_version {
