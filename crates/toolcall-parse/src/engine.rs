@@ -19,7 +19,9 @@
 //! region that was not even balanced JSON resumes one byte after its start, so a stray `{`
 //! never hides calls after it. Such rescans are bounded in total (`RESCAN_FACTOR`
 //! times the input): past that budget bare brackets are no longer opened (markers still
-//! are), so no input costs more than linear time. Diagnostics are capped per kind
+//! are), so no input costs more than linear time. A bracket region (bare JSON, `name(`)
+//! opened inside one whose scan failed resumes from that scan instead of rescanning
+//! ([`crate::scanner::FailedScan`]), so a flood of openers costs a few bytes each. Diagnostics are capped per kind
 //! ([`DiagCap`]).
 
 use std::ops::Range;
@@ -419,7 +421,23 @@ impl Engine {
         self.received += delta.len();
         match delta.as_bytes() {
             // One byte is ASCII: pushed without a `memcpy` call (1-byte streaming).
-            &[b] => self.buf.push(char::from(b)),
+            &[b] => {
+                // A byte of prose that cannot start markup, right after text scanned to its
+                // end: the byte loop's own step for it (no bulk skip, no loop), then the
+                // text it decides. Most pushes of a reply streamed a byte at a time.
+                if matches!(self.mode, Mode::Text)
+                    && !self.line_start
+                    && self.pos == self.buf.len()
+                    && !self.ctx.openers.stops.is_stop(b)
+                {
+                    self.buf.push(char::from(b));
+                    self.ordinary_byte(self.pos, b);
+                    self.settle_text(false);
+                    self.compact();
+                    return;
+                }
+                self.buf.push(char::from(b));
+            }
             _ => self.buf.push_str(delta),
         }
         // Prose, most pushes of a reply: when no new byte can start markup the scan is one

@@ -142,22 +142,32 @@ impl FormatId {
     }
 
     pub(crate) fn family(self) -> Option<&'static dyn Family> {
-        // Looked up per opener, region and call: a binary search of the ids, where a walk
-        // of the registry cost a virtual call and a comparison per family.
-        static BY_ID: std::sync::OnceLock<Vec<(&'static str, &'static dyn Family)>> =
-            std::sync::OnceLock::new();
-        let index = BY_ID.get_or_init(|| {
-            let mut v: Vec<_> = crate::families::all()
+        // Looked up per opener, region and call, where a walk of the registry cost a
+        // virtual call and a comparison per family: a binary search of the ids' addresses
+        // (an id is normally the very `&'static str` its family returns), then of their
+        // text for an id spelled elsewhere.
+        type Index = Vec<(usize, &'static str, &'static dyn Family)>;
+        static BY_ID: std::sync::OnceLock<(Index, Index)> = std::sync::OnceLock::new();
+        let (by_addr, by_text) = BY_ID.get_or_init(|| {
+            let mut by_text: Index = crate::families::all()
                 .iter()
-                .map(|f| (f.id(), *f))
+                .map(|f| (f.id().as_ptr() as usize, f.id(), *f))
                 .collect();
             // Stable: of two families with one id (a registry test forbids it) the first.
-            v.sort_by_key(|&(id, _)| id);
-            v.dedup_by_key(|&mut (id, _)| id);
-            v
+            by_text.sort_by_key(|&(_, id, _)| id);
+            by_text.dedup_by_key(|&mut (_, id, _)| id);
+            let mut by_addr = by_text.clone();
+            by_addr.sort_by_key(|&(addr, id, _)| (addr, id.len()));
+            (by_addr, by_text)
         });
-        let i = index.binary_search_by_key(&self.0, |&(id, _)| id).ok()?;
-        index.get(i).map(|&(_, f)| f)
+        let key = (self.0.as_ptr() as usize, self.0.len());
+        if let Ok(i) = by_addr.binary_search_by_key(&key, |&(addr, id, _)| (addr, id.len())) {
+            return by_addr.get(i).map(|&(_, _, f)| f);
+        }
+        let i = by_text
+            .binary_search_by_key(&self.0, |&(_, id, _)| id)
+            .ok()?;
+        by_text.get(i).map(|&(_, _, f)| f)
     }
 
     /// The family's call markup as data, for decoding constraints (`toolcall-constrain`);

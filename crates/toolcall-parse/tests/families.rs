@@ -421,6 +421,7 @@ const PARAM_STREAMING: &[(&str, &[&str])] = &[
     ("minimax_m3", &["]<]minimax[>[</tool_call>"]),
     ("kimi_k3", &["<|close|>tools<|sep|>"]),
     ("minicpm5", &["</function>"]),
+    ("dots", &["</dots_function_call>"]),
     ("step3", &["<｜tool_calls_end｜>"]),
     (
         "deepseek_dsml",

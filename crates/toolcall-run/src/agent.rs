@@ -428,6 +428,51 @@ impl Agent {
         }
     }
 
+    /// Answers the calls of the last reply that a lost run of this session left without an
+    /// answer in the conversation: a call whose result was archived gets it, a call in
+    /// `interrupted` (recovered claims, see [`Archive::recover_claims`]) gets the
+    /// "outcome unknown" error; neither runs again. Other unanswered calls (the client's)
+    /// are left for the client's results.
+    pub fn answer_lost_calls(&mut self, lost: &[String]) -> Result<(), AgentError> {
+        let (Some(archive), Some(session)) = (self.archive.clone(), self.ctx.session_id.clone())
+        else {
+            return Ok(());
+        };
+        let Some(last) = self
+            .conversation
+            .iter()
+            .rposition(|m| matches!(m, Message::Assistant { .. }))
+        else {
+            return Ok(());
+        };
+        let answered: std::collections::HashSet<String> = self.conversation[last + 1..]
+            .iter()
+            .flat_map(|m| match m {
+                Message::Tool { call_id, .. } => vec![call_id.as_str().to_owned()],
+                Message::TextResults { results } => results
+                    .iter()
+                    .map(|r| r.call_id.as_str().to_owned())
+                    .collect(),
+                _ => Vec::new(),
+            })
+            .collect();
+        let mut answers = Vec::new();
+        for c in archive.calls_of_last_reply(&session)? {
+            if answered.contains(c.call_id.as_str()) {
+                continue;
+            }
+            let content = match c.outcome {
+                Some(outcome) => outcome,
+                None if lost.iter().any(|i| i == c.call_id.as_str()) => {
+                    interrupted(&c.call_id, &c.name)
+                }
+                None => continue,
+            };
+            answers.push((c.call_id, c.name, content));
+        }
+        self.append_client_results(answers)
+    }
+
     /// Saves `snapshot()` under `name` in the archive after every round (pack states); the
     /// snapshot is taken on the archive's writer thread.
     pub fn add_state_saver(&mut self, name: impl Into<String>, snapshot: StateSaver) {
@@ -813,9 +858,56 @@ impl Agent {
         let mut results = Vec::with_capacity(calls.len());
         let mut checked = Vec::with_capacity(calls.len());
         let mut tripped = false;
+        // Calls are claimed in the archive before they run, keyed by the reply's position
+        // in the conversation; the reply is committed first, so a continuation elsewhere
+        // sees the calls whose claims it finds.
+        let claims = match (&self.archive, &self.ctx.session_id) {
+            (Some(archive), Some(session)) => {
+                self.flush().await?;
+                let turn = self
+                    .conversation
+                    .iter()
+                    .rposition(|m| matches!(m, Message::Assistant { .. }))
+                    .unwrap_or(0);
+                Some((archive.clone(), session.clone(), turn))
+            }
+            _ => None,
+        };
         for call in calls {
             let key = breaker_key(call);
+            let taken = match &claims {
+                Some((archive, session, turn)) => archive.claim_call(
+                    session,
+                    *turn,
+                    call.call_id.as_str(),
+                    crate::archive::replica_owner(),
+                )?,
+                None => None,
+            };
             let timed = match self.failures.get(&key) {
+                _ if taken.is_some() => {
+                    let state = taken.as_ref().map_or("", |c| c.state.as_str());
+                    self.emit(AgentEvent::CallValidated {
+                        round,
+                        call: call.clone(),
+                        error: None,
+                    });
+                    Timed {
+                        call: call.clone(),
+                        result: ToolResult::err(
+                            call.call_id.clone(),
+                            call.name.clone(),
+                            ToolError::new(
+                                ErrorCode::Cancelled,
+                                format!(
+                                    "not run here: another run of this session already claimed \
+                                     this call ({state})"
+                                ),
+                            ),
+                        ),
+                        duration: Duration::ZERO,
+                    }
+                }
                 Some((_, n)) if *n >= BREAKER_THRESHOLD => {
                     tripped = true;
                     self.emit(AgentEvent::CallValidated {
@@ -884,6 +976,11 @@ impl Agent {
             self.emit_result(round, &timed);
             // The call and its result are committed before the next call runs.
             self.flush().await?;
+            if let Some((archive, session, turn)) = &claims
+                && taken.is_none()
+            {
+                archive.finish_claim(session, *turn, call.call_id.as_str())?;
+            }
             checked.push(timed.call);
             results.push(timed.result);
         }

@@ -115,6 +115,13 @@ pub struct StoredReplyCall {
     pub outcome: Option<String>,
 }
 
+/// Who holds a call's claim, and how far it got (`running`, `done`, `interrupted`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Claim {
+    pub owner: String,
+    pub state: String,
+}
+
 /// Where an archive's rows live. Every write is committed before the method returns.
 /// Implementations are called from any thread, inside an async runtime or not (see the
 /// module doc); JSON arrives and leaves as text, already redacted.
@@ -146,6 +153,35 @@ pub trait ArchiveBackend: Send + Sync {
     fn calls(&self, session: &str) -> Result<Vec<(i64, CallRow)>, ArchiveError>;
     /// The session's results in order, each with the row id of the call it answers.
     fn results(&self, session: &str) -> Result<Vec<(Option<i64>, ResultRow)>, ArchiveError>;
+    /// Takes (or renews) the session's lease for `owner` until `expires_ms`, if no other
+    /// owner holds one that is still valid at `now_ms`; whether it was taken.
+    fn acquire_lease(
+        &self,
+        session: &str,
+        owner: &str,
+        now_ms: i64,
+        expires_ms: i64,
+    ) -> Result<bool, ArchiveError>;
+    fn release_lease(&self, session: &str, owner: &str) -> Result<(), ArchiveError>;
+    /// Claims a call (`running`) in one statement; `None` when this claim made it, else
+    /// the claim that was there first.
+    fn claim_call(
+        &self,
+        session: &str,
+        turn: i64,
+        call_id: &str,
+        owner: &str,
+    ) -> Result<Option<Claim>, ArchiveError>;
+    fn settle_claim(
+        &self,
+        session: &str,
+        turn: i64,
+        call_id: &str,
+        state: &str,
+    ) -> Result<(), ArchiveError>;
+    /// Marks every claim of the session still `running` as `interrupted` (call this holding
+    /// the session's lease: such a claim's turn is gone); the (turn, call id) of each.
+    fn recover_claims(&self, session: &str) -> Result<Vec<(i64, String)>, ArchiveError>;
 }
 
 /// How a result reached the conversation.
@@ -408,6 +444,61 @@ impl Archive {
         self.backend.list_sessions()
     }
 
+    /// Takes (or renews) `session`'s lease for `owner`, valid for `lease` from now, unless
+    /// another owner holds a valid one; whether it was taken. Expiry is measured on each
+    /// replica's clock, so replicas' clocks must agree to well within `lease`.
+    pub fn acquire_lease(
+        &self,
+        session: &str,
+        owner: &str,
+        lease: Duration,
+    ) -> Result<bool, ArchiveError> {
+        let now = unix_ms();
+        let until = now.saturating_add(i64::try_from(lease.as_millis()).unwrap_or(i64::MAX));
+        self.backend.acquire_lease(session, owner, now, until)
+    }
+
+    /// Gives `session`'s lease up if `owner` holds it.
+    pub fn release_lease(&self, session: &str, owner: &str) -> Result<(), ArchiveError> {
+        self.backend.release_lease(session, owner)
+    }
+
+    /// Claims call `call_id` of the assistant message at position `turn` of the session's
+    /// conversation for `owner`, committed before this returns; `None` when claimed now,
+    /// else the claim another run made first (the call must not run again).
+    pub fn claim_call(
+        &self,
+        session: &str,
+        turn: usize,
+        call_id: &str,
+        owner: &str,
+    ) -> Result<Option<Claim>, ArchiveError> {
+        let turn = i64::try_from(turn).unwrap_or(i64::MAX);
+        self.backend.claim_call(session, turn, call_id, owner)
+    }
+
+    /// Marks a claimed call `done` (its result is archived).
+    pub fn finish_claim(
+        &self,
+        session: &str,
+        turn: usize,
+        call_id: &str,
+    ) -> Result<(), ArchiveError> {
+        let turn = i64::try_from(turn).unwrap_or(i64::MAX);
+        self.backend.settle_claim(session, turn, call_id, "done")
+    }
+
+    /// Marks the session's calls still `running` as `interrupted` and returns their call
+    /// ids: call it holding the session's lease (the run that claimed them is gone).
+    pub fn recover_claims(&self, session: &str) -> Result<Vec<String>, ArchiveError> {
+        Ok(self
+            .backend
+            .recover_claims(session)?
+            .into_iter()
+            .map(|(_, call_id)| call_id)
+            .collect())
+    }
+
     /// Everything archived for one session.
     pub fn show_session(&self, id: &str) -> Result<SessionRecord, ArchiveError> {
         let session = self
@@ -450,6 +541,24 @@ impl Archive {
             pack_states,
         })
     }
+}
+
+fn unix_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+}
+
+/// This process's name as a claim and lease owner: unique per process start.
+pub fn replica_owner() -> &'static str {
+    static OWNER: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    OWNER.get_or_init(|| {
+        format!(
+            "replica_{}_{}",
+            std::process::id(),
+            &CallId::generate().0["call_".len()..]
+        )
+    })
 }
 
 /// Whether `location` names a PostgreSQL database rather than a file.

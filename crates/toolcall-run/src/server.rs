@@ -18,16 +18,18 @@
 //! and a session continues the same wherever its state was archived.
 
 use std::sync::Arc;
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use serde_json::{Value, json};
-use toolcall_core::tools_file::specs_from_tools_json;
-use toolcall_core::{CallId, Registry, ToolCall};
-use toolcall_wire::WireCall;
+use serde_json::Value;
+use toolcall_core::{CallId, Registry, ToolCall, ToolSpec};
+use toolcall_wire::chat::{ChatMessage, ChatRequest, ChatTool};
+use toolcall_wire::dialect::{Dialect, ReplyMeta};
+use toolcall_wire::{Reply, WireCall};
 
 use crate::agent::{Agent, AgentConfig, AgentError, DEFAULT_MAX_ROUNDS, Mode, TurnReport};
-use crate::archive::Archive;
+
 use crate::archive::recorder::StateSaver;
+use crate::archive::{Archive, ArchiveError};
 use crate::client::{Message, ModelClient};
 use crate::events::Observer;
 use crate::executor::{Approver, DenyAll, Executor};
@@ -45,6 +47,9 @@ pub enum ServerTurnError {
     /// `x-toolcall-session` names no archived session (never taken for a new one).
     #[error("no session {0:?} in the archive")]
     UnknownSession(String),
+    /// Another replica's turn holds the session for longer than a request waits.
+    #[error("session {0:?} is busy with another turn; try again")]
+    SessionBusy(String),
     /// A stateful pack could not be made for the session.
     #[error("pack {name}: {message}")]
     Pack { name: String, message: String },
@@ -102,7 +107,7 @@ impl Default for ServerTools {
 
 /// The answer to one request.
 pub struct ServerTurn {
-    /// A `chat.completion` object.
+    /// A `chat.completion` object (written by the Chat wire module).
     pub completion: Value,
     /// The archived session, to continue with `x-toolcall-session`.
     pub session_id: Option<String>,
@@ -110,28 +115,24 @@ pub struct ServerTurn {
 }
 
 impl ServerTools {
-    /// Answers `request` (a Chat Completions body) with `client` as the model and `tools`
-    /// (the server's tools, switches applied) run here.
+    /// Answers `request` (a Chat Completions request, as the wire module decoded it) with
+    /// `client` as the model and `tools` (the server's tools, switches applied) run here.
     pub async fn chat(
         &self,
-        request: &Value,
+        request: &ChatRequest,
         client: Arc<dyn ModelClient>,
         tools: &Registry,
         session: Option<&str>,
     ) -> Result<ServerTurn, ServerTurnError> {
         let bad = |m: &str| ServerTurnError::BadRequest(m.to_owned());
-        let messages = request
-            .get("messages")
-            .and_then(Value::as_array)
-            .ok_or_else(|| bad("`messages` must be an array"))?;
+        let messages = &request.messages;
         if messages.len() > MAX_MESSAGES {
             return Err(bad("too many messages"));
         }
         let mut registry = tools.clone();
-        if let Some(client_tools) = request.get("tools").filter(|t| !t.is_null()) {
-            let specs = specs_from_tools_json(client_tools)
-                .map_err(|e| ServerTurnError::BadRequest(e.to_string()))?;
-            for spec in specs {
+        if let Some(client_tools) = &request.tools {
+            for spec in client_tools.iter().map(client_spec) {
+                let spec = spec?;
                 if registry.contains(&spec.name) {
                     return Err(ServerTurnError::NameClash(spec.name));
                 }
@@ -151,6 +152,12 @@ impl ServerTools {
                 Some((archive.clone(), id))
             }
             _ => None,
+        };
+        // The turn holds the session's lease in the archive (replicas share it): another
+        // replica's turn on this session runs before or after this one, never beside it.
+        let _lease = match &continued {
+            Some((archive, id)) => Some(SessionLease::take(archive.clone(), id).await?),
+            None => None,
         };
         let mut savers = Vec::with_capacity(self.packs.len());
         for pack in &self.packs {
@@ -200,6 +207,10 @@ impl ServerTools {
             match continued {
                 Some((_, id)) => {
                     agent.archive_continue(archive.clone(), id)?;
+                    // Calls a lost turn left claimed but unanswered are answered (never
+                    // run again) before anything new.
+                    let lost = archive.recover_claims(id).map_err(AgentError::from)?;
+                    agent.answer_lost_calls(&lost)?;
                     // A session made for this request before it ran (a streamed answer
                     // names it up front) starts from the client's history.
                     resumed = !agent.conversation().is_empty();
@@ -238,15 +249,78 @@ impl ServerTools {
             }
             None => return Err(bad("the request has no new message to answer")),
         };
-        let model = request
-            .get("model")
-            .and_then(Value::as_str)
-            .unwrap_or_default();
         Ok(ServerTurn {
-            completion: completion(model, &report),
+            completion: completion(&request.model, &report),
             session_id: agent.session_id().map(str::to_owned),
             report,
         })
+    }
+}
+
+/// How long a session's lease lasts without renewal: a replica that dies mid-turn blocks
+/// its sessions at most this long.
+pub const SESSION_LEASE: Duration = Duration::from_secs(10);
+/// How long a request waits for a session another turn holds.
+const LEASE_WAIT: Duration = Duration::from_secs(30);
+
+/// A session's lease, renewed while held and released when dropped.
+struct SessionLease {
+    archive: Arc<Archive>,
+    session: String,
+    renewer: tokio::task::JoinHandle<()>,
+}
+
+impl SessionLease {
+    async fn take(archive: Arc<Archive>, session: &str) -> Result<Self, ServerTurnError> {
+        let owner = crate::archive::replica_owner();
+        let started = tokio::time::Instant::now();
+        loop {
+            let (a, id) = (archive.clone(), session.to_owned());
+            let taken =
+                tokio::task::spawn_blocking(move || a.acquire_lease(&id, owner, SESSION_LEASE))
+                    .await
+                    .map_err(|e| AgentError::from(ArchiveError::Writer(e.to_string())))?
+                    .map_err(AgentError::from)?;
+            if taken {
+                break;
+            }
+            if started.elapsed() > LEASE_WAIT {
+                return Err(ServerTurnError::SessionBusy(session.to_owned()));
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        let (a, id) = (archive.clone(), session.to_owned());
+        let renewer = tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(SESSION_LEASE / 3).await;
+                let (a, id) = (a.clone(), id.clone());
+                let renewed =
+                    tokio::task::spawn_blocking(move || a.acquire_lease(&id, owner, SESSION_LEASE))
+                        .await;
+                if !matches!(renewed, Ok(Ok(true))) {
+                    tracing::warn!(target: "toolcall", "could not renew a session lease");
+                }
+            }
+        });
+        Ok(SessionLease {
+            archive,
+            session: session.to_owned(),
+            renewer,
+        })
+    }
+}
+
+impl Drop for SessionLease {
+    fn drop(&mut self) {
+        self.renewer.abort();
+        let (archive, session) = (self.archive.clone(), std::mem::take(&mut self.session));
+        let release = move || {
+            let _ = archive.release_lease(&session, crate::archive::replica_owner());
+        };
+        match tokio::runtime::Handle::try_current() {
+            Ok(handle) => drop(handle.spawn_blocking(release)),
+            Err(_) => release(),
+        }
     }
 }
 
@@ -274,64 +348,86 @@ fn cut(s: &str, max_chars: usize) -> String {
     s.chars().take(max_chars).collect()
 }
 
-/// The turn's answer as a `chat.completion`: the client's calls, or the final text.
-fn completion(model: &str, report: &TurnReport) -> Value {
-    let message = if report.client_calls.is_empty() {
-        json!({"role": "assistant", "content": report.final_text.clone().unwrap_or_default()})
-    } else {
-        json!({"role": "assistant", "content": Value::Null,
-               "tool_calls": report.client_calls.iter().map(chat_tool_call).collect::<Vec<_>>()})
+/// A client's function tool as a spec (its name, description and schema; nothing else a
+/// client writes reaches the registry). A tool of another kind cannot run here.
+fn client_spec(tool: &ChatTool) -> Result<ToolSpec, ServerTurnError> {
+    if tool.kind != "function" {
+        return Err(ServerTurnError::BadRequest(format!(
+            "tool type {:?} cannot be called through toolcall; only \"function\" tools can",
+            tool.kind
+        )));
+    }
+    let f = &tool.function;
+    let parameters = match &f.parameters {
+        Some(p) if !p.is_null() => p.clone(),
+        _ => serde_json::json!({"type": "object", "properties": {}}),
     };
-    let finish = if report.client_calls.is_empty() {
-        "stop"
-    } else {
-        "tool_calls"
-    };
-    json!({
-        "id": format!("chatcmpl-{}", &CallId::generate().0["call_".len()..]),
-        "object": "chat.completion",
-        "created": SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs()),
-        "model": model,
-        "choices": [{"index": 0, "message": message, "finish_reason": finish}],
-    })
+    Ok(ToolSpec::new(
+        f.name.clone(),
+        f.description.clone().unwrap_or_default(),
+        parameters,
+    ))
 }
 
-fn chat_tool_call(call: &ToolCall) -> Value {
-    json!({"id": call.call_id, "type": "function",
-           "function": {"name": call.name, "arguments": call.arguments.to_string()}})
+/// The turn's answer as a `chat.completion`: the client's calls, or the final text.
+fn completion(model: &str, report: &TurnReport) -> Value {
+    let calls: Vec<WireCall> = report
+        .client_calls
+        .iter()
+        .map(|c| WireCall {
+            id: Some(c.call_id.0.clone()),
+            name: c.name.clone(),
+            arguments: match &c.arguments {
+                Value::Object(m) => Ok(m.clone()),
+                other => toolcall_wire::decode_arguments(Some(other)),
+            },
+        })
+        .collect();
+    let reply = Reply {
+        text: if calls.is_empty() {
+            Some(report.final_text.clone().unwrap_or_default())
+        } else {
+            None
+        },
+        calls,
+        ..Reply::default()
+    };
+    let meta = ReplyMeta {
+        id: format!("chatcmpl-{}", &CallId::generate().0["call_".len()..]),
+        model: model.to_owned(),
+        created: SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs()),
+        ..ReplyMeta::default()
+    };
+    toolcall_wire::chat::Chat.encode_reply(&reply, &meta)
 }
 
 /// A client's Chat Completions `messages` as the provider-neutral conversation. Content
 /// given as parts keeps its text parts; a tool message's content is its JSON when it
 /// parses, else the text.
-pub fn from_chat_messages(messages: &[Value]) -> Result<Vec<Message>, ServerTurnError> {
+pub fn from_chat_messages(messages: &[ChatMessage]) -> Result<Vec<Message>, ServerTurnError> {
     let bad = |i: usize, m: &str| ServerTurnError::BadRequest(format!("messages[{i}]: {m}"));
     let mut out = Vec::with_capacity(messages.len());
     for (i, m) in messages.iter().enumerate() {
-        let role = m.get("role").and_then(Value::as_str).unwrap_or_default();
-        let text = content_text(m.get("content"));
-        out.push(match role {
+        let text = m.content_text();
+        out.push(match m.role.as_str() {
             "system" | "developer" => Message::system(text.unwrap_or_default()),
             "user" => Message::user(text.unwrap_or_default()),
             "assistant" => {
                 let mut calls = Vec::new();
-                for c in m
-                    .get("tool_calls")
-                    .and_then(Value::as_array)
-                    .into_iter()
-                    .flatten()
-                {
-                    let name = c
-                        .pointer("/function/name")
-                        .and_then(Value::as_str)
-                        .ok_or_else(|| bad(i, "a tool call without function.name"))?;
+                for c in m.tool_calls.iter().flatten() {
+                    let name = c.function.name.as_str();
+                    if name.is_empty() {
+                        return Err(bad(i, "a tool call without function.name"));
+                    }
                     // The one arguments policy: undecodable arguments stay a string, which
                     // validation answers, never `{}`.
-                    let arguments = WireCall::new(None, name, c.pointer("/function/arguments"))
-                        .arguments_value();
+                    let arguments =
+                        WireCall::new(None, name, Some(&c.function.arguments)).arguments_value();
                     let mut call = ToolCall::new(name, arguments, "openai_chat");
-                    if let Some(id) = c.get("id").and_then(Value::as_str) {
-                        call.call_id = id.into();
+                    if !c.id.is_empty() {
+                        call.call_id = c.id.as_str().into();
                     }
                     calls.push(call);
                 }
@@ -339,15 +435,15 @@ pub fn from_chat_messages(messages: &[Value]) -> Result<Vec<Message>, ServerTurn
             }
             "tool" => {
                 let call_id = m
-                    .get("tool_call_id")
-                    .and_then(Value::as_str)
+                    .tool_call_id
+                    .as_deref()
                     .ok_or_else(|| bad(i, "a tool message without tool_call_id"))?;
                 let content = text.unwrap_or_default();
                 // OpenAI tool messages seldom name the tool: the call they answer does.
                 let name = m
-                    .get("name")
-                    .and_then(Value::as_str)
-                    .map_or_else(|| name_of_call(&out, call_id), str::to_owned);
+                    .name
+                    .clone()
+                    .unwrap_or_else(|| name_of_call(&out, call_id));
                 Message::Tool {
                     call_id: call_id.into(),
                     name,
@@ -375,30 +471,19 @@ fn name_of_call(messages: &[Message], call_id: &str) -> String {
         .unwrap_or_default()
 }
 
-fn content_text(content: Option<&Value>) -> Option<String> {
-    match content? {
-        Value::String(s) => Some(s.clone()),
-        Value::Array(parts) => Some(
-            parts
-                .iter()
-                .filter_map(|p| p.get("text").and_then(Value::as_str))
-                .collect::<Vec<_>>()
-                .join("\n"),
-        ),
-        _ => None,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    use serde_json::json;
 
     fn arguments_of(arguments: Option<Value>) -> Value {
         let mut call = json!({"id": "c1", "function": {"name": "f"}});
         if let Some(a) = arguments {
             call["function"]["arguments"] = a;
         }
-        let messages = [json!({"role": "assistant", "tool_calls": [call]})];
+        let messages: Vec<ChatMessage> =
+            serde_json::from_value(json!([{"role": "assistant", "tool_calls": [call]}])).unwrap();
         match &from_chat_messages(&messages).unwrap()[0] {
             Message::Assistant { calls, .. } => calls[0].arguments.clone(),
             other => panic!("{other:?}"),

@@ -24,6 +24,8 @@ const CASES: &[(&str, Case)] = &[
     ("last_reply", last_reply),
     ("pack_states", pack_states),
     ("sessions_are_apart", sessions_are_apart),
+    ("leases", leases),
+    ("claims", claims),
 ];
 
 /// Runs every case, each on a new archive from `fresh`.
@@ -269,6 +271,55 @@ fn sessions_are_apart(a: &Archive) {
     assert_eq!(a.load_messages(&s2).unwrap(), vec![]);
     assert!(a.show_session(&s1).unwrap().calls.is_empty());
     assert_eq!(a.inline_result(&s1, "c1").unwrap(), None);
+}
+
+fn leases(a: &Archive) {
+    let s = a.create_session("lease").unwrap();
+    let long = Duration::from_secs(60);
+    assert!(a.acquire_lease(&s, "replica_a", long).unwrap());
+    // The holder renews; another owner waits while the lease is valid.
+    assert!(a.acquire_lease(&s, "replica_a", long).unwrap());
+    assert!(!a.acquire_lease(&s, "replica_b", long).unwrap());
+    // Another owner's release changes nothing; the holder's frees it.
+    a.release_lease(&s, "replica_b").unwrap();
+    assert!(!a.acquire_lease(&s, "replica_b", long).unwrap());
+    a.release_lease(&s, "replica_a").unwrap();
+    assert!(a.acquire_lease(&s, "replica_b", Duration::ZERO).unwrap());
+    // An expired lease (a replica that died) is taken over.
+    std::thread::sleep(Duration::from_millis(5));
+    assert!(a.acquire_lease(&s, "replica_a", long).unwrap());
+    assert!(!a.acquire_lease(&s, "replica_b", long).unwrap());
+    // Leases are per session.
+    let other = a.create_session("other").unwrap();
+    assert!(a.acquire_lease(&other, "replica_b", long).unwrap());
+}
+
+fn claims(a: &Archive) {
+    let s = a.create_session("claims").unwrap();
+    assert_eq!(a.claim_call(&s, 2, "c1", "replica_a").unwrap(), None);
+    assert_eq!(a.claim_call(&s, 2, "c2", "replica_a").unwrap(), None);
+    // A call is claimed once: a second claim, from anyone, gets the first.
+    let again = a.claim_call(&s, 2, "c1", "replica_b").unwrap().unwrap();
+    assert_eq!(
+        (again.owner.as_str(), again.state.as_str()),
+        ("replica_a", "running")
+    );
+    // The same call id in a later reply is another call.
+    assert_eq!(a.claim_call(&s, 4, "c1", "replica_b").unwrap(), None);
+    a.finish_claim(&s, 2, "c1").unwrap();
+    let done = a.claim_call(&s, 2, "c1", "replica_a").unwrap().unwrap();
+    assert_eq!(done.state, "done");
+    // The calls left running are recovered as interrupted, once.
+    let mut recovered = a.recover_claims(&s).unwrap();
+    recovered.sort();
+    assert_eq!(recovered, ["c1", "c2"]);
+    assert!(a.recover_claims(&s).unwrap().is_empty());
+    let c2 = a.claim_call(&s, 2, "c2", "replica_b").unwrap().unwrap();
+    assert_eq!(c2.state, "interrupted");
+    // Claims are per session.
+    let other = a.create_session("other").unwrap();
+    assert_eq!(a.claim_call(&other, 2, "c1", "replica_b").unwrap(), None);
+    assert!(a.recover_claims(&s).unwrap().is_empty());
 }
 
 #[test]

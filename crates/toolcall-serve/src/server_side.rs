@@ -211,6 +211,12 @@ fn turn_error(e: ServerTurnError) -> ApiError {
                 "{SESSION_HEADER} {id:?} names no session here: leave the header out to start one"
             ),
         },
+        e @ ServerTurnError::SessionBusy(_) => ApiError {
+            status: StatusCode::CONFLICT,
+            kind: "invalid_request_error",
+            code: Some("session_busy"),
+            message: e.to_string(),
+        },
         e @ ServerTurnError::Pack { .. } => ApiError {
             status: StatusCode::INTERNAL_SERVER_ERROR,
             kind: "server_error",
@@ -344,7 +350,7 @@ pub struct ServerAnswer {
 /// to Chat Completions.
 pub struct ServerTurnJob {
     runner: ServerTools,
-    request: Value,
+    request: ChatRequest,
     model: Arc<GatewayModel>,
     tools: Registry,
     sessions: Arc<SessionLocks>,
@@ -361,11 +367,9 @@ impl ServerTurnJob {
         headers: &HeaderMap,
         chat: ChatRequest,
     ) -> Result<Self, ApiError> {
-        let request = serde_json::to_value(&chat)
-            .map_err(|e| ApiError::bad_request(format!("the request is not understood: {e}")))?;
         Ok(ServerTurnJob {
             runner: side.runner.clone(),
-            request,
+            request: chat.clone(),
             model: Arc::new(GatewayModel::new(state, chat)),
             tools: side.switches.apply(&side.tools),
             sessions: side.sessions.clone(),

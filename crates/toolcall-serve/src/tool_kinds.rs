@@ -118,6 +118,35 @@ pub fn add_dropped_header(response: &mut Response, dropped: &[String]) {
     }
 }
 
+/// Expands Anthropic's built-in client tools (`computer_…`, `bash_…`, `text_editor_…`,
+/// `memory_…`) into function tools with their documented input schema
+/// ([`toolcall_wire::built_in_tools`]), unless the upstream speaks Anthropic (whose models
+/// know them). An unknown version of a known type takes the nearest known schema, logged.
+pub fn expand_built_ins(request: &mut ChatRequest, upstream: toolcall_wire::Api) {
+    if upstream.name() == "anthropic" {
+        return;
+    }
+    for t in request.tools.iter_mut().flatten() {
+        if ToolKind::of(&t.kind) != ToolKind::BuiltIn {
+            continue;
+        }
+        let Some(e) = toolcall_wire::built_in_tools::expand(&t.kind, &t.function.extra) else {
+            // OpenAI's `computer_use_preview`, `local_shell`: no schema written here yet.
+            tracing::warn!(tool = %display_name(t), kind = %t.kind,
+                "a built-in client tool with no schema here: not offered to this upstream");
+            continue;
+        };
+        if e.unknown_version {
+            tracing::info!(tool = %t.function.name, kind = %t.kind,
+                "an unknown version of a built-in tool: offered with the nearest known schema");
+        }
+        t.kind = "function".into();
+        t.function.description = Some(e.description);
+        t.function.parameters = Some(e.parameters);
+        t.function.extra.clear();
+    }
+}
+
 /// The most tools one namespace may hold.
 const MAX_NAMESPACE_TOOLS: usize = 512;
 

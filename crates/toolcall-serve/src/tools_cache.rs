@@ -26,7 +26,7 @@
 //! was 1.0x the declaration's JSON text for long descriptions, 19x for 500 tools of five
 //! described properties, 28-32x for 500 trivial tools (about 1.3-2.5 KB each), 42x for
 //! `anyOf`/`enum`/nested-object schemas, 74x for small `pattern`s and 82x for 60-deep
-//! nesting. [`estimate`] charges 96x the text, 4 KiB per tool and 128 KiB per regex (a
+//! nesting. [`estimate`] charges 96x the text (a tool's own description 4x), 4 KiB per tool and 128 KiB per regex (a
 //! `pattern` or a `patternProperties` key: `toolcall_core`'s registry bounds each one's
 //! compiled program and lazy DFA to 64 KiB; before, a 20-byte `(\w{100}){100}` compiled to
 //! over 1 MB).
@@ -88,6 +88,8 @@ impl CompiledTools {
 
 /// Times the declaration's JSON text charged for its compiled form.
 pub const BYTES_FACTOR: u64 = 96;
+/// Times a tool's own description is charged (kept as text: in the key, in the registry).
+pub const DESCRIPTION_FACTOR: u64 = 4;
 /// Charged per tool besides.
 pub const PER_TOOL: u64 = 4 * 1024;
 /// Charged per regex in a schema (`toolcall_core`'s registry bounds each to 64 KiB of
@@ -102,8 +104,17 @@ pub fn estimate(tools: &[ChatTool], text_len: usize) -> u64 {
         .filter_map(|t| t.function.parameters.as_ref())
         .map(regex_count)
         .sum();
-    (text_len as u64)
+    // A tool's own description is kept as text only (in the key and the registry's spec):
+    // measured 1.0x, charged DESCRIPTION_FACTOR, not the schemas' factor.
+    let described: u64 = tools
+        .iter()
+        .filter_map(|t| t.function.description.as_ref())
+        .map(|d| d.len() as u64)
+        .sum();
+    let described = described.min(text_len as u64);
+    (text_len as u64 - described)
         .saturating_mul(BYTES_FACTOR + 1)
+        .saturating_add(described.saturating_mul(DESCRIPTION_FACTOR))
         .saturating_add(PER_TOOL.saturating_mul(tools.len() as u64))
         .saturating_add(PER_REGEX.saturating_mul(regexes))
 }

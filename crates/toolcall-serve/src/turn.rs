@@ -158,6 +158,7 @@ impl Turn {
         tools: &ToolsCache,
     ) -> Result<Self, ApiError> {
         let namespaces = crate::tool_kinds::expand_namespaces(&mut request);
+        crate::tool_kinds::expand_built_ins(&mut request, route.api);
         let custom = Arc::new(crate::tool_kinds::CustomTools::take(&mut request)?);
         let offered = request.tools.as_ref().map_or(0, Vec::len);
         if offered > config.max_tools {

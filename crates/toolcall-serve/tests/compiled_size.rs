@@ -81,6 +81,8 @@ fn the_estimate_is_never_below_the_measured_compiled_heap() {
         .collect();
     rows.push(measure("deep", json!(deep)));
     let text: Vec<Value> = (0..10).map(|i| json!({"type":"function","function":{"name":format!("t{i}"),"description":"x".repeat(100_000),"parameters":{"type":"object"}}})).collect();
+    let many_described: Vec<Value> = (0..300).map(|i| json!({"type":"function","function":{"name":format!("t{i}"),"description":"Does a thing with the given inputs and says what it did. ".repeat(40),"parameters":{"type":"object","properties":{"a":{"type":"string","description":"what a is"}}}}})).collect();
+    rows.push(measure("many_described", json!(many_described)));
     rows.push(measure("text", json!(text)));
     let enums: Vec<Value> = (0..20).map(|i| json!({"type":"function","function":{"name":format!("t{i}"),"parameters":{"type":"object","properties":{"e":{"enum":(0..2000).map(|k| format!("v{k}")).collect::<Vec<_>>()}}}}})).collect();
     rows.push(measure("enums", json!(enums)));

@@ -328,3 +328,111 @@ async fn a_namespace_is_offered_qualified_and_its_calls_come_back_as_declared() 
         "multi_agent_v1.spawn_agent"
     );
 }
+
+fn anthropic_built_ins() -> Value {
+    json!([
+        {"type": "computer_20250124", "name": "computer",
+         "display_width_px": 1280, "display_height_px": 800, "display_number": 1},
+        {"type": "bash_20250124", "name": "bash"},
+        {"type": "text_editor_20250728", "name": "str_replace_based_edit_tool"}])
+}
+
+// Before: the three reached a Chat upstream as nothing (no schema is sent for them).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn anthropic_built_in_tools_are_expanded_and_their_calls_come_back_by_name() {
+    let s = StandIn::default();
+    s.reply(
+        "coder-desktop",
+        "<tool_call>\n<function=computer>\n<parameter=action>\nleft_click\n</parameter>\n<parameter=coordinate>\n[100, 200]\n</parameter>\n</function>\n</tool_call>\n<tool_call>\n<function=bash>\n<parameter=command>\nls /tmp\n</parameter>\n</function>\n</tool_call>\n<tool_call>\n<function=str_replace_based_edit_tool>\n<parameter=command>\nview\n</parameter>\n<parameter=path>\n/tmp/a.txt\n</parameter>\n</function>\n</tool_call>",
+    );
+    let (url, standin) = gateway_over(s, |c| c.format = Some("qwen3_coder".into())).await;
+    let body = json!({"model": "coder-desktop", "max_tokens": 200, "tools": anthropic_built_ins(),
+        "messages": [{"role": "user", "content": "open the menu"}]});
+    let r = reqwest::Client::new()
+        .post(format!("{url}/v1/messages"))
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    let v: Value = r.json().await.unwrap();
+    let sent = standin.requests().pop().unwrap();
+    let tools = sent["tools"].as_array().unwrap();
+    assert_eq!(tools.len(), 3, "{sent}");
+    assert!(tools.iter().all(|t| t["type"] == "function"));
+    let computer = &tools[0]["function"];
+    assert_eq!(computer["name"], "computer");
+    assert!(
+        computer["description"]
+            .as_str()
+            .unwrap()
+            .contains("1280x800")
+    );
+    assert!(
+        computer["parameters"]["properties"]["action"]["enum"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("left_click_drag"))
+    );
+    assert_eq!(
+        tools[1]["function"]["parameters"]["properties"]["command"]["type"],
+        "string"
+    );
+    assert_eq!(tools[2]["function"]["name"], "str_replace_based_edit_tool");
+
+    let uses: Vec<&Value> = v["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|b| b["type"] == "tool_use")
+        .collect();
+    assert_eq!(uses.len(), 3, "{v}");
+    assert_eq!(uses[0]["name"], "computer");
+    assert_eq!(
+        uses[0]["input"],
+        json!({"action": "left_click", "coordinate": [100, 200]})
+    );
+    assert_eq!(uses[1]["name"], "bash");
+    assert_eq!(uses[1]["input"], json!({"command": "ls /tmp"}));
+    assert_eq!(uses[2]["name"], "str_replace_based_edit_tool");
+    assert_eq!(
+        uses[2]["input"],
+        json!({"command": "view", "path": "/tmp/a.txt"})
+    );
+    assert_eq!(v["stop_reason"], "tool_use");
+
+    // The screenshot in the computer's result reaches the upstream as an image part.
+    let png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
+    let body = json!({"model": "coder-desktop", "max_tokens": 200, "tools": anthropic_built_ins(),
+        "messages": [
+            {"role": "user", "content": "open the menu"},
+            {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_1",
+                "name": "computer", "input": {"action": "screenshot"}}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1",
+                "content": [{"type": "text", "text": "the screen"},
+                    {"type": "image", "source": {"type": "base64", "media_type": "image/png",
+                        "data": png}}]}]}]});
+    let r = reqwest::Client::new()
+        .post(format!("{url}/v1/messages"))
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    let sent = standin.requests().pop().unwrap();
+    let result = sent["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "tool")
+        .unwrap()
+        .clone();
+    assert_eq!(result["tool_call_id"], "toolu_1");
+    let parts = result["content"].as_array().unwrap();
+    assert_eq!(parts[0], json!({"type": "text", "text": "the screen"}));
+    assert_eq!(parts[1]["type"], "image_url");
+    assert_eq!(
+        parts[1]["image_url"]["url"],
+        format!("data:image/png;base64,{png}")
+    );
+}

@@ -194,6 +194,20 @@ impl MessagesRequest {
     }
 }
 
+/// An `image` block as a Chat image part (a `data:` URL for base64 data).
+fn image_part(b: &Value) -> Value {
+    let source = b.get("source").cloned().unwrap_or_default();
+    let url = match str_of(&source, "type") {
+        "base64" => format!(
+            "data:{};base64,{}",
+            str_of(&source, "media_type"),
+            str_of(&source, "data")
+        ),
+        _ => str_of(&source, "url").to_owned(),
+    };
+    json!({"type": "image_url", "image_url": {"url": url}})
+}
+
 /// One Messages message as neutral messages: tool results first (each its own `tool`
 /// message), then the rest of the turn.
 fn message_to_chat(m: &Message, out: &mut Vec<ChatMessage>) -> Result<(), WireError> {
@@ -226,17 +240,8 @@ fn message_to_chat(m: &Message, out: &mut Vec<ChatMessage>) -> Result<(), WireEr
         match str_of(b, "type") {
             "text" => parts.push(json!({"type": "text", "text": str_of(b, "text")})),
             "image" => {
-                let source = b.get("source").cloned().unwrap_or_default();
-                let url = match str_of(&source, "type") {
-                    "base64" => format!(
-                        "data:{};base64,{}",
-                        str_of(&source, "media_type"),
-                        str_of(&source, "data")
-                    ),
-                    _ => str_of(&source, "url").to_owned(),
-                };
                 text_only = false;
-                parts.push(json!({"type": "image_url", "image_url": {"url": url}}));
+                parts.push(image_part(b));
             }
             "thinking" => reasoning.push_str(str_of(b, "thinking")),
             "tool_use" => calls.push(ChatToolCall::new(
@@ -249,10 +254,29 @@ fn message_to_chat(m: &Message, out: &mut Vec<ChatMessage>) -> Result<(), WireEr
                 if b.get("is_error") == Some(&Value::Bool(true)) {
                     content.insert_str(0, "Error: ");
                 }
-                out.push(ChatMessage {
+                // Images in a result (a computer tool's screenshot) stay images: the
+                // result's content becomes parts, its text first.
+                let images: Vec<Value> = match b.get("content") {
+                    Some(Value::Array(blocks)) => blocks
+                        .iter()
+                        .filter(|p| str_of(p, "type") == "image")
+                        .map(image_part)
+                        .collect(),
+                    _ => Vec::new(),
+                };
+                let mut message = ChatMessage {
                     tool_call_id: Some(str_of(b, "tool_use_id").to_owned()),
-                    ..ChatMessage::text("tool", content)
-                });
+                    ..ChatMessage::text("tool", content.clone())
+                };
+                if !images.is_empty() {
+                    let mut parts = Vec::with_capacity(images.len() + 1);
+                    if !content.is_empty() {
+                        parts.push(json!({"type": "text", "text": content}));
+                    }
+                    parts.extend(images);
+                    message.content = Some(Value::Array(parts));
+                }
+                out.push(message);
             }
             // redacted_thinking, documents, server tool results: nothing a model server
             // reads.

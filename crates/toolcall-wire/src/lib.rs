@@ -22,6 +22,7 @@
 
 pub mod anthropic;
 pub mod arguments;
+pub mod built_in_tools;
 pub mod chat;
 pub mod crossing;
 pub mod dialect;

@@ -47,6 +47,8 @@ impl Family for Hermes {
             "hermes-*",
             // Granite 4 moved to <tool_call>{json}</tool_call> (vLLM's granite4).
             "granite-4*",
+            // ERNIE 4.5 writes <tool_call>{json}</tool_call> (vLLM's ernie45).
+            "ernie-4.5*",
         ]
     }
     fn template_markers(&self) -> &'static [&'static str] {

@@ -140,8 +140,11 @@ enum Live {
 
 struct HunyuanReader {
     suffixed: bool,
+    /// The opener's suffix (`""` for Hy3) and where the body starts, once read.
+    suffix: Option<(String, usize)>,
+    /// The block's tags, built once the block is known to be ours (a flood of openers
+    /// that are prose allocates none).
     tags: Option<Tags>,
-    mine: bool,
     close: ScanFrom,
     live: Live,
     /// Calls announced.
@@ -155,8 +158,8 @@ impl HunyuanReader {
     fn new(suffixed: bool) -> Self {
         HunyuanReader {
             suffixed,
+            suffix: None,
             tags: None,
-            mine: false,
             close: ScanFrom(0),
             live: Live::Stopped,
             calls: 0,
@@ -168,7 +171,7 @@ impl HunyuanReader {
     /// Reads the opener's suffix; `None`: more bytes decide; `Some(false)`: not ours.
     fn suffix(&mut self, region: &str, is_final: bool) -> Option<bool> {
         if !self.suffixed {
-            self.tags = Some(Tags::new("", OPENERS[0].len()));
+            self.suffix = Some((String::new(), OPENERS[0].len()));
             return Some(true);
         }
         let from = OPENERS[1].len();
@@ -176,8 +179,7 @@ impl HunyuanReader {
         let bad = |b: u8| b.is_ascii_whitespace() || matches!(b, b'<' | b'"' | b'\'');
         match rest.bytes().position(|b| b == b'>' || bad(b)) {
             Some(i) if i > 0 && i <= MAX_SUFFIX && rest.as_bytes().get(i) == Some(&b'>') => {
-                let suffix = format!(":{}", &rest[..i]);
-                self.tags = Some(Tags::new(&suffix, from + i + 1));
+                self.suffix = Some((format!(":{}", &rest[..i]), from + i + 1));
                 Some(true)
             }
             None if !is_final && rest.len() <= MAX_SUFFIX => None,
@@ -349,31 +351,35 @@ impl HunyuanReader {
 
 impl RegionReader for HunyuanReader {
     fn advance(&mut self, region: &str, is_final: bool, cx: &mut ReadCx<'_>) -> Advance {
-        if self.tags.is_none() {
+        if self.suffix.is_none() {
             match self.suffix(region, is_final) {
                 None => return Advance::NeedMore,
                 Some(false) => return Advance::NotMine,
                 Some(true) => {}
             }
         }
-        let Some(t) = self.tags.as_ref() else {
-            return Advance::NotMine;
-        };
-        if !self.mine {
-            let rest = region.get(t.body..).unwrap_or("");
+        if self.tags.is_none() {
+            let Some((suffix, body)) = self.suffix.as_ref() else {
+                return Advance::NotMine;
+            };
+            let rest = region.get(*body..).unwrap_or("");
             let s = skip_space(rest);
             if rest.len() - s.len() > MAX_LEAD {
                 return Advance::NotMine;
             }
-            match starts(s, &t.call) {
+            match starts_tag(s, "<tool_call", suffix) {
                 Some(true) => {}
                 None if !is_final => return Advance::NeedMore,
                 _ => return Advance::NotMine,
             }
-            self.mine = true;
-            self.close = ScanFrom(t.body);
-            self.live = Live::Between(t.body);
+            let tags = Tags::new(suffix, *body);
+            self.close = ScanFrom(tags.body);
+            self.live = Live::Between(tags.body);
+            self.tags = Some(tags);
         }
+        let Some(t) = self.tags.as_ref() else {
+            return Advance::NotMine;
+        };
         let calls_end = t.calls_end.clone();
         match self.close.find(region, &calls_end) {
             Some(i) => self.finish(region, i, i + calls_end.len(), true, cx),
@@ -386,6 +392,18 @@ impl RegionReader for HunyuanReader {
             }
         }
     }
+}
+
+/// `s` starts with `head`, `suffix`, `>` (or, `None`, with a proper prefix of them).
+fn starts_tag(s: &str, head: &str, suffix: &str) -> Option<bool> {
+    let mut rest = s;
+    for part in [head, suffix, ">"] {
+        match starts(rest, part) {
+            Some(true) => rest = &rest[part.len()..],
+            other => return other,
+        }
+    }
+    Some(true)
 }
 
 /// The calls of a block body: each `<tool_call…>NAME…</tool_call…>` read alone; the

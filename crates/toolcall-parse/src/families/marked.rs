@@ -742,6 +742,13 @@ pub(crate) fn invokes(
             .find('>')
             .ok_or("the invoke tag is not closed by >")?;
         let mut p = &rest[q + gt + 1..];
+        if let Some((d, after)) = json_invoke(p, name, format, tags, cx.ctx.limits.max_depth) {
+            // The arguments written as one JSON object instead of parameters (SGLang's
+            // DeepSeek V3.2 reader takes both).
+            drafts.push(d);
+            s = after;
+            continue;
+        }
         let mut args = Map::new();
         let mut repairs = Vec::new();
         loop {
@@ -798,6 +805,51 @@ pub(crate) fn invokes(
         return Err("empty tool call block".into());
     }
     Ok(drafts)
+}
+
+/// An `invoke` whose body is a JSON object (`<invoke name="N">{"k": "v"}</invoke>`): the
+/// draft (broken when the object is not JSON: its siblings still run) and the text after
+/// the invoke's end tag; `None` when the body does not start with `{` or the object is not
+/// followed by the end tag.
+fn json_invoke<'b>(
+    body: &'b str,
+    name: &str,
+    format: FormatId,
+    tags: &InvokeTags,
+    max_depth: usize,
+) -> Option<(Draft, &'b str)> {
+    let p = skip_space(body);
+    if !p.starts_with('{') {
+        return None;
+    }
+    let n = match Scanner::new(max_depth, false).advance(p.as_bytes()) {
+        Scan::Done(n) => n,
+        // Not balanced: up to the end tag, reported as not JSON.
+        _ => p.find(tags.invoke_end)?,
+    };
+    let after = skip_space(p.get(n..)?).strip_prefix(tags.invoke_end)?;
+    let d = match parse_lenient(p.get(..n)?) {
+        Ok((args @ Value::Object(_), repairs)) => {
+            let mut d = Draft::new(name, Some(args), format);
+            d.repairs = repairs;
+            d.repairs.push(Repair::new(
+                "invoke_json",
+                format!("the arguments of {name:?} were one JSON object, not parameters"),
+            ));
+            d
+        }
+        Ok(_) => Draft::broken(
+            name,
+            format!("the arguments of {name:?} are not a JSON object"),
+            format,
+        ),
+        Err(e) => Draft::broken(
+            name,
+            format!("the arguments of {name:?} are not JSON: {e}"),
+            format,
+        ),
+    };
+    Some((d, after))
 }
 
 /// `TAG KEY" attrs>` (`tag` ends with `name="`): the value follows the `>`; a DSML

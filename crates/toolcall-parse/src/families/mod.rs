@@ -54,6 +54,7 @@ registry! {
     minimax_m2::MINIMAX_M2,
     minimax_m3::MinimaxM3,
     minicpm5::MINICPM5,
+    dots::DOTS,
     step3::Step3,
     cohere::Cohere,
     apertus::Apertus,

@@ -12,7 +12,12 @@ use crate::builder::Ctx;
 use crate::family::{Family, Instructions, RegionReader};
 
 use super::text_example::tag_text;
-use super::tags::{eq_param_value, Block, BlockReader, function_lead, xml_functions, StreamTags};
+use super::tags::{
+    Block, BlockReader, Lead, StreamTags, eq_param_value, function_lead, skip_space, starts,
+    valid_name, xml_functions,
+};
+use crate::builder::Draft;
+use crate::family::ReadCx;
 use crate::shape::{Args, Piece, Shape, TextParams};
 
 impl FormatId {
@@ -26,6 +31,44 @@ static BLOCK: Block = Block {
     lead: function_lead,
     body: xml_functions,
 };
+
+/// The same call written without `<tool_call>` (Ollama users see it about one turn in
+/// five): `<function=NAME>` followed by `<parameter=` is this family's and nobody else's,
+/// so auto mode takes it too; `<function=NAME>{` stays Functionary v3.1's.
+static BARE: Block = Block {
+    format: FormatId::QWEN3_CODER,
+    open: BARE_OPEN,
+    close: "</function>",
+    lead: bare_lead,
+    body: bare_body,
+};
+
+const BARE_OPEN: &str = "<function=";
+
+/// `NAME>` then blanks then `<parameter=`.
+fn bare_lead(lead: &str, complete: bool) -> Lead {
+    let Some(gt) = lead.find('>') else {
+        return if complete || lead.len() > 256 || lead.contains(['<', '\n']) {
+            Lead::NotMine
+        } else {
+            Lead::NeedMore
+        };
+    };
+    let name = &lead[..gt];
+    if !valid_name(name) {
+        return Lead::NotMine;
+    }
+    match starts(skip_space(&lead[gt + 1..]), "<parameter=") {
+        Some(true) => Lead::Mine(Some(name.to_owned())),
+        None if !complete => Lead::NeedMore,
+        _ => Lead::NotMine,
+    }
+}
+
+/// The body after `<function=` (the block's closing `</function>` taken off).
+fn bare_body(body: &str, cx: &mut ReadCx<'_>, format: FormatId) -> Result<Vec<Draft>, String> {
+    xml_functions(&format!("{BARE_OPEN}{body}</function>"), cx, format)
+}
 
 static STREAM: StreamTags = StreamTags {
     param: "<parameter=",
@@ -97,10 +140,11 @@ impl Family for Qwen3Coder {
         "<tool_call>\\n<function=get_weather>\\n<parameter=city>\\nParis\\n</parameter>\\n</function>\\n</tool_call>"
     }
     fn openers(&self) -> &'static [&'static str] {
-        &["<tool_call>"]
+        &["<tool_call>", BARE_OPEN]
     }
-    fn reader(&self, _opener: usize, _ctx: &Ctx) -> Option<Box<dyn RegionReader>> {
-        Some(Box::new(BlockReader::new(&BLOCK).streaming(&STREAM)))
+    fn reader(&self, opener: usize, _ctx: &Ctx) -> Option<Box<dyn RegionReader>> {
+        let block = if opener == 0 { &BLOCK } else { &BARE };
+        Some(Box::new(BlockReader::new(block).streaming(&STREAM)))
     }
     fn instructions(&self) -> Option<Instructions> {
         Some(Instructions {

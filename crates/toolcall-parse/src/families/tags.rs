@@ -1001,6 +1001,15 @@ pub(crate) fn xml_functions(
                 p = after;
                 break;
             }
+            if p.is_empty() || p.starts_with("<function=") {
+                // `</function>` missing before `</tool_call>` or the next call: the
+                // parameters are complete, as the peers read it.
+                repairs.push(Repair::new(
+                    "closing_tag",
+                    format!("{name:?}: </function> was missing"),
+                ));
+                break;
+            }
             let after = p.strip_prefix("<parameter=").ok_or_else(|| {
                 format!("expected <parameter=KEY> or </function> in the call to {name:?}")
             })?;

@@ -19,7 +19,7 @@ use tokio_postgres::NoTls;
 use tokio_postgres::types::ToSql;
 
 use super::{
-    ArchiveBackend, ArchiveError, CallRow, ResultRow, SessionSummary, StoredReplyCall,
+    ArchiveBackend, ArchiveError, CallRow, Claim, ResultRow, SessionSummary, StoredReplyCall,
     check_version, redact_url,
 };
 
@@ -38,7 +38,7 @@ macro_rules! now_text {
 }
 
 /// The migrations, the same versions as SQLite's (see the module doc).
-const MIGRATIONS: &[&str] = &[MIGRATION_1, MIGRATION_2];
+const MIGRATIONS: &[&str] = &[MIGRATION_1, MIGRATION_2, MIGRATION_3];
 const _: () = assert!(MIGRATIONS.len() == super::sqlite::MIGRATIONS.len());
 
 const MIGRATION_1: &str = concat!(
@@ -100,6 +100,25 @@ const MIGRATION_1: &str = concat!(
 );
 
 const MIGRATION_2: &str = "ALTER TABLE calls ADD COLUMN message_id BIGINT REFERENCES messages(id);";
+
+const MIGRATION_3: &str = concat!(
+    "CREATE TABLE session_leases (
+        session_id TEXT PRIMARY KEY REFERENCES sessions(id),
+        owner TEXT NOT NULL,
+        expires_ms BIGINT NOT NULL
+    );
+    CREATE TABLE call_claims (
+        session_id TEXT NOT NULL REFERENCES sessions(id),
+        turn BIGINT NOT NULL,
+        call_id TEXT NOT NULL,
+        owner TEXT NOT NULL,
+        state TEXT NOT NULL,
+        claimed_at TEXT NOT NULL DEFAULT ",
+    now_text!(),
+    ",
+        PRIMARY KEY (session_id, turn, call_id)
+    );"
+);
 
 fn pg(e: impl std::fmt::Display) -> ArchiveError {
     ArchiveError::Postgres(e.to_string())
@@ -164,8 +183,17 @@ impl PostgresArchive {
             .runtime
             .as_ref()
             .ok_or_else(|| pg("the archive is closed"))?;
-        let task = runtime.spawn(job(self.pool.clone()));
-        futures::executor::block_on(task).map_err(pg)?
+        // The answer comes back over a blocking channel, not by polling the task's
+        // `JoinHandle`: polled from inside another tokio runtime (a gateway's handler), a
+        // `JoinHandle` obeys that task's cooperative budget, and once the budget is spent
+        // it stays pending for good, since a thread blocked here never yields to reset it.
+        let (tx, rx) = std::sync::mpsc::sync_channel(1);
+        let job = job(self.pool.clone());
+        runtime.spawn(async move {
+            let _ = tx.send(job.await);
+        });
+        rx.recv()
+            .map_err(|_| pg("the archive's query task stopped"))?
     }
 
     /// Runs one statement; the number of rows it changed.
@@ -271,6 +299,83 @@ fn first<T>(rows: Vec<T>) -> Option<T> {
 }
 
 impl ArchiveBackend for PostgresArchive {
+    fn acquire_lease(
+        &self,
+        session: &str,
+        owner: &str,
+        now_ms: i64,
+        expires_ms: i64,
+    ) -> Result<bool, ArchiveError> {
+        let changed = self.execute(
+            "INSERT INTO session_leases (session_id, owner, expires_ms) VALUES ($1, $2, $4)
+             ON CONFLICT (session_id) DO UPDATE SET owner = excluded.owner,
+                expires_ms = excluded.expires_ms
+             WHERE session_leases.owner = excluded.owner OR session_leases.expires_ms < $3",
+            vec![text(session), text(owner), int(now_ms), int(expires_ms)],
+        )?;
+        Ok(changed == 1)
+    }
+
+    fn release_lease(&self, session: &str, owner: &str) -> Result<(), ArchiveError> {
+        self.execute(
+            "DELETE FROM session_leases WHERE session_id = $1 AND owner = $2",
+            vec![text(session), text(owner)],
+        )?;
+        Ok(())
+    }
+
+    fn claim_call(
+        &self,
+        session: &str,
+        turn: i64,
+        call_id: &str,
+        owner: &str,
+    ) -> Result<Option<Claim>, ArchiveError> {
+        let inserted = self.execute(
+            "INSERT INTO call_claims (session_id, turn, call_id, owner, state)
+             VALUES ($1, $2, $3, $4, 'running') ON CONFLICT DO NOTHING",
+            vec![text(session), int(turn), text(call_id), text(owner)],
+        )?;
+        if inserted == 1 {
+            return Ok(None);
+        }
+        let rows = self.query(
+            "SELECT owner, state FROM call_claims
+             WHERE session_id = $1 AND turn = $2 AND call_id = $3",
+            vec![text(session), int(turn), text(call_id)],
+            |r| {
+                Ok(Claim {
+                    owner: r.try_get(0)?,
+                    state: r.try_get(1)?,
+                })
+            },
+        )?;
+        Ok(first(rows))
+    }
+
+    fn settle_claim(
+        &self,
+        session: &str,
+        turn: i64,
+        call_id: &str,
+        state: &str,
+    ) -> Result<(), ArchiveError> {
+        self.execute(
+            "UPDATE call_claims SET state = $4 WHERE session_id = $1 AND turn = $2 AND call_id = $3",
+            vec![text(session), int(turn), text(call_id), text(state)],
+        )?;
+        Ok(())
+    }
+
+    fn recover_claims(&self, session: &str) -> Result<Vec<(i64, String)>, ArchiveError> {
+        self.query(
+            "UPDATE call_claims SET state = 'interrupted'
+             WHERE session_id = $1 AND state = 'running' RETURNING turn, call_id",
+            vec![text(session)],
+            |r| Ok((r.try_get(0)?, r.try_get(1)?)),
+        )
+    }
+
     fn schema_version(&self) -> Result<i64, ArchiveError> {
         let rows = self.query("SELECT version FROM toolcall_schema", vec![], |r| {
             r.try_get(0)

@@ -10,7 +10,7 @@ use std::time::Duration;
 use rusqlite::{Connection, OptionalExtension, params};
 
 use super::{
-    ArchiveBackend, ArchiveError, CallRow, ResultRow, SessionSummary, StoredReplyCall,
+    ArchiveBackend, ArchiveError, CallRow, Claim, ResultRow, SessionSummary, StoredReplyCall,
     check_version,
 };
 
@@ -21,7 +21,7 @@ use super::{
 ///
 /// Hand-written rather than `rusqlite_migration`: its latest release (2.6) requires
 /// rusqlite 0.40, and two rusqlite versions cannot link SQLite into one binary.
-pub(super) const MIGRATIONS: &[&str] = &[MIGRATION_1, MIGRATION_2];
+pub(super) const MIGRATIONS: &[&str] = &[MIGRATION_1, MIGRATION_2, MIGRATION_3];
 
 const MIGRATION_1: &str = "
 CREATE TABLE IF NOT EXISTS sessions (
@@ -77,6 +77,29 @@ CREATE TABLE IF NOT EXISTS pack_states (
 /// message, which keeps the model's own text).
 const MIGRATION_2: &str = "
 ALTER TABLE calls ADD COLUMN message_id INTEGER REFERENCES messages(id);
+";
+
+/// Version 3: claims, for replicas sharing one archive. A session's lease names the turn
+/// (owner) running it until `expires_ms` (Unix milliseconds, renewed while it runs); a call
+/// is claimed under a key unique in its session (the position of the assistant message
+/// that made it, and its call id) before it runs, and its claim is settled `done` once its
+/// result is archived, or `interrupted` when a later turn finds it still `running` under a
+/// lease that was lost.
+const MIGRATION_3: &str = "
+CREATE TABLE session_leases (
+    session_id TEXT PRIMARY KEY REFERENCES sessions(id),
+    owner TEXT NOT NULL,
+    expires_ms INTEGER NOT NULL
+);
+CREATE TABLE call_claims (
+    session_id TEXT NOT NULL REFERENCES sessions(id),
+    turn INTEGER NOT NULL,
+    call_id TEXT NOT NULL,
+    owner TEXT NOT NULL,
+    state TEXT NOT NULL,
+    claimed_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ','now')),
+    PRIMARY KEY (session_id, turn, call_id)
+);
 ";
 
 /// A session archive file.
@@ -152,6 +175,94 @@ fn summary_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<SessionSummary> {
 }
 
 impl ArchiveBackend for SqliteArchive {
+    fn acquire_lease(
+        &self,
+        session: &str,
+        owner: &str,
+        now_ms: i64,
+        expires_ms: i64,
+    ) -> Result<bool, ArchiveError> {
+        self.with(|c| {
+            Ok(c.execute(
+                "INSERT INTO session_leases (session_id, owner, expires_ms) VALUES (?1, ?2, ?4)
+                 ON CONFLICT(session_id) DO UPDATE SET owner = excluded.owner,
+                    expires_ms = excluded.expires_ms
+                 WHERE session_leases.owner = excluded.owner OR session_leases.expires_ms < ?3",
+                params![session, owner, now_ms, expires_ms],
+            )? == 1)
+        })
+    }
+
+    fn release_lease(&self, session: &str, owner: &str) -> Result<(), ArchiveError> {
+        self.with(|c| {
+            c.execute(
+                "DELETE FROM session_leases WHERE session_id = ?1 AND owner = ?2",
+                params![session, owner],
+            )?;
+            Ok(())
+        })
+    }
+
+    fn claim_call(
+        &self,
+        session: &str,
+        turn: i64,
+        call_id: &str,
+        owner: &str,
+    ) -> Result<Option<Claim>, ArchiveError> {
+        self.with(|c| {
+            let inserted = c.execute(
+                "INSERT INTO call_claims (session_id, turn, call_id, owner, state)
+                 VALUES (?1, ?2, ?3, ?4, 'running') ON CONFLICT DO NOTHING",
+                params![session, turn, call_id, owner],
+            )?;
+            if inserted == 1 {
+                return Ok(None);
+            }
+            Ok(Some(c.query_row(
+                "SELECT owner, state FROM call_claims
+                 WHERE session_id = ?1 AND turn = ?2 AND call_id = ?3",
+                params![session, turn, call_id],
+                |r| {
+                    Ok(Claim {
+                        owner: r.get(0)?,
+                        state: r.get(1)?,
+                    })
+                },
+            )?))
+        })
+    }
+
+    fn settle_claim(
+        &self,
+        session: &str,
+        turn: i64,
+        call_id: &str,
+        state: &str,
+    ) -> Result<(), ArchiveError> {
+        self.with(|c| {
+            c.execute(
+                "UPDATE call_claims SET state = ?4
+                 WHERE session_id = ?1 AND turn = ?2 AND call_id = ?3",
+                params![session, turn, call_id, state],
+            )?;
+            Ok(())
+        })
+    }
+
+    fn recover_claims(&self, session: &str) -> Result<Vec<(i64, String)>, ArchiveError> {
+        self.with(|c| {
+            let mut st = c.prepare(
+                "UPDATE call_claims SET state = 'interrupted'
+                 WHERE session_id = ?1 AND state = 'running' RETURNING turn, call_id",
+            )?;
+            let rows = st
+                .query_map([session], |r| Ok((r.get(0)?, r.get(1)?)))?
+                .collect::<Result<Vec<_>, _>>()?;
+            Ok(rows)
+        })
+    }
+
     fn schema_version(&self) -> Result<i64, ArchiveError> {
         self.with(|c| Ok(c.query_row("PRAGMA user_version", [], |r| r.get(0))?))
     }
