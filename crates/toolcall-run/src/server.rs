@@ -20,10 +20,11 @@
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use serde_json::{Value, json};
-use toolcall_core::tools_file::specs_from_tools_json;
-use toolcall_core::{CallId, Registry, ToolCall};
-use toolcall_wire::WireCall;
+use serde_json::Value;
+use toolcall_core::{CallId, Registry, ToolCall, ToolSpec};
+use toolcall_wire::chat::{ChatMessage, ChatRequest, ChatTool};
+use toolcall_wire::dialect::{Dialect, ReplyMeta};
+use toolcall_wire::{Reply, WireCall};
 
 use crate::agent::{Agent, AgentConfig, AgentError, DEFAULT_MAX_ROUNDS, Mode, TurnReport};
 
@@ -106,7 +107,7 @@ impl Default for ServerTools {
 
 /// The answer to one request.
 pub struct ServerTurn {
-    /// A `chat.completion` object.
+    /// A `chat.completion` object (written by the Chat wire module).
     pub completion: Value,
     /// The archived session, to continue with `x-toolcall-session`.
     pub session_id: Option<String>,
@@ -114,28 +115,24 @@ pub struct ServerTurn {
 }
 
 impl ServerTools {
-    /// Answers `request` (a Chat Completions body) with `client` as the model and `tools`
-    /// (the server's tools, switches applied) run here.
+    /// Answers `request` (a Chat Completions request, as the wire module decoded it) with
+    /// `client` as the model and `tools` (the server's tools, switches applied) run here.
     pub async fn chat(
         &self,
-        request: &Value,
+        request: &ChatRequest,
         client: Arc<dyn ModelClient>,
         tools: &Registry,
         session: Option<&str>,
     ) -> Result<ServerTurn, ServerTurnError> {
         let bad = |m: &str| ServerTurnError::BadRequest(m.to_owned());
-        let messages = request
-            .get("messages")
-            .and_then(Value::as_array)
-            .ok_or_else(|| bad("`messages` must be an array"))?;
+        let messages = &request.messages;
         if messages.len() > MAX_MESSAGES {
             return Err(bad("too many messages"));
         }
         let mut registry = tools.clone();
-        if let Some(client_tools) = request.get("tools").filter(|t| !t.is_null()) {
-            let specs = specs_from_tools_json(client_tools)
-                .map_err(|e| ServerTurnError::BadRequest(e.to_string()))?;
-            for spec in specs {
+        if let Some(client_tools) = &request.tools {
+            for spec in client_tools.iter().map(client_spec) {
+                let spec = spec?;
                 if registry.contains(&spec.name) {
                     return Err(ServerTurnError::NameClash(spec.name));
                 }
@@ -252,12 +249,8 @@ impl ServerTools {
             }
             None => return Err(bad("the request has no new message to answer")),
         };
-        let model = request
-            .get("model")
-            .and_then(Value::as_str)
-            .unwrap_or_default();
         Ok(ServerTurn {
-            completion: completion(model, &report),
+            completion: completion(&request.model, &report),
             session_id: agent.session_id().map(str::to_owned),
             report,
         })
@@ -355,64 +348,86 @@ fn cut(s: &str, max_chars: usize) -> String {
     s.chars().take(max_chars).collect()
 }
 
-/// The turn's answer as a `chat.completion`: the client's calls, or the final text.
-fn completion(model: &str, report: &TurnReport) -> Value {
-    let message = if report.client_calls.is_empty() {
-        json!({"role": "assistant", "content": report.final_text.clone().unwrap_or_default()})
-    } else {
-        json!({"role": "assistant", "content": Value::Null,
-               "tool_calls": report.client_calls.iter().map(chat_tool_call).collect::<Vec<_>>()})
+/// A client's function tool as a spec (its name, description and schema; nothing else a
+/// client writes reaches the registry). A tool of another kind cannot run here.
+fn client_spec(tool: &ChatTool) -> Result<ToolSpec, ServerTurnError> {
+    if tool.kind != "function" {
+        return Err(ServerTurnError::BadRequest(format!(
+            "tool type {:?} cannot be called through toolcall; only \"function\" tools can",
+            tool.kind
+        )));
+    }
+    let f = &tool.function;
+    let parameters = match &f.parameters {
+        Some(p) if !p.is_null() => p.clone(),
+        _ => serde_json::json!({"type": "object", "properties": {}}),
     };
-    let finish = if report.client_calls.is_empty() {
-        "stop"
-    } else {
-        "tool_calls"
-    };
-    json!({
-        "id": format!("chatcmpl-{}", &CallId::generate().0["call_".len()..]),
-        "object": "chat.completion",
-        "created": SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs()),
-        "model": model,
-        "choices": [{"index": 0, "message": message, "finish_reason": finish}],
-    })
+    Ok(ToolSpec::new(
+        f.name.clone(),
+        f.description.clone().unwrap_or_default(),
+        parameters,
+    ))
 }
 
-fn chat_tool_call(call: &ToolCall) -> Value {
-    json!({"id": call.call_id, "type": "function",
-           "function": {"name": call.name, "arguments": call.arguments.to_string()}})
+/// The turn's answer as a `chat.completion`: the client's calls, or the final text.
+fn completion(model: &str, report: &TurnReport) -> Value {
+    let calls: Vec<WireCall> = report
+        .client_calls
+        .iter()
+        .map(|c| WireCall {
+            id: Some(c.call_id.0.clone()),
+            name: c.name.clone(),
+            arguments: match &c.arguments {
+                Value::Object(m) => Ok(m.clone()),
+                other => toolcall_wire::decode_arguments(Some(other)),
+            },
+        })
+        .collect();
+    let reply = Reply {
+        text: if calls.is_empty() {
+            Some(report.final_text.clone().unwrap_or_default())
+        } else {
+            None
+        },
+        calls,
+        ..Reply::default()
+    };
+    let meta = ReplyMeta {
+        id: format!("chatcmpl-{}", &CallId::generate().0["call_".len()..]),
+        model: model.to_owned(),
+        created: SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs()),
+        ..ReplyMeta::default()
+    };
+    toolcall_wire::chat::Chat.encode_reply(&reply, &meta)
 }
 
 /// A client's Chat Completions `messages` as the provider-neutral conversation. Content
 /// given as parts keeps its text parts; a tool message's content is its JSON when it
 /// parses, else the text.
-pub fn from_chat_messages(messages: &[Value]) -> Result<Vec<Message>, ServerTurnError> {
+pub fn from_chat_messages(messages: &[ChatMessage]) -> Result<Vec<Message>, ServerTurnError> {
     let bad = |i: usize, m: &str| ServerTurnError::BadRequest(format!("messages[{i}]: {m}"));
     let mut out = Vec::with_capacity(messages.len());
     for (i, m) in messages.iter().enumerate() {
-        let role = m.get("role").and_then(Value::as_str).unwrap_or_default();
-        let text = content_text(m.get("content"));
-        out.push(match role {
+        let text = m.content_text();
+        out.push(match m.role.as_str() {
             "system" | "developer" => Message::system(text.unwrap_or_default()),
             "user" => Message::user(text.unwrap_or_default()),
             "assistant" => {
                 let mut calls = Vec::new();
-                for c in m
-                    .get("tool_calls")
-                    .and_then(Value::as_array)
-                    .into_iter()
-                    .flatten()
-                {
-                    let name = c
-                        .pointer("/function/name")
-                        .and_then(Value::as_str)
-                        .ok_or_else(|| bad(i, "a tool call without function.name"))?;
+                for c in m.tool_calls.iter().flatten() {
+                    let name = c.function.name.as_str();
+                    if name.is_empty() {
+                        return Err(bad(i, "a tool call without function.name"));
+                    }
                     // The one arguments policy: undecodable arguments stay a string, which
                     // validation answers, never `{}`.
-                    let arguments = WireCall::new(None, name, c.pointer("/function/arguments"))
-                        .arguments_value();
+                    let arguments =
+                        WireCall::new(None, name, Some(&c.function.arguments)).arguments_value();
                     let mut call = ToolCall::new(name, arguments, "openai_chat");
-                    if let Some(id) = c.get("id").and_then(Value::as_str) {
-                        call.call_id = id.into();
+                    if !c.id.is_empty() {
+                        call.call_id = c.id.as_str().into();
                     }
                     calls.push(call);
                 }
@@ -420,15 +435,15 @@ pub fn from_chat_messages(messages: &[Value]) -> Result<Vec<Message>, ServerTurn
             }
             "tool" => {
                 let call_id = m
-                    .get("tool_call_id")
-                    .and_then(Value::as_str)
+                    .tool_call_id
+                    .as_deref()
                     .ok_or_else(|| bad(i, "a tool message without tool_call_id"))?;
                 let content = text.unwrap_or_default();
                 // OpenAI tool messages seldom name the tool: the call they answer does.
                 let name = m
-                    .get("name")
-                    .and_then(Value::as_str)
-                    .map_or_else(|| name_of_call(&out, call_id), str::to_owned);
+                    .name
+                    .clone()
+                    .unwrap_or_else(|| name_of_call(&out, call_id));
                 Message::Tool {
                     call_id: call_id.into(),
                     name,
@@ -456,30 +471,19 @@ fn name_of_call(messages: &[Message], call_id: &str) -> String {
         .unwrap_or_default()
 }
 
-fn content_text(content: Option<&Value>) -> Option<String> {
-    match content? {
-        Value::String(s) => Some(s.clone()),
-        Value::Array(parts) => Some(
-            parts
-                .iter()
-                .filter_map(|p| p.get("text").and_then(Value::as_str))
-                .collect::<Vec<_>>()
-                .join("\n"),
-        ),
-        _ => None,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    use serde_json::json;
 
     fn arguments_of(arguments: Option<Value>) -> Value {
         let mut call = json!({"id": "c1", "function": {"name": "f"}});
         if let Some(a) = arguments {
             call["function"]["arguments"] = a;
         }
-        let messages = [json!({"role": "assistant", "tool_calls": [call]})];
+        let messages: Vec<ChatMessage> =
+            serde_json::from_value(json!([{"role": "assistant", "tool_calls": [call]}])).unwrap();
         match &from_chat_messages(&messages).unwrap()[0] {
             Message::Assistant { calls, .. } => calls[0].arguments.clone(),
             other => panic!("{other:?}"),

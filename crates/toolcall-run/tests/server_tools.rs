@@ -40,7 +40,7 @@ async fn server_calls_run_here_and_the_client_sees_only_the_final_reply() {
         {"role": "system", "content": "Be brief."},
         {"role": "user", "content": "echo a and b"}]});
     let turn = server
-        .chat(&request, model.clone(), &registry(), None)
+        .chat(&req(&request), model.clone(), &registry(), None)
         .await
         .unwrap();
     assert_eq!(
@@ -85,7 +85,7 @@ async fn client_tools_are_offered_and_their_calls_returned_then_the_session_cont
     let first = json!({"model": "m", "tools": weather_tool(), "messages": [
         {"role": "user", "content": "echo x and tell me the weather in Paris"}]});
     let turn = server
-        .chat(&first, model.clone(), &registry(), None)
+        .chat(&req(&first), model.clone(), &registry(), None)
         .await
         .unwrap();
     let offered: Vec<String> = model.requests()[0]
@@ -107,7 +107,7 @@ async fn client_tools_are_offered_and_their_calls_returned_then_the_session_cont
         msg.clone(),
         {"role": "tool", "tool_call_id": "call_c", "content": "{\"sky\":\"sunny\"}"}]});
     let turn = server
-        .chat(&second, model.clone(), &registry(), Some(&session))
+        .chat(&req(&second), model.clone(), &registry(), Some(&session))
         .await
         .unwrap();
     assert_eq!(
@@ -134,7 +134,7 @@ async fn clashing_names_and_malformed_requests_are_refused() {
     let clash = json!({"model": "m", "messages": [{"role": "user", "content": "hi"}],
         "tools": [{"type": "function", "function": {"name": "echo", "parameters": {"type": "object"}}}]});
     assert!(matches!(
-        server.chat(&clash, model.clone(), &registry(), None).await,
+        server.chat(&req(&clash), model.clone(), &registry(), None).await,
         Err(ServerTurnError::NameClash(n)) if n == "echo"
     ));
     for bad in [
@@ -145,12 +145,19 @@ async fn clashing_names_and_malformed_requests_are_refused() {
     ] {
         assert!(
             matches!(
-                server.chat(&bad, model.clone(), &registry(), None).await,
+                server
+                    .chat(&req(&bad), model.clone(), &registry(), None)
+                    .await,
                 Err(ServerTurnError::BadRequest(_))
             ),
             "{bad}"
         );
     }
+}
+
+/// A Chat Completions body as the gateway hands it over, decoded by the wire module.
+fn req(body: &Value) -> toolcall_wire::chat::ChatRequest {
+    serde_json::from_value(body.clone()).unwrap()
 }
 
 /// What a replica killed mid-call leaves in a shared archive: the reply and its calls, the
@@ -225,7 +232,7 @@ async fn calls_a_lost_turn_left_are_answered_once_and_never_run_again() {
     let retried = json!({"model": "m", "messages": [
         {"role": "user", "content": "echo a and b"}]});
     let turn = server
-        .chat(&retried, model.clone(), &registry(), Some(&session))
+        .chat(&req(&retried), model.clone(), &registry(), Some(&session))
         .await
         .unwrap();
     assert_eq!(turn.session_id.as_deref(), Some(session.as_str()));
@@ -257,7 +264,7 @@ async fn calls_a_lost_turn_left_are_answered_once_and_never_run_again() {
         {"role": "assistant", "content": "One echoed; the other may have run."},
         {"role": "user", "content": "and now?"}]});
     server
-        .chat(&next, model.clone(), &registry(), Some(&session))
+        .chat(&req(&next), model.clone(), &registry(), Some(&session))
         .await
         .unwrap();
     assert_eq!(answers(&model.requests()[1]), first);

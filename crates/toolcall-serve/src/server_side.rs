@@ -350,7 +350,7 @@ pub struct ServerAnswer {
 /// to Chat Completions.
 pub struct ServerTurnJob {
     runner: ServerTools,
-    request: Value,
+    request: ChatRequest,
     model: Arc<GatewayModel>,
     tools: Registry,
     sessions: Arc<SessionLocks>,
@@ -367,11 +367,9 @@ impl ServerTurnJob {
         headers: &HeaderMap,
         chat: ChatRequest,
     ) -> Result<Self, ApiError> {
-        let request = serde_json::to_value(&chat)
-            .map_err(|e| ApiError::bad_request(format!("the request is not understood: {e}")))?;
         Ok(ServerTurnJob {
             runner: side.runner.clone(),
-            request,
+            request: chat.clone(),
             model: Arc::new(GatewayModel::new(state, chat)),
             tools: side.switches.apply(&side.tools),
             sessions: side.sessions.clone(),

@@ -882,3 +882,79 @@ async fn a_streamed_messages_turn_returns_the_clients_call_as_tool_use() {
     assert!(offered.contains(&"get_weather".to_owned()), "{offered:?}");
     assert!(offered.contains(&"move_player".to_owned()), "{offered:?}");
 }
+
+// A Gemini client's turn on the world pack: the pack's tools are offered beside the
+// client's own function declarations and run in the gateway, the reply carries the
+// narrative, whole and streamed, and each session's world is its own.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_gemini_request_runs_the_server_tools_whole_and_streamed() {
+    let g = gateway(&[
+        ("world", MOVE_AND_OPEN),
+        ("world", NARRATIVE),
+        ("world", MOVE_AND_OPEN),
+        ("world", NARRATIVE),
+    ])
+    .await;
+    let http = reqwest::Client::new();
+    let body = json!({
+        "contents": [{"role": "user", "parts": [{"text": "Open the chest, then go to the beach"}]}],
+        "tools": [{"functionDeclarations": [{"name": "get_weather", "description": "Weather",
+            "parameters": {"type": "OBJECT", "properties": {"city": {"type": "STRING"}}}}]}]
+    });
+    let resp = http
+        .post(format!("{}/v1beta/models/world:generateContent", g.url))
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 200, "{:?}", resp.text().await);
+    let session = resp.headers()[SESSION_HEADER].to_str().unwrap().to_owned();
+    let reply: Value = resp.json().await.unwrap();
+    let candidate = &reply["candidates"][0];
+    assert_eq!(candidate["content"]["role"], "model", "{reply}");
+    assert_eq!(
+        candidate["content"]["parts"][0]["text"], NARRATIVE,
+        "{reply}"
+    );
+    assert_eq!(candidate["finishReason"], "STOP", "{reply}");
+    let requests = g.stand_in.requests();
+    let tools = offered(&requests[0]);
+    assert!(tools.contains(&"move_player".to_owned()), "{tools:?}");
+    assert!(tools.contains(&"get_weather".to_owned()), "{tools:?}");
+    // The pack's results went back to the model, and the session's world changed.
+    let second = requests[1]["messages"].to_string();
+    assert!(second.contains("moved from location"), "{second}");
+    assert_eq!(world_of(&g, &session), ("loc_beach".into(), "open".into()));
+
+    // Streamed: the same turn, in a new session of its own.
+    let resp = http
+        .post(format!(
+            "{}/v1beta/models/world:streamGenerateContent?alt=sse",
+            g.url
+        ))
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 200);
+    let streamed_session = resp.headers()[SESSION_HEADER].to_str().unwrap().to_owned();
+    assert_ne!(streamed_session, session);
+    let chunks = sse_events(resp).await;
+    let text: String = chunks
+        .iter()
+        .flat_map(|c| c["candidates"][0]["content"]["parts"].as_array().cloned())
+        .flatten()
+        .filter_map(|p| p["text"].as_str().map(str::to_owned))
+        .collect();
+    assert_eq!(text, NARRATIVE, "{chunks:?}");
+    assert!(
+        chunks
+            .iter()
+            .any(|c| c["candidates"][0]["finishReason"] == "STOP"),
+        "{chunks:?}"
+    );
+    assert_eq!(
+        world_of(&g, &streamed_session),
+        ("loc_beach".into(), "open".into())
+    );
+}

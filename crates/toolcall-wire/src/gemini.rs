@@ -151,11 +151,13 @@ pub fn to_chat(body: &Value) -> Result<Decoded, WireError> {
             match kind.as_str() {
                 "functionDeclarations" | "function_declarations" => {
                     for d in v.as_array().into_iter().flatten() {
+                        // `parameters` is Gemini's OpenAPI schema, whose types the SDKs
+                        // write in capitals (`OBJECT`, `STRING`): JSON Schema's are lower-case.
                         let schema = d
                             .get("parametersJsonSchema")
                             .or_else(|| d.get("parameters_json_schema"))
-                            .or_else(|| d.get("parameters"))
-                            .cloned();
+                            .cloned()
+                            .or_else(|| d.get("parameters").map(|p| lowercase_types(p, 0)));
                         tools.push(ChatTool {
                             kind: "function".into(),
                             function: FunctionDef {
@@ -451,6 +453,41 @@ pub fn from_chat(request: &ChatRequest) -> Value {
         body.insert("generationConfig".into(), Value::Object(generation));
     }
     Value::Object(body)
+}
+
+/// Deepest schema nesting whose types are lower-cased; deeper parts stay as sent.
+const MAX_SCHEMA_DEPTH: usize = 64;
+
+/// An OpenAPI schema with its `type` names lower-cased (JSON Schema's spelling).
+fn lowercase_types(schema: &Value, depth: usize) -> Value {
+    match schema {
+        Value::Object(m) if depth < MAX_SCHEMA_DEPTH => Value::Object(
+            m.iter()
+                .map(|(k, v)| {
+                    let v = match (k.as_str(), v) {
+                        ("type", Value::String(t)) => Value::String(t.to_ascii_lowercase()),
+                        // `properties` maps names to schemas: a property named `type` is
+                        // a schema, not a type name.
+                        ("properties", Value::Object(props)) => Value::Object(
+                            props
+                                .iter()
+                                .map(|(n, p)| (n.clone(), lowercase_types(p, depth + 1)))
+                                .collect(),
+                        ),
+                        (_, v) => lowercase_types(v, depth + 1),
+                    };
+                    (k.clone(), v)
+                })
+                .collect(),
+        ),
+        Value::Array(items) if depth < MAX_SCHEMA_DEPTH => Value::Array(
+            items
+                .iter()
+                .map(|i| lowercase_types(i, depth + 1))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
 }
 
 /// A Chat content part as a Gemini part: text, or an image given as a data URI as
@@ -789,6 +826,9 @@ mod tests {
         let r = d.request;
         let roles: Vec<&str> = r.messages.iter().map(|m| m.role.as_str()).collect();
         assert_eq!(roles, ["system", "user", "assistant", "tool", "tool"]);
+        // Gemini's OpenAPI types in capitals are JSON Schema's lower-case ones.
+        let news = &r.tools.as_ref().unwrap()[2].function;
+        assert_eq!(news.parameters, Some(json!({"type": "object"})));
         let calls = r.messages[2].tool_calls.as_ref().unwrap();
         assert_eq!(calls[0].id, "get_weather_1700_0");
         assert_eq!(calls[1].id, "get_weather_1");
