@@ -60,6 +60,11 @@ const CALL_FENCES: &[&str] = &[
     "tool_code",
 ];
 
+/// Fence info strings whose content is read as markup when it starts with a region opener
+/// (llama.cpp's Hermes reader takes a ```` ```xml ```` fence around `<tool_call>`); any
+/// other content of such a fence is a code sample.
+const MARKUP_FENCES: &[&str] = &["xml"];
+
 enum Mode {
     Text,
     InlineCode,
@@ -72,6 +77,8 @@ enum Mode {
         content: usize,
         search: usize,
         callable: bool,
+        /// A [`MARKUP_FENCES`] fence.
+        markup: bool,
     },
     /// A region after an opener of any kind, offered to its readers in priority order.
     Region {
@@ -937,13 +944,15 @@ impl Engine {
                                     .unwrap_or("")
                                     .trim()
                                     .to_ascii_lowercase();
-                                let callable = CALL_FENCES.contains(&lang.as_str());
+                                let markup = MARKUP_FENCES.contains(&lang.as_str());
+                                let callable = CALL_FENCES.contains(&lang.as_str()) || markup;
                                 self.emit_text(pos);
                                 self.mode = Mode::Fence {
                                     start: pos,
                                     content,
                                     search: content,
                                     callable,
+                                    markup,
                                 };
                                 return Step::Continue;
                             }
@@ -1364,6 +1373,7 @@ impl Engine {
             content,
             search,
             callable,
+            markup,
         } = self.mode
         else {
             return Step::Continue;
@@ -1401,6 +1411,7 @@ impl Engine {
                     content,
                     search,
                     callable,
+                    markup,
                 };
                 return Step::Wait;
             }
@@ -1410,8 +1421,18 @@ impl Engine {
             return Step::Continue;
         }
         let inner = self.buf.get(content..content_end).unwrap_or("").to_owned();
+        // A markup fence holds calls only when its content starts with a region opener.
+        let markup_inside = markup
+            && self
+                .ctx
+                .openers
+                .starts_with_region(inner.trim_start_matches(|c: char| c.is_ascii_whitespace()));
+        if markup && !markup_inside {
+            self.enter_text(end);
+            return Step::Continue;
+        }
         let mut sub = Engine::new_inner(self.ctx.clone());
-        sub.nested = true;
+        sub.nested = !markup_inside;
         sub.quiet = true;
         sub.base = self.abs(content);
         sub.seen_visible = self.seen_visible;

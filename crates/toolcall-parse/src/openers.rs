@@ -192,6 +192,13 @@ impl Openers {
         }
     }
 
+    /// Whether `s` starts with an opener of a family's region (`<tool_call>`, ...).
+    pub(crate) fn starts_with_region(&self, s: &str) -> bool {
+        self.list
+            .iter()
+            .any(|o| matches!(o.action, Action::Region(_)) && s.starts_with(o.text))
+    }
+
     /// Whether a line-start opener can start with `b`.
     pub(crate) fn line_first(&self, b: u8) -> bool {
         self.line_first[usize::from(b)]

@@ -14,7 +14,9 @@ use crate::family::{
     Advance, Family, Instructions, Outcome, RawArgs, ReadCx, RegionReader, Scan, Scanner,
     closing_marker_repair, find_from, json_calls, parse_lenient,
 };
-use super::tags::CloseOutsideStrings;
+use super::args_object::JsonCallTags;
+use super::tags::{Block, BlockReader, CloseOutsideStrings, Lead, skip_space, valid_name};
+use crate::builder::Draft;
 use crate::shape::{Piece, Shape};
 
 pub(crate) const OPEN: &str = "<tool_call>";
@@ -64,9 +66,14 @@ impl Family for Hermes {
         r#"<tool_call>{"name":"get_weather","arguments":{"city":"Paris"}}</tool_call>"#
     }
     fn openers(&self) -> &'static [&'static str] {
-        &[OPEN]
+        &[OPEN, FUNCTION_NAME]
     }
-    fn reader(&self, _opener: usize, ctx: &crate::builder::Ctx) -> Option<Box<dyn RegionReader>> {
+    fn reader(&self, opener: usize, ctx: &crate::builder::Ctx) -> Option<Box<dyn RegionReader>> {
+        if opener == 1 {
+            return Some(Box::new(
+                BlockReader::new(&FUNCTION_BLOCK).streaming_json(&FUNCTION_STREAM, ctx.limits.max_depth),
+            ));
+        }
         Some(Box::new(Reader {
             close: CloseOutsideStrings::new(OPEN.len()),
             json: false,
@@ -84,6 +91,81 @@ impl Family for Hermes {
     fn example_call(&self, name: &str, args: &Map<String, Value>) -> Option<String> {
         Some(format!("<tool_call>{}</tool_call>", name_arguments(name, args)))
     }
+}
+
+/// `<function name="NAME">{json}</function>`: a Hermes variant llama.cpp's Hermes 2 Pro
+/// reader accepts; ours when the JSON object follows the tag.
+const FUNCTION_NAME: &str = "<function name=\"";
+
+static FUNCTION_BLOCK: Block = Block {
+    format: FormatId::HERMES,
+    open: FUNCTION_NAME,
+    close: "</function>",
+    lead: function_name_lead,
+    body: function_name_body,
+};
+
+static FUNCTION_STREAM: JsonCallTags = JsonCallTags {
+    call: "",
+    head: function_name_head,
+    call_end: "",
+};
+
+/// `NAME">` then blanks then `{`.
+fn function_name_lead(lead: &str, complete: bool) -> Lead {
+    let Some(q) = lead.find('"') else {
+        return if complete || lead.len() > 256 || lead.contains(['<', '>', '\n']) {
+            Lead::NotMine
+        } else {
+            Lead::NeedMore
+        };
+    };
+    let name = &lead[..q];
+    if !valid_name(name) {
+        return Lead::NotMine;
+    }
+    let Some(after) = lead[q + 1..].strip_prefix('>') else {
+        return if complete || q + 1 < lead.len() {
+            Lead::NotMine
+        } else {
+            Lead::NeedMore
+        };
+    };
+    // A JSON object's first key or its end: `{{ body }}` (a template) is prose.
+    let Some(object) = skip_space(after).strip_prefix('{') else {
+        return if skip_space(after).is_empty() && !complete {
+            Lead::NeedMore
+        } else {
+            Lead::NotMine
+        };
+    };
+    match skip_space(object).bytes().next() {
+        Some(b'"' | b'}') => Lead::Mine(Some(name.to_owned())),
+        None if !complete => Lead::NeedMore,
+        _ => Lead::NotMine,
+    }
+}
+
+/// `NAME">` and blanks → the name.
+fn function_name_head(head: &str) -> Option<(String, Option<String>)> {
+    let name = head.trim_end().strip_suffix("\">")?;
+    valid_name(name).then(|| (name.to_owned(), None))
+}
+
+/// `NAME">{json}` → one call.
+fn function_name_body(body: &str, _cx: &mut ReadCx<'_>, format: FormatId) -> Result<Vec<Draft>, String> {
+    let (name, json) = body.split_once("\">").ok_or("<function name=\" is not closed by \">")?;
+    if !valid_name(name) {
+        return Err(format!("invalid tool name {name:?}"));
+    }
+    let (args, repairs) =
+        parse_lenient(json.trim()).map_err(|e| format!("the arguments of {name:?} are not JSON: {e}"))?;
+    if !args.is_object() {
+        return Err(format!("the arguments of {name:?} are not a JSON object"));
+    }
+    let mut d = Draft::new(name, Some(args), format);
+    d.repairs = repairs;
+    Ok(vec![d])
 }
 
 /// Prose that mentions `<tool_call>` is not followed by JSON within this many bytes.
