@@ -243,7 +243,7 @@ pub fn build(
     };
     let Some(shape) = shape(family) else {
         return Err(unsupported(
-            "no markup shape is declared for it (Python-like or free-form calls)",
+            "its family declares no markup shape for constraints; the reply is parsed and repaired instead",
         ));
     };
     let mut offered: Vec<&ToolSpec> = tools.iter().filter(|t| t.enabled).collect();

@@ -172,7 +172,8 @@ impl FormatId {
 
     /// The family's call markup as data, for decoding constraints (`toolcall-constrain`);
     /// `None`: no constraint is written for it (Python-like or free-form calls, provider
-    /// shapes), callers keep parse-and-repair alone.
+    /// shapes, and tag families whose markup the shape data cannot express yet, such as
+    /// Hunyuan's per-checkpoint suffixes), callers keep parse-and-repair alone.
     pub fn constraint_shape(self) -> Option<&'static crate::shape::Shape> {
         self.family().and_then(|f| f.constraint_shape())
     }
