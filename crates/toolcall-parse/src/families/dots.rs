@@ -7,58 +7,30 @@
 //! `invoke`/`parameter` body; its JSON-object fallback inside the block is not read here).
 
 use super::described::{Body, Described};
-use super::marked::{InvokeTags, attr_param_value, invokes, tag_lead};
-use super::tags::{Block, Lead, StreamTags, ValueHead};
+use super::minimax_m2;
+use super::tags::Block;
 use super::text_example::named_parameters;
 use crate::FormatId;
-use crate::builder::Draft;
-use crate::family::{Instructions, ReadCx};
+use crate::family::Instructions;
 
 impl FormatId {
     pub(crate) const DOTS: FormatId = FormatId::builtin("dots");
 }
 
-static TAGS: InvokeTags = InvokeTags {
-    invoke: "<invoke name=\"",
-    invoke_end: "</invoke>",
-    param: "<parameter name=\"",
-    param_end: "</parameter>",
-    between: &[],
-};
-
+/// MiniMax M2's `invoke` reader, lead test and streaming tags, behind dots' block tags.
 static BLOCK: Block = Block {
     format: FormatId::DOTS,
     open: "<dots_function_call>",
     close: "</dots_function_call>",
-    lead,
-    body,
+    lead: minimax_m2::lead,
+    body: minimax_m2::body,
 };
-
-fn lead(lead: &str, complete: bool) -> Lead {
-    tag_lead(lead, complete, TAGS.invoke)
-}
-
-fn body(body: &str, cx: &mut ReadCx<'_>, format: FormatId) -> Result<Vec<Draft>, String> {
-    invokes(body, cx, format, &TAGS)
-}
-
-static STREAM: StreamTags = StreamTags {
-    param: "<parameter name=\"",
-    param_end: "</parameter>",
-    call_end: "</invoke>",
-    value: param_value,
-    value_stops: &[],
-};
-
-fn param_value(header: &str) -> ValueHead {
-    attr_param_value(header, STREAM.param)
-}
 
 pub(crate) static DOTS: Described = Described {
     id: FormatId::DOTS,
     description: "<dots_function_call><invoke name=\"NAME\"><parameter name=\"K\">V</parameter></invoke></dots_function_call> (dots); values typed by the schema",
     example: r#"<dots_function_call><invoke name="get_weather"><parameter name="city">Paris</parameter></invoke></dots_function_call>"#,
-    body: Body::Tags(&BLOCK, &STREAM),
+    body: Body::Tags(&BLOCK, &minimax_m2::STREAM),
     reasoning: &[],
     model_names: &["dots.llm*", "dots-llm*"],
     template_markers: &["<dots_function_call>", "<invoke name="],

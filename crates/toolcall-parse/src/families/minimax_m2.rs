@@ -31,15 +31,16 @@ static BLOCK: Block = Block {
     body,
 };
 
-fn lead(lead: &str, complete: bool) -> Lead {
+/// Shared with `dots`: the same `invoke` elements behind other block tags.
+pub(super) fn lead(lead: &str, complete: bool) -> Lead {
     tag_lead(lead, complete, TAGS.invoke)
 }
 
-fn body(body: &str, cx: &mut ReadCx<'_>, format: FormatId) -> Result<Vec<Draft>, String> {
+pub(super) fn body(body: &str, cx: &mut ReadCx<'_>, format: FormatId) -> Result<Vec<Draft>, String> {
     invokes(body, cx, format, &TAGS)
 }
 
-static STREAM: StreamTags = StreamTags {
+pub(super) static STREAM: StreamTags = StreamTags {
     param: "<parameter name=\"",
     param_end: "</parameter>",
     call_end: "</invoke>",
