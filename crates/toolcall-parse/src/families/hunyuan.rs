@@ -21,12 +21,14 @@
 //! converts to. Values are typed by the tool's schema.
 
 use serde_json::{Map, Value};
-use toolcall_core::{Diagnostic, Repair};
+use toolcall_core::Repair;
 
-use super::tags::{layout_trim, skip_space, starts, typed, valid_name};
+use super::tags::{
+    StandaloneBlock, finish_standalone, layout_trim, skip_space, starts, typed, valid_name,
+};
 use super::text_example::tag_text;
 use crate::FormatId;
-use crate::builder::{Ctx, Draft, Outcome, closing_marker_repair};
+use crate::builder::{Ctx, Draft};
 use crate::family::{
     Advance, Family, Instructions, ReadCx, ReasoningMarker, RegionReader, ScanFrom, find_from,
 };
@@ -299,53 +301,17 @@ impl HunyuanReader {
             return Advance::NotMine;
         };
         let body = region.get(t.body..body_end).unwrap_or("");
-        let span = cx.span(0, end);
-        let (mut drafts, mut errors) = read_calls(body, t, cx);
-        if !closed && (!errors.is_empty() || !cx.closes_at_end()) {
-            return Advance::Broken {
-                end,
-                why: format!(
-                    "truncated tool call: {} is not closed before the end of output; not run",
-                    t.calls_end
-                ),
-            };
-        }
-        if drafts.is_empty() {
-            return Advance::Broken {
-                end,
-                why: errors
-                    .pop()
-                    .unwrap_or_else(|| "a tool-call block without calls".to_owned()),
-            };
-        }
-        let mut o = Outcome::default();
-        for why in errors {
-            o.diagnostics.push(Diagnostic::error(
-                format!("{why}; that call is not run, its siblings are"),
-                span.clone(),
-            ));
-        }
-        for d in &mut drafts {
-            d.span = span.clone();
-            if !closed {
-                d.repairs.push(closing_marker_repair(&t.calls_end));
-            }
-            o.diagnostics
-                .extend(cx.ctx.unknown_name_warning(&d.name, span.clone()));
-        }
-        if self.calls > 0 {
-            super::tags::finish_sent(
-                &self.closed,
-                self.calls,
-                &self.sent,
-                &drafts,
-                span,
-                &mut o,
-                cx,
-            );
-        }
-        o.drafts = drafts;
-        Advance::Done { end, outcome: o }
+        let (drafts, errors) = read_calls(body, t, cx);
+        let block = StandaloneBlock {
+            drafts,
+            errors,
+            closed,
+            close: &t.calls_end,
+            unclosed: &t.calls_end,
+            empty: "a tool-call block without calls",
+            streamed: Some((&self.closed, self.calls, &self.sent)),
+        };
+        finish_standalone(block, end, cx)
     }
 }
 

@@ -19,12 +19,12 @@
 //! scan stop byte; it is rare in prose.
 
 use serde_json::{Map, Number, Value};
-use toolcall_core::{Diagnostic, Repair};
+use toolcall_core::Repair;
 
-use super::tags::{layout_trim, skip_space, starts, valid_name};
+use super::tags::{StandaloneBlock, finish_standalone, layout_trim, skip_space, starts, valid_name};
 use super::text_example::tag_text;
 use crate::FormatId;
-use crate::builder::{Ctx, Draft, Outcome, closing_marker_repair};
+use crate::builder::{Ctx, Draft};
 use crate::family::{
     Advance, Family, Instructions, ReadCx, ReasoningMarker, RegionReader, ScanFrom, find_from,
 };
@@ -280,42 +280,17 @@ impl M3Reader {
 
     fn finish(&mut self, region: &str, body_end: usize, end: usize, closed: bool, cx: &mut ReadCx<'_>) -> Advance {
         let body = region.get(OPEN.len()..body_end).unwrap_or("");
-        let span = cx.span(0, end);
-        let (mut drafts, mut errors) = read_invokes(body, cx, self.max_depth);
-        if !closed && (!errors.is_empty() || !cx.closes_at_end()) {
-            return Advance::Broken {
-                end,
-                why: format!("truncated tool call: {OPEN} is not closed before the end of output; not run"),
-            };
-        }
-        if drafts.is_empty() {
-            return Advance::Broken {
-                end,
-                why: errors
-                    .pop()
-                    .unwrap_or_else(|| "a tool-call block without invokes".to_owned()),
-            };
-        }
-        let mut o = Outcome::default();
-        for why in errors {
-            o.diagnostics.push(Diagnostic::error(
-                format!("{why}; that call is not run, its siblings are"),
-                span.clone(),
-            ));
-        }
-        for d in &mut drafts {
-            d.span = span.clone();
-            if !closed {
-                d.repairs.push(closing_marker_repair(CLOSE));
-            }
-            o.diagnostics
-                .extend(cx.ctx.unknown_name_warning(&d.name, span.clone()));
-        }
-        if self.calls > 0 {
-            super::tags::finish_sent(&self.closed, self.calls, &self.sent, &drafts, span, &mut o, cx);
-        }
-        o.drafts = drafts;
-        Advance::Done { end, outcome: o }
+        let (drafts, errors) = read_invokes(body, cx, self.max_depth);
+        let block = StandaloneBlock {
+            drafts,
+            errors,
+            closed,
+            close: CLOSE,
+            unclosed: OPEN,
+            empty: "a tool-call block without invokes",
+            streamed: Some((&self.closed, self.calls, &self.sent)),
+        };
+        finish_standalone(block, end, cx)
     }
 }
 

@@ -679,6 +679,78 @@ pub(crate) fn finish_sent(
     }
 }
 
+/// What a block whose calls stand alone read, for [`finish_standalone`].
+pub(crate) struct StandaloneBlock<'a> {
+    /// The calls read whole.
+    pub drafts: Vec<Draft>,
+    /// One reason per call that could not be read (its siblings still run).
+    pub errors: Vec<String>,
+    /// The block's closing tag followed its body.
+    pub closed: bool,
+    /// The closing tag, for the repair when it is missing at the end of the output.
+    pub close: &'a str,
+    /// The tag named in the truncation error.
+    pub unclosed: &'a str,
+    /// The error of a block without any readable call.
+    pub empty: &'a str,
+    /// What was streamed (`closed`, `calls`, `sent` as in [`finish_sent`]), if anything.
+    pub streamed: Option<(&'a [String], usize, &'a str)>,
+}
+
+/// The end of a block whose calls stand alone: a block cut before its closing tag is
+/// truncated unless the output ended deliberately with every call whole; each broken call
+/// is reported while its siblings run; streamed arguments are finished.
+pub(crate) fn finish_standalone(
+    b: StandaloneBlock<'_>,
+    end: usize,
+    cx: &mut ReadCx<'_>,
+) -> Advance {
+    let StandaloneBlock {
+        mut drafts,
+        mut errors,
+        closed,
+        close,
+        unclosed,
+        empty,
+        streamed,
+    } = b;
+    if !closed && (!errors.is_empty() || !cx.closes_at_end()) {
+        return Advance::Broken {
+            end,
+            why: format!(
+                "truncated tool call: {unclosed} is not closed before the end of output; not run"
+            ),
+        };
+    }
+    if drafts.is_empty() {
+        return Advance::Broken {
+            end,
+            why: errors.pop().unwrap_or_else(|| empty.to_owned()),
+        };
+    }
+    let span = cx.span(0, end);
+    let mut o = Outcome::default();
+    for why in errors {
+        o.diagnostics.push(Diagnostic::error(
+            format!("{why}; that call is not run, its siblings are"),
+            span.clone(),
+        ));
+    }
+    for d in &mut drafts {
+        d.span = span.clone();
+        if !closed {
+            d.repairs.push(closing_marker_repair(close));
+        }
+        o.diagnostics
+            .extend(cx.ctx.unknown_name_warning(&d.name, span.clone()));
+    }
+    if let Some((sent_closed, calls, sent)) = streamed.filter(|&(_, calls, _)| calls > 0) {
+        finish_sent(sent_closed, calls, sent, &drafts, span, &mut o, cx);
+    }
+    o.drafts = drafts;
+    Advance::Done { end, outcome: o }
+}
+
 impl RegionReader for BlockReader {
     fn advance(&mut self, region: &str, is_final: bool, cx: &mut ReadCx<'_>) -> Advance {
         let b = self.block;
