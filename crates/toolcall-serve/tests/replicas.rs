@@ -13,8 +13,6 @@ use std::sync::Arc;
 use common::*;
 use serde_json::{Value, json};
 use toolcall_inspector::ToolSwitches;
-use toolcall_packs::{PackConfig, load_pack};
-use toolcall_run::server::{PackInstance, SessionPack};
 use toolcall_run::{ApproveAll, Archive};
 use toolcall_serve::server_side::{SESSION_HEADER, ServerSide};
 use toolcall_serve::{AppState, Config};
@@ -47,32 +45,6 @@ async fn replica(archive_url: &str, upstream: &str, dir: &std::path::Path) -> St
             .unwrap()
     });
     format!("http://{addr}")
-}
-
-/// The world pack as `toolcall serve --pack world` runs it: an instance per session.
-fn world_pack() -> (toolcall_core::Registry, SessionPack) {
-    let mut options = serde_json::Map::new();
-    options.insert("world".into(), json!("examples/world/world.json"));
-    let config = PackConfig {
-        base_dir: toolcall_testkit::workspace_root(),
-        options,
-    };
-    let registry = load_pack("world", &config).unwrap().registry;
-    let make = move || -> Result<PackInstance, String> {
-        let pack = load_pack("world", &config).map_err(|e| e.to_string())?;
-        let state = pack.state.unwrap();
-        let saved = state.clone();
-        Ok(PackInstance {
-            tools: pack.registry,
-            snapshot: Arc::new(move || saved.snapshot()),
-            restore: Box::new(move |s| state.restore(s).map_err(|e| e.to_string())),
-        })
-    };
-    let pack = SessionPack {
-        name: "world".into(),
-        make: Arc::new(make),
-    };
-    (registry, pack)
 }
 
 fn call(name: &str, arguments: Value) -> String {

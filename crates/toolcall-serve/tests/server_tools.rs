@@ -12,8 +12,6 @@ use common::*;
 use futures::StreamExt;
 use serde_json::{Value, json};
 use toolcall_inspector::ToolSwitches;
-use toolcall_packs::{PackConfig, load_pack};
-use toolcall_run::server::{PackInstance, SessionPack};
 use toolcall_run::{ApproveAll, Archive};
 use toolcall_serve::server_side::{PROGRESS_EVENT, PROGRESS_HEADER, SESSION_HEADER, ServerSide};
 use toolcall_serve::{AppState, Config, InvalidCallPolicy, ModelRoute};
@@ -75,33 +73,6 @@ async fn gateway_with(replies: &[(&str, &str)], edit: impl FnOnce(&mut Config)) 
         archive,
         _dir: dir,
     }
-}
-
-/// The world pack's tools, and the pack as the gateway runs it: loaded anew for each
-/// session (what `toolcall serve --pack world` does).
-fn world_pack() -> (toolcall_core::Registry, SessionPack) {
-    let mut options = serde_json::Map::new();
-    options.insert("world".into(), json!("examples/world/world.json"));
-    let config = PackConfig {
-        base_dir: toolcall_testkit::workspace_root(),
-        options,
-    };
-    let registry = load_pack("world", &config).unwrap().registry;
-    let make = move || -> Result<PackInstance, String> {
-        let pack = load_pack("world", &config).map_err(|e| e.to_string())?;
-        let state = pack.state.unwrap();
-        let saved = state.clone();
-        Ok(PackInstance {
-            tools: pack.registry,
-            snapshot: Arc::new(move || saved.snapshot()),
-            restore: Box::new(move |s| state.restore(s).map_err(|e| e.to_string())),
-        })
-    };
-    let pack = SessionPack {
-        name: "world".into(),
-        make: Arc::new(make),
-    };
-    (registry, pack)
 }
 
 fn offered(request: &Value) -> Vec<String> {

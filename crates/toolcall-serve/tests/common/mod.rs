@@ -582,3 +582,32 @@ pub async fn run_sdk_client(script: &str, ids_label: &str) -> Option<SdkRun> {
         ids,
     })
 }
+
+/// The world pack's tools, and the pack as the gateway runs it: loaded anew for each
+/// session (what `toolcall serve --pack world` does).
+pub fn world_pack() -> (toolcall_core::Registry, toolcall_run::server::SessionPack) {
+    use toolcall_packs::{PackConfig, load_pack};
+    use toolcall_run::server::{PackInstance, SessionPack};
+    let mut options = serde_json::Map::new();
+    options.insert("world".into(), json!("examples/world/world.json"));
+    let config = PackConfig {
+        base_dir: toolcall_testkit::workspace_root(),
+        options,
+    };
+    let registry = load_pack("world", &config).unwrap().registry;
+    let make = move || -> Result<PackInstance, String> {
+        let pack = load_pack("world", &config).map_err(|e| e.to_string())?;
+        let state = pack.state.unwrap();
+        let saved = state.clone();
+        Ok(PackInstance {
+            tools: pack.registry,
+            snapshot: Arc::new(move || saved.snapshot()),
+            restore: Box::new(move |s| state.restore(s).map_err(|e| e.to_string())),
+        })
+    };
+    let pack = SessionPack {
+        name: "world".into(),
+        make: Arc::new(make),
+    };
+    (registry, pack)
+}
