@@ -5,50 +5,23 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::process::{Child, Stdio};
+use std::io::{Read, Write};
 
-use common::{bin, repo_root, scripted_server, show_session};
+use common::{Gateway, bin, repo_root, scripted_server, show_session};
 use serde_json::{Value, json};
-
-/// A `toolcall serve` child, stopped on drop.
-struct Gateway {
-    child: Child,
-    addr: String,
-}
-
-impl Drop for Gateway {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 fn start(upstream: &str, dir: &std::path::Path) -> Gateway {
     let world = repo_root().join("examples/world/world.json");
-    let mut child = bin()
+    let mut serve = bin();
+    serve
         .args(["serve", "--listen", "127.0.0.1:0", "--upstream", upstream])
         .args(["--pack", "world", "--pack-opt"])
         .arg(format!("world.world={}", world.display()))
         .arg("--archive")
         .arg(dir.join("sessions.sqlite"))
         .arg("--tool-switches")
-        .arg(dir.join("switches.json"))
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut first = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut first)
-        .unwrap();
-    let addr = first
-        .trim()
-        .strip_prefix("listening on http://")
-        .unwrap_or_else(|| panic!("unexpected first line {first:?}"))
-        .to_owned();
-    Gateway { child, addr }
+        .arg(dir.join("switches.json"));
+    Gateway::start(&mut serve)
 }
 
 /// POSTs a Chat Completions request; the `x-toolcall-session` header and the body.

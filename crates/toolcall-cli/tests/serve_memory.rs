@@ -10,11 +10,10 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::process::{Child, Stdio};
+use std::io::{Read, Write};
 use std::time::{Duration, Instant};
 
-use common::bin;
+use common::{Gateway, bin};
 use serde_json::{Value, json};
 
 /// The peak resident set the gateway may reach under this load.
@@ -22,42 +21,17 @@ const PEAK_BOUND_KB: u64 = 256 * 1024;
 /// What it must come back under once idle.
 const IDLE_BOUND_KB: u64 = 128 * 1024;
 
-struct Gateway {
-    child: Child,
-    addr: String,
-}
-
-impl Drop for Gateway {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 fn start(dir: &std::path::Path) -> Gateway {
     // Nothing listens on the upstream: every request ends in a quick 502 once its tools
     // are compiled (or refused), which is all this test needs from it.
     let config = dir.join("gateway.toml");
     std::fs::write(&config, "upstream = \"http://127.0.0.1:1\"\nretries = 0\n").unwrap();
-    let mut child = bin()
+    let mut serve = bin();
+    serve
         .args(["serve", "--listen", "127.0.0.1:0", "--config"])
         .arg(&config)
-        .env("TOOLCALL_LOG", "error")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut first = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut first)
-        .unwrap();
-    let addr = first
-        .trim()
-        .strip_prefix("listening on http://")
-        .unwrap_or_else(|| panic!("unexpected first line {first:?}"))
-        .to_owned();
-    Gateway { child, addr }
+        .env("TOOLCALL_LOG", "error");
+    Gateway::start(&mut serve)
 }
 
 /// A `/proc/PID/status` field, in kB.

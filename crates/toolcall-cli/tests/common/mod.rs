@@ -3,8 +3,9 @@
 // Each test file uses only some of these.
 #![allow(dead_code)]
 
+use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Child, Command, Output, Stdio};
 
 use serde_json::Value;
 
@@ -160,4 +161,40 @@ pub fn scripted_raw_server(answers: Vec<(&'static str, String)>) -> (String, See
         }
     });
     (url, seen)
+}
+
+/// A `toolcall serve` child, killed on drop; `addr` is the `host:port` it says it listens on.
+pub struct Gateway {
+    pub child: Child,
+    pub addr: String,
+}
+
+impl Drop for Gateway {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Gateway {
+    /// Starts `serve` (`bin()` with `serve` and its arguments, `--listen 127.0.0.1:0` among
+    /// them) and reads its address from the first line it prints.
+    pub fn start(serve: &mut Command) -> Gateway {
+        let mut child = serve
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut first = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut first)
+            .unwrap();
+        let addr = first
+            .trim()
+            .strip_prefix("listening on http://")
+            .unwrap_or_else(|| panic!("unexpected first line {first:?}"))
+            .to_owned();
+        Gateway { child, addr }
+    }
 }
