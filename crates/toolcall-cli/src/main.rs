@@ -55,8 +55,41 @@ enum Command {
     Mcp(mcp_cmd::McpArgs),
 }
 
+impl Command {
+    /// A command that only prints a result: a reader that stops reading (`| head -1`) ends it
+    /// as it ends any Unix filter. `run`, `serve` and `mcp` are left out: they own children,
+    /// sockets and archives that must be closed in order, so they handle a closed stdout
+    /// as an error.
+    fn only_prints(&self) -> bool {
+        matches!(
+            self,
+            Command::Parse(_)
+                | Command::Formats
+                | Command::Constrain(_)
+                | Command::Detect(_)
+                | Command::Tools(_)
+                | Command::Sessions(_)
+                | Command::World(_)
+        )
+    }
+}
+
+/// Rust starts programs with `SIGPIPE` ignored, so `println!` to a closed pipe panics
+/// ("failed printing to stdout"); the default action ends the process silently instead,
+/// with the status a shell reports for any filter cut short (141).
+fn end_quietly_on_a_closed_stdout() {
+    // SAFETY: called once, before any thread is spawned; resetting a signal's disposition
+    // to its default has no other effect on this process.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if cli.command.only_prints() {
+        end_quietly_on_a_closed_stdout();
+    }
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

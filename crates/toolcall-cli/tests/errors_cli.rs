@@ -79,3 +79,36 @@ fn a_bad_schema_is_reported_once() {
         );
     }
 }
+
+// A printing command whose reader has gone (`toolcall formats | head -1`) ends quietly,
+// not with a panic message about a broken pipe.
+#[test]
+fn a_printing_command_ends_quietly_on_a_closed_stdout() {
+    use std::os::unix::process::ExitStatusExt;
+    let tools = fixture_path("parse/tools.json");
+    let tools = tools.to_str().unwrap();
+    let reply = fixture_path("parse/qwen_hermes.txt");
+    for args in [
+        vec!["formats"],
+        vec!["tools", "list", "--tools", tools],
+        vec!["parse", "--tools", tools, reply.to_str().unwrap()],
+    ] {
+        // The reader is gone before the command starts, so its first write finds the pipe closed.
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        let out = bin()
+            .args(&args)
+            .stdin(std::process::Stdio::null())
+            .stdout(writer)
+            .output()
+            .unwrap();
+        let text = stderr(&out);
+        assert!(text.is_empty(), "{args:?} wrote to stderr: {text}");
+        assert_eq!(
+            out.status.signal(),
+            Some(libc::SIGPIPE),
+            "{args:?}: {:?}",
+            out.status
+        );
+    }
+}
