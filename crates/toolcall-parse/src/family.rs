@@ -92,7 +92,10 @@
 //! - Linear time: remember how far the region was scanned (`ScanFrom`, or the shared
 //!   [`Scanner`], which is resumable) and only look at new bytes on the next call.
 //! - Values that are text in the markup (XML and tag styles) go through
-//!   [`convert_text_value`]: JSON types by the tool's schema, strings stay exactly strings.
+//!   [`convert_text_value`]: JSON types by the tool's schema, strings stay exactly strings;
+//!   a value the schema does not type follows the family's `untyped` rule ([`Untyped`]: its
+//!   reference parser's, declared in its module), which a stream decides from the value's
+//!   first bytes ([`untyped_is_text`]).
 //! - Announce calls while streaming through [`ReadCx::start_call`] and
 //!   [`ReadCx::arguments`]: once when the name is known, then JSON fragments of the
 //!   arguments. The engine ties them to the `Done` outcome's drafts in order (same name).
@@ -176,6 +179,11 @@ impl FormatId {
     /// Hunyuan's per-checkpoint suffixes), callers keep parse-and-repair alone.
     pub fn constraint_shape(self) -> Option<&'static crate::shape::Shape> {
         self.family().and_then(|f| f.constraint_shape())
+    }
+
+    /// How the family reads a text value its tool's schema does not type ([`Untyped`]).
+    pub fn untyped(self) -> Untyped {
+        self.family().map_or(Untyped::Text, |f| f.untyped())
     }
 
     /// Native provider shapes (arguments as a JSON string are normal there, not a repair).
@@ -264,6 +272,11 @@ pub(crate) trait Family: Sync + Send {
     /// the decoding constraint; `None` where no grammar can hold its calls.
     fn constraint_shape(&self) -> Option<&'static crate::shape::Shape> {
         None
+    }
+    /// How a text value the tool's schema does not type is read (its reference parser's
+    /// rule, [`Untyped`]); text-valued tag families only.
+    fn untyped(&self) -> Untyped {
+        Untyped::Text
     }
     /// Control tokens removed from the visible text wherever they appear.
     fn strip(&self) -> &'static [&'static str] {
@@ -572,23 +585,46 @@ pub(crate) fn find_from(hay: &str, needle: &str, from: usize) -> Option<usize> {
     memchr::memmem::find(hay.as_bytes().get(at..)?, n).map(|i| at + i)
 }
 
+/// How a family reads a text value whose argument the tool's schema does not type (no
+/// tool, no property, or a property without a type): its reference parser's rule
+/// ([`Family::untyped`], declared in the family's module). With a type, the schema decides.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Untyped {
+    /// The text stays a string.
+    #[default]
+    Text,
+    /// These words, in any ASCII case, are `null`; any other text stays a string.
+    Null(&'static [&'static str]),
+    /// JSON, then a Python literal (`True`, `None`, `{'a': 1}`); any other text stays a
+    /// string.
+    Literal,
+}
+
+/// `null` alone (vLLM's and SGLang's Qwen3-Coder, Seed-OSS and dots readers).
+pub const NULL_WORD: Untyped = Untyped::Null(&["null"]);
+
 /// Converts a value written as text in markup (XML/tag styles) by the tool's schema for
 /// that argument: integer, number, boolean, null, object and array are read as JSON; a
-/// string stays exactly the text (never `"007"` → `7`); with no schema for the argument
-/// the text is kept. A repair is recorded when the text was not what the schema asked.
+/// string stays exactly the text (never `"007"` → `7`). When the schema gives no type for
+/// the argument, the family's [`Untyped`] rule decides. A repair is recorded when the text
+/// was not what the schema asked, or was read as a Python literal.
 pub(crate) fn convert_text_value(
     raw: &str,
     spec: Option<&ToolSpec>,
     key: &str,
+    untyped: Untyped,
     repairs: &mut Vec<Repair>,
 ) -> Value {
-    if is_text_param(spec, key) {
+    let types = spec
+        .and_then(|s| s.parameters.get("properties")?.get(key))
+        .map(schema_types)
+        .unwrap_or_default();
+    if types.is_empty() {
+        return untyped_value(raw, key, untyped, repairs);
+    }
+    if types.contains(&"string") {
         return Value::String(raw.to_owned());
     }
-    let Some(schema) = spec.and_then(|s| s.parameters.get("properties")?.get(key)) else {
-        return Value::String(raw.to_owned());
-    };
-    let types = schema_types(schema);
     let text = raw.trim();
     let decoded = crate::repair::parse_lenient(text).ok();
     let fits = |v: &Value| {
@@ -629,15 +665,73 @@ pub(crate) fn convert_text_value(
     }
 }
 
-/// Whether a text value of argument `key` stays text ([`convert_text_value`]): the schema
-/// allows a string, says no type, or there is no schema for it. Known at the parameter's
-/// name, before its value arrives.
-pub(crate) fn is_text_param(spec: Option<&ToolSpec>, key: &str) -> bool {
-    let Some(schema) = spec.and_then(|s| s.parameters.get("properties")?.get(key)) else {
-        return true;
-    };
-    let types = schema_types(schema);
-    types.is_empty() || types.contains(&"string")
+/// A text value the schema does not type, read by the family's rule.
+fn untyped_value(raw: &str, key: &str, untyped: Untyped, repairs: &mut Vec<Repair>) -> Value {
+    let text = raw.trim();
+    match untyped {
+        Untyped::Text => {}
+        Untyped::Null(words) => {
+            if words.iter().any(|w| w.eq_ignore_ascii_case(text)) {
+                return Value::Null;
+            }
+        }
+        Untyped::Literal => {
+            if let Ok(v) = serde_json::from_str::<Value>(text) {
+                return v;
+            }
+            // A Python literal: what the lenient reader fixes that Python's
+            // `ast.literal_eval` also reads (quotes, True/False/None, a trailing comma).
+            const PYTHON: [&str; 3] = ["single_quotes", "python_literals", "trailing_comma"];
+            if let Ok((v, fixed)) = crate::repair::parse_lenient(text)
+                && fixed.iter().all(|r| PYTHON.contains(&r.kind.as_str()))
+            {
+                repairs.push(Repair::new(
+                    "text_value",
+                    format!("argument {key:?}: {text:?} read as the Python literal {v}"),
+                ));
+                return v;
+            }
+        }
+    }
+    Value::String(raw.to_owned())
+}
+
+/// What the schema says of a text value of argument `key` ([`convert_text_value`]), known
+/// at the parameter's name before its value arrives: `Some(true)`, a string whatever it
+/// holds (the schema allows a string); `Some(false)`, another type; `None`, no type (the
+/// family's [`Untyped`] rule decides, see [`untyped_is_text`]).
+pub(crate) fn text_param(spec: Option<&ToolSpec>, key: &str) -> Option<bool> {
+    let types = spec
+        .and_then(|s| s.parameters.get("properties")?.get(key))
+        .map(schema_types)
+        .unwrap_or_default();
+    (!types.is_empty()).then(|| types.contains(&"string"))
+}
+
+/// Whether an untyped value whose text starts `so_far` is a string under `rule`, as
+/// [`convert_text_value`] will read it whole: `None` while more bytes decide. Once
+/// decided it stays so whatever follows, so a stream may send the text as it arrives.
+pub(crate) fn untyped_is_text(rule: Untyped, so_far: &str) -> Option<bool> {
+    match rule {
+        Untyped::Text => Some(true),
+        Untyped::Null(words) => {
+            // Still a prefix of a null word (blanks around it are trimmed).
+            let t = so_far.trim();
+            let maybe = words
+                .iter()
+                .any(|w| w.get(..t.len()).is_some_and(|p| p.eq_ignore_ascii_case(t)));
+            (!maybe).then_some(true)
+        }
+        Untyped::Literal => {
+            // JSON and the Python literals read start with one of these; a value that
+            // starts otherwise is text whatever follows.
+            let c = so_far.trim_start().chars().next()?;
+            Some(!matches!(
+                c,
+                '-' | '0'..='9' | '"' | '\'' | '[' | '{' | 't' | 'f' | 'n' | 'T' | 'F' | 'N'
+            ))
+        }
+    }
 }
 
 fn schema_types(schema: &Value) -> Vec<&str> {
@@ -683,8 +777,9 @@ mod tests {
             "maybe": {"type": ["integer", "null"]}
         }));
         let mut r = Vec::new();
-        let c =
-            |raw: &str, key: &str, r: &mut Vec<Repair>| convert_text_value(raw, Some(&s), key, r);
+        let c = |raw: &str, key: &str, r: &mut Vec<Repair>| {
+            convert_text_value(raw, Some(&s), key, Untyped::Text, r)
+        };
         assert_eq!(c("007", "code", &mut r), json!("007"));
         assert_eq!(c(" 42 ", "n", &mut r), json!(42));
         assert_eq!(c("1.5", "x", &mut r), json!(1.5));
@@ -699,8 +794,58 @@ mod tests {
         assert_eq!(r[1].kind, "text_value");
         // no schema for the key, or no spec: text stays text
         assert_eq!(c("42", "other", &mut r), json!("42"));
-        assert_eq!(convert_text_value("42", None, "n", &mut r), json!("42"));
+        assert_eq!(
+            convert_text_value("42", None, "n", Untyped::Text, &mut r),
+            json!("42")
+        );
         assert_eq!(r.len(), 2);
+    }
+
+    // Values the schema does not type follow the family's rule; a stream may send the text
+    // once `untyped_is_text` says so, and the whole value then converts to that text.
+    #[test]
+    fn untyped_values_follow_the_family_rule() {
+        let mut r = Vec::new();
+        let mut c = |raw: &str, rule| convert_text_value(raw, None, "k", rule, &mut r);
+        let null = Untyped::Null(&["null", "none"]);
+        assert_eq!(c("42", Untyped::Text), json!("42"));
+        assert_eq!(c("null", Untyped::Text), json!("null"));
+        assert_eq!(c(" NULL ", null), json!(null));
+        assert_eq!(c("None", null), json!(null));
+        assert_eq!(c("nullify", null), json!("nullify"));
+        assert_eq!(c("true", null), json!("true"));
+        assert_eq!(c("42", Untyped::Literal), json!(42));
+        assert_eq!(c("{\"a\": 1}", Untyped::Literal), json!({"a": 1}));
+        assert_eq!(c("{'a': True}", Untyped::Literal), json!({"a": true}));
+        assert_eq!(c("{a: 1}", Untyped::Literal), json!("{a: 1}"));
+        assert_eq!(c("Paris", Untyped::Literal), json!("Paris"));
+        assert_eq!(c("007", Untyped::Literal), json!("007"));
+        // Only the Python literal is a repair.
+        assert_eq!(r.len(), 1, "{r:?}");
+        // A property with a type: the schema decides, whatever the rule.
+        let s = spec(json!({"s": {"type": "string"}, "any": {"description": "no type"}}));
+        let mut r = Vec::new();
+        assert_eq!(
+            convert_text_value("null", Some(&s), "s", null, &mut r),
+            json!("null")
+        );
+        assert_eq!(
+            convert_text_value("null", Some(&s), "any", null, &mut r),
+            json!(null)
+        );
+        assert_eq!(text_param(Some(&s), "s"), Some(true));
+        assert_eq!(text_param(Some(&s), "any"), None);
+        assert_eq!(text_param(None, "k"), None);
+        // Streaming: decided only when no more bytes can change the conversion.
+        assert_eq!(untyped_is_text(Untyped::Text, ""), Some(true));
+        assert_eq!(untyped_is_text(null, " nu"), None);
+        assert_eq!(untyped_is_text(null, "null "), None);
+        assert_eq!(untyped_is_text(null, "nulx"), Some(true));
+        assert_eq!(untyped_is_text(null, "null x"), Some(true));
+        assert_eq!(untyped_is_text(Untyped::Literal, " "), None);
+        assert_eq!(untyped_is_text(Untyped::Literal, "Paris"), Some(true));
+        assert_eq!(untyped_is_text(Untyped::Literal, "{"), Some(false));
+        assert_eq!(untyped_is_text(Untyped::Literal, "True"), Some(false));
     }
 
     #[test]

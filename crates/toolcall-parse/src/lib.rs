@@ -10,6 +10,18 @@
 //! Each family also declares its call markup as data ([`shape`]), which
 //! `toolcall-constrain` turns into decoding constraints; the parser never reads it.
 //!
+//! Values written as text in markup (XML and tag families) are typed by the tool's schema:
+//! a string stays exactly the text, other types are read as JSON. When the schema gives the
+//! argument no type, each family follows its reference parser ([`Untyped`], declared in the
+//! family's module):
+//!
+//! | family | a value the schema does not type |
+//! |---|---|
+//! | `qwen3_coder`, `seed_oss`, `dots` | `null` (any case) is null, else text |
+//! | `minimax_m2` | `null`, `None`, `nil` (any case) are null, else text |
+//! | `glm`, `minicpm5` | JSON, then a Python literal (a `text_value` repair), else text |
+//! | the others | text |
+//!
 //! Registry policy: formats that can misfire on prose or ordinary JSON (`json`,
 //! `llama` without `<|python_tag|>`, `pythonic`, `call_syntax`, `key_value`, `fallback`)
 //! accept only registered names when a registry is given; `call_syntax` in auto mode needs a
@@ -44,7 +56,7 @@ pub use chat_template::{
 };
 pub use fallback::{FallbackKind, FallbackRule, load_fallback_rules};
 pub use families::{FormatInfo, formats};
-pub use family::{FormatId, Instructions, ReasoningMarker};
+pub use family::{FormatId, Instructions, ReasoningMarker, Untyped};
 pub use model_names::{ModelFamily, model_family, model_table};
 pub use prompt::{example_call, render_prompt, render_prompt_with_trigger, text_formats};
 pub use results::{ToolResultText, write_tool_results};

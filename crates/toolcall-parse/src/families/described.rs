@@ -10,7 +10,7 @@ use super::marked::{CallList, CallListReader, OpenJsonReader};
 use super::tags::{Block, BlockReader, StreamTags};
 use crate::FormatId;
 use crate::builder::Ctx;
-use crate::family::{Family, Instructions, ReasoningMarker, RegionReader};
+use crate::family::{Family, Instructions, ReasoningMarker, RegionReader, Untyped};
 use crate::shape::Shape;
 
 /// How a described family's region is read.
@@ -56,6 +56,8 @@ pub(crate) struct Described {
     pub example_call: fn(&str, &Map<String, Value>) -> String,
     /// Its call markup as data, for decoding constraints ([`Family::constraint_shape`]).
     pub constraint: Option<&'static Shape>,
+    /// How a text value the schema does not type is read ([`Family::untyped`]).
+    pub untyped: Untyped,
 }
 
 impl Family for Described {
@@ -104,5 +106,8 @@ impl Family for Described {
     }
     fn constraint_shape(&self) -> Option<&'static Shape> {
         self.constraint
+    }
+    fn untyped(&self) -> Untyped {
+        self.untyped
     }
 }

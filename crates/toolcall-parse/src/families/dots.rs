@@ -45,6 +45,7 @@ pub(crate) static DOTS: Described = Described {
         )
     },
     constraint: None,
+    untyped: crate::family::NULL_WORD,
 };
 
 #[cfg(test)]

@@ -5,6 +5,7 @@
 use super::described::{Body, Described};
 use super::text_example::name_arguments_list;
 use crate::FormatId;
+use crate::family::Untyped;
 use crate::family::Instructions;
 use crate::shape::{Piece, Shape};
 
@@ -39,4 +40,5 @@ pub(crate) static FUNCTOOLS: Described = Described {
     },
     example_call: |name, args| format!("functools{}", name_arguments_list(name, args)),
     constraint: Some(&CONSTRAINT),
+    untyped: Untyped::Text,
 };

@@ -9,7 +9,7 @@ use serde_json::{Map, Value};
 
 use crate::FormatId;
 use crate::builder::{Ctx, Draft};
-use crate::family::{Family, Instructions, ReadCx, RegionReader};
+use crate::family::{Family, Instructions, ReadCx, RegionReader, Untyped};
 
 use super::text_example::tag_text;
 use super::tags::{ValueHead, Block, BlockReader, Lead, layout_trim, skip_space, starts, typed, valid_name, StreamTags};
@@ -88,6 +88,11 @@ const ARG_VALUE: &[Piece] = &[
 ];
 
 impl Family for Glm {
+    /// vLLM's GLM-4.5 reader decodes every value not typed `string`: JSON, then a Python
+    /// literal, else the text.
+    fn untyped(&self) -> Untyped {
+        Untyped::Literal
+    }
     fn constraint_shape(&self) -> Option<&'static Shape> {
         Some(&CONSTRAINT)
     }
@@ -210,7 +215,7 @@ fn body(body: &str, cx: &mut ReadCx<'_>, format: FormatId) -> Result<Vec<Draft>,
         let v_end = rest
             .find(VALUE_END)
             .ok_or("<arg_value> is not closed by </arg_value>")?;
-        let v = typed(cx, name, key, layout_trim(&rest[..v_end]), &mut repairs);
+        let v = typed(cx, format, name, key, layout_trim(&rest[..v_end]), &mut repairs);
         args.insert(key.to_owned(), v);
         p = &rest[v_end + VALUE_END.len()..];
     }

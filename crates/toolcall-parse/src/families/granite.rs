@@ -4,6 +4,7 @@
 use super::described::{Body, Described};
 use super::text_example::name_arguments_list;
 use crate::FormatId;
+use crate::family::Untyped;
 use crate::family::Instructions;
 use crate::shape::{Piece, Shape};
 
@@ -37,4 +38,5 @@ pub(crate) static GRANITE: Described = Described {
     },
     example_call: |name, args| format!("<|tool_call|>{}", name_arguments_list(name, args)),
     constraint: Some(&CONSTRAINT),
+    untyped: Untyped::Text,
 };

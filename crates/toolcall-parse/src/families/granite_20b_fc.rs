@@ -6,6 +6,7 @@
 use super::described::{Body, Described};
 use super::text_example::name_arguments;
 use crate::FormatId;
+use crate::family::Untyped;
 use crate::family::Instructions;
 
 impl FormatId {
@@ -31,4 +32,5 @@ pub(crate) static GRANITE_20B_FC: Described = Described {
     },
     example_call: |name, args| format!("<function_call> {}", name_arguments(name, args)),
     constraint: None,
+    untyped: Untyped::Text,
 };

@@ -447,7 +447,7 @@ fn read_pair<'a>(
     let v_end = rest
         .find(t.value_end.as_str())
         .ok_or_else(|| format!("{} is not closed by {}", t.value, t.value_end))?;
-    let v = typed(cx, tool, key, layout_trim(&rest[..v_end]), repairs);
+    let v = typed(cx, FormatId::HUNYUAN, tool, key, layout_trim(&rest[..v_end]), repairs);
     Ok(((key.to_owned(), v), &rest[v_end + t.value_end.len()..]))
 }
 

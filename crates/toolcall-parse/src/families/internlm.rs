@@ -7,6 +7,7 @@ use super::described::{Body, Described};
 use super::marked::{json_body, json_lead};
 use super::tags::Block;
 use crate::FormatId;
+use crate::family::Untyped;
 use crate::family::Instructions;
 use crate::shape::{Piece, Shape};
 
@@ -50,4 +51,5 @@ pub(crate) static INTERNLM: Described = Described {
         )
     },
     constraint: Some(&CONSTRAINT),
+    untyped: Untyped::Text,
 };

@@ -18,7 +18,7 @@ use super::text_example::tag_text;
 use crate::FormatId;
 use crate::builder::{Ctx, Draft, Outcome};
 use crate::family::{
-    Advance, Family, Instructions, Plain, ReadCx, RegionReader, convert_text_value,
+    Advance, Family, Instructions, Plain, ReadCx, RegionReader, Untyped, convert_text_value,
 };
 
 pub(crate) const HEADER: &str = "tool_call:";
@@ -86,7 +86,7 @@ pub(crate) fn arguments(
 ) -> Map<String, Value> {
     fields
         .iter()
-        .map(|(k, raw)| (k.clone(), convert_text_value(raw, spec, k, repairs)))
+        .map(|(k, raw)| (k.clone(), convert_text_value(raw, spec, k, Untyped::Text, repairs)))
         .collect()
 }
 
@@ -165,7 +165,7 @@ impl RegionReader for BlockReader {
                 && let Some((key, raw)) = field(line, spec)
             {
                 if cx.streaming() {
-                    let value = convert_text_value(&raw, spec, &key, &mut Vec::new());
+                    let value = convert_text_value(&raw, spec, &key, Untyped::Text, &mut Vec::new());
                     let sep = if self.fields.is_empty() { "{" } else { "," };
                     let key_json = Value::String(key.clone());
                     cx.arguments(&format!("{sep}{key_json}:{value}"));

@@ -6,6 +6,7 @@ use super::marked::{json_body, json_lead};
 use super::tags::Block;
 use super::text_example::name_arguments;
 use crate::FormatId;
+use crate::family::Untyped;
 use crate::family::Instructions;
 use crate::shape::{Piece, Shape};
 
@@ -46,4 +47,5 @@ pub(crate) static LONGCAT: Described = Described {
         format!("<longcat_tool_call>{}</longcat_tool_call>", name_arguments(name, args))
     },
     constraint: Some(&CONSTRAINT),
+    untyped: Untyped::Text,
 };

@@ -791,7 +791,7 @@ pub(crate) fn invokes(
                         Value::String(raw.to_owned())
                     }
                 },
-                None => typed(cx, name, key, raw, &mut repairs),
+                None => typed(cx, format, name, key, raw, &mut repairs),
             };
             args.insert(key.to_owned(), v);
             p = &value_and_rest[end + tags.param_end.len()..];

@@ -14,6 +14,7 @@ use super::marked::{InvokeTags, attr_param_value, invokes};
 use super::tags::{Block, Lead, StreamTags, ValueHead, skip_space, starts, valid_name};
 use super::text_example::named_parameters;
 use crate::FormatId;
+use crate::family::Untyped;
 use crate::builder::Draft;
 use crate::family::{Instructions, ReadCx};
 
@@ -103,6 +104,7 @@ pub(crate) static MINICPM5: Described = Described {
         )
     },
     constraint: None,
+    untyped: Untyped::Literal,
 };
 
 #[cfg(test)]

@@ -7,6 +7,7 @@ use super::marked::{InvokeTags, attr_param_value, invokes, tag_lead};
 use super::tags::{Block, Lead, StreamTags, ValueHead};
 use super::text_example::named_parameters;
 use crate::FormatId;
+use crate::family::Untyped;
 use crate::builder::Draft;
 use crate::family::{Instructions, ReadCx};
 use crate::shape::{Args, Piece, Shape, TextParams};
@@ -91,4 +92,5 @@ pub(crate) static MINIMAX_M2: Described = Described {
         )
     },
     constraint: Some(&CONSTRAINT),
+    untyped: Untyped::Null(&["null", "none", "nil"]),
 };

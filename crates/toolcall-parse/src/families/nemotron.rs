@@ -6,6 +6,7 @@ use super::marked::{json_body, json_lead};
 use super::tags::Block;
 use super::text_example::name_arguments_list;
 use crate::FormatId;
+use crate::family::Untyped;
 use crate::family::Instructions;
 use crate::shape::{Piece, Shape};
 
@@ -42,4 +43,5 @@ pub(crate) static NEMOTRON: Described = Described {
     },
     example_call: |name, args| format!("<TOOLCALL>{}</TOOLCALL>", name_arguments_list(name, args)),
     constraint: Some(&CONSTRAINT),
+    untyped: Untyped::Text,
 };

@@ -5,6 +5,7 @@ use super::described::{Body, Described};
 use super::marked::CallList;
 use super::text_example::python_call;
 use crate::FormatId;
+use crate::family::Untyped;
 use crate::family::Instructions;
 
 impl FormatId {
@@ -31,4 +32,5 @@ pub(crate) static OLMO3: Described = Described {
         format!("<function_calls>\n{}\n</function_calls>", python_call(name, args))
     },
     constraint: None,
+    untyped: Untyped::Text,
 };

@@ -9,7 +9,7 @@ use serde_json::{Map, Value};
 
 use crate::FormatId;
 use crate::builder::Ctx;
-use crate::family::{Family, Instructions, RegionReader};
+use crate::family::{Family, Instructions, RegionReader, Untyped};
 
 use super::text_example::tag_text;
 use super::tags::{
@@ -103,6 +103,11 @@ pub(crate) static CONSTRAINT_PARAMS: TextParams = TextParams {
 };
 
 impl Family for Qwen3Coder {
+    /// vLLM's and SGLang's Qwen3-Coder readers: `null` (any case) is null, other untyped
+    /// text stays text.
+    fn untyped(&self) -> Untyped {
+        crate::family::NULL_WORD
+    }
     fn constraint_shape(&self) -> Option<&'static Shape> {
         Some(&CONSTRAINT)
     }

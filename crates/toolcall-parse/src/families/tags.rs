@@ -20,8 +20,8 @@ use toolcall_core::{Diagnostic, Repair};
 use crate::FormatId;
 use crate::builder::Draft;
 use crate::family::{
-    Advance, Outcome, ReadCx, RegionReader, ScanFrom, closing_marker_repair, convert_text_value,
-    find_from, is_text_param,
+    Advance, Outcome, ReadCx, RegionReader, ScanFrom, Untyped, closing_marker_repair,
+    convert_text_value, find_from, text_param, untyped_is_text,
 };
 
 use super::args_object::{JsonCallTags, LiveJson, LiveList};
@@ -299,6 +299,11 @@ enum OpenValue {
 /// [`layout_trim`]), and so is anything that may be the start of the closing tag.
 struct TextValue {
     key: String,
+    /// The schema does not type it: the family's rule ([`Untyped`]) decides from its first
+    /// bytes whether it is a string; until then nothing is sent (`opened` false).
+    rule: Untyped,
+    /// `{"key":"` (or `,"key":"`) was sent.
+    opened: bool,
     from: usize,
     /// Where the value's text starts, once its first bytes showed a layout newline or not.
     start: Option<usize>,
@@ -310,17 +315,38 @@ struct TextValue {
 }
 
 impl TextValue {
-    /// Sends the bytes of the value that can no longer change.
-    fn forward(&mut self, region: &str, tags: &StreamTags, sent: &mut String, cx: &mut ReadCx<'_>) {
+    /// Sends `{"key":"` (`,"key":"` after other arguments).
+    fn open(&mut self, sent: &mut String, keys: &mut HashSet<String>, cx: &mut ReadCx<'_>) {
+        let mut fragment = String::from(if sent.is_empty() { "{" } else { "," });
+        fragment.push_str(&Value::String(self.key.clone()).to_string());
+        fragment.push_str(":\"");
+        send(sent, &fragment, cx);
+        keys.insert(self.key.clone());
+        self.opened = true;
+    }
+
+    /// Sends the bytes of the value that can no longer change; `false`: the family's rule
+    /// says the value is not a string (it is sent whole when the parameter completes).
+    fn forward(
+        &mut self,
+        region: &str,
+        tags: &StreamTags,
+        sent: &mut String,
+        keys: &mut HashSet<String>,
+        cx: &mut ReadCx<'_>,
+    ) -> bool {
+        if !self.opened && self.rule == Untyped::Text {
+            self.open(sent, keys, cx);
+        }
         let bytes = region.as_bytes();
         let start = match self.start {
             Some(s) => s,
             None => {
                 let s = match bytes.get(self.from) {
-                    None => return,
+                    None => return true,
                     Some(b'\n') => self.from + 1,
                     Some(b'\r') => match bytes.get(self.from + 1) {
-                        None => return,
+                        None => return true,
                         Some(b'\n') => self.from + 2,
                         Some(_) => self.from,
                     },
@@ -373,6 +399,13 @@ impl TextValue {
         while upto > self.emitted && !region.is_char_boundary(upto) {
             upto -= 1;
         }
+        if !self.opened {
+            match untyped_is_text(self.rule, region.get(start..upto).unwrap_or("")) {
+                None => return true,
+                Some(false) => return false,
+                Some(true) => self.open(sent, keys, cx),
+            }
+        }
         if upto > self.emitted {
             let piece = region.get(self.emitted..upto).unwrap_or("");
             let quoted = escaped(piece);
@@ -380,6 +413,7 @@ impl TextValue {
             send(sent, body, cx);
             self.emitted = upto;
         }
+        true
     }
 
     /// What was sent of the value's text.
@@ -549,18 +583,20 @@ impl LiveArgs {
                     let Some(c) = pe else {
                         // The parameter is open: stream its value when it is text.
                         if value.is_none() {
-                            *value = open_value(tags, region, seg_start, name, &self.keys, cx);
-                            if let Some(OpenValue::Text(t)) = value {
-                                let mut fragment =
-                                    String::from(if self.sent.is_empty() { "{" } else { "," });
-                                fragment.push_str(&Value::String(t.key.clone()).to_string());
-                                fragment.push_str(":\"");
-                                send(&mut self.sent, &fragment, cx);
-                                self.keys.insert(t.key.clone());
-                            }
+                            *value = open_value(
+                                tags,
+                                block.format,
+                                region,
+                                seg_start,
+                                name,
+                                &self.keys,
+                                cx,
+                            );
                         }
-                        if let Some(OpenValue::Text(t)) = value {
-                            t.forward(region, tags, &mut self.sent, cx);
+                        if let Some(OpenValue::Text(t)) = value
+                            && !t.forward(region, tags, &mut self.sent, &mut self.keys, cx)
+                        {
+                            *value = Some(OpenValue::Whole);
                         }
                         return;
                     };
@@ -575,7 +611,7 @@ impl LiveArgs {
                         return;
                     };
                     match value.take() {
-                        Some(OpenValue::Text(t)) => {
+                        Some(OpenValue::Text(t)) if t.opened => {
                             // The rest of the value as the family read it, then the quote.
                             let rest = match args.get(&t.key) {
                                 Some(Value::String(v)) if args.len() == 1 => {
@@ -904,6 +940,7 @@ impl RegionReader for BlockReader {
 /// and its key was not sent before.
 fn open_value(
     tags: &StreamTags,
+    format: FormatId,
     region: &str,
     seg: usize,
     name: &str,
@@ -932,12 +969,24 @@ fn open_value(
         ValueHead::NeedMore if end < p + MAX_LEAD => None,
         ValueHead::NeedMore | ValueHead::No => Some(OpenValue::Whole),
         ValueHead::At { key, at, string } => {
-            let text = string.unwrap_or_else(|| is_text_param(cx.ctx.spec(name), &key));
-            if !text || keys.contains(&key) {
+            // Text for sure (the markup or the schema says so), or left to the family's
+            // rule for values the schema does not type, decided from the value's first bytes.
+            let rule = match string {
+                Some(true) => Untyped::Text,
+                Some(false) => return Some(OpenValue::Whole),
+                None => match text_param(cx.ctx.spec(name), &key) {
+                    Some(true) => Untyped::Text,
+                    Some(false) => return Some(OpenValue::Whole),
+                    None => format.untyped(),
+                },
+            };
+            if keys.contains(&key) {
                 return Some(OpenValue::Whole);
             }
             Some(OpenValue::Text(TextValue {
                 key,
+                rule,
+                opened: false,
                 from: p + at,
                 start: None,
                 emitted: p + at,
@@ -1035,15 +1084,17 @@ pub(crate) fn layout_trim(v: &str) -> &str {
         .unwrap_or(v)
 }
 
-/// Types a text value by the tool's schema, recording repairs on the draft.
+/// Types a text value by the tool's schema, else by `format`'s rule for values the schema
+/// does not type ([`crate::family::Untyped`]), recording repairs on the draft.
 pub(crate) fn typed(
     cx: &ReadCx<'_>,
+    format: FormatId,
     tool: &str,
     key: &str,
     raw: &str,
     repairs: &mut Vec<Repair>,
 ) -> Value {
-    convert_text_value(raw, cx.ctx.spec(tool), key, repairs)
+    convert_text_value(raw, cx.ctx.spec(tool), key, format.untyped(), repairs)
 }
 
 /// The body of a Qwen3-Coder / Seed-OSS block: one or more
@@ -1108,7 +1159,7 @@ pub(crate) fn xml_functions(
                     (&value_and_rest[..stop], &value_and_rest[stop..])
                 }
             };
-            let v = typed(cx, name, key, layout_trim(raw), &mut repairs);
+            let v = typed(cx, format, name, key, layout_trim(raw), &mut repairs);
             args.insert(key.to_owned(), v);
             p = next;
         }
