@@ -11,7 +11,7 @@ use crate::FormatId;
 use crate::builder::{Ctx, Draft};
 use crate::family::{Family, Instructions, ReadCx, RegionReader};
 
-use super::marked::{InvokeTags, invokes, tag_lead};
+use super::marked::{InvokeTags, invokes, tag_lead, unquoted};
 use super::marked::attr_param_value;
 use super::tags::{ValueHead, Block, BlockReader, Lead, StreamTags};
 use crate::shape::{Args, Piece, Shape, TextParams};
@@ -48,7 +48,7 @@ static BLOCKS: [Block; 2] = [
 ];
 
 fn lead(lead: &str, complete: bool) -> Lead {
-    tag_lead(lead, complete, TAGS.invoke)
+    tag_lead(lead, complete, unquoted(TAGS.invoke))
 }
 
 fn body(body: &str, cx: &mut ReadCx<'_>, format: FormatId) -> Result<Vec<Draft>, String> {
@@ -56,7 +56,7 @@ fn body(body: &str, cx: &mut ReadCx<'_>, format: FormatId) -> Result<Vec<Draft>,
 }
 
 static STREAM: StreamTags = StreamTags {
-    param: "<｜DSML｜parameter name=\"",
+    param: "<｜DSML｜parameter name=",
     param_end: "</｜DSML｜parameter>",
     call_end: "</｜DSML｜invoke>",
     value: param_value,

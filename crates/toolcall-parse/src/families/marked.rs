@@ -729,49 +729,50 @@ pub(crate) fn invokes(
             break;
         }
         let rest = s
-            .strip_prefix(tags.invoke)
+            .strip_prefix(unquoted(tags.invoke))
             .ok_or_else(|| format!("expected {}NAME\"> in the tool call", tags.invoke))?;
-        let q = rest
-            .find('"')
-            .ok_or("the invoke name is not closed by \"")?;
-        let name = &rest[..q];
+        let (name, used, quoted) = attr_value(rest).ok_or("the invoke name is not closed")?;
         if !valid_name(name) {
             return Err(format!("invalid tool name {name:?}"));
         }
-        let gt = rest[q..]
+        let mut repairs = Vec::new();
+        if !quoted {
+            repairs.push(quotes_repair("invoke", name));
+        }
+        let gt = rest[used..]
             .find('>')
             .ok_or("the invoke tag is not closed by >")?;
-        let mut p = &rest[q + gt + 1..];
-        if let Some((d, after)) = json_invoke(p, name, format, tags, cx.ctx.limits.max_depth) {
+        let mut p = &rest[used + gt + 1..];
+        if let Some((mut d, after)) = json_invoke(p, name, format, tags, cx.ctx.limits.max_depth) {
             // The arguments written as one JSON object instead of parameters (SGLang's
             // DeepSeek V3.2 reader takes both).
+            d.repairs.extend(repairs);
             drafts.push(d);
             s = after;
             continue;
         }
         let mut args = Map::new();
-        let mut repairs = Vec::new();
         loop {
             p = skip_space(p);
             if let Some(after) = p.strip_prefix(tags.invoke_end) {
                 p = after;
                 break;
             }
-            let after = p.strip_prefix(tags.param).ok_or_else(|| {
+            let after = p.strip_prefix(unquoted(tags.param)).ok_or_else(|| {
                 format!(
                     "expected a parameter or {} in the call to {name:?}",
                     tags.invoke_end
                 )
             })?;
-            let q = after
-                .find('"')
-                .ok_or("a parameter name is not closed by \"")?;
-            let key = &after[..q];
-            let gt = after[q..]
+            let (key, used, quoted) = attr_value(after).ok_or("a parameter name is not closed")?;
+            if !quoted {
+                repairs.push(quotes_repair("parameter", key));
+            }
+            let gt = after[used..]
                 .find('>')
                 .ok_or("a parameter tag is not closed by >")?;
-            let attrs = &after[q + 1..q + gt];
-            let value_and_rest = &after[q + gt + 1..];
+            let attrs = &after[used..used + gt];
+            let value_and_rest = &after[used + gt + 1..];
             let end = value_and_rest
                 .find(tags.param_end)
                 .ok_or_else(|| format!("parameter {key:?} of {name:?} is not closed"))?;
@@ -852,32 +853,65 @@ fn json_invoke<'b>(
     Some((d, after))
 }
 
-/// `TAG KEY" attrs>` (`tag` ends with `name="`): the value follows the `>`; a DSML
-/// `string="true|false"` attribute says whether it is text.
+/// A parameter's opening tag (`tag` is `<parameter name="`; its value may also be written
+/// single-quoted or bare): its key and where its value starts.
 pub(crate) fn attr_param_value(header: &str, tag: &str) -> ValueHead {
-    let Some(rest) = header.strip_prefix(tag) else {
-        return if tag.starts_with(header) {
+    let head = unquoted(tag);
+    let Some(rest) = header.strip_prefix(head) else {
+        return if head.starts_with(header) {
             ValueHead::NeedMore
         } else {
             ValueHead::No
         };
     };
-    let Some(q) = rest.find('"') else {
-        return if rest.len() > 256 || rest.contains(['<', '>']) {
+    let Some((key, used, _)) = attr_value(rest) else {
+        let quoted = rest.starts_with(['"', '\'']);
+        return if rest.len() > 256 || rest.contains('<') || (quoted && rest.contains('>')) {
             ValueHead::No
         } else {
             ValueHead::NeedMore
         };
     };
-    match rest[q..].find('>') {
+    match rest[used..].find('>') {
         Some(gt) => ValueHead::At {
-            key: rest[..q].to_owned(),
-            at: tag.len() + q + gt + 1,
-            string: string_attribute(&rest[q + 1..q + gt]),
+            key: key.to_owned(),
+            at: head.len() + used + gt + 1,
+            string: string_attribute(&rest[used..used + gt]),
         },
-        None if rest.len() - q > 256 || rest[q..].contains('<') => ValueHead::No,
+        None if rest.len() - used > 256 || rest[used..].contains('<') => ValueHead::No,
         None => ValueHead::NeedMore,
     }
+}
+
+/// A tag written up to its attribute's opening quote (`<invoke name="`), without the quote.
+pub(crate) fn unquoted(tag: &str) -> &str {
+    tag.strip_suffix('"').unwrap_or(tag)
+}
+
+/// An attribute's value at the start of `s` (just after `name=`): `"v"` as the templates
+/// write it, or `'v'`, or a bare `v` up to a blank or `>` (vLLM's and SGLang's MiniMax M2
+/// and dots readers take all three); with the bytes it spans and whether it was
+/// double-quoted. `None` while it is not closed.
+pub(crate) fn attr_value(s: &str) -> Option<(&str, usize, bool)> {
+    match *s.as_bytes().first()? {
+        q @ (b'"' | b'\'') => {
+            let inner = s.get(1..)?;
+            let end = inner.find(char::from(q))?;
+            Some((inner.get(..end)?, end + 2, q == b'"'))
+        }
+        _ => {
+            let end = s.find(|c: char| c.is_ascii_whitespace() || c == '>')?;
+            (end > 0).then(|| (&s[..end], end, false))
+        }
+    }
+}
+
+/// The repair of a name written single-quoted or bare.
+fn quotes_repair(tag: &str, name: &str) -> Repair {
+    Repair::new(
+        "attribute_quotes",
+        format!("the {tag} name {name:?} was not written in double quotes"),
+    )
 }
 
 /// `string="true"` / `string="false"` among a tag's attributes.
@@ -925,6 +959,20 @@ mod tests {
         assert!(matches!(
             tag_lead("\n<inv", false, "<invoke name=\""),
             Lead::NeedMore
+        ));
+        assert_eq!(attr_value("\"a b\" x"), Some(("a b", 5, true)));
+        assert_eq!(attr_value("'city'>"), Some(("city", 6, false)));
+        assert_eq!(attr_value("city>"), Some(("city", 4, false)));
+        assert_eq!(attr_value("city"), None);
+        assert_eq!(attr_value("'city"), None);
+        assert_eq!(attr_value(">"), None);
+        assert!(matches!(
+            attr_param_value("<parameter name='k' x>v", "<parameter name=\""),
+            ValueHead::At { key, at: 22, string: None } if key == "k"
+        ));
+        assert!(matches!(
+            attr_param_value("<parameter name=k", "<parameter name=\""),
+            ValueHead::NeedMore
         ));
         assert_eq!(string_attribute(" string=\"false\""), Some(false));
         assert_eq!(

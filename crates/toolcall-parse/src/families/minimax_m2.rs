@@ -3,7 +3,7 @@
 //! typed by the tool's schema.
 
 use super::described::{Body, Described};
-use super::marked::{InvokeTags, attr_param_value, invokes, tag_lead};
+use super::marked::{InvokeTags, attr_param_value, invokes, tag_lead, unquoted};
 use super::tags::{Block, Lead, StreamTags, ValueHead};
 use super::text_example::named_parameters;
 use crate::FormatId;
@@ -34,7 +34,7 @@ static BLOCK: Block = Block {
 
 /// Shared with `dots`: the same `invoke` elements behind other block tags.
 pub(super) fn lead(lead: &str, complete: bool) -> Lead {
-    tag_lead(lead, complete, TAGS.invoke)
+    tag_lead(lead, complete, unquoted(TAGS.invoke))
 }
 
 pub(super) fn body(body: &str, cx: &mut ReadCx<'_>, format: FormatId) -> Result<Vec<Draft>, String> {
@@ -42,7 +42,7 @@ pub(super) fn body(body: &str, cx: &mut ReadCx<'_>, format: FormatId) -> Result<
 }
 
 pub(super) static STREAM: StreamTags = StreamTags {
-    param: "<parameter name=\"",
+    param: "<parameter name=",
     param_end: "</parameter>",
     call_end: "</invoke>",
     value: param_value,
@@ -94,3 +94,43 @@ pub(crate) static MINIMAX_M2: Described = Described {
     constraint: Some(&CONSTRAINT),
     untyped: Untyped::Null(&["null", "none", "nil"]),
 };
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use crate::{FormatSelection, ParseOptions, StreamParser, parse};
+    use toolcall_core::StreamEvent;
+
+    // Single-quoted and bare names are read (as vLLM's and SGLang's readers do) and each is
+    // reported as the repair `attribute_quotes`, one-shot and streamed alike.
+    #[test]
+    fn unquoted_names_are_read_and_reported() {
+        let text = "<minimax:tool_call>\n<invoke name='get_weather'>\n<parameter name=city>Paris</parameter>\n<parameter name=\"unit\">c</parameter>\n</invoke>\n</minimax:tool_call>";
+        let o = ParseOptions {
+            format: FormatSelection::Only("minimax_m2".into()),
+            ..ParseOptions::default()
+        };
+        let one = parse(text, &o);
+        assert_eq!(one.calls.len(), 1, "{:?}", one.diagnostics);
+        let c = &one.calls[0];
+        assert_eq!(c.arguments, serde_json::json!({"city": "Paris", "unit": "c"}));
+        let kinds: Vec<&str> = c.origin.repairs.iter().map(|r| r.kind.as_str()).collect();
+        assert_eq!(kinds, ["attribute_quotes", "attribute_quotes"]);
+        let mut sp = StreamParser::new(o);
+        let mut events = Vec::new();
+        for ch in text.chars() {
+            events.extend(sp.push(&ch.to_string()));
+        }
+        events.extend(sp.finish());
+        let streamed: Vec<_> = events
+            .into_iter()
+            .filter_map(|e| match e {
+                StreamEvent::CallFinished { call, .. } => Some(call),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(streamed.len(), 1);
+        assert_eq!(streamed[0].arguments, c.arguments);
+        assert_eq!(streamed[0].origin.repairs, c.origin.repairs);
+    }
+}

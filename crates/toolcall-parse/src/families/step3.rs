@@ -44,7 +44,7 @@ fn body(body: &str, cx: &mut ReadCx<'_>, format: FormatId) -> Result<Vec<Draft>,
 }
 
 static STREAM: StreamTags = StreamTags {
-    param: "<steptml:parameter name=\"",
+    param: "<steptml:parameter name=",
     param_end: "</steptml:parameter>",
     call_end: "</steptml:invoke>",
     value: param_value,
