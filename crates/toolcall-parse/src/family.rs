@@ -44,6 +44,9 @@
 //!
 //!      Every kind ends up in the same region path of the engine: one [`RegionReader`]
 //!      protocol, one set of verdicts, the same limits, events and compaction.
+//!    - optional: `when_chosen` markup read only when the family is chosen by `--format` or
+//!      a model's name, never in auto mode ([`WhenChosen`]: reasoning markers, tokens to
+//!      strip, a reply starting inside the `<think>` its template opened),
 //!    - optional: `strip` tokens (end-of-turn tokens removed from the text),
 //!      `instructions` + `example_call` for text mode (the system prompt rendered by
 //!      [`crate::render_prompt`]).
@@ -211,6 +214,31 @@ pub const THINK: ReasoningMarker = ReasoningMarker {
     close: "</think>",
 };
 
+/// Markup a family's models write that is read only when the family is chosen (by
+/// `--format` or a model's name), never in auto mode, where the same text is prose or
+/// another family's ([`Family::when_chosen`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct WhenChosen {
+    /// Reasoning blocks (Granite's `Here is my thought process:` … `Here is my response:`).
+    pub reasoning: &'static [ReasoningMarker],
+    /// Tokens removed from the visible text (ERNIE 4.5's `<response>` wrapper).
+    pub strip: &'static [&'static str],
+    /// The chat template opens `<think>` in its generation prompt, so the reply starts
+    /// inside reasoning and only closes it (MiniMax M2, ERNIE 4.5 Thinking). Read from the
+    /// reply itself: its start is held until it shows a `</think>` (everything before it is
+    /// reasoning), its own `<think>`, a call or one of `strip`'s tokens first (no opened
+    /// reasoning), or ends.
+    pub opens_think: bool,
+}
+
+impl WhenChosen {
+    pub(crate) const NONE: WhenChosen = WhenChosen {
+        reasoning: &[],
+        strip: &[],
+        opens_think: false,
+    };
+}
+
 /// How to tell a model to write calls in this family's syntax (system prompt, text mode).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Instructions {
@@ -272,6 +300,10 @@ pub(crate) trait Family: Sync + Send {
     /// the decoding constraint; `None` where no grammar can hold its calls.
     fn constraint_shape(&self) -> Option<&'static crate::shape::Shape> {
         None
+    }
+    /// Markup read only when this family is chosen ([`WhenChosen`]).
+    fn when_chosen(&self) -> &'static WhenChosen {
+        &WhenChosen::NONE
     }
     /// How a text value the tool's schema does not type is read (its reference parser's
     /// rule, [`Untyped`]); text-valued tag families only.

@@ -228,7 +228,7 @@ impl ParseOptions {
                     }
                 });
         let mut ctx = Ctx {
-            openers: openers::Openers::cached(&order),
+            openers: openers::Openers::cached(&order, explicit),
             bare,
             order,
             registry: self.tools.clone(),
@@ -309,6 +309,9 @@ pub struct StreamParser {
     /// The reply's start, held until it shows whether it continues the explicit family's
     /// implied opener ([`family::Family::implied_opener`]).
     implied: Option<Implied>,
+    /// The reply's start, held until it shows whether it starts inside the reasoning the
+    /// chosen family's template opened.
+    opened_think: Option<OpenedThink>,
     /// Bytes fed to the engine ahead of the reply (the implied opener): spans are shifted
     /// back by this much.
     shift: usize,
@@ -318,6 +321,59 @@ struct Implied {
     family: &'static dyn family::Family,
     opener: &'static str,
     held: String,
+}
+
+/// A reply whose chosen family's template opened `<think>`
+/// ([`family::WhenChosen::opens_think`]), held until it shows whether it starts inside
+/// reasoning: a `</think>` before any call or answer marker says so (everything before it
+/// is reasoning); its own `<think>` at the start, a marker first, or the end say not.
+struct OpenedThink {
+    held: String,
+    /// The chosen families' openers and when-chosen strip tokens.
+    markers: Vec<&'static str>,
+    /// `held` was searched from here on (a marker split by a push starts later).
+    searched: usize,
+    /// What the engine is rebuilt from when the reply starts inside reasoning.
+    options: ParseOptions,
+}
+
+impl OpenedThink {
+    /// `Some(true)`: the reply starts inside reasoning; `None`: more bytes decide. The
+    /// answer is the same for every prefix that decides it, so chunking never changes it.
+    fn decide(&mut self, is_final: bool) -> Option<bool> {
+        use family::{THINK, find_from};
+        let start = self.held.trim_start();
+        if start.starts_with(THINK.open) {
+            return Some(false);
+        }
+        if THINK.open.starts_with(start) && !is_final {
+            return None;
+        }
+        let from = self.searched;
+        let close = find_from(&self.held, THINK.close, from);
+        let marker = self
+            .markers
+            .iter()
+            .filter_map(|m| find_from(&self.held, m, from))
+            .min();
+        match (close, marker) {
+            (Some(c), Some(m)) => Some(c < m),
+            (Some(_), None) => Some(true),
+            (None, Some(_)) => Some(false),
+            (None, None) if is_final => Some(false),
+            (None, None) => {
+                let longest = self
+                    .markers
+                    .iter()
+                    .map(|m| m.len())
+                    .chain([THINK.close.len()])
+                    .max()
+                    .unwrap_or(0);
+                self.searched = self.held.len().saturating_sub(longest.saturating_sub(1));
+                None
+            }
+        }
+    }
 }
 
 impl StreamParser {
@@ -334,6 +390,22 @@ impl StreamParser {
                     held: String::new(),
                 })
             });
+        let opened_think = (ctx.explicit && !ctx.starts_in_reasoning && implied.is_none())
+            .then(|| ctx.order.first().and_then(|f| f.family()))
+            .flatten()
+            .filter(|f| f.when_chosen().opens_think)
+            .map(|_| OpenedThink {
+                held: String::new(),
+                markers: ctx
+                    .order
+                    .iter()
+                    .filter_map(|f| f.family())
+                    .flat_map(|f| f.openers().iter().chain(f.when_chosen().strip))
+                    .copied()
+                    .collect(),
+                searched: 0,
+                options: options.clone(),
+            });
         let reasoning_options = (options.reasoning_calls() == ReasoningCalls::TakeIfNoneAfter)
             .then(|| ParseOptions {
                 starts_in_reasoning: false,
@@ -346,6 +418,7 @@ impl StreamParser {
             finished_calls: 0,
             pending: unknown_format_diags(&unknown),
             implied,
+            opened_think,
             shift: 0,
         }
     }
@@ -388,7 +461,11 @@ impl StreamParser {
     #[inline]
     pub fn push_into(&mut self, delta: &str, out: &mut Vec<StreamEvent>) {
         // The common case: the engine appends straight to `out`.
-        if self.pending.is_empty() && self.implied.is_none() && self.shift == 0 {
+        if self.pending.is_empty()
+            && self.implied.is_none()
+            && self.opened_think.is_none()
+            && self.shift == 0
+        {
             let from = out.len();
             self.engine.push_into(delta, out);
             self.count_calls(out.get(from..).unwrap_or_default());
@@ -402,14 +479,20 @@ impl StreamParser {
     fn push_into_held(&mut self, delta: &str, out: &mut Vec<StreamEvent>) {
         let from = out.len();
         self.drain_pending(out);
-        match self.implied.as_mut() {
-            None => self.engine.push_into(delta, out),
-            Some(imp) => {
+        match (self.implied.as_mut(), self.opened_think.as_mut()) {
+            (Some(imp), _) => {
                 imp.held.push_str(delta);
                 if let Some(start) = self.implied_start(false) {
                     self.engine.push_into(&start, out);
                 }
             }
+            (None, Some(op)) => {
+                op.held.push_str(delta);
+                if let Some(start) = self.opened_think_start(false) {
+                    self.engine.push_into(&start, out);
+                }
+            }
+            (None, None) => self.engine.push_into(delta, out),
         }
         self.count_calls(out.get(from..).unwrap_or_default());
         self.unshift(out.get_mut(from..).unwrap_or_default());
@@ -491,6 +574,9 @@ impl StreamParser {
         if let Some(start) = self.implied_start(true) {
             self.engine.push_into(&start, out);
         }
+        if let Some(start) = self.opened_think_start(true) {
+            self.engine.push_into(&start, out);
+        }
         self.engine.finish_into(out);
         self.count_calls(out.get(from..).unwrap_or_default());
         self.unshift(out.get_mut(from..).unwrap_or_default());
@@ -517,6 +603,22 @@ impl StreamParser {
         }
         self.shift = imp.opener.len();
         Some(format!("{}{}", imp.opener, imp.held))
+    }
+
+    /// Once the held start decides whether the reply starts inside the opened reasoning:
+    /// the text to feed, to an engine that starts inside it when it does.
+    fn opened_think_start(&mut self, is_final: bool) -> Option<String> {
+        let inside = self.opened_think.as_mut()?.decide(is_final)?;
+        let op = self.opened_think.take()?;
+        if inside {
+            let (mut ctx, _) = op.options.ctx();
+            ctx.starts_in_reasoning = true;
+            let (quiet, reply_end) = (self.engine.quiet, self.engine.reply_end);
+            self.engine = Engine::new(Arc::new(ctx));
+            self.engine.quiet = quiet;
+            self.engine.reply_end = reply_end;
+        }
+        Some(op.held)
     }
 
     /// Spans count from the reply's first byte, not from the implied opener.

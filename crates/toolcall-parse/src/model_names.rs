@@ -145,7 +145,7 @@ mod tests {
             ("ibm-granite/granite-20b-functioncalling", "granite_20b_fc"),
             ("ibm-granite/granite-3.3-8b-instruct", "granite"),
             ("stepfun-ai/step3", "step3"),
-            ("baidu/ERNIE-4.5-21B-A3B-Thinking", "hermes"),
+            ("baidu/ERNIE-4.5-21B-A3B-Thinking", "ernie45"),
             ("tencent/Hy3-preview", "hunyuan"),
             ("MiniMaxAI/MiniMax-M3", "minimax_m3"),
             ("moonshotai/Kimi-K3", "kimi_k3"),

@@ -69,26 +69,30 @@ impl Openers {
     /// The table for `order`, built once per distinct order and shared: every parse and
     /// stream starts by asking for it, and building it cost more than parsing a small
     /// reply. A few dozen orders are kept (auto mode, each explicit format in use).
-    pub(crate) fn cached(order: &[FormatId]) -> Arc<Openers> {
+    pub(crate) fn cached(order: &[FormatId], chosen: bool) -> Arc<Openers> {
         const KEEP: usize = 32;
-        static CACHE: Mutex<Vec<(Vec<FormatId>, Arc<Openers>)>> = Mutex::new(Vec::new());
+        type Cache = Vec<((Vec<FormatId>, bool), Arc<Openers>)>;
+        static CACHE: Mutex<Cache> = Mutex::new(Vec::new());
         if let Ok(cache) = CACHE.lock()
-            && let Some((_, o)) = cache.iter().find(|(k, _)| k.as_slice() == order)
+            && let Some((_, o)) = cache
+                .iter()
+                .find(|((k, c), _)| k.as_slice() == order && *c == chosen)
         {
             return Arc::clone(o);
         }
-        let built = Arc::new(Openers::build(order));
+        let built = Arc::new(Openers::build(order, chosen));
         if let Ok(mut cache) = CACHE.lock() {
             if cache.len() >= KEEP {
                 cache.remove(0);
             }
-            cache.push((order.to_vec(), Arc::clone(&built)));
+            cache.push(((order.to_vec(), chosen), Arc::clone(&built)));
         }
         built
     }
 
-    /// The table for the enabled families, in priority order.
-    pub(crate) fn build(order: &[FormatId]) -> Self {
+    /// The table for the enabled families, in priority order; `chosen`: the families were
+    /// chosen (not auto mode), so their [`crate::family::WhenChosen`] markup is read too.
+    pub(crate) fn build(order: &[FormatId], chosen: bool) -> Self {
         let mut list: Vec<Opener> = Vec::new();
         let mut add = |text: &'static str, action: Action| {
             if text.is_empty() {
@@ -109,7 +113,12 @@ impl Openers {
             .collect();
         let mut reasoning = vec![THINK];
         for (_, fam) in &families {
-            for r in fam.reasoning() {
+            let when_chosen = chosen.then(|| fam.when_chosen().reasoning);
+            for r in fam
+                .reasoning()
+                .iter()
+                .chain(when_chosen.unwrap_or_default())
+            {
                 if !reasoning.contains(r) {
                     reasoning.push(*r);
                 }
@@ -139,7 +148,8 @@ impl Openers {
             }
         }
         for (_, fam) in &families {
-            for s in fam.strip() {
+            let when_chosen = chosen.then(|| fam.when_chosen().strip);
+            for s in fam.strip().iter().chain(when_chosen.unwrap_or_default()) {
                 add(s, Action::Strip);
             }
         }
@@ -334,7 +344,7 @@ mod tests {
     #[test]
     fn longest_opener_wins_and_prefixes_wait() {
         let all: Vec<FormatId> = FormatId::all().collect();
-        let o = Openers::build(&all);
+        let o = Openers::build(&all, false);
         let find = |s: &str, fin: bool| match o.at(s.as_bytes(), 0, fin) {
             Found::At(i) => Some(o.get(i).map(|x| x.text)),
             Found::Wait => None,

@@ -10,7 +10,7 @@ use super::marked::{CallList, CallListReader, OpenJsonReader};
 use super::tags::{Block, BlockReader, StreamTags};
 use crate::FormatId;
 use crate::builder::Ctx;
-use crate::family::{Family, Instructions, ReasoningMarker, RegionReader, Untyped};
+use crate::family::{Family, Instructions, ReasoningMarker, RegionReader, Untyped, WhenChosen};
 use crate::shape::Shape;
 
 /// How a described family's region is read.
@@ -58,6 +58,8 @@ pub(crate) struct Described {
     pub constraint: Option<&'static Shape>,
     /// How a text value the schema does not type is read ([`Family::untyped`]).
     pub untyped: Untyped,
+    /// Markup read only when the family is chosen ([`Family::when_chosen`]).
+    pub when_chosen: &'static WhenChosen,
 }
 
 impl Family for Described {
@@ -109,5 +111,8 @@ impl Family for Described {
     }
     fn untyped(&self) -> Untyped {
         self.untyped
+    }
+    fn when_chosen(&self) -> &'static WhenChosen {
+        self.when_chosen
     }
 }

@@ -46,6 +46,7 @@ pub(crate) static DOTS: Described = Described {
     },
     constraint: None,
     untyped: crate::family::NULL_WORD,
+    when_chosen: &crate::family::WhenChosen::NONE,
 };
 
 #[cfg(test)]

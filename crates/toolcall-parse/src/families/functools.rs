@@ -41,4 +41,5 @@ pub(crate) static FUNCTOOLS: Described = Described {
     example_call: |name, args| format!("functools{}", name_arguments_list(name, args)),
     constraint: Some(&CONSTRAINT),
     untyped: Untyped::Text,
+    when_chosen: &crate::family::WhenChosen::NONE,
 };

@@ -1,11 +1,14 @@
 //! `granite`: IBM Granite 3.x writes `<|tool_call|>` and a JSON list of `{name, arguments}`; no
-//! closing marker: the call ends with its JSON.
+//! closing marker: the call ends with its JSON. Granite 3.2/3.3 reason after
+//! `Here is my thought process:` up to `Here is my response:` (vLLM's granite reasoning
+//! parser, which also takes `Here's`); read only when the family is chosen, since in auto
+//! mode those are ordinary English sentences.
 
 use super::described::{Body, Described};
 use super::text_example::name_arguments_list;
 use crate::FormatId;
 use crate::family::Untyped;
-use crate::family::Instructions;
+use crate::family::{Instructions, ReasoningMarker, WhenChosen};
 use crate::shape::{Piece, Shape};
 
 impl FormatId {
@@ -20,6 +23,21 @@ static CONSTRAINT: Shape = Shape::json_list(
     &[Piece::Lit("]")],
     &[Piece::NAME_ARGUMENTS],
 );
+
+/// Granite's thinking mode, read when the family is chosen.
+static WHEN_CHOSEN: WhenChosen = WhenChosen {
+    reasoning: &[
+        ReasoningMarker {
+            open: "Here is my thought process:",
+            close: "Here is my response:",
+        },
+        ReasoningMarker {
+            open: "Here's my thought process:",
+            close: "Here's my response:",
+        },
+    ],
+    ..WhenChosen::NONE
+};
 
 pub(crate) static GRANITE: Described = Described {
     id: FormatId::GRANITE,
@@ -39,4 +57,5 @@ pub(crate) static GRANITE: Described = Described {
     example_call: |name, args| format!("<|tool_call|>{}", name_arguments_list(name, args)),
     constraint: Some(&CONSTRAINT),
     untyped: Untyped::Text,
+    when_chosen: &WHEN_CHOSEN,
 };

@@ -33,4 +33,5 @@ pub(crate) static GRANITE_20B_FC: Described = Described {
     example_call: |name, args| format!("<function_call> {}", name_arguments(name, args)),
     constraint: None,
     untyped: Untyped::Text,
+    when_chosen: &crate::family::WhenChosen::NONE,
 };

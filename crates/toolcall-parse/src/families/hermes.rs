@@ -49,8 +49,6 @@ impl Family for Hermes {
             "hermes-*",
             // Granite 4 moved to <tool_call>{json}</tool_call> (vLLM's granite4).
             "granite-4*",
-            // ERNIE 4.5 writes <tool_call>{json}</tool_call> (vLLM's ernie45).
-            "ernie-4.5*",
         ]
     }
     fn template_markers(&self) -> &'static [&'static str] {
@@ -74,13 +72,7 @@ impl Family for Hermes {
                 BlockReader::new(&FUNCTION_BLOCK).streaming_json(&FUNCTION_STREAM, ctx.limits.max_depth),
             ));
         }
-        Some(Box::new(Reader {
-            close: CloseOutsideStrings::new(OPEN.len()),
-            json: false,
-            probe_failed: false,
-            live: None,
-            max_depth: ctx.limits.max_depth,
-        }))
+        Some(tool_call_reader(FormatId::HERMES, ctx))
     }
     fn instructions(&self) -> Option<Instructions> {
         Some(Instructions {
@@ -171,7 +163,21 @@ fn function_name_body(body: &str, _cx: &mut ReadCx<'_>, format: FormatId) -> Res
 /// Prose that mentions `<tool_call>` is not followed by JSON within this many bytes.
 const MAX_LEAD: usize = 4096;
 
+/// A reader of one `<tool_call>{json}</tool_call>` region whose calls are `format`'s
+/// (Hermes', or a family writing the same markup with markup of its own around it).
+pub(crate) fn tool_call_reader(format: FormatId, ctx: &crate::builder::Ctx) -> Box<dyn RegionReader> {
+    Box::new(Reader {
+        format,
+        close: CloseOutsideStrings::new(OPEN.len()),
+        json: false,
+        probe_failed: false,
+        live: None,
+        max_depth: ctx.limits.max_depth,
+    })
+}
+
 struct Reader {
+    format: FormatId,
     /// `</tool_call>` ends the body outside JSON strings only.
     close: CloseOutsideStrings,
     /// The body was seen to start with JSON.
@@ -300,7 +306,7 @@ impl Reader {
                     let span = cx.span(at, at + n);
                     match parse_lenient(text) {
                         Ok((mut v, repairs)) => {
-                            match json_calls(&mut v, cx.ctx, FormatId::HERMES, true, cx.span(0, end))
+                            match json_calls(&mut v, cx.ctx, self.format, true, cx.span(0, end))
                             {
                                 Some(mut found) => {
                                     for d in &mut found.drafts {

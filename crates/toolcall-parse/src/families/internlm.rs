@@ -52,4 +52,5 @@ pub(crate) static INTERNLM: Described = Described {
     },
     constraint: Some(&CONSTRAINT),
     untyped: Untyped::Text,
+    when_chosen: &crate::family::WhenChosen::NONE,
 };

@@ -48,4 +48,5 @@ pub(crate) static LONGCAT: Described = Described {
     },
     constraint: Some(&CONSTRAINT),
     untyped: Untyped::Text,
+    when_chosen: &crate::family::WhenChosen::NONE,
 };

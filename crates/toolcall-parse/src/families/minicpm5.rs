@@ -105,6 +105,7 @@ pub(crate) static MINICPM5: Described = Described {
     },
     constraint: None,
     untyped: Untyped::Literal,
+    when_chosen: &crate::family::WhenChosen::NONE,
 };
 
 #[cfg(test)]

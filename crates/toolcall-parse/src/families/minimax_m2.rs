@@ -9,7 +9,7 @@ use super::text_example::named_parameters;
 use crate::FormatId;
 use crate::family::Untyped;
 use crate::builder::Draft;
-use crate::family::{Instructions, ReadCx};
+use crate::family::{Instructions, ReadCx, WhenChosen};
 use crate::shape::{Args, Piece, Shape, TextParams};
 
 impl FormatId {
@@ -73,6 +73,14 @@ static CONSTRAINT: Shape = Shape::sectioned(
     &[Piece::Ws("\n")],
 );
 
+/// MiniMax M2's chat template ends its generation prompt with `<think>`: the reply starts
+/// inside reasoning and only closes it (vLLM's `minimax_m2_append_think` reasoning parser
+/// puts the `<think>` back in front of the content).
+static WHEN_CHOSEN: WhenChosen = WhenChosen {
+    opens_think: true,
+    ..WhenChosen::NONE
+};
+
 pub(crate) static MINIMAX_M2: Described = Described {
     id: FormatId::MINIMAX_M2,
     description: "<minimax:tool_call><invoke name=\"NAME\"><parameter name=\"K\">V</parameter></invoke></minimax:tool_call> (MiniMax M2); values typed by the schema",
@@ -93,6 +101,7 @@ pub(crate) static MINIMAX_M2: Described = Described {
     },
     constraint: Some(&CONSTRAINT),
     untyped: Untyped::Null(&["null", "none", "nil"]),
+    when_chosen: &WHEN_CHOSEN,
 };
 
 #[cfg(test)]

@@ -44,4 +44,5 @@ pub(crate) static NEMOTRON: Described = Described {
     example_call: |name, args| format!("<TOOLCALL>{}</TOOLCALL>", name_arguments_list(name, args)),
     constraint: Some(&CONSTRAINT),
     untyped: Untyped::Text,
+    when_chosen: &crate::family::WhenChosen::NONE,
 };

@@ -33,4 +33,5 @@ pub(crate) static OLMO3: Described = Described {
     },
     constraint: None,
     untyped: Untyped::Text,
+    when_chosen: &crate::family::WhenChosen::NONE,
 };

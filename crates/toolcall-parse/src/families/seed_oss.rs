@@ -68,4 +68,5 @@ pub(crate) static SEED_OSS: Described = Described {
     example_call: |name, args| xml_example(OPEN, CLOSE, name, args),
     constraint: Some(&CONSTRAINT),
     untyped: crate::family::NULL_WORD,
+    when_chosen: &crate::family::WhenChosen::NONE,
 };

@@ -46,4 +46,5 @@ pub(crate) static TOOL_CALLS_TAG: Described = Described {
     },
     constraint: Some(&CONSTRAINT),
     untyped: Untyped::Text,
+    when_chosen: &crate::family::WhenChosen::NONE,
 };
