@@ -64,6 +64,7 @@ registry! {
     gemma4::Gemma4,
     functiongemma::FunctionGemma,
     gpt_oss::GptOss,
+    gigachat::GigaChat,
     // Hermes' markup with its own around it, read only when chosen.
     ernie45::Ernie45,
     // Native provider shapes, then the JSON shapes from the most to the least specific.

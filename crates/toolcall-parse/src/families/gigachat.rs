@@ -1,0 +1,143 @@
+//! `gigachat`: GigaChat 3 ends its message with `<|message_sep|>` and writes a call as the
+//! next turn, `\n\nfunction call<|role_sep|>\n` and one JSON `{"name", "arguments"}`
+//! object; GigaChat 3.1 writes `<|function_call|>` and the same object. No closing marker:
+//! the call ends with its JSON (the server may leave a `</s>` after it, removed when the
+//! family is chosen). A `<|message_sep|>` not followed by a call ends the visible message
+//! and is removed.
+//!
+//! Sources: vLLM's `gigachat3_tool_parser.py` (the `function call<|role_sep|>\n{json}`
+//! call, the content before `<|message_sep|>`, a trailing `</s>`), llama.cpp's GigaChat-v3
+//! format (`<|message_sep|>\n\nfunction call<|role_sep|>\n{json}`) and the GigaChat3.1
+//! chat template's `<|function_call|>` opener. GigaChat 3.5 writes another markup (GCML),
+//! not read here.
+
+use serde_json::{Map, Value};
+
+use super::marked::OpenJsonReader;
+use super::tags::starts;
+use super::text_example::name_arguments;
+use crate::FormatId;
+use crate::builder::{Ctx, Outcome};
+use crate::family::{Advance, Family, Instructions, ReadCx, RegionReader, WhenChosen};
+
+impl FormatId {
+    pub(crate) const GIGACHAT: FormatId = FormatId::builtin("gigachat");
+}
+
+/// GigaChat 3: the message's end, then the call as a `function call` turn.
+const MESSAGE_SEP: &str = "<|message_sep|>";
+const FUNCTION_TURN: &str = "function call<|role_sep|>";
+/// GigaChat 3.1.
+const FUNCTION_CALL: &str = "<|function_call|>";
+
+/// Blanks allowed between `<|message_sep|>` and `function call` (the template writes two
+/// newlines).
+const MAX_BLANKS: usize = 64;
+
+pub(crate) struct GigaChat;
+
+static WHEN_CHOSEN: WhenChosen = WhenChosen {
+    strip: &["</s>"],
+    ..WhenChosen::NONE
+};
+
+impl Family for GigaChat {
+    fn id(&self) -> &'static str {
+        FormatId::GIGACHAT.as_str()
+    }
+    fn description(&self) -> &'static str {
+        "<|message_sep|>\\n\\nfunction call<|role_sep|>\\n{\"name\", \"arguments\"} (GigaChat 3), <|function_call|>{…} (GigaChat 3.1); ends with the JSON"
+    }
+    fn example(&self) -> &'static str {
+        r#"<|message_sep|>\n\nfunction call<|role_sep|>\n{"name": "get_weather", "arguments": {"city": "Paris"}}"#
+    }
+    fn openers(&self) -> &'static [&'static str] {
+        &[MESSAGE_SEP, FUNCTION_CALL]
+    }
+    fn reader(&self, opener: usize, ctx: &Ctx) -> Option<Box<dyn RegionReader>> {
+        let max_depth = ctx.limits.max_depth;
+        Some(match opener {
+            0 => Box::new(TurnReader {
+                call: None,
+                max_depth,
+            }),
+            _ => Box::new(OpenJsonReader::new(
+                FormatId::GIGACHAT,
+                FUNCTION_CALL.len(),
+                max_depth,
+            )),
+        })
+    }
+    fn model_names(&self) -> &'static [&'static str] {
+        &["gigachat3-*", "gigachat3.1*", "gigachat-3-*", "gigachat-3.1*"]
+    }
+    fn template_markers(&self) -> &'static [&'static str] {
+        &["<|message_sep|>", "<|role_sep|>", "function call"]
+    }
+    fn when_chosen(&self) -> &'static WhenChosen {
+        &WHEN_CHOSEN
+    }
+    fn instructions(&self) -> Option<Instructions> {
+        Some(Instructions {
+            how: r#"To call a tool, write <|function_call|> followed by one JSON object {"name": TOOL_NAME, "arguments": {...}}; nothing closes it."#,
+            several: "- To make several calls, write several <|function_call|> objects, one after the other; they run in that order.\n",
+        })
+    }
+    fn example_call(&self, name: &str, args: &Map<String, Value>) -> Option<String> {
+        Some(format!("{FUNCTION_CALL}{}", name_arguments(name, args)))
+    }
+}
+
+/// A region opened by `<|message_sep|>`: a call when `function call<|role_sep|>` follows
+/// (after blanks), read by the shared open-JSON reader from there; otherwise the separator
+/// alone is removed (it ends the visible message).
+struct TurnReader {
+    call: Option<OpenJsonReader>,
+    max_depth: usize,
+}
+
+impl RegionReader for TurnReader {
+    fn advance(&mut self, region: &str, is_final: bool, cx: &mut ReadCx<'_>) -> Advance {
+        if let Some(call) = self.call.as_mut() {
+            return call.advance(region, is_final, cx);
+        }
+        let after = region.get(MESSAGE_SEP.len()..).unwrap_or("");
+        let blanks = after.len() - after.trim_start_matches(|c: char| c.is_ascii_whitespace()).len();
+        let separator_alone = || Advance::Done {
+            end: MESSAGE_SEP.len(),
+            outcome: Outcome::default(),
+        };
+        if blanks > MAX_BLANKS {
+            return separator_alone();
+        }
+        match starts(&after[blanks..], FUNCTION_TURN) {
+            Some(true) => {
+                let mut call = OpenJsonReader::new(
+                    FormatId::GIGACHAT,
+                    MESSAGE_SEP.len() + blanks + FUNCTION_TURN.len(),
+                    self.max_depth,
+                );
+                let verdict = call.advance(region, is_final, cx);
+                self.call = Some(call);
+                verdict
+            }
+            None if !is_final => Advance::NeedMore,
+            _ => separator_alone(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use crate::{detect_template, model_family};
+
+    #[test]
+    fn detect_and_model_names_pick_gigachat() {
+        let t = "{% for m in messages %}{{ m.role }}<|role_sep|>\n{{ m.content }}<|message_sep|>\n\n{% if m.function_call %}function call<|role_sep|>\n{{ m.function_call | tojson }}<|message_sep|>\n\n{% endif %}{% endfor %}assistant<|role_sep|>\n";
+        assert_eq!(detect_template(t).unwrap().family.as_deref(), Some("gigachat"));
+        for name in ["ai-sage/GigaChat3-10B-A1.8B", "ai-sage/GigaChat3.1-10B-A1.8B", "ai-sage/GigaChat3-702B-A36B-preview"] {
+            assert_eq!(model_family(name).unwrap().family, "gigachat", "{name}");
+        }
+    }
+}
