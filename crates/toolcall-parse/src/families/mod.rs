@@ -65,6 +65,7 @@ registry! {
     functiongemma::FunctionGemma,
     gpt_oss::GptOss,
     gigachat::GigaChat,
+    inkling::Inkling,
     // Hermes' markup with its own around it, read only when chosen.
     ernie45::Ernie45,
     // Native provider shapes, then the JSON shapes from the most to the least specific.
