@@ -630,6 +630,8 @@ pub enum Untyped {
     /// JSON, then a Python literal (`True`, `None`, `{'a': 1}`); any other text stays a
     /// string.
     Literal,
+    /// JSON; any other text stays a string.
+    Json,
 }
 
 /// `null` alone (vLLM's and SGLang's Qwen3-Coder, Seed-OSS and dots readers).
@@ -707,6 +709,11 @@ fn untyped_value(raw: &str, key: &str, untyped: Untyped, repairs: &mut Vec<Repai
                 return Value::Null;
             }
         }
+        Untyped::Json => {
+            if let Ok(v) = serde_json::from_str::<Value>(text) {
+                return v;
+            }
+        }
         Untyped::Literal => {
             if let Ok(v) = serde_json::from_str::<Value>(text) {
                 return v;
@@ -753,6 +760,14 @@ pub(crate) fn untyped_is_text(rule: Untyped, so_far: &str) -> Option<bool> {
                 .iter()
                 .any(|w| w.get(..t.len()).is_some_and(|p| p.eq_ignore_ascii_case(t)));
             (!maybe).then_some(true)
+        }
+        Untyped::Json => {
+            // JSON values start with one of these.
+            let c = so_far.trim_start().chars().next()?;
+            Some(!matches!(
+                c,
+                '-' | '0'..='9' | '"' | '[' | '{' | 't' | 'f' | 'n'
+            ))
         }
         Untyped::Literal => {
             // JSON and the Python literals read start with one of these; a value that
@@ -878,6 +893,17 @@ mod tests {
         assert_eq!(untyped_is_text(Untyped::Literal, "Paris"), Some(true));
         assert_eq!(untyped_is_text(Untyped::Literal, "{"), Some(false));
         assert_eq!(untyped_is_text(Untyped::Literal, "True"), Some(false));
+        assert_eq!(untyped_is_text(Untyped::Json, "True"), Some(true));
+        assert_eq!(untyped_is_text(Untyped::Json, "[1"), Some(false));
+        let mut r = Vec::new();
+        assert_eq!(
+            convert_text_value("[1, 2]", None, "k", Untyped::Json, &mut r),
+            json!([1, 2])
+        );
+        assert_eq!(
+            convert_text_value("True", None, "k", Untyped::Json, &mut r),
+            json!("True")
+        );
     }
 
     #[test]

@@ -155,11 +155,23 @@ fn lead(lead: &str, complete: bool) -> Lead {
         return Lead::NeedMore;
     }
     let name = to.strip_prefix("functions.").unwrap_or(to);
-    if valid_name(name) {
-        Lead::Mine(Some(name.to_owned()))
-    } else {
-        Lead::NotMine
+    // MuseGlimmer's channels share the header: `to=self`/`to=user` are no tools, and a
+    // message opening straight with ATEM markup is its call (`muse_glimmer`).
+    if !valid_name(name) || ["self", "user"].contains(&to) {
+        return Lead::NotMine;
     }
+    if let Some(body) = lead[n..].strip_prefix(MESSAGE) {
+        let body = body.trim_start();
+        if body.starts_with("<atem:") {
+            return Lead::NotMine;
+        }
+        if "<atem:".starts_with(body) && !complete {
+            return Lead::NeedMore;
+        }
+    } else if MESSAGE.starts_with(&lead[n..]) && !complete && lead.len() - n < MESSAGE.len() {
+        return Lead::NeedMore;
+    }
+    Lead::Mine(Some(name.to_owned()))
 }
 
 fn body(body: &str, _cx: &mut ReadCx<'_>, format: FormatId) -> Result<Vec<Draft>, String> {

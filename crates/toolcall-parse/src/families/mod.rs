@@ -66,6 +66,7 @@ registry! {
     gpt_oss::GptOss,
     gigachat::GigaChat,
     inkling::Inkling,
+    muse_glimmer::MuseGlimmer,
     // Hermes' markup with its own around it, read only when chosen.
     ernie45::Ernie45,
     // Native provider shapes, then the JSON shapes from the most to the least specific.

@@ -1,0 +1,238 @@
+//! `muse_glimmer`: MuseGlimmer writes channel-scoped messages, each
+//! `<|start|>assistant to=RECIPIENT<|message|>BODY<|eom|>` (the last one ends `<|eot|>`):
+//! `to=self` is reasoning, `to=user` the reply, a tool recipient carries the calls as ATEM
+//! markup, `<atem:function_calls>` around `<atem:invoke name="NAME">` elements with
+//! `<atem:parameter name="K">V</atem:parameter>` children. The chat template ends its
+//! generation prompt with `<|start|>assistant`, so when the family is chosen a reply
+//! starting ` to=self<|message|>` continues it.
+//!
+//! A value the schema does not type is JSON when it parses as JSON, else text (the
+//! reference parser's `x-parser: json` with non-JSON allowed). A name the template wrote as
+//! `NAME.NAME` for a bare registered `NAME` is read as `NAME` (a `tool_name` repair).
+//!
+//! Sources: vLLM's `muse_glimmer_tool_parser.py` and `muse_glimmer_utils.py` (the message
+//! framing, the recipients, the ATEM body, the value decoding and the doubled-name rule).
+//! Not done here: vLLM also refuses ATEM markup quoted inside a `to=user` reply; this reader
+//! takes ATEM markup outside reasoning wherever it is.
+
+use serde_json::{Map, Value};
+use toolcall_core::Repair;
+
+use super::marked::{InvokeTags, attr_param_value, invokes, tag_lead, unquoted};
+use super::tags::{Block, BlockReader, Lead, StreamTags, ValueHead, valid_name};
+use super::text_example::named_parameters;
+use crate::FormatId;
+use crate::builder::{Ctx, Draft, Outcome};
+use crate::family::{
+    Advance, Family, Instructions, ReadCx, ReasoningMarker, RegionReader, Untyped,
+};
+
+impl FormatId {
+    pub(crate) const MUSE_GLIMMER: FormatId = FormatId::builtin("muse_glimmer");
+}
+
+const START: &str = "<|start|>";
+const MESSAGE: &str = "<|message|>";
+const ASSISTANT_TURN: &str = "<|start|>assistant";
+const CALLS: &str = "<atem:function_calls>";
+const CALLS_END: &str = "</atem:function_calls>";
+
+/// A message header is at most this long (a recipient is a tool name).
+const MAX_HEADER: usize = 512;
+
+static TAGS: InvokeTags = InvokeTags {
+    invoke: "<atem:invoke name=\"",
+    invoke_end: "</atem:invoke>",
+    param: "<atem:parameter name=\"",
+    param_end: "</atem:parameter>",
+    between: &[],
+};
+
+static BLOCK: Block = Block {
+    format: FormatId::MUSE_GLIMMER,
+    open: CALLS,
+    close: CALLS_END,
+    lead,
+    body,
+};
+
+static STREAM: StreamTags = StreamTags {
+    param: "<atem:parameter name=",
+    param_end: "</atem:parameter>",
+    call_end: "</atem:invoke>",
+    value: param_value,
+    value_stops: &[],
+};
+
+fn lead(lead: &str, complete: bool) -> Lead {
+    tag_lead(lead, complete, unquoted(TAGS.invoke))
+}
+
+fn param_value(header: &str) -> ValueHead {
+    attr_param_value(header, STREAM.param)
+}
+
+/// The `invoke` elements, with a doubled `NAME.NAME` read as its registered `NAME`.
+fn body(body: &str, cx: &mut ReadCx<'_>, format: FormatId) -> Result<Vec<Draft>, String> {
+    let mut drafts = invokes(body, cx, format, &TAGS)?;
+    for d in &mut drafts {
+        if cx.ctx.spec(&d.name).is_some() {
+            continue;
+        }
+        if let Some((head, tail)) = d.name.split_once('.')
+            && head == tail
+            && cx.ctx.spec(head).is_some()
+        {
+            let bare = head.to_owned();
+            d.repairs.push(Repair::new(
+                "tool_name",
+                format!("{:?} read as the registered tool {bare:?}", d.name),
+            ));
+            d.name = bare;
+        }
+    }
+    Ok(drafts)
+}
+
+/// `to=self` messages are reasoning (written with the template's spelling).
+const SELF_MESSAGE: ReasoningMarker = ReasoningMarker {
+    open: "<|start|>assistant to=self<|message|>",
+    close: "<|eom|>",
+};
+
+pub(crate) struct MuseGlimmer;
+
+impl Family for MuseGlimmer {
+    fn id(&self) -> &'static str {
+        FormatId::MUSE_GLIMMER.as_str()
+    }
+    fn description(&self) -> &'static str {
+        "<|start|>assistant to=TOOL<|message|><atem:function_calls><atem:invoke name=\"NAME\"><atem:parameter name=\"K\">V</atem:parameter></atem:invoke></atem:function_calls><|eom|> (MuseGlimmer); to=self is reasoning, to=user the reply"
+    }
+    fn example(&self) -> &'static str {
+        r#"<atem:function_calls><atem:invoke name="get_weather"><atem:parameter name="city">Paris</atem:parameter></atem:invoke></atem:function_calls>"#
+    }
+    fn openers(&self) -> &'static [&'static str] {
+        // gpt-oss opens its calls with `<|start|>assistant to=` too, and is offered the
+        // region first; it declines MuseGlimmer's channels.
+        &[CALLS, START, "<|start|>assistant to="]
+    }
+    fn reader(&self, opener: usize, _ctx: &Ctx) -> Option<Box<dyn RegionReader>> {
+        Some(match opener {
+            0 => Box::new(BlockReader::new(&BLOCK).streaming(&STREAM)),
+            _ => Box::new(HeaderReader),
+        })
+    }
+    fn reasoning(&self) -> &'static [ReasoningMarker] {
+        &[SELF_MESSAGE]
+    }
+    fn strip(&self) -> &'static [&'static str] {
+        &["<|eom|>", "<|eot|>"]
+    }
+    fn untyped(&self) -> Untyped {
+        Untyped::Json
+    }
+    fn model_names(&self) -> &'static [&'static str] {
+        &["muse-glimmer*", "museglimmer*", "muse_glimmer*"]
+    }
+    fn template_markers(&self) -> &'static [&'static str] {
+        &[CALLS, "<atem:invoke name=", "to=self"]
+    }
+    fn implied_opener(&self) -> Option<&'static str> {
+        Some(ASSISTANT_TURN)
+    }
+    fn continues_implied(&self, start: &str, is_final: bool) -> Option<bool> {
+        // ` to=RECIPIENT<|message|>` or a bare `<|message|>` completes the turn's header.
+        match header_len(&format!("{ASSISTANT_TURN}{start}")) {
+            Some(Some(_)) => Some(true),
+            Some(None) => Some(false),
+            None if is_final || start.len() >= MAX_HEADER => Some(false),
+            None => None,
+        }
+    }
+    fn instructions(&self) -> Option<Instructions> {
+        Some(Instructions {
+            how: r#"To call tools, write <atem:function_calls>, then per call <atem:invoke name="TOOL_NAME"> with one <atem:parameter name="ARGUMENT_NAME">value</atem:parameter> per argument (text as is; numbers, booleans, arrays and objects as JSON) and </atem:invoke>, then </atem:function_calls>."#,
+            several: "- To make several calls, write several <atem:invoke> blocks inside the one <atem:function_calls>; they run in that order.\n",
+        })
+    }
+    fn example_call(&self, name: &str, args: &Map<String, Value>) -> Option<String> {
+        Some(format!(
+            "{CALLS}\n<atem:invoke name=\"{name}\">\n{}</atem:invoke>\n{CALLS_END}",
+            named_parameters("atem:parameter", "\n", args)
+        ))
+    }
+}
+
+/// A message header `<|start|>assistant to=RECIPIENT<|message|>` (a `to=self` one is a
+/// reasoning opener, longer, read first): removed; its body is read on (ATEM calls, or the
+/// reply's text).
+struct HeaderReader;
+
+impl RegionReader for HeaderReader {
+    fn advance(&mut self, region: &str, is_final: bool, _cx: &mut ReadCx<'_>) -> Advance {
+        match header_len(region) {
+            Some(Some(end)) => Advance::Done {
+                end,
+                outcome: Outcome::default(),
+            },
+            None if !is_final && region.len() < MAX_HEADER => Advance::NeedMore,
+            _ => Advance::NotMine,
+        }
+    }
+}
+
+/// The length of the header at the start of `s`: `Some(None)` when it is not one, `None`
+/// while more bytes decide.
+fn header_len(s: &str) -> Option<Option<usize>> {
+    let mut rest = s.strip_prefix(START)?;
+    let ws = |r: &str| r.len() - r.trim_start_matches(char::is_whitespace).len();
+    rest = &rest[ws(rest)..];
+    match rest.strip_prefix("assistant") {
+        Some(r) => rest = r,
+        None if "assistant".starts_with(rest) => return None,
+        None => return Some(None),
+    }
+    rest = &rest[rest.len() - rest.trim_start_matches([' ', '\t']).len()..];
+    if let Some(r) = rest.strip_prefix("to=") {
+        let name_end = r.find('<').unwrap_or(r.len());
+        let name = &r[..name_end];
+        if !name.is_empty() && !valid_name(name) {
+            return Some(None);
+        }
+        rest = &r[name_end..];
+    } else if "to=".starts_with(rest) && !rest.is_empty() {
+        return None;
+    }
+    if rest.starts_with(MESSAGE) {
+        Some(Some(s.len() - rest.len() + MESSAGE.len()))
+    } else if MESSAGE.starts_with(rest) {
+        None
+    } else {
+        Some(None)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::header_len;
+    use crate::{detect_template, model_family};
+
+    #[test]
+    fn headers_are_read_from_their_bytes() {
+        let h = "<|start|>assistant to=get_weather<|message|>";
+        assert_eq!(header_len(h), Some(Some(h.len())));
+        assert_eq!(header_len("<|start|>assistant<|message|>x"), Some(Some(29)));
+        assert_eq!(header_len("<|start|>assistant to=get"), None);
+        assert_eq!(header_len("<|start|>assis"), None);
+        assert_eq!(header_len("<|start|>user<|message|>"), Some(None));
+    }
+
+    #[test]
+    fn detect_and_model_names_pick_muse_glimmer() {
+        let t = "{%- for m in messages %}<|start|>assistant to=self<|message|>{{ m.reasoning }}<|eom|>{%- for tc in m.tool_calls %}<|start|>assistant to={{ tc.function.name }}<|message|><atem:function_calls>\n<atem:invoke name=\"{{ tc.function.name }}\">{%- endfor %}{%- endfor %}<|start|>assistant";
+        assert_eq!(detect_template(t).unwrap().family.as_deref(), Some("muse_glimmer"));
+        assert_eq!(model_family("meta-models/Muse-Glimmer-30B").unwrap().family, "muse_glimmer");
+    }
+}
