@@ -76,18 +76,23 @@ fn is_valid_call(case: &Case) -> bool {
 /// Whether the case is a reply whose end token the model server stripped (the parser assumed
 /// its closing marker): the model wrote that token, so the reply as delivered is not what the
 /// constraint sees the model write. Likewise a shape the parser tolerates but the family's
-/// template never writes (a missing closing tag, an `invoke` holding JSON): its call carries
-/// the repair that says so.
+/// template never writes (a missing closing tag, an `invoke` holding JSON, a single-quoted
+/// or bare name): its call carries the repair that says so.
 fn end_token_stripped(family: &str, output: &str) -> bool {
     let options = ParseOptions {
         format: FormatSelection::Only(family.into()),
         ..ParseOptions::default()
     };
     parse(output, &options).calls.iter().any(|c| {
-        c.origin
-            .repairs
-            .iter()
-            .any(|r| ["closing_marker", "closing_tag", "invoke_json"].contains(&r.kind.as_str()))
+        c.origin.repairs.iter().any(|r| {
+            [
+                "closing_marker",
+                "closing_tag",
+                "invoke_json",
+                "attribute_quotes",
+            ]
+            .contains(&r.kind.as_str())
+        })
     })
 }
 
