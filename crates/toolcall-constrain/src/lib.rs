@@ -32,6 +32,7 @@
 #[cfg(feature = "check")]
 pub mod check;
 mod grammar;
+pub mod input_grammar;
 mod schema;
 mod structural_tag;
 
@@ -40,6 +41,8 @@ use thiserror::Error;
 use toolcall_core::ToolSpec;
 
 use crate::grammar::{Grammar, Node, text_until};
+use crate::input_grammar::ReadGrammar;
+pub use crate::input_grammar::{InputGrammar, InputSyntax, Unreadable};
 pub use toolcall_parse::shape::{Args, Piece, Shape, TextParams};
 
 /// The declared call markup of family `id` (its module in `toolcall-parse` declares it);
@@ -159,6 +162,9 @@ pub struct Constraint {
     /// The literal(s) a call starts with (for engines with lazy grammars and triggers:
     /// llama.cpp's `/completion` `grammar_triggers`).
     pub triggers: Vec<String>,
+    /// What the constraint leaves out and why (a tool's input grammar it cannot read): for
+    /// the caller to log.
+    pub notes: Vec<String>,
 }
 
 /// The constraint itself.
@@ -233,6 +239,21 @@ pub fn build(
     dialect: Dialect,
     options: &Options,
 ) -> Result<Constraint, ConstrainError> {
+    build_with_inputs(family, tools, dialect, options, &[])
+}
+
+/// [`build`], with the input grammars of custom tools (tool name, grammar): such a tool's
+/// one string argument is constrained by its grammar (raw text in a tag family's value,
+/// JSON-escaped inside a JSON family's string). A grammar outside the subset read
+/// ([`input_grammar`]) leaves that argument a free string and is named in
+/// [`Constraint::notes`].
+pub fn build_with_inputs(
+    family: &str,
+    tools: &[ToolSpec],
+    dialect: Dialect,
+    options: &Options,
+    inputs: &[(String, InputGrammar)],
+) -> Result<Constraint, ConstrainError> {
     if toolcall_parse::FormatId::from_name(family).is_none() {
         return Err(ConstrainError::UnknownFamily(family.to_owned()));
     }
@@ -267,6 +288,26 @@ pub fn build(
     }
     let opener = opener(shape, options.trigger.as_deref())
         .ok_or_else(|| unsupported("its markup does not start with a literal"))?;
+    let mut notes = Vec::new();
+    let mut read: Vec<(&str, ReadGrammar)> = Vec::new();
+    for (name, grammar) in inputs {
+        if !offered.iter().any(|t| &t.name == name) {
+            continue;
+        }
+        match grammar.read() {
+            Ok(r) => read.push((name.as_str(), r)),
+            Err(why) => notes.push(format!(
+                "the input grammar of {name:?} is not in the constraint (its input is checked afterwards): {why}"
+            )),
+        }
+    }
+    let offered: Vec<Tool> = offered
+        .into_iter()
+        .map(|spec| Tool {
+            spec,
+            input: read.iter().find(|(n, _)| *n == spec.name).map(|(_, r)| r),
+        })
+        .collect();
     let triggers = if shape.prose {
         vec![opener.clone()]
     } else {
@@ -285,7 +326,14 @@ pub fn build(
             Body::Json(structural_tag::build(shape, &offered, options, &opener))
         }
         Dialect::JsonSchema => {
-            Body::Json(json_schema(family, &offered, options).ok_or_else(|| {
+            let specs: Vec<&ToolSpec> = offered.iter().map(|t| t.spec).collect();
+            if !read.is_empty() {
+                notes.push(
+                    "a JSON Schema cannot hold a grammar: custom tools' inputs are free strings in it"
+                        .into(),
+                );
+            }
+            Body::Json(json_schema(family, &specs, options).ok_or_else(|| {
                 unsupported("its calls are not one JSON document (json and xlam are)")
             })?)
         }
@@ -294,6 +342,7 @@ pub fn build(
         dialect,
         body,
         triggers,
+        notes,
     })
 }
 
@@ -318,7 +367,14 @@ fn rest(pieces: &[Piece], skip_first: bool) -> &[Piece] {
 }
 
 /// GBNF/Lark rules: see the crate doc for what each `tool_choice` allows.
-fn grammar_for(shape: &Shape, tools: &[&ToolSpec], options: &Options, opener: &str) -> Grammar {
+/// An offered tool and its input grammar, if it has one that was read.
+#[derive(Clone, Copy)]
+pub(crate) struct Tool<'a> {
+    pub(crate) spec: &'a ToolSpec,
+    pub(crate) input: Option<&'a ReadGrammar>,
+}
+
+fn grammar_for(shape: &Shape, tools: &[Tool], options: &Options, opener: &str) -> Grammar {
     let mut g = Grammar::new();
     let single = !options.parallel;
     let ws = schema::ws(&mut g);
@@ -338,7 +394,7 @@ fn grammar_for(shape: &Shape, tools: &[&ToolSpec], options: &Options, opener: &s
             .iter()
             .map(|t| {
                 let id = g.fresh("call");
-                let body = pieces(&mut g, rest(shape.call, skip_in_call), Some(t));
+                let body = pieces(&mut g, rest(shape.call, skip_in_call), Some(*t));
                 g.define(id, body);
                 Node::Rule(id)
             })
@@ -395,7 +451,7 @@ fn grammar_for(shape: &Shape, tools: &[&ToolSpec], options: &Options, opener: &s
 }
 
 /// The grammar of a list of pieces, for `tool` (which `Name`/`Args` pieces need).
-fn pieces(g: &mut Grammar, pieces: &[Piece], tool: Option<&ToolSpec>) -> Node {
+fn pieces(g: &mut Grammar, pieces: &[Piece], tool: Option<Tool>) -> Node {
     let mut out = Vec::with_capacity(pieces.len());
     for piece in pieces {
         out.push(piece_node(g, piece, tool));
@@ -403,8 +459,8 @@ fn pieces(g: &mut Grammar, pieces: &[Piece], tool: Option<&ToolSpec>) -> Node {
     Node::seq(out)
 }
 
-fn piece_node(g: &mut Grammar, piece: &Piece, tool: Option<&ToolSpec>) -> Node {
-    let name = tool.map_or("", |t| t.name.as_str());
+fn piece_node(g: &mut Grammar, piece: &Piece, tool: Option<Tool>) -> Node {
+    let name = tool.map_or("", |t| t.spec.name.as_str());
     match *piece {
         Piece::Lit(s) => Node::lit(s),
         Piece::Ws(_) => schema::ws(g),
@@ -458,17 +514,69 @@ fn piece_node(g: &mut Grammar, piece: &Piece, tool: Option<&ToolSpec>) -> Node {
     }
 }
 
-fn args_node(g: &mut Grammar, args: Args, tool: Option<&ToolSpec>) -> Node {
+pub(crate) fn args_node(g: &mut Grammar, args: Args, tool: Option<Tool>) -> Node {
     let empty = Value::Object(Default::default());
-    let params = tool.map_or(&empty, |t| &t.parameters);
+    let params = tool.map_or(&empty, |t| &t.spec.parameters);
+    let input = tool.and_then(|t| t.input);
     match args {
-        Args::Json => schema::json(g, params, 0),
-        Args::Text(p) => text_params(g, p, params),
+        Args::Json => match input.and_then(|i| Some((text_argument(params)?, i))) {
+            Some((key, input)) => json_input(g, key, input),
+            None => schema::json(g, params, 0),
+        },
+        Args::Text(p) => text_params(g, p, params, input),
     }
 }
 
-/// Tagged text parameters: one per declared property, in any order, required ones once.
-fn text_params(g: &mut Grammar, p: &TextParams, params: &Value) -> Node {
+/// The one string argument a custom tool is offered with (the gateway's `input`), which its
+/// grammar constrains; `None` when the schema is not one string property.
+fn text_argument(params: &Value) -> Option<&str> {
+    let Some(Value::Object(props)) = params.get("properties") else {
+        return None;
+    };
+    let mut keys = props.iter();
+    match (keys.next(), keys.next()) {
+        (Some((key, sub)), None) if schema::is_text(sub) => Some(key.as_str()),
+        _ => None,
+    }
+}
+
+/// A grammar's rule for a custom tool's input (`json_escaped`: inside a JSON string).
+fn input_node(g: &mut Grammar, input: &ReadGrammar, json_escaped: bool) -> Node {
+    let id = g.fresh("input");
+    let start = input.node(g, &format!("input-{id}"), json_escaped);
+    g.define(id, start);
+    Node::Rule(id)
+}
+
+/// JSON arguments `{"KEY": "…"}` whose string is the input grammar's text, escaped.
+fn json_input(g: &mut Grammar, key: &str, input: &ReadGrammar) -> Node {
+    let ws = schema::ws(g);
+    let value = input_node(g, input, true);
+    Node::seq([
+        Node::lit("{"),
+        ws.clone(),
+        Node::lit(json_string(key)),
+        ws.clone(),
+        Node::lit(":"),
+        ws.clone(),
+        Node::lit("\""),
+        value,
+        Node::lit("\""),
+        ws,
+        Node::lit("}"),
+    ])
+}
+
+/// Tagged text parameters: one per declared property, in any order, required ones once;
+/// with `input`, the one string parameter follows the grammar (a newline allowed around
+/// it, as the tag families write values).
+fn text_params(
+    g: &mut Grammar,
+    p: &TextParams,
+    params: &Value,
+    input: Option<&ReadGrammar>,
+) -> Node {
+    let input_key = input.and_then(|_| text_argument(params)).map(str::to_owned);
     let ws = schema::ws(g);
     let Some(Value::Object(props)) = params.get("properties") else {
         return Node::empty();
@@ -486,7 +594,14 @@ fn text_params(g: &mut Grammar, p: &TextParams, params: &Value) -> Node {
                 p.key_close_json
             };
             let close = pieces(g, close, None);
-            let value = schema::text_value(g, sub, p.value_close, 0);
+            let value = match input {
+                Some(input) if input_key.as_deref() == Some(key.as_str()) => {
+                    let nl = Node::lit("\n").opt();
+                    let text = input_node(g, input, false);
+                    Node::seq([nl.clone(), text, nl, Node::lit(p.value_close)])
+                }
+                _ => schema::text_value(g, sub, p.value_close, 0),
+            };
             let member = Node::seq([Node::lit(p.key_open), Node::lit(key.as_str()), close, value]);
             (member, required.contains(&key.as_str()))
         })

@@ -15,9 +15,9 @@ use toolcall_core::ToolSpec;
 use toolcall_parse::shape::{Args, Piece, Shape};
 
 use crate::grammar::Grammar;
-use crate::{Options, ToolChoice, json_string, text_params};
+use crate::{Options, Tool, ToolChoice, json_string, text_params};
 
-pub(crate) fn build(shape: &Shape, tools: &[&ToolSpec], options: &Options, opener: &str) -> Value {
+pub(crate) fn build(shape: &Shape, tools: &[Tool], options: &Options, opener: &str) -> Value {
     let trigger = options.trigger.as_deref().unwrap_or("");
     let format = if options.choice == ToolChoice::None {
         json!({"type": "any_text", "excludes": [opener]})
@@ -96,9 +96,22 @@ fn canonical_pieces(pieces: &[Piece], out: &mut Vec<Piece>) {
     }
 }
 
+/// The arguments as a `json_schema` format, or, for a custom tool with an input grammar,
+/// as a `grammar` format holding it.
+fn json_args(tool: &Tool) -> Value {
+    if tool.input.is_some() {
+        let mut g = Grammar::new();
+        let root = crate::args_node(&mut g, Args::Json, Some(*tool));
+        g.set_root(root);
+        return json!({"type": "grammar", "grammar": g.to_gbnf()});
+    }
+    json!({"type": "json_schema", "json_schema": tool.spec.parameters})
+}
+
 /// One call as a `tag`.
-fn call_tag(call: &[Piece], tool: &ToolSpec) -> Value {
-    let name = tool.name.as_str();
+fn call_tag(call: &[Piece], tool: &Tool) -> Value {
+    let spec: &ToolSpec = tool.spec;
+    let name = spec.name.as_str();
     let mut flat = Vec::with_capacity(call.len());
     canonical_pieces(call, &mut flat);
     let call = flat.as_slice();
@@ -139,15 +152,15 @@ fn call_tag(call: &[Piece], tool: &ToolSpec) -> Value {
                     json_string(args_key)
                 ));
                 elements.push(const_string(&head));
-                elements.push(json!({"type": "json_schema", "json_schema": tool.parameters}));
+                elements.push(json_args(tool));
                 elements.push(const_string("}"));
             }
             Piece::Args(Args::Json) => {
-                elements.push(json!({"type": "json_schema", "json_schema": tool.parameters}));
+                elements.push(json_args(tool));
             }
             Piece::Args(Args::Text(params)) => {
                 let mut g = Grammar::new();
-                let root = text_params(&mut g, params, &tool.parameters);
+                let root = text_params(&mut g, params, &spec.parameters, tool.input);
                 g.set_root(root);
                 elements.push(json!({"type": "grammar", "grammar": g.to_gbnf()}));
             }

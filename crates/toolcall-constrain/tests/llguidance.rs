@@ -449,3 +449,131 @@ fn structural_tags_dispatch_on_the_opener_with_each_tools_schema() {
         let _ = Map::<String, Value>::new();
     }
 }
+
+/// Codex's patch grammar, cut down to added files (as a custom tool declares it).
+const PATCH_GRAMMAR: &str = r#"start: begin_patch hunk+ end_patch
+begin_patch: "*** Begin Patch" LF
+end_patch: "*** End Patch" LF?
+hunk: "*** Add File: " filename LF add_line+
+filename: /(.+)/
+add_line: "+" /(.*)/ LF -> line
+%import common.LF
+"#;
+const PATCH: &str = "*** Begin Patch\n*** Add File: hello.txt\n+hello \"world\"\n*** End Patch";
+const BAD_PATCH: &str = "*** Begin Patch\n*** Remove Everything\n*** End Patch";
+
+/// The gateway's form of a custom tool: one string argument, `input`.
+fn patch_tool() -> Vec<ToolSpec> {
+    vec![ToolSpec::new(
+        "apply_patch",
+        "Edit files with a patch.",
+        json!({"type": "object", "properties": {"input": {"type": "string"}},
+            "required": ["input"], "additionalProperties": false}),
+    )]
+}
+
+fn inputs(
+    syntax: toolcall_constrain::InputSyntax,
+    definition: &str,
+) -> Vec<(String, toolcall_constrain::InputGrammar)> {
+    vec![(
+        "apply_patch".into(),
+        toolcall_constrain::InputGrammar {
+            syntax,
+            definition: definition.into(),
+        },
+    )]
+}
+
+fn grammar_text(c: &toolcall_constrain::Constraint) -> String {
+    match &c.body {
+        Body::Grammar(s) => s.clone(),
+        Body::Json(_) => unreachable!(),
+    }
+}
+
+// Before: the tool's `input` was a free string in the constraint, so a patch breaking the
+// grammar was accepted (checked: with `build` instead of `build_with_inputs`, every
+// `rejected` assertion below fails).
+#[test]
+fn a_custom_tools_grammar_is_inside_the_constraint_raw_and_json_escaped() {
+    use toolcall_constrain::{InputSyntax, build_with_inputs};
+    let checker = Checker::new();
+    let forced = options(ToolChoice::Named("apply_patch".into()), true);
+    let lark = inputs(InputSyntax::Lark, PATCH_GRAMMAR);
+    for family in ["qwen3_coder", "hermes", "glm"] {
+        let good = call(family, "apply_patch", json!({"input": PATCH}));
+        let bad = call(family, "apply_patch", json!({"input": BAD_PATCH}));
+        for dialect in [Dialect::Lark, Dialect::Gbnf] {
+            let c = build_with_inputs(family, &patch_tool(), dialect, &forced, &lark).unwrap();
+            assert!(c.notes.is_empty(), "{:?}", c.notes);
+            let g = grammar_text(&c);
+            let g = if dialect == Dialect::Gbnf {
+                gbnf_to_lark(&g)
+            } else {
+                g
+            };
+            checker
+                .check(&g, &good)
+                .unwrap_or_else(|e| panic!("{family} {dialect}: {e}\n{good}\n{g}"));
+            assert!(
+                checker.check(&g, &bad).is_err(),
+                "{family} {dialect}: the bad patch was accepted\n{bad}"
+            );
+        }
+    }
+    // Structural tags: the arguments become a grammar format holding the tool's grammar.
+    let c = build_with_inputs(
+        "hermes",
+        &patch_tool(),
+        Dialect::StructuralTag,
+        &forced,
+        &lark,
+    )
+    .unwrap();
+    let Body::Json(v) = &c.body else {
+        unreachable!()
+    };
+    let tag = &v["format"]["tags"][0];
+    let elements = tag["content"]["elements"]
+        .as_array()
+        .map(|e| e.to_vec())
+        .unwrap_or_else(|| vec![tag["content"].clone()]);
+    let grammar = elements
+        .iter()
+        .find(|e| e["type"] == "grammar")
+        .unwrap_or_else(|| panic!("{v}"));
+    let g = gbnf_to_lark(grammar["grammar"].as_str().unwrap());
+    let args = |patch: &str| json!({"input": patch}).to_string();
+    checker.check(&g, &args(PATCH)).unwrap();
+    assert!(checker.check(&g, &args(BAD_PATCH)).is_err());
+
+    // A regex grammar, the same way.
+    let regex = inputs(InputSyntax::Regex, r"^\d{4}-\d{2}-\d{2}$");
+    let c =
+        build_with_inputs("qwen3_coder", &patch_tool(), Dialect::Lark, &forced, &regex).unwrap();
+    let g = grammar_text(&c);
+    let date = call("qwen3_coder", "apply_patch", json!({"input": "2025-01-31"}));
+    let word = call("qwen3_coder", "apply_patch", json!({"input": "tomorrow"}));
+    checker.check(&g, &date).unwrap();
+    assert!(checker.check(&g, &word).is_err());
+}
+
+#[test]
+fn an_unread_grammar_leaves_the_input_free_and_says_so() {
+    use toolcall_constrain::{InputSyntax, build_with_inputs};
+    let checker = Checker::new();
+    let forced = options(ToolChoice::Named("apply_patch".into()), true);
+    let ignoring = format!("{PATCH_GRAMMAR}%ignore \" \"\n");
+    let c = build_with_inputs(
+        "qwen3_coder",
+        &patch_tool(),
+        Dialect::Lark,
+        &forced,
+        &inputs(InputSyntax::Lark, &ignoring),
+    )
+    .unwrap();
+    assert!(c.notes[0].contains("%ignore"), "{:?}", c.notes);
+    let bad = call("qwen3_coder", "apply_patch", json!({"input": BAD_PATCH}));
+    checker.check(&grammar_text(&c), &bad).unwrap();
+}
