@@ -23,7 +23,9 @@ use std::sync::{Arc, Mutex};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use toolcall_constrain::{Body, ConstrainError, Constraint, Dialect, Options, ToolChoice};
+use toolcall_constrain::{
+    Body, ConstrainError, Constraint, Dialect, InputGrammar, Options, ToolChoice,
+};
 use toolcall_parse::FormatSelection;
 use toolcall_wire::chat::ChatRequest;
 
@@ -70,6 +72,7 @@ impl ConstraintMemo {
         family: &str,
         dialect: Dialect,
         options: &Options,
+        inputs: &[(String, InputGrammar)],
     ) -> Arc<Result<Constraint, ConstrainError>> {
         // A per-request trigger makes every constraint new: those are not kept.
         let key = options.trigger.is_none().then(|| {
@@ -85,7 +88,16 @@ impl ConstraintMemo {
             return hit.clone();
         }
         let specs: Vec<_> = tools.registry.specs().cloned().collect();
-        let made = Arc::new(toolcall_constrain::build(family, &specs, dialect, options));
+        // The custom tools' grammars are in their declarations (their `input`'s
+        // description), so one declaration always comes with the same grammars.
+        let made = Arc::new(toolcall_constrain::build_with_inputs(
+            family, &specs, dialect, options, inputs,
+        ));
+        if let Ok(c) = made.as_ref() {
+            for note in &c.notes {
+                tracing::warn!(family, %dialect, "{note}");
+            }
+        }
         if let Some(k) = key
             && let Ok(mut built) = self.built.lock()
         {
@@ -142,7 +154,8 @@ const CLIENT_FIELDS: [&str; 5] = [
 ];
 
 /// Puts the route's constraint into `upstream` (the request as the upstream gets it) for
-/// what the client `asked`. The `x-toolcall-constrain` value; `None` when the route is off.
+/// what the client `asked`; `inputs`: the custom tools' grammars, which constrain their
+/// input inside it. The `x-toolcall-constrain` value; `None` when the route is off.
 pub fn apply(
     setting: Constrain,
     asked: &Asked,
@@ -150,6 +163,7 @@ pub fn apply(
     family: Option<&str>,
     tools: &CompiledTools,
     trigger: Option<&str>,
+    inputs: &[(String, InputGrammar)],
 ) -> Option<String> {
     let dialect = setting.dialect()?;
     if asked.own {
@@ -166,7 +180,9 @@ pub fn apply(
         parallel: asked.parallel,
         trigger: trigger.map(str::to_owned),
     };
-    let built = tools.constraints.get(tools, family, dialect, &options);
+    let built = tools
+        .constraints
+        .get(tools, family, dialect, &options, inputs);
     let constraint = match built.as_ref() {
         Ok(c) => c,
         Err(e) => return Some(format!("off: {e}")),

@@ -103,7 +103,13 @@ async fn turn(
     echo: Map<String, Value>,
 ) -> Result<Response, ApiError> {
     if let Some(side) = &state.server_side {
-        return crate::server_side::run(state, side, headers, front, request, echo).await;
+        let mut request = request;
+        crate::tool_kinds::take_served_computer(&mut request, &side.tools);
+        // Built-in client tools become functions before the server-side turn reads the
+        // client's tools, so their calls come back to the client as declared.
+        let api = state.upstreams.route(&request.model).api;
+        let openai = crate::tool_kinds::expand_built_ins(&mut request, api);
+        return crate::server_side::run(state, side, headers, front, request, echo, openai).await;
     }
     if request.stream == Some(true) {
         Metrics::add(&state.metrics.streamed_requests, 1);
@@ -189,6 +195,7 @@ pub async fn whole(
     let turn = Turn::for_chat(request, route, &state.config, &state.tools)?;
     let custom_tools = turn.custom.names();
     let namespaces = turn.namespaces.clone();
+    let openai_built_ins = turn.openai_built_ins.clone();
     let upstream_error = |e: ClientError| {
         Metrics::add(&state.metrics.upstream_errors, 1);
         tracing::warn!(error = %crate::error::without_userinfo(&e.to_string()), "upstream failed");
@@ -213,6 +220,7 @@ pub async fn whole(
     checked.calls.iter().for_each(log_call);
     meta.custom_tools = custom_tools;
     meta.namespaces = namespaces;
+    meta.openai_built_ins = openai_built_ins;
     Ok((checked, meta, route.api))
 }
 
@@ -265,6 +273,7 @@ async fn stream(
         extra: echo,
         custom_tools: turn.custom.names(),
         namespaces: turn.namespaces.clone(),
+        openai_built_ins: turn.openai_built_ins.clone(),
         ..ReplyMeta::default()
     };
     let constrain_note = turn.constrain_note.clone();

@@ -444,6 +444,7 @@ pub async fn run(
     front: Api,
     request: ChatRequest,
     echo: Map<String, Value>,
+    openai_built_ins: Vec<String>,
 ) -> Result<Response, ApiError> {
     let streamed = request.stream == Some(true);
     let meta = ReplyMeta {
@@ -451,6 +452,7 @@ pub async fn run(
         model: request.model.clone(),
         created: crate::chat::now(),
         extra: echo,
+        openai_built_ins,
         ..ReplyMeta::default()
     };
     let mut job = ServerTurnJob::new(state, side, headers, request)?;

@@ -21,8 +21,15 @@
 //! ([`toolcall_wire::dialect::ReplyMeta::custom_tools`]); earlier custom calls in the
 //! conversation reach the upstream as calls of that function.
 //!
+//! **OpenAI's built-in client tools** (`computer_use_preview`, `local_shell`) are offered to
+//! a non-OpenAI upstream as functions under their type ([`expand_built_ins`]); a call comes
+//! back to a Responses client as a `computer_call` / `local_shell_call` item
+//! ([`toolcall_wire::dialect::ReplyMeta::openai_built_ins`]), and their outputs (a
+//! `computer_call_output` screenshot as an image part) go back paired by `call_id`.
+//!
 //! **Namespace tools** (Codex's `{"type": "namespace", "name": "multi_agent_v1", "tools":
-//! […]}`) are offered as their tools under qualified names, `multi_agent_v1.spawn_agent`;
+//! […]}`) are offered as their tools under qualified names, `multi_agent_v1__spawn_agent` (OpenAI's
+//! and Anthropic's APIs refuse `.` in a tool name);
 //! a call comes back to a Responses client as a `function_call` named `spawn_agent` with
 //! `namespace: "multi_agent_v1"` ([`toolcall_wire::dialect::ReplyMeta::namespaces`]), as the
 //! client declared it.
@@ -118,20 +125,39 @@ pub fn add_dropped_header(response: &mut Response, dropped: &[String]) {
     }
 }
 
-/// Expands Anthropic's built-in client tools (`computer_…`, `bash_…`, `text_editor_…`,
-/// `memory_…`) into function tools with their documented input schema
-/// ([`toolcall_wire::built_in_tools`]), unless the upstream speaks Anthropic (whose models
-/// know them). An unknown version of a known type takes the nearest known schema, logged.
-pub fn expand_built_ins(request: &mut ChatRequest, upstream: toolcall_wire::Api) {
-    if upstream.name() == "anthropic" {
-        return;
-    }
+/// Expands the built-in client tools into function tools with their documented input
+/// schema ([`toolcall_wire::built_in_tools`]): Anthropic's (`computer_…`, `bash_…`,
+/// `text_editor_…`, `memory_…`) unless the upstream speaks Anthropic, OpenAI's
+/// (`computer_use_preview`, `local_shell`, offered under their type as name) unless it
+/// speaks Responses (whose models know them). An unknown version of a known type takes the
+/// nearest known schema, logged. The OpenAI tools expanded, whose calls the Responses front
+/// end writes as `computer_call` / `local_shell_call` items.
+pub fn expand_built_ins(request: &mut ChatRequest, upstream: toolcall_wire::Api) -> Vec<String> {
+    use toolcall_wire::built_in_tools::{expand, expand_openai, is_openai};
+    let mut openai = Vec::new();
     for t in request.tools.iter_mut().flatten() {
         if ToolKind::of(&t.kind) != ToolKind::BuiltIn {
             continue;
         }
-        let Some(e) = toolcall_wire::built_in_tools::expand(&t.kind, &t.function.extra) else {
-            // OpenAI's `computer_use_preview`, `local_shell`: no schema written here yet.
+        let e = if is_openai(&t.kind) {
+            if upstream.name() == "responses" {
+                continue;
+            }
+            let e = expand_openai(&t.kind, &t.function.extra);
+            if e.is_some() {
+                t.function.name = t.kind.clone();
+                if !openai.contains(&t.kind) {
+                    openai.push(t.kind.clone());
+                }
+            }
+            e
+        } else {
+            if upstream.name() == "anthropic" {
+                continue;
+            }
+            expand(&t.kind, &t.function.extra)
+        };
+        let Some(e) = e else {
             tracing::warn!(tool = %display_name(t), kind = %t.kind,
                 "a built-in client tool with no schema here: not offered to this upstream");
             continue;
@@ -145,12 +171,68 @@ pub fn expand_built_ins(request: &mut ChatRequest, upstream: toolcall_wire::Api)
         t.function.parameters = Some(e.parameters);
         t.function.extra.clear();
     }
+    openai
+}
+
+/// The computer-use pack's tool (`--pack computer`), which runs Anthropic's `computer_…`
+/// tool server-side.
+pub const COMPUTER_PACK_TOOL: &str = "computer_use";
+
+/// With server-side tools: an Anthropic `computer_…` tool the client declares is taken out
+/// of the client's tools when the gateway serves the computer-use pack, whose
+/// [`COMPUTER_PACK_TOOL`] the model is offered instead and which drives the real display
+/// here (same actions and inputs). A declared display size other than the pack's screen is
+/// warned about: the model sees, and its coordinates refer to, the pack's screen. The
+/// declared names taken.
+pub fn take_served_computer(
+    request: &mut ChatRequest,
+    served: &toolcall_core::Registry,
+) -> Vec<String> {
+    let Some(spec) = served.spec(COMPUTER_PACK_TOOL) else {
+        return Vec::new();
+    };
+    let Some(tools) = &mut request.tools else {
+        return Vec::new();
+    };
+    let screen = pack_screen(&spec.description);
+    let mut taken = Vec::new();
+    tools.retain(|t| {
+        let anthropic_computer = t.kind.starts_with("computer_")
+            && !toolcall_wire::built_in_tools::is_openai(&t.kind);
+        if !anthropic_computer {
+            return true;
+        }
+        let int = |k: &str| t.function.extra.get(k).and_then(Value::as_u64);
+        let declared = int("display_width_px").zip(int("display_height_px"));
+        match (declared, screen) {
+            (Some((dw, dh)), Some((pw, ph))) if (dw, dh) != (pw, ph) => {
+                tracing::warn!(tool = %t.function.name, declared = %format!("{dw}x{dh}"),
+                    pack = %format!("{pw}x{ph}"),
+                    "the client's computer tool declares another display size than the computer pack's screen: the model sees the pack's (set its width and height options to match)");
+            }
+            _ => {}
+        }
+        tracing::info!(tool = %t.function.name, kind = %t.kind,
+            "the client's computer tool is run here by the computer pack ({COMPUTER_PACK_TOOL})");
+        taken.push(t.function.name.clone());
+        false
+    });
+    taken
+}
+
+/// The screen size in the computer pack's tool description ("… of a 1024x768 screen."):
+/// its first word of the form `WIDTHxHEIGHT`.
+fn pack_screen(description: &str) -> Option<(u64, u64)> {
+    description.split_whitespace().find_map(|word| {
+        let (w, h) = word.split_once('x')?;
+        Some((w.parse().ok()?, h.parse().ok()?))
+    })
 }
 
 /// The most tools one namespace may hold.
 const MAX_NAMESPACE_TOOLS: usize = 512;
 
-/// Replaces each `namespace` tool of `request` by its tools, named `NAMESPACE.tool` (a
+/// Replaces each `namespace` tool of `request` by its tools, named `NAMESPACE__tool` (a
 /// `custom` one stays custom, for [`CustomTools::take`]); the namespaces found.
 pub fn expand_namespaces(request: &mut ChatRequest) -> Vec<String> {
     let Some(tools) = &mut request.tools else {
@@ -182,7 +264,7 @@ pub fn expand_namespaces(request: &mut ChatRequest) -> Vec<String> {
                 }
                 f.extra.retain(|k, _| k == "strict");
             }
-            tool.function.name = format!("{ns}.{}", tool.function.name);
+            tool.function.name = toolcall_wire::dialect::qualified_name(&ns, &tool.function.name);
             out.push(tool);
         }
         if !namespaces.contains(&ns) {
@@ -284,6 +366,28 @@ impl CustomTools {
         Ok(found)
     }
 
+    /// The custom tools' grammars, for the decoding constraint
+    /// ([`toolcall_constrain::build_with_inputs`]).
+    pub fn input_grammars(&self) -> Vec<(String, toolcall_constrain::InputGrammar)> {
+        self.tools
+            .iter()
+            .filter_map(|(name, g)| {
+                let g = g.as_ref()?;
+                let syntax = match g.syntax {
+                    Syntax::Lark => toolcall_constrain::InputSyntax::Lark,
+                    Syntax::Regex => toolcall_constrain::InputSyntax::Regex,
+                };
+                Some((
+                    name.clone(),
+                    toolcall_constrain::InputGrammar {
+                        syntax,
+                        definition: g.definition.clone(),
+                    },
+                ))
+            })
+            .collect()
+    }
+
     /// The custom tools' names.
     pub fn names(&self) -> Vec<String> {
         self.tools.keys().cloned().collect()
@@ -373,6 +477,15 @@ mod tests {
                 .push(toolcall_wire::responses::other_tool(kind, &t));
         }
         r
+    }
+
+    #[test]
+    fn the_pack_screen_is_read_from_its_description() {
+        assert_eq!(
+            pack_screen("Use the mouse and keyboard and take screenshots of a 1280x800 screen. x"),
+            Some((1280, 800))
+        );
+        assert_eq!(pack_screen("no size here"), None);
     }
 
     #[test]

@@ -138,8 +138,10 @@ pub struct Turn {
     /// The request's `custom` tools (offered as functions of one string; see
     /// [`crate::tool_kinds`]): their grammars check their calls.
     pub custom: Arc<crate::tool_kinds::CustomTools>,
-    /// Namespaces whose tools are offered under qualified names (`ns.tool`).
+    /// Namespaces whose tools are offered under qualified names (`ns__tool`).
     pub namespaces: Vec<String>,
+    /// OpenAI's built-in tools offered as functions (`computer_use_preview`, `local_shell`).
+    pub openai_built_ins: Vec<String>,
     /// Emulated tools: the marker each call begins with; the reply is read through a
     /// [`TriggerGate`] for it.
     pub trigger: Option<Trigger>,
@@ -158,7 +160,7 @@ impl Turn {
         tools: &ToolsCache,
     ) -> Result<Self, ApiError> {
         let namespaces = crate::tool_kinds::expand_namespaces(&mut request);
-        crate::tool_kinds::expand_built_ins(&mut request, route.api);
+        let openai_built_ins = crate::tool_kinds::expand_built_ins(&mut request, route.api);
         let custom = Arc::new(crate::tool_kinds::CustomTools::take(&mut request)?);
         let offered = request.tools.as_ref().map_or(0, Vec::len);
         if offered > config.max_tools {
@@ -208,7 +210,16 @@ impl Turn {
                 };
                 let req = &mut upstream_request;
                 let trigger = trigger.as_ref().map(Trigger::as_str);
-                crate::constrain::apply(route.constrain, &asked, req, family, &compiled, trigger)
+                let inputs = custom.input_grammars();
+                crate::constrain::apply(
+                    route.constrain,
+                    &asked,
+                    req,
+                    family,
+                    &compiled,
+                    trigger,
+                    &inputs,
+                )
             })
             .flatten();
         // Set once here, so each upstream request is serialised straight from this struct.
@@ -222,6 +233,7 @@ impl Turn {
         Ok(Turn {
             custom,
             namespaces,
+            openai_built_ins,
             constrain_note,
             trigger,
             upstream_request,

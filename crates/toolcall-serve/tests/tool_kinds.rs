@@ -267,7 +267,7 @@ async fn a_namespace_is_offered_qualified_and_its_calls_come_back_as_declared() 
     let s = StandIn::default();
     s.reply(
         "coder-spawn",
-        "<tool_call>\n<function=multi_agent_v1.spawn_agent>\n<parameter=message>\nfix the bug\n</parameter>\n</function>\n</tool_call>",
+        "<tool_call>\n<function=multi_agent_v1__spawn_agent>\n<parameter=message>\nfix the bug\n</parameter>\n</function>\n</tool_call>",
     );
     let (url, standin) = gateway_over(s, |c| c.format = Some("qwen3_coder".into())).await;
     let body = json!({"model": "coder-spawn", "input": "delegate", "tools": [multi_agent()]});
@@ -281,7 +281,7 @@ async fn a_namespace_is_offered_qualified_and_its_calls_come_back_as_declared() 
         .collect();
     assert_eq!(
         names,
-        ["multi_agent_v1.spawn_agent", "multi_agent_v1.wait_agent"]
+        ["multi_agent_v1__spawn_agent", "multi_agent_v1__wait_agent"]
     );
     assert_eq!(
         sent["tools"][0]["function"]["parameters"]["required"],
@@ -325,7 +325,7 @@ async fn a_namespace_is_offered_qualified_and_its_calls_come_back_as_declared() 
     let sent = standin.requests().pop().unwrap();
     assert_eq!(
         sent["messages"][1]["tool_calls"][0]["function"]["name"],
-        "multi_agent_v1.spawn_agent"
+        "multi_agent_v1__spawn_agent"
     );
 }
 
@@ -435,4 +435,340 @@ async fn anthropic_built_in_tools_are_expanded_and_their_calls_come_back_by_name
         parts[1]["image_url"]["url"],
         format!("data:image/png;base64,{png}")
     );
+}
+
+/// Tool names OpenAI's and Anthropic's APIs accept.
+fn provider_accepts(name: &str) -> bool {
+    (1..=64).contains(&name.len())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
+
+/// An upstream that checks tool names as OpenAI's and Anthropic's APIs do (a `400` naming
+/// the bad one) and answers a native call of `multi_agent_v1__spawn_agent`: Anthropic
+/// Messages (whole or streamed) on `/v1/messages`, OpenAI Responses (whole) on `/v1/responses`.
+async fn provider_upstream() -> (String, std::sync::Arc<std::sync::Mutex<Vec<Value>>>) {
+    use axum::extract::State;
+    use axum::response::IntoResponse;
+    type Seen = std::sync::Arc<std::sync::Mutex<Vec<Value>>>;
+    fn bad_name(body: &Value) -> Option<axum::response::Response> {
+        let names = body["tools"]
+            .as_array()?
+            .iter()
+            .filter_map(|t| t["name"].as_str().or(t["function"]["name"].as_str()));
+        for n in names {
+            if !provider_accepts(n) {
+                let e = json!({"type": "error", "error": {"type": "invalid_request_error",
+                    "message": format!("tools.0.name: String should match pattern '^[a-zA-Z0-9_-]{{1,64}}$': {n}")}});
+                return Some((axum::http::StatusCode::BAD_REQUEST, axum::Json(e)).into_response());
+            }
+        }
+        None
+    }
+    const NAME: &str = "multi_agent_v1__spawn_agent";
+    async fn messages(
+        State(seen): State<Seen>,
+        body: axum::Json<Value>,
+    ) -> axum::response::Response {
+        seen.lock().unwrap().push(body.0.clone());
+        if let Some(r) = bad_name(&body) {
+            return r;
+        }
+        if body["stream"] == true {
+            let events = [
+                json!({"type": "message_start", "message": {"id": "msg_up", "type": "message",
+                    "role": "assistant", "content": [], "model": "m",
+                    "usage": {"input_tokens": 5, "output_tokens": 0}}}),
+                json!({"type": "content_block_start", "index": 0, "content_block":
+                    {"type": "tool_use", "id": "toolu_up", "name": NAME, "input": {}}}),
+                json!({"type": "content_block_delta", "index": 0, "delta":
+                    {"type": "input_json_delta", "partial_json": "{\"message\": \"fix"}}),
+                json!({"type": "content_block_delta", "index": 0, "delta":
+                    {"type": "input_json_delta", "partial_json": " the bug\"}"}}),
+                json!({"type": "content_block_stop", "index": 0}),
+                json!({"type": "message_delta", "delta": {"stop_reason": "tool_use"},
+                    "usage": {"output_tokens": 9}}),
+                json!({"type": "message_stop"}),
+            ];
+            let mut text = String::new();
+            for e in events {
+                text.push_str(&format!(
+                    "event: {}\ndata: {e}\n\n",
+                    e["type"].as_str().unwrap()
+                ));
+            }
+            return axum::response::Response::builder()
+                .header("content-type", "text/event-stream")
+                .body(axum::body::Body::from(text))
+                .unwrap();
+        }
+        axum::Json(
+            json!({"id": "msg_up", "type": "message", "role": "assistant", "model": "m",
+            "content": [{"type": "tool_use", "id": "toolu_up", "name": NAME,
+                "input": {"message": "fix the bug"}}],
+            "stop_reason": "tool_use", "usage": {"input_tokens": 5, "output_tokens": 9}}),
+        )
+        .into_response()
+    }
+    async fn responses(
+        State(seen): State<Seen>,
+        body: axum::Json<Value>,
+    ) -> axum::response::Response {
+        seen.lock().unwrap().push(body.0.clone());
+        if let Some(r) = bad_name(&body) {
+            return r;
+        }
+        axum::Json(
+            json!({"id": "resp_up", "object": "response", "created_at": 1,
+            "status": "completed", "model": "m", "output": [{"type": "function_call",
+                "id": "fc_up", "call_id": "call_up", "name": NAME,
+                "arguments": "{\"message\": \"fix the bug\"}", "status": "completed"}],
+            "usage": {"input_tokens": 5, "output_tokens": 9, "total_tokens": 14}}),
+        )
+        .into_response()
+    }
+    let seen = Seen::default();
+    let app = axum::Router::new()
+        .route("/v1/messages", axum::routing::post(messages))
+        .route("/v1/responses", axum::routing::post(responses))
+        .with_state(seen.clone());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/v1", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    (url, seen)
+}
+
+/// The namespace call in a Responses reply (whole or `response.completed`).
+fn namespaced_call(output: &Value) -> Value {
+    output
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["type"] == "function_call")
+        .unwrap_or_else(|| panic!("{output}"))
+        .clone()
+}
+
+// Before: offered as `multi_agent_v1.spawn_agent`, which OpenAI and Anthropic refuse with a
+// 400 (the stand-in checks names as they do).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn namespace_tools_pass_the_name_rules_of_anthropic_and_openai_upstreams() {
+    let (upstream, seen) = provider_upstream().await;
+    for api in ["anthropic", "responses"] {
+        let (url, _) = gateway(|c| {
+            c.upstream = upstream.clone();
+            c.upstream_api = api.parse().unwrap();
+            c.retries = 0;
+        })
+        .await;
+        let body = json!({"model": "m", "input": "delegate", "tools": [multi_agent()]});
+        let r = post_responses(&url, &body).await;
+        let status = r.status();
+        let v: Value = r.json().await.unwrap();
+        assert_eq!(status, 200, "{api}: {v}");
+        let sent = seen.lock().unwrap().pop().unwrap();
+        let names: Vec<&str> = sent["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| {
+                t["name"]
+                    .as_str()
+                    .or(t["function"]["name"].as_str())
+                    .unwrap()
+            })
+            .collect();
+        assert_eq!(
+            names,
+            ["multi_agent_v1__spawn_agent", "multi_agent_v1__wait_agent"],
+            "{api}"
+        );
+        let call = namespaced_call(&v["output"]);
+        assert_eq!(call["name"], "spawn_agent", "{api}: {call}");
+        assert_eq!(call["namespace"], "multi_agent_v1");
+        let args: Value = serde_json::from_str(call["arguments"].as_str().unwrap()).unwrap();
+        assert_eq!(args, json!({"message": "fix the bug"}));
+        if api == "anthropic" {
+            let mut streamed = body.clone();
+            streamed["stream"] = json!(true);
+            let events = sse_events(post_responses(&url, &streamed).await).await;
+            let added = events
+                .iter()
+                .find(|e| {
+                    e["type"] == "response.output_item.added"
+                        && e["item"]["type"] == "function_call"
+                })
+                .unwrap_or_else(|| panic!("{events:?}"));
+            assert_eq!(added["item"]["name"], "spawn_agent");
+            assert_eq!(added["item"]["namespace"], "multi_agent_v1");
+            let done = events
+                .iter()
+                .find(|e| e["type"] == "response.completed")
+                .unwrap();
+            let call = namespaced_call(&done["response"]["output"]);
+            assert_eq!(call["name"], "spawn_agent");
+            assert_eq!(call["namespace"], "multi_agent_v1");
+            let args: Value = serde_json::from_str(call["arguments"].as_str().unwrap()).unwrap();
+            assert_eq!(args, json!({"message": "fix the bug"}));
+        }
+    }
+}
+
+fn openai_built_ins() -> Value {
+    json!([{"type": "computer_use_preview", "display_width": 1280, "display_height": 800,
+            "environment": "linux"},
+        {"type": "local_shell"}])
+}
+
+const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
+
+// Before: both were logged and left out, so the model was never offered them and the client
+// never got a computer_call or local_shell_call.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn openai_computer_and_local_shell_are_offered_and_come_back_as_their_items() {
+    let s = StandIn::default();
+    s.reply(
+        "coder-desk",
+        "<tool_call>\n<function=computer_use_preview>\n<parameter=type>\nclick\n</parameter>\n<parameter=x>\n10\n</parameter>\n<parameter=y>\n20\n</parameter>\n<parameter=button>\nleft\n</parameter>\n</function>\n</tool_call>\n<tool_call>\n<function=local_shell>\n<parameter=command>\n[\"ls\", \"-la\"]\n</parameter>\n</function>\n</tool_call>",
+    );
+    let (url, standin) = gateway_over(s, |c| c.format = Some("qwen3_coder".into())).await;
+    let body = json!({"model": "coder-desk", "input": "look around", "tools": openai_built_ins()});
+    let r = post_responses(&url, &body).await;
+    assert_eq!(r.status(), 200);
+    let v: Value = r.json().await.unwrap();
+    let sent = standin.requests().pop().unwrap();
+    let tools = sent["tools"].as_array().unwrap();
+    assert_eq!(tools.len(), 2, "{sent}");
+    assert_eq!(tools[0]["function"]["name"], "computer_use_preview");
+    let about = tools[0]["function"]["description"].as_str().unwrap();
+    assert!(
+        about.contains("1280x800") && about.contains("linux"),
+        "{about}"
+    );
+    assert!(
+        tools[0]["function"]["parameters"]["properties"]["type"]["enum"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("double_click"))
+    );
+    assert_eq!(tools[1]["function"]["name"], "local_shell");
+    assert_eq!(
+        tools[1]["function"]["parameters"]["required"],
+        json!(["command"])
+    );
+
+    let check_items = |output: &Value| {
+        let items = output.as_array().unwrap();
+        let computer = items
+            .iter()
+            .find(|i| i["type"] == "computer_call")
+            .unwrap_or_else(|| panic!("{output}"));
+        assert_eq!(
+            computer["action"],
+            json!({"type": "click", "x": 10, "y": 20, "button": "left"})
+        );
+        assert!(computer["call_id"].as_str().is_some_and(|s| !s.is_empty()));
+        assert_eq!(computer["pending_safety_checks"], json!([]));
+        assert_eq!(computer["status"], "completed");
+        let shell = items
+            .iter()
+            .find(|i| i["type"] == "local_shell_call")
+            .unwrap_or_else(|| panic!("{output}"));
+        assert_eq!(
+            shell["action"],
+            json!({"type": "exec", "command": ["ls", "-la"], "env": {}})
+        );
+        assert!(
+            !items.iter().any(|i| i["type"] == "function_call"),
+            "{output}"
+        );
+        (
+            computer["call_id"].as_str().unwrap().to_owned(),
+            shell["call_id"].as_str().unwrap().to_owned(),
+        )
+    };
+    let (computer_id, shell_id) = check_items(&v["output"]);
+
+    let mut streamed = body.clone();
+    streamed["stream"] = json!(true);
+    let events = sse_events(post_responses(&url, &streamed).await).await;
+    assert!(
+        events
+            .iter()
+            .any(|e| e["type"] == "response.output_item.added"
+                && e["item"]["type"] == "computer_call"),
+        "{events:?}"
+    );
+    let done = events
+        .iter()
+        .find(|e| e["type"] == "response.completed")
+        .unwrap();
+    check_items(&done["response"]["output"]);
+
+    // The outputs go back paired by call id: the screenshot as an image part.
+    let body = json!({"model": "coder-desk", "tools": openai_built_ins(), "input": [
+        {"role": "user", "content": "look around"},
+        {"type": "computer_call", "id": "cu_1", "call_id": computer_id,
+         "action": {"type": "screenshot"}, "pending_safety_checks": [], "status": "completed"},
+        {"type": "computer_call_output", "call_id": computer_id,
+         "output": {"type": "computer_screenshot", "image_url": format!("data:image/png;base64,{PNG}")}},
+        {"type": "local_shell_call", "id": "lsh_1", "call_id": shell_id,
+         "action": {"type": "exec", "command": ["ls"], "env": {}}, "status": "completed"},
+        {"type": "local_shell_call_output", "call_id": shell_id, "output": "a.txt\n"}]});
+    assert_eq!(post_responses(&url, &body).await.status(), 200);
+    let sent = standin.requests().pop().unwrap();
+    let messages = sent["messages"].as_array().unwrap();
+    let calls: Vec<&Value> = messages
+        .iter()
+        .flat_map(|m| m["tool_calls"].as_array().into_iter().flatten())
+        .collect();
+    assert_eq!(
+        calls[0]["function"]["name"], "computer_use_preview",
+        "{sent}"
+    );
+    assert_eq!(calls[0]["id"], computer_id.as_str());
+    let args: Value =
+        serde_json::from_str(calls[0]["function"]["arguments"].as_str().unwrap()).unwrap();
+    assert_eq!(args, json!({"type": "screenshot"}));
+    assert_eq!(calls[1]["function"]["name"], "local_shell");
+    let args: Value =
+        serde_json::from_str(calls[1]["function"]["arguments"].as_str().unwrap()).unwrap();
+    assert_eq!(args, json!({"command": ["ls"], "env": {}}));
+    let results: Vec<&Value> = messages.iter().filter(|m| m["role"] == "tool").collect();
+    assert_eq!(results[0]["tool_call_id"], computer_id.as_str());
+    let image = results[0]["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["type"] == "image_url")
+        .unwrap_or_else(|| panic!("{sent}"));
+    assert_eq!(
+        image["image_url"]["url"],
+        format!("data:image/png;base64,{PNG}")
+    );
+    assert_eq!(results[1]["tool_call_id"], shell_id.as_str());
+    assert_eq!(results[1]["content"], "a.txt\n");
+}
+
+// Before: the constraint held the custom tool's input as any text up to its closing tag.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_custom_tools_grammar_is_inside_the_constraint_sent_upstream() {
+    let s = StandIn::default();
+    s.reply("coder-patch", &xml_call(PATCH));
+    let (url, standin) = gateway_over(s, |c| {
+        c.format = Some("qwen3_coder".into());
+        c.constrain = toolcall_serve::constrain::Constrain::StructuralTag;
+    })
+    .await;
+    let body = json!({"model": "coder-patch", "input": "add hello.txt",
+        "tools": [apply_patch_tool()], "tool_choice": {"type": "custom", "name": "apply_patch"}});
+    let r = post_responses(&url, &body).await;
+    assert_eq!(r.status(), 200);
+    let sent = standin.requests().pop().unwrap();
+    let format = &sent["response_format"];
+    assert_eq!(format["type"], "structural_tag", "{sent}");
+    let text = format.to_string();
+    assert!(text.contains("*** Begin Patch"), "{text}");
+    assert!(text.contains("*** Add File: "), "{text}");
 }

@@ -572,6 +572,7 @@ impl Dialect for Messages {
             extra: Map::new(),
             custom_tools: Vec::new(),
             namespaces: Vec::new(),
+            openai_built_ins: Vec::new(),
         };
         Ok((reply, meta))
     }

@@ -181,6 +181,120 @@ fn memory(_: &Map<String, Value>) -> (String, Value) {
     (description, schema)
 }
 
+// ---------------------------------------------------------------------------------------
+// OpenAI's built-in client tools (Responses API)
+
+/// OpenAI's computer-use tool type (`{"type": "computer_use_preview", "display_width",
+/// "display_height", "environment"}`); its calls are `computer_call` items.
+pub const OPENAI_COMPUTER: &str = "computer_use_preview";
+/// OpenAI's local shell tool type (`{"type": "local_shell"}`); its calls are
+/// `local_shell_call` items.
+pub const OPENAI_LOCAL_SHELL: &str = "local_shell";
+
+/// Whether `kind` is one of OpenAI's built-in client tools (known to OpenAI's own models,
+/// declared without a schema).
+pub fn is_openai(kind: &str) -> bool {
+    kind == OPENAI_COMPUTER || kind == OPENAI_LOCAL_SHELL
+}
+
+/// The computer's action types, as `computer_call` items carry them.
+pub const OPENAI_COMPUTER_ACTIONS: &[&str] = &[
+    "click",
+    "double_click",
+    "drag",
+    "keypress",
+    "move",
+    "screenshot",
+    "scroll",
+    "type",
+    "wait",
+];
+
+/// The function form of OpenAI's built-in tool `kind` (its name is the type: the
+/// declaration has none): the computer's `action` fields or the shell's `exec` fields as the
+/// arguments, the display size and environment in the description. `None` for another type.
+pub fn expand_openai(kind: &str, fields: &Map<String, Value>) -> Option<Expanded> {
+    let (description, parameters) = match kind {
+        OPENAI_COMPUTER => openai_computer(fields),
+        OPENAI_LOCAL_SHELL => openai_local_shell(),
+        _ => return None,
+    };
+    Some(Expanded {
+        description,
+        parameters,
+        unknown_version: false,
+    })
+}
+
+fn openai_computer(fields: &Map<String, Value>) -> (String, Value) {
+    let w = int(fields, "display_width").unwrap_or(1024);
+    let h = int(fields, "display_height").unwrap_or(768);
+    let env = fields
+        .get("environment")
+        .and_then(Value::as_str)
+        .unwrap_or("browser");
+    let description = format!(
+        "Control a computer ({env}) with mouse and keyboard and see it through screenshots. \
+         The screen is {w}x{h} pixels; x and y count from the top left corner. `type` is the \
+         action: screenshot; click at x, y with `button` (left, right, wheel, back, forward); \
+         double_click at x, y; move to x, y; drag along `path` (a list of {{x, y}} points); \
+         scroll at x, y by scroll_x, scroll_y pixels; type `text`; keypress `keys` (e.g. \
+         [\"CTRL\", \"S\"]); wait. Each call is answered with a screenshot."
+    );
+    let int_in =
+        |max: u64| json!({"type": "integer", "minimum": 0, "maximum": max.saturating_sub(1)});
+    let schema = json!({"type": "object", "properties": {
+        "type": {"type": "string", "enum": OPENAI_COMPUTER_ACTIONS},
+        "x": int_in(w),
+        "y": int_in(h),
+        "button": {"type": "string", "enum": ["left", "right", "wheel", "back", "forward"]},
+        "text": {"type": "string"},
+        "keys": {"type": "array", "items": {"type": "string"}},
+        "path": {"type": "array", "items": {"type": "object", "properties": {
+            "x": {"type": "integer"}, "y": {"type": "integer"}}, "required": ["x", "y"]}},
+        "scroll_x": {"type": "integer"},
+        "scroll_y": {"type": "integer"}},
+        "required": ["type"]});
+    (description, schema)
+}
+
+fn openai_local_shell() -> (String, Value) {
+    let description = "Run a command on the user's machine: `command` is the argument \
+        vector (e.g. [\"bash\", \"-lc\", \"ls -la\"]), with optional `env`, \
+        `working_directory`, `timeout_ms` and `user`. The answer is the command's output."
+        .to_owned();
+    let schema = json!({"type": "object", "properties": {
+        "command": {"type": "array", "items": {"type": "string"}, "minItems": 1},
+        "env": {"type": "object", "additionalProperties": {"type": "string"}},
+        "working_directory": {"type": "string"},
+        "timeout_ms": {"type": "integer", "minimum": 0},
+        "user": {"type": "string"}},
+        "required": ["command"]});
+    (description, schema)
+}
+
+/// A call's `action`, from the arguments the model gave OpenAI's built-in tool `kind`: the
+/// computer's arguments are its action; the shell's are an `exec` action (`env` always
+/// present, as the API writes it).
+pub fn openai_action(kind: &str, arguments: &Value) -> Value {
+    let mut action = arguments.as_object().cloned().unwrap_or_default();
+    if kind == OPENAI_LOCAL_SHELL {
+        action.insert("type".into(), json!("exec"));
+        action.entry("env").or_insert_with(|| json!({}));
+    }
+    Value::Object(action)
+}
+
+/// The arguments of a call to OpenAI's built-in tool `kind`, from its item's `action` (the
+/// inverse of [`openai_action`]).
+pub fn openai_arguments(kind: &str, action: &Value) -> Value {
+    let mut args = action.as_object().cloned().unwrap_or_default();
+    if kind == OPENAI_LOCAL_SHELL {
+        args.remove("type");
+    }
+    Value::Object(args)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -204,5 +318,28 @@ mod tests {
             assert_eq!(e.parameters["type"], "object");
         }
         assert!(expand("web_search_20250305", &Map::new()).is_none());
+    }
+
+    #[test]
+    fn openai_built_ins_expand_and_their_actions_map_both_ways() {
+        let fields = json!({"display_width": 1280, "display_height": 800, "environment": "linux"});
+        let c = expand_openai(OPENAI_COMPUTER, fields.as_object().unwrap()).unwrap();
+        assert!(c.description.contains("1280x800") && c.description.contains("linux"));
+        assert_eq!(c.parameters["properties"]["x"]["maximum"], 1279);
+        let shell = expand_openai(OPENAI_LOCAL_SHELL, &Map::new()).unwrap();
+        assert_eq!(shell.parameters["required"], json!(["command"]));
+        assert!(expand_openai("computer_20250124", &Map::new()).is_none());
+        let args = json!({"command": ["ls"]});
+        let action = openai_action(OPENAI_LOCAL_SHELL, &args);
+        assert_eq!(
+            action,
+            json!({"command": ["ls"], "type": "exec", "env": {}})
+        );
+        assert_eq!(
+            openai_arguments(OPENAI_LOCAL_SHELL, &action),
+            json!({"command": ["ls"], "env": {}})
+        );
+        let click = json!({"type": "click", "x": 1, "y": 2, "button": "left"});
+        assert_eq!(openai_action(OPENAI_COMPUTER, &click), click);
     }
 }

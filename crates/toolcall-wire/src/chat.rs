@@ -618,6 +618,7 @@ impl Dialect for Chat {
             extra: std::mem::take(&mut completion.extra),
             custom_tools: Vec::new(),
             namespaces: Vec::new(),
+            openai_built_ins: Vec::new(),
         };
         Ok((reply, meta))
     }

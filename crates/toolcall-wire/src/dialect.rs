@@ -52,16 +52,41 @@ pub struct ReplyMeta {
     /// as the dialect's custom tool call, its raw input the call's [`CUSTOM_INPUT`] argument.
     pub custom_tools: Vec<String>,
     /// Namespaces the client declared (Responses' `namespace` tools): a call to
-    /// `NAMESPACE.tool` is written with its `namespace` apart, where the dialect has one.
+    /// `NAMESPACE__tool` ([`qualified_name`]) is written with its `namespace` apart, where
+    /// the dialect has one.
     pub namespaces: Vec<String>,
+    /// OpenAI's built-in client tools the client declared and the model was offered as
+    /// functions (`computer_use_preview`, `local_shell`,
+    /// [`crate::built_in_tools::expand_openai`]): a call to one is written as its own item
+    /// (`computer_call`, `local_shell_call`) where the dialect has one.
+    pub openai_built_ins: Vec<String>,
 }
 
-/// A qualified tool name (`namespace.tool`) split when its namespace is one of `namespaces`:
-/// the tool's own name and its namespace.
+/// What joins a namespace and its tool's name in the name offered to a model: OpenAI's and
+/// Anthropic's APIs refuse `.` in tool names (`^[a-zA-Z0-9_-]{1,64}$` / `{1,128}`), and `__`
+/// passes both and every text family's call markup.
+pub const NAMESPACE_SEPARATOR: &str = "__";
+
+/// The name a namespace's tool is offered to the model under: `NAMESPACE__tool`.
+pub fn qualified_name(namespace: &str, tool: &str) -> String {
+    format!("{namespace}{NAMESPACE_SEPARATOR}{tool}")
+}
+
+/// A qualified tool name ([`qualified_name`]) split when its namespace is one of
+/// `namespaces` (the longest that fits): the tool's own name and its namespace.
 pub fn split_namespace<'a>(name: &'a str, namespaces: &[String]) -> (&'a str, Option<&'a str>) {
-    match name.split_once('.') {
-        Some((ns, tool)) if namespaces.iter().any(|n| n == ns) => (tool, Some(ns)),
-        _ => (name, None),
+    let found = namespaces
+        .iter()
+        .filter_map(|ns| {
+            let tool = name
+                .strip_prefix(ns.as_str())?
+                .strip_prefix(NAMESPACE_SEPARATOR)?;
+            (!tool.is_empty()).then_some((tool, &name[..ns.len()]))
+        })
+        .max_by_key(|(_, ns)| ns.len());
+    match found {
+        Some((tool, ns)) => (tool, Some(ns)),
+        None => (name, None),
     }
 }
 
@@ -301,4 +326,24 @@ pub fn item_id(prefix: &str, reply_id: &str, n: usize) -> String {
         .map_or(reply_id, |(_, rest)| rest)
         .trim_start_matches("chatcmpl-");
     format!("{prefix}_{base}{n}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn qualified_names_split_back_on_declared_namespaces_only() {
+        let ns = vec!["multi_agent_v1".to_owned(), "multi".to_owned()];
+        let q = qualified_name("multi_agent_v1", "spawn_agent");
+        assert_eq!(q, "multi_agent_v1__spawn_agent");
+        assert_eq!(
+            split_namespace(&q, &ns),
+            ("spawn_agent", Some("multi_agent_v1"))
+        );
+        assert_eq!(split_namespace("multi__x", &ns), ("x", Some("multi")));
+        assert_eq!(split_namespace("other__x", &ns), ("other__x", None));
+        assert_eq!(split_namespace("multi__", &ns), ("multi__", None));
+        assert_eq!(split_namespace("multi.x", &ns), ("multi.x", None));
+    }
 }

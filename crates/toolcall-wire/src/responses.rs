@@ -172,7 +172,9 @@ fn input_item_to_chat(item: &Value, out: &mut Vec<ChatMessage>) -> Result<(), Wi
         Some("function_call") => {
             // A call of a namespace's tool is known by its qualified name.
             let name = match item.get("namespace").and_then(Value::as_str) {
-                Some(ns) if !ns.is_empty() => format!("{ns}.{}", str_of(item, "name")),
+                Some(ns) if !ns.is_empty() => {
+                    crate::dialect::qualified_name(ns, str_of(item, "name"))
+                }
                 _ => str_of(item, "name").to_owned(),
             };
             let call = ChatToolCall::new(
@@ -211,6 +213,71 @@ fn input_item_to_chat(item: &Value, out: &mut Vec<ChatMessage>) -> Result<(), Wi
                     ..ChatMessage::default()
                 }),
             }
+        }
+        Some(kind @ ("computer_call" | "local_shell_call")) => {
+            // OpenAI's built-in tools: the call of the function they are offered as.
+            let tool = if kind == "computer_call" {
+                crate::built_in_tools::OPENAI_COMPUTER
+            } else {
+                crate::built_in_tools::OPENAI_LOCAL_SHELL
+            };
+            let action = item.get("action").unwrap_or(&Value::Null);
+            let arguments = crate::built_in_tools::openai_arguments(tool, action);
+            let call_id = match str_of(item, "call_id") {
+                "" => str_of(item, "id"),
+                id => id,
+            };
+            let call = ChatToolCall::new(
+                call_id,
+                tool.to_owned(),
+                crate::encode_arguments(&arguments),
+            );
+            match out.last_mut() {
+                Some(m) if m.role == "assistant" && m.tool_calls.is_some() => {
+                    m.tool_calls.get_or_insert_with(Vec::new).push(call);
+                }
+                _ => out.push(ChatMessage {
+                    role: "assistant".into(),
+                    tool_calls: Some(vec![call]),
+                    ..ChatMessage::default()
+                }),
+            }
+        }
+        Some("computer_call_output") => {
+            // The screenshot goes to the model as an image part of the result.
+            let output = item.get("output").unwrap_or(&Value::Null);
+            let url = str_of(output, "image_url");
+            let mut parts = Vec::new();
+            if let Some(u) = item.get("current_url").and_then(Value::as_str) {
+                parts.push(json!({"type": "text", "text": format!("current URL: {u}")}));
+            }
+            if url.is_empty() {
+                parts.push(json!({"type": "text", "text": "(no screenshot)"}));
+            } else {
+                parts.push(json!({"type": "image_url", "image_url": {"url": url}}));
+            }
+            out.push(ChatMessage {
+                role: "tool".into(),
+                content: Some(Value::Array(parts)),
+                tool_call_id: Some(str_of(item, "call_id").to_owned()),
+                ..ChatMessage::default()
+            });
+        }
+        Some("local_shell_call_output") => {
+            // Paired by `call_id`; the API's own examples also name the call by `id`.
+            let call_id = match str_of(item, "call_id") {
+                "" => str_of(item, "id"),
+                id => id,
+            };
+            let output = match item.get("output") {
+                Some(Value::String(s)) => s.clone(),
+                Some(other) => content_text(Some(other)),
+                None => String::new(),
+            };
+            out.push(ChatMessage {
+                tool_call_id: Some(call_id.to_owned()),
+                ..ChatMessage::text("tool", output)
+            });
         }
         Some("function_call_output" | "custom_tool_call_output") => {
             let output = match item.get("output") {
@@ -263,6 +330,21 @@ pub enum OutputItem {
         call_id: String,
         name: String,
         input: String,
+    },
+    /// A call to OpenAI's `computer_use_preview` tool: its action.
+    ComputerCall {
+        id: String,
+        call_id: String,
+        action: Value,
+        pending_safety_checks: Vec<Value>,
+        status: String,
+    },
+    /// A call to OpenAI's `local_shell` tool: its `exec` action.
+    LocalShellCall {
+        id: String,
+        call_id: String,
+        action: Value,
+        status: String,
     },
     Reasoning {
         id: String,
@@ -492,6 +574,16 @@ fn output_items(reply: &Reply, meta: &ReplyMeta) -> Vec<OutputItem> {
         });
     }
     for c in &reply.calls {
+        if meta.openai_built_ins.contains(&c.name) {
+            output.push(built_in_item(
+                &c.name,
+                next(built_in_prefix(&c.name)),
+                c.id.clone().unwrap_or_default(),
+                &c.arguments_value(),
+                "completed",
+            ));
+            continue;
+        }
         if custom.contains(&c.name) {
             let arguments = crate::encode_arguments(&c.arguments_value());
             output.push(OutputItem::CustomToolCall {
@@ -513,6 +605,43 @@ fn output_items(reply: &Reply, meta: &ReplyMeta) -> Vec<OutputItem> {
         });
     }
     output
+}
+
+/// The item id prefix of a call to OpenAI's built-in tool `name`.
+fn built_in_prefix(name: &str) -> &'static str {
+    if name == crate::built_in_tools::OPENAI_COMPUTER {
+        "cu"
+    } else {
+        "lsh"
+    }
+}
+
+/// The item of a call to OpenAI's built-in tool `name`: `computer_call` or
+/// `local_shell_call`, its action from the call's arguments.
+fn built_in_item(
+    name: &str,
+    id: String,
+    call_id: String,
+    arguments: &Value,
+    status: &str,
+) -> OutputItem {
+    let action = crate::built_in_tools::openai_action(name, arguments);
+    if name == crate::built_in_tools::OPENAI_COMPUTER {
+        OutputItem::ComputerCall {
+            id,
+            call_id,
+            action,
+            pending_safety_checks: Vec::new(),
+            status: status.into(),
+        }
+    } else {
+        OutputItem::LocalShellCall {
+            id,
+            call_id,
+            action,
+            status: status.into(),
+        }
+    }
 }
 
 impl Dialect for Responses {
@@ -641,6 +770,7 @@ impl Dialect for Responses {
             extra: Map::new(),
             custom_tools: Vec::new(),
             namespaces: Vec::new(),
+            openai_built_ins: Vec::new(),
         };
         Ok((reply, meta))
     }
@@ -855,6 +985,8 @@ struct OpenCall {
     name: String,
     /// A call to a `custom` tool: its input goes out as `custom_tool_call_input` events.
     custom: bool,
+    /// A call to one of OpenAI's built-in tools: its item goes out whole once checked.
+    built_in: bool,
 }
 
 /// Writes a streamed turn as Responses events: `response.created`, then per item
@@ -878,6 +1010,8 @@ pub struct ResponsesEvents {
     custom_tools: Vec<String>,
     /// Declared namespaces (see [`ReplyMeta::namespaces`]).
     namespaces: Vec<String>,
+    /// OpenAI's built-in tools declared (see [`ReplyMeta::openai_built_ins`]).
+    openai_built_ins: Vec<String>,
 }
 
 /// The most whitespace held back before a message.
@@ -892,6 +1026,7 @@ impl ResponsesEvents {
         ResponsesEvents {
             custom_tools: meta.custom_tools,
             namespaces: meta.namespaces,
+            openai_built_ins: meta.openai_built_ins,
             response,
             sequence: 0,
             text: None,
@@ -1069,8 +1204,24 @@ impl StreamEncoder for ResponsesEvents {
                     self.close_text(events);
                     self.blank.clear();
                     let custom = self.custom_tools.contains(&name);
-                    let item_id = self.item_id(if custom { "ctc" } else { "fc" });
-                    let added = if custom {
+                    let built_in = self.openai_built_ins.contains(&name);
+                    let item_id = self.item_id(if built_in {
+                        built_in_prefix(&name)
+                    } else if custom {
+                        "ctc"
+                    } else {
+                        "fc"
+                    });
+                    let added = if built_in {
+                        let item = built_in_item(
+                            &name,
+                            item_id.clone(),
+                            id.clone(),
+                            &json!({}),
+                            "in_progress",
+                        );
+                        serde_json::to_value(item).unwrap_or_default()
+                    } else if custom {
                         json!({"type": "custom_tool_call", "id": item_id,
                             "call_id": id, "name": name, "input": ""})
                     } else {
@@ -1093,6 +1244,7 @@ impl StreamEncoder for ResponsesEvents {
                             call_id: id,
                             name,
                             custom,
+                            built_in,
                         },
                     );
                 }
@@ -1100,6 +1252,12 @@ impl StreamEncoder for ResponsesEvents {
                     let Some(c) = self.calls.remove(&index) else {
                         continue;
                     };
+                    if c.built_in {
+                        let args: Value = serde_json::from_str(&arguments).unwrap_or_default();
+                        let item = built_in_item(&c.name, c.id, c.call_id, &args, "completed");
+                        self.finish_item(c.output_index, item, events);
+                        continue;
+                    }
                     if c.custom {
                         let input = crate::dialect::custom_input(&arguments);
                         self.push_event(
