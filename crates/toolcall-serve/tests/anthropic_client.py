@@ -125,4 +125,42 @@ try:
 except anthropic.NotFoundError as e:
     assert "count_tokens" in e.body["error"]["message"], e.body
 
+# Anthropic's built-in client tools, declared by type and name alone (Claude knows their
+# input; the gateway offers the model behind it their schemas), through the beta API as
+# computer-use apps call it: the calls come back as tool_use blocks under the declared
+# names with valid inputs, whole and streamed, and a screenshot tool_result goes back.
+builtins = [{"type": "computer_20250124", "name": "computer", "display_width_px": 1024,
+             "display_height_px": 768, "display_number": 1},
+            {"type": "bash_20250124", "name": "bash"},
+            {"type": "text_editor_20250728", "name": "str_replace_based_edit_tool"}]
+betas = ["computer-use-2025-01-24"]
+desk_messages = [{"role": "user", "content": "Open the menu, list /tmp and show a.txt."}]
+want = [{"name": "computer", "arguments": {"action": "left_click", "coordinate": [100, 200]}},
+        {"name": "bash", "arguments": {"command": "ls /tmp"}},
+        {"name": "str_replace_based_edit_tool", "arguments": {"command": "view", "path": "/tmp/a.txt"}}]
+desk = client.beta.messages.create(model="desktop-builtins", max_tokens=1024, tools=builtins,
+                                   messages=desk_messages, betas=betas)
+assert calls_of(desk.content) == want, desk.content
+assert desk.stop_reason == "tool_use", desk
+with client.beta.messages.stream(model="desktop-builtins", max_tokens=1024, tools=builtins,
+                                 messages=desk_messages, betas=betas) as stream:
+    for _ in stream:
+        pass
+    streamed = stream.get_final_message()
+assert calls_of(streamed.content) == want, streamed.content
+assert streamed.stop_reason == "tool_use", streamed
+desk_ids = [b.id for b in desk.content if b.type == "tool_use"]
+png = ("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==")
+shot = client.beta.messages.create(
+    model="desktop-shot", max_tokens=1024, tools=builtins, betas=betas,
+    messages=desk_messages + [
+        {"role": "assistant", "content": desk.content},
+        {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": desk_ids[0], "content": [
+                {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": png}}]},
+            {"type": "tool_result", "tool_use_id": desk_ids[1], "content": "a.txt"},
+            {"type": "tool_result", "tool_use_id": desk_ids[2], "content": "1\thello"}]}])
+assert text_of(shot.content) == "echo: desktop-shot", shot.content
+print("built-in ids:", json.dumps(desk_ids))
+
 print(f"ok {checked} fixtures")

@@ -10,13 +10,81 @@ mod common;
 use common::*;
 use serde_json::{Value, json};
 
+/// The model's calls of Anthropic's three built-in client tools, in Qwen3-Coder's XML.
+const DESKTOP_CALLS: &str = "<tool_call>\n<function=computer>\n<parameter=action>\nleft_click\n</parameter>\n<parameter=coordinate>\n[100, 200]\n</parameter>\n</function>\n</tool_call>\n<tool_call>\n<function=bash>\n<parameter=command>\nls /tmp\n</parameter>\n</function>\n</tool_call>\n<tool_call>\n<function=str_replace_based_edit_tool>\n<parameter=command>\nview\n</parameter>\n<parameter=path>\n/tmp/a.txt\n</parameter>\n</function>\n</tool_call>";
+
+/// The SDK's built-in tools reached the upstream as three schemas, and its screenshot
+/// `tool_result` as an image part paired with the computer's call.
+fn built_ins_reached_the_upstream(standin: &StandIn, stdout: &str) {
+    let requests = standin.requests();
+    let desk: Vec<&Value> = requests
+        .iter()
+        .filter(|r| r["model"] == "desktop-builtins")
+        .collect();
+    assert_eq!(desk.len(), 2, "whole and streamed");
+    for r in desk {
+        let tools = r["tools"].as_array().unwrap();
+        let names: Vec<&str> = tools
+            .iter()
+            .map(|t| t["function"]["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(names, ["computer", "bash", "str_replace_based_edit_tool"]);
+        assert!(
+            tools
+                .iter()
+                .all(|t| t["function"]["parameters"]["properties"].is_object())
+        );
+        let about = tools[0]["function"]["description"].as_str().unwrap();
+        assert!(about.contains("1024x768"), "{about}");
+    }
+    let ids: Vec<String> = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("built-in ids: "))
+        .map(|l| serde_json::from_str(l).unwrap())
+        .unwrap();
+    let shot = requests
+        .iter()
+        .find(|r| r["model"] == "desktop-shot")
+        .unwrap();
+    let results: Vec<&Value> = shot["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .collect();
+    assert_eq!(results.len(), 3, "{shot}");
+    assert_eq!(results[0]["tool_call_id"], json!(ids[0]));
+    let image = results[0]["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["type"] == "image_url")
+        .unwrap_or_else(|| panic!("{shot}"));
+    assert!(
+        image["image_url"]["url"]
+            .as_str()
+            .unwrap()
+            .starts_with("data:image/png;base64,iVBOR")
+    );
+    assert_eq!(results[1]["content"], "a.txt");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_anthropic_sdk_gets_tool_use_blocks_whole_and_streamed() {
-    let Some(SdkRun { standin, ids, .. }) =
-        run_sdk_client("anthropic_client.py", "tool_use ids: ").await
+    let Some(SdkRun {
+        standin,
+        ids,
+        stdout,
+    }) = run_sdk_client_with(
+        "anthropic_client.py",
+        "tool_use ids: ",
+        &[("desktop-builtins", DESKTOP_CALLS)],
+    )
+    .await
     else {
         return;
     };
+    built_ins_reached_the_upstream(&standin, &stdout);
     // The tool results reached the upstream as `tool` messages paired with the calls the
     // assistant message (the SDK's own reply, sent back) holds, in order, after it.
     let requests = standin.requests();

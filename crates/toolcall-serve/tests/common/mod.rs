@@ -544,11 +544,23 @@ pub struct SdkRun {
 /// included; checks that it exited well having checked every fixture, and reads the call ids
 /// it printed after `ids_label`. `None`: no Python here (the test skips).
 pub async fn run_sdk_client(script: &str, ids_label: &str) -> Option<SdkRun> {
+    run_sdk_client_with(script, ids_label, &[]).await
+}
+
+/// [`run_sdk_client`] with more (model, reply text) pairs for the stand-in.
+pub async fn run_sdk_client_with(
+    script: &str,
+    ids_label: &str,
+    replies: &[(&str, &str)],
+) -> Option<SdkRun> {
     let python = toolcall_testkit::require("python", toolcall_testkit::python())?;
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests");
     let more: Vec<Fixture> =
         serde_json::from_str(include_str!("../fixtures/replies_more.json")).unwrap();
     let standin = StandIn::default();
+    for (model, text) in replies {
+        standin.reply(model, text);
+    }
     for f in &more {
         standin.reply(&f.model, &f.text);
     }
