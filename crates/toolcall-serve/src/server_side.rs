@@ -436,7 +436,9 @@ impl ServerTurnJob {
 
 /// A server-side turn for any front end ([`crate::front::run`] hands it over): `request` is
 /// the client's request in neutral terms, the answer goes back in `front`'s dialect, whole,
-/// or streamed once the turn is done. `echo`: fields the reply repeats from the request.
+/// or streamed once the turn is done. `echo`: fields the reply repeats from the request;
+/// `openai_built_ins`: OpenAI's built-in tools offered as functions, whose calls go back as
+/// their own items.
 pub async fn run(
     state: &AppState,
     side: &ServerSide,
