@@ -772,3 +772,61 @@ async fn a_custom_tools_grammar_is_inside_the_constraint_sent_upstream() {
     assert!(text.contains("*** Begin Patch"), "{text}");
     assert!(text.contains("*** Add File: "), "{text}");
 }
+
+// A computer_call_output's screenshot reaches an Anthropic upstream as an image block in
+// the tool_result paired with the call (the Chat case is checked above).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_computer_screenshot_reaches_an_anthropic_upstream_as_an_image_block() {
+    let (upstream, seen) = provider_upstream().await;
+    let (url, _) = gateway(|c| {
+        c.upstream = upstream.clone();
+        c.upstream_api = "anthropic".parse().unwrap();
+        c.retries = 0;
+    })
+    .await;
+    let body = json!({"model": "m", "tools": openai_built_ins(), "input": [
+        {"role": "user", "content": "look"},
+        {"type": "computer_call", "id": "cu_1", "call_id": "call_9",
+         "action": {"type": "screenshot"}, "pending_safety_checks": [], "status": "completed"},
+        {"type": "computer_call_output", "call_id": "call_9",
+         "output": {"type": "computer_screenshot", "image_url": format!("data:image/png;base64,{PNG}")}}]});
+    let r = post_responses(&url, &body).await;
+    let answer = r.text().await.unwrap();
+    let sent = seen
+        .lock()
+        .unwrap()
+        .first()
+        .cloned()
+        .unwrap_or_else(|| panic!("nothing reached the upstream: {answer}"));
+    let names: Vec<&str> = sent["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["computer_use_preview", "local_shell"], "{sent}");
+    let messages = sent["messages"].as_array().unwrap();
+    let call = messages[1]["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["type"] == "tool_use")
+        .unwrap_or_else(|| panic!("{sent}"));
+    assert_eq!(call["id"], "call_9");
+    assert_eq!(call["name"], "computer_use_preview");
+    assert_eq!(call["input"], json!({"type": "screenshot"}));
+    let result = messages[2]["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["type"] == "tool_result")
+        .unwrap_or_else(|| panic!("{sent}"));
+    assert_eq!(result["tool_use_id"], "call_9");
+    let image = result["content"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{result}"))
+        .iter()
+        .find(|b| b["type"] == "image")
+        .unwrap_or_else(|| panic!("{sent}"));
+    assert_eq!(image["source"]["data"], PNG);
+}

@@ -321,13 +321,25 @@ pub fn from_chat(request: &ChatRequest) -> MessagesRequest {
     for m in &request.messages {
         match m.role.as_str() {
             "system" | "developer" => system.push(m.content_text().unwrap_or_default()),
-            "tool" => push(
-                "user",
-                json!({"type": "tool_result",
-                    "tool_use_id": m.tool_call_id.clone().unwrap_or_default(),
-                    "content": m.content_text().unwrap_or_default()}),
-                &mut messages,
-            ),
+            "tool" => {
+                // A result holding images (a screenshot) keeps them as image blocks; a text
+                // result stays a string.
+                let content = match &m.content {
+                    Some(Value::Array(parts))
+                        if parts.iter().any(|p| str_of(p, "type") == "image_url") =>
+                    {
+                        Value::Array(parts.iter().filter_map(part_block).collect())
+                    }
+                    _ => Value::String(m.content_text().unwrap_or_default()),
+                };
+                push(
+                    "user",
+                    json!({"type": "tool_result",
+                        "tool_use_id": m.tool_call_id.clone().unwrap_or_default(),
+                        "content": content}),
+                    &mut messages,
+                );
+            }
             "assistant" => {
                 if let Some(t) = m.content_text().filter(|t| !t.is_empty()) {
                     push(
