@@ -156,6 +156,9 @@ pub(crate) struct Ctx {
     pub bare: BareJson,
     /// Enabled families reading `name(` call syntax in this parse, in priority order.
     pub calls: Vec<FormatId>,
+    /// Reasoning markers and control tokens only ([`crate::ParseOptions::reasoning_only`]):
+    /// the openers hold no region, and fences are text.
+    pub reasoning_only: bool,
 }
 
 impl Ctx {

@@ -944,8 +944,11 @@ impl Engine {
                                     .unwrap_or("")
                                     .trim()
                                     .to_ascii_lowercase();
-                                let markup = MARKUP_FENCES.contains(&lang.as_str());
-                                let callable = CALL_FENCES.contains(&lang.as_str()) || markup;
+                                // Reasoning only: no fence can hold a call.
+                                let reads = !self.ctx.reasoning_only;
+                                let markup = reads && MARKUP_FENCES.contains(&lang.as_str());
+                                let callable =
+                                    reads && (CALL_FENCES.contains(&lang.as_str()) || markup);
                                 self.emit_text(pos);
                                 self.mode = Mode::Fence {
                                     start: pos,
@@ -1406,6 +1409,10 @@ impl Engine {
             None if is_final => (self.buf.len(), self.buf.len()),
             None => {
                 let search = self.buf.len().saturating_sub(3).max(content);
+                if !callable {
+                    // A code sample whatever it holds: its text goes out as it arrives.
+                    self.emit_text(floor_boundary(&self.buf, search));
+                }
                 self.mode = Mode::Fence {
                     start,
                     content,

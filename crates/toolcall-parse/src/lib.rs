@@ -171,6 +171,11 @@ pub struct ParseOptions {
     /// Calls written inside reasoning; `None`: the chosen family's default
     /// ([`ReasoningCalls`]; `ignore` in auto mode).
     pub reasoning_calls: Option<ReasoningCalls>,
+    /// Reads the chosen families' reasoning markers and control tokens only: reasoning is
+    /// split out and control tokens removed exactly as in a full parse, but no call markup
+    /// is ever taken (call-like text, JSON and fences stay text, fallbacks and
+    /// [`ReasoningCalls`] do not apply). For a reply to a request that offered no tools.
+    pub reasoning_only: bool,
 }
 
 /// What becomes of calls written inside a reasoning block (`<think>…</think>`).
@@ -203,6 +208,9 @@ impl std::str::FromStr for ReasoningCalls {
 impl ParseOptions {
     /// The policy in force: the option, else the explicitly chosen family's default.
     fn reasoning_calls(&self) -> ReasoningCalls {
+        if self.reasoning_only {
+            return ReasoningCalls::Ignore;
+        }
         self.reasoning_calls.unwrap_or_else(|| {
             let (order, _, explicit) = self.format.resolve();
             order
@@ -217,29 +225,38 @@ impl ParseOptions {
 impl ParseOptions {
     fn ctx(&self) -> (Ctx, Vec<String>) {
         let (order, unknown, explicit) = self.format.resolve();
-        let bare =
-            order
-                .iter()
-                .filter_map(|f| f.family())
-                .fold(family::BareJson::default(), |acc, f| {
-                    let b = f.bare_json();
-                    family::BareJson {
-                        objects: acc.objects || b.objects,
-                        arrays: acc.arrays || b.arrays,
-                    }
-                });
+        let reasoning_only = self.reasoning_only;
+        let bare = order
+            .iter()
+            .filter_map(|f| f.family())
+            .filter(|_| !reasoning_only)
+            .fold(family::BareJson::default(), |acc, f| {
+                let b = f.bare_json();
+                family::BareJson {
+                    objects: acc.objects || b.objects,
+                    arrays: acc.arrays || b.arrays,
+                }
+            });
         let mut ctx = Ctx {
-            openers: openers::Openers::cached(&order, explicit),
+            openers: openers::Openers::cached(&order, explicit, reasoning_only),
             bare,
             order,
             registry: self.tools.clone(),
             limits: self.limits,
-            fallbacks: self.fallbacks.clone(),
+            fallbacks: if reasoning_only {
+                Vec::new()
+            } else {
+                self.fallbacks.clone()
+            },
             explicit,
             starts_in_reasoning: self.starts_in_reasoning,
             reply_end: self.reply_end,
             calls: Vec::new(),
+            reasoning_only,
         };
+        if reasoning_only {
+            return (ctx, unknown);
+        }
         ctx.calls = ctx
             .order
             .iter()
@@ -272,7 +289,22 @@ fn collect(events: Vec<StreamEvent>, into: &mut Parsed) {
 
 /// Parses one whole reply: the same as one `push` and a `finish`.
 pub fn parse(text: &str, options: &ParseOptions) -> Parsed {
-    let mut p = StreamParser::new(options.clone());
+    let (ctx, unknown) = options.ctx();
+    // Reasoning only, and no byte of the reply can start a marker or a control token: the
+    // reply is its text, and the engine is not started (most replies to requests without
+    // tools).
+    if ctx.reasoning_only
+        && !ctx.starts_in_reasoning
+        && text.len() <= ctx.limits.max_input_bytes
+        && !ctx.openers.may_start_in(text)
+    {
+        return Parsed {
+            text: text.to_owned(),
+            diagnostics: unknown_format_diags(&unknown),
+            ..Parsed::default()
+        };
+    }
+    let mut p = StreamParser::with_ctx(options.clone(), ctx, unknown);
     // `collect` keeps only text, finished calls and diagnostics.
     p.engine.quiet = true;
     let mut parsed = Parsed::default();
@@ -380,8 +412,12 @@ impl OpenedThink {
 impl StreamParser {
     pub fn new(options: ParseOptions) -> Self {
         let (ctx, unknown) = options.ctx();
-        let implied = ctx
-            .explicit
+        Self::with_ctx(options, ctx, unknown)
+    }
+
+    /// [`StreamParser::new`] with `options.ctx()` already worked out.
+    fn with_ctx(options: ParseOptions, ctx: Ctx, unknown: Vec<String>) -> Self {
+        let implied = (ctx.explicit && !ctx.reasoning_only)
             .then(|| ctx.order.first().and_then(|f| f.family()))
             .flatten()
             .and_then(|family| {

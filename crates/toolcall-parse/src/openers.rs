@@ -66,33 +66,36 @@ pub(crate) struct Openers {
 }
 
 impl Openers {
-    /// The table for `order`, built once per distinct order and shared: every parse and
-    /// stream starts by asking for it, and building it cost more than parsing a small
-    /// reply. A few dozen orders are kept (auto mode, each explicit format in use).
-    pub(crate) fn cached(order: &[FormatId], chosen: bool) -> Arc<Openers> {
+    /// The table for `order` (`chosen`, `reasoning_only`: see [`Openers::build`]), built
+    /// once per distinct order and shared: every parse and stream starts by asking for it,
+    /// and building it cost more than parsing a small reply. A few dozen orders are kept
+    /// (auto mode, each explicit format in use).
+    pub(crate) fn cached(order: &[FormatId], chosen: bool, reasoning_only: bool) -> Arc<Openers> {
         const KEEP: usize = 32;
-        type Cache = Vec<((Vec<FormatId>, bool), Arc<Openers>)>;
+        type Cache = Vec<((Vec<FormatId>, bool, bool), Arc<Openers>)>;
         static CACHE: Mutex<Cache> = Mutex::new(Vec::new());
         if let Ok(cache) = CACHE.lock()
-            && let Some((_, o)) = cache
-                .iter()
-                .find(|((k, c), _)| k.as_slice() == order && *c == chosen)
+            && let Some((_, o)) = cache.iter().find(|((k, c, r), _)| {
+                k.as_slice() == order && *c == chosen && *r == reasoning_only
+            })
         {
             return Arc::clone(o);
         }
-        let built = Arc::new(Openers::build(order, chosen));
+        let built = Arc::new(Openers::build(order, chosen, reasoning_only));
         if let Ok(mut cache) = CACHE.lock() {
             if cache.len() >= KEEP {
                 cache.remove(0);
             }
-            cache.push(((order.to_vec(), chosen), Arc::clone(&built)));
+            cache.push(((order.to_vec(), chosen, reasoning_only), Arc::clone(&built)));
         }
         built
     }
 
     /// The table for the enabled families, in priority order; `chosen`: the families were
-    /// chosen (not auto mode), so their [`crate::family::WhenChosen`] markup is read too.
-    pub(crate) fn build(order: &[FormatId], chosen: bool) -> Self {
+    /// chosen (not auto mode), so their [`crate::family::WhenChosen`] markup is read too;
+    /// `reasoning_only` ([`crate::ParseOptions::reasoning_only`]): their reasoning markers
+    /// and control tokens alone, no region or line-start opener.
+    pub(crate) fn build(order: &[FormatId], chosen: bool, reasoning_only: bool) -> Self {
         let mut list: Vec<Opener> = Vec::new();
         let mut add = |text: &'static str, action: Action| {
             if text.is_empty() {
@@ -127,13 +130,18 @@ impl Openers {
         for r in &reasoning {
             add(r.open, Action::Reasoning(*r));
         }
-        for (id, fam) in &families {
+        let calls = if reasoning_only {
+            &[][..]
+        } else {
+            &families[..]
+        };
+        for (id, fam) in calls {
             for (i, o) in fam.openers().iter().enumerate() {
                 add(o, Action::Region(vec![(*id, i)]));
             }
         }
         let mut line: Vec<LineOpener> = Vec::new();
-        for (id, fam) in &families {
+        for (id, fam) in calls {
             for (i, &text) in fam.line_openers().iter().enumerate() {
                 if text.is_empty() {
                     continue;
@@ -200,6 +208,15 @@ impl Openers {
             line,
             line_first,
         }
+    }
+
+    /// Whether some opener could start in `text`: one of its bytes is an opener's first.
+    pub(crate) fn may_start_in(&self, text: &str) -> bool {
+        text.bytes().any(|b| {
+            self.by_first
+                .get(usize::from(b))
+                .is_some_and(|o| !o.is_empty())
+        })
     }
 
     /// Whether `s` starts with an opener of a family's region (`<tool_call>`, ...).
@@ -344,7 +361,7 @@ mod tests {
     #[test]
     fn longest_opener_wins_and_prefixes_wait() {
         let all: Vec<FormatId> = FormatId::all().collect();
-        let o = Openers::build(&all, false);
+        let o = Openers::build(&all, false, false);
         let find = |s: &str, fin: bool| match o.at(s.as_bytes(), 0, fin) {
             Found::At(i) => Some(o.get(i).map(|x| x.text)),
             Found::Wait => None,
