@@ -130,7 +130,9 @@ pub struct Turn {
     pub announce: AnnounceCalls,
     pub parallel_tool_calls: bool,
     pub tool_choice: ToolChoice,
-    /// Whether the client offered tools at all; without tools the text passes untouched.
+    /// Whether the client offered tools at all. Without tools the reply is parsed for
+    /// reasoning and control tokens only ([`ParseOptions::reasoning_only`]): reasoning is
+    /// split the same way, and call-like text stays text.
     pub has_tools: bool,
     pub max_reply_bytes: usize,
     /// What `constrain` sent upstream (the `x-toolcall-constrain` header), if it is on.
@@ -241,6 +243,7 @@ impl Turn {
                 format,
                 tools: Some(registry.clone()),
                 reasoning_calls: route.reasoning_calls,
+                reasoning_only: !has_tools,
                 ..ParseOptions::default()
             },
             registry,
@@ -329,25 +332,23 @@ impl Turn {
             ..Checked::default()
         };
         let mut found = Vec::new();
-        match reply.text {
-            Some(text) if self.has_tools => {
-                let options = ParseOptions {
-                    reply_end: reply_end(out.finish_reason.as_deref()),
-                    ..self.parse.clone()
-                };
-                let parsed = match &self.trigger {
-                    Some(t) => crate::emulate::parse_triggered(&text, &options, t),
-                    None => toolcall_parse::parse(&text, &options),
-                };
-                log_diagnostics(&parsed.diagnostics);
-                if !parsed.reasoning.is_empty() {
-                    let r = out.reasoning.get_or_insert_with(String::new);
-                    r.push_str(&parsed.reasoning.concat());
-                }
-                out.text = Some(parsed.text);
-                found = parsed.calls;
+        // Parsed with or without tools: without, for reasoning and control tokens only.
+        if let Some(text) = reply.text {
+            let options = ParseOptions {
+                reply_end: reply_end(out.finish_reason.as_deref()),
+                ..self.parse.clone()
+            };
+            let parsed = match &self.trigger {
+                Some(t) => crate::emulate::parse_triggered(&text, &options, t),
+                None => toolcall_parse::parse(&text, &options),
+            };
+            log_diagnostics(&parsed.diagnostics);
+            if !parsed.reasoning.is_empty() {
+                let r = out.reasoning.get_or_insert_with(String::new);
+                r.push_str(&parsed.reasoning.concat());
             }
-            text => out.text = text,
+            out.text = Some(parsed.text);
+            found = parsed.calls;
         }
         let length = reply.finish_reason.as_deref() == Some(LENGTH);
         for c in &reply.calls {
@@ -599,9 +600,7 @@ pub struct StreamTurn {
 
 impl StreamTurn {
     pub fn new(turn: Turn) -> Self {
-        let parser = turn
-            .has_tools
-            .then(|| StreamParser::new(turn.parse.clone()));
+        let parser = Some(StreamParser::new(turn.parse.clone()));
         StreamTurn {
             gate: turn.trigger.as_ref().map(TriggerGate::new),
             turn,
@@ -624,10 +623,7 @@ impl StreamTurn {
     /// Starts over on the retried upstream reply: what was sent stays sent, call indexes
     /// continue.
     pub fn restart(&mut self) {
-        self.parser = self
-            .turn
-            .has_tools
-            .then(|| StreamParser::new(self.turn.parse.clone()));
+        self.parser = Some(StreamParser::new(self.turn.parse.clone()));
         self.gate = self.turn.trigger.as_ref().map(TriggerGate::new);
         self.natives = CallAssembler::default();
         self.announced.clear();

@@ -370,8 +370,12 @@ async fn completions(State(s): State<StandIn>, Json(body): Json<Value>) -> Respo
         for p in pieces {
             out.push_str(&chunk(json!({"content": p}), None));
         }
-        out.push_str(&chunk(json!({}), Some(finish)));
-        out.push_str("data: [DONE]\n\n");
+        // A model named `…-dropped` loses its connection after the text: no finish, no
+        // `[DONE]` (its whole reply is a normal one).
+        if !model.ends_with("-dropped") {
+            out.push_str(&chunk(json!({}), Some(finish)));
+            out.push_str("data: [DONE]\n\n");
+        }
         return sse(out);
     }
     Json(json!({"id": "chatcmpl-standin", "object": "chat.completion", "created": 1, "model": model,
