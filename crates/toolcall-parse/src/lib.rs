@@ -228,8 +228,8 @@ impl ParseOptions {
         let reasoning_only = self.reasoning_only;
         let bare = order
             .iter()
-            .filter_map(|f| f.family())
             .filter(|_| !reasoning_only)
+            .filter_map(|f| f.family())
             .fold(family::BareJson::default(), |acc, f| {
                 let b = f.bare_json();
                 family::BareJson {

@@ -59,6 +59,8 @@ pub(crate) struct Openers {
     second: Vec<[u64; 4]>,
     second_slot: [u8; 256],
     pub stops: StopSet,
+    /// The distinct first bytes of the openers.
+    firsts: Vec<u8>,
     /// Line-start openers (few: looked at only at line starts).
     pub line: Vec<LineOpener>,
     /// First bytes of the line-start openers, in both ASCII cases.
@@ -193,7 +195,9 @@ impl Openers {
                 None => *set = [u64::MAX; 4],
             }
         }
-        let firsts: Vec<u8> = list.iter().filter_map(|o| o.text.bytes().next()).collect();
+        let mut firsts: Vec<u8> = list.iter().filter_map(|o| o.text.bytes().next()).collect();
+        firsts.sort_unstable();
+        firsts.dedup();
         let mut line_first = [false; 256];
         for b in line.iter().filter_map(|o| o.text.bytes().next()) {
             line_first[usize::from(b.to_ascii_lowercase())] = true;
@@ -205,18 +209,27 @@ impl Openers {
             second,
             second_slot,
             stops: StopSet::new(&firsts),
+            firsts,
             line,
             line_first,
         }
     }
 
-    /// Whether some opener could start in `text`: one of its bytes is an opener's first.
+    /// Whether some opener could start in `text`: one of its bytes is an opener's first
+    /// (`memchr` for up to three distinct first bytes, as a reasoning-only table has).
     pub(crate) fn may_start_in(&self, text: &str) -> bool {
-        text.bytes().any(|b| {
-            self.by_first
-                .get(usize::from(b))
-                .is_some_and(|o| !o.is_empty())
-        })
+        let t = text.as_bytes();
+        match self.firsts.as_slice() {
+            [] => false,
+            [a] => memchr::memchr(*a, t).is_some(),
+            [a, b] => memchr::memchr2(*a, *b, t).is_some(),
+            [a, b, c] => memchr::memchr3(*a, *b, *c, t).is_some(),
+            _ => t.iter().any(|&b| {
+                self.by_first
+                    .get(usize::from(b))
+                    .is_some_and(|o| !o.is_empty())
+            }),
+        }
     }
 
     /// Whether `s` starts with an opener of a family's region (`<tool_call>`, ...).

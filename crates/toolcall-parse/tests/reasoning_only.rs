@@ -102,9 +102,12 @@ fn every_familys_reasoning_markers_are_read_and_its_example_call_is_not() {
             .chain(f.reasoning.iter().map(|m| (m.open, m.close)));
         for (open, close) in markers {
             let reply = format!("{open}Plan it.{close}Done.");
-            let p = both(&reply, &o);
-            assert_eq!(p.reasoning, ["Plan it."], "{}: {reply:?}", f.id);
-            assert_eq!(p.text, "Done.", "{}: {reply:?}", f.id);
+            // The family alone, and auto mode (every family's markers).
+            for o in [&o, &reasoning_only(FormatSelection::Auto)] {
+                let p = both(&reply, o);
+                assert_eq!(p.reasoning, ["Plan it."], "{}: {reply:?}", f.id);
+                assert_eq!(p.text, "Done.", "{}: {reply:?}", f.id);
+            }
         }
         // The family's own example call, which a full parse takes, stays text.
         let reply = format!("Here. {}", f.example);
