@@ -157,7 +157,7 @@ pub(crate) struct Ctx {
     /// Enabled families reading `name(` call syntax in this parse, in priority order.
     pub calls: Vec<FormatId>,
     /// Reasoning markers and control tokens only ([`crate::ParseOptions::reasoning_only`]):
-    /// the openers hold no region, and fences are text.
+    /// a region that holds calls stays text, and fences are text.
     pub reasoning_only: bool,
 }
 

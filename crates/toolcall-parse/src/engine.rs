@@ -310,6 +310,9 @@ pub(crate) struct Engine {
     seen_visible: bool,
     /// How the reply ended (read by readers once the input has ended).
     pub(crate) reply_end: ReplyEnd,
+    /// Bytes fed ahead of the reply (an implied opener, [`crate::StreamParser`]): never
+    /// emitted as text, whatever reads them.
+    pub(crate) hidden: usize,
 }
 
 impl Engine {
@@ -363,6 +366,7 @@ impl Engine {
             finished: false,
             seen_visible: false,
             reply_end,
+            hidden: 0,
         }
     }
 
@@ -517,6 +521,9 @@ impl Engine {
 
     /// Emits `buf[emit_from..to]` as visible text.
     fn emit_text(&mut self, to: usize) {
+        if self.hidden > self.base {
+            self.emit_from = self.emit_from.max((self.hidden - self.base).min(to));
+        }
         if to > self.emit_from {
             // Same as `emit_raw_text`, copying straight from the buffer (no temporary).
             let keep_visible =
@@ -710,6 +717,13 @@ impl Engine {
         self.emit_text(markup);
         let span = self.span(markup, end);
         self.diag(Diagnostic::error(why, span));
+        self.enter_text(end);
+    }
+
+    /// Reasoning only: the call markup `buf[markup..end]` stays the text it was.
+    fn keep_as_text(&mut self, markup: usize, end: usize) {
+        self.announced.clear();
+        self.emit_text(markup);
         self.enter_text(end);
     }
 
@@ -1184,7 +1198,8 @@ impl Engine {
                 ctx: &self.ctx,
                 base,
                 live: &mut live,
-                streaming: !quiet,
+                // Reasoning only: no call is announced (a region with calls stays text).
+                streaming: !quiet && !self.ctx.reasoning_only,
                 at_start,
                 end: self.reply_end,
                 failed_scan: &mut self.failed_scan,
@@ -1220,7 +1235,12 @@ impl Engine {
                 Advance::Done { end, outcome } => {
                     self.live_events(live);
                     let end = (start + end).clamp(start + 1, self.buf.len());
-                    self.apply_outcome(start, floor_boundary(&self.buf, end), outcome);
+                    let end = floor_boundary(&self.buf, end);
+                    if self.ctx.reasoning_only && !outcome.drafts.is_empty() {
+                        self.keep_as_text(start, end);
+                    } else {
+                        self.apply_outcome(start, end, outcome);
+                    }
                     return Step::Continue;
                 }
                 Advance::Broken { end, why } => {
@@ -1232,7 +1252,12 @@ impl Engine {
                 Advance::Dropped { end, why } => {
                     self.live_events(live);
                     let end = (start + end).clamp(start + 1, self.buf.len());
-                    self.drop_markup(start, floor_boundary(&self.buf, end), why);
+                    let end = floor_boundary(&self.buf, end);
+                    if self.ctx.reasoning_only {
+                        self.keep_as_text(start, end);
+                    } else {
+                        self.drop_markup(start, end, why);
+                    }
                     return Step::Continue;
                 }
                 Advance::Text(plain) => {

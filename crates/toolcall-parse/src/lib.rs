@@ -290,13 +290,20 @@ fn collect(events: Vec<StreamEvent>, into: &mut Parsed) {
 /// Parses one whole reply: the same as one `push` and a `finish`.
 pub fn parse(text: &str, options: &ParseOptions) -> Parsed {
     let (ctx, unknown) = options.ctx();
-    // Reasoning only, and no byte of the reply can start a marker or a control token: the
+    // Reasoning only, and no marker, control token or header occurs in the reply: the
     // reply is its text, and the engine is not started (most replies to requests without
     // tools).
+    let implied = ctx.explicit
+        && ctx
+            .order
+            .first()
+            .and_then(|f| f.family())
+            .is_some_and(|f| f.implied_opener().is_some());
     if ctx.reasoning_only
         && !ctx.starts_in_reasoning
+        && !implied
         && text.len() <= ctx.limits.max_input_bytes
-        && !ctx.openers.may_start_in(text)
+        && !ctx.openers.occurs_in(text)
     {
         return Parsed {
             text: text.to_owned(),
@@ -417,7 +424,8 @@ impl StreamParser {
 
     /// [`StreamParser::new`] with `options.ctx()` already worked out.
     fn with_ctx(options: ParseOptions, ctx: Ctx, unknown: Vec<String>) -> Self {
-        let implied = (ctx.explicit && !ctx.reasoning_only)
+        let implied = ctx
+            .explicit
             .then(|| ctx.order.first().and_then(|f| f.family()))
             .flatten()
             .and_then(|family| {
@@ -639,6 +647,7 @@ impl StreamParser {
             return Some(imp.held);
         }
         self.shift = imp.opener.len();
+        self.engine.hidden = self.shift;
         Some(format!("{}{}", imp.opener, imp.held))
     }
 

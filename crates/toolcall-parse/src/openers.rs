@@ -59,8 +59,9 @@ pub(crate) struct Openers {
     second: Vec<[u64; 4]>,
     second_slot: [u8; 256],
     pub stops: StopSet,
-    /// The distinct first bytes of the openers.
+    /// The distinct first bytes of the openers, and the same as a table.
     firsts: Vec<u8>,
+    is_first: [bool; 256],
     /// Line-start openers (few: looked at only at line starts).
     pub line: Vec<LineOpener>,
     /// First bytes of the line-start openers, in both ASCII cases.
@@ -95,8 +96,9 @@ impl Openers {
 
     /// The table for the enabled families, in priority order; `chosen`: the families were
     /// chosen (not auto mode), so their [`crate::family::WhenChosen`] markup is read too;
-    /// `reasoning_only` ([`crate::ParseOptions::reasoning_only`]): their reasoning markers
-    /// and control tokens alone, no region or line-start opener.
+    /// `reasoning_only` ([`crate::ParseOptions::reasoning_only`]): no line-start opener
+    /// (they only start calls); literal region openers stay, since some regions are
+    /// headers and channels around reasoning (the engine keeps a region with calls as text).
     pub(crate) fn build(order: &[FormatId], chosen: bool, reasoning_only: bool) -> Self {
         let mut list: Vec<Opener> = Vec::new();
         let mut add = |text: &'static str, action: Action| {
@@ -132,18 +134,19 @@ impl Openers {
         for r in &reasoning {
             add(r.open, Action::Reasoning(*r));
         }
-        let calls = if reasoning_only {
-            &[][..]
-        } else {
-            &families[..]
-        };
-        for (id, fam) in calls {
+        for (id, fam) in &families {
             for (i, o) in fam.openers().iter().enumerate() {
                 add(o, Action::Region(vec![(*id, i)]));
             }
         }
+        // Line-start openers only ever start calls.
+        let line_families = if reasoning_only {
+            &[][..]
+        } else {
+            &families[..]
+        };
         let mut line: Vec<LineOpener> = Vec::new();
-        for (id, fam) in calls {
+        for (id, fam) in line_families {
             for (i, &text) in fam.line_openers().iter().enumerate() {
                 if text.is_empty() {
                     continue;
@@ -209,27 +212,34 @@ impl Openers {
             second,
             second_slot,
             stops: StopSet::new(&firsts),
+            is_first: std::array::from_fn(|b| firsts.iter().any(|&f| usize::from(f) == b)),
             firsts,
             line,
             line_first,
         }
     }
 
-    /// Whether some opener could start in `text`: one of its bytes is an opener's first
-    /// (`memchr` for up to three distinct first bytes, as a reasoning-only table has).
-    pub(crate) fn may_start_in(&self, text: &str) -> bool {
+    /// Whether an opener occurs anywhere in the whole `text` (at its end, only a complete
+    /// one): the positions holding an opener's first byte (`memchr` for up to three
+    /// distinct ones, else a table) are each looked at as the scan would.
+    pub(crate) fn occurs_in(&self, text: &str) -> bool {
         let t = text.as_bytes();
-        match self.firsts.as_slice() {
-            [] => false,
-            [a] => memchr::memchr(*a, t).is_some(),
-            [a, b] => memchr::memchr2(*a, *b, t).is_some(),
-            [a, b, c] => memchr::memchr3(*a, *b, *c, t).is_some(),
-            _ => t.iter().any(|&b| {
-                self.by_first
-                    .get(usize::from(b))
-                    .is_some_and(|o| !o.is_empty())
-            }),
+        let mut from = 0;
+        while let Some(rest) = t.get(from..) {
+            let next = match self.firsts.as_slice() {
+                [] => None,
+                [a] => memchr::memchr(*a, rest),
+                [a, b] => memchr::memchr2(*a, *b, rest),
+                [a, b, c] => memchr::memchr3(*a, *b, *c, rest),
+                _ => rest.iter().position(|&b| self.is_first[usize::from(b)]),
+            };
+            let Some(i) = next else { return false };
+            if matches!(self.at(t, from + i, true), Found::At(_)) {
+                return true;
+            }
+            from += i + 1;
         }
+        false
     }
 
     /// Whether `s` starts with an opener of a family's region (`<tool_call>`, ...).

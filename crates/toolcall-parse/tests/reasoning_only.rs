@@ -210,3 +210,43 @@ fn a_code_sample_streams_before_its_fence_closes() {
         assert!(text.contains("print('hello')"), "{text:?}");
     }
 }
+
+#[test]
+fn a_reply_without_calls_reads_as_in_a_full_parse_headers_and_implied_openers_included() {
+    let cases = [
+        // The template wrote `<|start|>assistant`; message headers are removed.
+        (
+            "muse_glimmer",
+            " to=self<|message|>Plan it.<|eom|><|start|>assistant to=user<|message|>Hello!<|eom|>",
+        ),
+        // The template wrote `<|message_model|>`; block headers are removed.
+        (
+            "inkling",
+            "<|content_thinking|>Plan it.<|end_message|><|message_model|><|content_text|>Hello!<|end_message|>",
+        ),
+        (
+            "gpt_oss",
+            "<|channel|>analysis<|message|>Plan it.<|end|><|start|>assistant<|channel|>final<|message|>Hello!<|return|>",
+        ),
+        ("functionary_v3_2", "all\nHello!"),
+    ];
+    for (family, reply) in cases {
+        let full = parse(
+            reply,
+            &ParseOptions {
+                format: only(family),
+                ..ParseOptions::default()
+            },
+        );
+        assert!(full.calls.is_empty(), "{family}");
+        let p = both(reply, &reasoning_only(only(family)));
+        assert_eq!(p.text, full.text, "{family}");
+        assert_eq!(p.reasoning, full.reasoning, "{family}");
+        assert_eq!(p.text.trim(), "Hello!", "{family}");
+    }
+    // A call after the template's implied opener stays text; the opener, which the model
+    // never wrote, does not appear.
+    let reply = "get_weather\n{\"city\": \"Paris\"}";
+    let p = both(reply, &reasoning_only(only("functionary_v3_2")));
+    assert_eq!(p.text, reply);
+}
