@@ -58,6 +58,13 @@ pub struct ServeArgs {
     /// Most client connections open at once; more wait to be accepted [default: 512].
     #[arg(long)]
     max_connections: Option<usize>,
+    /// MiB of estimated heap the request bodies in flight may take at once; a body that does
+    /// not fit waits briefly, then gets 503 [default: 64].
+    #[arg(long)]
+    bodies_memory_mib: Option<u64>,
+    /// MiB of estimated heap the requests' compiled tools may take at once [default: 128].
+    #[arg(long)]
+    tools_memory_mib: Option<u64>,
     /// Tools the gateway runs itself (`--pack`, `--tools`, ...): offered to the model next to
     /// the client's tools, their calls run here and answered to the model, up to
     /// `--max-rounds`; calls to the client's tools still go to the client.
@@ -140,6 +147,12 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     }
     if let Some(n) = args.max_connections {
         config.max_connections = n;
+    }
+    if let Some(n) = args.bodies_memory_mib {
+        config.bodies_memory_mib = n;
+    }
+    if let Some(n) = args.tools_memory_mib {
+        config.tools_memory_mib = n;
     }
     let listen = config.listen.clone();
     let archive_at = archive_location(args.archive.clone(), config.archive.clone());

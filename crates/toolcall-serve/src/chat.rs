@@ -29,13 +29,18 @@ use crate::{ApiError, AppState, auth, front};
 /// The response header listing repairs applied to calls.
 pub const REPAIRS_HEADER: &str = "x-toolcall-repairs";
 
-pub async fn handle(State(state): State<AppState>, headers: HeaderMap, body: Bytes) -> Response {
+pub async fn handle(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    mut body: Bytes,
+) -> Response {
     Metrics::add(&state.metrics.chat_requests, 1);
     let result = async {
         if !auth::authorized(&headers, &state.upstreams.client_keys) {
             return Err(ApiError::unauthorized());
         }
-        let decoded = front::decode(Api::CHAT, &body)?;
+        // The bytes go once decoded: a body is several copies of itself on its way.
+        let decoded = front::decode(Api::CHAT, &std::mem::take(&mut body))?;
         front::run(&state, &headers, Api::CHAT, decoded, Map::new()).await
     }
     .await;

@@ -26,6 +26,8 @@
 //! max_tools = 512                             # tools one request may offer (else 400)
 //! tools_memory_mib = 128                      # compiled tools alive at once (estimated);
 //!                                             # half kept for reuse, half per request at most
+//! bodies_memory_mib = 64                      # request bodies in flight (estimated decoded
+//!                                             # size), held until the response is sent
 //! archive = "postgres://gw@db/toolcall"       # server-side tools' session archive: a file
 //!                                             # or a URL replicas share (`toolcall serve`)
 //! header_read_timeout_secs = 10               # a request's head, from accept (or from its
@@ -185,6 +187,11 @@ pub struct Config {
     /// (see [`crate::tools_cache`]): half is kept for reuse, a request's own tools may take
     /// at most half (else `400`), and a request whose tools do not fit now gets `503`.
     pub tools_memory_mib: u64,
+    /// MiB of estimated heap the request bodies in flight may take at once (see
+    /// [`crate::body`]): each holds its share from its first byte until its response is
+    /// sent, streams included; a body that does not fit waits briefly, then gets `503`, and
+    /// one larger than the whole budget `413`.
+    pub bodies_memory_mib: u64,
     /// The session archive of server-side tools: an SQLite file or a `postgres://` URL
     /// (`toolcall serve` opens it; `--archive` and `$TOOLCALL_ARCHIVE` override it).
     pub archive: Option<String>,
@@ -229,6 +236,7 @@ impl Default for Config {
             max_tools: 512,
             max_reply_bytes: 4 * 1024 * 1024,
             tools_memory_mib: crate::tools_cache::DEFAULT_BUDGET_MIB,
+            bodies_memory_mib: crate::body::DEFAULT_BUDGET_MIB,
             archive: None,
             header_read_timeout_secs: 10,
             body_read_timeout_secs: 60,
@@ -352,6 +360,13 @@ mod tests {
         assert!(c.mcp.is_empty());
         assert_eq!(c.archive.as_deref(), Some("postgres://gw@db/toolcall"));
         assert_eq!(Config::default().archive, None);
+        assert_eq!(Config::default().bodies_memory_mib, 64);
+        assert_eq!(
+            Config::from_toml("bodies_memory_mib = 256")
+                .unwrap()
+                .bodies_memory_mib,
+            256
+        );
         c.check().unwrap();
         assert!(Config::from_toml("upstreem = 1").is_err());
         let with_mcp = Config::from_toml(

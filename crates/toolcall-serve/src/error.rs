@@ -1,7 +1,7 @@
 //! Errors as the OpenAI API shapes them: `{"error":{"message","type","code"}}` with a status.
 
 use axum::Json;
-use axum::http::StatusCode;
+use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 use toolcall_run::ClientError;
@@ -13,6 +13,9 @@ pub struct ApiError {
     pub kind: &'static str,
     pub code: Option<&'static str>,
     pub message: String,
+    /// Seconds the client should wait before retrying (`Retry-After`): the gateway's own
+    /// `503 overloaded`, or an upstream 429's own value passed through.
+    pub retry_after: Option<u64>,
 }
 
 impl ApiError {
@@ -22,6 +25,7 @@ impl ApiError {
             kind: "invalid_request_error",
             code: None,
             message: message.into(),
+            retry_after: None,
         }
     }
 
@@ -31,6 +35,7 @@ impl ApiError {
             kind: "invalid_request_error",
             code: Some("invalid_api_key"),
             message: "missing or unknown API key (send Authorization: Bearer KEY)".into(),
+            retry_after: None,
         }
     }
 
@@ -41,6 +46,7 @@ impl ApiError {
             kind: "upstream_error",
             code: Some("upstream_error"),
             message: format!("upstream: {}", without_userinfo(message)),
+            retry_after: None,
         }
     }
 
@@ -49,12 +55,19 @@ impl ApiError {
     /// redirects not followed are 502; timeouts 504.
     pub fn upstream(e: &ClientError) -> Self {
         let message = format!("upstream: {}", without_userinfo(&e.to_string()));
-        if let ClientError::Status { status: 429, .. } = e {
+        if let ClientError::Status {
+            status: 429,
+            retry_after,
+            ..
+        } = e
+        {
             return ApiError {
                 status: StatusCode::TOO_MANY_REQUESTS,
                 kind: "rate_limit_error",
                 code: Some("rate_limit_exceeded"),
                 message,
+                // The upstream's own wait, once the gateway gave up retrying.
+                retry_after: retry_after.map(|d| d.as_secs()),
             };
         }
         let (status, code) = match e {
@@ -78,6 +91,7 @@ impl ApiError {
             },
             code,
             message,
+            retry_after: None,
         }
     }
 
@@ -101,13 +115,25 @@ impl ApiError {
 
     /// The error as a response in `api`'s shape.
     pub fn response_in(self, api: toolcall_wire::Api) -> Response {
-        (self.status, Json(self.body_in(api))).into_response()
+        let response = (self.status, Json(self.body_in(api))).into_response();
+        self.with_headers(response)
+    }
+
+    /// `response` with this error's headers (`Retry-After`).
+    fn with_headers(&self, mut response: Response) -> Response {
+        if let Some(secs) = self.retry_after {
+            response
+                .headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from(secs));
+        }
+        response
     }
 }
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        (self.status, Json(self.body())).into_response()
+        let response = (self.status, Json(self.body())).into_response();
+        self.with_headers(response)
     }
 }
 

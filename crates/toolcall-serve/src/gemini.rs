@@ -35,7 +35,7 @@ pub async fn handle(
     Path(rest): Path<String>,
     Query(query): Query<Vec<(String, String)>>,
     mut headers: HeaderMap,
-    body: Bytes,
+    mut body: Bytes,
 ) -> Response {
     Metrics::add(&state.metrics.gemini_requests, 1);
     // `?key=` is how the REST API documents the key; treat it like the header.
@@ -63,7 +63,8 @@ pub async fn handle(
             }
             other => return Err(not_found(format!("no such method: {other}"))),
         };
-        let mut decoded = front::decode(api(), &body)?;
+        // The bytes go once decoded: a body is several copies of itself on its way.
+        let mut decoded = front::decode(api(), &std::mem::take(&mut body))?;
         decoded.request.model = model.to_owned();
         decoded.request.stream = stream.then_some(true);
         front::run(&state, &headers, api(), decoded, Map::new()).await
@@ -81,6 +82,7 @@ fn not_found(message: String) -> ApiError {
         kind: "invalid_request_error",
         code: None,
         message,
+        retry_after: None,
     }
 }
 

@@ -33,6 +33,7 @@ use axum::routing::{get, post};
 
 pub mod auth;
 pub mod body;
+pub mod budget;
 pub mod chat;
 pub mod config;
 pub mod constrain;
@@ -65,6 +66,8 @@ pub struct AppState {
     pub metrics: Arc<Metrics>,
     /// The requests' tools, compiled once per distinct declaration.
     pub tools: Arc<tools_cache::ToolsCache>,
+    /// The request bodies in flight, each holding its estimated size ([`body`]).
+    pub bodies: Arc<budget::MemoryBudget>,
     /// Tools the gateway runs itself (`--pack`, `--tools`); `None`: a pure proxy.
     pub server_side: Option<Arc<server_side::ServerSide>>,
     /// The inspector page (`/inspector`).
@@ -78,11 +81,18 @@ impl AppState {
         let tools = Arc::new(tools_cache::ToolsCache::new(
             config.tools_memory_mib.saturating_mul(1024 * 1024),
         ));
+        let bodies = config.bodies_memory_mib.saturating_mul(1024 * 1024);
+        let bodies = Arc::new(budget::MemoryBudget::new(
+            budget::Budgeted::Bodies,
+            bodies,
+            bodies,
+        ));
         Ok(AppState {
             config: Arc::new(config),
             upstreams: Arc::new(upstreams),
             metrics: Arc::new(Metrics::default()),
             tools,
+            bodies,
             server_side: None,
             inspector: server_side::empty_inspector(),
         })

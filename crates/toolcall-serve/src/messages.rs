@@ -24,13 +24,18 @@ fn api() -> Api {
     Api::from_name("anthropic").unwrap_or_default()
 }
 
-pub async fn handle(State(state): State<AppState>, headers: HeaderMap, body: Bytes) -> Response {
+pub async fn handle(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    mut body: Bytes,
+) -> Response {
     Metrics::add(&state.metrics.messages_requests, 1);
     let result = async {
         if !auth::authorized_any(&headers, &state.upstreams.client_keys) {
             return Err(ApiError::unauthorized());
         }
-        let decoded = front::decode(api(), &body)?;
+        // The bytes go once decoded: a body is several copies of itself on its way.
+        let decoded = front::decode(api(), &std::mem::take(&mut body))?;
         front::run(&state, &headers, api(), decoded, Map::new()).await
     }
     .await;
@@ -52,6 +57,7 @@ pub async fn count_tokens(State(state): State<AppState>, headers: HeaderMap) -> 
         message: "count_tokens is not supported by this gateway: it has no tokenizer for the \
             upstream's model, so it cannot count honestly"
             .into(),
+        retry_after: None,
     };
     e.response_in(api()).into_response()
 }

@@ -27,14 +27,22 @@ fn api() -> Api {
     Api::from_name("responses").unwrap_or_default()
 }
 
-pub async fn handle(State(state): State<AppState>, headers: HeaderMap, body: Bytes) -> Response {
+pub async fn handle(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    mut body: Bytes,
+) -> Response {
     Metrics::add(&state.metrics.responses_requests, 1);
     let result = async {
         if !auth::authorized(&headers, &state.upstreams.client_keys) {
             return Err(ApiError::unauthorized());
         }
+        // The bytes go once decoded: a body is several copies of itself on its way.
+        let body = std::mem::take(&mut body);
         let decoded = front::decode(api(), &body)?;
-        front::run(&state, &headers, api(), decoded, echo(&body)).await
+        let echo = echo(&body);
+        drop(body);
+        front::run(&state, &headers, api(), decoded, echo).await
     }
     .await;
     result.unwrap_or_else(|e| {

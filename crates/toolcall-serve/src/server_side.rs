@@ -210,18 +210,21 @@ fn turn_error(e: ServerTurnError) -> ApiError {
             message: format!(
                 "{SESSION_HEADER} {id:?} names no session here: leave the header out to start one"
             ),
+            retry_after: None,
         },
         e @ ServerTurnError::SessionBusy(_) => ApiError {
             status: StatusCode::CONFLICT,
             kind: "invalid_request_error",
             code: Some("session_busy"),
             message: e.to_string(),
+            retry_after: None,
         },
         e @ ServerTurnError::Pack { .. } => ApiError {
             status: StatusCode::INTERNAL_SERVER_ERROR,
             kind: "server_error",
             code: Some("pack_failed"),
             message: e.to_string(),
+            retry_after: None,
         },
         other => ApiError::bad_request(other.to_string()),
     }

@@ -15,9 +15,11 @@
 //! - the cache is `quick_cache`'s (concurrent, S3-FIFO eviction) weighed by that estimate,
 //!   holding at most half the budget;
 //! - every compiled declaration alive, cached or in use by a request, holds its estimate
-//!   from one budget ([`ToolsCache::new`]); a declaration larger than half the budget is
+//!   from one budget ([`ToolsCache::new`], a [`crate::budget::MemoryBudget`] as request
+//!   bodies' is); a declaration larger than half the budget is
 //!   refused (`400`, [`CompileRefused::TooLarge`]), and one that does not fit beside those
-//!   alive is refused at once with `503` (`overloaded`, [`CompileRefused::Busy`]) rather
+//!   alive is refused at once with `503` (`overloaded`, `Retry-After: 1`,
+//!   [`CompileRefused::Busy`]) rather
 //!   than waiting, as requests are answered synchronously here and a waiting request would
 //!   still hold its body.
 //!
@@ -35,9 +37,10 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 use serde_json::Value;
-use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use toolcall_core::{Registry, ToolSpec};
 use toolcall_wire::chat::ChatTool;
+
+use crate::budget::{Budgeted, MemoryBudget, Share, kib};
 
 /// One request's tools, ready to check calls.
 #[derive(Debug, Default)]
@@ -51,7 +54,7 @@ pub struct CompiledTools {
     /// The estimated heap of this compiled form and its key ([`estimate`]).
     pub weight: u64,
     /// Its share of the budget, given back when the last user drops it.
-    _budget: Option<OwnedSemaphorePermit>,
+    _budget: Option<Share>,
 }
 
 impl CompiledTools {
@@ -143,36 +146,9 @@ fn regex_count(schema: &Value) -> u64 {
     count
 }
 
-/// Why a declaration was not compiled.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum CompileRefused {
-    /// Larger than any request may compile: a `400`.
-    #[error(
-        "the request's tools would take about {estimate_mib} MiB compiled; this gateway \
-         compiles at most {limit_mib} MiB per request (tools_memory_mib in its config)"
-    )]
-    TooLarge { estimate_mib: u64, limit_mib: u64 },
-    /// Not now: the budget is held by other requests' tools: a `503`, to retry.
-    #[error(
-        "the gateway is compiling or using other requests' tools up to its memory budget; \
-         retry shortly"
-    )]
-    Busy,
-}
-
-impl From<CompileRefused> for crate::ApiError {
-    fn from(e: CompileRefused) -> Self {
-        match e {
-            CompileRefused::TooLarge { .. } => crate::ApiError::bad_request(e.to_string()),
-            CompileRefused::Busy => crate::ApiError {
-                status: axum::http::StatusCode::SERVICE_UNAVAILABLE,
-                kind: "server_error",
-                code: Some("overloaded"),
-                message: e.to_string(),
-            },
-        }
-    }
-}
+/// Why a declaration was not compiled: larger than any request may compile (a `400`), or
+/// not now, the budget being held by other requests' tools (a `503`, to retry).
+pub type CompileRefused = crate::budget::Refused;
 
 /// The default budget for compiled tools alive at once (`tools_memory_mib`).
 pub const DEFAULT_BUDGET_MIB: u64 = 128;
@@ -190,9 +166,8 @@ impl quick_cache::Weighter<Arc<str>, Arc<CompiledTools>> for ByEstimate {
 /// Compiled tools by declaration, weighed by their estimated heap; see the module doc.
 pub struct ToolsCache {
     cache: quick_cache::sync::Cache<Arc<str>, Arc<CompiledTools>, ByEstimate>,
-    /// KiB of estimated heap that compiled tools alive may still take.
-    budget: Arc<Semaphore>,
-    budget_kib: u64,
+    /// The estimated heap compiled tools alive may take; one request at most half.
+    budget: MemoryBudget,
 }
 
 impl std::fmt::Debug for ToolsCache {
@@ -200,7 +175,7 @@ impl std::fmt::Debug for ToolsCache {
         f.debug_struct("ToolsCache")
             .field("entries", &self.cache.len())
             .field("weight", &self.cache.weight())
-            .field("budget_kib", &self.budget_kib)
+            .field("budget_kib", &self.budget.total_kib())
             .finish()
     }
 }
@@ -226,25 +201,19 @@ fn options(weight_capacity: u64) -> quick_cache::Options {
         .unwrap_or_else(|_| unreachable!("non-zero cache options"))
 }
 
-/// Bytes to whole KiB, rounded up (the budget's unit).
-fn kib(bytes: u64) -> u64 {
-    bytes.div_ceil(1024)
-}
-
 impl ToolsCache {
     /// A cache for compiled tools of at most `budget_bytes` estimated heap alive at once,
     /// half of it kept for reuse.
     pub fn new(budget_bytes: u64) -> Self {
-        let budget_kib = kib(budget_bytes).clamp(2, Semaphore::MAX_PERMITS as u64);
+        let half = kib(budget_bytes).max(2) / 2 * 1024;
         ToolsCache {
             cache: quick_cache::sync::Cache::with_options(
-                options(budget_kib / 2 * 1024),
+                options(half),
                 ByEstimate,
                 Default::default(),
                 Default::default(),
             ),
-            budget: Arc::new(Semaphore::new(budget_kib as usize)),
-            budget_kib,
+            budget: MemoryBudget::new(Budgeted::Tools, budget_bytes.max(2048), half),
         }
     }
 
@@ -260,25 +229,14 @@ impl ToolsCache {
             return Ok(hit);
         }
         let weight = estimate(tools, key.len());
-        let limit_kib = self.budget_kib / 2;
-        let too_large = || CompileRefused::TooLarge {
-            estimate_mib: weight.div_ceil(1024 * 1024),
-            limit_mib: limit_kib / 1024,
-        };
-        let permits = u32::try_from(kib(weight)).map_err(|_| too_large())?;
-        if u64::from(permits) > limit_kib {
-            return Err(too_large());
-        }
-        let permit = self
-            .budget
-            .clone()
-            .try_acquire_many_owned(permits)
-            .map_err(|_| CompileRefused::Busy)?;
+        // Not waited for: requests are answered synchronously here, and a waiting request
+        // would still hold its body.
+        let share = self.budget.try_take(weight)?;
         // Compiled outside any lock: concurrent misses on one declaration compile twice
         // (each within the budget), and never block other requests behind a compile.
         let mut compiled = CompiledTools::compile(tools);
         compiled.weight = weight;
-        compiled._budget = Some(permit);
+        compiled._budget = Some(share);
         let compiled = Arc::new(compiled);
         if !key.is_empty() {
             self.cache.insert(key, compiled.clone());
@@ -396,12 +354,21 @@ mod tests {
         // the 4 MiB.
         let all = distinct(4, 12 * 1024);
         let held: Vec<_> = all[..3].iter().map(|d| cache.get(d).unwrap()).collect();
-        assert_eq!(cache.get(&all[3]).err(), Some(CompileRefused::Busy));
+        assert_eq!(
+            cache.get(&all[3]).err(),
+            Some(CompileRefused::Busy {
+                what: Budgeted::Tools
+            })
+        );
         // Once the requests are done, what the cache could not keep is given back.
         drop(held);
         assert!(cache.get(&all[3]).is_ok(), "{cache:?}");
-        let e: crate::ApiError = CompileRefused::Busy.into();
+        let e: crate::ApiError = CompileRefused::Busy {
+            what: Budgeted::Tools,
+        }
+        .into();
         assert_eq!(e.status, 503);
+        assert_eq!(e.retry_after, Some(1));
     }
 
     #[test]

@@ -154,6 +154,14 @@ async fn completions(State(s): State<StandIn>, Json(body): Json<Value>) -> Respo
                 .body(Body::from("{\"error\":{\"message\":\"slow down\"}}"))
                 .unwrap();
         }
+        // Rate-limited for longer than the gateway waits between retries: it gives up.
+        "fault-429-wait" => {
+            return Response::builder()
+                .status(429)
+                .header("retry-after", "120")
+                .body(Body::from("{\"error\":{\"message\":\"slow down\"}}"))
+                .unwrap();
+        }
         "fault-json" => {
             return (
                 [(header::CONTENT_TYPE, "application/json")],
