@@ -58,6 +58,10 @@ pub const PER_VALUE: u64 = 256;
 pub const PER_CONTAINER: u64 = 512;
 /// Charged per body that has any bytes (the request's fixed parts).
 pub const PER_BODY: u64 = 32 * 1024;
+/// Charged at once with a declared length besides its bytes: the fixed part and a few
+/// values, so that a body of few values (a long message) needs nothing more once read,
+/// as growing then may wait behind bodies waiting for their own share.
+const FLOOR_EXTRA: u64 = PER_BODY + 32 * PER_VALUE + 8 * PER_CONTAINER;
 /// Times the bytes charged while they arrive (the chunks read, then one contiguous copy).
 const READING_FACTOR: u64 = 2;
 
@@ -210,8 +214,10 @@ pub async fn read_whole(State(state): State<AppState>, request: Request, next: N
     // A declared length is charged at once, its bytes at BYTES_FACTOR; one the budget could
     // never hold is refused, its bytes read but not kept.
     let floor = content_length(&parts.headers)
-        .filter(|&len| len <= limit as u64)
-        .map_or(0, |len| len.saturating_mul(BYTES_FACTOR));
+        .filter(|&len| len > 0 && len <= limit as u64)
+        .map_or(0, |len| {
+            len.saturating_mul(BYTES_FACTOR).saturating_add(FLOOR_EXTRA)
+        });
     let refused = budget.check(floor).err();
     let mut share = budget.empty_share();
     let mut waited = Duration::ZERO;

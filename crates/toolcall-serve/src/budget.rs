@@ -184,12 +184,23 @@ impl MemoryBudget {
 
     /// Grows `share` to hold `bytes` in all, waiting at most `wait` for others to give
     /// theirs back.
+    ///
+    /// A share never waits while it holds: what it holds is given back first, then the
+    /// whole is waited for at once. Shares holding part of what they need, each waiting
+    /// for the rest, would otherwise wait for each other (the semaphore is fair, and hands
+    /// what is given back to the first waiter until it has all it asked for).
     pub async fn grow(&self, share: &mut Share, bytes: u64, wait: Duration) -> Result<(), Refused> {
         let more = self.more(share, bytes)?;
         if more == 0 {
             return Ok(());
         }
-        let acquire = self.permits.clone().acquire_many_owned(more);
+        if let Ok(permit) = self.permits.clone().try_acquire_many_owned(more) {
+            share.add(permit);
+            return Ok(());
+        }
+        let whole = more.saturating_add(share.kib());
+        share.held = None;
+        let acquire = self.permits.clone().acquire_many_owned(whole);
         match tokio::time::timeout(wait, acquire).await {
             Ok(Ok(permit)) => {
                 share.add(permit);
@@ -304,5 +315,33 @@ mod tests {
         });
         drop(held);
         assert_eq!(grown.await.unwrap(), Ok(1024));
+    }
+
+    #[tokio::test]
+    async fn shares_that_hold_part_never_wait_for_each_other() {
+        // Two shares of 1 MiB in 2 MiB, each then asking for 2 MiB: held and waiting they
+        // would wait for each other; one gives its part back and waits for the whole.
+        let budget = Arc::new(MemoryBudget::new(Budgeted::Bodies, 2 * MIB, 2 * MIB));
+        let mut a = budget.try_take(MIB).unwrap();
+        let b = budget.try_take(MIB).unwrap();
+        let waiting = {
+            let budget = budget.clone();
+            tokio::spawn(async move {
+                let mut b = b;
+                budget
+                    .grow(&mut b, 2 * MIB, Duration::from_secs(30))
+                    .await
+                    .map(|()| b.kib())
+            })
+        };
+        // Whichever waits gives its part back first: both get the whole in turn (holding
+        // and waiting, both would time out).
+        budget
+            .grow(&mut a, 2 * MIB, Duration::from_secs(30))
+            .await
+            .unwrap();
+        assert_eq!(a.kib(), 2048);
+        drop(a);
+        assert_eq!(waiting.await.unwrap(), Ok(2048));
     }
 }
