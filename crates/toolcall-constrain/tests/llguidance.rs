@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use llguidance::{Matcher, ParserFactory, api::TopLevelGrammar};
 use serde_json::{Map, Value, json};
 use toktrie::{ApproximateTokEnv, InferenceCapabilities};
-use toolcall_constrain::{Body, Dialect, Options, ToolChoice, build, shape};
+use toolcall_constrain::{Args, Body, Dialect, Options, Piece, ToolChoice, build, shape};
 use toolcall_core::ToolSpec;
 use toolcall_parse::{FormatId, FormatSelection, ParseOptions, example_call, parse};
 
@@ -92,6 +92,31 @@ fn end_token_stripped(family: &str, output: &str) -> bool {
                 "attribute_quotes",
             ]
             .contains(&r.kind.as_str())
+        })
+    })
+}
+
+/// Whether a call of the case holds a text value with the family's own value-closing tag in
+/// it (Qwen3-Coder's `</parameter>` written inside a file's content): the parser reads it as
+/// text of the value, but the constraint holds a decoder to a value that ends at its first
+/// closing tag, a subset of what the parser reads.
+fn value_holds_its_close(family: &str, output: &str) -> bool {
+    let Some(Args::Text(p)) = shape(family).and_then(|s| {
+        s.call.iter().find_map(|piece| match piece {
+            Piece::Args(a) => Some(*a),
+            _ => None,
+        })
+    }) else {
+        return false;
+    };
+    let options = ParseOptions {
+        format: FormatSelection::Only(family.into()),
+        ..ParseOptions::default()
+    };
+    parse(output, &options).calls.iter().any(|c| {
+        c.arguments.as_object().is_some_and(|a| {
+            a.values()
+                .any(|v| v.as_str().is_some_and(|s| s.contains(p.value_close)))
         })
     })
 }
@@ -244,10 +269,11 @@ fn every_valid_call_fixture_is_accepted_byte_by_byte() {
             continue; // only forced calls: covered below
         }
         for (dialect, grammar) in grammars(family, &opts) {
-            for case in cases(family)
-                .iter()
-                .filter(|c| is_valid_call(c) && !end_token_stripped(family, &c.output))
-            {
+            for case in cases(family).iter().filter(|c| {
+                is_valid_call(c)
+                    && !end_token_stripped(family, &c.output)
+                    && !value_holds_its_close(family, &c.output)
+            }) {
                 checked += 1;
                 if let Err(e) = checker.check(&grammar, &case.output) {
                     failures.push(format!("{family}/{} ({dialect}): {e}", case.name));

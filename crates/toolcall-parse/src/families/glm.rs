@@ -39,6 +39,7 @@ static STREAM: StreamTags = StreamTags {
     call_end: "",
     value: value_head,
     value_stops: &[],
+    param_end_followers: &[],
 };
 
 /// `<arg_key>K</arg_key>` then blanks and `<arg_value>`: the value follows.

@@ -50,6 +50,7 @@ static STREAM: StreamTags = StreamTags {
     call_end: CALL_END,
     value: arg_value,
     value_stops: &[],
+    param_end_followers: &[],
 };
 
 pub(crate) struct KimiK3;

@@ -48,6 +48,7 @@ static STREAM: StreamTags = StreamTags {
     call_end: "",
     value: param_value,
     value_stops: &[],
+    param_end_followers: &[],
 };
 
 fn param_value(header: &str) -> ValueHead {

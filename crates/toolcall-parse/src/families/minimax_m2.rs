@@ -47,6 +47,7 @@ pub(super) static STREAM: StreamTags = StreamTags {
     call_end: "</invoke>",
     value: param_value,
     value_stops: &[],
+    param_end_followers: &[],
 };
 
 fn param_value(header: &str) -> ValueHead {

@@ -62,6 +62,7 @@ static STREAM: StreamTags = StreamTags {
     call_end: "</atem:invoke>",
     value: param_value,
     value_stops: &[],
+    param_end_followers: &[],
 };
 
 fn lead(lead: &str, complete: bool) -> Lead {

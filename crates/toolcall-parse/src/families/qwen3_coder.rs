@@ -3,7 +3,10 @@
 //! Shares `<tool_call>` with `hermes` (JSON) and `glm` (`NAME<arg_key>`): the block is ours
 //! when `<function=` follows the opener. Values are text typed by the tool's schema; the
 //! newline on each side of a value is layout. Explicit markup: any name (flagged when
-//! unregistered).
+//! unregistered). A `</parameter>` that the next parameter, `</function>`, the next call or
+//! the block's end does not follow is text of the value (a file holding the markup), whole
+//! and streamed ([`super::tags::EQ_PARAM_FOLLOWERS`]); the constraint still ends a value at
+//! its first `</parameter>`, a subset of what is read.
 
 use serde_json::{Map, Value};
 
@@ -13,7 +16,8 @@ use crate::family::{Family, Instructions, RegionReader, Untyped};
 
 use super::text_example::tag_text;
 use super::tags::{
-    Block, BlockReader, Lead, StreamTags, eq_param_value, function_lead, skip_space, starts,
+    Block, BlockReader, EQ_PARAM_FOLLOWERS, Lead, StreamTags, eq_param_value, function_lead,
+    skip_space, starts,
     valid_name, xml_functions,
 };
 use crate::builder::Draft;
@@ -76,6 +80,7 @@ static STREAM: StreamTags = StreamTags {
     call_end: "</function>",
     value: eq_param_value,
     value_stops: &["<parameter=", "</function>"],
+    param_end_followers: EQ_PARAM_FOLLOWERS,
 };
 
 pub(crate) struct Qwen3Coder;

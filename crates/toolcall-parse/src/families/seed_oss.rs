@@ -4,7 +4,9 @@
 
 use super::described::{Body, Described};
 use super::qwen3_coder::{CONSTRAINT_PARAMS, xml_example};
-use super::tags::{Block, StreamTags, eq_param_value, function_lead, xml_functions};
+use super::tags::{
+    Block, EQ_PARAM_FOLLOWERS, StreamTags, eq_param_value, function_lead, xml_functions,
+};
 use crate::FormatId;
 use crate::family::{Instructions, ReasoningMarker};
 use crate::shape::{Args, Piece, Shape};
@@ -34,6 +36,7 @@ static STREAM: StreamTags = StreamTags {
     call_end: "</function>",
     value: eq_param_value,
     value_stops: &["<parameter=", "</function>"],
+    param_end_followers: EQ_PARAM_FOLLOWERS,
 };
 
 /// The call markup a decoder is held to (`toolcall-constrain` writes every dialect from it).

@@ -49,6 +49,7 @@ static STREAM: StreamTags = StreamTags {
     call_end: "</steptml:invoke>",
     value: param_value,
     value_stops: &[],
+    param_end_followers: &[],
 };
 
 fn param_value(header: &str) -> ValueHead {

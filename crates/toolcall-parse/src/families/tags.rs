@@ -252,6 +252,10 @@ pub(crate) struct StreamTags {
     /// Tags that end a value whose closing tag is missing (Qwen3-Coder's body tolerates
     /// that): streaming holds back from there until the closing tag arrives.
     pub value_stops: &'static [&'static str],
+    /// Empty: every `param_end` closes its value. Otherwise a `param_end` closes it only
+    /// when one of these tags, the block's closing tag or the end of the block follows it
+    /// (blanks between); any other is text of the value ([`closes_value`]).
+    pub param_end_followers: &'static [&'static str],
 }
 
 enum LiveState {
@@ -557,7 +561,29 @@ impl LiveArgs {
                     if !in_text && call_end_at.is_none() && !tags.call_end.is_empty() {
                         *call_end_at = call_end.find(region, tags.call_end);
                     }
-                    let pe = param_end.find(region, tags.param_end);
+                    let mut pe = param_end.find(region, tags.param_end);
+                    // A closing tag that the bytes after it do not decide yet: the value is
+                    // streamed up to it at most.
+                    let mut held = None;
+                    while let Some(c) = pe.filter(|_| !tags.param_end_followers.is_empty()) {
+                        let after = region.get(c + tags.param_end.len()..).unwrap_or("");
+                        match closes_value(after, tags.param_end_followers, block.close, false) {
+                            Some(true) => break,
+                            Some(false) => {
+                                // Text of the value: the closing tag is searched after it.
+                                *param_end = ScanFrom(c + 1);
+                                pe = param_end.find(region, tags.param_end);
+                            }
+                            None if after.len() > MAX_LEAD => {
+                                self.stopped = true;
+                                return;
+                            }
+                            None => {
+                                held = Some(c);
+                                pe = None;
+                            }
+                        }
+                    }
                     let ends_first = match (*call_end_at, pe) {
                         _ if in_text => None,
                         (Some(e), Some(c)) => (e < c).then_some(e),
@@ -593,8 +619,9 @@ impl LiveArgs {
                                 cx,
                             );
                         }
+                        let upto = region.get(..held.unwrap_or(region.len())).unwrap_or("");
                         if let Some(OpenValue::Text(t)) = value
-                            && !t.forward(region, tags, &mut self.sent, &mut self.keys, cx)
+                            && !t.forward(upto, tags, &mut self.sent, &mut self.keys, cx)
                         {
                             *value = Some(OpenValue::Whole);
                         }
@@ -1018,6 +1045,62 @@ pub(crate) fn eq_param_value(header: &str) -> ValueHead {
     }
 }
 
+/// The `<parameter=K>` families (Qwen3-Coder, Seed-OSS): a `</parameter>` ends its value
+/// only when the next parameter, the end of the call or the next call follows it (blanks
+/// between), or the end of the block; any other `</parameter>` is text of the value (a
+/// file that holds the markup), as vLLM's `qwen3_xml` reader takes it
+/// (`_is_structural_closing_tag`). Where the first `</parameter>` is such an end, this is
+/// the first-`</parameter>` rule of vLLM's and SGLang's `qwen3_coder` readers.
+pub(crate) const EQ_PARAM_FOLLOWERS: &[&str] = &["<parameter=", "</function>", "<function="];
+
+/// Whether a value-closing tag followed by `after` closes the value: it does when `after`
+/// is blank to the end of a `complete` block, or starts (after blanks) with one of
+/// `followers` or `close` (the block's closing tag, empty when `after` is the body alone);
+/// `None` while more bytes decide (blanks or a tag's first bytes end what arrived).
+pub(crate) fn closes_value(
+    after: &str,
+    followers: &[&str],
+    close: &str,
+    complete: bool,
+) -> Option<bool> {
+    let s = skip_space(after);
+    if s.is_empty() {
+        return complete.then_some(true);
+    }
+    let mut undecided = false;
+    for tag in followers
+        .iter()
+        .chain(Some(&close))
+        .filter(|t| !t.is_empty())
+    {
+        match starts(s, tag) {
+            Some(true) => return Some(true),
+            None => undecided = true,
+            Some(false) => {}
+        }
+    }
+    if undecided && !complete {
+        None
+    } else {
+        Some(false)
+    }
+}
+
+/// The offset in `v` (a parameter's value and what follows it, to the end of the body) of
+/// the `</parameter>` that closes the value by [`EQ_PARAM_FOLLOWERS`], if any.
+fn eq_param_end(v: &str) -> Option<usize> {
+    const END: &str = "</parameter>";
+    let mut from = 0;
+    while let Some(i) = find_from(v, END, from) {
+        let after = v.get(i + END.len()..).unwrap_or("");
+        if closes_value(after, EQ_PARAM_FOLLOWERS, "", true) == Some(true) {
+            return Some(i);
+        }
+        from = i + 1;
+    }
+    None
+}
+
 /// Leading ASCII whitespace of `s`.
 pub(crate) fn skip_space(s: &str) -> &str {
     s.trim_start_matches(|c: char| c.is_ascii_whitespace())
@@ -1139,9 +1222,10 @@ pub(crate) fn xml_functions(
             let gt = after.find('>').ok_or("<parameter= is not closed by >")?;
             let key = &after[..gt];
             let value_and_rest = &after[gt + 1..];
-            // The value ends at </parameter>; a missing one is tolerated before the next
-            // parameter or the end of the function.
-            let (raw, next) = match value_and_rest.find("</parameter>") {
+            // The value ends at the </parameter> the next parameter, the call's end or the
+            // body's end follows ([`EQ_PARAM_FOLLOWERS`]); a missing one is tolerated
+            // before the next parameter or the end of the function.
+            let (raw, next) = match eq_param_end(value_and_rest) {
                 Some(i) => (
                     &value_and_rest[..i],
                     &value_and_rest[i + "</parameter>".len()..],
