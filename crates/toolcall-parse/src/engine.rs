@@ -24,6 +24,7 @@
 //! ([`crate::scanner::FailedScan`]), so a flood of openers costs a few bytes each. Diagnostics are capped per kind
 //! ([`DiagCap`]).
 
+use std::borrow::Cow;
 use std::ops::Range;
 use std::sync::Arc;
 
@@ -35,7 +36,7 @@ use crate::builder::{Ctx, Draft, Outcome, ReplyEnd, build};
 use crate::fallback;
 use crate::families::bare_json::BareJsonReader;
 use crate::families::call_syntax::is_name_byte;
-use crate::family::{Advance, LiveEvent, Plain, ReadCx, RegionReader, THINK};
+use crate::family::{Advance, LiveEvent, Plain, ReadCx, RegionReader, Suffix, THINK, read_suffix};
 use crate::openers::{Action, Found};
 use crate::scanner::{FailedScan, array_start_plausible, object_start_plausible};
 
@@ -70,7 +71,7 @@ enum Mode {
     InlineCode,
     Think {
         content: usize,
-        close: &'static str,
+        close: ThinkClose,
     },
     Fence {
         start: usize,
@@ -142,6 +143,52 @@ fn find_marker(hay: &[u8], needle: &[u8]) -> Option<usize> {
     let first = *needle.first()?;
     let at = memchr::memchr(first, hay)?;
     memmem::find(hay.get(at..)?, needle).map(|i| at + i)
+}
+
+/// How a reasoning block ends.
+#[derive(Debug, Clone)]
+enum ThinkClose {
+    /// This marker (`</think>`, a family's, or a suffixed close with its opener's suffix).
+    Exact(Cow<'static, str>),
+    /// `</think>`, or one of these suffixed closes' common starts with any suffix and `>`:
+    /// the chat template opened the block, so the reply never shows its suffix.
+    Opened(Arc<[&'static str]>),
+}
+
+/// The first close of a reasoning block in `hay`: `Ok((offset, length))`; else `Err` with
+/// the offset from which the bytes may still start one (more input decides).
+fn find_think_close(hay: &[u8], close: &ThinkClose) -> Result<(usize, usize), usize> {
+    let exact = match close {
+        ThinkClose::Exact(m) => m.as_bytes(),
+        ThinkClose::Opened(_) => THINK.close.as_bytes(),
+    };
+    let mut best = find_marker(hay, exact).map(|i| (i, exact.len()));
+    let mut hold = hay.len().saturating_sub(exact.len().saturating_sub(1));
+    if let ThinkClose::Opened(starts) = close {
+        for p in starts.iter().map(|p| p.as_bytes()) {
+            let mut from = 0;
+            while let Some(k) = hay.get(from..).and_then(|h| find_marker(h, p)) {
+                let i = from + k;
+                if best.is_some_and(|(b, _)| b <= i) {
+                    break;
+                }
+                match read_suffix(hay.get(i + p.len()..).unwrap_or(&[]), false) {
+                    Suffix::Len(n) => {
+                        best = Some((i, p.len() + n + 1));
+                        break;
+                    }
+                    // The suffix runs to the end of what arrived.
+                    Suffix::Wait => {
+                        hold = hold.min(i);
+                        break;
+                    }
+                    Suffix::No => from = i + 1,
+                }
+            }
+            hold = hold.min(hay.len().saturating_sub(p.len().saturating_sub(1)));
+        }
+    }
+    best.ok_or(hold)
 }
 
 /// Largest char boundary ≤ `i`.
@@ -325,9 +372,20 @@ impl Engine {
         let mut e = Self::new_inner(ctx);
         if e.ctx.starts_in_reasoning {
             e.reasoning.push(String::new());
+            let suffixed: Arc<[&'static str]> = e
+                .ctx
+                .order
+                .iter()
+                .filter_map(|f| f.family())
+                .flat_map(|f| f.suffixed_reasoning().iter().map(|m| m.close))
+                .collect();
             e.mode = Mode::Think {
                 content: 0,
-                close: THINK.close,
+                close: if suffixed.is_empty() {
+                    ThinkClose::Exact(Cow::Borrowed(THINK.close))
+                } else {
+                    ThinkClose::Opened(suffixed)
+                },
             };
         }
         e
@@ -910,10 +968,7 @@ impl Engine {
             if !self.nested && self.ctx.openers.stops.is_stop(b) {
                 match self.ctx.openers.at(self.buf.as_bytes(), pos, is_final) {
                     Found::Wait => return Step::Wait,
-                    Found::At(i) => {
-                        self.open(pos, i);
-                        return Step::Continue;
-                    }
+                    Found::At(i) => return self.open(pos, i, is_final),
                     Found::No => {}
                 }
             }
@@ -1144,29 +1199,34 @@ impl Engine {
     }
 
     /// Opener `i` of the table starts at `pos`.
-    fn open(&mut self, pos: usize, i: usize) {
+    fn open(&mut self, pos: usize, i: usize, is_final: bool) -> Step {
         let Some(o) = self.ctx.openers.get(i) else {
             self.pos = pos + 1;
-            return;
+            return Step::Continue;
         };
         let after = pos + o.text.len();
         match o.action {
             Action::Reasoning(marker) => {
-                self.emit_text(pos);
-                self.emit_from = after;
-                self.markup_found = true;
-                self.reasoning.push(String::new());
-                self.mode = Mode::Think {
-                    content: after,
-                    close: marker.close,
-                };
-                self.pos = after;
+                self.open_think(pos, after, ThinkClose::Exact(Cow::Borrowed(marker.close)));
             }
-            Action::Strip => {
-                self.emit_text(pos);
-                self.emit_from = after;
-                self.markup_found = true;
-                self.enter_text(after);
+            Action::Strip => self.strip(pos, after),
+            Action::SuffixedReasoning(_) | Action::SuffixedStrip => {
+                let bytes = self.buf.as_bytes().get(after..).unwrap_or(&[]);
+                match read_suffix(bytes, is_final) {
+                    Suffix::Wait => return Step::Wait,
+                    Suffix::No => self.decline(pos),
+                    Suffix::Len(n) => {
+                        let end = after + n + 1;
+                        match o.action {
+                            Action::SuffixedReasoning(marker) => {
+                                let suffix = self.buf.get(after..after + n).unwrap_or("");
+                                let close = format!("{}{suffix}>", marker.close);
+                                self.open_think(pos, end, ThinkClose::Exact(Cow::Owned(close)));
+                            }
+                            _ => self.strip(pos, end),
+                        }
+                    }
+                }
             }
             Action::Region(_) => {
                 let mut rest = Rest::Literal { opener: i, next: 0 };
@@ -1176,6 +1236,25 @@ impl Engine {
                 }
             }
         }
+        Step::Continue
+    }
+
+    /// A reasoning block opened by the marker at `pos`; its content starts at `content`.
+    fn open_think(&mut self, pos: usize, content: usize, close: ThinkClose) {
+        self.emit_text(pos);
+        self.emit_from = content;
+        self.markup_found = true;
+        self.reasoning.push(String::new());
+        self.mode = Mode::Think { content, close };
+        self.pos = content;
+    }
+
+    /// A control token at `pos..end`, removed from the text.
+    fn strip(&mut self, pos: usize, end: usize) {
+        self.emit_text(pos);
+        self.emit_from = end;
+        self.markup_found = true;
+        self.enter_text(end);
     }
 
     /// Offers the region to its readers in priority order (see [`crate::family`]).
@@ -1339,25 +1418,16 @@ impl Engine {
         let Mode::Think {
             content,
             close: marker,
-        } = self.mode
+        } = std::mem::replace(&mut self.mode, Mode::Text)
         else {
             return Step::Continue;
         };
         let bytes = self.buf.as_bytes();
-        let found = find_marker(&bytes[content..], marker.as_bytes());
+        let found = find_think_close(bytes.get(content..).unwrap_or(&[]), &marker);
         let (upto, close) = match found {
-            Some(i) => (content + i, Some(content + i + marker.len())),
-            None if is_final => (self.buf.len(), None),
-            None => (
-                floor_boundary(
-                    &self.buf,
-                    self.buf
-                        .len()
-                        .saturating_sub(marker.len().saturating_sub(1)),
-                )
-                .max(content),
-                None,
-            ),
+            Ok((i, len)) => (content + i, Some(content + i + len)),
+            Err(_) if is_final => (self.buf.len(), None),
+            Err(hold) => (floor_boundary(&self.buf, content + hold).max(content), None),
         };
         let piece = self.buf.get(content..upto).unwrap_or("").to_owned();
         if !piece.is_empty() {

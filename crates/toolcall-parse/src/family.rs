@@ -208,6 +208,48 @@ pub struct ReasoningMarker {
     pub close: &'static str,
 }
 
+/// A reasoning block whose markers carry a per-checkpoint suffix (Hunyuan Hy4's
+/// `<think:SUFFIX>` … `</think:SUFFIX>`): `open` and `close` are the markers' common
+/// starts, each followed by the suffix and `>`. Any suffix is read ([`read_suffix`]); the
+/// block ends at the close with the opener's suffix, and a block the chat template opened
+/// (the reply never shows its suffix) at the close with any suffix. A close without its
+/// opener is removed, as `</think>` is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct SuffixedMarker {
+    pub open: &'static str,
+    pub close: &'static str,
+}
+
+/// The longest marker suffix read: a token tail (`6124c78e`, `opensource`), never prose.
+pub(crate) const MAX_MARKER_SUFFIX: usize = 64;
+
+/// What the bytes after a suffixed marker's common start say.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Suffix {
+    /// More bytes decide (the input has not ended).
+    Wait,
+    /// Not a marker: no suffix, a blank, `<` or a suffix too long before the `>`.
+    No,
+    /// A suffix of this many bytes, then `>`.
+    Len(usize),
+}
+
+/// Reads a marker suffix at the start of `bytes`: one to [`MAX_MARKER_SUFFIX`] bytes other
+/// than blanks, `<` and `>`, ended by `>` (vLLM's Hy4 readers take `[^\s>]+`).
+pub(crate) fn read_suffix(bytes: &[u8], is_final: bool) -> Suffix {
+    let window = bytes.get(..=MAX_MARKER_SUFFIX).unwrap_or(bytes);
+    match window
+        .iter()
+        .position(|&b| b == b'>' || b == b'<' || b.is_ascii_whitespace())
+    {
+        Some(0) => Suffix::No,
+        Some(n) if window[n] == b'>' => Suffix::Len(n),
+        Some(_) => Suffix::No,
+        None if is_final || window.len() > MAX_MARKER_SUFFIX => Suffix::No,
+        None => Suffix::Wait,
+    }
+}
+
 /// `<think>…</think>`: every family may see it (Qwen3, DeepSeek-R1, GLM, MiniMax, ...).
 pub const THINK: ReasoningMarker = ReasoningMarker {
     open: "<think>",
@@ -272,6 +314,10 @@ pub(crate) trait Family: Sync + Send {
     /// Reasoning blocks this family's models write (besides `<think>`); also the markers
     /// [`crate::detect_template`] reports when a chat template holds them.
     fn reasoning(&self) -> &'static [ReasoningMarker] {
+        &[]
+    }
+    /// Reasoning blocks whose markers carry a per-checkpoint suffix ([`SuffixedMarker`]).
+    fn suffixed_reasoning(&self) -> &'static [SuffixedMarker] {
         &[]
     }
     /// Model-name globs whose models write this family ([`crate::model_family`]: lowercase,

@@ -11,7 +11,7 @@
 use std::sync::{Arc, Mutex};
 
 use crate::FormatId;
-use crate::family::{ReasoningMarker, THINK};
+use crate::family::{ReasoningMarker, SuffixedMarker, THINK};
 
 /// What an opener starts.
 #[derive(Debug, Clone, PartialEq)]
@@ -22,6 +22,10 @@ pub(crate) enum Action {
     Reasoning(ReasoningMarker),
     /// A control token removed from the text.
     Strip,
+    /// A suffixed reasoning marker's common start, its suffix and `>` to follow.
+    SuffixedReasoning(SuffixedMarker),
+    /// A suffixed reasoning close without its opener, removed once its suffix is read.
+    SuffixedStrip,
 }
 
 #[derive(Debug, Clone)]
@@ -169,6 +173,12 @@ impl Openers {
         // A closing reasoning marker without its opener is markup too: removed.
         for r in &reasoning {
             add(r.close, Action::Strip);
+        }
+        for (_, fam) in &families {
+            for m in fam.suffixed_reasoning() {
+                add(m.open, Action::SuffixedReasoning(*m));
+                add(m.close, Action::SuffixedStrip);
+            }
         }
         let mut by_first = vec![Vec::new(); 256];
         for (i, o) in list.iter().enumerate() {

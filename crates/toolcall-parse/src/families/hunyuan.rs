@@ -9,7 +9,8 @@
 //! Sources: vLLM's readers `vllm/tool_parsers/hy_v3_tool_parser.py` and
 //! `vllm/tool_parsers/hy_v4_tool_parser.py` (the suffix read from the vocabulary's
 //! structural tokens), its reasoning reader `vllm/reasoning/hy_v4_reasoning_parser.py`
-//! (`<think:SUFFIX>…</think:SUFFIX>`, the opening one written by the chat template), and
+//! (`<think:SUFFIX>…</think:SUFFIX>`, the opening one written by the chat template; any
+//! suffix is read, [`crate::family::SuffixedMarker`]), and
 //! vLLM's Hy3/Hy4 streaming tests (the token shapes of `tencent/Hy3-preview` and
 //! `tencent/Hy4-preview`). Hunyuan-A13B's JSON list is `tool_calls_tag`'s: the two share
 //! `<tool_calls>` and the lead tells them apart (`<tool_call` here, `[`/`{` there).
@@ -30,7 +31,8 @@ use super::text_example::tag_text;
 use crate::FormatId;
 use crate::builder::{Ctx, Draft};
 use crate::family::{
-    Advance, Family, Instructions, ReadCx, ReasoningMarker, RegionReader, ScanFrom, find_from,
+    Advance, Family, Instructions, ReadCx, ReasoningMarker, RegionReader, ScanFrom, SuffixedMarker,
+    find_from,
 };
 
 impl FormatId {
@@ -65,10 +67,21 @@ impl Family for Hunyuan {
         // Prefixes, so that a template writing suffixed tokens matches too.
         &["<tool_calls", "</tool_calls", "<tool_call", "<arg_key", "<arg_value"]
     }
+    /// Hy4-preview's markers, so that `detect` reports them in its template; the
+    /// suffixed markers below read them and every other checkpoint's.
     fn reasoning(&self) -> &'static [ReasoningMarker] {
         &[ReasoningMarker {
             open: "<think:opensource>",
             close: "</think:opensource>",
+        }]
+    }
+    /// Hy4's `<think:SUFFIX>` … `</think:SUFFIX>` with any suffix (vLLM's Hy4 reasoning
+    /// reader takes the suffix `:[^\s>]+` from the vocabulary); a block the template
+    /// opened ends at `</think:SUFFIX>` whatever its suffix.
+    fn suffixed_reasoning(&self) -> &'static [SuffixedMarker] {
+        &[SuffixedMarker {
+            open: "<think:",
+            close: "</think:",
         }]
     }
     fn openers(&self) -> &'static [&'static str] {
