@@ -12,6 +12,7 @@ use super::tags::Block;
 use super::text_example::named_parameters;
 use crate::FormatId;
 use crate::family::Instructions;
+use crate::shape::{Piece, Shape};
 
 impl FormatId {
     pub(crate) const DOTS: FormatId = FormatId::builtin("dots");
@@ -25,6 +26,14 @@ static BLOCK: Block = Block {
     lead: minimax_m2::lead,
     body: minimax_m2::body,
 };
+
+/// The call markup a decoder is held to: MiniMax M2's `invoke` elements in dots' block.
+static CONSTRAINT: Shape = Shape::sectioned(
+    &[Piece::Lit("<dots_function_call>")],
+    &[Piece::Lit("</dots_function_call>")],
+    minimax_m2::INVOKE_CALL,
+    &[Piece::Ws("\n")],
+);
 
 pub(crate) static DOTS: Described = Described {
     id: FormatId::DOTS,
@@ -44,7 +53,7 @@ pub(crate) static DOTS: Described = Described {
             named_parameters("parameter", "\n", args)
         )
     },
-    constraint: None,
+    constraint: Some(&CONSTRAINT),
     untyped: crate::family::NULL_WORD,
     when_chosen: &crate::family::WhenChosen::NONE,
 };

@@ -19,6 +19,7 @@ use super::text_example::name_arguments;
 use crate::FormatId;
 use crate::builder::Ctx;
 use crate::family::{Family, Instructions, RegionReader, WhenChosen};
+use crate::shape::Shape;
 
 impl FormatId {
     pub(crate) const ERNIE45: FormatId = FormatId::builtin("ernie45");
@@ -53,6 +54,11 @@ impl Family for Ernie45 {
     }
     fn template_markers(&self) -> &'static [&'static str] {
         &["<tool_call>", "</tool_call>", "<response>"]
+    }
+    /// Hermes' `<tool_call>{json}</tool_call>`: the `<response>` wrapper around the answer is
+    /// prose to the constraint.
+    fn constraint_shape(&self) -> Option<&'static Shape> {
+        Some(&hermes::CONSTRAINT)
     }
     fn when_chosen(&self) -> &'static WhenChosen {
         &WHEN_CHOSEN

@@ -19,6 +19,7 @@ use super::text_example::name_arguments;
 use crate::FormatId;
 use crate::builder::{Ctx, Outcome};
 use crate::family::{Advance, Family, Instructions, ReadCx, RegionReader, WhenChosen};
+use crate::shape::{Piece, Shape};
 
 impl FormatId {
     pub(crate) const GIGACHAT: FormatId = FormatId::builtin("gigachat");
@@ -41,7 +42,20 @@ static WHEN_CHOSEN: WhenChosen = WhenChosen {
     ..WhenChosen::NONE
 };
 
+/// The call markup a decoder is held to: GigaChat 3.1's `<|function_call|>` and the JSON
+/// object (what [`Family::instructions`] and [`Family::example_call`] write). GigaChat 3's
+/// `<|message_sep|>` cannot open the constraint's calls: a message may end with it and no
+/// call, so it stays prose to the grammar (unconstrained).
+static CONSTRAINT: Shape = Shape::prose(&[
+    Piece::Lit(FUNCTION_CALL),
+    Piece::Ws(""),
+    Piece::NAME_ARGUMENTS,
+]);
+
 impl Family for GigaChat {
+    fn constraint_shape(&self) -> Option<&'static Shape> {
+        Some(&CONSTRAINT)
+    }
     fn id(&self) -> &'static str {
         FormatId::GIGACHAT.as_str()
     }

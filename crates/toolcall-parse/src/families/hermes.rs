@@ -29,7 +29,7 @@ impl FormatId {
 pub(crate) struct Hermes;
 
 /// The call markup a decoder is held to (`toolcall-constrain` writes every dialect from it).
-static CONSTRAINT: Shape = Shape::prose(&[
+pub(super) static CONSTRAINT: Shape = Shape::prose(&[
     Piece::Lit("<tool_call>"),
     Piece::Ws("\n"),
     Piece::NAME_ARGUMENTS,

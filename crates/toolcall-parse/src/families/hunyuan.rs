@@ -30,6 +30,7 @@ use super::tags::{
 use super::text_example::tag_text;
 use crate::FormatId;
 use crate::builder::{Ctx, Draft};
+use crate::shape::{Args, Piece, Shape, TextParams};
 use crate::family::{
     Advance, Family, Instructions, ReadCx, ReasoningMarker, RegionReader, ScanFrom, SuffixedMarker,
     find_from,
@@ -50,7 +51,37 @@ const MAX_LEAD: usize = 512;
 
 pub(crate) struct Hunyuan;
 
+/// The call markup a decoder is held to: Hy3's unsuffixed tags. Hy4's tags carry a suffix
+/// that differs per checkpoint, which static shape data cannot name: to this constraint
+/// they are prose (unconstrained), as are `<think:SUFFIX>` blocks.
+static CONSTRAINT: Shape = Shape::sectioned(
+    &[Piece::Lit("<tool_calls>")],
+    &[Piece::Lit("</tool_calls>")],
+    &[
+        Piece::Lit("<tool_call>"),
+        Piece::Name,
+        Piece::Lit(SEP),
+        Piece::Args(Args::Text(&TextParams {
+            key_open: "<arg_key>",
+            key_close_text: ARG_VALUE,
+            key_close_json: ARG_VALUE,
+            value_close: "</arg_value>",
+        })),
+        Piece::Ws("\n"),
+        Piece::Lit("</tool_call>"),
+    ],
+    &[Piece::Ws("\n")],
+);
+const ARG_VALUE: &[Piece] = &[
+    Piece::Lit("</arg_key>"),
+    Piece::Ws("\n"),
+    Piece::Lit("<arg_value>"),
+];
+
 impl Family for Hunyuan {
+    fn constraint_shape(&self) -> Option<&'static Shape> {
+        Some(&CONSTRAINT)
+    }
     fn id(&self) -> &'static str {
         FormatId::HUNYUAN.as_str()
     }

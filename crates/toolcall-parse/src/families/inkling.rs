@@ -10,6 +10,11 @@
 //! Sources: vLLM's Inkling parser (`vllm/parser/engine`, its block grammar, the optional
 //! name in the block header, arguments under `args`, also `arguments`/`parameters`) and its
 //! reasoning handling of `<|content_thinking|>` blocks.
+//!
+//! No constraint shape (`toolcall constrain` answers `Unsupported`): a call, a reasoning
+//! block and the visible reply all open with the same `<|message_model|>`, and a reply is
+//! nothing but such blocks, while the shape data opens calls with a literal that nothing
+//! else starts with and lets prose run outside them.
 
 use serde_json::{Map, Value};
 

@@ -17,6 +17,7 @@ use crate::FormatId;
 use crate::family::Untyped;
 use crate::builder::Draft;
 use crate::family::{Instructions, ReadCx};
+use crate::shape::{Args, Piece, Shape, TextParams};
 
 impl FormatId {
     pub(crate) const MINICPM5: FormatId = FormatId::builtin("minicpm5");
@@ -86,6 +87,21 @@ fn body(body: &str, cx: &mut ReadCx<'_>, format: FormatId) -> Result<Vec<Draft>,
     invokes(&format!("{OPEN}{body}{CLOSE}"), cx, format, &TAGS)
 }
 
+/// The call markup a decoder is held to: one element per call, no block around them.
+static CONSTRAINT: Shape = Shape::prose(&[
+    Piece::Lit(OPEN),
+    Piece::Name,
+    Piece::Lit("\">"),
+    Piece::Args(Args::Text(&TextParams {
+        key_open: PARAM,
+        key_close_text: &[Piece::Lit("\">")],
+        key_close_json: &[Piece::Lit("\">")],
+        value_close: "</param>",
+    })),
+    Piece::Ws("\n"),
+    Piece::Lit(CLOSE),
+]);
+
 pub(crate) static MINICPM5: Described = Described {
     id: FormatId::MINICPM5,
     description: "<function name=\"NAME\"><param name=\"K\">V</param></function> (MiniCPM5); values typed by the schema",
@@ -104,7 +120,7 @@ pub(crate) static MINICPM5: Described = Described {
             named_parameters("param", "\n", args)
         )
     },
-    constraint: None,
+    constraint: Some(&CONSTRAINT),
     untyped: Untyped::Literal,
     when_chosen: &crate::family::WhenChosen::NONE,
 };

@@ -58,21 +58,25 @@ fn param_value(header: &str) -> ValueHead {
 static CONSTRAINT: Shape = Shape::sectioned(
     &[Piece::Lit("<minimax:tool_call>")],
     &[Piece::Lit("</minimax:tool_call>")],
-    &[
-        Piece::Lit("<invoke name=\""),
-        Piece::Name,
-        Piece::Lit("\">"),
-        Piece::Args(Args::Text(&TextParams {
-            key_open: "<parameter name=\"",
-            key_close_text: &[Piece::Lit("\">")],
-            key_close_json: &[Piece::Lit("\">")],
-            value_close: "</parameter>",
-        })),
-        Piece::Ws("\n"),
-        Piece::Lit("</invoke>"),
-    ],
+    INVOKE_CALL,
     &[Piece::Ws("\n")],
 );
+
+/// One `<invoke name="NAME">` element with its `<parameter name="K">V</parameter>`
+/// children (dots writes the same inside its own block).
+pub(super) const INVOKE_CALL: &[Piece] = &[
+    Piece::Lit("<invoke name=\""),
+    Piece::Name,
+    Piece::Lit("\">"),
+    Piece::Args(Args::Text(&TextParams {
+        key_open: "<parameter name=\"",
+        key_close_text: &[Piece::Lit("\">")],
+        key_close_json: &[Piece::Lit("\">")],
+        value_close: "</parameter>",
+    })),
+    Piece::Ws("\n"),
+    Piece::Lit("</invoke>"),
+];
 
 /// MiniMax M2's chat template ends its generation prompt with `<think>`: the reply starts
 /// inside reasoning and only closes it (vLLM's `minimax_m2_append_think` reasoning parser

@@ -17,6 +17,10 @@
 //! streams, each invoke is announced at its name and each top-level argument is sent as
 //! the JSON it converts to when its element closes. The opener's first byte `]` becomes a
 //! scan stop byte; it is rare in prose.
+//!
+//! No constraint shape (`toolcall constrain` answers `Unsupported`): an argument's closing
+//! tag is named by its key (`NS</city>`), and arguments nest, while the shape data closes
+//! every value with one fixed tag ([`crate::shape::TextParams`]).
 
 use serde_json::{Map, Number, Value};
 use toolcall_core::Repair;

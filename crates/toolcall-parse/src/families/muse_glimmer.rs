@@ -14,6 +14,11 @@
 //! framing, the recipients, the ATEM body, the value decoding and the doubled-name rule).
 //! Not done here: vLLM also refuses ATEM markup quoted inside a `to=user` reply; this reader
 //! takes ATEM markup outside reasoning wherever it is.
+//!
+//! No constraint shape (`toolcall constrain` answers `Unsupported`): a call, the reasoning
+//! and the reply are all messages opened by the same `<|start|>assistant to=`, told apart
+//! by the recipient, and a reply is nothing but such messages, while the shape data opens
+//! calls with a literal that nothing else starts with and lets prose run outside them.
 
 use serde_json::{Map, Value};
 use toolcall_core::Repair;
