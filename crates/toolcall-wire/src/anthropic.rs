@@ -27,7 +27,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
 use crate::chat::{
-    ChatMessage, ChatRequest, ChatTool, ChatToolCall, FunctionDef, FunctionDelta, ToolCallDelta,
+    ChatMessage, ChatRequest, ChatTool, ChatToolCall, FunctionDef, FunctionDelta, ImagePart,
+    ToolCallDelta,
 };
 use crate::dialect::{
     Decoded, Delta, Dialect, End, ErrorInfo, Out, ReplyMeta, SseEvent, StreamDecoder,
@@ -322,12 +323,10 @@ pub fn from_chat(request: &ChatRequest) -> MessagesRequest {
         match m.role.as_str() {
             "system" | "developer" => system.push(m.content_text().unwrap_or_default()),
             "tool" => {
-                // A result holding images (a screenshot) keeps them as image blocks; a text
-                // result stays a string.
+                // A result with images (a screenshot) is a list of text and image blocks
+                // inside the `tool_result`, where Messages reads a tool's images.
                 let content = match &m.content {
-                    Some(Value::Array(parts))
-                        if parts.iter().any(|p| str_of(p, "type") == "image_url") =>
-                    {
+                    Some(Value::Array(parts)) if !m.images().is_empty() => {
                         Value::Array(parts.iter().filter_map(part_block).collect())
                     }
                     _ => Value::String(m.content_text().unwrap_or_default()),
@@ -444,25 +443,17 @@ pub fn from_chat(request: &ChatRequest) -> MessagesRequest {
 
 /// A Chat content part as a Messages block.
 fn part_block(part: &Value) -> Option<Value> {
+    if let Some(image) = ImagePart::of(part) {
+        let source = match image {
+            ImagePart::Data { media_type, data } => {
+                json!({"type": "base64", "media_type": media_type, "data": data})
+            }
+            ImagePart::Url(url) => json!({"type": "url", "url": url}),
+        };
+        return Some(json!({"type": "image", "source": source}));
+    }
     match str_of(part, "type") {
         "text" => Some(json!({"type": "text", "text": str_of(part, "text")})),
-        "image_url" => {
-            let url = part
-                .get("image_url")
-                .and_then(|u| u.get("url"))
-                .and_then(Value::as_str)
-                .unwrap_or_default();
-            let source = match url
-                .strip_prefix("data:")
-                .and_then(|r| r.split_once(";base64,"))
-            {
-                Some((media_type, data)) => {
-                    json!({"type": "base64", "media_type": media_type, "data": data})
-                }
-                None => json!({"type": "url", "url": url}),
-            };
-            Some(json!({"type": "image", "source": source}))
-        }
         _ => None,
     }
 }

@@ -231,6 +231,53 @@ impl ChatMessage {
     }
 }
 
+/// An image part of a neutral message (`{"type":"image_url","image_url":{"url":..}}`): its
+/// bytes when the URL is a base64 `data:` URI, else its address. Each dialect writes it its
+/// own way; one that cannot fetch an address leaves such an image out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ImagePart<'a> {
+    Data { media_type: &'a str, data: &'a str },
+    Url(&'a str),
+}
+
+impl<'a> ImagePart<'a> {
+    /// The image a content part holds, if it is an `image_url` part.
+    pub fn of(part: &'a Value) -> Option<Self> {
+        if part.get("type").and_then(Value::as_str) != Some("image_url") {
+            return None;
+        }
+        let url = match part.get("image_url") {
+            Some(Value::String(u)) => u.as_str(),
+            Some(u) => u.get("url").and_then(Value::as_str)?,
+            None => return None,
+        };
+        Some(
+            match url
+                .strip_prefix("data:")
+                .and_then(|r| r.split_once(";base64,"))
+            {
+                Some((media_type, data)) => ImagePart::Data { media_type, data },
+                None => ImagePart::Url(url),
+            },
+        )
+    }
+
+    /// The neutral content part for an image at `url` (a `data:` URI or an address).
+    pub fn part(url: &str) -> Value {
+        serde_json::json!({"type": "image_url", "image_url": {"url": url}})
+    }
+}
+
+impl ChatMessage {
+    /// The images among `content`'s parts, in order.
+    pub fn images(&self) -> Vec<ImagePart<'_>> {
+        match &self.content {
+            Some(Value::Array(parts)) => parts.iter().filter_map(ImagePart::of).collect(),
+            _ => Vec::new(),
+        }
+    }
+}
+
 /// The function part of a call. `arguments` is a JSON string on the wire; some servers send
 /// an object, which [`crate::decode_arguments`] accepts too.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

@@ -10,8 +10,9 @@
 //! oldest unanswered call of its name. `functionDeclarations` are function tools, the schema
 //! under `parameters`, `parametersJsonSchema` or `parameters_json_schema`; other tools
 //! (`googleSearch`, `codeExecution`, …) keep their kind. `toolConfig.functionCallingConfig`
-//! modes `AUTO`/`ANY`/`NONE` map to Chat's `auto`/`required`/`none` (`ANY` with one allowed
-//! name: that tool). `generationConfig`'s `temperature`, `topP`, `topK`, `maxOutputTokens`,
+//! modes `AUTO`/`ANY`/`NONE`/`VALIDATED` map to Chat's `auto`/`required`/`none`/`auto`
+//! (`ANY` with one allowed name: that tool); otherwise, with `ANY` or `VALIDATED`,
+//! `allowedFunctionNames` leaves the other functions out of the offer. `generationConfig`'s `temperature`, `topP`, `topK`, `maxOutputTokens`,
 //! `stopSequences` carry over, `thinkingConfig.thinkingBudget`/`thinkingLevel` become
 //! `reasoning_effort`; the rest is reported as ignored. Keys are read in camelCase or
 //! snake_case, as both reach servers.
@@ -25,7 +26,8 @@
 use serde_json::{Map, Value, json};
 
 use crate::chat::{
-    ChatMessage, ChatRequest, ChatTool, ChatToolCall, FunctionDef, FunctionDelta, ToolCallDelta,
+    ChatMessage, ChatRequest, ChatTool, ChatToolCall, FunctionDef, FunctionDelta, ImagePart,
+    ToolCallDelta,
 };
 use crate::dialect::{
     Decoded, Delta, Dialect, End, ErrorInfo, Out, ReplyMeta, SseEvent, StreamDecoder,
@@ -189,16 +191,20 @@ pub fn to_chat(body: &Value) -> Result<Decoded, WireError> {
             .and_then(Value::as_array)
             .map(|a| a.iter().filter_map(Value::as_str).collect())
             .unwrap_or_default();
-        tool_choice = Some(match str_of(config, "mode").to_ascii_uppercase().as_str() {
-            "ANY" | "VALIDATED" if allowed.len() == 1 => {
+        let mode = str_of(config, "mode").to_ascii_uppercase();
+        tool_choice = Some(match mode.as_str() {
+            "ANY" if allowed.len() == 1 => {
                 json!({"type": "function", "function": {"name": allowed[0]}})
             }
             "ANY" => json!("required"),
             "NONE" => json!("none"),
+            // `VALIDATED`: the model calls an allowed function or answers in text.
             _ => json!("auto"),
         });
-        if allowed.len() > 1 {
-            // Chat has no "one of these" choice: the other tools are left out instead.
+        let one_named = mode == "ANY" && allowed.len() == 1;
+        if !allowed.is_empty() && matches!(mode.as_str(), "ANY" | "VALIDATED") && !one_named {
+            // Chat has no "one of these" choice: the other functions are left out instead
+            // (`ANY` with one name is Chat's named choice, which already restricts it).
             tools.retain(|t| t.kind != "function" || allowed.contains(&t.function.name.as_str()));
         }
     }
@@ -285,11 +291,26 @@ fn content_to_chat(content: &Value, ids: &mut Ids, out: &mut Vec<ChatMessage>) {
                 Some(other) => other.to_string(),
                 None => response.to_string(),
             };
-            out.push(ChatMessage {
+            let mut message = ChatMessage {
                 tool_call_id: Some(id),
                 name: Some(str_of(r, "name").to_owned()),
-                ..ChatMessage::text("tool", text)
-            });
+                ..ChatMessage::text("tool", text.clone())
+            };
+            // The response's own `parts` (a screenshot's `inlineData`) stay images.
+            let images: Vec<Value> = r
+                .get("parts")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(|p| field(p, "inlineData", "inline_data"))
+                .map(image_of_inline)
+                .collect();
+            if !images.is_empty() {
+                let mut parts = vec![json!({"type": "text", "text": text})];
+                parts.extend(images);
+                message.content = Some(Value::Array(parts));
+            }
+            out.push(message);
         } else if let Some(t) = p.get("text").and_then(Value::as_str) {
             if p.get("thought") == Some(&Value::Bool(true)) {
                 reasoning.push_str(t);
@@ -298,11 +319,7 @@ fn content_to_chat(content: &Value, ids: &mut Ids, out: &mut Vec<ChatMessage>) {
             }
         } else if let Some(d) = field(p, "inlineData", "inline_data") {
             text_only = false;
-            let mime = field(d, "mimeType", "mime_type")
-                .and_then(Value::as_str)
-                .unwrap_or_default();
-            let url = format!("data:{mime};base64,{}", str_of(d, "data"));
-            parts.push(json!({"type": "image_url", "image_url": {"url": url}}));
+            parts.push(image_of_inline(d));
         }
     }
     if parts.is_empty() && calls.is_empty() && reasoning.is_empty() {
@@ -347,12 +364,15 @@ pub fn from_chat(request: &ChatRequest) -> Value {
                     .or_else(|| names.get(&id).cloned())
                     .unwrap_or_default();
                 let output = m.content_text().unwrap_or_default();
-                push(
-                    "user",
-                    json!({"functionResponse": {"id": id, "name": name,
-                        "response": {"output": output}}}),
-                    &mut contents,
-                );
+                let mut response = json!({"id": id, "name": name,
+                    "response": {"output": output}});
+                // A result's images (a screenshot) go inside the `functionResponse` as its
+                // `parts`; one given only by address cannot be inlined and is left out.
+                let images: Vec<Value> = m.images().into_iter().filter_map(inline_data).collect();
+                if !images.is_empty() {
+                    response["parts"] = Value::Array(images);
+                }
+                push("user", json!({"functionResponse": response}), &mut contents);
             }
             "assistant" => {
                 if let Some(t) = m.content_text().filter(|t| !t.is_empty()) {
@@ -493,15 +513,29 @@ fn lowercase_types(schema: &Value, depth: usize) -> Value {
 /// A Chat content part as a Gemini part: text, or an image given as a data URI as
 /// `inlineData` (an image by address has no Gemini part without an upload).
 fn part_of(part: &Value) -> Option<Value> {
-    match str_of(part, "type") {
-        "text" => Some(json!({"text": str_of(part, "text")})),
-        "image_url" => {
-            let url = part.get("image_url").map_or("", |u| str_of(u, "url"));
-            let (mime, data) = url.strip_prefix("data:")?.split_once(";base64,")?;
-            Some(json!({"inlineData": {"mimeType": mime, "data": data}}))
-        }
-        _ => None,
+    match ImagePart::of(part) {
+        Some(image) => inline_data(image),
+        None if str_of(part, "type") == "text" => Some(json!({"text": str_of(part, "text")})),
+        None => None,
     }
+}
+
+/// An image as an `inlineData` part; `None` for an image given only by address.
+fn inline_data(image: ImagePart<'_>) -> Option<Value> {
+    match image {
+        ImagePart::Data { media_type, data } => {
+            Some(json!({"inlineData": {"mimeType": media_type, "data": data}}))
+        }
+        ImagePart::Url(_) => None,
+    }
+}
+
+/// An `inlineData` object (`{mimeType, data}`) as a neutral image part.
+fn image_of_inline(d: &Value) -> Value {
+    let mime = field(d, "mimeType", "mime_type")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    ImagePart::part(&format!("data:{mime};base64,{}", str_of(d, "data")))
 }
 
 /// Gemini's `finishReason` for Chat's finish reason.

@@ -9,7 +9,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
 use crate::chat::{
-    ChatMessage, ChatRequest, ChatTool, ChatToolCall, FunctionDef, FunctionDelta, ToolCallDelta,
+    ChatMessage, ChatRequest, ChatTool, ChatToolCall, FunctionDef, FunctionDelta, ImagePart,
+    ToolCallDelta,
 };
 use crate::dialect::{
     Decoded, Delta, Dialect, End, ErrorInfo, Out, ReplyMeta, SseEvent, StreamDecoder,
@@ -166,6 +167,35 @@ fn content_text(content: Option<&Value>) -> String {
     }
 }
 
+/// A message's or a tool output's content in neutral terms: its text as a string, or,
+/// when it holds images (`input_image` with an `image_url`), Chat parts (`text` and
+/// `image_url`) in their order. An image given only by `file_id` has no neutral form and is
+/// left out.
+fn chat_content(content: Option<&Value>) -> Value {
+    let Some(Value::Array(parts)) = content else {
+        return Value::String(content_text(content));
+    };
+    fn image_url(p: &Value) -> Option<&str> {
+        (str_of(p, "type") == "input_image")
+            .then(|| p.get("image_url").and_then(Value::as_str))
+            .flatten()
+    }
+    if !parts.iter().any(|p| image_url(p).is_some()) {
+        return Value::String(content_text(content));
+    }
+    let parts = parts
+        .iter()
+        .filter_map(
+            |p| match (image_url(p), p.get("text").and_then(Value::as_str)) {
+                (Some(url), _) => Some(ImagePart::part(url)),
+                (None, Some(text)) => Some(json!({"type": "text", "text": text})),
+                (None, None) => None,
+            },
+        )
+        .collect();
+    Value::Array(parts)
+}
+
 fn input_item_to_chat(item: &Value, out: &mut Vec<ChatMessage>) -> Result<(), WireError> {
     let kind = item.get("type").and_then(Value::as_str);
     match kind {
@@ -280,14 +310,11 @@ fn input_item_to_chat(item: &Value, out: &mut Vec<ChatMessage>) -> Result<(), Wi
             });
         }
         Some("function_call_output" | "custom_tool_call_output") => {
-            let output = match item.get("output") {
-                Some(Value::String(s)) => s.clone(),
-                Some(other) => content_text(Some(other)),
-                None => String::new(),
-            };
             out.push(ChatMessage {
+                role: "tool".into(),
+                content: Some(chat_content(item.get("output"))),
                 tool_call_id: Some(str_of(item, "call_id").to_owned()),
-                ..ChatMessage::text("tool", output)
+                ..ChatMessage::default()
             });
         }
         Some("reasoning") => {}
@@ -297,7 +324,11 @@ fn input_item_to_chat(item: &Value, out: &mut Vec<ChatMessage>) -> Result<(), Wi
                 "" => return Err(WireError::Missing("role in an input message")),
                 r => r,
             };
-            out.push(ChatMessage::text(role, content_text(item.get("content"))));
+            out.push(ChatMessage {
+                role: role.to_owned(),
+                content: Some(chat_content(item.get("content"))),
+                ..ChatMessage::default()
+            });
         }
         Some(_) => {}
     }
@@ -682,9 +713,18 @@ impl Dialect for Responses {
                 "system" | "developer" if input.is_empty() => {
                     instructions.push(m.content_text().unwrap_or_default());
                 }
-                "tool" => input.push(json!({"type": "function_call_output",
-                    "call_id": m.tool_call_id.clone().unwrap_or_default(),
-                    "output": m.content_text().unwrap_or_default()})),
+                "tool" => {
+                    // A result with images is a list of `input_text` and `input_image`.
+                    let output = match &m.content {
+                        Some(content @ Value::Array(_)) if !m.images().is_empty() => {
+                            input_content(content)
+                        }
+                        _ => Value::String(m.content_text().unwrap_or_default()),
+                    };
+                    input.push(json!({"type": "function_call_output",
+                        "call_id": m.tool_call_id.clone().unwrap_or_default(),
+                        "output": output}));
+                }
                 "assistant" => {
                     if let Some(t) = m.content_text().filter(|t| !t.is_empty()) {
                         input.push(json!({"role": "assistant", "content": t}));
