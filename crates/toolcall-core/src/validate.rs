@@ -32,8 +32,6 @@ use crate::result::{ErrorCode, ToolError};
 
 /// Deepest schema/argument nesting the coercion walk follows.
 const MAX_COERCE_DEPTH: usize = 32;
-/// Most `$ref` hops followed for one schema node.
-const MAX_REF_HOPS: usize = 8;
 /// Most schema errors reported for one call.
 const MAX_REPORTED_ERRORS: usize = 20;
 
@@ -420,22 +418,10 @@ pub fn json_kind(v: &Value) -> &'static str {
     }
 }
 
-/// Follows local `$ref`s (`#/...`) to the schema node they name, a bounded number of hops.
-/// The renderers walk schemas with it too.
-pub(crate) fn resolve<'a>(mut node: &'a Value, root: &'a Value) -> &'a Value {
-    for _ in 0..MAX_REF_HOPS {
-        let Some(r) = node.get("$ref").and_then(Value::as_str) else {
-            return node;
-        };
-        let Some(ptr) = r.strip_prefix('#') else {
-            return node;
-        };
-        match root.pointer(ptr) {
-            Some(target) => node = target,
-            None => return node,
-        }
-    }
-    node
+/// Follows local `$ref`s (`#/...`) to the schema node they name, a bounded number of hops
+/// (the dialects' schema writers in `toolcall-wire` follow them the same way).
+pub(crate) fn resolve<'a>(node: &'a Value, root: &'a Value) -> &'a Value {
+    toolcall_wire::json_schema::resolve_local_ref(node, root)
 }
 
 /// The JSON types a schema node allows, when it says (`"type"` as a string or a list).

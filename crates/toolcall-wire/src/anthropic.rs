@@ -372,32 +372,10 @@ pub fn from_chat(request: &ChatRequest) -> MessagesRequest {
             }
         }
     }
-    let tools = request.tools.as_ref().map(|tools| {
-        tools
-            .iter()
-            .map(|t| {
-                let mut v = Map::new();
-                if t.kind != "function" {
-                    v.insert("type".into(), json!(t.kind));
-                }
-                v.insert("name".into(), json!(t.function.name));
-                if let Some(d) = &t.function.description {
-                    v.insert("description".into(), json!(d));
-                }
-                if t.kind == "function" {
-                    let schema = t
-                        .function
-                        .parameters
-                        .clone()
-                        .unwrap_or_else(|| json!({"type": "object"}));
-                    v.insert("input_schema".into(), schema);
-                } else {
-                    v.extend(t.function.extra.clone());
-                }
-                Value::Object(v)
-            })
-            .collect()
-    });
+    let tools = request
+        .tools
+        .as_ref()
+        .map(|tools| tools.iter().map(tool_declaration).collect());
     let mut tool_choice = request.tool_choice.as_ref().map(|c| match c {
         Value::String(s) if s == "required" => json!({"type": "any"}),
         Value::String(s) if s == "none" => json!({"type": "none"}),
@@ -439,6 +417,30 @@ pub fn from_chat(request: &ChatRequest) -> MessagesRequest {
         stream: request.stream,
         extra,
     }
+}
+
+/// A neutral tool as a Messages `tools` entry: `{name, description, input_schema}` for a
+/// function; a tool of another kind keeps its `type` and fields.
+pub fn tool_declaration(t: &ChatTool) -> Value {
+    let mut v = Map::new();
+    if t.kind != "function" {
+        v.insert("type".into(), json!(t.kind));
+    }
+    v.insert("name".into(), json!(t.function.name));
+    if let Some(d) = &t.function.description {
+        v.insert("description".into(), json!(d));
+    }
+    if t.kind == "function" {
+        let schema = t
+            .function
+            .parameters
+            .clone()
+            .unwrap_or_else(|| json!({"type": "object"}));
+        v.insert("input_schema".into(), schema);
+    } else {
+        v.extend(t.function.extra.clone());
+    }
+    Value::Object(v)
 }
 
 /// A Chat content part as a Messages block.

@@ -186,6 +186,11 @@ impl ChatTool {
     }
 }
 
+/// A neutral tool as a Chat `tools` entry (`{"type":"function","function":{..}}`).
+pub fn tool_declaration(t: &ChatTool) -> Value {
+    serde_json::to_value(t).unwrap_or_default()
+}
+
 /// Chat's `tool_choice` naming one function (the neutral request's form; each dialect
 /// writes it its own way).
 pub fn named_tool_choice(name: &str) -> Value {

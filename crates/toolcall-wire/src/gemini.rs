@@ -35,6 +35,8 @@ use crate::dialect::{
 };
 use crate::{Limits, Reply, WireCall, WireError, excerpt, not_json};
 
+pub mod schema;
+
 /// The Gemini dialect (registered in [`crate::DIALECTS`] as `gemini`).
 pub struct Gemini;
 
@@ -473,6 +475,35 @@ pub fn from_chat(request: &ChatRequest) -> Value {
         body.insert("generationConfig".into(), Value::Object(generation));
     }
     Value::Object(body)
+}
+
+/// Function tools as one Gemini `tools` entry, `{"functionDeclarations": [..]}`, each in the
+/// classic form of [`function_declaration`].
+pub fn function_declarations(tools: &[ChatTool]) -> Value {
+    let declarations: Vec<Value> = tools.iter().map(function_declaration).collect();
+    json!({"functionDeclarations": declarations})
+}
+
+/// A neutral function tool as a `functionDeclarations` entry in Gemini's classic form:
+/// `name`, `description`, and `parameters` in Gemini's OpenAPI subset ([`schema`]), left out
+/// when the schema has no properties (Gemini rejects an empty object schema).
+pub fn function_declaration(t: &ChatTool) -> Value {
+    let mut d = Map::new();
+    d.insert("name".into(), json!(t.function.name));
+    if let Some(desc) = &t.function.description {
+        d.insert("description".into(), json!(desc));
+    }
+    if let Some(p) = &t.function.parameters {
+        let params = schema::openapi_schema(p);
+        let has_props = params
+            .get("properties")
+            .and_then(Value::as_object)
+            .is_some_and(|p| !p.is_empty());
+        if has_props {
+            d.insert("parameters".into(), params);
+        }
+    }
+    Value::Object(d)
 }
 
 /// Deepest schema nesting whose types are lower-cased; deeper parts stay as sent.

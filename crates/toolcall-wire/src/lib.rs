@@ -27,6 +27,7 @@ pub mod chat;
 pub mod crossing;
 pub mod dialect;
 pub mod gemini;
+pub mod json_schema;
 pub mod responses;
 pub mod tool_kinds;
 

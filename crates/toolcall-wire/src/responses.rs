@@ -741,24 +741,10 @@ impl Dialect for Responses {
                 ),
             }
         }
-        let tools: Option<Vec<Value>> = request.tools.as_ref().map(|tools| {
-            tools
-                .iter()
-                .map(|t| {
-                    let mut v = Map::new();
-                    v.insert("type".into(), json!(t.kind));
-                    v.insert("name".into(), json!(t.function.name));
-                    if let Some(d) = &t.function.description {
-                        v.insert("description".into(), json!(d));
-                    }
-                    if let Some(p) = &t.function.parameters {
-                        v.insert("parameters".into(), p.clone());
-                    }
-                    v.extend(t.function.extra.clone());
-                    Value::Object(v)
-                })
-                .collect()
-        });
+        let tools: Option<Vec<Value>> = request
+            .tools
+            .as_ref()
+            .map(|tools| tools.iter().map(tool_declaration).collect());
         let tool_choice = request.tool_choice.as_ref().map(|c| match c {
             Value::Object(m) => json!({"type": "function",
                 "name": m.get("function").and_then(|f| f.get("name")).cloned().unwrap_or(Value::Null)}),
@@ -850,6 +836,22 @@ impl Dialect for Responses {
     fn encode_error(&self, e: &ErrorInfo<'_>) -> Value {
         crate::chat::Chat.encode_error(e)
     }
+}
+
+/// A neutral tool as a Responses `tools` entry: `{type, name, description, parameters}`
+/// and the kind's own fields.
+pub fn tool_declaration(t: &ChatTool) -> Value {
+    let mut v = Map::new();
+    v.insert("type".into(), json!(t.kind));
+    v.insert("name".into(), json!(t.function.name));
+    if let Some(d) = &t.function.description {
+        v.insert("description".into(), json!(d));
+    }
+    if let Some(p) = &t.function.parameters {
+        v.insert("parameters".into(), p.clone());
+    }
+    v.extend(t.function.extra.clone());
+    Value::Object(v)
 }
 
 /// A Chat message's content as Responses input content: a string stays one; Chat's parts

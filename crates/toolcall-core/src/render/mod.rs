@@ -1,9 +1,11 @@
 //! Offering the registry to models.
 //!
 //! O-1: the ENABLED tools (V-4) as OpenAI Chat `tools`, Responses API `tools`, Gemini
-//! `functionDeclarations` (schema converted to Gemini's subset in [`gemini`]) and Anthropic
-//! `tools`. Names that providers forbid are sent as aliases from a [`NameMap`]; the model
-//! client maps the names of returned calls back with [`NameMap::from_provider`].
+//! `functionDeclarations` (schema converted to Gemini's OpenAPI subset) and Anthropic
+//! `tools`. Each shape is written by its dialect's module in `toolcall-wire` from the
+//! neutral declaration; nothing here builds provider JSON. Names that providers forbid are
+//! sent as aliases from a [`NameMap`]; the model client maps the names of returned calls
+//! back with [`NameMap::from_provider`].
 //!
 //! O-2: example arguments synthesised from a schema, in [`prompt`], for the text-mode
 //! system prompts the parser crate renders next to each format's reader.
@@ -12,11 +14,12 @@ use std::fmt;
 use std::str::FromStr;
 
 use serde_json::{Value, json};
+use toolcall_wire::chat::ChatTool;
+use toolcall_wire::{anthropic, chat, gemini, responses};
 
 use crate::registry::Registry;
 use crate::spec::ToolSpec;
 
-pub mod gemini;
 pub mod names;
 pub mod prompt;
 
@@ -80,9 +83,10 @@ pub fn render_tools(registry: &Registry, provider: Provider, names: &NameMap) ->
     match provider {
         Provider::OpenAiChat => Value::Array(tools.map(|s| openai_chat_tool(s, names)).collect()),
         Provider::Responses => Value::Array(tools.map(|s| responses_tool(s, names)).collect()),
-        Provider::Gemini => json!({
-            "functionDeclarations": tools.map(|s| gemini::function_declaration(s, names)).collect::<Vec<_>>()
-        }),
+        Provider::Gemini => {
+            let declared: Vec<ChatTool> = tools.map(|s| gemini_tool(s, names)).collect();
+            gemini::function_declarations(&declared)
+        }
         Provider::Anthropic => Value::Array(tools.map(|s| anthropic_tool(s, names)).collect()),
     }
 }
@@ -103,32 +107,41 @@ pub fn object_schema(spec: &ToolSpec) -> Value {
     schema
 }
 
+/// `spec` as the neutral declaration the wire dialects write: its provider name, its
+/// description and [`object_schema`].
+pub fn neutral_tool(spec: &ToolSpec, names: &NameMap) -> ChatTool {
+    ChatTool::function(
+        names.to_provider(&spec.name),
+        Some(spec.description.clone()),
+        object_schema(spec),
+    )
+}
+
+/// For Gemini the schema as declared: its OpenAPI subset is written from it (a schema with
+/// no properties gets no `parameters`).
+fn gemini_tool(spec: &ToolSpec, names: &NameMap) -> ChatTool {
+    ChatTool::function(
+        names.to_provider(&spec.name),
+        Some(spec.description.clone()),
+        spec.parameters.clone(),
+    )
+}
+
 pub fn openai_chat_tool(spec: &ToolSpec, names: &NameMap) -> Value {
-    json!({
-        "type": "function",
-        "function": {
-            "name": names.to_provider(&spec.name),
-            "description": spec.description,
-            "parameters": object_schema(spec),
-        }
-    })
+    chat::tool_declaration(&neutral_tool(spec, names))
 }
 
 pub fn responses_tool(spec: &ToolSpec, names: &NameMap) -> Value {
-    json!({
-        "type": "function",
-        "name": names.to_provider(&spec.name),
-        "description": spec.description,
-        "parameters": object_schema(spec),
-    })
+    responses::tool_declaration(&neutral_tool(spec, names))
 }
 
 pub fn anthropic_tool(spec: &ToolSpec, names: &NameMap) -> Value {
-    json!({
-        "name": names.to_provider(&spec.name),
-        "description": spec.description,
-        "input_schema": object_schema(spec),
-    })
+    anthropic::tool_declaration(&neutral_tool(spec, names))
+}
+
+/// `spec` as a Gemini `functionDeclarations` entry (schema in Gemini's OpenAPI subset).
+pub fn gemini_declaration(spec: &ToolSpec, names: &NameMap) -> Value {
+    gemini::function_declaration(&gemini_tool(spec, names))
 }
 
 #[cfg(test)]

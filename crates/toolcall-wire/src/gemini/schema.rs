@@ -1,5 +1,6 @@
-//! Gemini `functionDeclarations`: the parameters schema converted to the OpenAPI 3.0 subset
-//! Gemini accepts.
+//! Gemini's OpenAPI 3.0 schema subset, for a function declaration's `parameters` (the
+//! classic field every Gemini SDK and server reads; an upstream of this crate gets the
+//! schema unchanged as `parametersJsonSchema` instead).
 //!
 //! Kept keywords: `type`, `format` (only `enum`, `date-time`, `int32`, `int64`, `float`,
 //! `double`), `title`, `description`, `nullable`, `enum` (strings only), `properties`,
@@ -9,14 +10,9 @@
 //! `anyOf`, `type: [T, "null"]` becomes `type: T, nullable: true`, a string `const` becomes a
 //! one-value `enum`, `examples` becomes `example`, non-string enums are moved into the
 //! description. Dropped: everything else (`$schema`, `$id`, `$defs`, `additionalProperties`,
-//! `allOf`, `not`, `exclusiveMinimum`, ...). A function without properties has no
-//! `parameters` (Gemini rejects an empty object schema).
+//! `allOf`, `not`, `exclusiveMinimum`, ...).
 
 use serde_json::{Map, Value, json};
-
-use super::NameMap;
-use crate::spec::ToolSpec;
-use crate::validate::resolve;
 
 /// Deepest schema nesting converted; deeper parts become a bare `{"type":"object"}`.
 const MAX_DEPTH: usize = 16;
@@ -41,24 +37,8 @@ const COPIED: &[&str] = &[
 
 const FORMATS: &[&str] = &["enum", "date-time", "int32", "int64", "float", "double"];
 
-pub fn function_declaration(spec: &ToolSpec, names: &NameMap) -> Value {
-    let mut decl = json!({
-        "name": names.to_provider(&spec.name),
-        "description": spec.description,
-    });
-    let params = convert_schema(&spec.parameters);
-    let has_props = params
-        .get("properties")
-        .and_then(Value::as_object)
-        .is_some_and(|p| !p.is_empty());
-    if has_props && let Value::Object(d) = &mut decl {
-        d.insert("parameters".into(), params);
-    }
-    decl
-}
-
-/// Converts a JSON Schema to Gemini's subset.
-pub fn convert_schema(schema: &Value) -> Value {
+/// A JSON Schema as Gemini's OpenAPI subset (see the module doc).
+pub fn openapi_schema(schema: &Value) -> Value {
     convert(schema, schema, 0)
 }
 
@@ -66,7 +46,7 @@ fn convert(schema: &Value, root: &Value, depth: usize) -> Value {
     if depth > MAX_DEPTH {
         return json!({"type": "object"});
     }
-    let schema = resolve(schema, root);
+    let schema = crate::json_schema::resolve_local_ref(schema, root);
     let Some(src) = schema.as_object() else {
         return json!({});
     };
@@ -202,7 +182,7 @@ mod tests {
             "$defs": {"target": {"type": "object", "properties": {"id": {"type": "string", "format": "date-time"}}}}
         });
         assert_eq!(
-            convert_schema(&schema),
+            openapi_schema(&schema),
             json!({
                 "type": "object",
                 "properties": {
@@ -223,7 +203,7 @@ mod tests {
     #[test]
     fn recursive_refs_are_bounded() {
         let schema = json!({"type":"object","properties":{"child":{"$ref":"#"}}});
-        let out = convert_schema(&schema);
+        let out = openapi_schema(&schema);
         let mut node = &out;
         let mut depth = 0;
         while let Some(next) = node.pointer("/properties/child") {
