@@ -34,7 +34,7 @@ use toolcall_core::{
 use toolcall_parse::{FormatSelection, ParseOptions};
 
 use crate::archive::recorder::{Recorder, StateSaver};
-use crate::archive::{Archive, ArchiveError};
+use crate::archive::{Archive, ArchiveError, Delivery};
 use crate::client::{
     ClientError, Message, ModelClient, ModelReply, ModelRequest, RequestOptions, TextResult,
 };
@@ -371,7 +371,7 @@ impl Agent {
                 for (call_id, name) in missing {
                     let content = match archive.inline_result(&session, call_id.as_str())? {
                         Some(outcome) => outcome,
-                        None => interrupted(&call_id, &name),
+                        None => archive_interrupted(&archive, &session, &call_id, &name)?,
                     };
                     self.push(Message::Tool {
                         call_id,
@@ -399,26 +399,30 @@ impl Agent {
                         toolcall_parse::parse(text, &self.parse_options()).calls
                     }
                 };
-                let results: Vec<TextResult> = (0..archived.len().max(written.len()))
-                    .filter_map(|i| match (archived.get(i), written.get(i)) {
-                        (Some(c), _) => Some(TextResult {
+                let mut results = Vec::with_capacity(archived.len().max(written.len()));
+                for i in 0..archived.len().max(written.len()) {
+                    results.push(match (archived.get(i), written.get(i)) {
+                        (Some(c), _) => TextResult {
                             call_id: c.call_id.clone(),
                             name: c.name.clone(),
-                            content: c
-                                .outcome
-                                .clone()
-                                .unwrap_or_else(|| interrupted(&c.call_id, &c.name)),
+                            content: match &c.outcome {
+                                Some(outcome) => outcome.clone(),
+                                None => {
+                                    archive_interrupted(&archive, &session, &c.call_id, &c.name)?
+                                }
+                            },
                             format: c.format.clone(),
-                        }),
-                        (None, Some(c)) => Some(TextResult {
+                        },
+                        // Never started, so never archived as a call: nothing to pair.
+                        (None, Some(c)) => TextResult {
                             call_id: c.call_id.clone(),
                             name: c.name.clone(),
                             content: interrupted(&c.call_id, &c.name),
                             format: c.origin.format.clone(),
-                        }),
-                        (None, None) => None,
-                    })
-                    .collect();
+                        },
+                        (None, None) => break,
+                    });
+                }
                 if !results.is_empty() {
                     self.push(Message::TextResults { results })?;
                 }
@@ -464,7 +468,7 @@ impl Agent {
             let content = match c.outcome {
                 Some(outcome) => outcome,
                 None if lost.iter().any(|i| i == c.call_id.as_str()) => {
-                    interrupted(&c.call_id, &c.name)
+                    archive_interrupted(&archive, &session, &c.call_id, &c.name)?
                 }
                 None => continue,
             };
@@ -1148,6 +1152,26 @@ fn interrupted(call_id: &toolcall_core::CallId, name: &str) -> Value {
         .with_details(serde_json::json!({"outcome": "unknown"})),
     )
     .to_json()
+}
+
+/// [`interrupted`], archived as the call's result first, so the archive pairs the call
+/// with the one answer the model is given (as for a call that finished).
+fn archive_interrupted(
+    archive: &Archive,
+    session: &str,
+    call_id: &toolcall_core::CallId,
+    name: &str,
+) -> Result<Value, ArchiveError> {
+    let answer = interrupted(call_id, name);
+    archive.record_outcome(
+        session,
+        call_id.as_str(),
+        name,
+        &answer,
+        0,
+        Delivery::Inline,
+    )?;
+    Ok(answer)
 }
 
 fn millis(d: Duration) -> u64 {

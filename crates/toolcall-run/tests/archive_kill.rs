@@ -167,6 +167,10 @@ async fn resume_after_a_kill_mid_text_round_sends_every_result_in_the_text_forma
     // The answers are archived, so the next resume finds the conversation whole.
     let stored = archive.load_messages(&session).unwrap();
     assert_eq!(&stored[n - 2], &sent[n - 2]);
+    // And the hanging call is paired with the one answer it was given.
+    let calls = archive.show_session(&session).unwrap().calls;
+    assert_eq!(calls[1].results.len(), 1, "{:?}", calls[1]);
+    assert_eq!(calls[1].results[0].outcome, results[1].content);
 }
 
 /// Runs the child test `name` (archive path in `env`), SIGKILLs it once its session has

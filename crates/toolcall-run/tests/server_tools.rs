@@ -269,7 +269,13 @@ async fn calls_a_lost_turn_left_are_answered_once_and_never_run_again() {
         .unwrap();
     assert_eq!(answers(&model.requests()[1]), first);
     assert_eq!(*started.lock().unwrap(), 0);
-    // Every call in the archive has exactly one inline answer to the model.
+    // Every call in the archive has exactly one inline answer to the model: the lost call's
+    // is the "outcome unknown" it was given.
     let rec = archive.show_session(&session).unwrap();
     assert_eq!(rec.calls.len(), 2);
+    for call in &rec.calls {
+        assert_eq!(call.results.len(), 1, "{call:?}");
+    }
+    assert_eq!(rec.calls[0].results[0].outcome, echoed);
+    assert_eq!(rec.calls[1].results[0].outcome, first[1].1);
 }
