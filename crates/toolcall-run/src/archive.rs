@@ -27,6 +27,7 @@
 //! backends have the same list of migrations, entry for entry the same in meaning, so a
 //! schema version names the same tables on either.
 
+pub mod feed;
 #[cfg(feature = "postgres")]
 pub mod postgres;
 pub mod recorder;
@@ -92,6 +93,27 @@ pub struct CallRow {
     pub arguments: String,
     pub format: String,
     pub repairs: String,
+    /// The replica that recorded it ([`replica_owner`]; empty in rows from before
+    /// schema version 4).
+    pub replica: String,
+}
+
+/// A call row as another replica's inspector follows it (see [`feed`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FeedCall {
+    /// The row id: the feed's cursor.
+    pub row: i64,
+    pub session: String,
+    pub call: CallRow,
+}
+
+/// A result row as a feed follows it, with the row id of the call it answers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FeedResult {
+    pub row: i64,
+    pub session: String,
+    pub call_row: i64,
+    pub result: ResultRow,
 }
 
 /// A result as a backend stores it (the outcome as JSON text, redacted).
@@ -182,6 +204,33 @@ pub trait ArchiveBackend: Send + Sync {
     /// Marks every claim of the session still `running` as `interrupted` (call this holding
     /// the session's lease: such a claim's turn is gone); the (turn, call id) of each.
     fn recover_claims(&self, session: &str) -> Result<Vec<(i64, String)>, ArchiveError>;
+    /// Every tool switch a person set: (tool name, on).
+    fn tool_switches(&self) -> Result<Vec<(String, bool)>, ArchiveError>;
+    /// Sets one tool's switch, writing only its row.
+    fn set_tool_switch(&self, name: &str, enabled: bool) -> Result<(), ArchiveError>;
+    /// The newest row ids of `calls` and `results` (0 when empty).
+    fn last_rows(&self) -> Result<(i64, i64), ArchiveError>;
+    /// Calls of every session with a row id above `after` that `replica` did not record, in
+    /// row order, at most `limit`.
+    fn calls_after(
+        &self,
+        after: i64,
+        replica: &str,
+        limit: i64,
+    ) -> Result<Vec<FeedCall>, ArchiveError>;
+    /// Results with a row id above `after` answering calls that `replica` did not record,
+    /// in row order, at most `limit`.
+    fn results_after(
+        &self,
+        after: i64,
+        replica: &str,
+        limit: i64,
+    ) -> Result<Vec<FeedResult>, ArchiveError>;
+    /// Whether several processes may share this store (replicas): then tool switches live
+    /// in it, and an inspector follows other replicas' calls in it.
+    fn shared(&self) -> bool {
+        false
+    }
 }
 
 /// How a result reached the conversation.
@@ -342,6 +391,7 @@ impl Archive {
             arguments: serde_json::to_string(&redact(&call.arguments))?,
             format: call.origin.format.clone(),
             repairs: serde_json::to_string(&call.origin.repairs)?,
+            replica: replica_owner().to_owned(),
         };
         self.backend.record_call(session, &row)
     }
@@ -497,6 +547,28 @@ impl Archive {
             .into_iter()
             .map(|(_, call_id)| call_id)
             .collect())
+    }
+
+    /// Whether this archive is one several replicas share (PostgreSQL): tool switches are
+    /// kept in it, and inspectors follow each other's calls through it.
+    pub fn is_shared(&self) -> bool {
+        self.backend.shared()
+    }
+
+    /// Every tool switch set in the archive, by tool name.
+    pub fn tool_switches(&self) -> Result<std::collections::BTreeMap<String, bool>, ArchiveError> {
+        Ok(self.backend.tool_switches()?.into_iter().collect())
+    }
+
+    /// Switches tool `name` on or off for every replica, committed before this returns;
+    /// the other switches are not written.
+    pub fn set_tool_switch(&self, name: &str, enabled: bool) -> Result<(), ArchiveError> {
+        self.backend.set_tool_switch(name, enabled)
+    }
+
+    /// The backend under this archive (the feed reads rows through it).
+    pub fn backend(&self) -> &dyn ArchiveBackend {
+        self.backend.as_ref()
     }
 
     /// Everything archived for one session.

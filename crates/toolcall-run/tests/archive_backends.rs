@@ -9,7 +9,8 @@ use std::time::Duration;
 use serde_json::json;
 use toolcall_core::{CallId, ToolCall, ToolResult};
 use toolcall_run::Archive;
-use toolcall_run::archive::{ArchiveError, Delivery, SCHEMA_VERSION};
+use toolcall_run::archive::feed::Feed;
+use toolcall_run::archive::{ArchiveError, CallRow, Delivery, ResultRow, SCHEMA_VERSION};
 use toolcall_run::client::Message;
 
 type Case = fn(&Archive);
@@ -26,6 +27,8 @@ const CASES: &[(&str, Case)] = &[
     ("sessions_are_apart", sessions_are_apart),
     ("leases", leases),
     ("claims", claims),
+    ("tool_switches", tool_switches),
+    ("feed", feed),
 ];
 
 /// Runs every case, each on a new archive from `fresh`.
@@ -322,6 +325,86 @@ fn claims(a: &Archive) {
     assert!(a.recover_claims(&s).unwrap().is_empty());
 }
 
+fn tool_switches(a: &Archive) {
+    assert!(a.tool_switches().unwrap().is_empty());
+    a.set_tool_switch("move_player", false).unwrap();
+    a.set_tool_switch("look", true).unwrap();
+    a.set_tool_switch("move_player", true).unwrap();
+    a.set_tool_switch("look", false).unwrap();
+    let switches: Vec<(String, bool)> = a.tool_switches().unwrap().into_iter().collect();
+    assert_eq!(
+        switches,
+        [("look".to_owned(), false), ("move_player".to_owned(), true)]
+    );
+}
+
+/// A call row as replica `replica` records it.
+fn row_of(call_id: &str, replica: &str) -> CallRow {
+    CallRow {
+        round: 1,
+        call_id: call_id.into(),
+        name: "t".into(),
+        arguments: "{}".into(),
+        format: "hermes".into(),
+        repairs: "[]".into(),
+        replica: replica.into(),
+    }
+}
+
+fn result_of(call_id: &str) -> ResultRow {
+    ResultRow {
+        call_id: call_id.into(),
+        name: "t".into(),
+        outcome: r#"{"status":"ok","data":1}"#.into(),
+        duration_ms: 5,
+        delivery: "inline".into(),
+    }
+}
+
+fn feed(a: &Archive) {
+    let s = a.create_session("feed").unwrap();
+    a.backend()
+        .record_call(&s, &row_of("before", "replica_other"))
+        .unwrap();
+    let mut feed = Feed::start(a, "replica_me", 0).unwrap();
+    let mut with_backlog = Feed::start(a, "replica_me", 10).unwrap();
+    assert_eq!(feed.poll(a).unwrap(), Default::default());
+    for (id, replica) in [("mine", "replica_me"), ("theirs", "replica_other")] {
+        a.backend().record_call(&s, &row_of(id, replica)).unwrap();
+        a.backend().record_outcome(&s, &result_of(id)).unwrap();
+    }
+    // Only the other replica's call and its result, each once.
+    let batch = feed.poll(a).unwrap();
+    let calls: Vec<&str> = batch
+        .calls
+        .iter()
+        .map(|c| c.call.call_id.as_str())
+        .collect();
+    assert_eq!(calls, ["theirs"]);
+    assert_eq!(batch.calls[0].session, s);
+    assert_eq!(batch.calls[0].call.replica, "replica_other");
+    assert_eq!(batch.results.len(), 1);
+    assert_eq!(batch.results[0].result.call_id, "theirs");
+    assert_eq!(batch.results[0].call_row, batch.calls[0].row);
+    assert_eq!(feed.poll(a).unwrap(), Default::default());
+    // A feed started with a backlog also hands out the calls before it started.
+    let calls: Vec<String> = with_backlog
+        .poll(a)
+        .unwrap()
+        .calls
+        .into_iter()
+        .map(|c| c.call.call_id)
+        .collect();
+    assert_eq!(calls, ["before", "theirs"]);
+    // A call recorded through the archive names this process.
+    a.record_call(&s, 2, &call("c9", "t", json!({}))).unwrap();
+    let rec = a.backend().calls(&s).unwrap();
+    assert_eq!(
+        rec.last().unwrap().1.replica,
+        toolcall_run::archive::replica_owner()
+    );
+}
+
 #[test]
 fn sqlite_file_backend() {
     let dir = tempfile::tempdir().unwrap();
@@ -384,4 +467,41 @@ fn postgres_backend() {
             .unwrap(),
         newer.to_string()
     );
+}
+
+/// PostgreSQL hands out row ids when rows are inserted, not when they commit: a feed still
+/// reads a row that commits after a row with a higher id was read.
+#[cfg(feature = "postgres")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_feed_reads_a_row_that_commits_after_a_later_one() {
+    use toolcall_testkit::postgres::Postgres;
+    let Some(server) = toolcall_testkit::require("postgres", Postgres::start()) else {
+        return;
+    };
+    let url = server.create_database("late").unwrap();
+    let a = Archive::connect(&url).unwrap();
+    let s = a.create_session("late").unwrap();
+    let mut feed = Feed::start(&a, "replica_me", 0).unwrap();
+    let (mut client, connection) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
+        .await
+        .unwrap();
+    tokio::spawn(connection);
+    let tx = client.transaction().await.unwrap();
+    tx.execute(
+        "INSERT INTO calls (session_id, round, call_id, name, arguments, format, repairs, replica)
+         VALUES ($1, 1, 'late', 't', '{}', 'hermes', '[]', 'replica_other')",
+        &[&s],
+    )
+    .await
+    .unwrap();
+    a.backend()
+        .record_call(&s, &row_of("early", "replica_other"))
+        .unwrap();
+    let ids = |batch: toolcall_run::archive::feed::FeedBatch| -> Vec<String> {
+        batch.calls.into_iter().map(|c| c.call.call_id).collect()
+    };
+    assert_eq!(ids(feed.poll(&a).unwrap()), ["early"]);
+    tx.commit().await.unwrap();
+    assert_eq!(ids(feed.poll(&a).unwrap()), ["late"]);
+    assert!(ids(feed.poll(&a).unwrap()).is_empty());
 }

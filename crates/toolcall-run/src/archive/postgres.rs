@@ -19,8 +19,8 @@ use tokio_postgres::NoTls;
 use tokio_postgres::types::ToSql;
 
 use super::{
-    ArchiveBackend, ArchiveError, CallRow, Claim, ResultRow, SessionSummary, StoredReplyCall,
-    check_version, redact_url,
+    ArchiveBackend, ArchiveError, CallRow, Claim, FeedCall, FeedResult, ResultRow, SessionSummary,
+    StoredReplyCall, check_version, redact_url,
 };
 
 /// Connections per replica: one recorder per running turn writes, and reads are short.
@@ -38,7 +38,7 @@ macro_rules! now_text {
 }
 
 /// The migrations, the same versions as SQLite's (see the module doc).
-const MIGRATIONS: &[&str] = &[MIGRATION_1, MIGRATION_2, MIGRATION_3];
+const MIGRATIONS: &[&str] = &[MIGRATION_1, MIGRATION_2, MIGRATION_3, MIGRATION_4];
 const _: () = assert!(MIGRATIONS.len() == super::sqlite::MIGRATIONS.len());
 
 const MIGRATION_1: &str = concat!(
@@ -118,6 +118,17 @@ const MIGRATION_3: &str = concat!(
     ",
         PRIMARY KEY (session_id, turn, call_id)
     );"
+);
+
+const MIGRATION_4: &str = concat!(
+    "CREATE TABLE tool_switches (
+        name TEXT PRIMARY KEY,
+        enabled BOOLEAN NOT NULL,
+        updated_at TEXT NOT NULL DEFAULT ",
+    now_text!(),
+    "
+    );
+    ALTER TABLE calls ADD COLUMN replica TEXT NOT NULL DEFAULT '';"
 );
 
 fn pg(e: impl std::fmt::Display) -> ArchiveError {
@@ -294,6 +305,20 @@ fn summary_row(r: &tokio_postgres::Row) -> Result<SessionSummary, tokio_postgres
     })
 }
 
+/// A [`CallRow`] from `round, call_id, name, arguments, format, repairs, replica`
+/// starting at column `at`.
+fn call_row(r: &tokio_postgres::Row, at: usize) -> Result<CallRow, tokio_postgres::Error> {
+    Ok(CallRow {
+        round: r.try_get(at)?,
+        call_id: r.try_get(at + 1)?,
+        name: r.try_get(at + 2)?,
+        arguments: r.try_get(at + 3)?,
+        format: r.try_get(at + 4)?,
+        repairs: r.try_get(at + 5)?,
+        replica: r.try_get(at + 6)?,
+    })
+}
+
 fn first<T>(rows: Vec<T>) -> Option<T> {
     rows.into_iter().next()
 }
@@ -411,9 +436,9 @@ impl ArchiveBackend for PostgresArchive {
     fn record_call(&self, session: &str, call: &CallRow) -> Result<(), ArchiveError> {
         self.execute(
             "INSERT INTO calls (session_id, round, call_id, name, arguments, format, repairs,
-                message_id)
+                message_id, replica)
              VALUES ($1, $2, $3, $4, $5, $6, $7, (SELECT id FROM messages
-                WHERE session_id = $1 AND role = 'assistant' ORDER BY id DESC LIMIT 1))",
+                WHERE session_id = $1 AND role = 'assistant' ORDER BY id DESC LIMIT 1), $8)",
             vec![
                 text(session),
                 int(call.round),
@@ -422,6 +447,7 @@ impl ArchiveBackend for PostgresArchive {
                 text(&call.arguments),
                 text(&call.format),
                 text(&call.repairs),
+                text(&call.replica),
             ],
         )?;
         Ok(())
@@ -537,23 +563,94 @@ impl ArchiveBackend for PostgresArchive {
 
     fn calls(&self, session: &str) -> Result<Vec<(i64, CallRow)>, ArchiveError> {
         self.query(
-            "SELECT id, round, call_id, name, arguments, format, repairs FROM calls
+            "SELECT id, round, call_id, name, arguments, format, repairs, replica FROM calls
              WHERE session_id = $1 ORDER BY id",
             vec![text(session)],
+            |r| Ok((r.try_get(0)?, call_row(r, 1)?)),
+        )
+    }
+
+    fn tool_switches(&self) -> Result<Vec<(String, bool)>, ArchiveError> {
+        self.query(
+            "SELECT name, enabled FROM tool_switches ORDER BY name",
+            vec![],
+            |r| Ok((r.try_get(0)?, r.try_get(1)?)),
+        )
+    }
+
+    fn set_tool_switch(&self, name: &str, enabled: bool) -> Result<(), ArchiveError> {
+        self.execute(
+            concat!(
+                "INSERT INTO tool_switches (name, enabled) VALUES ($1, $2)
+                 ON CONFLICT (name) DO UPDATE SET enabled = excluded.enabled, updated_at = ",
+                now_text!()
+            ),
+            vec![text(name), Box::new(enabled)],
+        )?;
+        Ok(())
+    }
+
+    fn last_rows(&self) -> Result<(i64, i64), ArchiveError> {
+        let rows = self.query(
+            "SELECT (SELECT COALESCE(MAX(id), 0) FROM calls),
+                    (SELECT COALESCE(MAX(id), 0) FROM results)",
+            vec![],
+            |r| Ok((r.try_get(0)?, r.try_get(1)?)),
+        )?;
+        Ok(first(rows).unwrap_or((0, 0)))
+    }
+
+    fn calls_after(
+        &self,
+        after: i64,
+        replica: &str,
+        limit: i64,
+    ) -> Result<Vec<FeedCall>, ArchiveError> {
+        self.query(
+            "SELECT id, session_id, round, call_id, name, arguments, format, repairs, replica
+             FROM calls WHERE id > $1 AND replica <> $2 ORDER BY id LIMIT $3",
+            vec![int(after), text(replica), int(limit)],
             |r| {
-                Ok((
-                    r.try_get(0)?,
-                    CallRow {
-                        round: r.try_get(1)?,
-                        call_id: r.try_get(2)?,
-                        name: r.try_get(3)?,
-                        arguments: r.try_get(4)?,
-                        format: r.try_get(5)?,
-                        repairs: r.try_get(6)?,
-                    },
-                ))
+                Ok(FeedCall {
+                    row: r.try_get(0)?,
+                    session: r.try_get(1)?,
+                    call: call_row(r, 2)?,
+                })
             },
         )
+    }
+
+    fn results_after(
+        &self,
+        after: i64,
+        replica: &str,
+        limit: i64,
+    ) -> Result<Vec<FeedResult>, ArchiveError> {
+        self.query(
+            "SELECT r.id, r.session_id, r.call_row, r.call_id, r.name, r.outcome,
+                r.duration_ms, r.delivery
+             FROM results r JOIN calls k ON k.id = r.call_row
+             WHERE r.id > $1 AND k.replica <> $2 ORDER BY r.id LIMIT $3",
+            vec![int(after), text(replica), int(limit)],
+            |r| {
+                Ok(FeedResult {
+                    row: r.try_get(0)?,
+                    session: r.try_get(1)?,
+                    call_row: r.try_get(2)?,
+                    result: ResultRow {
+                        call_id: r.try_get(3)?,
+                        name: r.try_get(4)?,
+                        outcome: r.try_get(5)?,
+                        duration_ms: r.try_get(6)?,
+                        delivery: r.try_get(7)?,
+                    },
+                })
+            },
+        )
+    }
+
+    fn shared(&self) -> bool {
+        true
     }
 
     fn results(&self, session: &str) -> Result<Vec<(Option<i64>, ResultRow)>, ArchiveError> {

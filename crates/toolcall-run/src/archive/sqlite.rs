@@ -10,8 +10,8 @@ use std::time::Duration;
 use rusqlite::{Connection, OptionalExtension, params};
 
 use super::{
-    ArchiveBackend, ArchiveError, CallRow, Claim, ResultRow, SessionSummary, StoredReplyCall,
-    check_version,
+    ArchiveBackend, ArchiveError, CallRow, Claim, FeedCall, FeedResult, ResultRow, SessionSummary,
+    StoredReplyCall, check_version,
 };
 
 /// The schema, one migration per version, applied in order. `PRAGMA user_version` records
@@ -21,7 +21,7 @@ use super::{
 ///
 /// Hand-written rather than `rusqlite_migration`: its latest release (2.6) requires
 /// rusqlite 0.40, and two rusqlite versions cannot link SQLite into one binary.
-pub(super) const MIGRATIONS: &[&str] = &[MIGRATION_1, MIGRATION_2, MIGRATION_3];
+pub(super) const MIGRATIONS: &[&str] = &[MIGRATION_1, MIGRATION_2, MIGRATION_3, MIGRATION_4];
 
 const MIGRATION_1: &str = "
 CREATE TABLE IF NOT EXISTS sessions (
@@ -102,6 +102,18 @@ CREATE TABLE call_claims (
 );
 ";
 
+/// Version 4: tool switches, for replicas sharing one archive (one row per tool a person
+/// switched; a flip writes only its row), and the replica that recorded each call, so one
+/// replica's inspector can show the others' calls.
+const MIGRATION_4: &str = "
+CREATE TABLE tool_switches (
+    name TEXT PRIMARY KEY,
+    enabled INTEGER NOT NULL,
+    updated_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ','now'))
+);
+ALTER TABLE calls ADD COLUMN replica TEXT NOT NULL DEFAULT '';
+";
+
 /// A session archive file.
 pub struct SqliteArchive {
     conn: Mutex<Connection>,
@@ -157,6 +169,20 @@ fn migrate(conn: &mut Connection) -> Result<(), ArchiveError> {
 pub fn schema_version(path: &Path) -> Result<i64, ArchiveError> {
     let conn = Connection::open(path)?;
     Ok(conn.query_row("PRAGMA user_version", [], |r| r.get(0))?)
+}
+
+/// A [`CallRow`] from `round, call_id, name, arguments, format, repairs, replica`
+/// starting at column `at`.
+fn call_row(r: &rusqlite::Row<'_>, at: usize) -> rusqlite::Result<CallRow> {
+    Ok(CallRow {
+        round: r.get(at)?,
+        call_id: r.get(at + 1)?,
+        name: r.get(at + 2)?,
+        arguments: r.get(at + 3)?,
+        format: r.get(at + 4)?,
+        repairs: r.get(at + 5)?,
+        replica: r.get(at + 6)?,
+    })
 }
 
 const SUMMARY: &str = "SELECT s.id, s.created_at, s.description,
@@ -301,9 +327,9 @@ impl ArchiveBackend for SqliteArchive {
         self.with(|c| {
             c.execute(
                 "INSERT INTO calls (session_id, round, call_id, name, arguments, format, repairs,
-                    message_id)
+                    message_id, replica)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, (SELECT id FROM messages
-                    WHERE session_id = ?1 AND role = 'assistant' ORDER BY id DESC LIMIT 1))",
+                    WHERE session_id = ?1 AND role = 'assistant' ORDER BY id DESC LIMIT 1), ?8)",
                 params![
                     session,
                     call.round,
@@ -311,7 +337,8 @@ impl ArchiveBackend for SqliteArchive {
                     call.name,
                     call.arguments,
                     call.format,
-                    call.repairs
+                    call.repairs,
+                    call.replica
                 ],
             )?;
             Ok(())
@@ -443,22 +470,100 @@ impl ArchiveBackend for SqliteArchive {
     fn calls(&self, session: &str) -> Result<Vec<(i64, CallRow)>, ArchiveError> {
         self.with(|c| {
             let mut st = c.prepare(
-                "SELECT id, round, call_id, name, arguments, format, repairs FROM calls
+                "SELECT id, round, call_id, name, arguments, format, repairs, replica FROM calls
                  WHERE session_id = ?1 ORDER BY id",
             )?;
             let rows = st
-                .query_map([session], |r| {
-                    Ok((
-                        r.get(0)?,
-                        CallRow {
-                            round: r.get(1)?,
-                            call_id: r.get(2)?,
-                            name: r.get(3)?,
-                            arguments: r.get(4)?,
-                            format: r.get(5)?,
-                            repairs: r.get(6)?,
+                .query_map([session], |r| Ok((r.get(0)?, call_row(r, 1)?)))?
+                .collect::<Result<_, _>>()?;
+            Ok(rows)
+        })
+    }
+
+    fn tool_switches(&self) -> Result<Vec<(String, bool)>, ArchiveError> {
+        self.with(|c| {
+            let mut st = c.prepare("SELECT name, enabled FROM tool_switches ORDER BY name")?;
+            let rows = st
+                .query_map([], |r| Ok((r.get(0)?, r.get::<_, i64>(1)? != 0)))?
+                .collect::<Result<_, _>>()?;
+            Ok(rows)
+        })
+    }
+
+    fn set_tool_switch(&self, name: &str, enabled: bool) -> Result<(), ArchiveError> {
+        self.with(|c| {
+            c.execute(
+                "INSERT INTO tool_switches (name, enabled) VALUES (?1, ?2)
+                 ON CONFLICT(name) DO UPDATE SET enabled = excluded.enabled,
+                 updated_at = strftime('%Y-%m-%dT%H:%M:%fZ','now')",
+                params![name, i64::from(enabled)],
+            )?;
+            Ok(())
+        })
+    }
+
+    fn last_rows(&self) -> Result<(i64, i64), ArchiveError> {
+        self.with(|c| {
+            Ok(c.query_row(
+                "SELECT (SELECT COALESCE(MAX(id), 0) FROM calls),
+                        (SELECT COALESCE(MAX(id), 0) FROM results)",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )?)
+        })
+    }
+
+    fn calls_after(
+        &self,
+        after: i64,
+        replica: &str,
+        limit: i64,
+    ) -> Result<Vec<FeedCall>, ArchiveError> {
+        self.with(|c| {
+            let mut st = c.prepare(
+                "SELECT id, session_id, round, call_id, name, arguments, format, repairs, replica
+                 FROM calls WHERE id > ?1 AND replica <> ?2 ORDER BY id LIMIT ?3",
+            )?;
+            let rows = st
+                .query_map(params![after, replica, limit], |r| {
+                    Ok(FeedCall {
+                        row: r.get(0)?,
+                        session: r.get(1)?,
+                        call: call_row(r, 2)?,
+                    })
+                })?
+                .collect::<Result<_, _>>()?;
+            Ok(rows)
+        })
+    }
+
+    fn results_after(
+        &self,
+        after: i64,
+        replica: &str,
+        limit: i64,
+    ) -> Result<Vec<FeedResult>, ArchiveError> {
+        self.with(|c| {
+            let mut st = c.prepare(
+                "SELECT r.id, r.session_id, r.call_row, r.call_id, r.name, r.outcome,
+                    r.duration_ms, r.delivery
+                 FROM results r JOIN calls k ON k.id = r.call_row
+                 WHERE r.id > ?1 AND k.replica <> ?2 ORDER BY r.id LIMIT ?3",
+            )?;
+            let rows = st
+                .query_map(params![after, replica, limit], |r| {
+                    Ok(FeedResult {
+                        row: r.get(0)?,
+                        session: r.get(1)?,
+                        call_row: r.get(2)?,
+                        result: ResultRow {
+                            call_id: r.get(3)?,
+                            name: r.get(4)?,
+                            outcome: r.get(5)?,
+                            duration_ms: r.get(6)?,
+                            delivery: r.get(7)?,
                         },
-                    ))
+                    })
                 })?
                 .collect::<Result<_, _>>()?;
             Ok(rows)
