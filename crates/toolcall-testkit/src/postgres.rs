@@ -4,14 +4,21 @@
 //! and removes the directory. The binaries are found in `$TOOLCALL_PG_BIN`, else the newest
 //! `/usr/lib/postgresql/*/bin`, else on `PATH`.
 //!
+//! The server outlives no test binary, however it ends: a reaper (a small `sh` in a process
+//! group of its own, so a Ctrl-C to the tests does not stop it first) reads a pipe whose
+//! only writer is the test process. When that process exits, killed with `SIGKILL`
+//! included, the kernel closes the pipe, and the reaper stops the server and removes its
+//! directory. Dropping a [`Postgres`] closes the pipe too: one way to stop, either way.
+//!
 //! Use it through [`crate::require`]: `require("postgres", Postgres::start())` skips the
 //! test (with a message) when PostgreSQL is not installed, unless
 //! `TOOLCALL_REQUIRE_POSTGRES=1`.
 
 use std::net::TcpListener;
 use std::os::unix::fs::PermissionsExt;
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Child, Command, Output, Stdio};
 
 /// Why a test server could not be had.
 #[derive(Debug, thiserror::Error)]
@@ -35,7 +42,8 @@ pub struct Postgres {
     port: u16,
     /// Whether the server's commands run as the `postgres` user (the tests run as root).
     as_postgres: bool,
-    running: bool,
+    /// Stops the server once its stdin closes (see the module doc); set once it runs.
+    reaper: Option<Child>,
 }
 
 fn bin_dir() -> Option<PathBuf> {
@@ -93,7 +101,7 @@ impl Postgres {
             bin,
             port: 0,
             as_postgres,
-            running: false,
+            reaper: None,
             dir,
         };
         if as_postgres {
@@ -126,13 +134,62 @@ impl Postgres {
             pg.port = free_port()?;
             match pg.pg_ctl_start() {
                 Ok(()) => {
-                    pg.running = true;
+                    match pg.spawn_reaper() {
+                        Ok(reaper) => pg.reaper = Some(reaper),
+                        Err(e) => {
+                            pg.stop_now();
+                            return Err(e);
+                        }
+                    }
                     return Ok(pg);
                 }
                 Err(e) => last = Some(e),
             }
         }
         Err(last.unwrap_or(PostgresError::NotInstalled))
+    }
+
+    /// `pg_ctl stop -m immediate` for this cluster (a test cluster keeps nothing).
+    fn stop_command(&self) -> Command {
+        let mut cmd = if self.as_postgres {
+            let mut c = Command::new("runuser");
+            c.args(["-u", "postgres", "--"])
+                .arg(self.bin.join("pg_ctl"));
+            c
+        } else {
+            Command::new(self.bin.join("pg_ctl"))
+        };
+        cmd.arg("-D")
+            .arg(self.data_dir())
+            .args(["-m", "immediate", "-w", "stop"]);
+        cmd
+    }
+
+    /// The reaper: waits for the end of its stdin, then stops the server and removes the
+    /// cluster's directory (see the module doc).
+    fn spawn_reaper(&self) -> Result<Child, PostgresError> {
+        let stop = self.stop_command();
+        let mut cmd = Command::new("sh");
+        cmd.arg("-c")
+            .arg(r#"cat >/dev/null; "$@" >/dev/null 2>&1; rm -rf -- "$TOOLCALL_PG_DIR""#)
+            .arg("toolcall-pg-reaper")
+            .arg(stop.get_program())
+            .args(stop.get_args())
+            .env("TOOLCALL_PG_DIR", self.dir.path())
+            .current_dir("/")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .process_group(0);
+        cmd.spawn()
+            .map_err(|e| PostgresError::Io("cannot start the cluster's reaper".into(), e))
+    }
+
+    /// Stops the server here and now (a start whose reaper could not be had).
+    fn stop_now(&self) {
+        if let Err(e) = self.run_plain(&mut self.stop_command()) {
+            eprintln!("could not stop the test PostgreSQL server: {e}");
+        }
     }
 
     fn data_dir(&self) -> PathBuf {
@@ -278,25 +335,15 @@ impl Postgres {
 }
 
 impl Drop for Postgres {
-    /// Stops the server at once (a test cluster keeps nothing) before the directory goes.
+    /// Closes the reaper's pipe and waits while it stops the server at once and removes the
+    /// directory: the same stop as when the test process dies.
     fn drop(&mut self) {
-        if !self.running {
+        let Some(mut reaper) = self.reaper.take() else {
             return;
-        }
-        let data = self.data_dir();
-        let stopped = self.run_server_cmd(
-            "pg_ctl",
-            &[
-                "-D".as_ref(),
-                data.as_os_str(),
-                "-m".as_ref(),
-                "immediate".as_ref(),
-                "-w".as_ref(),
-                "stop".as_ref(),
-            ],
-        );
-        if let Err(e) = stopped {
-            eprintln!("could not stop the test PostgreSQL server: {e}");
+        };
+        drop(reaper.stdin.take());
+        if let Err(e) = reaper.wait() {
+            eprintln!("could not wait for the test PostgreSQL server to stop: {e}");
         }
     }
 }
