@@ -86,6 +86,8 @@ pub struct ServeArgs {
     #[arg(long)]
     archive: Option<String>,
     /// Where the inspector keeps its tool switches [default: ./toolcall-tool-switches.json].
+    /// With a `postgres://` archive the switches live in it, shared by every replica, and
+    /// this option is refused.
     #[arg(long)]
     tool_switches: Option<PathBuf>,
 }
@@ -163,11 +165,23 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     if !spec.is_empty() || !servers.is_empty() {
         let toolset = load_runnable_with_servers(&spec, servers).await?;
         let archive = Arc::new(open_archive(&archive_at)?);
-        let switches = ToolSwitches::open(
-            args.tool_switches
-                .clone()
-                .unwrap_or_else(|| PathBuf::from("toolcall-tool-switches.json")),
-        )?;
+        // Replicas on one shared archive share their switches through it; one machine
+        // keeps them in a file (which `toolcall mcp --tool-switches` can follow).
+        let switches = if archive.is_shared() {
+            anyhow::ensure!(
+                args.tool_switches.is_none(),
+                "--tool-switches: with a shared (postgres://) archive the tool switches \
+                 live in the archive, shared by every replica; leave the option out"
+            );
+            let archive = archive.clone();
+            tokio::task::spawn_blocking(move || ToolSwitches::shared(archive)).await??
+        } else {
+            ToolSwitches::open(
+                args.tool_switches
+                    .clone()
+                    .unwrap_or_else(|| PathBuf::from("toolcall-tool-switches.json")),
+            )?
+        };
         let packs = session_packs(&spec, &toolset.pack_states)?;
         state = state.with_server_side(ServerSide::new(
             toolset.registry,

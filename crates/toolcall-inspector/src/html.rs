@@ -118,7 +118,7 @@ pub fn live_call(call: &LiveCall) -> String {
     let mut out = format!(
         "<article class=\"call {status}\" data-key=\"{}\" data-call-id=\"{}\" data-status=\"{status}\">\
          <div><code class=\"call-id\">{}</code> <strong class=\"tool-name\">{}</strong> \
-         <span class=\"status\">{status}</span> <span class=\"meta\">{}{} · round {}{}{}</span></div>",
+         <span class=\"status\">{status}</span> <span class=\"meta\">{}{} · round {}{}{}</span>{}</div>",
         esc(&call_key(call)),
         esc(&call.call_id),
         esc(&call.call_id),
@@ -136,6 +136,13 @@ pub fn live_call(call: &LiveCall) -> String {
                 crate::BASE,
                 url_seg(s),
                 esc(s)
+            ))
+            .unwrap_or_default(),
+        call.replica
+            .as_deref()
+            .map(|r| format!(
+                " <span class=\"replica\" title=\"{}\">from another replica</span>",
+                esc(r)
             ))
             .unwrap_or_default(),
     );

@@ -82,6 +82,10 @@ pub struct LiveCall {
     pub repairs: Vec<Repair>,
     pub diagnostics: Vec<Diagnostic>,
     pub excerpt: Option<Excerpt>,
+    /// The replica that ran the call, when it is not this one (read from a shared archive,
+    /// see [`crate::follow`]); `None` for this replica's own calls.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replica: Option<String>,
 }
 
 /// A change pushed to open pages.
@@ -207,11 +211,12 @@ impl Hub {
                     repairs: call.origin.repairs.clone(),
                     diagnostics: agent.diagnostics.clone(),
                     excerpt: agent.raw.as_deref().and_then(|raw| excerpt(raw, call)),
+                    replica: None,
                 };
                 self.upsert(live);
             }
             AgentEvent::CallValidated { round, call, error } => {
-                self.change(agent, &call.call_id.0, |c| {
+                self.change(&agent.session, &call.call_id.0, |c| {
                     c.round = *round;
                     c.arguments = bounded(&call.arguments);
                     c.repairs = call.origin.repairs.clone();
@@ -221,7 +226,9 @@ impl Hub {
                 });
             }
             AgentEvent::CallStarted { call_id, .. } => {
-                self.change(agent, &call_id.0, |c| c.status = CallStatus::Running);
+                self.change(&agent.session, &call_id.0, |c| {
+                    c.status = CallStatus::Running
+                });
             }
             AgentEvent::CallCompleted {
                 call_id,
@@ -230,7 +237,7 @@ impl Hub {
                 job,
                 ..
             } => {
-                self.change(agent, &call_id.0, |c| {
+                self.change(&agent.session, &call_id.0, |c| {
                     c.job = *job;
                     // A job's acknowledgement: still running until its result comes.
                     c.status = if *job {
@@ -248,7 +255,7 @@ impl Hub {
                 duration_ms,
                 ..
             } => {
-                self.change(agent, &call_id.0, |c| {
+                self.change(&agent.session, &call_id.0, |c| {
                     c.status = if error.code == toolcall_core::ErrorCode::Cancelled {
                         CallStatus::Cancelled
                     } else {
@@ -264,7 +271,7 @@ impl Hub {
                 duration_ms,
                 ..
             } => {
-                self.change(agent, &call_id.0, |c| {
+                self.change(&agent.session, &call_id.0, |c| {
                     c.job = true;
                     c.status = if result.get("error").is_some() {
                         CallStatus::Failed
@@ -298,11 +305,38 @@ impl Hub {
         });
     }
 
-    fn change(&self, agent: &AgentState, call_id: &str, f: impl FnOnce(&mut LiveCall)) {
+    /// Shows a call another replica ran (see [`crate::follow`]), as it stands.
+    pub fn add_remote(&self, mut call: LiveCall) {
+        call.arguments = bounded(&call.arguments);
+        call.result = call.result.as_ref().map(bounded);
+        self.upsert(call);
+    }
+
+    /// Updates the newest call shown with `call_id` in `session` that another replica ran;
+    /// whether there was one.
+    pub fn settle_remote(
+        &self,
+        session: &str,
+        call_id: &str,
+        f: impl FnOnce(&mut LiveCall),
+    ) -> bool {
+        let session = Some(session.to_owned());
+        let mut found = false;
+        self.change(&session, call_id, |c| {
+            if c.replica.is_some() {
+                found = true;
+                f(c);
+                c.result = c.result.as_ref().map(bounded);
+            }
+        });
+        found
+    }
+
+    fn change(&self, session: &Option<String>, call_id: &str, f: impl FnOnce(&mut LiveCall)) {
         let Ok(mut state) = self.state.lock() else {
             return;
         };
-        let Some(call) = state.find(&agent.session, call_id) else {
+        let Some(call) = state.find(session, call_id) else {
             return;
         };
         f(call);

@@ -4,7 +4,8 @@
 //! | module | owns |
 //! |---|---|
 //! | [`hub`] | the live calls by `call_id`, fed by agent events, pushed to open pages |
-//! | [`switches`] | per-tool enable/disable choices, persisted, applied to a registry |
+//! | [`follow`] | other replicas' calls, read from a shared archive into the hub |
+//! | [`switches`] | per-tool enable/disable choices, persisted (a file, or a shared archive), applied to a registry |
 //! | [`html`] | the server-rendered pages (readable without JavaScript) |
 //!
 //! [`Inspector::router`] serves, relative to where it is nested (normally [`BASE`]):
@@ -22,6 +23,7 @@
 //! client API key otherwise. A switch is changed only by a same-origin form post, so another
 //! site cannot flip tools through a person's browser.
 
+pub mod follow;
 pub mod html;
 pub mod hub;
 pub mod switches;
@@ -128,7 +130,28 @@ async fn api_calls(State(i): State<Inspector>) -> Json<Vec<LiveCall>> {
     Json(i.hub.calls())
 }
 
-async fn api_tools(State(i): State<Inspector>) -> Json<serde_json::Value> {
+/// Reads the switches again from their store (another replica, or another process on the
+/// file, may have flipped one); an error page when the store cannot be read.
+async fn refresh_switches(i: &Inspector) -> Result<(), Response> {
+    let switches = i.switches.clone();
+    match tokio::task::spawn_blocking(move || switches.refresh()).await {
+        Ok(Ok(())) => Ok(()),
+        Ok(Err(e)) => Err((
+            StatusCode::SERVICE_UNAVAILABLE,
+            Html(html::error_page(
+                "Tool switches unavailable",
+                &e.to_string(),
+            )),
+        )
+            .into_response()),
+        Err(_) => Err(StatusCode::INTERNAL_SERVER_ERROR.into_response()),
+    }
+}
+
+async fn api_tools(State(i): State<Inspector>) -> Response {
+    if let Err(r) = refresh_switches(&i).await {
+        return r;
+    }
     let tools: Vec<_> = i
         .tool_states()
         .into_iter()
@@ -137,7 +160,7 @@ async fn api_tools(State(i): State<Inspector>) -> Json<serde_json::Value> {
                    "parameters": spec.parameters, "enabled": enabled, "switched": switched})
         })
         .collect();
-    Json(json!({ "tools": tools }))
+    Json(json!({ "tools": tools })).into_response()
 }
 
 fn call_event(call: &LiveCall) -> Event {
@@ -232,8 +255,11 @@ async fn session(State(i): State<Inspector>, Path(id): Path<String>) -> Response
     }
 }
 
-async fn tools(State(i): State<Inspector>) -> Html<String> {
-    Html(html::tools_page(&i.tool_states()))
+async fn tools(State(i): State<Inspector>) -> Response {
+    if let Err(r) = refresh_switches(&i).await {
+        return r;
+    }
+    Html(html::tools_page(&i.tool_states())).into_response()
 }
 
 #[derive(Deserialize)]

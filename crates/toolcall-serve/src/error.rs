@@ -39,6 +39,17 @@ impl ApiError {
         }
     }
 
+    /// The gateway's own store (the session archive, or the tool switches) cannot be read
+    /// or written: a `503`, never blamed on the upstream. `message` names the store.
+    pub fn archive(message: &str) -> Self {
+        ApiError {
+            status: StatusCode::SERVICE_UNAVAILABLE,
+            kind: "server_error",
+            code: Some("archive_unavailable"),
+            message: without_userinfo(message),
+        }
+    }
+
     /// An upstream reply that cannot be used (502).
     pub fn upstream_reply(message: &str) -> Self {
         ApiError {

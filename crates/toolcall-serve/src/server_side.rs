@@ -25,7 +25,11 @@
 //!
 //! The inspector (`/inspector`) shows these turns live, the archived sessions and the
 //! tools with their switches. It is open on a loopback listener, and needs a client API key
-//! otherwise (none configured: not served).
+//! otherwise (none configured: not served). The switches are read again from their store
+//! at the start of every turn; with a shared (PostgreSQL) archive they live in it, so a flip
+//! on any replica applies to every turn that starts after it, and the inspector also shows
+//! the other replicas' calls ([`toolcall_inspector::follow`]). A store that cannot be read
+//! is a `503` `archive_unavailable`, never an upstream error.
 
 use std::convert::Infallible;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -120,6 +124,16 @@ impl ServerSide {
         approver: Arc<dyn toolcall_run::Approver>,
     ) -> Self {
         let hub = Hub::new();
+        // With a shared archive the inspector shows the other replicas' calls too.
+        if let Some(archive) = archive.as_ref().filter(|a| a.is_shared())
+            && tokio::runtime::Handle::try_current().is_ok()
+        {
+            toolcall_inspector::follow::follow(
+                &hub,
+                archive.clone(),
+                toolcall_run::archive::replica_owner(),
+            );
+        }
         let runner = ServerTools {
             max_rounds,
             // The gateway's own turn reads the calls (see `GatewayModel`).
@@ -200,9 +214,7 @@ pub async fn guard(State(state): State<AppState>, request: Request, next: Next) 
 fn turn_error(e: ServerTurnError) -> ApiError {
     match e {
         ServerTurnError::Agent(AgentError::Client(c)) => ApiError::upstream(&c),
-        ServerTurnError::Agent(other) => {
-            ApiError::upstream_reply(&format!("the turn failed: {other}"))
-        }
+        ServerTurnError::Agent(AgentError::Archive(a)) => ApiError::archive(&a.to_string()),
         ServerTurnError::UnknownSession(id) => ApiError {
             status: StatusCode::NOT_FOUND,
             kind: "invalid_request_error",
@@ -355,6 +367,7 @@ pub struct ServerTurnJob {
     runner: ServerTools,
     request: ChatRequest,
     model: Arc<GatewayModel>,
+    /// The server's tools as the switches leave them at the start of this turn.
     tools: Registry,
     sessions: Arc<SessionLocks>,
     /// The session it continues, or the one made for it up front ([`Self::name_session`]).
@@ -363,20 +376,29 @@ pub struct ServerTurnJob {
 
 impl ServerTurnJob {
     /// The turn for `chat` (the client's request as Chat Completions) continuing the session
-    /// `headers` name, if any.
-    pub fn new(
+    /// `headers` name, if any. The switches are read again from their store first (a
+    /// shared archive, or the file), so a flip made on any replica before this request
+    /// applies to it.
+    pub async fn new(
         state: &AppState,
         side: &ServerSide,
         headers: &HeaderMap,
         chat: ChatRequest,
     ) -> Result<Self, ApiError> {
+        let session = session_of(headers)?;
+        let switches = side.switches.clone();
+        match tokio::task::spawn_blocking(move || switches.refresh()).await {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => return Err(ApiError::archive(&e.to_string())),
+            Err(e) => return Err(ApiError::archive(&format!("reading tool switches: {e}"))),
+        }
         Ok(ServerTurnJob {
             runner: side.runner.clone(),
             request: chat.clone(),
             model: Arc::new(GatewayModel::new(state, chat)),
             tools: side.switches.apply(&side.tools),
             sessions: side.sessions.clone(),
-            session: session_of(headers)?,
+            session,
         })
     }
 
@@ -391,7 +413,7 @@ impl ServerTurnJob {
         let Some(archive) = &self.runner.archive else {
             return Ok(());
         };
-        let failed = |e: toolcall_run::ArchiveError| ApiError::upstream_reply(&e.to_string());
+        let failed = |e: toolcall_run::ArchiveError| ApiError::archive(&e.to_string());
         match &self.session {
             None => self.session = Some(archive.create_session("gateway turn").map_err(failed)?),
             Some(id) if !archive.has_session(id).map_err(failed)? => {
@@ -460,7 +482,7 @@ pub async fn run(
         openai_built_ins,
         ..ReplyMeta::default()
     };
-    let mut job = ServerTurnJob::new(state, side, headers, request)?;
+    let mut job = ServerTurnJob::new(state, side, headers, request).await?;
     if !streamed {
         let answer = job.run().await?;
         let body = front

@@ -19,14 +19,15 @@ use toolcall_serve::{AppState, Config};
 use toolcall_testkit::postgres::Postgres;
 
 /// A replica over the archive at `archive_url`, forwarding to `upstream`; its base URL.
-async fn replica(archive_url: &str, upstream: &str, dir: &std::path::Path) -> String {
+async fn replica(archive_url: &str, upstream: &str) -> String {
     let archive = Arc::new(Archive::connect(archive_url).unwrap());
     let (registry, pack) = world_pack();
+    let switches = ToolSwitches::shared(archive.clone()).unwrap();
     let side = ServerSide::new(
         registry,
         vec![pack],
         Some(archive),
-        ToolSwitches::open(dir.join("switches.json")).unwrap(),
+        switches,
         5,
         Arc::new(ApproveAll),
     );
@@ -126,9 +127,8 @@ async fn a_session_started_on_one_replica_continues_on_the_other_with_its_world(
         upstream_state.reply(model, text);
     }
     let upstream = stand_in(upstream_state.clone()).await;
-    let dir = tempfile::tempdir().unwrap();
-    let a = replica(&url, &upstream, dir.path()).await;
-    let b = replica(&url, &upstream, dir.path()).await;
+    let a = replica(&url, &upstream).await;
+    let b = replica(&url, &upstream).await;
     let http = reqwest::Client::new();
 
     let first = json!({"model": "world", "messages": [
@@ -207,10 +207,9 @@ async fn twenty_sessions_alternating_between_replicas_each_keep_their_own_world(
         upstream_state.reply(&model, &format!("second of {i}"));
     }
     let upstream = stand_in(upstream_state.clone()).await;
-    let dir = tempfile::tempdir().unwrap();
     let replicas = [
-        replica(&url, &upstream, dir.path()).await,
-        replica(&url, &upstream, dir.path()).await,
+        replica(&url, &upstream).await,
+        replica(&url, &upstream).await,
     ];
     let http = reqwest::Client::new();
 
@@ -261,4 +260,37 @@ async fn twenty_sessions_alternating_between_replicas_each_keep_their_own_world(
             assert_eq!(c.results.len(), 1, "session {i}: {c:?}");
         }
     }
+}
+
+/// Switches are read from the shared archive at the start of every turn: when that read
+/// fails, the client gets a `503` naming the archive, never a `502` blaming the upstream,
+/// and the upstream is not asked.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn an_archive_that_cannot_be_read_is_a_503_not_an_upstream_error() {
+    let Some(server) = postgres() else { return };
+    let url = server.create_database("unreadable").unwrap();
+    let upstream_state = StandIn::default();
+    let upstream = stand_in(upstream_state.clone()).await;
+    let a = replica(&url, &upstream).await;
+    let http = reqwest::Client::new();
+    let ask = json!({"model": "world", "messages": [{"role": "user", "content": "hi"}]});
+    let (status, _, body) = chat(&http, &a, None, ask.clone()).await;
+    assert_eq!(status, 200, "{body}");
+    let asked = upstream_state.requests().len();
+
+    server
+        .psql("unreadable", "DROP TABLE tool_switches")
+        .unwrap();
+    let (status, _, body) = chat(&http, &a, None, ask).await;
+    assert_eq!(status, 503, "{body}");
+    assert_eq!(body["error"]["code"], "archive_unavailable", "{body}");
+    assert_eq!(body["error"]["type"], "server_error", "{body}");
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("tool switches"),
+        "{body}"
+    );
+    assert_eq!(upstream_state.requests().len(), asked);
 }
