@@ -67,6 +67,7 @@ fn a_cluster_dies_with_its_killed_test_process() {
         }
     };
     if cluster == "none" {
+        child.wait().unwrap(); // it ends once it has said so
         toolcall_testkit::require("postgres", Err::<(), _>(PostgresError::NotInstalled));
         return;
     }
