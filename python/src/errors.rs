@@ -114,3 +114,45 @@ pub fn validation(py: Python<'_>, name: &str, error: ToolError) -> PyErr {
         }
     }
 }
+
+/// `ArchiveUnavailable`: an archive that cannot be reached or opened (no such file, a
+/// database that does not answer, a URL that cannot be read).
+#[cfg(feature = "archive")]
+pub fn archive_unavailable(py: Python<'_>, message: String, location: &str) -> PyErr {
+    raise(py, "ArchiveUnavailable", (message, location.to_owned()))
+}
+
+/// The exception for a failed archive read: `SessionNotFound`, `NewerSchema`,
+/// `ArchiveUnavailable`, else `ArchiveError`; `location` has any password hidden.
+#[cfg(feature = "archive")]
+pub fn archive(py: Python<'_>, location: &str, error: toolcall_run::ArchiveError) -> PyErr {
+    use toolcall_run::ArchiveError as E;
+    match error {
+        E::NoSession(id) => raise(
+            py,
+            "SessionNotFound",
+            (
+                format!("no session {id:?} in the archive at {location}"),
+                id,
+                location.to_owned(),
+            ),
+        ),
+        e @ E::NewerSchema { found, known } => raise(
+            py,
+            "NewerSchema",
+            (
+                format!("{location}: {e}"),
+                found,
+                known,
+                location.to_owned(),
+            ),
+        ),
+        // Raised while connecting: the message names the (redacted) location already.
+        e @ E::Location(..) => archive_unavailable(py, e.to_string(), location),
+        e => raise(
+            py,
+            "ArchiveError",
+            (format!("{location}: {e}"), location.to_owned()),
+        ),
+    }
+}

@@ -1,8 +1,9 @@
 //! The compiled core of the `toolcall` Python package (`toolcall._toolcall`).
 //!
 //! Owns the binding only: [`parse`] (one-shot and streaming parsing), [`toolset`] (validation,
-//! rendering, instructions), [`convert`] (Python values ⇄ JSON) and [`errors`] (raising the
-//! package's exception classes, which live in `toolcall/_errors.py`). The pure-Python layer
+//! rendering, instructions), `archive` (reading session archives; the `archive` feature),
+//! [`convert`] (Python values ⇄ JSON) and [`errors`] (raising the package's exception
+//! classes, which live in `toolcall/_errors.py`). The pure-Python layer
 //! (`toolcall/__init__.py`) re-exports these and adds what is easier in Python: iterating
 //! over sync and async streams of chunks.
 //!
@@ -11,6 +12,8 @@
 
 use pyo3::prelude::*;
 
+#[cfg(feature = "archive")]
+mod archive;
 mod convert;
 mod errors;
 mod parse;
@@ -24,5 +27,7 @@ fn _toolcall(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(parse::detect, m)?)?;
     m.add_class::<parse::StreamParser>()?;
     m.add_class::<toolset::Toolset>()?;
+    #[cfg(feature = "archive")]
+    m.add_class::<archive::Archive>()?;
     Ok(())
 }

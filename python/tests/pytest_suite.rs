@@ -6,10 +6,117 @@
 //! time tests run), installed with pip into a fresh directory (as a user's `pip install`
 //! would lay it out: compiled module, Python layer, stubs, `py.typed`), and pytest runs from
 //! the test venv with that directory first on `sys.path`.
+//!
+//! The archive tests (`test_archive.py`) read sessions written here beforehand by a real agent
+//! run (toolcall-run's loop, a replayed model, Rust tools) into an SQLite file and into a test
+//! PostgreSQL server started by the testkit; `TOOLCALL_TEST_ARCHIVES` tells pytest where.
+// Test code: a failed unwrap is a failed test.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+use toolcall_core::{Registry, Tool, ToolContext, ToolError, ToolOutput, ToolSpec};
+use toolcall_run::{Agent, AgentConfig, Archive, Executor, Mode, ReplayClient};
+use toolcall_testkit::postgres::Postgres;
+
+/// Adds two integers.
+struct Add;
+
+#[async_trait::async_trait]
+impl Tool for Add {
+    fn spec(&self) -> ToolSpec {
+        ToolSpec::new(
+            "add",
+            "Adds two integers",
+            json!({"type": "object", "required": ["a", "b"],
+                   "properties": {"a": {"type": "integer"}, "b": {"type": "integer"},
+                                  "token": {"type": "string"}}}),
+        )
+    }
+    async fn call(&self, _: &ToolContext, a: Value) -> Result<ToolOutput, ToolError> {
+        let (Some(x), Some(y)) = (a["a"].as_i64(), a["b"].as_i64()) else {
+            return Err(ToolError::failed("a and b are integers"));
+        };
+        Ok(json!({"sum": x + y}).into())
+    }
+}
+
+fn call(id: &str, name: &str, arguments: Value) -> Value {
+    json!({"id": id, "type": "function",
+           "function": {"name": name, "arguments": arguments.to_string()}})
+}
+
+/// Runs one agent turn archived at `location` (three model rounds: two calls, then a call
+/// with a secret argument beside a call to an unknown tool, then the answer); the session id.
+fn write_session(location: &str) -> String {
+    let replies = vec![
+        json!({"role": "assistant", "content": null, "tool_calls": [
+            call("call_one", "add", json!({"a": 2, "b": 3})),
+            call("call_two", "add", json!({"a": 10, "b": -4})),
+        ]}),
+        json!({"role": "assistant", "content": null, "tool_calls": [
+            call("call_three", "add", json!({"a": 1, "b": 1, "token": "sk-secret"})),
+            call("call_four", "subtract", json!({"a": 1, "b": 1})),
+        ]}),
+        json!({"role": "assistant", "content": "The sums are 5, 6 and 2."}),
+    ];
+    let mut registry = Registry::new();
+    registry.add_tool(Arc::new(Add)).unwrap();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let mut agent = Agent::new(
+            Arc::new(ReplayClient::from_replies(replies)),
+            Arc::new(Executor::new(Arc::new(registry))),
+            AgentConfig {
+                mode: Mode::Native,
+                ..AgentConfig::default()
+            },
+        );
+        let archive = Arc::new(Archive::connect(location).unwrap());
+        let id = agent.archive_new(archive, "python archive test").unwrap();
+        let report = agent.run_turn("add them up").await.unwrap();
+        assert_eq!(report.rounds.len(), 3, "{report:?}");
+        id
+    })
+}
+
+/// The archives pytest reads, as `TOOLCALL_TEST_ARCHIVES`' JSON: a list of `{"backend",
+/// "location", "session"[, "newer"]}` (`newer`: an archive with a newer schema). The
+/// PostgreSQL server is returned to be kept running while pytest runs.
+fn write_archives(dir: &Path) -> (Value, Option<Postgres>) {
+    let sqlite = dir.join("sessions.sqlite");
+    if sqlite.exists() {
+        fs::remove_file(&sqlite).unwrap();
+    }
+    let sqlite = sqlite.to_str().unwrap().to_owned();
+    let mut archives = vec![json!({
+        "backend": "sqlite", "location": sqlite, "session": write_session(&sqlite),
+    })];
+    let server = toolcall_testkit::require("postgres", Postgres::start());
+    if let Some(server) = &server {
+        let url = server.create_database("sessions").unwrap();
+        let newer = server.create_database("newer").unwrap();
+        server
+            .psql(
+                "newer",
+                "CREATE TABLE toolcall_schema (version BIGINT NOT NULL); \
+                 INSERT INTO toolcall_schema VALUES (1000)",
+            )
+            .unwrap();
+        archives.push(json!({
+            "backend": "postgres", "location": url, "session": write_session(&url),
+            "newer": newer,
+        }));
+    }
+    (Value::Array(archives), server)
+}
 
 fn target_dir(root: &Path) -> PathBuf {
     std::env::var_os("CARGO_TARGET_DIR")
@@ -79,6 +186,8 @@ fn pytest_suite_passes_on_a_freshly_built_wheel() {
 
     // From the workspace root, so `import toolcall` cannot find the source tree's
     // `python/toolcall` (which lacks the compiled module) before the installed package.
+    let (archives, _postgres) = write_archives(&work);
+
     run(
         "pytest",
         Command::new(&python)
@@ -89,6 +198,7 @@ fn pytest_suite_passes_on_a_freshly_built_wheel() {
             .arg(root.join("python").join("tests"))
             .current_dir(&root)
             .env("PYTHONPATH", &site)
-            .env("TOOLCALL_ROOT", &root),
+            .env("TOOLCALL_ROOT", &root)
+            .env("TOOLCALL_TEST_ARCHIVES", archives.to_string()),
     );
 }

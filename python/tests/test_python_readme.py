@@ -62,12 +62,20 @@ def stand_in(monkeypatch):
     server.server_close()
 
 
-def test_python_readme_examples_run(stand_in):
+def test_python_readme_examples_run(stand_in, monkeypatch):
+    # The archive example reads the SQLite archive pytest_suite.rs wrote by a real run.
+    archives = json.loads(os.environ.get("TOOLCALL_TEST_ARCHIVES") or "[]")
+    sqlite = [a for a in archives if a["backend"] == "sqlite"]
+    if not sqlite:
+        pytest.skip("needs the archive pytest_suite.rs writes (run it with cargo test)")
+    monkeypatch.setenv("TOOLCALL_ARCHIVE", sqlite[0]["location"])
     blocks = re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), flags=re.S)
     assert len(blocks) >= 2, "the Python README shows its examples"
     namespace = {"__name__": "readme"}
     for block in blocks:
         exec(compile(block, str(README), "exec"), namespace)
+    assert namespace["record"]["session"]["id"] == sqlite[0]["session"]
+    assert namespace["record"]["calls"]
     assert len(stand_in) == 3
     first, second, third = stand_in
     assert first["tools"][0]["function"]["name"] == "get_weather"

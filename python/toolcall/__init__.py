@@ -13,6 +13,7 @@ plain Python values in the shapes of the ``toolcall`` CLI's JSON.
 from __future__ import annotations
 
 import inspect
+import os
 from typing import (
     Any,
     AsyncIterable,
@@ -28,8 +29,12 @@ from typing import (
 
 from . import _toolcall
 from ._errors import (
+    ArchiveError,
+    ArchiveUnavailable,
     DecodeError,
     InputError,
+    NewerSchema,
+    SessionNotFound,
     StreamFinished,
     ToolcallError,
     ToolDisabled,
@@ -40,11 +45,29 @@ from ._errors import (
 )
 from ._toolcall import __version__, formats, parse
 from ._tools import FunctionTool, jsonable, result_error, result_ok, tool
-from ._types import Call, Diagnostic, Event, FormatInfo, Parsed, Repair, TemplateInfo
+from ._types import (
+    ArchivedCall,
+    ArchivedResult,
+    Call,
+    Diagnostic,
+    Event,
+    FormatInfo,
+    Parsed,
+    Repair,
+    SessionRecord,
+    SessionSummary,
+    TemplateInfo,
+)
 
 Chunk = Union[str, bytes]
+ArchiveLocation = Union[str, "os.PathLike[str]"]
 
 __all__ = [
+    "Archive",
+    "ArchiveError",
+    "ArchiveUnavailable",
+    "ArchivedCall",
+    "ArchivedResult",
     "Call",
     "Chunk",
     "DecodeError",
@@ -53,9 +76,13 @@ __all__ = [
     "FunctionTool",
     "FormatInfo",
     "InputError",
+    "NewerSchema",
     "Parsed",
     "Repair",
     "StreamFinished",
+    "SessionNotFound",
+    "SessionRecord",
+    "SessionSummary",
     "StreamParser",
     "TemplateInfo",
     "ToolDisabled",
@@ -70,7 +97,9 @@ __all__ = [
     "result_ok",
     "detect",
     "formats",
+    "list_sessions",
     "parse",
+    "show_session",
     "tool",
 ]
 
@@ -233,3 +262,33 @@ def detect(source: Union[str, Mapping[str, Any], Any]) -> TemplateInfo:
     elif isinstance(source, Mapping) and not isinstance(source, dict):
         source = dict(source)
     return _toolcall.detect(source)
+
+
+if hasattr(_toolcall, "Archive"):
+    Archive = _toolcall.Archive
+else:  # built without the `archive` cargo feature
+
+    class Archive:  # type: ignore[no-redef]
+        """Reading session archives needs a build with the ``archive`` feature."""
+
+        def __init__(self, location: ArchiveLocation) -> None:
+            raise ArchiveError(
+                "this build of toolcall cannot read session archives (built without the "
+                "`archive` feature)",
+                str(location),
+            )
+
+
+def list_sessions(archive: ArchiveLocation) -> List[SessionSummary]:
+    """Every session in the archive at ``archive`` (an SQLite file or a ``postgres://`` URL,
+    the ``--archive`` of ``toolcall run``/``serve``/``sessions``), newest first. Raises
+    ``ArchiveUnavailable`` (no such file, database unreachable), ``NewerSchema``,
+    ``ArchiveError``. To read several times, open an :class:`Archive` once."""
+    return Archive(archive).list_sessions()
+
+
+def show_session(archive: ArchiveLocation, session_id: str) -> SessionRecord:
+    """Everything archived for one session: its messages, its calls each with the results
+    archived for it (paired by call id), and its packs' last states. Raises
+    ``SessionNotFound`` for an unknown id, and what :func:`list_sessions` raises."""
+    return Archive(archive).show_session(session_id)

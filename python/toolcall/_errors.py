@@ -75,3 +75,44 @@ class ToolDisabled(ToolcallError):
 
     def __reduce__(self) -> Any:
         return (type(self), (str(self), self.name))
+
+
+class ArchiveError(ToolcallError):
+    """A session archive could not be read. ``location`` is the archive's file or URL (any
+    password hidden)."""
+
+    def __init__(self, message: str, location: str) -> None:
+        super().__init__(message)
+        self.location = location
+
+    def __reduce__(self) -> Any:
+        return (type(self), (str(self), self.location))
+
+
+class ArchiveUnavailable(ArchiveError):
+    """The archive cannot be opened: no such file, a database that does not answer (or
+    refuses the connection), a URL that cannot be read."""
+
+
+class SessionNotFound(ArchiveError, LookupError):
+    """The archive has no session with this id (``session``)."""
+
+    def __init__(self, message: str, session: str, location: str) -> None:
+        super().__init__(message, location)
+        self.session = session
+
+    def __reduce__(self) -> Any:
+        return (type(self), (str(self), self.session, self.location))
+
+
+class NewerSchema(ArchiveError):
+    """The archive was written by a newer toolcall: its schema version ``found`` is beyond
+    the ``known`` one of this build. Upgrade the package."""
+
+    def __init__(self, message: str, found: int, known: int, location: str) -> None:
+        super().__init__(message, location)
+        self.found = found
+        self.known = known
+
+    def __reduce__(self) -> Any:
+        return (type(self), (str(self), self.found, self.known, self.location))

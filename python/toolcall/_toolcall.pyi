@@ -2,7 +2,7 @@
 from os import PathLike
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, TypeVar, Union
 
-from ._types import Event, FormatInfo, Parsed, Repair, TemplateInfo
+from ._types import Event, FormatInfo, Parsed, Repair, SessionRecord, SessionSummary, TemplateInfo
 
 __version__: str
 
@@ -88,3 +88,26 @@ class Toolset:
     def enabled(self) -> List[str]: ...
     def __len__(self) -> int: ...
     def __contains__(self, name: object) -> bool: ...
+
+class Archive:
+    """A session archive (what ``toolcall run`` and ``toolcall serve`` write), opened for
+    reading from either backend.
+
+    ``location`` is an SQLite file (``str`` or path) or a ``postgres://`` /
+    ``postgresql://`` URL: the ``--archive`` argument of ``toolcall sessions``. Opening
+    applies the migrations an older archive lacks, as the CLI does. Raises
+    ``ArchiveUnavailable`` when there is no such file or the database cannot be reached
+    (within 10 s), ``NewerSchema`` for an archive written by a newer toolcall, and
+    ``ArchiveError`` for anything else the archive refuses (e.g. a file that is not an
+    archive). Reads release the GIL.
+    """
+
+    def __init__(self, location: Union[str, PathLike[str]]) -> None: ...
+    @property
+    def location(self) -> str:
+        """The location, with any password in a URL hidden."""
+    def list_sessions(self) -> List[SessionSummary]:
+        """Every session, newest first."""
+    def show_session(self, session_id: str) -> SessionRecord:
+        """Everything archived for one session: messages, calls with their results (paired
+        by call id), pack states. Raises ``SessionNotFound`` for an unknown id."""

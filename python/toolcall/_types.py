@@ -68,3 +68,50 @@ Event = Dict[str, Any]
 ``{"event": "call_started", "index", "call_id", "name"}``, ``{"event": "arguments_delta",
 "index", "fragment"}``, ``{"event": "call_finished", "index", "call": Call}`` or
 ``{"event": "diagnostic", "diagnostic": Diagnostic}``."""
+
+
+class SessionSummary(TypedDict):
+    """One archived session, as :func:`toolcall.list_sessions` lists it: ``messages`` and
+    ``calls`` are counts; ``created_at`` is the archive's timestamp text (UTC)."""
+
+    id: str
+    created_at: str
+    description: str
+    messages: int
+    calls: int
+
+
+class ArchivedResult(TypedDict):
+    """A result archived for a call: ``outcome`` is what the model was told
+    (``{"status": "ok", "data": ...}`` or ``{"error": {...}}``, secrets redacted);
+    ``delivery`` is ``"inline"`` or ``"job"`` (a job's result delivered later)."""
+
+    outcome: Dict[str, Any]
+    duration_ms: int
+    delivery: str
+
+
+class ArchivedCall(TypedDict):
+    """An archived call with the results archived for it (paired by call id). ``round`` is
+    the model round it came from; no ``results`` means the process stopped before the call
+    finished."""
+
+    round: int
+    call_id: str
+    name: str
+    arguments: Any
+    format: str
+    repairs: List[Repair]
+    results: List[ArchivedResult]
+
+
+class SessionRecord(TypedDict):
+    """Everything archived for a session (:func:`toolcall.show_session`): the conversation's
+    ``messages`` in order (dicts with ``role``: ``system``, ``user``, ``assistant`` with
+    ``text`` and ``calls``, ``tool`` with ``call_id`` and ``content``, ``job_result``,
+    ``text_results``), the ``calls`` with their results, and each pack's last state."""
+
+    session: SessionSummary
+    messages: List[Dict[str, Any]]
+    calls: List[ArchivedCall]
+    pack_states: Dict[str, Any]
