@@ -152,7 +152,15 @@ fn pytest_suite_passes_on_a_freshly_built_wheel() {
     run(
         "maturin build",
         Command::new(&python)
-            .args(["-m", "maturin", "build", "--quiet", "--interpreter"])
+            .args([
+                "-m",
+                "maturin",
+                "build",
+                "--quiet",
+                "--features",
+                "archive",
+                "--interpreter",
+            ])
             .arg(&python)
             .arg("--manifest-path")
             .arg(root.join("python").join("Cargo.toml"))
