@@ -47,6 +47,7 @@ impl ApiError {
             kind: "server_error",
             code: Some("archive_unavailable"),
             message: without_userinfo(message),
+            retry_after: None,
         }
     }
 
