@@ -19,6 +19,7 @@ use std::time::{Duration, Instant};
 use common::{Gateway, bin, json_of, repo_root};
 use serde_json::{Value, json};
 use toolcall_testkit::postgres::Postgres;
+use toolcall_testkit::world::{move_to, open_chest, tool_call as call};
 
 /// A stand-in upstream that answers each model from its own script (in order; the last
 /// text once the script is spent) and records every request body.
@@ -181,28 +182,6 @@ fn get_json(addr: &str, path: &str) -> Value {
     let (status, _, body) = send(addr, "GET", path, &[], b"");
     assert_eq!(status, 200, "{}", String::from_utf8_lossy(&body));
     serde_json::from_slice(&body).unwrap()
-}
-
-fn call(name: &str, arguments: Value) -> String {
-    format!(
-        "<tool_call>{}</tool_call>",
-        json!({"name": name, "arguments": arguments})
-    )
-}
-
-fn move_to(place: &str) -> String {
-    call(
-        "move_player",
-        json!({"playerId": "char_001", "targetLocationId": place}),
-    )
-}
-
-fn open_chest() -> String {
-    call(
-        "set_attribute",
-        json!({"entityType": "object", "entityId": "obj_chest",
-               "attributeName": "condition", "value": "open"}),
-    )
 }
 
 fn text_of(body: &Value) -> &str {

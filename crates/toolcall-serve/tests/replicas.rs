@@ -17,6 +17,7 @@ use toolcall_run::{ApproveAll, Archive};
 use toolcall_serve::server_side::{SESSION_HEADER, ServerSide};
 use toolcall_serve::{AppState, Config};
 use toolcall_testkit::postgres::Postgres;
+use toolcall_testkit::world::{move_to, open_chest};
 
 /// A replica over the archive at `archive_url`, forwarding to `upstream`; its base URL.
 async fn replica(archive_url: &str, upstream: &str) -> String {
@@ -46,28 +47,6 @@ async fn replica(archive_url: &str, upstream: &str) -> String {
             .unwrap()
     });
     format!("http://{addr}")
-}
-
-fn call(name: &str, arguments: Value) -> String {
-    format!(
-        "<tool_call>{}</tool_call>",
-        json!({"name": name, "arguments": arguments})
-    )
-}
-
-fn move_to(place: &str) -> String {
-    call(
-        "move_player",
-        json!({"playerId": "char_001", "targetLocationId": place}),
-    )
-}
-
-fn open_chest() -> String {
-    call(
-        "set_attribute",
-        json!({"entityType": "object", "entityId": "obj_chest",
-               "attributeName": "condition", "value": "open"}),
-    )
 }
 
 /// The world as `session` is archived: (Jack's location, the chest's condition).

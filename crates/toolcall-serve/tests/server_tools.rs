@@ -15,6 +15,7 @@ use toolcall_inspector::ToolSwitches;
 use toolcall_run::{ApproveAll, Archive};
 use toolcall_serve::server_side::{PROGRESS_EVENT, PROGRESS_HEADER, SESSION_HEADER, ServerSide};
 use toolcall_serve::{AppState, Config, InvalidCallPolicy, ModelRoute};
+use toolcall_testkit::world::tool_call as call;
 
 const MOVE_AND_OPEN: &str = "I'll do both.\n<tool_call>{\"name\": \"move_player\", \"arguments\": \
     {\"playerId\": \"char_001\", \"targetLocationId\": \"loc_beach\"}}</tool_call>\n<tool_call>\
@@ -432,13 +433,6 @@ async fn a_foreign_host_on_a_loopback_listener_is_refused() {
         .unwrap();
     assert_eq!(body["choices"][0]["message"]["content"], "Nothing to do.");
     assert!(offered(&g.stand_in.requests()[0]).contains(&"move_player".to_owned()));
-}
-
-fn call(name: &str, arguments: Value) -> String {
-    format!(
-        "<tool_call>{}</tool_call>",
-        json!({"name": name, "arguments": arguments})
-    )
 }
 
 /// The world as `session` archived it: (Jack's location, the chest's condition).

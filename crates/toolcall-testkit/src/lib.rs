@@ -10,9 +10,11 @@
 //! component cannot be had prints why and returns, unless the component's `TOOLCALL_REQUIRE_*`
 //! variable is `1` (set by `.ci/run`), when it fails. See [`require`].
 //!
-//! [`postgres`] starts a throwaway PostgreSQL server for the archive's tests.
+//! [`postgres`] starts a throwaway PostgreSQL server for the archive's tests; [`world`] writes
+//! the world pack's moves as a model does.
 
 pub mod postgres;
+pub mod world;
 
 use std::fs::{self, File};
 use std::path::{Path, PathBuf};
