@@ -111,6 +111,7 @@ use std::ops::Range;
 
 use serde_json::{Map, Value};
 use toolcall_core::{Repair, ToolSpec};
+use toolcall_wire::json_schema::resolve_local_ref;
 
 #[allow(unused_imports)] // re-exported for family modules
 pub(crate) use crate::builder::{Ctx, Draft, Outcome, closing_marker_repair};
@@ -695,10 +696,7 @@ pub(crate) fn convert_text_value(
     untyped: Untyped,
     repairs: &mut Vec<Repair>,
 ) -> Value {
-    let types = spec
-        .and_then(|s| s.parameters.get("properties")?.get(key))
-        .map(schema_types)
-        .unwrap_or_default();
+    let types = param_types(spec, key);
     if types.is_empty() {
         return untyped_value(raw, key, untyped, repairs);
     }
@@ -786,10 +784,7 @@ fn untyped_value(raw: &str, key: &str, untyped: Untyped, repairs: &mut Vec<Repai
 /// holds (the schema allows a string); `Some(false)`, another type; `None`, no type (the
 /// family's [`Untyped`] rule decides, see [`untyped_is_text`]).
 pub(crate) fn text_param(spec: Option<&ToolSpec>, key: &str) -> Option<bool> {
-    let types = spec
-        .and_then(|s| s.parameters.get("properties")?.get(key))
-        .map(schema_types)
-        .unwrap_or_default();
+    let types = param_types(spec, key);
     (!types.is_empty()).then(|| types.contains(&"string"))
 }
 
@@ -827,7 +822,20 @@ pub(crate) fn untyped_is_text(rule: Untyped, so_far: &str) -> Option<bool> {
     }
 }
 
-fn schema_types(schema: &Value) -> Vec<&str> {
+/// The types the schema allows for argument `key`, local `$ref`s followed (Pydantic writes
+/// a nested model or an enum as `{"$ref": "#/$defs/Model"}`, an optional one as
+/// `anyOf: [{"$ref": …}, {"type": "null"}]`).
+fn param_types<'a>(spec: Option<&'a ToolSpec>, key: &str) -> Vec<&'a str> {
+    let Some(root) = spec.map(|s| &s.parameters) else {
+        return Vec::new();
+    };
+    root.get("properties")
+        .and_then(|p| p.get(key))
+        .map(|node| schema_types(resolve_local_ref(node, root), root))
+        .unwrap_or_default()
+}
+
+fn schema_types<'a>(schema: &'a Value, root: &'a Value) -> Vec<&'a str> {
     let mut out: Vec<&str> = match schema.get("type") {
         Some(Value::String(t)) => vec![t.as_str()],
         Some(Value::Array(ts)) => ts.iter().filter_map(Value::as_str).collect(),
@@ -836,8 +844,13 @@ fn schema_types(schema: &Value) -> Vec<&str> {
     for k in ["anyOf", "oneOf"] {
         if let Some(alts) = schema.get(k).and_then(Value::as_array) {
             for a in alts {
-                if let Some(t) = a.get("type").and_then(Value::as_str) {
-                    out.push(t);
+                let a = resolve_local_ref(a, root);
+                match a.get("type") {
+                    Some(Value::String(t)) => out.push(t),
+                    Some(Value::Array(ts)) => out.extend(ts.iter().filter_map(Value::as_str)),
+                    _ if a.get("properties").is_some() => out.push("object"),
+                    _ if a.get("items").is_some() => out.push("array"),
+                    _ => {}
                 }
             }
         }

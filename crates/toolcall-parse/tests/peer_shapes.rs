@@ -1,0 +1,98 @@
+//! Shapes other engines' parsers accept that toolcall missed, found by scoring toolcall in
+//! auto mode on the outputs in those engines' own parser tests (BENCHMARKS.md, "accuracy
+//! on peers' test outputs"). The texts here are our own, written from each family's chat
+//! template and model card; each case is checked one-shot and at several chunkings.
+// Test code: a failed unwrap is a failed test.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+use toolcall_core::{Parsed, Registry, StreamEvent, ToolSpec};
+use toolcall_parse::{ParseOptions, StreamParser, parse};
+
+fn options(tools: &[(&str, Value)]) -> ParseOptions {
+    let mut r = Registry::new();
+    for (name, params) in tools {
+        r.add_spec(ToolSpec::new(*name, "", params.clone()))
+            .unwrap();
+    }
+    ParseOptions {
+        tools: Some(Arc::new(r)),
+        ..ParseOptions::default()
+    }
+}
+
+fn calls(p: &Parsed) -> Vec<(String, Value)> {
+    p.calls
+        .iter()
+        .map(|c| (c.name.clone(), c.arguments.clone()))
+        .collect()
+}
+
+fn streamed(text: &str, size: usize, o: &ParseOptions) -> Vec<(String, Value)> {
+    let mut p = StreamParser::new(o.clone());
+    let mut events = Vec::new();
+    let chars: Vec<char> = text.chars().collect();
+    for chunk in chars.chunks(size) {
+        events.extend(p.push(&chunk.iter().collect::<String>()));
+    }
+    events.extend(p.finish());
+    events
+        .into_iter()
+        .filter_map(|e| match e {
+            StreamEvent::CallFinished { call, .. } => Some((call.name, call.arguments)),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Auto mode, one-shot and chunked (1, 2, 3, 7 and 13 characters), gives `want`.
+fn check(text: &str, o: &ParseOptions, want: &[(&str, Value)]) {
+    let want: Vec<(String, Value)> = want
+        .iter()
+        .map(|(n, a)| ((*n).to_owned(), a.clone()))
+        .collect();
+    assert_eq!(calls(&parse(text, o)), want, "one-shot: {text}");
+    for size in [1, 2, 3, 7, 13] {
+        assert_eq!(streamed(text, size, o), want, "{size}-char chunks: {text}");
+    }
+}
+
+/// Pydantic writes a nested model as `{"$ref": "#/$defs/Model"}` and an optional one as
+/// `anyOf: [{"$ref": …}, {"type": "null"}]`: the value is typed by the schema the `$ref`
+/// names, not kept as text because the property itself has no `type`.
+#[test]
+fn a_value_is_typed_by_the_schema_its_ref_names() {
+    let schema = json!({
+        "type": "object",
+        "$defs": {
+            "Place": {"type": "object", "properties": {"city": {"type": "string"}, "zip": {"type": "string"}}},
+            "Unit": {"enum": ["c", "f"], "type": "string"},
+            "Days": {"type": "integer"}
+        },
+        "properties": {
+            "place": {"$ref": "#/$defs/Place"},
+            "unit": {"$ref": "#/$defs/Unit"},
+            "days": {"anyOf": [{"$ref": "#/$defs/Days"}, {"type": "null"}]},
+            "stops": {"anyOf": [{"$ref": "#/$defs/Place"}, {"type": "null"}]}
+        }
+    });
+    let o = options(&[("plan_trip", schema)]);
+    // Qwen3-Coder's template: <tool_call><function=NAME><parameter=KEY>VALUE</parameter>…
+    let text = "Planning it now.\n<tool_call>\n<function=plan_trip>\n\
+        <parameter=place>\n{\"city\": \"Porto\", \"zip\": \"4000\"}\n</parameter>\n\
+        <parameter=unit>\nc\n</parameter>\n\
+        <parameter=days>\n4\n</parameter>\n\
+        <parameter=stops>\n{\"city\": \"Braga\", \"zip\": \"4700\"}\n</parameter>\n\
+        </function>\n</tool_call>";
+    check(
+        text,
+        &o,
+        &[(
+            "plan_trip",
+            json!({"place": {"city": "Porto", "zip": "4000"}, "unit": "c", "days": 4,
+                   "stops": {"city": "Braga", "zip": "4700"}}),
+        )],
+    );
+}
