@@ -96,3 +96,45 @@ fn a_value_is_typed_by_the_schema_its_ref_names() {
         )],
     );
 }
+
+/// FunctionGemma's model card reads each `key:<escape>value<escape>` pair and casts the
+/// value (a number, `true`/`false`); vLLM and SGLang do the same. Without a schema type the
+/// value is read as JSON, with one the schema decides (`"007"` stays text).
+#[test]
+fn functiongemma_escaped_values_without_a_schema_type_are_read_as_json() {
+    let o = options(&[
+        ("set_alarm", json!({"type": "object"})),
+        (
+            "lookup_code",
+            json!({"type": "object", "properties": {"code": {"type": "string"}, "n": {"type": "integer"}}}),
+        ),
+    ]);
+    check(
+        "<start_function_call>call:set_alarm{hour:<escape>7<escape>,snooze:<escape>false<escape>,label:<escape>Wake up<escape>}<end_function_call>",
+        &o,
+        &[(
+            "set_alarm",
+            json!({"hour": 7, "snooze": false, "label": "Wake up"}),
+        )],
+    );
+    check(
+        "<start_function_call>call:lookup_code{code:<escape>007<escape>,n:<escape>2<escape>}<end_function_call>",
+        &o,
+        &[("lookup_code", json!({"code": "007", "n": 2}))],
+    );
+}
+
+/// The pairs written without the comma between them, as the model card's reader (a
+/// `key:<escape>value<escape>` pattern) accepts them.
+#[test]
+fn functiongemma_pairs_without_commas_are_read() {
+    let o = options(&[("get_weather", json!({"type": "object"}))]);
+    check(
+        "Let me look.<start_function_call>call:get_weather{city:<escape>Oslo<escape>unit:<escape>celsius<escape> days:<escape>3<escape>}<end_function_call>",
+        &o,
+        &[(
+            "get_weather",
+            json!({"city": "Oslo", "unit": "celsius", "days": 3}),
+        )],
+    );
+}

@@ -6,11 +6,11 @@
 
 use serde_json::{Map, Value};
 
-use super::gemma4::{LiveObject, lead, read_call, write_gemma_object};
+use super::gemma4::{LiveObject, lead, read_call, type_text_values, write_gemma_object};
 use super::tags::{Block, BlockReader};
 use crate::FormatId;
 use crate::builder::{Ctx, Draft};
-use crate::family::{Family, Instructions, ReadCx, RegionReader};
+use crate::family::{Family, Instructions, ReadCx, RegionReader, Untyped};
 
 impl FormatId {
     pub(crate) const FUNCTIONGEMMA: FormatId = FormatId::builtin("functiongemma");
@@ -27,8 +27,19 @@ static BLOCK: Block = Block {
     body,
 };
 
-fn body(body: &str, _cx: &mut ReadCx<'_>, format: FormatId) -> Result<Vec<Draft>, String> {
-    read_call(body, format, ESCAPE)
+/// Values without a schema type: FunctionGemma's model-card reader casts each `<escape>`
+/// value (numbers, `true`/`false`), and so do vLLM's and SGLang's; JSON literals here.
+const UNTYPED: Untyped = Untyped::Json;
+
+fn body(body: &str, cx: &mut ReadCx<'_>, format: FormatId) -> Result<Vec<Draft>, String> {
+    let mut drafts = read_call(body, format, ESCAPE)?;
+    for d in &mut drafts {
+        let spec = cx.ctx.spec(&d.name);
+        if let Some(args) = d.args.as_mut() {
+            type_text_values(args, spec, UNTYPED, &mut d.repairs);
+        }
+    }
+    Ok(drafts)
 }
 
 pub(crate) struct FunctionGemma;
@@ -46,6 +57,9 @@ impl Family for FunctionGemma {
     fn model_names(&self) -> &'static [&'static str] {
         &["functiongemma*"]
     }
+    fn untyped(&self) -> Untyped {
+        UNTYPED
+    }
     fn template_markers(&self) -> &'static [&'static str] {
         &["<start_function_call>", "<escape>"]
     }
@@ -53,7 +67,8 @@ impl Family for FunctionGemma {
         std::slice::from_ref(&BLOCK.open)
     }
     fn reader(&self, _opener: usize, ctx: &Ctx) -> Option<Box<dyn RegionReader>> {
-        let live = LiveObject::new(BLOCK.open.len(), ESCAPE, ctx.limits.max_depth);
+        let live =
+            LiveObject::new(BLOCK.open.len(), ESCAPE, ctx.limits.max_depth).with_text_values(UNTYPED);
         Some(Box::new(
             BlockReader::new(&BLOCK).streaming_with(Box::new(live)),
         ))

@@ -8,8 +8,10 @@ use serde_json::Map;
 use crate::FormatId;
 use crate::builder::{Ctx, Draft};
 use crate::family::{
-    Family, Instructions, Outcome, ReadCx, RegionReader, find_from, parse_lenient,
+    Family, Instructions, Outcome, ReadCx, RegionReader, Untyped, convert_text_value, find_from,
+    parse_lenient,
 };
+use toolcall_core::{Repair, ToolSpec};
 
 use super::tags::{
     Block, BlockReader, BlockStream, Lead, finish_sent, skip_space, starts, valid_name,
@@ -136,7 +138,12 @@ fn to_json(s: &str, quote: &str) -> Result<String, String> {
                 .ok_or_else(|| format!("a {quote} string is not closed"))?;
             out.push_str(&Value::String(after[..end].to_owned()).to_string());
             rest = &after[end + quote.len()..];
-            expect_key = false;
+            // `k:<q>v<q>k2:…`: the next entry written without its comma (FunctionGemma's
+            // model-card reader matches `key:<escape>value<escape>` pairs, commas or not).
+            expect_key = objects.last() == Some(&true) && bare_key_follows(rest);
+            if expect_key {
+                out.push(',');
+            }
             continue;
         }
         match c {
@@ -181,6 +188,18 @@ fn to_json(s: &str, quote: &str) -> Result<String, String> {
         rest = &rest[c.len_utf8()..];
     }
     Ok(out)
+}
+
+/// Whether `rest` starts (after blanks) with a bare key and its `:`.
+fn bare_key_follows(rest: &str) -> bool {
+    let rest = rest.trim_start();
+    if !rest.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_') {
+        return false;
+    }
+    let n = rest
+        .find(|k: char| !(k.is_ascii_alphanumeric() || k == '_' || k == '-'))
+        .unwrap_or(rest.len());
+    rest[n..].trim_start().starts_with(':')
 }
 
 /// Writes `args` in Gemma's literal syntax; nesting past a small bound (examples are
@@ -279,6 +298,29 @@ pub(crate) struct LiveObject {
     calls: usize,
     max_depth: usize,
     stopped: bool,
+    /// Top-level string values are text typed by the schema, else by this rule
+    /// ([`type_text_values`]); `None`: values stay as written.
+    text_values: Option<Untyped>,
+    /// The call's name, once the lead gave it.
+    tool: Option<String>,
+}
+
+/// Types the top-level string values of `args` as text written in markup
+/// ([`convert_text_value`]): the tool's schema decides, else `rule`. FunctionGemma's
+/// model-card reader casts every `<escape>` value (`42` is a number, `true` a boolean).
+pub(crate) fn type_text_values(
+    args: &mut Value,
+    spec: Option<&ToolSpec>,
+    rule: Untyped,
+    repairs: &mut Vec<Repair>,
+) {
+    if let Value::Object(m) = args {
+        for (k, v) in m.iter_mut() {
+            if let Value::String(text) = v {
+                *v = convert_text_value(text, spec, k, rule, repairs);
+            }
+        }
+    }
 }
 
 impl LiveObject {
@@ -296,7 +338,15 @@ impl LiveObject {
             calls: 0,
             max_depth,
             stopped: false,
+            text_values: None,
+            tool: None,
         }
+    }
+
+    /// Top-level string values typed as text ([`type_text_values`]).
+    pub(crate) fn with_text_values(mut self, rule: Untyped) -> Self {
+        self.text_values = Some(rule);
+        self
     }
 
     fn send(&mut self, fragment: &str, cx: &mut ReadCx<'_>) {
@@ -312,11 +362,19 @@ impl LiveObject {
         let Ok(json) = to_json(&format!("{{{entry}}}"), self.quote) else {
             return false;
         };
-        let Ok((Value::Object(m), _)) = parse_lenient(&json) else {
+        let Ok((mut args, _)) = parse_lenient(&json) else {
             return false;
         };
-        // A repeated key would rewrite a value already sent.
-        if m.len() != 1 || m.keys().any(|k| self.keys.contains(k)) {
+        if let Some(rule) = self.text_values {
+            let spec = self.tool.as_deref().and_then(|t| cx.ctx.spec(t));
+            type_text_values(&mut args, spec, rule, &mut Vec::new());
+        }
+        let Value::Object(m) = args else {
+            return false;
+        };
+        // One entry, or several whose commas were left out; a repeated key would rewrite
+        // a value already sent.
+        if m.is_empty() || m.keys().any(|k| self.keys.contains(k)) {
             return false;
         }
         for (k, v) in m {
@@ -414,6 +472,9 @@ impl BlockStream for LiveObject {
             return;
         }
         self.calls = 1;
+        if self.tool.is_none() {
+            self.tool = lead_name.map(str::to_owned);
+        }
         if self.open.is_none() {
             // The lead named the call, so its `{` has arrived.
             let Some(at) = find_from(region, "{", self.from) else {
