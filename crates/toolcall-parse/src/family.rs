@@ -700,10 +700,14 @@ pub(crate) fn convert_text_value(
     if types.is_empty() {
         return untyped_value(raw, key, untyped, repairs);
     }
-    if types.contains(&"string") {
-        return Value::String(raw.to_owned());
-    }
     let text = raw.trim();
+    if types.contains(&"string") {
+        // A string or a structure (`["string", "object"]`, `anyOf` string | array): text
+        // that is that structure in JSON is the structure (as vLLM's readers take it);
+        // anything else, `"007"` and `42` included, stays exactly the text.
+        return structured_alternative(text, &types)
+            .unwrap_or_else(|| Value::String(raw.to_owned()));
+    }
     let decoded = crate::repair::parse_lenient(text).ok();
     let fits = |v: &Value| {
         types.iter().any(|t| match *t {
@@ -741,6 +745,21 @@ pub(crate) fn convert_text_value(
             Value::String(raw.to_owned())
         }
     }
+}
+
+/// Whether the types allow a string and also an object or an array.
+fn structured_union(types: &[&str]) -> bool {
+    types.contains(&"string") && types.iter().any(|t| matches!(*t, "object" | "array"))
+}
+
+/// `text` as the object or array `types` allow besides a string, when it is one in JSON.
+fn structured_alternative(text: &str, types: &[&str]) -> Option<Value> {
+    if !structured_union(types) || !text.starts_with(['{', '[']) {
+        return None;
+    }
+    let v: Value = serde_json::from_str(text).ok()?;
+    let allowed = if v.is_object() { "object" } else { "array" };
+    types.contains(&allowed).then_some(v)
 }
 
 /// A text value the schema does not type, read by the family's rule.
@@ -785,7 +804,8 @@ fn untyped_value(raw: &str, key: &str, untyped: Untyped, repairs: &mut Vec<Repai
 /// family's [`Untyped`] rule decides, see [`untyped_is_text`]).
 pub(crate) fn text_param(spec: Option<&ToolSpec>, key: &str) -> Option<bool> {
     let types = param_types(spec, key);
-    (!types.is_empty()).then(|| types.contains(&"string"))
+    // A string-or-structure value is decided whole ([`convert_text_value`]).
+    (!types.is_empty()).then(|| types.contains(&"string") && !structured_union(&types))
 }
 
 /// Whether an untyped value whose text starts `so_far` is a string under `rule`, as

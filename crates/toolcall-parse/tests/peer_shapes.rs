@@ -138,3 +138,35 @@ fn functiongemma_pairs_without_commas_are_read() {
         )],
     );
 }
+
+/// A property that may be a string or a structure (`"type": ["string", "object"]`,
+/// `anyOf: [string, array]`): text that is the structure in JSON is the structure, as
+/// vLLM's readers take it; other text, numbers included, stays exactly the text.
+#[test]
+fn a_string_or_structure_value_written_as_json_is_the_structure() {
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "filter": {"type": ["string", "object"]},
+            "tags": {"anyOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}]},
+            "note": {"type": ["string", "object"]},
+            "code": {"anyOf": [{"type": "string"}, {"type": "array"}]}
+        }
+    });
+    let o = options(&[("find_notes", schema)]);
+    let text = "<tool_call>\n<function=find_notes>\n\
+        <parameter=filter>\n{\"folder\": \"work\", \"pinned\": true}\n</parameter>\n\
+        <parameter=tags>\n[\"q3\", \"budget\"]\n</parameter>\n\
+        <parameter=note>\nplain words {not json\n</parameter>\n\
+        <parameter=code>\n007\n</parameter>\n\
+        </function>\n</tool_call>";
+    check(
+        text,
+        &o,
+        &[(
+            "find_notes",
+            json!({"filter": {"folder": "work", "pinned": true}, "tags": ["q3", "budget"],
+                   "note": "plain words {not json", "code": "007"}),
+        )],
+    );
+}
