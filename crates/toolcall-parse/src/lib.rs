@@ -19,7 +19,7 @@
 //! |---|---|
 //! | `qwen3_coder`, `seed_oss`, `dots` | `null` (any case) is null, else text |
 //! | `minimax_m2` | `null`, `None`, `nil` (any case) are null, else text |
-//! | `glm`, `minicpm5` | JSON, then a Python literal (a `text_value` repair), else text |
+//! | `glm`, `minicpm5`, `step3` | JSON, then a Python literal (a `text_value` repair), else text |
 //! | `muse_glimmer`, `functiongemma` | JSON, else text |
 //! | the others | text |
 //!

@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 use super::text_example::named_parameters;
 use crate::FormatId;
 use crate::builder::{Ctx, Draft};
-use crate::family::{Family, Instructions, ReadCx, RegionReader};
+use crate::family::{Family, Instructions, ReadCx, RegionReader, Untyped};
 
 use super::marked::{InvokeTags, invokes, tag_lead};
 use super::marked::attr_param_value;
@@ -79,6 +79,12 @@ static CONSTRAINT: Shape = Shape::sectioned(
 );
 
 impl Family for Step3 {
+    /// SGLang's Step-3 readers (Python and its Rust gateway) decode every value the schema
+    /// does not type: JSON, then a Python literal (`True`, `None`), else the text; vLLM's
+    /// leaves typing to the schema.
+    fn untyped(&self) -> Untyped {
+        Untyped::Literal
+    }
     fn constraint_shape(&self) -> Option<&'static Shape> {
         Some(&CONSTRAINT)
     }
