@@ -24,7 +24,14 @@ static TAGS: InvokeTags = InvokeTags {
     invoke_end: "</steptml:invoke>",
     param: "<steptml:parameter name=\"",
     param_end: "</steptml:parameter>",
-    between: &["<｜tool_call_begin｜>function<｜tool_sep｜>", "<｜tool_call_end｜>"],
+    // The per-call wrapper as the template writes it, and as vLLM's and SGLang's readers
+    // also take it: without `function<｜tool_sep｜>`, with `<｜tool_sep｜>` between calls.
+    between: &[
+        "<｜tool_call_begin｜>function<｜tool_sep｜>",
+        "<｜tool_call_begin｜>",
+        "<｜tool_call_end｜>",
+        "<｜tool_sep｜>",
+    ],
 };
 
 static BLOCK: Block = Block {
@@ -40,7 +47,32 @@ fn lead(lead: &str, complete: bool) -> Lead {
 }
 
 fn body(body: &str, cx: &mut ReadCx<'_>, format: FormatId) -> Result<Vec<Draft>, String> {
-    invokes(body, cx, format, &TAGS)
+    invokes(&blank_sep_names(body), cx, format, &TAGS)
+}
+
+/// `function<｜tool_sep｜>NAME` before `<steptml:invoke name="NAME">` (the name written twice,
+/// as DeepSeek V3's wrapper does): the first NAME is blanked out, byte for byte, so the
+/// offsets of the rest stay as they are.
+fn blank_sep_names(body: &str) -> std::borrow::Cow<'_, str> {
+    const SEP: &str = "<｜tool_sep｜>";
+    let mut out: Option<String> = None;
+    let mut from = 0;
+    while let Some(at) = body.get(from..).and_then(|s| s.find(SEP)) {
+        let start = from + at + SEP.len();
+        from = start;
+        let rest = &body[start..];
+        let Some(lt) = rest.find('<') else { break };
+        let name = rest[..lt].trim();
+        if name.is_empty()
+            || name.contains(char::is_whitespace)
+            || !rest[lt..].starts_with(TAGS.invoke)
+        {
+            continue;
+        }
+        let text = out.get_or_insert_with(|| body.to_owned());
+        text.replace_range(start..start + lt, &" ".repeat(lt));
+    }
+    out.map_or(std::borrow::Cow::Borrowed(body), std::borrow::Cow::Owned)
 }
 
 static STREAM: StreamTags = StreamTags {
