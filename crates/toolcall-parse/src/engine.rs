@@ -338,6 +338,8 @@ pub(crate) struct Engine {
     next_index: usize,
     /// Calls announced by the current region's reader, in order.
     announced: Vec<Announced>,
+    /// What the current region's reader announced in this step (reused between steps).
+    live: Vec<LiveEvent>,
     /// An announcement was refused (call limit): its argument fragments are dropped too.
     announce_muted: bool,
     diag_cap: DiagCap,
@@ -410,6 +412,7 @@ impl Engine {
             call_count: 0,
             next_index: 0,
             announced: Vec::new(),
+            live: Vec::new(),
             announce_muted: false,
             diag_cap: DiagCap::default(),
             rescanned: 0,
@@ -508,6 +511,18 @@ impl Engine {
                 self.buf.push(char::from(b));
             }
             _ => self.buf.push_str(delta),
+        }
+        // Inside a region, most pushes of a call's body: its reader asks for more, and
+        // there is no text to settle (the general loop's fixed cost showed per push).
+        if matches!(self.mode, Mode::Region { .. }) {
+            match self.step_region(false) {
+                Step::Wait => {
+                    self.flush_text_event();
+                    self.compact();
+                    return;
+                }
+                Step::Continue => {}
+            }
         }
         // Prose, most pushes of a reply: when no new byte can start markup the scan is one
         // bulk skip, and the general loop is not entered (its fixed cost showed per push).
@@ -700,9 +715,14 @@ impl Engine {
         }
     }
 
-    /// Forwards a region reader's announcements as `CallStarted` / `ArgumentsDelta`.
-    fn live_events(&mut self, live: Vec<LiveEvent>) {
-        for e in live {
+    /// Forwards a region reader's announcements (`self.live`, left empty with its capacity
+    /// kept) as `CallStarted` / `ArgumentsDelta`.
+    fn live_events(&mut self) {
+        if self.live.is_empty() {
+            return;
+        }
+        let mut live = std::mem::take(&mut self.live);
+        for e in live.drain(..) {
             match e {
                 LiveEvent::Started { name, id } => {
                     if self.call_count + self.announced.len() >= self.ctx.limits.max_calls {
@@ -736,6 +756,7 @@ impl Engine {
                 }
             }
         }
+        self.live = live;
     }
 
     /// `buf[markup..end]` was markup: replaced by the outcome's text, calls and findings.
@@ -1259,60 +1280,65 @@ impl Engine {
 
     /// Offers the region to its readers in priority order (see [`crate::family`]).
     fn step_region(&mut self, is_final: bool) -> Step {
-        let Mode::Region {
-            start,
-            mut reader,
-            mut rest,
-        } = std::mem::replace(&mut self.mode, Mode::Text)
-        else {
-            return Step::Continue;
-        };
-        let mut live = Vec::new();
-        let base = self.abs(start);
         let quiet = self.quiet;
         let at_start = !self.seen_visible;
         loop {
+            // The reader is advanced where it lives (no move of the mode out and back: a
+            // push inside a region that decides nothing costs only the reader's own step).
+            let Mode::Region { start, reader, .. } = &mut self.mode else {
+                return Step::Continue;
+            };
+            let start = *start;
             let region = self.buf.get(start..).unwrap_or("");
             let mut cx = ReadCx {
                 ctx: &self.ctx,
-                base,
-                live: &mut live,
+                base: self.base + start,
+                live: &mut self.live,
                 // Reasoning only: no call is announced (a region with calls stays text).
                 streaming: !quiet && !self.ctx.reasoning_only,
                 at_start,
                 end: self.reply_end,
                 failed_scan: &mut self.failed_scan,
             };
-            match reader.advance(region, is_final, &mut cx) {
-                Advance::NotMine => {
-                    live.clear();
-                    match self.next_reader(&mut rest) {
-                        Some(next) => reader = next,
-                        None => {
-                            // Nobody's markup: the opener's first byte is text.
-                            self.decline(start);
-                            return Step::Continue;
+            let advance = reader.advance(region, is_final, &mut cx);
+            if let Advance::NotMine = advance {
+                self.live.clear();
+                let mut rest = match &self.mode {
+                    Mode::Region { rest, .. } => *rest,
+                    _ => Rest::None,
+                };
+                match self.next_reader(&mut rest) {
+                    Some(next) => {
+                        if let Mode::Region {
+                            reader, rest: r, ..
+                        } = &mut self.mode
+                        {
+                            *reader = next;
+                            *r = rest;
                         }
+                        continue;
+                    }
+                    None => {
+                        // Nobody's markup: the opener's first byte is text.
+                        self.decline(start);
+                        return Step::Continue;
                     }
                 }
-                Advance::NeedMore if !is_final => {
-                    self.live_events(live);
-                    self.mode = Mode::Region {
-                        start,
-                        reader,
-                        rest,
-                    };
-                    return Step::Wait;
-                }
+            }
+            self.live_events();
+            if let (Advance::NeedMore, false) = (&advance, is_final) {
+                return Step::Wait;
+            }
+            // The region is decided: its reader goes.
+            self.mode = Mode::Text;
+            match advance {
+                Advance::NotMine => {}
                 Advance::NeedMore => {
                     // A reader must decide at the end; one that does not is broken.
-                    self.live_events(live);
                     let end = self.buf.len();
                     self.keep_broken(start, end, "markup not closed at the end of output".into());
-                    return Step::Continue;
                 }
                 Advance::Done { end, outcome } => {
-                    self.live_events(live);
                     let end = (start + end).clamp(start + 1, self.buf.len());
                     let end = floor_boundary(&self.buf, end);
                     if self.ctx.reasoning_only && !outcome.drafts.is_empty() {
@@ -1320,16 +1346,12 @@ impl Engine {
                     } else {
                         self.apply_outcome(start, end, outcome);
                     }
-                    return Step::Continue;
                 }
                 Advance::Broken { end, why } => {
-                    self.live_events(live);
                     let end = (start + end).clamp(start + 1, self.buf.len());
                     self.keep_broken(start, floor_boundary(&self.buf, end), why);
-                    return Step::Continue;
                 }
                 Advance::Dropped { end, why } => {
-                    self.live_events(live);
                     let end = (start + end).clamp(start + 1, self.buf.len());
                     let end = floor_boundary(&self.buf, end);
                     if self.ctx.reasoning_only {
@@ -1337,14 +1359,10 @@ impl Engine {
                     } else {
                         self.drop_markup(start, end, why);
                     }
-                    return Step::Continue;
                 }
-                Advance::Text(plain) => {
-                    self.live_events(live);
-                    self.plain_region(start, plain);
-                    return Step::Continue;
-                }
+                Advance::Text(plain) => self.plain_region(start, plain),
             }
+            return Step::Continue;
         }
     }
 
