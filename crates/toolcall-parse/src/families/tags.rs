@@ -709,12 +709,12 @@ pub(crate) fn finish_sent(
     o: &mut Outcome,
     cx: &mut ReadCx<'_>,
 ) {
+    // Serialised from the draft's own value (no copy of it).
     let args = |i: usize| {
         drafts
             .get(i)
-            .and_then(|d| d.args.clone())
-            .unwrap_or(Value::Object(Map::new()))
-            .to_string()
+            .and_then(|d| d.args.as_ref())
+            .map_or_else(|| "{}".to_owned(), Value::to_string)
     };
     let mut differ: Vec<&str> = Vec::new();
     // A broken call's stream is abandoned: it never finishes.
