@@ -217,6 +217,49 @@ async fn a_patch_that_breaks_the_grammar_goes_through_the_invalid_call_policy() 
     );
 }
 
+// Streamed, as Codex asks: the grammar-violating patch never reaches the client, not even as
+// a delta; the retry's good patch does, or nothing when the model stays wrong.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_streamed_patch_that_breaks_the_grammar_never_reaches_the_client() {
+    let (url, standin) = patch_gateway().await;
+    let body = json!({"model": "coder-bad-then-good", "input": "add hello.txt", "stream": true,
+        "tools": [apply_patch_tool()]});
+    let events = sse_events(post_responses(&url, &body).await).await;
+    assert_eq!(standin.requests().len(), 2, "one retry");
+    assert!(
+        !serde_json::to_string(&events)
+            .unwrap()
+            .contains("Remove Everything"),
+        "{events:?}"
+    );
+    let delta: String = events
+        .iter()
+        .filter(|e| e["type"] == "response.custom_tool_call_input.delta")
+        .map(|e| e["delta"].as_str().unwrap())
+        .collect();
+    assert_eq!(delta, PATCH);
+    let completed = events
+        .iter()
+        .find(|e| e["type"] == "response.completed")
+        .unwrap();
+    let calls: Vec<&Value> = completed["response"]["output"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|i| i["type"] == "custom_tool_call")
+        .collect();
+    assert_eq!(calls.len(), 1, "{completed}");
+    assert_eq!(calls[0]["input"], PATCH);
+
+    let body = json!({"model": "coder-bad", "input": "add hello.txt", "stream": true,
+        "tools": [apply_patch_tool()]});
+    let events = sse_events(post_responses(&url, &body).await).await;
+    let all = serde_json::to_string(&events).unwrap();
+    assert!(!all.contains("custom_tool_call"), "{all}");
+    assert!(!all.contains("Remove Everything"), "{all}");
+    assert!(all.contains("does not match its grammar"), "{all}");
+}
+
 // Before: `missing field 'function' at line 1 column …`, a parser error for a valid request.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_chat_custom_tool_is_read_and_its_call_written_as_chat_does() {
