@@ -397,6 +397,11 @@ impl CustomTools {
         self.tools.is_empty()
     }
 
+    /// Whether `name` is a custom tool whose input a grammar checks.
+    pub fn has_grammar(&self, name: &str) -> bool {
+        matches!(self.tools.get(name), Some(Some(_)))
+    }
+
     /// Checks a call's input against its tool's grammar (calls to other tools pass).
     pub fn check_call(&self, name: &str, arguments: &Value) -> Result<(), ToolError> {
         let Some(Some(g)) = self.tools.get(name) else {

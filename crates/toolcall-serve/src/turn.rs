@@ -763,6 +763,12 @@ impl StreamTurn {
             // Nothing of it goes out: the policy applies when it is complete.
             return None;
         }
+        // A grammar tool's input goes out in one piece once checked anyway: announced at its
+        // name, input breaking the grammar would be the client's already (Codex applying a
+        // bad patch); announced whole, the policy applies to it in full.
+        if self.turn.policy != InvalidCallPolicy::Pass && self.turn.custom.has_grammar(&name) {
+            return None;
+        }
         let sent = self.sent_calls;
         out.push(Out::CallStart {
             index: sent,

@@ -225,7 +225,7 @@ async fn a_streamed_patch_that_breaks_the_grammar_never_reaches_the_client() {
     let body = json!({"model": "coder-bad-then-good", "input": "add hello.txt", "stream": true,
         "tools": [apply_patch_tool()]});
     let events = sse_events(post_responses(&url, &body).await).await;
-    assert_eq!(standin.requests().len(), 2, "one retry");
+    assert_eq!(standin.requests().len(), 2, "one retry: {events:?}");
     assert!(
         !serde_json::to_string(&events)
             .unwrap()
