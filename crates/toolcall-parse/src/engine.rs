@@ -1169,15 +1169,15 @@ impl Engine {
                     else {
                         return None;
                     };
-                    let (f, i) = *families.get(*next)?;
+                    let by = *families.get(*next)?;
                     *next += 1;
-                    f.family().and_then(|fam| fam.reader(i, &self.ctx))
+                    by.family.reader(by.opener, &self.ctx)
                 }
                 Rest::Line { opener, next } => {
                     let o = self.ctx.openers.line.get(*opener)?;
-                    let (f, i) = *o.families.get(*next)?;
+                    let by = *o.families.get(*next)?;
                     *next += 1;
-                    f.family().and_then(|fam| fam.line_reader(i, &self.ctx))
+                    by.family.line_reader(by.opener, &self.ctx)
                 }
             };
             if let Some(r) = reader {

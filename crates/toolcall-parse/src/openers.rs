@@ -11,13 +11,40 @@
 use std::sync::{Arc, Mutex};
 
 use crate::FormatId;
-use crate::family::{ReasoningMarker, SuffixedMarker, THINK};
+use crate::family::{Family, ReasoningMarker, SuffixedMarker, THINK};
+
+/// A family that reads an opener (its index among the family's openers), resolved once
+/// when the table is built rather than looked up for every region.
+#[derive(Clone, Copy)]
+pub(crate) struct ReadBy {
+    pub family: &'static dyn Family,
+    pub opener: usize,
+}
+
+impl ReadBy {
+    fn new(family: &'static dyn Family, opener: usize) -> Self {
+        ReadBy { family, opener }
+    }
+}
+
+impl std::fmt::Debug for ReadBy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "({}, {})", self.family.id(), self.opener)
+    }
+}
+
+impl PartialEq for ReadBy {
+    fn eq(&self, other: &Self) -> bool {
+        self.family.id() == other.family.id() && self.opener == other.opener
+    }
+}
 
 /// What an opener starts.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Action {
-    /// A region read by these families, tried in priority order (family, opener index).
-    Region(Vec<(FormatId, usize)>),
+    /// A region read by these families, tried in priority order (family, opener index);
+    /// the family is resolved when the table is built, not per region.
+    Region(Vec<ReadBy>),
     /// A reasoning block, up to its closing marker.
     Reasoning(ReasoningMarker),
     /// A control token removed from the text.
@@ -49,7 +76,7 @@ pub(crate) enum Found {
 pub(crate) struct LineOpener {
     pub text: &'static str,
     /// Families reading it, in priority order (family, index in its `line_openers`).
-    pub families: Vec<(FormatId, usize)>,
+    pub families: Vec<ReadBy>,
 }
 
 #[derive(Debug, Clone)]
@@ -138,9 +165,9 @@ impl Openers {
         for r in &reasoning {
             add(r.open, Action::Reasoning(*r));
         }
-        for (id, fam) in &families {
+        for (_, fam) in &families {
             for (i, o) in fam.openers().iter().enumerate() {
-                add(o, Action::Region(vec![(*id, i)]));
+                add(o, Action::Region(vec![ReadBy::new(*fam, i)]));
             }
         }
         // Line-start openers only ever start calls.
@@ -150,16 +177,16 @@ impl Openers {
             &families[..]
         };
         let mut line: Vec<LineOpener> = Vec::new();
-        for (id, fam) in line_families {
+        for (_, fam) in line_families {
             for (i, &text) in fam.line_openers().iter().enumerate() {
                 if text.is_empty() {
                     continue;
                 }
                 match line.iter_mut().find(|o| o.text.eq_ignore_ascii_case(text)) {
-                    Some(o) => o.families.push((*id, i)),
+                    Some(o) => o.families.push(ReadBy::new(*fam, i)),
                     None => line.push(LineOpener {
                         text,
-                        families: vec![(*id, i)],
+                        families: vec![ReadBy::new(*fam, i)],
                     }),
                 }
             }
