@@ -22,7 +22,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde_json::Value;
 use toolcall_core::{CallId, Registry, ToolCall, ToolSpec};
-use toolcall_wire::chat::{ChatMessage, ChatRequest, ChatTool};
+use toolcall_wire::chat::{ChatMessage, ChatRequest, ChatTool, ImagePart};
 use toolcall_wire::dialect::{Dialect, ReplyMeta};
 use toolcall_wire::{Reply, WireCall};
 
@@ -30,6 +30,7 @@ use crate::agent::{Agent, AgentConfig, AgentError, DEFAULT_MAX_ROUNDS, Mode, Tur
 
 use crate::archive::recorder::StateSaver;
 use crate::archive::{Archive, ArchiveError};
+use crate::client::images::Image;
 use crate::client::{Message, ModelClient};
 use crate::events::Observer;
 use crate::executor::{Approver, DenyAll, Executor};
@@ -348,18 +349,21 @@ fn cut(s: &str, max_chars: usize) -> String {
     s.chars().take(max_chars).collect()
 }
 
-/// A client's function tool as a spec (its name, description and schema; nothing else a
-/// client writes reaches the registry). A tool of another kind cannot run here.
+/// A client's tool as a spec: its name, description and schema (nothing else a client
+/// writes reaches the registry). The client runs it, so only its name matters here: a tool
+/// of another kind than `function` (a gateway offers custom, namespace and built-in tools
+/// as functions first, `toolcall_serve::tool_kinds`) or without parameters is taken with
+/// an open object schema.
 fn client_spec(tool: &ChatTool) -> Result<ToolSpec, ServerTurnError> {
-    if tool.kind != "function" {
+    let f = &tool.function;
+    if f.name.is_empty() {
         return Err(ServerTurnError::BadRequest(format!(
-            "tool type {:?} cannot be called through toolcall; only \"function\" tools can",
+            "a tool of type {:?} without a name",
             tool.kind
         )));
     }
-    let f = &tool.function;
     let parameters = match &f.parameters {
-        Some(p) if !p.is_null() => p.clone(),
+        Some(p) if p.is_object() => p.clone(),
         _ => serde_json::json!({"type": "object", "properties": {}}),
     };
     Ok(ToolSpec::new(
@@ -444,10 +448,29 @@ pub fn from_chat_messages(messages: &[ChatMessage]) -> Result<Vec<Message>, Serv
                     .name
                     .clone()
                     .unwrap_or_else(|| name_of_call(&out, call_id));
+                let mut content = serde_json::from_str(&content).unwrap_or(Value::String(content));
+                // A result's images (a screenshot the client took) go on with it, after its
+                // text, as tool results carry images.
+                let images = m.images();
+                if !images.is_empty() {
+                    let mut parts = Vec::with_capacity(1 + images.len());
+                    parts.push(content);
+                    parts.extend(images.into_iter().map(|i| {
+                        match i {
+                            ImagePart::Data { media_type, data } => Image {
+                                media_type: media_type.to_owned(),
+                                data: data.to_owned(),
+                            }
+                            .to_value(),
+                            ImagePart::Url(url) => Value::String(url.to_owned()),
+                        }
+                    }));
+                    content = Value::Array(parts);
+                }
                 Message::Tool {
                     call_id: call_id.into(),
                     name,
-                    content: serde_json::from_str(&content).unwrap_or(Value::String(content)),
+                    content,
                 }
             }
             other => return Err(bad(i, &format!("unknown role {other:?}"))),

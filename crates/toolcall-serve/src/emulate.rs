@@ -3,7 +3,8 @@
 //! instructions, `tools`/`tool_choice`/`parallel_tool_calls` are taken out of the upstream
 //! request, earlier calls are written back in the family's syntax, and each run of tool
 //! results (`role: "tool"`) becomes one user message written as that family's models read
-//! results (Hermes `<tool_response>` blocks unless the family's template says otherwise).
+//! results (Hermes `<tool_response>` blocks unless the family's template says otherwise),
+//! the results' images (a screenshot) after the text as that message's image parts.
 //! The reply is then read with that family alone.
 //!
 //! Every emulated call begins with a per-request random [`Trigger`] (as toolify does): the
@@ -25,7 +26,7 @@ use toolcall_parse::{
     FormatId, ParseOptions, StreamParser, ToolResultText, example_call, render_prompt_with_trigger,
     write_tool_results,
 };
-use toolcall_wire::chat::{ChatMessage, ChatRequest};
+use toolcall_wire::chat::{ChatMessage, ChatRequest, ImagePart};
 use toolcall_wire::decode_arguments;
 
 use crate::ApiError;
@@ -97,6 +98,7 @@ pub fn rewrite(
     // results; each result's name comes from the call it answers.
     let mut names: HashMap<String, String> = HashMap::new();
     let mut results: Vec<(String, String, String)> = Vec::new();
+    let mut images: Vec<String> = Vec::new();
     for m in rest {
         if m.role == "tool" {
             let call_id = m.tool_call_id.clone().unwrap_or_default();
@@ -110,9 +112,17 @@ pub fn rewrite(
                 _ => m.content_text().unwrap_or_default(),
             };
             results.push((call_id, name, content));
+            if let Some(Value::Array(parts)) = &m.content {
+                images.extend(parts.iter().filter_map(ImagePart::of).map(|i| match i {
+                    ImagePart::Data { media_type, data } => {
+                        format!("data:{media_type};base64,{data}")
+                    }
+                    ImagePart::Url(url) => url.to_owned(),
+                }));
+            }
             continue;
         }
-        flush_results(format, &mut results, &mut messages);
+        flush_results(format, &mut results, &mut images, &mut messages);
         messages.push(match m.role.as_str() {
             "assistant" if m.tool_calls.as_ref().is_some_and(|c| !c.is_empty()) => {
                 let mut text = m.content_text().unwrap_or_default();
@@ -132,15 +142,17 @@ pub fn rewrite(
             _ => m.clone(),
         });
     }
-    flush_results(format, &mut results, &mut messages);
+    flush_results(format, &mut results, &mut images, &mut messages);
     out.messages = messages;
     Ok(out)
 }
 
-/// Writes the pending tool results `(call id, name, content)` as one user message.
+/// Writes the pending tool results `(call id, name, content)` as one user message, their
+/// `images` (their URLs) after the text.
 fn flush_results(
     format: FormatId,
     results: &mut Vec<(String, String, String)>,
+    images: &mut Vec<String>,
     messages: &mut Vec<ChatMessage>,
 ) {
     if results.is_empty() {
@@ -154,10 +166,12 @@ fn flush_results(
             content,
         })
         .collect();
-    messages.push(ChatMessage::text(
-        "user",
-        write_tool_results(format, &texts),
-    ));
+    let text = write_tool_results(format, &texts);
+    messages.push(if images.is_empty() {
+        ChatMessage::text("user", text)
+    } else {
+        ChatMessage::text_and_images("user", &text, images.drain(..))
+    });
     results.clear();
 }
 
@@ -457,5 +471,29 @@ mod tests {
             );
             assert_eq!(out.messages[3].content_text().unwrap(), want, "{format}");
         }
+    }
+
+    // A screenshot in a tool result reaches an emulated upstream with the results' message,
+    // as an image part after their text (it was dropped: only the text was kept).
+    #[test]
+    fn a_results_images_follow_the_results_text() {
+        let mut r = request();
+        let uri = "data:image/png;base64,iVBORw0KGgo=";
+        r.messages[2].content = Some(json!([{"type": "text", "text": "{\"sky\":\"sunny\"}"},
+            {"type": "image_url", "image_url": {"url": uri}}]));
+        let f = FormatId::from_name("hermes").unwrap();
+        let out = rewrite(&r, &registry(), f, &Trigger::random()).unwrap();
+        let results = &out.messages[3];
+        assert_eq!(results.role, "user");
+        assert!(results.content_text().unwrap().contains("sunny"));
+        let images = results.images();
+        assert_eq!(
+            images,
+            [ImagePart::Data {
+                media_type: "image/png",
+                data: "iVBORw0KGgo="
+            }]
+        );
+        assert!(out.messages[4].images().is_empty());
     }
 }

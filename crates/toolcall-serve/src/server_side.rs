@@ -11,7 +11,9 @@
 //!
 //! This is a layer under every front end: a front end decodes its request to Chat
 //! Completions and hands it to a [`ServerTurnJob`], whose [`ServerAnswer`] it writes in its
-//! own shape (Chat Completions and Responses here). Each model request of the turn is one
+//! own shape (every front end: Chat Completions, Responses, Messages, Gemini). The client's
+//! tools of every kind are offered as a turn without server-side tools offers them
+//! (`ClientView`), and its calls written back as declared. Each model request of the turn is one
 //! gateway turn on the client's route (`GatewayModel`), so server-side tools get the
 //! route's format, emulation, invalid-call policy, `tool_choice`, tools cache and pooled
 //! upstream client exactly as a request without them does.
@@ -47,11 +49,11 @@ use tokio::sync::mpsc;
 use toolcall_core::Registry;
 use toolcall_inspector::{Hub, Inspector, ToolSwitches};
 use toolcall_run::client::{ModelReply, ModelRequest, NameMap};
-use toolcall_run::client::{chat_tools, to_chat_messages};
+use toolcall_run::client::{chat_tools, to_messages_for};
 use toolcall_run::server::{ServerTools, ServerTurnError, SessionPack};
 use toolcall_run::{AgentError, AgentEvent, Archive, ClientError, Mode, ModelClient};
 use toolcall_wire::Api;
-use toolcall_wire::chat::ChatRequest;
+use toolcall_wire::chat::{ChatRequest, ChatTool};
 use toolcall_wire::dialect::{End, Out, ReplyMeta};
 
 use crate::metrics::Metrics;
@@ -268,8 +270,17 @@ fn with_session(mut response: Response, session: Option<&str>) -> Response {
 /// upstream client. The calls it hands the loop are read and checked already.
 struct GatewayModel {
     state: AppState,
-    /// The client's request: its model, sampling and other fields go with every request.
+    /// The client's request: its model, sampling and other fields go with every request,
+    /// and its tools as the client declared them (custom, namespace and built-in tools
+    /// included), so each request's turn offers and checks them as a turn without
+    /// server-side tools does, and their calls come back in their declared shape.
     base: ChatRequest,
+    /// The names the client's tools are called by ([`ClientView`]): the agent's other tools
+    /// are the server's.
+    client_names: std::collections::HashSet<String>,
+    /// The route's upstream dialect: a result's images stay in it where the dialect carries
+    /// them ([`toolcall_wire::Dialect::result_images`]).
+    upstream: Api,
     /// Requests made so far: the client's `tool_choice` asks for the turn's first reply;
     /// the later ones, after server-side results, are the model's own choice.
     asked: AtomicUsize,
@@ -278,10 +289,18 @@ struct GatewayModel {
 }
 
 impl GatewayModel {
-    fn new(state: &AppState, mut base: ChatRequest) -> Self {
+    fn new(state: &AppState, mut base: ChatRequest, view: &ClientView) -> Self {
         base.stream = None;
         GatewayModel {
             state: state.clone(),
+            upstream: state.upstreams.route(&base.model).api,
+            client_names: view
+                .request
+                .tools
+                .iter()
+                .flatten()
+                .map(|t| t.function.name.clone())
+                .collect(),
             base,
             asked: AtomicUsize::new(0),
             error: Mutex::new(None),
@@ -295,14 +314,29 @@ impl GatewayModel {
         names: &NameMap,
     ) -> Result<ChatRequest, ClientError> {
         let mut chat = self.base.clone();
-        chat.messages = to_chat_messages(&request.messages, names);
+        chat.messages = to_messages_for(self.upstream, &request.messages, names);
         let first = self.asked.fetch_add(1, Ordering::Relaxed) == 0;
         if request.tools.is_empty() {
             chat.tools = None;
             chat.tool_choice = None;
             chat.parallel_tool_calls = None;
         } else {
-            chat.tools = Some(chat_tools(&request.tools, names));
+            // The server's tools as functions, then the client's as it declared them.
+            let server: Vec<_> = request
+                .tools
+                .iter()
+                .filter(|t| !self.client_names.contains(&t.name))
+                .cloned()
+                .collect();
+            let mut tools = chat_tools(&server, names);
+            tools.extend(
+                self.base
+                    .tools
+                    .iter()
+                    .flatten()
+                    .map(|t| provider_named(t, names)),
+            );
+            chat.tools = Some(tools);
             if !first {
                 chat.tool_choice = None;
             }
@@ -312,6 +346,43 @@ impl GatewayModel {
 
     fn take_error(&self) -> Option<ApiError> {
         self.error.lock().ok().and_then(|mut e| e.take())
+    }
+}
+
+/// A client's function tool under its provider name (a name no provider takes gets the
+/// alias its calls are mapped back from); a tool of another kind as declared.
+fn provider_named(tool: &ChatTool, names: &NameMap) -> ChatTool {
+    let mut tool = tool.clone();
+    if tool.kind == "function" {
+        tool.function.name = names.to_provider(&tool.function.name).into_owned();
+    }
+    tool
+}
+
+/// The client's request as the agent's loop reads it: its tools as the model is offered
+/// them by a turn (a namespace's tools under qualified names, a custom tool as a function
+/// of one string, a built-in tool as a function of its documented schema), its earlier
+/// custom calls and a custom `tool_choice` rewritten to match ([`crate::tool_kinds`]); and
+/// what the answer needs to write the client's calls in their declared shape.
+struct ClientView {
+    request: ChatRequest,
+    custom_tools: Vec<String>,
+    namespaces: Vec<String>,
+}
+
+impl ClientView {
+    fn of(request: &ChatRequest) -> Result<Self, ApiError> {
+        let mut view = request.clone();
+        let namespaces = crate::tool_kinds::expand_namespaces(&mut view);
+        // Every built-in gets its function form here, whatever the upstream: the agent's
+        // registry needs a name and a schema; the upstream gets the tool as declared.
+        crate::tool_kinds::expand_built_ins(&mut view, Api::CHAT);
+        let custom = crate::tool_kinds::CustomTools::take(&mut view)?;
+        Ok(ClientView {
+            request: view,
+            custom_tools: custom.names(),
+            namespaces,
+        })
     }
 }
 
@@ -365,7 +436,11 @@ pub struct ServerAnswer {
 /// to Chat Completions.
 pub struct ServerTurnJob {
     runner: ServerTools,
+    /// The client's request as the agent reads it ([`ClientView`]).
     request: ChatRequest,
+    /// The client's custom tools and namespaces: its calls are written back as declared.
+    custom_tools: Vec<String>,
+    namespaces: Vec<String>,
     model: Arc<GatewayModel>,
     /// The server's tools as the switches leave them at the start of this turn.
     tools: Registry,
@@ -392,10 +467,13 @@ impl ServerTurnJob {
             Ok(Err(e)) => return Err(ApiError::archive(&e.to_string())),
             Err(e) => return Err(ApiError::archive(&format!("reading tool switches: {e}"))),
         }
+        let view = ClientView::of(&chat)?;
         Ok(ServerTurnJob {
             runner: side.runner.clone(),
-            request: chat.clone(),
-            model: Arc::new(GatewayModel::new(state, chat)),
+            model: Arc::new(GatewayModel::new(state, chat, &view)),
+            request: view.request,
+            custom_tools: view.custom_tools,
+            namespaces: view.namespaces,
             tools: side.switches.apply(&side.tools),
             sessions: side.sessions.clone(),
             session,
@@ -474,15 +552,18 @@ pub async fn run(
     openai_built_ins: Vec<String>,
 ) -> Result<Response, ApiError> {
     let streamed = request.stream == Some(true);
+    let model = request.model.clone();
+    let mut job = ServerTurnJob::new(state, side, headers, request).await?;
     let meta = ReplyMeta {
         id: crate::front::fresh_id(front),
-        model: request.model.clone(),
+        model,
         created: crate::chat::now(),
         extra: echo,
+        custom_tools: job.custom_tools.clone(),
+        namespaces: job.namespaces.clone(),
         openai_built_ins,
         ..ReplyMeta::default()
     };
-    let mut job = ServerTurnJob::new(state, side, headers, request).await?;
     if !streamed {
         let answer = job.run().await?;
         let body = front

@@ -31,8 +31,8 @@ use crate::chat::{
     ToolCallDelta,
 };
 use crate::dialect::{
-    Decoded, Delta, Dialect, End, ErrorInfo, Out, ReplyMeta, SseEvent, StreamDecoder,
-    StreamEncoder, Usage, arguments_object, item_id,
+    Decoded, Delta, Dialect, End, ErrorInfo, FlatDeclaration, Out, ReplyMeta, SseEvent,
+    StreamDecoder, StreamEncoder, Usage, arguments_object, item_id,
 };
 use crate::{Limits, Reply, WireCall, WireError, excerpt, not_json};
 
@@ -619,6 +619,24 @@ impl Dialect for Messages {
 
     fn encode_error(&self, e: &ErrorInfo<'_>) -> Value {
         json!({"type": "error", "error": {"type": error_type(e.status), "message": e.message}})
+    }
+
+    fn result_images(&self) -> bool {
+        true
+    }
+
+    /// `{"name", "description", "input_schema"}` (no `type`): the schema as `parameters`.
+    fn tools_file_entry(&self, entry: &Map<String, Value>) -> Option<Vec<FlatDeclaration>> {
+        if entry.contains_key("type") || !entry.contains_key("input_schema") {
+            return None;
+        }
+        let mut flat = entry.clone();
+        if !flat.contains_key("parameters")
+            && let Some(schema) = flat.remove("input_schema")
+        {
+            flat.insert("parameters".into(), schema);
+        }
+        Some(vec![Ok(flat)])
     }
 }
 

@@ -11,8 +11,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::dialect::{
-    Decoded, Delta, Dialect, End, ErrorInfo, Out, ReplyMeta, SseEvent, StreamDecoder,
-    StreamEncoder, Usage,
+    Decoded, Delta, Dialect, End, ErrorInfo, FlatDeclaration, Out, ReplyMeta, SseEvent,
+    StreamDecoder, StreamEncoder, Usage,
 };
 use crate::{Limits, Reply, WireCall, WireError, not_json};
 
@@ -650,6 +650,26 @@ impl Dialect for Chat {
     }
 
     /// Tools of a kind other than `function` are left out: a Chat server refuses them.
+    /// `{"type": "function", "function": {..}}`; keys beside `function` stay beside.
+    fn tools_file_entry(&self, entry: &Map<String, Value>) -> Option<Vec<FlatDeclaration>> {
+        if entry.get("type").and_then(Value::as_str) != Some("function") {
+            return None;
+        }
+        let flat = match entry.get("function")? {
+            Value::Object(function) => {
+                let mut flat = function.clone();
+                for (k, v) in entry {
+                    if k != "type" && k != "function" {
+                        flat.insert(k.clone(), v.clone());
+                    }
+                }
+                Ok(flat)
+            }
+            _ => Err("\"function\" must be an object".to_owned()),
+        };
+        Some(vec![flat])
+    }
+
     fn encode_request(&self, request: &ChatRequest) -> Result<Value, WireError> {
         let mut out = request.clone();
         if let Some(tools) = &mut out.tools {

@@ -220,7 +220,30 @@ pub trait Dialect: Send + Sync + 'static {
     fn stream_encoder(&self, meta: ReplyMeta) -> Box<dyn StreamEncoder>;
     /// An error body in this dialect's shape.
     fn encode_error(&self, error: &ErrorInfo<'_>) -> Value;
+    /// Whether a tool result carries images in this dialect (Messages' `tool_result`
+    /// blocks, Gemini's `functionResponse.parts`, Responses' `function_call_output`): a
+    /// producer of results (an agent's conversation) then leaves a result's images in it,
+    /// as the neutral `tool` message's image parts. Where it does not (Chat Completions,
+    /// whose reference server takes images in user messages only), they follow the results
+    /// in a user message. No by default.
+    fn result_images(&self) -> bool {
+        false
+    }
+    /// A tools file's entry (`--tools FILE`, a `tools` document) in this dialect's
+    /// declaration shape, as flat declarations: `name`, `description`, `parameters` (JSON
+    /// Schema) and the entry's other keys beside them (a tools file's own keys, `enabled`,
+    /// `backend`, …). `None` when the entry is not in this dialect's shape; one entry may
+    /// hold several declarations (Gemini's `functionDeclarations`), each read or refused on
+    /// its own.
+    fn tools_file_entry(&self, entry: &Map<String, Value>) -> Option<Vec<FlatDeclaration>> {
+        let _ = entry;
+        None
+    }
 }
+
+/// One declaration of a tools file read flat ([`Dialect::tools_file_entry`]), or why it
+/// cannot be.
+pub type FlatDeclaration = Result<Map<String, Value>, String>;
 
 /// Accumulates [`Delta`]s of any dialect into one [`Reply`]: a stream is a reply only when
 /// it said it finished.

@@ -30,8 +30,8 @@ use crate::chat::{
     ToolCallDelta,
 };
 use crate::dialect::{
-    Decoded, Delta, Dialect, End, ErrorInfo, Out, ReplyMeta, SseEvent, StreamDecoder,
-    StreamEncoder, Usage, arguments_object,
+    Decoded, Delta, Dialect, End, ErrorInfo, FlatDeclaration, Out, ReplyMeta, SseEvent,
+    StreamDecoder, StreamEncoder, Usage, arguments_object,
 };
 use crate::{Limits, Reply, WireCall, WireError, excerpt, not_json};
 
@@ -506,6 +506,28 @@ pub fn function_declaration(t: &ChatTool) -> Value {
     Value::Object(d)
 }
 
+/// One `functionDeclarations` entry read flat ([`Dialect::tools_file_entry`]).
+fn flat_declaration(d: &Value) -> FlatDeclaration {
+    let mut flat = d
+        .as_object()
+        .cloned()
+        .ok_or_else(|| "each tool must be a JSON object".to_owned())?;
+    let schema = flat
+        .remove("parametersJsonSchema")
+        .or_else(|| flat.remove("parameters_json_schema"));
+    match schema {
+        Some(schema) => {
+            flat.insert("parameters".into(), schema);
+        }
+        None => {
+            if let Some(p) = flat.get_mut("parameters") {
+                *p = lowercase_types(p, 0);
+            }
+        }
+    }
+    Ok(flat)
+}
+
 /// Deepest schema nesting whose types are lower-cased; deeper parts stay as sent.
 const MAX_SCHEMA_DEPTH: usize = 64;
 
@@ -757,6 +779,21 @@ impl Dialect for Gemini {
 
     fn encode_error(&self, e: &ErrorInfo<'_>) -> Value {
         json!({"error": {"code": e.status, "message": e.message, "status": error_status(e.status)}})
+    }
+
+    fn result_images(&self) -> bool {
+        true
+    }
+
+    /// `{"functionDeclarations": [..]}` (or `function_declarations`): each declaration,
+    /// its schema `parametersJsonSchema` as it is or `parameters` (OpenAPI) with its type
+    /// names lower-cased.
+    fn tools_file_entry(&self, entry: &Map<String, Value>) -> Option<Vec<FlatDeclaration>> {
+        let list = entry
+            .get("functionDeclarations")
+            .or_else(|| entry.get("function_declarations"))?
+            .as_array()?;
+        Some(list.iter().map(flat_declaration).collect())
     }
 }
 

@@ -11,7 +11,8 @@
 //!
 //! **Adding a dialect** is one module (a unit struct implementing [`Dialect`]) plus one
 //! registration line in [`DIALECTS`]; [`Api::from_name`] then finds it, so the gateway's
-//! `upstream_api` setting and `toolcall run --api` accept it.
+//! `upstream_api` setting and `toolcall run --api` accept it, and tools files read its
+//! declaration shape ([`tools_file_entry`]).
 //!
 //! Used by `toolcall run`'s model clients, the parser's native shapes and the `toolcall serve`
 //! gateway, so all three read a provider's reply the same way. This crate is plain serde:
@@ -71,6 +72,14 @@ impl Api {
     pub fn dialect(self) -> &'static dyn Dialect {
         self.0
     }
+}
+
+/// A tools file's entry read by the registered dialect whose declaration shape it is
+/// ([`Dialect::tools_file_entry`]); `None` when it is in none (the file's own format).
+pub fn tools_file_entry(
+    entry: &serde_json::Map<String, serde_json::Value>,
+) -> Option<Vec<dialect::FlatDeclaration>> {
+    DIALECTS.iter().find_map(|d| d.tools_file_entry(entry))
 }
 
 impl Default for Api {

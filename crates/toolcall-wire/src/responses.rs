@@ -13,8 +13,8 @@ use crate::chat::{
     ToolCallDelta,
 };
 use crate::dialect::{
-    Decoded, Delta, Dialect, End, ErrorInfo, Out, ReplyMeta, SseEvent, StreamDecoder,
-    StreamEncoder, Usage, item_id,
+    Decoded, Delta, Dialect, End, ErrorInfo, FlatDeclaration, Out, ReplyMeta, SseEvent,
+    StreamDecoder, StreamEncoder, Usage, item_id,
 };
 use crate::{Limits, Reply, WireCall, WireError, excerpt, not_json};
 
@@ -835,6 +835,22 @@ impl Dialect for Responses {
 
     fn encode_error(&self, e: &ErrorInfo<'_>) -> Value {
         crate::chat::Chat.encode_error(e)
+    }
+
+    fn result_images(&self) -> bool {
+        true
+    }
+
+    /// A flat `{"type": "function", "name", "description", "parameters"}`.
+    fn tools_file_entry(&self, entry: &Map<String, Value>) -> Option<Vec<FlatDeclaration>> {
+        if entry.get("type").and_then(Value::as_str) != Some("function")
+            || entry.contains_key("function")
+        {
+            return None;
+        }
+        let mut flat = entry.clone();
+        flat.remove("type");
+        Some(vec![Ok(flat)])
     }
 }
 

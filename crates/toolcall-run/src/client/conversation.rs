@@ -2,10 +2,13 @@
 //! ([`ChatRequest`]): every model client hands it to its dialect's module, which writes the
 //! provider's body, so no client builds provider JSON itself.
 //!
-//! Images in tool results are replaced by placeholders and attached to one user message
-//! after the run of tool results (tool results must directly follow the assistant turn that
-//! made the calls); a job result is a user message, followed by its own images. Results of
-//! text-format calls are one user message in the calls' family's result syntax.
+//! Images in tool results stay in their result, as the `tool` message's image parts, for
+//! an upstream whose dialect carries them there ([`toolcall_wire::Dialect::result_images`]:
+//! Messages, Gemini, Responses), which writes them in its own shape. For Chat Completions
+//! they are replaced by placeholders and attached to one user message after the run of tool
+//! results (tool results must directly follow the assistant turn that made the calls). A job
+//! result is a user message, followed by its own images. Results of text-format calls are
+//! one user message in the calls' family's result syntax.
 
 use std::borrow::Cow;
 
@@ -13,18 +16,19 @@ use serde_json::Value;
 use toolcall_core::{CallId, ToolCall, ToolSpec};
 use toolcall_parse::{FormatId, ToolResultText, write_tool_results};
 use toolcall_wire::chat::{ChatMessage, ChatRequest, ChatTool, ChatToolCall};
-use toolcall_wire::encode_arguments;
+use toolcall_wire::{Api, encode_arguments};
 
-use super::images::{Image, take_images};
+use super::images::{Image, take_images, take_images_noting};
 use super::{ClientError, Message, ModelReply, ModelRequest, NameMap, TextResult, name_map};
 
-/// `request` as the neutral request for `model`: the conversation, the tools when any are
-/// offered, and the request options (tool options only with tools).
-pub fn chat_request(model: &str, request: &ModelRequest, stream: bool) -> ChatRequest {
+/// `request` as the neutral request for `model` behind an upstream of dialect `api`: the
+/// conversation, the tools when any are offered, and the request options (tool options
+/// only with tools).
+pub fn chat_request(api: Api, model: &str, request: &ModelRequest, stream: bool) -> ChatRequest {
     let names = name_map(request);
     let mut chat = ChatRequest {
         model: model.to_owned(),
-        messages: to_chat_messages(&request.messages, &names),
+        messages: to_messages_for(api, &request.messages, &names),
         stream: stream.then_some(true),
         ..ChatRequest::default()
     };
@@ -49,8 +53,15 @@ pub fn chat_tools(tools: &[ToolSpec], names: &NameMap) -> Vec<ChatTool> {
         .collect()
 }
 
-/// The conversation as neutral (Chat) messages; see the module doc.
+/// The conversation as neutral messages for a Chat Completions upstream; see the module doc.
 pub fn to_chat_messages(messages: &[Message], names: &NameMap) -> Vec<ChatMessage> {
+    to_messages_for(Api::CHAT, messages, names)
+}
+
+/// The conversation as neutral messages for an upstream of dialect `api`: a tool result's
+/// images stay in it where the dialect carries them there; see the module doc.
+pub fn to_messages_for(api: Api, messages: &[Message], names: &NameMap) -> Vec<ChatMessage> {
+    let images_in_results = api.dialect().result_images();
     let mut out = Vec::with_capacity(messages.len());
     let mut pending_images = Vec::new();
     for m in merge_text_results(messages).iter().map(|m| m.as_ref()) {
@@ -77,11 +88,33 @@ pub fn to_chat_messages(messages: &[Message], names: &NameMap) -> Vec<ChatMessag
                 call_id, content, ..
             } => {
                 let mut content = content.clone();
-                pending_images.extend(take_images(&mut content));
-                out.push(ChatMessage::tool_result(
-                    call_id.as_str(),
-                    content.to_string(),
-                ));
+                if !images_in_results {
+                    pending_images.extend(take_images(&mut content));
+                    out.push(ChatMessage::tool_result(
+                        call_id.as_str(),
+                        content.to_string(),
+                    ));
+                    continue;
+                }
+                let images = take_images_noting(&mut content, &|img| {
+                    format!(
+                        "[{} image, {} base64 bytes, attached to this result]",
+                        img.media_type,
+                        img.data.len()
+                    )
+                });
+                out.push(if images.is_empty() {
+                    ChatMessage::tool_result(call_id.as_str(), content.to_string())
+                } else {
+                    ChatMessage {
+                        tool_call_id: Some(call_id.as_str().to_owned()),
+                        ..ChatMessage::text_and_images(
+                            "tool",
+                            &content.to_string(),
+                            images.iter().map(Image::data_uri),
+                        )
+                    }
+                });
             }
             Message::JobResult {
                 call_id,
@@ -290,6 +323,47 @@ mod tests {
             assert_eq!(reply.reasoning.as_deref(), Some("think first"), "{name}");
             assert_eq!(reply.text.as_deref(), Some("Hi"), "{name}");
         }
+    }
+
+    // A screenshot result: inside the result for a dialect that carries images there, after
+    // the results in a user message for Chat Completions.
+    #[test]
+    fn result_images_stay_in_the_result_where_the_dialect_carries_them() {
+        let shot = json!({"status": "ok", "data": {"type": "image", "media_type": "image/png",
+            "data": "iVBORw0KGgo="}});
+        let mut call = ToolCall::new("computer", json!({}), "openai_chat");
+        call.call_id = "c1".into();
+        let messages = [
+            Message::user("look"),
+            Message::Assistant {
+                text: None,
+                calls: vec![call],
+            },
+            Message::Tool {
+                call_id: "c1".into(),
+                name: "computer".into(),
+                content: shot,
+            },
+        ];
+        let names = NameMap::default();
+        let uri = "data:image/png;base64,iVBORw0KGgo=";
+        for api in ["anthropic", "gemini", "responses"] {
+            let api = Api::from_name(api).unwrap();
+            let wire = serde_json::to_value(to_messages_for(api, &messages, &names)).unwrap();
+            assert_eq!(wire.as_array().unwrap().len(), 3, "{}: {wire}", api.name());
+            let result = &wire[2];
+            assert_eq!(result["role"], "tool");
+            assert_eq!(result["tool_call_id"], "c1");
+            assert_eq!(result["content"][1]["image_url"]["url"], uri, "{wire}");
+            let text = result["content"][0]["text"].as_str().unwrap();
+            assert!(text.contains("attached to this result"), "{text}");
+            assert!(!text.contains("iVBORw0KGgo="), "{text}");
+        }
+        let wire = serde_json::to_value(to_chat_messages(&messages, &names)).unwrap();
+        assert_eq!(wire.as_array().unwrap().len(), 4, "{wire}");
+        assert!(wire[2]["content"].is_string(), "{wire}");
+        assert_eq!(wire[3]["role"], "user");
+        assert_eq!(wire[3]["content"][1]["image_url"]["url"], uri, "{wire}");
     }
 
     // covers, O-1

@@ -107,7 +107,7 @@ impl ApiClient {
 
     /// The request body sent for `request`, in this client's dialect.
     pub fn body(&self, request: &ModelRequest) -> Result<Value, ClientError> {
-        let chat = chat_request(&self.model, request, self.stream);
+        let chat = chat_request(self.api, &self.model, request, self.stream);
         let mut body = self
             .api
             .dialect()

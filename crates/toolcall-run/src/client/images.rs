@@ -21,6 +21,11 @@ impl Image {
     pub fn data_uri(&self) -> String {
         format!("data:{};base64,{}", self.media_type, self.data)
     }
+
+    /// The image as a tool result carries it (what [`find_images`] finds).
+    pub fn to_value(&self) -> Value {
+        serde_json::json!({"type": "image", "media_type": self.media_type, "data": self.data})
+    }
 }
 
 fn as_image(v: &Value) -> Option<Image> {

@@ -21,7 +21,7 @@ mod options;
 pub mod replay;
 pub mod transport;
 
-pub use conversation::{chat_request, chat_tools, to_chat_messages};
+pub use conversation::{chat_request, chat_tools, to_chat_messages, to_messages_for};
 pub use http::ApiClient;
 pub use options::{RequestOptions, ToolChoice};
 pub use replay::ReplayClient;
