@@ -9,6 +9,10 @@
 //! | Gemini | `{"functionDeclarations":[{"name","description","parameters"}]}` (types such as `"STRING"` are lower-cased) |
 //! | own | `{"name","description","parameters","enabled","kind","timeout_ms","requires_approval","backend"}` |
 //!
+//! Each provider shape is read by its dialect's module in `toolcall-wire`
+//! ([`toolcall_wire::Dialect::tools_file_entry`]), so a new dialect's declarations are
+//! accepted here once it is registered; an entry in none of them is the own format.
+//!
 //! The document is an array of entries or an object `{"tools": [...]}`; Gemini's
 //! `functionDeclarations` lists are flattened in place (entry indexes count declarations). The project's own keys
 //! (`enabled`, `kind`, `backend`, ...) are also read beside the provider shapes, so an OpenAI
@@ -24,6 +28,8 @@ use std::io::Read;
 use std::path::Path;
 
 use serde_json::{Map, Value};
+
+use toolcall_wire::dialect::FlatDeclaration;
 
 use crate::registry::{Registry, RegistryError};
 use crate::spec::{McpServer, ToolSpec};
@@ -178,17 +184,30 @@ pub fn specs_from_tools_json(doc: &Value) -> Result<Vec<ToolSpec>, RegistryError
         Value::Object(o) => match o.get("tools") {
             Some(Value::Array(a)) => a.iter().collect(),
             Some(_) => return Err(RegistryError::Shape("\"tools\" must be an array".into())),
-            None if gemini_declarations(doc).is_some() => vec![doc],
+            // A document that is one provider entry (Gemini's `{"functionDeclarations": …}`).
+            None if toolcall_wire::tools_file_entry(o).is_some() => vec![doc],
             None => return Err(RegistryError::Shape(SHAPES.into())),
         },
         _ => return Err(RegistryError::Shape(SHAPES.into())),
     };
-    // Gemini groups declarations: `{"functionDeclarations": [...]}`.
-    let mut entries: Vec<(&Value, bool)> = Vec::new();
+    // Each entry read flat by the dialect whose declaration shape it is (one entry may hold
+    // several declarations: entry indexes count declarations), else in the own format.
+    let mut entries: Vec<(Option<String>, FlatDeclaration)> = Vec::new();
     for entry in top.into_iter().filter(|e| !is_mcp_entry(e)) {
-        match gemini_declarations(entry) {
-            Some(decls) => entries.extend(decls.iter().map(|d| (d, true))),
-            None => entries.push((entry, false)),
+        let Some(obj) = entry.as_object() else {
+            entries.push((None, Err("each tool must be a JSON object".to_owned())));
+            continue;
+        };
+        match toolcall_wire::tools_file_entry(obj) {
+            Some(declarations) => entries.extend(declarations.into_iter().map(|d| {
+                let name = d
+                    .as_ref()
+                    .ok()
+                    .and_then(name_of)
+                    .or_else(|| entry_name(entry));
+                (name, d)
+            })),
+            None => entries.push((entry_name(entry), own_entry(obj))),
         }
         if entries.len() > MAX_TOOLS {
             return Err(RegistryError::Shape(format!(
@@ -197,51 +216,21 @@ pub fn specs_from_tools_json(doc: &Value) -> Result<Vec<ToolSpec>, RegistryError
         }
     }
     entries
-        .iter()
+        .into_iter()
         .enumerate()
-        .map(|(index, (entry, gemini))| {
-            let spec = if *gemini {
-                let mut e = (*entry).clone();
-                if let Some(p) = e.get_mut("parameters") {
-                    lowercase_types(p, 0);
-                }
-                spec_from_entry(&e)
-            } else {
-                spec_from_entry(entry)
-            };
-            spec.map_err(|message| RegistryError::Entry {
-                index,
-                name: entry_name(entry),
-                source: Box::new(RegistryError::Shape(message)),
-            })
+        .map(|(index, (name, flat))| {
+            flat.and_then(spec_from_flat)
+                .map_err(|message| RegistryError::Entry {
+                    index,
+                    name,
+                    source: Box::new(RegistryError::Shape(message)),
+                })
         })
         .collect()
 }
 
-fn gemini_declarations(v: &Value) -> Option<&Vec<Value>> {
-    v.get("functionDeclarations")
-        .or_else(|| v.get("function_declarations"))
-        .and_then(Value::as_array)
-}
-
-/// Gemini's SDKs write OpenAPI types in capitals (`"OBJECT"`, `"STRING"`); JSON Schema
-/// wants them lower-case.
-fn lowercase_types(schema: &mut Value, depth: usize) {
-    if depth > 32 {
-        return;
-    }
-    match schema {
-        Value::Object(map) => {
-            for (k, v) in map.iter_mut() {
-                match (k.as_str(), v) {
-                    ("type", Value::String(t)) => *t = t.to_ascii_lowercase(),
-                    (_, v) => lowercase_types(v, depth + 1),
-                }
-            }
-        }
-        Value::Array(items) => items.iter_mut().for_each(|i| lowercase_types(i, depth + 1)),
-        _ => {}
-    }
+fn name_of(flat: &Map<String, Value>) -> Option<String> {
+    flat.get("name").and_then(Value::as_str).map(str::to_owned)
 }
 
 fn entry_name(entry: &Value) -> Option<String> {
@@ -252,48 +241,20 @@ fn entry_name(entry: &Value) -> Option<String> {
         .map(str::to_owned)
 }
 
-/// Normalises one entry of any accepted shape to the own format, then deserialises it.
-fn spec_from_entry(entry: &Value) -> Result<ToolSpec, String> {
-    let obj = entry
-        .as_object()
-        .ok_or_else(|| "each tool must be a JSON object".to_owned())?;
-    let mut own: Map<String, Value> = Map::new();
+/// An entry in no provider's declaration shape: the own format, flat already; a `type`
+/// (a hosted or built-in tool) names what cannot be called through toolcall.
+fn own_entry(obj: &Map<String, Value>) -> FlatDeclaration {
     match obj.get("type") {
-        Some(Value::String(t)) if t == "function" => {
-            if let Some(function) = obj.get("function") {
-                // OpenAI Chat: the definition is nested; own keys may sit beside it.
-                let function = function
-                    .as_object()
-                    .ok_or_else(|| "\"function\" must be an object".to_owned())?;
-                own.extend(function.clone());
-                for (k, v) in obj {
-                    if k != "type" && k != "function" {
-                        own.insert(k.clone(), v.clone());
-                    }
-                }
-            } else {
-                // Responses: flat.
-                for (k, v) in obj {
-                    if k != "type" {
-                        own.insert(k.clone(), v.clone());
-                    }
-                }
-            }
-        }
-        Some(Value::String(t)) => {
-            return Err(format!(
-                "tool type {t:?} cannot be called through toolcall; only \"function\" tools can"
-            ));
-        }
-        Some(_) => return Err("\"type\" must be a string".to_owned()),
-        None => own.extend(obj.clone()),
+        Some(Value::String(t)) => Err(format!(
+            "tool type {t:?} cannot be called through toolcall; only \"function\" tools can"
+        )),
+        Some(_) => Err("\"type\" must be a string".to_owned()),
+        None => Ok(obj.clone()),
     }
-    // Anthropic names the schema `input_schema`.
-    if !own.contains_key("parameters")
-        && let Some(schema) = own.remove("input_schema")
-    {
-        own.insert("parameters".into(), schema);
-    }
+}
+
+/// A flat declaration (the own format's keys) as a spec.
+fn spec_from_flat(mut own: Map<String, Value>) -> Result<ToolSpec, String> {
     // `strict` is an OpenAI flag with no meaning here.
     own.remove("strict");
     if own.get("parameters").is_some_and(Value::is_null) {
@@ -367,6 +328,16 @@ mod tests {
         let doc = json!([{"functionDeclarations": [decl, {"description": "nameless"}]}]);
         let e = Registry::from_tools_json(&doc).unwrap_err().to_string();
         assert!(e.contains("#1"), "{e}");
+    }
+
+    // Before: google-genai's `parametersJsonSchema` was not read (the tool took an empty
+    // schema); it is toolcall-wire's Gemini module that reads declarations now.
+    #[test]
+    fn gemini_declarations_with_a_json_schema() {
+        let doc = json!({"functionDeclarations": [
+            {"name": "search", "description": "Search", "parametersJsonSchema": params()}]});
+        let r = Registry::from_tools_json(&doc).unwrap();
+        assert_eq!(r.spec("search").unwrap().parameters, params());
     }
 
     // covers V-1, V-2, V-4
