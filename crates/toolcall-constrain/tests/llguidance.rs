@@ -77,7 +77,7 @@ fn is_valid_call(case: &Case) -> bool {
 /// its closing marker): the model wrote that token, so the reply as delivered is not what the
 /// constraint sees the model write. Likewise a shape the parser tolerates but the family's
 /// template never writes (a missing closing tag, an `invoke` holding JSON, a single-quoted
-/// or bare name): its call carries the repair that says so.
+/// or bare name, a Step-3 wrapper variant): its call carries the repair that says so.
 fn end_token_stripped(family: &str, output: &str) -> bool {
     let options = ParseOptions {
         format: FormatSelection::Only(family.into()),
@@ -90,6 +90,7 @@ fn end_token_stripped(family: &str, output: &str) -> bool {
                 "closing_tag",
                 "invoke_json",
                 "attribute_quotes",
+                "wrapper_variant",
             ]
             .contains(&r.kind.as_str())
         })

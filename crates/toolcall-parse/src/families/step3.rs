@@ -3,7 +3,10 @@
 //! `<steptml:parameter name="K">V</steptml:parameter>` children and `<｜tool_call_end｜>`, then
 //! `<｜tool_calls_end｜>`; values are text typed by the tool's schema.
 
+use std::borrow::Cow;
+
 use serde_json::{Map, Value};
+use toolcall_core::Repair;
 
 use super::text_example::named_parameters;
 use crate::FormatId;
@@ -47,13 +50,35 @@ fn lead(lead: &str, complete: bool) -> Lead {
 }
 
 fn body(body: &str, cx: &mut ReadCx<'_>, format: FormatId) -> Result<Vec<Draft>, String> {
-    invokes(&blank_sep_names(body), cx, format, &TAGS)
+    let named = blank_sep_names(body);
+    let as_template = matches!(named, Cow::Borrowed(_)) && wrapped_as_the_template_does(body);
+    let mut drafts = invokes(&named, cx, format, &TAGS)?;
+    if !as_template {
+        // Read as vLLM and SGLang read it, but said: the template never writes it, so a
+        // decoding constraint would not either.
+        for d in &mut drafts {
+            d.repairs.push(Repair::new(
+                "wrapper_variant",
+                "the Step-3 call wrapper was not written as the chat template writes it",
+            ));
+        }
+    }
+    Ok(drafts)
+}
+
+/// Whether every call opens with `<｜tool_call_begin｜>function<｜tool_sep｜>` and
+/// `<｜tool_sep｜>` appears nowhere else.
+fn wrapped_as_the_template_does(body: &str) -> bool {
+    const WRAPPER: &str = "<｜tool_call_begin｜>function<｜tool_sep｜>";
+    let wrapped = body.matches(WRAPPER).count();
+    body.matches("<｜tool_call_begin｜>").count() == wrapped
+        && body.matches("<｜tool_sep｜>").count() == wrapped
 }
 
 /// `function<｜tool_sep｜>NAME` before `<steptml:invoke name="NAME">` (the name written twice,
 /// as DeepSeek V3's wrapper does): the first NAME is blanked out, byte for byte, so the
 /// offsets of the rest stay as they are.
-fn blank_sep_names(body: &str) -> std::borrow::Cow<'_, str> {
+fn blank_sep_names(body: &str) -> Cow<'_, str> {
     const SEP: &str = "<｜tool_sep｜>";
     let mut out: Option<String> = None;
     let mut from = 0;
@@ -72,7 +97,7 @@ fn blank_sep_names(body: &str) -> std::borrow::Cow<'_, str> {
         let text = out.get_or_insert_with(|| body.to_owned());
         text.replace_range(start..start + lt, &" ".repeat(lt));
     }
-    out.map_or(std::borrow::Cow::Borrowed(body), std::borrow::Cow::Owned)
+    out.map_or(Cow::Borrowed(body), Cow::Owned)
 }
 
 static STREAM: StreamTags = StreamTags {
@@ -152,5 +177,66 @@ impl Family for Step3 {
             "<｜tool_calls_begin｜><｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke name=\"{name}\">{}</steptml:invoke><｜tool_call_end｜><｜tool_calls_end｜>",
             named_parameters("steptml:parameter", "", args)
         ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use crate::{FormatSelection, ParseOptions, StreamParser, parse};
+    use toolcall_core::StreamEvent;
+
+    fn repairs(text: &str) -> (Vec<Vec<String>>, Vec<Vec<String>>) {
+        let o = ParseOptions {
+            format: FormatSelection::Only("step3".into()),
+            ..ParseOptions::default()
+        };
+        let kinds = |c: &toolcall_core::ToolCall| {
+            c.origin.repairs.iter().map(|r| r.kind.clone()).collect::<Vec<_>>()
+        };
+        let one: Vec<_> = parse(text, &o).calls.iter().map(kinds).collect();
+        let mut sp = StreamParser::new(o);
+        let mut events = Vec::new();
+        for ch in text.chars() {
+            events.extend(sp.push(&ch.to_string()));
+        }
+        events.extend(sp.finish());
+        let streamed = events
+            .iter()
+            .filter_map(|e| match e {
+                StreamEvent::CallFinished { call, .. } => Some(kinds(call)),
+                _ => None,
+            })
+            .collect();
+        (one, streamed)
+    }
+
+    // The wrappers the template never writes are read but said, one-shot and streamed alike,
+    // so that whoever checks calls against the template (the decoding-constraint test) can
+    // tell them apart; the template's own wrapper carries no repair.
+    #[test]
+    fn wrapper_variants_are_read_and_reported() {
+        let invoke = r#"<steptml:invoke name="get_weather"><steptml:parameter name="city">Lyon</steptml:parameter></steptml:invoke><｜tool_call_end｜>"#;
+        let template = format!(
+            "<｜tool_calls_begin｜><｜tool_call_begin｜>function<｜tool_sep｜>{invoke}<｜tool_calls_end｜>"
+        );
+        assert_eq!(repairs(&template), (vec![vec![]], vec![vec![]]));
+        for variant in [
+            format!("<｜tool_calls_begin｜><｜tool_call_begin｜>{invoke}<｜tool_calls_end｜>"),
+            format!(
+                "<｜tool_calls_begin｜><｜tool_call_begin｜>function<｜tool_sep｜>get_weather\n{invoke}<｜tool_calls_end｜>"
+            ),
+            format!(
+                "<｜tool_calls_begin｜><｜tool_call_begin｜>function<｜tool_sep｜>{invoke}<｜tool_sep｜><｜tool_call_begin｜>function<｜tool_sep｜>{invoke}<｜tool_calls_end｜>"
+            ),
+        ] {
+            let (one, streamed) = repairs(&variant);
+            assert!(!one.is_empty(), "{variant}");
+            assert!(
+                one.iter().all(|k| k == &["wrapper_variant"]),
+                "{variant}: {one:?}"
+            );
+            assert_eq!(one, streamed, "{variant}");
+        }
     }
 }
