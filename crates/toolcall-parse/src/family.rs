@@ -702,11 +702,11 @@ pub(crate) fn convert_text_value(
     }
     let text = raw.trim();
     if types.contains(&"string") {
-        // A string or a structure (`["string", "object"]`, `anyOf` string | array): text
-        // that is that structure in JSON is the structure (as vLLM's readers take it);
-        // anything else, `"007"` and `42` included, stays exactly the text.
-        return structured_alternative(text, &types)
-            .unwrap_or_else(|| Value::String(raw.to_owned()));
+        // A string or another type (`["string", "object"]`, `["string", "null"]`, `anyOf`
+        // string | integer): text that is a value of one of the other types in JSON is that
+        // value (as vLLM's readers take a structure and llama.cpp's any of them); anything
+        // else, `"007"`, `1abc` and JSON strings included, stays exactly the text.
+        return typed_alternative(text, &types).unwrap_or_else(|| Value::String(raw.to_owned()));
     }
     let decoded = crate::repair::parse_lenient(text).ok();
     let fits = |v: &Value| {
@@ -747,19 +747,28 @@ pub(crate) fn convert_text_value(
     }
 }
 
-/// Whether the types allow a string and also an object or an array.
-fn structured_union(types: &[&str]) -> bool {
-    types.contains(&"string") && types.iter().any(|t| matches!(*t, "object" | "array"))
+/// Whether the types allow a string and also some other type.
+fn typed_union(types: &[&str]) -> bool {
+    types.contains(&"string") && types.iter().any(|t| *t != "string")
 }
 
-/// `text` as the object or array `types` allow besides a string, when it is one in JSON.
-fn structured_alternative(text: &str, types: &[&str]) -> Option<Value> {
-    if !structured_union(types) || !text.starts_with(['{', '[']) {
+/// `text` as a value of a type `types` allows besides a string, when it is one in strict
+/// JSON (`null`, `42`, `{"a": 1}`); `None` for any other text, JSON strings included.
+pub(crate) fn typed_alternative(text: &str, types: &[&str]) -> Option<Value> {
+    if !typed_union(types) {
         return None;
     }
     let v: Value = serde_json::from_str(text).ok()?;
-    let allowed = if v.is_object() { "object" } else { "array" };
-    types.contains(&allowed).then_some(v)
+    let fits = types.iter().any(|t| match *t {
+        "integer" => v.is_i64() || v.is_u64(),
+        "number" => v.is_number(),
+        "boolean" => v.is_boolean(),
+        "null" => v.is_null(),
+        "object" => v.is_object(),
+        "array" => v.is_array(),
+        _ => false,
+    });
+    fits.then_some(v)
 }
 
 /// A text value the schema does not type, read by the family's rule.
@@ -804,8 +813,8 @@ fn untyped_value(raw: &str, key: &str, untyped: Untyped, repairs: &mut Vec<Repai
 /// family's [`Untyped`] rule decides, see [`untyped_is_text`]).
 pub(crate) fn text_param(spec: Option<&ToolSpec>, key: &str) -> Option<bool> {
     let types = param_types(spec, key);
-    // A string-or-structure value is decided whole ([`convert_text_value`]).
-    (!types.is_empty()).then(|| types.contains(&"string") && !structured_union(&types))
+    // A value that may be a string or another type is decided whole ([`convert_text_value`]).
+    (!types.is_empty()).then(|| types.contains(&"string") && !typed_union(&types))
 }
 
 /// Whether an untyped value whose text starts `so_far` is a string under `rule`, as

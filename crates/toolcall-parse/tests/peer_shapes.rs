@@ -170,3 +170,76 @@ fn a_string_or_structure_value_written_as_json_is_the_structure() {
         )],
     );
 }
+
+/// A property that may be a string or another scalar (`["string", "null"]`,
+/// `["string", "integer"]`, `anyOf` string | boolean): text that is a value of the other type
+/// in JSON is that value, as llama.cpp's readers take it; other text (`1abc`, `007`, a JSON
+/// string, words) stays exactly the text. The same in each text-valued family.
+#[test]
+fn a_string_or_scalar_value_written_as_the_scalar_is_the_scalar() {
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "name": {"type": ["string", "null"]},
+            "count": {"type": ["string", "integer"]},
+            "label": {"type": ["null", "string"]},
+            "code": {"anyOf": [{"type": "string"}, {"type": "integer"}]},
+            "flag": {"anyOf": [{"type": "string"}, {"type": "boolean"}]},
+            "quoted": {"type": ["string", "integer"]}
+        }
+    });
+    let o = options(&[("set_record", schema)]);
+    let want = json!({"name": null, "count": 42, "label": "123 Main St", "code": "007",
+                      "flag": true, "quoted": "\"7\""});
+    let qwen = "<tool_call>\n<function=set_record>\n\
+        <parameter=name>\nnull\n</parameter>\n\
+        <parameter=count>\n42\n</parameter>\n\
+        <parameter=label>\n123 Main St\n</parameter>\n\
+        <parameter=code>\n007\n</parameter>\n\
+        <parameter=flag>\ntrue\n</parameter>\n\
+        <parameter=quoted>\n\"7\"\n</parameter>\n\
+        </function>\n</tool_call>";
+    check(qwen, &o, &[("set_record", want.clone())]);
+    let glm = "<tool_call>set_record\n\
+        <arg_key>name</arg_key>\n<arg_value>null</arg_value>\n\
+        <arg_key>count</arg_key>\n<arg_value>42</arg_value>\n\
+        <arg_key>label</arg_key>\n<arg_value>123 Main St</arg_value>\n\
+        <arg_key>code</arg_key>\n<arg_value>007</arg_value>\n\
+        <arg_key>flag</arg_key>\n<arg_value>true</arg_value>\n\
+        <arg_key>quoted</arg_key>\n<arg_value>\"7\"</arg_value>\n\
+        </tool_call>";
+    check(glm, &o, &[("set_record", want.clone())]);
+    let count_words = "<tool_call>\n<function=set_record>\n<parameter=count>\n1abc\n</parameter>\n</function>\n</tool_call>";
+    check(count_words, &o, &[("set_record", json!({"count": "1abc"}))]);
+}
+
+/// MiniMax M3: a text leaf is typed by all of its node's alternatives: `oneOf` integer |
+/// object given `5` is 5 (it was kept as the text "5", typed by the object branch alone),
+/// and the object branch still reads child elements.
+#[test]
+fn minimax_m3_a_text_leaf_is_typed_by_every_alternative() {
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "limit": {"oneOf": [{"type": "integer"}, {"type": "object", "properties": {"max": {"type": "integer"}}}]},
+            "name": {"type": ["string", "null"]}
+        }
+    });
+    let o = options(&[("list_items", schema)]);
+    let m = "]<]minimax[>[";
+    let call = |body: &str| {
+        format!(
+            "{m}<tool_call>\n{m}<invoke name=\"list_items\">{body}{m}</invoke>\n{m}</tool_call>"
+        )
+    };
+    check(
+        &call(&format!("{m}<limit>5{m}</limit>{m}<name>null{m}</name>")),
+        &o,
+        &[("list_items", json!({"limit": 5, "name": null}))],
+    );
+    check(
+        &call(&format!("{m}<limit>{m}<max>10{m}</max>{m}</limit>")),
+        &o,
+        &[("list_items", json!({"limit": {"max": 10}}))],
+    );
+}

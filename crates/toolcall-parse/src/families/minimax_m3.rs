@@ -471,10 +471,12 @@ impl Element {
 impl Content {
     /// The JSON value, typed by `schema` (the schema node this value sits under).
     fn into_json(self, schema: Option<&Value>, repairs: &mut Vec<Repair>) -> Result<Value, String> {
-        let schema = container(schema).or(schema);
         match self {
+            // A text leaf is typed by the node's own types, all its alternatives included
+            // (`oneOf` integer | object given `5`).
             Content::Text(t) => Ok(leaf(&decode_entities(layout_trim(&t)), schema, repairs)),
             Content::Children(children) => {
+                let schema = container(schema).or(schema);
                 if types(schema).contains(&"array") {
                     let items = schema.and_then(|s| s.get("items"));
                     return children
@@ -537,7 +539,8 @@ fn leaf(text: &str, schema: Option<&Value>, repairs: &mut Vec<Repair>) -> Value 
         return infer(text);
     }
     if allowed.contains(&"string") {
-        return Value::String(text.to_owned());
+        return crate::family::typed_alternative(text.trim(), &allowed)
+            .unwrap_or_else(|| Value::String(text.to_owned()));
     }
     let trimmed = text.trim();
     if trimmed.is_empty() {
