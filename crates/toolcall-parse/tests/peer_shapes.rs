@@ -243,3 +243,32 @@ fn minimax_m3_a_text_leaf_is_typed_by_every_alternative() {
         &[("list_items", json!({"limit": {"max": 10}}))],
     );
 }
+
+/// Harmony: a message addressed to a tool on the analysis channel is a call (gpt-oss writes
+/// them there too, and harmony readers take them), and LLM-jp's dialect writes one space
+/// after each control token; its analysis stays reasoning.
+#[test]
+fn harmony_calls_on_the_analysis_channel_and_with_spaced_headers() {
+    let o = options(&[("get_weather", json!({"type": "object"}))]);
+    let want = [("get_weather", json!({"city": "Paris"}))];
+    check(
+        "<|channel|>analysis to=functions.get_weather<|message|>{\"city\": \"Paris\"}<|call|>",
+        &o,
+        &want,
+    );
+    check(
+        "<|channel|>analysis to=functions.get_weather <|constrain|>json<|message|>{\"city\": \"Paris\"}",
+        &o,
+        &want,
+    );
+    check(
+        "<|channel|> commentary to=functions.get_weather<|message|> {\"city\": \"Paris\"}",
+        &o,
+        &want,
+    );
+    let spaced = "<|channel|> analysis<|message|> Paris, then.<|end|>\
+        <|start|> assistant to=functions.get_weather<|channel|> commentary <|constrain|>  json<|message|> {\"city\": \"Paris\"}<|call|>";
+    check(spaced, &o, &want);
+    let p = parse(spaced, &o);
+    assert!(!p.text.contains("Paris, then."), "{:?}", p.text);
+}

@@ -22,34 +22,38 @@ impl FormatId {
 
 const MESSAGE: &str = "<|message|>";
 const CALL: &str = "<|call|>";
-const OPENERS: [&str; 3] = [
+/// Where a message addressed to a tool starts: the recipient in the role header or in the
+/// channel header, on the commentary channel or (as gpt-oss also writes it, and harmony
+/// readers take it) the analysis channel; and the same with the one space after each
+/// control token that LLM-jp's harmony dialect writes.
+const OPENERS: [&str; 7] = [
     "<|start|>assistant<|channel|>commentary to=",
     "<|channel|>commentary to=",
     "<|start|>assistant to=",
+    "<|channel|>analysis to=",
+    "<|channel|> commentary to=",
+    "<|channel|> analysis to=",
+    "<|start|> assistant to=",
 ];
 
-static BLOCKS: [Block; 3] = [
+const fn block(open: &'static str) -> Block {
     Block {
         format: FormatId::GPT_OSS,
-        open: OPENERS[0],
+        open,
         close: CALL,
         lead,
         body,
-    },
-    Block {
-        format: FormatId::GPT_OSS,
-        open: OPENERS[1],
-        close: CALL,
-        lead,
-        body,
-    },
-    Block {
-        format: FormatId::GPT_OSS,
-        open: OPENERS[2],
-        close: CALL,
-        lead,
-        body,
-    },
+    }
+}
+
+static BLOCKS: [Block; 7] = [
+    block(OPENERS[0]),
+    block(OPENERS[1]),
+    block(OPENERS[2]),
+    block(OPENERS[3]),
+    block(OPENERS[4]),
+    block(OPENERS[5]),
+    block(OPENERS[6]),
 ];
 
 /// One call per block: the recipient, the header, `<|message|>`, then the JSON.
@@ -120,12 +124,18 @@ impl Family for GptOss {
                 open: "<|channel|>analysis<|message|>",
                 close: "<|end|>",
             },
+            ReasoningMarker {
+                open: "<|channel|> analysis<|message|>",
+                close: "<|end|>",
+            },
         ]
     }
     fn strip(&self) -> &'static [&'static str] {
         &[
             "<|start|>assistant<|channel|>final<|message|>",
             "<|channel|>final<|message|>",
+            "<|start|> assistant<|channel|> final<|message|>",
+            "<|channel|> final<|message|>",
             "<|return|>",
             "<|end|>",
         ]
