@@ -272,3 +272,35 @@ fn harmony_calls_on_the_analysis_channel_and_with_spaced_headers() {
     let p = parse(spaced, &o);
     assert!(!p.text.contains("Paris, then."), "{:?}", p.text);
 }
+
+/// Kimi K2: a call written without its section (`<|tool_call_begin|>` first), closed or at
+/// the end of the reply, is read as llama.cpp's reader takes it; prose around it stays.
+#[test]
+fn kimi_k2_a_call_without_its_section_is_read() {
+    let o = options(&[
+        ("get_weather", json!({"type": "object"})),
+        ("execute_command", json!({"type": "object"})),
+    ]);
+    check(
+        "Checking.<|tool_call_begin|>functions.get_weather:0<|tool_call_argument_begin|>{\"city\": \"Paris\"}<|tool_call_end|>",
+        &o,
+        &[("get_weather", json!({"city": "Paris"}))],
+    );
+    check(
+        "<|tool_call_begin|>functions.execute_command:0<|tool_call_argument_begin|>{\"command\": \"ls -lah\", \"timeout\": 10}",
+        &o,
+        &[(
+            "execute_command",
+            json!({"command": "ls -lah", "timeout": 10}),
+        )],
+    );
+    check(
+        "<|tool_call_begin|>functions.get_weather:0<|tool_call_argument_begin|>{\"city\": \"Oslo\"}<|tool_call_end|>\
+         <|tool_call_begin|>functions.get_weather:1<|tool_call_argument_begin|>{\"city\": \"Rome\"}<|tool_call_end|>",
+        &o,
+        &[
+            ("get_weather", json!({"city": "Oslo"})),
+            ("get_weather", json!({"city": "Rome"})),
+        ],
+    );
+}

@@ -34,6 +34,38 @@ fn lead(lead: &str, complete: bool) -> Lead {
     tag_lead(lead, complete, CALL)
 }
 
+/// A call written without its section (`<|tool_call_begin|>` first, as llama.cpp's reader
+/// takes it): the block is the one call, up to its `<|tool_call_end|>`.
+static BARE: Block = Block {
+    format: FormatId::KIMI_K2,
+    open: CALL,
+    close: CALL_END,
+    lead: bare_lead,
+    body: bare_body,
+};
+
+/// `functions.NAME:IDX<|tool_call_argument_begin|>` after the opener.
+fn bare_lead(lead: &str, complete: bool) -> Lead {
+    match lead.find(ARGS) {
+        Some(a) => match call_head(&lead[..a + ARGS.len()]) {
+            Some((name, _)) => Lead::Mine(Some(name)),
+            None => Lead::NotMine,
+        },
+        None if complete || lead.len() > 256 => Lead::NotMine,
+        None => Lead::NeedMore,
+    }
+}
+
+fn bare_body(b: &str, cx: &mut ReadCx<'_>, format: FormatId) -> Result<Vec<Draft>, String> {
+    body(&format!("{CALL}{b}{CALL_END}"), cx, format)
+}
+
+static BARE_STREAM: JsonCallTags = JsonCallTags {
+    call: "",
+    head: call_head,
+    call_end: "",
+};
+
 /// The header of a tool message in the Kimi K2 template (`## Return of ID`).
 const RETURN_OF: &str = "## Return of";
 
@@ -101,11 +133,15 @@ impl Family for KimiK2 {
         r#"<|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0<|tool_call_argument_begin|>{"city": "Paris"}<|tool_call_end|><|tool_calls_section_end|>"#
     }
     fn openers(&self) -> &'static [&'static str] {
-        &["<|tool_calls_section_begin|>"]
+        &["<|tool_calls_section_begin|>", CALL]
     }
-    fn reader(&self, _opener: usize, ctx: &Ctx) -> Option<Box<dyn RegionReader>> {
+    fn reader(&self, opener: usize, ctx: &Ctx) -> Option<Box<dyn RegionReader>> {
+        let (block, stream) = match opener {
+            0 => (&BLOCK, &STREAM),
+            _ => (&BARE, &BARE_STREAM),
+        };
         Some(Box::new(
-            BlockReader::new(&BLOCK).streaming_json(&STREAM, ctx.limits.max_depth),
+            BlockReader::new(block).streaming_json(stream, ctx.limits.max_depth),
         ))
     }
     fn instructions(&self) -> Option<Instructions> {
