@@ -358,9 +358,67 @@ pub struct StreamParser {
 }
 
 struct Implied {
-    family: &'static dyn family::Family,
+    decide: ImpliedBy,
     opener: &'static str,
     held: String,
+}
+
+/// What decides whether the reply continues an implied opener.
+enum ImpliedBy {
+    /// The explicitly chosen family ([`family::Family::continues_implied`]).
+    Family(&'static dyn family::Family),
+    /// Auto mode: a reply that starts inside a harmony-style role header the template
+    /// opened (`<|start|>assistant`), ` to=RECIPIENT` then `<|message|>` or `<|channel|>`
+    /// (gpt-oss, MuseGlimmer): no prose starts so.
+    RoleHeader,
+}
+
+/// The generation prompt harmony-style templates end with.
+const ROLE_HEADER: &str = "<|start|>assistant";
+
+impl ImpliedBy {
+    fn continues(&self, start: &str, is_final: bool) -> Option<bool> {
+        match self {
+            ImpliedBy::Family(f) => f.continues_implied(start, is_final),
+            ImpliedBy::RoleHeader => continues_role_header(start, is_final),
+        }
+    }
+}
+
+/// ` to=RECIPIENT<|message|>` or ` to=RECIPIENT<|channel|>` at the reply's start; `None`
+/// while its first bytes (at most a recipient's length) do not decide.
+fn continues_role_header(start: &str, is_final: bool) -> Option<bool> {
+    const TO: &str = " to=";
+    const MAX_RECIPIENT: usize = 256;
+    let Some(rest) = start.strip_prefix(TO) else {
+        return if TO.starts_with(start) && !is_final {
+            None
+        } else {
+            Some(false)
+        };
+    };
+    let n = rest
+        .find(|c: char| c.is_whitespace() || c == '<')
+        .unwrap_or(rest.len());
+    if n == rest.len() {
+        return if n < MAX_RECIPIENT && !is_final {
+            None
+        } else {
+            Some(false)
+        };
+    }
+    if n == 0 {
+        return Some(false);
+    }
+    let after = &rest[n..];
+    let heads = ["<|message|>", "<|channel|>"];
+    if heads.iter().any(|h| after.starts_with(h)) {
+        return Some(true);
+    }
+    if heads.iter().any(|h| h.starts_with(after)) && !is_final {
+        return None;
+    }
+    Some(false)
 }
 
 /// A reply whose chosen family's template opened `<think>`
@@ -424,17 +482,24 @@ impl StreamParser {
 
     /// [`StreamParser::new`] with `options.ctx()` already worked out.
     fn with_ctx(options: ParseOptions, ctx: Ctx, unknown: Vec<String>) -> Self {
-        let implied = ctx
-            .explicit
-            .then(|| ctx.order.first().and_then(|f| f.family()))
-            .flatten()
-            .and_then(|family| {
-                family.implied_opener().map(|opener| Implied {
-                    family,
-                    opener,
-                    held: String::new(),
+        let implied = if ctx.explicit {
+            ctx.order
+                .first()
+                .and_then(|f| f.family())
+                .and_then(|family| {
+                    family.implied_opener().map(|opener| Implied {
+                        decide: ImpliedBy::Family(family),
+                        opener,
+                        held: String::new(),
+                    })
                 })
-            });
+        } else {
+            (!ctx.reasoning_only && !ctx.starts_in_reasoning).then_some(Implied {
+                decide: ImpliedBy::RoleHeader,
+                opener: ROLE_HEADER,
+                held: String::new(),
+            })
+        };
         let opened_think = (ctx.explicit && !ctx.starts_in_reasoning && implied.is_none())
             .then(|| ctx.order.first().and_then(|f| f.family()))
             .flatten()
@@ -525,6 +590,14 @@ impl StreamParser {
         let from = out.len();
         self.drain_pending(out);
         match (self.implied.as_mut(), self.opened_think.as_mut()) {
+            // The reply's first bytes already say it does not continue the opener: fed
+            // as they are, without holding a copy (most replies, in auto mode).
+            (Some(imp), _)
+                if imp.held.is_empty() && imp.decide.continues(delta, false) == Some(false) =>
+            {
+                self.implied = None;
+                self.engine.push_into(delta, out);
+            }
             (Some(imp), _) => {
                 imp.held.push_str(delta);
                 if let Some(start) = self.implied_start(false) {
@@ -641,7 +714,7 @@ impl StreamParser {
     /// when the reply continues it.
     fn implied_start(&mut self, is_final: bool) -> Option<String> {
         let imp = self.implied.as_ref()?;
-        let continues = imp.family.continues_implied(&imp.held, is_final)?;
+        let continues = imp.decide.continues(&imp.held, is_final)?;
         let imp = self.implied.take()?;
         if !continues {
             return Some(imp.held);

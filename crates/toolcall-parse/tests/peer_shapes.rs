@@ -304,3 +304,38 @@ fn kimi_k2_a_call_without_its_section_is_read() {
         ],
     );
 }
+
+/// A reply that starts inside the role header a harmony-style template opened (its
+/// generation prompt ends `<|start|>assistant`, so the model's first bytes are
+/// ` to=RECIPIENT<|channel|>…` or ` to=RECIPIENT<|message|>…`) is read as that header in auto
+/// mode too: a gpt-oss call addressed there is a call, a MuseGlimmer `to=self` message is
+/// reasoning (its quoted ATEM markup no call), a `to=user` one the reply. Prose that merely
+/// starts with ` to` is untouched.
+#[test]
+fn a_reply_starting_inside_the_role_header_is_read_in_auto_mode() {
+    let o = options(&[("get_weather", json!({"type": "object"}))]);
+    check(
+        " to=functions.get_weather<|channel|>commentary <|constrain|>json<|message|>{\"city\": \"Paris\"}",
+        &o,
+        &[("get_weather", json!({"city": "Paris"}))],
+    );
+    check(
+        " to=functions.get_weather<|channel|>analysis<|message|>{\"city\": \"Paris\"}<|call|>",
+        &o,
+        &[("get_weather", json!({"city": "Paris"}))],
+    );
+    let atem = "<atem:function_calls>\n<atem:invoke name=\"get_weather\">\n\
+        <atem:parameter name=\"city\">Paris</atem:parameter>\n</atem:invoke>\n</atem:function_calls>";
+    let musing = format!(
+        " to=self<|message|>I could use {atem} here<|eom|><|start|>assistant to=user<|message|>Hello!<|eot|>"
+    );
+    check(&musing, &o, &[]);
+    assert_eq!(parse(&musing, &o).text, "Hello!");
+    let answer = " to=user<|message|>Sunny.<|eot|>";
+    check(answer, &o, &[]);
+    assert_eq!(parse(answer, &o).text, "Sunny.");
+    for prose in [" to be or not to be", " to=x is an assignment", " to"] {
+        check(prose, &o, &[]);
+        assert_eq!(parse(prose, &o).text, prose);
+    }
+}
