@@ -1,7 +1,10 @@
 //! Runs one corpus case in one mode in a loop, for a profiler:
 //! `perf record -g target/release/bench_profile "prose/1 MB" one 200`
 //! Modes: `one` (one-shot), `stream<N>` (N-byte pushes, `push`), `into<N>` (N-byte pushes,
-//! `push_into` with one reused event buffer), `reparse<N>`.
+//! `push_into` with one reused event buffer), `reparse<N>`, and `serde` (`serde_json` into a
+//! `Value` on the case's bare JSON, the `tools_envelope` floor); built with `--features peers`
+//! also `peer` (`tool-parser`'s one-shot on the same text), so instruction counts of both
+//! parsers come from one binary.
 //! A case `flood:UNIT` is UNIT repeated to `TOOLCALL_BENCH_FLOOD_BYTES` (default 2 MB) in
 //! auto mode with the corpus registry, as `bench_table floods` builds it:
 //! `valgrind --tool=callgrind target/profiling/bench_profile "flood:get_weather(" one 1`
@@ -55,10 +58,40 @@ fn main() {
         for _ in 0..iters {
             calls = black_box(ours::reparse_every_push(&pushes, &opts));
         }
+    } else if mode == "serde" {
+        for _ in 0..iters {
+            calls = black_box(
+                case.json
+                    .iter()
+                    .filter(|d| serde_json::from_str::<serde_json::Value>(d).is_ok())
+                    .count(),
+            );
+        }
+    } else if mode == "peer" {
+        calls = peer_one_shot(&case, iters);
     } else {
         for _ in 0..iters {
             calls = black_box(ours::one_shot(&case.text, &opts));
         }
     }
     eprintln!("{name} {mode} ×{iters}: {calls} calls");
+}
+
+#[cfg(feature = "peers")]
+fn peer_one_shot(case: &corpus::Case, iters: usize) -> usize {
+    let Some(parser) = case.peer().and_then(toolcall_bench::peers::make) else {
+        eprintln!("{}: tool-parser does not read this case", case.name);
+        std::process::exit(2);
+    };
+    let mut calls = 0;
+    for _ in 0..iters {
+        calls = black_box(toolcall_bench::peers::one_shot(parser.as_ref(), &case.text));
+    }
+    calls
+}
+
+#[cfg(not(feature = "peers"))]
+fn peer_one_shot(_case: &corpus::Case, _iters: usize) -> usize {
+    eprintln!("mode peer needs --features peers");
+    std::process::exit(2);
 }
