@@ -125,6 +125,9 @@ pub(crate) use crate::scanner::{Scan, Scanner};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct FormatId(&'static str);
 
+/// Families by a key of their id, sorted ([`FormatId::family`]).
+type FamilyIndex = Vec<(usize, &'static str, &'static dyn Family)>;
+
 impl FormatId {
     /// The id of a family known to the engine itself (checked by a registry test).
     pub(crate) const fn builtin(id: &'static str) -> Self {
@@ -133,10 +136,11 @@ impl FormatId {
 
     /// The registered family called `name`.
     pub fn from_name(name: &str) -> Option<FormatId> {
-        crate::families::all()
-            .iter()
-            .find(|f| f.id() == name)
-            .map(|f| FormatId(f.id()))
+        // The registry's index by id (see `family`): every parse resolves its formats by
+        // name, where a walk of the registry cost a virtual call per family.
+        let (_, by_text) = Self::index();
+        let i = by_text.binary_search_by_key(&name, |&(_, id, _)| id).ok()?;
+        by_text.get(i).map(|&(_, _, f)| FormatId(f.id()))
     }
 
     /// Every registered family in auto-mode priority order.
@@ -153,10 +157,22 @@ impl FormatId {
         // virtual call and a comparison per family: a binary search of the ids' addresses
         // (an id is normally the very `&'static str` its family returns), then of their
         // text for an id spelled elsewhere.
-        type Index = Vec<(usize, &'static str, &'static dyn Family)>;
-        static BY_ID: std::sync::OnceLock<(Index, Index)> = std::sync::OnceLock::new();
-        let (by_addr, by_text) = BY_ID.get_or_init(|| {
-            let mut by_text: Index = crate::families::all()
+        let (by_addr, by_text) = Self::index();
+        let key = (self.0.as_ptr() as usize, self.0.len());
+        if let Ok(i) = by_addr.binary_search_by_key(&key, |&(addr, id, _)| (addr, id.len())) {
+            return by_addr.get(i).map(|&(_, _, f)| f);
+        }
+        let i = by_text
+            .binary_search_by_key(&self.0, |&(_, id, _)| id)
+            .ok()?;
+        by_text.get(i).map(|&(_, _, f)| f)
+    }
+
+    /// The registry indexed by the address of each id and by its text, both sorted.
+    fn index() -> &'static (FamilyIndex, FamilyIndex) {
+        static BY_ID: std::sync::OnceLock<(FamilyIndex, FamilyIndex)> = std::sync::OnceLock::new();
+        BY_ID.get_or_init(|| {
+            let mut by_text: FamilyIndex = crate::families::all()
                 .iter()
                 .map(|f| (f.id().as_ptr() as usize, f.id(), *f))
                 .collect();
@@ -166,15 +182,7 @@ impl FormatId {
             let mut by_addr = by_text.clone();
             by_addr.sort_by_key(|&(addr, id, _)| (addr, id.len()));
             (by_addr, by_text)
-        });
-        let key = (self.0.as_ptr() as usize, self.0.len());
-        if let Ok(i) = by_addr.binary_search_by_key(&key, |&(addr, id, _)| (addr, id.len())) {
-            return by_addr.get(i).map(|&(_, _, f)| f);
-        }
-        let i = by_text
-            .binary_search_by_key(&self.0, |&(_, id, _)| id)
-            .ok()?;
-        by_text.get(i).map(|&(_, _, f)| f)
+        })
     }
 
     /// The family's call markup as data, for decoding constraints (`toolcall-constrain`);
@@ -641,6 +649,42 @@ impl RawArgs {
     }
 }
 
+/// Appends `s` as a JSON string, quotes included, escaped exactly as `serde_json` writes
+/// it (`Value::String(s).to_string()`), without the owned copy and the formatter: runs of
+/// bytes that need no escape are copied whole.
+pub(crate) fn push_json_str(out: &mut String, s: &str) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    out.reserve(s.len() + 2);
+    out.push('"');
+    let bytes = s.as_bytes();
+    let mut start = 0;
+    for (i, &b) in bytes.iter().enumerate() {
+        let esc: &str = match b {
+            b'"' => "\\\"",
+            b'\\' => "\\\\",
+            b'\n' => "\\n",
+            b'\r' => "\\r",
+            b'\t' => "\\t",
+            0x08 => "\\b",
+            0x0c => "\\f",
+            0..0x20 => "",
+            _ => continue,
+        };
+        // `b` is ASCII: `start..i` ends on a char boundary.
+        out.push_str(s.get(start..i).unwrap_or(""));
+        if esc.is_empty() {
+            out.push_str("\\u00");
+            out.push(char::from(HEX[usize::from(b >> 4)]));
+            out.push(char::from(HEX[usize::from(b & 0xf)]));
+        } else {
+            out.push_str(esc);
+        }
+        start = i + 1;
+    }
+    out.push_str(s.get(start..).unwrap_or(""));
+    out.push('"');
+}
+
 /// First occurrence of `needle` in `hay[from..]`, as an index into `hay`.
 ///
 /// A `memchr` for the first byte and a compare at each hit, for the first few hits: a
@@ -897,7 +941,27 @@ fn schema_types<'a>(schema: &'a Value, root: &'a Value) -> Vec<&'a str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
     use serde_json::json;
+
+    // Escaped exactly as serde_json writes a string: quotes, backslashes, every control
+    // byte, DEL and non-ASCII text.
+    #[test]
+    fn push_json_str_writes_what_serde_json_writes() {
+        let mut all_controls: String = (0u8..0x20).map(char::from).collect();
+        all_controls.push_str("\u{7f}\"\\/é✓ end");
+        for s in [
+            "",
+            "plain",
+            "a\"b\\c",
+            "line\nnext\ttab\r",
+            all_controls.as_str(),
+        ] {
+            let mut out = String::from("x");
+            push_json_str(&mut out, s);
+            assert_eq!(out, format!("x{}", Value::String(s.to_owned())), "{s:?}");
+        }
+    }
 
     fn spec(props: Value) -> ToolSpec {
         ToolSpec::new("t", "", json!({"type": "object", "properties": props}))

@@ -9,7 +9,7 @@ use crate::FormatId;
 use crate::builder::{Ctx, Draft};
 use crate::family::{
     Family, Instructions, Outcome, ReadCx, RegionReader, Untyped, convert_text_value, find_from,
-    parse_lenient,
+    parse_lenient, push_json_str,
 };
 use toolcall_core::{Repair, ToolSpec};
 
@@ -125,19 +125,35 @@ pub(crate) fn read_call(
 }
 
 /// Rewrites Gemma's literal syntax as JSON: `<|"|>text<|"|>` (`quote`) → a JSON string, a bare key
-/// (after `{` or a comma inside an object) → a quoted key; everything else is copied.
+/// (after `{` or a comma inside an object) → a quoted key; everything else is copied, in
+/// runs up to the next byte that can change something.
 fn to_json(s: &str, quote: &str) -> Result<String, String> {
+    let bytes = s.as_bytes();
+    let q0 = quote.as_bytes().first().copied();
     let mut out = String::with_capacity(s.len() + 16);
     let mut objects: Vec<bool> = Vec::new();
     let mut expect_key = false;
-    let mut rest = s;
-    while let Some(c) = rest.chars().next() {
+    let mut i = 0;
+    while i < bytes.len() {
+        // A run of bytes that are copied and change no state; it ends at an ASCII byte
+        // or at the quote's first byte, both char boundaries.
+        let run = bytes[i..].iter().position(|&b| {
+            Some(b) == q0
+                || matches!(b, b'{' | b'[' | b'}' | b']' | b',' | b'"')
+                || (expect_key && (b.is_ascii_alphabetic() || b == b'_'))
+        });
+        let stop = run.map_or(bytes.len(), |n| i + n);
+        out.push_str(s.get(i..stop).ok_or("not a char boundary")?);
+        i = stop;
+        let Some(rest) = s.get(i..).filter(|r| !r.is_empty()) else {
+            break;
+        };
         if let Some(after) = rest.strip_prefix(quote) {
-            let end = after
-                .find(quote)
+            let end = find_from(after, quote, 0)
                 .ok_or_else(|| format!("a {quote} string is not closed"))?;
-            out.push_str(&Value::String(after[..end].to_owned()).to_string());
-            rest = &after[end + quote.len()..];
+            push_json_str(&mut out, &after[..end]);
+            let rest = &after[end + quote.len()..];
+            i = s.len() - rest.len();
             // `k:<q>v<q>k2:…`: the next entry written without its comma (FunctionGemma's
             // model-card reader matches `key:<escape>value<escape>` pairs, commas or not).
             expect_key = objects.last() == Some(&true) && bare_key_follows(rest);
@@ -146,46 +162,56 @@ fn to_json(s: &str, quote: &str) -> Result<String, String> {
             }
             continue;
         }
-        match c {
-            '{' | '[' => {
-                objects.push(c == '{');
-                expect_key = c == '{';
-                out.push(c);
+        let b = bytes[i];
+        match b {
+            b'{' | b'[' => {
+                objects.push(b == b'{');
+                expect_key = b == b'{';
+                out.push(char::from(b));
             }
-            '}' | ']' => {
+            b'}' | b']' => {
                 objects.pop();
                 expect_key = false;
-                out.push(c);
+                out.push(char::from(b));
             }
-            ',' => {
+            b',' => {
                 expect_key = objects.last() == Some(&true);
-                out.push(c);
+                out.push(',');
             }
-            '"' => {
+            b'"' => {
                 // An ordinary JSON string: copy it through, escapes included.
-                let bytes = rest.as_bytes();
-                let mut i = 1;
-                while i < bytes.len() && bytes[i] != b'"' {
-                    i += if bytes[i] == b'\\' { 2 } else { 1 };
+                let mut j = 1;
+                while j < rest.len() && bytes[i + j] != b'"' {
+                    j += if bytes[i + j] == b'\\' { 2 } else { 1 };
                 }
-                let end = (i + 1).min(rest.len());
+                let end = (j + 1).min(rest.len());
                 out.push_str(rest.get(..end).ok_or("a string is cut")?);
-                rest = &rest[end..];
+                i += end;
                 expect_key = false;
                 continue;
             }
-            c if expect_key && (c.is_ascii_alphabetic() || c == '_') => {
+            b if expect_key && (b.is_ascii_alphabetic() || b == b'_') => {
                 let n = rest
-                    .find(|k: char| !(k.is_ascii_alphanumeric() || k == '_' || k == '-'))
+                    .bytes()
+                    .position(|k| !(k.is_ascii_alphanumeric() || k == b'_' || k == b'-'))
                     .unwrap_or(rest.len());
-                out.push_str(&Value::String(rest[..n].to_owned()).to_string());
-                rest = &rest[n..];
+                // Letters, digits, `_` and `-` need no escape.
+                out.push('"');
+                out.push_str(&rest[..n]);
+                out.push('"');
+                i += n;
                 expect_key = false;
                 continue;
             }
-            c => out.push(c),
+            _ => {
+                // The quote's first byte where no quote starts: copied as it is.
+                let c = rest.chars().next().ok_or("empty")?;
+                out.push(c);
+                i += c.len_utf8();
+                continue;
+            }
         }
-        rest = &rest[c.len_utf8()..];
+        i += 1;
     }
     Ok(out)
 }
@@ -262,6 +288,22 @@ mod tests {
             serde_json::json!({"a": "x, \"y\"", "n": -4.5, "b": true, "l": ["p", 1], "o": {"k": null}})
         );
         assert!(to_json(r#"{a:<|"|>open}"#, QUOTE).is_err());
+    }
+
+    // The run copying keeps every state change: a `<` that opens no string, a JSON string
+    // with escapes and braces, non-ASCII text, nested keys, and a pair written without
+    // its comma after a string.
+    #[test]
+    fn runs_are_copied_with_every_state_change() {
+        let j = to_json(
+            r#"{ a : 1<2 , "b\"}" : "x{y}", c:<|"|>é<"✓<|"|> d:[{e_1:-2,f:<|"|>\<|"|>}],g:{}}"#,
+            QUOTE,
+        )
+        .unwrap();
+        assert_eq!(
+            j,
+            r#"{ "a" : 1<2 , "b\"}" : "x{y}", "c":"é<\"✓", "d":[{"e_1":-2,"f":"\\"}],"g":{}}"#
+        );
     }
 }
 

@@ -945,11 +945,16 @@ impl RegionReader for BlockReader {
                         live.finish(body, lead, &drafts, span, &mut o, cx)
                     }
                     None => {
+                        // Only a listener reads the fragment: one-shot skips the copy and
+                        // the serialisation.
                         if let Some(first) = drafts.first()
                             && self.lead_name.is_some()
+                            && cx.streaming()
                         {
-                            let args = first.args.clone().unwrap_or(Value::Object(Map::new()));
-                            cx.arguments(&args.to_string());
+                            match &first.args {
+                                Some(args) => cx.arguments(&args.to_string()),
+                                None => cx.arguments("{}"),
+                            }
                         }
                     }
                 }
