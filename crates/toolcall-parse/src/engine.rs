@@ -200,6 +200,16 @@ fn floor_boundary(s: &str, mut i: usize) -> usize {
     i
 }
 
+/// `found {format} call to {name:?}` for a format and a name that need no escaping (the
+/// debug quoting of such a name is its text between quotes), without the formatter.
+fn found_message(format: &str, name: &str) -> String {
+    let mut message = String::with_capacity(18 + format.len() + name.len());
+    for piece in ["found ", format, " call to \"", name, "\""] {
+        message.push_str(piece);
+    }
+    message
+}
+
 /// A call announced while its region streams (`CallStarted` sent).
 #[derive(Debug)]
 struct Announced {
@@ -219,6 +229,9 @@ struct DiagCap {
     /// The last message admitted or counted, with its level and kind slot: a run of one
     /// message (the same failure at every opener of a flood) skips working out its kind.
     last: Option<(Level, String, usize)>,
+    /// The format of the last "found … call" info and its kind's slot: every found call of
+    /// a format with a plain name has one kind, worked out once.
+    found: Option<(String, usize)>,
 }
 
 impl DiagCap {
@@ -278,6 +291,7 @@ impl DiagCap {
     }
 
     /// Whether to report a diagnostic of this kind (see [`DiagCap::admit`]).
+    #[cfg(test)]
     fn admit_kind(&mut self, kind: String) -> bool {
         let slot = self.slot(kind);
         self.count(slot)
@@ -646,18 +660,29 @@ impl Engine {
             ));
             return;
         }
-        // The same kind as the whole message's: these pieces hold no quote but the name's.
-        let mut kind = self.diag_cap.start_kind(Level::Info);
-        for piece in ["found ", call.origin.format.as_str(), " call to \"\""] {
-            DiagCap::kind_into(piece, &mut kind, 1);
-        }
-        if self.diag_cap.admit_kind(kind) {
+        // A slot's kind never changes once given, so the slot found for this format
+        // serves every later call of it.
+        let slot = match &self.diag_cap.found {
+            Some((format, slot)) if *format == call.origin.format => *slot,
+            _ => {
+                // The same kind as the whole message's: these pieces hold no quote but the
+                // name's.
+                let mut kind = self.diag_cap.start_kind(Level::Info);
+                for piece in ["found ", call.origin.format.as_str(), " call to \"\""] {
+                    DiagCap::kind_into(piece, &mut kind, 1);
+                }
+                let slot = self.diag_cap.slot(kind);
+                self.diag_cap.found = Some((call.origin.format.clone(), slot));
+                slot
+            }
+        };
+        if self.diag_cap.count(slot) {
             self.flush_text_event();
+            // `found {format} call to {name:?}`: both plain, so the debug quoting of the
+            // name is its text between quotes.
+            let message = found_message(&call.origin.format, &call.name);
             self.events.push(StreamEvent::Diagnostic {
-                diagnostic: Diagnostic::info(
-                    format!("found {} call to {:?}", call.origin.format, call.name),
-                    call.origin.span.clone(),
-                ),
+                diagnostic: Diagnostic::info(message, call.origin.span.clone()),
             });
         }
     }
@@ -1668,6 +1693,7 @@ mod tests {
                     DiagCap::kind_into(piece, &mut pieces, 1);
                 }
                 assert_eq!(whole, pieces, "{message}");
+                assert_eq!(found_message(format, name), message);
             }
         }
     }
