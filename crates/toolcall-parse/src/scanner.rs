@@ -253,6 +253,19 @@ pub(crate) struct FailedScan {
 }
 
 impl FailedScan {
+    /// Whether a region at absolute offset `start` would resume from `failed`.
+    pub(crate) fn covers(
+        failed: &Option<FailedScan>,
+        start: usize,
+        open: u8,
+        max_depth: usize,
+        parens: bool,
+    ) -> bool {
+        failed
+            .as_ref()
+            .is_some_and(|f| f.resumable_at(start, open, max_depth, parens).is_some())
+    }
+
     /// The stack index of the bracket at absolute offset `start` when a region starting
     /// there may resume from this scan.
     fn resumable_at(
@@ -284,6 +297,28 @@ impl FailedScan {
         }
         sc.pos = sc.pos - 1 - rel;
         sc
+    }
+}
+
+/// Deepest nesting `serde_json` decodes (its recursion limit refuses a 128th level).
+const SERDE_MAX_DEPTH: usize = 127;
+
+/// The JSON value at the start of `region`, decoded in one `serde_json` pass, and the
+/// offset where it ends: for valid JSON what a [`Scanner`] run to `Done(n)` and
+/// `parse_lenient(&region[..n])` give (the end of a value that opens with a bracket is its
+/// closing bracket however either reads it; a value serde decodes has no comment or single
+/// quote and nests at most [`SERDE_MAX_DEPTH`] levels, within the scanner's bound), without
+/// walking the bytes twice. `None` (not JSON, cut, nested past the scanner's bound) leaves
+/// the region to the scanner. A one-shot reader calls it once per region, before its first
+/// scan: a region that fails here costs at most one more pass over what the scanner reads.
+pub(crate) fn decode_prefix(region: &str, max_depth: usize) -> Option<(usize, serde_json::Value)> {
+    if max_depth < SERDE_MAX_DEPTH || !matches!(region.as_bytes().first(), Some(b'{' | b'[')) {
+        return None;
+    }
+    let mut values = serde_json::Deserializer::from_str(region).into_iter::<serde_json::Value>();
+    match values.next() {
+        Some(Ok(v)) => Some((values.byte_offset(), v)),
+        _ => None,
     }
 }
 
@@ -418,6 +453,58 @@ pub(crate) fn array_start_plausible(bytes: &[u8], is_final: bool) -> Option<bool
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    // One serde pass stands for scan-then-decode only where both agree: wherever it
+    // decodes, the scanner ends the value at the same byte and `parse_lenient` gives the
+    // same value without repairs.
+    #[test]
+    fn decode_prefix_agrees_with_scan_then_decode() {
+        let values = [
+            r#"{"a":1}"#,
+            r#"[{"name":"f","arguments":{"x":"}]\"{["}}]"#,
+            r#"{"s":"it's // not /* a comment */","n":[1,2.5e3,-0,true,null]}"#,
+            r#"{"a":1,}"#,
+            r#"{'a':1}"#,
+            r#"{"a":1 // note
+}"#,
+            r#"{"a":"x"#,
+            r#"[1,2"#,
+            r#"{"a":[1}"#,
+            r#"{"a":"\u00e9\n"}"#,
+            "{\"a\":\"\u{1}\"}",
+            r#"[]"#,
+            r#"{ }"#,
+        ];
+        let tails = ["", " trailing", "]", "}", ";{\"b\":2}", "\n<|eom_id|>", "x"];
+        let mut decoded = 0;
+        for v in values {
+            for t in tails {
+                let region = format!("{v}{t}");
+                let Some((n, value)) = decode_prefix(&region, 128) else {
+                    continue;
+                };
+                decoded += 1;
+                let mut sc = Scanner::new(128, false);
+                assert_eq!(sc.advance(region.as_bytes()), Scan::Done(n), "{region}");
+                let (again, repairs) = crate::repair::parse_lenient(&region[..n]).unwrap();
+                assert_eq!(again, value, "{region}");
+                assert!(repairs.is_empty(), "{region}");
+            }
+        }
+        assert!(decoded >= 30, "{decoded}");
+    }
+
+    // serde decodes 127 levels and refuses 128; the scanner at its lowest bound for the
+    // fast path (127) takes the 127.
+    #[test]
+    fn decode_prefix_stays_within_the_scanner_depth() {
+        let nested = |d: usize| format!("{}{}", "[".repeat(d), "]".repeat(d));
+        assert!(decode_prefix(&nested(127), 128).is_some());
+        assert!(decode_prefix(&nested(128), 128).is_none());
+        assert!(decode_prefix(&nested(1), 126).is_none());
+        let mut sc = Scanner::new(127, false);
+        assert_eq!(sc.advance(nested(127).as_bytes()), Scan::Done(254));
+    }
 
     fn scan_all(s: &str) -> Scan {
         Scanner::new(128, false).advance(s.as_bytes())

@@ -12,6 +12,7 @@ use toolcall_core::{Diagnostic, Repair};
 use crate::FormatId;
 use crate::builder::Draft;
 use crate::family::{Advance, Outcome, RawArgs, ReadCx, Scan, ScanFrom, Scanner, parse_lenient};
+use crate::scanner::decode_prefix;
 
 use super::tags::{BlockStream, MAX_LEAD};
 
@@ -20,6 +21,7 @@ pub(crate) struct ArgsObject {
     /// Region offset of the value's first byte (`{` or `[`).
     start: usize,
     scanner: Scanner,
+    max_depth: usize,
     live: Option<RawArgs>,
 }
 
@@ -93,6 +95,7 @@ impl ArgsObject {
         ArgsObject {
             start,
             scanner: Scanner::new(max_depth, false),
+            max_depth,
             live,
         }
     }
@@ -101,6 +104,19 @@ impl ArgsObject {
     pub fn advance(&mut self, region: &str, is_final: bool, cx: &mut ReadCx<'_>) -> ArgsRead {
         if let Some(live) = &mut self.live {
             live.forward(region, cx);
+        }
+        // One-shot, before the first scan: valid JSON is decoded in one pass.
+        if self.live.is_none()
+            && !cx.streaming()
+            && self.scanner.consumed() == 0
+            && let Some((n, value)) =
+                decode_prefix(region.get(self.start..).unwrap_or(""), self.max_depth)
+        {
+            return ArgsRead::Done {
+                end: self.start + n,
+                value,
+                repairs: Vec::new(),
+            };
         }
         let json = region.as_bytes().get(self.start..).unwrap_or(&[]);
         match self.scanner.advance(json) {

@@ -9,7 +9,7 @@
 //! never hides calls after it, within the engine's rescan budget.
 
 use serde_json::Value;
-use toolcall_core::Diagnostic;
+use toolcall_core::{Diagnostic, Repair};
 
 use super::classify_value;
 use super::json::cut_list;
@@ -18,7 +18,7 @@ use crate::builder::Outcome;
 use crate::fallback;
 use crate::family::{Advance, JsonCx, Plain, ReadCx, RegionReader};
 use crate::repair::parse_lenient;
-use crate::scanner::{Scan, Scanner};
+use crate::scanner::{FailedScan, Scan, Scanner, decode_prefix};
 
 pub(crate) struct BareJsonReader {
     /// Made at the first read, resumed from a failed scan this region lies in when there
@@ -44,6 +44,15 @@ impl RegionReader for BareJsonReader {
             return Advance::NotMine;
         };
         let (at, max_depth) = (cx.base, self.max_depth);
+        // One-shot, before the first scan: valid JSON is decoded in one pass (a region a
+        // failed scan covers resumes from it instead, keeping bracket floods linear).
+        if self.scanner.is_none()
+            && !cx.streaming()
+            && !FailedScan::covers(cx.failed_scan, at, open, max_depth, false)
+            && let Some((n, v)) = decode_prefix(region, max_depth)
+        {
+            return complete(region.get(..n).unwrap_or(""), Ok((v, Vec::new())), cx);
+        }
         let scanner = self.scanner.get_or_insert_with(|| {
             Scanner::resume_or_new(cx.failed_scan, at, open, max_depth, false)
         });
@@ -65,7 +74,10 @@ impl RegionReader for BareJsonReader {
                     abandon(region.len(), Vec::new())
                 }
             }
-            Scan::Done(n) => complete(region.get(..n).unwrap_or(""), cx),
+            Scan::Done(n) => {
+                let json = region.get(..n).unwrap_or("");
+                complete(json, parse_lenient(json), cx)
+            }
             Scan::Fail(why) => {
                 // Where the scan stopped: never the region's length, which depends on chunking.
                 let end = scanner.consumed();
@@ -94,10 +106,15 @@ fn abandon(scanned: usize, diagnostics: Vec<Diagnostic>) -> Advance {
 }
 
 /// A balanced region `region` (the whole of it).
-fn complete(region: &str, cx: &mut ReadCx<'_>) -> Advance {
+/// The balanced region `region`, decoded as `decoded` (`parse_lenient` of it).
+fn complete(
+    region: &str,
+    decoded: Result<(Value, Vec<Repair>), String>,
+    cx: &mut ReadCx<'_>,
+) -> Advance {
     let end = region.len();
     let span = cx.span(0, end);
-    match parse_lenient(region) {
+    match decoded {
         Ok((mut v, repairs)) => match classify_value(&mut v, cx.ctx, cx.at_start, span.clone()) {
             Some(mut o) => {
                 for d in &mut o.drafts {

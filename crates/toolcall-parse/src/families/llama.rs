@@ -16,6 +16,7 @@ use crate::family::{
     Advance, BareJson, Family, Instructions, JsonCx, Outcome, ReadCx, RegionReader, Scan,
     Scanner, json_calls, parse_lenient,
 };
+use crate::scanner::decode_prefix;
 use crate::shape::{Piece, Shape};
 
 pub(crate) const PYTHON_TAG: &str = "<|python_tag|>";
@@ -137,7 +138,15 @@ impl RegionReader for Reader {
         let Some(scanner) = &mut self.scanner else {
             return Advance::NeedMore;
         };
-        match scanner.advance(&bytes[start..]) {
+        // One-shot, before the first scan: valid JSON is decoded in one pass.
+        let fast = (!cx.streaming() && scanner.consumed() == 0)
+            .then(|| decode_prefix(region.get(start..).unwrap_or(""), self.max_depth))
+            .flatten();
+        let scan = match &fast {
+            Some((n, _)) => Scan::Done(*n),
+            None => scanner.advance(&bytes[start..]),
+        };
+        match scan {
             Scan::NeedMore if is_final => {
                 // A list cut inside an entry: the complete entries are calls.
                 let json = region.get(start..).unwrap_or("");
@@ -169,7 +178,11 @@ impl RegionReader for Reader {
             Scan::Done(n) => {
                 let end = start + n;
                 let text = region.get(start..end).unwrap_or("");
-                match parse_lenient(text) {
+                let decoded = match fast {
+                    Some((_, v)) => Ok((v, Vec::new())),
+                    None => parse_lenient(text),
+                };
+                match decoded {
                     Ok((mut v, repairs)) => {
                         match json_calls(&mut v, cx.ctx, FormatId::LLAMA, true, cx.span(0, end)) {
                             Some(mut o) => {
