@@ -29,13 +29,15 @@ fn body(body: &str, _cx: &mut ReadCx<'_>, format: FormatId) -> Result<Vec<Draft>
 }
 
 /// `{"NAME": {arguments}}`: exactly one key.
-fn one(m: &Map<String, Value>, format: FormatId) -> Option<Draft> {
-    let mut it = m.iter();
+fn one(m: &mut Map<String, Value>, format: FormatId) -> Option<Draft> {
+    let mut it = m.iter_mut();
     let (name, args) = it.next()?;
     if it.next().is_some() || !valid_name(name) {
         return None;
     }
-    Some(Draft::new(name.as_str(), Some(args.clone()), format))
+    // The entry is read once: its arguments are moved out, not copied.
+    let args = args.take();
+    Some(Draft::new(name.as_str(), Some(args), format))
 }
 
 pub(crate) struct Apertus;

@@ -41,12 +41,15 @@ static ENTRY: EntryKeys = EntryKeys {
     skip: &["tool_call_id"],
 };
 
-fn one(m: &Map<String, Value>, format: FormatId) -> Option<Draft> {
+fn one(m: &mut Map<String, Value>, format: FormatId) -> Option<Draft> {
     let name = m.get("tool_name")?.as_str()?;
     if !valid_name(name) {
         return None;
     }
-    Some(Draft::new(name, m.get("parameters").cloned(), format))
+    let name = name.to_owned();
+    // The entry is read once: its arguments are moved out, not copied.
+    let args = m.get_mut("parameters").map(Value::take);
+    Some(Draft::new(name, args, format))
 }
 
 pub(crate) struct Cohere;

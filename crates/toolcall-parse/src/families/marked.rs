@@ -81,7 +81,7 @@ pub(crate) fn json_body(
 pub(crate) fn json_items(
     body: &str,
     format: FormatId,
-    one: fn(&Map<String, Value>, FormatId) -> Option<Draft>,
+    one: fn(&mut Map<String, Value>, FormatId) -> Option<Draft>,
 ) -> Result<Vec<Draft>, String> {
     let body = body.trim();
     let mut values = Vec::new();
@@ -106,8 +106,8 @@ pub(crate) fn json_items(
         }
     }
     let mut drafts = Vec::new();
-    for v in &values {
-        let m = v.as_object().ok_or("a list entry is not an object")?;
+    for v in &mut values {
+        let m = v.as_object_mut().ok_or("a list entry is not an object")?;
         let mut d = one(m, format).ok_or("a list entry is not a call")?;
         d.repairs.extend(repairs.iter().cloned());
         drafts.push(d);
