@@ -651,38 +651,67 @@ impl RawArgs {
 
 /// Appends `s` as a JSON string, quotes included, escaped exactly as `serde_json` writes
 /// it (`Value::String(s).to_string()`), without the owned copy and the formatter: runs of
-/// bytes that need no escape are copied whole.
+/// bytes that need no escape are found eight at a time and copied whole.
 pub(crate) fn push_json_str(out: &mut String, s: &str) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
     out.reserve(s.len() + 2);
     out.push('"');
     let bytes = s.as_bytes();
     let mut start = 0;
-    for (i, &b) in bytes.iter().enumerate() {
-        let esc: &str = match b {
-            b'"' => "\\\"",
-            b'\\' => "\\\\",
-            b'\n' => "\\n",
-            b'\r' => "\\r",
-            b'\t' => "\\t",
-            0x08 => "\\b",
-            0x0c => "\\f",
-            0..0x20 => "",
-            _ => continue,
-        };
+    while let Some(i) = next_json_escape(bytes, start) {
+        let b = bytes[i];
         // `b` is ASCII: `start..i` ends on a char boundary.
         out.push_str(s.get(start..i).unwrap_or(""));
-        if esc.is_empty() {
-            out.push_str("\\u00");
-            out.push(char::from(HEX[usize::from(b >> 4)]));
-            out.push(char::from(HEX[usize::from(b & 0xf)]));
-        } else {
-            out.push_str(esc);
+        match b {
+            b'"' => out.push_str("\\\""),
+            b'\\' => out.push_str("\\\\"),
+            b'\n' => out.push_str("\\n"),
+            b'\r' => out.push_str("\\r"),
+            b'\t' => out.push_str("\\t"),
+            0x08 => out.push_str("\\b"),
+            0x0c => out.push_str("\\f"),
+            _ => {
+                out.push_str("\\u00");
+                out.push(char::from(HEX[usize::from(b >> 4)]));
+                out.push(char::from(HEX[usize::from(b & 0xf)]));
+            }
         }
         start = i + 1;
     }
     out.push_str(s.get(start..).unwrap_or(""));
     out.push('"');
+}
+
+/// The first byte at or after `from` that a JSON string escapes (`"`, `\`, a control
+/// byte). Eight bytes are tested at once (a word has such a byte when one of its bytes is
+/// below 0x20 or equals `"` or `\`; the test may also flag the bytes after a real hit,
+/// never miss one), then the flagged word a byte at a time.
+fn next_json_escape(bytes: &[u8], from: usize) -> Option<usize> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let escapes = |b: u8| b < 0x20 || b == b'"' || b == b'\\';
+    let mut i = from;
+    while let Some(word) = bytes.get(i..i + 8) {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(word);
+        let x = u64::from_le_bytes(w);
+        let quote = x ^ (ONES * u64::from(b'"'));
+        let slash = x ^ (ONES * u64::from(b'\\'));
+        let flagged = (x.wrapping_sub(ONES * 0x20) & !x)
+            | (quote.wrapping_sub(ONES) & !quote)
+            | (slash.wrapping_sub(ONES) & !slash);
+        if flagged & HIGH != 0
+            && let Some(k) = word.iter().position(|&b| escapes(b))
+        {
+            return Some(i + k);
+        }
+        i += 8;
+    }
+    bytes
+        .get(i..)?
+        .iter()
+        .position(|&b| escapes(b))
+        .map(|k| i + k)
 }
 
 /// First occurrence of `needle` in `hay[from..]`, as an index into `hay`.
@@ -950,16 +979,28 @@ mod tests {
     fn push_json_str_writes_what_serde_json_writes() {
         let mut all_controls: String = (0u8..0x20).map(char::from).collect();
         all_controls.push_str("\u{7f}\"\\/é✓ end");
+        let long = format!("{}\u{1}{}\"é", "word ".repeat(9), "ü".repeat(7));
         for s in [
             "",
             "plain",
             "a\"b\\c",
             "line\nnext\ttab\r",
             all_controls.as_str(),
+            long.as_str(),
         ] {
             let mut out = String::from("x");
             push_json_str(&mut out, s);
             assert_eq!(out, format!("x{}", Value::String(s.to_owned())), "{s:?}");
+        }
+        // Each escaped byte (and its unescaped neighbours) at every place in a word.
+        for b in [0u8, 0x1f, b'"', b'\\', 0x20, 0x7f, b'!', b'#', b'[', b']'] {
+            for at in 0..20 {
+                let mut s = "a".repeat(20);
+                s.replace_range(at..=at, &char::from(b).to_string());
+                let mut out = String::new();
+                push_json_str(&mut out, &s);
+                assert_eq!(out, Value::String(s.clone()).to_string(), "{s:?}");
+            }
         }
     }
 
