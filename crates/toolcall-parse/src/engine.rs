@@ -210,6 +210,22 @@ fn found_message(format: &str, name: &str) -> String {
     message
 }
 
+/// Whether a name or format needs no escaping in a found-call note (and its kind is
+/// known from the format alone): at most `max` bytes of letters, digits, `_-.:`.
+fn plain(s: &str, max: usize) -> bool {
+    s.len() <= max
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.' | b':'))
+}
+
+/// The format of a message [`found_message`] writes for a plain format and name.
+fn found_plain_format(message: &str) -> Option<&str> {
+    let rest = message.strip_prefix("found ")?;
+    let (format, name) = rest.split_once(" call to \"")?;
+    let name = name.strip_suffix('"')?;
+    (plain(format, 32) && plain(name, 64)).then_some(format)
+}
+
 /// A call announced while its region streams (`CallStarted` sent).
 #[derive(Debug)]
 struct Announced {
@@ -259,8 +275,34 @@ impl DiagCap {
         }
     }
 
+    /// The slot of the "found {format} call to \"NAME\"" notes of a plain format and name
+    /// (their kind blanks the quoted name). A slot's kind never changes once given, so the
+    /// slot found for a format serves every later call of it.
+    fn found_slot(&mut self, format: &str) -> usize {
+        if let Some((f, slot)) = &self.found
+            && f == format
+        {
+            return *slot;
+        }
+        // The same kind as the whole message's: these pieces hold no quote but the name's.
+        let mut kind = self.start_kind(Level::Info);
+        for piece in ["found ", format, " call to \"\""] {
+            Self::kind_into(piece, &mut kind, 1);
+        }
+        let slot = self.slot(kind);
+        self.found = Some((format.to_owned(), slot));
+        slot
+    }
+
     /// Whether to report this diagnostic.
     fn admit(&mut self, d: &Diagnostic) -> bool {
+        // A found-call note passed on from a fence's engine: its kind by its format.
+        if d.level == Level::Info
+            && let Some(format) = found_plain_format(&d.message)
+        {
+            let slot = self.found_slot(format);
+            return self.count(slot);
+        }
         if let Some((level, message, slot)) = &self.last
             && *level == d.level
             && *message == d.message
@@ -648,11 +690,6 @@ impl Engine {
     /// without writing the message when the name needs no escaping (the quoted name is
     /// blanked in kinds): a reply with many calls formats only the reported ones.
     fn found_call(&mut self, call: &ToolCall) {
-        let plain = |s: &str, max: usize| {
-            s.len() <= max
-                && s.bytes()
-                    .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.' | b':'))
-        };
         if !(plain(&call.name, 64) && plain(&call.origin.format, 32)) {
             self.diag(Diagnostic::info(
                 format!("found {} call to {:?}", call.origin.format, call.name),
@@ -662,20 +699,7 @@ impl Engine {
         }
         // A slot's kind never changes once given, so the slot found for this format
         // serves every later call of it.
-        let slot = match &self.diag_cap.found {
-            Some((format, slot)) if *format == call.origin.format => *slot,
-            _ => {
-                // The same kind as the whole message's: these pieces hold no quote but the
-                // name's.
-                let mut kind = self.diag_cap.start_kind(Level::Info);
-                for piece in ["found ", call.origin.format.as_str(), " call to \"\""] {
-                    DiagCap::kind_into(piece, &mut kind, 1);
-                }
-                let slot = self.diag_cap.slot(kind);
-                self.diag_cap.found = Some((call.origin.format.clone(), slot));
-                slot
-            }
-        };
+        let slot = self.diag_cap.found_slot(&call.origin.format);
         if self.diag_cap.count(slot) {
             self.flush_text_event();
             // `found {format} call to {name:?}`: both plain, so the debug quoting of the
@@ -1694,6 +1718,7 @@ mod tests {
                 }
                 assert_eq!(whole, pieces, "{message}");
                 assert_eq!(found_message(format, name), message);
+                assert_eq!(found_plain_format(&message), Some(format));
             }
         }
     }
