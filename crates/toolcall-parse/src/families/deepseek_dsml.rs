@@ -26,6 +26,7 @@ static TAGS: InvokeTags = InvokeTags {
     param: "<｜DSML｜parameter name=\"",
     param_end: "</｜DSML｜parameter>",
     between: &[],
+    verbatim: false,
 };
 
 const OPENERS: [&str; 2] = ["<｜DSML｜function_calls>", "<｜DSML｜tool_calls>"];
@@ -62,6 +63,7 @@ static STREAM: StreamTags = StreamTags {
     value: param_value,
     value_stops: &[],
     param_end_followers: &[],
+    verbatim: false,
 };
 
 fn param_value(header: &str) -> ValueHead {

@@ -40,6 +40,7 @@ static STREAM: StreamTags = StreamTags {
     value: value_head,
     value_stops: &[],
     param_end_followers: &[],
+    verbatim: false,
 };
 
 /// `<arg_key>K</arg_key>` then blanks and `<arg_value>`: the value follows.

@@ -51,6 +51,7 @@ static STREAM: StreamTags = StreamTags {
     value: arg_value,
     value_stops: &[],
     param_end_followers: &[],
+    verbatim: false,
 };
 
 pub(crate) struct KimiK3;

@@ -707,6 +707,10 @@ pub(crate) struct InvokeTags {
     pub param_end: &'static str,
     /// Tokens allowed between invokes (Step-3's per-call wrapper).
     pub between: &'static [&'static str],
+    /// A value is its bytes exactly (Step-3: vLLM's reader keeps a value's blanks and
+    /// newlines), else the one layout newline on each side is dropped ([`layout_trim`]);
+    /// the same as the family's [`StreamTags::verbatim`](super::tags::StreamTags).
+    pub verbatim: bool,
 }
 
 /// A block of `invoke` elements. A parameter's value is typed by its `string="true|false"`
@@ -776,7 +780,11 @@ pub(crate) fn invokes(
             let end = value_and_rest
                 .find(tags.param_end)
                 .ok_or_else(|| format!("parameter {key:?} of {name:?} is not closed"))?;
-            let raw = layout_trim(&value_and_rest[..end]);
+            let raw = if tags.verbatim {
+                &value_and_rest[..end]
+            } else {
+                layout_trim(&value_and_rest[..end])
+            };
             let v = match string_attribute(attrs) {
                 Some(true) => Value::String(raw.to_owned()),
                 Some(false) => match parse_lenient(raw.trim()) {

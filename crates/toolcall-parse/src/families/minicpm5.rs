@@ -33,6 +33,7 @@ static TAGS: InvokeTags = InvokeTags {
     param: PARAM,
     param_end: "</param>",
     between: &[],
+    verbatim: false,
 };
 
 static BLOCK: Block = Block {
@@ -50,6 +51,7 @@ static STREAM: StreamTags = StreamTags {
     value: param_value,
     value_stops: &[],
     param_end_followers: &[],
+    verbatim: false,
 };
 
 fn param_value(header: &str) -> ValueHead {

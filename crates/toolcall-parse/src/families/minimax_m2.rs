@@ -22,6 +22,7 @@ static TAGS: InvokeTags = InvokeTags {
     param: "<parameter name=\"",
     param_end: "</parameter>",
     between: &[],
+    verbatim: false,
 };
 
 static BLOCK: Block = Block {
@@ -48,6 +49,7 @@ pub(super) static STREAM: StreamTags = StreamTags {
     value: param_value,
     value_stops: &[],
     param_end_followers: &[],
+    verbatim: false,
 };
 
 fn param_value(header: &str) -> ValueHead {

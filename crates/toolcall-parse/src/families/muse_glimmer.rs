@@ -51,6 +51,7 @@ static TAGS: InvokeTags = InvokeTags {
     param: "<atem:parameter name=\"",
     param_end: "</atem:parameter>",
     between: &[],
+    verbatim: false,
 };
 
 static BLOCK: Block = Block {
@@ -68,6 +69,7 @@ static STREAM: StreamTags = StreamTags {
     value: param_value,
     value_stops: &[],
     param_end_followers: &[],
+    verbatim: false,
 };
 
 fn lead(lead: &str, complete: bool) -> Lead {

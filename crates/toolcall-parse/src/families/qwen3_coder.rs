@@ -81,6 +81,7 @@ static STREAM: StreamTags = StreamTags {
     value: eq_param_value,
     value_stops: &["<parameter=", "</function>"],
     param_end_followers: EQ_PARAM_FOLLOWERS,
+    verbatim: false,
 };
 
 pub(crate) struct Qwen3Coder;

@@ -37,6 +37,7 @@ static STREAM: StreamTags = StreamTags {
     value: eq_param_value,
     value_stops: &["<parameter=", "</function>"],
     param_end_followers: EQ_PARAM_FOLLOWERS,
+    verbatim: false,
 };
 
 /// The call markup a decoder is held to (`toolcall-constrain` writes every dialect from it).

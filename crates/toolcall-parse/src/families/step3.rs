@@ -35,6 +35,7 @@ static TAGS: InvokeTags = InvokeTags {
         "<｜tool_call_end｜>",
         "<｜tool_sep｜>",
     ],
+    verbatim: true,
 };
 
 static BLOCK: Block = Block {
@@ -107,6 +108,7 @@ static STREAM: StreamTags = StreamTags {
     value: param_value,
     value_stops: &[],
     param_end_followers: &[],
+    verbatim: true,
 };
 
 fn param_value(header: &str) -> ValueHead {

@@ -256,6 +256,9 @@ pub(crate) struct StreamTags {
     /// when one of these tags, the block's closing tag or the end of the block follows it
     /// (blanks between); any other is text of the value ([`closes_value`]).
     pub param_end_followers: &'static [&'static str],
+    /// A text value is its bytes exactly (`true`: Step-3, as vLLM's reader keeps them),
+    /// else the one layout newline on each side is dropped ([`layout_trim`]).
+    pub verbatim: bool,
 }
 
 enum LiveState {
@@ -348,6 +351,7 @@ impl TextValue {
             None => {
                 let s = match bytes.get(self.from) {
                     None => return true,
+                    Some(_) if tags.verbatim => self.from,
                     Some(b'\n') => self.from + 1,
                     Some(b'\r') => match bytes.get(self.from + 1) {
                         None => return true,
@@ -395,7 +399,9 @@ impl TextValue {
             }
         };
         let text = region.get(start..upto).unwrap_or("");
-        if text.ends_with("\r\n") {
+        if tags.verbatim {
+            // Every byte is the value's.
+        } else if text.ends_with("\r\n") {
             upto -= 2;
         } else if text.ends_with('\n') || text.ends_with('\r') {
             upto -= 1;
