@@ -424,6 +424,7 @@ const PARAM_STREAMING: &[(&str, &[&str])] = &[
     ("kimi_k3", &["<|close|>tools<|sep|>"]),
     ("minicpm5", &["</function>"]),
     ("dots", &["</dots_function_call>"]),
+    ("gigachat35", &["</｜GCML｜tool_calls>"]),
     ("step3", &["<｜tool_calls_end｜>"]),
     (
         "deepseek_dsml",
@@ -691,6 +692,11 @@ const TEXT_VALUE_CALLS: &[(&str, &str, &str)] = &[
         "</｜DSML｜parameter>\n<｜DSML｜parameter name=\"days\" string=\"false\">3</｜DSML｜parameter>\n</｜DSML｜invoke>\n</｜DSML｜function_calls>",
     ),
     (
+        "gigachat35",
+        "<｜GCML｜tool_calls>\n<｜GCML｜invoke name=\"get_weather\">\n<｜GCML｜parameter name=\"city\" string=\"true\">",
+        "</｜GCML｜parameter>\n<｜GCML｜parameter name=\"days\" string=\"false\">3</｜GCML｜parameter>\n</｜GCML｜invoke>\n</｜GCML｜tool_calls>",
+    ),
+    (
         "kimi_k3",
         "<|open|>tools<|sep|><|open|>call tool=\"get_weather\" index=\"1\"<|sep|><|open|>argument key=\"city\" type=\"string\"<|sep|>",
         "<|close|>argument<|sep|><|open|>argument key=\"days\" type=\"integer\"<|sep|>3<|close|>argument<|sep|><|close|>call<|sep|><|close|>tools<|sep|>",
@@ -766,11 +772,13 @@ fn text_values_stream_as_their_bytes_arrive() {
             // elsewhere the schema decides.
             // Without a schema, GLM reads JSON (its reference parser's rule, `Untyped`).
             let literal = FormatId::from_name(family).unwrap().untyped() == Untyped::Literal;
-            let days = if tools || literal || ["deepseek_dsml", "kimi_k3"].contains(&family) {
-                serde_json::json!(3)
-            } else {
-                serde_json::json!("3")
-            };
+            let days =
+                if tools || literal || ["deepseek_dsml", "kimi_k3", "gigachat35"].contains(&family)
+                {
+                    serde_json::json!(3)
+                } else {
+                    serde_json::json!("3")
+                };
             for size in [1, 3, 7, 64] {
                 let bytes: Vec<usize> = (size..whole.len()).step_by(size).collect();
                 let parts = chunk(&whole, &bytes);
@@ -810,6 +818,7 @@ proptest! {
                 Just("<".to_owned()), Just("</".to_owned()), Just("</para".to_owned()),
                 Just("</parameter".to_owned()), Just("</arg_value".to_owned()),
                 Just("</steptml:parameter".to_owned()), Just("</｜DSML｜param".to_owned()),
+                Just("</｜GCML｜param".to_owned()),
                 Just("\n".to_owned()), Just("\r".to_owned()), Just("\r\n".to_owned()),
                 Just("\"".to_owned()), Just("\\".to_owned()), Just("é🌤".to_owned()),
                 "[a-z ]{1,6}",

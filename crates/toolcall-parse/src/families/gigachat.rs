@@ -9,7 +9,7 @@
 //! call, the content before `<|message_sep|>`, a trailing `</s>`), llama.cpp's GigaChat-v3
 //! format (`<|message_sep|>\n\nfunction call<|role_sep|>\n{json}`) and the GigaChat3.1
 //! chat template's `<|function_call|>` opener. GigaChat 3.5 writes another markup (GCML),
-//! not read here.
+//! read by `gigachat35`.
 
 use serde_json::{Map, Value};
 

@@ -65,6 +65,7 @@ registry! {
     functiongemma::FunctionGemma,
     gpt_oss::GptOss,
     gigachat::GigaChat,
+    gigachat35::GigaChat35,
     inkling::Inkling,
     muse_glimmer::MuseGlimmer,
     // Hermes' markup with its own around it, read only when chosen.
