@@ -39,6 +39,12 @@ pub struct TemplateInfo {
     pub opens_reasoning: bool,
     /// The templates read: `chat_template`, each named template, `response_template`.
     pub templates: Vec<String>,
+    /// The per-checkpoint suffix of the family's tags (`:opensource` of Hy4's
+    /// `<tool_calls:opensource>`), from the tokenizer config's `token_suffix` or the tags
+    /// the template writes; `None` for a family without suffixed tags or when neither says.
+    /// The parser reads any suffix, so this is a report, not an option to pass.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub token_suffix: Option<String>,
 }
 
 /// Errors of reading a template file.
@@ -54,7 +60,7 @@ pub enum TemplateError {
 
 /// Detects from one template's text (a `.jinja` file).
 pub fn detect_template(template: &str) -> Result<TemplateInfo, TemplateError> {
-    detect_named(&[("chat_template".to_owned(), template.to_owned())])
+    detect_named(&[("chat_template".to_owned(), template.to_owned())], None)
 }
 
 /// Detects from a `tokenizer_config.json` value: its `chat_template` (a string, or a list of
@@ -80,7 +86,8 @@ pub fn detect_tokenizer_config(config: &Value) -> Result<TemplateInfo, TemplateE
     if let Some(t) = config.get("response_template").and_then(Value::as_str) {
         named.push(("response_template".into(), t.to_owned()));
     }
-    detect_named(&named)
+    let suffix = config.get("token_suffix").and_then(Value::as_str);
+    detect_named(&named, suffix)
 }
 
 /// Detects from a file's text: a tokenizer config when it is a JSON object (starts with `{`
@@ -98,33 +105,95 @@ pub fn detect_file_text(text: &str) -> Result<TemplateInfo, TemplateError> {
     detect_template(text)
 }
 
-fn detect_named(named: &[(String, String)]) -> Result<TemplateInfo, TemplateError> {
+fn detect_named(
+    named: &[(String, String)],
+    config_suffix: Option<&str>,
+) -> Result<TemplateInfo, TemplateError> {
     if named.iter().map(|(_, t)| t.len()).sum::<usize>() > MAX_TEMPLATE {
         return Err(TemplateError::TooLarge);
     }
     let texts: Vec<&str> = named.iter().map(|(_, t)| t.as_str()).collect();
     let found = |m: &str| texts.iter().any(|t| t.contains(m));
-    let mut best: Option<(usize, &str, &[&str])> = None;
+    let mut best: Option<(usize, &dyn crate::family::Family)> = None;
     for f in crate::families::all() {
-        let (family, markers) = (f.id(), f.template_markers());
+        let markers = f.template_markers();
         if markers.is_empty() || !markers.iter().all(|m| found(m)) {
             continue;
         }
         let weight = markers.iter().map(|m| m.chars().count()).sum();
-        if best.is_none_or(|(w, _, _)| weight > w) {
-            best = Some((weight, family, markers));
+        if best.is_none_or(|(w, _)| weight > w) {
+            best = Some((weight, *f));
         }
     }
-    let reasoning = reasoning_markers(&found);
+    let mut reasoning = reasoning_markers(&found);
+    let token_suffix = best.and_then(|(_, f)| {
+        if f.suffixed_tags().is_empty() {
+            return None;
+        }
+        config_suffix
+            .and_then(suffix_token)
+            .or_else(|| written_suffix(&texts, f.suffixed_tags()))
+    });
+    if let (Some((_, f)), Some(suffix)) = (best, token_suffix.as_deref()) {
+        // The family's suffixed reasoning markers as this checkpoint writes them.
+        for m in f.suffixed_reasoning() {
+            let open = format!("{}{}>", m.open, &suffix[1..]);
+            let close = format!("{}{}>", m.close, &suffix[1..]);
+            if !reasoning.iter().any(|r| r.open == open) {
+                reasoning.push(ReasoningMarkers { open, close });
+            }
+        }
+    }
     Ok(TemplateInfo {
-        family: best.map(|(_, f, _)| f.to_owned()),
+        family: best.map(|(_, f)| f.id().to_owned()),
         decided_by: best
-            .map(|(_, _, m)| m.iter().map(|s| (*s).to_owned()).collect())
+            .map(|(_, f)| {
+                f.template_markers()
+                    .iter()
+                    .map(|s| (*s).to_owned())
+                    .collect()
+            })
             .unwrap_or_default(),
         reasoning,
         opens_reasoning: texts.iter().any(|t| generation_prompt_opens_think(t)),
         templates: named.iter().map(|(n, _)| n.clone()).collect(),
+        token_suffix,
     })
+}
+
+/// A token suffix as a tokenizer config writes it (`:opensource`; the colon may be left
+/// out): `:` and 1 to [`MAX_MARKER_SUFFIX`](crate::family::MAX_MARKER_SUFFIX) token bytes.
+fn suffix_token(s: &str) -> Option<String> {
+    let tail = s.strip_prefix(':').unwrap_or(s);
+    let ok = !tail.is_empty()
+        && tail.len() <= crate::family::MAX_MARKER_SUFFIX
+        && tail
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'));
+    ok.then(|| format!(":{tail}"))
+}
+
+/// The suffix the first of `tags` written with one (`<tool_calls:opensource>`) carries in
+/// the templates; the first occurrence of each tag whose suffix is a token counts.
+fn written_suffix(texts: &[&str], tags: &[&str]) -> Option<String> {
+    for tag in tags {
+        for text in texts {
+            let mut from = 0;
+            while let Some(i) = text[from..].find(tag) {
+                let after = &text[from + i + tag.len()..];
+                // Bounded: a suffix is short, so only its window is looked at.
+                let window =
+                    &after.as_bytes()[..after.len().min(crate::family::MAX_MARKER_SUFFIX + 1)];
+                if let Some(end) = window.iter().position(|&b| b == b'>')
+                    && let Some(s) = after.get(..end).and_then(suffix_token)
+                {
+                    return Some(s);
+                }
+                from += i + tag.len();
+            }
+        }
+    }
+    None
 }
 
 /// The reasoning markers (`<think>`, then each family's in registry order) whose open and
@@ -327,5 +396,55 @@ mod tests {
     fn a_generation_prompt_near_a_multibyte_char_is_safe() {
         let t = format!("add_generation_prompt{}", "é".repeat(300));
         assert!(!generation_prompt_opens_think(&t));
+    }
+
+    // Hy4's tags carry a per-checkpoint suffix: detect names hunyuan whatever the suffix,
+    // and reports it (from the tags the template writes, or the tokenizer config's
+    // `token_suffix`), with the reasoning markers as that checkpoint writes them.
+    #[test]
+    fn hy4_templates_with_any_suffix_name_hunyuan_and_report_the_suffix() {
+        for suffix in ["opensource", "6124c78e", "a1.b-2_c"] {
+            let t = format!(
+                "{{%- for tc in m.tool_calls %}}<tool_calls:{suffix}>\n<tool_call:{suffix}>{{{{ tc.function.name }}}}\n{{%- for k, v in tc.function.arguments.items() %}}<arg_key:{suffix}>{{{{ k }}}}</arg_key:{suffix}>\n<arg_value:{suffix}>{{{{ v }}}}</arg_value:{suffix}>\n{{%- endfor %}}</tool_call:{suffix}>\n</tool_calls:{suffix}>{{%- endfor %}}<think:{suffix}>{{{{ r }}}}</think:{suffix}>"
+            );
+            let info = detect_template(&t).unwrap();
+            assert_eq!(info.family.as_deref(), Some("hunyuan"), "{suffix}");
+            assert_eq!(info.token_suffix.as_deref(), Some(&*format!(":{suffix}")));
+            assert!(
+                info.reasoning
+                    .iter()
+                    .any(|r| r.open == format!("<think:{suffix}>")
+                        && r.close == format!("</think:{suffix}>")),
+                "{suffix}: {:?}",
+                info.reasoning
+            );
+        }
+        // A template that builds the suffixed tags at render time (`'<tool_calls' + HYTK`):
+        // the tokenizer config's `token_suffix` names it.
+        let built = "{%- set HYTK = token_suffix %}{{- '<tool_calls' + HYTK + '>\\n<tool_call' + HYTK + '>' + tc.name }}{{- '<arg_key' + HYTK + '>' + k + '</arg_key' + HYTK + '><arg_value' + HYTK + '>' + v + '</arg_value' + HYTK + '>' }}{{- '</tool_call' + HYTK + '></tool_calls' + HYTK + '>' }}";
+        let cfg = json!({"chat_template": built, "token_suffix": ":xyz9"});
+        let info = detect_tokenizer_config(&cfg).unwrap();
+        assert_eq!(info.family.as_deref(), Some("hunyuan"));
+        assert_eq!(info.token_suffix.as_deref(), Some(":xyz9"));
+        let info = detect_template(built).unwrap();
+        assert_eq!(info.family.as_deref(), Some("hunyuan"));
+        assert_eq!(info.token_suffix, None);
+        // Hy3's unsuffixed tags: no suffix; other families never report one.
+        let hy3 = "<tool_calls><tool_call>{{ n }}<tool_sep><arg_key>k</arg_key><arg_value>v</arg_value></tool_call></tool_calls>";
+        assert_eq!(detect_template(hy3).unwrap().token_suffix, None);
+        let cfg = json!({"chat_template": GLM, "token_suffix": ":x"});
+        assert_eq!(detect_tokenizer_config(&cfg).unwrap().token_suffix, None);
+    }
+
+    #[test]
+    fn a_suffix_is_a_short_token() {
+        assert_eq!(suffix_token("opensource").as_deref(), Some(":opensource"));
+        assert_eq!(suffix_token(":a"), Some(":a".to_owned()));
+        for bad in ["", ":", "a b", "x>", "{{ s }}", &"a".repeat(65)] {
+            assert_eq!(suffix_token(bad), None, "{bad:?}");
+        }
+        // Many suffixless tag starts cost one bounded window each.
+        let t = "<tool_calls:".repeat(10_000);
+        assert_eq!(written_suffix(&[&t], &["<tool_calls:"]), None);
     }
 }

@@ -329,6 +329,13 @@ pub(crate) trait Family: Sync + Send {
     fn suffixed_reasoning(&self) -> &'static [SuffixedMarker] {
         &[]
     }
+    /// Tag starts whose per-checkpoint suffix follows them in a chat template
+    /// (`<tool_calls:` of `<tool_calls:opensource>`): [`crate::detect_template`] reports
+    /// the suffix it finds there (or a tokenizer config's `token_suffix`). The reader
+    /// takes any suffix; the report names the checkpoint's.
+    fn suffixed_tags(&self) -> &'static [&'static str] {
+        &[]
+    }
     /// Model-name globs whose models write this family ([`crate::model_family`]: lowercase,
     /// `*` any run, `?` one character; the longest match over all families wins).
     fn model_names(&self) -> &'static [&'static str] {

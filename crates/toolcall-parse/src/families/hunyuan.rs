@@ -115,6 +115,9 @@ impl Family for Hunyuan {
             close: "</think:",
         }]
     }
+    fn suffixed_tags(&self) -> &'static [&'static str] {
+        &["<tool_calls:", "<tool_call:", "<arg_key:", "<think:"]
+    }
     fn openers(&self) -> &'static [&'static str] {
         OPENERS
     }
