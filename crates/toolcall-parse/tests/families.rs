@@ -425,6 +425,7 @@ const PARAM_STREAMING: &[(&str, &[&str])] = &[
     ("minicpm5", &["</function>"]),
     ("dots", &["</dots_function_call>"]),
     ("gigachat35", &["</｜GCML｜tool_calls>"]),
+    ("k2_horizon", &["</ifm|tool_calls>"]),
     ("step3", &["<｜tool_calls_end｜>"]),
     (
         "deepseek_dsml",
@@ -509,7 +510,10 @@ fn text_valued_arguments_stream_before_the_block_closes() {
             // Markup inside reasoning is no block of the reply: a call taken from there
             // arrives when the reply ends (`ReasoningCalls::TakeIfNoneAfter`).
             let markup_in_reasoning = close.iter().any(|t| case.expect.reasoning.contains(t));
-            if how == "only" && first_has_args && !markup_in_reasoning {
+            // K2 Horizon's JSON layout is sent whole when its group closes (its text-valued
+            // layouts stream).
+            let whole_at_close = case.family == "k2_horizon" && case.name.starts_with("json_");
+            if how == "only" && first_has_args && !markup_in_reasoning && !whole_at_close {
                 // Llama 3's built-in call has no closing marker, and a server may strip
                 // any family's: the output's end closes the block then.
                 let closed_at = close
@@ -697,6 +701,11 @@ const TEXT_VALUE_CALLS: &[(&str, &str, &str)] = &[
         "</｜GCML｜parameter>\n<｜GCML｜parameter name=\"days\" string=\"false\">3</｜GCML｜parameter>\n</｜GCML｜invoke>\n</｜GCML｜tool_calls>",
     ),
     (
+        "k2_horizon",
+        "<ifm|tool_calls><ifm|tool_call>get_weather<ifm|arg_key>city</ifm|arg_key><ifm|arg_value>",
+        "</ifm|arg_value><ifm|arg_key>days</ifm|arg_key><ifm|arg_type>integer</ifm|arg_type><ifm|arg_value>3</ifm|arg_value></ifm|tool_call></ifm|tool_calls>",
+    ),
+    (
         "kimi_k3",
         "<|open|>tools<|sep|><|open|>call tool=\"get_weather\" index=\"1\"<|sep|><|open|>argument key=\"city\" type=\"string\"<|sep|>",
         "<|close|>argument<|sep|><|open|>argument key=\"days\" type=\"integer\"<|sep|>3<|close|>argument<|sep|><|close|>call<|sep|><|close|>tools<|sep|>",
@@ -705,7 +714,7 @@ const TEXT_VALUE_CALLS: &[(&str, &str, &str)] = &[
 
 /// Families whose text values are their bytes exactly (no layout newline dropped at either
 /// end), as their reference readers keep them.
-const VERBATIM: &[&str] = &["step3"];
+const VERBATIM: &[&str] = &["step3", "k2_horizon"];
 
 /// The text `family` keeps of a value written `v`.
 fn kept<'v>(family: &str, v: &'v str) -> &'v str {
@@ -772,13 +781,14 @@ fn text_values_stream_as_their_bytes_arrive() {
             // elsewhere the schema decides.
             // Without a schema, GLM reads JSON (its reference parser's rule, `Untyped`).
             let literal = FormatId::from_name(family).unwrap().untyped() == Untyped::Literal;
-            let days =
-                if tools || literal || ["deepseek_dsml", "kimi_k3", "gigachat35"].contains(&family)
-                {
-                    serde_json::json!(3)
-                } else {
-                    serde_json::json!("3")
-                };
+            let days = if tools
+                || literal
+                || ["deepseek_dsml", "kimi_k3", "gigachat35", "k2_horizon"].contains(&family)
+            {
+                serde_json::json!(3)
+            } else {
+                serde_json::json!("3")
+            };
             for size in [1, 3, 7, 64] {
                 let bytes: Vec<usize> = (size..whole.len()).step_by(size).collect();
                 let parts = chunk(&whole, &bytes);
@@ -818,7 +828,7 @@ proptest! {
                 Just("<".to_owned()), Just("</".to_owned()), Just("</para".to_owned()),
                 Just("</parameter".to_owned()), Just("</arg_value".to_owned()),
                 Just("</steptml:parameter".to_owned()), Just("</｜DSML｜param".to_owned()),
-                Just("</｜GCML｜param".to_owned()),
+                Just("</｜GCML｜param".to_owned()), Just("</ifm|arg_val".to_owned()),
                 Just("\n".to_owned()), Just("\r".to_owned()), Just("\r\n".to_owned()),
                 Just("\"".to_owned()), Just("\\".to_owned()), Just("é🌤".to_owned()),
                 "[a-z ]{1,6}",

@@ -68,6 +68,7 @@ registry! {
     gigachat35::GigaChat35,
     inkling::Inkling,
     muse_glimmer::MuseGlimmer,
+    k2_horizon::K2Horizon,
     // Hermes' markup with its own around it, read only when chosen.
     ernie45::Ernie45,
     // Native provider shapes, then the JSON shapes from the most to the least specific.
