@@ -433,3 +433,35 @@ proptest! {
         prop_assert!(finished, "{}", text);
     }
 }
+
+proptest! {
+    // Every family each case: fewer cases than the single-text properties above.
+    #![proptest_config(ProptestConfig { cases: 16, .. ProptestConfig::default() })]
+
+    // covers for every registered family (the list is the registry's, so a new
+    // family is covered when it registers): its example, cut at any point, with prose
+    // around it, in auto mode and chosen alone, streamed at any chunking equals one-shot.
+    #[test]
+    fn every_registered_family_streams_like_one_shot(
+        cut in any::<usize>(),
+        cuts in proptest::collection::vec(any::<usize>(), 0..8),
+    ) {
+        for f in toolcall_parse::formats() {
+            let example = f.example.replace("\\n", "\n");
+            let mut at = cut % (example.len() + 1);
+            while !example.is_char_boundary(at) {
+                at -= 1;
+            }
+            let only = ParseOptions {
+                format: toolcall_parse::FormatSelection::Only(f.id.to_owned()),
+                ..with_tools()
+            };
+            for text in [format!("Sure. {example} Done."), format!("Sure. {}", &example[..at])] {
+                for o in [auto(), only.clone()] {
+                    let whole = one_shot(&text, &o);
+                    prop_assert_eq!(&streamed(&chunk(&text, &cuts), &o), &whole, "{} {:?}", f.id, text);
+                }
+            }
+        }
+    }
+}
