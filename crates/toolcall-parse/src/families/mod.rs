@@ -60,6 +60,7 @@ registry! {
     apertus::Apertus,
     granite::GRANITE,
     granite_20b_fc::GRANITE_20B_FC,
+    sarashina::SARASHINA,
     functools::FUNCTOOLS,
     gemma4::Gemma4,
     functiongemma::FunctionGemma,
