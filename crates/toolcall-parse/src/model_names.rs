@@ -149,6 +149,12 @@ mod tests {
             ("tencent/Hy3-preview", "hunyuan"),
             ("MiniMaxAI/MiniMax-M3", "minimax_m3"),
             ("moonshotai/Kimi-K3", "kimi_k3"),
+            ("XHToken/Spark-X2.5-4B", "glm"),
+            ("arcee-ai/trinity-large-preview", "hermes"),
+            ("arcee-ai/Trinity-Mini", "hermes"),
+            ("ai-sage/GigaChat3.5-432B-A28B", "gigachat35"),
+            ("LLM360/K2-Horizon", "k2_horizon"),
+            ("sbintuitions/sarashina2.2-3b-instruct-v0.1", "sarashina"),
         ] {
             assert_eq!(fam(name), Some(family), "{name}");
         }

@@ -110,6 +110,9 @@ impl Family for Glm {
             // Ling/Ring 3 (vLLM's ling3: the glm_4_7 structural tag).
             "ling-3*",
             "ring-3*",
+            // Spark-X2.5 writes GLM's layout too (SGLang's spark25 detector).
+            "spark-x2.5*",
+            "spark-x2_5*",
         ]
     }
     fn template_markers(&self) -> &'static [&'static str] {

@@ -49,6 +49,9 @@ impl Family for Hermes {
             "hermes-*",
             // Granite 4 moved to <tool_call>{json}</tool_call> (vLLM's granite4).
             "granite-4*",
+            // Arcee's Trinity writes Qwen 2.5's <tool_call>{json}</tool_call> (SGLang's
+            // trinity detector, which also takes a call written inside <think>).
+            "trinity-*",
         ]
     }
     fn template_markers(&self) -> &'static [&'static str] {
