@@ -46,6 +46,7 @@ registry! {
     lfm2::LFM2,
     llama4_pythonic::Llama4Pythonic,
     olmo3::OLMO3,
+    minicpm3::MiniCpm3,
     kimi_k2::KimiK2,
     kimi_k3::KimiK3,
     deepseek_v3::DeepseekV3,
