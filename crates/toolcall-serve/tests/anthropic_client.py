@@ -81,13 +81,32 @@ assert follow.stop_reason == "end_turn", follow
 print("tool_use ids:", json.dumps(ids))
 
 # A request shaped like Claude Code's: system blocks with cache_control, a system message
-# between user turns, thinking, context_management, output_config, metadata; Bearer auth.
+# between user turns, thinking, context_management, output_config, metadata, 24 more tools
+# with large JSON Schema 2020-12 schemas (~64 KB, as Claude Code declares its own); Bearer auth.
+def coding_tool(i):
+    return {"name": f"Code{i}", "description": f"Step {i} of the coding workflow, as documented. " * 50,
+            "input_schema": {
+                "$schema": "https://json-schema.org/draft/2020-12/schema", "type": "object",
+                "additionalProperties": False, "required": ["file_path"],
+                "properties": {
+                    "file_path": {"type": "string", "description": "An absolute path", "maxLength": 4096},
+                    "mode": {"type": "string", "enum": ["read", "write", "append"]},
+                    "limit": {"type": "integer", "minimum": 1, "maximum": 2000},
+                    "options": {"type": "object", "propertyNames": {"pattern": "^[a-z_]+$"},
+                                "additionalProperties": {"type": "string"}},
+                    "edits": {"type": "array", "items": {
+                        "type": "object", "additionalProperties": False, "required": ["old", "new"],
+                        "properties": {"old": {"type": "string"}, "new": {"type": "string"}}}}}}}
+
+
+coding_tools = [coding_tool(i) for i in range(24)]
+assert len(json.dumps(coding_tools)) > 60_000
 bearer = anthropic.Anthropic(base_url=base, auth_token="sk-test", api_key=None, max_retries=0, timeout=30)
 cc = bearer.messages.create(
     model="qwen3-coder-30b-a3b-instruct", max_tokens=32000,
     system=[{"type": "text", "text": "You are a coding agent."},
             {"type": "text", "text": "Be brief.", "cache_control": {"type": "ephemeral"}}],
-    tools=[dict(t, cache_control={"type": "ephemeral"}) for t in tools],
+    tools=[dict(t, cache_control={"type": "ephemeral"}) for t in tools] + coding_tools,
     thinking={"type": "enabled", "budget_tokens": 2048},
     metadata={"user_id": json.dumps({"session": "s"})},
     messages=[{"role": "user", "content": "weather?"},
@@ -98,6 +117,27 @@ cc = bearer.messages.create(
     extra_headers={"anthropic-beta": "interleaved-thinking-2025-05-14,context-management-2025-06-27"},
 )
 assert [c["name"] for c in calls_of(cc.content)] == ["get_weather"], cc.content
+
+# tool_choice as the SDK sends it: `any` and `tool` make a call required (a reply in prose or
+# a call of another tool is asked again, with the reason), `none` lets no call through (the
+# call written anyway is asked again, and the prose answer comes back).
+weather = [{"name": "get_weather", "arguments": {"city": "Paris"}}]
+for model, choice in [("choice-any", {"type": "any"}),
+                      ("choice-tool", {"type": "tool", "name": "get_weather"})]:
+    chosen = client.messages.create(model=model, max_tokens=256, messages=messages, tools=tools,
+                                    tool_choice=choice)
+    assert calls_of(chosen.content) == weather, (model, chosen.content)
+    assert chosen.stop_reason == "tool_use", (model, chosen)
+    with client.messages.stream(model=model, max_tokens=256, messages=messages, tools=tools,
+                                tool_choice=choice) as stream:
+        for _ in stream:
+            pass
+        final = stream.get_final_message()
+    assert calls_of(final.content) == weather, (model, final.content)
+none = client.messages.create(model="choice-none", max_tokens=256, messages=messages, tools=tools,
+                              tool_choice={"type": "none"})
+assert calls_of(none.content) == [] and none.stop_reason == "end_turn", none
+assert text_of(none.content) == "It is sunny in Paris.", none.content
 
 # Errors in Anthropic's shape, as the SDK's own exceptions.
 try:

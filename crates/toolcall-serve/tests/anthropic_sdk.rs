@@ -78,13 +78,14 @@ async fn the_anthropic_sdk_gets_tool_use_blocks_whole_and_streamed() {
     }) = run_sdk_client_with(
         "anthropic_client.py",
         "tool_use ids: ",
-        &[("desktop-builtins", DESKTOP_CALLS)],
+        &[&[("desktop-builtins", DESKTOP_CALLS)], CHOICE_REPLIES].concat(),
     )
     .await
     else {
         return;
     };
     built_ins_reached_the_upstream(&standin, &stdout);
+    check_choices(&standin);
     // The tool results reached the upstream as `tool` messages paired with the calls the
     // assistant message (the SDK's own reply, sent back) holds, in order, after it.
     let requests = standin.requests();
@@ -133,13 +134,21 @@ async fn the_anthropic_sdk_gets_tool_use_blocks_whole_and_streamed() {
     ] {
         assert!(cc.get(field).is_none(), "{field} went upstream: {cc}");
     }
+    let cc_tools = cc["tools"].as_array().unwrap();
     assert!(
-        cc["tools"]
-            .as_array()
-            .unwrap()
+        cc_tools
             .iter()
             .all(|t| t.get("cache_control").is_none()
                 && t["function"].get("cache_control").is_none())
+    );
+    // All 27 tools reached the upstream, the 24 large 2020-12 schemas as declared.
+    assert_eq!(cc_tools.len(), 27);
+    assert_eq!(cc_tools[26]["function"]["name"], "Code23");
+    let schema = &cc_tools[26]["function"]["parameters"];
+    assert_eq!(schema["additionalProperties"], false, "{schema}");
+    assert_eq!(
+        schema["properties"]["options"]["propertyNames"]["pattern"],
+        "^[a-z_]+$"
     );
     let _: &Value = cc;
 }

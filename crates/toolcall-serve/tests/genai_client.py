@@ -93,6 +93,27 @@ print("function call ids:", json.dumps([c.id for c in calls]))
 slash = client.models.generate_content(model="org/plain-model", contents=ask)
 assert slash.text == "echo: org/plain-model", slash
 
+# functionCallingConfig as the SDK sends it: ANY with one allowed name makes that call
+# required (a call of another tool is asked again), ANY with several offers only those, NONE
+# lets no call through (the call written anyway is asked again; the prose comes back).
+def with_mode(mode, names=None):
+    return types.GenerateContentConfig(
+        tools=config.tools, automatic_function_calling=config.automatic_function_calling,
+        tool_config=types.ToolConfig(function_calling_config=types.FunctionCallingConfig(
+            mode=mode, allowed_function_names=names)))
+
+
+weather = [{"name": "get_weather", "arguments": {"city": "Paris"}}]
+for model, mode, names in [("choice-tool", "ANY", ["get_weather"]),
+                           ("choice-any", "ANY", ["get_weather", "get_forecast"])]:
+    chosen = client.models.generate_content(model=model, contents=ask, config=with_mode(mode, names))
+    assert calls_of(chosen.function_calls) == weather, (model, chosen)
+    streamed = [c for chunk in client.models.generate_content_stream(
+        model=model, contents=ask, config=with_mode(mode, names)) for c in chunk.function_calls or []]
+    assert calls_of(streamed) == weather, (model, streamed)
+none = client.models.generate_content(model="choice-none", contents=ask, config=with_mode("NONE"))
+assert not none.function_calls and none.text == "It is sunny in Paris.", none
+
 # Errors in Google's shape, as the SDK's own exceptions.
 wrong = client_with("wrong")
 try:

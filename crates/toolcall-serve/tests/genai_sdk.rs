@@ -13,10 +13,25 @@ use serde_json::json;
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_genai_sdk_gets_function_calls_whole_and_streamed() {
     let Some(SdkRun { standin, ids, .. }) =
-        run_sdk_client("genai_client.py", "function call ids: ").await
+        run_sdk_client_with("genai_client.py", "function call ids: ", CHOICE_REPLIES).await
     else {
         return;
     };
+    // ANY with one allowed name is that tool (`choice-tool`); with several (`choice-any`),
+    // only those are offered.
+    check_choices(&standin);
+    let several = standin
+        .requests()
+        .into_iter()
+        .find(|r| r["model"] == "choice-any")
+        .unwrap();
+    let offered: Vec<&str> = several["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(offered, ["get_weather", "get_forecast"], "{several}");
     // Each function response reached the upstream as a `tool` message paired with its call.
     let requests = standin.requests();
     let follow = requests

@@ -923,3 +923,140 @@ async fn a_gemini_request_runs_the_server_tools_whole_and_streamed() {
         ("loc_beach".into(), "open".into())
     );
 }
+
+/// A request to `front` (`responses` or `messages`) for the world pack's `model`, holding
+/// `turns` (user, assistant, user, …), continuing `session` when given.
+fn world_request(
+    http: &reqwest::Client,
+    url: &str,
+    front: &str,
+    model: &str,
+    turns: &[&str],
+    session: Option<&str>,
+) -> reqwest::RequestBuilder {
+    let messages: Vec<Value> = turns
+        .iter()
+        .enumerate()
+        .map(|(i, t)| json!({"role": if i % 2 == 0 { "user" } else { "assistant" }, "content": t}))
+        .collect();
+    let body = match front {
+        "responses" => json!({"model": model, "input": messages}),
+        _ => json!({"model": model, "max_tokens": 256, "messages": messages}),
+    };
+    let mut req = http.post(format!("{url}/v1/{front}")).json(&body);
+    if let Some(s) = session {
+        req = req.header(SESSION_HEADER, s);
+    }
+    req
+}
+
+/// The text of a whole Responses or Messages reply.
+fn reply_text(front: &str, body: &Value) -> String {
+    let text = match front {
+        "responses" => &body["output"][0]["content"][0]["text"],
+        _ => &body["content"][0]["text"],
+    };
+    text.as_str()
+        .unwrap_or_else(|| panic!("{front}: {body}"))
+        .to_owned()
+}
+
+// Issue 19: server-side turns through the Responses and Messages front ends, two sessions at
+// once on the world pack: each sees only its own change, and a continued session runs on its
+// own world as archived, not on the pack's initial world nor on the other session's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_responses_and_messages_sessions_each_keep_and_continue_their_own_world() {
+    for front in ["responses", "messages"] {
+        let g = gateway(&[
+            ("world-a", &toolcall_testkit::world::move_to("loc_beach")),
+            ("world-a", "Jack is on the beach."),
+            // From the cave there is no way to the cliff: only the beach leads there.
+            ("world-a", &toolcall_testkit::world::move_to("loc_cliff")),
+            ("world-a", "Jack climbs the cliff."),
+            ("world-b", &toolcall_testkit::world::open_chest()),
+            ("world-b", "The chest is open."),
+            ("world-b", &toolcall_testkit::world::move_to("loc_beach")),
+            ("world-b", "Jack carries the treasure to the beach."),
+        ])
+        .await;
+        let http = reqwest::Client::new();
+        let (a, b) = tokio::join!(
+            world_request(&http, &g.url, front, "world-a", &["Go to the beach"], None).send(),
+            world_request(&http, &g.url, front, "world-b", &["Open the chest"], None).send(),
+        );
+        let (a, b) = (a.unwrap(), b.unwrap());
+        assert_eq!(
+            (a.status().as_u16(), b.status().as_u16()),
+            (200, 200),
+            "{front}"
+        );
+        let a_session = a.headers()[SESSION_HEADER].to_str().unwrap().to_owned();
+        let b_session = b.headers()[SESSION_HEADER].to_str().unwrap().to_owned();
+        assert_ne!(a_session, b_session, "{front}");
+        let (a, b): (Value, Value) = (a.json().await.unwrap(), b.json().await.unwrap());
+        assert_eq!(reply_text(front, &a), "Jack is on the beach.");
+        assert_eq!(reply_text(front, &b), "The chest is open.");
+        assert_eq!(
+            world_of(&g, &a_session),
+            ("loc_beach".into(), "locked".into()),
+            "{front}"
+        );
+        assert_eq!(
+            world_of(&g, &b_session),
+            ("loc_cave".into(), "open".into()),
+            "{front}"
+        );
+
+        // Both continue at once, each from its own world: A can reach the cliff only from
+        // its beach, and B still finds its chest open after walking to the beach.
+        let a_turns = ["Go to the beach", "Jack is on the beach.", "Now the cliff"];
+        let b_turns = ["Open the chest", "The chest is open.", "Now the beach"];
+        let (a, b) = tokio::join!(
+            world_request(&http, &g.url, front, "world-a", &a_turns, Some(&a_session)).send(),
+            world_request(&http, &g.url, front, "world-b", &b_turns, Some(&b_session)).send(),
+        );
+        let (a, b) = (a.unwrap(), b.unwrap());
+        assert_eq!(
+            (a.status().as_u16(), b.status().as_u16()),
+            (200, 200),
+            "{front}"
+        );
+        assert_eq!(a.headers()[SESSION_HEADER].to_str().unwrap(), a_session);
+        let (a, b): (Value, Value) = (a.json().await.unwrap(), b.json().await.unwrap());
+        assert_eq!(reply_text(front, &a), "Jack climbs the cliff.");
+        assert_eq!(
+            reply_text(front, &b),
+            "Jack carries the treasure to the beach."
+        );
+        let results = |model: &str| {
+            g.stand_in
+                .requests()
+                .into_iter()
+                .filter(|r| r["model"] == model)
+                .map(|r| r["messages"].to_string().replace(['\\', '"'], ""))
+                .collect::<Vec<_>>()
+                .join("\n")
+        };
+        let a_seen = results("world-a");
+        assert!(
+            a_seen.contains("moved from location Beach to location Cliff"),
+            "{front}: {a_seen}"
+        );
+        let b_seen = results("world-b");
+        assert!(
+            b_seen.contains("moved from location Cave to location Beach"),
+            "{front}: {b_seen}"
+        );
+        assert_eq!(
+            world_of(&g, &a_session),
+            ("loc_cliff".into(), "locked".into()),
+            "{front}"
+        );
+        assert_eq!(
+            world_of(&g, &b_session),
+            ("loc_beach".into(), "open".into()),
+            "{front}"
+        );
+        assert_eq!(g.archive.list_sessions().unwrap().len(), 2, "{front}");
+    }
+}

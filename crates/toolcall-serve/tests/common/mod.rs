@@ -543,6 +543,57 @@ pub fn accumulate(data: &[String]) -> (String, String, Vec<Value>, Option<String
     (content, reasoning, calls, finish)
 }
 
+/// The stand-in's replies for the SDK clients' `tool_choice` checks: `choice-any` answers
+/// in prose first, `choice-tool` with a call of another tool first, then each with the call
+/// asked for; `choice-none` writes a call first, then prose.
+pub const CHOICE_REPLIES: &[(&str, &str)] = &[
+    ("choice-any", "It is probably sunny in Paris."),
+    ("choice-any", CHOICE_WEATHER),
+    (
+        "choice-tool",
+        "<tool_call>{\"name\": \"get_time\", \"arguments\": {\"city\": \"Paris\"}}</tool_call>",
+    ),
+    ("choice-tool", CHOICE_WEATHER),
+    ("choice-none", CHOICE_WEATHER),
+    ("choice-none", "It is sunny in Paris."),
+];
+
+const CHOICE_WEATHER: &str =
+    "<tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}</tool_call>";
+
+/// What reached the stand-in for the `tool_choice` checks: each `choice-*` model's requests
+/// in order (whole: the first and the retry; streamed: one more), and the `tool_choice` the
+/// first carried. `named` is what `choice-tool` asked for.
+pub fn check_choices(standin: &StandIn) {
+    let asked = |model: &str| -> Vec<Value> {
+        standin
+            .requests()
+            .into_iter()
+            .filter(|r| r["model"] == model)
+            .collect()
+    };
+    let any = asked("choice-any");
+    assert_eq!(any.len(), 3, "{any:?}");
+    assert_eq!(any[0]["tool_choice"], "required", "{}", any[0]);
+    let reason = any[1]["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .to_string();
+    assert!(reason.contains("required"), "{reason}");
+    let tool = asked("choice-tool");
+    assert_eq!(tool.len(), 3, "{tool:?}");
+    assert_eq!(
+        tool[0]["tool_choice"]["function"]["name"], "get_weather",
+        "{}",
+        tool[0]
+    );
+    let none = asked("choice-none");
+    assert_eq!(none.len(), 2, "{none:?}");
+    assert_eq!(none[0]["tool_choice"], "none", "{}", none[0]);
+}
+
 /// What a Python SDK client script saw and what reached the upstream.
 pub struct SdkRun {
     pub stdout: String,
@@ -555,11 +606,7 @@ pub struct SdkRun {
 /// retries) in front of a stand-in that answers every recorded reply, `replies_more.json`'s
 /// included; checks that it exited well having checked every fixture, and reads the call ids
 /// it printed after `ids_label`. `None`: no Python here (the test skips).
-pub async fn run_sdk_client(script: &str, ids_label: &str) -> Option<SdkRun> {
-    run_sdk_client_with(script, ids_label, &[]).await
-}
-
-/// [`run_sdk_client`] with more (model, reply text) pairs for the stand-in.
+/// `replies`: more (model, reply text) pairs for the stand-in.
 pub async fn run_sdk_client_with(
     script: &str,
     ids_label: &str,
