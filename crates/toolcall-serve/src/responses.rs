@@ -16,7 +16,6 @@ use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::HeaderMap;
 use axum::response::{IntoResponse, Response};
-use serde_json::{Map, Value, json};
 use toolcall_wire::Api;
 
 use crate::metrics::Metrics;
@@ -40,7 +39,7 @@ pub async fn handle(
         // The bytes go once decoded: a body is several copies of itself on its way.
         let body = std::mem::take(&mut body);
         let decoded = front::decode(api(), &body)?;
-        let echo = echo(&body);
+        let echo = api().dialect().reply_echo(&body);
         drop(body);
         front::run(&state, &headers, api(), decoded, echo).await
     }
@@ -49,26 +48,6 @@ pub async fn handle(
         Metrics::add(&state.metrics.errors, 1);
         e.into_response()
     })
-}
-
-/// What a response echoes of its request: `parallel_tool_calls` and `tools`, as the API
-/// does.
-fn echo(body: &[u8]) -> Map<String, Value> {
-    let request: Value = serde_json::from_slice(body).unwrap_or_default();
-    let mut out = Map::new();
-    out.insert(
-        "parallel_tool_calls".into(),
-        json!(
-            request
-                .get("parallel_tool_calls")
-                .and_then(Value::as_bool)
-                .unwrap_or(true)
-        ),
-    );
-    if let Some(tools) = request.get("tools").filter(|t| t.is_array()) {
-        out.insert("tools".into(), tools.clone());
-    }
-    out
 }
 
 #[cfg(test)]

@@ -330,6 +330,9 @@ async fn responses_whole_and_streamed() {
         .map(|i| i["type"].as_str().unwrap())
         .collect();
     assert_eq!(types, ["reasoning", "function_call"], "{v}");
+    // The response echoes its request's tools and parallel_tool_calls, as the API does.
+    assert_eq!(v["tools"], body["tools"], "{v}");
+    assert_eq!(v["parallel_tool_calls"], true, "{v}");
     assert_eq!(v["output"][1]["name"], "get_weather");
     assert!(
         v["output"][1]["call_id"]

@@ -31,7 +31,7 @@ use crate::chat::{
     ToolCallDelta,
 };
 use crate::dialect::{
-    Decoded, Delta, Dialect, End, ErrorInfo, FlatDeclaration, Out, ReplyMeta, SseEvent,
+    Decoded, Delta, Dialect, End, ErrorInfo, FlatDeclaration, Fragment, Out, ReplyMeta, SseEvent,
     StreamDecoder, StreamEncoder, Usage, arguments_object, item_id,
 };
 use crate::{Limits, Reply, WireCall, WireError, excerpt, not_json};
@@ -505,7 +505,58 @@ pub fn error_type(status: u16) -> &'static str {
     }
 }
 
+/// Messages output: a message (`content`), a list of content blocks, or one `tool_use`
+/// block: its text and calls. Blocks are read only when each is typed and one is a
+/// `tool_use`.
+pub fn read_fragment(v: &Value) -> Option<Fragment> {
+    match v {
+        Value::Array(blocks) => blocks_fragment(blocks),
+        Value::Object(m) => match m.get("content").and_then(Value::as_array) {
+            Some(blocks) => blocks_fragment(blocks),
+            None if m.get("type").and_then(Value::as_str) == Some("tool_use") => {
+                blocks_fragment(std::slice::from_ref(v))
+            }
+            None => None,
+        },
+        _ => None,
+    }
+}
+
+fn blocks_fragment(blocks: &[Value]) -> Option<Fragment> {
+    let kind = |b: &Value| b.get("type").and_then(Value::as_str).map(str::to_owned);
+    if !blocks.iter().all(|b| kind(b).is_some())
+        || !blocks
+            .iter()
+            .any(|b| kind(b).as_deref() == Some("tool_use"))
+    {
+        return None;
+    }
+    let mut out = Fragment::default();
+    for b in blocks {
+        let Some(m) = b.as_object() else { continue };
+        let text = |k: &str| m.get(k).and_then(Value::as_str);
+        match text("type") {
+            Some("tool_use") => {
+                let Some(name) = text("name") else { continue };
+                out.calls
+                    .push(WireCall::new(text("id"), name, m.get("input")));
+            }
+            Some("text") => {
+                if let Some(t) = text("text") {
+                    out.text.push_str(t);
+                }
+            }
+            _ => {}
+        }
+    }
+    Some(out)
+}
+
 impl Dialect for Messages {
+    fn read_fragment(&self, value: &Value) -> Option<Fragment> {
+        read_fragment(value)
+    }
+
     fn name(&self) -> &'static str {
         "anthropic"
     }

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::dialect::{
-    Decoded, Delta, Dialect, End, ErrorInfo, FlatDeclaration, Out, ReplyMeta, SseEvent,
+    Decoded, Delta, Dialect, End, ErrorInfo, FlatDeclaration, Fragment, Out, ReplyMeta, SseEvent,
     StreamDecoder, StreamEncoder, Usage,
 };
 use crate::{Limits, Reply, WireCall, WireError, not_json};
@@ -627,7 +627,67 @@ fn usage_value(u: &Usage) -> Value {
         "total_tokens": u.input_tokens + u.output_tokens})
 }
 
+/// A Chat Completions reply (`choices`), a message or a stream delta with `tool_calls`, a
+/// legacy `function_call`, or an assistant message with text: its text and calls.
+pub fn read_fragment(v: &Value) -> Option<Fragment> {
+    let mut out = Fragment::default();
+    message_fragment(v, &mut out).then_some(out)
+}
+
+fn message_fragment(v: &Value, out: &mut Fragment) -> bool {
+    let Some(m) = v.as_object() else { return false };
+    if let Some(choices) = m.get("choices").and_then(Value::as_array) {
+        let mut any = false;
+        for c in choices {
+            if let Some(message) = c.get("message").or_else(|| c.get("delta")) {
+                any |= message_fragment(message, out);
+            }
+        }
+        return any;
+    }
+    let is_message = m.contains_key("tool_calls")
+        || m.contains_key("function_call")
+        || (text_field(m, "role") == Some("assistant")
+            && matches!(m.get("content"), Some(Value::String(_) | Value::Null)));
+    if !is_message {
+        return false;
+    }
+    if let Some(t) = text_field(m, "content") {
+        out.text.push_str(t);
+    }
+    for c in m
+        .get("tool_calls")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        let Some(f) = c.get("function").and_then(Value::as_object) else {
+            continue;
+        };
+        let Some(name) = text_field(f, "name") else {
+            continue;
+        };
+        let id = c.get("id").and_then(Value::as_str);
+        out.calls.push(WireCall::new(id, name, f.get("arguments")));
+    }
+    if let Some(f) = m.get("function_call").and_then(Value::as_object)
+        && let Some(name) = text_field(f, "name")
+    {
+        out.calls
+            .push(WireCall::new(None, name, f.get("arguments")));
+    }
+    true
+}
+
+fn text_field<'a>(m: &'a Map<String, Value>, key: &str) -> Option<&'a str> {
+    m.get(key).and_then(Value::as_str)
+}
+
 impl Dialect for Chat {
+    fn read_fragment(&self, value: &Value) -> Option<Fragment> {
+        read_fragment(value)
+    }
+
     fn name(&self) -> &'static str {
         "chat"
     }

@@ -148,6 +148,16 @@ pub enum End {
     Failed(String),
 }
 
+/// A reply, or a part of one, in a dialect's own JSON shape as a model may write it in its
+/// text or a caller may hand it to a parser (`toolcall parse` on a provider's reply): a whole
+/// reply, a message, an output item list, content parts or blocks. Its visible text and its
+/// calls, in order; arguments decoded by the one policy ([`crate::arguments`]).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Fragment {
+    pub text: String,
+    pub calls: Vec<WireCall>,
+}
+
 /// One server-sent event to write: an optional `event:` name and its `data:`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SseEvent {
@@ -228,6 +238,19 @@ pub trait Dialect: Send + Sync + 'static {
     /// in a user message. No by default.
     fn result_images(&self) -> bool {
         false
+    }
+    /// Fields a whole reply of this dialect repeats from the client's request (Responses
+    /// echoes `parallel_tool_calls` and `tools`), read from the request's body; none by
+    /// default. They go into [`ReplyMeta::extra`].
+    fn reply_echo(&self, request_body: &[u8]) -> Map<String, Value> {
+        let _ = request_body;
+        Map::new()
+    }
+    /// `value` read as a [`Fragment`] of this dialect's shape; `None` when it is not one
+    /// (none by default).
+    fn read_fragment(&self, value: &Value) -> Option<Fragment> {
+        let _ = value;
+        None
     }
     /// A tools file's entry (`--tools FILE`, a `tools` document) in this dialect's
     /// declaration shape, as flat declarations: `name`, `description`, `parameters` (JSON

@@ -30,7 +30,7 @@ use crate::chat::{
     ToolCallDelta,
 };
 use crate::dialect::{
-    Decoded, Delta, Dialect, End, ErrorInfo, FlatDeclaration, Out, ReplyMeta, SseEvent,
+    Decoded, Delta, Dialect, End, ErrorInfo, FlatDeclaration, Fragment, Out, ReplyMeta, SseEvent,
     StreamDecoder, StreamEncoder, Usage, arguments_object,
 };
 use crate::{Limits, Reply, WireCall, WireError, excerpt, not_json};
@@ -696,7 +696,53 @@ fn reply_deltas(
     Ok(())
 }
 
+/// Gemini output: a reply (`candidates`), a content (`parts`, read when it holds a call or
+/// is the model's), or one `functionCall` part: its text (thought parts left out) and calls.
+pub fn read_fragment(v: &Value) -> Option<Fragment> {
+    let m = v.as_object()?;
+    let mut out = Fragment::default();
+    if let Some(candidates) = m.get("candidates").and_then(Value::as_array) {
+        for c in candidates {
+            if let Some(parts) = c.pointer("/content/parts").and_then(Value::as_array) {
+                parts_fragment(parts, &mut out);
+            }
+        }
+        return Some(out);
+    }
+    if let Some(parts) = m.get("parts").and_then(Value::as_array) {
+        let model = m.get("role").and_then(Value::as_str) == Some("model");
+        return (parts_fragment(parts, &mut out) || model).then_some(out);
+    }
+    if m.contains_key("functionCall") && m.len() <= 2 {
+        return parts_fragment(std::slice::from_ref(v), &mut out).then_some(out);
+    }
+    None
+}
+
+/// `parts` into `out`; whether one held a call.
+fn parts_fragment(parts: &[Value], out: &mut Fragment) -> bool {
+    let mut any = false;
+    for p in parts {
+        if let Some(fc) = p.get("functionCall").and_then(Value::as_object) {
+            if let Some(name) = fc.get("name").and_then(Value::as_str) {
+                let id = fc.get("id").and_then(Value::as_str);
+                out.calls.push(WireCall::new(id, name, fc.get("args")));
+                any = true;
+            }
+        } else if let Some(t) = p.get("text").and_then(Value::as_str)
+            && p.get("thought").and_then(Value::as_bool) != Some(true)
+        {
+            out.text.push_str(t);
+        }
+    }
+    any
+}
+
 impl Dialect for Gemini {
+    fn read_fragment(&self, value: &Value) -> Option<Fragment> {
+        read_fragment(value)
+    }
+
     fn name(&self) -> &'static str {
         "gemini"
     }

@@ -13,7 +13,7 @@ use crate::chat::{
     ToolCallDelta,
 };
 use crate::dialect::{
-    Decoded, Delta, Dialect, End, ErrorInfo, FlatDeclaration, Out, ReplyMeta, SseEvent,
+    Decoded, Delta, Dialect, End, ErrorInfo, FlatDeclaration, Fragment, Out, ReplyMeta, SseEvent,
     StreamDecoder, StreamEncoder, Usage, item_id,
 };
 use crate::{Limits, Reply, WireCall, WireError, excerpt, not_json};
@@ -675,7 +675,75 @@ fn built_in_item(
     }
 }
 
+/// Responses output: a response (`output`), a list of output items, or one `function_call`
+/// item: its text and calls. A list is read only when every item is an output item.
+pub fn read_fragment(v: &Value) -> Option<Fragment> {
+    let mut out = Fragment::default();
+    match v {
+        Value::Array(items) if !items.is_empty() => {
+            for item in items {
+                if !item_fragment(item, &mut out) {
+                    return None;
+                }
+            }
+        }
+        Value::Object(m) => {
+            if let Some(items) = m.get("output").and_then(Value::as_array) {
+                for item in items {
+                    item_fragment(item, &mut out);
+                }
+            } else if !(text_field(m, "type") == Some("function_call")
+                && item_fragment(v, &mut out))
+            {
+                return None;
+            }
+        }
+        _ => return None,
+    }
+    Some(out)
+}
+
+/// One output item into `out`; false when it is no output item.
+fn item_fragment(item: &Value, out: &mut Fragment) -> bool {
+    let Some(m) = item.as_object() else {
+        return false;
+    };
+    match text_field(m, "type") {
+        Some("function_call") => {
+            let Some(name) = text_field(m, "name") else {
+                return false;
+            };
+            let id = text_field(m, "call_id").or_else(|| text_field(m, "id"));
+            out.calls.push(WireCall::new(id, name, m.get("arguments")));
+            true
+        }
+        Some("message") => {
+            for p in m
+                .get("content")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
+                if let Some(t) = p.get("text").and_then(Value::as_str) {
+                    out.text.push_str(t);
+                }
+            }
+            true
+        }
+        Some("reasoning") => true,
+        _ => false,
+    }
+}
+
+fn text_field<'a>(m: &'a Map<String, Value>, key: &str) -> Option<&'a str> {
+    m.get(key).and_then(Value::as_str)
+}
+
 impl Dialect for Responses {
+    fn read_fragment(&self, value: &Value) -> Option<Fragment> {
+        read_fragment(value)
+    }
+
     fn name(&self) -> &'static str {
         "responses"
     }
@@ -686,6 +754,22 @@ impl Dialect for Responses {
 
     fn auth_headers(&self, key: &str) -> Vec<(&'static str, String)> {
         vec![("authorization", format!("Bearer {key}"))]
+    }
+
+    /// A response echoes its request's `parallel_tool_calls` (default `true`) and `tools`,
+    /// as the API does.
+    fn reply_echo(&self, request_body: &[u8]) -> Map<String, Value> {
+        let request: Value = serde_json::from_slice(request_body).unwrap_or_default();
+        let mut out = Map::new();
+        let parallel = request.get("parallel_tool_calls").and_then(Value::as_bool);
+        out.insert(
+            "parallel_tool_calls".into(),
+            json!(parallel.unwrap_or(true)),
+        );
+        if let Some(tools) = request.get("tools").filter(|t| t.is_array()) {
+            out.insert("tools".into(), tools.clone());
+        }
+        out
     }
 
     fn decode_request(&self, body: &[u8]) -> Result<Decoded, WireError> {
@@ -1398,6 +1482,20 @@ impl StreamEncoder for ResponsesEvents {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_reply_echoes_parallel_tool_calls_and_tools_and_only_responses_echoes() {
+        let tools = json!([{"type": "function", "name": "f", "parameters": {}}]);
+        let body = json!({"model": "m", "input": "hi", "tools": tools}).to_string();
+        let echo = Responses.reply_echo(body.as_bytes());
+        assert_eq!(echo["parallel_tool_calls"], json!(true));
+        assert_eq!(echo["tools"], tools);
+        let off = json!({"model": "m", "input": "hi", "parallel_tool_calls": false}).to_string();
+        let echo = Responses.reply_echo(off.as_bytes());
+        assert_eq!(echo["parallel_tool_calls"], json!(false));
+        assert!(!echo.contains_key("tools"));
+        assert!(crate::chat::Chat.reply_echo(body.as_bytes()).is_empty());
+    }
 
     fn streamed(events: &[Value]) -> Reply {
         let mut decoder = Responses.stream_decoder(Limits::default());
