@@ -6,11 +6,14 @@
 # one tool, the stand-in's Qwen3 reply with a think block and one <tool_call>.
 # Not run in CI. Needs wrk (apt-get install wrk).
 #   crates/toolcall-serve/bench/dialects.sh [seconds per row, default 10]
+#   NO_BUILD=1 skips the release builds.
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
 SECS=${1:-10}
-cargo build --release -q -p toolcall-cli --bin toolcall
-cargo build --release -q -p toolcall-serve --example standin
+if [ -z "${NO_BUILD:-}" ]; then
+    cargo build --release -q -p toolcall-cli --bin toolcall
+    cargo build --release -q -p toolcall-serve --example standin
+fi
 TARGET=${CARGO_TARGET_DIR:-target}/release
 "$TARGET/examples/standin" 127.0.0.1:9111 >/dev/null &
 STANDIN=$!
