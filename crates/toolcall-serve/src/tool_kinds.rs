@@ -163,8 +163,8 @@ pub fn expand_built_ins(request: &mut ChatRequest, upstream: toolcall_wire::Api)
             continue;
         };
         if e.unknown_version {
-            tracing::info!(tool = %t.function.name, kind = %t.kind,
-                "an unknown version of a built-in tool: offered with the nearest known schema");
+            tracing::info!(tool = %t.function.name, kind = %t.kind, schema_of = e.schema_of,
+                "an unknown version of a built-in tool: offered with the nearest known version's schema");
         }
         t.kind = "function".into();
         t.function.description = Some(e.description);
