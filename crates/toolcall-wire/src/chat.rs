@@ -39,13 +39,43 @@ pub struct ChatRequest {
 }
 
 /// One offered tool (`{"type":"function","function":{..}}`; a `custom` tool's
-/// `{"type":"custom","custom":{name, description, format}}` reads into `function`).
+/// `{"type":"custom","custom":{name, description, format}}` reads into `function`). A tool
+/// of another type (a hosted `{"type": "web_search"}`) may come without either: it reads
+/// with an empty `function`, known by its type
+/// ([`crate::tool_kinds::display_name`]), so the gateway can name it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(try_from = "ChatToolIn")]
 pub struct ChatTool {
     #[serde(rename = "type", default = "function_type")]
     pub kind: String,
     #[serde(alias = "custom")]
     pub function: FunctionDef,
+}
+
+/// [`ChatTool`] as read, before the check that a function or custom tool has its body.
+#[derive(Deserialize)]
+struct ChatToolIn {
+    #[serde(rename = "type", default = "function_type")]
+    kind: String,
+    #[serde(alias = "custom", default)]
+    function: Option<FunctionDef>,
+}
+
+impl TryFrom<ChatToolIn> for ChatTool {
+    type Error = String;
+
+    fn try_from(t: ChatToolIn) -> Result<Self, String> {
+        let function = match (t.function, t.kind.as_str()) {
+            (Some(f), _) => f,
+            (None, "function") => return Err("missing field `function`".into()),
+            (None, "custom") => return Err("missing field `custom`".into()),
+            (None, _) => FunctionDef::default(),
+        };
+        Ok(ChatTool {
+            kind: t.kind,
+            function,
+        })
+    }
 }
 
 /// A function tool's declaration.
@@ -1005,6 +1035,32 @@ impl StreamEncoder for ChunkWriter {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    // Before: `{"type": "web_search"}` was refused as `missing field function`, a parser
+    // error where the gateway names the hosted tool (dropped under warn, a 400 under reject).
+    #[test]
+    fn a_tool_of_another_type_reads_without_a_function_body() {
+        let hosted: ChatTool = serde_json::from_value(json!({"type": "web_search"})).unwrap();
+        assert_eq!(hosted.kind, "web_search");
+        assert_eq!(crate::tool_kinds::display_name(&hosted), "web_search");
+        for missing in [
+            json!({"type": "function"}),
+            json!({}),
+            json!({"type": "custom"}),
+        ] {
+            let e = serde_json::from_value::<ChatTool>(missing.clone()).unwrap_err();
+            assert!(e.to_string().contains("missing field"), "{missing}: {e}");
+        }
+        let custom: ChatTool =
+            serde_json::from_value(json!({"type": "custom", "custom": {"name": "apply_patch"}}))
+                .unwrap();
+        assert_eq!(custom.function.name, "apply_patch");
+        let round = serde_json::to_value(&custom).unwrap();
+        assert_eq!(
+            round,
+            json!({"type": "custom", "function": {"name": "apply_patch"}})
+        );
+    }
 
     fn chunk(delta: Value, finish: Option<&str>) -> String {
         json!({"id":"c","object":"chat.completion.chunk","created":1,"model":"m",
