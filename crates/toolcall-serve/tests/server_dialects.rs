@@ -9,7 +9,9 @@
 //!   as a turn without server-side tools offers them, and their calls come back to the
 //!   client in their declared shape (`custom_tool_call`, a `function_call` with its
 //!   `namespace`, Anthropic's `tool_use`), a custom tool's grammar checked with the route's
-//!   invalid-call policy.
+//!   invalid-call policy;
+//! - a hosted tool the client declares (`web_search`) that a server-side tool of the same
+//!   name provides runs in the gateway, even where hosted tools are refused.
 //!
 //! The stand-in upstream speaks all four dialects, records each request and answers with
 //! the next scripted text (calls written as Hermes markup, read by the gateway's turn).
@@ -27,7 +29,7 @@ use toolcall_core::{Registry, Tool, ToolContext, ToolError, ToolOutput, ToolSpec
 use toolcall_inspector::ToolSwitches;
 use toolcall_run::ApproveAll;
 use toolcall_serve::server_side::ServerSide;
-use toolcall_serve::{AppState, Config, InvalidCallPolicy, ModelRoute};
+use toolcall_serve::{AppState, Config, HostedTools, InvalidCallPolicy, ModelRoute};
 
 /// A 1×1 PNG's first bytes, base64: enough to follow through every shape.
 const PNG: &str = "iVBORw0KGgoAAAANSUhEUg==";
@@ -537,4 +539,96 @@ async fn an_anthropic_built_in_client_tool_goes_upstream_as_declared_and_comes_b
         "{tools}"
     );
     assert!(tools.to_string().contains("\"snap\""), "{tools}");
+}
+
+/// A server-side tool named as OpenAI's and Anthropic's hosted search.
+struct Search;
+
+#[async_trait::async_trait]
+impl Tool for Search {
+    fn spec(&self) -> ToolSpec {
+        ToolSpec::new(
+            "web_search",
+            "Searches the team's own index",
+            json!({"type": "object", "properties": {"query": {"type": "string"}},
+                "required": ["query"]}),
+        )
+    }
+
+    async fn call(&self, _: &ToolContext, input: Value) -> Result<ToolOutput, ToolError> {
+        Ok(
+            json!({"results": format!("own index: {}", input["query"].as_str().unwrap_or(""))})
+                .into(),
+        )
+    }
+}
+
+// The client's hosted web_search (Responses' and Anthropic's declarations) is neither
+// dropped nor refused when the gateway's own tools hold one of that name: the model is
+// offered the server's declaration and its call runs here, under `hosted_tools = "reject"`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hosted_tool_a_server_side_tool_provides_runs_in_the_gateway() {
+    let mut tools = Registry::new();
+    tools.add_tool(Arc::new(Search)).unwrap();
+    let side = ServerSide::new(
+        tools,
+        Vec::new(),
+        None,
+        ToolSwitches::in_memory(),
+        4,
+        Arc::new(ApproveAll),
+    );
+    let search = hermes("web_search", json!({"query": "toolcall"}));
+    let (url, u) = gateway(
+        &[&search, "Found it.", &search, "Found it."],
+        Some(side),
+        |c| {
+            c.hosted_tools = HostedTools::Reject;
+        },
+    )
+    .await;
+    let http = reqwest::Client::new();
+    for (path, body) in [
+        (
+            "/v1/responses",
+            json!({"model": "up-chat", "input": "search for toolcall",
+                "tools": [{"type": "web_search"}]}),
+        ),
+        (
+            "/v1/messages",
+            json!({"model": "up-chat", "max_tokens": 100,
+                "messages": [{"role": "user", "content": "search for toolcall"}],
+                "tools": [{"type": "web_search_20250305", "name": "web_search", "max_uses": 3}]}),
+        ),
+    ] {
+        let r = http
+            .post(format!("{url}{path}"))
+            .json(&body)
+            .send()
+            .await
+            .unwrap();
+        let status = r.status();
+        let dropped = r.headers().get("x-toolcall-dropped-tools").cloned();
+        let text = r.text().await.unwrap();
+        assert_eq!(status, 200, "{path}: {text}");
+        assert!(dropped.is_none(), "{path}: {dropped:?}");
+        assert!(text.contains("Found it."), "{path}: {text}");
+    }
+    let seen = u.seen();
+    assert_eq!(seen.len(), 4, "{seen:?}");
+    for (i, (_, body)) in seen.iter().enumerate() {
+        let tools = body["tools"].as_array().unwrap();
+        assert_eq!(tools.len(), 1, "{body}");
+        assert_eq!(tools[0]["function"]["name"], "web_search");
+        assert_eq!(
+            tools[0]["function"]["description"],
+            "Searches the team's own index"
+        );
+        if i % 2 == 1 {
+            assert!(
+                body["messages"].to_string().contains("own index: toolcall"),
+                "the server's tool did not run: {body}"
+            );
+        }
+    }
 }
