@@ -3,7 +3,9 @@
 //! that has only loopback. Codex is configured exactly as the README's "Codex CLI on your own
 //! model" recipe says (checked below): its `exec_command` call runs and creates a file, and its
 //! `apply_patch`, declared as a `custom` tool with a Lark grammar, comes back to Codex as a
-//! `custom_tool_call` holding the raw patch, which Codex applies.
+//! `custom_tool_call` holding the raw patch (Codex streams), which Codex applies. A patch
+//! that breaks Codex's own grammar goes through the invalid-call policy first: the model is
+//! asked again and Codex never sees it.
 //!
 //! Codex is installed by `.ci/run` under `target/codex-npm` (never committed). Without it, or
 //! without a network namespace, the test prints why and returns, unless
@@ -59,20 +61,33 @@ const SHELL_COMMAND: &str = "printf 'made by exec_command' > shell.txt";
 const PATCH: &str =
     "*** Begin Patch\n*** Add File: patched.txt\n+made by apply_patch\n*** End Patch";
 
+/// A patch that Codex's own Lark grammar for `apply_patch` refuses (no such hunk).
+const BAD_PATCH: &str = "*** Begin Patch\n*** Remove Everything\n*** End Patch";
+
+/// What the gateway tells the model when a custom tool's input breaks its grammar.
+const GRAMMAR_COMPLAINT: &str = "does not match its grammar";
+
+fn patch_call(patch: &str) -> String {
+    format!(
+        "<tool_call>\n<function=apply_patch>\n<parameter=input>\n{patch}\n</parameter>\n</function>\n</tool_call>"
+    )
+}
+
 /// The stand-in model's next turn, in Qwen3-Coder's XML, by how many tool results it has
-/// seen: run the shell command, then apply the patch, then say it is done.
+/// seen: run the shell command, then write a patch that breaks Codex's grammar and, told
+/// so by the gateway's retry, a good one; then say it is done.
 fn model_turn(request: &Value) -> String {
-    let results = request["messages"]
-        .as_array()
-        .map(|m| m.iter().filter(|m| m["role"] == "tool").count())
-        .unwrap_or(0);
+    let messages = request["messages"].as_array().cloned().unwrap_or_default();
+    let results = messages.iter().filter(|m| m["role"] == "tool").count();
+    let told = messages.last().is_some_and(|m| {
+        m["role"] == "user" && m["content"].to_string().contains(GRAMMAR_COMPLAINT)
+    });
     match results {
         0 => format!(
             "I will create the file.\n<tool_call>\n<function=exec_command>\n<parameter=cmd>\n{SHELL_COMMAND}\n</parameter>\n</function>\n</tool_call>"
         ),
-        1 => format!(
-            "<tool_call>\n<function=apply_patch>\n<parameter=input>\n{PATCH}\n</parameter>\n</function>\n</tool_call>"
-        ),
+        1 if told => patch_call(PATCH),
+        1 => patch_call(BAD_PATCH),
         _ => "Both files are there.".to_owned(),
     }
 }
@@ -361,7 +376,8 @@ fn inside_the_netns() {
     // What the model server was offered: Codex's shell tool, namespace and custom apply_patch
     // as functions, the last with one string `input`; never Codex's hosted web_search.
     let seen = seen.lock().unwrap().clone();
-    assert_eq!(seen.len(), 3, "{context}");
+    // The shell call, the bad patch, its retry (the good patch), the closing words.
+    assert_eq!(seen.len(), 4, "{context}");
     let offered: Vec<&str> = seen[0]["tools"]
         .as_array()
         .unwrap()
@@ -385,6 +401,21 @@ fn inside_the_netns() {
         apply_patch["function"]["parameters"]["required"],
         json!(["input"])
     );
+    // Codex's own Lark grammar for apply_patch, which the gateway put in its description,
+    // is one the constraint can hold (on a `constrain` route it goes upstream).
+    let about = apply_patch["function"]["parameters"]["properties"]["input"]["description"]
+        .as_str()
+        .unwrap();
+    let (_, grammar) = about
+        .split_once("Lark grammar:\n")
+        .unwrap_or_else(|| panic!("no Lark grammar in {about:?}"));
+    assert!(grammar.contains("*** Begin Patch"), "{grammar}");
+    let read = toolcall_constrain::InputGrammar {
+        syntax: toolcall_constrain::InputSyntax::Lark,
+        definition: grammar.to_owned(),
+    }
+    .read();
+    assert!(read.is_ok(), "{:?}\n{grammar}", read.err());
     for key in ["prompt_cache_key", "client_metadata", "store", "include"] {
         assert!(seen[0].get(key).is_none(), "{key} reached the model server");
     }
@@ -399,6 +430,25 @@ fn inside_the_netns() {
         .unwrap_or_else(|| panic!("no custom_tool_call in Codex's session\n{context}"));
     assert_eq!(call["name"], "apply_patch");
     assert_eq!(call["input"], PATCH);
+    // The patch breaking Codex's own Lark grammar went through the invalid-call policy
+    // (`retry`, the default): the model was told, and Codex never saw it.
+    assert!(
+        seen[2]["messages"].to_string().contains(GRAMMAR_COMPLAINT),
+        "no retry after the bad patch: {}",
+        seen[2]
+    );
+    let custom_calls = rollout
+        .iter()
+        .filter(|i| i["type"] == "custom_tool_call")
+        .count();
+    assert_eq!(custom_calls, 1, "{context}");
+    assert!(!stdout.contains("Remove Everything"), "{context}");
+    for item in &rollout {
+        assert!(
+            !item.to_string().contains("Remove Everything"),
+            "the bad patch reached Codex: {item}"
+        );
+    }
     let call_id = call["call_id"].as_str().unwrap();
     assert!(
         rollout
