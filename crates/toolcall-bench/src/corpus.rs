@@ -855,6 +855,48 @@ pub const ADVERSARIAL: [(&str, &str); 6] = [
     ),
 ];
 
+/// Flood units beyond the literal openers: registered names and `(` (call syntax with the
+/// corpus registry), bare brackets, backticks, fences, and a line-start opener with its line.
+const FLOOD_EXTRAS: [&str; 11] = [
+    "computer_use(",
+    "get_weather(",
+    "<",
+    "{",
+    "[",
+    "(",
+    "`",
+    "```json\n",
+    "TOOL_CALL: x\n",
+    "functools[",
+    "<tool_calls:",
+];
+
+/// The opener floods (`bench_table floods`, `bench_profile flood#N`): [`FLOOD_EXTRAS`], then
+/// every literal that starts markup in auto mode ([`toolcall_parse::markup_openers`]), each
+/// once, so a family's new opener is measured as soon as it is registered.
+pub fn flood_units() -> Vec<String> {
+    let mut out: Vec<String> = FLOOD_EXTRAS.iter().map(|u| (*u).to_owned()).collect();
+    for o in toolcall_parse::markup_openers() {
+        if !out.iter().any(|u| u == o) {
+            out.push(o.to_owned());
+        }
+    }
+    out
+}
+
+/// The prose case's text repeated to about `bytes` (cut at a character boundary): the
+/// floods' baseline.
+pub fn flood_prose(bytes: usize) -> String {
+    let prose = case("auto", Shape::Prose).text;
+    let mut text = prose.repeat(bytes.div_ceil(prose.len().max(1)));
+    let mut cut = bytes.min(text.len());
+    while !text.is_char_boundary(cut) {
+        cut += 1;
+    }
+    text.truncate(cut);
+    text
+}
+
 /// `unit` repeated to at least `bytes` bytes.
 pub fn adversarial(unit: &str, bytes: usize) -> String {
     unit.repeat(bytes / unit.len().max(1) + 1)

@@ -59,6 +59,7 @@ pub use fallback::{FallbackKind, FallbackRule, load_fallback_rules};
 pub use families::{FormatInfo, formats};
 pub use family::{FormatId, Instructions, ReasoningMarker, Untyped};
 pub use model_names::{ModelFamily, model_family, model_table};
+pub use openers::markup_openers;
 pub use prompt::{example_call, render_prompt, render_prompt_with_trigger, text_formats};
 pub use results::{ToolResultText, write_tool_results};
 

@@ -82,13 +82,11 @@ pub(crate) struct LineOpener {
 #[derive(Debug, Clone)]
 pub(crate) struct Openers {
     list: Vec<Opener>,
-    by_first: Vec<Vec<usize>>,
-    /// For each first byte with openers, the second bytes they can continue with (a 256-bit
-    /// set, every bit for a one-byte opener): a stop byte followed by anything else is
-    /// declined without comparing it to each opener (a flood of `<` or `[`). Sparse: the
-    /// set of first byte `b` is `second[second_slot[b] - 1]` (0: no opener starts with `b`).
-    second: Vec<[u64; 4]>,
-    second_slot: [u8; 256],
+    /// The openers' bytes as a trie, walked once per stop byte: the longest opener at a
+    /// position costs a few steps per byte it matches, however many openers share its
+    /// start (dozens begin with `<|`: comparing each cost thousands of instructions per
+    /// stop in a flood of `<|eot|>`).
+    trie: Trie,
     pub stops: StopSet,
     /// The distinct first bytes of the openers, and the same as a table.
     firsts: Vec<u8>,
@@ -207,34 +205,7 @@ impl Openers {
                 add(m.close, Action::SuffixedStrip);
             }
         }
-        let mut by_first = vec![Vec::new(); 256];
-        for (i, o) in list.iter().enumerate() {
-            if let Some(&b) = o.text.as_bytes().first() {
-                by_first[usize::from(b)].push(i);
-            }
-        }
-        let mut second: Vec<[u64; 4]> = Vec::new();
-        let mut second_slot = [0u8; 256];
-        for o in &list {
-            let t = o.text.as_bytes();
-            let Some(&b) = t.first() else { continue };
-            let slot = &mut second_slot[usize::from(b)];
-            if *slot == 0 {
-                // Past 255 first bytes the rest go unfiltered (slot 0: compared as before).
-                let Ok(n) = u8::try_from(second.len() + 1) else {
-                    continue;
-                };
-                second.push([0; 4]);
-                *slot = n;
-            }
-            let Some(set) = second.get_mut(usize::from(*slot) - 1) else {
-                continue;
-            };
-            match t.get(1) {
-                Some(&c) => set[usize::from(c >> 6)] |= 1 << (c & 63),
-                None => *set = [u64::MAX; 4],
-            }
-        }
+        let trie = Trie::new(&list);
         let mut firsts: Vec<u8> = list.iter().filter_map(|o| o.text.bytes().next()).collect();
         firsts.sort_unstable();
         firsts.dedup();
@@ -245,9 +216,7 @@ impl Openers {
         }
         Openers {
             list,
-            by_first,
-            second,
-            second_slot,
+            trie,
             stops: StopSet::new(&firsts),
             is_first: std::array::from_fn(|b| firsts.iter().any(|&f| usize::from(f) == b)),
             firsts,
@@ -298,43 +267,125 @@ impl Openers {
     /// The longest opener starting at `bytes[pos]`; `Wait` while a longer one could still
     /// match (decisions never depend on where the input was split).
     pub(crate) fn at(&self, bytes: &[u8], pos: usize, is_final: bool) -> Found {
-        let Some(&b) = bytes.get(pos) else {
+        let t = &self.trie;
+        let mut rest = bytes.get(pos..).unwrap_or(&[]).iter();
+        let Some(&first) = rest.next() else {
             return Found::No;
         };
-        let rest = bytes.get(pos..).unwrap_or(&[]);
-        if let Some(&c) = rest.get(1)
-            && let Some(set) = usize::from(self.second_slot[usize::from(b)])
-                .checked_sub(1)
-                .and_then(|i| self.second.get(i))
-            && set[usize::from(c >> 6)] & (1 << (c & 63)) == 0
-        {
-            return Found::No;
-        }
-        let mut best: Option<usize> = None;
-        let mut partial = false;
-        for &i in self
-            .by_first
-            .get(usize::from(b))
-            .map_or(&[][..], Vec::as_slice)
-        {
-            let Some(o) = self.list.get(i) else { continue };
-            let t = o.text.as_bytes();
-            if rest.len() >= t.len() {
-                if rest.starts_with(t)
-                    && best.is_none_or(|j| self.list.get(j).is_some_and(|b| b.text.len() < t.len()))
-                {
-                    best = Some(i);
+        let mut node = t.root[usize::from(first)] as usize;
+        let mut best = NO_OPENER;
+        while let Some(n) = t.nodes.get(node).filter(|_| node != 0) {
+            if n.opener != NO_OPENER {
+                best = n.opener;
+            }
+            let edges = t.edges.get(n.start as usize..n.end as usize).unwrap_or(&[]);
+            if edges.is_empty() {
+                break;
+            }
+            let Some(&b) = rest.next() else {
+                // The bytes ran out inside the trie: a longer opener may still follow;
+                // wait until it is decided (at the end, the longest complete one).
+                if !is_final {
+                    return Found::Wait;
                 }
-            } else if t.starts_with(rest) {
-                partial = true;
+                break;
+            };
+            let next = if edges.len() <= 8 {
+                edges.iter().find(|e| e.0 == b)
+            } else {
+                edges
+                    .binary_search_by_key(&b, |e| e.0)
+                    .ok()
+                    .and_then(|i| edges.get(i))
+            };
+            node = next.map_or(0, |e| e.1 as usize);
+        }
+        if best == NO_OPENER {
+            Found::No
+        } else {
+            Found::At(best as usize)
+        }
+    }
+}
+
+/// [`TrieNode::opener`] of a node where no opener ends.
+const NO_OPENER: u32 = u32::MAX;
+
+/// The openers' bytes as a trie: node 0 is the root; each node's children are a sorted
+/// run of `edges` (few, except under `<|`, where a binary search finds the byte).
+#[derive(Debug, Clone)]
+struct Trie {
+    /// Per node: its edges `edges[start..end]`, and the opener ending there (`usize::MAX`:
+    /// none).
+    nodes: Vec<TrieNode>,
+    /// `(byte, child)`, each node's run sorted by byte.
+    edges: Vec<(u8, u32)>,
+    /// The root's children by byte (0: none), the one lookup every stop makes.
+    root: [u32; 256],
+}
+
+#[derive(Debug, Clone, Copy)]
+struct TrieNode {
+    start: u32,
+    end: u32,
+    opener: u32,
+}
+
+impl Trie {
+    fn new(list: &[Opener]) -> Self {
+        // Built as maps first, then flattened into sorted edge runs.
+        let mut children: Vec<std::collections::BTreeMap<u8, usize>> = vec![Default::default()];
+        let mut ends = vec![usize::MAX];
+        for (i, o) in list.iter().enumerate() {
+            let mut node = 0;
+            for &b in o.text.as_bytes() {
+                node = match children[node].get(&b) {
+                    Some(&n) => n,
+                    None => {
+                        children.push(Default::default());
+                        ends.push(usize::MAX);
+                        let n = children.len() - 1;
+                        children[node].insert(b, n);
+                        n
+                    }
+                };
+            }
+            // Texts are distinct (the table merges equal ones); the first keeps it.
+            if node != 0 && ends[node] == usize::MAX {
+                ends[node] = i;
             }
         }
-        // A partial opener is longer than any full one: wait until it is decided.
-        if partial && !is_final {
-            return Found::Wait;
+        let mut nodes = Vec::with_capacity(children.len());
+        let mut edges = Vec::new();
+        for (c, &opener) in children.iter().zip(&ends) {
+            let start = u32::try_from(edges.len()).unwrap_or(u32::MAX);
+            edges.extend(c.iter().map(|(&b, &n)| (b, u32::try_from(n).unwrap_or(0))));
+            let end = u32::try_from(edges.len()).unwrap_or(u32::MAX);
+            let opener = u32::try_from(opener).unwrap_or(NO_OPENER);
+            nodes.push(TrieNode { start, end, opener });
         }
-        best.map_or(Found::No, Found::At)
+        let mut root = [0u32; 256];
+        for (&b, &n) in &children[0] {
+            root[usize::from(b)] = u32::try_from(n).unwrap_or(0);
+        }
+        Trie { nodes, edges, root }
     }
+}
+
+/// Every literal that starts markup in auto mode (region openers, reasoning markers,
+/// control tokens, line-start openers), each once, in the table's order: what an
+/// adversarial input repeats to check that no opener costs more than linear time
+/// (`toolcall-bench`'s opener floods derive their list from it).
+pub fn markup_openers() -> Vec<&'static str> {
+    let all: Vec<FormatId> = FormatId::all().collect();
+    let table = Openers::cached(&all, false, false);
+    let mut out: Vec<&'static str> = table.list.iter().map(|o| o.text).collect();
+    for o in &table.line {
+        if !out.contains(&o.text) {
+            out.push(o.text);
+        }
+    }
+    out
 }
 
 /// Bytes at which the text scan must look closer: the fixed markup bytes (newline, fence,
@@ -432,6 +483,77 @@ mod tests {
         assert_eq!(find("<tool_ca", true), Some(None));
         assert_eq!(find("<think>x", false), Some(Some("<think>")));
         assert_eq!(find("<b>", false), Some(None));
+    }
+
+    /// The longest opener at `pos` by comparing every opener (what the trie replaced).
+    fn at_by_comparison(o: &Openers, bytes: &[u8], pos: usize, is_final: bool) -> Found {
+        let rest = bytes.get(pos..).unwrap_or(&[]);
+        if rest.is_empty() {
+            return Found::No;
+        }
+        let mut best: Option<usize> = None;
+        let mut partial = false;
+        for (i, op) in o.list.iter().enumerate() {
+            let t = op.text.as_bytes();
+            if rest.len() >= t.len() {
+                if rest.starts_with(t) && best.is_none_or(|j| o.list[j].text.len() < t.len()) {
+                    best = Some(i);
+                }
+            } else if t.starts_with(rest) {
+                partial = true;
+            }
+        }
+        if partial && !is_final {
+            return Found::Wait;
+        }
+        best.map_or(Found::No, Found::At)
+    }
+
+    #[test]
+    fn trie_finds_what_comparing_every_opener_finds() {
+        let all: Vec<FormatId> = FormatId::all().collect();
+        for (chosen, reasoning_only) in [(false, false), (true, false), (false, true)] {
+            let o = Openers::build(&all, chosen, reasoning_only);
+            // Every opener, each of its prefixes, and each followed by every other opener's
+            // first bytes, one-shot and with more to come.
+            let mut inputs: Vec<Vec<u8>> = Vec::new();
+            for a in &o.list {
+                let t = a.text.as_bytes();
+                for n in 1..=t.len() {
+                    inputs.push(t[..n].to_vec());
+                }
+                for b in &o.list {
+                    let mut v = t.to_vec();
+                    v.extend_from_slice(&b.text.as_bytes()[..b.text.len().min(3)]);
+                    inputs.push(v);
+                    inputs.push(
+                        t[..t.len() - 1]
+                            .iter()
+                            .chain(b.text.as_bytes())
+                            .copied()
+                            .collect(),
+                    );
+                }
+            }
+            inputs.extend([
+                b"<b>".to_vec(),
+                b"x".to_vec(),
+                b"<|".to_vec(),
+                vec![0xE2, 0x80],
+            ]);
+            for v in &inputs {
+                for pos in 0..v.len().min(3) {
+                    for fin in [false, true] {
+                        assert_eq!(
+                            o.at(v, pos, fin),
+                            at_by_comparison(&o, v, pos, fin),
+                            "{:?} at {pos}, final {fin}",
+                            String::from_utf8_lossy(v)
+                        );
+                    }
+                }
+            }
+        }
     }
 
     #[test]

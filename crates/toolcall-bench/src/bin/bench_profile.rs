@@ -7,7 +7,9 @@
 //! parsers come from one binary.
 //! A case `flood:UNIT` is UNIT repeated to `TOOLCALL_BENCH_FLOOD_BYTES` (default 2 MB) in
 //! auto mode with the corpus registry, as `bench_table floods` builds it:
-//! `valgrind --tool=callgrind target/profiling/bench_profile "flood:get_weather(" one 1`
+//! `valgrind --tool=callgrind target/profiling/bench_profile "flood:get_weather(" one 1`;
+//! `flood#N` is the N-th of `corpus::flood_units` (`bench_profile floods` lists them) and
+//! `flood:@prose` the prose baseline the floods table compares them with.
 
 use std::hint::black_box;
 
@@ -16,20 +18,39 @@ use toolcall_bench::ours;
 
 fn main() {
     let mut args = std::env::args().skip(1);
-    let (Some(name), Some(mode)) = (args.next(), args.next()) else {
+    let first = args.next();
+    if first.as_deref() == Some("floods") {
+        for (i, u) in corpus::flood_units().iter().enumerate() {
+            println!("{i}\t{}", u.escape_debug());
+        }
+        return;
+    }
+    let (Some(name), Some(mode)) = (first, args.next()) else {
         eprintln!("usage: bench_profile <case name> <one|streamN|intoN|reparseN> [iterations]");
         std::process::exit(2);
     };
     let iters: usize = args.next().and_then(|n| n.parse().ok()).unwrap_or(100);
     let registry = corpus::registry();
-    let flood = name.strip_prefix("flood:").map(|unit| {
+    let unit = match name.strip_prefix("flood#") {
+        Some(n) => n
+            .parse::<usize>()
+            .ok()
+            .and_then(|n| corpus::flood_units().get(n).cloned()),
+        None => name.strip_prefix("flood:").map(str::to_owned),
+    };
+    let flood = unit.map(|unit| {
         let bytes = std::env::var("TOOLCALL_BENCH_FLOOD_BYTES")
             .ok()
             .and_then(|v| v.parse().ok())
             .unwrap_or(2 << 20);
+        let text = if unit == "@prose" {
+            corpus::flood_prose(bytes)
+        } else {
+            corpus::adversarial(&unit, bytes)
+        };
         corpus::Case {
             name: name.clone(),
-            text: corpus::adversarial(unit, bytes),
+            text,
             ..corpus::case("auto", corpus::Shape::Prose)
         }
     });
@@ -41,6 +62,15 @@ fn main() {
         std::process::exit(2);
     };
     let opts = case.options(&registry);
+    // A parse of the text's first 4 KB outside the measured functions builds what the first
+    // parse builds once (the registry's validators, the opener table), so that
+    // `valgrind --tool=callgrind --toggle-collect='toolcall_bench::ours::*'` counts only
+    // the measured parses.
+    let mut cut = case.text.len().min(4096);
+    while !case.text.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    black_box(toolcall_parse::parse(&case.text[..cut], &opts));
     let size = |m: &str, prefix: &str| m.strip_prefix(prefix).and_then(|n| n.parse().ok());
     let mut calls = 0;
     if let Some(n) = size(&mode, "into") {

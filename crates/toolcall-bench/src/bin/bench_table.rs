@@ -117,35 +117,10 @@ fn main() {
     }
 }
 
-/// Openers repeated to 2 MB: each parse's time against 2 MB of prose in the same run (goal:
+/// Openers repeated to 2 MB ([`corpus::flood_units`]: every literal opener of the registry
+/// and a few other shapes): each parse's time against 2 MB of prose in the same run (goal:
 /// every flood ≤ 20× prose). Auto mode with the corpus registry, so `computer_use(` and
 /// `get_weather(` are registered call-syntax names.
-const FLOODS: [&str; 22] = [
-    "computer_use(",
-    "get_weather(",
-    ">>>",
-    "<",
-    "{",
-    "[",
-    "(",
-    "`",
-    "<tool_call>",
-    "[TOOL_CALLS]",
-    "<|python_tag|>",
-    "<|tool_call>",
-    "<function=",
-    "```json\n",
-    "TOOL_CALL: x\n",
-    "<think>",
-    "<｜tool▁calls▁begin｜>",
-    "functools[",
-    // The 2026 families' openers (issue 21).
-    "<tool_calls>",
-    "<tool_calls:",
-    "]<]minimax[>[<tool_call>",
-    "<|open|>tools<|sep|>",
-];
-
 fn floods_table(ctx: &Ctx, registry: &std::sync::Arc<toolcall_core::Registry>) {
     const BYTES: usize = 2 << 20;
     println!("\n### Opener floods: 2 MB of one opener, against 2 MB of prose\n");
@@ -158,10 +133,7 @@ fn floods_table(ctx: &Ctx, registry: &std::sync::Arc<toolcall_core::Registry>) {
         tools: Some(std::sync::Arc::clone(registry)),
         ..toolcall_parse::ParseOptions::default()
     };
-    let prose_case = corpus::case("auto", Shape::Prose);
-    let prose = prose_case
-        .text
-        .repeat(BYTES.div_ceil(prose_case.text.len()));
+    let prose = corpus::flood_prose(BYTES);
     let row = |text: &str| {
         let one = ctx.time(|| ours::one_shot(text, &opts));
         let p64 = corpus::chunks(text, 64);
@@ -174,8 +146,8 @@ fn floods_table(ctx: &Ctx, registry: &std::sync::Arc<toolcall_core::Registry>) {
         fmt_time(prose_one),
         fmt_time(prose_s64)
     );
-    for unit in FLOODS {
-        let text = corpus::adversarial(unit, BYTES);
+    for unit in corpus::flood_units() {
+        let text = corpus::adversarial(&unit, BYTES);
         let (len, one, s64) = row(&text);
         println!(
             "| `` {} `` | {len} | {} | {:.1}× | {} | {:.1}× |",
