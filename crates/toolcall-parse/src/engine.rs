@@ -1038,7 +1038,16 @@ impl Engine {
             if !self.nested && self.ctx.openers.stops.is_stop(b) {
                 match self.ctx.openers.at(self.buf.as_bytes(), pos, is_final) {
                     Found::Wait => return Step::Wait,
-                    Found::At(i) => return self.open(pos, i, is_final),
+                    Found::At(i) => match self.open(pos, i, is_final) {
+                        Some(step) => return step,
+                        None => {
+                            // No family reads a region here: an ordinary byte, as a region
+                            // every reader declined (without the trip through one).
+                            self.announced.clear();
+                            self.ordinary_byte(pos, b);
+                            continue;
+                        }
+                    },
                     Found::No => {}
                 }
             }
@@ -1199,7 +1208,7 @@ impl Engine {
         }
         let (opener, len) = found?;
         let mut rest = Rest::Line { opener, next: 0 };
-        match self.next_reader(&mut rest) {
+        match self.next_reader(&mut rest, pos, is_final) {
             Some(reader) => self.start_region(pos, pos + len, reader, rest),
             // No reader at all: the byte is ordinary text.
             None => return None,
@@ -1207,8 +1216,16 @@ impl Engine {
         Some(Step::Continue)
     }
 
-    /// The next reader a region's opener has, building only that one (see [`Rest`]).
-    fn next_reader(&self, rest: &mut Rest) -> Option<Box<dyn RegionReader>> {
+    /// The next reader a region's opener has, building only that one (see [`Rest`]); a
+    /// family that [`crate::family::Family::declines`] the region at `start` is passed over
+    /// without building its reader.
+    fn next_reader(
+        &self,
+        rest: &mut Rest,
+        start: usize,
+        is_final: bool,
+    ) -> Option<Box<dyn RegionReader>> {
+        let region = self.buf.get(start..).unwrap_or("");
         loop {
             let reader = match rest {
                 Rest::None => return None,
@@ -1220,6 +1237,9 @@ impl Engine {
                     };
                     let by = *families.get(*next)?;
                     *next += 1;
+                    if by.family.declines(by.opener, region, is_final) {
+                        continue;
+                    }
                     by.family.reader(by.opener, &self.ctx)
                 }
                 Rest::Line { opener, next } => {
@@ -1268,11 +1288,12 @@ impl Engine {
         self.pos = after;
     }
 
-    /// Opener `i` of the table starts at `pos`.
-    fn open(&mut self, pos: usize, i: usize, is_final: bool) -> Step {
+    /// Opener `i` of the table starts at `pos`; `None` when it is a region opener every
+    /// family declines at once (the byte is ordinary text).
+    fn open(&mut self, pos: usize, i: usize, is_final: bool) -> Option<Step> {
         let Some(o) = self.ctx.openers.get(i) else {
             self.pos = pos + 1;
-            return Step::Continue;
+            return Some(Step::Continue);
         };
         let after = pos + o.text.len();
         match o.action {
@@ -1283,7 +1304,7 @@ impl Engine {
             Action::SuffixedReasoning(_) | Action::SuffixedStrip => {
                 let bytes = self.buf.as_bytes().get(after..).unwrap_or(&[]);
                 match read_suffix(bytes, is_final) {
-                    Suffix::Wait => return Step::Wait,
+                    Suffix::Wait => return Some(Step::Wait),
                     Suffix::No => self.decline(pos),
                     Suffix::Len(n) => {
                         let end = after + n + 1;
@@ -1300,13 +1321,13 @@ impl Engine {
             }
             Action::Region(_) => {
                 let mut rest = Rest::Literal { opener: i, next: 0 };
-                match self.next_reader(&mut rest) {
+                match self.next_reader(&mut rest, pos, is_final) {
                     Some(reader) => self.start_region(pos, after, reader, rest),
-                    None => self.decline(pos),
+                    None => return None,
                 }
             }
         }
-        Step::Continue
+        Some(Step::Continue)
     }
 
     /// A reasoning block opened by the marker at `pos`; its content starts at `content`.
@@ -1356,7 +1377,7 @@ impl Engine {
                     Mode::Region { rest, .. } => *rest,
                     _ => Rest::None,
                 };
-                match self.next_reader(&mut rest) {
+                match self.next_reader(&mut rest, start, is_final) {
                     Some(next) => {
                         if let Mode::Region {
                             reader, rest: r, ..
@@ -1653,6 +1674,79 @@ impl Engine {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    // `Family::declines` lets the engine pass over a family without building its reader:
+    // wherever it says so, the reader's first `advance` is `NotMine` (else results would
+    // change). Every family's every opener, followed by every opener and by the start of
+    // every family's example, one-shot and with more to come.
+    #[test]
+    fn declining_families_readers_say_not_mine() {
+        let registry = crate::ParseOptions {
+            tools: Some(Arc::new(toolcall_core::Registry::new())),
+            ..crate::ParseOptions::default()
+        };
+        let (ctx, _) = registry.ctx();
+        let openers = crate::markup_openers();
+        let examples: Vec<String> = crate::formats()
+            .iter()
+            .map(|f| f.example.replace("\\n", "\n").replace("\\\"", "\""))
+            .collect();
+        let mut checked = 0;
+        let mut declined = 0;
+        for fam in crate::families::all() {
+            for (i, open) in fam.openers().iter().enumerate() {
+                let mut tails: Vec<String> = vec![String::new(), " ".into(), "x\n{".into()];
+                tails.extend(openers.iter().map(|o| (*o).to_owned()));
+                tails.extend(openers.iter().map(|o| o.repeat(3)));
+                for e in &examples {
+                    for cut in [1, 8, 24, e.len()] {
+                        let mut c = cut.min(e.len());
+                        while !e.is_char_boundary(c) {
+                            c -= 1;
+                        }
+                        tails.push(e[..c].to_owned());
+                        if let Some(at) = e.find(open) {
+                            tails.push(e[at + open.len()..].to_owned());
+                        }
+                    }
+                }
+                for tail in &tails {
+                    let region = format!("{open}{tail}");
+                    for is_final in [false, true] {
+                        if !fam.declines(i, &region, is_final) {
+                            continue;
+                        }
+                        declined += 1;
+                        let Some(mut reader) = fam.reader(i, &ctx) else {
+                            continue;
+                        };
+                        let mut live = Vec::new();
+                        let mut failed = None;
+                        let mut cx = ReadCx {
+                            ctx: &ctx,
+                            base: 0,
+                            live: &mut live,
+                            streaming: true,
+                            at_start: true,
+                            end: ctx.reply_end,
+                            failed_scan: &mut failed,
+                        };
+                        let advance = reader.advance(&region, is_final, &mut cx);
+                        assert!(
+                            matches!(advance, Advance::NotMine),
+                            "{} declined {region:?} (final {is_final}) that its reader reads",
+                            fam.id()
+                        );
+                        checked += 1;
+                    }
+                }
+            }
+        }
+        assert!(
+            declined > 1000 && checked == declined,
+            "{checked} of {declined}"
+        );
+    }
 
     /// The byte-by-byte rule `skip_plain` replaces, for bytes that are not in `STOP`.
     fn reference(bytes: &[u8], from: usize, mut ident: Option<usize>) -> Option<usize> {

@@ -320,6 +320,15 @@ pub(crate) trait Family: Sync + Send {
     fn reader(&self, _opener: usize, _ctx: &Ctx) -> Option<Box<dyn RegionReader>> {
         None
     }
+    /// Whether the reader [`Family::reader`] builds for opener `opener` answers
+    /// [`Advance::NotMine`] at once to `region` (which starts with the opener): asked
+    /// before the reader is built, so that an opener followed by what the family never
+    /// reads (a flood of `>>>` or `<tool_call>`) costs no reader, region and decline.
+    /// `true` only where that first `advance(region, is_final)` is `NotMine`; `false` when
+    /// unsure (the default: the reader decides).
+    fn declines(&self, _opener: usize, _region: &str, _is_final: bool) -> bool {
+        false
+    }
     /// Reasoning blocks this family's models write (besides `<think>`); also the markers
     /// [`crate::detect_template`] reports when a chat template holds them.
     fn reasoning(&self) -> &'static [ReasoningMarker] {

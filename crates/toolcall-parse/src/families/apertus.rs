@@ -81,6 +81,9 @@ impl Family for Apertus {
     fn openers(&self) -> &'static [&'static str] {
         &["<|tools_prefix|>"]
     }
+    fn declines(&self, _opener: usize, region: &str, is_final: bool) -> bool {
+        super::tags::block_declines(&BLOCK, region, is_final)
+    }
     fn reader(&self, _opener: usize, ctx: &Ctx) -> Option<Box<dyn RegionReader>> {
         // Entries are `{"NAME": {…}}`: the key is the name.
         let live = LiveList::with_keys(BLOCK.open.len(), ctx.limits.max_depth, None);

@@ -105,6 +105,9 @@ impl Family for Cohere {
     fn openers(&self) -> &'static [&'static str] {
         &["<|START_ACTION|>"]
     }
+    fn declines(&self, _opener: usize, region: &str, is_final: bool) -> bool {
+        super::tags::block_declines(&BLOCK, region, is_final)
+    }
     fn reader(&self, _opener: usize, ctx: &Ctx) -> Option<Box<dyn RegionReader>> {
         let from = BLOCK.open.len();
         let live = LiveList::with_keys(from, ctx.limits.max_depth, Some(&ENTRY));

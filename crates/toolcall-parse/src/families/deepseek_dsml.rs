@@ -114,6 +114,11 @@ impl Family for DeepseekDsml {
     fn openers(&self) -> &'static [&'static str] {
         &[OPENERS[0], OPENERS[1]]
     }
+    fn declines(&self, opener: usize, region: &str, is_final: bool) -> bool {
+        BLOCKS
+            .get(opener)
+            .is_some_and(|b| super::tags::block_declines(b, region, is_final))
+    }
     fn reader(&self, opener: usize, _ctx: &Ctx) -> Option<Box<dyn RegionReader>> {
         BLOCKS
             .get(opener)

@@ -105,6 +105,9 @@ impl Family for DeepseekV3 {
     fn openers(&self) -> &'static [&'static str] {
         &[OPEN]
     }
+    fn declines(&self, _opener: usize, region: &str, is_final: bool) -> bool {
+        super::tags::block_declines(&BLOCK, region, is_final)
+    }
     fn reader(&self, _opener: usize, ctx: &Ctx) -> Option<Box<dyn RegionReader>> {
         Some(Box::new(
             BlockReader::new(&BLOCK).streaming_json(&STREAM, ctx.limits.max_depth),

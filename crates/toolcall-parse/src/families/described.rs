@@ -78,6 +78,14 @@ impl Family for Described {
             Body::Calls { open, .. } | Body::OpenJson { open, .. } => *open,
         }
     }
+    fn declines(&self, _opener: usize, region: &str, is_final: bool) -> bool {
+        match &self.body {
+            Body::JsonList(block) | Body::Tags(block, _) => {
+                super::tags::block_declines(block, region, is_final)
+            }
+            Body::Calls { .. } | Body::OpenJson { .. } => false,
+        }
+    }
     fn reader(&self, _opener: usize, ctx: &Ctx) -> Option<Box<dyn RegionReader>> {
         let max_depth = ctx.limits.max_depth;
         Some(match &self.body {

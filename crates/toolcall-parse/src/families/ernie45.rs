@@ -46,6 +46,9 @@ impl Family for Ernie45 {
     fn openers(&self) -> &'static [&'static str] {
         &[hermes::OPEN]
     }
+    fn declines(&self, _opener: usize, region: &str, is_final: bool) -> bool {
+        hermes::tool_call_declines(region, is_final)
+    }
     fn reader(&self, _opener: usize, ctx: &Ctx) -> Option<Box<dyn RegionReader>> {
         Some(tool_call_reader(FormatId::ERNIE45, ctx))
     }

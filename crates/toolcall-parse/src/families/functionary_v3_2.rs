@@ -53,6 +53,9 @@ impl Family for FunctionaryV32 {
     fn strip(&self) -> &'static [&'static str] {
         &END_TOKENS
     }
+    fn declines(&self, _opener: usize, region: &str, is_final: bool) -> bool {
+        matches!(head(region, is_final), Head::NotMine)
+    }
     fn reader(&self, _opener: usize, ctx: &Ctx) -> Option<Box<dyn RegionReader>> {
         Some(Box::new(Reader {
             state: State::Head,

@@ -66,6 +66,9 @@ impl Family for FunctionGemma {
     fn openers(&self) -> &'static [&'static str] {
         std::slice::from_ref(&BLOCK.open)
     }
+    fn declines(&self, _opener: usize, region: &str, is_final: bool) -> bool {
+        super::tags::block_declines(&BLOCK, region, is_final)
+    }
     fn reader(&self, _opener: usize, ctx: &Ctx) -> Option<Box<dyn RegionReader>> {
         let live =
             LiveObject::new(BLOCK.open.len(), ESCAPE, ctx.limits.max_depth).with_text_values(UNTYPED);

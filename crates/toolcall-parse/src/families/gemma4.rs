@@ -53,6 +53,9 @@ impl Family for Gemma4 {
     fn openers(&self) -> &'static [&'static str] {
         &["<|tool_call>"]
     }
+    fn declines(&self, _opener: usize, region: &str, is_final: bool) -> bool {
+        super::tags::block_declines(&BLOCK, region, is_final)
+    }
     fn reader(&self, _opener: usize, ctx: &Ctx) -> Option<Box<dyn RegionReader>> {
         Some(Box::new(
             BlockReader::new(&BLOCK).streaming_with(Box::new(LiveObject::new(

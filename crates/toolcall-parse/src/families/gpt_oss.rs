@@ -108,6 +108,11 @@ impl Family for GptOss {
     fn openers(&self) -> &'static [&'static str] {
         &OPENERS
     }
+    fn declines(&self, opener: usize, region: &str, is_final: bool) -> bool {
+        BLOCKS
+            .get(opener)
+            .is_some_and(|b| super::tags::block_declines(b, region, is_final))
+    }
     fn reader(&self, opener: usize, ctx: &Ctx) -> Option<Box<dyn RegionReader>> {
         BLOCKS.get(opener).map(|b| {
             Box::new(BlockReader::new(b).streaming_json(&STREAM, ctx.limits.max_depth))

@@ -69,6 +69,12 @@ impl Family for Hermes {
     fn openers(&self) -> &'static [&'static str] {
         &[OPEN, FUNCTION_NAME]
     }
+    fn declines(&self, opener: usize, region: &str, is_final: bool) -> bool {
+        if opener == 1 {
+            return super::tags::block_declines(&FUNCTION_BLOCK, region, is_final);
+        }
+        tool_call_declines(region, is_final)
+    }
     fn reader(&self, opener: usize, ctx: &crate::builder::Ctx) -> Option<Box<dyn RegionReader>> {
         if opener == 1 {
             return Some(Box::new(
@@ -168,6 +174,33 @@ const MAX_LEAD: usize = 4096;
 
 /// A reader of one `<tool_call>{json}</tool_call>` region whose calls are `format`'s
 /// (Hermes', or a family writing the same markup with markup of its own around it).
+/// What the bytes after `<tool_call>` say before the body is read.
+enum Look {
+    Json,
+    NotMine,
+    /// `<tool_call>` ends the output.
+    Cut,
+    NeedMore,
+}
+
+fn look(region: &str, is_final: bool) -> Look {
+    let content = OPEN.len();
+    let bytes = region.as_bytes();
+    let lead = bytes.get(content..bytes.len().min(content + MAX_LEAD)).unwrap_or(&[]);
+    match lead.iter().find(|b| !b.is_ascii_whitespace()) {
+        Some(b'{' | b'[') => Look::Json,
+        Some(_) => Look::NotMine,
+        None if is_final && bytes.len() <= content => Look::Cut,
+        None if !is_final && bytes.len() - content < MAX_LEAD => Look::NeedMore,
+        None => Look::NotMine,
+    }
+}
+
+/// Whether [`tool_call_reader`]'s reader answers `NotMine` to `region` at once.
+pub(crate) fn tool_call_declines(region: &str, is_final: bool) -> bool {
+    matches!(look(region, is_final), Look::NotMine)
+}
+
 pub(crate) fn tool_call_reader(format: FormatId, ctx: &crate::builder::Ctx) -> Box<dyn RegionReader> {
     Box::new(Reader {
         format,
@@ -196,20 +229,16 @@ impl RegionReader for Reader {
         let content = OPEN.len();
         let bytes = region.as_bytes();
         if !self.json {
-            let lead = bytes.get(content..bytes.len().min(content + MAX_LEAD)).unwrap_or(&[]);
-            match lead.iter().find(|b| !b.is_ascii_whitespace()) {
-                Some(b'{' | b'[') => self.json = true,
-                Some(_) => return Advance::NotMine,
-                None if is_final && bytes.len() <= content => {
+            match look(region, is_final) {
+                Look::Json => self.json = true,
+                Look::NotMine => return Advance::NotMine,
+                Look::Cut => {
                     return Advance::Broken {
                         end: bytes.len(),
                         why: "truncated tool call: <tool_call> at the end of output; not run".into(),
                     };
                 }
-                None if !is_final && bytes.len() - content < MAX_LEAD => {
-                    return Advance::NeedMore;
-                }
-                None => return Advance::NotMine,
+                Look::NeedMore => return Advance::NeedMore,
             }
         }
         let found = self.close.find(region, CLOSE).or_else(|| {

@@ -135,6 +135,10 @@ impl Family for KimiK2 {
     fn openers(&self) -> &'static [&'static str] {
         &["<|tool_calls_section_begin|>", CALL]
     }
+    fn declines(&self, opener: usize, region: &str, is_final: bool) -> bool {
+        let block = if opener == 0 { &BLOCK } else { &BARE };
+        super::tags::block_declines(block, region, is_final)
+    }
     fn reader(&self, opener: usize, ctx: &Ctx) -> Option<Box<dyn RegionReader>> {
         let (block, stream) = match opener {
             0 => (&BLOCK, &STREAM),

@@ -136,6 +136,9 @@ impl Family for KimiK3 {
     fn openers(&self) -> &'static [&'static str] {
         std::slice::from_ref(&BLOCK.open)
     }
+    fn declines(&self, _opener: usize, region: &str, is_final: bool) -> bool {
+        super::tags::block_declines(&BLOCK, region, is_final)
+    }
     fn reader(&self, _opener: usize, _ctx: &Ctx) -> Option<Box<dyn RegionReader>> {
         Some(Box::new(BlockReader::new(&BLOCK).streaming(&STREAM)))
     }

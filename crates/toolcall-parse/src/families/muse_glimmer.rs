@@ -125,6 +125,9 @@ impl Family for MuseGlimmer {
         // region first; it declines MuseGlimmer's channels.
         &[CALLS, START, "<|start|>assistant to="]
     }
+    fn declines(&self, opener: usize, region: &str, is_final: bool) -> bool {
+        opener == 0 && super::tags::block_declines(&BLOCK, region, is_final)
+    }
     fn reader(&self, opener: usize, _ctx: &Ctx) -> Option<Box<dyn RegionReader>> {
         Some(match opener {
             0 => Box::new(BlockReader::new(&BLOCK).streaming(&STREAM)),

@@ -153,6 +153,10 @@ impl Family for Qwen3Coder {
     fn openers(&self) -> &'static [&'static str] {
         &["<tool_call>", BARE_OPEN]
     }
+    fn declines(&self, opener: usize, region: &str, is_final: bool) -> bool {
+        let block = if opener == 0 { &BLOCK } else { &BARE };
+        super::tags::block_declines(block, region, is_final)
+    }
     fn reader(&self, opener: usize, _ctx: &Ctx) -> Option<Box<dyn RegionReader>> {
         let block = if opener == 0 { &BLOCK } else { &BARE };
         Some(Box::new(BlockReader::new(block).streaming(&STREAM)))

@@ -820,17 +820,33 @@ pub(crate) fn finish_standalone(
     Advance::Done { end, outcome: o }
 }
 
+/// What `block`'s lead says of `region` (the opener first), as its reader reads it.
+fn read_lead(block: &Block, region: &str, is_final: bool) -> Lead {
+    let after = region.get(block.open.len()..).unwrap_or("");
+    let mut lead_end = after.len().min(MAX_LEAD);
+    while !after.is_char_boundary(lead_end) {
+        lead_end -= 1;
+    }
+    let lead = after.get(..lead_end).unwrap_or("");
+    (block.lead)(lead, is_final || after.len() > MAX_LEAD)
+}
+
+/// Whether a fresh [`BlockReader`] of `block` answers `NotMine` to `region` at once
+/// ([`crate::family::Family::declines`] for the families reading with one).
+pub(crate) fn block_declines(block: &Block, region: &str, is_final: bool) -> bool {
+    match read_lead(block, region, is_final) {
+        Lead::NotMine => true,
+        Lead::NeedMore => is_final,
+        Lead::Mine(_) => false,
+    }
+}
+
 impl RegionReader for BlockReader {
     fn advance(&mut self, region: &str, is_final: bool, cx: &mut ReadCx<'_>) -> Advance {
         let b = self.block;
         let after = region.get(b.open.len()..).unwrap_or("");
         if !self.mine || !self.announced {
-            let mut lead_end = after.len().min(MAX_LEAD);
-            while !after.is_char_boundary(lead_end) {
-                lead_end -= 1;
-            }
-            let lead = after.get(..lead_end).unwrap_or("");
-            match (b.lead)(lead, is_final || after.len() > MAX_LEAD) {
+            match read_lead(b, region, is_final) {
                 Lead::NeedMore if !self.mine => {
                     return if is_final {
                         Advance::NotMine
