@@ -18,7 +18,7 @@ use std::time::Duration;
 use criterion::{Criterion, criterion_group};
 use serde_json::{Value, json};
 use toolcall_serve::chat::parse_request;
-use toolcall_serve::front::checked_reply;
+use toolcall_serve::front::into_reply;
 use toolcall_serve::stream::End;
 use toolcall_serve::turn::{StreamTurn, Turn};
 use toolcall_serve::{AppState, Config};
@@ -75,8 +75,7 @@ fn prepare(state: &AppState, body: &[u8]) -> (Turn, Vec<u8>) {
     };
     let upstream = Api::CHAT
         .dialect()
-        .encode_request(&turn.upstream_request)
-        .map(|v| serde_json::to_vec(&v).unwrap_or_default())
+        .encode_request_bytes(&turn.upstream_request)
         .unwrap_or_default();
     (turn, upstream)
 }
@@ -89,8 +88,10 @@ fn whole(state: &AppState, body: &[u8], reply: &str) -> (Vec<u8>, Vec<u8>) {
     };
     let mut checked = turn.check_reply(reply);
     turn.settle(&mut checked);
-    let out = chat.encode_reply(&checked_reply(&checked), &meta);
-    (upstream, serde_json::to_vec(&out).unwrap_or_default())
+    (
+        upstream,
+        chat.encode_reply_bytes(&into_reply(checked), &meta),
+    )
 }
 
 fn streamed(state: &AppState, body: &[u8], lines: &[String]) -> (Vec<u8>, usize) {

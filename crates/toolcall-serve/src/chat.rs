@@ -23,7 +23,6 @@ use serde_json::Map;
 use toolcall_wire::Api;
 
 use crate::metrics::Metrics;
-use crate::turn::Checked;
 use crate::{ApiError, AppState, auth, front};
 
 /// The response header listing repairs applied to calls.
@@ -65,9 +64,10 @@ pub fn add_constrain_header(response: &mut Response, note: Option<&str>) {
     }
 }
 
-pub fn add_repairs_header(response: &mut Response, checked: &Checked) {
-    if let Some(v) = checked.repairs_header()
-        && let Ok(v) = HeaderValue::from_str(&v)
+/// The `x-toolcall-repairs` header, from [`crate::turn::Checked::repairs_header`].
+pub fn add_repairs_header(response: &mut Response, repairs: Option<&str>) {
+    if let Some(v) = repairs
+        && let Ok(v) = HeaderValue::from_str(v)
     {
         response.headers_mut().insert(REPAIRS_HEADER, v);
     }

@@ -11,7 +11,6 @@ use std::collections::HashSet;
 use std::convert::Infallible;
 use std::sync::Mutex;
 
-use axum::Json;
 use axum::http::HeaderMap;
 use axum::response::sse::{Event, Sse};
 use axum::response::{IntoResponse, Response};
@@ -116,7 +115,7 @@ async fn turn(
         return stream(state, front, request, echo).await;
     }
     let model = request.model.clone();
-    let (checked, mut meta, upstream) = whole(state, request).await?;
+    let (mut checked, mut meta, upstream) = whole(state, request).await?;
     if upstream != front {
         // The upstream's own fields mean nothing in another dialect.
         meta.raw_usage = None;
@@ -132,13 +131,45 @@ async fn turn(
         meta.created = crate::chat::now();
     }
     meta.extra.extend(echo);
+    let repairs = checked.repairs_header();
+    let constrain_note = checked.constrain_note.take();
+    // Written as JSON text straight from the reply, as `Json` of its `Value` would be.
     let body = front
         .dialect()
-        .encode_reply(&checked_reply(&checked), &meta);
-    let mut response = Json(body).into_response();
-    crate::chat::add_repairs_header(&mut response, &checked);
-    crate::chat::add_constrain_header(&mut response, checked.constrain_note.as_deref());
+        .encode_reply_bytes(&into_reply(checked), &meta);
+    let mut response = (
+        [(
+            axum::http::header::CONTENT_TYPE,
+            axum::http::HeaderValue::from_static("application/json"),
+        )],
+        body,
+    )
+        .into_response();
+    crate::chat::add_repairs_header(&mut response, repairs.as_deref());
+    crate::chat::add_constrain_header(&mut response, constrain_note.as_deref());
     Ok(response)
+}
+
+/// A settled turn as a neutral reply, taking its parts ([`checked_reply`] copies them).
+pub fn into_reply(checked: Checked) -> Reply {
+    let finish_reason = Some(checked.finish_reason());
+    Reply {
+        text: checked.text,
+        reasoning: checked.reasoning,
+        calls: checked
+            .calls
+            .into_iter()
+            .map(|c| WireCall {
+                id: Some(c.call_id.to_string()),
+                name: c.name,
+                arguments: match c.arguments {
+                    Value::Object(m) => Ok(m),
+                    other => toolcall_wire::decode_arguments(Some(&other)),
+                },
+            })
+            .collect(),
+        finish_reason,
+    }
 }
 
 /// A settled turn as a neutral reply.
@@ -167,7 +198,7 @@ async fn ask(route: &Route, request: &ChatRequest) -> Result<(Reply, ReplyMeta),
     let url = route.turn_url(&request.model, false);
     let dialect = route.api.dialect();
     let body = dialect
-        .encode_request(request)
+        .encode_request_bytes(request)
         .map_err(|e| ClientError::from_wire(e, &url))?;
     let headers = route.auth_headers();
     route
@@ -175,7 +206,7 @@ async fn ask(route: &Route, request: &ChatRequest) -> Result<(Reply, ReplyMeta),
         .retrying(|| async {
             let r = route
                 .transport
-                .post_json_with(&url, &headers, &body)
+                .post_json_text_with(&url, &headers, &body)
                 .await?;
             let text = route.transport.read_bounded(r, &url).await?;
             dialect

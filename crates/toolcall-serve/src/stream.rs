@@ -60,12 +60,12 @@ async fn connect(route: &Route, request: &ChatRequest) -> Result<SseReader, Clie
     let body = route
         .api
         .dialect()
-        .encode_request(request)
+        .encode_request_bytes(request)
         .map_err(|e| ClientError::from_wire(e, &url))?;
     let headers = route.auth_headers();
     let response = route
         .transport
-        .retrying(|| route.transport.post_json_with(&url, &headers, &body))
+        .retrying(|| route.transport.post_json_text_with(&url, &headers, &body))
         .await?;
     Ok(route.transport.events(response, &url))
 }

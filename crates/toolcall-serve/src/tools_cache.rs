@@ -222,12 +222,30 @@ impl ToolsCache {
         if tools.is_empty() {
             return Ok(Arc::new(CompiledTools::default()));
         }
+        thread_local! {
+            /// The declaration's text is written here, so a hit allocates nothing.
+            static KEY: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+        }
         // A declaration always serialises (strings and JSON values); an empty key would
         // only make it uncacheable, never unbounded: it is still estimated from its parts.
-        let key: Arc<str> = serde_json::to_string(tools).unwrap_or_default().into();
-        if let Some(hit) = self.cache.get(&key) {
+        let (hit, key) = KEY.with_borrow_mut(|buf| {
+            buf.clear();
+            let text = match serde_json::to_writer(&mut *buf, tools) {
+                Ok(()) => std::str::from_utf8(buf).unwrap_or_default(),
+                Err(_) => "",
+            };
+            let hit = self.cache.get(text);
+            let key: Option<Arc<str>> = hit.is_none().then(|| text.into());
+            // A buffer grown by one large declaration is not kept.
+            if buf.capacity() > 64 * 1024 {
+                *buf = Vec::new();
+            }
+            (hit, key)
+        });
+        if let Some(hit) = hit {
             return Ok(hit);
         }
+        let key = key.unwrap_or_else(|| Arc::from(""));
         let weight = estimate(tools, key.len());
         // Not waited for: requests are answered synchronously here, and a waiting request
         // would still hold its body.

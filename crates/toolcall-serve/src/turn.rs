@@ -23,6 +23,38 @@ use crate::error::{ApiError, without_userinfo};
 use crate::tools_cache::{CompiledTools, ToolsCache};
 use crate::upstream::Route;
 
+/// Model names whose format each thread keeps ([`format_for_model`]).
+const FORMAT_MEMO: usize = 16;
+
+/// [`FormatSelection::for_model`], kept for the last [`FORMAT_MEMO`] model names this
+/// thread saw: matching a name against the model table cost about 6 000 instructions, a
+/// twentieth of a whole request's own work, and clients send the same few names.
+fn format_for_model(model: &str) -> FormatSelection {
+    thread_local! {
+        static MEMO: std::cell::RefCell<Vec<(String, FormatSelection)>> =
+            const { std::cell::RefCell::new(Vec::new()) };
+    }
+    let known = MEMO.with_borrow(|memo| {
+        memo.iter()
+            .find(|(name, _)| name == model)
+            .map(|(_, format)| format.clone())
+    });
+    if let Some(format) = known {
+        return format;
+    }
+    let format = FormatSelection::for_model(model);
+    // A name is bounded by the request body; one longer than the table's names is not kept.
+    if model.len() <= 256 {
+        MEMO.with_borrow_mut(|memo| {
+            if memo.len() == FORMAT_MEMO {
+                memo.remove(0);
+            }
+            memo.push((model.to_owned(), format.clone()));
+        });
+    }
+    format
+}
+
 /// The origin format of calls the upstream sent natively.
 pub const NATIVE: &str = "openai_chat";
 
@@ -178,7 +210,7 @@ impl Turn {
             Some(f) => {
                 FormatSelection::from_name(f).map_err(|e| ApiError::bad_request(e.to_string()))?
             }
-            None => FormatSelection::for_model(&request.model),
+            None => format_for_model(&request.model),
         };
         let has_tools = request.tools.as_ref().is_some_and(|t| !t.is_empty());
         tracing::info!(model = %request.model, stream = request.stream == Some(true),

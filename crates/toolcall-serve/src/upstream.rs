@@ -124,6 +124,9 @@ impl Upstreams {
 
     /// The route of `model`: the first matching `[[models]]` entry, else the default.
     pub fn route(&self, model: &str) -> &Route {
+        if self.routes.is_empty() {
+            return &self.default;
+        }
         let model = model.to_ascii_lowercase();
         self.routes
             .iter()

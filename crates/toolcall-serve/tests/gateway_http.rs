@@ -62,6 +62,8 @@ async fn coercions_are_reported_in_a_header() {
         .unwrap()
         .to_owned();
     assert!(header.contains("call_"), "{header}");
+    // The reply is written as JSON text without axum's `Json`: the type is still stated.
+    assert_eq!(r.headers()["content-type"], "application/json");
     let metrics = reqwest::get(format!("{url}/metrics"))
         .await
         .unwrap()

@@ -768,6 +768,22 @@ impl Dialect for Chat {
         serde_json::to_value(&out).map_err(|e| WireError::Encode(e.to_string()))
     }
 
+    /// Written straight from the request (no copy, no `Value`) when every tool is a
+    /// function and no extra field repeats a named one (a `Value` keeps one of two equal
+    /// keys; written straight, both would go out).
+    fn encode_request_bytes(&self, request: &ChatRequest) -> Result<Vec<u8>, WireError> {
+        let all_functions = request.tools.iter().flatten().all(|t| t.kind == "function");
+        if !all_functions
+            || REQUEST_FIELDS
+                .iter()
+                .any(|f| request.extra.contains_key(*f))
+        {
+            let value = self.encode_request(request)?;
+            return serde_json::to_vec(&value).map_err(|e| WireError::Encode(e.to_string()));
+        }
+        serde_json::to_vec(request).map_err(|e| WireError::Encode(e.to_string()))
+    }
+
     fn decode_reply(&self, body: &str, limits: &Limits) -> Result<(Reply, ReplyMeta), WireError> {
         let mut completion = ChatCompletion::from_body(body)?;
         let reply = completion.to_reply(limits)?;
@@ -786,46 +802,7 @@ impl Dialect for Chat {
     }
 
     fn encode_reply(&self, reply: &Reply, meta: &ReplyMeta) -> Value {
-        let message = ChatMessage {
-            role: "assistant".into(),
-            content: reply
-                .text
-                .clone()
-                .filter(|t| !t.trim().is_empty() || reply.calls.is_empty())
-                .map(Value::String),
-            reasoning_content: reply.reasoning.clone(),
-            tool_calls: (!reply.calls.is_empty()).then(|| {
-                reply
-                    .calls
-                    .iter()
-                    .map(|c| {
-                        ChatToolCall::new(
-                            c.id.clone().unwrap_or_default(),
-                            c.name.clone(),
-                            crate::encode_arguments(&c.arguments_value()),
-                        )
-                    })
-                    .collect()
-            }),
-            ..ChatMessage::default()
-        };
-        let completion = ChatCompletion {
-            id: meta.id.clone(),
-            object: completion_object(),
-            created: meta.created,
-            model: meta.model.clone(),
-            choices: vec![Choice {
-                index: 0,
-                message,
-                finish_reason: Some(crate::dialect::chat_finish(reply)),
-                extra: Map::new(),
-            }],
-            usage: meta
-                .raw_usage
-                .clone()
-                .or_else(|| meta.usage.as_ref().map(usage_value)),
-            extra: meta.extra.clone(),
-        };
+        let completion = completion_of(reply, meta);
         let mut v = serde_json::to_value(&completion).unwrap_or_default();
         if let Some(calls) = v
             .pointer_mut("/choices/0/message/tool_calls")
@@ -836,6 +813,23 @@ impl Dialect for Chat {
                 .for_each(|c| as_custom_call(c, &meta.custom_tools));
         }
         v
+    }
+
+    /// Written straight from the reply (no `Value`) unless a call is to a custom tool
+    /// (rewritten in the `Value`) or an extra field repeats a named one.
+    fn encode_reply_bytes(&self, reply: &Reply, meta: &ReplyMeta) -> Vec<u8> {
+        let custom_call = reply
+            .calls
+            .iter()
+            .any(|c| meta.custom_tools.contains(&c.name));
+        if custom_call
+            || COMPLETION_FIELDS
+                .iter()
+                .any(|f| meta.extra.contains_key(*f))
+        {
+            return serde_json::to_vec(&self.encode_reply(reply, meta)).unwrap_or_default();
+        }
+        serde_json::to_vec(&CompletionText::of(reply, meta)).unwrap_or_default()
     }
 
     fn stream_decoder(&self, _limits: Limits) -> Box<dyn StreamDecoder> {
@@ -854,6 +848,161 @@ impl Dialect for Chat {
 
 /// Rewrites a call (`{"id","type":"function","function":{name, arguments}}`) to a
 /// `custom` tool as Chat writes those: `{"id","type":"custom","custom":{name, input}}`.
+/// The top-level fields of a [`ChatRequest`] besides `extra`.
+const REQUEST_FIELDS: [&str; 6] = [
+    "model",
+    "messages",
+    "tools",
+    "tool_choice",
+    "parallel_tool_calls",
+    "stream",
+];
+
+/// The top-level fields of a [`ChatCompletion`] besides `extra`.
+const COMPLETION_FIELDS: [&str; 6] = ["id", "object", "created", "model", "choices", "usage"];
+
+/// A whole reply as a completion (custom tools' calls still written as functions).
+fn completion_of(reply: &Reply, meta: &ReplyMeta) -> ChatCompletion {
+    let message = ChatMessage {
+        role: "assistant".into(),
+        content: reply
+            .text
+            .clone()
+            .filter(|t| !t.trim().is_empty() || reply.calls.is_empty())
+            .map(Value::String),
+        reasoning_content: reply.reasoning.clone(),
+        tool_calls: (!reply.calls.is_empty()).then(|| {
+            reply
+                .calls
+                .iter()
+                .map(|c| {
+                    let arguments = match &c.arguments {
+                        // What `encode_arguments` writes for the object, without copying it.
+                        Ok(m) => serde_json::to_string(m).unwrap_or_default(),
+                        Err(e) => e.raw.clone(),
+                    };
+                    ChatToolCall::new(c.id.clone().unwrap_or_default(), c.name.clone(), arguments)
+                })
+                .collect()
+        }),
+        ..ChatMessage::default()
+    };
+    ChatCompletion {
+        id: meta.id.clone(),
+        object: completion_object(),
+        created: meta.created,
+        model: meta.model.clone(),
+        choices: vec![Choice {
+            index: 0,
+            message,
+            finish_reason: Some(crate::dialect::chat_finish(reply)),
+            extra: Map::new(),
+        }],
+        usage: meta
+            .raw_usage
+            .clone()
+            .or_else(|| meta.usage.as_ref().map(usage_value)),
+        extra: meta.extra.clone(),
+    }
+}
+
+/// [`completion_of`]'s completion, borrowed from the reply: the same keys in the same order
+/// (`Chat::encode_reply_bytes` writes it; the test `text_written_straight_is_the_value_paths`
+/// holds it to the `Value` path byte for byte).
+#[derive(Serialize)]
+struct CompletionText<'a> {
+    id: &'a str,
+    object: &'static str,
+    created: u64,
+    model: &'a str,
+    choices: [ChoiceText<'a>; 1],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    usage: Option<std::borrow::Cow<'a, Value>>,
+    #[serde(flatten)]
+    extra: &'a Map<String, Value>,
+}
+
+#[derive(Serialize)]
+struct ChoiceText<'a> {
+    index: u32,
+    message: MessageText<'a>,
+    finish_reason: String,
+}
+
+#[derive(Serialize)]
+struct MessageText<'a> {
+    role: &'static str,
+    content: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reasoning_content: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tool_calls: Option<Vec<CallText<'a>>>,
+}
+
+#[derive(Serialize)]
+struct CallText<'a> {
+    id: &'a str,
+    #[serde(rename = "type")]
+    kind: &'static str,
+    function: FunctionText<'a>,
+}
+
+#[derive(Serialize)]
+struct FunctionText<'a> {
+    name: &'a str,
+    arguments: std::borrow::Cow<'a, str>,
+}
+
+impl<'a> CompletionText<'a> {
+    fn of(reply: &'a Reply, meta: &'a ReplyMeta) -> Self {
+        let content = reply
+            .text
+            .as_deref()
+            .filter(|t| !t.trim().is_empty() || reply.calls.is_empty());
+        let tool_calls = (!reply.calls.is_empty()).then(|| {
+            reply
+                .calls
+                .iter()
+                .map(|c| CallText {
+                    id: c.id.as_deref().unwrap_or_default(),
+                    kind: "function",
+                    function: FunctionText {
+                        name: &c.name,
+                        arguments: match &c.arguments {
+                            Ok(m) => serde_json::to_string(m).unwrap_or_default().into(),
+                            Err(e) => e.raw.as_str().into(),
+                        },
+                    },
+                })
+                .collect()
+        });
+        CompletionText {
+            id: &meta.id,
+            object: "chat.completion",
+            created: meta.created,
+            model: &meta.model,
+            choices: [ChoiceText {
+                index: 0,
+                message: MessageText {
+                    role: "assistant",
+                    content,
+                    reasoning_content: reply.reasoning.as_deref(),
+                    tool_calls,
+                },
+                finish_reason: crate::dialect::chat_finish(reply),
+            }],
+            usage: match &meta.raw_usage {
+                Some(u) => Some(std::borrow::Cow::Borrowed(u)),
+                None => meta
+                    .usage
+                    .as_ref()
+                    .map(|u| std::borrow::Cow::Owned(usage_value(u))),
+            },
+            extra: &meta.extra,
+        }
+    }
+}
+
 fn as_custom_call(call: &mut Value, custom: &[String]) {
     let Some(f) = call.get("function") else {
         return;
@@ -1090,6 +1239,71 @@ mod tests {
             acc.push_data(&data).unwrap();
         }
         assert_eq!(acc.finish().unwrap().reasoning.as_deref(), Some("ab"));
+    }
+
+    // The gateway writes requests and replies as text straight from the structs: the text
+    // must be byte for byte the `Value` path's, with the fallbacks (a non-function tool, a
+    // custom tool's call, an extra field repeating a named one) taken where they differ.
+    #[test]
+    fn text_written_straight_is_the_value_paths() {
+        let request: ChatRequest = serde_json::from_value(json!({
+            "model": "m", "temperature": 0.5, "stream": true,
+            "messages": [{"role": "user", "content": "hi", "name": "u"}],
+            "tools": [{"type": "function", "function": {"name": "f", "description": "d",
+                "parameters": {"type": "object", "properties": {"x": {"type": "number"}}},
+                "strict": true}}],
+            "tool_choice": "auto", "stream_options": {"include_usage": true}}))
+        .unwrap();
+        let mut with_custom = request.clone();
+        with_custom.tools.as_mut().unwrap().push(
+            serde_json::from_value(json!({"type": "custom", "custom": {"name": "patch"}})).unwrap(),
+        );
+        let mut repeated = request.clone();
+        repeated.extra.insert("model".into(), json!("other"));
+        for r in [&request, &with_custom, &repeated] {
+            let value = Chat.encode_request(r).unwrap();
+            assert_eq!(
+                Chat.encode_request_bytes(r).unwrap(),
+                serde_json::to_vec(&value).unwrap()
+            );
+        }
+        let call = |name: &str, arguments: Value| WireCall::new(Some("c1"), name, Some(&arguments));
+        let reply = Reply {
+            text: Some("done".into()),
+            reasoning: Some("think".into()),
+            calls: vec![
+                call("f", json!(r#"{"x": 1.5, "y": [true, null]}"#)),
+                call("g", json!("not json")),
+                call("patch", json!("*** Begin Patch")),
+            ],
+            finish_reason: Some("tool_calls".into()),
+        };
+        let mut meta = ReplyMeta {
+            id: "chatcmpl-1".into(),
+            model: "m".into(),
+            created: 7,
+            raw_usage: Some(json!({"prompt_tokens": 3, "completion_tokens": 4})),
+            ..ReplyMeta::default()
+        };
+        meta.extra.insert("system_fingerprint".into(), json!("fp"));
+        let plain = meta.clone();
+        let mut custom = meta.clone();
+        custom.custom_tools = vec!["patch".into()];
+        let mut repeated = meta.clone();
+        repeated.extra.insert("id".into(), json!("again"));
+        let empty = Reply::default();
+        for (r, m) in [
+            (&reply, &plain),
+            (&reply, &custom),
+            (&reply, &repeated),
+            (&empty, &plain),
+        ] {
+            let value = Chat.encode_reply(r, m);
+            assert_eq!(
+                Chat.encode_reply_bytes(r, m),
+                serde_json::to_vec(&value).unwrap()
+            );
+        }
     }
 
     #[test]

@@ -224,6 +224,17 @@ pub trait Dialect: Send + Sync + 'static {
     fn decode_reply(&self, body: &str, limits: &Limits) -> Result<(Reply, ReplyMeta), WireError>;
     /// A whole reply as this dialect's body.
     fn encode_reply(&self, reply: &Reply, meta: &ReplyMeta) -> Value;
+    /// [`Dialect::encode_request`] as the JSON text that goes on the wire. A dialect may
+    /// write it without building the `Value` first; the text must parse to the same value.
+    fn encode_request_bytes(&self, request: &ChatRequest) -> Result<Vec<u8>, WireError> {
+        let value = self.encode_request(request)?;
+        serde_json::to_vec(&value).map_err(|e| WireError::Encode(e.to_string()))
+    }
+    /// [`Dialect::encode_reply`] as the JSON text that goes on the wire. A dialect may
+    /// write it without building the `Value` first; the text must parse to the same value.
+    fn encode_reply_bytes(&self, reply: &Reply, meta: &ReplyMeta) -> Vec<u8> {
+        serde_json::to_vec(&self.encode_reply(reply, meta)).unwrap_or_default()
+    }
     /// A reader of this dialect's stream.
     fn stream_decoder(&self, limits: Limits) -> Box<dyn StreamDecoder>;
     /// A writer of this dialect's stream.

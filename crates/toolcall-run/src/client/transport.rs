@@ -238,6 +238,25 @@ impl Transport {
         self.send(req, url).await
     }
 
+    /// One POST of a body already written as JSON text (`content-type: application/json`)
+    /// with the given headers; the response when its status is a success.
+    pub async fn post_json_text_with(
+        &self,
+        url: &str,
+        headers: &[(&'static str, String)],
+        body: &[u8],
+    ) -> Result<reqwest::Response, ClientError> {
+        let mut req = self
+            .http
+            .post(url)
+            .header(reqwest::header::CONTENT_TYPE, "application/json")
+            .body(body.to_vec());
+        for (name, value) in headers {
+            req = req.header(*name, value);
+        }
+        self.send(req, url).await
+    }
+
     /// One GET; the response when its status is a success.
     pub async fn get(
         &self,
