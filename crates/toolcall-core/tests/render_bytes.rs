@@ -35,25 +35,25 @@ fn each_provider_renders_the_same_bytes() {
     let empty = r#"{"type":"object","properties":{}}"#;
     let name = "files_read__text";
     assert_eq!(
-        text(Provider::OpenAiChat),
+        text(Provider::OPENAI_CHAT),
         format!(
             r#"[{{"type":"function","function":{{"name":"{name}","description":"Read a file","parameters":{params}}}}},{{"type":"function","function":{{"name":"screenshot","description":"","parameters":{empty}}}}}]"#
         )
     );
     assert_eq!(
-        text(Provider::Responses),
+        text("responses".parse::<Provider>().unwrap()),
         format!(
             r#"[{{"type":"function","name":"{name}","description":"Read a file","parameters":{params}}},{{"type":"function","name":"screenshot","description":"","parameters":{empty}}}]"#
         )
     );
     assert_eq!(
-        text(Provider::Anthropic),
+        text("anthropic".parse::<Provider>().unwrap()),
         format!(
             r#"[{{"name":"{name}","description":"Read a file","input_schema":{params}}},{{"name":"screenshot","description":"","input_schema":{empty}}}]"#
         )
     );
     assert_eq!(
-        text(Provider::Gemini),
+        text("gemini".parse::<Provider>().unwrap()),
         format!(
             r#"{{"functionDeclarations":[{{"name":"{name}","description":"Read a file","parameters":{{"required":["path"],"properties":{{"path":{{"type":"string"}},"mode":{{"description":"One of: 1, 2."}},"ref":{{"nullable":true,"type":"string"}}}},"type":"object"}}}},{{"name":"screenshot","description":""}}]}}"#
         )

@@ -668,6 +668,9 @@ impl Dialect for Messages {
         Box::new(MessagesEvents::new(meta))
     }
 
+    fn declare_tools(&self, tools: &[ChatTool]) -> Value {
+        Value::Array(tools.iter().map(tool_declaration).collect())
+    }
     fn encode_error(&self, e: &ErrorInfo<'_>) -> Value {
         json!({"type": "error", "error": {"type": error_type(e.status), "message": e.message}})
     }

@@ -840,6 +840,9 @@ impl Dialect for Chat {
         Box::new(ChunkWriter::new(meta))
     }
 
+    fn declare_tools(&self, tools: &[ChatTool]) -> Value {
+        Value::Array(tools.iter().map(tool_declaration).collect())
+    }
     fn encode_error(&self, e: &ErrorInfo<'_>) -> Value {
         serde_json::json!({"error": {"message": e.message, "type": e.kind, "param": null,
             "code": e.code}})

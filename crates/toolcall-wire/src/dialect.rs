@@ -17,7 +17,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::chat::{ChatRequest, ToolCallDelta};
+use crate::chat::{ChatRequest, ChatTool, ToolCallDelta};
 use crate::{Limits, Reply, WireCall, WireError};
 
 /// A decoded client request: the neutral request and the fields the dialect knows but the
@@ -241,6 +241,9 @@ pub trait Dialect: Send + Sync + 'static {
     fn stream_encoder(&self, meta: ReplyMeta) -> Box<dyn StreamEncoder>;
     /// An error body in this dialect's shape.
     fn encode_error(&self, error: &ErrorInfo<'_>) -> Value;
+    /// Neutral function declarations as this dialect's `tools` value, what a request of
+    /// this dialect would carry (`toolcall tools render`).
+    fn declare_tools(&self, tools: &[ChatTool]) -> Value;
     /// Whether a tool result carries images in this dialect (Messages' `tool_result`
     /// blocks, Gemini's `functionResponse.parts`, Responses' `function_call_output`): a
     /// producer of results (an agent's conversation) then leaves a result's images in it,

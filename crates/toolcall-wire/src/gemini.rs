@@ -823,6 +823,9 @@ impl Dialect for Gemini {
         })
     }
 
+    fn declare_tools(&self, tools: &[ChatTool]) -> Value {
+        function_declarations(tools)
+    }
     fn encode_error(&self, e: &ErrorInfo<'_>) -> Value {
         json!({"error": {"code": e.status, "message": e.message, "status": error_status(e.status)}})
     }

@@ -917,6 +917,9 @@ impl Dialect for Responses {
         Box::new(ResponsesEvents::new(meta))
     }
 
+    fn declare_tools(&self, tools: &[ChatTool]) -> Value {
+        Value::Array(tools.iter().map(tool_declaration).collect())
+    }
     fn encode_error(&self, e: &ErrorInfo<'_>) -> Value {
         crate::chat::Chat.encode_error(e)
     }

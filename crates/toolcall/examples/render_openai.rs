@@ -49,7 +49,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             })
         },
     )))?;
-    let (tools, names) = render_tools(&registry, Provider::OpenAiChat);
+    let (tools, names) = render_tools(&registry, Provider::OPENAI_CHAT);
     println!("{}", serde_json::to_string_pretty(&tools)?);
     for id in registry.names() {
         println!("{id} travels as {}", names.to_provider(id));

@@ -168,7 +168,7 @@
 //! registry.add_tool(std::sync::Arc::new(tool("get_weather", "Current weather", |w: Weather| async move {
 //!     Ok(w.city)
 //! })))?;
-//! let (tools, _names) = render_tools(&registry, Provider::OpenAiChat);
+//! let (tools, _names) = render_tools(&registry, Provider::OPENAI_CHAT);
 //! assert_eq!(tools[0]["type"], "function");
 //! assert_eq!(tools[0]["function"]["name"], "get_weather");
 //! assert_eq!(tools[0]["function"]["parameters"]["required"][0], "city");

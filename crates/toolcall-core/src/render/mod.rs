@@ -14,8 +14,8 @@ use std::fmt;
 use std::str::FromStr;
 
 use serde_json::{Value, json};
+use toolcall_wire::Api;
 use toolcall_wire::chat::ChatTool;
-use toolcall_wire::{anthropic, chat, gemini, responses};
 
 use crate::registry::Registry;
 use crate::spec::ToolSpec;
@@ -25,34 +25,39 @@ pub mod prompt;
 
 pub use names::{NameMap, is_provider_safe};
 
-/// A native tool-calling API.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Provider {
-    /// Chat Completions `tools`: `{"type":"function","function":{...}}`.
-    OpenAiChat,
-    /// Responses API `tools`: `{"type":"function","name",...}`.
-    Responses,
-    /// Gemini `functionDeclarations`.
-    Gemini,
-    /// Anthropic Messages `tools`: `{"name","description","input_schema"}`.
-    Anthropic,
-}
+/// A native tool-calling API to render tools for: one of toolcall-wire's registered
+/// dialects, so a dialect added there is rendered here with no change. Found by the
+/// dialect's name (`chat`, `responses`, `anthropic`, `gemini`) or by the names
+/// `toolcall tools render --provider` has always taken (`openai`, `openai_chat`,
+/// `openai_responses`, `claude`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Provider(Api);
 
 impl Provider {
-    pub const ALL: [Provider; 4] = [
-        Provider::OpenAiChat,
-        Provider::Responses,
-        Provider::Gemini,
-        Provider::Anthropic,
-    ];
+    /// OpenAI Chat Completions `tools`: `{"type":"function","function":{...}}`.
+    pub const OPENAI_CHAT: Provider = Provider(Api::CHAT);
+
+    /// Every registered dialect, in registration order.
+    pub fn all() -> impl Iterator<Item = Provider> {
+        Api::names()
+            .into_iter()
+            .filter_map(Api::from_name)
+            .map(Provider)
+    }
+
+    /// The wire dialect whose declarations this renders.
+    pub fn api(self) -> Api {
+        self.0
+    }
 
     pub fn as_str(self) -> &'static str {
-        match self {
-            Provider::OpenAiChat => "openai",
-            Provider::Responses => "responses",
-            Provider::Gemini => "gemini",
-            Provider::Anthropic => "anthropic",
-        }
+        self.0.name()
+    }
+}
+
+impl From<Api> for Provider {
+    fn from(api: Api) -> Self {
+        Provider(api)
     }
 }
 
@@ -65,30 +70,30 @@ impl fmt::Display for Provider {
 impl FromStr for Provider {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s {
-            "openai" | "openai_chat" | "chat" => Ok(Provider::OpenAiChat),
-            "responses" | "openai_responses" => Ok(Provider::Responses),
-            "gemini" => Ok(Provider::Gemini),
-            "anthropic" | "claude" => Ok(Provider::Anthropic),
-            other => Err(format!(
-                "unknown provider {other:?}; expected openai, responses, gemini or anthropic"
-            )),
-        }
+        let name = match s {
+            "openai" | "openai_chat" => "chat",
+            "openai_responses" => "responses",
+            "claude" => "anthropic",
+            other => other,
+        };
+        Api::from_name(name).map(Provider).ok_or_else(|| {
+            format!(
+                "unknown provider {s:?}; expected openai, {}",
+                Api::names().join(", ")
+            )
+        })
     }
 }
 
-/// The enabled tools in `provider`'s shape, names aliased through `names`.
+/// The enabled tools in `provider`'s shape, names aliased through `names`. Gemini takes the
+/// schema as declared (its OpenAPI subset leaves out a schema without properties); the
+/// others an object schema with `properties` ([`object_schema`]).
 pub fn render_tools(registry: &Registry, provider: Provider, names: &NameMap) -> Value {
-    let tools = registry.enabled_specs();
-    match provider {
-        Provider::OpenAiChat => Value::Array(tools.map(|s| openai_chat_tool(s, names)).collect()),
-        Provider::Responses => Value::Array(tools.map(|s| responses_tool(s, names)).collect()),
-        Provider::Gemini => {
-            let declared: Vec<ChatTool> = tools.map(|s| gemini_tool(s, names)).collect();
-            gemini::function_declarations(&declared)
-        }
-        Provider::Anthropic => Value::Array(tools.map(|s| anthropic_tool(s, names)).collect()),
-    }
+    let declared: Vec<ChatTool> = registry
+        .enabled_specs()
+        .map(|s| neutral_tool(s, names))
+        .collect();
+    provider.0.dialect().declare_tools(&declared)
 }
 
 /// [`render_tools`] with a [`NameMap`] built from the registry, returned for mapping back.
@@ -117,33 +122,6 @@ pub fn neutral_tool(spec: &ToolSpec, names: &NameMap) -> ChatTool {
     )
 }
 
-/// For Gemini the schema as declared: its OpenAPI subset is written from it (a schema with
-/// no properties gets no `parameters`).
-fn gemini_tool(spec: &ToolSpec, names: &NameMap) -> ChatTool {
-    ChatTool::function(
-        names.to_provider(&spec.name),
-        Some(spec.description.clone()),
-        spec.parameters.clone(),
-    )
-}
-
-pub fn openai_chat_tool(spec: &ToolSpec, names: &NameMap) -> Value {
-    chat::tool_declaration(&neutral_tool(spec, names))
-}
-
-pub fn responses_tool(spec: &ToolSpec, names: &NameMap) -> Value {
-    responses::tool_declaration(&neutral_tool(spec, names))
-}
-
-pub fn anthropic_tool(spec: &ToolSpec, names: &NameMap) -> Value {
-    anthropic::tool_declaration(&neutral_tool(spec, names))
-}
-
-/// `spec` as a Gemini `functionDeclarations` entry (schema in Gemini's OpenAPI subset).
-pub fn gemini_declaration(spec: &ToolSpec, names: &NameMap) -> Value {
-    gemini::function_declaration(&gemini_tool(spec, names))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -169,7 +147,7 @@ mod tests {
     // covers O-1, V-4
     #[test]
     fn openai_chat_shape() {
-        let (v, names) = render(&registry(), Provider::OpenAiChat);
+        let (v, names) = render(&registry(), Provider::OPENAI_CHAT);
         assert_eq!(
             v,
             json!([
@@ -188,7 +166,7 @@ mod tests {
     // covers O-1, V-4
     #[test]
     fn responses_shape() {
-        let (v, _) = render(&registry(), Provider::Responses);
+        let (v, _) = render(&registry(), "responses".parse::<Provider>().unwrap());
         assert_eq!(
             v,
             json!([
@@ -203,7 +181,7 @@ mod tests {
     // covers O-1, V-4
     #[test]
     fn anthropic_shape() {
-        let (v, _) = render(&registry(), Provider::Anthropic);
+        let (v, _) = render(&registry(), "anthropic".parse::<Provider>().unwrap());
         assert_eq!(
             v,
             json!([
@@ -218,7 +196,7 @@ mod tests {
     // covers O-1, V-4
     #[test]
     fn gemini_shape() {
-        let (v, _) = render(&registry(), Provider::Gemini);
+        let (v, _) = render(&registry(), "gemini".parse::<Provider>().unwrap());
         assert_eq!(
             v,
             json!({"functionDeclarations":[
@@ -232,8 +210,18 @@ mod tests {
     // covers O-1
     #[test]
     fn provider_names_parse() {
-        for p in Provider::ALL {
+        let all: Vec<Provider> = Provider::all().collect();
+        assert_eq!(all.len(), toolcall_wire::DIALECTS.len());
+        for p in all {
             assert_eq!(p.as_str().parse::<Provider>().unwrap(), p);
+        }
+        for (old, now) in [
+            ("openai", "chat"),
+            ("openai_chat", "chat"),
+            ("openai_responses", "responses"),
+            ("claude", "anthropic"),
+        ] {
+            assert_eq!(old.parse::<Provider>().unwrap().as_str(), now);
         }
         assert!("bard".parse::<Provider>().unwrap_err().contains("openai"));
     }
