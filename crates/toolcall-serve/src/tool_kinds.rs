@@ -43,7 +43,9 @@ use toolcall_constrain::check::{Syntax, check};
 use toolcall_core::{ErrorCode, ToolError};
 use toolcall_wire::chat::ChatRequest;
 use toolcall_wire::dialect::CUSTOM_INPUT;
-use toolcall_wire::tool_kinds::{ToolKind, display_name};
+use toolcall_wire::tool_kinds::{
+    CustomFormat, ToolKind, display_name, forced_custom_tool, forced_function, namespace_members,
+};
 
 use crate::ApiError;
 use crate::config::HostedTools;
@@ -249,21 +251,7 @@ pub fn expand_namespaces(request: &mut ChatRequest) -> Vec<String> {
             continue;
         }
         let ns = t.function.name.clone();
-        let inner = t.function.extra.get("tools").and_then(Value::as_array);
-        for inner in inner.into_iter().flatten().take(MAX_NAMESPACE_TOOLS) {
-            let kind = inner
-                .get("type")
-                .and_then(Value::as_str)
-                .unwrap_or("function");
-            let mut tool = toolcall_wire::responses::other_tool(kind, inner);
-            if kind == "function" {
-                let f = &mut tool.function;
-                f.parameters = f.extra.remove("parameters");
-                if let Some(Value::String(d)) = f.extra.remove("description") {
-                    f.description = Some(d);
-                }
-                f.extra.retain(|k, _| k == "strict");
-            }
+        for mut tool in namespace_members(&t, MAX_NAMESPACE_TOOLS) {
             tool.function.name = toolcall_wire::dialect::qualified_name(&ns, &tool.function.name);
             out.push(tool);
         }
@@ -353,15 +341,8 @@ impl CustomTools {
                 }
             }
         }
-        if let Some(Value::Object(choice)) = &request.tool_choice
-            && choice.get("type").and_then(Value::as_str) == Some("custom")
-        {
-            let name = choice
-                .get("name")
-                .or_else(|| choice.get("custom").and_then(|c| c.get("name")))
-                .cloned()
-                .unwrap_or(Value::Null);
-            request.tool_choice = Some(json!({"type": "function", "function": {"name": name}}));
+        if let Some(name) = request.tool_choice.as_ref().and_then(forced_custom_tool) {
+            request.tool_choice = Some(forced_function(name));
         }
         Ok(found)
     }
@@ -424,28 +405,14 @@ impl CustomTools {
 /// "syntax", "definition"}` (Responses) or `{"type": "grammar", "grammar": {"syntax",
 /// "definition"}}` (Chat) a grammar. Anything else is a 400.
 fn grammar_of(name: &str, format: Option<&Value>) -> Result<Option<ToolGrammar>, ApiError> {
-    let Some(format) = format else {
-        return Ok(None);
-    };
-    match format.get("type").and_then(Value::as_str) {
-        None | Some("text") => Ok(None),
-        Some("grammar") => {
-            // Chat nests the grammar (`{"type": "grammar", "grammar": {syntax, definition}}`),
-            // Responses does not.
-            let format = format.get("grammar").unwrap_or(format);
-            let syntax = format
-                .get("syntax")
-                .and_then(Value::as_str)
-                .unwrap_or_default();
+    match CustomFormat::of(format) {
+        CustomFormat::Text => Ok(None),
+        CustomFormat::Grammar { syntax, definition } => {
             let syntax = Syntax::from_name(syntax).ok_or_else(|| {
                 ApiError::bad_request(format!(
                     "the custom tool {name:?} has a grammar of syntax {syntax:?}: lark or regex are read"
                 ))
             })?;
-            let definition = format
-                .get("definition")
-                .and_then(Value::as_str)
-                .unwrap_or_default();
             if definition.len() > MAX_GRAMMAR_BYTES {
                 return Err(ApiError::bad_request(format!(
                     "the grammar of the custom tool {name:?} is longer than {MAX_GRAMMAR_BYTES} bytes"
@@ -456,7 +423,7 @@ fn grammar_of(name: &str, format: Option<&Value>) -> Result<Option<ToolGrammar>,
                 definition: definition.to_owned(),
             }))
         }
-        Some(other) => Err(ApiError::bad_request(format!(
+        CustomFormat::Other(other) => Err(ApiError::bad_request(format!(
             "the custom tool {name:?} has a format of type {other:?}: text or grammar are read"
         ))),
     }
