@@ -339,3 +339,85 @@ fn a_reply_starting_inside_the_role_header_is_read_in_auto_mode() {
         assert_eq!(parse(prose, &o).text, prose);
     }
 }
+
+/// A MiniCPM5 value written as an XML CDATA section is the section's content exactly, a
+/// `</param>` inside it included (llama.cpp's reader takes it so); a section never closed
+/// leaves the call unread rather than cut at the `</param>` inside it.
+#[test]
+fn a_cdata_value_holds_its_closing_tag_as_text() {
+    let o = options(&[
+        (
+            "write_file",
+            json!({"type": "object", "properties": {"path": {"type": "string"}, "content": {"type": "string"}, "lines": {"type": "integer"}}}),
+        ),
+        ("get_weather", json!({"type": "object"})),
+    ]);
+    check(
+        "<function name=\"write_file\"><param name=\"path\">a.xml</param><param name=\"content\">\
+         <![CDATA[<p>end a value with </param> & go</p>]]></param><param name=\"lines\"><![CDATA[3]]></param>\
+         </function>\n<function name=\"get_weather\"><param name=\"city\">Oslo</param></function>",
+        &o,
+        &[
+            (
+                "write_file",
+                json!({"path": "a.xml", "content": "<p>end a value with </param> & go</p>", "lines": 3}),
+            ),
+            ("get_weather", json!({"city": "Oslo"})),
+        ],
+    );
+    check(
+        "<function name=\"write_file\"><param name=\"content\"><![CDATA[x</param></function>",
+        &o,
+        &[],
+    );
+}
+
+/// LLM-jp's harmony dialect ends a call message with `<|end|>` instead of `<|call|>` and
+/// writes parallel calls as the next messages: each message is a call, whether the last
+/// one ends with `<|call|>`, `<|end|>` or the stripped end of the reply.
+#[test]
+fn harmony_calls_ended_by_end_tokens_are_each_a_call() {
+    let o = options(&[("get_weather", json!({"type": "object"}))]);
+    let call = |city: &str| {
+        format!(
+            "<|start|> assistant to=functions.get_weather<|channel|> commentary <|constrain|> json<|message|> {{\"city\": \"{city}\"}}"
+        )
+    };
+    let two = format!(
+        "<|channel|> analysis<|message|> Two cities.<|end|>{}<|end|>{}",
+        call("Oslo"),
+        call("Rome")
+    );
+    let want = [
+        ("get_weather", json!({"city": "Oslo"})),
+        ("get_weather", json!({"city": "Rome"})),
+    ];
+    for tail in ["", "<|end|>", "<|call|>"] {
+        check(&format!("{two}{tail}"), &o, &want);
+    }
+}
+
+/// ATEM markup quoted inside MuseGlimmer's `to=user` reply is text (vLLM's reader refuses
+/// it there); in a tool's message after that reply it is still a call.
+#[test]
+fn atem_markup_in_the_user_message_stays_text() {
+    let o = options(&[("get_weather", json!({"type": "object"}))]);
+    let atem = "<atem:function_calls>\n<atem:invoke name=\"get_weather\">\n\
+        <atem:parameter name=\"city\">Paris</atem:parameter>\n</atem:invoke>\n</atem:function_calls>";
+    for head in [
+        " to=user<|message|>",
+        "<|start|>assistant to=user<|message|>",
+    ] {
+        let quoted = format!("{head}Write it so:\n{atem}<|eot|>");
+        check(&quoted, &o, &[]);
+        assert!(
+            parse(&quoted, &o)
+                .text
+                .contains("<atem:invoke name=\"get_weather\">")
+        );
+        let then_call = format!(
+            "{head}Checking.<|eom|><|start|>assistant to=get_weather<|message|>{atem}<|eom|>"
+        );
+        check(&then_call, &o, &[("get_weather", json!({"city": "Paris"}))]);
+    }
+}

@@ -14,7 +14,8 @@ use crate::builder::{Ctx, Draft};
 use crate::family::{Family, Instructions, ReadCx, ReasoningMarker, RegionReader, parse_lenient};
 
 use super::args_object::JsonCallTags;
-use super::tags::{Block, BlockReader, Lead, valid_name};
+use super::tags::{Block, BlockReader, Lead, skip_space, valid_name};
+use crate::scanner::{Scan, Scanner};
 
 impl FormatId {
     pub(crate) const GPT_OSS: FormatId = FormatId::builtin("gpt_oss");
@@ -22,6 +23,7 @@ impl FormatId {
 
 const MESSAGE: &str = "<|message|>";
 const CALL: &str = "<|call|>";
+const END: &str = "<|end|>";
 /// Where a message addressed to a tool starts: the recipient in the role header or in the
 /// channel header, on the commentary channel or (as gpt-oss also writes it, and harmony
 /// readers take it) the analysis channel; and the same with the one space after each
@@ -189,15 +191,50 @@ fn lead(lead: &str, complete: bool) -> Lead {
     Lead::Mine(Some(name.to_owned()))
 }
 
-fn body(body: &str, _cx: &mut ReadCx<'_>, format: FormatId) -> Result<Vec<Draft>, String> {
-    let (to, _) = recipient(body);
-    let name = to.strip_prefix("functions.").unwrap_or(to);
-    let m = body
-        .find(MESSAGE)
-        .ok_or("the call has no <|message|> before its arguments")?;
-    let (args, repairs) = parse_lenient(body[m + MESSAGE.len()..].trim())
-        .map_err(|e| format!("the arguments of {name:?} are not JSON: {e}"))?;
-    let mut d = Draft::new(name, Some(args), format);
-    d.repairs = repairs;
-    Ok(vec![d])
+/// The call message's JSON arguments; LLM-jp's dialect ends a call message with `<|end|>`
+/// instead of `<|call|>` and writes its parallel calls as the next messages, so a message
+/// whose JSON is followed by `<|end|>` and another call message is read as that many calls.
+fn body(body: &str, cx: &mut ReadCx<'_>, format: FormatId) -> Result<Vec<Draft>, String> {
+    let mut drafts = Vec::new();
+    let mut rest = body;
+    loop {
+        let (to, _) = recipient(rest);
+        let name = to.strip_prefix("functions.").unwrap_or(to);
+        if !valid_name(name) {
+            return Err(format!("invalid tool name {name:?}"));
+        }
+        let m = rest
+            .find(MESSAGE)
+            .ok_or("the call has no <|message|> before its arguments")?;
+        let text = &rest[m + MESSAGE.len()..];
+        let (json, next) = match ended_message(text, cx.ctx.limits.max_depth) {
+            Some((json, next)) => (json, next),
+            None => (text, None),
+        };
+        let (args, repairs) = parse_lenient(json.trim())
+            .map_err(|e| format!("the arguments of {name:?} are not JSON: {e}"))?;
+        let mut d = Draft::new(name, Some(args), format);
+        d.repairs = repairs;
+        drafts.push(d);
+        match next {
+            Some(n) => rest = n,
+            None => return Ok(drafts),
+        }
+    }
+}
+
+/// A message body that is a JSON value then `<|end|>`: the JSON, and what follows the
+/// next call message's opener when one follows (`None` when nothing does).
+fn ended_message(text: &str, max_depth: usize) -> Option<(&str, Option<&str>)> {
+    let t = skip_space(text);
+    let Scan::Done(n) = Scanner::new(max_depth, false).advance(t.as_bytes()) else {
+        return None;
+    };
+    let after = skip_space(t.get(n..)?).strip_prefix(END)?;
+    let after = skip_space(after);
+    if after.is_empty() {
+        return Some((&t[..n], None));
+    }
+    let open = OPENERS.iter().find(|o| after.starts_with(**o))?;
+    Some((&t[..n], Some(&after[open.len()..])))
 }

@@ -723,6 +723,8 @@ pub(crate) fn invokes(
 ) -> Result<Vec<Draft>, String> {
     let mut drafts = Vec::new();
     let mut s = body;
+    // Where the last `]]>` search ended, so that each byte is searched once.
+    let mut cdata_end = CdataEnd::default();
     loop {
         s = skip_space(s);
         if let Some(t) = tags.between.iter().find(|t| s.starts_with(**t)) {
@@ -777,13 +779,24 @@ pub(crate) fn invokes(
                 .ok_or("a parameter tag is not closed by >")?;
             let attrs = &after[used..used + gt];
             let value_and_rest = &after[used + gt + 1..];
-            let end = value_and_rest
-                .find(tags.param_end)
-                .ok_or_else(|| format!("parameter {key:?} of {name:?} is not closed"))?;
-            let raw = if tags.verbatim {
-                &value_and_rest[..end]
-            } else {
-                layout_trim(&value_and_rest[..end])
+            let (raw, next) = match cdata_value(value_and_rest, tags.param_end, &mut cdata_end) {
+                Cdata::Value(v, next) => (v, next),
+                Cdata::Unclosed => {
+                    return Err(format!(
+                        "parameter {key:?} of {name:?} opens <![CDATA[ and does not close it"
+                    ));
+                }
+                Cdata::No => {
+                    let end = value_and_rest
+                        .find(tags.param_end)
+                        .ok_or_else(|| format!("parameter {key:?} of {name:?} is not closed"))?;
+                    let raw = if tags.verbatim {
+                        &value_and_rest[..end]
+                    } else {
+                        layout_trim(&value_and_rest[..end])
+                    };
+                    (raw, &value_and_rest[end + tags.param_end.len()..])
+                }
             };
             let v = match string_attribute(attrs) {
                 Some(true) => Value::String(raw.to_owned()),
@@ -803,7 +816,7 @@ pub(crate) fn invokes(
                 None => typed(cx, format, name, key, raw, &mut repairs),
             };
             args.insert(key.to_owned(), v);
-            p = &value_and_rest[end + tags.param_end.len()..];
+            p = next;
         }
         let mut d = Draft::new(name, Some(Value::Object(args)), format);
         d.repairs = repairs;
@@ -814,6 +827,60 @@ pub(crate) fn invokes(
         return Err("empty tool call block".into());
     }
     Ok(drafts)
+}
+
+const CDATA_OPEN: &str = "<![CDATA[";
+const CDATA_CLOSE: &str = "]]>";
+
+/// A value written as an XML CDATA section.
+enum Cdata<'v> {
+    /// Not one: the value ends at the first closing tag.
+    No,
+    /// `<![CDATA[` with no `]]>` after it.
+    Unclosed,
+    /// The section's content exactly (a closing tag inside it is text), and the bytes
+    /// after the parameter's closing tag.
+    Value(&'v str, &'v str),
+}
+
+/// The last `]]>` found in one body (as the address of its first byte), or that none
+/// follows an address: a later search from before it reuses the answer.
+#[derive(Default)]
+struct CdataEnd {
+    found: Option<usize>,
+    none_after: Option<usize>,
+}
+
+/// A value (the bytes after a parameter's opening tag, up to the body's end) that is,
+/// blanks aside, one `<![CDATA[…]]>` section followed by `param_end`: its content is the
+/// value, kept as written (MiniCPM5 writes a value holding markup so; llama.cpp's reader
+/// takes it). A section followed by other text before `param_end` is not one ([`Cdata::No`]).
+fn cdata_value<'v>(v: &'v str, param_end: &str, memo: &mut CdataEnd) -> Cdata<'v> {
+    let Some(inner) = skip_space(v).strip_prefix(CDATA_OPEN) else {
+        return Cdata::No;
+    };
+    let at = inner.as_ptr() as usize;
+    let close = match (memo.found, memo.none_after) {
+        (Some(f), _) if f >= at => Some(f - at),
+        (_, Some(n)) if n <= at => None,
+        _ => match inner.find(CDATA_CLOSE) {
+            Some(i) => {
+                memo.found = Some(at + i);
+                Some(i)
+            }
+            None => {
+                memo.none_after = Some(at);
+                None
+            }
+        },
+    };
+    let Some(close) = close else {
+        return Cdata::Unclosed;
+    };
+    match skip_space(&inner[close + CDATA_CLOSE.len()..]).strip_prefix(param_end) {
+        Some(next) => Cdata::Value(&inner[..close], next),
+        None => Cdata::No,
+    }
 }
 
 /// An `invoke` whose body is a JSON object (`<invoke name="N">{"k": "v"}</invoke>`): the
@@ -881,11 +948,23 @@ pub(crate) fn attr_param_value(header: &str, tag: &str) -> ValueHead {
         };
     };
     match rest[used..].find('>') {
-        Some(gt) => ValueHead::At {
-            key: key.to_owned(),
-            at: head.len() + used + gt + 1,
-            string: string_attribute(&rest[used..used + gt]),
-        },
+        Some(gt) => {
+            let at = head.len() + used + gt + 1;
+            // A CDATA section is read when it completes; until its first bytes show
+            // whether the value is one, nothing is sent.
+            let value = skip_space(&header[at..]);
+            if value.starts_with(CDATA_OPEN) {
+                return ValueHead::No;
+            }
+            if CDATA_OPEN.starts_with(value) {
+                return ValueHead::NeedMore;
+            }
+            ValueHead::At {
+                key: key.to_owned(),
+                at,
+                string: string_attribute(&rest[used..used + gt]),
+            }
+        }
         None if rest.len() - used > 256 || rest[used..].contains('<') => ValueHead::No,
         None => ValueHead::NeedMore,
     }

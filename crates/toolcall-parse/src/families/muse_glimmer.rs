@@ -12,8 +12,8 @@
 //!
 //! Sources: vLLM's `muse_glimmer_tool_parser.py` and `muse_glimmer_utils.py` (the message
 //! framing, the recipients, the ATEM body, the value decoding and the doubled-name rule).
-//! Not done here: vLLM also refuses ATEM markup quoted inside a `to=user` reply; this reader
-//! takes ATEM markup outside reasoning wherever it is.
+//! ATEM markup is a call in a tool's message (read with its header) or opening the reply;
+//! quoted inside the `to=user` reply it is text, as vLLM's reader has it.
 //!
 //! No constraint shape (`toolcall constrain` answers `Unsupported`): a call, the reasoning
 //! and the reply are all messages opened by the same `<|start|>assistant to=`, told apart
@@ -24,7 +24,7 @@ use serde_json::{Map, Value};
 use toolcall_core::Repair;
 
 use super::marked::{InvokeTags, attr_param_value, invokes, tag_lead, unquoted};
-use super::tags::{Block, BlockReader, Lead, StreamTags, ValueHead, valid_name};
+use super::tags::{Block, BlockReader, Lead, StreamTags, ValueHead, skip_space, valid_name};
 use super::text_example::named_parameters;
 use crate::FormatId;
 use crate::builder::{Ctx, Draft, Outcome};
@@ -130,8 +130,8 @@ impl Family for MuseGlimmer {
     }
     fn reader(&self, opener: usize, _ctx: &Ctx) -> Option<Box<dyn RegionReader>> {
         Some(match opener {
-            0 => Box::new(BlockReader::new(&BLOCK).streaming(&STREAM)),
-            _ => Box::new(HeaderReader),
+            0 => Box::new(BareBlock(BlockReader::new(&BLOCK).streaming(&STREAM))),
+            _ => Box::new(HeaderReader::default()),
         })
     }
     fn reasoning(&self) -> &'static [ReasoningMarker] {
@@ -176,21 +176,87 @@ impl Family for MuseGlimmer {
 }
 
 /// A message header `<|start|>assistant to=RECIPIENT<|message|>` (a `to=self` one is a
-/// reasoning opener, longer, read first): removed; its body is read on (ATEM calls, or the
-/// reply's text).
-struct HeaderReader;
+/// reasoning opener, longer, read first): removed; its body is read on (the reply's text).
+/// A tool's message holding ATEM markup is read here with its header, as that tool's
+/// calls: ATEM markup is a call only there (or opening the reply), never inside the
+/// `to=user` reply, where a model quotes it.
+#[derive(Default)]
+struct HeaderReader {
+    /// The tool message's ATEM block, read from this offset on.
+    calls: Option<(usize, BlockReader)>,
+}
 
 impl RegionReader for HeaderReader {
-    fn advance(&mut self, region: &str, is_final: bool, _cx: &mut ReadCx<'_>) -> Advance {
+    fn advance(&mut self, region: &str, is_final: bool, cx: &mut ReadCx<'_>) -> Advance {
+        if let Some((at, block)) = &mut self.calls {
+            let at = *at;
+            let mut inner = ReadCx {
+                ctx: cx.ctx,
+                base: cx.base + at,
+                live: &mut *cx.live,
+                streaming: cx.streaming,
+                at_start: cx.at_start,
+                end: cx.end,
+                failed_scan: &mut *cx.failed_scan,
+            };
+            return match block.advance(region.get(at..).unwrap_or(""), is_final, &mut inner) {
+                Advance::NeedMore => Advance::NeedMore,
+                Advance::Done { end, outcome } => Advance::Done {
+                    end: at + end,
+                    outcome,
+                },
+                Advance::Broken { end, why } => Advance::Broken { end: at + end, why },
+                Advance::Dropped { end, why } => Advance::Dropped { end: at + end, why },
+                // Not a block after all: the header alone is removed, the rest read on.
+                Advance::NotMine | Advance::Text(_) => Advance::Done {
+                    end: at,
+                    outcome: Outcome::default(),
+                },
+            };
+        }
         match header_len(region) {
-            Some(Some(end)) => Advance::Done {
-                end,
-                outcome: Outcome::default(),
-            },
+            Some(Some(end)) => {
+                let after = region.get(end..).unwrap_or("");
+                let body = skip_space(after);
+                let tool = recipient(region.get(..end).unwrap_or(""))
+                    .is_some_and(|to| !["self", "user"].contains(&to));
+                if tool && body.starts_with(CALLS) {
+                    let at = end + after.len() - body.len();
+                    self.calls = Some((at, BlockReader::new(&BLOCK).streaming(&STREAM)));
+                    return self.advance(region, is_final, cx);
+                }
+                if tool && CALLS.starts_with(body) && !is_final {
+                    return Advance::NeedMore;
+                }
+                Advance::Done {
+                    end,
+                    outcome: Outcome::default(),
+                }
+            }
             None if !is_final && region.len() < MAX_HEADER => Advance::NeedMore,
             _ => Advance::NotMine,
         }
     }
+}
+
+/// An ATEM block not behind a tool's message header: a call only when it opens the reply
+/// (a server that removed the header); after visible text it is markup quoted in the reply.
+struct BareBlock(BlockReader);
+
+impl RegionReader for BareBlock {
+    fn advance(&mut self, region: &str, is_final: bool, cx: &mut ReadCx<'_>) -> Advance {
+        if !cx.at_start {
+            return Advance::NotMine;
+        }
+        self.0.advance(region, is_final, cx)
+    }
+}
+
+/// The recipient a complete header names (`to=NAME`), if any.
+fn recipient(header: &str) -> Option<&str> {
+    let (_, r) = header.split_once("to=")?;
+    let end = r.find('<').unwrap_or(r.len());
+    Some(r[..end].trim())
 }
 
 /// The length of the header at the start of `s`: `Some(None)` when it is not one, `None`
