@@ -1511,7 +1511,22 @@ impl Engine {
             return Step::Continue;
         };
         let bytes = self.buf.as_bytes();
-        let found = find_think_close(bytes.get(content..).unwrap_or(&[]), &marker);
+        let hay = bytes.get(content..).unwrap_or(&[]);
+        let mut found = find_think_close(hay, &marker);
+        // A family's call opener that ends a block left open: the block ends before it
+        // (a close of no length), and the opener is read as markup.
+        for end in &self.ctx.openers.ends_reasoning {
+            let e = end.as_bytes();
+            match find_marker(hay, e) {
+                Some(i) if found.is_err() || found.is_ok_and(|(f, _)| i < f) => found = Ok((i, 0)),
+                Some(_) => {}
+                None => {
+                    if let Err(hold) = &mut found {
+                        *hold = (*hold).min(hay.len().saturating_sub(e.len().saturating_sub(1)));
+                    }
+                }
+            }
+        }
         let (upto, close) = match found {
             Ok((i, len)) => (content + i, Some(content + i + len)),
             Err(_) if is_final => (self.buf.len(), None),

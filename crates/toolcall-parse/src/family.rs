@@ -334,6 +334,13 @@ pub(crate) trait Family: Sync + Send {
     fn reasoning(&self) -> &'static [ReasoningMarker] {
         &[]
     }
+    /// Openers of this family's calls that end a reasoning block left open (Kimi K2
+    /// Thinking starts its tool section inside a `<think>` it never closes; vLLM's Kimi K2
+    /// reasoning reader ends the reasoning there): the block ends before the opener,
+    /// which is then read as markup.
+    fn ends_reasoning(&self) -> &'static [&'static str] {
+        &[]
+    }
     /// Reasoning blocks whose markers carry a per-checkpoint suffix ([`SuffixedMarker`]).
     fn suffixed_reasoning(&self) -> &'static [SuffixedMarker] {
         &[]

@@ -95,6 +95,9 @@ pub(crate) struct Openers {
     pub line: Vec<LineOpener>,
     /// First bytes of the line-start openers, in both ASCII cases.
     line_first: [bool; 256],
+    /// Openers that end an open reasoning block ([`Family::ends_reasoning`]); empty
+    /// when calls are never taken (`reasoning_only`).
+    pub ends_reasoning: Vec<&'static str>,
 }
 
 impl Openers {
@@ -214,7 +217,16 @@ impl Openers {
             line_first[usize::from(b.to_ascii_lowercase())] = true;
             line_first[usize::from(b.to_ascii_uppercase())] = true;
         }
+        let mut ends_reasoning: Vec<&'static str> = Vec::new();
+        for (_, fam) in line_families {
+            for e in fam.ends_reasoning() {
+                if !e.is_empty() && !ends_reasoning.contains(e) {
+                    ends_reasoning.push(e);
+                }
+            }
+        }
         Openers {
+            ends_reasoning,
             list,
             trie,
             stops: StopSet::new(&firsts),

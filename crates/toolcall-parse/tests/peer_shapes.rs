@@ -421,3 +421,79 @@ fn atem_markup_in_the_user_message_stays_text() {
         check(&then_call, &o, &[("get_weather", json!({"city": "Paris"}))]);
     }
 }
+
+/// Kimi K2 Thinking opens its tool section inside a `<think>` it never closes (vLLM's
+/// Kimi K2 reasoning reader ends the reasoning at `<|tool_calls_section_begin|>`,
+/// llama.cpp's also at a bare `<|tool_call_begin|>`): the reasoning ends there and the
+/// calls run. A `<think>` closed before the section is unchanged.
+#[test]
+fn kimi_k2_a_tool_section_ends_an_open_think() {
+    let o = options(&[("get_weather", json!({"type": "object"}))]);
+    let call = |i: u32, city: &str| {
+        format!(
+            "<|tool_call_begin|>functions.get_weather:{i}<|tool_call_argument_begin|>{{\"city\": \"{city}\"}}<|tool_call_end|>"
+        )
+    };
+    let want = [
+        ("get_weather", json!({"city": "Oslo"})),
+        ("get_weather", json!({"city": "Rome"})),
+    ];
+    let sectioned = format!(
+        "<think>Two cities to look up<|tool_calls_section_begin|>{}{}<|tool_calls_section_end|>",
+        call(0, "Oslo"),
+        call(1, "Rome")
+    );
+    check(&sectioned, &o, &want);
+    assert_eq!(parse(&sectioned, &o).reasoning, ["Two cities to look up"]);
+    let bare = format!(
+        "<think>Two cities to look up{}{}",
+        call(0, "Oslo"),
+        call(1, "Rome")
+    );
+    check(&bare, &o, &want);
+    let closed = format!(
+        "<think>Plan first.</think><|tool_calls_section_begin|>{}<|tool_calls_section_end|>",
+        call(0, "Oslo")
+    );
+    check(&closed, &o, &want[..1]);
+    assert_eq!(parse(&closed, &o).reasoning, ["Plan first."]);
+}
+
+/// A MiniMax M3 block whose last invoke the end of the output cut: when the output ended
+/// deliberately the whole invokes before it run and the cut one is reported (as the
+/// complete entries of a cut JSON list do); cut by length, nothing runs.
+#[test]
+fn minimax_m3_whole_invokes_before_a_cut_one_run() {
+    let o = options(&[(
+        "create_order",
+        json!({"type": "object", "properties": {"user_id": {"type": "integer"}}}),
+    )]);
+    let ns = "]<]minimax[>[";
+    let invoke = |u: u32| {
+        format!("{ns}<invoke name=\"create_order\">{ns}<user_id>{u}{ns}</user_id>{ns}</invoke>\n")
+    };
+    let text = format!(
+        "Ordering.\n{ns}<tool_call>\n{}{}{ns}<invoke name=\"create_order\">{ns}<user_id>3",
+        invoke(1),
+        invoke(2)
+    );
+    check(
+        &text,
+        &o,
+        &[
+            ("create_order", json!({"user_id": 1})),
+            ("create_order", json!({"user_id": 2})),
+        ],
+    );
+    let p = parse(&text, &o);
+    assert!(
+        p.diagnostics
+            .iter()
+            .any(|d| d.level == toolcall_core::Level::Error)
+    );
+    let cut = ParseOptions {
+        reply_end: toolcall_parse::ReplyEnd::from_finish_reason("length"),
+        ..o.clone()
+    };
+    check(&text, &cut, &[]);
+}

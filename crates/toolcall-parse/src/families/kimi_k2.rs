@@ -110,6 +110,11 @@ impl Family for KimiK2 {
     fn template_markers(&self) -> &'static [&'static str] {
         &["<|tool_calls_section_begin|>", "<|tool_call_begin|>"]
     }
+    /// Kimi K2 Thinking may open its tool section (or, as llama.cpp reads it, a bare call)
+    /// inside a `<think>` it never closes: the reasoning ends there.
+    fn ends_reasoning(&self) -> &'static [&'static str] {
+        &["<|tool_calls_section_begin|>", CALL]
+    }
     /// `## Return of ID` then the content, as the Kimi K2 template writes a tool message.
     fn write_results(&self, results: &[ToolResultText<'_>]) -> String {
         results

@@ -783,7 +783,9 @@ pub(crate) fn finish_standalone(
         empty,
         streamed,
     } = b;
-    if !closed && (!errors.is_empty() || !cx.closes_at_end()) {
+    // Cut by the end of an output that ended deliberately after whole calls: those run and
+    // the cut one is reported, as in a cut JSON list of calls.
+    if !closed && (!cx.closes_at_end() || (!errors.is_empty() && drafts.is_empty())) {
         return Advance::Broken {
             end,
             why: format!(
@@ -814,7 +816,13 @@ pub(crate) fn finish_standalone(
             .extend(cx.ctx.unknown_name_warning(&d.name, span.clone()));
     }
     if let Some((sent_closed, calls, sent)) = streamed.filter(|&(_, calls, _)| calls > 0) {
-        finish_sent(sent_closed, calls, sent, &drafts, span, &mut o, cx);
+        // A cut call announced while streaming never finishes (only the last can be cut,
+        // and every call before the last announced one was closed while streaming).
+        let whole = calls.min(drafts.len());
+        let sent_closed = sent_closed
+            .get(..whole.min(sent_closed.len()))
+            .unwrap_or(&[]);
+        finish_sent(sent_closed, whole, sent, &drafts, span, &mut o, cx);
     }
     o.drafts = drafts;
     Advance::Done { end, outcome: o }
