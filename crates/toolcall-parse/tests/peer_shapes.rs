@@ -497,3 +497,29 @@ fn minimax_m3_whole_invokes_before_a_cut_one_run() {
     };
     check(&text, &cut, &[]);
 }
+
+/// Kimi K2 calls whose `<|tool_call_end|>` is left out before the next call (llama.cpp's
+/// reader takes them): each call's arguments end where its JSON object does.
+#[test]
+fn kimi_k2_calls_without_their_end_markers_are_read() {
+    let o = options(&[("get_weather", json!({"type": "object"}))]);
+    let head = |i: u32| {
+        format!("<|tool_call_begin|>functions.get_weather:{i}<|tool_call_argument_begin|>")
+    };
+    let want = [
+        ("get_weather", json!({"city": "Oslo"})),
+        ("get_weather", json!({"city": "Rome"})),
+    ];
+    let two = format!(
+        "{}{{\"city\": \"Oslo\"}}{}{{\"city\": \"Rome\"}}",
+        head(0),
+        head(1)
+    );
+    check(&two, &o, &want);
+    check(&format!("<think>Two cities.{two}"), &o, &want);
+    check(
+        &format!("<|tool_calls_section_begin|>{two}<|tool_call_end|><|tool_calls_section_end|>"),
+        &o,
+        &want,
+    );
+}

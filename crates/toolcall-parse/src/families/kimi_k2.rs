@@ -7,7 +7,8 @@ use crate::results::{bare_name, break_marker};
 use serde_json::{Map, Value};
 use crate::FormatId;
 use crate::builder::{Ctx, Draft};
-use crate::family::{Family, Instructions, ReadCx, RegionReader, parse_lenient};
+use crate::family::{Family, Instructions, ReadCx, RegionReader, closing_marker_repair, parse_lenient};
+use crate::scanner::{Scan, Scanner};
 
 use super::marked::tag_lead;
 use super::args_object::{CallEnds, JsonCallTags};
@@ -178,6 +179,8 @@ fn name_of(id: &str) -> &str {
 fn body(body: &str, cx: &mut ReadCx<'_>, format: FormatId) -> Result<Vec<Draft>, String> {
     let mut drafts = Vec::new();
     let mut ends = CallEnds::new(body, cx.ctx.limits.max_depth);
+    // Bytes scanned for values that do not close before the next call: at most the body.
+    let mut budget = body.len();
     let mut s = skip_space(body);
     while !s.is_empty() {
         let rest = s.strip_prefix(CALL).ok_or("expected <|tool_call_begin|>")?;
@@ -188,6 +191,26 @@ fn body(body: &str, cx: &mut ReadCx<'_>, format: FormatId) -> Result<Vec<Draft>,
             return Err(format!("invalid tool name {name:?}"));
         }
         let after = &rest[a + ARGS.len()..];
+        if let Some((json, next)) = unended(after, &mut budget, cx.ctx.limits.max_depth) {
+            // `<|tool_call_end|>` left out before the next call (llama.cpp reads it so).
+            let mut d = match parse_lenient(json) {
+                Ok((args, repairs)) => {
+                    let mut d = Draft::new(name, Some(args), format);
+                    d.repairs = repairs;
+                    d
+                }
+                Err(err) => Draft::broken(
+                    name,
+                    format!("the arguments of {name:?} are not JSON: {err}"),
+                    format,
+                ),
+            };
+            d.repairs.push(closing_marker_repair(CALL_END));
+            d.id = Some(id.to_owned());
+            drafts.push(d);
+            s = next;
+            continue;
+        }
         let e = ends
             .find(after, 0, CALL_END)
             .ok_or("a call is not closed by <|tool_call_end|>")?;
@@ -211,6 +234,27 @@ fn body(body: &str, cx: &mut ReadCx<'_>, format: FormatId) -> Result<Vec<Draft>,
         return Err("empty tool call section".into());
     }
     Ok(drafts)
+}
+
+/// Arguments that are a JSON object followed (blanks between) by the next call's
+/// `<|tool_call_begin|>` rather than `<|tool_call_end|>`: the object, and the text from the
+/// next call on. Bytes scanned for a value that does not end so are taken from `budget`.
+fn unended<'s>(after: &'s str, budget: &mut usize, max_depth: usize) -> Option<(&'s str, &'s str)> {
+    let v = skip_space(after);
+    if !v.starts_with('{') || *budget == 0 {
+        return None;
+    }
+    let bytes = v.as_bytes();
+    let mut scanner = Scanner::new(max_depth, false);
+    let n = match scanner.advance(bytes.get(..bytes.len().min(*budget))?) {
+        Scan::Done(n) => n,
+        _ => {
+            *budget = budget.saturating_sub(scanner.consumed());
+            return None;
+        }
+    };
+    let next = skip_space(v.get(n..)?);
+    next.starts_with(CALL).then(|| (&v[..n], next))
 }
 
 #[cfg(test)]
