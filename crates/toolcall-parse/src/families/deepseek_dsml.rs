@@ -4,16 +4,17 @@
 //! keeps V as text, `string="false"` reads it as JSON (without the attribute, the schema
 //! decides).
 
+use super::described::{Body, Described};
 use serde_json::{Map, Value};
 
 use super::text_example::tag_text;
 use crate::FormatId;
-use crate::builder::{Ctx, Draft};
-use crate::family::{Family, Instructions, ReadCx, RegionReader};
+use crate::builder::Draft;
+use crate::family::{Instructions, ReadCx};
 
 use super::marked::{InvokeTags, invokes, tag_lead, unquoted};
 use super::marked::attr_param_value;
-use super::tags::{ValueHead, Block, BlockReader, Lead, StreamTags};
+use super::tags::{ValueHead, Block, Lead, StreamTags};
 use crate::shape::{Args, Piece, Shape, TextParams};
 
 impl FormatId {
@@ -70,7 +71,6 @@ fn param_value(header: &str) -> ValueHead {
     attr_param_value(header, STREAM.param)
 }
 
-pub(crate) struct DeepseekDsml;
 
 /// The call markup a decoder is held to (`toolcall-constrain` writes every dialect from it).
 static CONSTRAINT: Shape = Shape::sectioned(
@@ -92,54 +92,37 @@ static CONSTRAINT: Shape = Shape::sectioned(
     &[Piece::Ws("\n")],
 );
 
-impl Family for DeepseekDsml {
-    fn constraint_shape(&self) -> Option<&'static Shape> {
-        Some(&CONSTRAINT)
+fn example_call(name: &str, args: &Map<String, Value>) -> String {
+    let mut s = format!("<｜DSML｜function_calls>\n<｜DSML｜invoke name=\"{name}\">\n");
+    for (k, v) in args {
+        let string = v.is_string();
+        s.push_str(&format!(
+            "<｜DSML｜parameter name=\"{k}\" string=\"{string}\">{}</｜DSML｜parameter>\n",
+            tag_text(v)
+        ));
     }
-    fn model_names(&self) -> &'static [&'static str] {
-        &["deepseek-v3.2*", "deepseek-v4*"]
-    }
-    fn template_markers(&self) -> &'static [&'static str] {
-        &["｜DSML｜", "invoke"]
-    }
-    fn id(&self) -> &'static str {
-        FormatId::DEEPSEEK_DSML.as_str()
-    }
-    fn description(&self) -> &'static str {
-        "<｜DSML｜function_calls> (V3.2) or <｜DSML｜tool_calls> (V4) with <｜DSML｜invoke name=\"NAME\"> and <｜DSML｜parameter name=\"K\" string=\"true|false\">V</｜DSML｜parameter>"
-    }
-    fn example(&self) -> &'static str {
-        r#"<｜DSML｜function_calls><｜DSML｜invoke name="get_weather"><｜DSML｜parameter name="city" string="true">Paris</｜DSML｜parameter></｜DSML｜invoke></｜DSML｜function_calls>"#
-    }
-    fn openers(&self) -> &'static [&'static str] {
-        &[OPENERS[0], OPENERS[1]]
-    }
-    fn declines(&self, opener: usize, region: &str, is_final: bool) -> bool {
-        BLOCKS
-            .get(opener)
-            .is_some_and(|b| super::tags::block_declines(b, region, is_final))
-    }
-    fn reader(&self, opener: usize, _ctx: &Ctx) -> Option<Box<dyn RegionReader>> {
-        BLOCKS
-            .get(opener)
-            .map(|b| Box::new(BlockReader::new(b).streaming(&STREAM)) as Box<dyn RegionReader>)
-    }
-    fn instructions(&self) -> Option<Instructions> {
-        Some(Instructions {
-            how: r#"To call tools, write <｜DSML｜function_calls>, then per call <｜DSML｜invoke name="TOOL_NAME"> with one <｜DSML｜parameter name="ARGUMENT_NAME" string="true">text</｜DSML｜parameter> per text argument (string="false" and the value as JSON for numbers, booleans, arrays and objects) and </｜DSML｜invoke>, then </｜DSML｜function_calls>."#,
-            several: "- To make several calls, write several <｜DSML｜invoke> blocks inside the one <｜DSML｜function_calls>; they run in that order.\n",
-        })
-    }
-    fn example_call(&self, name: &str, args: &Map<String, Value>) -> Option<String> {
-        let mut s = format!("<｜DSML｜function_calls>\n<｜DSML｜invoke name=\"{name}\">\n");
-        for (k, v) in args {
-            let string = v.is_string();
-            s.push_str(&format!(
-                "<｜DSML｜parameter name=\"{k}\" string=\"{string}\">{}</｜DSML｜parameter>\n",
-                tag_text(v)
-            ));
-        }
-        s.push_str("</｜DSML｜invoke>\n</｜DSML｜function_calls>");
-        Some(s)
-    }
+    s.push_str("</｜DSML｜invoke>\n</｜DSML｜function_calls>");
+    s
 }
+
+static BODIES: [Body; 2] = [
+    Body::Tags(&BLOCKS[0], &STREAM),
+    Body::Tags(&BLOCKS[1], &STREAM),
+];
+
+pub(crate) static DEEPSEEK_DSML: Described = Described {
+    id: FormatId::DEEPSEEK_DSML,
+    description: "<｜DSML｜function_calls> (V3.2) or <｜DSML｜tool_calls> (V4) with <｜DSML｜invoke name=\"NAME\"> and <｜DSML｜parameter name=\"K\" string=\"true|false\">V</｜DSML｜parameter>",
+    example: r#"<｜DSML｜function_calls><｜DSML｜invoke name="get_weather"><｜DSML｜parameter name="city" string="true">Paris</｜DSML｜parameter></｜DSML｜invoke></｜DSML｜function_calls>"#,
+    body: Body::each(&OPENERS, &BODIES),
+    model_names: &["deepseek-v3.2*", "deepseek-v4*"],
+    template_markers: &["｜DSML｜", "invoke"],
+    instructions: Some(Instructions {
+        how: r#"To call tools, write <｜DSML｜function_calls>, then per call <｜DSML｜invoke name="TOOL_NAME"> with one <｜DSML｜parameter name="ARGUMENT_NAME" string="true">text</｜DSML｜parameter> per text argument (string="false" and the value as JSON for numbers, booleans, arrays and objects) and </｜DSML｜invoke>, then </｜DSML｜function_calls>."#,
+        several: "- To make several calls, write several <｜DSML｜invoke> blocks inside the one <｜DSML｜function_calls>; they run in that order.\n",
+    }),
+    example_call: Some(example_call),
+    constraint: Some(&CONSTRAINT),
+    ..Described::BASE
+};
+

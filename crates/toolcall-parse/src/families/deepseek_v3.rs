@@ -3,15 +3,16 @@
 //! `<｜tool▁call▁end｜>`; `<｜tool▁calls▁end｜>` closes. Shares its opener with `deepseek_v3_1`,
 //! told apart by the `function` type after the first `<｜tool▁call▁begin｜>`.
 
+use super::described::{Body, Described};
 use crate::family::ToolResultText;
 use crate::results::break_marker;
 use serde_json::{Map, Value};
 use crate::FormatId;
-use crate::builder::{Ctx, Draft};
-use crate::family::{Family, Instructions, ReadCx, RegionReader, parse_lenient};
+use crate::builder::Draft;
+use crate::family::{Instructions, ReadCx, parse_lenient};
 
 use super::args_object::{CallEnds, JsonCallTags};
-use super::tags::{Block, BlockReader, Lead, skip_space, starts, valid_name};
+use super::tags::{Block, Lead, skip_space, starts, valid_name};
 use crate::shape::{Args, Piece, Shape};
 
 impl FormatId {
@@ -56,7 +57,6 @@ fn call_head(head: &str) -> Option<(String, Option<String>)> {
     (valid_name(name) && (fence.is_empty() || fence == "```json")).then(|| (name.to_owned(), None))
 }
 
-pub(crate) struct DeepseekV3;
 
 /// The call markup a decoder is held to (`toolcall-constrain` writes every dialect from it).
 static CONSTRAINT: Shape = Shape::sectioned(
@@ -74,55 +74,37 @@ static CONSTRAINT: Shape = Shape::sectioned(
     &[Piece::Ws("\n")],
 );
 
-impl Family for DeepseekV3 {
-    fn constraint_shape(&self) -> Option<&'static Shape> {
-        Some(&CONSTRAINT)
-    }
-    fn model_names(&self) -> &'static [&'static str] {
-        &["deepseek-v3", "deepseek-v3-*", "deepseek-r1*"]
-    }
-    fn template_markers(&self) -> &'static [&'static str] {
-        &["<｜tool▁call▁begin｜>", "<｜tool▁sep｜>", "```json"]
-    }
-    /// `<｜tool▁outputs▁begin｜>` holding one `<｜tool▁output▁begin｜>…<｜tool▁output▁end｜>`
-    /// per result, as the DeepSeek V3/R1 template writes them.
-    fn write_results(&self, results: &[ToolResultText<'_>]) -> String {
-        let outputs: Vec<String> = results.iter().map(|r| deepseek_output(r.content)).collect();
-        format!(
-            "<｜tool▁outputs▁begin｜>{}<｜tool▁outputs▁end｜>",
-            outputs.join("\n")
-        )
-    }
-    fn id(&self) -> &'static str {
-        FormatId::DEEPSEEK_V3.as_str()
-    }
-    fn description(&self) -> &'static str {
-        "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>NAME\\n```json\\n{…}\\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜> (DeepSeek V3, R1)"
-    }
-    fn example(&self) -> &'static str {
-        "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>get_weather\\n```json\\n{\"city\": \"Paris\"}\\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>"
-    }
-    fn openers(&self) -> &'static [&'static str] {
-        &[OPEN]
-    }
-    fn declines(&self, _opener: usize, region: &str, is_final: bool) -> bool {
-        super::tags::block_declines(&BLOCK, region, is_final)
-    }
-    fn reader(&self, _opener: usize, ctx: &Ctx) -> Option<Box<dyn RegionReader>> {
-        Some(Box::new(
-            BlockReader::new(&BLOCK).streaming_json(&STREAM, ctx.limits.max_depth),
-        ))
-    }
-    fn instructions(&self) -> Option<Instructions> {
-        Some(Instructions {
-            how: "To call tools, write <｜tool▁calls▁begin｜>, then per call <｜tool▁call▁begin｜>function<｜tool▁sep｜>TOOL_NAME, a new line, the arguments as a JSON object in a ```json fence and <｜tool▁call▁end｜>, then <｜tool▁calls▁end｜>.",
-            several: "- To make several calls, write several <｜tool▁call▁begin｜> entries in the one list; they run in that order.\n",
-        })
-    }
-    fn example_call(&self, name: &str, args: &Map<String, Value>) -> Option<String> {
-        Some(format!("<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>{name}\n```json\n{}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>", Value::Object(args.clone())))
-    }
+/// `<｜tool▁outputs▁begin｜>` holding one `<｜tool▁output▁begin｜>…<｜tool▁output▁end｜>`
+/// per result, as the DeepSeek V3/R1 template writes them.
+fn write_results(results: &[ToolResultText<'_>]) -> String {
+    let outputs: Vec<String> = results.iter().map(|r| deepseek_output(r.content)).collect();
+    format!(
+        "<｜tool▁outputs▁begin｜>{}<｜tool▁outputs▁end｜>",
+        outputs.join("\n")
+    )
 }
+
+fn example_call(name: &str, args: &Map<String, Value>) -> String {
+    format!("<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>{name}\n```json\n{}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>", Value::Object(args.clone()))
+}
+
+pub(crate) static DEEPSEEK_V3: Described = Described {
+    id: FormatId::DEEPSEEK_V3,
+    description: "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>NAME\\n```json\\n{…}\\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜> (DeepSeek V3, R1)",
+    example: "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>get_weather\\n```json\\n{\"city\": \"Paris\"}\\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>",
+    body: Body::JsonTags(&BLOCK, &STREAM),
+    model_names: &["deepseek-v3", "deepseek-v3-*", "deepseek-r1*"],
+    template_markers: &["<｜tool▁call▁begin｜>", "<｜tool▁sep｜>", "```json"],
+    instructions: Some(Instructions {
+        how: "To call tools, write <｜tool▁calls▁begin｜>, then per call <｜tool▁call▁begin｜>function<｜tool▁sep｜>TOOL_NAME, a new line, the arguments as a JSON object in a ```json fence and <｜tool▁call▁end｜>, then <｜tool▁calls▁end｜>.",
+        several: "- To make several calls, write several <｜tool▁call▁begin｜> entries in the one list; they run in that order.\n",
+    }),
+    example_call: Some(example_call),
+    write_results,
+    constraint: Some(&CONSTRAINT),
+    ..Described::BASE
+};
+
 
 /// Splits a block body into its calls: each `<｜tool▁call▁begin｜>…<｜tool▁call▁end｜>`; a
 /// `<｜tool▁call▁end｜>` inside the arguments' JSON strings does not end a call.

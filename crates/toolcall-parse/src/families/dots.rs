@@ -40,22 +40,21 @@ pub(crate) static DOTS: Described = Described {
     description: "<dots_function_call><invoke name=\"NAME\"><parameter name=\"K\">V</parameter></invoke></dots_function_call> (dots); values typed by the schema",
     example: r#"<dots_function_call><invoke name="get_weather"><parameter name="city">Paris</parameter></invoke></dots_function_call>"#,
     body: Body::Tags(&BLOCK, &minimax_m2::STREAM),
-    reasoning: &[],
     model_names: &["dots.llm*", "dots-llm*"],
     template_markers: &["<dots_function_call>", "<invoke name="],
-    instructions: Instructions {
+    instructions: Some(Instructions {
         how: r#"To call tools, write <dots_function_call>, then per call <invoke name="TOOL_NAME"> with one <parameter name="ARGUMENT_NAME">value</parameter> per argument (text as is; numbers, booleans, arrays and objects as JSON) and </invoke>, then </dots_function_call>."#,
         several: "- To make several calls, write several <invoke> blocks inside the one <dots_function_call>; they run in that order.\n",
-    },
-    example_call: |name, args| {
+    }),
+    example_call: Some(|name, args| {
         format!(
             "<dots_function_call>\n<invoke name=\"{name}\">\n{}</invoke>\n</dots_function_call>",
             named_parameters("parameter", "\n", args)
         )
-    },
+    }),
     constraint: Some(&CONSTRAINT),
     untyped: crate::family::NULL_WORD,
-    when_chosen: &crate::family::WhenChosen::NONE,
+    ..Described::BASE
 };
 
 #[cfg(test)]

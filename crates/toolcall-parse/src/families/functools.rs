@@ -5,7 +5,6 @@
 use super::described::{Body, Described};
 use super::text_example::name_arguments_list;
 use crate::FormatId;
-use crate::family::Untyped;
 use crate::family::Instructions;
 use crate::shape::{Piece, Shape};
 
@@ -31,15 +30,13 @@ pub(crate) static FUNCTOOLS: Described = Described {
         open: &[OPEN],
         from: OPEN.len() - 1,
     },
-    reasoning: &[],
     model_names: &["phi-4-mini*", "firefunction*"],
     template_markers: &[OPEN],
-    instructions: Instructions {
+    instructions: Some(Instructions {
         how: r#"To call tools, write functools immediately followed by a JSON list of calls, each {"name": TOOL_NAME, "arguments": {...}}."#,
         several: "- To make several calls, put several objects in the one list; they run in that order.\n",
-    },
-    example_call: |name, args| format!("functools{}", name_arguments_list(name, args)),
+    }),
+    example_call: Some(|name, args| format!("functools{}", name_arguments_list(name, args))),
     constraint: Some(&CONSTRAINT),
-    untyped: Untyped::Text,
-    when_chosen: &crate::family::WhenChosen::NONE,
+    ..Described::BASE
 };

@@ -13,14 +13,15 @@
 //! invoke's head, blanks between parameters, `<|role_sep|>` turns) and SGLang's GigaChat 3.5
 //! cookbook (the `ai-sage/GigaChat3.5-*` checkpoints, the GCML marker in the template).
 
+use super::described::{Body, Described};
 use serde_json::{Map, Value};
 
 use super::marked::{InvokeTags, attr_param_value, invokes, tag_lead, unquoted};
-use super::tags::{Block, BlockReader, Lead, StreamTags, ValueHead};
+use super::tags::{Block, Lead, StreamTags, ValueHead};
 use super::text_example::tag_text;
 use crate::FormatId;
-use crate::builder::{Ctx, Draft};
-use crate::family::{Family, Instructions, ReadCx, RegionReader, WhenChosen};
+use crate::builder::Draft;
+use crate::family::{Instructions, ReadCx, WhenChosen};
 use crate::shape::{Args, Piece, Shape, TextParams};
 
 impl FormatId {
@@ -96,58 +97,40 @@ static CONSTRAINT: Shape = Shape::sectioned(
     &[Piece::Ws("\n")],
 );
 
-pub(crate) struct GigaChat35;
 
-impl Family for GigaChat35 {
-    fn constraint_shape(&self) -> Option<&'static Shape> {
-        Some(&CONSTRAINT)
+fn example_call(name: &str, args: &Map<String, Value>) -> String {
+    let mut s = format!("{OPEN}\n<｜GCML｜invoke name=\"{name}\">\n");
+    for (k, v) in args {
+        let string = v.is_string();
+        s.push_str(&format!(
+            "<｜GCML｜parameter name=\"{k}\" string=\"{string}\">{}</｜GCML｜parameter>\n",
+            tag_text(v)
+        ));
     }
-    fn id(&self) -> &'static str {
-        FormatId::GIGACHAT35.as_str()
-    }
-    fn description(&self) -> &'static str {
-        "<｜GCML｜tool_calls> with <｜GCML｜invoke name=\"NAME\"> and <｜GCML｜parameter name=\"K\" string=\"true|false\">V</｜GCML｜parameter> (GigaChat 3.5)"
-    }
-    fn example(&self) -> &'static str {
-        r#"<｜GCML｜tool_calls>\n<｜GCML｜invoke name="get_weather">\n<｜GCML｜parameter name="city" string="true">Paris</｜GCML｜parameter>\n</｜GCML｜invoke>\n</｜GCML｜tool_calls>"#
-    }
-    fn model_names(&self) -> &'static [&'static str] {
-        &["gigachat3.5*", "gigachat-3.5*"]
-    }
-    /// GigaChat 3's turn markers too, which outweigh `gigachat`'s when the GCML block is
-    /// there as well (a 3.5 template may still spell out `function call`).
-    fn template_markers(&self) -> &'static [&'static str] {
-        &["｜GCML｜", "tool_calls", "invoke", "<|role_sep|>", "<|message_sep|>"]
-    }
-    fn openers(&self) -> &'static [&'static str] {
-        &[OPEN]
-    }
-    fn reader(&self, _opener: usize, _ctx: &Ctx) -> Option<Box<dyn RegionReader>> {
-        Some(Box::new(BlockReader::new(&BLOCK).streaming(&STREAM)))
-    }
-    fn when_chosen(&self) -> &'static WhenChosen {
-        &WHEN_CHOSEN
-    }
-    fn instructions(&self) -> Option<Instructions> {
-        Some(Instructions {
-            how: r#"To call tools, write <｜GCML｜tool_calls>, then per call <｜GCML｜invoke name="TOOL_NAME"> with one <｜GCML｜parameter name="ARGUMENT_NAME" string="true">text</｜GCML｜parameter> per text argument (string="false" and the value as JSON for numbers, booleans, arrays and objects) and </｜GCML｜invoke>, then </｜GCML｜tool_calls>."#,
-            several: "- To make several calls, write several <｜GCML｜invoke> blocks inside the one <｜GCML｜tool_calls>; they run in that order.\n",
-        })
-    }
-    fn example_call(&self, name: &str, args: &Map<String, Value>) -> Option<String> {
-        let mut s = format!("{OPEN}\n<｜GCML｜invoke name=\"{name}\">\n");
-        for (k, v) in args {
-            let string = v.is_string();
-            s.push_str(&format!(
-                "<｜GCML｜parameter name=\"{k}\" string=\"{string}\">{}</｜GCML｜parameter>\n",
-                tag_text(v)
-            ));
-        }
-        s.push_str("</｜GCML｜invoke>\n");
-        s.push_str(CLOSE);
-        Some(s)
-    }
+    s.push_str("</｜GCML｜invoke>\n");
+    s.push_str(CLOSE);
+    s
 }
+
+pub(crate) static GIGACHAT35: Described = Described {
+    id: FormatId::GIGACHAT35,
+    description: "<｜GCML｜tool_calls> with <｜GCML｜invoke name=\"NAME\"> and <｜GCML｜parameter name=\"K\" string=\"true|false\">V</｜GCML｜parameter> (GigaChat 3.5)",
+    example: r#"<｜GCML｜tool_calls>\n<｜GCML｜invoke name="get_weather">\n<｜GCML｜parameter name="city" string="true">Paris</｜GCML｜parameter>\n</｜GCML｜invoke>\n</｜GCML｜tool_calls>"#,
+    body: Body::Tags(&BLOCK, &STREAM),
+    model_names: &["gigachat3.5*", "gigachat-3.5*"],
+    // GigaChat 3's turn markers too, which outweigh `gigachat`'s when the GCML block is
+    // there as well (a 3.5 template may still spell out `function call`).
+    template_markers: &["｜GCML｜", "tool_calls", "invoke", "<|role_sep|>", "<|message_sep|>"],
+    when_chosen: &WHEN_CHOSEN,
+    instructions: Some(Instructions {
+        how: r#"To call tools, write <｜GCML｜tool_calls>, then per call <｜GCML｜invoke name="TOOL_NAME"> with one <｜GCML｜parameter name="ARGUMENT_NAME" string="true">text</｜GCML｜parameter> per text argument (string="false" and the value as JSON for numbers, booleans, arrays and objects) and </｜GCML｜invoke>, then </｜GCML｜tool_calls>."#,
+        several: "- To make several calls, write several <｜GCML｜invoke> blocks inside the one <｜GCML｜tool_calls>; they run in that order.\n",
+    }),
+    example_call: Some(example_call),
+    constraint: Some(&CONSTRAINT),
+    ..Described::BASE
+};
+
 
 #[cfg(test)]
 mod tests {

@@ -3,16 +3,17 @@
 //! `qwen3_coder` (`<function=`): the block is ours when a bare name follows the opener and
 //! then `<arg_key>` or the closing tag. Values are text typed by the tool's schema.
 
+use super::described::{Body, Described};
 use crate::family::ToolResultText;
 use crate::results::break_marker;
 use serde_json::{Map, Value};
 
 use crate::FormatId;
-use crate::builder::{Ctx, Draft};
-use crate::family::{Family, Instructions, ReadCx, RegionReader, Untyped};
+use crate::builder::Draft;
+use crate::family::{Instructions, ReadCx, Untyped};
 
 use super::text_example::tag_text;
-use super::tags::{ValueHead, Block, BlockReader, Lead, layout_trim, skip_space, starts, typed, valid_name, StreamTags};
+use super::tags::{ValueHead, Block, Lead, layout_trim, skip_space, starts, typed, valid_name, StreamTags};
 use crate::shape::{Args, Piece, Shape, TextParams};
 
 impl FormatId {
@@ -68,7 +69,6 @@ fn value_head(header: &str) -> ValueHead {
     }
 }
 
-pub(crate) struct Glm;
 
 /// The call markup a decoder is held to (`toolcall-constrain` writes every dialect from it).
 static CONSTRAINT: Shape = Shape::prose(&[
@@ -89,79 +89,61 @@ const ARG_VALUE: &[Piece] = &[
     Piece::Lit("<arg_value>"),
 ];
 
-impl Family for Glm {
-    /// vLLM's GLM-4.5 reader decodes every value not typed `string`: JSON, then a Python
-    /// literal, else the text.
-    fn untyped(&self) -> Untyped {
-        Untyped::Literal
+/// `<|observation|>` then one `<tool_response>` block per result (the GLM 4.5+ template).
+fn write_results(results: &[ToolResultText<'_>]) -> String {
+    let mut s = String::from("<|observation|>");
+    for r in results {
+        s.push_str("\n<tool_response>\n");
+        s.push_str(&break_marker(&break_marker(r.content, "</tool_response"), "<|"));
+        s.push_str("\n</tool_response>");
     }
-    fn constraint_shape(&self) -> Option<&'static Shape> {
-        Some(&CONSTRAINT)
-    }
-    fn model_names(&self) -> &'static [&'static str] {
-        &[
-            "glm-4.5*",
-            "glm-4.6*",
-            "glm-4.7*",
-            "glm-5*",
-            // Poolside's Laguna writes GLM's arg_key/arg_value layout (vLLM's poolside_v1).
-            "laguna*",
-            "poolside*",
-            // Ling/Ring 3 (vLLM's ling3: the glm_4_7 structural tag).
-            "ling-3*",
-            "ring-3*",
-            // Spark-X2.5 writes GLM's layout too (SGLang's spark25 detector).
-            "spark-x2.5*",
-            "spark-x2_5*",
-        ]
-    }
-    fn template_markers(&self) -> &'static [&'static str] {
-        &["<tool_call>", "<arg_key>", "<arg_value>"]
-    }
-    /// `<|observation|>` then one `<tool_response>` block per result (the GLM 4.5+ template).
-    fn write_results(&self, results: &[ToolResultText<'_>]) -> String {
-        let mut s = String::from("<|observation|>");
-        for r in results {
-            s.push_str("\n<tool_response>\n");
-            s.push_str(&break_marker(&break_marker(r.content, "</tool_response"), "<|"));
-            s.push_str("\n</tool_response>");
-        }
-        s
-    }
-    fn id(&self) -> &'static str {
-        FormatId::GLM.as_str()
-    }
-    fn description(&self) -> &'static str {
-        "<tool_call>NAME<arg_key>K</arg_key><arg_value>V</arg_value></tool_call> (GLM 4.5-4.7); values typed by the schema"
-    }
-    fn example(&self) -> &'static str {
-        "<tool_call>get_weather\\n<arg_key>city</arg_key>\\n<arg_value>Paris</arg_value>\\n</tool_call>"
-    }
-    fn openers(&self) -> &'static [&'static str] {
-        &["<tool_call>"]
-    }
-    fn declines(&self, _opener: usize, region: &str, is_final: bool) -> bool {
-        super::tags::block_declines(&BLOCK, region, is_final)
-    }
-    fn reader(&self, _opener: usize, _ctx: &Ctx) -> Option<Box<dyn RegionReader>> {
-        Some(Box::new(BlockReader::new(&BLOCK).streaming(&STREAM)))
-    }
-    fn instructions(&self) -> Option<Instructions> {
-        Some(Instructions {
-            how: "To call a tool, write <tool_call>TOOL_NAME, then for each argument <arg_key>ARGUMENT_NAME</arg_key><arg_value>value</arg_value> (text as is; numbers, booleans, arrays and objects as JSON), then </tool_call>.",
-            several: "- To make several calls, write several <tool_call> blocks; they run in that order.\n",
-        })
-    }
-    fn example_call(&self, name: &str, args: &Map<String, Value>) -> Option<String> {
-        let mut s = format!("<tool_call>{name}\n");
-        for (k, v) in args {
-            let text = tag_text(v);
-            s.push_str(&format!("{KEY}{k}{KEY_END}\n{VALUE}{text}{VALUE_END}\n"));
-        }
-        s.push_str(CLOSE);
-        Some(s)
-    }
+    s
 }
+
+fn example_call(name: &str, args: &Map<String, Value>) -> String {
+    let mut s = format!("<tool_call>{name}\n");
+    for (k, v) in args {
+        let text = tag_text(v);
+        s.push_str(&format!("{KEY}{k}{KEY_END}\n{VALUE}{text}{VALUE_END}\n"));
+    }
+    s.push_str(CLOSE);
+    s
+}
+
+pub(crate) static GLM: Described = Described {
+    id: FormatId::GLM,
+    description: "<tool_call>NAME<arg_key>K</arg_key><arg_value>V</arg_value></tool_call> (GLM 4.5-4.7); values typed by the schema",
+    example: "<tool_call>get_weather\\n<arg_key>city</arg_key>\\n<arg_value>Paris</arg_value>\\n</tool_call>",
+    body: Body::Tags(&BLOCK, &STREAM),
+    model_names: &[
+        "glm-4.5*",
+        "glm-4.6*",
+        "glm-4.7*",
+        "glm-5*",
+        // Poolside's Laguna writes GLM's arg_key/arg_value layout (vLLM's poolside_v1).
+        "laguna*",
+        "poolside*",
+        // Ling/Ring 3 (vLLM's ling3: the glm_4_7 structural tag).
+        "ling-3*",
+        "ring-3*",
+        // Spark-X2.5 writes GLM's layout too (SGLang's spark25 detector).
+        "spark-x2.5*",
+        "spark-x2_5*",
+    ],
+    template_markers: &["<tool_call>", "<arg_key>", "<arg_value>"],
+    instructions: Some(Instructions {
+        how: "To call a tool, write <tool_call>TOOL_NAME, then for each argument <arg_key>ARGUMENT_NAME</arg_key><arg_value>value</arg_value> (text as is; numbers, booleans, arrays and objects as JSON), then </tool_call>.",
+        several: "- To make several calls, write several <tool_call> blocks; they run in that order.\n",
+    }),
+    example_call: Some(example_call),
+    write_results,
+    constraint: Some(&CONSTRAINT),
+    // vLLM's GLM-4.5 reader decodes every value not typed `string`: JSON, then a Python
+    // literal, else the text.
+    untyped: Untyped::Literal,
+    ..Described::BASE
+};
+
 
 /// `NAME` then blanks then `<arg_key>` or `</tool_call>`.
 fn lead(lead: &str, complete: bool) -> Lead {

@@ -6,15 +6,16 @@
 //! template's `<|start|>assistant`, so it may start with `<|channel|>` or inside a message:
 //! the control tokens are removed from the visible text wherever they appear.
 
+use super::described::{Body, Described};
 use crate::family::ToolResultText;
 use crate::results::{bare_name, break_marker};
 use serde_json::{Map, Value};
 use crate::FormatId;
-use crate::builder::{Ctx, Draft};
-use crate::family::{Family, Instructions, ReadCx, ReasoningMarker, RegionReader, parse_lenient};
+use crate::builder::Draft;
+use crate::family::{Instructions, ReadCx, ReasoningMarker, parse_lenient};
 
 use super::args_object::JsonCallTags;
-use super::tags::{Block, BlockReader, Lead, skip_space, valid_name};
+use super::tags::{Block, Lead, skip_space, valid_name};
 use crate::scanner::{Scan, Scanner};
 
 impl FormatId {
@@ -75,88 +76,74 @@ fn call_head(head: &str) -> Option<(String, Option<String>)> {
     valid_name(name).then(|| (name.to_owned(), None))
 }
 
-pub(crate) struct GptOss;
 
-impl Family for GptOss {
-    fn model_names(&self) -> &'static [&'static str] {
-        &["gpt-oss*"]
-    }
-    fn template_markers(&self) -> &'static [&'static str] {
-        &["<|channel|>", "<|message|>", "<|call|>"]
-    }
-    /// A harmony message from the tool to the assistant on the commentary channel, per
-    /// result: `<|start|>functions.NAME to=assistant<|channel|>commentary<|message|>…<|end|>`.
-    fn write_results(&self, results: &[ToolResultText<'_>]) -> String {
-        results
-            .iter()
-            .map(|r| {
-                format!(
-                    "<|start|>functions.{} to=assistant<|channel|>commentary<|message|>{}<|end|>",
-                    bare_name(r.name),
-                    break_marker(r.content, "<|")
-                )
-            })
-            .collect()
-    }
-    fn id(&self) -> &'static str {
-        FormatId::GPT_OSS.as_str()
-    }
-    fn description(&self) -> &'static str {
-        "harmony: <|channel|>commentary to=functions.NAME <|constrain|>json<|message|>{json}<|call|>; analysis channel = reasoning (gpt-oss)"
-    }
-    fn example(&self) -> &'static str {
-        r#"<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{"city": "Paris"}<|call|>"#
-    }
-    fn openers(&self) -> &'static [&'static str] {
-        &OPENERS
-    }
-    fn declines(&self, opener: usize, region: &str, is_final: bool) -> bool {
-        BLOCKS
-            .get(opener)
-            .is_some_and(|b| super::tags::block_declines(b, region, is_final))
-    }
-    fn reader(&self, opener: usize, ctx: &Ctx) -> Option<Box<dyn RegionReader>> {
-        BLOCKS.get(opener).map(|b| {
-            Box::new(BlockReader::new(b).streaming_json(&STREAM, ctx.limits.max_depth))
-                as Box<dyn RegionReader>
+/// A harmony message from the tool to the assistant on the commentary channel, per
+/// result: `<|start|>functions.NAME to=assistant<|channel|>commentary<|message|>…<|end|>`.
+fn write_results(results: &[ToolResultText<'_>]) -> String {
+    results
+        .iter()
+        .map(|r| {
+            format!(
+                "<|start|>functions.{} to=assistant<|channel|>commentary<|message|>{}<|end|>",
+                bare_name(r.name),
+                break_marker(r.content, "<|")
+            )
         })
-    }
-    fn reasoning(&self) -> &'static [ReasoningMarker] {
-        &[
-            ReasoningMarker {
-                open: "<|start|>assistant<|channel|>analysis<|message|>",
-                close: "<|end|>",
-            },
-            ReasoningMarker {
-                open: "<|channel|>analysis<|message|>",
-                close: "<|end|>",
-            },
-            ReasoningMarker {
-                open: "<|channel|> analysis<|message|>",
-                close: "<|end|>",
-            },
-        ]
-    }
-    fn strip(&self) -> &'static [&'static str] {
-        &[
-            "<|start|>assistant<|channel|>final<|message|>",
-            "<|channel|>final<|message|>",
-            "<|start|> assistant<|channel|> final<|message|>",
-            "<|channel|> final<|message|>",
-            "<|return|>",
-            "<|end|>",
-        ]
-    }
-    fn instructions(&self) -> Option<Instructions> {
-        Some(Instructions {
-            how: "To call a tool, write <|channel|>commentary to=functions.TOOL_NAME <|constrain|>json<|message|>, the arguments as a JSON object, then <|call|>.",
-            several: "- Make one call per reply and wait for its result before the next.\n",
-        })
-    }
-    fn example_call(&self, name: &str, args: &Map<String, Value>) -> Option<String> {
-        Some(format!("<|channel|>commentary to=functions.{name} <|constrain|>json<|message|>{}<|call|>", Value::Object(args.clone())))
-    }
+        .collect()
 }
+
+fn example_call(name: &str, args: &Map<String, Value>) -> String {
+    format!("<|channel|>commentary to=functions.{name} <|constrain|>json<|message|>{}<|call|>", Value::Object(args.clone()))
+}
+
+static BODIES: [Body; 7] = [
+    Body::JsonTags(&BLOCKS[0], &STREAM),
+    Body::JsonTags(&BLOCKS[1], &STREAM),
+    Body::JsonTags(&BLOCKS[2], &STREAM),
+    Body::JsonTags(&BLOCKS[3], &STREAM),
+    Body::JsonTags(&BLOCKS[4], &STREAM),
+    Body::JsonTags(&BLOCKS[5], &STREAM),
+    Body::JsonTags(&BLOCKS[6], &STREAM),
+];
+
+pub(crate) static GPT_OSS: Described = Described {
+    id: FormatId::GPT_OSS,
+    description: "harmony: <|channel|>commentary to=functions.NAME <|constrain|>json<|message|>{json}<|call|>; analysis channel = reasoning (gpt-oss)",
+    example: r#"<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{"city": "Paris"}<|call|>"#,
+    body: Body::each(&OPENERS, &BODIES),
+    model_names: &["gpt-oss*"],
+    template_markers: &["<|channel|>", "<|message|>", "<|call|>"],
+    reasoning: &[
+        ReasoningMarker {
+            open: "<|start|>assistant<|channel|>analysis<|message|>",
+            close: "<|end|>",
+        },
+        ReasoningMarker {
+            open: "<|channel|>analysis<|message|>",
+            close: "<|end|>",
+        },
+        ReasoningMarker {
+            open: "<|channel|> analysis<|message|>",
+            close: "<|end|>",
+        },
+    ],
+    strip: &[
+        "<|start|>assistant<|channel|>final<|message|>",
+        "<|channel|>final<|message|>",
+        "<|start|> assistant<|channel|> final<|message|>",
+        "<|channel|> final<|message|>",
+        "<|return|>",
+        "<|end|>",
+    ],
+    instructions: Some(Instructions {
+        how: "To call a tool, write <|channel|>commentary to=functions.TOOL_NAME <|constrain|>json<|message|>, the arguments as a JSON object, then <|call|>.",
+        several: "- Make one call per reply and wait for its result before the next.\n",
+    }),
+    example_call: Some(example_call),
+    write_results,
+    ..Described::BASE
+};
+
 
 /// The recipient: `functions.NAME` (or a built-in tool such as `browser.search`).
 fn recipient(s: &str) -> (&str, usize) {

@@ -7,7 +7,6 @@
 use super::described::{Body, Described};
 use super::text_example::name_arguments_list;
 use crate::FormatId;
-use crate::family::Untyped;
 use crate::family::{Instructions, ReasoningMarker, WhenChosen};
 use crate::shape::{Piece, Shape};
 
@@ -47,15 +46,14 @@ pub(crate) static GRANITE: Described = Described {
         open: &[OPEN],
         from: OPEN.len(),
     },
-    reasoning: &[],
     model_names: &["granite-3*"],
     template_markers: &[OPEN],
-    instructions: Instructions {
+    instructions: Some(Instructions {
         how: r#"To call tools, write <|tool_call|> followed by a JSON list of calls, each {"name": TOOL_NAME, "arguments": {...}}; nothing follows the list."#,
         several: "- To make several calls, put several objects in the one list; they run in that order.\n",
-    },
-    example_call: |name, args| format!("<|tool_call|>{}", name_arguments_list(name, args)),
+    }),
+    example_call: Some(|name, args| format!("<|tool_call|>{}", name_arguments_list(name, args))),
     constraint: Some(&CONSTRAINT),
-    untyped: Untyped::Text,
     when_chosen: &WHEN_CHOSEN,
+    ..Described::BASE
 };

@@ -6,7 +6,6 @@
 use super::described::{Body, Described};
 use super::text_example::name_arguments;
 use crate::FormatId;
-use crate::family::Untyped;
 use crate::family::Instructions;
 
 impl FormatId {
@@ -23,15 +22,13 @@ pub(crate) static GRANITE_20B_FC: Described = Described {
         open: &[OPEN],
         from: OPEN.len(),
     },
-    reasoning: &[],
     model_names: &["granite-20b-functioncalling*", "granite-20b-fc*"],
     template_markers: &[OPEN],
-    instructions: Instructions {
+    instructions: Some(Instructions {
         how: r#"To call a tool, write <function_call> followed by one JSON object {"name": TOOL_NAME, "arguments": {...}}; nothing closes it."#,
         several: "- To make several calls, write several <function_call> objects, one after the other; they run in that order.\n",
-    },
-    example_call: |name, args| format!("<function_call> {}", name_arguments(name, args)),
+    }),
+    example_call: Some(|name, args| format!("<function_call> {}", name_arguments(name, args))),
     constraint: None,
-    untyped: Untyped::Text,
-    when_chosen: &crate::family::WhenChosen::NONE,
+    ..Described::BASE
 };

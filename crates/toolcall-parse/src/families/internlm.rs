@@ -7,7 +7,6 @@ use super::described::{Body, Described};
 use super::marked::{json_body, json_lead};
 use super::tags::Block;
 use crate::FormatId;
-use crate::family::Untyped;
 use crate::family::Instructions;
 use crate::shape::{Piece, Shape};
 
@@ -37,20 +36,18 @@ pub(crate) static INTERNLM: Described = Described {
     description: "<|action_start|><|plugin|>{\"name\", \"parameters\"}<|action_end|> (InternLM)",
     example: r#"<|action_start|><|plugin|>{"name": "get_weather", "parameters": {"city": "Paris"}}<|action_end|>"#,
     body: Body::JsonList(&BLOCK),
-    reasoning: &[],
     model_names: &["internlm*"],
     template_markers: &["<|action_start|>", "<|plugin|>"],
-    instructions: Instructions {
+    instructions: Some(Instructions {
         how: r#"To call a tool, write <|action_start|><|plugin|>, a new line, {"name": TOOL_NAME, "parameters": {...}} as JSON, then <|action_end|>."#,
         several: "- To make several calls, write several <|action_start|><|plugin|> blocks; they run in that order.\n",
-    },
-    example_call: |name, args| {
+    }),
+    example_call: Some(|name, args| {
         format!(
             "<|action_start|><|plugin|>\n{}<|action_end|>",
             json!({"name": name, "parameters": args})
         )
-    },
+    }),
     constraint: Some(&CONSTRAINT),
-    untyped: Untyped::Text,
-    when_chosen: &crate::family::WhenChosen::NONE,
+    ..Described::BASE
 };

@@ -14,16 +14,17 @@
 //! Sources: vLLM's `k2_horizon` tool parser and its tests (the tags, the three layouts, a
 //! group without a closing tag or with anything but calls in it is text).
 
+use super::described::{Body, Described};
 use serde_json::{Map, Value};
 use toolcall_core::Repair;
 
 use super::tags::{
-    Block, BlockReader, Lead, StreamTags, ValueHead, skip_space, starts, typed, valid_name,
+    Block, Lead, StreamTags, ValueHead, skip_space, starts, typed, valid_name,
 };
 use super::text_example::tag_text;
 use crate::FormatId;
-use crate::builder::{Ctx, Draft};
-use crate::family::{Family, Instructions, ReadCx, RegionReader, Scan, Scanner, parse_lenient};
+use crate::builder::Draft;
+use crate::family::{Instructions, ReadCx, Scan, Scanner, parse_lenient};
 
 impl FormatId {
     pub(crate) const K2_HORIZON: FormatId = FormatId::builtin("k2_horizon");
@@ -273,49 +274,35 @@ fn json_value(raw: &str, kind: &str, key: &str, repairs: &mut Vec<Repair>) -> Va
     }
 }
 
-pub(crate) struct K2Horizon;
 
 /// No decoding constraint: the template writes one of three layouts as a request asks
 /// (`tool_call_format`), which one grammar written from [`crate::shape::Shape`] data cannot
 /// tell apart; callers keep parse-and-repair.
-impl Family for K2Horizon {
-    fn id(&self) -> &'static str {
-        FormatId::K2_HORIZON.as_str()
+fn example_call(name: &str, args: &Map<String, Value>) -> String {
+    let mut s = format!("{OPEN}{CALL}{name}");
+    for (k, v) in args {
+        s.push_str(&format!("{KEY}{k}{KEY_END}{VALUE}{}{VALUE_END}", tag_text(v)));
     }
-    fn description(&self) -> &'static str {
-        "<ifm|tool_calls><ifm|tool_call>NAME<ifm|arg_key>K</ifm|arg_key><ifm|arg_value>V</ifm|arg_value></ifm|tool_call></ifm|tool_calls> (K2 Horizon; also <ifm|arg_type>, or a JSON {\"name\", \"arguments\"} call)"
-    }
-    fn example(&self) -> &'static str {
-        "<ifm|tool_calls><ifm|tool_call>get_weather<ifm|arg_key>city</ifm|arg_key><ifm|arg_value>Paris</ifm|arg_value></ifm|tool_call></ifm|tool_calls>"
-    }
-    fn model_names(&self) -> &'static [&'static str] {
-        &["k2-horizon*", "k2_horizon*", "k2-v2-horizon*"]
-    }
-    fn template_markers(&self) -> &'static [&'static str] {
-        &["ifm|tool_call", "ifm|arg_key"]
-    }
-    fn openers(&self) -> &'static [&'static str] {
-        &[OPEN]
-    }
-    fn reader(&self, _opener: usize, _ctx: &Ctx) -> Option<Box<dyn RegionReader>> {
-        Some(Box::new(BlockReader::new(&BLOCK).streaming(&STREAM)))
-    }
-    fn instructions(&self) -> Option<Instructions> {
-        Some(Instructions {
-            how: "To call tools, write <ifm|tool_calls>, then per call <ifm|tool_call>TOOL_NAME with <ifm|arg_key>ARGUMENT_NAME</ifm|arg_key><ifm|arg_value>VALUE</ifm|arg_value> per argument (numbers, booleans, arrays and objects as JSON) and </ifm|tool_call>, then </ifm|tool_calls>.",
-            several: "- To make several calls, write several <ifm|tool_call> blocks inside the one <ifm|tool_calls>, one per line; they run in that order.\n",
-        })
-    }
-    fn example_call(&self, name: &str, args: &Map<String, Value>) -> Option<String> {
-        let mut s = format!("{OPEN}{CALL}{name}");
-        for (k, v) in args {
-            s.push_str(&format!("{KEY}{k}{KEY_END}{VALUE}{}{VALUE_END}", tag_text(v)));
-        }
-        s.push_str(CALL_END);
-        s.push_str(CLOSE);
-        Some(s)
-    }
+    s.push_str(CALL_END);
+    s.push_str(CLOSE);
+    s
 }
+
+pub(crate) static K2_HORIZON: Described = Described {
+    id: FormatId::K2_HORIZON,
+    description: "<ifm|tool_calls><ifm|tool_call>NAME<ifm|arg_key>K</ifm|arg_key><ifm|arg_value>V</ifm|arg_value></ifm|tool_call></ifm|tool_calls> (K2 Horizon; also <ifm|arg_type>, or a JSON {\"name\", \"arguments\"} call)",
+    example: "<ifm|tool_calls><ifm|tool_call>get_weather<ifm|arg_key>city</ifm|arg_key><ifm|arg_value>Paris</ifm|arg_value></ifm|tool_call></ifm|tool_calls>",
+    body: Body::Tags(&BLOCK, &STREAM),
+    model_names: &["k2-horizon*", "k2_horizon*", "k2-v2-horizon*"],
+    template_markers: &["ifm|tool_call", "ifm|arg_key"],
+    instructions: Some(Instructions {
+        how: "To call tools, write <ifm|tool_calls>, then per call <ifm|tool_call>TOOL_NAME with <ifm|arg_key>ARGUMENT_NAME</ifm|arg_key><ifm|arg_value>VALUE</ifm|arg_value> per argument (numbers, booleans, arrays and objects as JSON) and </ifm|tool_call>, then </ifm|tool_calls>.",
+        several: "- To make several calls, write several <ifm|tool_call> blocks inside the one <ifm|tool_calls>, one per line; they run in that order.\n",
+    }),
+    example_call: Some(example_call),
+    ..Described::BASE
+};
+
 
 #[cfg(test)]
 mod tests {

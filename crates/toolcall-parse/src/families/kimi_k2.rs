@@ -2,17 +2,18 @@
 //! `<|tool_call_begin|>functions.NAME:IDX<|tool_call_argument_begin|>{json}<|tool_call_end|>`,
 //! then `<|tool_calls_section_end|>`. `functions.NAME:IDX` is the call's id and is kept.
 
+use super::described::{Body, Described};
 use crate::family::ToolResultText;
 use crate::results::{bare_name, break_marker};
 use serde_json::{Map, Value};
 use crate::FormatId;
-use crate::builder::{Ctx, Draft};
-use crate::family::{Family, Instructions, ReadCx, RegionReader, closing_marker_repair, parse_lenient};
+use crate::builder::Draft;
+use crate::family::{Instructions, ReadCx, closing_marker_repair, parse_lenient};
 use crate::scanner::{Scan, Scanner};
 
 use super::marked::tag_lead;
 use super::args_object::{CallEnds, JsonCallTags};
-use super::tags::{Block, BlockReader, Lead, skip_space, valid_name};
+use super::tags::{Block, Lead, skip_space, valid_name};
 use crate::shape::{Args, NO_SEPARATOR, Piece, Shape};
 
 impl FormatId {
@@ -83,7 +84,6 @@ fn call_head(head: &str) -> Option<(String, Option<String>)> {
     valid_name(name).then(|| (name.to_owned(), Some(id.to_owned())))
 }
 
-pub(crate) struct KimiK2;
 
 /// The call markup a decoder is held to (`toolcall-constrain` writes every dialect from it).
 static CONSTRAINT: Shape = Shape::sectioned(
@@ -101,69 +101,51 @@ static CONSTRAINT: Shape = Shape::sectioned(
     NO_SEPARATOR,
 );
 
-impl Family for KimiK2 {
-    fn constraint_shape(&self) -> Option<&'static Shape> {
-        Some(&CONSTRAINT)
-    }
-    fn model_names(&self) -> &'static [&'static str] {
-        &["kimi-k2*"]
-    }
-    fn template_markers(&self) -> &'static [&'static str] {
-        &["<|tool_calls_section_begin|>", "<|tool_call_begin|>"]
-    }
-    /// Kimi K2 Thinking may open its tool section (or, as llama.cpp reads it, a bare call)
-    /// inside a `<think>` it never closes: the reasoning ends there.
-    fn ends_reasoning(&self) -> &'static [&'static str] {
-        &["<|tool_calls_section_begin|>", CALL]
-    }
-    /// `## Return of ID` then the content, as the Kimi K2 template writes a tool message.
-    fn write_results(&self, results: &[ToolResultText<'_>]) -> String {
-        results
-            .iter()
-            .map(|r| {
-                format!(
-                    "{RETURN_OF} {}\n{}\n",
-                    bare_name(r.call_id),
-                    break_marker(&break_marker(r.content, "<|"), RETURN_OF)
-                )
-            })
-            .collect()
-    }
-    fn id(&self) -> &'static str {
-        FormatId::KIMI_K2.as_str()
-    }
-    fn description(&self) -> &'static str {
-        "<|tool_calls_section_begin|><|tool_call_begin|>functions.NAME:0<|tool_call_argument_begin|>{json}<|tool_call_end|>… (Kimi K2; the id is kept)"
-    }
-    fn example(&self) -> &'static str {
-        r#"<|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0<|tool_call_argument_begin|>{"city": "Paris"}<|tool_call_end|><|tool_calls_section_end|>"#
-    }
-    fn openers(&self) -> &'static [&'static str] {
-        &["<|tool_calls_section_begin|>", CALL]
-    }
-    fn declines(&self, opener: usize, region: &str, is_final: bool) -> bool {
-        let block = if opener == 0 { &BLOCK } else { &BARE };
-        super::tags::block_declines(block, region, is_final)
-    }
-    fn reader(&self, opener: usize, ctx: &Ctx) -> Option<Box<dyn RegionReader>> {
-        let (block, stream) = match opener {
-            0 => (&BLOCK, &STREAM),
-            _ => (&BARE, &BARE_STREAM),
-        };
-        Some(Box::new(
-            BlockReader::new(block).streaming_json(stream, ctx.limits.max_depth),
-        ))
-    }
-    fn instructions(&self) -> Option<Instructions> {
-        Some(Instructions {
-            how: "To call tools, write <|tool_calls_section_begin|>, then per call <|tool_call_begin|>functions.TOOL_NAME:INDEX<|tool_call_argument_begin|>, the arguments as a JSON object and <|tool_call_end|> (INDEX counts calls from 0), then <|tool_calls_section_end|>.",
-            several: "- To make several calls, write several <|tool_call_begin|> entries in the one section; they run in that order.\n",
+/// `## Return of ID` then the content, as the Kimi K2 template writes a tool message.
+fn write_results(results: &[ToolResultText<'_>]) -> String {
+    results
+        .iter()
+        .map(|r| {
+            format!(
+                "{RETURN_OF} {}\n{}\n",
+                bare_name(r.call_id),
+                break_marker(&break_marker(r.content, "<|"), RETURN_OF)
+            )
         })
-    }
-    fn example_call(&self, name: &str, args: &Map<String, Value>) -> Option<String> {
-        Some(format!("<|tool_calls_section_begin|><|tool_call_begin|>functions.{name}:0<|tool_call_argument_begin|>{}<|tool_call_end|><|tool_calls_section_end|>", Value::Object(args.clone())))
-    }
+        .collect()
 }
+
+fn example_call(name: &str, args: &Map<String, Value>) -> String {
+    format!("<|tool_calls_section_begin|><|tool_call_begin|>functions.{name}:0<|tool_call_argument_begin|>{}<|tool_call_end|><|tool_calls_section_end|>", Value::Object(args.clone()))
+}
+
+const OPENERS: [&str; 2] = ["<|tool_calls_section_begin|>", CALL];
+
+static BODIES: [Body; 2] = [
+    Body::JsonTags(&BLOCK, &STREAM),
+    Body::JsonTags(&BARE, &BARE_STREAM),
+];
+
+pub(crate) static KIMI_K2: Described = Described {
+    id: FormatId::KIMI_K2,
+    description: "<|tool_calls_section_begin|><|tool_call_begin|>functions.NAME:0<|tool_call_argument_begin|>{json}<|tool_call_end|>… (Kimi K2; the id is kept)",
+    example: r#"<|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0<|tool_call_argument_begin|>{"city": "Paris"}<|tool_call_end|><|tool_calls_section_end|>"#,
+    body: Body::each(&OPENERS, &BODIES),
+    model_names: &["kimi-k2*"],
+    template_markers: &["<|tool_calls_section_begin|>", "<|tool_call_begin|>"],
+    // Kimi K2 Thinking may open its tool section (or, as llama.cpp reads it, a bare call)
+    // inside a `<think>` it never closes: the reasoning ends there.
+    ends_reasoning: &["<|tool_calls_section_begin|>", CALL],
+    instructions: Some(Instructions {
+        how: "To call tools, write <|tool_calls_section_begin|>, then per call <|tool_call_begin|>functions.TOOL_NAME:INDEX<|tool_call_argument_begin|>, the arguments as a JSON object and <|tool_call_end|> (INDEX counts calls from 0), then <|tool_calls_section_end|>.",
+        several: "- To make several calls, write several <|tool_call_begin|> entries in the one section; they run in that order.\n",
+    }),
+    example_call: Some(example_call),
+    write_results,
+    constraint: Some(&CONSTRAINT),
+    ..Described::BASE
+};
+
 
 /// `functions.NAME:IDX` (or `NAME:IDX`) → `NAME`.
 fn name_of(id: &str) -> &str {

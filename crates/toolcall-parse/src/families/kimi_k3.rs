@@ -14,14 +14,15 @@
 //! `vllm/tool_parsers/kimi_k3_tool_parser.py` and `vllm/reasoning/kimi_k3_reasoning_parser.py`
 //! (the think channel, which the generation prompt may already have opened).
 
+use super::described::{Body, Described};
 use serde_json::{Map, Value};
 use toolcall_core::Repair;
 
-use super::tags::{Block, BlockReader, Lead, StreamTags, ValueHead, layout_trim, skip_space, valid_name};
+use super::tags::{Block, Lead, StreamTags, ValueHead, layout_trim, skip_space, valid_name};
 use super::text_example::tag_text;
 use crate::FormatId;
-use crate::builder::{Ctx, Draft};
-use crate::family::{Family, Instructions, ReadCx, ReasoningMarker, RegionReader};
+use crate::builder::Draft;
+use crate::family::{Instructions, ReadCx, ReasoningMarker};
 use crate::shape::{Args, NO_SEPARATOR, Piece, Shape, TextParams};
 
 impl FormatId {
@@ -54,7 +55,6 @@ static STREAM: StreamTags = StreamTags {
     verbatim: false,
 };
 
-pub(crate) struct KimiK3;
 
 /// The think channel.
 const THINK_CHANNEL: ReasoningMarker = ReasoningMarker {
@@ -103,77 +103,55 @@ static CONSTRAINT: Shape = Shape {
     )
 };
 
-impl Family for KimiK3 {
-    fn id(&self) -> &'static str {
-        FormatId::KIMI_K3.as_str()
+fn example_call(name: &str, args: &Map<String, Value>) -> String {
+    let mut s = format!(
+        "<|open|>tools<|sep|>{CALL} tool=\"{}\" index=\"1\"{SEP}",
+        escape_attr(name)
+    );
+    for (k, v) in args {
+        let kind = match v {
+            Value::String(_) => "string",
+            Value::Number(n) if n.is_i64() || n.is_u64() => "integer",
+            Value::Number(_) => "number",
+            Value::Bool(_) => "boolean",
+            Value::Null => "null",
+            Value::Array(_) => "array",
+            Value::Object(_) => "object",
+        };
+        s.push_str(&format!(
+            "{ARG} key=\"{}\" type=\"{kind}\"{SEP}{}{ARG_END}",
+            escape_attr(k),
+            tag_text(v)
+        ));
     }
-    fn description(&self) -> &'static str {
-        "<|open|>tools<|sep|><|open|>call tool=\"NAME\" index=\"1\"<|sep|><|open|>argument key=\"K\" type=\"T\"<|sep|>V<|close|>argument<|sep|><|close|>call<|sep|><|close|>tools<|sep|> (Kimi K3); values typed by type="
-    }
-    fn example(&self) -> &'static str {
-        "<|open|>tools<|sep|><|open|>call tool=\"get_weather\" index=\"1\"<|sep|><|open|>argument key=\"city\" type=\"string\"<|sep|>Paris<|close|>argument<|sep|><|close|>call<|sep|><|close|>tools<|sep|>"
-    }
-    fn model_names(&self) -> &'static [&'static str] {
-        &["kimi-k3*"]
-    }
-    fn template_markers(&self) -> &'static [&'static str] {
-        &["<|open|>", "<|close|>", "<|sep|>", "call tool=", "argument key="]
-    }
-    fn reasoning(&self) -> &'static [ReasoningMarker] {
-        &[THINK_CHANNEL]
-    }
-    fn constraint_shape(&self) -> Option<&'static Shape> {
-        Some(&CONSTRAINT)
-    }
-    fn strip(&self) -> &'static [&'static str] {
-        &[
-            "<|open|>response<|sep|>",
-            "<|close|>response<|sep|>",
-            "<|close|>message<|sep|>",
-            "<|end_of_msg|>",
-        ]
-    }
-    fn openers(&self) -> &'static [&'static str] {
-        std::slice::from_ref(&BLOCK.open)
-    }
-    fn declines(&self, _opener: usize, region: &str, is_final: bool) -> bool {
-        super::tags::block_declines(&BLOCK, region, is_final)
-    }
-    fn reader(&self, _opener: usize, _ctx: &Ctx) -> Option<Box<dyn RegionReader>> {
-        Some(Box::new(BlockReader::new(&BLOCK).streaming(&STREAM)))
-    }
-    fn instructions(&self) -> Option<Instructions> {
-        Some(Instructions {
-            how: "To call tools, write <|open|>tools<|sep|>, then per call <|open|>call tool=\"TOOL_NAME\" index=\"N\"<|sep|> (N counts the calls from 1) with one <|open|>argument key=\"ARGUMENT_NAME\" type=\"TYPE\"<|sep|>value<|close|>argument<|sep|> per argument (TYPE is the JSON type: string values as is, others as JSON) and <|close|>call<|sep|>, then <|close|>tools<|sep|>.",
-            several: "- To make several calls, write several call blocks inside the one tools block; they run in that order.\n",
-        })
-    }
-    fn example_call(&self, name: &str, args: &Map<String, Value>) -> Option<String> {
-        let mut s = format!(
-            "<|open|>tools<|sep|>{CALL} tool=\"{}\" index=\"1\"{SEP}",
-            escape_attr(name)
-        );
-        for (k, v) in args {
-            let kind = match v {
-                Value::String(_) => "string",
-                Value::Number(n) if n.is_i64() || n.is_u64() => "integer",
-                Value::Number(_) => "number",
-                Value::Bool(_) => "boolean",
-                Value::Null => "null",
-                Value::Array(_) => "array",
-                Value::Object(_) => "object",
-            };
-            s.push_str(&format!(
-                "{ARG} key=\"{}\" type=\"{kind}\"{SEP}{}{ARG_END}",
-                escape_attr(k),
-                tag_text(v)
-            ));
-        }
-        s.push_str(CALL_END);
-        s.push_str("<|close|>tools<|sep|>");
-        Some(s)
-    }
+    s.push_str(CALL_END);
+    s.push_str("<|close|>tools<|sep|>");
+    s
 }
+
+pub(crate) static KIMI_K3: Described = Described {
+    id: FormatId::KIMI_K3,
+    description: "<|open|>tools<|sep|><|open|>call tool=\"NAME\" index=\"1\"<|sep|><|open|>argument key=\"K\" type=\"T\"<|sep|>V<|close|>argument<|sep|><|close|>call<|sep|><|close|>tools<|sep|> (Kimi K3); values typed by type=",
+    example: "<|open|>tools<|sep|><|open|>call tool=\"get_weather\" index=\"1\"<|sep|><|open|>argument key=\"city\" type=\"string\"<|sep|>Paris<|close|>argument<|sep|><|close|>call<|sep|><|close|>tools<|sep|>",
+    body: Body::Tags(&BLOCK, &STREAM),
+    model_names: &["kimi-k3*"],
+    template_markers: &["<|open|>", "<|close|>", "<|sep|>", "call tool=", "argument key="],
+    reasoning: &[THINK_CHANNEL],
+    strip: &[
+        "<|open|>response<|sep|>",
+        "<|close|>response<|sep|>",
+        "<|close|>message<|sep|>",
+        "<|end_of_msg|>",
+    ],
+    instructions: Some(Instructions {
+        how: "To call tools, write <|open|>tools<|sep|>, then per call <|open|>call tool=\"TOOL_NAME\" index=\"N\"<|sep|> (N counts the calls from 1) with one <|open|>argument key=\"ARGUMENT_NAME\" type=\"TYPE\"<|sep|>value<|close|>argument<|sep|> per argument (TYPE is the JSON type: string values as is, others as JSON) and <|close|>call<|sep|>, then <|close|>tools<|sep|>.",
+        several: "- To make several calls, write several call blocks inside the one tools block; they run in that order.\n",
+    }),
+    example_call: Some(example_call),
+    constraint: Some(&CONSTRAINT),
+    ..Described::BASE
+};
+
 
 /// The block is ours when a call opens after blanks.
 fn lead(lead: &str, complete: bool) -> Lead {

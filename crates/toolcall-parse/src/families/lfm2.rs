@@ -5,7 +5,6 @@ use super::described::{Body, Described};
 use super::marked::CallList;
 use super::text_example::python_call;
 use crate::FormatId;
-use crate::family::Untyped;
 use crate::family::Instructions;
 
 impl FormatId {
@@ -21,17 +20,15 @@ pub(crate) static LFM2: Described = Described {
         close: "<|tool_call_end|>",
         layout: CallList::List,
     },
-    reasoning: &[],
     model_names: &["lfm2*"],
     template_markers: &["<|tool_call_start|>"],
-    instructions: Instructions {
+    instructions: Some(Instructions {
         how: r#"To call tools, write <|tool_call_start|>, a Python list of calls like [tool_name(argument="value", other=1)], then <|tool_call_end|>. Strings are double-quoted; numbers, True, False, lists and dicts are Python literals."#,
         several: "- To make several calls, put several calls in the one list; they run in that order.\n",
-    },
-    example_call: |name, args| {
+    }),
+    example_call: Some(|name, args| {
         format!("<|tool_call_start|>[{}]<|tool_call_end|>", python_call(name, args))
-    },
+    }),
     constraint: None,
-    untyped: Untyped::Text,
-    when_chosen: &crate::family::WhenChosen::NONE,
+    ..Described::BASE
 };

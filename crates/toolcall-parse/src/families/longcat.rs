@@ -6,7 +6,6 @@ use super::marked::{json_body, json_lead};
 use super::tags::Block;
 use super::text_example::name_arguments;
 use crate::FormatId;
-use crate::family::Untyped;
 use crate::family::Instructions;
 use crate::shape::{Piece, Shape};
 
@@ -36,17 +35,15 @@ pub(crate) static LONGCAT: Described = Described {
     description: "<longcat_tool_call>{\"name\", \"arguments\"}</longcat_tool_call> (LongCat-Flash)",
     example: r#"<longcat_tool_call>{"name": "get_weather", "arguments": {"city": "Paris"}}</longcat_tool_call>"#,
     body: Body::JsonList(&BLOCK),
-    reasoning: &[],
     model_names: &["longcat*"],
     template_markers: &["<longcat_tool_call>"],
-    instructions: Instructions {
+    instructions: Some(Instructions {
         how: r#"To call a tool, write <longcat_tool_call>{"name": TOOL_NAME, "arguments": {...}}</longcat_tool_call> with a JSON object inside the tags."#,
         several: "- To make several calls, write several <longcat_tool_call> blocks; they run in that order.\n",
-    },
-    example_call: |name, args| {
+    }),
+    example_call: Some(|name, args| {
         format!("<longcat_tool_call>{}</longcat_tool_call>", name_arguments(name, args))
-    },
+    }),
     constraint: Some(&CONSTRAINT),
-    untyped: Untyped::Text,
-    when_chosen: &crate::family::WhenChosen::NONE,
+    ..Described::BASE
 };

@@ -17,15 +17,16 @@
 //! `examples/tool_chat_template_minicpm3.jinja` (the markers, the fence, one call per
 //! line, the thought block).
 
+use super::described::{Body, Described};
 use serde_json::{Map, Value};
 
 use super::call_syntax::{parse_args, tag_name_len};
 use super::pythonic::split_call;
-use super::tags::{Block, BlockReader, Lead, skip_space, starts};
+use super::tags::{Block, Lead, skip_space, starts};
 use super::text_example::python_call;
 use crate::FormatId;
-use crate::builder::{Ctx, Draft};
-use crate::family::{Family, Instructions, ReadCx, ReasoningMarker, RegionReader};
+use crate::builder::Draft;
+use crate::family::{Instructions, ReadCx, ReasoningMarker};
 
 impl FormatId {
     pub(crate) const MINICPM3: FormatId = FormatId::builtin("minicpm3");
@@ -107,49 +108,33 @@ fn body(body: &str, cx: &mut ReadCx<'_>, format: FormatId) -> Result<Vec<Draft>,
     Ok(drafts)
 }
 
-pub(crate) struct MiniCpm3;
 
-impl Family for MiniCpm3 {
-    fn id(&self) -> &'static str {
-        FormatId::MINICPM3.as_str()
-    }
-    fn description(&self) -> &'static str {
-        "<|tool_call_start|>```python\\nf(a=1)\\n```<|tool_call_end|>, one Python call per line (MiniCPM3; <|thought_start|> reasoning)"
-    }
-    fn example(&self) -> &'static str {
-        "<|tool_call_start|>\\n```python\\nget_weather(city=\"Paris\")\\n```\\n<|tool_call_end|>"
-    }
-    fn model_names(&self) -> &'static [&'static str] {
-        &["minicpm3*", "minicpm-3*"]
-    }
-    fn template_markers(&self) -> &'static [&'static str] {
-        &[OPEN, CLOSE]
-    }
-    fn reasoning(&self) -> &'static [ReasoningMarker] {
-        &[ReasoningMarker {
-            open: "<|thought_start|>",
-            close: "<|thought_end|>",
-        }]
-    }
-    fn openers(&self) -> &'static [&'static str] {
-        &[OPEN]
-    }
-    fn reader(&self, _opener: usize, _ctx: &Ctx) -> Option<Box<dyn RegionReader>> {
-        Some(Box::new(BlockReader::new(&BLOCK)))
-    }
-    fn instructions(&self) -> Option<Instructions> {
-        Some(Instructions {
-            how: r#"To call tools, write <|tool_call_start|>, then a ```python block with one call per line like tool_name(argument="value", other=1), then <|tool_call_end|>. Strings are double-quoted; numbers, True, False, lists and dicts are Python literals."#,
-            several: "- To make several calls, write each on its own line inside the one block; they run in that order.\n",
-        })
-    }
-    fn example_call(&self, name: &str, args: &Map<String, Value>) -> Option<String> {
-        Some(format!(
-            "{OPEN}\n```python\n{}\n```\n{CLOSE}",
-            python_call(name, args)
-        ))
-    }
+fn example_call(name: &str, args: &Map<String, Value>) -> String {
+    format!(
+        "{OPEN}\n```python\n{}\n```\n{CLOSE}",
+        python_call(name, args)
+    )
 }
+
+pub(crate) static MINICPM3: Described = Described {
+    id: FormatId::MINICPM3,
+    description: "<|tool_call_start|>```python\\nf(a=1)\\n```<|tool_call_end|>, one Python call per line (MiniCPM3; <|thought_start|> reasoning)",
+    example: "<|tool_call_start|>\\n```python\\nget_weather(city=\"Paris\")\\n```\\n<|tool_call_end|>",
+    body: Body::Whole(&BLOCK),
+    model_names: &["minicpm3*", "minicpm-3*"],
+    template_markers: &[OPEN, CLOSE],
+    reasoning: &[ReasoningMarker {
+        open: "<|thought_start|>",
+        close: "<|thought_end|>",
+    }],
+    instructions: Some(Instructions {
+        how: r#"To call tools, write <|tool_call_start|>, then a ```python block with one call per line like tool_name(argument="value", other=1), then <|tool_call_end|>. Strings are double-quoted; numbers, True, False, lists and dicts are Python literals."#,
+        several: "- To make several calls, write each on its own line inside the one block; they run in that order.\n",
+    }),
+    example_call: Some(example_call),
+    ..Described::BASE
+};
+
 
 #[cfg(test)]
 mod tests {

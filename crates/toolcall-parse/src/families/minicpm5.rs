@@ -109,22 +109,21 @@ pub(crate) static MINICPM5: Described = Described {
     description: "<function name=\"NAME\"><param name=\"K\">V</param></function> (MiniCPM5); values typed by the schema",
     example: r#"<function name="get_weather"><param name="city">Paris</param></function>"#,
     body: Body::Tags(&BLOCK, &STREAM),
-    reasoning: &[],
     model_names: &["minicpm5*", "minicpm-5*"],
     template_markers: &["<function name=", "<param name=", "</function>"],
-    instructions: Instructions {
+    instructions: Some(Instructions {
         how: r#"To call a tool, write <function name="TOOL_NAME"> with one <param name="ARGUMENT_NAME">value</param> per argument (text as is; numbers, booleans, arrays and objects as JSON), then </function>."#,
         several: "- To make several calls, write several <function> elements; they run in that order.\n",
-    },
-    example_call: |name, args| {
+    }),
+    example_call: Some(|name, args| {
         format!(
             "<function name=\"{name}\">\n{}</function>",
             named_parameters("param", "\n", args)
         )
-    },
+    }),
     constraint: Some(&CONSTRAINT),
     untyped: Untyped::Literal,
-    when_chosen: &crate::family::WhenChosen::NONE,
+    ..Described::BASE
 };
 
 #[cfg(test)]

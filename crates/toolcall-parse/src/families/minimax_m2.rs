@@ -93,22 +93,22 @@ pub(crate) static MINIMAX_M2: Described = Described {
     description: "<minimax:tool_call><invoke name=\"NAME\"><parameter name=\"K\">V</parameter></invoke></minimax:tool_call> (MiniMax M2); values typed by the schema",
     example: r#"<minimax:tool_call><invoke name="get_weather"><parameter name="city">Paris</parameter></invoke></minimax:tool_call>"#,
     body: Body::Tags(&BLOCK, &STREAM),
-    reasoning: &[],
     model_names: &["minimax-m2*"],
     template_markers: &["<minimax:tool_call>"],
-    instructions: Instructions {
+    instructions: Some(Instructions {
         how: r#"To call tools, write <minimax:tool_call>, then per call <invoke name="TOOL_NAME"> with one <parameter name="ARGUMENT_NAME">value</parameter> per argument (text as is; numbers, booleans, arrays and objects as JSON) and </invoke>, then </minimax:tool_call>."#,
         several: "- To make several calls, write several <invoke> blocks inside the one <minimax:tool_call>; they run in that order.\n",
-    },
-    example_call: |name, args| {
+    }),
+    example_call: Some(|name, args| {
         format!(
             "<minimax:tool_call>\n<invoke name=\"{name}\">\n{}</invoke>\n</minimax:tool_call>",
             named_parameters("parameter", "\n", args)
         )
-    },
+    }),
     constraint: Some(&CONSTRAINT),
     untyped: Untyped::Null(&["null", "none", "nil"]),
     when_chosen: &WHEN_CHOSEN,
+    ..Described::BASE
 };
 
 #[cfg(test)]

@@ -6,7 +6,6 @@ use super::marked::{json_body, json_lead};
 use super::tags::Block;
 use super::text_example::name_arguments_list;
 use crate::FormatId;
-use crate::family::Untyped;
 use crate::family::Instructions;
 use crate::shape::{Piece, Shape};
 
@@ -34,15 +33,13 @@ pub(crate) static NEMOTRON: Described = Described {
     description: "<TOOLCALL>[{\"name\", \"arguments\"}]</TOOLCALL> (Llama-Nemotron)",
     example: r#"<TOOLCALL>[{"name": "get_weather", "arguments": {"city": "Paris"}}]</TOOLCALL>"#,
     body: Body::JsonList(&BLOCK),
-    reasoning: &[],
     model_names: &["*-nemotron-*", "llama-3_3-nemotron*"],
     template_markers: &["<TOOLCALL>"],
-    instructions: Instructions {
+    instructions: Some(Instructions {
         how: r#"To call tools, write <TOOLCALL>, a JSON list of calls, each {"name": TOOL_NAME, "arguments": {...}}, then </TOOLCALL>."#,
         several: "- To make several calls, put several objects in the one list; they run in that order.\n",
-    },
-    example_call: |name, args| format!("<TOOLCALL>{}</TOOLCALL>", name_arguments_list(name, args)),
+    }),
+    example_call: Some(|name, args| format!("<TOOLCALL>{}</TOOLCALL>", name_arguments_list(name, args))),
     constraint: Some(&CONSTRAINT),
-    untyped: Untyped::Text,
-    when_chosen: &crate::family::WhenChosen::NONE,
+    ..Described::BASE
 };

@@ -5,7 +5,6 @@ use super::described::{Body, Described};
 use super::marked::CallList;
 use super::text_example::python_call;
 use crate::FormatId;
-use crate::family::Untyped;
 use crate::family::Instructions;
 
 impl FormatId {
@@ -21,17 +20,15 @@ pub(crate) static OLMO3: Described = Described {
         close: "</function_calls>",
         layout: CallList::Lines,
     },
-    reasoning: &[],
     model_names: &["olmo-3*"],
     template_markers: &["<function_calls>"],
-    instructions: Instructions {
+    instructions: Some(Instructions {
         how: r#"To call tools, write <function_calls>, then one Python call per line like tool_name(argument="value", other=1), then </function_calls>. Strings are double-quoted; numbers, True, False, lists and dicts are Python literals."#,
         several: "- To make several calls, write each on its own line inside the one block; they run in that order.\n",
-    },
-    example_call: |name, args| {
+    }),
+    example_call: Some(|name, args| {
         format!("<function_calls>\n{}\n</function_calls>", python_call(name, args))
-    },
+    }),
     constraint: None,
-    untyped: Untyped::Text,
-    when_chosen: &crate::family::WhenChosen::NONE,
+    ..Described::BASE
 };

@@ -8,15 +8,15 @@
 //! and streamed ([`super::tags::EQ_PARAM_FOLLOWERS`]); the constraint still ends a value at
 //! its first `</parameter>`, a subset of what is read.
 
+use super::described::{Body, Described};
 use serde_json::{Map, Value};
 
 use crate::FormatId;
-use crate::builder::Ctx;
-use crate::family::{Family, Instructions, RegionReader, Untyped};
+use crate::family::Instructions;
 
 use super::text_example::tag_text;
 use super::tags::{
-    Block, BlockReader, EQ_PARAM_FOLLOWERS, Lead, StreamTags, eq_param_value, function_lead,
+    Block, EQ_PARAM_FOLLOWERS, Lead, StreamTags, eq_param_value, function_lead,
     skip_space, starts,
     valid_name, xml_functions,
 };
@@ -84,7 +84,6 @@ static STREAM: StreamTags = StreamTags {
     verbatim: false,
 };
 
-pub(crate) struct Qwen3Coder;
 
 /// The call markup a decoder is held to (`toolcall-constrain` writes every dialect from it).
 static CONSTRAINT: Shape = Shape::prose(&[
@@ -108,69 +107,49 @@ pub(crate) static CONSTRAINT_PARAMS: TextParams = TextParams {
     value_close: "</parameter>",
 };
 
-impl Family for Qwen3Coder {
-    /// vLLM's and SGLang's Qwen3-Coder readers: `null` (any case) is null, other untyped
-    /// text stays text.
-    fn untyped(&self) -> Untyped {
-        crate::family::NULL_WORD
-    }
-    fn constraint_shape(&self) -> Option<&'static Shape> {
-        Some(&CONSTRAINT)
-    }
-    fn model_names(&self) -> &'static [&'static str] {
-        &[
-            "qwen3-coder*",
-            "qwen3.5*",
-            "qwen3.6*",
-            "*nemotron-3-nano*",
-            // Step-3.5 left Step 3's steptml markup for this layout (vLLM's step3p5).
-            "step-3.5*",
-            "step3.5*",
-            "step3p5*",
-            // INTELLECT-3's card serves it with the qwen3_coder parser.
-            "intellect-3*",
-            // vLLM's registry reads MiMo with its Qwen3 XML engine.
-            "mimo*",
-        ]
-    }
-    /// Qwen3.5 sometimes writes its only real call inside `<think>` and nothing after it:
-    /// taken when no call follows the reasoning.
-    fn reasoning_calls(&self) -> crate::ReasoningCalls {
-        crate::ReasoningCalls::TakeIfNoneAfter
-    }
-    fn template_markers(&self) -> &'static [&'static str] {
-        &["<tool_call>", "<function=", "<parameter="]
-    }
-    fn id(&self) -> &'static str {
-        FormatId::QWEN3_CODER.as_str()
-    }
-    fn description(&self) -> &'static str {
-        "<tool_call><function=NAME><parameter=KEY>VALUE</parameter></function></tool_call> (Qwen3-Coder, Qwen3.5+, Nemotron-3 nano); values typed by the schema"
-    }
-    fn example(&self) -> &'static str {
-        "<tool_call>\\n<function=get_weather>\\n<parameter=city>\\nParis\\n</parameter>\\n</function>\\n</tool_call>"
-    }
-    fn openers(&self) -> &'static [&'static str] {
-        &["<tool_call>", BARE_OPEN]
-    }
-    fn declines(&self, opener: usize, region: &str, is_final: bool) -> bool {
-        let block = if opener == 0 { &BLOCK } else { &BARE };
-        super::tags::block_declines(block, region, is_final)
-    }
-    fn reader(&self, opener: usize, _ctx: &Ctx) -> Option<Box<dyn RegionReader>> {
-        let block = if opener == 0 { &BLOCK } else { &BARE };
-        Some(Box::new(BlockReader::new(block).streaming(&STREAM)))
-    }
-    fn instructions(&self) -> Option<Instructions> {
-        Some(Instructions {
-            how: "To call a tool, write <tool_call>, then <function=TOOL_NAME>, then each argument as <parameter=ARGUMENT_NAME>value</parameter> (text as is; numbers, booleans, arrays and objects as JSON), then </function></tool_call>, each tag on its own line.",
-            several: "- To make several calls, write several <tool_call> blocks; they run in that order.\n",
-        })
-    }
-    fn example_call(&self, name: &str, args: &Map<String, Value>) -> Option<String> {
-        Some(xml_example("<tool_call>", "</tool_call>", name, args))
-    }
+fn example_call(name: &str, args: &Map<String, Value>) -> String {
+    xml_example("<tool_call>", "</tool_call>", name, args)
 }
+
+const OPENERS: [&str; 2] = ["<tool_call>", BARE_OPEN];
+
+static BODIES: [Body; 2] = [Body::Tags(&BLOCK, &STREAM), Body::Tags(&BARE, &STREAM)];
+
+pub(crate) static QWEN3_CODER: Described = Described {
+    id: FormatId::QWEN3_CODER,
+    description: "<tool_call><function=NAME><parameter=KEY>VALUE</parameter></function></tool_call> (Qwen3-Coder, Qwen3.5+, Nemotron-3 nano); values typed by the schema",
+    example: "<tool_call>\\n<function=get_weather>\\n<parameter=city>\\nParis\\n</parameter>\\n</function>\\n</tool_call>",
+    body: Body::each(&OPENERS, &BODIES),
+    model_names: &[
+        "qwen3-coder*",
+        "qwen3.5*",
+        "qwen3.6*",
+        "*nemotron-3-nano*",
+        // Step-3.5 left Step 3's steptml markup for this layout (vLLM's step3p5).
+        "step-3.5*",
+        "step3.5*",
+        "step3p5*",
+        // INTELLECT-3's card serves it with the qwen3_coder parser.
+        "intellect-3*",
+        // vLLM's registry reads MiMo with its Qwen3 XML engine.
+        "mimo*",
+    ],
+    template_markers: &["<tool_call>", "<function=", "<parameter="],
+    // Qwen3.5 sometimes writes its only real call inside `<think>` and nothing after it:
+    // taken when no call follows the reasoning.
+    reasoning_calls: crate::ReasoningCalls::TakeIfNoneAfter,
+    instructions: Some(Instructions {
+        how: "To call a tool, write <tool_call>, then <function=TOOL_NAME>, then each argument as <parameter=ARGUMENT_NAME>value</parameter> (text as is; numbers, booleans, arrays and objects as JSON), then </function></tool_call>, each tag on its own line.",
+        several: "- To make several calls, write several <tool_call> blocks; they run in that order.\n",
+    }),
+    example_call: Some(example_call),
+    constraint: Some(&CONSTRAINT),
+    // vLLM's and SGLang's Qwen3-Coder readers: `null` (any case) is null, other untyped
+    // text stays text.
+    untyped: crate::family::NULL_WORD,
+    ..Described::BASE
+};
+
 
 /// `<function=NAME>` with one `<parameter=K>` per argument, inside `open`…`close`.
 pub(crate) fn xml_example(open: &str, close: &str, name: &str, args: &Map<String, Value>) -> String {

@@ -11,8 +11,7 @@
 use super::described::{Body, Described};
 use super::text_example::name_arguments_list;
 use crate::FormatId;
-use crate::family::Untyped;
-use crate::family::{Instructions, WhenChosen};
+use crate::family::Instructions;
 
 impl FormatId {
     pub(crate) const SARASHINA: FormatId = FormatId::builtin("sarashina");
@@ -28,17 +27,15 @@ pub(crate) static SARASHINA: Described = Described {
         open: &[OPEN],
         from: OPEN.len(),
     },
-    reasoning: &[],
     model_names: &["sarashina*"],
     template_markers: &[OPEN],
-    instructions: Instructions {
+    instructions: Some(Instructions {
         how: r#"To call tools, write <|tool_calls|> followed by a list of calls, each {"name": TOOL_NAME, "arguments": {...}}; nothing follows the list."#,
         several: "- To make several calls, put several objects in the one list; they run in that order.\n",
-    },
-    example_call: |name, args| format!("{OPEN}{}", name_arguments_list(name, args)),
+    }),
+    example_call: Some(|name, args| format!("{OPEN}{}", name_arguments_list(name, args))),
     // No decoding constraint: the model writes Python literals (single quotes, True,
     // None), which a grammar written from JSON shape data would refuse.
     constraint: None,
-    untyped: Untyped::Text,
-    when_chosen: &WhenChosen::NONE,
+    ..Described::BASE
 };

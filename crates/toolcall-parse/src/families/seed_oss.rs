@@ -65,12 +65,12 @@ pub(crate) static SEED_OSS: Described = Described {
     reasoning: &[SEED_THINK],
     model_names: &["seed-oss*"],
     template_markers: &[OPEN],
-    instructions: Instructions {
+    instructions: Some(Instructions {
         how: "To call a tool, write <seed:tool_call>, then <function=TOOL_NAME>, then each argument as <parameter=ARGUMENT_NAME>value</parameter> (text as is; numbers, booleans, arrays and objects as JSON), then </function></seed:tool_call>.",
         several: "- To make several calls, write several <seed:tool_call> blocks; they run in that order.\n",
-    },
-    example_call: |name, args| xml_example(OPEN, CLOSE, name, args),
+    }),
+    example_call: Some(|name, args| xml_example(OPEN, CLOSE, name, args)),
     constraint: Some(&CONSTRAINT),
     untyped: crate::family::NULL_WORD,
-    when_chosen: &crate::family::WhenChosen::NONE,
+    ..Described::BASE
 };

@@ -3,6 +3,7 @@
 //! `<steptml:parameter name="K">V</steptml:parameter>` children and `<｜tool_call_end｜>`, then
 //! `<｜tool_calls_end｜>`; values are text typed by the tool's schema.
 
+use super::described::{Body, Described};
 use std::borrow::Cow;
 
 use serde_json::{Map, Value};
@@ -10,12 +11,12 @@ use toolcall_core::Repair;
 
 use super::text_example::named_parameters;
 use crate::FormatId;
-use crate::builder::{Ctx, Draft};
-use crate::family::{Family, Instructions, ReadCx, RegionReader, Untyped};
+use crate::builder::Draft;
+use crate::family::{Instructions, ReadCx, Untyped};
 
 use super::marked::{InvokeTags, invokes, tag_lead};
 use super::marked::attr_param_value;
-use super::tags::{ValueHead, Block, BlockReader, Lead, StreamTags};
+use super::tags::{ValueHead, Block, Lead, StreamTags};
 use crate::shape::{Args, NO_SEPARATOR, Piece, Shape, TextParams};
 
 impl FormatId {
@@ -115,7 +116,6 @@ fn param_value(header: &str) -> ValueHead {
     attr_param_value(header, STREAM.param)
 }
 
-pub(crate) struct Step3;
 
 /// The call markup a decoder is held to (`toolcall-constrain` writes every dialect from it).
 static CONSTRAINT: Shape = Shape::sectioned(
@@ -137,53 +137,33 @@ static CONSTRAINT: Shape = Shape::sectioned(
     NO_SEPARATOR,
 );
 
-impl Family for Step3 {
-    /// SGLang's Step-3 readers (Python and its Rust gateway) decode every value the schema
-    /// does not type: JSON, then a Python literal (`True`, `None`), else the text; vLLM's
-    /// leaves typing to the schema.
-    fn untyped(&self) -> Untyped {
-        Untyped::Literal
-    }
-    fn constraint_shape(&self) -> Option<&'static Shape> {
-        Some(&CONSTRAINT)
-    }
-    fn model_names(&self) -> &'static [&'static str] {
-        &["step3*", "step-3*"]
-    }
-    fn template_markers(&self) -> &'static [&'static str] {
-        &["<steptml:invoke"]
-    }
-    fn id(&self) -> &'static str {
-        FormatId::STEP3.as_str()
-    }
-    fn description(&self) -> &'static str {
-        "<｜tool_calls_begin｜><｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke name=\"NAME\"><steptml:parameter name=\"K\">V</steptml:parameter></steptml:invoke><｜tool_call_end｜><｜tool_calls_end｜> (Step-3)"
-    }
-    fn example(&self) -> &'static str {
-        r#"<｜tool_calls_begin｜><｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke name="get_weather"><steptml:parameter name="city">Paris</steptml:parameter></steptml:invoke><｜tool_call_end｜><｜tool_calls_end｜>"#
-    }
-    fn openers(&self) -> &'static [&'static str] {
-        &["<｜tool_calls_begin｜>"]
-    }
-    fn declines(&self, _opener: usize, region: &str, is_final: bool) -> bool {
-        super::tags::block_declines(&BLOCK, region, is_final)
-    }
-    fn reader(&self, _opener: usize, _ctx: &Ctx) -> Option<Box<dyn RegionReader>> {
-        Some(Box::new(BlockReader::new(&BLOCK).streaming(&STREAM)))
-    }
-    fn instructions(&self) -> Option<Instructions> {
-        Some(Instructions {
-            how: r#"To call tools, write <｜tool_calls_begin｜>, then per call <｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke name="TOOL_NAME"> with one <steptml:parameter name="ARGUMENT_NAME">value</steptml:parameter> per argument (text as is; numbers, booleans, arrays and objects as JSON), </steptml:invoke> and <｜tool_call_end｜>, then <｜tool_calls_end｜>."#,
-            several: "- To make several calls, write several <｜tool_call_begin｜> entries in the one list; they run in that order.\n",
-        })
-    }
-    fn example_call(&self, name: &str, args: &Map<String, Value>) -> Option<String> {
-        Some(format!(
-            "<｜tool_calls_begin｜><｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke name=\"{name}\">{}</steptml:invoke><｜tool_call_end｜><｜tool_calls_end｜>",
-            named_parameters("steptml:parameter", "", args)
-        ))
-    }
+fn example_call(name: &str, args: &Map<String, Value>) -> String {
+    format!(
+        "<｜tool_calls_begin｜><｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke name=\"{name}\">{}</steptml:invoke><｜tool_call_end｜><｜tool_calls_end｜>",
+        named_parameters("steptml:parameter", "", args)
+    )
 }
+
+pub(crate) static STEP3: Described = Described {
+    id: FormatId::STEP3,
+    description: "<｜tool_calls_begin｜><｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke name=\"NAME\"><steptml:parameter name=\"K\">V</steptml:parameter></steptml:invoke><｜tool_call_end｜><｜tool_calls_end｜> (Step-3)",
+    example: r#"<｜tool_calls_begin｜><｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke name="get_weather"><steptml:parameter name="city">Paris</steptml:parameter></steptml:invoke><｜tool_call_end｜><｜tool_calls_end｜>"#,
+    body: Body::Tags(&BLOCK, &STREAM),
+    model_names: &["step3*", "step-3*"],
+    template_markers: &["<steptml:invoke"],
+    instructions: Some(Instructions {
+        how: r#"To call tools, write <｜tool_calls_begin｜>, then per call <｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke name="TOOL_NAME"> with one <steptml:parameter name="ARGUMENT_NAME">value</steptml:parameter> per argument (text as is; numbers, booleans, arrays and objects as JSON), </steptml:invoke> and <｜tool_call_end｜>, then <｜tool_calls_end｜>."#,
+        several: "- To make several calls, write several <｜tool_call_begin｜> entries in the one list; they run in that order.\n",
+    }),
+    example_call: Some(example_call),
+    constraint: Some(&CONSTRAINT),
+    // SGLang's Step-3 readers (Python and its Rust gateway) decode every value the schema
+    // does not type: JSON, then a Python literal (`True`, `None`), else the text; vLLM's
+    // leaves typing to the schema.
+    untyped: Untyped::Literal,
+    ..Described::BASE
+};
+
 
 #[cfg(test)]
 mod tests {

@@ -6,7 +6,6 @@ use super::marked::{json_body, json_lead};
 use super::tags::Block;
 use super::text_example::name_arguments_list;
 use crate::FormatId;
-use crate::family::Untyped;
 use crate::family::Instructions;
 use crate::shape::{Piece, Shape};
 
@@ -34,17 +33,15 @@ pub(crate) static TOOL_CALLS_TAG: Described = Described {
     description: "<tool_calls>[{\"name\", \"arguments\"}]</tool_calls> (Hunyuan, Jamba, Apriel)",
     example: r#"<tool_calls>[{"name": "get_weather", "arguments": {"city": "Paris"}}]</tool_calls>"#,
     body: Body::JsonList(&BLOCK),
-    reasoning: &[],
     model_names: &["hunyuan*", "ai21-jamba*", "jamba-*", "apriel*"],
     template_markers: &["<tool_calls>", "</tool_calls>"],
-    instructions: Instructions {
+    instructions: Some(Instructions {
         how: r#"To call tools, write <tool_calls>, a JSON list of calls, each {"name": TOOL_NAME, "arguments": {...}}, then </tool_calls>."#,
         several: "- To make several calls, put several objects in the one list; they run in that order.\n",
-    },
-    example_call: |name, args| {
+    }),
+    example_call: Some(|name, args| {
         format!("<tool_calls>{}</tool_calls>", name_arguments_list(name, args))
-    },
+    }),
     constraint: Some(&CONSTRAINT),
-    untyped: Untyped::Text,
-    when_chosen: &crate::family::WhenChosen::NONE,
+    ..Described::BASE
 };
