@@ -2,14 +2,16 @@
 //! `<|tools_prefix|>` and `<|tools_suffix|>`.
 
 
+use super::described::{Body, Described};
+use super::tags::BlockStream;
 use serde_json::{Map, Value, json};
 use crate::FormatId;
 use crate::builder::{Ctx, Draft};
-use crate::family::{Family, Instructions, ReadCx, RegionReader};
+use crate::family::{Instructions, ReadCx};
 
 use super::args_object::LiveList;
 use super::marked::{json_items, json_lead};
-use super::tags::{Block, BlockReader, valid_name};
+use super::tags::{Block, valid_name};
 use crate::shape::{Args, Piece, Shape};
 
 impl FormatId {
@@ -40,7 +42,6 @@ fn one(m: &mut Map<String, Value>, format: FormatId) -> Option<Draft> {
     Some(Draft::new(name.as_str(), Some(args), format))
 }
 
-pub(crate) struct Apertus;
 
 /// The call markup a decoder is held to (`toolcall-constrain` writes every dialect from it).
 static CONSTRAINT: Shape = Shape::json_list(
@@ -59,45 +60,28 @@ static CONSTRAINT: Shape = Shape::json_list(
     ],
 );
 
-impl Family for Apertus {
-    fn constraint_shape(&self) -> Option<&'static Shape> {
-        Some(&CONSTRAINT)
-    }
-    fn model_names(&self) -> &'static [&'static str] {
-        &["apertus*"]
-    }
-    fn template_markers(&self) -> &'static [&'static str] {
-        &["<|tools_prefix|>"]
-    }
-    fn id(&self) -> &'static str {
-        FormatId::APERTUS.as_str()
-    }
-    fn description(&self) -> &'static str {
-        "<|tools_prefix|>[{\"NAME\": {arguments}}]<|tools_suffix|> (Apertus)"
-    }
-    fn example(&self) -> &'static str {
-        r#"<|tools_prefix|>[{"get_weather": {"city": "Paris"}}]<|tools_suffix|>"#
-    }
-    fn openers(&self) -> &'static [&'static str] {
-        &["<|tools_prefix|>"]
-    }
-    fn declines(&self, _opener: usize, region: &str, is_final: bool) -> bool {
-        super::tags::block_declines(&BLOCK, region, is_final)
-    }
-    fn reader(&self, _opener: usize, ctx: &Ctx) -> Option<Box<dyn RegionReader>> {
-        // Entries are `{"NAME": {…}}`: the key is the name.
-        let live = LiveList::with_keys(BLOCK.open.len(), ctx.limits.max_depth, None);
-        Some(Box::new(
-            BlockReader::new(&BLOCK).streaming_with(Box::new(live)),
-        ))
-    }
-    fn instructions(&self) -> Option<Instructions> {
-        Some(Instructions {
-            how: "To call tools, write <|tools_prefix|>, a JSON list with one object {TOOL_NAME: {arguments}} per call, then <|tools_suffix|>.",
-            several: "- To make several calls, put several objects in the one list; they run in that order.\n",
-        })
-    }
-    fn example_call(&self, name: &str, args: &Map<String, Value>) -> Option<String> {
-        Some(format!("<|tools_prefix|>{}<|tools_suffix|>", json!([{ name: args }])))
-    }
+fn example_call(name: &str, args: &Map<String, Value>) -> String {
+    format!("<|tools_prefix|>{}<|tools_suffix|>", json!([{ name: args }]))
 }
+
+/// Entries are `{"NAME": {…}}`: the key is the name.
+fn live(ctx: &Ctx) -> Box<dyn BlockStream> {
+    Box::new(LiveList::with_keys(BLOCK.open.len(), ctx.limits.max_depth, None))
+}
+
+pub(crate) static APERTUS: Described = Described {
+    id: FormatId::APERTUS,
+    description: "<|tools_prefix|>[{\"NAME\": {arguments}}]<|tools_suffix|> (Apertus)",
+    example: r#"<|tools_prefix|>[{"get_weather": {"city": "Paris"}}]<|tools_suffix|>"#,
+    body: Body::Live(&BLOCK, live),
+    model_names: &["apertus*"],
+    template_markers: &["<|tools_prefix|>"],
+    instructions: Some(Instructions {
+        how: "To call tools, write <|tools_prefix|>, a JSON list with one object {TOOL_NAME: {arguments}} per call, then <|tools_suffix|>.",
+        several: "- To make several calls, put several objects in the one list; they run in that order.\n",
+    }),
+    example_call: Some(example_call),
+    constraint: Some(&CONSTRAINT),
+    ..Described::BASE
+};
+

@@ -6,16 +6,18 @@
 //! call ids are generated.
 
 
+use super::described::{Body, Described};
+use super::tags::BlockStream;
 use crate::family::ToolResultText;
 use crate::results::{break_marker, content_value};
 use serde_json::{Map, Value, json};
 use crate::FormatId;
 use crate::builder::{Ctx, Draft};
-use crate::family::{Family, Instructions, ReadCx, ReasoningMarker, RegionReader};
+use crate::family::{Instructions, ReadCx, ReasoningMarker};
 
 use super::args_object::{EntryKeys, LiveList};
 use super::marked::{json_items, json_lead};
-use super::tags::{Block, BlockReader, valid_name};
+use super::tags::{Block, valid_name};
 use crate::shape::{Piece, Shape};
 
 impl FormatId {
@@ -52,7 +54,6 @@ fn one(m: &mut Map<String, Value>, format: FormatId) -> Option<Draft> {
     Some(Draft::new(name, args, format))
 }
 
-pub(crate) struct Cohere;
 
 /// The call markup a decoder is held to (`toolcall-constrain` writes every dialect from it).
 static CONSTRAINT: Shape = Shape::json_list(
@@ -65,72 +66,52 @@ static CONSTRAINT: Shape = Shape::json_list(
     }],
 );
 
-impl Family for Cohere {
-    fn constraint_shape(&self) -> Option<&'static Shape> {
-        Some(&CONSTRAINT)
-    }
-    fn model_names(&self) -> &'static [&'static str] {
-        &["c4ai-command-r7b*", "command-r7b*", "c4ai-command-a*", "command-a-*"]
-    }
-    fn template_markers(&self) -> &'static [&'static str] {
-        &["<|START_ACTION|>"]
-    }
-    /// One `<|START_TOOL_RESULT|>` list of `{"tool_call_id", "results", "is_error"}`
-    /// (the Command R7B template).
-    fn write_results(&self, results: &[ToolResultText<'_>]) -> String {
-        let list: Vec<serde_json::Value> = results
-            .iter()
-            .map(|r| {
-                serde_json::json!({
-                    "tool_call_id": r.call_id,
-                    "results": {"0": content_value(r.content)},
-                    "is_error": null
-                })
+/// One `<|START_TOOL_RESULT|>` list of `{"tool_call_id", "results", "is_error"}`
+/// (the Command R7B template).
+fn write_results(results: &[ToolResultText<'_>]) -> String {
+    let list: Vec<serde_json::Value> = results
+        .iter()
+        .map(|r| {
+            serde_json::json!({
+                "tool_call_id": r.call_id,
+                "results": {"0": content_value(r.content)},
+                "is_error": null
             })
-            .collect();
-        format!(
-            "<|START_TOOL_RESULT|>{}<|END_TOOL_RESULT|>",
-            break_marker(&serde_json::Value::Array(list).to_string(), "<|")
-        )
-    }
-    fn id(&self) -> &'static str {
-        FormatId::COHERE.as_str()
-    }
-    fn description(&self) -> &'static str {
-        "<|START_ACTION|>[{\"tool_call_id\", \"tool_name\", \"parameters\"}]<|END_ACTION|> (Cohere Command R7B, A); <|START_THINKING|> reasoning"
-    }
-    fn example(&self) -> &'static str {
-        r#"<|START_ACTION|>[{"tool_call_id": "0", "tool_name": "get_weather", "parameters": {"city": "Paris"}}]<|END_ACTION|>"#
-    }
-    fn openers(&self) -> &'static [&'static str] {
-        &["<|START_ACTION|>"]
-    }
-    fn declines(&self, _opener: usize, region: &str, is_final: bool) -> bool {
-        super::tags::block_declines(&BLOCK, region, is_final)
-    }
-    fn reader(&self, _opener: usize, ctx: &Ctx) -> Option<Box<dyn RegionReader>> {
-        let from = BLOCK.open.len();
-        let live = LiveList::with_keys(from, ctx.limits.max_depth, Some(&ENTRY));
-        Some(Box::new(
-            BlockReader::new(&BLOCK).streaming_with(Box::new(live)),
-        ))
-    }
-    fn reasoning(&self) -> &'static [ReasoningMarker] {
-        &[ReasoningMarker {
-            open: "<|START_THINKING|>",
-            close: "<|END_THINKING|>",
-        }]
-    }
-    fn strip(&self) -> &'static [&'static str] {
-        &["<|START_RESPONSE|>", "<|END_RESPONSE|>"]
-    }
-    fn instructions(&self) -> Option<Instructions> {
-        Some(Instructions {
-            how: r#"To call tools, write <|START_ACTION|>, a JSON list of calls, each {"tool_call_id": "0", "tool_name": TOOL_NAME, "parameters": {...}} with ids counting from "0", then <|END_ACTION|>."#,
-            several: "- To make several calls, put several objects in the one list; they run in that order.\n",
         })
-    }
-    fn example_call(&self, name: &str, args: &Map<String, Value>) -> Option<String> {
-        Some(format!("<|START_ACTION|>{}<|END_ACTION|>", json!([{"tool_call_id": "0", "tool_name": name, "parameters": args}])))
-    }
+        .collect();
+    format!(
+        "<|START_TOOL_RESULT|>{}<|END_TOOL_RESULT|>",
+        break_marker(&serde_json::Value::Array(list).to_string(), "<|")
+    )
 }
+
+fn example_call(name: &str, args: &Map<String, Value>) -> String {
+    format!("<|START_ACTION|>{}<|END_ACTION|>", json!([{"tool_call_id": "0", "tool_name": name, "parameters": args}]))
+}
+
+fn live(ctx: &Ctx) -> Box<dyn BlockStream> {
+    Box::new(LiveList::with_keys(BLOCK.open.len(), ctx.limits.max_depth, Some(&ENTRY)))
+}
+
+pub(crate) static COHERE: Described = Described {
+    id: FormatId::COHERE,
+    description: "<|START_ACTION|>[{\"tool_call_id\", \"tool_name\", \"parameters\"}]<|END_ACTION|> (Cohere Command R7B, A); <|START_THINKING|> reasoning",
+    example: r#"<|START_ACTION|>[{"tool_call_id": "0", "tool_name": "get_weather", "parameters": {"city": "Paris"}}]<|END_ACTION|>"#,
+    body: Body::Live(&BLOCK, live),
+    model_names: &["c4ai-command-r7b*", "command-r7b*", "c4ai-command-a*", "command-a-*"],
+    template_markers: &["<|START_ACTION|>"],
+    reasoning: &[ReasoningMarker {
+        open: "<|START_THINKING|>",
+        close: "<|END_THINKING|>",
+    }],
+    strip: &["<|START_RESPONSE|>", "<|END_RESPONSE|>"],
+    instructions: Some(Instructions {
+        how: r#"To call tools, write <|START_ACTION|>, a JSON list of calls, each {"tool_call_id": "0", "tool_name": TOOL_NAME, "parameters": {...}} with ids counting from "0", then <|END_ACTION|>."#,
+        several: "- To make several calls, put several objects in the one list; they run in that order.\n",
+    }),
+    example_call: Some(example_call),
+    write_results,
+    constraint: Some(&CONSTRAINT),
+    ..Described::BASE
+};
+

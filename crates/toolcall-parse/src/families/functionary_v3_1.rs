@@ -2,6 +2,7 @@
 //! `<function=NAME>{json}</function>`. `<function=name>` in prose is not followed by a JSON
 //! object and stays text. Explicit markup: any name (flagged when unregistered).
 
+use super::described::{Body, Described, never};
 use serde_json::{Map, Value, json};
 
 use std::ops::Range;
@@ -10,7 +11,7 @@ use toolcall_core::Repair;
 
 use crate::FormatId;
 use crate::builder::Ctx;
-use crate::family::{Advance, Family, Instructions, ReadCx, RegionReader};
+use crate::family::{Advance, Instructions, ReadCx, RegionReader};
 
 use super::args_object::{ArgsObject, named_call};
 
@@ -27,7 +28,6 @@ const CLOSE: &str = "</function>";
 const MAX_NAME: usize = 256;
 const MAX_GAP: usize = 256;
 
-pub(crate) struct FunctionaryV31;
 
 /// The call markup a decoder is held to (`toolcall-constrain` writes every dialect from it).
 static CONSTRAINT: Shape = Shape::prose(&[
@@ -40,44 +40,37 @@ static CONSTRAINT: Shape = Shape::prose(&[
     Piece::Lit("</function>"),
 ]);
 
-impl Family for FunctionaryV31 {
-    fn constraint_shape(&self) -> Option<&'static Shape> {
-        Some(&CONSTRAINT)
-    }
-    fn model_names(&self) -> &'static [&'static str] {
-        &["functionary-*v3.1*"]
-    }
-    fn template_markers(&self) -> &'static [&'static str] {
-        &["<function=", "</function>"]
-    }
-    fn id(&self) -> &'static str {
-        FormatId::FUNCTIONARY_V3_1.as_str()
-    }
-    fn description(&self) -> &'static str {
-        "<function=NAME>{json}</function> (Functionary v3.1)"
-    }
-    fn example(&self) -> &'static str {
-        r#"<function=get_weather>{"city": "Paris"}</function>"#
-    }
-    fn openers(&self) -> &'static [&'static str] {
-        &[OPEN]
-    }
-    fn reader(&self, _opener: usize, ctx: &Ctx) -> Option<Box<dyn RegionReader>> {
-        Some(Box::new(Reader {
-            state: State::Head,
-            max_depth: ctx.limits.max_depth,
-        }))
-    }
-    fn instructions(&self) -> Option<Instructions> {
-        Some(Instructions {
-            how: "To call a tool, write <function=TOOL_NAME>{...}</function> with the arguments as one JSON object.",
-            several: "- To make several calls, write several <function=...> blocks; they run in that order.\n",
-        })
-    }
-    fn example_call(&self, name: &str, args: &Map<String, Value>) -> Option<String> {
-        Some(format!("<function={name}>{}</function>", json!(args)))
-    }
+fn reader(_opener: usize, ctx: &Ctx) -> Option<Box<dyn RegionReader>> {
+    Some(Box::new(Reader {
+        state: State::Head,
+        max_depth: ctx.limits.max_depth,
+    }))
 }
+
+fn example_call(name: &str, args: &Map<String, Value>) -> String {
+    format!("<function={name}>{}</function>", json!(args))
+}
+
+pub(crate) static FUNCTIONARY_V3_1: Described = Described {
+    id: FormatId::FUNCTIONARY_V3_1,
+    description: "<function=NAME>{json}</function> (Functionary v3.1)",
+    example: r#"<function=get_weather>{"city": "Paris"}</function>"#,
+    body: Body::Own {
+        openers: &[OPEN],
+        reader,
+        declines: never,
+    },
+    model_names: &["functionary-*v3.1*"],
+    template_markers: &["<function=", "</function>"],
+    instructions: Some(Instructions {
+        how: "To call a tool, write <function=TOOL_NAME>{...}</function> with the arguments as one JSON object.",
+        several: "- To make several calls, write several <function=...> blocks; they run in that order.\n",
+    }),
+    example_call: Some(example_call),
+    constraint: Some(&CONSTRAINT),
+    ..Described::BASE
+};
+
 
 enum State {
     Head,

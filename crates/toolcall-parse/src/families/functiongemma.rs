@@ -4,13 +4,15 @@
 //! (FunctionGemma's formatting guide; llama.cpp's and vLLM's `functiongemma` readers).
 //! Read and streamed by [`super::gemma4`]'s reader with this family's markers.
 
+use super::described::{Body, Described};
+use super::tags::BlockStream;
 use serde_json::{Map, Value};
 
 use super::gemma4::{LiveObject, lead, read_call, type_text_values, write_gemma_object};
-use super::tags::{Block, BlockReader};
+use super::tags::Block;
 use crate::FormatId;
 use crate::builder::{Ctx, Draft};
-use crate::family::{Family, Instructions, ReadCx, RegionReader, Untyped};
+use crate::family::{Instructions, ReadCx, Untyped};
 
 impl FormatId {
     pub(crate) const FUNCTIONGEMMA: FormatId = FormatId::builtin("functiongemma");
@@ -42,50 +44,31 @@ fn body(body: &str, cx: &mut ReadCx<'_>, format: FormatId) -> Result<Vec<Draft>,
     Ok(drafts)
 }
 
-pub(crate) struct FunctionGemma;
 
-impl Family for FunctionGemma {
-    fn id(&self) -> &'static str {
-        FormatId::FUNCTIONGEMMA.as_str()
-    }
-    fn description(&self) -> &'static str {
-        "<start_function_call>call:NAME{k:<escape>v<escape>}<end_function_call> (FunctionGemma)"
-    }
-    fn example(&self) -> &'static str {
-        "<start_function_call>call:get_weather{city:<escape>Paris<escape>}<end_function_call>"
-    }
-    fn model_names(&self) -> &'static [&'static str] {
-        &["functiongemma*"]
-    }
-    fn untyped(&self) -> Untyped {
-        UNTYPED
-    }
-    fn template_markers(&self) -> &'static [&'static str] {
-        &["<start_function_call>", "<escape>"]
-    }
-    fn openers(&self) -> &'static [&'static str] {
-        std::slice::from_ref(&BLOCK.open)
-    }
-    fn declines(&self, _opener: usize, region: &str, is_final: bool) -> bool {
-        super::tags::block_declines(&BLOCK, region, is_final)
-    }
-    fn reader(&self, _opener: usize, ctx: &Ctx) -> Option<Box<dyn RegionReader>> {
-        let live =
-            LiveObject::new(BLOCK.open.len(), ESCAPE, ctx.limits.max_depth).with_text_values(UNTYPED);
-        Some(Box::new(
-            BlockReader::new(&BLOCK).streaming_with(Box::new(live)),
-        ))
-    }
-    fn instructions(&self) -> Option<Instructions> {
-        Some(Instructions {
-            how: "To call a tool, write <start_function_call>call:TOOL_NAME{...}<end_function_call> where the arguments object has bare keys, text between <escape> markers, and numbers, booleans, lists and nested objects as literals, e.g. {city:<escape>Paris<escape>,days:3}.",
-            several: "- To make several calls, write several <start_function_call> blocks; they run in that order.\n",
-        })
-    }
-    fn example_call(&self, name: &str, args: &Map<String, Value>) -> Option<String> {
-        let mut s = format!("<start_function_call>call:{name}");
-        write_gemma_object(&mut s, args, ESCAPE, 0);
-        s.push_str("<end_function_call>");
-        Some(s)
-    }
+fn example_call(name: &str, args: &Map<String, Value>) -> String {
+    let mut s = format!("<start_function_call>call:{name}");
+    write_gemma_object(&mut s, args, ESCAPE, 0);
+    s.push_str("<end_function_call>");
+    s
 }
+
+fn live(ctx: &Ctx) -> Box<dyn BlockStream> {
+    Box::new(LiveObject::new(BLOCK.open.len(), ESCAPE, ctx.limits.max_depth).with_text_values(UNTYPED))
+}
+
+pub(crate) static FUNCTIONGEMMA: Described = Described {
+    id: FormatId::FUNCTIONGEMMA,
+    description: "<start_function_call>call:NAME{k:<escape>v<escape>}<end_function_call> (FunctionGemma)",
+    example: "<start_function_call>call:get_weather{city:<escape>Paris<escape>}<end_function_call>",
+    body: Body::Live(&BLOCK, live),
+    model_names: &["functiongemma*"],
+    template_markers: &["<start_function_call>", "<escape>"],
+    instructions: Some(Instructions {
+        how: "To call a tool, write <start_function_call>call:TOOL_NAME{...}<end_function_call> where the arguments object has bare keys, text between <escape> markers, and numbers, booleans, lists and nested objects as literals, e.g. {city:<escape>Paris<escape>,days:3}.",
+        several: "- To make several calls, write several <start_function_call> blocks; they run in that order.\n",
+    }),
+    example_call: Some(example_call),
+    untyped: UNTYPED,
+    ..Described::BASE
+};
+

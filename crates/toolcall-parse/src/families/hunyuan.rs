@@ -21,6 +21,7 @@
 //! call is announced at its name and each completed argument is sent as the JSON it
 //! converts to. Values are typed by the tool's schema.
 
+use super::described::{Body, Described, never};
 use serde_json::{Map, Value};
 use toolcall_core::Repair;
 
@@ -32,7 +33,7 @@ use crate::FormatId;
 use crate::builder::{Ctx, Draft};
 use crate::shape::{Args, Piece, Shape, TextParams};
 use crate::family::{
-    Advance, Family, Instructions, ReadCx, ReasoningMarker, RegionReader, ScanFrom, SuffixedMarker,
+    Advance, Instructions, ReadCx, ReasoningMarker, RegionReader, ScanFrom, SuffixedMarker,
     find_from,
 };
 
@@ -49,7 +50,6 @@ const MAX_SUFFIX: usize = 64;
 /// Blanks (and a name) the reader waits through before the opener is taken for prose.
 const MAX_LEAD: usize = 512;
 
-pub(crate) struct Hunyuan;
 
 /// The call markup a decoder is held to: Hy3's unsuffixed tags. Hy4's tags carry a suffix
 /// that differs per checkpoint, which static shape data cannot name: to this constraint
@@ -78,70 +78,57 @@ const ARG_VALUE: &[Piece] = &[
     Piece::Lit("<arg_value>"),
 ];
 
-impl Family for Hunyuan {
-    fn constraint_shape(&self) -> Option<&'static Shape> {
-        Some(&CONSTRAINT)
-    }
-    fn id(&self) -> &'static str {
-        FormatId::HUNYUAN.as_str()
-    }
-    fn description(&self) -> &'static str {
-        "<tool_calls><tool_call>NAME<tool_sep><arg_key>K</arg_key><arg_value>V</arg_value></tool_call></tool_calls> (Hy3; Hy4 with <tool_calls:SUFFIX>-style tags); values typed by the schema"
-    }
-    fn example(&self) -> &'static str {
-        "<tool_calls>\\n<tool_call>get_weather<tool_sep>\\n<arg_key>city</arg_key>\\n<arg_value>Paris</arg_value>\\n</tool_call>\\n</tool_calls>"
-    }
-    fn model_names(&self) -> &'static [&'static str] {
-        &["hy3*", "hy4*", "hy-3*", "hy-4*"]
-    }
-    fn template_markers(&self) -> &'static [&'static str] {
-        // Prefixes, so that a template writing suffixed tokens matches too.
-        &["<tool_calls", "</tool_calls", "<tool_call", "<arg_key", "<arg_value"]
-    }
-    /// Hy4-preview's markers, so that `detect` reports them in its template; the
-    /// suffixed markers below read them and every other checkpoint's.
-    fn reasoning(&self) -> &'static [ReasoningMarker] {
-        &[ReasoningMarker {
-            open: "<think:opensource>",
-            close: "</think:opensource>",
-        }]
-    }
-    /// Hy4's `<think:SUFFIX>` … `</think:SUFFIX>` with any suffix (vLLM's Hy4 reasoning
-    /// reader takes the suffix `:[^\s>]+` from the vocabulary); a block the template
-    /// opened ends at `</think:SUFFIX>` whatever its suffix.
-    fn suffixed_reasoning(&self) -> &'static [SuffixedMarker] {
-        &[SuffixedMarker {
-            open: "<think:",
-            close: "</think:",
-        }]
-    }
-    fn suffixed_tags(&self) -> &'static [&'static str] {
-        &["<tool_calls:", "<tool_call:", "<arg_key:", "<think:"]
-    }
-    fn openers(&self) -> &'static [&'static str] {
-        OPENERS
-    }
-    fn reader(&self, opener: usize, _ctx: &Ctx) -> Option<Box<dyn RegionReader>> {
-        Some(Box::new(HunyuanReader::new(opener == 1)))
-    }
-    fn instructions(&self) -> Option<Instructions> {
-        Some(Instructions {
-            how: "To call tools, write <tool_calls>, then per call <tool_call>TOOL_NAME<tool_sep> and for each argument <arg_key>ARGUMENT_NAME</arg_key><arg_value>value</arg_value> (text as is; numbers, booleans, arrays and objects as JSON), then </tool_call>; end with </tool_calls>.",
-            several: "- To make several calls, write several <tool_call> blocks inside the one <tool_calls>; they run in that order.\n",
-        })
-    }
-    fn example_call(&self, name: &str, args: &Map<String, Value>) -> Option<String> {
-        let mut s = format!("<tool_calls>\n<tool_call>{name}{SEP}\n");
-        for (k, v) in args {
-            s.push_str(&format!(
-                "<arg_key>{k}</arg_key>\n<arg_value>{}</arg_value>\n",
-                tag_text(v)
-            ));
-        }
-        s.push_str("</tool_call>\n</tool_calls>");
-        Some(s)
-    }
+fn reader(opener: usize, _ctx: &Ctx) -> Option<Box<dyn RegionReader>> {
+    Some(Box::new(HunyuanReader::new(opener == 1)))
 }
+
+fn example_call(name: &str, args: &Map<String, Value>) -> String {
+    let mut s = format!("<tool_calls>\n<tool_call>{name}{SEP}\n");
+    for (k, v) in args {
+        s.push_str(&format!(
+            "<arg_key>{k}</arg_key>\n<arg_value>{}</arg_value>\n",
+            tag_text(v)
+        ));
+    }
+    s.push_str("</tool_call>\n</tool_calls>");
+    s
+}
+
+pub(crate) static HUNYUAN: Described = Described {
+    id: FormatId::HUNYUAN,
+    description: "<tool_calls><tool_call>NAME<tool_sep><arg_key>K</arg_key><arg_value>V</arg_value></tool_call></tool_calls> (Hy3; Hy4 with <tool_calls:SUFFIX>-style tags); values typed by the schema",
+    example: "<tool_calls>\\n<tool_call>get_weather<tool_sep>\\n<arg_key>city</arg_key>\\n<arg_value>Paris</arg_value>\\n</tool_call>\\n</tool_calls>",
+    body: Body::Own {
+        openers: OPENERS,
+        reader,
+        declines: never,
+    },
+    model_names: &["hy3*", "hy4*", "hy-3*", "hy-4*"],
+    // Prefixes, so that a template writing suffixed tokens matches too.
+    template_markers: &["<tool_calls", "</tool_calls", "<tool_call", "<arg_key", "<arg_value"],
+    // Hy4-preview's markers, so that `detect` reports them in its template; the
+    // suffixed markers below read them and every other checkpoint's.
+    reasoning: &[ReasoningMarker {
+        open: "<think:opensource>",
+        close: "</think:opensource>",
+    }],
+    // Hy4's `<think:SUFFIX>` … `</think:SUFFIX>` with any suffix (vLLM's Hy4 reasoning
+    // reader takes the suffix `:[^\s>]+` from the vocabulary); a block the template
+    // opened ends at `</think:SUFFIX>` whatever its suffix.
+    suffixed_reasoning: &[SuffixedMarker {
+        open: "<think:",
+        close: "</think:",
+    }],
+    suffixed_tags: &["<tool_calls:", "<tool_call:", "<arg_key:", "<think:"],
+    instructions: Some(Instructions {
+        how: "To call tools, write <tool_calls>, then per call <tool_call>TOOL_NAME<tool_sep> and for each argument <arg_key>ARGUMENT_NAME</arg_key><arg_value>value</arg_value> (text as is; numbers, booleans, arrays and objects as JSON), then </tool_call>; end with </tool_calls>.",
+        several: "- To make several calls, write several <tool_call> blocks inside the one <tool_calls>; they run in that order.\n",
+    }),
+    example_call: Some(example_call),
+    constraint: Some(&CONSTRAINT),
+    ..Described::BASE
+};
+
 
 /// The block's tags, with the opener's suffix (`""` for Hy3).
 #[derive(Debug)]

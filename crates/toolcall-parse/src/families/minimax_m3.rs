@@ -22,6 +22,7 @@
 //! tag is named by its key (`NS</city>`), and arguments nest, while the shape data closes
 //! every value with one fixed tag ([`crate::shape::TextParams`]).
 
+use super::described::{Body, Described, never};
 use serde_json::{Map, Number, Value};
 use toolcall_core::Repair;
 
@@ -30,7 +31,7 @@ use super::text_example::tag_text;
 use crate::FormatId;
 use crate::builder::{Ctx, Draft};
 use crate::family::{
-    Advance, Family, Instructions, ReadCx, ReasoningMarker, RegionReader, ScanFrom, find_from,
+    Advance, Instructions, ReadCx, ReasoningMarker, RegionReader, ScanFrom, find_from,
 };
 
 impl FormatId {
@@ -48,51 +49,43 @@ const MAX_LEAD: usize = 512;
 /// An element's name is a key: short.
 const MAX_NAME: usize = 256;
 
-pub(crate) struct MinimaxM3;
 
-impl Family for MinimaxM3 {
-    fn id(&self) -> &'static str {
-        FormatId::MINIMAX_M3.as_str()
-    }
-    fn description(&self) -> &'static str {
-        "]<]minimax[>[<tool_call>]<]minimax[>[<invoke name=\"NAME\">]<]minimax[>[<K>V]<]minimax[>[</K>… (MiniMax M3; nested arguments as child elements); values typed by the schema"
-    }
-    fn example(&self) -> &'static str {
-        "]<]minimax[>[<tool_call>\\n]<]minimax[>[<invoke name=\"get_weather\">\\n]<]minimax[>[<city>Paris]<]minimax[>[</city>\\n]<]minimax[>[</invoke>\\n]<]minimax[>[</tool_call>"
-    }
-    fn model_names(&self) -> &'static [&'static str] {
-        &["minimax-m3*"]
-    }
-    fn template_markers(&self) -> &'static [&'static str] {
-        &[NS, "<tool_call>", "<invoke name="]
-    }
-    fn reasoning(&self) -> &'static [ReasoningMarker] {
-        &[ReasoningMarker {
-            open: "<mm:think>",
-            close: "</mm:think>",
-        }]
-    }
-    fn openers(&self) -> &'static [&'static str] {
-        &[OPEN]
-    }
-    fn reader(&self, _opener: usize, ctx: &Ctx) -> Option<Box<dyn RegionReader>> {
-        Some(Box::new(M3Reader::new(ctx.limits.max_depth)))
-    }
-    fn instructions(&self) -> Option<Instructions> {
-        Some(Instructions {
-            how: "To call tools, write ]<]minimax[>[<tool_call>, then per call ]<]minimax[>[<invoke name=\"TOOL_NAME\"> with one ]<]minimax[>[<ARGUMENT_NAME>value]<]minimax[>[</ARGUMENT_NAME> per argument (text as is; numbers, booleans, arrays and objects as JSON) and ]<]minimax[>[</invoke>, then ]<]minimax[>[</tool_call>.",
-            several: "- To make several calls, write several invoke elements inside the one tool_call block; they run in that order.\n",
-        })
-    }
-    fn example_call(&self, name: &str, args: &Map<String, Value>) -> Option<String> {
-        let mut s = format!("{OPEN}\n{INVOKE} name=\"{name}\">\n");
-        for (k, v) in args {
-            s.push_str(&format!("{NS}<{k}>{}{NS}</{k}>\n", tag_text(v)));
-        }
-        s.push_str(&format!("{INVOKE_END}\n{CLOSE}"));
-        Some(s)
-    }
+fn reader(_opener: usize, ctx: &Ctx) -> Option<Box<dyn RegionReader>> {
+    Some(Box::new(M3Reader::new(ctx.limits.max_depth)))
 }
+
+fn example_call(name: &str, args: &Map<String, Value>) -> String {
+    let mut s = format!("{OPEN}\n{INVOKE} name=\"{name}\">\n");
+    for (k, v) in args {
+        s.push_str(&format!("{NS}<{k}>{}{NS}</{k}>\n", tag_text(v)));
+    }
+    s.push_str(&format!("{INVOKE_END}\n{CLOSE}"));
+    s
+}
+
+pub(crate) static MINIMAX_M3: Described = Described {
+    id: FormatId::MINIMAX_M3,
+    description: "]<]minimax[>[<tool_call>]<]minimax[>[<invoke name=\"NAME\">]<]minimax[>[<K>V]<]minimax[>[</K>… (MiniMax M3; nested arguments as child elements); values typed by the schema",
+    example: "]<]minimax[>[<tool_call>\\n]<]minimax[>[<invoke name=\"get_weather\">\\n]<]minimax[>[<city>Paris]<]minimax[>[</city>\\n]<]minimax[>[</invoke>\\n]<]minimax[>[</tool_call>",
+    body: Body::Own {
+        openers: &[OPEN],
+        reader,
+        declines: never,
+    },
+    model_names: &["minimax-m3*"],
+    template_markers: &[NS, "<tool_call>", "<invoke name="],
+    reasoning: &[ReasoningMarker {
+        open: "<mm:think>",
+        close: "</mm:think>",
+    }],
+    instructions: Some(Instructions {
+        how: "To call tools, write ]<]minimax[>[<tool_call>, then per call ]<]minimax[>[<invoke name=\"TOOL_NAME\"> with one ]<]minimax[>[<ARGUMENT_NAME>value]<]minimax[>[</ARGUMENT_NAME> per argument (text as is; numbers, booleans, arrays and objects as JSON) and ]<]minimax[>[</invoke>, then ]<]minimax[>[</tool_call>.",
+        several: "- To make several calls, write several invoke elements inside the one tool_call block; they run in that order.\n",
+    }),
+    example_call: Some(example_call),
+    ..Described::BASE
+};
+
 
 /// Where the streaming side is.
 #[derive(Debug)]
