@@ -5,6 +5,7 @@
 //! (`required`, and `anyOf`/`oneOf` of `required` sets; empty strings count as missing);
 //! without a schema for the command nothing is required (the parser knows no tool).
 
+use super::described::{Bare, Described};
 use std::ops::Range;
 
 use serde_json::{Map, Value, json};
@@ -13,7 +14,7 @@ use toolcall_core::Diagnostic;
 use super::keys_within;
 use crate::FormatId;
 use crate::builder::{Ctx, Draft, Outcome};
-use crate::family::{BareJson, Family, Instructions, JsonCx};
+use crate::family::{Instructions, JsonCx};
 
 /// `at_start`: the object is the start of the reply. Elsewhere in prose only a complete
 /// action (`session_id` and `command`) is claimed, so `{"text": ...}` or `{"command": ...}`
@@ -143,45 +144,36 @@ impl FormatId {
     pub(crate) const ACTION_RESPONSE: FormatId = FormatId::builtin("action_response");
 }
 
-pub(crate) struct ActionResponse;
 
-impl Family for ActionResponse {
-    fn generic_because(&self) -> Option<&'static str> {
-        Some("a JSON shape many agent prompts ask for, not one model's markup")
-    }
-    fn id(&self) -> &'static str {
-        FormatId::ACTION_RESPONSE.as_str()
-    }
-    fn description(&self) -> &'static str {
-        "{session_id, command, args, text}; {\"text\"} alone is a plain reply"
-    }
-    fn example(&self) -> &'static str {
-        r#"{"session_id":"s1","command":"open_app","args":{"app_name":"Safari"},"text":"Opening Safari."}"#
-    }
-    fn bare_json(&self) -> BareJson {
-        BareJson {
-            objects: true,
-            arrays: false,
-        }
-    }
-    fn classify_json(&self, v: &mut Value, cx: &JsonCx<'_>) -> Option<Outcome> {
-        classify(v, cx.ctx, cx.span.clone(), cx.at_start)
-    }
-    fn instructions(&self) -> Option<Instructions> {
-        Some(Instructions {
-            how: "Always reply with one JSON object. To act, use {\"session_id\": the session id from the request, \"command\": TOOL_NAME, \"args\": {...}, \"text\": what to say to the user}. To only talk, reply {\"text\": \"...\"}.",
-            several: "- One command per reply; \"text\" is spoken to the user and may be empty.\n",
-        })
-    }
-    fn example_call(&self, name: &str, args: &Map<String, Value>) -> Option<String> {
-        Some(
-            json!({
-                "session_id": "session_123",
-                "command": name,
-                "args": args,
-                "text": "Doing it now."
-            })
-            .to_string(),
-        )
-    }
+fn classify_json(v: &mut Value, cx: &JsonCx<'_>, _format: FormatId) -> Option<Outcome> {
+    classify(v, cx.ctx, cx.span.clone(), cx.at_start)
 }
+
+fn example_call(name: &str, args: &Map<String, Value>) -> String {
+    json!({
+            "session_id": "session_123",
+            "command": name,
+            "args": args,
+            "text": "Doing it now."
+        })
+        .to_string()
+}
+
+pub(crate) static ACTION_RESPONSE: Described = Described {
+    id: FormatId::ACTION_RESPONSE,
+    description: "{session_id, command, args, text}; {\"text\"} alone is a plain reply",
+    example: r#"{"session_id":"s1","command":"open_app","args":{"app_name":"Safari"},"text":"Opening Safari."}"#,
+    bare: Some(Bare {
+        objects: true,
+        arrays: false,
+        classify: classify_json,
+    }),
+    generic_because: Some("a JSON shape many agent prompts ask for, not one model's markup"),
+    instructions: Some(Instructions {
+        how: "Always reply with one JSON object. To act, use {\"session_id\": the session id from the request, \"command\": TOOL_NAME, \"args\": {...}, \"text\": what to say to the user}. To only talk, reply {\"text\": \"...\"}.",
+        several: "- One command per reply; \"text\" is spoken to the user and may be empty.\n",
+    }),
+    example_call: Some(example_call),
+    ..Described::BASE
+};
+

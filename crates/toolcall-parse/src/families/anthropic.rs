@@ -1,41 +1,27 @@
 //! `anthropic`: Anthropic content blocks of type `tool_use`, given as JSON whole ([`crate::parse_native`]) or
 //! found as a JSON object in text. The decoding lives in [`super::native`].
 
-use serde_json::Value;
+use super::described::{Bare, Described};
 
 use crate::FormatId;
-use crate::builder::Outcome;
-use crate::family::{BareJson, Family, JsonCx};
 
 impl FormatId {
     pub(crate) const ANTHROPIC: FormatId = FormatId::builtin("anthropic");
 }
 
-pub(crate) struct Anthropic;
 
-impl Family for Anthropic {
-    fn generic_because(&self) -> Option<&'static str> {
-        Some("a provider's native response shape, read from JSON given whole")
-    }
-    fn id(&self) -> &'static str {
-        FormatId::ANTHROPIC.as_str()
-    }
-    fn description(&self) -> &'static str {
-        "Anthropic content blocks of type tool_use (id kept)"
-    }
-    fn example(&self) -> &'static str {
-        r#"{"content":[{"type":"tool_use","id":"toolu_01","name":"get_weather","input":{"city":"Paris"}}]}"#
-    }
-    fn native(&self) -> bool {
-        true
-    }
-    fn bare_json(&self) -> BareJson {
-        BareJson {
-            objects: true,
-            arrays: true,
-        }
-    }
-    fn classify_json(&self, v: &mut Value, cx: &JsonCx<'_>) -> Option<Outcome> {
-        super::native::classify(v, cx.ctx, FormatId::ANTHROPIC, cx.span.clone())
-    }
-}
+
+pub(crate) static ANTHROPIC: Described = Described {
+    id: FormatId::ANTHROPIC,
+    description: "Anthropic content blocks of type tool_use (id kept)",
+    example: r#"{"content":[{"type":"tool_use","id":"toolu_01","name":"get_weather","input":{"city":"Paris"}}]}"#,
+    bare: Some(Bare {
+        objects: true,
+        arrays: true,
+        classify: super::native::classify_json,
+    }),
+    generic_because: Some("a provider's native response shape, read from JSON given whole"),
+    native: true,
+    ..Described::BASE
+};
+

@@ -169,10 +169,12 @@ impl Body {
     }
 }
 
-/// Bare JSON a family claims ([`Family::bare_json`], [`Family::classify_json`]).
+/// Bare JSON a family claims ([`Family::bare_json`]) and how it reads a decoded value as
+/// the family `FormatId` ([`Family::classify_json`]).
 pub(crate) struct Bare {
-    pub brackets: BareJson,
-    pub classify: fn(&mut Value, &JsonCx<'_>) -> Option<Outcome>,
+    pub objects: bool,
+    pub arrays: bool,
+    pub classify: fn(&mut Value, &JsonCx<'_>, FormatId) -> Option<Outcome>,
 }
 
 /// An opener the chat template writes at the end of its generation prompt
@@ -287,10 +289,13 @@ impl Family for Described {
     fn bare_json(&self) -> BareJson {
         self.bare
             .as_ref()
-            .map_or_else(BareJson::default, |b| b.brackets)
+            .map_or_else(BareJson::default, |b| BareJson {
+                objects: b.objects,
+                arrays: b.arrays,
+            })
     }
     fn classify_json(&self, v: &mut Value, cx: &JsonCx<'_>) -> Option<Outcome> {
-        (self.bare.as_ref()?.classify)(v, cx)
+        (self.bare.as_ref()?.classify)(v, cx, self.id)
     }
     fn model_names(&self) -> &'static [&'static str] {
         self.model_names

@@ -2,26 +2,19 @@
 //! matched. The rules and their matching live in [`crate::fallback`]; this module only
 //! registers the format.
 
+use super::described::{Described};
 use crate::FormatId;
-use crate::family::Family;
 
 impl FormatId {
     pub(crate) const FALLBACK: FormatId = FormatId::builtin("fallback");
 }
 
-pub(crate) struct Fallback;
 
-impl Family for Fallback {
-    fn generic_because(&self) -> Option<&'static str> {
-        Some("opt-in rules given by the user, not a model's markup")
-    }
-    fn id(&self) -> &'static str {
-        FormatId::FALLBACK.as_str()
-    }
-    fn description(&self) -> &'static str {
-        "opt-in per-tool rules (label_list, intent, completion) from --fallbacks; used only when nothing else matched"
-    }
-    fn example(&self) -> &'static str {
-        "I'll highlight the cup for you"
-    }
-}
+pub(crate) static FALLBACK: Described = Described {
+    id: FormatId::FALLBACK,
+    description: "opt-in per-tool rules (label_list, intent, completion) from --fallbacks; used only when nothing else matched",
+    example: "I'll highlight the cup for you",
+    generic_because: Some("opt-in rules given by the user, not a model's markup"),
+    ..Described::BASE
+};
+

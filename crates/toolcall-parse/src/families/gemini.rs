@@ -1,41 +1,27 @@
 //! `gemini`: Gemini `functionCall` parts or candidates, given as JSON whole ([`crate::parse_native`]) or
 //! found as a JSON object in text. The decoding lives in [`super::native`].
 
-use serde_json::Value;
+use super::described::{Bare, Described};
 
 use crate::FormatId;
-use crate::builder::Outcome;
-use crate::family::{BareJson, Family, JsonCx};
 
 impl FormatId {
     pub(crate) const GEMINI: FormatId = FormatId::builtin("gemini");
 }
 
-pub(crate) struct Gemini;
 
-impl Family for Gemini {
-    fn generic_because(&self) -> Option<&'static str> {
-        Some("a provider's native response shape, read from JSON given whole")
-    }
-    fn id(&self) -> &'static str {
-        FormatId::GEMINI.as_str()
-    }
-    fn description(&self) -> &'static str {
-        "Gemini functionCall parts or candidates"
-    }
-    fn example(&self) -> &'static str {
-        r#"{"parts":[{"functionCall":{"name":"get_weather","args":{"city":"Paris"}}}]}"#
-    }
-    fn native(&self) -> bool {
-        true
-    }
-    fn bare_json(&self) -> BareJson {
-        BareJson {
-            objects: true,
-            arrays: false,
-        }
-    }
-    fn classify_json(&self, v: &mut Value, cx: &JsonCx<'_>) -> Option<Outcome> {
-        super::native::classify(v, cx.ctx, FormatId::GEMINI, cx.span.clone())
-    }
-}
+
+pub(crate) static GEMINI: Described = Described {
+    id: FormatId::GEMINI,
+    description: "Gemini functionCall parts or candidates",
+    example: r#"{"parts":[{"functionCall":{"name":"get_weather","args":{"city":"Paris"}}}]}"#,
+    bare: Some(Bare {
+        objects: true,
+        arrays: false,
+        classify: super::native::classify_json,
+    }),
+    generic_because: Some("a provider's native response shape, read from JSON given whole"),
+    native: true,
+    ..Described::BASE
+};
+

@@ -4,6 +4,7 @@
 //! name must be registered. Objects using `parameters` are attributed to `llama` when that
 //! format comes first in the priority order.
 
+use super::described::{Bare, Described};
 use std::ops::Range;
 
 use serde_json::{Map, Value};
@@ -11,7 +12,7 @@ use serde_json::{Map, Value};
 use super::text_example::name_arguments;
 use crate::FormatId;
 use crate::builder::{Ctx, Draft, Outcome};
-use crate::family::{BareJson, Family, Instructions, JsonCx};
+use crate::family::{Instructions, JsonCx};
 use crate::shape::{Piece, Shape};
 
 /// The values of a call object's keys; `None` from [`CallKeys::of`] when it has any other
@@ -255,43 +256,34 @@ impl FormatId {
     pub(crate) const JSON: FormatId = FormatId::builtin("json");
 }
 
-pub(crate) struct Json;
 
 /// The call markup a decoder is held to (`toolcall-constrain` writes every dialect from it).
 static CONSTRAINT: Shape = Shape::whole_reply(&[Piece::NAME_ARGUMENTS]);
 
-impl Family for Json {
-    fn constraint_shape(&self) -> Option<&'static Shape> {
-        Some(&CONSTRAINT)
-    }
-    fn generic_because(&self) -> Option<&'static str> {
-        Some("bare JSON calls, written by many models and prompts")
-    }
-    fn id(&self) -> &'static str {
-        FormatId::JSON.as_str()
-    }
-    fn description(&self) -> &'static str {
-        "a bare JSON object or array of {name, arguments|parameters}"
-    }
-    fn example(&self) -> &'static str {
-        r#"{"name":"get_weather","arguments":{"city":"Paris"}}"#
-    }
-    fn bare_json(&self) -> BareJson {
-        BareJson {
-            objects: true,
-            arrays: true,
-        }
-    }
-    fn classify_json(&self, v: &mut Value, cx: &JsonCx<'_>) -> Option<Outcome> {
-        classify(v, cx.ctx, FormatId::JSON, false, cx.span.clone())
-    }
-    fn instructions(&self) -> Option<Instructions> {
-        Some(Instructions {
-            how: "To call a tool, reply with only a JSON object {\"name\": TOOL_NAME, \"arguments\": {...}}.",
-            several: "- Make one call per reply.\n",
-        })
-    }
-    fn example_call(&self, name: &str, args: &Map<String, Value>) -> Option<String> {
-        Some(name_arguments(name, args))
-    }
+fn classify_json(v: &mut Value, cx: &JsonCx<'_>, format: FormatId) -> Option<Outcome> {
+    classify(v, cx.ctx, format, false, cx.span.clone())
 }
+
+fn example_call(name: &str, args: &Map<String, Value>) -> String {
+    name_arguments(name, args)
+}
+
+pub(crate) static JSON: Described = Described {
+    id: FormatId::JSON,
+    description: "a bare JSON object or array of {name, arguments|parameters}",
+    example: r#"{"name":"get_weather","arguments":{"city":"Paris"}}"#,
+    bare: Some(Bare {
+        objects: true,
+        arrays: true,
+        classify: classify_json,
+    }),
+    generic_because: Some("bare JSON calls, written by many models and prompts"),
+    instructions: Some(Instructions {
+        how: "To call a tool, reply with only a JSON object {\"name\": TOOL_NAME, \"arguments\": {...}}.",
+        several: "- Make one call per reply.\n",
+    }),
+    example_call: Some(example_call),
+    constraint: Some(&CONSTRAINT),
+    ..Described::BASE
+};
+

@@ -74,19 +74,19 @@ registry! {
     // Hermes' markup with its own around it, read only when chosen.
     ernie45::Ernie45,
     // Native provider shapes, then the JSON shapes from the most to the least specific.
-    openai_chat::OpenaiChat,
-    responses::Responses,
-    gemini::Gemini,
-    anthropic::Anthropic,
-    tools_envelope::ToolsEnvelope,
-    action_response::ActionResponse,
-    json::Json,
-    xlam::Xlam,
+    openai_chat::OPENAI_CHAT,
+    responses::RESPONSES,
+    gemini::GEMINI,
+    anthropic::ANTHROPIC,
+    tools_envelope::TOOLS_ENVELOPE,
+    action_response::ACTION_RESPONSE,
+    json::JSON,
+    xlam::XLAM,
     // Text conventions, then the opt-in fallbacks.
     pythonic::Pythonic,
     key_value::KeyValue,
     call_syntax::CallSyntax,
-    fallback::Fallback,
+    fallback::FALLBACK,
 }
 
 /// Every registered family, in auto-mode priority order.

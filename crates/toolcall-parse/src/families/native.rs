@@ -19,6 +19,7 @@ use toolcall_wire::Dialect;
 
 use crate::FormatId;
 use crate::builder::{Ctx, Draft, Outcome};
+use crate::family::JsonCx;
 
 /// The wire dialect whose shape a native format reads.
 fn dialect_of(format: FormatId) -> Option<&'static dyn Dialect> {
@@ -29,6 +30,11 @@ fn dialect_of(format: FormatId) -> Option<&'static dyn Dialect> {
         FormatId::ANTHROPIC => Some(&toolcall_wire::anthropic::Messages),
         _ => None,
     }
+}
+
+/// A bare JSON value in text read as the native `format` ([`super::described::Bare`]).
+pub(crate) fn classify_json(v: &mut Value, cx: &JsonCx<'_>, format: FormatId) -> Option<Outcome> {
+    classify(v, cx.ctx, format, cx.span.clone())
 }
 
 /// Reads `v` as the given native format; `None` when it is not that shape.

@@ -4,6 +4,7 @@
 //! An object with other top-level keys, or entries carrying `type`/`description`/`function`
 //! (a tools *definition* list), is not an envelope (R-4).
 
+use super::described::{Bare, Described};
 use std::ops::Range;
 
 use serde_json::{Map, Value, json};
@@ -11,7 +12,7 @@ use serde_json::{Map, Value, json};
 use super::keys_within;
 use crate::FormatId;
 use crate::builder::{Ctx, Draft, Outcome};
-use crate::family::{BareJson, Family, Instructions, JsonCx};
+use crate::family::{Instructions, JsonCx};
 
 /// On a match the arguments are moved out of `v`; on `None`, `v` is untouched.
 pub(crate) fn classify(v: &mut Value, ctx: &Ctx, span: Range<usize>) -> Option<Outcome> {
@@ -65,40 +66,33 @@ impl FormatId {
     pub(crate) const TOOLS_ENVELOPE: FormatId = FormatId::builtin("tools_envelope");
 }
 
-pub(crate) struct ToolsEnvelope;
 
-impl Family for ToolsEnvelope {
-    fn generic_because(&self) -> Option<&'static str> {
-        Some("a JSON envelope many agent prompts ask for, not one model's markup")
-    }
-    fn id(&self) -> &'static str {
-        FormatId::TOOLS_ENVELOPE.as_str()
-    }
-    fn description(&self) -> &'static str {
-        "{\"tools\":[...]} envelope in a ```json fence or raw in prose; every entry in order"
-    }
-    fn example(&self) -> &'static str {
-        r#"{"tools":[{"name":"computer_use","arguments":{"action":"screenshot"}}]}"#
-    }
-    fn bare_json(&self) -> BareJson {
-        BareJson {
-            objects: true,
-            arrays: false,
-        }
-    }
-    fn classify_json(&self, v: &mut Value, cx: &JsonCx<'_>) -> Option<Outcome> {
-        classify(v, cx.ctx, cx.span.clone())
-    }
-    fn instructions(&self) -> Option<Instructions> {
-        Some(Instructions {
-            how: "To call tools, include one fenced ```json block holding an object with a \"tools\" array; each entry has the tool's \"name\" and an \"arguments\" object.",
-            several: "- To make several calls, put several entries in the \"tools\" array; they run in that order.\n",
-        })
-    }
-    fn example_call(&self, name: &str, args: &Map<String, Value>) -> Option<String> {
-        Some(format!(
-            "```json\n{}\n```",
-            json!({"tools": [{"name": name, "arguments": args}]})
-        ))
-    }
+fn classify_json(v: &mut Value, cx: &JsonCx<'_>, _format: FormatId) -> Option<Outcome> {
+    classify(v, cx.ctx, cx.span.clone())
 }
+
+fn example_call(name: &str, args: &Map<String, Value>) -> String {
+    format!(
+        "```json\n{}\n```",
+        json!({"tools": [{"name": name, "arguments": args}]})
+    )
+}
+
+pub(crate) static TOOLS_ENVELOPE: Described = Described {
+    id: FormatId::TOOLS_ENVELOPE,
+    description: "{\"tools\":[...]} envelope in a ```json fence or raw in prose; every entry in order",
+    example: r#"{"tools":[{"name":"computer_use","arguments":{"action":"screenshot"}}]}"#,
+    bare: Some(Bare {
+        objects: true,
+        arrays: false,
+        classify: classify_json,
+    }),
+    generic_because: Some("a JSON envelope many agent prompts ask for, not one model's markup"),
+    instructions: Some(Instructions {
+        how: "To call tools, include one fenced ```json block holding an object with a \"tools\" array; each entry has the tool's \"name\" and an \"arguments\" object.",
+        several: "- To make several calls, put several entries in the \"tools\" array; they run in that order.\n",
+    }),
+    example_call: Some(example_call),
+    ..Described::BASE
+};
+
