@@ -1521,8 +1521,13 @@ impl Engine {
                 Some(i) if found.is_err() || found.is_ok_and(|(f, _)| i < f) => found = Ok((i, 0)),
                 Some(_) => {}
                 None => {
+                    // Only bytes that may start the opener are held back.
                     if let Err(hold) = &mut found {
-                        *hold = (*hold).min(hay.len().saturating_sub(e.len().saturating_sub(1)));
+                        let partial = (1..e.len().min(hay.len() + 1))
+                            .rev()
+                            .find(|&k| hay.ends_with(e.get(..k).unwrap_or(&[])))
+                            .unwrap_or(0);
+                        *hold = (*hold).min(hay.len() - partial);
                     }
                 }
             }
