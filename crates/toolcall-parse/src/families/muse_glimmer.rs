@@ -13,7 +13,8 @@
 //! Sources: vLLM's `muse_glimmer_tool_parser.py` and `muse_glimmer_utils.py` (the message
 //! framing, the recipients, the ATEM body, the value decoding and the doubled-name rule).
 //! ATEM markup is a call in a tool's message (read with its header) or opening the reply;
-//! quoted inside the `to=user` reply it is text, as vLLM's reader has it.
+//! in auto mode, quoted after text inside the `to=user` reply it is text, as vLLM's reader
+//! has it (when the family is chosen, a bare block is a call anywhere).
 //!
 //! No constraint shape (`toolcall constrain` answers `Unsupported`): a call, the reasoning
 //! and the reply are all messages opened by the same `<|start|>assistant to=`, told apart
@@ -239,13 +240,15 @@ impl RegionReader for HeaderReader {
     }
 }
 
-/// An ATEM block not behind a tool's message header: a call only when it opens the reply
-/// (a server that removed the header); after visible text it is markup quoted in the reply.
+/// An ATEM block not behind a tool's message header. In auto mode a call only when it
+/// opens the reply (a server that removed the header): after visible text it is markup
+/// quoted in the reply. When the family is chosen it is a call anywhere, as the text-mode
+/// instructions teach a model to write it bare.
 struct BareBlock(BlockReader);
 
 impl RegionReader for BareBlock {
     fn advance(&mut self, region: &str, is_final: bool, cx: &mut ReadCx<'_>) -> Advance {
-        if !cx.at_start {
+        if !cx.at_start && !cx.ctx.explicit {
             return Advance::NotMine;
         }
         self.0.advance(region, is_final, cx)
