@@ -58,6 +58,7 @@ registry! {
     dots::DOTS,
     step3::STEP3,
     cohere::COHERE,
+    command_r_plus::COMMAND_R_PLUS,
     apertus::APERTUS,
     granite::GRANITE,
     granite_20b_fc::GRANITE_20B_FC,
