@@ -576,6 +576,13 @@ impl ReadCx<'_> {
             self.live.push(LiveEvent::Arguments(fragment.to_owned()));
         }
     }
+
+    /// [`ReadCx::arguments`] with a fragment the reader wrote for it (no copy).
+    pub fn arguments_owned(&mut self, fragment: String) {
+        if self.streaming && !fragment.is_empty() {
+            self.live.push(LiveEvent::Arguments(fragment));
+        }
+    }
 }
 
 /// Reads one region of a family's markup, incrementally (see the module doc).
@@ -584,25 +591,61 @@ pub(crate) trait RegionReader: Send + Sync {
 }
 
 /// Resumable search for a closing tag: `find(region)` looks only at bytes it has not
-/// looked at before (less the tag's length - 1, which may hold a split tag).
+/// looked at before, but for a tag's first bytes at the end (a tag split across pushes).
 #[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct ScanFrom(pub usize);
 
 impl ScanFrom {
     pub fn find(&mut self, region: &str, needle: &str) -> Option<usize> {
-        let from = self.0.min(region.len());
+        let hay = region.as_bytes();
+        let n = needle.as_bytes();
+        let first = *n.first()?;
+        let from = self.0.min(hay.len());
+        let rest = hay.get(from..).unwrap_or(&[]);
+        if rest.len() <= SHORT_SEARCH {
+            // A push's few bytes after a possible partial tag (most searches while a block
+            // streams): one plain loop, cheaper than setting up the vector searches.
+            for (j, &b) in rest.iter().enumerate() {
+                if b != first {
+                    continue;
+                }
+                let tail = &rest[j..];
+                if tail.starts_with(n) {
+                    return Some(from + j);
+                }
+                if n.starts_with(tail) {
+                    // A tag split across pushes: looked at again from here.
+                    self.0 = from + j;
+                    return None;
+                }
+            }
+            self.0 = hay.len();
+            return None;
+        }
         match find_from(region, needle, from) {
             Some(i) => Some(i),
             None => {
-                self.0 = region
+                // Only a tag split across pushes can still start before the end: the next
+                // search starts at the first byte whose rest is a prefix of `needle` (no
+                // such byte: at the end), so the bytes of the tail that cannot start it
+                // (other tags' `<` in markup) are not looked at again.
+                let tail_from = hay
                     .len()
-                    .saturating_sub(needle.len().saturating_sub(1))
+                    .saturating_sub(n.len().saturating_sub(1))
                     .max(from);
+                let tail = hay.get(tail_from..).unwrap_or(&[]);
+                let partial = memchr::memchr_iter(first, tail)
+                    .find(|&j| n.starts_with(&tail[j..]))
+                    .unwrap_or(tail.len());
+                self.0 = tail_from + partial;
                 None
             }
         }
     }
 }
+
+/// Bytes left to search below which [`ScanFrom::find`] loops plainly.
+const SHORT_SEARCH: usize = 48;
 
 /// Forwards the raw text of a JSON arguments object as it streams: `forward` sends what
 /// arrived since the last call, up to the object's own end (never past it).
@@ -676,9 +719,16 @@ impl RawArgs {
 /// it (`Value::String(s).to_string()`), without the owned copy and the formatter: runs of
 /// bytes that need no escape are found eight at a time and copied whole.
 pub(crate) fn push_json_str(out: &mut String, s: &str) {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
     out.reserve(s.len() + 2);
     out.push('"');
+    push_json_escaped(out, s);
+    out.push('"');
+}
+
+/// [`push_json_str`] without the quotes: `s` escaped as inside a JSON string (escaping is
+/// per character, so pieces escaped one by one concatenate to the escaped whole).
+pub(crate) fn push_json_escaped(out: &mut String, s: &str) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
     let bytes = s.as_bytes();
     let mut start = 0;
     while let Some(i) = next_json_escape(bytes, start) {
@@ -702,7 +752,6 @@ pub(crate) fn push_json_str(out: &mut String, s: &str) {
         start = i + 1;
     }
     out.push_str(s.get(start..).unwrap_or(""));
-    out.push('"');
 }
 
 /// The first byte at or after `from` that a JSON string escapes (`"`, `\`, a control
@@ -1140,5 +1189,25 @@ mod tests {
         let mut s = ScanFrom(0);
         assert_eq!(s.find("abc</to", "</tool>"), None);
         assert_eq!(s.find("abc</tool>", "</tool>"), Some(3));
+    }
+
+    // A search resumed push after push (other tags' `<` in the tail skipped) finds the
+    // first tag where one search of the whole text does, at every split.
+    #[test]
+    fn scan_from_in_pushes_finds_what_one_search_finds() {
+        let text = "<a><b></to</t<</tool <</tool></tool>";
+        for tag in ["</tool>", "<", "</to", "x"] {
+            let whole = find_from(text, tag, 0);
+            for n in 1..=8 {
+                let mut s = ScanFrom(0);
+                let mut found = None;
+                let mut end = 0;
+                while found.is_none() && end < text.len() {
+                    end = (end + n).min(text.len());
+                    found = s.find(&text[..end], tag);
+                }
+                assert_eq!(found, whole, "{tag:?} in pushes of {n}");
+            }
+        }
     }
 }

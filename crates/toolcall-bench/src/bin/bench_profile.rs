@@ -3,8 +3,9 @@
 //! Modes: `one` (one-shot), `stream<N>` (N-byte pushes, `push`), `into<N>` (N-byte pushes,
 //! `push_into` with one reused event buffer), `reparse<N>`, and `serde` (`serde_json` into a
 //! `Value` on the case's bare JSON, the `tools_envelope` floor); built with `--features peers`
-//! also `peer` (`tool-parser`'s one-shot on the same text), so instruction counts of both
-//! parsers come from one binary.
+//! also `peer` (`tool-parser`'s one-shot on the same text) and `peerstream<N>` (its
+//! `parse_incremental` in N-byte pushes, as `bench_table`'s peers table drives it), so
+//! instruction counts of both parsers come from one binary.
 //! A case `flood:UNIT` is UNIT repeated to `TOOLCALL_BENCH_FLOOD_BYTES` (default 2 MB) in
 //! auto mode with the corpus registry, as `bench_table floods` builds it:
 //! `valgrind --tool=callgrind target/profiling/bench_profile "flood:get_weather(" one 1`;
@@ -26,7 +27,9 @@ fn main() {
         return;
     }
     let (Some(name), Some(mode)) = (first, args.next()) else {
-        eprintln!("usage: bench_profile <case name> <one|streamN|intoN|reparseN> [iterations]");
+        eprintln!(
+            "usage: bench_profile <case name> <one|streamN|intoN|reparseN|serde|peer|peerstreamN> [iterations]"
+        );
         std::process::exit(2);
     };
     let iters: usize = args.next().and_then(|n| n.parse().ok()).unwrap_or(100);
@@ -99,6 +102,8 @@ fn main() {
         }
     } else if mode == "peer" {
         calls = peer_one_shot(&case, iters);
+    } else if let Some(n) = size(&mode, "peerstream") {
+        calls = peer_stream(&case, n, iters);
     } else {
         for _ in 0..iters {
             calls = black_box(ours::one_shot(&case.text, &opts));
@@ -118,6 +123,27 @@ fn peer_one_shot(case: &corpus::Case, iters: usize) -> usize {
         calls = black_box(toolcall_bench::peers::one_shot(parser.as_ref(), &case.text));
     }
     calls
+}
+
+#[cfg(feature = "peers")]
+fn peer_stream(case: &corpus::Case, n: usize, iters: usize) -> usize {
+    let Some(name) = case.peer() else {
+        eprintln!("{}: tool-parser does not read this case", case.name);
+        std::process::exit(2);
+    };
+    let pushes = corpus::chunks(&case.text, n);
+    let tools = toolcall_bench::peers::tools();
+    let mut calls = 0;
+    for _ in 0..iters {
+        calls = black_box(toolcall_bench::peers::stream(name, &pushes, &tools));
+    }
+    calls
+}
+
+#[cfg(not(feature = "peers"))]
+fn peer_stream(_case: &corpus::Case, _n: usize, _iters: usize) -> usize {
+    eprintln!("mode peerstream needs --features peers");
+    std::process::exit(2);
 }
 
 #[cfg(not(feature = "peers"))]

@@ -2,6 +2,8 @@
 //! object with bare keys, strings between `<|"|>` markers, and numbers, booleans, lists and
 //! nested objects as literals. The object is rewritten as JSON in one pass, then decoded.
 
+use std::fmt::Write as _;
+
 use serde_json::Value;
 
 use serde_json::Map;
@@ -339,6 +341,8 @@ pub(crate) struct LiveObject {
     /// Start of the current top-level entry.
     entry: usize,
     sent: String,
+    /// Reused for each entry wrapped as an object.
+    scratch: String,
     keys: std::collections::HashSet<String>,
     calls: usize,
     max_depth: usize,
@@ -379,6 +383,7 @@ impl LiveObject {
             lex: Lex::Plain,
             entry: 0,
             sent: String::new(),
+            scratch: String::new(),
             keys: std::collections::HashSet::new(),
             calls: 0,
             max_depth,
@@ -394,9 +399,9 @@ impl LiveObject {
         self
     }
 
-    fn send(&mut self, fragment: &str, cx: &mut ReadCx<'_>) {
-        self.sent.push_str(fragment);
-        cx.arguments(fragment);
+    fn send(&mut self, fragment: String, cx: &mut ReadCx<'_>) {
+        self.sent.push_str(&fragment);
+        cx.arguments_owned(fragment);
     }
 
     /// One top-level entry `key:value` is complete: sends its JSON.
@@ -404,7 +409,15 @@ impl LiveObject {
         if entry.trim().is_empty() {
             return true;
         }
-        let Ok(json) = to_json(&format!("{{{entry}}}"), self.quote) else {
+        // The entry as an object of its own, in a buffer kept between entries.
+        let mut wrapped = std::mem::take(&mut self.scratch);
+        wrapped.clear();
+        wrapped.push('{');
+        wrapped.push_str(entry);
+        wrapped.push('}');
+        let json = to_json(&wrapped, self.quote);
+        self.scratch = wrapped;
+        let Ok(json) = json else {
             return false;
         };
         let Ok((mut args, _)) = parse_lenient(&json) else {
@@ -422,12 +435,18 @@ impl LiveObject {
         if m.is_empty() || m.keys().any(|k| self.keys.contains(k)) {
             return false;
         }
+        // Each fragment is written in place (the key escaped as `serde_json` writes it, the
+        // value by its compact `Display`), the converted text's buffer serving the first.
+        let mut spare = Some(json);
         for (k, v) in m {
-            let mut fragment = String::from(if self.sent.is_empty() { "{" } else { "," });
-            fragment.push_str(&Value::String(k.clone()).to_string());
+            let mut fragment = spare.take().unwrap_or_default();
+            fragment.clear();
+            fragment.push(if self.sent.is_empty() { '{' } else { ',' });
+            push_json_str(&mut fragment, &k);
             fragment.push(':');
-            fragment.push_str(&v.to_string());
-            self.send(&fragment, cx);
+            // Writing to a `String` cannot fail.
+            let _ = write!(fragment, "{v}");
+            self.send(fragment, cx);
             self.keys.insert(k);
         }
         true
@@ -491,7 +510,7 @@ impl LiveObject {
                                     return;
                                 }
                                 let close = if self.sent.is_empty() { "{}" } else { "}" };
-                                self.send(close, cx);
+                                self.send(close.to_owned(), cx);
                                 self.stopped = true;
                             }
                         }

@@ -12,7 +12,8 @@ use toolcall_core::{Diagnostic, Repair};
 use crate::FormatId;
 use crate::builder::{Draft, Outcome};
 use crate::family::{
-    Advance, ReadCx, RegionReader, ScanFrom, closing_marker_repair, json_calls, parse_lenient,
+    Advance, ReadCx, RegionReader, ScanFrom, closing_marker_repair, find_from, json_calls,
+    parse_lenient,
 };
 use crate::scanner::{Scan, Scanner, split_top_level};
 
@@ -787,8 +788,9 @@ pub(crate) fn invokes(
                     ));
                 }
                 Cdata::No => {
-                    let end = value_and_rest
-                        .find(tags.param_end)
+                    // The memchr-based search (a `str::find` builds a two-way searcher per
+                    // parameter; streaming reads each completed parameter this way).
+                    let end = find_from(value_and_rest, tags.param_end, 0)
                         .ok_or_else(|| format!("parameter {key:?} of {name:?} is not closed"))?;
                     let raw = if tags.verbatim {
                         &value_and_rest[..end]

@@ -12,6 +12,7 @@
 //! (`args_object::LiveJson`, Gemma 4's own).
 
 use std::collections::HashSet;
+use std::fmt::Write as _;
 use std::ops::Range;
 
 use serde_json::{Map, Value};
@@ -21,7 +22,7 @@ use crate::FormatId;
 use crate::builder::Draft;
 use crate::family::{
     Advance, Outcome, ReadCx, RegionReader, ScanFrom, Untyped, closing_marker_repair,
-    convert_text_value, find_from, text_param, untyped_is_text,
+    convert_text_value, find_from, push_json_escaped, push_json_str, text_param, untyped_is_text,
 };
 
 use super::args_object::{JsonCallTags, LiveJson, LiveList};
@@ -324,10 +325,11 @@ struct TextValue {
 impl TextValue {
     /// Sends `{"key":"` (`,"key":"` after other arguments).
     fn open(&mut self, sent: &mut String, keys: &mut HashSet<String>, cx: &mut ReadCx<'_>) {
-        let mut fragment = String::from(if sent.is_empty() { "{" } else { "," });
-        fragment.push_str(&Value::String(self.key.clone()).to_string());
+        let mut fragment = String::with_capacity(self.key.len() + 8);
+        fragment.push(if sent.is_empty() { '{' } else { ',' });
+        push_json_str(&mut fragment, &self.key);
         fragment.push_str(":\"");
-        send(sent, &fragment, cx);
+        send_owned(sent, fragment, cx);
         keys.insert(self.key.clone());
         self.opened = true;
     }
@@ -418,9 +420,9 @@ impl TextValue {
         }
         if upto > self.emitted {
             let piece = region.get(self.emitted..upto).unwrap_or("");
-            let quoted = escaped(piece);
-            let body = quoted.get(1..quoted.len().saturating_sub(1)).unwrap_or("");
-            send(sent, body, cx);
+            let mut body = String::with_capacity(piece.len() + 8);
+            push_json_escaped(&mut body, piece);
+            send_owned(sent, body, cx);
             self.emitted = upto;
         }
         true
@@ -433,16 +435,15 @@ impl TextValue {
     }
 }
 
-/// `piece` escaped as inside a JSON string (escaping is per character, so pieces
-/// concatenate to the escaped whole).
-/// `piece` as a JSON string, quotes included.
-fn escaped(piece: &str) -> String {
-    serde_json::to_string(piece).unwrap_or_default()
-}
-
 fn send(sent: &mut String, fragment: &str, cx: &mut ReadCx<'_>) {
     sent.push_str(fragment);
     cx.arguments(fragment);
+}
+
+/// [`send`] with a fragment written for it (no copy).
+fn send_owned(sent: &mut String, fragment: String, cx: &mut ReadCx<'_>) {
+    sent.push_str(&fragment);
+    cx.arguments_owned(fragment);
 }
 
 /// The streaming side of a [`BlockReader`]: announces each call when its head is complete
@@ -657,8 +658,10 @@ impl LiveArgs {
                                 return;
                             };
                             // The rest of the string, its closing quote included.
-                            let quoted = escaped(rest);
-                            send(&mut self.sent, quoted.get(1..).unwrap_or("\""), cx);
+                            let mut tail = String::with_capacity(rest.len() + 8);
+                            push_json_escaped(&mut tail, rest);
+                            tail.push('"');
+                            send_owned(&mut self.sent, tail, cx);
                             // The call's end is searched again after this value.
                             *call_end = ScanFrom(seg_end);
                             *call_end_at = None;
@@ -670,12 +673,13 @@ impl LiveArgs {
                                 return;
                             }
                             for (k, v) in args {
-                                let mut fragment =
-                                    String::from(if self.sent.is_empty() { "{" } else { "," });
-                                fragment.push_str(&Value::String(k.clone()).to_string());
+                                let mut fragment = String::with_capacity(k.len() + 16);
+                                fragment.push(if self.sent.is_empty() { '{' } else { ',' });
+                                push_json_str(&mut fragment, &k);
                                 fragment.push(':');
-                                fragment.push_str(&v.to_string());
-                                send(&mut self.sent, &fragment, cx);
+                                // Writing to a `String` cannot fail.
+                                let _ = write!(fragment, "{v}");
+                                send_owned(&mut self.sent, fragment, cx);
                                 self.keys.insert(k);
                             }
                         }
