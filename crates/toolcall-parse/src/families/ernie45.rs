@@ -12,20 +12,19 @@
 //! ERNIE-4.5-21B-A3B-Thinking's chat template (history answers written
 //! `<response>\n…\n</response>`, the generation prompt ending `<think>\n`).
 
+use super::described::{Body, Described};
 use serde_json::{Map, Value};
 
 use super::hermes::{self, tool_call_reader};
 use super::text_example::name_arguments;
 use crate::FormatId;
 use crate::builder::Ctx;
-use crate::family::{Family, Instructions, RegionReader, WhenChosen};
-use crate::shape::Shape;
+use crate::family::{RegionReader, WhenChosen};
 
 impl FormatId {
     pub(crate) const ERNIE45: FormatId = FormatId::builtin("ernie45");
 }
 
-pub(crate) struct Ernie45;
 
 static WHEN_CHOSEN: WhenChosen = WhenChosen {
     reasoning: &[],
@@ -33,46 +32,38 @@ static WHEN_CHOSEN: WhenChosen = WhenChosen {
     opens_think: true,
 };
 
-impl Family for Ernie45 {
-    fn id(&self) -> &'static str {
-        FormatId::ERNIE45.as_str()
-    }
-    fn description(&self) -> &'static str {
-        "<tool_call>{json}</tool_call> (ERNIE 4.5); when chosen, its <response> wrapper is removed and a reply may start inside the <think> its template opened"
-    }
-    fn example(&self) -> &'static str {
-        r#"<tool_call>{"name":"get_weather","arguments":{"city":"Paris"}}</tool_call>"#
-    }
-    fn openers(&self) -> &'static [&'static str] {
-        &[hermes::OPEN]
-    }
-    fn declines(&self, _opener: usize, region: &str, is_final: bool) -> bool {
-        hermes::tool_call_declines(region, is_final)
-    }
-    fn reader(&self, _opener: usize, ctx: &Ctx) -> Option<Box<dyn RegionReader>> {
-        Some(tool_call_reader(FormatId::ERNIE45, ctx))
-    }
-    fn model_names(&self) -> &'static [&'static str] {
-        &["ernie-4.5*", "ernie4.5*"]
-    }
-    fn template_markers(&self) -> &'static [&'static str] {
-        &["<tool_call>", "</tool_call>", "<response>"]
-    }
-    /// Hermes' `<tool_call>{json}</tool_call>`: the `<response>` wrapper around the answer is
-    /// prose to the constraint.
-    fn constraint_shape(&self) -> Option<&'static Shape> {
-        Some(&hermes::CONSTRAINT)
-    }
-    fn when_chosen(&self) -> &'static WhenChosen {
-        &WHEN_CHOSEN
-    }
-    fn instructions(&self) -> Option<Instructions> {
-        hermes::Hermes.instructions()
-    }
-    fn example_call(&self, name: &str, args: &Map<String, Value>) -> Option<String> {
-        Some(format!("<tool_call>{}</tool_call>", name_arguments(name, args)))
-    }
+fn declines(_opener: usize, region: &str, is_final: bool) -> bool {
+    hermes::tool_call_declines(region, is_final)
 }
+
+fn reader(_opener: usize, ctx: &Ctx) -> Option<Box<dyn RegionReader>> {
+    Some(tool_call_reader(FormatId::ERNIE45, ctx))
+}
+
+fn example_call(name: &str, args: &Map<String, Value>) -> String {
+    format!("<tool_call>{}</tool_call>", name_arguments(name, args))
+}
+
+pub(crate) static ERNIE45: Described = Described {
+    id: FormatId::ERNIE45,
+    description: "<tool_call>{json}</tool_call> (ERNIE 4.5); when chosen, its <response> wrapper is removed and a reply may start inside the <think> its template opened",
+    example: r#"<tool_call>{"name":"get_weather","arguments":{"city":"Paris"}}</tool_call>"#,
+    body: Body::Own {
+        openers: &[hermes::OPEN],
+        reader,
+        declines,
+    },
+    model_names: &["ernie-4.5*", "ernie4.5*"],
+    template_markers: &["<tool_call>", "</tool_call>", "<response>"],
+    when_chosen: &WHEN_CHOSEN,
+    instructions: hermes::HERMES.instructions,
+    example_call: Some(example_call),
+    // Hermes' `<tool_call>{json}</tool_call>`: the `<response>` wrapper around the answer is
+    // prose to the constraint.
+    constraint: Some(&hermes::CONSTRAINT),
+    ..Described::BASE
+};
+
 
 #[cfg(test)]
 mod tests {

@@ -7,11 +7,12 @@
 //! Python REPL prompt, a quoted marker) stays text. Explicit markup: any name (flagged when
 //! unregistered).
 
+use super::described::{Body, Described, Implied};
 use serde_json::{Map, Value, json};
 
 use crate::FormatId;
 use crate::builder::Ctx;
-use crate::family::{Advance, Family, Instructions, Outcome, ReadCx, RegionReader};
+use crate::family::{Advance, Instructions, Outcome, ReadCx, RegionReader};
 
 use super::args_object::{ArgsObject, named_call};
 
@@ -29,61 +30,56 @@ const ALL: &str = "all";
 const MAX_NAME: usize = 256;
 const MAX_GAP: usize = 256;
 
-pub(crate) struct FunctionaryV32;
 
-impl Family for FunctionaryV32 {
-    fn model_names(&self) -> &'static [&'static str] {
-        &["functionary-*v3.2*"]
-    }
-    fn template_markers(&self) -> &'static [&'static str] {
-        &[">>>all"]
-    }
-    fn id(&self) -> &'static str {
-        FormatId::FUNCTIONARY_V3_2.as_str()
-    }
-    fn description(&self) -> &'static str {
-        ">>>NAME\\n{json} calls, >>>all\\n reply text (Functionary v3.2)"
-    }
-    fn example(&self) -> &'static str {
-        ">>>all\\nLet me check.>>>get_weather\\n{\"city\": \"Paris\"}"
-    }
-    fn openers(&self) -> &'static [&'static str] {
-        &[OPEN]
-    }
-    fn strip(&self) -> &'static [&'static str] {
-        &END_TOKENS
-    }
-    fn declines(&self, _opener: usize, region: &str, is_final: bool) -> bool {
-        matches!(head(region, is_final), Head::NotMine)
-    }
-    fn reader(&self, _opener: usize, ctx: &Ctx) -> Option<Box<dyn RegionReader>> {
-        Some(Box::new(Reader {
-            state: State::Head,
-            max_depth: ctx.limits.max_depth,
-        }))
-    }
-    /// The v3.2 chat template's generation prompt ends with `>>>`: the reply starts with
-    /// the recipient (`all\n…` or `NAME\n{json}`).
-    fn implied_opener(&self) -> Option<&'static str> {
-        Some(OPEN)
-    }
-    fn continues_implied(&self, start: &str, is_final: bool) -> Option<bool> {
-        match head(&format!("{OPEN}{start}"), is_final) {
-            Head::NeedMore => None,
-            Head::NotMine => Some(false),
-            Head::Text(_) | Head::Call(..) => Some(true),
-        }
-    }
-    fn instructions(&self) -> Option<Instructions> {
-        Some(Instructions {
-            how: "To call a tool, write >>>TOOL_NAME on a line of its own, then the arguments as one JSON object on the next line. Write reply text after >>>all on a line of its own.",
-            several: "- To make several calls, write several >>>TOOL_NAME parts one after the other; they run in that order.\n",
-        })
-    }
-    fn example_call(&self, name: &str, args: &Map<String, Value>) -> Option<String> {
-        Some(format!("{OPEN}{name}\n{}", json!(args)))
+fn declines(_opener: usize, region: &str, is_final: bool) -> bool {
+    matches!(head(region, is_final), Head::NotMine)
+}
+
+fn reader(_opener: usize, ctx: &Ctx) -> Option<Box<dyn RegionReader>> {
+    Some(Box::new(Reader {
+        state: State::Head,
+        max_depth: ctx.limits.max_depth,
+    }))
+}
+
+fn continues_implied(start: &str, is_final: bool) -> Option<bool> {
+    match head(&format!("{OPEN}{start}"), is_final) {
+        Head::NeedMore => None,
+        Head::NotMine => Some(false),
+        Head::Text(_) | Head::Call(..) => Some(true),
     }
 }
+
+fn example_call(name: &str, args: &Map<String, Value>) -> String {
+    format!("{OPEN}{name}\n{}", json!(args))
+}
+
+pub(crate) static FUNCTIONARY_V3_2: Described = Described {
+    id: FormatId::FUNCTIONARY_V3_2,
+    description: ">>>NAME\\n{json} calls, >>>all\\n reply text (Functionary v3.2)",
+    example: ">>>all\\nLet me check.>>>get_weather\\n{\"city\": \"Paris\"}",
+    body: Body::Own {
+        openers: &[OPEN],
+        reader,
+        declines,
+    },
+    model_names: &["functionary-*v3.2*"],
+    template_markers: &[">>>all"],
+    strip: &END_TOKENS,
+    // The v3.2 chat template's generation prompt ends with `>>>`: the reply starts with
+    // the recipient (`all\n…` or `NAME\n{json}`).
+    implied: Some(Implied {
+        opener: OPEN,
+        continues: continues_implied,
+    }),
+    instructions: Some(Instructions {
+        how: "To call a tool, write >>>TOOL_NAME on a line of its own, then the arguments as one JSON object on the next line. Write reply text after >>>all on a line of its own.",
+        several: "- To make several calls, write several >>>TOOL_NAME parts one after the other; they run in that order.\n",
+    }),
+    example_call: Some(example_call),
+    ..Described::BASE
+};
+
 
 enum State {
     Head,

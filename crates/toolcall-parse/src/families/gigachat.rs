@@ -11,6 +11,7 @@
 //! chat template's `<|function_call|>` opener. GigaChat 3.5 writes another markup (GCML),
 //! read by `gigachat35`.
 
+use super::described::{Body, Described, never};
 use serde_json::{Map, Value};
 
 use super::marked::OpenJsonReader;
@@ -18,7 +19,7 @@ use super::tags::starts;
 use super::text_example::name_arguments;
 use crate::FormatId;
 use crate::builder::{Ctx, Outcome};
-use crate::family::{Advance, Family, Instructions, ReadCx, RegionReader, WhenChosen};
+use crate::family::{Advance, Instructions, ReadCx, RegionReader, WhenChosen};
 use crate::shape::{Piece, Shape};
 
 impl FormatId {
@@ -35,7 +36,6 @@ const FUNCTION_CALL: &str = "<|function_call|>";
 /// newlines).
 const MAX_BLANKS: usize = 64;
 
-pub(crate) struct GigaChat;
 
 static WHEN_CHOSEN: WhenChosen = WhenChosen {
     strip: &["</s>"],
@@ -52,55 +52,46 @@ static CONSTRAINT: Shape = Shape::prose(&[
     Piece::NAME_ARGUMENTS,
 ]);
 
-impl Family for GigaChat {
-    fn constraint_shape(&self) -> Option<&'static Shape> {
-        Some(&CONSTRAINT)
-    }
-    fn id(&self) -> &'static str {
-        FormatId::GIGACHAT.as_str()
-    }
-    fn description(&self) -> &'static str {
-        "<|message_sep|>\\n\\nfunction call<|role_sep|>\\n{\"name\", \"arguments\"} (GigaChat 3), <|function_call|>{…} (GigaChat 3.1); ends with the JSON"
-    }
-    fn example(&self) -> &'static str {
-        r#"<|message_sep|>\n\nfunction call<|role_sep|>\n{"name": "get_weather", "arguments": {"city": "Paris"}}"#
-    }
-    fn openers(&self) -> &'static [&'static str] {
-        &[MESSAGE_SEP, FUNCTION_CALL]
-    }
-    fn reader(&self, opener: usize, ctx: &Ctx) -> Option<Box<dyn RegionReader>> {
-        let max_depth = ctx.limits.max_depth;
-        Some(match opener {
-            0 => Box::new(TurnReader {
-                call: None,
-                max_depth,
-            }),
-            _ => Box::new(OpenJsonReader::new(
-                FormatId::GIGACHAT,
-                FUNCTION_CALL.len(),
-                max_depth,
-            )),
-        })
-    }
-    fn model_names(&self) -> &'static [&'static str] {
-        &["gigachat3-*", "gigachat3.1*", "gigachat-3-*", "gigachat-3.1*"]
-    }
-    fn template_markers(&self) -> &'static [&'static str] {
-        &["<|message_sep|>", "<|role_sep|>", "function call"]
-    }
-    fn when_chosen(&self) -> &'static WhenChosen {
-        &WHEN_CHOSEN
-    }
-    fn instructions(&self) -> Option<Instructions> {
-        Some(Instructions {
-            how: r#"To call a tool, write <|function_call|> followed by one JSON object {"name": TOOL_NAME, "arguments": {...}}; nothing closes it."#,
-            several: "- To make several calls, write several <|function_call|> objects, one after the other; they run in that order.\n",
-        })
-    }
-    fn example_call(&self, name: &str, args: &Map<String, Value>) -> Option<String> {
-        Some(format!("{FUNCTION_CALL}{}", name_arguments(name, args)))
-    }
+fn reader(opener: usize, ctx: &Ctx) -> Option<Box<dyn RegionReader>> {
+    let max_depth = ctx.limits.max_depth;
+    Some(match opener {
+        0 => Box::new(TurnReader {
+            call: None,
+            max_depth,
+        }),
+        _ => Box::new(OpenJsonReader::new(
+            FormatId::GIGACHAT,
+            FUNCTION_CALL.len(),
+            max_depth,
+        )),
+    })
 }
+
+fn example_call(name: &str, args: &Map<String, Value>) -> String {
+    format!("{FUNCTION_CALL}{}", name_arguments(name, args))
+}
+
+pub(crate) static GIGACHAT: Described = Described {
+    id: FormatId::GIGACHAT,
+    description: "<|message_sep|>\\n\\nfunction call<|role_sep|>\\n{\"name\", \"arguments\"} (GigaChat 3), <|function_call|>{…} (GigaChat 3.1); ends with the JSON",
+    example: r#"<|message_sep|>\n\nfunction call<|role_sep|>\n{"name": "get_weather", "arguments": {"city": "Paris"}}"#,
+    body: Body::Own {
+        openers: &[MESSAGE_SEP, FUNCTION_CALL],
+        reader,
+        declines: never,
+    },
+    model_names: &["gigachat3-*", "gigachat3.1*", "gigachat-3-*", "gigachat-3.1*"],
+    template_markers: &["<|message_sep|>", "<|role_sep|>", "function call"],
+    when_chosen: &WHEN_CHOSEN,
+    instructions: Some(Instructions {
+        how: r#"To call a tool, write <|function_call|> followed by one JSON object {"name": TOOL_NAME, "arguments": {...}}; nothing closes it."#,
+        several: "- To make several calls, write several <|function_call|> objects, one after the other; they run in that order.\n",
+    }),
+    example_call: Some(example_call),
+    constraint: Some(&CONSTRAINT),
+    ..Described::BASE
+};
+
 
 /// A region opened by `<|message_sep|>`: a call when `function call<|role_sep|>` follows
 /// (after blanks), read by the shared open-JSON reader from there; otherwise the separator

@@ -4,6 +4,7 @@
 //! when cut. `<tool_call>` followed by anything but JSON belongs to another family
 //! (`qwen3_coder`, `glm`) or is prose.
 
+use super::described::{Body, Described};
 use serde_json::{Map, Value};
 use toolcall_core::Diagnostic;
 
@@ -11,11 +12,11 @@ use super::args_object::{NAME_ARGUMENTS, Probe, probe_entry};
 use super::text_example::name_arguments;
 use crate::FormatId;
 use crate::family::{
-    Advance, Family, Instructions, Outcome, RawArgs, ReadCx, RegionReader, Scan, Scanner,
+    Advance, Instructions, Outcome, RawArgs, ReadCx, RegionReader, Scan, Scanner,
     closing_marker_repair, find_from, json_calls, parse_lenient,
 };
 use super::args_object::JsonCallTags;
-use super::tags::{Block, BlockReader, CloseOutsideStrings, Lead, skip_space, valid_name};
+use super::tags::{Block, CloseOutsideStrings, Lead, skip_space, valid_name};
 use crate::builder::Draft;
 use crate::shape::{Piece, Shape};
 
@@ -26,7 +27,6 @@ impl FormatId {
     pub(crate) const HERMES: FormatId = FormatId::builtin("hermes");
 }
 
-pub(crate) struct Hermes;
 
 /// The call markup a decoder is held to (`toolcall-constrain` writes every dialect from it).
 pub(super) static CONSTRAINT: Shape = Shape::prose(&[
@@ -37,62 +37,56 @@ pub(super) static CONSTRAINT: Shape = Shape::prose(&[
     Piece::Lit("</tool_call>"),
 ]);
 
-impl Family for Hermes {
-    fn constraint_shape(&self) -> Option<&'static Shape> {
-        Some(&CONSTRAINT)
-    }
-    fn model_names(&self) -> &'static [&'static str] {
-        &[
-            "qwen2.5*",
-            "qwen3*",
-            "qwq*",
-            "hermes-*",
-            // Granite 4 moved to <tool_call>{json}</tool_call> (vLLM's granite4).
-            "granite-4*",
-            // Arcee's Trinity writes Qwen 2.5's <tool_call>{json}</tool_call> (SGLang's
-            // trinity detector, which also takes a call written inside <think>).
-            "trinity-*",
-        ]
-    }
-    fn template_markers(&self) -> &'static [&'static str] {
-        &["<tool_call>", "</tool_call>"]
-    }
-    fn id(&self) -> &'static str {
-        FormatId::HERMES.as_str()
-    }
-    fn description(&self) -> &'static str {
-        "<tool_call>{json}</tool_call> (Hermes, Qwen), also unclosed at the end of output"
-    }
-    fn example(&self) -> &'static str {
-        r#"<tool_call>{"name":"get_weather","arguments":{"city":"Paris"}}</tool_call>"#
-    }
-    fn openers(&self) -> &'static [&'static str] {
-        &[OPEN, FUNCTION_NAME]
-    }
-    fn declines(&self, opener: usize, region: &str, is_final: bool) -> bool {
-        if opener == 1 {
-            return super::tags::block_declines(&FUNCTION_BLOCK, region, is_final);
-        }
-        tool_call_declines(region, is_final)
-    }
-    fn reader(&self, opener: usize, ctx: &crate::builder::Ctx) -> Option<Box<dyn RegionReader>> {
-        if opener == 1 {
-            return Some(Box::new(
-                BlockReader::new(&FUNCTION_BLOCK).streaming_json(&FUNCTION_STREAM, ctx.limits.max_depth),
-            ));
-        }
-        Some(tool_call_reader(FormatId::HERMES, ctx))
-    }
-    fn instructions(&self) -> Option<Instructions> {
-        Some(Instructions {
-            how: "To call a tool, write <tool_call>{\"name\": TOOL_NAME, \"arguments\": {...}}</tool_call> with a JSON object inside the tags.",
-            several: "- To make several calls, write several <tool_call> blocks; they run in that order.\n",
-        })
-    }
-    fn example_call(&self, name: &str, args: &Map<String, Value>) -> Option<String> {
-        Some(format!("<tool_call>{}</tool_call>", name_arguments(name, args)))
-    }
+/// `<tool_call>{json}</tool_call>`, read by [`tool_call_reader`].
+fn tool_call(_opener: usize, ctx: &crate::builder::Ctx) -> Option<Box<dyn RegionReader>> {
+    Some(tool_call_reader(FormatId::HERMES, ctx))
 }
+
+fn tool_call_declines_at(_opener: usize, region: &str, is_final: bool) -> bool {
+    tool_call_declines(region, is_final)
+}
+
+const OPENERS: [&str; 2] = [OPEN, FUNCTION_NAME];
+
+static BODIES: [Body; 2] = [
+    Body::Own {
+        openers: &[OPEN],
+        reader: tool_call,
+        declines: tool_call_declines_at,
+    },
+    Body::JsonTags(&FUNCTION_BLOCK, &FUNCTION_STREAM),
+];
+
+fn example_call(name: &str, args: &Map<String, Value>) -> String {
+    format!("<tool_call>{}</tool_call>", name_arguments(name, args))
+}
+
+pub(crate) static HERMES: Described = Described {
+    id: FormatId::HERMES,
+    description: "<tool_call>{json}</tool_call> (Hermes, Qwen), also unclosed at the end of output",
+    example: r#"<tool_call>{"name":"get_weather","arguments":{"city":"Paris"}}</tool_call>"#,
+    body: Body::each(&OPENERS, &BODIES),
+    model_names: &[
+        "qwen2.5*",
+        "qwen3*",
+        "qwq*",
+        "hermes-*",
+        // Granite 4 moved to <tool_call>{json}</tool_call> (vLLM's granite4).
+        "granite-4*",
+        // Arcee's Trinity writes Qwen 2.5's <tool_call>{json}</tool_call> (SGLang's
+        // trinity detector, which also takes a call written inside <think>).
+        "trinity-*",
+    ],
+    template_markers: &["<tool_call>", "</tool_call>"],
+    instructions: Some(Instructions {
+        how: "To call a tool, write <tool_call>{\"name\": TOOL_NAME, \"arguments\": {...}}</tool_call> with a JSON object inside the tags.",
+        several: "- To make several calls, write several <tool_call> blocks; they run in that order.\n",
+    }),
+    example_call: Some(example_call),
+    constraint: Some(&CONSTRAINT),
+    ..Described::BASE
+};
+
 
 /// `<function name="NAME">{json}</function>`: a Hermes variant llama.cpp's Hermes 2 Pro
 /// reader accepts; ours when the JSON object follows the tag.

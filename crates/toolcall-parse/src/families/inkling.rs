@@ -16,6 +16,7 @@
 //! nothing but such blocks, while the shape data opens calls with a literal that nothing
 //! else starts with and lets prose run outside them.
 
+use super::described::{Body, Described, Implied, never};
 use serde_json::{Map, Value};
 
 use super::tags::valid_name;
@@ -23,7 +24,7 @@ use super::text_example::name_arguments;
 use crate::FormatId;
 use crate::builder::{Ctx, Outcome};
 use crate::family::{
-    Advance, Family, Instructions, ReadCx, ReasoningMarker, RegionReader, Scan, Scanner,
+    Advance, Instructions, ReadCx, ReasoningMarker, RegionReader, Scan, Scanner,
     json_calls, parse_lenient,
 };
 
@@ -55,65 +56,57 @@ const MAX_NAME: usize = 256;
 /// Blanks allowed between `<|content_invoke_tool_json|>` and its JSON.
 const MAX_LEAD: usize = 4096;
 
-pub(crate) struct Inkling;
 
-impl Family for Inkling {
-    fn id(&self) -> &'static str {
-        FormatId::INKLING.as_str()
-    }
-    fn description(&self) -> &'static str {
-        "<|message_model|>NAME<|content_invoke_tool_json|>{\"name\", \"args\"}<|end_message|> (Inkling); <|content_thinking|> blocks are reasoning, <|content_text|> blocks the reply"
-    }
-    fn example(&self) -> &'static str {
-        r#"<|message_model|>get_weather<|content_invoke_tool_json|>{"name": "get_weather", "args": {"city": "Paris"}}<|end_message|>"#
-    }
-    fn openers(&self) -> &'static [&'static str] {
-        &[MESSAGE_MODEL, INVOKE_JSON]
-    }
-    fn reader(&self, opener: usize, ctx: &Ctx) -> Option<Box<dyn RegionReader>> {
-        let from = if opener == 0 { None } else { Some(INVOKE_JSON.len()) };
-        Some(Box::new(BlockReader {
-            json_from: from,
-            scanner: Scanner::new(ctx.limits.max_depth, false),
-            start: None,
-        }))
-    }
-    fn reasoning(&self) -> &'static [ReasoningMarker] {
-        &[ReasoningMarker {
-            open: THINKING,
-            close: END_MESSAGE,
-        }]
-    }
-    fn strip(&self) -> &'static [&'static str] {
-        &[CONTENT_TEXT, END_MESSAGE, END_SAMPLING, INVOKE_TEXT, TOOL_ERROR]
-    }
-    fn model_names(&self) -> &'static [&'static str] {
-        &["inkling", "inkling-*"]
-    }
-    fn template_markers(&self) -> &'static [&'static str] {
-        &[MESSAGE_MODEL, INVOKE_JSON]
-    }
-    fn implied_opener(&self) -> Option<&'static str> {
-        Some(MESSAGE_MODEL)
-    }
-    fn continues_implied(&self, start: &str, is_final: bool) -> Option<bool> {
-        Some(match header(start) {
-            Header::Kind { .. } => true,
-            Header::Partial if !is_final => return None,
-            Header::Partial | Header::No => false,
-        })
-    }
-    fn instructions(&self) -> Option<Instructions> {
-        Some(Instructions {
-            how: r#"To call a tool, write <|content_invoke_tool_json|> followed by one JSON object {"name": TOOL_NAME, "args": {...}}, then <|end_message|>."#,
-            several: "- To make several calls, write several <|content_invoke_tool_json|> blocks; they run in that order.\n",
-        })
-    }
-    fn example_call(&self, name: &str, args: &Map<String, Value>) -> Option<String> {
-        let call = name_arguments(name, args).replacen("\"arguments\"", "\"args\"", 1);
-        Some(format!("{INVOKE_JSON}{call}{END_MESSAGE}"))
-    }
+fn reader(opener: usize, ctx: &Ctx) -> Option<Box<dyn RegionReader>> {
+    let from = if opener == 0 { None } else { Some(INVOKE_JSON.len()) };
+    Some(Box::new(BlockReader {
+        json_from: from,
+        scanner: Scanner::new(ctx.limits.max_depth, false),
+        start: None,
+    }))
 }
+
+fn continues_implied(start: &str, is_final: bool) -> Option<bool> {
+    Some(match header(start) {
+        Header::Kind { .. } => true,
+        Header::Partial if !is_final => return None,
+        Header::Partial | Header::No => false,
+    })
+}
+
+fn example_call(name: &str, args: &Map<String, Value>) -> String {
+    let call = name_arguments(name, args).replacen("\"arguments\"", "\"args\"", 1);
+    format!("{INVOKE_JSON}{call}{END_MESSAGE}")
+}
+
+pub(crate) static INKLING: Described = Described {
+    id: FormatId::INKLING,
+    description: "<|message_model|>NAME<|content_invoke_tool_json|>{\"name\", \"args\"}<|end_message|> (Inkling); <|content_thinking|> blocks are reasoning, <|content_text|> blocks the reply",
+    example: r#"<|message_model|>get_weather<|content_invoke_tool_json|>{"name": "get_weather", "args": {"city": "Paris"}}<|end_message|>"#,
+    body: Body::Own {
+        openers: &[MESSAGE_MODEL, INVOKE_JSON],
+        reader,
+        declines: never,
+    },
+    model_names: &["inkling", "inkling-*"],
+    template_markers: &[MESSAGE_MODEL, INVOKE_JSON],
+    reasoning: &[ReasoningMarker {
+        open: THINKING,
+        close: END_MESSAGE,
+    }],
+    strip: &[CONTENT_TEXT, END_MESSAGE, END_SAMPLING, INVOKE_TEXT, TOOL_ERROR],
+    implied: Some(Implied {
+        opener: MESSAGE_MODEL,
+        continues: continues_implied,
+    }),
+    instructions: Some(Instructions {
+        how: r#"To call a tool, write <|content_invoke_tool_json|> followed by one JSON object {"name": TOOL_NAME, "args": {...}}, then <|end_message|>."#,
+        several: "- To make several calls, write several <|content_invoke_tool_json|> blocks; they run in that order.\n",
+    }),
+    example_call: Some(example_call),
+    ..Described::BASE
+};
+
 
 /// What starts a block after `<|message_model|>`.
 enum Header {

@@ -5,9 +5,10 @@
 //! announced at its name and each completed keyword argument is sent as the JSON it converts
 //! to, as the Python call lists do ([`LiveCall`]).
 
+use super::described::{Body, Described, never};
 use crate::FormatId;
 use crate::builder::Ctx;
-use crate::family::{Advance, Family, Outcome, ReadCx, RegionReader, Scan, Scanner};
+use crate::family::{Advance, Outcome, ReadCx, RegionReader, Scan, Scanner};
 
 use super::call_syntax::parse_args;
 use super::llama::PYTHON_TAG;
@@ -22,37 +23,31 @@ impl FormatId {
     pub(crate) const LLAMA3_BUILTIN: FormatId = FormatId::builtin("llama3_builtin");
 }
 
-pub(crate) struct Llama3Builtin;
 
-impl Family for Llama3Builtin {
-    fn generic_because(&self) -> Option<&'static str> {
-        Some("Llama 3.1's built-in tools; its models are `llama`'s, whose template markers and names pick `llama`")
-    }
-    fn id(&self) -> &'static str {
-        FormatId::LLAMA3_BUILTIN.as_str()
-    }
-    fn description(&self) -> &'static str {
-        "Llama 3 built-in tools: <|python_tag|>tool.call(key=\"value\") ended by <|eom_id|>"
-    }
-    fn example(&self) -> &'static str {
-        r#"<|python_tag|>brave_search.call(query="weather in Paris")<|eom_id|>"#
-    }
-    fn openers(&self) -> &'static [&'static str] {
-        &[PYTHON_TAG]
-    }
-    /// The end-of-message token after the call (and Llama 3's other end tokens), also when
-    /// this family is chosen alone.
-    fn strip(&self) -> &'static [&'static str] {
-        &super::llama::END_TOKENS
-    }
-    fn reader(&self, _opener: usize, ctx: &Ctx) -> Option<Box<dyn RegionReader>> {
-        Some(Box::new(Reader {
-            head: None,
-            scanner: Scanner::new(ctx.limits.max_depth, true),
-            live: None,
-        }))
-    }
+fn reader(_opener: usize, ctx: &Ctx) -> Option<Box<dyn RegionReader>> {
+    Some(Box::new(Reader {
+        head: None,
+        scanner: Scanner::new(ctx.limits.max_depth, true),
+        live: None,
+    }))
 }
+
+pub(crate) static LLAMA3_BUILTIN: Described = Described {
+    id: FormatId::LLAMA3_BUILTIN,
+    description: "Llama 3 built-in tools: <|python_tag|>tool.call(key=\"value\") ended by <|eom_id|>",
+    example: r#"<|python_tag|>brave_search.call(query="weather in Paris")<|eom_id|>"#,
+    body: Body::Own {
+        openers: &[PYTHON_TAG],
+        reader,
+        declines: never,
+    },
+    generic_because: Some("Llama 3.1's built-in tools; its models are `llama`'s, whose template markers and names pick `llama`"),
+    // The end-of-message token after the call (and Llama 3's other end tokens), also when
+    // this family is chosen alone.
+    strip: &super::llama::END_TOKENS,
+    ..Described::BASE
+};
+
 
 struct Reader {
     /// The tool name and the offset of the call's `(`, once read.

@@ -21,6 +21,7 @@
 //! by the recipient, and a reply is nothing but such messages, while the shape data opens
 //! calls with a literal that nothing else starts with and lets prose run outside them.
 
+use super::described::{Body, Described, Implied};
 use serde_json::{Map, Value};
 use toolcall_core::Repair;
 
@@ -30,7 +31,7 @@ use super::text_example::named_parameters;
 use crate::FormatId;
 use crate::builder::{Ctx, Draft, Outcome};
 use crate::family::{
-    Advance, Family, Instructions, ReadCx, ReasoningMarker, RegionReader, Untyped,
+    Advance, Instructions, ReadCx, ReasoningMarker, RegionReader, Untyped,
 };
 
 impl FormatId {
@@ -109,72 +110,63 @@ const SELF_MESSAGE: ReasoningMarker = ReasoningMarker {
     close: "<|eom|>",
 };
 
-pub(crate) struct MuseGlimmer;
 
-impl Family for MuseGlimmer {
-    fn id(&self) -> &'static str {
-        FormatId::MUSE_GLIMMER.as_str()
-    }
-    fn description(&self) -> &'static str {
-        "<|start|>assistant to=TOOL<|message|><atem:function_calls><atem:invoke name=\"NAME\"><atem:parameter name=\"K\">V</atem:parameter></atem:invoke></atem:function_calls><|eom|> (MuseGlimmer); to=self is reasoning, to=user the reply"
-    }
-    fn example(&self) -> &'static str {
-        r#"<atem:function_calls><atem:invoke name="get_weather"><atem:parameter name="city">Paris</atem:parameter></atem:invoke></atem:function_calls>"#
-    }
-    fn openers(&self) -> &'static [&'static str] {
-        // gpt-oss opens its calls with `<|start|>assistant to=` too, and is offered the
-        // region first; it declines MuseGlimmer's channels.
-        &[CALLS, START, "<|start|>assistant to="]
-    }
-    fn declines(&self, opener: usize, region: &str, is_final: bool) -> bool {
-        opener == 0 && super::tags::block_declines(&BLOCK, region, is_final)
-    }
-    fn reader(&self, opener: usize, _ctx: &Ctx) -> Option<Box<dyn RegionReader>> {
-        Some(match opener {
-            0 => Box::new(BareBlock(BlockReader::new(&BLOCK).streaming(&STREAM))),
-            _ => Box::new(HeaderReader::default()),
-        })
-    }
-    fn reasoning(&self) -> &'static [ReasoningMarker] {
-        &[SELF_MESSAGE]
-    }
-    fn strip(&self) -> &'static [&'static str] {
-        &["<|eom|>", "<|eot|>"]
-    }
-    fn untyped(&self) -> Untyped {
-        Untyped::Json
-    }
-    fn model_names(&self) -> &'static [&'static str] {
-        &["muse-glimmer*", "museglimmer*", "muse_glimmer*"]
-    }
-    fn template_markers(&self) -> &'static [&'static str] {
-        &[CALLS, "<atem:invoke name=", "to=self"]
-    }
-    fn implied_opener(&self) -> Option<&'static str> {
-        Some(ASSISTANT_TURN)
-    }
-    fn continues_implied(&self, start: &str, is_final: bool) -> Option<bool> {
-        // ` to=RECIPIENT<|message|>` or a bare `<|message|>` completes the turn's header.
-        match header_len(&format!("{ASSISTANT_TURN}{start}")) {
-            Some(Some(_)) => Some(true),
-            Some(None) => Some(false),
-            None if is_final || start.len() >= MAX_HEADER => Some(false),
-            None => None,
-        }
-    }
-    fn instructions(&self) -> Option<Instructions> {
-        Some(Instructions {
-            how: r#"To call tools, write <atem:function_calls>, then per call <atem:invoke name="TOOL_NAME"> with one <atem:parameter name="ARGUMENT_NAME">value</atem:parameter> per argument (text as is; numbers, booleans, arrays and objects as JSON) and </atem:invoke>, then </atem:function_calls>."#,
-            several: "- To make several calls, write several <atem:invoke> blocks inside the one <atem:function_calls>; they run in that order.\n",
-        })
-    }
-    fn example_call(&self, name: &str, args: &Map<String, Value>) -> Option<String> {
-        Some(format!(
-            "{CALLS}\n<atem:invoke name=\"{name}\">\n{}</atem:invoke>\n{CALLS_END}",
-            named_parameters("atem:parameter", "\n", args)
-        ))
+fn declines(opener: usize, region: &str, is_final: bool) -> bool {
+    opener == 0 && super::tags::block_declines(&BLOCK, region, is_final)
+}
+
+fn reader(opener: usize, _ctx: &Ctx) -> Option<Box<dyn RegionReader>> {
+    Some(match opener {
+        0 => Box::new(BareBlock(BlockReader::new(&BLOCK).streaming(&STREAM))),
+        _ => Box::new(HeaderReader::default()),
+    })
+}
+
+fn continues_implied(start: &str, is_final: bool) -> Option<bool> {
+    // ` to=RECIPIENT<|message|>` or a bare `<|message|>` completes the turn's header.
+    match header_len(&format!("{ASSISTANT_TURN}{start}")) {
+        Some(Some(_)) => Some(true),
+        Some(None) => Some(false),
+        None if is_final || start.len() >= MAX_HEADER => Some(false),
+        None => None,
     }
 }
+
+fn example_call(name: &str, args: &Map<String, Value>) -> String {
+    format!(
+        "{CALLS}\n<atem:invoke name=\"{name}\">\n{}</atem:invoke>\n{CALLS_END}",
+        named_parameters("atem:parameter", "\n", args)
+    )
+}
+
+pub(crate) static MUSE_GLIMMER: Described = Described {
+    id: FormatId::MUSE_GLIMMER,
+    description: "<|start|>assistant to=TOOL<|message|><atem:function_calls><atem:invoke name=\"NAME\"><atem:parameter name=\"K\">V</atem:parameter></atem:invoke></atem:function_calls><|eom|> (MuseGlimmer); to=self is reasoning, to=user the reply",
+    example: r#"<atem:function_calls><atem:invoke name="get_weather"><atem:parameter name="city">Paris</atem:parameter></atem:invoke></atem:function_calls>"#,
+    body: Body::Own {
+        openers: // gpt-oss opens its calls with `<|start|>assistant to=` too, and is offered the
+    // region first; it declines MuseGlimmer's channels.
+    &[CALLS, START, "<|start|>assistant to="],
+        reader,
+        declines,
+    },
+    model_names: &["muse-glimmer*", "museglimmer*", "muse_glimmer*"],
+    template_markers: &[CALLS, "<atem:invoke name=", "to=self"],
+    reasoning: &[SELF_MESSAGE],
+    strip: &["<|eom|>", "<|eot|>"],
+    implied: Some(Implied {
+        opener: ASSISTANT_TURN,
+        continues: continues_implied,
+    }),
+    instructions: Some(Instructions {
+        how: r#"To call tools, write <atem:function_calls>, then per call <atem:invoke name="TOOL_NAME"> with one <atem:parameter name="ARGUMENT_NAME">value</atem:parameter> per argument (text as is; numbers, booleans, arrays and objects as JSON) and </atem:invoke>, then </atem:function_calls>."#,
+        several: "- To make several calls, write several <atem:invoke> blocks inside the one <atem:function_calls>; they run in that order.\n",
+    }),
+    example_call: Some(example_call),
+    untyped: Untyped::Json,
+    ..Described::BASE
+};
+
 
 /// A message header `<|start|>assistant to=RECIPIENT<|message|>` (a `to=self` one is a
 /// reasoning opener, longer, read first): removed; its body is read on (the reply's text).
