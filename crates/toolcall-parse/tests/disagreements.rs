@@ -123,6 +123,29 @@ fn a_cut_closing_tag_is_not_an_error() {
     assert_eq!(p.text, "");
 }
 
+// covers R-1: the name of `<function=NAME>` is looked for in a window of 256 bytes; cut
+// inside a multi-byte character, the window read as "no name" and a long non-ASCII tail
+// made the whole call prose one-shot, while a push ending after the `{` had already read
+// the name (the call is truncated either way: its arguments never close)
+#[test]
+fn a_long_non_ascii_tail_does_not_hide_a_truncated_call() {
+    let text = fixture("functionary_non_ascii_tail.txt");
+    let at = text.find('{').unwrap() + 1;
+    for options in [ParseOptions::default(), echo_tools()] {
+        for chunks in [vec![text.as_str()], vec![&text[..at], &text[at..]]] {
+            let p = agree(&chunks, &options);
+            assert!(p.calls.is_empty());
+            assert_eq!(p.text, text, "the broken markup stays visible");
+            assert_eq!(errors(&p), 1, "{:?}", p.diagnostics);
+            assert!(
+                p.diagnostics[0].message.contains("<function=sweall>"),
+                "{:?}",
+                p.diagnostics
+            );
+        }
+    }
+}
+
 // covers the cap on diagnostics: one summary instead of millions of findings
 #[test]
 fn diagnostics_are_capped_per_kind() {
@@ -177,5 +200,5 @@ fn fuzz_seeds_are_the_fixtures() {
         agree(&[&text[..at], &text[at..]], &options);
         seen += 1;
     }
-    assert_eq!(seen, 19);
+    assert_eq!(seen, 20);
 }

@@ -98,8 +98,8 @@ impl RegionReader for Reader {
             match &mut self.state {
                 State::Head => {
                     let rest = region.get(OPEN.len()..).unwrap_or("");
-                    let Some(gt) = rest.get(..rest.len().min(MAX_NAME + 1)).and_then(|r| r.find('>'))
-                    else {
+                    // A byte search: the window may end inside a character.
+                    let Some(gt) = rest.bytes().take(MAX_NAME + 1).position(|b| b == b'>') else {
                         return if is_final || rest.len() > MAX_NAME {
                             Advance::NotMine
                         } else {
