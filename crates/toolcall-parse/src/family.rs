@@ -88,6 +88,13 @@
 //!   budget when the scan resumes before that point).
 //!
 //! Rules every reader keeps:
+//! - Each call of a block stands alone. A block the end of the output cut inside a call
+//!   returns the calls closed before it and reports the cut one as truncated, its text kept
+//!   (a `Draft::broken` call, so that a call announced while streaming never finishes),
+//!   however the reply ended; with every call whole and only the block's closing marker
+//!   missing, [`ReadCx::closes_at_end`] decides. `BlockReader` does this for a block whose
+//!   streaming tags name the marker closing one call; `finish_standalone` for readers of
+//!   their own; `CallListReader` and `cut_list_calls` for lists.
 //! - The answer depends only on the bytes and on `is_final`, never on how the input was
 //!   chunked: never answer `Done`/`NotMine`/`Broken` from a prefix when more bytes could
 //!   change the answer. Bound every wait (a closing tag that never comes is

@@ -863,3 +863,108 @@ proptest! {
         }
     }
 }
+
+/// Where a fixture of several calls is cut inside its last call: in the middle of a text
+/// argument of it that the output writes as is (the last place it appears); `None` when it
+/// has none.
+fn cut_inside_last_call(case: &Case) -> Option<String> {
+    let last = case.expect.calls.last()?.arguments.as_object()?;
+    let value = last
+        .values()
+        .filter_map(Value::as_str)
+        .find(|v| v.chars().count() >= 2 && v.chars().all(|c| c.is_alphanumeric() || c == ' '))?;
+    let at = case.output.rfind(value)?;
+    let mut cut = at + value.len() / 2;
+    while !case.output.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    Some(case.output[..cut].to_owned())
+}
+
+/// What is wrong with a parse of a block cut inside its last call: the calls before it are
+/// returned, the cut one is reported as truncated (one error), nothing else is flagged.
+fn cut_fault(
+    calls: &[(String, Value)],
+    diagnostics: &[toolcall_core::Diagnostic],
+    want: &[ExpectedCall],
+) -> Option<String> {
+    let want: Vec<(String, Value)> = want
+        .iter()
+        .map(|c| (c.name.clone(), c.arguments.clone()))
+        .collect();
+    if calls != want.as_slice() {
+        return Some(format!("calls {calls:?}"));
+    }
+    let flagged: Vec<(Level, &str)> = diagnostics
+        .iter()
+        .filter(|d| d.level != Level::Info)
+        .map(|d| (d.level, d.message.as_str()))
+        .collect();
+    match flagged.as_slice() {
+        [(Level::Error, m)] if m.contains("truncated") => None,
+        _ => Some(format!("diagnostics {flagged:?}")),
+    }
+}
+
+// Issue 21, each call in a block stands alone: every fixture of several calls, cut inside
+// its last call, returns the calls before it and reports the cut one as truncated, in every
+// family, one-shot and streamed, however the reply ended.
+#[test]
+fn a_cut_last_call_keeps_the_calls_before_it() {
+    let mut faults = Vec::new();
+    let mut covered = std::collections::BTreeSet::new();
+    for case in enabled_cases() {
+        if case.expect.calls.len() < 2 || case.expect.diagnostics != "none" {
+            continue;
+        }
+        let Some(text) = cut_inside_last_call(&case) else {
+            continue;
+        };
+        covered.insert(case.family.clone());
+        let want = &case.expect.calls[..case.expect.calls.len() - 1];
+        for (how, o) in option_sets(&case) {
+            for end in [ReplyEnd::Unknown, ReplyEnd::Stopped, ReplyEnd::Cut] {
+                let o = ParseOptions {
+                    reply_end: end,
+                    ..o.clone()
+                };
+                let p = parse(&text, &o);
+                let calls: Vec<(String, Value)> = p
+                    .calls
+                    .iter()
+                    .map(|c| (c.name.clone(), c.arguments.clone()))
+                    .collect();
+                if let Some(f) = cut_fault(&calls, &p.diagnostics, want) {
+                    faults.push(format!(
+                        "{}/{} ({how}, {end:?}, one-shot): {f}",
+                        case.family, case.name
+                    ));
+                }
+                let mut sp = StreamParser::new(o.clone());
+                let mut events = Vec::new();
+                for c in chars(&text) {
+                    events.extend(sp.push(c));
+                }
+                events.extend(sp.finish());
+                let (mut calls, mut diagnostics) = (Vec::new(), Vec::new());
+                for e in events {
+                    match e {
+                        StreamEvent::CallFinished { call, .. } => {
+                            calls.push((call.name, call.arguments))
+                        }
+                        StreamEvent::Diagnostic { diagnostic } => diagnostics.push(diagnostic),
+                        _ => {}
+                    }
+                }
+                if let Some(f) = cut_fault(&calls, &diagnostics, want) {
+                    faults.push(format!(
+                        "{}/{} ({how}, {end:?}, per char): {f}",
+                        case.family, case.name
+                    ));
+                }
+            }
+        }
+    }
+    eprintln!("covered {}: {covered:?}", covered.len());
+    assert!(faults.is_empty(), "{}\n{}", faults.len(), faults.join("\n"));
+}

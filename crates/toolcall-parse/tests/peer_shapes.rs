@@ -459,9 +459,9 @@ fn kimi_k2_a_tool_section_ends_an_open_think() {
     assert_eq!(parse(&closed, &o).reasoning, ["Plan first."]);
 }
 
-/// A MiniMax M3 block whose last invoke the end of the output cut: when the output ended
-/// deliberately the whole invokes before it run and the cut one is reported (as the
-/// complete entries of a cut JSON list do); cut by length, nothing runs.
+/// A MiniMax M3 block whose last invoke the end of the output cut: the whole invokes
+/// before it run and the cut one is reported (as the complete entries of a cut JSON list
+/// do), however the output ended.
 #[test]
 fn minimax_m3_whole_invokes_before_a_cut_one_run() {
     let o = options(&[(
@@ -491,11 +491,20 @@ fn minimax_m3_whole_invokes_before_a_cut_one_run() {
             .iter()
             .any(|d| d.level == toolcall_core::Level::Error)
     );
+    // Cut by length too: the cut call is itself cut, the whole ones before it stand alone
+    // (as a JSON list of calls cut inside an entry).
     let cut = ParseOptions {
         reply_end: toolcall_parse::ReplyEnd::from_finish_reason("length"),
         ..o.clone()
     };
-    check(&text, &cut, &[]);
+    check(
+        &text,
+        &cut,
+        &[
+            ("create_order", json!({"user_id": 1})),
+            ("create_order", json!({"user_id": 2})),
+        ],
+    );
 }
 
 /// Kimi K2 calls whose `<|tool_call_end|>` is left out before the next call (llama.cpp's

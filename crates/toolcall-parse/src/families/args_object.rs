@@ -376,6 +376,9 @@ impl BlockStream for LiveJson {
     fn json(&self) -> bool {
         true
     }
+    fn call_end(&self) -> Option<&'static str> {
+        Some(self.tags.call_end)
+    }
     fn advance(&mut self, region: &str, lead_name: Option<&str>, cx: &mut ReadCx<'_>) {
         LiveJson::advance(self, region, lead_name, cx);
     }

@@ -335,7 +335,7 @@ impl HunyuanReader {
             return Advance::NotMine;
         };
         let body = region.get(t.body..body_end).unwrap_or("");
-        let (drafts, errors) = read_calls(body, t, cx);
+        let (drafts, errors, cut) = read_calls(body, t, cx);
         let block = StandaloneBlock {
             drafts,
             errors,
@@ -344,6 +344,7 @@ impl HunyuanReader {
             unclosed: &t.calls_end,
             empty: "a tool-call block without calls",
             streamed: Some((&self.closed, self.calls, &self.sent)),
+            cut,
         };
         finish_standalone(block, end, cx)
     }
@@ -408,8 +409,8 @@ fn starts_tag(s: &str, head: &str, suffix: &str) -> Option<bool> {
 
 /// The calls of a block body: each `<tool_call…>NAME…</tool_call…>` read alone; the
 /// errors of those that are broken. Text that is no call ends the reading with an error.
-fn read_calls(body: &str, t: &Tags, cx: &ReadCx<'_>) -> (Vec<Draft>, Vec<String>) {
-    let (mut drafts, mut errors) = (Vec::new(), Vec::new());
+fn read_calls<'b>(body: &'b str, t: &Tags, cx: &ReadCx<'_>) -> (Vec<Draft>, Vec<String>, Option<&'b str>) {
+    let (mut drafts, mut errors, mut cut) = (Vec::new(), Vec::new(), None);
     let mut p = body;
     loop {
         p = skip_space(p);
@@ -422,6 +423,7 @@ fn read_calls(body: &str, t: &Tags, cx: &ReadCx<'_>) -> (Vec<Draft>, Vec<String>
         };
         let Some(e) = find_from(after, &t.call_end, 0) else {
             errors.push(format!("{} is not closed by {}", t.call, t.call_end));
+            cut = Some(p);
             break;
         };
         match read_call(&after[..e], t, cx) {
@@ -430,7 +432,7 @@ fn read_calls(body: &str, t: &Tags, cx: &ReadCx<'_>) -> (Vec<Draft>, Vec<String>
         }
         p = &after[e + t.call_end.len()..];
     }
-    (drafts, errors)
+    (drafts, errors, cut)
 }
 
 /// One call's body: `NAME`, Hy3's `<tool_sep>`, then key/value pairs.

@@ -326,10 +326,10 @@ impl RegionReader for CallListReader {
         };
         let (body_end, end, closed) = match self.scan.find(region, self.close) {
             Some(i) => (i, i + self.close.len(), true),
-            // The server stripped the closing token: the list is read as it is, and must
-            // be complete.
-            None if is_final && cx.closes_at_end() => (region.len(), region.len(), false),
-            None if is_final => return truncated(),
+            // The end of the output: cut inside an entry, the entries before it are
+            // calls; otherwise the server stripped the closing token when the reply
+            // ended deliberately, and the list is read as it is and must be complete.
+            None if is_final => (region.len(), region.len(), false),
             None => {
                 if cx.streaming() {
                     self.live.advance(region, cx);
@@ -338,13 +338,27 @@ impl RegionReader for CallListReader {
             }
         };
         let body = region.get(self.open.len()..body_end).unwrap_or("");
+        let cut = if closed {
+            None
+        } else {
+            cut_entry(body, self.layout, self.format, cx)
+        };
+        if !closed && cut.is_none() && !cx.closes_at_end() {
+            return truncated();
+        }
+        // The entries before the one the cut fell in.
+        let body = match cut {
+            Some(at) => &body[..at],
+            None => body,
+        };
         let entries: Vec<&str> = match self.layout {
             CallList::Lines => body.lines().collect(),
             CallList::List => {
-                let inner = body
-                    .trim()
-                    .strip_prefix('[')
-                    .and_then(|s| s.strip_suffix(']'));
+                let inner = body.trim().strip_prefix('[').and_then(|s| match cut {
+                    // `[e1, e2, ` : the complete entries, their comma left out.
+                    Some(_) => Some(s.trim_end().strip_suffix(',').unwrap_or(s)),
+                    None => s.strip_suffix(']'),
+                });
                 match inner.map(|i| split_top_level(i, b',', cx.ctx.limits.max_depth)) {
                     Some(Ok(parts)) => parts,
                     // Unbalanced brackets: split where the balanced entries end, so the
@@ -361,6 +375,7 @@ impl RegionReader for CallListReader {
             }
         };
         if !closed
+            && cut.is_none()
             && matches!(self.layout, CallList::List)
             && !list_balanced(body, cx.ctx.limits.max_depth)
         {
@@ -376,7 +391,7 @@ impl RegionReader for CallListReader {
                 });
             match read {
                 Ok(mut d) => {
-                    if !closed {
+                    if !closed && cut.is_none() {
                         d.repairs.push(closing_marker_repair(self.close));
                     }
                     o.diagnostics
@@ -395,6 +410,21 @@ impl RegionReader for CallListReader {
                 .next()
                 .map_or_else(|| "no call in the block".to_owned(), |(_, e)| e);
             return Advance::Broken { end, why };
+        }
+        let cut_text = cut.and_then(|at| after.get(at..));
+        if let Some(text) = cut_text {
+            // Announced while streaming, the cut call never finishes.
+            let mut d = Draft::broken(
+                String::new(),
+                format!(
+                    "truncated tool call: the output ends inside call {} of the {} block, which is not run; the calls before it are",
+                    o.drafts.len() + bad.len() + 1,
+                    self.open
+                ),
+                self.format,
+            );
+            d.span = cx.span(end - text.len(), end);
+            o.drafts.push(d);
         }
         if self.live.calls > 0 {
             let span = cx.span(0, end);
@@ -421,7 +451,48 @@ impl RegionReader for CallListReader {
             }
             o.text.push_str(raw);
         }
+        if let Some(text) = cut_text {
+            if !o.text.is_empty() {
+                o.text.push('\n');
+            }
+            o.text.push_str(text.trim());
+        }
         Advance::Done { end, outcome: o }
+    }
+}
+
+/// Where in a block body the end of the output cut an entry (the offset of the cut entry's
+/// start), when it did after at least one entry: a list whose brackets do not balance, its
+/// last entry after the last top-level comma; a last line (no newline after it) that is not
+/// a call. `None`: no entry was cut, or the cut one is the first.
+fn cut_entry(body: &str, layout: CallList, format: FormatId, cx: &ReadCx<'_>) -> Option<usize> {
+    match layout {
+        CallList::List => {
+            if list_balanced(body, cx.ctx.limits.max_depth) {
+                return None;
+            }
+            let open = body.len() - body.trim_start().len();
+            let inner = body.get(open..)?.strip_prefix('[')?;
+            let parts = split_tolerant(inner);
+            let last = parts.last()?;
+            if parts.len() < 2 || last.trim().is_empty() {
+                return None;
+            }
+            Some(body.len() - last.len())
+        }
+        CallList::Lines => {
+            if body.ends_with('\n') {
+                return None;
+            }
+            let start = body.rfind('\n')? + 1;
+            let last = body.get(start..)?;
+            if body[..start].trim().is_empty() || last.trim().is_empty() {
+                return None;
+            }
+            let reads = split_call(last.trim())
+                .is_some_and(|(name, args)| parse_args(name, args, cx.ctx, format, 0..0).is_ok());
+            (!reads).then_some(start)
+        }
     }
 }
 

@@ -277,7 +277,7 @@ impl M3Reader {
 
     fn finish(&mut self, region: &str, body_end: usize, end: usize, closed: bool, cx: &mut ReadCx<'_>) -> Advance {
         let body = region.get(OPEN.len()..body_end).unwrap_or("");
-        let (drafts, errors) = read_invokes(body, cx, self.max_depth);
+        let (drafts, errors, cut) = read_invokes(body, cx, self.max_depth);
         let block = StandaloneBlock {
             drafts,
             errors,
@@ -286,6 +286,7 @@ impl M3Reader {
             unclosed: OPEN,
             empty: "a tool-call block without invokes",
             streamed: Some((&self.closed, self.calls, &self.sent)),
+            cut,
         };
         finish_standalone(block, end, cx)
     }
@@ -330,8 +331,12 @@ fn invoke_name(attrs: &str) -> Option<String> {
 }
 
 /// The invokes of a block body, each read alone; the errors of the broken ones.
-fn read_invokes(body: &str, cx: &ReadCx<'_>, max_depth: usize) -> (Vec<Draft>, Vec<String>) {
-    let (mut drafts, mut errors) = (Vec::new(), Vec::new());
+fn read_invokes<'b>(
+    body: &'b str,
+    cx: &ReadCx<'_>,
+    max_depth: usize,
+) -> (Vec<Draft>, Vec<String>, Option<&'b str>) {
+    let (mut drafts, mut errors, mut cut) = (Vec::new(), Vec::new(), None);
     let mut p = body;
     loop {
         p = skip_space(p);
@@ -344,6 +349,7 @@ fn read_invokes(body: &str, cx: &ReadCx<'_>, max_depth: usize) -> (Vec<Draft>, V
         }
         let Some(e) = find_from(p, INVOKE_END, 0) else {
             errors.push(format!("{INVOKE} is not closed by {INVOKE_END}"));
+            cut = Some(p);
             break;
         };
         match read_invoke(&p[INVOKE.len()..e], cx, max_depth) {
@@ -352,7 +358,7 @@ fn read_invokes(body: &str, cx: &ReadCx<'_>, max_depth: usize) -> (Vec<Draft>, V
         }
         p = &p[e + INVOKE_END.len()..];
     }
-    (drafts, errors)
+    (drafts, errors, cut)
 }
 
 /// ` name="NAME">` then argument elements.

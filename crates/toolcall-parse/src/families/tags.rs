@@ -147,6 +147,15 @@ impl Live {
             Live::Stream(l) => l.calls(),
         }
     }
+
+    /// The marker that closes one call of the block, when its calls have one of their own.
+    fn call_end(&self) -> Option<&'static str> {
+        match self {
+            Live::Params(l) => Some(l.tags.call_end),
+            Live::Stream(l) => l.call_end(),
+        }
+        .filter(|e| !e.is_empty())
+    }
 }
 
 /// Streams a block's calls while it arrives, for a family whose layout [`StreamTags`] does
@@ -159,6 +168,11 @@ pub(crate) trait BlockStream: Send + Sync {
     /// The block's calls are JSON (its closing tag counts only outside JSON strings).
     fn json(&self) -> bool {
         false
+    }
+    /// The marker closing each call of the block, when its calls have one of their own
+    /// (a block cut inside a call keeps the calls closed before it).
+    fn call_end(&self) -> Option<&'static str> {
+        None
     }
     /// The block closed with `drafts`; `region` ends where its closing tag starts. Sends
     /// what the final arguments add to what was sent, or says they differ.
@@ -768,9 +782,14 @@ pub(crate) struct StandaloneBlock<'a> {
     pub empty: &'a str,
     /// What was streamed (`closed`, `calls`, `sent` as in [`finish_sent`]), if anything.
     pub streamed: Option<(&'a [String], usize, &'a str)>,
+    /// The text of the last call, from its start, when its own closing marker never came
+    /// (its error is the last of `errors`): in a block the end of the output cut, the cut
+    /// call (see [`BlockReader`]'s rule for a cut block).
+    pub cut: Option<&'a str>,
 }
 
-/// The end of a block whose calls stand alone: a block cut before its closing tag is
+/// The end of a block whose calls stand alone: a block cut inside a call returns the calls
+/// before it and reports the cut one; a block cut before its closing tag is otherwise
 /// truncated unless the output ended deliberately with every call whole; each broken call
 /// is reported while its siblings run; streamed arguments are finished.
 pub(crate) fn finish_standalone(
@@ -786,10 +805,15 @@ pub(crate) fn finish_standalone(
         unclosed,
         empty,
         streamed,
+        cut,
     } = b;
-    // Cut by the end of an output that ended deliberately after whole calls: those run and
-    // the cut one is reported, as in a cut JSON list of calls.
-    if !closed && (!cx.closes_at_end() || (!errors.is_empty() && drafts.is_empty())) {
+    // Cut inside a call after complete ones: the cut call is reported, the others run.
+    let cut = cut.filter(|_| !closed && drafts.iter().any(|d| d.broken.is_none()));
+    if cut.is_some() {
+        errors.pop();
+    }
+    let before = drafts.len() + errors.len();
+    if !closed && cut.is_none() && (!errors.is_empty() || !cx.closes_at_end()) {
         return Advance::Broken {
             end,
             why: format!(
@@ -813,11 +837,26 @@ pub(crate) fn finish_standalone(
     }
     for d in &mut drafts {
         d.span = span.clone();
-        if !closed {
+        if !closed && cut.is_none() {
             d.repairs.push(closing_marker_repair(close));
         }
         o.diagnostics
             .extend(cx.ctx.unknown_name_warning(&d.name, span.clone()));
+    }
+    if let Some(text) = cut {
+        // Announced while streaming, the cut call never finishes.
+        let format = drafts.first().map_or(FormatId::FALLBACK, |d| d.format);
+        let mut d = Draft::broken(
+            String::new(),
+            format!(
+                "truncated tool call: the output ends inside call {} of the {unclosed} block, which is not run; the calls before it are",
+                before + 1
+            ),
+            format,
+        );
+        d.span = cx.span(end - text.len(), end);
+        drafts.push(d);
+        o.text = text.to_owned();
     }
     if let Some((sent_closed, calls, sent)) = streamed.filter(|&(_, calls, _)| calls > 0) {
         // A cut call announced while streaming never finishes (only the last can be cut,
@@ -941,6 +980,9 @@ impl RegionReader for BlockReader {
                 return Advance::Done { end, outcome: o };
             }
         }
+        if !closed && let Some(cut) = self.cut_inside_a_call(region, body_end, cx) {
+            return cut;
+        }
         if !closed && !cx.closes_at_end() {
             return truncated();
         }
@@ -998,6 +1040,68 @@ impl RegionReader for BlockReader {
             Err(_) if !closed => truncated(),
             Err(why) => Advance::Broken { end, why },
         }
+    }
+}
+
+impl BlockReader {
+    /// A block the end of the output cut inside a call, after calls closed by their own
+    /// marker (issue 21: each call in a block stands alone): those calls are returned, the
+    /// cut one is reported as truncated and its text stays in the reply, however the reply
+    /// ended, as for a cut JSON list ([`super::marked::cut_list_calls`]). `None` when the
+    /// block's calls have no marker of their own, no call closed before the cut, or nothing
+    /// but blanks follows the last closed call (only the block's closing marker is
+    /// missing: how the reply ended decides, [`crate::ReplyEnd`]).
+    fn cut_inside_a_call(
+        &mut self,
+        region: &str,
+        body_end: usize,
+        cx: &mut ReadCx<'_>,
+    ) -> Option<Advance> {
+        let b = self.block;
+        let call_end = self.live.as_ref()?.call_end()?;
+        let body = region.get(b.open.len()..body_end)?;
+        let whole = body.rfind(call_end)? + call_end.len();
+        let cut = body.get(whole..)?;
+        if cut.trim().is_empty() {
+            return None;
+        }
+        let mut drafts = (b.body)(body.get(..whole)?, cx, b.format).ok()?;
+        if drafts.iter().all(|d| d.broken.is_some()) {
+            return None;
+        }
+        let end = region.len();
+        let span = cx.span(0, end);
+        let mut o = Outcome::default();
+        for d in &mut drafts {
+            d.span = span.clone();
+            if d.broken.is_none() {
+                o.diagnostics
+                    .extend(cx.ctx.unknown_name_warning(&d.name, span.clone()));
+            }
+        }
+        // The cut call: announced while streaming, it never finishes.
+        let mut cut_call = Draft::broken(
+            String::new(),
+            format!(
+                "truncated tool call: the output ends inside call {} of the {} block, which is not run; the calls before it are",
+                drafts.len() + 1,
+                b.open
+            ),
+            b.format,
+        );
+        cut_call.span = cx.span(b.open.len() + whole, end);
+        drafts.push(cut_call);
+        match self.live.as_mut().filter(|l| l.calls() > 0) {
+            Some(Live::Params(live)) => live.finish(&drafts, span, &mut o, cx),
+            Some(Live::Stream(live)) => {
+                let upto = region.get(..body_end).unwrap_or("");
+                live.finish(upto, self.lead_name.as_deref(), &drafts, span, &mut o, cx)
+            }
+            None => {}
+        }
+        o.text = cut.to_owned();
+        o.drafts = drafts;
+        Some(Advance::Done { end, outcome: o })
     }
 }
 
