@@ -25,6 +25,7 @@
 //! ([`DiagCap`]).
 
 use std::borrow::Cow;
+use std::fmt::Write as _;
 use std::ops::Range;
 use std::sync::Arc;
 
@@ -741,10 +742,13 @@ impl Engine {
                     call_id: call.call_id.clone(),
                     name: call.name.clone(),
                 });
-                self.events.push(StreamEvent::ArgumentsDelta {
-                    index,
-                    fragment: call.arguments.to_string(),
-                });
+                // Written into room for a typical call's arguments (`to_string` grows
+                // from nothing, reallocating several times a call).
+                let mut fragment = String::with_capacity(128);
+                // Writing to a `String` cannot fail.
+                let _ = write!(fragment, "{}", call.arguments);
+                self.events
+                    .push(StreamEvent::ArgumentsDelta { index, fragment });
                 index
             }
         };

@@ -76,6 +76,10 @@ impl RegionReader for BareJsonReader {
             }
             Scan::Done(n) => {
                 let json = region.get(..n).unwrap_or("");
+                if never_json(json) {
+                    // A list of calls written as code (pythonic): no decode to fail first.
+                    return not_json(json, None, cx);
+                }
                 complete(json, parse_lenient(json), cx)
             }
             Scan::Fail(why) => {
@@ -139,29 +143,56 @@ fn complete(
                 label: fallback::label_of(&v),
             }),
         },
-        Err(e) => {
-            let jcx = JsonCx {
-                ctx: cx.ctx,
-                span,
-                at_start: cx.at_start,
-            };
-            let claimed = cx
-                .ctx
-                .order
-                .iter()
-                .filter_map(|f| f.family())
-                .find_map(|f| f.classify_bare_text(region, &jcx));
-            match claimed {
-                Some(Ok(outcome)) => Advance::Done { end, outcome },
-                Some(Err(why)) => Advance::Dropped { end, why },
-                None if looks_like_call(region.as_bytes()) => Advance::Dropped {
-                    end,
-                    why: format!("malformed tool call JSON, not run: {e}"),
-                },
-                None => abandon(end, Vec::new()),
+        Err(e) => not_json(region, Some(e), cx),
+    }
+}
+
+/// The balanced region `region` that does not decode (`error`: why; `None` when
+/// [`never_json`] said so without decoding): offered to the families that read balanced
+/// text ([`crate::family::Family::classify_bare_text`]), else dropped or left as text.
+fn not_json(region: &str, error: Option<String>, cx: &mut ReadCx<'_>) -> Advance {
+    let end = region.len();
+    let jcx = JsonCx {
+        ctx: cx.ctx,
+        span: cx.span(0, end),
+        at_start: cx.at_start,
+    };
+    let claimed = cx
+        .ctx
+        .order
+        .iter()
+        .filter_map(|f| f.family())
+        .find_map(|f| f.classify_bare_text(region, &jcx));
+    match claimed {
+        Some(Ok(outcome)) => Advance::Done { end, outcome },
+        Some(Err(why)) => Advance::Dropped { end, why },
+        None if looks_like_call(region.as_bytes()) => {
+            let e = error.unwrap_or_else(|| parse_lenient(region).err().unwrap_or_default());
+            Advance::Dropped {
+                end,
+                why: format!("malformed tool call JSON, not run: {e}"),
             }
         }
+        None => abandon(end, Vec::new()),
     }
+}
+
+/// Whether `region` is a list whose first element starts with a word that no JSON value
+/// and no repair of one starts with (`[get_weather(…`): `serde_json` refuses the word, and
+/// the repair copies it unchanged (only `True`, `False`, `None` become literals, and a word
+/// becomes a quoted key only after `{` or `,`), so [`parse_lenient`] would fail on it.
+fn never_json(region: &str) -> bool {
+    let Some(rest) = region.strip_prefix('[') else {
+        return false;
+    };
+    let rest = rest.trim_start_matches([' ', '\t', '\n', '\r']);
+    let word_len = rest
+        .bytes()
+        .position(|b| !(b.is_ascii_alphanumeric() || b == b'_' || b == b'$'))
+        .unwrap_or(rest.len());
+    let word = &rest[..word_len];
+    word.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_' || c == '$')
+        && !["true", "false", "null", "True", "False", "None"].contains(&word)
 }
 
 /// A list of calls (or a `tools` envelope) cut by the end of the input: its complete
@@ -216,4 +247,39 @@ fn rejected_call_shape(v: &Value, ctx: &Ctx) -> Option<String> {
             extra.join(", ")
         )
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // A region taken for never JSON is one the decode and its repair refuse (so skipping
+    // them changes nothing); the literal words and JSON values are not taken.
+    #[test]
+    fn never_json_regions_do_not_decode() {
+        for r in [
+            r#"[get_weather(city="Paris"), f()]"#,
+            "[ \n_x(1)]",
+            "[$a]",
+            "[nullx(1)]",
+            "[Nonesuch]",
+            "[abc'd': 1]",
+            "[a, True]",
+            "[f(x={'a': None, b: 2})]",
+        ] {
+            assert!(never_json(r), "{r}");
+            assert!(parse_lenient(r).is_err(), "{r}");
+        }
+        for r in [
+            "[True, None]",
+            "[1]",
+            "{a: 1}",
+            "[\"x\"]",
+            "[ true ]",
+            "[]",
+            "[/*c*/ f()]",
+        ] {
+            assert!(!never_json(r), "{r}");
+        }
+    }
 }
