@@ -195,3 +195,55 @@ fn a_cut_last_call_keeps_the_complete_calls_before_it() {
     }
     assert!(faults.is_empty(), "{}\n{}", faults.len(), faults.join("\n"));
 }
+
+/// Families with no constraint shape whose fixtures' last call has no text argument to cut
+/// (`families::a_cut_last_call_keeps_the_calls_before_it` covers the others): two complete
+/// calls and a third cut inside its arguments, written by hand from their fixtures.
+const UNSHAPED: &[(&str, &str)] = &[
+    (
+        "minicpm3",
+        "<|tool_call_start|>\n```python\nget_weather(city=\"Paris\")\nsearch(query=\"rust\")\nlookup_code(code=\"ab",
+    ),
+    (
+        "granite_20b_fc",
+        "<function_call> {\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n<function_call> {\"name\": \"search\", \"arguments\": {\"query\": \"rust\"}}\n<function_call> {\"name\": \"lookup_code\", \"arguments\": {\"code\": \"ab",
+    ),
+    (
+        "inkling",
+        "<|message_model|>get_weather<|content_invoke_tool_json|>{\"name\": \"get_weather\", \"args\": {\"city\": \"Paris\"}}<|end_message|><|message_model|>search<|content_invoke_tool_json|>{\"name\": \"search\", \"args\": {\"query\": \"rust\"}}<|end_message|><|message_model|>lookup_code<|content_invoke_tool_json|>{\"name\": \"lookup_code\", \"args\": {\"code\": \"ab",
+    ),
+    (
+        "muse_glimmer",
+        "<|start|>assistant to=get_weather<|message|><atem:function_calls>\n<atem:invoke name=\"get_weather\">\n<atem:parameter name=\"city\">Paris</atem:parameter>\n</atem:invoke>\n<atem:invoke name=\"search\">\n<atem:parameter name=\"query\">rust</atem:parameter>\n</atem:invoke>\n<atem:invoke name=\"lookup_code\">\n<atem:parameter name=\"code\">ab",
+    ),
+    (
+        "k2_horizon",
+        "<ifm|tool_calls><ifm|tool_call>get_weather<ifm|arg_key>city</ifm|arg_key><ifm|arg_value>Paris</ifm|arg_value></ifm|tool_call>\n<ifm|tool_call>search<ifm|arg_key>query</ifm|arg_key><ifm|arg_value>rust</ifm|arg_value></ifm|tool_call>\n<ifm|tool_call>lookup_code<ifm|arg_key>code</ifm|arg_key><ifm|arg_value>ab",
+    ),
+];
+
+#[test]
+fn families_without_a_shape_keep_the_calls_before_a_cut_one() {
+    let mut faults = Vec::new();
+    for (family, text) in UNSHAPED {
+        assert!(FormatId::from_name(family).is_some(), "{family}");
+        for end in [ReplyEnd::Unknown, ReplyEnd::Stopped, ReplyEnd::Cut] {
+            let options = ParseOptions {
+                format: FormatSelection::Only((*family).into()),
+                tools: Some(family_registry()),
+                reply_end: end,
+                ..ParseOptions::default()
+            };
+            let runs = [
+                ("one-shot", parse(text, &options)),
+                ("by char", streamed(&chars(text), &options)),
+            ];
+            for (how, p) in runs {
+                if let Some(f) = fault(&p) {
+                    faults.push(format!("{family} ({end:?}, {how}): {f}"));
+                }
+            }
+        }
+    }
+    assert!(faults.is_empty(), "{}", faults.join("\n"));
+}

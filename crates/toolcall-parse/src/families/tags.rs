@@ -980,7 +980,11 @@ impl RegionReader for BlockReader {
                 return Advance::Done { end, outcome: o };
             }
         }
-        if !closed && let Some(cut) = self.cut_inside_a_call(region, body_end, cx) {
+        if !closed
+            && let Some(cut) = self
+                .cut_inside_a_call(region, body_end, cx)
+                .or_else(|| self.cut_inside_the_last_line(region, body_end, cx))
+        {
             return cut;
         }
         if !closed && !cx.closes_at_end() {
@@ -1098,6 +1102,53 @@ impl BlockReader {
                 live.finish(upto, self.lead_name.as_deref(), &drafts, span, &mut o, cx)
             }
             None => {}
+        }
+        o.text = cut.to_owned();
+        o.drafts = drafts;
+        Some(Advance::Done { end, outcome: o })
+    }
+
+    /// A block of one call per line with no marker closing a call and no streaming of its
+    /// calls (MiniCPM3's Python lines) that the end of the output cut inside its last line: the family's body reader
+    /// reads that line as a broken call after whole ones; it is reported as the cut call,
+    /// its text kept, and the calls before it run, however the reply ended.
+    fn cut_inside_the_last_line(
+        &mut self,
+        region: &str,
+        body_end: usize,
+        cx: &mut ReadCx<'_>,
+    ) -> Option<Advance> {
+        let b = self.block;
+        // Only a block that does not stream its calls (the same whole and streamed).
+        if self.live.is_some() {
+            return None;
+        }
+        let body = region.get(b.open.len()..body_end)?;
+        let line = body.rfind('\n')? + 1;
+        let cut = body.get(line..)?;
+        if cut.trim().is_empty() {
+            return None;
+        }
+        let mut drafts = (b.body)(body, cx, b.format).ok()?;
+        let (last, before) = drafts.split_last_mut()?;
+        if last.broken.is_none() || before.iter().all(|d| d.broken.is_some()) {
+            return None;
+        }
+        let end = region.len();
+        let span = cx.span(0, end);
+        last.broken = Some(format!(
+            "truncated tool call: the output ends inside call {} of the {} block, which is not run; the calls before it are",
+            before.len() + 1,
+            b.open
+        ));
+        last.span = cx.span(b.open.len() + line, end);
+        let mut o = Outcome::default();
+        for d in before.iter_mut() {
+            d.span = span.clone();
+            if d.broken.is_none() {
+                o.diagnostics
+                    .extend(cx.ctx.unknown_name_warning(&d.name, span.clone()));
+            }
         }
         o.text = cut.to_owned();
         o.drafts = drafts;
