@@ -2,6 +2,7 @@
 //! object with bare keys, strings between `<|"|>` markers, and numbers, booleans, lists and
 //! nested objects as literals. The object is rewritten as JSON in one pass, then decoded.
 
+use super::described::{Body, Described};
 use std::fmt::Write as _;
 
 use serde_json::Value;
@@ -10,13 +11,13 @@ use serde_json::Map;
 use crate::FormatId;
 use crate::builder::{Ctx, Draft};
 use crate::family::{
-    Family, Instructions, Outcome, ReadCx, RegionReader, Untyped, convert_text_value, find_from,
+    Instructions, Outcome, ReadCx, Untyped, convert_text_value, find_from,
     parse_lenient, push_json_str,
 };
 use toolcall_core::{Repair, ToolSpec};
 
 use super::tags::{
-    Block, BlockReader, BlockStream, Lead, finish_sent, skip_space, starts, valid_name,
+    Block, BlockStream, Lead, finish_sent, skip_space, starts, valid_name,
 };
 
 impl FormatId {
@@ -34,52 +35,33 @@ static BLOCK: Block = Block {
     body,
 };
 
-pub(crate) struct Gemma4;
 
-impl Family for Gemma4 {
-    fn model_names(&self) -> &'static [&'static str] {
-        &["gemma-4*"]
-    }
-    fn template_markers(&self) -> &'static [&'static str] {
-        &["<|tool_call>", "<tool_call|>"]
-    }
-    fn id(&self) -> &'static str {
-        FormatId::GEMMA4.as_str()
-    }
-    fn description(&self) -> &'static str {
-        "<|tool_call>call:NAME{key:<|\"|>text<|\"|>,n:42}<tool_call|> (Gemma 4)"
-    }
-    fn example(&self) -> &'static str {
-        "<|tool_call>call:get_weather{city:<|\"|>Paris<|\"|>,days:3}<tool_call|>"
-    }
-    fn openers(&self) -> &'static [&'static str] {
-        &["<|tool_call>"]
-    }
-    fn declines(&self, _opener: usize, region: &str, is_final: bool) -> bool {
-        super::tags::block_declines(&BLOCK, region, is_final)
-    }
-    fn reader(&self, _opener: usize, ctx: &Ctx) -> Option<Box<dyn RegionReader>> {
-        Some(Box::new(
-            BlockReader::new(&BLOCK).streaming_with(Box::new(LiveObject::new(
-                BLOCK.open.len(),
-                QUOTE,
-                ctx.limits.max_depth,
-            ))),
-        ))
-    }
-    fn instructions(&self) -> Option<Instructions> {
-        Some(Instructions {
-            how: r#"To call a tool, write <|tool_call>call:TOOL_NAME{...}<tool_call|> where the arguments object has bare keys, text between <|"|> markers, and numbers, booleans, lists and nested objects as literals, e.g. {city:<|"|>Paris<|"|>,days:3}."#,
-            several: "- To make several calls, write several <|tool_call> blocks; they run in that order.\n",
-        })
-    }
-    fn example_call(&self, name: &str, args: &Map<String, Value>) -> Option<String> {
-        let mut s = format!("<|tool_call>call:{name}");
-        write_gemma_object(&mut s, args, QUOTE, 0);
-        s.push_str("<tool_call|>");
-        Some(s)
-    }
+fn live(ctx: &Ctx) -> Box<dyn BlockStream> {
+    Box::new(LiveObject::new(BLOCK.open.len(), QUOTE, ctx.limits.max_depth))
 }
+
+fn example_call(name: &str, args: &Map<String, Value>) -> String {
+    let mut s = format!("<|tool_call>call:{name}");
+    write_gemma_object(&mut s, args, QUOTE, 0);
+    s.push_str("<tool_call|>");
+    s
+}
+
+pub(crate) static GEMMA4: Described = Described {
+    id: FormatId::GEMMA4,
+    description: "<|tool_call>call:NAME{key:<|\"|>text<|\"|>,n:42}<tool_call|> (Gemma 4)",
+    example: "<|tool_call>call:get_weather{city:<|\"|>Paris<|\"|>,days:3}<tool_call|>",
+    body: Body::Live(&BLOCK, live),
+    model_names: &["gemma-4*"],
+    template_markers: &["<|tool_call>", "<tool_call|>"],
+    instructions: Some(Instructions {
+        how: r#"To call a tool, write <|tool_call>call:TOOL_NAME{...}<tool_call|> where the arguments object has bare keys, text between <|"|> markers, and numbers, booleans, lists and nested objects as literals, e.g. {city:<|"|>Paris<|"|>,days:3}."#,
+        several: "- To make several calls, write several <|tool_call> blocks; they run in that order.\n",
+    }),
+    example_call: Some(example_call),
+    ..Described::BASE
+};
+
 
 /// `call:NAME{` after the opener.
 pub(crate) fn lead(lead: &str, complete: bool) -> Lead {

@@ -3,6 +3,7 @@
 //! which marks it as calls (any name, flagged when unregistered). End-of-message tokens are
 //! markup and removed from the text. Built-in tool calls after the tag are `llama3_builtin`.
 
+use super::described::{Bare, Body, Described, never};
 use crate::family::ToolResultText;
 use crate::results::break_marker;
 use serde_json::{Map, Value, json};
@@ -13,7 +14,7 @@ use crate::builder::Ctx;
 use super::args_object::LiveList;
 use super::marked::{cut_list_calls, finish_cut_live, json_body};
 use crate::family::{
-    Advance, BareJson, Family, Instructions, JsonCx, Outcome, ReadCx, RegionReader, Scan,
+    Advance, Instructions, JsonCx, Outcome, ReadCx, RegionReader, Scan,
     Scanner, json_calls, parse_lenient,
 };
 use crate::scanner::decode_prefix;
@@ -29,7 +30,6 @@ impl FormatId {
     pub(crate) const LLAMA: FormatId = FormatId::builtin("llama");
 }
 
-pub(crate) struct Llama;
 
 /// The call markup a decoder is held to (`toolcall-constrain` writes every dialect from it).
 // The JSON call bare or after `<|python_tag|>`: the reply is the call.
@@ -38,70 +38,63 @@ static CONSTRAINT: Shape = Shape::whole_reply(&[
     Piece::NAME_PARAMETERS,
 ]);
 
-impl Family for Llama {
-    fn constraint_shape(&self) -> Option<&'static Shape> {
-        Some(&CONSTRAINT)
-    }
-    fn model_names(&self) -> &'static [&'static str] {
-        &["llama-3.1*", "llama-3.2*", "llama-3.3*", "meta-llama-3.1*"]
-    }
-    fn template_markers(&self) -> &'static [&'static str] {
-        &["<|python_tag|>"]
-    }
-    /// The `ipython` turn the Llama 3 template gives tool output, one per result.
-    fn write_results(&self, results: &[ToolResultText<'_>]) -> String {
-        results
-            .iter()
-            .map(|r| {
-                format!(
-                    "<|start_header_id|>ipython<|end_header_id|>\n\n{}<|eot_id|>",
-                    break_marker(r.content, "<|")
-                )
-            })
-            .collect()
-    }
-    fn id(&self) -> &'static str {
-        FormatId::LLAMA.as_str()
-    }
-    fn description(&self) -> &'static str {
-        "Llama 3 JSON with \"parameters\", optionally after <|python_tag|>"
-    }
-    fn example(&self) -> &'static str {
-        r#"<|python_tag|>{"name":"get_weather","parameters":{"city":"Paris"}}"#
-    }
-    fn openers(&self) -> &'static [&'static str] {
-        &[PYTHON_TAG]
-    }
-    fn strip(&self) -> &'static [&'static str] {
-        &END_TOKENS
-    }
-    fn reader(&self, _opener: usize, ctx: &Ctx) -> Option<Box<dyn RegionReader>> {
-        Some(Box::new(Reader {
-            at: PYTHON_TAG.len(),
-            scanner: None,
-            max_depth: ctx.limits.max_depth,
-            live: LiveList::new(PYTHON_TAG.len(), ctx.limits.max_depth),
-        }))
-    }
-    fn bare_json(&self) -> BareJson {
-        BareJson {
-            objects: true,
-            arrays: true,
-        }
-    }
-    fn classify_json(&self, v: &mut Value, cx: &JsonCx<'_>) -> Option<Outcome> {
-        json_calls(v, cx.ctx, FormatId::LLAMA, false, cx.span.clone())
-    }
-    fn instructions(&self) -> Option<Instructions> {
-        Some(Instructions {
-            how: "To call a tool, reply with only a JSON object {\"name\": TOOL_NAME, \"parameters\": {...}}.",
-            several: "- Make one call per reply.\n",
+/// The `ipython` turn the Llama 3 template gives tool output, one per result.
+fn write_results(results: &[ToolResultText<'_>]) -> String {
+    results
+        .iter()
+        .map(|r| {
+            format!(
+                "<|start_header_id|>ipython<|end_header_id|>\n\n{}<|eot_id|>",
+                break_marker(r.content, "<|")
+            )
         })
-    }
-    fn example_call(&self, name: &str, args: &Map<String, Value>) -> Option<String> {
-        Some(json!({"name": name, "parameters": args}).to_string())
-    }
+        .collect()
 }
+
+fn reader(_opener: usize, ctx: &Ctx) -> Option<Box<dyn RegionReader>> {
+    Some(Box::new(Reader {
+        at: PYTHON_TAG.len(),
+        scanner: None,
+        max_depth: ctx.limits.max_depth,
+        live: LiveList::new(PYTHON_TAG.len(), ctx.limits.max_depth),
+    }))
+}
+
+fn classify_json(v: &mut Value, cx: &JsonCx<'_>, format: FormatId) -> Option<Outcome> {
+    json_calls(v, cx.ctx, format, false, cx.span.clone())
+}
+
+fn example_call(name: &str, args: &Map<String, Value>) -> String {
+    json!({"name": name, "parameters": args}).to_string()
+}
+
+pub(crate) static LLAMA: Described = Described {
+    id: FormatId::LLAMA,
+    description: "Llama 3 JSON with \"parameters\", optionally after <|python_tag|>",
+    example: r#"<|python_tag|>{"name":"get_weather","parameters":{"city":"Paris"}}"#,
+    body: Body::Own {
+        openers: &[PYTHON_TAG],
+        reader,
+        declines: never,
+    },
+    bare: Some(Bare {
+        objects: true,
+        arrays: true,
+        classify: classify_json,
+    }),
+    model_names: &["llama-3.1*", "llama-3.2*", "llama-3.3*", "meta-llama-3.1*"],
+    template_markers: &["<|python_tag|>"],
+    strip: &END_TOKENS,
+    instructions: Some(Instructions {
+        how: "To call a tool, reply with only a JSON object {\"name\": TOOL_NAME, \"parameters\": {...}}.",
+        several: "- Make one call per reply.\n",
+    }),
+    example_call: Some(example_call),
+    write_results,
+    constraint: Some(&CONSTRAINT),
+    ..Described::BASE
+};
+
 
 /// `<|python_tag|>` then one JSON value; a tag followed by something else is not ours
 /// (`llama3_builtin` reads `tool.call(...)`), and a tag alone at the end is dropped.

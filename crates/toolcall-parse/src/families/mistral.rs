@@ -3,6 +3,7 @@
 //! that drop `[ARGS]`. Each `[TOOL_CALLS]` opens one region; an optional `[/TOOL_CALLS]`
 //! after the call is consumed. Explicit markup: any name, flagged when unregistered.
 
+use super::described::{Body, Described, never};
 use crate::family::ToolResultText;
 use crate::results::{break_marker, content_value};
 use serde_json::{Map, Value, json};
@@ -14,7 +15,7 @@ use toolcall_core::Repair;
 
 use crate::builder::Ctx;
 use crate::family::{
-    Advance, Family, Instructions, Outcome, ReadCx, ReasoningMarker, RegionReader, json_calls,
+    Advance, Instructions, Outcome, ReadCx, ReasoningMarker, RegionReader, json_calls,
 };
 
 use super::marked::cut_list_calls;
@@ -33,7 +34,6 @@ impl FormatId {
     pub(crate) const MISTRAL: FormatId = FormatId::builtin("mistral");
 }
 
-pub(crate) struct Mistral;
 
 /// The call markup a decoder is held to (`toolcall-constrain` writes every dialect from it).
 // `[TOOL_CALLS]NAME[ARGS]{…}` (v11 templates), with an optional `[CALL_ID]`, without
@@ -57,75 +57,66 @@ static CONSTRAINT: Shape = Shape::prose(&[
     ),
 ]);
 
-impl Family for Mistral {
-    fn constraint_shape(&self) -> Option<&'static Shape> {
-        Some(&CONSTRAINT)
-    }
-    fn model_names(&self) -> &'static [&'static str] {
-        &["mistral-*", "mixtral-*", "ministral-*", "magistral-*", "devstral-*", "codestral-*", "pixtral-*"]
-    }
-    fn template_markers(&self) -> &'static [&'static str] {
-        &["[TOOL_CALLS]"]
-    }
-    /// `[TOOL_RESULTS]{"call_id": ID, "content": CONTENT}[/TOOL_RESULTS]` per result, as
-    /// the Mistral templates that carry call ids write them.
-    fn write_results(&self, results: &[ToolResultText<'_>]) -> String {
-        results
-            .iter()
-            .map(|r| {
-                let body = serde_json::json!({"call_id": r.call_id, "content": content_value(r.content)});
-                format!(
-                    "[TOOL_RESULTS]{}[/TOOL_RESULTS]",
-                    break_marker(
-                        &break_marker(&body.to_string(), "[/TOOL_RESULTS]"),
-                        "[TOOL_RESULTS]"
-                    )
+/// `[TOOL_RESULTS]{"call_id": ID, "content": CONTENT}[/TOOL_RESULTS]` per result, as
+/// the Mistral templates that carry call ids write them.
+fn write_results(results: &[ToolResultText<'_>]) -> String {
+    results
+        .iter()
+        .map(|r| {
+            let body = serde_json::json!({"call_id": r.call_id, "content": content_value(r.content)});
+            format!(
+                "[TOOL_RESULTS]{}[/TOOL_RESULTS]",
+                break_marker(
+                    &break_marker(&body.to_string(), "[/TOOL_RESULTS]"),
+                    "[TOOL_RESULTS]"
                 )
-            })
-            .collect()
-    }
-    fn id(&self) -> &'static str {
-        FormatId::MISTRAL.as_str()
-    }
-    fn description(&self) -> &'static str {
-        "[TOOL_CALLS][{...}], [TOOL_CALLS]name[ARGS]{...} (also [CALL_ID]id, or no [ARGS]); [/TOOL_CALLS] consumed"
-    }
-    fn example(&self) -> &'static str {
-        r#"[TOOL_CALLS][{"name":"get_weather","arguments":{"city":"Paris"}}]"#
-    }
-    fn openers(&self) -> &'static [&'static str] {
-        &[MARKER]
-    }
-    /// Magistral (and Mistral Small 3.2+ with thinking) reason between `[THINK]` and
-    /// `[/THINK]` (their chat templates; vLLM's `mistral` reasoning parser).
-    fn reasoning(&self) -> &'static [ReasoningMarker] {
-        &[ReasoningMarker {
-            open: "[THINK]",
-            close: "[/THINK]",
-        }]
-    }
-    fn strip(&self) -> &'static [&'static str] {
-        &[END]
-    }
-    fn reader(&self, _opener: usize, ctx: &Ctx) -> Option<Box<dyn RegionReader>> {
-        Some(Box::new(Reader {
-            state: State::Head,
-            max_depth: ctx.limits.max_depth,
-        }))
-    }
-    fn instructions(&self) -> Option<Instructions> {
-        Some(Instructions {
-            how: "To call tools, write [TOOL_CALLS] followed by a JSON array of calls, each {\"name\": TOOL_NAME, \"arguments\": {...}}.",
-            several: "- To make several calls, put them all in the one list; they run in that order.\n",
+            )
         })
-    }
-    fn example_call(&self, name: &str, args: &Map<String, Value>) -> Option<String> {
-        Some(format!(
-            "[TOOL_CALLS]{}",
-            json!([{"name": name, "arguments": args}])
-        ))
-    }
+        .collect()
 }
+
+fn reader(_opener: usize, ctx: &Ctx) -> Option<Box<dyn RegionReader>> {
+    Some(Box::new(Reader {
+        state: State::Head,
+        max_depth: ctx.limits.max_depth,
+    }))
+}
+
+fn example_call(name: &str, args: &Map<String, Value>) -> String {
+    format!(
+        "[TOOL_CALLS]{}",
+        json!([{"name": name, "arguments": args}])
+    )
+}
+
+pub(crate) static MISTRAL: Described = Described {
+    id: FormatId::MISTRAL,
+    description: "[TOOL_CALLS][{...}], [TOOL_CALLS]name[ARGS]{...} (also [CALL_ID]id, or no [ARGS]); [/TOOL_CALLS] consumed",
+    example: r#"[TOOL_CALLS][{"name":"get_weather","arguments":{"city":"Paris"}}]"#,
+    body: Body::Own {
+        openers: &[MARKER],
+        reader,
+        declines: never,
+    },
+    model_names: &["mistral-*", "mixtral-*", "ministral-*", "magistral-*", "devstral-*", "codestral-*", "pixtral-*"],
+    template_markers: &["[TOOL_CALLS]"],
+    // Magistral (and Mistral Small 3.2+ with thinking) reason between `[THINK]` and
+    // `[/THINK]` (their chat templates; vLLM's `mistral` reasoning parser).
+    reasoning: &[ReasoningMarker {
+        open: "[THINK]",
+        close: "[/THINK]",
+    }],
+    strip: &[END],
+    instructions: Some(Instructions {
+        how: "To call tools, write [TOOL_CALLS] followed by a JSON array of calls, each {\"name\": TOOL_NAME, \"arguments\": {...}}.",
+        several: "- To make several calls, put them all in the one list; they run in that order.\n",
+    }),
+    example_call: Some(example_call),
+    write_results,
+    constraint: Some(&CONSTRAINT),
+    ..Described::BASE
+};
+
 
 enum State {
     Head,
