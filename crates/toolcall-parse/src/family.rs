@@ -10,11 +10,16 @@
 //!
 //! # How to add a family
 //!
-//! 1. Create `families/<id>.rs`. A family whose markup is one opener around a body a shared
-//!    reader reads (a JSON call list, text-valued tags, Python calls, JSON after an opener)
-//!    is one [`Described`](crate::families::described::Described) static: its tables, no
-//!    code (`longcat.rs`, `seed_oss.rs`). Any other family is a unit struct implementing
-//!    [`Family`]:
+//! 1. Create `families/<id>.rs` holding one [`Described`](crate::families::described::Described)
+//!    static: the family's tables, with what it does not have taken from `Described::BASE`
+//!    (`..Described::BASE`), plus the reader functions that are really its own. One
+//!    `impl Family` (in `families/described.rs`) serves every such static (`longcat.rs`,
+//!    `seed_oss.rs`, `glm.rs`, `anthropic.rs`). Only a family with an opener kind the
+//!    tables do not hold (calls written `name(…)`, line openers, bare non-JSON regions:
+//!    `call_syntax.rs`, `key_value.rs`, `pythonic.rs`) is a unit struct implementing
+//!    [`Family`] itself. A new [`Family`] method with a default needs a field in
+//!    `Described` (its default in `Described::BASE`) and one forwarding line there. The
+//!    fields:
 //!    - `id` (the exact string in `Origin.format`, `--format` and `toolcall formats`),
 //!      `description` and a one-line `example` (shown by `toolcall formats` and used by the
 //!      registry tests: the example must parse to at least one call of this family).
@@ -24,6 +29,15 @@
 //!      `write_results` when its chat template gives tool results a syntax other than
 //!      Hermes `<tool_response>`; or `generic_because` for a convention many models share
 //!      (bare JSON, Python calls, provider shapes), which has none of these.
+//!    - `body` ([`Body`](crate::families::described::Body)): its openers and the reader
+//!      each gets. A block between an opener and a closer read by the shared
+//!      `BlockReader` (`families/tags.rs`) is a `Block` static (its
+//!      `lead` and `body` functions) with how it streams: `JsonList`, `Tags` (text-valued
+//!      parameters, `StreamTags`), `JsonTags` (JSON arguments in markup), `Live` (the
+//!      family's own `BlockStream`) or `Whole`; Python calls are `Calls`, JSON after an
+//!      opener `OpenJson`; a reader of its own is `Own` (openers, a reader function and
+//!      `declines`); several openers are `Body::each(&OPENERS, &BODIES)` (the build fails
+//!      when an opener differs from its body's). `bare` claims bare JSON brackets.
 //!    - how its regions start, one or more of these opener kinds, each with a method that
 //!      gives a fresh [`RegionReader`] for a region starting there:
 //!      - a literal anywhere in the text: `openers` (`"<tool_call>"`) and `reader`. Several
@@ -50,17 +64,18 @@
 //!    - optional: `strip` tokens (end-of-turn tokens removed from the text),
 //!      `instructions` + `example_call` for text mode (the system prompt rendered by
 //!      [`crate::render_prompt`]).
-//!    - its decoding constraint: `constraint_shape` (a described family: its `constraint`
-//!      field), the call markup as [`crate::shape::Shape`] data, from which
-//!      `toolcall-constrain` writes the GBNF, Lark, structural tag and JSON Schema (the
-//!      grammar writers are shared there; `None` for Python-like and free-form calls).
+//!    - its decoding constraint: `constraint` (the trait's `constraint_shape`), the call
+//!      markup as [`crate::shape::Shape`] data, from which `toolcall-constrain` writes the
+//!      GBNF, Lark, structural tag and JSON Schema (the grammar writers are shared there;
+//!      `None` for Python-like and free-form calls).
 //!      `toolcall-constrain`'s llguidance tests compile it for every family that declares
 //!      one and run the family's fixtures through it.
 //! 2. Add one line to the `registry!` list in `families/mod.rs`, at the place of the
 //!    family's auto-mode priority (earlier = tried first for a shared opener).
 //! 3. Fixtures in `tests/fixtures/<id>/` (see `tests/families.rs`, which checks that every
-//!    model family has fixtures, model names and template markers).
-//! 4. Text mode: a family with a text syntax implements `instructions` + `example_call`
+//!    registered family has fixtures, model-name globs and template markers, or says in
+//!    `generic_because` why it has none of them).
+//! 4. Text mode: a family with a text syntax gives `instructions` + `example_call`
 //!    (writers shared in `families/text_example.rs`); `tests/prompt_examples.rs` fails for
 //!    any family that has neither and is not in its listed exemptions, and parses every
 //!    rendered example back to the same call.
