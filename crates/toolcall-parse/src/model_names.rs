@@ -155,6 +155,20 @@ mod tests {
             ("ai-sage/GigaChat3.5-432B-A28B", "gigachat35"),
             ("LLM360/K2-Horizon", "k2_horizon"),
             ("sbintuitions/sarashina2.2-3b-instruct-v0.1", "sarashina"),
+            ("deepcogito/cogito-671b-v2.1", "deepseek_v3"),
+            ("deepcogito/cogito-v2.1-671b", "deepseek_v3"),
+            (
+                "deepcogito/cogito-v2-preview-deepseek-671B-MoE",
+                "deepseek_v3",
+            ),
+            ("deepcogito/cogito-v2-preview-llama-70B", "llama"),
+            ("deepcogito/cogito-v2-preview-llama-405B", "llama"),
+            ("deepcogito/cogito-v1-preview-llama-3B", "llama"),
+            (
+                "deepcogito/cogito-v2-preview-llama-109B-MoE",
+                "llama4_pythonic",
+            ),
+            ("deepcogito/cogito-v1-preview-qwen-14B", "hermes"),
         ] {
             assert_eq!(fam(name), Some(family), "{name}");
         }

@@ -93,7 +93,18 @@ pub(crate) static DEEPSEEK_V3: Described = Described {
     description: "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>NAME\\n```json\\n{…}\\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜> (DeepSeek V3, R1)",
     example: "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>get_weather\\n```json\\n{\"city\": \"Paris\"}\\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>",
     body: Body::JsonTags(&BLOCK, &STREAM),
-    model_names: &["deepseek-v3", "deepseek-v3-*", "deepseek-r1*"],
+    model_names: &[
+        "deepseek-v3",
+        "deepseek-v3-*",
+        "deepseek-r1*",
+        // Deep Cogito's checkpoints keep their base model's chat template: the DeepSeek V3
+        // based ones (671B, v2 preview and v2.1) write DeepSeek's call tokens, the ones
+        // Ollama's cogito parser reads.
+        "cogito-671b*",
+        "cogito-v2.1*",
+        "cogito-2.1*",
+        "cogito-v2-preview-deepseek*",
+    ],
     template_markers: &["<｜tool▁call▁begin｜>", "<｜tool▁sep｜>", "```json"],
     instructions: Some(Instructions {
         how: "To call tools, write <｜tool▁calls▁begin｜>, then per call <｜tool▁call▁begin｜>function<｜tool▁sep｜>TOOL_NAME, a new line, the arguments as a JSON object in a ```json fence and <｜tool▁call▁end｜>, then <｜tool▁calls▁end｜>.",

@@ -76,6 +76,8 @@ pub(crate) static HERMES: Described = Described {
         // Arcee's Trinity writes Qwen 2.5's <tool_call>{json}</tool_call> (SGLang's
         // trinity detector, which also takes a call written inside <think>).
         "trinity-*",
+        // Deep Cogito's Qwen 2.5 fine-tunes keep Qwen 2.5's template.
+        "cogito-v1-preview-qwen*",
     ],
     template_markers: &["<tool_call>", "</tool_call>"],
     instructions: Some(Instructions {

@@ -82,7 +82,17 @@ pub(crate) static LLAMA: Described = Described {
         arrays: true,
         classify: classify_json,
     }),
-    model_names: &["llama-3.1*", "llama-3.2*", "llama-3.3*", "meta-llama-3.1*"],
+    model_names: &[
+        "llama-3.1*",
+        "llama-3.2*",
+        "llama-3.3*",
+        "meta-llama-3.1*",
+        // Deep Cogito's Llama 3.x fine-tunes keep Llama 3.1's template (the 109B MoE is a
+        // Llama 4 one: `llama4_pythonic`).
+        "cogito-v1-preview-llama*",
+        "cogito-v2-preview-llama-70b*",
+        "cogito-v2-preview-llama-405b*",
+    ],
     template_markers: &["<|python_tag|>"],
     strip: &END_TOKENS,
     instructions: Some(Instructions {

@@ -27,7 +27,7 @@ pub(crate) static LLAMA4_PYTHONIC: Described = Described {
         close: "<|python_end|>",
         layout: CallList::List,
     },
-    model_names: &["llama-4*"],
+    model_names: &["llama-4*", "cogito-v2-preview-llama-109b*"],
     template_markers: &["<|python_start|>", "<|python_end|>"],
     // Llama 4's pythonic chat template asks for a bare `[f(a=1)]` list; the model writes
     // the `<|python_start|>` markers only sometimes.
