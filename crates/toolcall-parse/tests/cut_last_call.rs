@@ -222,10 +222,17 @@ const UNSHAPED: &[(&str, &str)] = &[
     ),
 ];
 
+/// Second layouts a family reads beside the one its shape declares: Cohere's one object a
+/// line (beside the JSON list).
+const SECOND_LAYOUTS: &[(&str, &str)] = &[(
+    "cohere",
+    "<|START_ACTION|>\n{\"tool_call_id\": \"0\", \"tool_name\": \"get_weather\", \"parameters\": {\"city\": \"Paris\"}}\n{\"tool_call_id\": \"1\", \"tool_name\": \"search\", \"parameters\": {\"query\": \"rust\"}}\n{\"tool_call_id\": \"2\", \"tool_name\": \"lookup_code\", \"parameters\": {\"code\": \"ab",
+)];
+
 #[test]
 fn families_without_a_shape_keep_the_calls_before_a_cut_one() {
     let mut faults = Vec::new();
-    for (family, text) in UNSHAPED {
+    for (family, text) in UNSHAPED.iter().chain(SECOND_LAYOUTS) {
         assert!(FormatId::from_name(family).is_some(), "{family}");
         for end in [ReplyEnd::Unknown, ReplyEnd::Stopped, ReplyEnd::Cut] {
             let options = ParseOptions {

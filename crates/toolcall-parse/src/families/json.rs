@@ -138,8 +138,9 @@ pub(crate) fn classify(
     Some(out)
 }
 
-/// A JSON list of calls that the end of the input cut (`[{…}, {…}, {"na`), or a `tools`
-/// envelope whose list was cut (`{"tools": [{…}, {"na`): each entry stands alone, so the
+/// A JSON list of calls that the end of the input cut (`[{…}, {…}, {"na`), a `tools`
+/// envelope whose list was cut (`{"tools": [{…}, {"na`), or objects one a line cut inside
+/// a later one (`{…}\n{…}\n{"na`, Cohere's second layout): each entry stands alone, so the
 /// complete ones before the cut are calls and the cut one is reported (issue 20: whole and
 /// streamed agree).
 #[derive(Debug)]
@@ -179,9 +180,10 @@ impl CutList {
 }
 
 /// Reads `text` (starting at its `[` or `{`, the end of the input) as a cut list of calls
-/// (see [`CutList`]); `None` when it is not one: another value, a list whose `]` came (the
-/// family's rules for a missing closing marker decide), no complete entry, or an entry
-/// that is malformed rather than cut. One pass over the bytes.
+/// (see [`CutList`]); `None` when it is not one: another value, a list whose `]` came or
+/// objects one a line all whole (the family's rules for a missing closing marker decide),
+/// no complete entry, or an entry that is malformed rather than cut. One pass over the
+/// bytes.
 pub(crate) fn cut_list(text: &str, max_depth: usize) -> Option<CutList> {
     use crate::scanner::{Scan, Scanner};
     let bytes = text.as_bytes();
@@ -191,30 +193,40 @@ pub(crate) fn cut_list(text: &str, max_depth: usize) -> Option<CutList> {
         }
         i
     };
-    let (mut at, envelope) = match bytes.first()? {
-        b'[' => (1, false),
+    // `lines`: objects one after another, each on its own line, no list around them.
+    let (mut at, envelope, lines) = match bytes.first()? {
+        b'[' => (1, false, false),
         b'{' => {
             let i = skip(1);
             let key = b"\"tools\"";
             if !bytes.get(i..)?.starts_with(key) {
-                return None;
+                (0, false, true)
+            } else {
+                let i = skip(i + key.len());
+                if bytes.get(i) != Some(&b':') {
+                    return None;
+                }
+                let i = skip(i + 1);
+                if bytes.get(i) != Some(&b'[') {
+                    return None;
+                }
+                (i + 1, true, false)
             }
-            let i = skip(i + key.len());
-            if bytes.get(i) != Some(&b':') {
-                return None;
-            }
-            let i = skip(i + 1);
-            if bytes.get(i) != Some(&b'[') {
-                return None;
-            }
-            (i + 1, true)
         }
         _ => return None,
     };
     let mut entries: Vec<&str> = Vec::new();
     let cut = loop {
+        let before = at;
         at = skip(at);
-        if !entries.is_empty() {
+        if lines && !entries.is_empty() {
+            match bytes.get(at) {
+                // Whole objects up to the end: not cut.
+                None => return None,
+                Some(b'{') if bytes[before..at].contains(&b'\n') => {}
+                Some(_) => return None,
+            }
+        } else if !entries.is_empty() {
             match bytes.get(at) {
                 Some(b',') => at = skip(at + 1),
                 None => break None,
