@@ -222,8 +222,10 @@ fn plain(s: &str, max: usize) -> bool {
 /// The format of a message [`found_message`] writes for a plain format and name.
 fn found_plain_format(message: &str) -> Option<&str> {
     let rest = message.strip_prefix("found ")?;
-    let (format, name) = rest.split_once(" call to \"")?;
-    let name = name.strip_suffix('"')?;
+    // A plain format holds no space: it ends at the first one (no substring search, whose
+    // set-up cost showed per call of a fenced envelope).
+    let (format, name) = rest.split_at(memchr::memchr(b' ', rest.as_bytes())?);
+    let name = name.strip_prefix(" call to \"")?.strip_suffix('"')?;
     (plain(format, 32) && plain(name, 64)).then_some(format)
 }
 
@@ -325,6 +327,9 @@ impl DiagCap {
     fn start_kind(&mut self, level: Level) -> String {
         let mut kind = std::mem::take(&mut self.scratch);
         kind.clear();
+        // A kind holds at most 64 bytes (a level tag, 60 of kind and the last character
+        // pushed): one allocation, not one per doubling.
+        kind.reserve(64);
         kind.push(match level {
             Level::Info => 'i',
             Level::Warning => 'w',
@@ -511,6 +516,29 @@ impl Engine {
     pub(crate) fn push(&mut self, delta: &str) -> Vec<StreamEvent> {
         self.feed(delta);
         std::mem::take(&mut self.events)
+    }
+
+    /// [`Engine::push`] of a whole text into an engine that has received nothing (a
+    /// fence's sub-engine): the text becomes the buffer instead of being copied into it.
+    fn push_owned(&mut self, text: String) -> Vec<StreamEvent> {
+        if self.received == 0
+            && self.buf.is_empty()
+            && !self.finished
+            && !self.overflow
+            && !text.is_empty()
+            && text.len() <= self.ctx.limits.max_input_bytes
+            && matches!(self.mode, Mode::Text)
+            && self.line_start
+        {
+            // What `feed` does with a first push of more than one byte in text at a line
+            // start: the general loop, then compaction.
+            self.received = text.len();
+            self.buf = text;
+            self.run(false);
+            self.compact();
+            return std::mem::take(&mut self.events);
+        }
+        self.push(&text)
     }
 
     /// Feeds `delta`, adding its events to `self.events`.
@@ -1634,7 +1662,7 @@ impl Engine {
             self.enter_text(end);
             return Step::Continue;
         }
-        let inner = self.buf.get(content..content_end).unwrap_or("").to_owned();
+        let inner = self.buf.get(content..content_end).unwrap_or("");
         // A markup fence holds calls only when its content starts with a region opener.
         let markup_inside = markup
             && self
@@ -1645,13 +1673,14 @@ impl Engine {
             self.enter_text(end);
             return Step::Continue;
         }
+        let inner = inner.to_owned();
         let mut sub = Engine::new_inner(self.ctx.clone());
         sub.nested = !markup_inside;
         sub.quiet = true;
         sub.base = self.abs(content);
         sub.seen_visible = self.seen_visible;
         sub.reply_end = self.reply_end;
-        let mut events = sub.push(&inner);
+        let mut events = sub.push_owned(inner);
         events.extend(sub.finish_nested());
         if sub.markup_found {
             self.emit_text(start);
@@ -1659,6 +1688,7 @@ impl Engine {
             self.enter_text(end);
             self.markup_found = true;
             let mut text = String::new();
+            self.events.reserve(events.len());
             for e in events {
                 match e {
                     StreamEvent::Text { text: t } => text.push_str(&t),
@@ -1838,6 +1868,20 @@ mod tests {
                 assert_eq!(found_message(format, name), message);
                 assert_eq!(found_plain_format(&message), Some(format));
             }
+        }
+        // Messages not written by `found_message` for a plain format and name.
+        for message in [
+            "found two words call to \"t\"",
+            "found hermes call to \"get weather\"",
+            "found hermes call to \"t\" twice",
+            "found hermes  call to \"t\"",
+            "found hermes call to t",
+            "found  call to \"t\" call to \"t\"",
+            "found hermes call to \"\\\"\"",
+            "call dropped: found hermes call to \"t\"",
+            "found hermes",
+        ] {
+            assert_eq!(found_plain_format(message), None, "{message}");
         }
     }
 

@@ -9,57 +9,90 @@ use std::ops::Range;
 
 use serde_json::{Map, Value, json};
 
-use super::keys_within;
 use crate::FormatId;
 use crate::builder::{Ctx, Draft, Outcome};
 use crate::family::{Instructions, JsonCx};
 
-/// On a match the arguments are moved out of `v`; on `None`, `v` is untouched.
+/// On a match the names, ids and arguments are moved out of `v`; on `None`, `v` is
+/// untouched.
+///
+/// Each entry's few keys are walked in order rather than looked up (a lookup in the
+/// order-preserving map hashes the key): one read-only pass checks the shape of every
+/// entry, then one pass moves what the drafts keep out of the value, so a call costs no
+/// copy of its name, id or arguments.
 pub(crate) fn classify(v: &mut Value, ctx: &Ctx, span: Range<usize>) -> Option<Outcome> {
-    let m = v.as_object()?;
-    if !keys_within(m, &["tools"]) {
+    let Value::Object(m) = v else {
+        return None;
+    };
+    // Only the `tools` key, holding a non-empty list of entries.
+    if m.len() != 1 {
         return None;
     }
-    let entries = m.get("tools")?.as_array()?;
-    if entries.is_empty() {
+    let (key, list) = m.iter_mut().next()?;
+    let Value::Array(entries) = list else {
+        return None;
+    };
+    if key != "tools" || entries.is_empty() || !entries.iter().all(entry_shape) {
         return None;
     }
-    let mut out = Outcome::default();
-    let mut keys = Vec::with_capacity(entries.len());
-    for e in entries {
-        let e = e.as_object()?;
-        if !keys_within(e, &["name", "arguments", "parameters", "id", "call_id"]) {
-            return None;
-        }
-        let name = e.get("name")?.as_str()?;
-        let key = if e.contains_key("arguments") {
-            Some("arguments")
-        } else if e.contains_key("parameters") {
-            Some("parameters")
-        } else {
-            None
+    let mut out = Outcome {
+        drafts: Vec::with_capacity(entries.len()),
+        ..Outcome::default()
+    };
+    for e in entries.iter_mut() {
+        let Value::Object(e) = e else {
+            continue; // `entry_shape` said every entry is an object
         };
-        let mut d = Draft::new(name, None, FormatId::TOOLS_ENVELOPE);
-        d.id = e
-            .get("id")
-            .or_else(|| e.get("call_id"))
-            .and_then(Value::as_str)
-            .map(str::to_owned);
-        d.span = span.clone();
+        let mut name = String::new();
+        let (mut args, mut params, mut id, mut call_id) = (None, None, None, None);
+        for (k, val) in e.iter_mut() {
+            match k.as_str() {
+                "name" => {
+                    if let Value::String(s) = val {
+                        name = std::mem::take(s);
+                    }
+                }
+                "arguments" => args = Some(val),
+                "parameters" => params = Some(val),
+                "id" => id = Some(val),
+                "call_id" => call_id = Some(val),
+                _ => {}
+            }
+        }
         out.diagnostics
-            .extend(ctx.unknown_name_warning(name, span.clone()));
+            .extend(ctx.unknown_name_warning(&name, span.clone()));
+        // `arguments` wins over `parameters`; `id` over `call_id`, even when it is no
+        // string (then the call has no id of the model's).
+        let mut d = Draft::new(
+            name,
+            args.or(params).map(Value::take),
+            FormatId::TOOLS_ENVELOPE,
+        );
+        d.id = match id.or(call_id) {
+            Some(Value::String(s)) => Some(std::mem::take(s)),
+            _ => None,
+        };
+        d.span = span.clone();
         out.drafts.push(d);
-        keys.push(key);
-    }
-    let entries: Vec<&mut serde_json::Map<String, Value>> = v
-        .get_mut("tools")
-        .and_then(Value::as_array_mut)
-        .map(|a| a.iter_mut().filter_map(Value::as_object_mut).collect())
-        .unwrap_or_default();
-    for ((d, key), e) in out.drafts.iter_mut().zip(keys).zip(entries) {
-        d.args = key.and_then(|k| e.get_mut(k)).map(Value::take);
     }
     Some(out)
+}
+
+/// An envelope's entry: an object of `name` (a string, required), `arguments` or
+/// `parameters`, `id` and `call_id`, and nothing else.
+fn entry_shape(e: &Value) -> bool {
+    let Value::Object(e) = e else {
+        return false;
+    };
+    let mut named = false;
+    for (k, val) in e {
+        match k.as_str() {
+            "name" if val.is_string() => named = true,
+            "arguments" | "parameters" | "id" | "call_id" => {}
+            _ => return false,
+        }
+    }
+    named
 }
 
 impl FormatId {
@@ -96,3 +129,61 @@ pub(crate) static TOOLS_ENVELOPE: Described = Described {
     ..Described::BASE
 };
 
+#[cfg(test)]
+mod tests {
+    use crate::{FormatSelection, ParseOptions, parse};
+
+    fn only() -> ParseOptions {
+        ParseOptions {
+            format: FormatSelection::Only("tools_envelope".into()),
+            ..ParseOptions::default()
+        }
+    }
+
+    /// (name, id, arguments) of each call, or `None` when the text gave no call.
+    fn calls(text: &str) -> Option<Vec<(String, String, serde_json::Value)>> {
+        let p = parse(text, &only());
+        (!p.calls.is_empty()).then(|| {
+            p.calls
+                .into_iter()
+                .map(|c| (c.name, c.call_id.0, c.arguments))
+                .collect()
+        })
+    }
+
+    // The envelope's shape, entry by entry: which keys an entry may have, which of
+    // `arguments`/`parameters` and `id`/`call_id` a call takes, and what is no envelope.
+    #[test]
+    fn entries_keep_their_names_ids_and_arguments_and_other_shapes_are_text() {
+        let got = calls(
+            r#"{"tools":[{"name":"a","arguments":{"x":1},"parameters":{"y":2},"id":"i1","call_id":"c1"},{"call_id":"c2","parameters":{"y":3},"name":"b"},{"name":"c","id":7,"call_id":"c3"},{"name":"d"}]}"#,
+        )
+        .unwrap();
+        assert_eq!(got.len(), 4);
+        assert_eq!(
+            (&got[0].0[..], &got[0].1[..], &got[0].2),
+            ("a", "i1", &serde_json::json!({"x": 1}))
+        );
+        assert_eq!(
+            (&got[1].0[..], &got[1].1[..], &got[1].2),
+            ("b", "c2", &serde_json::json!({"y": 3}))
+        );
+        // An `id` that is no string is no id of the model's, and `call_id` is not used.
+        assert_eq!(got[2].0, "c");
+        assert!(got[2].1.starts_with("call_") && got[2].1 != "c3", "{}", got[2].1);
+        assert_eq!(got[2].2, serde_json::json!({}));
+        assert_eq!((&got[3].0[..], &got[3].2), ("d", &serde_json::json!({})));
+        for not_envelope in [
+            r#"{"tools":[]}"#,
+            r#"{"tools":[{"name":"a","arguments":{}}],"extra":1}"#,
+            r#"{"tools":[{"name":"a","arguments":{},"type":"function"}]}"#,
+            r#"{"tools":[{"name":"a","arguments":{}},{"arguments":{}}]}"#,
+            r#"{"tools":[{"name":"a","arguments":{}},{"name":3}]}"#,
+            r#"{"tools":[{"name":"a","arguments":{}},"b"]}"#,
+            r#"{"tools":{"name":"a","arguments":{}}}"#,
+            r#"{"tool":[{"name":"a","arguments":{}}]}"#,
+        ] {
+            assert_eq!(calls(not_envelope), None, "{not_envelope}");
+        }
+    }
+}
