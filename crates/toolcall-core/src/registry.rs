@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use crate::diagnostic::Diagnostic;
 use crate::spec::ToolSpec;
 use crate::tool::Tool;
 
@@ -63,6 +64,8 @@ pub struct Registry {
     entries: BTreeMap<String, Entry>,
     /// Compiled argument validators by tool id, built once at insert.
     validators: BTreeMap<String, Arc<jsonschema::Validator>>,
+    /// Per tool id: the non-standard type names its schema used and what they were read as.
+    schema_notes: BTreeMap<String, Vec<String>>,
 }
 
 impl std::fmt::Debug for Registry {
@@ -119,14 +122,41 @@ impl Registry {
         })
     }
 
-    fn insert(&mut self, entry: Entry) -> Result<(), RegistryError> {
+    fn insert(&mut self, mut entry: Entry) -> Result<(), RegistryError> {
         Self::validate_id(&entry.spec.name)?;
         if self.entries.contains_key(&entry.spec.name) {
             return Err(RegistryError::Duplicate(entry.spec.name));
         }
+        let mut notes = Vec::new();
+        normalise_type_names(
+            &mut entry.spec.parameters,
+            &mut String::new(),
+            0,
+            &mut notes,
+        );
         let validator = Arc::new(compile_schema(&entry.spec.name, &entry.spec.parameters)?);
+        if !notes.is_empty() {
+            self.schema_notes.insert(entry.spec.name.clone(), notes);
+        }
         self.insert_compiled(entry, validator);
         Ok(())
+    }
+
+    /// One warning per tool whose schema wrote a type name JSON Schema lacks (`int`,
+    /// `list`, `uint32`, …) and was read as the JSON Schema type it stands for.
+    pub fn schema_warnings(&self) -> Vec<Diagnostic> {
+        self.schema_notes
+            .iter()
+            .map(|(name, notes)| {
+                Diagnostic::warning(
+                    format!(
+                        "tool {name:?}: its schema's non-standard type names were read as JSON Schema types: {}",
+                        notes.join("; ")
+                    ),
+                    0..0,
+                )
+            })
+            .collect()
     }
 
     fn insert_compiled(&mut self, entry: Entry, validator: Arc<jsonschema::Validator>) {
@@ -210,6 +240,9 @@ impl Registry {
                 Some(v) => v,
                 None => Arc::new(compile_schema(&name, &entry.spec.parameters)?),
             };
+            if let Some(notes) = other.schema_notes.remove(&name) {
+                self.schema_notes.insert(name, notes);
+            }
             self.insert_compiled(entry, validator);
         }
         Ok(())
@@ -246,6 +279,94 @@ fn compile_schema(
         )
         .build(schema)
         .map_err(|e| bad(e.to_string()))
+}
+
+/// JSON Schema's own type names.
+const SCHEMA_TYPES: [&str; 7] = [
+    "null", "boolean", "object", "array", "number", "string", "integer",
+];
+
+/// The JSON Schema type a common non-standard type name stands for (case-insensitive):
+/// the names people write in tool schemas from their language's types.
+fn type_alias(name: &str) -> Option<&'static str> {
+    let lower = name.to_ascii_lowercase();
+    if let Some(t) = SCHEMA_TYPES.iter().find(|t| **t == lower) {
+        return Some(t);
+    }
+    Some(match lower.as_str() {
+        "int" | "int8" | "int16" | "int32" | "int64" | "uint" | "uint8" | "uint16" | "uint32"
+        | "uint64" | "long" | "short" => "integer",
+        "float" | "float32" | "float64" | "double" | "decimal" => "number",
+        "str" => "string",
+        "bool" => "boolean",
+        "list" | "tuple" => "array",
+        "dict" | "map" => "object",
+        _ => return None,
+    })
+}
+
+/// Deepest schema nesting rewritten; deeper parts are left as written (and compiled as such).
+const NORMALISE_DEPTH: usize = 64;
+
+/// Rewrites every `type` (a name or a list of names) that JSON Schema does not know but
+/// [`type_alias`] does to its JSON Schema type, noting `"int" read as "integer" at /path`.
+/// Unknown names are left for the compiler to refuse; literal data (`enum`, `const`,
+/// `default`, examples) is not touched.
+fn normalise_type_names(
+    schema: &mut serde_json::Value,
+    path: &mut String,
+    depth: usize,
+    notes: &mut Vec<String>,
+) {
+    use serde_json::Value;
+    if depth > NORMALISE_DEPTH {
+        return;
+    }
+    match schema {
+        Value::Object(map) => {
+            for (key, value) in map.iter_mut() {
+                if matches!(
+                    key.as_str(),
+                    "enum" | "const" | "default" | "examples" | "example"
+                ) {
+                    continue;
+                }
+                let len = path.len();
+                path.push('/');
+                path.push_str(key);
+                if key == "type" && (value.is_string() || value.is_array()) {
+                    let names: Vec<&mut Value> = match value {
+                        Value::Array(items) => items.iter_mut().collect(),
+                        other => vec![other],
+                    };
+                    for name in names {
+                        if let Value::String(t) = name
+                            && !SCHEMA_TYPES.contains(&t.as_str())
+                            && let Some(standard) = type_alias(t)
+                        {
+                            let at = &path[..len];
+                            let at = if at.is_empty() { "/" } else { at };
+                            notes.push(format!("{t:?} read as {standard:?} at {at}"));
+                            *t = standard.to_owned();
+                        }
+                    }
+                } else {
+                    normalise_type_names(value, path, depth + 1, notes);
+                }
+                path.truncate(len);
+            }
+        }
+        Value::Array(items) => {
+            for (i, item) in items.iter_mut().enumerate() {
+                let len = path.len();
+                path.push('/');
+                path.push_str(&i.to_string());
+                normalise_type_names(item, path, depth + 1, notes);
+                path.truncate(len);
+            }
+        }
+        _ => {}
+    }
 }
 
 /// The most heap one `pattern` of a schema may compile to (and its lazy DFA grow to). The
@@ -305,6 +426,74 @@ mod tests {
             );
         }
         assert!(r.is_empty());
+    }
+
+    // Tool schemas written with their language's type names (vLLM's Hunyuan v4 tests use
+    // "int", "list", "uint32") are read as the JSON Schema types, with a warning.
+    #[test]
+    fn common_type_names_are_read_as_json_schema_types() {
+        let mut r = Registry::new();
+        r.add_spec(ToolSpec::new(
+            "typed",
+            "",
+            json!({"type": "Dict", "properties": {
+                "a": {"type": "int"}, "b": {"type": "uint32"}, "c": {"type": "List", "items": {"type": "double"}},
+                "d": {"type": ["str", "null"]}, "e": {"anyOf": [{"type": "bool"}, {"type": "map"}]},
+                "f": {"type": "string", "enum": ["int"], "default": {"type": "int"}},
+                "g": {"type": "Long"}, "h": {"type": "tuple"}, "i": {"type": "float"},
+                "type": {"type": "int"}
+            }}),
+        ))
+        .unwrap();
+        let p = &r.spec("typed").unwrap().parameters;
+        assert_eq!(p["type"], "object");
+        assert_eq!(p["properties"]["a"]["type"], "integer");
+        assert_eq!(p["properties"]["b"]["type"], "integer");
+        assert_eq!(p["properties"]["c"]["type"], "array");
+        assert_eq!(p["properties"]["c"]["items"]["type"], "number");
+        assert_eq!(p["properties"]["d"]["type"], json!(["string", "null"]));
+        assert_eq!(p["properties"]["e"]["anyOf"][0]["type"], "boolean");
+        assert_eq!(p["properties"]["e"]["anyOf"][1]["type"], "object");
+        assert_eq!(p["properties"]["f"]["enum"], json!(["int"]));
+        assert_eq!(p["properties"]["f"]["default"], json!({"type": "int"}));
+        assert_eq!(p["properties"]["g"]["type"], "integer");
+        assert_eq!(p["properties"]["h"]["type"], "array");
+        assert_eq!(p["properties"]["i"]["type"], "number");
+        assert_eq!(p["properties"]["type"]["type"], "integer");
+        let v = r.validator("typed").unwrap();
+        assert!(v.is_valid(&json!({"a": 3, "c": [1.5]})));
+        assert!(!v.is_valid(&json!({"a": "3"})));
+        let w = r.schema_warnings();
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert_eq!(w[0].level, crate::diagnostic::Level::Warning);
+        for said in [
+            "\"int\" read as \"integer\" at /properties/a",
+            "\"uint32\" read as \"integer\" at /properties/b",
+            "\"Dict\" read as \"object\" at /",
+            "\"double\" read as \"number\" at /properties/c/items",
+        ] {
+            assert!(
+                w[0].message.contains(said),
+                "{said} not in {}",
+                w[0].message
+            );
+        }
+        // Names no language uses are still refused, and a standard schema has no warning.
+        let err = r
+            .add_spec(ToolSpec::new(
+                "u",
+                "",
+                json!({"type": "object", "properties": {"a": {"type": "integr"}}}),
+            ))
+            .unwrap_err();
+        assert!(matches!(err, RegistryError::InvalidSchema { .. }), "{err}");
+        r.add_spec(ToolSpec::new(
+            "s",
+            "",
+            json!({"type": "object", "properties": {"a": {"type": "integer"}}}),
+        ))
+        .unwrap();
+        assert_eq!(r.schema_warnings().len(), 1);
     }
 
     // covers V-1, R-7: remote references are never fetched, even inside an async runtime

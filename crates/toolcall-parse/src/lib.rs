@@ -268,11 +268,17 @@ impl ParseOptions {
     }
 }
 
-fn unknown_format_diags(unknown: &[String]) -> Vec<Diagnostic> {
-    unknown
+/// The options' own warnings: unknown format names, and tool schemas whose non-standard
+/// type names were read as JSON Schema types.
+fn unknown_format_diags(unknown: &[String], ctx: &Ctx) -> Vec<Diagnostic> {
+    let mut out: Vec<Diagnostic> = unknown
         .iter()
         .map(|n| Diagnostic::warning(format!("unknown format {n:?} ignored"), 0..0))
-        .collect()
+        .collect();
+    if let Some(r) = ctx.registry.as_deref() {
+        out.extend(r.schema_warnings());
+    }
+    out
 }
 
 fn collect(events: Vec<StreamEvent>, into: &mut Parsed) {
@@ -308,7 +314,7 @@ pub fn parse(text: &str, options: &ParseOptions) -> Parsed {
     {
         return Parsed {
             text: text.to_owned(),
-            diagnostics: unknown_format_diags(&unknown),
+            diagnostics: unknown_format_diags(&unknown, &ctx),
             ..Parsed::default()
         };
     }
@@ -523,11 +529,12 @@ impl StreamParser {
                 reasoning_calls: Some(ReasoningCalls::Ignore),
                 ..options
             });
+        let pending = unknown_format_diags(&unknown, &ctx);
         StreamParser {
             engine: Engine::new(Arc::new(ctx)),
             reasoning_options,
             finished_calls: 0,
-            pending: unknown_format_diags(&unknown),
+            pending,
             implied,
             opened_think,
             shift: 0,
@@ -765,7 +772,7 @@ impl StreamParser {
 pub fn parse_native(value: &Value, options: &ParseOptions) -> Parsed {
     let (ctx, unknown) = options.ctx();
     let mut parsed = Parsed {
-        diagnostics: unknown_format_diags(&unknown),
+        diagnostics: unknown_format_diags(&unknown, &ctx),
         ..Parsed::default()
     };
     let natives = ctx.order.iter().copied().filter(|f| f.is_native());

@@ -532,3 +532,49 @@ fn kimi_k2_calls_without_their_end_markers_are_read() {
         &want,
     );
 }
+
+// vLLM's Hunyuan v4 tests give tools whose schemas use their language's type names ("int",
+// "list", "uint32"): the registry reads them as JSON Schema types (with a warning) instead
+// of refusing the tool, so the values are typed by the schema.
+#[test]
+fn hunyuan_v4_values_typed_by_common_type_names() {
+    let o = options(&[(
+        "configure",
+        json!({"type": "object", "properties": {
+            "retries": {"type": "int"}, "tags": {"type": "list"}, "port": {"type": "uint32"},
+            "ratio": {"type": "double"}, "verbose": {"type": "bool"}, "label": {"type": "str"}
+        }}),
+    )]);
+    let arg = |k: &str, v: &str| {
+        format!(
+            "<arg_key:opensource>{k}</arg_key:opensource><arg_value:opensource>{v}</arg_value:opensource>"
+        )
+    };
+    let text = format!(
+        "<tool_calls:opensource><tool_call:opensource>configure{}{}{}{}{}{}</tool_call:opensource></tool_calls:opensource>",
+        arg("retries", "-3"),
+        arg("tags", "[\"a\", \"b\"]"),
+        arg("port", "8080"),
+        arg("ratio", "0.25"),
+        arg("verbose", "true"),
+        arg("label", "42"),
+    );
+    check(
+        &text,
+        &o,
+        &[(
+            "configure",
+            json!({"retries": -3, "tags": ["a", "b"], "port": 8080, "ratio": 0.25, "verbose": true, "label": "42"}),
+        )],
+    );
+    let p = parse(&text, &o);
+    assert!(
+        p.diagnostics
+            .iter()
+            .any(|d| d.level == toolcall_core::Level::Warning
+                && d.message
+                    .contains("\"uint32\" read as \"integer\" at /properties/port")),
+        "{:?}",
+        p.diagnostics
+    );
+}
