@@ -8,8 +8,14 @@
 //! MiniMax M2's `invoke`/`parameter` reader ([`invokes`]) with this family's tags; the
 //! lead makes the element a call only when a `<param name="` or `</function>` follows the
 //! `<function name="NAME">` tag, so HTML-like prose stays prose.
+//!
+//! Detokenizers sometimes lose the space in `<function name=` / `<param name=` or keep the
+//! byte-level BPE space marker `Ġ` there (vLLM's tests have `<functionname="` and
+//! `<functionĠname="`): those spellings are read too, whole when the element closes, and
+//! each call says so in a `tag_spacing` repair.
 
 use super::described::{Body, Described};
+use toolcall_core::Repair;
 use super::marked::{InvokeTags, attr_param_value, invokes};
 use super::tags::{Block, Lead, StreamTags, ValueHead, skip_space, starts, valid_name};
 use super::text_example::named_parameters;
@@ -26,6 +32,11 @@ impl FormatId {
 const OPEN: &str = "<function name=\"";
 const CLOSE: &str = "</function>";
 const PARAM: &str = "<param name=\"";
+
+/// The tags' spellings with the space lost or kept as the BPE marker `Ġ`.
+const OPEN_COLLAPSED: &str = "<functionname=\"";
+const OPEN_MARKED: &str = "<function\u{120}name=\"";
+const PARAM_RESPELT: [&str; 2] = ["<paramname=\"", "<param\u{120}name=\""];
 
 static TAGS: InvokeTags = InvokeTags {
     invoke: OPEN,
@@ -44,6 +55,29 @@ static BLOCK: Block = Block {
     body,
 };
 
+static COLLAPSED: Block = Block {
+    format: FormatId::MINICPM5,
+    open: OPEN_COLLAPSED,
+    close: CLOSE,
+    lead: lead_respelt,
+    body: respelt_body,
+};
+
+static MARKED: Block = Block {
+    format: FormatId::MINICPM5,
+    open: OPEN_MARKED,
+    close: CLOSE,
+    lead: lead_respelt,
+    body: respelt_body,
+};
+
+static OPENERS: [&str; 3] = [OPEN, OPEN_COLLAPSED, OPEN_MARKED];
+static BODIES: [Body; 3] = [
+    Body::Tags(&BLOCK, &STREAM),
+    Body::Whole(&COLLAPSED),
+    Body::Whole(&MARKED),
+];
+
 static STREAM: StreamTags = StreamTags {
     param: PARAM,
     param_end: "</param>",
@@ -60,6 +94,20 @@ fn param_value(header: &str) -> ValueHead {
 
 /// `NAME">` then blanks, then a parameter or the element's end.
 fn lead(lead: &str, complete: bool) -> Lead {
+    lead_before(lead, complete, &[PARAM, CLOSE])
+}
+
+/// As [`lead`], for the respelt openers: their parameter tags may be respelt too.
+fn lead_respelt(lead: &str, complete: bool) -> Lead {
+    lead_before(
+        lead,
+        complete,
+        &[PARAM, CLOSE, PARAM_RESPELT[0], PARAM_RESPELT[1]],
+    )
+}
+
+/// `NAME">` then blanks, then one of `next`.
+fn lead_before(lead: &str, complete: bool, next: &[&str]) -> Lead {
     let Some(q) = lead.find('"') else {
         return if complete || lead.len() > 256 || lead.contains(['<', '>', '\n']) {
             Lead::NotMine
@@ -77,11 +125,31 @@ fn lead(lead: &str, complete: bool) -> Lead {
         None if after.is_empty() && !complete => return Lead::NeedMore,
         None => return Lead::NotMine,
     };
-    match (starts(rest, PARAM), starts(rest, CLOSE)) {
-        (Some(true), _) | (_, Some(true)) => Lead::Mine(Some(name.to_owned())),
-        (None, _) | (_, None) if !complete => Lead::NeedMore,
-        _ => Lead::NotMine,
+    let found: Vec<Option<bool>> = next.iter().map(|t| starts(rest, t)).collect();
+    if found.contains(&Some(true)) {
+        Lead::Mine(Some(name.to_owned()))
+    } else if found.contains(&None) && !complete {
+        Lead::NeedMore
+    } else {
+        Lead::NotMine
     }
+}
+
+/// The body of an element whose tags lost their space or kept `Ġ`: the parameter tags are
+/// read with their space back, and each call records the repair.
+fn respelt_body(body: &str, cx: &mut ReadCx<'_>, format: FormatId) -> Result<Vec<Draft>, String> {
+    let mut fixed = body.to_owned();
+    for p in PARAM_RESPELT {
+        fixed = fixed.replace(p, PARAM);
+    }
+    let mut drafts = invokes(&format!("{OPEN}{fixed}{CLOSE}"), cx, format, &TAGS)?;
+    for d in &mut drafts {
+        d.repairs.push(Repair::new(
+            "tag_spacing",
+            "read <function name=/<param name= tags written without their space or with the tokenizer's \u{120} space marker",
+        ));
+    }
+    Ok(drafts)
 }
 
 /// The element's body after `<function name="`: read as an `invoke` element.
@@ -108,7 +176,7 @@ pub(crate) static MINICPM5: Described = Described {
     id: FormatId::MINICPM5,
     description: "<function name=\"NAME\"><param name=\"K\">V</param></function> (MiniCPM5); values typed by the schema",
     example: r#"<function name="get_weather"><param name="city">Paris</param></function>"#,
-    body: Body::Tags(&BLOCK, &STREAM),
+    body: Body::each(&OPENERS, &BODIES),
     model_names: &["minicpm5*", "minicpm-5*"],
     template_markers: &["<function name=", "<param name=", "</function>"],
     instructions: Some(Instructions {
