@@ -100,9 +100,14 @@ pub(crate) fn read_call(
     if !valid_name(name) {
         return Err(format!("invalid tool name {name:?}"));
     }
-    let json = to_json(rest[brace..].trim_end(), quote)?;
-    let (args, repairs) =
-        parse_lenient(&json).map_err(|e| format!("the arguments of {name:?} are malformed: {e}"))?;
+    let literal = rest[brace..].trim_end();
+    // The template's own shapes are read straight into a value; anything else is rewritten
+    // to JSON and decoded with its repairs (the same value either way where both read it).
+    let (args, repairs) = match direct(literal, quote) {
+        Some(v) => (v, Vec::new()),
+        None => parse_lenient(&to_json(literal, quote)?)
+            .map_err(|e| format!("the arguments of {name:?} are malformed: {e}"))?,
+    };
     if !args.is_object() {
         return Err(format!("the arguments of {name:?} are not an object"));
     }
@@ -204,6 +209,146 @@ fn to_json(s: &str, quote: &str) -> Result<String, String> {
 }
 
 /// Whether `rest` starts (after blanks) with a bare key and its `:`.
+/// Nesting a literal read by [`direct`] may have; deeper ones take the `to_json` path.
+const DIRECT_DEPTH: usize = 64;
+
+/// A call's arguments literal as the chat template writes it (bare keys, text between
+/// `quote` markers, JSON numbers and `true`/`false`/`null`, lists and objects, a comma
+/// between entries, JSON whitespace) read straight into the value that [`to_json`] and a
+/// JSON decode give for it, without the rewrite and the second pass (most of a one-shot
+/// Gemma 4 call's cost). `None` for anything else (a JSON-quoted string or key, a quoted
+/// key, a missing or trailing comma, stray text, nesting past [`DIRECT_DEPTH`]): that
+/// literal takes the `to_json` path, with its repairs and errors.
+fn direct(s: &str, quote: &str) -> Option<Value> {
+    let mut r = Direct { s, at: 0, quote };
+    let v = r.value(0)?;
+    r.ws();
+    (r.at == s.len() && v.is_object()).then_some(v)
+}
+
+struct Direct<'a> {
+    s: &'a str,
+    at: usize,
+    quote: &'a str,
+}
+
+impl<'a> Direct<'a> {
+    fn ws(&mut self) {
+        while matches!(
+            self.s.as_bytes().get(self.at),
+            Some(b' ' | b'\t' | b'\n' | b'\r')
+        ) {
+            self.at += 1;
+        }
+    }
+
+    fn eat(&mut self, b: u8) -> bool {
+        let hit = self.s.as_bytes().get(self.at) == Some(&b);
+        self.at += usize::from(hit);
+        hit
+    }
+
+    fn value(&mut self, depth: usize) -> Option<Value> {
+        if depth > DIRECT_DEPTH {
+            return None;
+        }
+        self.ws();
+        let rest = self.s.get(self.at..)?;
+        if let Some(after) = rest.strip_prefix(self.quote) {
+            let end = find_from(after, self.quote, 0)?;
+            self.at += 2 * self.quote.len() + end;
+            return Some(Value::String(after.get(..end)?.to_owned()));
+        }
+        match *rest.as_bytes().first()? {
+            b'{' => {
+                self.at += 1;
+                let mut m = Map::new();
+                self.ws();
+                if self.eat(b'}') {
+                    return Some(Value::Object(m));
+                }
+                loop {
+                    self.ws();
+                    let key = self.key()?;
+                    self.ws();
+                    if !self.eat(b':') {
+                        return None;
+                    }
+                    let v = self.value(depth + 1)?;
+                    m.insert(key.to_owned(), v);
+                    self.ws();
+                    if self.eat(b'}') {
+                        return Some(Value::Object(m));
+                    }
+                    if !self.eat(b',') {
+                        return None;
+                    }
+                }
+            }
+            b'[' => {
+                self.at += 1;
+                let mut items = Vec::new();
+                self.ws();
+                if self.eat(b']') {
+                    return Some(Value::Array(items));
+                }
+                loop {
+                    items.push(self.value(depth + 1)?);
+                    self.ws();
+                    if self.eat(b']') {
+                        return Some(Value::Array(items));
+                    }
+                    if !self.eat(b',') {
+                        return None;
+                    }
+                }
+            }
+            _ => self.scalar(),
+        }
+    }
+
+    /// A bare key as [`to_json`] quotes it: a letter or `_`, then letters, digits, `_`, `-`.
+    fn key(&mut self) -> Option<&'a str> {
+        let s: &'a str = self.s;
+        let rest = s.get(self.at..)?;
+        if !rest.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_') {
+            return None;
+        }
+        let n = rest
+            .bytes()
+            .position(|k| !(k.is_ascii_alphanumeric() || k == b'_' || k == b'-'))
+            .unwrap_or(rest.len());
+        self.at += n;
+        rest.get(..n)
+    }
+
+    /// A number, `true`, `false` or `null`: the token up to the next delimiter, decoded as
+    /// JSON decodes it (a plain unsigned integer without the decoder).
+    fn scalar(&mut self) -> Option<Value> {
+        let rest = self.s.get(self.at..)?;
+        let n = rest
+            .bytes()
+            .position(|b| matches!(b, b',' | b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r'))
+            .unwrap_or(rest.len());
+        let token = rest.get(..n)?;
+        let b = token.as_bytes();
+        let v = if !b.is_empty()
+            && b.len() <= 18
+            && b.iter().all(u8::is_ascii_digit)
+            && (b[0] != b'0' || b.len() == 1)
+        {
+            Value::from(token.parse::<u64>().ok()?)
+        } else {
+            match serde_json::from_str::<Value>(token).ok()? {
+                v @ (Value::Number(_) | Value::Bool(_) | Value::Null) => v,
+                _ => return None,
+            }
+        };
+        self.at += n;
+        Some(v)
+    }
+}
+
 fn bare_key_follows(rest: &str) -> bool {
     let rest = rest.trim_start();
     if !rest.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_') {
@@ -280,6 +425,46 @@ mod tests {
     // The run copying keeps every state change: a `<` that opens no string, a JSON string
     // with escapes and braces, non-ASCII text, nested keys, and a pair written without
     // its comma after a string.
+    // The direct reader gives the value the rewrite and a JSON decode give, and leaves
+    // every literal it does not read whole to them.
+    #[test]
+    fn direct_reads_what_to_json_reads() {
+        let read = [
+            r#"{city:<|"|>Kyiv<|"|>,unit:<|"|>celsius<|"|>,days:3}"#,
+            r#"{ a : 1 , b_-9:[ <|"|>x, "y" {}<|"|> , -4.5e3,true,false,null,[],{}] ,c:{d:{e:0}}}"#,
+            r#"{a:<|"|>é\n✓<|"|>,a:2,n:18446744073709551615,m:123456789012345678901,z:-0,f:0.1}"#,
+            "{}",
+            "{k:\t\r\n1\n}",
+        ];
+        for lit in read {
+            let want: Value = serde_json::from_str(&to_json(lit, QUOTE).unwrap()).unwrap();
+            let got = direct(lit, QUOTE).unwrap();
+            assert_eq!(got, want, "{lit}");
+            assert_eq!(got.to_string(), want.to_string(), "{lit}");
+        }
+        for lit in [
+            r#"{a:<|"|>x<|"|> b:1}"#,
+            r#"{a:1,}"#,
+            r#"{"a":1}"#,
+            r#"{a:"x"}"#,
+            r#"{<|"|>k<|"|>:1}"#,
+            r#"{a:1} tail"#,
+            r#"{a:<|"|>open}"#,
+            r#"{a:1<2}"#,
+            r#"{a:abc}"#,
+            r#"{a:01}"#,
+            r#"[1]"#,
+            r#"{1:2}"#,
+            "{a:\u{a0}1}",
+        ] {
+            assert_eq!(direct(lit, QUOTE), None, "{lit}");
+        }
+        let deep = format!("{{a:{}1{}}}", "[".repeat(70), "]".repeat(70));
+        assert_eq!(direct(&deep, QUOTE), None);
+        let ok = format!("{{a:{}1{}}}", "[".repeat(60), "]".repeat(60));
+        assert!(direct(&ok, QUOTE).is_some());
+    }
+
     #[test]
     fn runs_are_copied_with_every_state_change() {
         let j = to_json(
