@@ -278,6 +278,22 @@ impl DiagCap {
         }
     }
 
+    /// The kind of the "found {format} call to \"NAME\"" notes of a plain format (see
+    /// [`plain`]), as [`DiagCap::kind_into`] gives it for the whole message, without its
+    /// walk: the pieces hold no quote but the name's, the format only ASCII, and the
+    /// message's kind stays under the 60-byte cap (a plain format has at most 32 bytes).
+    fn found_kind_into(format: &str, k: &mut String) {
+        k.push_str("found ");
+        for b in format.bytes() {
+            if !b.is_ascii_digit() {
+                k.push(char::from(b));
+            } else if !k.ends_with('#') {
+                k.push('#');
+            }
+        }
+        k.push_str(" call to \"\"");
+    }
+
     /// The slot of the "found {format} call to \"NAME\"" notes of a plain format and name
     /// (their kind blanks the quoted name). A slot's kind never changes once given, so the
     /// slot found for a format serves every later call of it.
@@ -287,11 +303,8 @@ impl DiagCap {
         {
             return *slot;
         }
-        // The same kind as the whole message's: these pieces hold no quote but the name's.
         let mut kind = self.start_kind(Level::Info);
-        for piece in ["found ", format, " call to \"\""] {
-            Self::kind_into(piece, &mut kind, 1);
-        }
+        Self::found_kind_into(format, &mut kind);
         let slot = self.slot(kind);
         self.found = Some((format.to_owned(), slot));
         slot
@@ -1855,7 +1868,15 @@ mod tests {
     // The found-call fast path computes the same per-kind cap key as the whole message.
     #[test]
     fn found_call_kind_from_pieces_equals_the_message_kind() {
-        for format in ["hermes", "functionary_v3_1", "deepseek_v3_1", "json"] {
+        for format in [
+            "hermes",
+            "functionary_v3_1",
+            "deepseek_v3_1",
+            "json",
+            "a1b22_3",
+            "9x",
+            &"f.-:9".repeat(6),
+        ] {
             for name in ["get_weather", "t1", "a.b:c-d_9", &"x".repeat(64)] {
                 let message = format!("found {format} call to {name:?}");
                 let mut whole = String::from("i");
@@ -1865,6 +1886,9 @@ mod tests {
                     DiagCap::kind_into(piece, &mut pieces, 1);
                 }
                 assert_eq!(whole, pieces, "{message}");
+                let mut direct = String::from("i");
+                DiagCap::found_kind_into(format, &mut direct);
+                assert_eq!(whole, direct, "{message}");
                 assert_eq!(found_message(format, name), message);
                 assert_eq!(found_plain_format(&message), Some(format));
             }

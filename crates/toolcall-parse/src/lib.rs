@@ -282,6 +282,16 @@ fn unknown_format_diags(unknown: &[String], ctx: &Ctx) -> Vec<Diagnostic> {
 }
 
 fn collect(events: Vec<StreamEvent>, into: &mut Parsed) {
+    let (mut calls, mut diagnostics) = (0, 0);
+    for e in &events {
+        match e {
+            StreamEvent::CallFinished { .. } => calls += 1,
+            StreamEvent::Diagnostic { .. } => diagnostics += 1,
+            _ => {}
+        }
+    }
+    into.calls.reserve_exact(calls);
+    into.diagnostics.reserve_exact(diagnostics);
     for e in events {
         match e {
             StreamEvent::Text { text } => into.text.push_str(&text),
@@ -322,6 +332,8 @@ pub fn parse(text: &str, options: &ParseOptions) -> Parsed {
     // `collect` keeps only text, finished calls and diagnostics.
     p.engine.quiet = true;
     let mut parsed = Parsed::default();
+    // Grown as events come: a buffer sized up front for a short reply is a large
+    // allocation, which makes the allocator consolidate its free lists on every parse.
     let mut events = Vec::new();
     p.push_into(text, &mut events);
     p.finish_mut(&mut events);
