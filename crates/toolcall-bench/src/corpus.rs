@@ -69,6 +69,11 @@ pub fn peer_parser(format: &str) -> Option<&'static str> {
         "step3" => Some("step3"),
         "cohere" => Some("cohere"),
         "gemma4" => Some("gemma4"),
+        "kimi_k3" => Some("kimi_k3"),
+        "minimax_m3" => Some("minimax_m3"),
+        "hunyuan" => Some("hy_v4"),
+        "inkling" => Some("inkling"),
+        "sarashina" => Some("sarashina"),
         _ => None,
     }
 }
@@ -689,6 +694,55 @@ fn render_family(family: &str, calls: &[(&'static str, Value)]) -> (String, Vec<
             let lines: Vec<String> = calls.iter().map(|(n, a)| py_call(n, a)).collect();
             format!("<function_calls>\n{}\n</function_calls>", lines.join("\n"))
         }
+        // The 2026–27 families whose templates write every call of a turn in one block
+        // (the spelling `tool-parser` 1.10 reads as well): the family's own example writer
+        // per call, the block's wrapper once.
+        "kimi_k3" => one_block(
+            family,
+            calls,
+            "<|open|>tools<|sep|>",
+            "<|close|>tools<|sep|>",
+            "",
+        )
+        .map(|calls| {
+            // The template numbers the calls of a block from 1.
+            let mut out = String::new();
+            for (i, c) in calls.split_inclusive("<|close|>call<|sep|>").enumerate() {
+                out.push_str(&c.replacen("index=\"1\"", &format!("index=\"{}\"", i + 1), 1));
+            }
+            format!("<|open|>tools<|sep|>{out}<|close|>tools<|sep|>")
+        })
+        .unwrap_or_default(),
+        "minimax_m3" => one_block(
+            family,
+            calls,
+            "]<]minimax[>[<tool_call>\n",
+            "]<]minimax[>[</tool_call>",
+            "",
+        )
+        .map(|c| format!("]<]minimax[>[<tool_call>\n{c}]<]minimax[>[</tool_call>"))
+        .unwrap_or_default(),
+        "sarashina" => one_block(family, calls, "<|tool_calls|>[", "]", ", ")
+            .map(|c| format!("<|tool_calls|>[{c}]"))
+            .unwrap_or_default(),
+        // Hy4's spelling (every structural token carries the checkpoint's suffix, no
+        // `<tool_sep>`), which both parsers read; Hy3's suffix-less one only toolcall does.
+        "hunyuan" => {
+            let s = ":opensource";
+            let body = each(&|n, a, _| {
+                let p: String = obj(a)
+                    .iter()
+                    .map(|(k, v)| {
+                        format!(
+                            "<arg_key{s}>{k}</arg_key{s}><arg_value{s}>{}</arg_value{s}>",
+                            text_value(v)
+                        )
+                    })
+                    .collect();
+                format!("<tool_call{s}>{n}{p}</tool_call{s}>")
+            });
+            format!("<tool_calls{s}>{body}</tool_calls{s}>")
+        }
         other => {
             let Some(format) = toolcall_parse::FormatId::from_name(other) else {
                 return (String::new(), Vec::new());
@@ -715,6 +769,10 @@ fn render_family(family: &str, calls: &[(&'static str, Value)]) -> (String, Vec<
             | "llama4_pythonic"
             | "lfm2"
             | "olmo3"
+            | "kimi_k3"
+            | "minimax_m3"
+            | "sarashina"
+            | "hunyuan"
     );
     let reply = if family == "functionary_v3_2" {
         text
@@ -722,6 +780,27 @@ fn render_family(family: &str, calls: &[(&'static str, Value)]) -> (String, Vec<
         format!("{intro}{text}")
     };
     (reply, if text_valued { Vec::new() } else { docs })
+}
+
+/// Each call written by the family's own example writer, with the block wrapper
+/// (`open` … `close`) the writer puts around every call taken off and the calls joined with
+/// `sep`: the inside of one block holding them all.
+fn one_block(
+    family: &str,
+    calls: &[(&'static str, Value)],
+    open: &str,
+    close: &str,
+    sep: &str,
+) -> Option<String> {
+    let format = toolcall_parse::FormatId::from_name(family)?;
+    let inner: Option<Vec<String>> = calls
+        .iter()
+        .map(|(n, a)| {
+            let c = toolcall_parse::example_call(format, n, &obj(a))?;
+            Some(c.strip_prefix(open)?.strip_suffix(close)?.to_owned())
+        })
+        .collect();
+    Some(inner?.join(sep))
 }
 
 /// Which shapes a format can express: action responses and key/value blocks hold one call.

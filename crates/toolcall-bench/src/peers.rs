@@ -8,18 +8,20 @@ use std::time::Instant;
 
 use futures::executor::block_on;
 use openai_protocol::common::Tool;
-use tool_parser::parsers::QwenXmlParser;
+use tool_parser::parsers::{QwenXmlParser, SarashinaParser};
 use tool_parser::{
     CohereParser, DeepSeek31Parser, DeepSeekDsmlParser, DeepSeekParser, Gemma4Parser,
-    Glm4MoeParser, JsonParser, KimiK2Parser, LlamaParser, MinimaxM2Parser, MistralParser,
-    PythonicParser, QwenParser, Step3Parser, ToolParser,
+    Glm4MoeParser, HyV4Parser, InklingParser, JsonParser, KimiK2Parser, KimiK3Parser, LlamaParser,
+    MinimaxM2Parser, MinimaxM3Parser, MistralParser, PythonicParser, QwenParser, Step3Parser,
+    ToolParser,
 };
 
 use crate::corpus;
 
 /// A `tool-parser` parser by its registry name (`json`, `qwen`, `mistral`, `llama`,
 /// `pythonic`, and the model families: `deepseek`, `deepseek31`, `deepseek_dsml` (V3.2),
-/// `kimik2`, `glm45`, `qwen_xml`, `minimax_m2`, `step3`, `cohere`, `gemma4`).
+/// `kimik2`, `glm45`, `qwen_xml`, `minimax_m2`, `step3`, `cohere`, `gemma4`, and the
+/// 2026–27 ones: `kimi_k3`, `minimax_m3`, `hy_v4` (Hunyuan), `inkling`, `sarashina`).
 pub fn make(name: &str) -> Option<Box<dyn ToolParser>> {
     Some(match name {
         "json" => Box::new(JsonParser::new()),
@@ -37,6 +39,11 @@ pub fn make(name: &str) -> Option<Box<dyn ToolParser>> {
         "step3" => Box::new(Step3Parser::new()),
         "cohere" => Box::new(CohereParser::new()),
         "gemma4" => Box::new(Gemma4Parser::new()),
+        "kimi_k3" => Box::new(KimiK3Parser::new()),
+        "minimax_m3" => Box::new(MinimaxM3Parser::new()),
+        "hy_v4" => Box::new(HyV4Parser::new()),
+        "inkling" => Box::new(InklingParser::new()),
+        "sarashina" => Box::new(SarashinaParser::new()),
         _ => return None,
     })
 }
