@@ -725,6 +725,21 @@ fn render_family(family: &str, calls: &[(&'static str, Value)]) -> (String, Vec<
         "sarashina" => one_block(family, calls, "<|tool_calls|>[", "]", ", ")
             .map(|c| format!("<|tool_calls|>[{c}]"))
             .unwrap_or_default(),
+        // A message to the tool per call, as the template writes them: ATEM markup is a call
+        // only in a tool's message or opening the reply (after text in the reply it is
+        // quoted text).
+        "muse_glimmer" => {
+            let Some(format) = toolcall_parse::FormatId::from_name(family) else {
+                return (String::new(), Vec::new());
+            };
+            calls
+                .iter()
+                .filter_map(|(n, a)| {
+                    let c = toolcall_parse::example_call(format, n, &obj(a))?;
+                    Some(format!("<|start|>assistant to={n}<|message|>{c}<|eom|>"))
+                })
+                .collect()
+        }
         // Hy4's spelling (every structural token carries the checkpoint's suffix, no
         // `<tool_sep>`), which both parsers read; Hy3's suffix-less one only toolcall does.
         "hunyuan" => {
@@ -773,8 +788,9 @@ fn render_family(family: &str, calls: &[(&'static str, Value)]) -> (String, Vec<
             | "minimax_m3"
             | "sarashina"
             | "hunyuan"
+            | "muse_glimmer"
     );
-    let reply = if family == "functionary_v3_2" {
+    let reply = if matches!(family, "functionary_v3_2" | "muse_glimmer") {
         text
     } else {
         format!("{intro}{text}")
