@@ -107,13 +107,15 @@ fn to_py_at<'py>(py: Python<'py>, value: &Value, depth: usize) -> PyResult<Bound
             }
         }
         Value::String(s) => PyString::new(py, s).into_any(),
-        Value::Array(items) => {
-            let list = PyList::empty(py);
-            for item in items {
-                list.append(to_py_at(py, item, depth + 1)?)?;
-            }
-            list.into_any()
-        }
+        // Built at its final length (no growth while appending).
+        Value::Array(items) => PyList::new(
+            py,
+            items
+                .iter()
+                .map(|item| to_py_at(py, item, depth + 1))
+                .collect::<PyResult<Vec<_>>>()?,
+        )?
+        .into_any(),
         Value::Object(map) => {
             let dict = PyDict::new(py);
             for (k, v) in map {

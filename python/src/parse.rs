@@ -10,7 +10,7 @@ use std::sync::Arc;
 use pyo3::exceptions::PyTypeError;
 use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::pybacked::{PyBackedBytes, PyBackedStr};
+use pyo3::pybacked::PyBackedBytes;
 use pyo3::types::{PyByteArray, PyBytes, PyDict, PyList, PyString};
 use toolcall_core::{Diagnostic, Level, Parsed, Registry, StreamEvent, ToolCall};
 use toolcall_parse::{FormatSelection, ParseOptions, ReplyEnd};
@@ -24,16 +24,17 @@ use crate::toolset::Toolset;
 /// 1–2 GB/s, so 64 KiB takes tens of microseconds).
 const DETACH_BYTES: usize = 64 * 1024;
 
-/// Model text given as `str`, `bytes` or `bytearray`, held without copying where Python allows.
-enum Text {
-    Str(PyBackedStr),
+/// Model text given as `str`, `bytes` or `bytearray`, held without copying where Python allows:
+/// a `str` is read through its own UTF-8 form, `bytes` in place (a `bytearray` is copied).
+enum Text<'a> {
+    Str(&'a str),
     Bytes(PyBackedBytes),
 }
 
-impl Text {
-    fn extract(value: &Bound<'_, PyAny>) -> PyResult<Text> {
-        if value.is_instance_of::<PyString>() {
-            return Ok(Text::Str(value.extract()?));
+impl<'a> Text<'a> {
+    fn extract(value: &'a Bound<'_, PyAny>) -> PyResult<Text<'a>> {
+        if let Ok(s) = value.cast::<PyString>() {
+            return Ok(Text::Str(str_utf8(s)?));
         }
         if value.is_instance_of::<PyBytes>() || value.is_instance_of::<PyByteArray>() {
             return Ok(Text::Bytes(value.extract()?));
@@ -50,6 +51,36 @@ impl Text {
             Text::Bytes(b) => b,
         }
     }
+}
+
+/// A `str`'s UTF-8 form, borrowed from the object. `PyBackedStr` copies the text into a new
+/// `bytes` object under the 3.9 stable ABI (its `PyUnicode_AsUTF8AndSize` joined the limited
+/// API in 3.10): for a 1 MB reply that copy, and the page faults of its fresh memory, were a
+/// fifth of `toolcall.parse`'s time. The function itself is exported by every CPython since
+/// 3.3 with this signature, so the abi3 wheel still loads on 3.9.
+fn str_utf8<'a>(s: &'a Bound<'_, PyString>) -> PyResult<&'a str> {
+    unsafe extern "C" {
+        fn PyUnicode_AsUTF8AndSize(
+            unicode: *mut pyo3::ffi::PyObject,
+            size: *mut pyo3::ffi::Py_ssize_t,
+        ) -> *const std::ffi::c_char;
+    }
+    let mut size: pyo3::ffi::Py_ssize_t = 0;
+    // SAFETY: `s` is a live `str` (the GIL is held: `Bound`); the call only reads it and
+    // writes `size`.
+    let data = unsafe { PyUnicode_AsUTF8AndSize(s.as_ptr(), &mut size) };
+    if data.is_null() {
+        // A lone surrogate has no UTF-8 form: CPython set `UnicodeEncodeError`.
+        return Err(PyErr::fetch(s.py()));
+    }
+    let len = usize::try_from(size)
+        .map_err(|_| errors::input(s.py(), "str reports a negative length"))?;
+    // SAFETY: CPython returns `size` bytes of UTF-8 cached inside the `str` object, freed
+    // only with it; `s` borrows the object for `'a`, and a `str` never changes.
+    let bytes = unsafe { std::slice::from_raw_parts(data.cast::<u8>(), len) };
+    // CPython encoded it itself, but a bad `&str` would be undefined behaviour: checked here
+    // (tens of microseconds per MB), which also frees `parse` from checking again.
+    std::str::from_utf8(bytes).map_err(|e| utf8_error(s.py(), 0, e))
 }
 
 /// Reads the `tools=` argument: a `Toolset`, a tools document (list or dict), or None.
@@ -165,7 +196,10 @@ pub fn parse<'py>(
             reasoning_calls,
         },
     )?;
-    let input = std::str::from_utf8(text.as_bytes()).map_err(|e| utf8_error(py, 0, e))?;
+    let input = match &text {
+        Text::Str(s) => s,
+        Text::Bytes(b) => std::str::from_utf8(b).map_err(|e| utf8_error(py, 0, e))?,
+    };
     let parsed = if input.len() >= DETACH_BYTES {
         py.detach(|| toolcall_parse::parse(input, &options))
     } else {
@@ -365,18 +399,19 @@ fn span<'py>(py: Python<'py>, span: &std::ops::Range<usize>) -> PyResult<Bound<'
     PyList::new(py, [span.start, span.end])
 }
 
-fn level(level: Level) -> &'static str {
+/// A diagnostic's level as an interned `str` (one object for all diagnostics, no allocation).
+fn level<'py>(py: Python<'py>, level: Level) -> &'py Bound<'py, PyString> {
     match level {
-        Level::Info => "info",
-        Level::Warning => "warning",
-        Level::Error => "error",
+        Level::Info => intern!(py, "info"),
+        Level::Warning => intern!(py, "warning"),
+        Level::Error => intern!(py, "error"),
     }
 }
 
 pub fn diagnostic_to_py<'py>(py: Python<'py>, d: &Diagnostic) -> PyResult<Bound<'py, PyDict>> {
     let out = PyDict::new(py);
-    out.set_item(intern!(py, "level"), level(d.level))?;
-    out.set_item(intern!(py, "message"), &d.message)?;
+    out.set_item(intern!(py, "level"), level(py, d.level))?;
+    out.set_item(intern!(py, "message"), PyString::new(py, &d.message))?;
     out.set_item(intern!(py, "span"), span(py, &d.span)?)?;
     Ok(out)
 }
@@ -396,11 +431,45 @@ pub fn repairs_to_py<'py>(
 }
 
 pub fn call_to_py<'py>(py: Python<'py>, c: &ToolCall) -> PyResult<Bound<'py, PyDict>> {
+    call_to_py_with(py, c, &mut Formats::default())
+}
+
+/// The `format` strings of one result's calls: replies name one or two formats, so each
+/// becomes one Python `str` shared by its calls instead of one per call.
+#[derive(Default)]
+struct Formats<'py> {
+    seen: Vec<(String, Bound<'py, PyString>)>,
+}
+
+impl<'py> Formats<'py> {
+    /// How many distinct names are kept; a reply mixing more makes the rest per call.
+    const KEPT: usize = 4;
+
+    fn get(&mut self, py: Python<'py>, format: &str) -> Bound<'py, PyString> {
+        if let Some((_, s)) = self.seen.iter().find(|(f, _)| f == format) {
+            return s.clone();
+        }
+        let s = PyString::new(py, format);
+        if self.seen.len() < Self::KEPT {
+            self.seen.push((format.to_owned(), s.clone()));
+        }
+        s
+    }
+}
+
+fn call_to_py_with<'py>(
+    py: Python<'py>,
+    c: &ToolCall,
+    formats: &mut Formats<'py>,
+) -> PyResult<Bound<'py, PyDict>> {
     let out = PyDict::new(py);
-    out.set_item(intern!(py, "call_id"), c.call_id.as_str())?;
-    out.set_item(intern!(py, "name"), &c.name)?;
+    out.set_item(
+        intern!(py, "call_id"),
+        PyString::new(py, c.call_id.as_str()),
+    )?;
+    out.set_item(intern!(py, "name"), PyString::new(py, &c.name))?;
     out.set_item(intern!(py, "arguments"), convert::to_py(py, &c.arguments)?)?;
-    out.set_item(intern!(py, "format"), &c.origin.format)?;
+    out.set_item(intern!(py, "format"), formats.get(py, &c.origin.format))?;
     out.set_item(
         intern!(py, "repairs"),
         repairs_to_py(py, &c.origin.repairs)?,
@@ -411,17 +480,20 @@ pub fn call_to_py<'py>(py: Python<'py>, c: &ToolCall) -> PyResult<Bound<'py, PyD
 
 fn parsed_to_py<'py>(py: Python<'py>, p: &Parsed) -> PyResult<Bound<'py, PyDict>> {
     let out = PyDict::new(py);
-    out.set_item(intern!(py, "text"), &p.text)?;
-    let calls = PyList::empty(py);
-    for c in &p.calls {
-        calls.append(call_to_py(py, c)?)?;
-    }
-    out.set_item(intern!(py, "calls"), calls)?;
-    let diagnostics = PyList::empty(py);
-    for d in &p.diagnostics {
-        diagnostics.append(diagnostic_to_py(py, d)?)?;
-    }
-    out.set_item(intern!(py, "diagnostics"), diagnostics)?;
+    out.set_item(intern!(py, "text"), PyString::new(py, &p.text))?;
+    let mut formats = Formats::default();
+    let calls = p
+        .calls
+        .iter()
+        .map(|c| call_to_py_with(py, c, &mut formats))
+        .collect::<PyResult<Vec<_>>>()?;
+    out.set_item(intern!(py, "calls"), PyList::new(py, calls)?)?;
+    let diagnostics = p
+        .diagnostics
+        .iter()
+        .map(|d| diagnostic_to_py(py, d))
+        .collect::<PyResult<Vec<_>>>()?;
+    out.set_item(intern!(py, "diagnostics"), PyList::new(py, diagnostics)?)?;
     out.set_item(intern!(py, "reasoning"), PyList::new(py, &p.reasoning)?)?;
     Ok(out)
 }

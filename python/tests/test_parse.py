@@ -204,6 +204,27 @@ def test_bytes_input_equals_str_input(toolset):
         assert [essentials(x) for x in a["calls"]] == [essentials(x) for x in b["calls"]]
 
 
+def test_non_ascii_str_is_read_as_its_utf8_bytes():
+    # A `str` is read through CPython's own UTF-8 form of it (no copy): the 1- to 4-byte
+    # characters before, inside and after the call give the spans bytes give.
+    text = 'é中 {"name": "x", "arguments": {"s": "ß😀"}} 😀 end'
+    a = toolcall.parse(text, format="json")
+    b = toolcall.parse(text.encode(), format="json")
+    assert a["text"] == b["text"] == "é中  😀 end"
+    assert [essentials(x) for x in a["calls"]] == [essentials(x) for x in b["calls"]]
+    assert a["calls"][0]["arguments"] == {"s": "ß😀"}
+    assert a["calls"][0]["span"] == [6, 49]
+
+
+def test_a_lone_surrogate_is_refused_like_encoding_it():
+    # A `str` with a lone surrogate has no UTF-8 form: the error `str.encode` raises.
+    for text in ["a\ud800b", '{"name": "x", "arguments": {}}\udc00']:
+        with pytest.raises(UnicodeEncodeError):
+            toolcall.parse(text, format="json")
+        with pytest.raises(UnicodeEncodeError):
+            toolcall.StreamParser(format="json").feed(text)
+
+
 def test_stream_parser_reset_and_finished():
     parser = toolcall.StreamParser()
     assert not parser.finished
