@@ -725,6 +725,14 @@ fn render_family(family: &str, calls: &[(&'static str, Value)]) -> (String, Vec<
         "sarashina" => one_block(family, calls, "<|tool_calls|>[", "]", ", ")
             .map(|c| format!("<|tool_calls|>[{c}]"))
             .unwrap_or_default(),
+        // Command R / R+ (2024): one `Action:` fence holding the turn's calls as one JSON list.
+        "command_r_plus" => {
+            let items: Vec<String> = calls
+                .iter()
+                .map(|(n, a)| to_json(&json!({"tool_name": n, "parameters": a})))
+                .collect();
+            format!("Action: ```json\n[\n    {}\n]\n```", items.join(",\n    "))
+        }
         // A message to the tool per call, as the template writes them: ATEM markup is a call
         // only in a tool's message or opening the reply (after text in the reply it is
         // quoted text).
