@@ -8,12 +8,12 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
-use common::{chars, family_registry};
+use common::{chars, family_registry, streamed};
 
 use serde_json::{Map, Value, json};
-use toolcall_core::{Level, Parsed, StreamEvent};
+use toolcall_core::{Level, Parsed};
 use toolcall_parse::shape::{Args, Piece, Shape};
-use toolcall_parse::{FormatId, FormatSelection, ParseOptions, ReplyEnd, StreamParser, parse};
+use toolcall_parse::{FormatId, FormatSelection, ParseOptions, ReplyEnd, parse};
 
 /// Where the third call is cut: never part of a complete call.
 const CUT: &str = "\u{2042}";
@@ -101,25 +101,6 @@ fn block_families() -> Vec<(FormatId, &'static Shape)> {
         .filter_map(|f| Some((f, f.constraint_shape()?)))
         .filter(|(_, s)| s.prose)
         .collect()
-}
-
-fn streamed(chunks: &[&str], options: &ParseOptions) -> Parsed {
-    let mut p = StreamParser::new(options.clone());
-    let mut events = Vec::new();
-    for c in chunks {
-        events.extend(p.push(c));
-    }
-    events.extend(p.finish());
-    let mut out = Parsed::default();
-    for e in events {
-        match e {
-            StreamEvent::Text { text } => out.text.push_str(&text),
-            StreamEvent::CallFinished { call, .. } => out.calls.push(call),
-            StreamEvent::Diagnostic { diagnostic } => out.diagnostics.push(diagnostic),
-            _ => {}
-        }
-    }
-    out
 }
 
 /// What is wrong with `p` as the parse of a cut block, if anything.

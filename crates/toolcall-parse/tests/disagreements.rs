@@ -4,11 +4,14 @@
 // Test code: a failed unwrap is a failed test.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+use common::streamed;
+
 use std::sync::Arc;
 
 use serde_json::{Value, json};
-use toolcall_core::{Level, Parsed, Registry, StreamEvent, ToolSpec};
-use toolcall_parse::{ParseOptions, StreamParser, parse};
+use toolcall_core::{Level, Parsed, Registry, ToolSpec};
+use toolcall_parse::{ParseOptions, parse};
 
 fn echo_tools() -> ParseOptions {
     let mut r = Registry::new();
@@ -22,25 +25,6 @@ fn echo_tools() -> ParseOptions {
         tools: Some(Arc::new(r)),
         ..ParseOptions::default()
     }
-}
-
-fn streamed(chunks: &[&str], options: &ParseOptions) -> Parsed {
-    let mut p = StreamParser::new(options.clone());
-    let mut events = Vec::new();
-    for c in chunks {
-        events.extend(p.push(c));
-    }
-    events.extend(p.finish());
-    let mut out = Parsed::default();
-    for e in events {
-        match e {
-            StreamEvent::Text { text } => out.text.push_str(&text),
-            StreamEvent::CallFinished { call, .. } => out.calls.push(call),
-            StreamEvent::Diagnostic { diagnostic } => out.diagnostics.push(diagnostic),
-            _ => {}
-        }
-    }
-    out
 }
 
 fn calls(p: &Parsed) -> Vec<(String, Value)> {

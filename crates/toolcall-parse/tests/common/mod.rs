@@ -5,8 +5,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use serde_json::Value;
-use toolcall_core::{Registry, ToolSpec};
-use toolcall_parse::{FormatSelection, ParseOptions};
+use toolcall_core::{Parsed, Registry, StreamEvent, ToolSpec};
+use toolcall_parse::{FormatSelection, ParseOptions, StreamParser};
 
 pub fn fixture(rel: &str) -> String {
     let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -91,5 +91,26 @@ pub fn chunk<'a>(s: &'a str, cuts: &[usize]) -> Vec<&'a str> {
         from = p;
     }
     out.push(&s[from..]);
+    out
+}
+
+/// `chunks` pushed one after another into a [`StreamParser`], folded into the [`Parsed`] a
+/// one-shot parse returns (text, finished calls, diagnostics) for comparing the two.
+pub fn streamed(chunks: &[&str], options: &ParseOptions) -> Parsed {
+    let mut p = StreamParser::new(options.clone());
+    let mut events = Vec::new();
+    for c in chunks {
+        events.extend(p.push(c));
+    }
+    events.extend(p.finish());
+    let mut out = Parsed::default();
+    for e in events {
+        match e {
+            StreamEvent::Text { text } => out.text.push_str(&text),
+            StreamEvent::CallFinished { call, .. } => out.calls.push(call),
+            StreamEvent::Diagnostic { diagnostic } => out.diagnostics.push(diagnostic),
+            _ => {}
+        }
+    }
     out
 }
