@@ -31,9 +31,11 @@
 //!      (bare JSON, Python calls, provider shapes), which has none of these.
 //!    - `body` ([`Body`](crate::families::described::Body)): its openers and the reader
 //!      each gets. A block between an opener and a closer read by the shared
-//!      `BlockReader` (`families/tags.rs`) is a `Block` static (its
-//!      `lead` and `body` functions) with how it streams: `JsonList`, `Tags` (text-valued
-//!      parameters, `StreamTags`), `JsonTags` (JSON arguments in markup), `Live` (the
+//!      `BlockReader` (`families/tags.rs`) is a `Block` static, data: its `lead` and `body`
+//!      rules (`LeadRule`, `BodyRule`: a shared rule such as `LeadRule::Invoke(&TAGS)` or
+//!      `BodyRule::Json`, or `Fn(..)` for a reader of its own) with how it streams:
+//!      `JsonList`, `Tags` (text-valued parameters, `StreamTags`, whose `value` is a
+//!      `ValueRule`), `JsonTags` (JSON arguments in markup), `Live` (the
 //!      family's own `BlockStream`) or `Whole`; Python calls are `Calls`, JSON after an
 //!      opener `OpenJson`; a reader of its own is `Own` (openers, a reader function and
 //!      `declines`); several openers are `Body::each(&OPENERS, &BODIES)` (the build fails

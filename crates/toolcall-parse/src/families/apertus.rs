@@ -7,11 +7,10 @@ use super::tags::BlockStream;
 use serde_json::{Map, Value, json};
 use crate::FormatId;
 use crate::builder::{Ctx, Draft};
-use crate::family::{Instructions, ReadCx};
+use crate::family::Instructions;
 
 use super::args_object::LiveList;
-use super::marked::{json_items, json_lead};
-use super::tags::{Block, valid_name};
+use super::tags::{Block, BodyRule, LeadRule, valid_name};
 use crate::shape::{Args, Piece, Shape};
 
 impl FormatId {
@@ -22,13 +21,9 @@ static BLOCK: Block = Block {
     format: FormatId::APERTUS,
     open: "<|tools_prefix|>",
     close: "<|tools_suffix|>",
-    lead: json_lead,
-    body,
+    lead: LeadRule::Json,
+    body: BodyRule::JsonItems(one),
 };
-
-fn body(body: &str, _cx: &mut ReadCx<'_>, format: FormatId) -> Result<Vec<Draft>, String> {
-    json_items(body, format, one)
-}
 
 /// `{"NAME": {arguments}}`: exactly one key.
 fn one(m: &mut Map<String, Value>, format: FormatId) -> Option<Draft> {

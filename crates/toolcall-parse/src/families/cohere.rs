@@ -13,11 +13,10 @@ use crate::results::{break_marker, content_value};
 use serde_json::{Map, Value, json};
 use crate::FormatId;
 use crate::builder::{Ctx, Draft};
-use crate::family::{Instructions, ReadCx, ReasoningMarker};
+use crate::family::{Instructions, ReasoningMarker};
 
 use super::args_object::{EntryKeys, LiveList};
-use super::marked::{json_items, json_lead};
-use super::tags::{Block, valid_name};
+use super::tags::{Block, BodyRule, LeadRule, valid_name};
 use crate::shape::{Piece, Shape};
 
 impl FormatId {
@@ -28,13 +27,9 @@ static BLOCK: Block = Block {
     format: FormatId::COHERE,
     open: "<|START_ACTION|>",
     close: "<|END_ACTION|>",
-    lead: json_lead,
-    body,
+    lead: LeadRule::Json,
+    body: BodyRule::JsonItems(one),
 };
-
-fn body(body: &str, _cx: &mut ReadCx<'_>, format: FormatId) -> Result<Vec<Draft>, String> {
-    json_items(body, format, one)
-}
 
 /// `{"tool_call_id": "0", "tool_name": "NAME", "parameters": {…}}`, streamed as it arrives.
 static ENTRY: EntryKeys = EntryKeys {

@@ -8,11 +8,10 @@ use serde_json::{Map, Value, json};
 
 use super::args_object::{EntryKeys, LiveList};
 use super::described::{Body, Described};
-use super::marked::{json_items, json_lead};
-use super::tags::{Block, BlockStream, valid_name};
+use super::tags::{Block, BlockStream, BodyRule, LeadRule, valid_name};
 use crate::FormatId;
 use crate::builder::{Ctx, Draft};
-use crate::family::{Instructions, ReadCx};
+use crate::family::Instructions;
 
 impl FormatId {
     pub(crate) const COMMAND_R_PLUS: FormatId = FormatId::builtin("command_r_plus");
@@ -26,16 +25,12 @@ const fn block(open: &'static str) -> Block {
         format: FormatId::COMMAND_R_PLUS,
         open,
         close: FENCE,
-        lead: json_lead,
-        body,
+        lead: LeadRule::Json,
+        body: BodyRule::JsonItems(one),
     }
 }
 
 static BLOCKS: [Block; 2] = [block(OPENERS[0]), block(OPENERS[1])];
-
-fn body(body: &str, _cx: &mut ReadCx<'_>, format: FormatId) -> Result<Vec<Draft>, String> {
-    json_items(body, format, one)
-}
 
 /// `{"tool_name": "NAME", "parameters": {…}}`, streamed as it arrives.
 static ENTRY: EntryKeys = EntryKeys {

@@ -9,12 +9,10 @@ use serde_json::{Map, Value};
 
 use super::text_example::tag_text;
 use crate::FormatId;
-use crate::builder::Draft;
-use crate::family::{Instructions, ReadCx};
+use crate::family::Instructions;
 
-use super::marked::{InvokeTags, invokes, tag_lead, unquoted};
-use super::marked::attr_param_value;
-use super::tags::{ValueHead, Block, Lead, StreamTags};
+use super::marked::InvokeTags;
+use super::tags::{Block, BodyRule, LeadRule, StreamTags, ValueRule};
 use crate::shape::{Args, Piece, Shape, TextParams};
 
 impl FormatId {
@@ -37,39 +35,27 @@ static BLOCKS: [Block; 2] = [
         format: FormatId::DEEPSEEK_DSML,
         open: OPENERS[0],
         close: "</｜DSML｜function_calls>",
-        lead,
-        body,
+        lead: LeadRule::Invoke(&TAGS),
+        body: BodyRule::Invokes(&TAGS),
     },
     Block {
         format: FormatId::DEEPSEEK_DSML,
         open: OPENERS[1],
         close: "</｜DSML｜tool_calls>",
-        lead,
-        body,
+        lead: LeadRule::Invoke(&TAGS),
+        body: BodyRule::Invokes(&TAGS),
     },
 ];
-
-fn lead(lead: &str, complete: bool) -> Lead {
-    tag_lead(lead, complete, unquoted(TAGS.invoke))
-}
-
-fn body(body: &str, cx: &mut ReadCx<'_>, format: FormatId) -> Result<Vec<Draft>, String> {
-    invokes(body, cx, format, &TAGS)
-}
 
 static STREAM: StreamTags = StreamTags {
     param: "<｜DSML｜parameter name=",
     param_end: "</｜DSML｜parameter>",
     call_end: "</｜DSML｜invoke>",
-    value: param_value,
+    value: ValueRule::NameAttr,
     value_stops: &[],
     param_end_followers: &[],
     verbatim: false,
 };
-
-fn param_value(header: &str) -> ValueHead {
-    attr_param_value(header, STREAM.param)
-}
 
 
 /// The call markup a decoder is held to (`toolcall-constrain` writes every dialect from it).

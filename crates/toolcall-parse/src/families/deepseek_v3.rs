@@ -12,7 +12,7 @@ use crate::builder::Draft;
 use crate::family::{Instructions, ReadCx, parse_lenient};
 
 use super::args_object::{CallEnds, JsonCallTags};
-use super::tags::{Block, Lead, skip_space, starts, valid_name};
+use super::tags::{Block, BodyRule, LeadRule, skip_space, valid_name};
 use crate::shape::{Args, Piece, Shape};
 
 impl FormatId {
@@ -30,17 +30,9 @@ static BLOCK: Block = Block {
     format: FormatId::DEEPSEEK_V3,
     open: OPEN,
     close: CLOSE,
-    lead,
-    body,
+    lead: LeadRule::Tag(TYPED),
+    body: BodyRule::Fn(body),
 };
-
-fn lead(lead: &str, complete: bool) -> Lead {
-    match starts(skip_space(lead), TYPED) {
-        Some(true) => Lead::Mine(None),
-        None if !complete => Lead::NeedMore,
-        _ => Lead::NotMine,
-    }
-}
 
 static STREAM: JsonCallTags = JsonCallTags {
     call: CALL,

@@ -12,7 +12,7 @@ use crate::family::{Instructions, ReadCx};
 
 use super::args_object::JsonCallTags;
 use super::deepseek_v3::{CALL, CALL_END, CLOSE, OPEN, SEP, calls, draft};
-use super::tags::{Block, Lead, skip_space, starts, valid_name};
+use super::tags::{Block, BodyRule, Lead, LeadRule, skip_space, starts, valid_name};
 use crate::shape::{Args, NO_SEPARATOR, Piece, Shape};
 
 impl FormatId {
@@ -23,8 +23,8 @@ static BLOCK: Block = Block {
     format: FormatId::DEEPSEEK_V3_1,
     open: OPEN,
     close: CLOSE,
-    lead,
-    body,
+    lead: LeadRule::Fn(lead),
+    body: BodyRule::Fn(body),
 };
 
 /// `<｜tool▁call▁begin｜>NAME<｜tool▁sep｜>` where NAME is not V3's `function` type.

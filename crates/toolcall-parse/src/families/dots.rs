@@ -8,7 +8,7 @@
 
 use super::described::{Body, Described};
 use super::minimax_m2;
-use super::tags::Block;
+use super::tags::{Block, BodyRule, LeadRule};
 use super::text_example::named_parameters;
 use crate::FormatId;
 use crate::family::Instructions;
@@ -23,8 +23,8 @@ static BLOCK: Block = Block {
     format: FormatId::DOTS,
     open: "<dots_function_call>",
     close: "</dots_function_call>",
-    lead: minimax_m2::lead,
-    body: minimax_m2::body,
+    lead: LeadRule::Invoke(&minimax_m2::TAGS),
+    body: BodyRule::Invokes(&minimax_m2::TAGS),
 };
 
 /// The call markup a decoder is held to: MiniMax M2's `invoke` elements in dots' block.

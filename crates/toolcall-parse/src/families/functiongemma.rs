@@ -5,7 +5,7 @@
 //! Read and streamed by [`super::gemma4`]'s reader with this family's markers.
 
 use super::described::{Body, Described};
-use super::tags::BlockStream;
+use super::tags::{BlockStream, BodyRule, LeadRule};
 use serde_json::{Map, Value};
 
 use super::gemma4::{LiveObject, lead, read_call, type_text_values, write_gemma_object};
@@ -25,8 +25,8 @@ static BLOCK: Block = Block {
     format: FormatId::FUNCTIONGEMMA,
     open: "<start_function_call>",
     close: "<end_function_call>",
-    lead,
-    body,
+    lead: LeadRule::Fn(lead),
+    body: BodyRule::Fn(body),
 };
 
 /// Values without a schema type: FunctionGemma's model-card reader casts each `<escape>`

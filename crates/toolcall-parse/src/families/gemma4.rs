@@ -17,7 +17,7 @@ use crate::family::{
 use toolcall_core::{Repair, ToolSpec};
 
 use super::tags::{
-    Block, BlockStream, Lead, finish_sent, skip_space, starts, valid_name,
+    Block, BlockStream, BodyRule, Lead, LeadRule, finish_sent, skip_space, starts, valid_name,
 };
 
 impl FormatId {
@@ -31,8 +31,8 @@ static BLOCK: Block = Block {
     format: FormatId::GEMMA4,
     open: "<|tool_call>",
     close: "<tool_call|>",
-    lead,
-    body,
+    lead: LeadRule::Fn(lead),
+    body: BodyRule::Fn(body),
 };
 
 

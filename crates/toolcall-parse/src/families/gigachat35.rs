@@ -16,12 +16,11 @@
 use super::described::{Body, Described};
 use serde_json::{Map, Value};
 
-use super::marked::{InvokeTags, attr_param_value, invokes, tag_lead, unquoted};
-use super::tags::{Block, Lead, StreamTags, ValueHead};
+use super::marked::InvokeTags;
+use super::tags::{Block, BodyRule, LeadRule, StreamTags, ValueRule};
 use super::text_example::tag_text;
 use crate::FormatId;
-use crate::builder::Draft;
-use crate::family::{Instructions, ReadCx, WhenChosen};
+use crate::family::{Instructions, WhenChosen};
 use crate::shape::{Args, Piece, Shape, TextParams};
 
 impl FormatId {
@@ -44,31 +43,19 @@ static BLOCK: Block = Block {
     format: FormatId::GIGACHAT35,
     open: OPEN,
     close: CLOSE,
-    lead,
-    body,
+    lead: LeadRule::Invoke(&TAGS),
+    body: BodyRule::Invokes(&TAGS),
 };
-
-fn lead(lead: &str, complete: bool) -> Lead {
-    tag_lead(lead, complete, unquoted(TAGS.invoke))
-}
-
-fn body(body: &str, cx: &mut ReadCx<'_>, format: FormatId) -> Result<Vec<Draft>, String> {
-    invokes(body, cx, format, &TAGS)
-}
 
 static STREAM: StreamTags = StreamTags {
     param: "<｜GCML｜parameter name=",
     param_end: "</｜GCML｜parameter>",
     call_end: "</｜GCML｜invoke>",
-    value: param_value,
+    value: ValueRule::NameAttr,
     value_stops: &[],
     param_end_followers: &[],
     verbatim: false,
 };
-
-fn param_value(header: &str) -> ValueHead {
-    attr_param_value(header, STREAM.param)
-}
 
 static WHEN_CHOSEN: WhenChosen = WhenChosen {
     strip: &["<|message_sep|>", "</s>"],

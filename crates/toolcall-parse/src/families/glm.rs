@@ -13,7 +13,10 @@ use crate::builder::Draft;
 use crate::family::{Instructions, ReadCx, Untyped};
 
 use super::text_example::tag_text;
-use super::tags::{ValueHead, Block, Lead, layout_trim, skip_space, starts, typed, valid_name, StreamTags};
+use super::tags::{
+    Block, BodyRule, Lead, LeadRule, StreamTags, ValueHead, ValueRule, layout_trim, skip_space,
+    starts, typed, valid_name,
+};
 use crate::shape::{Args, Piece, Shape, TextParams};
 
 impl FormatId {
@@ -30,15 +33,15 @@ static BLOCK: Block = Block {
     format: FormatId::GLM,
     open: "<tool_call>",
     close: CLOSE,
-    lead,
-    body,
+    lead: LeadRule::Fn(lead),
+    body: BodyRule::Fn(body),
 };
 
 static STREAM: StreamTags = StreamTags {
     param: KEY,
     param_end: VALUE_END,
     call_end: "",
-    value: value_head,
+    value: ValueRule::Fn(value_head),
     value_stops: &[],
     param_end_followers: &[],
     verbatim: false,

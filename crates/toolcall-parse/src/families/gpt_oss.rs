@@ -15,7 +15,7 @@ use crate::builder::Draft;
 use crate::family::{Instructions, ReadCx, ReasoningMarker, parse_lenient};
 
 use super::args_object::JsonCallTags;
-use super::tags::{Block, Lead, skip_space, valid_name};
+use super::tags::{Block, BodyRule, Lead, LeadRule, skip_space, valid_name};
 use crate::scanner::{Scan, Scanner};
 
 impl FormatId {
@@ -44,8 +44,8 @@ const fn block(open: &'static str) -> Block {
         format: FormatId::GPT_OSS,
         open,
         close: CALL,
-        lead,
-        body,
+        lead: LeadRule::Fn(lead),
+        body: BodyRule::Fn(body),
     }
 }
 

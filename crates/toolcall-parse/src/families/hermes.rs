@@ -16,7 +16,7 @@ use crate::family::{
     closing_marker_repair, find_from, json_calls, parse_lenient,
 };
 use super::args_object::JsonCallTags;
-use super::tags::{Block, CloseOutsideStrings, Lead, skip_space, valid_name};
+use super::tags::{Block, BodyRule, CloseOutsideStrings, Lead, LeadRule, skip_space, valid_name};
 use crate::builder::Draft;
 use crate::shape::{Piece, Shape};
 
@@ -98,8 +98,8 @@ static FUNCTION_BLOCK: Block = Block {
     format: FormatId::HERMES,
     open: FUNCTION_NAME,
     close: "</function>",
-    lead: function_name_lead,
-    body: function_name_body,
+    lead: LeadRule::Fn(function_name_lead),
+    body: BodyRule::Fn(function_name_body),
 };
 
 static FUNCTION_STREAM: JsonCallTags = JsonCallTags {

@@ -4,8 +4,7 @@
 use serde_json::json;
 
 use super::described::{Body, Described};
-use super::marked::{json_body, json_lead};
-use super::tags::Block;
+use super::tags::{Block, BodyRule, LeadRule};
 use crate::FormatId;
 use crate::family::Instructions;
 use crate::shape::{Piece, Shape};
@@ -18,8 +17,8 @@ static BLOCK: Block = Block {
     format: FormatId::INTERNLM,
     open: "<|action_start|><|plugin|>",
     close: "<|action_end|>",
-    lead: json_lead,
-    body: json_body,
+    lead: LeadRule::Json,
+    body: BodyRule::Json,
 };
 
 /// The call markup a decoder is held to (`toolcall-constrain` writes every dialect from it).

@@ -19,7 +19,8 @@ use serde_json::{Map, Value};
 use toolcall_core::Repair;
 
 use super::tags::{
-    Block, Lead, StreamTags, ValueHead, skip_space, starts, typed, valid_name,
+    Block, BodyRule, LeadRule, StreamTags, ValueHead, ValueRule, skip_space, starts, typed,
+    valid_name,
 };
 use super::text_example::tag_text;
 use crate::FormatId;
@@ -48,25 +49,15 @@ static BLOCK: Block = Block {
     format: FormatId::K2_HORIZON,
     open: OPEN,
     close: CLOSE,
-    lead,
-    body,
+    lead: LeadRule::Tag(CALL),
+    body: BodyRule::Fn(body),
 };
-
-fn lead(lead: &str, complete: bool) -> Lead {
-    let s = skip_space(lead);
-    match starts(s, CALL) {
-        Some(true) => Lead::Mine(None),
-        Some(false) => Lead::NotMine,
-        None if complete => Lead::NotMine,
-        None => Lead::NeedMore,
-    }
-}
 
 static STREAM: StreamTags = StreamTags {
     param: KEY,
     param_end: VALUE_END,
     call_end: CALL_END,
-    value: value_head,
+    value: ValueRule::Fn(value_head),
     value_stops: &[],
     param_end_followers: &[],
     verbatim: true,

@@ -11,9 +11,8 @@ use crate::builder::Draft;
 use crate::family::{Instructions, ReadCx, closing_marker_repair, parse_lenient};
 use crate::scanner::{Scan, Scanner};
 
-use super::marked::tag_lead;
 use super::args_object::{CallEnds, JsonCallTags};
-use super::tags::{Block, Lead, skip_space, valid_name};
+use super::tags::{Block, BodyRule, Lead, LeadRule, skip_space, valid_name};
 use crate::shape::{Args, NO_SEPARATOR, Piece, Shape};
 
 impl FormatId {
@@ -28,13 +27,9 @@ static BLOCK: Block = Block {
     format: FormatId::KIMI_K2,
     open: "<|tool_calls_section_begin|>",
     close: "<|tool_calls_section_end|>",
-    lead,
-    body,
+    lead: LeadRule::Tag(CALL),
+    body: BodyRule::Fn(body),
 };
-
-fn lead(lead: &str, complete: bool) -> Lead {
-    tag_lead(lead, complete, CALL)
-}
 
 /// A call written without its section (`<|tool_call_begin|>` first, as llama.cpp's reader
 /// takes it): the block is the one call, up to its `<|tool_call_end|>`.
@@ -42,8 +37,8 @@ static BARE: Block = Block {
     format: FormatId::KIMI_K2,
     open: CALL,
     close: CALL_END,
-    lead: bare_lead,
-    body: bare_body,
+    lead: LeadRule::Fn(bare_lead),
+    body: BodyRule::Fn(bare_body),
 };
 
 /// `functions.NAME:IDX<|tool_call_argument_begin|>` after the opener.

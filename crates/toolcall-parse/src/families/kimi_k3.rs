@@ -18,7 +18,10 @@ use super::described::{Body, Described};
 use serde_json::{Map, Value};
 use toolcall_core::Repair;
 
-use super::tags::{Block, Lead, StreamTags, ValueHead, layout_trim, skip_space, valid_name};
+use super::tags::{
+    Block, BodyRule, LeadRule, StreamTags, ValueHead, ValueRule, layout_trim, skip_space,
+    valid_name,
+};
 use super::text_example::tag_text;
 use crate::FormatId;
 use crate::builder::Draft;
@@ -41,15 +44,15 @@ static BLOCK: Block = Block {
     format: FormatId::KIMI_K3,
     open: "<|open|>tools<|sep|>",
     close: "<|close|>tools<|sep|>",
-    lead,
-    body,
+    lead: LeadRule::Tag(CALL),
+    body: BodyRule::Fn(body),
 };
 
 static STREAM: StreamTags = StreamTags {
     param: ARG,
     param_end: ARG_END,
     call_end: CALL_END,
-    value: arg_value,
+    value: ValueRule::Fn(arg_value),
     value_stops: &[],
     param_end_followers: &[],
     verbatim: false,
@@ -152,11 +155,6 @@ pub(crate) static KIMI_K3: Described = Described {
     ..Described::BASE
 };
 
-
-/// The block is ours when a call opens after blanks.
-fn lead(lead: &str, complete: bool) -> Lead {
-    super::marked::tag_lead(lead, complete, CALL)
-}
 
 /// An argument's opening tag, `<|open|>argument key="K" type="T"<|sep|>`: text when `T`
 /// is `string` (or missing).

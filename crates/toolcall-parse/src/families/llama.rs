@@ -4,6 +4,7 @@
 //! markup and removed from the text. Built-in tool calls after the tag are `llama3_builtin`.
 
 use super::described::{Bare, Body, Described, never};
+use super::tags::{BodyRule};
 use crate::family::ToolResultText;
 use crate::results::break_marker;
 use serde_json::{Map, Value, json};
@@ -12,7 +13,7 @@ use crate::FormatId;
 use crate::builder::Ctx;
 
 use super::args_object::LiveList;
-use super::marked::{cut_list_calls, finish_cut_live, json_body};
+use super::marked::{cut_list_calls, finish_cut_live};
 use crate::family::{
     Advance, Instructions, JsonCx, Outcome, ReadCx, RegionReader, Scan,
     Scanner, json_calls, parse_lenient,
@@ -153,7 +154,7 @@ impl RegionReader for Reader {
             Scan::NeedMore if is_final => {
                 // A list cut inside an entry: the complete entries are calls.
                 let json = region.get(start..).unwrap_or("");
-                match cut_list_calls(json, start, FormatId::LLAMA, json_body, cx) {
+                match cut_list_calls(json, start, FormatId::LLAMA, BodyRule::Json, cx) {
                     Some(mut o) => {
                         finish_cut_live(&mut self.live, region, &mut o, cx);
                         Advance::Done {

@@ -2,8 +2,7 @@
 //! `<longcat_tool_call>` … `</longcat_tool_call>`.
 
 use super::described::{Body, Described};
-use super::marked::{json_body, json_lead};
-use super::tags::Block;
+use super::tags::{Block, BodyRule, LeadRule};
 use super::text_example::name_arguments;
 use crate::FormatId;
 use crate::family::Instructions;
@@ -17,8 +16,8 @@ static BLOCK: Block = Block {
     format: FormatId::LONGCAT,
     open: "<longcat_tool_call>",
     close: "</longcat_tool_call>",
-    lead: json_lead,
-    body: json_body,
+    lead: LeadRule::Json,
+    body: BodyRule::Json,
 };
 
 /// The call markup a decoder is held to (`toolcall-constrain` writes every dialect from it).

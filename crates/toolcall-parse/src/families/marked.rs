@@ -2,7 +2,8 @@
 //! itself): JSON behind a marker (Nemotron, Hunyuan/Jamba/Apriel, LongCat, InternLM, Apertus,
 //! Cohere), a Python call list behind a marker (Llama 4, LFM2, Olmo 3), and XML-style
 //! `invoke`/`parameter` elements (MiniMax M2, Step-3, DeepSeek DSML). Each family describes its
-//! block as a [`Block`] read by [`BlockReader`]; these are the leads and bodies they share.
+//! block as a [`Block`] read by [`BlockReader`]; these are the leads and bodies its shared
+//! rules (`LeadRule`, [`BodyRule`]) run, and the pieces the families' own readers use.
 
 use std::collections::HashSet;
 
@@ -22,7 +23,8 @@ use super::call_syntax::parse_args;
 use super::json::cut_list;
 use super::pythonic::split_call;
 use super::tags::{
-    Lead, MAX_LEAD, ValueHead, finish_sent, layout_trim, skip_space, starts, typed, valid_name,
+    BodyRule, Lead, MAX_LEAD, ValueHead, finish_sent, layout_trim, skip_space, starts, typed,
+    valid_name,
 };
 
 /// The block is ours when the first non-blank byte after the marker is one of `firsts`.
@@ -58,7 +60,7 @@ pub(crate) fn call_line_lead(lead: &str, complete: bool) -> Lead {
     }
 }
 
-/// A block body reader ([`super::tags::Block::body`]).
+/// A family's own block body reader ([`BodyRule::Fn`]).
 pub(crate) type BodyFn = fn(&str, &mut ReadCx<'_>, FormatId) -> Result<Vec<Draft>, String>;
 
 /// The body is one JSON value (an object or a list of them) of `{name, arguments}`.
@@ -127,11 +129,11 @@ pub(crate) fn cut_list_calls(
     json: &str,
     start: usize,
     format: FormatId,
-    body: BodyFn,
+    body: BodyRule,
     cx: &mut ReadCx<'_>,
 ) -> Option<Outcome> {
     let cut = cut_list(json, cx.ctx.limits.max_depth)?;
-    let mut drafts = body(&cut.json, cx, format).ok()?;
+    let mut drafts = body.read(&cut.json, cx, format).ok()?;
     let end = start + json.len();
     let mut o = Outcome::default();
     for d in &mut drafts {
@@ -214,7 +216,7 @@ impl RegionReader for OpenJsonReader {
             }
             Scan::NeedMore => {
                 let json = region.get(start..).unwrap_or("");
-                match cut_list_calls(json, start, self.format, json_body, cx) {
+                match cut_list_calls(json, start, self.format, BodyRule::Json, cx) {
                     Some(mut o) => {
                         finish_cut_live(&mut self.live, region, &mut o, cx);
                         Advance::Done {

@@ -22,7 +22,7 @@ use serde_json::{Map, Value};
 
 use super::call_syntax::{parse_args, tag_name_len};
 use super::pythonic::split_call;
-use super::tags::{Block, Lead, skip_space, starts};
+use super::tags::{Block, BodyRule, Lead, LeadRule, skip_space, starts};
 use super::text_example::python_call;
 use crate::FormatId;
 use crate::builder::Draft;
@@ -40,8 +40,8 @@ static BLOCK: Block = Block {
     format: FormatId::MINICPM3,
     open: OPEN,
     close: CLOSE,
-    lead,
-    body,
+    lead: LeadRule::Fn(lead),
+    body: BodyRule::Fn(body),
 };
 
 /// Longest name looked at before the `(` that makes the lead a call.

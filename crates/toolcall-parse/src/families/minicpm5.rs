@@ -16,8 +16,10 @@
 
 use super::described::{Body, Described};
 use toolcall_core::Repair;
-use super::marked::{InvokeTags, attr_param_value, invokes};
-use super::tags::{Block, Lead, StreamTags, ValueHead, skip_space, starts, valid_name};
+use super::marked::{InvokeTags, invokes};
+use super::tags::{
+    Block, BodyRule, Lead, LeadRule, StreamTags, ValueRule, skip_space, starts, valid_name,
+};
 use super::text_example::named_parameters;
 use crate::FormatId;
 use crate::family::Untyped;
@@ -51,24 +53,24 @@ static BLOCK: Block = Block {
     format: FormatId::MINICPM5,
     open: OPEN,
     close: CLOSE,
-    lead,
-    body,
+    lead: LeadRule::Fn(lead),
+    body: BodyRule::Fn(body),
 };
 
 static COLLAPSED: Block = Block {
     format: FormatId::MINICPM5,
     open: OPEN_COLLAPSED,
     close: CLOSE,
-    lead: lead_respelt,
-    body: respelt_body,
+    lead: LeadRule::Fn(lead_respelt),
+    body: BodyRule::Fn(respelt_body),
 };
 
 static MARKED: Block = Block {
     format: FormatId::MINICPM5,
     open: OPEN_MARKED,
     close: CLOSE,
-    lead: lead_respelt,
-    body: respelt_body,
+    lead: LeadRule::Fn(lead_respelt),
+    body: BodyRule::Fn(respelt_body),
 };
 
 static OPENERS: [&str; 3] = [OPEN, OPEN_COLLAPSED, OPEN_MARKED];
@@ -82,15 +84,11 @@ static STREAM: StreamTags = StreamTags {
     param: PARAM,
     param_end: "</param>",
     call_end: "",
-    value: param_value,
+    value: ValueRule::NameAttr,
     value_stops: &[],
     param_end_followers: &[],
     verbatim: false,
 };
-
-fn param_value(header: &str) -> ValueHead {
-    attr_param_value(header, PARAM)
-}
 
 /// `NAME">` then blanks, then a parameter or the element's end.
 fn lead(lead: &str, complete: bool) -> Lead {

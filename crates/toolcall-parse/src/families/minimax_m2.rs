@@ -3,20 +3,20 @@
 //! typed by the tool's schema.
 
 use super::described::{Body, Described};
-use super::marked::{InvokeTags, attr_param_value, invokes, tag_lead, unquoted};
-use super::tags::{Block, Lead, StreamTags, ValueHead};
+use super::marked::InvokeTags;
+use super::tags::{Block, BodyRule, LeadRule, StreamTags, ValueRule};
 use super::text_example::named_parameters;
 use crate::FormatId;
 use crate::family::Untyped;
-use crate::builder::Draft;
-use crate::family::{Instructions, ReadCx, WhenChosen};
+use crate::family::{Instructions, WhenChosen};
 use crate::shape::{Args, Piece, Shape, TextParams};
 
 impl FormatId {
     pub(crate) const MINIMAX_M2: FormatId = FormatId::builtin("minimax_m2");
 }
 
-static TAGS: InvokeTags = InvokeTags {
+/// Shared with `dots`: the same `invoke` elements behind other block tags.
+pub(super) static TAGS: InvokeTags = InvokeTags {
     invoke: "<invoke name=\"",
     invoke_end: "</invoke>",
     param: "<parameter name=\"",
@@ -29,32 +29,19 @@ static BLOCK: Block = Block {
     format: FormatId::MINIMAX_M2,
     open: "<minimax:tool_call>",
     close: "</minimax:tool_call>",
-    lead,
-    body,
+    lead: LeadRule::Invoke(&TAGS),
+    body: BodyRule::Invokes(&TAGS),
 };
-
-/// Shared with `dots`: the same `invoke` elements behind other block tags.
-pub(super) fn lead(lead: &str, complete: bool) -> Lead {
-    tag_lead(lead, complete, unquoted(TAGS.invoke))
-}
-
-pub(super) fn body(body: &str, cx: &mut ReadCx<'_>, format: FormatId) -> Result<Vec<Draft>, String> {
-    invokes(body, cx, format, &TAGS)
-}
 
 pub(super) static STREAM: StreamTags = StreamTags {
     param: "<parameter name=",
     param_end: "</parameter>",
     call_end: "</invoke>",
-    value: param_value,
+    value: ValueRule::NameAttr,
     value_stops: &[],
     param_end_followers: &[],
     verbatim: false,
 };
-
-fn param_value(header: &str) -> ValueHead {
-    attr_param_value(header, STREAM.param)
-}
 
 /// The call markup a decoder is held to (`toolcall-constrain` writes every dialect from it).
 static CONSTRAINT: Shape = Shape::sectioned(

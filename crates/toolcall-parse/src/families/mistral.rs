@@ -197,7 +197,7 @@ impl RegionReader for Reader {
                                 region.get(start..).unwrap_or(""),
                                 start,
                                 FormatId::MISTRAL,
-                                super::marked::json_body,
+                                super::tags::BodyRule::Json,
                                 cx,
                             )
                         {

@@ -25,8 +25,10 @@ use super::described::{Body, Described, Implied};
 use serde_json::{Map, Value};
 use toolcall_core::Repair;
 
-use super::marked::{InvokeTags, attr_param_value, invokes, tag_lead, unquoted};
-use super::tags::{Block, BlockReader, Lead, StreamTags, ValueHead, skip_space, valid_name};
+use super::marked::{InvokeTags, invokes};
+use super::tags::{
+    Block, BlockReader, BodyRule, LeadRule, StreamTags, ValueRule, skip_space, valid_name,
+};
 use super::text_example::named_parameters;
 use crate::FormatId;
 use crate::builder::{Ctx, Draft, Outcome};
@@ -60,27 +62,19 @@ static BLOCK: Block = Block {
     format: FormatId::MUSE_GLIMMER,
     open: CALLS,
     close: CALLS_END,
-    lead,
-    body,
+    lead: LeadRule::Invoke(&TAGS),
+    body: BodyRule::Fn(body),
 };
 
 static STREAM: StreamTags = StreamTags {
     param: "<atem:parameter name=",
     param_end: "</atem:parameter>",
     call_end: "</atem:invoke>",
-    value: param_value,
+    value: ValueRule::NameAttr,
     value_stops: &[],
     param_end_followers: &[],
     verbatim: false,
 };
-
-fn lead(lead: &str, complete: bool) -> Lead {
-    tag_lead(lead, complete, unquoted(TAGS.invoke))
-}
-
-fn param_value(header: &str) -> ValueHead {
-    attr_param_value(header, STREAM.param)
-}
 
 /// The `invoke` elements, with a doubled `NAME.NAME` read as its registered `NAME`.
 fn body(body: &str, cx: &mut ReadCx<'_>, format: FormatId) -> Result<Vec<Draft>, String> {

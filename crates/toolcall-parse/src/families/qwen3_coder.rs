@@ -16,8 +16,7 @@ use crate::family::Instructions;
 
 use super::text_example::tag_text;
 use super::tags::{
-    Block, EQ_PARAM_FOLLOWERS, Lead, StreamTags, eq_param_value, function_lead,
-    skip_space, starts,
+    Block, BodyRule, EQ_PARAM_FOLLOWERS, Lead, LeadRule, StreamTags, ValueRule, skip_space, starts,
     valid_name, xml_functions,
 };
 use crate::builder::Draft;
@@ -32,8 +31,8 @@ static BLOCK: Block = Block {
     format: FormatId::QWEN3_CODER,
     open: "<tool_call>",
     close: "</tool_call>",
-    lead: function_lead,
-    body: xml_functions,
+    lead: LeadRule::Function,
+    body: BodyRule::Functions,
 };
 
 /// The same call written without `<tool_call>` (Ollama users see it about one turn in
@@ -43,8 +42,8 @@ static BARE: Block = Block {
     format: FormatId::QWEN3_CODER,
     open: BARE_OPEN,
     close: "</function>",
-    lead: bare_lead,
-    body: bare_body,
+    lead: LeadRule::Fn(bare_lead),
+    body: BodyRule::Fn(bare_body),
 };
 
 const BARE_OPEN: &str = "<function=";
@@ -78,7 +77,7 @@ static STREAM: StreamTags = StreamTags {
     param: "<parameter=",
     param_end: "</parameter>",
     call_end: "</function>",
-    value: eq_param_value,
+    value: ValueRule::EqKey,
     value_stops: &["<parameter=", "</function>"],
     param_end_followers: EQ_PARAM_FOLLOWERS,
     verbatim: false,

@@ -4,9 +4,7 @@
 
 use super::described::{Body, Described};
 use super::qwen3_coder::{CONSTRAINT_PARAMS, xml_example};
-use super::tags::{
-    Block, EQ_PARAM_FOLLOWERS, StreamTags, eq_param_value, function_lead, xml_functions,
-};
+use super::tags::{Block, BodyRule, EQ_PARAM_FOLLOWERS, LeadRule, StreamTags, ValueRule};
 use crate::FormatId;
 use crate::family::{Instructions, ReasoningMarker};
 use crate::shape::{Args, Piece, Shape};
@@ -26,15 +24,15 @@ static BLOCK: Block = Block {
     format: FormatId::SEED_OSS,
     open: OPEN,
     close: CLOSE,
-    lead: function_lead,
-    body: xml_functions,
+    lead: LeadRule::Function,
+    body: BodyRule::Functions,
 };
 
 static STREAM: StreamTags = StreamTags {
     param: "<parameter=",
     param_end: "</parameter>",
     call_end: "</function>",
-    value: eq_param_value,
+    value: ValueRule::EqKey,
     value_stops: &["<parameter=", "</function>"],
     param_end_followers: EQ_PARAM_FOLLOWERS,
     verbatim: false,

@@ -14,9 +14,8 @@ use crate::FormatId;
 use crate::builder::Draft;
 use crate::family::{Instructions, ReadCx, Untyped};
 
-use super::marked::{InvokeTags, invokes, tag_lead};
-use super::marked::attr_param_value;
-use super::tags::{ValueHead, Block, Lead, StreamTags};
+use super::marked::{InvokeTags, invokes};
+use super::tags::{Block, BodyRule, LeadRule, StreamTags, ValueRule};
 use crate::shape::{Args, NO_SEPARATOR, Piece, Shape, TextParams};
 
 impl FormatId {
@@ -43,13 +42,9 @@ static BLOCK: Block = Block {
     format: FormatId::STEP3,
     open: "<｜tool_calls_begin｜>",
     close: "<｜tool_calls_end｜>",
-    lead,
-    body,
+    lead: LeadRule::Tag("<｜tool_call_begin｜>"),
+    body: BodyRule::Fn(body),
 };
-
-fn lead(lead: &str, complete: bool) -> Lead {
-    tag_lead(lead, complete, "<｜tool_call_begin｜>")
-}
 
 fn body(body: &str, cx: &mut ReadCx<'_>, format: FormatId) -> Result<Vec<Draft>, String> {
     let named = blank_sep_names(body);
@@ -106,15 +101,11 @@ static STREAM: StreamTags = StreamTags {
     param: "<steptml:parameter name=",
     param_end: "</steptml:parameter>",
     call_end: "</steptml:invoke>",
-    value: param_value,
+    value: ValueRule::NameAttr,
     value_stops: &[],
     param_end_followers: &[],
     verbatim: true,
 };
-
-fn param_value(header: &str) -> ValueHead {
-    attr_param_value(header, STREAM.param)
-}
 
 
 /// The call markup a decoder is held to (`toolcall-constrain` writes every dialect from it).

@@ -10,6 +10,11 @@
 //! escaped pieces of a JSON string as its bytes arrive, any other value when its parameter
 //! completes. Families whose calls hold JSON arguments stream through a [`BlockStream`]
 //! (`args_object::LiveJson`, Gemma 4's own).
+//!
+//! A family describes its block as data: a [`Block`] whose [`LeadRule`] and [`BodyRule`]
+//! name a reader several families share (an `invoke` element, JSON, `<function=NAME>`) or,
+//! as `Fn(..)`, its own function, and [`StreamTags`] whose [`ValueRule`] reads a parameter's
+//! opening tag. A rule is one branch taken per lead, body or parameter head, never per byte.
 
 use std::collections::HashSet;
 use std::fmt::Write as _;
@@ -26,6 +31,10 @@ use crate::family::{
 };
 
 use super::args_object::{JsonCallTags, LiveJson, LiveList};
+use super::marked::{
+    BodyFn, InvokeTags, attr_param_value, invokes, json_body, json_items, json_lead, tag_lead,
+    unquoted,
+};
 
 /// What the lead (the bytes after the opener) says.
 pub(crate) enum Lead {
@@ -35,15 +44,81 @@ pub(crate) enum Lead {
     Mine(Option<String>),
 }
 
-/// A family's description of its block.
+/// A family's description of its block: data, with the lead and body rules it shares with
+/// other families or its own functions where it really differs.
 pub(crate) struct Block {
     pub format: FormatId,
     pub open: &'static str,
     pub close: &'static str,
     /// Decides from the bytes after the opener (complete = the input has ended).
-    pub lead: fn(&str, bool) -> Lead,
+    pub lead: LeadRule,
     /// Reads the body (between opener and closing tag) into drafts.
-    pub body: fn(&str, &mut ReadCx<'_>, FormatId) -> Result<Vec<Draft>, String>,
+    pub body: BodyRule,
+}
+
+/// How a block's lead (the bytes after its opener, at most [`MAX_LEAD`]) says whether the
+/// block is the family's: a rule several families share, or the family's own function.
+#[derive(Clone, Copy)]
+pub(crate) enum LeadRule {
+    /// `tag`, after blanks, starts the lead ([`tag_lead`]).
+    Tag(&'static str),
+    /// An `invoke` element of these tags starts it, its name quoted or not
+    /// ([`tag_lead`] of the tag without its quote).
+    Invoke(&'static InvokeTags),
+    /// A JSON object or list follows the opener ([`json_lead`]).
+    Json,
+    /// `<function=NAME>` follows the opener ([`function_lead`]).
+    Function,
+    /// The family's own test.
+    Fn(fn(&str, bool) -> Lead),
+}
+
+impl LeadRule {
+    /// What `lead` says; `complete`: no more bytes will come.
+    pub(crate) fn read(self, lead: &str, complete: bool) -> Lead {
+        match self {
+            LeadRule::Tag(tag) => tag_lead(lead, complete, tag),
+            LeadRule::Invoke(tags) => tag_lead(lead, complete, unquoted(tags.invoke)),
+            LeadRule::Json => json_lead(lead, complete),
+            LeadRule::Function => function_lead(lead, complete),
+            LeadRule::Fn(f) => f(lead, complete),
+        }
+    }
+}
+
+/// How a block's body (between its opener and its closing tag) is read into drafts: a
+/// reader several families share, or the family's own function.
+#[derive(Clone, Copy)]
+pub(crate) enum BodyRule {
+    /// `invoke` elements of these tags ([`invokes`]).
+    Invokes(&'static InvokeTags),
+    /// One JSON `{name, arguments}` object or a list of them ([`json_body`]).
+    Json,
+    /// JSON objects, one per line or as one list, each read by this function
+    /// ([`json_items`]).
+    JsonItems(fn(&mut Map<String, Value>, FormatId) -> Option<Draft>),
+    /// Qwen3-Coder `<function=NAME>` elements ([`xml_functions`]).
+    Functions,
+    /// The family's own reader.
+    Fn(BodyFn),
+}
+
+impl BodyRule {
+    /// Reads `body` as `format`'s calls.
+    pub(crate) fn read(
+        self,
+        body: &str,
+        cx: &mut ReadCx<'_>,
+        format: FormatId,
+    ) -> Result<Vec<Draft>, String> {
+        match self {
+            BodyRule::Invokes(tags) => invokes(body, cx, format, tags),
+            BodyRule::Json => json_body(body, cx, format),
+            BodyRule::JsonItems(one) => json_items(body, format, one),
+            BodyRule::Functions => xml_functions(body, cx, format),
+            BodyRule::Fn(f) => f(body, cx, format),
+        }
+    }
 }
 
 /// Bytes after the opener the lead may take before the opener is taken for prose.
@@ -263,7 +338,7 @@ pub(crate) struct StreamTags {
     pub call_end: &'static str,
     /// Reads a parameter's opening tag (the bytes from `param` on) to stream a text value
     /// while it arrives.
-    pub value: fn(&str) -> ValueHead,
+    pub value: ValueRule,
     /// Tags that end a value whose closing tag is missing (Qwen3-Coder's body tolerates
     /// that): streaming holds back from there until the closing tag arrives.
     pub value_stops: &'static [&'static str],
@@ -274,6 +349,30 @@ pub(crate) struct StreamTags {
     /// A text value is its bytes exactly (`true`: Step-3, as vLLM's reader keeps them),
     /// else the one layout newline on each side is dropped ([`layout_trim`]).
     pub verbatim: bool,
+}
+
+/// How a parameter's opening tag names its key ([`StreamTags::value`]): a rule several
+/// families share, or the family's own function.
+#[derive(Clone, Copy)]
+pub(crate) enum ValueRule {
+    /// A `name` attribute, quoted or not: `param` is `<parameter name=`, with or without its
+    /// quote ([`attr_param_value`]).
+    NameAttr,
+    /// `<parameter=KEY>` ([`eq_param_value`]).
+    EqKey,
+    /// The family's own reader.
+    Fn(fn(&str) -> ValueHead),
+}
+
+impl ValueRule {
+    /// What the bytes from `param` (the parameter's opening tag) on say of its value.
+    fn read(self, header: &str, param: &str) -> ValueHead {
+        match self {
+            ValueRule::NameAttr => attr_param_value(header, param),
+            ValueRule::EqKey => eq_param_value(header),
+            ValueRule::Fn(f) => f(header),
+        }
+    }
 }
 
 enum LiveState {
@@ -504,7 +603,7 @@ impl LiveArgs {
         synth.push_str(region.get(head)?);
         synth.push_str(extra);
         synth.push_str(tags.call_end);
-        let mut drafts = (block.body)(&synth, cx, block.format).ok()?;
+        let mut drafts = block.body.read(&synth, cx, block.format).ok()?;
         (drafts.len() == 1).then(|| drafts.pop()).flatten()
     }
 
@@ -879,7 +978,7 @@ fn read_lead(block: &Block, region: &str, is_final: bool) -> Lead {
         lead_end -= 1;
     }
     let lead = after.get(..lead_end).unwrap_or("");
-    (block.lead)(lead, is_final || after.len() > MAX_LEAD)
+    block.lead.read(lead, is_final || after.len() > MAX_LEAD)
 }
 
 /// Whether a fresh [`BlockReader`] of `block` answers `NotMine` to `region` at once
@@ -990,7 +1089,7 @@ impl RegionReader for BlockReader {
         if !closed && !cx.closes_at_end() {
             return truncated();
         }
-        match (b.body)(body, cx, b.format) {
+        match b.body.read(body, cx, b.format) {
             // Every call is broken: the block is, and stays in the reply as text.
             Ok(drafts) if drafts.iter().all(|d| d.broken.is_some()) => {
                 if !closed {
@@ -1069,7 +1168,7 @@ impl BlockReader {
         if cut.trim().is_empty() {
             return None;
         }
-        let mut drafts = (b.body)(body.get(..whole)?, cx, b.format).ok()?;
+        let mut drafts = b.body.read(body.get(..whole)?, cx, b.format).ok()?;
         if drafts.iter().all(|d| d.broken.is_some()) {
             return None;
         }
@@ -1129,7 +1228,7 @@ impl BlockReader {
         if cut.trim().is_empty() {
             return None;
         }
-        let mut drafts = (b.body)(body, cx, b.format).ok()?;
+        let mut drafts = b.body.read(body, cx, b.format).ok()?;
         let (last, before) = drafts.split_last_mut()?;
         if last.broken.is_none() || before.iter().all(|d| d.broken.is_some()) {
             return None;
@@ -1186,7 +1285,7 @@ fn open_value(
     if header.is_empty() {
         return None;
     }
-    match (tags.value)(header) {
+    match tags.value.read(header, tags.param) {
         ValueHead::NeedMore if end < p + MAX_LEAD => None,
         ValueHead::NeedMore | ValueHead::No => Some(OpenValue::Whole),
         ValueHead::At { key, at, string } => {

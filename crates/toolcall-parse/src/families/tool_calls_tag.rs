@@ -2,8 +2,7 @@
 //! between `<tool_calls>` and `</tool_calls>`.
 
 use super::described::{Body, Described};
-use super::marked::{json_body, json_lead};
-use super::tags::Block;
+use super::tags::{Block, BodyRule, LeadRule};
 use super::text_example::name_arguments_list;
 use crate::FormatId;
 use crate::family::Instructions;
@@ -17,8 +16,8 @@ static BLOCK: Block = Block {
     format: FormatId::TOOL_CALLS_TAG,
     open: "<tool_calls>",
     close: "</tool_calls>",
-    lead: json_lead,
-    body: json_body,
+    lead: LeadRule::Json,
+    body: BodyRule::Json,
 };
 
 /// The call markup a decoder is held to (`toolcall-constrain` writes every dialect from it).
