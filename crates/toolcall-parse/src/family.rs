@@ -878,19 +878,8 @@ pub(crate) fn convert_text_value(
         return typed_alternative(text, &types).unwrap_or_else(|| Value::String(raw.to_owned()));
     }
     let decoded = crate::repair::parse_lenient(text).ok();
-    let fits = |v: &Value| {
-        types.iter().any(|t| match *t {
-            "integer" => v.is_i64() || v.is_u64(),
-            "number" => v.is_number(),
-            "boolean" => v.is_boolean(),
-            "null" => v.is_null(),
-            "object" => v.is_object(),
-            "array" => v.is_array(),
-            _ => false,
-        })
-    };
     match decoded {
-        Some((v, fixed)) if fits(&v) => {
+        Some((v, fixed)) if of_json_type(&v, &types) => {
             if !fixed.is_empty() {
                 // e.g. Python's `True`, or a trailing comma: readable, but not JSON.
                 repairs.push(Repair::new(
@@ -928,7 +917,13 @@ pub(crate) fn typed_alternative(text: &str, types: &[&str]) -> Option<Value> {
         return None;
     }
     let v: Value = serde_json::from_str(text).ok()?;
-    let fits = types.iter().any(|t| match *t {
+    of_json_type(&v, types).then_some(v)
+}
+
+/// Whether `v` is of one of the JSON Schema `types` other than `string` (an `integer` is
+/// a whole number written without a fraction).
+pub(crate) fn of_json_type(v: &Value, types: &[&str]) -> bool {
+    types.iter().any(|t| match *t {
         "integer" => v.is_i64() || v.is_u64(),
         "number" => v.is_number(),
         "boolean" => v.is_boolean(),
@@ -936,8 +931,7 @@ pub(crate) fn typed_alternative(text: &str, types: &[&str]) -> Option<Value> {
         "object" => v.is_object(),
         "array" => v.is_array(),
         _ => false,
-    });
-    fits.then_some(v)
+    })
 }
 
 /// A text value the schema does not type, read by the family's rule.

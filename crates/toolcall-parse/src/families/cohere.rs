@@ -38,7 +38,8 @@ static ENTRY: EntryKeys = EntryKeys {
     skip: &["tool_call_id"],
 };
 
-fn one(m: &mut Map<String, Value>, format: FormatId) -> Option<Draft> {
+/// One `{"tool_name", "parameters"}` entry (Command R+ writes the same).
+pub(super) fn one(m: &mut Map<String, Value>, format: FormatId) -> Option<Draft> {
     let name = m.get("tool_name")?.as_str()?;
     if !valid_name(name) {
         return None;

@@ -8,9 +8,10 @@ use serde_json::{Map, Value, json};
 
 use super::args_object::{EntryKeys, LiveList};
 use super::described::{Body, Described};
-use super::tags::{Block, BlockStream, BodyRule, LeadRule, valid_name};
+use super::cohere;
+use super::tags::{Block, BlockStream, BodyRule, LeadRule};
 use crate::FormatId;
-use crate::builder::{Ctx, Draft};
+use crate::builder::Ctx;
 use crate::family::Instructions;
 
 impl FormatId {
@@ -26,7 +27,8 @@ const fn block(open: &'static str) -> Block {
         open,
         close: FENCE,
         lead: LeadRule::Json,
-        body: BodyRule::JsonItems(one),
+        // Cohere's `{tool_name, parameters}` entries.
+        body: BodyRule::JsonItems(cohere::one),
     }
 }
 
@@ -38,16 +40,6 @@ static ENTRY: EntryKeys = EntryKeys {
     args: &["parameters"],
     skip: &[],
 };
-
-fn one(m: &mut Map<String, Value>, format: FormatId) -> Option<Draft> {
-    let name = m.get("tool_name")?.as_str()?;
-    if !valid_name(name) {
-        return None;
-    }
-    let name = name.to_owned();
-    let args = m.get_mut("parameters").map(Value::take);
-    Some(Draft::new(name, args, format))
-}
 
 fn live_inline(ctx: &Ctx) -> Box<dyn BlockStream> {
     Box::new(LiveList::with_keys(OPENERS[0].len(), ctx.limits.max_depth, Some(&ENTRY)))

@@ -12,7 +12,7 @@ use crate::FormatId;
 use crate::family::Instructions;
 
 use super::marked::InvokeTags;
-use super::tags::{Block, BodyRule, LeadRule, StreamTags, ValueRule};
+use super::tags::{Block, BodyRule, LeadRule, StreamTags};
 use crate::shape::{Args, Piece, Shape, TextParams};
 
 impl FormatId {
@@ -47,15 +47,7 @@ static BLOCKS: [Block; 2] = [
     },
 ];
 
-static STREAM: StreamTags = StreamTags {
-    param: "<｜DSML｜parameter name=",
-    param_end: "</｜DSML｜parameter>",
-    call_end: "</｜DSML｜invoke>",
-    value: ValueRule::NameAttr,
-    value_stops: &[],
-    param_end_followers: &[],
-    verbatim: false,
-};
+static STREAM: StreamTags = StreamTags::invokes(&TAGS);
 
 
 /// The call markup a decoder is held to (`toolcall-constrain` writes every dialect from it).

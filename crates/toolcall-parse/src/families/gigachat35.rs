@@ -17,7 +17,7 @@ use super::described::{Body, Described};
 use serde_json::{Map, Value};
 
 use super::marked::InvokeTags;
-use super::tags::{Block, BodyRule, LeadRule, StreamTags, ValueRule};
+use super::tags::{Block, BodyRule, LeadRule, StreamTags};
 use super::text_example::tag_text;
 use crate::FormatId;
 use crate::family::{Instructions, WhenChosen};
@@ -47,15 +47,7 @@ static BLOCK: Block = Block {
     body: BodyRule::Invokes(&TAGS),
 };
 
-static STREAM: StreamTags = StreamTags {
-    param: "<｜GCML｜parameter name=",
-    param_end: "</｜GCML｜parameter>",
-    call_end: "</｜GCML｜invoke>",
-    value: ValueRule::NameAttr,
-    value_stops: &[],
-    param_end_followers: &[],
-    verbatim: false,
-};
+static STREAM: StreamTags = StreamTags::invokes(&TAGS);
 
 static WHEN_CHOSEN: WhenChosen = WhenChosen {
     strip: &["<|message_sep|>", "</s>"],

@@ -16,7 +16,9 @@ use crate::family::{
     closing_marker_repair, find_from, json_calls, parse_lenient,
 };
 use super::args_object::JsonCallTags;
-use super::tags::{Block, BodyRule, CloseOutsideStrings, Lead, LeadRule, skip_space, valid_name};
+use super::tags::{
+    Block, BodyRule, CloseOutsideStrings, Lead, LeadRule, quoted_name, skip_space, valid_name,
+};
 use crate::builder::Draft;
 use crate::shape::{Piece, Shape};
 
@@ -110,23 +112,9 @@ static FUNCTION_STREAM: JsonCallTags = JsonCallTags {
 
 /// `NAME">` then blanks then `{`.
 fn function_name_lead(lead: &str, complete: bool) -> Lead {
-    let Some(q) = lead.find('"') else {
-        return if complete || lead.len() > 256 || lead.contains(['<', '>', '\n']) {
-            Lead::NotMine
-        } else {
-            Lead::NeedMore
-        };
-    };
-    let name = &lead[..q];
-    if !valid_name(name) {
-        return Lead::NotMine;
-    }
-    let Some(after) = lead[q + 1..].strip_prefix('>') else {
-        return if complete || q + 1 < lead.len() {
-            Lead::NotMine
-        } else {
-            Lead::NeedMore
-        };
+    let (name, after) = match quoted_name(lead, complete) {
+        Ok(head) => head,
+        Err(verdict) => return verdict,
     };
     // A JSON object's first key or its end: `{{ body }}` (a template) is prose.
     let Some(object) = skip_space(after).strip_prefix('{') else {

@@ -1046,8 +1046,14 @@ pub(crate) fn attr_param_value(header: &str, tag: &str) -> ValueHead {
 }
 
 /// A tag written up to its attribute's opening quote (`<invoke name="`), without the quote.
-pub(crate) fn unquoted(tag: &str) -> &str {
-    tag.strip_suffix('"').unwrap_or(tag)
+pub(crate) const fn unquoted(tag: &str) -> &str {
+    match tag.as_bytes() {
+        [head @ .., b'"'] => match std::str::from_utf8(head) {
+            Ok(head) => head,
+            Err(_) => tag,
+        },
+        _ => tag,
+    }
 }
 
 /// An attribute's value at the start of `s` (just after `name=`): `"v"` as the templates

@@ -18,7 +18,7 @@ use super::described::{Body, Described};
 use toolcall_core::Repair;
 use super::marked::{InvokeTags, invokes};
 use super::tags::{
-    Block, BodyRule, Lead, LeadRule, StreamTags, ValueRule, skip_space, starts, valid_name,
+    Block, BodyRule, Lead, LeadRule, StreamTags, ValueRule, quoted_name, skip_space, starts,
 };
 use super::text_example::named_parameters;
 use crate::FormatId;
@@ -106,22 +106,9 @@ fn lead_respelt(lead: &str, complete: bool) -> Lead {
 
 /// `NAME">` then blanks, then one of `next`.
 fn lead_before(lead: &str, complete: bool, next: &[&str]) -> Lead {
-    let Some(q) = lead.find('"') else {
-        return if complete || lead.len() > 256 || lead.contains(['<', '>', '\n']) {
-            Lead::NotMine
-        } else {
-            Lead::NeedMore
-        };
-    };
-    let name = &lead[..q];
-    if !valid_name(name) {
-        return Lead::NotMine;
-    }
-    let after = &lead[q + 1..];
-    let rest = match after.strip_prefix('>') {
-        Some(r) => skip_space(r),
-        None if after.is_empty() && !complete => return Lead::NeedMore,
-        None => return Lead::NotMine,
+    let (name, rest) = match quoted_name(lead, complete) {
+        Ok((name, after)) => (name, skip_space(after)),
+        Err(verdict) => return verdict,
     };
     let found: Vec<Option<bool>> = next.iter().map(|t| starts(rest, t)).collect();
     if found.contains(&Some(true)) {

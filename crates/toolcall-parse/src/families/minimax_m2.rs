@@ -4,7 +4,7 @@
 
 use super::described::{Body, Described};
 use super::marked::InvokeTags;
-use super::tags::{Block, BodyRule, LeadRule, StreamTags, ValueRule};
+use super::tags::{Block, BodyRule, LeadRule, StreamTags};
 use super::text_example::named_parameters;
 use crate::FormatId;
 use crate::family::Untyped;
@@ -33,15 +33,7 @@ static BLOCK: Block = Block {
     body: BodyRule::Invokes(&TAGS),
 };
 
-pub(super) static STREAM: StreamTags = StreamTags {
-    param: "<parameter name=",
-    param_end: "</parameter>",
-    call_end: "</invoke>",
-    value: ValueRule::NameAttr,
-    value_stops: &[],
-    param_end_followers: &[],
-    verbatim: false,
-};
+pub(super) static STREAM: StreamTags = StreamTags::invokes(&TAGS);
 
 /// The call markup a decoder is held to (`toolcall-constrain` writes every dialect from it).
 static CONSTRAINT: Shape = Shape::sectioned(

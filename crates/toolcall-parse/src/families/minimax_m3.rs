@@ -550,19 +550,8 @@ fn leaf(text: &str, schema: Option<&Value>, repairs: &mut Vec<Repair>) -> Value 
             return Value::Object(Map::new());
         }
     }
-    let fits = |v: &Value| {
-        allowed.iter().any(|t| match *t {
-            "integer" => v.is_i64() || v.is_u64(),
-            "number" => v.is_number(),
-            "boolean" => v.is_boolean(),
-            "null" => v.is_null(),
-            "object" => v.is_object(),
-            "array" => v.is_array(),
-            _ => false,
-        })
-    };
     match crate::repair::parse_lenient(trimmed) {
-        Ok((v, fixed)) if fits(&v) => {
+        Ok((v, fixed)) if crate::family::of_json_type(&v, &allowed) => {
             if !fixed.is_empty() {
                 repairs.push(Repair::new("text_value", format!("{trimmed:?} read as {v}")));
             }

@@ -26,9 +26,7 @@ use serde_json::{Map, Value};
 use toolcall_core::Repair;
 
 use super::marked::{InvokeTags, invokes};
-use super::tags::{
-    Block, BlockReader, BodyRule, LeadRule, StreamTags, ValueRule, skip_space, valid_name,
-};
+use super::tags::{Block, BlockReader, BodyRule, LeadRule, StreamTags, skip_space, valid_name};
 use super::text_example::named_parameters;
 use crate::FormatId;
 use crate::builder::{Ctx, Draft, Outcome};
@@ -66,15 +64,7 @@ static BLOCK: Block = Block {
     body: BodyRule::Fn(body),
 };
 
-static STREAM: StreamTags = StreamTags {
-    param: "<atem:parameter name=",
-    param_end: "</atem:parameter>",
-    call_end: "</atem:invoke>",
-    value: ValueRule::NameAttr,
-    value_stops: &[],
-    param_end_followers: &[],
-    verbatim: false,
-};
+static STREAM: StreamTags = StreamTags::invokes(&TAGS);
 
 /// The `invoke` elements, with a doubled `NAME.NAME` read as its registered `NAME`.
 fn body(body: &str, cx: &mut ReadCx<'_>, format: FormatId) -> Result<Vec<Draft>, String> {

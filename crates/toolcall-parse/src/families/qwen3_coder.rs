@@ -16,8 +16,7 @@ use crate::family::Instructions;
 
 use super::text_example::tag_text;
 use super::tags::{
-    Block, BodyRule, EQ_PARAM_FOLLOWERS, Lead, LeadRule, StreamTags, ValueRule, skip_space, starts,
-    valid_name, xml_functions,
+    Block, BodyRule, FUNCTION_PARAMS, Lead, LeadRule, skip_space, starts, valid_name, xml_functions,
 };
 use crate::builder::Draft;
 use crate::family::ReadCx;
@@ -73,16 +72,6 @@ fn bare_body(body: &str, cx: &mut ReadCx<'_>, format: FormatId) -> Result<Vec<Dr
     xml_functions(&format!("{BARE_OPEN}{body}</function>"), cx, format)
 }
 
-static STREAM: StreamTags = StreamTags {
-    param: "<parameter=",
-    param_end: "</parameter>",
-    call_end: "</function>",
-    value: ValueRule::EqKey,
-    value_stops: &["<parameter=", "</function>"],
-    param_end_followers: EQ_PARAM_FOLLOWERS,
-    verbatim: false,
-};
-
 
 /// The call markup a decoder is held to (`toolcall-constrain` writes every dialect from it).
 static CONSTRAINT: Shape = Shape::prose(&[
@@ -112,7 +101,7 @@ fn example_call(name: &str, args: &Map<String, Value>) -> String {
 
 const OPENERS: [&str; 2] = ["<tool_call>", BARE_OPEN];
 
-static BODIES: [Body; 2] = [Body::Tags(&BLOCK, &STREAM), Body::Tags(&BARE, &STREAM)];
+static BODIES: [Body; 2] = [Body::Tags(&BLOCK, &FUNCTION_PARAMS), Body::Tags(&BARE, &FUNCTION_PARAMS)];
 
 pub(crate) static QWEN3_CODER: Described = Described {
     id: FormatId::QWEN3_CODER,

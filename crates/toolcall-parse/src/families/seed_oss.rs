@@ -4,7 +4,7 @@
 
 use super::described::{Body, Described};
 use super::qwen3_coder::{CONSTRAINT_PARAMS, xml_example};
-use super::tags::{Block, BodyRule, EQ_PARAM_FOLLOWERS, LeadRule, StreamTags, ValueRule};
+use super::tags::{Block, BodyRule, FUNCTION_PARAMS, LeadRule};
 use crate::FormatId;
 use crate::family::{Instructions, ReasoningMarker};
 use crate::shape::{Args, Piece, Shape};
@@ -28,16 +28,6 @@ static BLOCK: Block = Block {
     body: BodyRule::Functions,
 };
 
-static STREAM: StreamTags = StreamTags {
-    param: "<parameter=",
-    param_end: "</parameter>",
-    call_end: "</function>",
-    value: ValueRule::EqKey,
-    value_stops: &["<parameter=", "</function>"],
-    param_end_followers: EQ_PARAM_FOLLOWERS,
-    verbatim: false,
-};
-
 /// The call markup a decoder is held to (`toolcall-constrain` writes every dialect from it).
 static CONSTRAINT: Shape = Shape {
     reasoning: SEED_THINK,
@@ -59,7 +49,7 @@ pub(crate) static SEED_OSS: Described = Described {
     id: FormatId::SEED_OSS,
     description: "<seed:tool_call><function=NAME><parameter=KEY>VALUE</parameter></function></seed:tool_call>; <seed:think> reasoning",
     example: "<seed:tool_call>\\n<function=get_weather>\\n<parameter=city>Paris</parameter>\\n</function>\\n</seed:tool_call>",
-    body: Body::Tags(&BLOCK, &STREAM),
+    body: Body::Tags(&BLOCK, &FUNCTION_PARAMS),
     reasoning: &[SEED_THINK],
     model_names: &["seed-oss*"],
     template_markers: &[OPEN],

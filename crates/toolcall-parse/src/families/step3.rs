@@ -15,7 +15,7 @@ use crate::builder::Draft;
 use crate::family::{Instructions, ReadCx, Untyped};
 
 use super::marked::{InvokeTags, invokes};
-use super::tags::{Block, BodyRule, LeadRule, StreamTags, ValueRule};
+use super::tags::{Block, BodyRule, LeadRule, StreamTags};
 use crate::shape::{Args, NO_SEPARATOR, Piece, Shape, TextParams};
 
 impl FormatId {
@@ -97,15 +97,7 @@ fn blank_sep_names(body: &str) -> Cow<'_, str> {
     out.map_or(Cow::Borrowed(body), Cow::Owned)
 }
 
-static STREAM: StreamTags = StreamTags {
-    param: "<steptml:parameter name=",
-    param_end: "</steptml:parameter>",
-    call_end: "</steptml:invoke>",
-    value: ValueRule::NameAttr,
-    value_stops: &[],
-    param_end_followers: &[],
-    verbatim: true,
-};
+static STREAM: StreamTags = StreamTags::invokes(&TAGS);
 
 
 /// The call markup a decoder is held to (`toolcall-constrain` writes every dialect from it).

@@ -351,6 +351,37 @@ pub(crate) struct StreamTags {
     pub verbatim: bool,
 }
 
+impl StreamTags {
+    /// The streaming tags of a block of `invoke` elements (MiniMax M2, DeepSeek DSML,
+    /// Step-3, ...): a parameter opens at `tags.param` without its quote (the name may be
+    /// written single-quoted or bare) and is read by its `name` attribute, and a call ends
+    /// at `tags.invoke_end`.
+    pub(crate) const fn invokes(tags: &'static InvokeTags) -> StreamTags {
+        StreamTags {
+            param: unquoted(tags.param),
+            param_end: tags.param_end,
+            call_end: tags.invoke_end,
+            value: ValueRule::NameAttr,
+            value_stops: &[],
+            param_end_followers: &[],
+            verbatim: tags.verbatim,
+        }
+    }
+}
+
+/// The streaming tags of Qwen3-Coder's and Seed-OSS's `<function=NAME>` calls
+/// (`<parameter=K>V</parameter>`, a missing `</parameter>` tolerated before the next
+/// parameter or the call's end).
+pub(crate) static FUNCTION_PARAMS: StreamTags = StreamTags {
+    param: "<parameter=",
+    param_end: "</parameter>",
+    call_end: "</function>",
+    value: ValueRule::EqKey,
+    value_stops: &["<parameter=", "</function>"],
+    param_end_followers: EQ_PARAM_FOLLOWERS,
+    verbatim: false,
+};
+
 /// How a parameter's opening tag names its key ([`StreamTags::value`]): a rule several
 /// families share, or the family's own function.
 #[derive(Clone, Copy)]
@@ -1417,6 +1448,30 @@ pub(crate) fn valid_name(name: &str) -> bool {
         && !name
             .bytes()
             .any(|b| b.is_ascii_whitespace() || matches!(b, b'<' | b'>' | b'"' | b'\''))
+}
+
+/// `NAME">` at the start of `lead`, after an opener that ends with the name's opening quote
+/// (`<function name="`): the name and the bytes after the `>`, or the lead's verdict while
+/// either is missing or when the name is no tool name.
+pub(crate) fn quoted_name(lead: &str, complete: bool) -> Result<(&str, &str), Lead> {
+    let Some(q) = lead.find('"') else {
+        return Err(
+            if complete || lead.len() > 256 || lead.contains(['<', '>', '\n']) {
+                Lead::NotMine
+            } else {
+                Lead::NeedMore
+            },
+        );
+    };
+    let name = &lead[..q];
+    if !valid_name(name) {
+        return Err(Lead::NotMine);
+    }
+    match lead[q + 1..].strip_prefix('>') {
+        Some(after) => Ok((name, after)),
+        None if complete || q + 1 < lead.len() => Err(Lead::NotMine),
+        None => Err(Lead::NeedMore),
+    }
 }
 
 /// `<function=NAME>` at the start of `lead` (after blanks).
