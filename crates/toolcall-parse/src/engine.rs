@@ -30,7 +30,7 @@ use std::ops::Range;
 use std::sync::Arc;
 
 use memchr::memmem;
-use toolcall_core::{CallId, Diagnostic, Level, StreamEvent, ToolCall};
+use toolcall_core::{CallId, Diagnostic, Level, Parsed, StreamEvent, ToolCall};
 
 use crate::FormatId;
 use crate::builder::{Ctx, Draft, Outcome, ReplyEnd, build};
@@ -426,6 +426,10 @@ pub(crate) struct Engine {
     pub(crate) markup_found: bool,
     text_acc: String,
     events: Vec<StreamEvent>,
+    /// One-shot [`crate::parse`] with nobody reading events: text, finished calls and
+    /// diagnostics go straight here instead of through `events` (reasoning is kept in
+    /// `reasoning` either way).
+    direct: Option<Parsed>,
     visible: String,
     labels: Vec<(String, Range<usize>)>,
     pub(crate) reasoning: Vec<String>,
@@ -496,6 +500,7 @@ impl Engine {
             markup_found: false,
             text_acc: String::new(),
             events: Vec::new(),
+            direct: None,
             visible: String::new(),
             labels: Vec::new(),
             reasoning: Vec::new(),
@@ -654,15 +659,12 @@ impl Engine {
             if self.diag_cap.suppressed > 0 {
                 let n = std::mem::take(&mut self.diag_cap.suppressed);
                 let at = self.base + self.buf.len();
-                self.flush_text_event();
-                self.events.push(StreamEvent::Diagnostic {
-                    diagnostic: Diagnostic::warning(
-                        format!(
-                            "{n} further diagnostics not reported (more than {DIAGS_PER_KIND} of one kind)"
-                        ),
-                        at..at,
+                self.push_diag(Diagnostic::warning(
+                    format!(
+                        "{n} further diagnostics not reported (more than {DIAGS_PER_KIND} of one kind)"
                     ),
-                });
+                    at..at,
+                ));
             }
             self.flush_text_event();
         }
@@ -714,9 +716,28 @@ impl Engine {
     }
 
     fn flush_text_event(&mut self) {
-        if !self.text_acc.is_empty() {
-            let text = std::mem::take(&mut self.text_acc);
-            self.events.push(StreamEvent::Text { text });
+        if self.text_acc.is_empty() {
+            return;
+        }
+        match &mut self.direct {
+            Some(p) if p.text.is_empty() => std::mem::swap(&mut p.text, &mut self.text_acc),
+            Some(p) => {
+                p.text.push_str(&self.text_acc);
+                self.text_acc.clear();
+            }
+            None => {
+                let text = std::mem::take(&mut self.text_acc);
+                self.events.push(StreamEvent::Text { text });
+            }
+        }
+    }
+
+    /// A diagnostic admitted by the cap, after the text before it.
+    fn push_diag(&mut self, diagnostic: Diagnostic) {
+        self.flush_text_event();
+        match &mut self.direct {
+            Some(p) => p.diagnostics.push(diagnostic),
+            None => self.events.push(StreamEvent::Diagnostic { diagnostic }),
         }
     }
 
@@ -724,8 +745,18 @@ impl Engine {
         if !self.diag_cap.admit(&d) {
             return;
         }
-        self.flush_text_event();
-        self.events.push(StreamEvent::Diagnostic { diagnostic: d });
+        self.push_diag(d);
+    }
+
+    /// The whole of a one-shot parse's reply, given to an engine that has received
+    /// nothing: its text, calls and diagnostics written straight into `parsed` (which may
+    /// already hold diagnostics) rather than collected as events. Reasoning blocks stay in
+    /// `self.reasoning`.
+    pub(crate) fn parse_whole(&mut self, text: &str, parsed: Parsed) -> Parsed {
+        self.direct = Some(parsed);
+        self.feed(text);
+        self.finish();
+        self.direct.take().unwrap_or_default()
     }
 
     /// The info diagnostic for a found call. Its kind for the per-kind cap is known
@@ -743,13 +774,10 @@ impl Engine {
         // serves every later call of it.
         let slot = self.diag_cap.found_slot(&call.origin.format);
         if self.diag_cap.count(slot) {
-            self.flush_text_event();
             // `found {format} call to {name:?}`: both plain, so the debug quoting of the
             // name is its text between quotes.
             let message = found_message(&call.origin.format, &call.name);
-            self.events.push(StreamEvent::Diagnostic {
-                diagnostic: Diagnostic::info(message, call.origin.span.clone()),
-            });
+            self.push_diag(Diagnostic::info(message, call.origin.span.clone()));
         }
     }
 
@@ -769,6 +797,14 @@ impl Engine {
         self.flush_text_event();
         self.seen_visible = true;
         self.call_count += 1;
+        if let Some(p) = &mut self.direct {
+            // Nobody reads the index: what `announced` would have used stays used.
+            if announced.is_none() {
+                self.next_index += 1;
+            }
+            p.calls.push(call);
+            return;
+        }
         let index = match announced {
             Some(index) => index,
             None => {
@@ -829,12 +865,14 @@ impl Engine {
                     let call_id = id
                         .filter(|i| !i.is_empty())
                         .map_or_else(CallId::generate, CallId);
-                    self.flush_text_event();
-                    self.events.push(StreamEvent::CallStarted {
-                        index,
-                        call_id: call_id.clone(),
-                        name: name.clone(),
-                    });
+                    if self.direct.is_none() {
+                        self.flush_text_event();
+                        self.events.push(StreamEvent::CallStarted {
+                            index,
+                            call_id: call_id.clone(),
+                            name: name.clone(),
+                        });
+                    }
                     self.announced.push(Announced {
                         index,
                         call_id,
@@ -842,7 +880,9 @@ impl Engine {
                     });
                 }
                 LiveEvent::Arguments(fragment) => {
-                    if let (Some(a), false) = (self.announced.last(), self.announce_muted) {
+                    if let (Some(a), false, None) =
+                        (self.announced.last(), self.announce_muted, &self.direct)
+                    {
                         let index = a.index;
                         self.events
                             .push(StreamEvent::ArgumentsDelta { index, fragment });
@@ -1587,8 +1627,11 @@ impl Engine {
             if let Some(block) = self.reasoning.last_mut() {
                 block.push_str(&piece);
             }
-            self.flush_text_event();
-            self.events.push(StreamEvent::Reasoning { text: piece });
+            // A one-shot parse reads reasoning from `self.reasoning` only.
+            if self.direct.is_none() {
+                self.flush_text_event();
+                self.events.push(StreamEvent::Reasoning { text: piece });
+            }
         }
         match close {
             Some(end) => {
@@ -1707,7 +1750,9 @@ impl Engine {
                     StreamEvent::Text { text: t } => text.push_str(&t),
                     StreamEvent::Reasoning { text: t } => {
                         self.reasoning.push(t.clone());
-                        self.events.push(StreamEvent::Reasoning { text: t });
+                        if self.direct.is_none() {
+                            self.events.push(StreamEvent::Reasoning { text: t });
+                        }
                     }
                     StreamEvent::CallFinished { call, .. } => self.emit_call(call, None),
                     StreamEvent::Diagnostic { diagnostic } => self.diag(diagnostic),

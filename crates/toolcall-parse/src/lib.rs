@@ -207,19 +207,75 @@ impl std::str::FromStr for ReasoningCalls {
 }
 
 impl ParseOptions {
-    /// The policy in force: the option, else the explicitly chosen family's default.
-    fn reasoning_calls(&self) -> ReasoningCalls {
+    /// The policy in force: the option, else the explicitly chosen family's default
+    /// (`first`: the first family of `ctx`, these options' context).
+    fn reasoning_calls(&self, ctx: &Ctx, first: Option<&dyn family::Family>) -> ReasoningCalls {
         if self.reasoning_only {
             return ReasoningCalls::Ignore;
         }
         self.reasoning_calls.unwrap_or_else(|| {
-            let (order, _, explicit) = self.format.resolve();
-            order
-                .first()
-                .and_then(|f| f.family())
-                .filter(|_| explicit)
+            first
+                .filter(|_| ctx.explicit)
                 .map_or(ReasoningCalls::Ignore, |f| f.reasoning_calls())
         })
+    }
+
+    /// [`ParseOptions::ctx`], shared: the context of the options of this thread's last
+    /// parser is kept and given again while the options are the same (the same formats,
+    /// registry, limits, no fallbacks and no unknown format name), so that a parse of a
+    /// short reply does not resolve its formats again. The kept context holds a clone of
+    /// the registry's `Arc` until options with another registry come.
+    fn shared_ctx(&self) -> (Arc<Ctx>, Vec<String>) {
+        thread_local! {
+            static LAST: std::cell::RefCell<Option<(FormatSelection, Arc<Ctx>)>> =
+                const { std::cell::RefCell::new(None) };
+        }
+        let same = |format: &FormatSelection, ctx: &Ctx| {
+            same_selection(format, &self.format)
+                && match (&ctx.registry, &self.tools) {
+                    (None, None) => true,
+                    (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+                    _ => false,
+                }
+                && ctx.limits == self.limits
+                && ctx.fallbacks.is_empty()
+                && self.fallbacks.is_empty()
+                && ctx.starts_in_reasoning == self.starts_in_reasoning
+                && ctx.reply_end == self.reply_end
+                && ctx.reasoning_only == self.reasoning_only
+        };
+        let hit = LAST
+            .try_with(|last| {
+                let last = last.try_borrow().ok()?;
+                let (format, ctx) = last.as_ref()?;
+                same(format, ctx).then(|| Arc::clone(ctx))
+            })
+            .ok()
+            .flatten();
+        if let Some(ctx) = hit {
+            return (ctx, Vec::new());
+        }
+        let (ctx, unknown) = self.ctx();
+        let ctx = Arc::new(ctx);
+        if unknown.is_empty() && self.fallbacks.is_empty() {
+            let _ = LAST.try_with(|last| {
+                if let Ok(mut last) = last.try_borrow_mut() {
+                    *last = Some((self.format.clone(), Arc::clone(&ctx)));
+                }
+            });
+        }
+        (ctx, unknown)
+    }
+}
+
+/// Whether two selections are the same list of names (what [`FormatSelection::resolve`]
+/// reads).
+fn same_selection(a: &FormatSelection, b: &FormatSelection) -> bool {
+    match (a, b) {
+        (FormatSelection::Auto, FormatSelection::Auto) => true,
+        (FormatSelection::Only(a), FormatSelection::Only(b)) => a == b,
+        (FormatSelection::Priority(a), FormatSelection::Priority(b)) => a == b,
+        _ => false,
     }
 }
 
@@ -306,7 +362,7 @@ fn collect(events: Vec<StreamEvent>, into: &mut Parsed) {
 
 /// Parses one whole reply: the same as one `push` and a `finish`.
 pub fn parse(text: &str, options: &ParseOptions) -> Parsed {
-    let (ctx, unknown) = options.ctx();
+    let (ctx, unknown) = options.shared_ctx();
     // Reasoning only, and no marker, control token or header occurs in the reply: the
     // reply is its text, and the engine is not started (most replies to requests without
     // tools).
@@ -328,9 +384,28 @@ pub fn parse(text: &str, options: &ParseOptions) -> Parsed {
             ..Parsed::default()
         };
     }
-    let mut p = StreamParser::with_ctx(options.clone(), ctx, unknown);
-    // `collect` keeps only text, finished calls and diagnostics.
+    let mut p = StreamParser::with_ctx(options, ctx, unknown);
+    // Only text, finished calls and diagnostics are kept.
     p.engine.quiet = true;
+    // The reply's start already says it does not continue the implied opener (what the
+    // first push decides the same way): the engine reads it as it is.
+    if let Some(imp) = &p.implied
+        && imp.held.is_empty()
+        && imp.decide.continues(text, false) == Some(false)
+    {
+        p.implied = None;
+    }
+    // Nothing reads the events between the engine and `Parsed` (no span shift, no second
+    // look at the reasoning): the engine writes the result itself.
+    if p.implied.is_none() && p.opened_think.is_none() && p.reasoning_options.is_none() {
+        let start = Parsed {
+            diagnostics: std::mem::take(&mut p.pending),
+            ..Parsed::default()
+        };
+        let mut parsed = p.engine.parse_whole(text, start);
+        parsed.reasoning = std::mem::take(&mut p.engine.reasoning);
+        return parsed;
+    }
     let mut parsed = Parsed::default();
     // Grown as events come: a buffer sized up front for a short reply is a large
     // allocation, which makes the allocator consolidate its free lists on every parse.
@@ -495,23 +570,21 @@ impl OpenedThink {
 
 impl StreamParser {
     pub fn new(options: ParseOptions) -> Self {
-        let (ctx, unknown) = options.ctx();
-        Self::with_ctx(options, ctx, unknown)
+        let (ctx, unknown) = options.shared_ctx();
+        Self::with_ctx(&options, ctx, unknown)
     }
 
-    /// [`StreamParser::new`] with `options.ctx()` already worked out.
-    fn with_ctx(options: ParseOptions, ctx: Ctx, unknown: Vec<String>) -> Self {
+    /// [`StreamParser::new`] with `options.shared_ctx()` already worked out.
+    fn with_ctx(options: &ParseOptions, ctx: Arc<Ctx>, unknown: Vec<String>) -> Self {
+        let first = ctx.order.first().and_then(|f| f.family());
         let implied = if ctx.explicit {
-            ctx.order
-                .first()
-                .and_then(|f| f.family())
-                .and_then(|family| {
-                    family.implied_opener().map(|opener| Implied {
-                        decide: ImpliedBy::Family(family),
-                        opener,
-                        held: String::new(),
-                    })
+            first.and_then(|family| {
+                family.implied_opener().map(|opener| Implied {
+                    decide: ImpliedBy::Family(family),
+                    opener,
+                    held: String::new(),
                 })
+            })
         } else {
             (!ctx.reasoning_only && !ctx.starts_in_reasoning).then_some(Implied {
                 decide: ImpliedBy::RoleHeader,
@@ -520,7 +593,7 @@ impl StreamParser {
             })
         };
         let opened_think = (ctx.explicit && !ctx.starts_in_reasoning && implied.is_none())
-            .then(|| ctx.order.first().and_then(|f| f.family()))
+            .then_some(first)
             .flatten()
             .filter(|f| f.when_chosen().opens_think)
             .map(|_| OpenedThink {
@@ -535,15 +608,16 @@ impl StreamParser {
                 searched: 0,
                 options: options.clone(),
             });
-        let reasoning_options = (options.reasoning_calls() == ReasoningCalls::TakeIfNoneAfter)
+        let reasoning_options = (options.reasoning_calls(&ctx, first)
+            == ReasoningCalls::TakeIfNoneAfter)
             .then(|| ParseOptions {
                 starts_in_reasoning: false,
                 reasoning_calls: Some(ReasoningCalls::Ignore),
-                ..options
+                ..options.clone()
             });
         let pending = unknown_format_diags(&unknown, &ctx);
         StreamParser {
-            engine: Engine::new(Arc::new(ctx)),
+            engine: Engine::new(ctx),
             reasoning_options,
             finished_calls: 0,
             pending,
