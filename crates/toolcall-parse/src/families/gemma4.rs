@@ -519,6 +519,37 @@ pub(crate) struct LiveObject {
     text_values: Option<Untyped>,
     /// The call's name, once the lead gave it.
     tool: Option<String>,
+    /// The entries sent so far, decoded, while every entry is one the whole-object reader
+    /// ([`direct`]) reads the same way (`exact`): the call is then built from them when the
+    /// block closes instead of reading the body again ([`BlockStream::drafts`]).
+    args: Map<String, Value>,
+    exact: bool,
+    /// Region offset just past the object's closing `}`, once the scan reached it.
+    end: Option<usize>,
+    /// The draft was built from `args`: what was sent is its arguments exactly.
+    rebuilt: bool,
+}
+
+/// One top-level entry `key:value` of an arguments object (the text between the object's
+/// `{` or a top-level `,` and the next top-level `,` or `}`) as [`direct`] reads it inside
+/// the whole object: `None` where it would not read the object.
+fn direct_entry<'s>(s: &'s str, quote: &'s str) -> Option<(&'s str, Value)> {
+    let mut r = Direct { s, at: 0, quote };
+    r.ws();
+    let key = r.key()?;
+    r.ws();
+    if !r.eat(b':') {
+        return None;
+    }
+    // An entry's value is one level in, as in `Direct::value` of the object.
+    let v = r.value(1)?;
+    r.ws();
+    (r.at == s.len()).then_some((key, v))
+}
+
+/// JSON whitespace only, as [`direct`] skips it.
+fn json_blank(s: &str) -> bool {
+    s.bytes().all(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r'))
 }
 
 /// Types the top-level string values of `args` as text written in markup
@@ -557,6 +588,10 @@ impl LiveObject {
             stopped: false,
             text_values: None,
             tool: None,
+            args: Map::new(),
+            exact: true,
+            end: None,
+            rebuilt: false,
         }
     }
 
@@ -572,10 +607,34 @@ impl LiveObject {
     }
 
     /// One top-level entry `key:value` is complete: sends its JSON.
-    fn entry_done(&mut self, entry: &str, cx: &mut ReadCx<'_>) -> bool {
+    fn entry_done(&mut self, entry: &str, last: bool, cx: &mut ReadCx<'_>) -> bool {
         if entry.trim().is_empty() {
+            // `{}` is read whole the same way; an empty entry beside others (`{a:1,}`) or
+            // blanks `direct` does not skip are left to the whole-body read.
+            if !(last && self.sent.is_empty() && json_blank(entry)) {
+                self.exact = false;
+            }
             return true;
         }
+        if self.exact && self.text_values.is_none() {
+            // The template's own shape: decoded directly, the value kept for the call.
+            if let Some((k, v)) = direct_entry(entry, self.quote) {
+                if self.keys.contains(k) {
+                    return false;
+                }
+                let mut fragment = String::with_capacity(k.len() + 16);
+                fragment.push(if self.sent.is_empty() { '{' } else { ',' });
+                push_json_str(&mut fragment, k);
+                fragment.push(':');
+                // Writing to a `String` cannot fail.
+                let _ = write!(fragment, "{v}");
+                self.send(fragment, cx);
+                self.keys.insert(k.to_owned());
+                self.args.insert(k.to_owned(), v);
+                return true;
+            }
+        }
+        self.exact = false;
         // The entry as an object of its own, in a buffer kept between entries.
         let mut wrapped = std::mem::take(&mut self.scratch);
         wrapped.clear();
@@ -672,18 +731,21 @@ impl LiveObject {
                             self.depth = self.depth.saturating_sub(1);
                             if self.depth == 0 {
                                 let entry = region.get(self.entry..self.pos - 1).unwrap_or("");
-                                if !self.entry_done(entry, cx) {
+                                if !self.entry_done(entry, true, cx) {
                                     self.stopped = true;
                                     return;
                                 }
                                 let close = if self.sent.is_empty() { "{}" } else { "}" };
                                 self.send(close.to_owned(), cx);
                                 self.stopped = true;
+                                if b == b'}' {
+                                    self.end = Some(self.pos);
+                                }
                             }
                         }
                         b',' if self.depth == 1 => {
                             let entry = region.get(self.entry..self.pos - 1).unwrap_or("");
-                            if !self.entry_done(entry, cx) {
+                            if !self.entry_done(entry, false, cx) {
                                 self.stopped = true;
                                 return;
                             }
@@ -733,6 +795,28 @@ impl BlockStream for LiveObject {
         o: &mut Outcome,
         cx: &mut ReadCx<'_>,
     ) {
+        if self.rebuilt {
+            // The call's arguments are the values sent, each written as the final
+            // arguments serialise it: nothing is left to send or to compare.
+            debug_assert_eq!(
+                drafts.first().and_then(|d| d.args.as_ref()).map(Value::to_string).as_deref(),
+                Some(self.sent.as_str())
+            );
+            return;
+        }
         finish_sent(&[], self.calls, &self.sent, drafts, span, o, cx);
+    }
+
+    fn drafts(&mut self, region: &str, body_end: usize, format: FormatId) -> Option<Vec<Draft>> {
+        // The object closed, every entry was read as `read_call` reads the whole object,
+        // and only blanks follow it (`read_call` trims them).
+        let end = self.end.filter(|_| self.exact && self.text_values.is_none())?;
+        if !region.get(end..body_end)?.trim().is_empty() {
+            return None;
+        }
+        let name = self.tool.clone()?;
+        let args = std::mem::take(&mut self.args);
+        self.rebuilt = true;
+        Some(vec![Draft::new(name, Some(Value::Object(args)), format)])
     }
 }

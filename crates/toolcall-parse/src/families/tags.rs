@@ -260,6 +260,13 @@ pub(crate) trait BlockStream: Send + Sync {
         o: &mut Outcome,
         cx: &mut ReadCx<'_>,
     );
+    /// The block closed, its body ending at region offset `body_end`: the calls as the
+    /// family's `body` reads the body, built from what the stream already read, when it
+    /// read all of it and the family's reader would read it the same way; `None` reads the
+    /// body whole.
+    fn drafts(&mut self, _region: &str, _body_end: usize, _format: FormatId) -> Option<Vec<Draft>> {
+        None
+    }
 }
 
 impl BlockReader {
@@ -603,6 +610,17 @@ struct LiveArgs {
     /// Complete arguments sent for calls closed while streaming, in order.
     closed: Vec<String>,
     stopped: bool,
+    /// Every call so far was read by the family's reader, a parameter at a time, as it
+    /// reads the whole block (`exact`): the calls closed (`built`) and the open one's
+    /// arguments and repairs (its head's first, `head_repairs` of them) make the block's
+    /// drafts when it closes, without reading it again ([`LiveArgs::drafts`]).
+    exact: bool,
+    built: Vec<Draft>,
+    args: Map<String, Value>,
+    repairs: Vec<Repair>,
+    head_repairs: usize,
+    /// The drafts were built from the stream: what was sent is their arguments exactly.
+    rebuilt: bool,
 }
 
 impl LiveArgs {
@@ -618,7 +636,35 @@ impl LiveArgs {
             keys: HashSet::new(),
             closed: Vec::new(),
             stopped: false,
+            exact: true,
+            built: Vec::new(),
+            args: Map::new(),
+            repairs: Vec::new(),
+            head_repairs: 0,
+            rebuilt: false,
         }
+    }
+
+    /// The block closed at `body_end`: its drafts, when every call was read while
+    /// streaming and only blanks follow the last one (as the family's reader skips them).
+    fn drafts(&mut self, _block: &Block, region: &str, body_end: usize) -> Option<Vec<Draft>> {
+        let LiveState::Head { from, .. } = self.state else {
+            return None;
+        };
+        if self.stopped
+            || !self.exact
+            || self.calls == 0
+            || self.built.len() != self.calls
+            || self.closed.len() != self.calls
+            || !region
+                .get(from..body_end)?
+                .bytes()
+                .all(|b| b.is_ascii_whitespace())
+        {
+            return None;
+        }
+        self.rebuilt = true;
+        Some(std::mem::take(&mut self.built))
     }
 
     /// Reads the block's calls from `region[head] + extra + call_end` with the family's body.
@@ -687,6 +733,9 @@ impl LiveArgs {
                     self.calls += 1;
                     self.sent.clear();
                     self.keys.clear();
+                    self.args.clear();
+                    self.head_repairs = d.repairs.len();
+                    self.repairs = d.repairs;
                     self.state = LiveState::Params {
                         head: from..p,
                         name: d.name,
@@ -750,6 +799,12 @@ impl LiveArgs {
                         let close = if self.sent.is_empty() { "{}" } else { "}" };
                         send(&mut self.sent, close, cx);
                         self.closed.push(std::mem::take(&mut self.sent));
+                        if self.exact {
+                            let args = Value::Object(std::mem::take(&mut self.args));
+                            let mut d = Draft::new(std::mem::take(name), Some(args), block.format);
+                            d.repairs = std::mem::take(&mut self.repairs);
+                            self.built.push(d);
+                        }
                         let from = e + tags.call_end.len();
                         self.state = LiveState::Head {
                             from,
@@ -780,14 +835,27 @@ impl LiveArgs {
                     };
                     let seg_end = c + tags.param_end.len();
                     let extra = region.get(seg_start..seg_end).unwrap_or("");
-                    let args = match Self::read(tags, block, region, head.clone(), extra, cx) {
-                        Some(d) if d.name == *name => d.args,
-                        _ => None,
-                    };
+                    let (args, repairs) =
+                        match Self::read(tags, block, region, head.clone(), extra, cx) {
+                            Some(d) if d.name == *name => (d.args, d.repairs),
+                            _ => (None, Vec::new()),
+                        };
                     let Some(Value::Object(args)) = args else {
                         self.stopped = true;
                         return;
                     };
+                    // The parameter's own repairs follow its call's head's, which every
+                    // read of the call repeats.
+                    if self.exact {
+                        match repairs.split_at_checked(self.head_repairs) {
+                            Some((h, own))
+                                if h == self.repairs.get(..self.head_repairs).unwrap_or(&[]) =>
+                            {
+                                self.repairs.extend_from_slice(own)
+                            }
+                            _ => self.exact = false,
+                        }
+                    }
                     match value.take() {
                         Some(OpenValue::Text(t)) if t.opened => {
                             // The rest of the value as the family read it, then the quote.
@@ -806,6 +874,9 @@ impl LiveArgs {
                             push_json_escaped(&mut tail, rest);
                             tail.push('"');
                             send_owned(&mut self.sent, tail, cx);
+                            if self.exact {
+                                self.args.extend(args);
+                            }
                             // The call's end is searched again after this value.
                             *call_end = ScanFrom(seg_end);
                             *call_end_at = None;
@@ -824,7 +895,10 @@ impl LiveArgs {
                                 // Writing to a `String` cannot fail.
                                 let _ = write!(fragment, "{v}");
                                 send_owned(&mut self.sent, fragment, cx);
-                                self.keys.insert(k);
+                                self.keys.insert(k.clone());
+                                if self.exact {
+                                    self.args.insert(k, v);
+                                }
                             }
                         }
                     }
@@ -845,6 +919,19 @@ impl LiveArgs {
         o: &mut Outcome,
         cx: &mut ReadCx<'_>,
     ) {
+        if self.rebuilt {
+            // Each call's arguments are the values sent, written as the final arguments
+            // serialise them, and every call closed: nothing to send or to compare.
+            debug_assert!(
+                self.closed.iter().zip(drafts).all(|(s, d)| d
+                    .args
+                    .as_ref()
+                    .map(Value::to_string)
+                    .as_deref()
+                    == Some(s.as_str()))
+            );
+            return;
+        }
         finish_sent(&self.closed, self.calls, &self.sent, drafts, span, o, cx);
     }
 }
@@ -1120,7 +1207,21 @@ impl RegionReader for BlockReader {
         if !closed && !cx.closes_at_end() {
             return truncated();
         }
-        match b.body.read(body, cx, b.format) {
+        // A block whose calls the stream read whole: built from them (no second read).
+        let streamed = match self
+            .live
+            .as_mut()
+            .filter(|l| closed && l.calls() > 0 && cx.streaming())
+        {
+            Some(Live::Params(live)) => live.drafts(b, region, body_end),
+            Some(Live::Stream(live)) => live.drafts(region, body_end, b.format),
+            None => None,
+        };
+        let read = match streamed {
+            Some(drafts) => Ok(drafts),
+            None => b.body.read(body, cx, b.format),
+        };
+        match read {
             // Every call is broken: the block is, and stays in the reply as text.
             Ok(drafts) if drafts.iter().all(|d| d.broken.is_some()) => {
                 if !closed {
