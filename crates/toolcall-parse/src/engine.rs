@@ -45,6 +45,10 @@ use crate::scanner::{FailedScan, array_start_plausible, object_start_plausible};
 /// constant): beyond it, bare brackets stay text.
 const RESCAN_FACTOR: usize = 8;
 const RESCAN_BASE: usize = 1 << 16;
+/// Dead bytes the buffer holds before it is compacted: with only the half-dead rule, a
+/// stream of 1-byte pushes drained its few bytes on nearly every push (a move and every
+/// offset updated, ~50 instructions a push).
+const COMPACT_MIN: usize = 4096;
 /// Diagnostics of one kind reported before the rest are only counted.
 const DIAGS_PER_KIND: usize = 32;
 /// Distinct kinds tracked; later kinds share one count.
@@ -441,6 +445,9 @@ pub(crate) struct Engine {
     /// Bytes fed ahead of the reply (an implied opener, [`crate::StreamParser`]): never
     /// emitted as text, whatever reads them.
     pub(crate) hidden: usize,
+    /// [`Engine::fallbacks_on`], decided once (it searched the family order on every
+    /// emission of text).
+    fallbacks: bool,
 }
 
 impl Engine {
@@ -474,7 +481,9 @@ impl Engine {
 
     fn new_inner(ctx: Arc<Ctx>) -> Self {
         let reply_end = ctx.reply_end;
+        let fallbacks = !ctx.fallbacks.is_empty() && ctx.enabled(FormatId::FALLBACK);
         Engine {
+            fallbacks,
             ctx,
             nested: false,
             quiet: false,
@@ -512,7 +521,7 @@ impl Engine {
     }
 
     fn fallbacks_on(&self) -> bool {
-        !self.ctx.fallbacks.is_empty() && self.ctx.enabled(FormatId::FALLBACK)
+        self.fallbacks
     }
 
     /// [`Engine::push`] appending to the caller's `out`: the engine collects its events in
@@ -961,6 +970,11 @@ impl Engine {
     }
 
     fn compact(&mut self) {
+        // What may go is below `emit_from` and `pos` (`keep` below): fewer than
+        // `COMPACT_MIN` bytes there, nothing to do (inside a region, every push).
+        if self.emit_from.min(self.pos) < COMPACT_MIN {
+            return;
+        }
         let mode_start = match &self.mode {
             Mode::Text | Mode::InlineCode => self.pos,
             Mode::Think { content, .. } => *content,
@@ -971,8 +985,8 @@ impl Engine {
             .min(self.pos)
             .min(mode_start)
             .min(self.ident_start.unwrap_or(usize::MAX));
-        // Amortised: drain only when at least half the buffer is dead.
-        if keep == 0 || keep * 2 < self.buf.len() {
+        // Amortised: drain only when at least half the buffer is dead, and enough of it.
+        if keep < COMPACT_MIN || keep * 2 < self.buf.len() {
             return;
         }
         let keep = floor_boundary(&self.buf, keep);

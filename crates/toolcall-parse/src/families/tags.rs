@@ -344,7 +344,8 @@ pub(crate) struct StreamTags {
     /// Closes one call (`</function>`); empty when a block holds one call (GLM).
     pub call_end: &'static str,
     /// Reads a parameter's opening tag (the bytes from `param` on) to stream a text value
-    /// while it arrives.
+    /// while it arrives. Streaming reads it only once a `>` follows the tag's start (every
+    /// rule's opening tag ends with one): before that, `NeedMore` is assumed.
     pub value: ValueRule,
     /// Tags that end a value whose closing tag is missing (Qwen3-Coder's body tolerates
     /// that): streaming holds back from there until the closing tag arrives.
@@ -427,6 +428,9 @@ enum LiveState {
         call_end_at: Option<usize>,
         /// The open parameter, once its name is known.
         value: Option<OpenValue>,
+        /// No `>` at or after `seg` before this offset: the open parameter's opening tag
+        /// is not complete ([`StreamTags::value`]), so it is not read again.
+        no_gt: usize,
     },
 }
 
@@ -744,6 +748,7 @@ impl LiveArgs {
                         call_end: ScanFrom(p),
                         call_end_at: None,
                         value: None,
+                        no_gt: p,
                     };
                 }
                 LiveState::Params {
@@ -754,6 +759,7 @@ impl LiveArgs {
                     call_end,
                     call_end_at,
                     value,
+                    no_gt,
                 } => {
                     let seg_start = *seg;
                     // A text value streaming ends only at its closing tag.
@@ -813,17 +819,27 @@ impl LiveArgs {
                         continue;
                     }
                     let Some(c) = pe else {
-                        // The parameter is open: stream its value when it is text.
+                        // The parameter is open: stream its value when it is text. Its
+                        // opening tag ends with a `>`; until one arrives it is not read
+                        // (left open, it is read whole when it completes, as `Whole` is).
                         if value.is_none() {
-                            *value = open_value(
-                                tags,
-                                block.format,
-                                region,
-                                seg_start,
-                                name,
-                                &self.keys,
-                                cx,
-                            );
+                            let from = (*no_gt).max(seg_start);
+                            let gt = region
+                                .as_bytes()
+                                .get(from..)
+                                .and_then(|tail| memchr::memchr(b'>', tail));
+                            *no_gt = gt.map_or(region.len(), |i| from + i);
+                            if gt.is_some() {
+                                *value = open_value(
+                                    tags,
+                                    block.format,
+                                    region,
+                                    seg_start,
+                                    name,
+                                    &self.keys,
+                                    cx,
+                                );
+                            }
                         }
                         let upto = region.get(..held.unwrap_or(region.len())).unwrap_or("");
                         if let Some(OpenValue::Text(t)) = value
