@@ -222,6 +222,14 @@ impl FormatId {
         self.family().map_or(Untyped::Text, |f| f.untyped())
     }
 
+    /// How the family holds a call's parameters to its tool's schema, when its reference
+    /// reader does ([`SchemaRules`](crate::families::schema_rules::SchemaRules)).
+    pub(crate) fn schema_rules(
+        self,
+    ) -> Option<&'static crate::families::schema_rules::SchemaRules> {
+        self.family().and_then(|f| f.schema_rules())
+    }
+
     /// Native provider shapes (arguments as a JSON string are normal there, not a repair).
     pub fn is_native(self) -> bool {
         self.family().is_some_and(|f| f.native())
@@ -411,6 +419,11 @@ pub(crate) trait Family: Sync + Send {
     /// rule, [`Untyped`]); text-valued tag families only.
     fn untyped(&self) -> Untyped {
         Untyped::Text
+    }
+    /// How a call's parameters are held to the tool's schema beyond their types (its
+    /// reference parser's rules, declared in its module); `invoke`/`parameter` readers only.
+    fn schema_rules(&self) -> Option<&'static crate::families::schema_rules::SchemaRules> {
+        None
     }
     /// Control tokens removed from the visible text wherever they appear.
     fn strip(&self) -> &'static [&'static str] {
@@ -878,6 +891,19 @@ pub(crate) fn convert_text_value(
         return typed_alternative(text, &types).unwrap_or_else(|| Value::String(raw.to_owned()));
     }
     let decoded = crate::repair::parse_lenient(text).ok();
+    if decoded
+        .as_ref()
+        .is_none_or(|(v, _)| !of_json_type(v, &types))
+        && let Some(v) = zero_padded_integer(text, &types)
+    {
+        // `018956` for an integer: JSON has no leading zeros, the decimal reading is the
+        // only one (vLLM's `int()`, toolcall-core's coercion).
+        repairs.push(Repair::new(
+            "text_value",
+            format!("argument {key:?}: {text:?} read as {v} (leading zeros)"),
+        ));
+        return v;
+    }
     match decoded {
         Some((v, fixed)) if of_json_type(&v, &types) => {
             if !fixed.is_empty() {
@@ -903,6 +929,24 @@ pub(crate) fn convert_text_value(
             Value::String(raw.to_owned())
         }
     }
+}
+
+/// A decimal integer written with leading zeros (`007`, `-018956`), when the types allow
+/// an integer or a number.
+pub(crate) fn zero_padded_integer(text: &str, types: &[&str]) -> Option<Value> {
+    if !types.iter().any(|t| matches!(*t, "integer" | "number")) {
+        return None;
+    }
+    let digits = text.strip_prefix(['-', '+']).unwrap_or(text);
+    if digits.len() < 2 || !digits.starts_with('0') || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let signed = text.strip_prefix('+').unwrap_or(text);
+    signed
+        .parse::<i64>()
+        .map(Value::from)
+        .or_else(|_| signed.parse::<u64>().map(Value::from))
+        .ok()
 }
 
 /// Whether the types allow a string and also some other type.
@@ -1129,6 +1173,30 @@ mod tests {
             json!("42")
         );
         assert_eq!(r.len(), 2);
+    }
+
+    // covers: a zero-padded decimal integer typed integer or number is that integer (with a
+    // repair); a string type keeps it; other digits-like text stays text
+    #[test]
+    fn zero_padded_integers_are_read_for_numeric_types() {
+        let s = spec(json!({
+            "code": {"type": "string"}, "n": {"type": "integer"}, "x": {"type": "number"}
+        }));
+        let mut r = Vec::new();
+        let mut c =
+            |raw: &str, key: &str| convert_text_value(raw, Some(&s), key, Untyped::Text, &mut r);
+        assert_eq!(c("018956", "n"), json!(18956));
+        assert_eq!(c(" -007 ", "n"), json!(-7));
+        assert_eq!(c("+00", "x"), json!(0));
+        assert_eq!(c("018956", "code"), json!("018956"));
+        assert_eq!(c("0x10", "n"), json!("0x10"));
+        assert_eq!(c("007.5", "n"), json!("007.5"));
+        assert_eq!(
+            r.iter()
+                .filter(|r| r.message.contains("leading zeros"))
+                .count(),
+            3
+        );
     }
 
     // Values the schema does not type follow the family's rule; a stream may send the text

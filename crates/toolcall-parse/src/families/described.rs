@@ -235,6 +235,8 @@ pub(crate) struct Described {
     pub constraint: Option<&'static Shape>,
     /// How a text value the schema does not type is read ([`Family::untyped`]).
     pub untyped: Untyped,
+    /// How parameters are held to the schema ([`Family::schema_rules`]).
+    pub schema_rules: Option<&'static super::schema_rules::SchemaRules>,
 }
 
 impl Described {
@@ -264,6 +266,7 @@ impl Described {
         write_results: crate::results::tool_response_blocks,
         constraint: None,
         untyped: Untyped::Text,
+        schema_rules: None,
     };
 }
 
@@ -356,5 +359,8 @@ impl Family for Described {
     }
     fn untyped(&self) -> Untyped {
         self.untyped
+    }
+    fn schema_rules(&self) -> Option<&'static super::schema_rules::SchemaRules> {
+        self.schema_rules
     }
 }

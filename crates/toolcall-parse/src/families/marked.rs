@@ -799,6 +799,7 @@ pub(crate) fn invokes(
     let mut s = body;
     // Where the last `]]>` search ended, so that each byte is searched once.
     let mut cdata_end = CdataEnd::default();
+    let rules = format.schema_rules();
     loop {
         s = skip_space(s);
         if let Some(t) = tags.between.iter().find(|t| s.starts_with(**t)) {
@@ -832,6 +833,8 @@ pub(crate) fn invokes(
             continue;
         }
         let mut args = Map::new();
+        // Why the family's schema rules refuse this call (a repeated parameter).
+        let mut refused = None;
         loop {
             p = skip_space(p);
             if let Some(after) = p.strip_prefix(tags.invoke_end) {
@@ -890,11 +893,27 @@ pub(crate) fn invokes(
                 },
                 None => typed(cx, format, name, key, raw, &mut repairs),
             };
-            args.insert(key.to_owned(), v);
+            match rules {
+                Some(r) if refused.is_none() => {
+                    let spec = cx.ctx.spec(name);
+                    refused = r.add(&mut args, key, v, spec, &mut repairs).err();
+                }
+                Some(_) => {}
+                None => {
+                    args.insert(key.to_owned(), v);
+                }
+            }
             p = next;
         }
-        let mut d = Draft::new(name, Some(Value::Object(args)), format);
-        d.repairs = repairs;
+        let d = match refused {
+            // Its siblings still run.
+            Some(why) => Draft::broken(name, format!("{why} in the call to {name:?}"), format),
+            None => {
+                let mut d = Draft::new(name, Some(Value::Object(args)), format);
+                d.repairs = repairs;
+                d
+            }
+        };
         drafts.push(d);
         s = p;
     }

@@ -13,8 +13,13 @@
 //! byte-level BPE space marker `Ġ` there (vLLM's tests have `<functionname="` and
 //! `<functionĠname="`): those spellings are read too, whole when the element closes, and
 //! each call says so in a `tag_spacing` repair.
+//!
+//! The reference reader also holds each call to its tool's schema; the rules toolcall takes
+//! from it are [`SCHEMA_RULES`] (wrapped arguments unwrapped, undeclared ones dropped, a
+//! repeated parameter breaks its call).
 
 use super::described::{Body, Described};
+use super::schema_rules::SchemaRules;
 use toolcall_core::Repair;
 use super::marked::{InvokeTags, invokes};
 use super::tags::{
@@ -142,6 +147,20 @@ fn body(body: &str, cx: &mut ReadCx<'_>, format: FormatId) -> Result<Vec<Draft>,
     invokes(&format!("{OPEN}{body}{CLOSE}"), cx, format, &TAGS)
 }
 
+/// How vLLM's MiniCPM5 reader holds a call to its tool's schema, which the model's users
+/// see there: an `arguments` or `properties` parameter the schema does not declare holds
+/// the arguments object (the model writes OpenAI-style wrappers), arguments the schema does
+/// not declare are dropped, and a parameter written twice makes the call broken. Not taken
+/// from it: its map of near tool names to other tools (`get_details_by_phone` run as
+/// `get_customer_by_phone`, which would run a tool the model did not name: an unknown tool
+/// here), and dropping a call that lacks a required argument or names an unknown tool
+/// (validation and the unknown-tool result report those).
+static SCHEMA_RULES: SchemaRules = SchemaRules {
+    wrappers: &["arguments", "properties"],
+    drop_undeclared: true,
+    repeated_breaks: true,
+};
+
 /// The call markup a decoder is held to: one element per call, no block around them.
 static CONSTRAINT: Shape = Shape::prose(&[
     Piece::Lit(OPEN),
@@ -176,6 +195,7 @@ pub(crate) static MINICPM5: Described = Described {
     }),
     constraint: Some(&CONSTRAINT),
     untyped: Untyped::Literal,
+    schema_rules: Some(&SCHEMA_RULES),
     ..Described::BASE
 };
 

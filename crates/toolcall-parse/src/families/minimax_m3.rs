@@ -557,6 +557,13 @@ fn leaf(text: &str, schema: Option<&Value>, repairs: &mut Vec<Repair>) -> Value 
             }
             v
         }
+        _ if let Some(v) = crate::family::zero_padded_integer(trimmed, &allowed) => {
+            repairs.push(Repair::new(
+                "text_value",
+                format!("{trimmed:?} read as {v} (leading zeros)"),
+            ));
+            v
+        }
         _ => {
             repairs.push(Repair::new(
                 "text_value",

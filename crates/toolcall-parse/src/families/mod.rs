@@ -16,6 +16,7 @@ pub(crate) mod bare_json;
 pub(crate) mod described;
 pub(crate) mod marked;
 pub(crate) mod native;
+pub(crate) mod schema_rules;
 pub(crate) mod tags;
 pub(crate) mod text_example;
 

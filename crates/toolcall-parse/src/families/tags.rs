@@ -1445,6 +1445,13 @@ fn open_value(
                 None => match text_param(cx.ctx.spec(name), &key) {
                     Some(true) => Untyped::Text,
                     Some(false) => return Some(OpenValue::Whole),
+                    // A value the family's schema rules drop or unwrap: sent as they read it.
+                    None if format
+                        .schema_rules()
+                        .is_some_and(|r| r.reshapes(cx.ctx.spec(name), &key)) =>
+                    {
+                        return Some(OpenValue::Whole);
+                    }
                     None => format.untyped(),
                 },
             };
