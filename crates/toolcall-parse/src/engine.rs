@@ -1119,14 +1119,17 @@ impl Engine {
     fn step_text(&mut self, is_final: bool) -> Step {
         let len = self.buf.len();
         while self.pos < len {
-            if !self.line_start {
+            let mut pos = self.pos;
+            let mut b = self.buf.as_bytes()[pos];
+            // A stop (every byte of an opener flood) needs no bulk skip.
+            if !self.line_start && !self.ctx.openers.stops.is_stop(b) {
                 self.skip_plain();
                 if self.pos >= len {
                     break;
                 }
+                pos = self.pos;
+                b = self.buf.as_bytes()[pos];
             }
-            let pos = self.pos;
-            let b = self.buf.as_bytes()[pos];
             if self.declined.is_some_and(|d| d == pos) {
                 // Every reader of a region opened here said no: an ordinary byte.
                 self.declined = None;
@@ -1418,8 +1421,14 @@ impl Engine {
                     }
                 }
             }
-            Action::Region(_) => {
-                let mut rest = Rest::Literal { opener: i, next: 0 };
+            Action::Region(ref families) => {
+                // Families that decline the region at once are passed over here: a flood
+                // of an opener every family declines costs no trip through `next_reader`.
+                let region = self.buf.get(pos..).unwrap_or("");
+                let next = families
+                    .iter()
+                    .position(|by| !by.family.declines(by.opener, region, is_final))?;
+                let mut rest = Rest::Literal { opener: i, next };
                 match self.next_reader(&mut rest, pos, is_final) {
                     Some(reader) => self.start_region(pos, after, reader, rest),
                     None => return None,

@@ -280,21 +280,20 @@ impl Openers {
     /// match (decisions never depend on where the input was split).
     pub(crate) fn at(&self, bytes: &[u8], pos: usize, is_final: bool) -> Found {
         let t = &self.trie;
-        let mut rest = bytes.get(pos..).unwrap_or(&[]).iter();
-        let Some(&first) = rest.next() else {
+        let Some((&first, mut rest)) = bytes.get(pos..).and_then(<[u8]>::split_first) else {
             return Found::No;
         };
-        let mut node = t.root[usize::from(first)] as usize;
+        let mut node = t.root[usize::from(first)];
         let mut best = NO_OPENER;
-        while let Some(n) = t.nodes.get(node).filter(|_| node != 0) {
+        // Node 0 is the root, reached again only as "no such child": the walk ends there.
+        while let Some(n) = t.nodes.get(node as usize).filter(|_| node != 0) {
             if n.opener != NO_OPENER {
                 best = n.opener;
             }
-            let edges = t.edges.get(n.start as usize..n.end as usize).unwrap_or(&[]);
-            if edges.is_empty() {
+            if n.start == n.end {
                 break;
             }
-            let Some(&b) = rest.next() else {
+            let Some((&b, more)) = rest.split_first() else {
                 // The bytes ran out inside the trie: a longer opener may still follow;
                 // wait until it is decided (at the end, the longest complete one).
                 if !is_final {
@@ -302,15 +301,8 @@ impl Openers {
                 }
                 break;
             };
-            let next = if edges.len() <= 8 {
-                edges.iter().find(|e| e.0 == b)
-            } else {
-                edges
-                    .binary_search_by_key(&b, |e| e.0)
-                    .ok()
-                    .and_then(|i| edges.get(i))
-            };
-            node = next.map_or(0, |e| e.1 as usize);
+            rest = more;
+            node = t.child(n, b);
         }
         if best == NO_OPENER {
             Found::No
@@ -344,6 +336,30 @@ struct TrieNode {
 }
 
 impl Trie {
+    /// The child of `n` by byte `b` (0: none). Runs are sorted: a short one is read up to
+    /// the first edge at or past `b`, a long one (under `<|`) binary searched.
+    #[inline]
+    fn child(&self, n: &TrieNode, b: u8) -> u32 {
+        let edges = self
+            .edges
+            .get(n.start as usize..n.end as usize)
+            .unwrap_or(&[]);
+        if edges.len() <= 8 {
+            for &(e, c) in edges {
+                if e >= b {
+                    return if e == b { c } else { 0 };
+                }
+            }
+            0
+        } else {
+            edges
+                .binary_search_by_key(&b, |e| e.0)
+                .ok()
+                .and_then(|i| edges.get(i))
+                .map_or(0, |e| e.1)
+        }
+    }
+
     fn new(list: &[Opener]) -> Self {
         // Built as maps first, then flattened into sorted edge runs.
         let mut children: Vec<std::collections::BTreeMap<u8, usize>> = vec![Default::default()];

@@ -17,14 +17,24 @@ pub(crate) fn parse_lenient(s: &str) -> Result<(Value, Vec<Repair>), String> {
         Err(first) => {
             let (fixed, kinds) = repair_text(s);
             if kinds.is_empty() {
-                return Err(first.to_string());
+                return Err(message(&first));
             }
             match serde_json::from_str::<Value>(&fixed) {
                 Ok(v) => Ok((v, kinds.into_iter().map(describe).collect())),
-                Err(_) => Err(first.to_string()),
+                Err(_) => Err(message(&first)),
             }
         }
     }
+}
+
+/// A decode error's message, written into room for it (`to_string` grows its string from
+/// nothing, reallocating several times: a flood of broken markup writes one per opener).
+fn message(e: &serde_json::Error) -> String {
+    use std::fmt::Write as _;
+    let mut out = String::with_capacity(64);
+    // Writing to a `String` cannot fail.
+    let _ = write!(out, "{e}");
+    out
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -74,7 +84,10 @@ fn is_ident(c: char) -> bool {
 fn repair_text(s: &str) -> (String, Vec<Kind>) {
     let mut out = String::with_capacity(s.len() + 16);
     let mut kinds = Vec::new();
-    let chars: Vec<(usize, char)> = s.char_indices().collect();
+    // Sized once (a character takes at least a byte): collecting grows it from a guess,
+    // reallocating a few times per call, which showed in floods of broken markup.
+    let mut chars: Vec<(usize, char)> = Vec::with_capacity(s.len());
+    chars.extend(s.char_indices());
     let mut i = 0;
     let mut last_sig = ' ';
     while let Some(&(_, c)) = chars.get(i) {

@@ -15,7 +15,62 @@ pub(crate) enum Scan {
     /// The value ends at this offset (exclusive, relative to the region start).
     Done(usize),
     /// The region is not a balanced value (mismatched bracket or too deep).
-    Fail(String),
+    Fail(ScanError),
+}
+
+/// Why a scan failed. Its message is written only where it is shown: a flood of
+/// brackets fails a scan at every opener, and most failures are never reported.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ScanError {
+    /// More than this many brackets open.
+    TooDeep(usize),
+    /// A closer that does not match the innermost open bracket, at this region offset.
+    Unexpected { byte: u8, at: usize },
+}
+
+impl ScanError {
+    /// Appends the message to `out` (what `Display` writes, without the formatter: a
+    /// flood of call-syntax openers writes one per opener).
+    pub(crate) fn push_to(&self, out: &mut String) {
+        match self {
+            ScanError::TooDeep(max) => {
+                out.push_str("nesting deeper than ");
+                push_decimal(out, *max);
+            }
+            ScanError::Unexpected { byte, at } => {
+                out.push_str("unexpected '");
+                out.push(char::from(*byte));
+                out.push_str("' at offset ");
+                push_decimal(out, *at);
+            }
+        }
+    }
+}
+
+/// Appends `n` in decimal.
+fn push_decimal(out: &mut String, mut n: usize) {
+    let mut digits = [0u8; 20];
+    let mut i = digits.len();
+    loop {
+        i -= 1;
+        // `n % 10` is below 10.
+        digits[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    for &d in &digits[i..] {
+        out.push(char::from(d));
+    }
+}
+
+impl std::fmt::Display for ScanError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut s = String::with_capacity(40);
+        self.push_to(&mut s);
+        f.write_str(&s)
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -28,8 +83,14 @@ enum Comment {
 
 #[derive(Debug, Clone)]
 pub(crate) struct Scanner {
-    /// The brackets open: the byte closing each, and its region offset (increasing).
+    /// The brackets open: the byte closing each, and its offset (increasing) from the
+    /// region `origin` bytes before this one's (a resumed scan's region starts inside the
+    /// failed one's); entries below `floor` are the failed scan's, not this region's.
     stack: Vec<(u8, usize)>,
+    /// Stack entries below this index belong to the scan this one resumed.
+    floor: usize,
+    /// This region's offset in the stack's coordinates.
+    origin: usize,
     quote: u8,
     escape: bool,
     comment: Comment,
@@ -46,6 +107,8 @@ impl Scanner {
     pub(crate) fn new(max_depth: usize, parens: bool) -> Self {
         Scanner {
             stack: Vec::new(),
+            floor: 0,
+            origin: 0,
             quote: 0,
             escape: false,
             comment: Comment::None,
@@ -141,27 +204,28 @@ impl Scanner {
                 // A failing byte leaves the state as it was before it (only `pos` has
                 // moved past it): see `FailedScan`.
                 b'{' | b'[' | b'(' if b != b'(' || self.parens => {
-                    if self.stack.len() >= self.max_depth {
+                    if self.depth() >= self.max_depth {
                         self.slash = slash_before;
-                        return Scan::Fail(format!("nesting deeper than {}", self.max_depth));
+                        return Scan::Fail(ScanError::TooDeep(self.max_depth));
                     }
                     self.push(closer_of(b));
                 }
                 b'}' | b']' | b')' => {
                     if b == b')' && !self.parens {
                         // A parenthesis is ordinary text inside JSON.
-                    } else if self.stack.last().is_some_and(|&(closer, _)| closer == b) {
+                    } else if self.depth() > 0
+                        && self.stack.last().is_some_and(|&(closer, _)| closer == b)
+                    {
                         self.stack.pop();
-                        if self.stack.is_empty() {
+                        if self.depth() == 0 {
                             return Scan::Done(self.pos);
                         }
                     } else {
                         self.slash = slash_before;
-                        return Scan::Fail(format!(
-                            "unexpected '{}' at offset {}",
-                            b as char,
-                            self.pos - 1
-                        ));
+                        return Scan::Fail(ScanError::Unexpected {
+                            byte: b,
+                            at: self.pos - 1,
+                        });
                     }
                 }
                 _ => {}
@@ -175,7 +239,8 @@ impl Scanner {
 
     /// Opens a bracket closed by `closer`, at the byte just consumed.
     fn push(&mut self, closer: u8) {
-        self.stack.push((closer, self.pos.saturating_sub(1)));
+        self.stack
+            .push((closer, self.origin + self.pos.saturating_sub(1)));
     }
 
     /// After [`Scan::Fail`]: what a region opened at one of the brackets still open can
@@ -216,7 +281,7 @@ impl Scanner {
 
     /// Current bracket depth.
     pub(crate) fn depth(&self) -> usize {
-        self.stack.len()
+        self.stack.len().saturating_sub(self.floor)
     }
 
     /// True while inside a string or comment (used to split argument lists).
@@ -280,10 +345,13 @@ impl FailedScan {
             return None;
         }
         let rel = start.checked_sub(self.start)?;
-        let k = old.stack.binary_search_by_key(&rel, |&(_, at)| at).ok()?;
+        let own = old.stack.get(old.floor..)?;
+        let k = own
+            .binary_search_by_key(&(old.origin + rel), |&(_, at)| at)
+            .ok()?;
         // `pos` is past the failing byte, which lies after every open bracket.
-        (old.stack.get(k).map(|&(closer, _)| closer) == Some(closer_of(open)) && old.pos > rel)
-            .then_some(k)
+        (own.get(k).map(|&(closer, _)| closer) == Some(closer_of(open)) && old.pos > rel)
+            .then_some(old.floor + k)
     }
 
     /// The scanner of the region at `start`, the bracket at stack index `k`: the brackets
@@ -291,10 +359,17 @@ impl FailedScan {
     fn resume(self, k: usize, start: usize) -> Scanner {
         let rel = start - self.start;
         let mut sc = self.scanner;
-        sc.stack.drain(..k);
-        for (_, at) in &mut sc.stack {
-            *at -= rel;
+        // The brackets below `k` are left in place under a floor (a flood of brackets
+        // resumes once per bracket: moving the stack down each time cost its depth), and
+        // dropped once they are at least half of it, so the stack stays within twice the
+        // depth bound.
+        if k * 2 >= sc.stack.len() {
+            sc.stack.drain(..k);
+            sc.floor = 0;
+        } else {
+            sc.floor = k;
         }
+        sc.origin += rel;
         sc.pos = sc.pos - 1 - rel;
         sc
     }
@@ -312,7 +387,29 @@ const SERDE_MAX_DEPTH: usize = 127;
 /// the region to the scanner. A one-shot reader calls it once per region, before its first
 /// scan: a region that fails here costs at most one more pass over what the scanner reads.
 pub(crate) fn decode_prefix(region: &str, max_depth: usize) -> Option<(usize, serde_json::Value)> {
-    if max_depth < SERDE_MAX_DEPTH || !matches!(region.as_bytes().first(), Some(b'{' | b'[')) {
+    let bytes = region.as_bytes();
+    let Some(&open @ (b'{' | b'[')) = bytes.first() else {
+        return None;
+    };
+    if max_depth < SERDE_MAX_DEPTH {
+        return None;
+    }
+    // What may follow the bracket (after blanks) in JSON: a key or `}`, a value or `]`.
+    // Anything else fails the decode at once; checked here, a region of broken markup (a
+    // flood of `[TOOL_CALLS]`) costs no decode error (an allocation and its position).
+    let next = bytes
+        .iter()
+        .skip(1)
+        .find(|b| !matches!(b, b' ' | b'\t' | b'\n' | b'\r'));
+    let plausible = match (open, next) {
+        (_, None) => true,
+        (b'{', Some(b)) => matches!(b, b'"' | b'}'),
+        (_, Some(b)) => matches!(
+            b,
+            b'{' | b'[' | b'"' | b'-' | b'0'..=b'9' | b't' | b'f' | b'n' | b']'
+        ),
+    };
+    if !plausible {
         return None;
     }
     let mut values = serde_json::Deserializer::from_str(region).into_iter::<serde_json::Value>();
@@ -342,7 +439,7 @@ pub(crate) fn split_top_level(s: &str, sep: u8, max_depth: usize) -> Result<Vec<
         // next call goes on from there, as the per-byte loop did.
         while scanner.pos < stop {
             if let Scan::Fail(e) = scanner.advance(&bytes[..stop]) {
-                return Err(e);
+                return Err(e.to_string());
             }
         }
         let Some(at) = next else {
@@ -351,7 +448,7 @@ pub(crate) fn split_top_level(s: &str, sep: u8, max_depth: usize) -> Result<Vec<
         let before_literal = scanner.in_literal();
         let before_depth = scanner.depth();
         if let Scan::Fail(e) = scanner.advance(&bytes[..=at]) {
-            return Err(e);
+            return Err(e.to_string());
         }
         if !before_literal && before_depth == 1 && !scanner.in_literal() {
             parts.push(s.get(from..at).unwrap_or(""));
@@ -607,6 +704,73 @@ mod tests {
         }
     }
 
+    // A long flood resumes once per bracket, the stack keeping the brackets below each
+    // region under a floor until they are half of it: verdicts as a fresh scan's, and the
+    // stack within twice the depth bound however long the flood.
+    #[test]
+    fn long_floods_resume_like_fresh_scans_within_a_bounded_stack() {
+        let texts = [
+            "[".repeat(300),
+            "f(".repeat(150),
+            "[{".repeat(120),
+            format!("{}]", "[".repeat(200)),
+            "[ [\"[\", ".repeat(60),
+        ];
+        for text in &texts {
+            let bytes = text.as_bytes();
+            for parens in [false, true] {
+                for depth in [1, 2, 7, 16, 33] {
+                    let mut failed: Option<FailedScan> = None;
+                    for (at, &b) in bytes.iter().enumerate() {
+                        if !(matches!(b, b'[' | b'{') || (b == b'(' && parens)) {
+                            continue;
+                        }
+                        let mut sc = Scanner::resume_or_new(&mut failed, at, b, depth, parens);
+                        let r = sc.advance(&bytes[at..]);
+                        assert_eq!(
+                            (r.clone(), sc.consumed()),
+                            fresh(bytes, at, depth, parens),
+                            "{text:?} from {at}, depth {depth}, parens {parens}"
+                        );
+                        assert!(sc.stack.len() <= 2 * depth + 2, "{}", sc.stack.len());
+                        if matches!(r, Scan::Fail(_)) {
+                            failed = Some(sc.into_failed(at));
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    // The look past the bracket refuses only what serde refuses: every byte after `[` or
+    // `{` (after blanks), then the rest of a value or not.
+    #[test]
+    fn decode_prefix_refuses_only_what_serde_refuses() {
+        let serde = |region: &str| {
+            serde_json::Deserializer::from_str(region)
+                .into_iter::<serde_json::Value>()
+                .next()
+                .is_some_and(|r| r.is_ok())
+        };
+        let mut checked = 0;
+        for open in ['[', '{'] {
+            for b in 0u8..128 {
+                for gap in ["", " ", "\n\t\r "] {
+                    for tail in ["", "]", "}", "1]", "\"a\":1}", "\"a\"]", "rue]", "ull}"] {
+                        let region = format!("{open}{gap}{}{tail}", char::from(b));
+                        assert_eq!(
+                            decode_prefix(&region, 128).is_some(),
+                            serde(&region),
+                            "{region:?}"
+                        );
+                        checked += 1;
+                    }
+                }
+            }
+        }
+        assert!(checked > 6000);
+    }
+
     #[test]
     fn resume_needs_a_bracket_left_open_there() {
         let text = b"[[[[1], [[[[";
@@ -645,7 +809,7 @@ mod tests {
         for i in 0..bytes.len() {
             let (before_literal, before_depth) = (scanner.in_literal(), scanner.depth());
             if let Scan::Fail(e) = scanner.advance(&bytes[..=i]) {
-                return Err(e);
+                return Err(e.to_string());
             }
             if bytes[i] == sep && !before_literal && before_depth == 1 && !scanner.in_literal() {
                 parts.push(&s[from..i]);

@@ -16,7 +16,7 @@ use crate::FormatId;
 use crate::builder::{Ctx, Draft, Outcome};
 use crate::family::{Advance, Family, Instructions, Plain, ReadCx, RegionReader};
 use crate::repair::parse_lenient;
-use crate::scanner::{Scan, Scanner, split_top_level};
+use crate::scanner::{Scan, ScanError, Scanner, split_top_level};
 
 /// Characters of a tool name (ids may contain `.`, `-` and `::`).
 pub(crate) fn is_name_byte(b: u8) -> bool {
@@ -314,15 +314,23 @@ impl RegionReader for CallReader {
                 Advance::Text(Plain {
                     end: open + 1,
                     scanned: open + 1,
-                    diagnostics: vec![Diagnostic::error(
-                        format!("{name}(...) left as text: {e}"),
-                        span,
-                    )],
+                    diagnostics: vec![Diagnostic::error(left_as_text(name, e), span)],
                     label: None,
                 })
             }
         }
     }
+}
+
+/// `{name}(...) left as text: {e}`, written into one allocation (a flood of `name(`
+/// writes one per opener; the formatter and the growth of its string showed there).
+fn left_as_text(name: &str, e: ScanError) -> String {
+    const MID: &str = "(...) left as text: ";
+    let mut why = String::with_capacity(name.len() + MID.len() + 40);
+    why.push_str(name);
+    why.push_str(MID);
+    e.push_to(&mut why);
+    why
 }
 
 impl FormatId {

@@ -131,6 +131,7 @@ impl Body {
         }
     }
 
+    #[inline]
     fn declines(&self, opener: usize, region: &str, is_final: bool) -> bool {
         match self {
             Body::JsonList(b)

@@ -2,7 +2,7 @@
 //! `<function=NAME>{json}</function>`. `<function=name>` in prose is not followed by a JSON
 //! object and stays text. Explicit markup: any name (flagged when unregistered).
 
-use super::described::{Body, Described, never};
+use super::described::{Body, Described};
 use serde_json::{Map, Value, json};
 
 use std::ops::Range;
@@ -58,7 +58,7 @@ pub(crate) static FUNCTIONARY_V3_1: Described = Described {
     body: Body::Own {
         openers: &[OPEN],
         reader,
-        declines: never,
+        declines,
     },
     model_names: &["functionary-*v3.1*"],
     template_markers: &["<function=", "</function>"],
@@ -71,6 +71,59 @@ pub(crate) static FUNCTIONARY_V3_1: Described = Described {
     ..Described::BASE
 };
 
+
+/// What the bytes after `<function=` say: `NAME>`, blanks, then `{`.
+enum Head {
+    NotMine,
+    NeedMore,
+    /// The name ends at region offset `name_end` (its `>`), the JSON starts at `json`.
+    Json { name_end: usize, json: usize },
+}
+
+fn head(region: &str, is_final: bool) -> Head {
+    let bytes = region.as_bytes();
+    let rest = bytes.get(OPEN.len()..).unwrap_or(&[]);
+    // The name ends at its `>`; a byte no name holds ([`valid_name`]) before it, within
+    // the longest name, is not ours whatever follows (decided there: a flood of the
+    // opener is not searched a name's length ahead at each one).
+    let stop = rest
+        .iter()
+        .take(MAX_NAME + 1)
+        .position(|&b| b == b'>' || b.is_ascii_whitespace() || matches!(b, b'<' | b'"' | b'\''));
+    let Some(gt) = stop.filter(|&i| rest.get(i) == Some(&b'>')) else {
+        return if stop.is_some() || is_final || rest.len() > MAX_NAME {
+            Head::NotMine
+        } else {
+            Head::NeedMore
+        };
+    };
+    let name = region.get(OPEN.len()..OPEN.len() + gt).unwrap_or("");
+    if !valid_name(name) {
+        return Head::NotMine;
+    }
+    let after = OPEN.len() + gt + 1;
+    let gap = bytes
+        .iter()
+        .skip(after)
+        .take(MAX_GAP + 1)
+        .take_while(|b| b.is_ascii_whitespace())
+        .count();
+    match bytes.get(after + gap) {
+        Some(b'{') => Head::Json {
+            name_end: OPEN.len() + gt,
+            json: after + gap,
+        },
+        Some(_) => Head::NotMine,
+        None if is_final || gap > MAX_GAP => Head::NotMine,
+        None => Head::NeedMore,
+    }
+}
+
+/// The reader's first look ([`crate::family::Family::declines`]): a `<function=` that is
+/// not `NAME>{` (prose naming the tag, or a flood of it) builds no reader.
+fn declines(_opener: usize, region: &str, is_final: bool) -> bool {
+    matches!(head(region, is_final), Head::NotMine)
+}
 
 enum State {
     Head,
@@ -97,34 +150,13 @@ impl RegionReader for Reader {
         loop {
             match &mut self.state {
                 State::Head => {
-                    let rest = region.get(OPEN.len()..).unwrap_or("");
-                    // A byte search: the window may end inside a character.
-                    let Some(gt) = rest.bytes().take(MAX_NAME + 1).position(|b| b == b'>') else {
-                        return if is_final || rest.len() > MAX_NAME {
-                            Advance::NotMine
-                        } else {
-                            Advance::NeedMore
-                        };
+                    let (gt, json) = match head(region, is_final) {
+                        Head::NotMine => return Advance::NotMine,
+                        Head::NeedMore => return Advance::NeedMore,
+                        Head::Json { name_end, json } => (name_end, json),
                     };
-                    let name = &rest[..gt];
-                    if !valid_name(name) {
-                        return Advance::NotMine;
-                    }
-                    let after = OPEN.len() + gt + 1;
-                    let gap = bytes
-                        .iter()
-                        .skip(after)
-                        .take(MAX_GAP + 1)
-                        .take_while(|b| b.is_ascii_whitespace())
-                        .count();
-                    match bytes.get(after + gap) {
-                        Some(b'{') => {}
-                        Some(_) => return Advance::NotMine,
-                        None if is_final || gap > MAX_GAP => return Advance::NotMine,
-                        None => return Advance::NeedMore,
-                    }
-                    let args =
-                        ArgsObject::new(region, after + gap, Some((name, None)), self.max_depth, cx);
+                    let name = region.get(OPEN.len()..gt).unwrap_or("");
+                    let args = ArgsObject::new(region, json, Some((name, None)), self.max_depth, cx);
                     self.state = State::Json {
                         name: name.to_owned(),
                         args,

@@ -32,7 +32,8 @@ const MAX_GAP: usize = 256;
 
 
 fn declines(_opener: usize, region: &str, is_final: bool) -> bool {
-    matches!(head(region, is_final), Head::NotMine)
+    no_recipient(region.as_bytes().get(OPEN.len()..).unwrap_or(&[]))
+        || matches!(head(region, is_final), Head::NotMine)
 }
 
 fn reader(_opener: usize, ctx: &Ctx) -> Option<Box<dyn RegionReader>> {
@@ -83,7 +84,9 @@ pub(crate) static FUNCTIONARY_V3_2: Described = Described {
 
 enum State {
     Head,
-    Json { name: String, args: ArgsObject },
+    /// Boxed: the scanner's resume fields put the value's reader past the size at which a
+    /// bare `Head` would waste it.
+    Json { name: String, args: Box<ArgsObject> },
 }
 
 struct Reader {
@@ -101,9 +104,22 @@ enum Head {
     Call(String, usize),
 }
 
+/// Whether the bytes after `>>>` start with a byte no recipient starts with (a blank,
+/// markup: a flood of `>>>`): what [`head`]'s pass finds at its first byte, without
+/// setting it up.
+#[inline]
+fn no_recipient(rest: &[u8]) -> bool {
+    rest.first().is_some_and(|&b| {
+        b.is_ascii_whitespace() && !matches!(b, b'\r' | b'\n') || matches!(b, b'<' | b'>' | b'"')
+    })
+}
+
 fn head(region: &str, is_final: bool) -> Head {
     let bytes = region.as_bytes();
     let rest = bytes.get(OPEN.len()..).unwrap_or(&[]);
+    if no_recipient(rest) {
+        return Head::NotMine;
+    }
     let line = &rest[..rest.len().min(MAX_NAME + 2)];
     // One pass to the newline or the first byte no recipient has (a blank, markup), which
     // decides prose (`>>> x`, `>>>>`) at once: a flood of `>>>` costs a few bytes an opener,
@@ -159,7 +175,10 @@ impl RegionReader for Reader {
                     Head::Call(name, start) => {
                         let args =
                             ArgsObject::new(region, start, Some((&name, None)), self.max_depth, cx);
-                        self.state = State::Json { name, args };
+                        self.state = State::Json {
+                            name,
+                            args: Box::new(args),
+                        };
                     }
                 },
                 State::Json { name, args } => {

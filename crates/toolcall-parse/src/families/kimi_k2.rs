@@ -42,8 +42,27 @@ static BARE: Block = Block {
 };
 
 /// `functions.NAME:IDX<|tool_call_argument_begin|>` after the opener.
+///
+/// The head holds no `<` (the name would, and [`valid_name`] refuses it), so only the
+/// lead's first `<` may start the marker: a lead whose first `<` starts anything else is
+/// not this family's whatever follows (a flood of the opener is decided at its next one,
+/// not after a search of the whole lead).
 fn bare_lead(lead: &str, complete: bool) -> Lead {
-    match lead.find(ARGS) {
+    let marker = match memchr::memchr(b'<', lead.as_bytes()) {
+        Some(lt) => {
+            let from = lead.as_bytes().get(lt..).unwrap_or(&[]);
+            if from.starts_with(ARGS.as_bytes()) {
+                Some(lt)
+            } else if ARGS.as_bytes().starts_with(from) {
+                // Cut inside the marker: more input decides.
+                None
+            } else {
+                return Lead::NotMine;
+            }
+        }
+        None => None,
+    };
+    match marker {
         Some(a) => match call_head(&lead[..a + ARGS.len()]) {
             Some((name, _)) => Lead::Mine(Some(name)),
             None => Lead::NotMine,
@@ -237,6 +256,61 @@ fn unended<'s>(after: &'s str, budget: &mut usize, max_depth: usize) -> Option<(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn key(l: Lead) -> (u8, Option<String>) {
+        match l {
+            Lead::NeedMore => (0, None),
+            Lead::NotMine => (1, None),
+            Lead::Mine(n) => (2, n),
+        }
+    }
+
+    /// The lead as read before it was decided at its first `<`: a search of the whole
+    /// lead for the arguments marker.
+    fn searched(lead: &str, complete: bool) -> (u8, Option<String>) {
+        key(match lead.find(ARGS) {
+            Some(a) => match call_head(&lead[..a + ARGS.len()]) {
+                Some((name, _)) => Lead::Mine(Some(name)),
+                None => Lead::NotMine,
+            },
+            None if complete || lead.len() > 256 => Lead::NotMine,
+            None => Lead::NeedMore,
+        })
+    }
+
+    // Decided at its first `<`, the lead reads as the search of the whole lead did: the
+    // same verdict on every prefix of these leads once complete, and where it says
+    // `NotMine` while the search would wait, the search says `NotMine` for the whole lead
+    // and for it followed by anything.
+    #[test]
+    fn the_lead_is_decided_at_its_first_angle_bracket() {
+        let flood = CALL.repeat(20);
+        let leads = [
+            "functions.get_weather:0<|tool_call_argument_begin|>{\"a\":1}",
+            " functions.get:12 <|tool_call_argument_begin|>",
+            "functions.a b:1<|tool_call_argument_begin|>{}",
+            "functions.x<y:0<|tool_call_argument_begin|>{}",
+            "x<|tool_call_end|>functions.get:0<|tool_call_argument_begin|>",
+            "functions.get:0<|tool_call_argument_begi",
+            "<|tool_call_argument_begin|>",
+            "functions.é:0<|tool_call_argument_begin|>",
+            &flood,
+        ];
+        for lead in leads {
+            for cut in (0..=lead.len()).filter(|&c| lead.is_char_boundary(c)) {
+                let l = &lead[..cut];
+                assert_eq!(key(bare_lead(l, true)), searched(l, true), "{l:?}");
+                let (now, before) = (key(bare_lead(l, false)), searched(l, false));
+                if now != before {
+                    assert_eq!((now.0, before.0), (1, 0), "{l:?}");
+                    for rest in ["", "x", "<|tool_call_argument_begin|>{}", &"y".repeat(300)] {
+                        let more = format!("{lead}{rest}");
+                        assert_eq!(searched(&more, true).0, 1, "{more:?}");
+                    }
+                }
+            }
+        }
+    }
 
     #[test]
     fn the_name_comes_from_the_id() {

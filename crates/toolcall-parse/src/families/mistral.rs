@@ -217,7 +217,7 @@ impl RegionReader for Reader {
                     ArgsRead::Malformed { end, error } => {
                         return Advance::Broken {
                             end,
-                            why: format!("[TOOL_CALLS] not followed by a call: {error}"),
+                            why: ["[TOOL_CALLS] not followed by a call: ", &error].concat(),
                         };
                     }
                     ArgsRead::Done {

@@ -49,13 +49,19 @@ const BARE_OPEN: &str = "<function=";
 
 /// `NAME>` then blanks then `<parameter=`.
 fn bare_lead(lead: &str, complete: bool) -> Lead {
-    let Some(gt) = lead.find('>') else {
-        return if complete || lead.len() > 256 || lead.contains(['<', '\n']) {
+    // A `<` or newline before the first `>` is in the name ([`valid_name`] refuses it) or
+    // there is no `>`: not ours either way, decided at that byte (a flood of the opener
+    // is not searched to the end of the lead at each one).
+    let Some(gt) = memchr::memchr3(b'>', b'<', b'\n', lead.as_bytes()) else {
+        return if complete || lead.len() > 256 {
             Lead::NotMine
         } else {
             Lead::NeedMore
         };
     };
+    if lead.as_bytes().get(gt) != Some(&b'>') {
+        return Lead::NotMine;
+    }
     let name = &lead[..gt];
     if !valid_name(name) {
         return Lead::NotMine;
@@ -148,4 +154,63 @@ pub(crate) fn xml_example(open: &str, close: &str, name: &str, args: &Map<String
     }
     s.push_str(&format!("</function>\n{close}"));
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(l: Lead) -> (u8, Option<String>) {
+        match l {
+            Lead::NeedMore => (0, None),
+            Lead::NotMine => (1, None),
+            Lead::Mine(n) => (2, n),
+        }
+    }
+
+    /// The bare lead as read before it stopped at the first `<` or newline: a search for
+    /// `>`, then the name checked.
+    fn searched(lead: &str, complete: bool) -> (u8, Option<String>) {
+        let Some(gt) = lead.find('>') else {
+            return key(if complete || lead.len() > 256 || lead.contains(['<', '\n']) {
+                Lead::NotMine
+            } else {
+                Lead::NeedMore
+            });
+        };
+        let name = &lead[..gt];
+        if !valid_name(name) {
+            return key(Lead::NotMine);
+        }
+        key(match starts(skip_space(&lead[gt + 1..]), "<parameter=") {
+            Some(true) => Lead::Mine(Some(name.to_owned())),
+            None if !complete => Lead::NeedMore,
+            _ => Lead::NotMine,
+        })
+    }
+
+    // The same verdict as the search, on every prefix of these leads, complete or not.
+    #[test]
+    fn the_bare_lead_stops_at_the_first_byte_no_name_holds() {
+        let flood = BARE_OPEN.repeat(30);
+        let leads = [
+            "get_weather>\n<parameter=city>\nParis",
+            "get weather>\n<parameter=city>",
+            "get\nweather>\n<parameter=city>",
+            "a<b>\n<parameter=x>",
+            "get_weather>{\"city\": 1}",
+            "get_weather>   <parameter=",
+            "<function=get>",
+            "é>\n<parameter=x>",
+            &flood,
+        ];
+        for lead in leads {
+            for cut in (0..=lead.len()).filter(|&c| lead.is_char_boundary(c)) {
+                let l = &lead[..cut];
+                for complete in [false, true] {
+                    assert_eq!(key(bare_lead(l, complete)), searched(l, complete), "{l:?}");
+                }
+            }
+        }
+    }
 }
