@@ -124,6 +124,23 @@ impl Draft {
             ..Draft::new(name, None, format)
         }
     }
+
+    /// A call of `name` whose arguments are the JSON text `json`, read leniently (its
+    /// repairs recorded); arguments that are not JSON make it a broken call, which is
+    /// reported while its siblings run.
+    pub(crate) fn json_args(name: &str, json: &str, format: FormatId) -> Self {
+        match parse_lenient(json) {
+            Ok((args, repairs)) => Draft {
+                repairs,
+                ..Draft::new(name, Some(args), format)
+            },
+            Err(e) => Draft::broken(
+                name,
+                format!("the arguments of {name:?} are not JSON: {e}"),
+                format,
+            ),
+        }
+    }
 }
 
 /// What a format made of a region: the calls, the visible text that replaces the region,

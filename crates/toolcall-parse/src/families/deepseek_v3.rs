@@ -9,7 +9,7 @@ use crate::results::break_marker;
 use serde_json::{Map, Value};
 use crate::FormatId;
 use crate::builder::Draft;
-use crate::family::{Instructions, ReadCx, parse_lenient};
+use crate::family::{Instructions, ReadCx};
 
 use super::args_object::{CallEnds, JsonCallTags};
 use super::tags::{Block, BodyRule, LeadRule, skip_space, valid_name};
@@ -135,18 +135,7 @@ pub(crate) fn draft(name: &str, json: &str, format: FormatId) -> Result<Draft, S
     if !valid_name(name) {
         return Err(format!("invalid tool name {name:?}"));
     }
-    Ok(match parse_lenient(json.trim()) {
-        Ok((args, repairs)) => {
-            let mut d = Draft::new(name, Some(args), format);
-            d.repairs = repairs;
-            d
-        }
-        Err(e) => Draft::broken(
-            name,
-            format!("the arguments of {name:?} are not JSON: {e}"),
-            format,
-        ),
-    })
+    Ok(Draft::json_args(name, json.trim(), format))
 }
 
 fn body(body: &str, cx: &mut ReadCx<'_>, format: FormatId) -> Result<Vec<Draft>, String> {

@@ -15,7 +15,7 @@ use crate::family::{Advance, Instructions, ReadCx, RegionReader};
 
 use super::args_object::{ArgsObject, named_call};
 
-use super::tags::valid_name;
+use super::tags::{MAX_GAP, gap_at, valid_name};
 use crate::shape::{Args, Piece, Shape};
 
 impl FormatId {
@@ -24,9 +24,8 @@ impl FormatId {
 
 const OPEN: &str = "<function=";
 const CLOSE: &str = "</function>";
-/// Longest name read, and blanks allowed around the JSON.
+/// Longest name read.
 const MAX_NAME: usize = 256;
-const MAX_GAP: usize = 256;
 
 
 /// The call markup a decoder is held to (`toolcall-constrain` writes every dialect from it).
@@ -102,12 +101,7 @@ fn head(region: &str, is_final: bool) -> Head {
         return Head::NotMine;
     }
     let after = OPEN.len() + gt + 1;
-    let gap = bytes
-        .iter()
-        .skip(after)
-        .take(MAX_GAP + 1)
-        .take_while(|b| b.is_ascii_whitespace())
-        .count();
+    let gap = gap_at(bytes, after);
     match bytes.get(after + gap) {
         Some(b'{') => Head::Json {
             name_end: OPEN.len() + gt,
@@ -184,12 +178,7 @@ impl RegionReader for Reader {
                     repairs,
                 } => {
                     let end = json.end;
-                    let gap = bytes
-                        .iter()
-                        .skip(end)
-                        .take(MAX_GAP + 1)
-                        .take_while(|b| b.is_ascii_whitespace())
-                        .count();
+                    let gap = gap_at(bytes, end);
                     let rest = region.get(end + gap..).unwrap_or("");
                     let close_end = if rest.starts_with(CLOSE) {
                         end + gap + CLOSE.len()

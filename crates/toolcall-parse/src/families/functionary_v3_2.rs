@@ -17,7 +17,7 @@ use crate::family::{Advance, Instructions, Outcome, ReadCx, RegionReader};
 use super::args_object::{ArgsObject, named_call};
 
 use super::llama::END_TOKENS;
-use super::tags::valid_name;
+use super::tags::{MAX_GAP, gap_at, valid_name};
 
 impl FormatId {
     pub(crate) const FUNCTIONARY_V3_2: FormatId = FormatId::builtin("functionary_v3_2");
@@ -26,9 +26,8 @@ impl FormatId {
 const OPEN: &str = ">>>";
 /// The recipient that marks reply text rather than a call.
 const ALL: &str = "all";
-/// Longest recipient read, and blanks allowed between the recipient line and the JSON.
+/// Longest recipient read.
 const MAX_NAME: usize = 256;
-const MAX_GAP: usize = 256;
 
 
 fn declines(_opener: usize, region: &str, is_final: bool) -> bool {
@@ -145,12 +144,7 @@ fn head(region: &str, is_final: bool) -> Head {
     if name == ALL {
         return Head::Text(after);
     }
-    let gap = bytes
-        .iter()
-        .skip(after)
-        .take(MAX_GAP + 1)
-        .take_while(|b| b.is_ascii_whitespace())
-        .count();
+    let gap = gap_at(bytes, after);
     match bytes.get(after + gap) {
         Some(b'{') => Head::Call(name.to_owned(), after + gap),
         Some(_) => Head::NotMine,

@@ -14,8 +14,8 @@ use crate::family::{Instructions, ReadCx, Untyped};
 
 use super::text_example::tag_text;
 use super::tags::{
-    Block, BodyRule, Lead, LeadRule, StreamTags, ValueHead, ValueRule, layout_trim, skip_space,
-    starts, typed, valid_name,
+    Block, BodyRule, Lead, LeadRule, StreamTags, ValueHead, ValueRule, after_tag, layout_trim,
+    skip_space, starts, typed, valid_name,
 };
 use crate::shape::{Args, Piece, Shape, TextParams};
 
@@ -49,12 +49,9 @@ static STREAM: StreamTags = StreamTags {
 
 /// `<arg_key>K</arg_key>` then blanks and `<arg_value>`: the value follows.
 fn value_head(header: &str) -> ValueHead {
-    let Some(rest) = header.strip_prefix(KEY) else {
-        return if KEY.starts_with(header) {
-            ValueHead::NeedMore
-        } else {
-            ValueHead::No
-        };
+    let rest = match after_tag(header, KEY) {
+        Ok(rest) => rest,
+        Err(verdict) => return verdict,
     };
     let Some(k) = rest.find(KEY_END) else {
         return if rest.len() > 256 { ValueHead::No } else { ValueHead::NeedMore };

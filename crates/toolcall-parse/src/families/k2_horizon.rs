@@ -19,8 +19,8 @@ use serde_json::{Map, Value};
 use toolcall_core::Repair;
 
 use super::tags::{
-    Block, BodyRule, LeadRule, StreamTags, ValueHead, ValueRule, skip_space, starts, typed,
-    valid_name,
+    Block, BodyRule, LeadRule, StreamTags, ValueHead, ValueRule, after_tag, skip_space, starts,
+    typed, valid_name,
 };
 use super::text_example::tag_text;
 use crate::FormatId;
@@ -66,12 +66,9 @@ static STREAM: StreamTags = StreamTags {
 /// `<ifm|arg_key>K</ifm|arg_key>`, an optional `<ifm|arg_type>T</ifm|arg_type>`, then
 /// `<ifm|arg_value>`: the value follows (a typed one is text only when T is `string`).
 fn value_head(header: &str) -> ValueHead {
-    let Some(rest) = header.strip_prefix(KEY) else {
-        return if KEY.starts_with(header) {
-            ValueHead::NeedMore
-        } else {
-            ValueHead::No
-        };
+    let rest = match after_tag(header, KEY) {
+        Ok(rest) => rest,
+        Err(verdict) => return verdict,
     };
     match arg_head(rest) {
         Ok(Some((key, kind, used))) => ValueHead::At {

@@ -8,7 +8,7 @@ use crate::results::{bare_name, break_marker};
 use serde_json::{Map, Value};
 use crate::FormatId;
 use crate::builder::Draft;
-use crate::family::{Instructions, ReadCx, closing_marker_repair, parse_lenient};
+use crate::family::{Instructions, ReadCx, closing_marker_repair};
 use crate::scanner::{Scan, Scanner};
 
 use super::args_object::{CallEnds, JsonCallTags};
@@ -189,18 +189,7 @@ fn body(body: &str, cx: &mut ReadCx<'_>, format: FormatId) -> Result<Vec<Draft>,
         let after = &rest[a + ARGS.len()..];
         if let Some((json, next)) = unended(after, &mut budget, cx.ctx.limits.max_depth) {
             // `<|tool_call_end|>` left out before the next call (llama.cpp reads it so).
-            let mut d = match parse_lenient(json) {
-                Ok((args, repairs)) => {
-                    let mut d = Draft::new(name, Some(args), format);
-                    d.repairs = repairs;
-                    d
-                }
-                Err(err) => Draft::broken(
-                    name,
-                    format!("the arguments of {name:?} are not JSON: {err}"),
-                    format,
-                ),
-            };
+            let mut d = Draft::json_args(name, json, format);
             d.repairs.push(closing_marker_repair(CALL_END));
             d.id = Some(id.to_owned());
             drafts.push(d);
@@ -210,18 +199,7 @@ fn body(body: &str, cx: &mut ReadCx<'_>, format: FormatId) -> Result<Vec<Draft>,
         let e = ends
             .find(after, 0, CALL_END)
             .ok_or("a call is not closed by <|tool_call_end|>")?;
-        let mut d = match parse_lenient(after[..e].trim()) {
-            Ok((args, repairs)) => {
-                let mut d = Draft::new(name, Some(args), format);
-                d.repairs = repairs;
-                d
-            }
-            Err(err) => Draft::broken(
-                name,
-                format!("the arguments of {name:?} are not JSON: {err}"),
-                format,
-            ),
-        };
+        let mut d = Draft::json_args(name, after[..e].trim(), format);
         d.id = Some(id.to_owned());
         drafts.push(d);
         s = skip_space(&after[e + CALL_END.len()..]);

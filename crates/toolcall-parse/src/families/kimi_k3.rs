@@ -19,8 +19,8 @@ use serde_json::{Map, Value};
 use toolcall_core::Repair;
 
 use super::tags::{
-    Block, BodyRule, LeadRule, StreamTags, ValueHead, ValueRule, layout_trim, skip_space,
-    valid_name,
+    Block, BodyRule, LeadRule, StreamTags, ValueHead, ValueRule, after_tag, layout_trim,
+    skip_space, valid_name,
 };
 use super::text_example::tag_text;
 use crate::FormatId;
@@ -159,12 +159,9 @@ pub(crate) static KIMI_K3: Described = Described {
 /// An argument's opening tag, `<|open|>argument key="K" type="T"<|sep|>`: text when `T`
 /// is `string` (or missing).
 fn arg_value(header: &str) -> ValueHead {
-    let Some(rest) = header.strip_prefix(ARG) else {
-        return if ARG.starts_with(header) {
-            ValueHead::NeedMore
-        } else {
-            ValueHead::No
-        };
+    let rest = match after_tag(header, ARG) {
+        Ok(rest) => rest,
+        Err(verdict) => return verdict,
     };
     let Some(end) = rest.find(SEP) else {
         // `<|sep|>` may be arriving; another token before it is no attribute list.

@@ -13,11 +13,11 @@ use crate::family::{Advance, Outcome, ReadCx, RegionReader, Scan, Scanner};
 use super::call_syntax::parse_args;
 use super::llama::PYTHON_TAG;
 use super::marked::LiveCall;
+use super::tags::{MAX_GAP, gap_at};
 
 const CALL: &str = ".call(";
 /// Longest built-in tool name read.
 const MAX_NAME: usize = 64;
-const MAX_GAP: usize = 256;
 
 impl FormatId {
     pub(crate) const LLAMA3_BUILTIN: FormatId = FormatId::builtin("llama3_builtin");
@@ -62,12 +62,7 @@ impl RegionReader for Reader {
         let bytes = region.as_bytes();
         if self.head.is_none() {
             let after = PYTHON_TAG.len();
-            let gap = bytes
-                .iter()
-                .skip(after)
-                .take(MAX_GAP + 1)
-                .take_while(|b| b.is_ascii_whitespace())
-                .count();
+            let gap = gap_at(bytes, after);
             let name_at = after + gap;
             let name_len = bytes
                 .iter()

@@ -23,8 +23,8 @@ use super::call_syntax::parse_args;
 use super::json::cut_list;
 use super::pythonic::split_call;
 use super::tags::{
-    BodyRule, Lead, MAX_LEAD, ValueHead, finish_sent, layout_trim, skip_space, starts, typed,
-    valid_name,
+    BodyRule, Lead, MAX_LEAD, ValueHead, after_tag, finish_sent, layout_trim, skip_space, starts,
+    typed, valid_name,
 };
 
 /// The block is ours when the first non-blank byte after the marker is one of `firsts`.
@@ -1026,12 +1026,9 @@ fn json_invoke<'b>(
 /// single-quoted or bare): its key and where its value starts.
 pub(crate) fn attr_param_value(header: &str, tag: &str) -> ValueHead {
     let head = unquoted(tag);
-    let Some(rest) = header.strip_prefix(head) else {
-        return if head.starts_with(header) {
-            ValueHead::NeedMore
-        } else {
-            ValueHead::No
-        };
+    let rest = match after_tag(header, head) {
+        Ok(rest) => rest,
+        Err(verdict) => return verdict,
     };
     let Some((key, used, _)) = attr_value(rest) else {
         let quoted = rest.starts_with(['"', '\'']);

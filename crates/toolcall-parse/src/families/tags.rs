@@ -1472,15 +1472,24 @@ fn open_value(
     }
 }
 
-/// `<parameter=KEY>` (Qwen3-Coder, Seed-OSS): the value follows the `>`.
-pub(crate) fn eq_param_value(header: &str) -> ValueHead {
-    const TAG: &str = "<parameter=";
-    let Some(rest) = header.strip_prefix(TAG) else {
-        return if TAG.starts_with(header) {
+/// The bytes after `tag` at the start of a parameter's opening tag `header`; `NeedMore`
+/// while `header` may still become `tag`, `No` when it cannot.
+pub(crate) fn after_tag<'h>(header: &'h str, tag: &str) -> Result<&'h str, ValueHead> {
+    header.strip_prefix(tag).ok_or_else(|| {
+        if tag.starts_with(header) {
             ValueHead::NeedMore
         } else {
             ValueHead::No
-        };
+        }
+    })
+}
+
+/// `<parameter=KEY>` (Qwen3-Coder, Seed-OSS): the value follows the `>`.
+pub(crate) fn eq_param_value(header: &str) -> ValueHead {
+    const TAG: &str = "<parameter=";
+    let rest = match after_tag(header, TAG) {
+        Ok(rest) => rest,
+        Err(verdict) => return verdict,
     };
     match rest.find('>') {
         Some(gt) => ValueHead::At {
@@ -1547,6 +1556,20 @@ fn eq_param_end(v: &str) -> Option<usize> {
         from = i + 1;
     }
     None
+}
+
+/// Blanks allowed between a call's head and its JSON arguments, or after them.
+pub(crate) const MAX_GAP: usize = 256;
+
+/// The ASCII blanks at `from` in `bytes`, counted up to `MAX_GAP + 1` (more than
+/// [`MAX_GAP`] is too many), so that each push looks at a bounded number of them.
+pub(crate) fn gap_at(bytes: &[u8], from: usize) -> usize {
+    bytes
+        .iter()
+        .skip(from)
+        .take(MAX_GAP + 1)
+        .take_while(|b| b.is_ascii_whitespace())
+        .count()
 }
 
 /// Leading ASCII whitespace of `s`.
