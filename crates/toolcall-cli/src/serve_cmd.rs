@@ -108,6 +108,8 @@ fn init_logging() {
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
         .json()
+        // The same lines as `.json()` alone, written without serde_json's adaptor.
+        .event_format(toolcall_serve::log_lines::JsonLines::default())
         .try_init();
 }
 

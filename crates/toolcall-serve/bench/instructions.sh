@@ -7,7 +7,7 @@
 #   cargo build --profile profiling -p toolcall-cli --bin toolcall
 #   cargo build --profile profiling -p toolcall-serve --example standin --example bare_proxy
 #   crates/toolcall-serve/bench/instructions.sh [N, default 500] [stream: false|true]
-#   OUT=/tmp/gw-callgrind, BIN=DIR (binaries built earlier, as loopback.sh), TOOLCALL_LOG=info (the gateway's log filter, logging to /dev/null)
+#   TARGETS="gateway bare" (which to count), OUT=/tmp/gw-callgrind, BIN=DIR (binaries built earlier, as loopback.sh), TOOLCALL_LOG=info (the gateway's log filter, logging to /dev/null)
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
 N=${1:-500}
@@ -41,11 +41,13 @@ measure() { # name port n command...
     valgrind --tool=callgrind --callgrind-out-file="$OUT/$name-$n.out" "$@" >/dev/null 2>"$OUT/$name-$n.log" &
     local pid=$!
     client "$port" "$n"
-    kill -INT $pid
+    # TERM, not INT: a background job of a script starts with SIGINT ignored, and the bare
+    # proxy installs no handler of its own (the gateway stops on either).
+    kill -TERM $pid
     wait $pid 2>/dev/null || true
     awk '/Collected/ {gsub(",", "", $4); print $4}' "$OUT/$name-$n.log"
 }
-for target in gateway $([ -x "$TARGET/examples/bare_proxy" ] && echo bare); do
+for target in ${TARGETS:-gateway $([ -x "$TARGET/examples/bare_proxy" ] && echo bare)}; do
     counts=()
     for n in 0 "$N"; do
         if [ $target = gateway ]; then

@@ -108,7 +108,12 @@ async fn turn(
         // client's tools, so their calls come back to the client as declared.
         let api = state.upstreams.route(&request.model).api;
         let openai = crate::tool_kinds::expand_built_ins(&mut request, api);
-        return crate::server_side::run(state, side, headers, front, request, echo, openai).await;
+        // Boxed: its future is several kilobytes, which every request's future would
+        // otherwise carry (and copy when axum boxes the handler's future).
+        return Box::pin(crate::server_side::run(
+            state, side, headers, front, request, echo, openai,
+        ))
+        .await;
     }
     if request.stream == Some(true) {
         Metrics::add(&state.metrics.streamed_requests, 1);

@@ -43,6 +43,7 @@ pub mod front;
 pub mod gemini;
 pub mod host;
 pub mod listen;
+pub mod log_lines;
 pub mod messages;
 pub mod metrics;
 pub mod responses;

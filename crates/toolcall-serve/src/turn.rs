@@ -19,7 +19,7 @@ use toolcall_wire::{Limits, Reply, WireCall, encode_arguments};
 
 use crate::config::{AnnounceCalls, Config, InvalidCallPolicy};
 use crate::emulate::{Trigger, TriggerGate};
-use crate::error::{ApiError, without_userinfo};
+use crate::error::ApiError;
 use crate::tools_cache::{CompiledTools, ToolsCache};
 use crate::upstream::Route;
 
@@ -213,9 +213,16 @@ impl Turn {
             None => format_for_model(&request.model),
         };
         let has_tools = request.tools.as_ref().is_some_and(|t| !t.is_empty());
-        tracing::info!(model = %request.model, stream = request.stream == Some(true),
-            tools = request.tools.as_ref().map_or(0, Vec::len), upstream = %without_userinfo(&route.base_url),
-            emulate_tools = route.emulate_tools, "request");
+        // Text fields as `&str`: written as the same JSON strings as `%` would, without
+        // going through `Display`.
+        tracing::info!(
+            model = request.model.as_str(),
+            stream = request.stream == Some(true),
+            tools = request.tools.as_ref().map_or(0, Vec::len),
+            upstream = route.shown_url(),
+            emulate_tools = route.emulate_tools,
+            "request"
+        );
         // llama.cpp refuses a grammar with `tools`: a GBNF route renders them into the prompt.
         let emulated = (route.emulate_tools
             || route.constrain == crate::constrain::Constrain::Gbnf)
@@ -565,8 +572,14 @@ pub fn drop_note(r: &Rejected) -> String {
 /// secrets redacted (fields named like `password`, `token`, `api_key`: the executor's rule).
 pub fn log_call(c: &ToolCall) {
     let repairs: Vec<&str> = c.origin.repairs.iter().map(|r| r.kind.as_str()).collect();
-    tracing::info!(call_id = %c.call_id, tool = %c.name, format = %c.origin.format,
-        repairs = %repairs.join(","), arguments = %redacted(&c.arguments), "call");
+    tracing::info!(
+        call_id = c.call_id.as_str(),
+        tool = c.name.as_str(),
+        format = c.origin.format.as_str(),
+        repairs = repairs.join(",").as_str(),
+        arguments = redacted(&c.arguments).as_str(),
+        "call"
+    );
 }
 
 /// Logs a rejected call: id, tool, error, policy, arguments redacted.
@@ -575,9 +588,50 @@ fn log_rejected(r: &Rejected, policy: InvalidCallPolicy, what: &str) {
         policy = ?policy, arguments = %redacted(&r.call.arguments), "{what}");
 }
 
-/// `arguments` as JSON text with secrets redacted, at most 2000 bytes.
+/// `arguments` as JSON text with secrets redacted (`toolcall_run::redact`'s rule), at most
+/// 2000 characters (the end kept). Written straight from `arguments`, without a redacted copy.
 fn redacted(arguments: &Value) -> String {
-    toolcall_wire::excerpt(&toolcall_run::redact::redact(arguments).to_string(), 2000)
+    let text = serde_json::to_string(&Redacted(arguments, 0)).unwrap_or_default();
+    if text.len() <= 2000 {
+        text
+    } else {
+        toolcall_wire::excerpt(&text, 2000)
+    }
+}
+
+/// A value serialised as `toolcall_run::redact::redact` of it would be.
+struct Redacted<'a>(&'a Value, usize);
+
+impl serde::Serialize for Redacted<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::{SerializeMap, SerializeSeq};
+        use toolcall_run::redact::{MAX_DEPTH, REDACTED, TOO_DEEP, is_secret_key};
+        let Redacted(value, depth) = *self;
+        if depth >= MAX_DEPTH {
+            return s.serialize_str(TOO_DEEP);
+        }
+        match value {
+            Value::Object(map) => {
+                let mut out = s.serialize_map(Some(map.len()))?;
+                for (k, v) in map {
+                    if is_secret_key(k) {
+                        out.serialize_entry(k, REDACTED)?;
+                    } else {
+                        out.serialize_entry(k, &Redacted(v, depth + 1))?;
+                    }
+                }
+                out.end()
+            }
+            Value::Array(items) => {
+                let mut out = s.serialize_seq(Some(items.len()))?;
+                for v in items {
+                    out.serialize_element(&Redacted(v, depth + 1))?;
+                }
+                out.end()
+            }
+            other => other.serialize(s),
+        }
+    }
 }
 
 fn log_diagnostics(diagnostics: &[toolcall_core::Diagnostic]) {
@@ -1001,4 +1055,41 @@ pub fn sent_note(r: &Rejected) -> String {
 /// stripped is a call after `stop`/`tool_calls`, truncated after `length`.
 fn reply_end(finish_reason: Option<&str>) -> ReplyEnd {
     finish_reason.map_or(ReplyEnd::Unknown, ReplyEnd::from_finish_reason)
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{Value, json};
+
+    use super::redacted;
+
+    // The logged arguments are the redacted copy's text, written without the copy.
+    #[test]
+    fn logged_arguments_are_the_redacted_copys_text() {
+        let mut deep = json!({"password": "deep-secret", "leaf": 1});
+        // Linear in depth: one child per level (a value holding two copies of the level
+        // below would double at every level).
+        for i in 0..40 {
+            deep = if i % 2 == 0 {
+                json!({"next": deep, "n": i})
+            } else {
+                json!([deep, i])
+            };
+        }
+        let long = "é".repeat(3000);
+        for value in [
+            json!({"user": "ann", "password": "pw-1", "API-Key": "k", "max_tokens": 5}),
+            json!({"nested": {"auth": "x", "items": [{"token": "t"}, 1, null, true, 2.5]}}),
+            json!(["a", {"secret_value": "s"}, [[{"cookie": "c"}]]]),
+            json!("just text \"quoted\"\n"),
+            json!(null),
+            json!({"text": long}),
+            deep,
+        ] {
+            let copy = toolcall_run::redact::redact(&value).to_string();
+            assert_eq!(redacted(&value), toolcall_wire::excerpt(&copy, 2000));
+        }
+        let shown: Value = serde_json::from_str(&redacted(&json!({"password": "pw"}))).unwrap();
+        assert_eq!(shown["password"], toolcall_run::redact::REDACTED);
+    }
 }

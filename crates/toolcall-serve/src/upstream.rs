@@ -32,6 +32,9 @@ pub struct Route {
     pub transport: Transport,
     /// The dialect this upstream speaks.
     pub api: Api,
+    /// `base_url` as logged, credentials in it replaced ([`crate::error::without_userinfo`]),
+    /// written once rather than per request.
+    shown_url: String,
 }
 
 impl Route {
@@ -43,6 +46,11 @@ impl Route {
     /// Where a turn's request for `model` goes, in this upstream's dialect.
     pub fn turn_url(&self, model: &str, stream: bool) -> String {
         self.url(&self.api.dialect().path(model, stream))
+    }
+
+    /// The base URL as the logs show it: without credentials.
+    pub fn shown_url(&self) -> &str {
+        &self.shown_url
     }
 
     /// The upstream's key as its dialect sends it.
@@ -80,6 +88,7 @@ impl Upstreams {
         let default = Route {
             api: config.upstream_api,
             base_url: config.upstream.clone(),
+            shown_url: crate::error::without_userinfo(&config.upstream),
             api_key: default_key.clone(),
             format: config.format.clone(),
             emulate_tools: config.emulate_tools,
@@ -104,6 +113,7 @@ impl Upstreams {
                 m.pattern.to_ascii_lowercase(),
                 Route {
                     api: m.upstream_api.unwrap_or(config.upstream_api),
+                    shown_url: crate::error::without_userinfo(&base_url),
                     base_url,
                     api_key,
                     format: m.format.clone().or_else(|| config.format.clone()),
@@ -220,6 +230,24 @@ mod tests {
         assert_eq!(u.route("Qwen3-8B").format.as_deref(), Some("hermes"));
         assert_eq!(u.route("mistral-small").base_url, "http://default:1");
         assert_eq!(u.route("gpt").format, None);
+    }
+
+    // The logged URL is worked out once per route, and never shows credentials.
+    #[test]
+    fn routes_show_their_url_without_credentials() {
+        let config = Config::from_toml(
+            r#"
+            upstream = "http://user:pw-8c1@default:1/v1"
+            [[models]]
+            match = "qwen*"
+            upstream = "https://k-2f9@qwen:2"
+            "#,
+        )
+        .unwrap();
+        let u = Upstreams::new(&config).unwrap();
+        assert_eq!(u.route("gpt").shown_url(), "http://***@default:1/v1");
+        assert_eq!(u.route("qwen3").shown_url(), "https://***@qwen:2");
+        assert_eq!(u.route("qwen3").base_url, "https://k-2f9@qwen:2");
     }
 
     // `reasoning_calls` per route, inherited from the top level; absent: the family decides.

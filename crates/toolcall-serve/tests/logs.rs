@@ -48,8 +48,10 @@ fn the_gateways_logs_carry_call_ids_and_no_secret() {
     unsafe { std::env::set_var(UPSTREAM_KEY_VAR, UPSTREAM_KEY) };
     let buf = Buf::default();
     let writer = buf.clone();
+    // As `toolcall serve` logs (crates/toolcall-cli/src/serve_cmd.rs).
     let subscriber = tracing_subscriber::fmt()
         .json()
+        .event_format(toolcall_serve::log_lines::JsonLines::default())
         .with_env_filter(tracing_subscriber::EnvFilter::new(
             "info,toolcall_serve=debug,toolcall_parse=debug,toolcall_run=debug",
         ))
