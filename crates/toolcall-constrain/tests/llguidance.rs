@@ -6,12 +6,13 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use llguidance::{Matcher, ParserFactory, api::TopLevelGrammar};
 use serde_json::{Map, Value, json};
 use toktrie::{ApproximateTokEnv, InferenceCapabilities};
 use toolcall_constrain::{Args, Body, Dialect, Options, Piece, ToolChoice, build, shape};
-use toolcall_core::ToolSpec;
+use toolcall_core::{Registry, ToolSpec};
 use toolcall_parse::{FormatId, FormatSelection, ParseOptions, example_call, parse};
 
 fn fixtures() -> PathBuf {
@@ -95,6 +96,42 @@ fn end_token_stripped(family: &str, output: &str) -> bool {
             .contains(&r.kind.as_str())
         })
     })
+}
+
+/// Whether the case is markup a decoder held to the constraint could not write, though the
+/// parser reads it against the tools' schemas (MiniCPM5's reference rules and the schema's
+/// typing): arguments wrapped in one undeclared `arguments`/`properties` parameter (read as
+/// that key when the tool declares no properties), an argument the schema does not declare
+/// (dropped), or a zero-padded integer (read as the integer).
+fn outside_the_schema(family: &str, output: &str, tools: &[ToolSpec]) -> bool {
+    let mut registry = Registry::new();
+    for t in tools {
+        registry.add_spec(t.clone()).unwrap();
+    }
+    let plain = ParseOptions {
+        format: FormatSelection::Only(family.into()),
+        ..ParseOptions::default()
+    };
+    let held = ParseOptions {
+        tools: Some(Arc::new(registry)),
+        ..plain.clone()
+    };
+    let wrapped = parse(output, &plain).calls.iter().any(|c| {
+        let declared = tools
+            .iter()
+            .find(|t| t.name == c.name)
+            .and_then(|t| t.parameters["properties"].as_object());
+        ["arguments", "properties"]
+            .iter()
+            .any(|k| c.arguments.get(k).is_some() && declared.is_none_or(|d| !d.contains_key(*k)))
+    });
+    wrapped
+        || parse(output, &held).calls.iter().any(|c| {
+            c.origin.repairs.iter().any(|r| {
+                ["unwrapped_arguments", "undeclared_argument"].contains(&r.kind.as_str())
+                    || (r.kind == "text_value" && r.message.ends_with("(leading zeros)"))
+            })
+        })
 }
 
 /// Whether a call of the case holds a text value with the family's own value-closing tag in
@@ -269,11 +306,13 @@ fn every_valid_call_fixture_is_accepted_byte_by_byte() {
         if !prose {
             continue; // only forced calls: covered below
         }
+        let tools = tools();
         for (dialect, grammar) in grammars(family, &opts) {
             for case in cases(family).iter().filter(|c| {
                 is_valid_call(c)
                     && !end_token_stripped(family, &c.output)
                     && !value_holds_its_close(family, &c.output)
+                    && !outside_the_schema(family, &c.output, &tools)
             }) {
                 checked += 1;
                 if let Err(e) = checker.check(&grammar, &case.output) {
