@@ -130,6 +130,33 @@ fn a_long_non_ascii_tail_does_not_hide_a_truncated_call() {
     }
 }
 
+// covers R-1: a name whose end is not yet in sight was refused at its first Unicode blank,
+// while the whole lead's name refuses only ASCII blanks and markup; a vertical tab (no ASCII
+// blank) after FunctionGemma's `call:` or Seed-OSS's `<function=` made a call one-shot and
+// text streamed (the fuzzer's input: `call:]` then 103 vertical tabs, cut among them). Both
+// now ask one rule (`tags::name_until`), checked at every split.
+#[test]
+fn a_vertical_tab_in_a_name_reads_the_same_at_every_split() {
+    for name in [
+        "functiongemma_vertical_tab.txt",
+        "seed_oss_vertical_tab.txt",
+    ] {
+        let text = fixture(name);
+        for options in [ParseOptions::default(), echo_tools()] {
+            let whole = parse(&text, &options);
+            assert_eq!(
+                calls(&whole),
+                vec![("get\u{b}weather".into(), json!({"city": "Paris"}))],
+                "{name}: {:?}",
+                whole.diagnostics
+            );
+            for at in (1..text.len()).filter(|&at| text.is_char_boundary(at)) {
+                agree(&[&text[..at], &text[at..]], &options);
+            }
+        }
+    }
+}
+
 // covers the cap on diagnostics: one summary instead of millions of findings
 #[test]
 fn diagnostics_are_capped_per_kind() {
@@ -184,5 +211,5 @@ fn fuzz_seeds_are_the_fixtures() {
         agree(&[&text[..at], &text[at..]], &options);
         seen += 1;
     }
-    assert_eq!(seen, 20);
+    assert_eq!(seen, 22);
 }

@@ -17,7 +17,7 @@ use crate::family::{
 use toolcall_core::{Repair, ToolSpec};
 
 use super::tags::{
-    Block, BlockStream, BodyRule, Lead, LeadRule, finish_sent, skip_space, starts, valid_name,
+    Block, BlockStream, BodyRule, Lead, LeadRule, finish_sent, name_until, skip_space, starts, valid_name,
 };
 
 impl FormatId {
@@ -71,15 +71,7 @@ pub(crate) fn lead(lead: &str, complete: bool) -> Lead {
         None if !complete => return Lead::NeedMore,
         _ => return Lead::NotMine,
     }
-    let rest = &s["call:".len()..];
-    match rest.find('{') {
-        Some(i) if valid_name(&rest[..i]) => Lead::Mine(Some(rest[..i].to_owned())),
-        Some(_) => Lead::NotMine,
-        None if complete || rest.len() > 256 || rest.contains(char::is_whitespace) => {
-            Lead::NotMine
-        }
-        None => Lead::NeedMore,
-    }
+    name_until(&s["call:".len()..], '{', complete)
 }
 
 fn body(body: &str, _cx: &mut ReadCx<'_>, format: FormatId) -> Result<Vec<Draft>, String> {

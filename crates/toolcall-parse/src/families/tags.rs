@@ -1588,13 +1588,35 @@ pub(crate) fn starts(s: &str, tag: &str) -> Option<bool> {
     }
 }
 
+/// A tool name is at most this long.
+const MAX_TOOL_NAME: usize = 256;
+
 /// A tool name: non-empty, no whitespace or markup, bounded.
 pub(crate) fn valid_name(name: &str) -> bool {
-    !name.is_empty()
-        && name.len() <= 256
-        && !name
+    !name.is_empty() && may_start_name(name)
+}
+
+/// Whether more bytes after `s` can still make it a [`valid_name`]: bounded, no byte a name
+/// refuses. The one rule for a name not yet ended, so that a lead cut before the name's end
+/// refuses exactly what the whole lead's name would (a vertical tab, which is no ASCII
+/// blank, is in a name for both).
+fn may_start_name(s: &str) -> bool {
+    s.len() <= MAX_TOOL_NAME
+        && !s
             .bytes()
             .any(|b| b.is_ascii_whitespace() || matches!(b, b'<' | b'>' | b'"' | b'\''))
+}
+
+/// A tool name ended by `end` at the start of `rest`: the name once `end` is there; until
+/// then, more bytes decide while what is there may still start one ([`may_start_name`]), so
+/// every prefix of a lead gets the verdict of the whole lead or `NeedMore`.
+pub(crate) fn name_until(rest: &str, end: char, complete: bool) -> Lead {
+    match rest.find(end) {
+        Some(i) if valid_name(&rest[..i]) => Lead::Mine(Some(rest[..i].to_owned())),
+        Some(_) => Lead::NotMine,
+        None if complete || !may_start_name(rest) => Lead::NotMine,
+        None => Lead::NeedMore,
+    }
 }
 
 /// `NAME">` at the start of `lead`, after an opener that ends with the name's opening quote
@@ -1642,13 +1664,7 @@ pub(crate) fn function_lead(lead: &str, complete: bool) -> Lead {
         }
         Some(true) => {}
     }
-    let rest = &s["<function=".len()..];
-    match rest.find('>') {
-        Some(i) if valid_name(&rest[..i]) => Lead::Mine(Some(rest[..i].to_owned())),
-        Some(_) => Lead::NotMine,
-        None if complete || rest.len() > 256 || rest.contains(char::is_whitespace) => Lead::NotMine,
-        None => Lead::NeedMore,
-    }
+    name_until(&s["<function=".len()..], '>', complete)
 }
 
 /// Strips the one newline of layout on each side of a tag-delimited value.
@@ -1769,5 +1785,34 @@ mod tests {
             Lead::NotMine
         ));
         assert_eq!(layout_trim("\nx\n\n"), "x\n");
+    }
+
+    /// Every prefix of a lead is read as the whole lead is, or waits for more.
+    #[test]
+    fn a_cut_name_gets_the_whole_names_verdict_or_waits() {
+        let key = |l: Lead| match l {
+            Lead::NeedMore => "more".to_owned(),
+            Lead::NotMine => "not".to_owned(),
+            Lead::Mine(n) => format!("mine {n:?}"),
+        };
+        for lead in [
+            "<function=get\u{b}weather>",
+            "<function=]\u{b}\u{b}get>",
+            "<function=get weather>",
+            "<function=a<b>",
+            "<function=获取天气>",
+            "<function=get\u{a0}x>",
+        ] {
+            let whole = key(function_lead(lead, true));
+            for at in (0..lead.len()).filter(|&at| lead.is_char_boundary(at)) {
+                let cut = key(function_lead(&lead[..at], false));
+                assert!(
+                    cut == whole || cut == "more",
+                    "{lead:?} at {at}: {cut} vs {whole}"
+                );
+            }
+        }
+        assert_eq!(key(name_until(&"x".repeat(257), '>', false)), "not");
+        assert_eq!(key(name_until(&"x".repeat(256), '>', false)), "more");
     }
 }
