@@ -360,8 +360,23 @@ fn every_family_has_names_markers_and_fixtures_or_says_why() {
         );
         for glob in f.model_names {
             let matched = toolcall_parse::model_family(&glob.replace(['*', '?'], "x"));
-            assert!(matched.is_some(), "{}: {glob} matches nothing", f.id);
+            assert_eq!(
+                matched.map(|m| m.family),
+                Some(f.id),
+                "{}: {glob} names another family or none",
+                f.id
+            );
         }
+        // A template writing the family's markers (and nothing else) names it: no other
+        // family's markers outweigh or shadow them (`toolcall detect`).
+        let template = f.template_markers.join(" {{ tc.name }} ");
+        let detected = toolcall_parse::detect_template(&template).unwrap();
+        assert_eq!(
+            detected.family.as_deref(),
+            Some(f.id),
+            "{}: a template of its markers is detected as another family",
+            f.id
+        );
     }
 }
 
