@@ -1065,36 +1065,61 @@ fn param_types<'a>(spec: Option<&'a ToolSpec>, key: &str) -> Vec<&'a str> {
     let Some(root) = spec.map(|s| &s.parameters) else {
         return Vec::new();
     };
-    root.get("properties")
-        .and_then(|p| p.get(key))
-        .map(|node| schema_types(resolve_local_ref(node, root), root))
+    schema_get(root, "properties")
+        .and_then(|p| schema_get(p, key))
+        .map(|node| schema_types(follow_ref(node, root), root))
         .unwrap_or_default()
 }
 
+/// Keys a schema object may hold before [`schema_get`] hashes the key instead of looking
+/// at each.
+const SMALL_SCHEMA: usize = 8;
+
+/// `node[key]` for a schema node: a small object's keys are compared in turn (a property's
+/// schema holds a few), which costs less than hashing the key (the schema is looked up per
+/// parameter of every call, and per streamed one).
+fn schema_get<'a>(node: &'a Value, key: &str) -> Option<&'a Value> {
+    let m = node.as_object()?;
+    if m.len() <= SMALL_SCHEMA {
+        m.iter().find_map(|(k, v)| (k == key).then_some(v))
+    } else {
+        m.get(key)
+    }
+}
+
+/// [`resolve_local_ref`], skipped for a node with no `$ref`.
+fn follow_ref<'a>(node: &'a Value, root: &'a Value) -> &'a Value {
+    if schema_get(node, "$ref").is_some() {
+        resolve_local_ref(node, root)
+    } else {
+        node
+    }
+}
+
 fn schema_types<'a>(schema: &'a Value, root: &'a Value) -> Vec<&'a str> {
-    let mut out: Vec<&str> = match schema.get("type") {
+    let mut out: Vec<&str> = match schema_get(schema, "type") {
         Some(Value::String(t)) => vec![t.as_str()],
         Some(Value::Array(ts)) => ts.iter().filter_map(Value::as_str).collect(),
         _ => Vec::new(),
     };
     for k in ["anyOf", "oneOf"] {
-        if let Some(alts) = schema.get(k).and_then(Value::as_array) {
+        if let Some(alts) = schema_get(schema, k).and_then(Value::as_array) {
             for a in alts {
-                let a = resolve_local_ref(a, root);
-                match a.get("type") {
+                let a = follow_ref(a, root);
+                match schema_get(a, "type") {
                     Some(Value::String(t)) => out.push(t),
                     Some(Value::Array(ts)) => out.extend(ts.iter().filter_map(Value::as_str)),
-                    _ if a.get("properties").is_some() => out.push("object"),
-                    _ if a.get("items").is_some() => out.push("array"),
+                    _ if schema_get(a, "properties").is_some() => out.push("object"),
+                    _ if schema_get(a, "items").is_some() => out.push("array"),
                     _ => {}
                 }
             }
         }
     }
     if out.is_empty() {
-        if schema.get("properties").is_some() {
+        if schema_get(schema, "properties").is_some() {
             out.push("object");
-        } else if schema.get("items").is_some() {
+        } else if schema_get(schema, "items").is_some() {
             out.push("array");
         }
     }
@@ -1106,6 +1131,28 @@ mod tests {
     use super::*;
 
     use serde_json::json;
+
+    // A small schema object's keys are looked at in turn, a large one's hashed: the same
+    // answer as `Value::get` either way.
+    #[test]
+    fn schema_get_is_value_get() {
+        let mut big = Map::new();
+        for i in 0..(SMALL_SCHEMA + 3) {
+            big.insert(format!("k{i}"), json!(i));
+        }
+        let nodes = [
+            json!({"type": "string", "description": "d", "$ref": "#/x"}),
+            json!({}),
+            Value::Object(big),
+            json!([1, 2]),
+            json!("type"),
+        ];
+        for node in &nodes {
+            for key in ["type", "$ref", "k0", "k10", "missing", ""] {
+                assert_eq!(schema_get(node, key), node.get(key), "{node} {key}");
+            }
+        }
+    }
 
     // Escaped exactly as serde_json writes a string: quotes, backslashes, every control
     // byte, DEL and non-ASCII text.

@@ -799,7 +799,6 @@ pub(crate) fn invokes(
     let mut s = body;
     // Where the last `]]>` search ended, so that each byte is searched once.
     let mut cdata_end = CdataEnd::default();
-    let rules = format.schema_rules();
     loop {
         s = skip_space(s);
         if let Some(t) = tags.between.iter().find(|t| s.starts_with(**t)) {
@@ -809,21 +808,7 @@ pub(crate) fn invokes(
         if s.is_empty() {
             break;
         }
-        let rest = s
-            .strip_prefix(unquoted(tags.invoke))
-            .ok_or_else(|| format!("expected {}NAME\"> in the tool call", tags.invoke))?;
-        let (name, used, quoted) = attr_value(rest).ok_or("the invoke name is not closed")?;
-        if !valid_name(name) {
-            return Err(format!("invalid tool name {name:?}"));
-        }
-        let mut repairs = Vec::new();
-        if !quoted {
-            repairs.push(quotes_repair("invoke", name));
-        }
-        let gt = rest[used..]
-            .find('>')
-            .ok_or("the invoke tag is not closed by >")?;
-        let mut p = &rest[used + gt + 1..];
+        let (name, repairs, mut p) = invoke_tag(s, tags)?;
         if let Some((mut d, after)) = json_invoke(p, name, format, tags, cx.ctx.limits.max_depth) {
             // The arguments written as one JSON object instead of parameters (SGLang's
             // DeepSeek V3.2 reader takes both).
@@ -832,85 +817,21 @@ pub(crate) fn invokes(
             s = after;
             continue;
         }
-        let mut args = Map::new();
-        // Why the family's schema rules refuse this call (a repeated parameter).
-        let mut refused = None;
+        let mut read = InvokeArgs::new(format, repairs);
         loop {
             p = skip_space(p);
             if let Some(after) = p.strip_prefix(tags.invoke_end) {
                 p = after;
                 break;
             }
-            let after = p.strip_prefix(unquoted(tags.param)).ok_or_else(|| {
-                format!(
-                    "expected a parameter or {} in the call to {name:?}",
-                    tags.invoke_end
-                )
-            })?;
-            let (key, used, quoted) = attr_value(after).ok_or("a parameter name is not closed")?;
-            if !quoted {
-                repairs.push(quotes_repair("parameter", key));
-            }
-            let gt = after[used..]
-                .find('>')
-                .ok_or("a parameter tag is not closed by >")?;
-            let attrs = &after[used..used + gt];
-            let value_and_rest = &after[used + gt + 1..];
-            let (raw, next) = match cdata_value(value_and_rest, tags.param_end, &mut cdata_end) {
-                Cdata::Value(v, next) => (v, next),
-                Cdata::Unclosed => {
-                    return Err(format!(
-                        "parameter {key:?} of {name:?} opens <![CDATA[ and does not close it"
-                    ));
-                }
-                Cdata::No => {
-                    // The memchr-based search (a `str::find` builds a two-way searcher per
-                    // parameter; streaming reads each completed parameter this way).
-                    let end = find_from(value_and_rest, tags.param_end, 0)
-                        .ok_or_else(|| format!("parameter {key:?} of {name:?} is not closed"))?;
-                    let raw = if tags.verbatim {
-                        &value_and_rest[..end]
-                    } else {
-                        layout_trim(&value_and_rest[..end])
-                    };
-                    (raw, &value_and_rest[end + tags.param_end.len()..])
-                }
-            };
-            let v = match string_attribute(attrs) {
-                Some(true) => Value::String(raw.to_owned()),
-                Some(false) => match parse_lenient(raw.trim()) {
-                    Ok((v, r)) => {
-                        repairs.extend(r);
-                        v
-                    }
-                    Err(_) => {
-                        repairs.push(Repair::new(
-                            "text_value",
-                            format!("argument {key:?}: marked JSON but not JSON; kept as text"),
-                        ));
-                        Value::String(raw.to_owned())
-                    }
-                },
-                None => typed(cx, format, name, key, raw, &mut repairs),
-            };
-            match rules {
-                Some(r) if refused.is_none() => {
-                    let spec = cx.ctx.spec(name);
-                    refused = r.add(&mut args, key, v, spec, &mut repairs).err();
-                }
-                Some(_) => {}
-                None => {
-                    args.insert(key.to_owned(), v);
-                }
-            }
-            p = next;
+            p = read.param(p, name, cx, format, tags, &mut cdata_end)?;
         }
-        let d = match refused {
+        let d = match read.refused {
             // Its siblings still run.
             Some(why) => Draft::broken(name, format!("{why} in the call to {name:?}"), format),
             None => {
-                let mut d = Draft::new(name, Some(Value::Object(args)), format);
-                d.repairs = repairs;
+                let mut d = Draft::new(name, Some(Value::Object(read.args)), format);
+                d.repairs = read.repairs;
                 d
             }
         };
@@ -921,6 +842,163 @@ pub(crate) fn invokes(
         return Err("empty tool call block".into());
     }
     Ok(drafts)
+}
+
+/// The `invoke` opening tag at the start of `s`: the tool's name, the repairs reading it
+/// made (an unquoted name) and the bytes after its `>`.
+fn invoke_tag<'b>(
+    s: &'b str,
+    tags: &InvokeTags,
+) -> Result<(&'b str, Vec<Repair>, &'b str), String> {
+    let rest = s
+        .strip_prefix(unquoted(tags.invoke))
+        .ok_or_else(|| format!("expected {}NAME\"> in the tool call", tags.invoke))?;
+    let (name, used, quoted) = attr_value(rest).ok_or("the invoke name is not closed")?;
+    if !valid_name(name) {
+        return Err(format!("invalid tool name {name:?}"));
+    }
+    let mut repairs = Vec::new();
+    if !quoted {
+        repairs.push(quotes_repair("invoke", name));
+    }
+    // `memchr`, not `str::find` (its searcher's set-up showed per streamed call).
+    let gt = memchr::memchr(b'>', &rest.as_bytes()[used..])
+        .ok_or("the invoke tag is not closed by >")?;
+    Ok((name, repairs, &rest[used + gt + 1..]))
+}
+
+/// A call's head as [`invokes`] reads it when parameters follow: blanks and the tokens
+/// allowed between invokes, the `invoke` tag, then only blanks (no JSON object in place of
+/// the parameters). The name and the repairs reading it made; `None` for any other head.
+pub(crate) fn invoke_head<'h>(head: &'h str, tags: &InvokeTags) -> Option<(&'h str, Vec<Repair>)> {
+    let mut s = skip_space(head);
+    while let Some(t) = tags.between.iter().find(|t| s.starts_with(**t)) {
+        s = skip_space(&s[t.len()..]);
+    }
+    let (name, repairs, after) = invoke_tag(s, tags).ok()?;
+    skip_space(after).is_empty().then_some((name, repairs))
+}
+
+/// One completed parameter `seg` (blanks, its opening tag, value and closing tag) of a call
+/// to `name` whose head [`invoke_head`] read, read as [`invokes`] reads it in the whole
+/// block: its arguments (by the family's schema rules) and its own repairs; `None` where
+/// that read fails or the rules refuse the call.
+pub(crate) fn invoke_param_alone(
+    seg: &str,
+    name: &str,
+    cx: &ReadCx<'_>,
+    format: FormatId,
+    tags: &InvokeTags,
+) -> Option<(Map<String, Value>, Vec<Repair>)> {
+    let mut read = InvokeArgs::new(format, Vec::new());
+    let rest = read
+        .param(
+            skip_space(seg),
+            name,
+            cx,
+            format,
+            tags,
+            &mut CdataEnd::default(),
+        )
+        .ok()?;
+    (skip_space(rest).is_empty() && read.refused.is_none()).then_some((read.args, read.repairs))
+}
+
+/// What an `invoke`'s parameters read so far hold.
+struct InvokeArgs {
+    args: Map<String, Value>,
+    /// Why the family's schema rules refuse this call (a repeated parameter).
+    refused: Option<String>,
+    repairs: Vec<Repair>,
+    /// The family's schema rules (looked up once a call).
+    rules: Option<&'static super::schema_rules::SchemaRules>,
+}
+
+impl InvokeArgs {
+    fn new(format: FormatId, repairs: Vec<Repair>) -> Self {
+        InvokeArgs {
+            args: Map::new(),
+            refused: None,
+            repairs,
+            rules: format.schema_rules(),
+        }
+    }
+
+    /// Reads the parameter whose opening tag starts `p` (of the call to `name`): the bytes
+    /// after its closing tag.
+    fn param<'b>(
+        &mut self,
+        p: &'b str,
+        name: &str,
+        cx: &ReadCx<'_>,
+        format: FormatId,
+        tags: &InvokeTags,
+        cdata_end: &mut CdataEnd,
+    ) -> Result<&'b str, String> {
+        let repairs = &mut self.repairs;
+        let after = p.strip_prefix(unquoted(tags.param)).ok_or_else(|| {
+            format!(
+                "expected a parameter or {} in the call to {name:?}",
+                tags.invoke_end
+            )
+        })?;
+        let (key, used, quoted) = attr_value(after).ok_or("a parameter name is not closed")?;
+        if !quoted {
+            repairs.push(quotes_repair("parameter", key));
+        }
+        let gt = memchr::memchr(b'>', &after.as_bytes()[used..])
+            .ok_or("a parameter tag is not closed by >")?;
+        let attrs = &after[used..used + gt];
+        let value_and_rest = &after[used + gt + 1..];
+        let (raw, next) = match cdata_value(value_and_rest, tags.param_end, cdata_end) {
+            Cdata::Value(v, next) => (v, next),
+            Cdata::Unclosed => {
+                return Err(format!(
+                    "parameter {key:?} of {name:?} opens <![CDATA[ and does not close it"
+                ));
+            }
+            Cdata::No => {
+                // The memchr-based search (a `str::find` builds a two-way searcher per
+                // parameter; streaming reads each completed parameter this way).
+                let end = find_from(value_and_rest, tags.param_end, 0)
+                    .ok_or_else(|| format!("parameter {key:?} of {name:?} is not closed"))?;
+                let raw = if tags.verbatim {
+                    &value_and_rest[..end]
+                } else {
+                    layout_trim(&value_and_rest[..end])
+                };
+                (raw, &value_and_rest[end + tags.param_end.len()..])
+            }
+        };
+        let v = match string_attribute(attrs) {
+            Some(true) => Value::String(raw.to_owned()),
+            Some(false) => match parse_lenient(raw.trim()) {
+                Ok((v, r)) => {
+                    repairs.extend(r);
+                    v
+                }
+                Err(_) => {
+                    repairs.push(Repair::new(
+                        "text_value",
+                        format!("argument {key:?}: marked JSON but not JSON; kept as text"),
+                    ));
+                    Value::String(raw.to_owned())
+                }
+            },
+            None => typed(cx, format, name, key, raw, repairs),
+        };
+        match self.rules {
+            Some(r) if self.refused.is_none() => {
+                let spec = cx.ctx.spec(name);
+                self.refused = r.add(&mut self.args, key, v, spec, repairs).err();
+            }
+            Some(_) => {}
+            None => {
+                self.args.insert(key.to_owned(), v);
+            }
+        }
+        Ok(next)
+    }
 }
 
 const CDATA_OPEN: &str = "<![CDATA[";

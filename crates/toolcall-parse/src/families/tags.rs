@@ -32,8 +32,8 @@ use crate::family::{
 
 use super::args_object::{JsonCallTags, LiveJson, LiveList};
 use super::marked::{
-    BodyFn, InvokeTags, attr_param_value, invokes, json_body, json_items, json_lead, tag_lead,
-    unquoted,
+    BodyFn, InvokeTags, attr_param_value, invoke_head, invoke_param_alone, invokes, json_body,
+    json_items, json_lead, tag_lead, unquoted,
 };
 
 /// What the lead (the bytes after the opener) says.
@@ -623,6 +623,9 @@ struct LiveArgs {
     args: Map<String, Value>,
     repairs: Vec<Repair>,
     head_repairs: usize,
+    /// The open call's parameters are each read alone ([`invoke_param_alone`]), not inside
+    /// a call rebuilt around them.
+    alone: bool,
     /// The drafts were built from the stream: what was sent is their arguments exactly.
     rebuilt: bool,
 }
@@ -645,6 +648,7 @@ impl LiveArgs {
             args: Map::new(),
             repairs: Vec::new(),
             head_repairs: 0,
+            alone: false,
             rebuilt: false,
         }
     }
@@ -715,34 +719,47 @@ impl LiveArgs {
                         self.stopped = true;
                         return;
                     }
-                    let Some(d) = Self::read(tags, block, region, from..p, "", cx) else {
-                        self.stopped = true;
-                        return;
+                    // A head of `invoke` tags that its parameters follow: each parameter is
+                    // read alone as the family reads it (no call rebuilt around it).
+                    let alone = match block.body {
+                        BodyRule::Invokes(itags) => invoke_head(head, itags),
+                        _ => None,
                     };
-                    if d.args
-                        .as_ref()
-                        .is_some_and(|a| a != &Value::Object(Map::new()))
-                    {
-                        self.stopped = true;
-                        return;
-                    }
+                    let (d_name, d_repairs, alone) = match alone {
+                        Some((n, r)) => (n.to_owned(), r, true),
+                        None => {
+                            let Some(d) = Self::read(tags, block, region, from..p, "", cx) else {
+                                self.stopped = true;
+                                return;
+                            };
+                            if d.args
+                                .as_ref()
+                                .is_some_and(|a| a != &Value::Object(Map::new()))
+                            {
+                                self.stopped = true;
+                                return;
+                            }
+                            (d.name, d.repairs, false)
+                        }
+                    };
                     match (self.calls, lead_name) {
-                        (0, Some(n)) if n != d.name => {
+                        (0, Some(n)) if n != d_name => {
                             self.stopped = true;
                             return;
                         }
                         (0, Some(_)) => {}
-                        _ => cx.start_call(&d.name, None),
+                        _ => cx.start_call(&d_name, None),
                     }
                     self.calls += 1;
                     self.sent.clear();
                     self.keys.clear();
                     self.args.clear();
-                    self.head_repairs = d.repairs.len();
-                    self.repairs = d.repairs;
+                    self.head_repairs = d_repairs.len();
+                    self.repairs = d_repairs;
+                    self.alone = alone;
                     self.state = LiveState::Params {
                         head: from..p,
-                        name: d.name,
+                        name: d_name,
                         seg: p,
                         param_end: ScanFrom(p),
                         call_end: ScanFrom(p),
@@ -851,25 +868,39 @@ impl LiveArgs {
                     };
                     let seg_end = c + tags.param_end.len();
                     let extra = region.get(seg_start..seg_end).unwrap_or("");
-                    let (args, repairs) =
-                        match Self::read(tags, block, region, head.clone(), extra, cx) {
-                            Some(d) if d.name == *name => (d.args, d.repairs),
-                            _ => (None, Vec::new()),
-                        };
-                    let Some(Value::Object(args)) = args else {
+                    // The parameter's arguments and its own repairs (`None`: not known).
+                    let read = match block.body {
+                        BodyRule::Invokes(itags) if self.alone => {
+                            invoke_param_alone(extra, name, cx, block.format, itags)
+                                .map(|(args, own)| (args, Some(own)))
+                        }
+                        _ => match Self::read(tags, block, region, head.clone(), extra, cx) {
+                            Some(Draft {
+                                name: n,
+                                args: Some(Value::Object(args)),
+                                repairs,
+                                ..
+                            }) if n == *name => {
+                                // Its own repairs follow its call's head's, which every read
+                                // of the call repeats.
+                                let head_repairs = self.repairs.get(..self.head_repairs);
+                                let own = repairs
+                                    .split_at_checked(self.head_repairs)
+                                    .filter(|(h, _)| Some(*h) == head_repairs)
+                                    .map(|(_, own)| own.to_vec());
+                                Some((args, own))
+                            }
+                            _ => None,
+                        },
+                    };
+                    let Some((args, own)) = read else {
                         self.stopped = true;
                         return;
                     };
-                    // The parameter's own repairs follow its call's head's, which every
-                    // read of the call repeats.
                     if self.exact {
-                        match repairs.split_at_checked(self.head_repairs) {
-                            Some((h, own))
-                                if h == self.repairs.get(..self.head_repairs).unwrap_or(&[]) =>
-                            {
-                                self.repairs.extend_from_slice(own)
-                            }
-                            _ => self.exact = false,
+                        match own {
+                            Some(own) => self.repairs.extend(own),
+                            None => self.exact = false,
                         }
                     }
                     match value.take() {
