@@ -11,7 +11,7 @@ use serde_json::Map;
 use crate::FormatId;
 use crate::builder::{Ctx, Draft};
 use crate::family::{
-    Instructions, Outcome, ReadCx, Untyped, convert_text_value, find_from,
+    Instructions, Outcome, ReadCx, ScanFrom, Untyped, convert_text_value, find_from,
     parse_lenient, push_json_str,
 };
 use toolcall_core::{Repair, ToolSpec};
@@ -457,6 +457,20 @@ mod tests {
         assert!(direct(&ok, QUOTE).is_some());
     }
 
+    // A fragment's value is written as the final arguments serialise it.
+    #[test]
+    fn values_are_written_as_display_writes_them() {
+        let values = serde_json::json!([
+            "plain", "q\"b\\s/\u{1}\n\u{7f}é✓", "", true, false, null, 0, -4.5e3, 18446744073709551615u64,
+            [1, "x", {"k": null}], {"a": {"b": [true]}}
+        ]);
+        for v in values.as_array().unwrap() {
+            let mut out = String::new();
+            push_json_value(&mut out, v);
+            assert_eq!(out, v.to_string());
+        }
+    }
+
     #[test]
     fn runs_are_copied_with_every_state_change() {
         let j = to_json(
@@ -502,6 +516,7 @@ pub(crate) struct LiveObject {
     sent: String,
     /// Reused for each entry wrapped as an object.
     scratch: String,
+    /// Keys sent, once the call is no longer `exact` (until then, those of `args`).
     keys: std::collections::HashSet<String>,
     calls: usize,
     max_depth: usize,
@@ -537,6 +552,20 @@ fn direct_entry<'s>(s: &'s str, quote: &'s str) -> Option<(&'s str, Value)> {
     let v = r.value(1)?;
     r.ws();
     (r.at == s.len()).then_some((key, v))
+}
+
+/// Writes `v` as its compact `Display` writes it: a string, `true`, `false` and `null`
+/// straight, anything else through the formatter.
+fn push_json_value(out: &mut String, v: &Value) {
+    match v {
+        Value::String(s) => push_json_str(out, s),
+        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        Value::Null => out.push_str("null"),
+        // Writing to a `String` cannot fail.
+        _ => {
+            let _ = write!(out, "{v}");
+        }
+    }
 }
 
 /// JSON whitespace only, as [`direct`] skips it.
@@ -593,6 +622,16 @@ impl LiveObject {
         self
     }
 
+    /// An entry the whole-object reader may read otherwise: the call is read whole when the
+    /// block closes, and the keys sent so far (those of `args`) are tracked in `keys`.
+    fn leave_exact(&mut self) {
+        if self.exact {
+            self.exact = false;
+            let args = std::mem::take(&mut self.args);
+            self.keys.extend(args.into_iter().map(|(k, _)| k));
+        }
+    }
+
     fn send(&mut self, fragment: String, cx: &mut ReadCx<'_>) {
         self.sent.push_str(&fragment);
         cx.arguments_owned(fragment);
@@ -604,29 +643,28 @@ impl LiveObject {
             // `{}` is read whole the same way; an empty entry beside others (`{a:1,}`) or
             // blanks `direct` does not skip are left to the whole-body read.
             if !(last && self.sent.is_empty() && json_blank(entry)) {
-                self.exact = false;
+                self.leave_exact();
             }
             return true;
         }
         if self.exact && self.text_values.is_none() {
-            // The template's own shape: decoded directly, the value kept for the call.
+            // The template's own shape: decoded directly, the value kept for the call (its
+            // keys are the keys sent).
             if let Some((k, v)) = direct_entry(entry, self.quote) {
-                if self.keys.contains(k) {
+                if self.args.contains_key(k) {
                     return false;
                 }
                 let mut fragment = String::with_capacity(k.len() + 16);
                 fragment.push(if self.sent.is_empty() { '{' } else { ',' });
                 push_json_str(&mut fragment, k);
                 fragment.push(':');
-                // Writing to a `String` cannot fail.
-                let _ = write!(fragment, "{v}");
+                push_json_value(&mut fragment, &v);
                 self.send(fragment, cx);
-                self.keys.insert(k.to_owned());
                 self.args.insert(k.to_owned(), v);
                 return true;
             }
         }
-        self.exact = false;
+        self.leave_exact();
         // The entry as an object of its own, in a buffer kept between entries.
         let mut wrapped = std::mem::take(&mut self.scratch);
         wrapped.clear();
@@ -674,19 +712,21 @@ impl LiveObject {
         let bytes = region.as_bytes();
         while !self.stopped && self.pos < bytes.len() {
             match self.lex {
-                Lex::Quoted => match find_from(region, self.quote, self.pos) {
-                    Some(i) => {
-                        self.pos = i + self.quote.len();
-                        self.lex = Lex::Plain;
+                Lex::Quoted => {
+                    // A push's few bytes are looked at plainly; a quote split across pushes
+                    // is looked at again from its first byte.
+                    let mut search = ScanFrom(self.pos);
+                    match search.find(region, self.quote) {
+                        Some(i) => {
+                            self.pos = i + self.quote.len();
+                            self.lex = Lex::Plain;
+                        }
+                        None => {
+                            self.pos = search.0.max(self.pos);
+                            return;
+                        }
                     }
-                    None => {
-                        self.pos = bytes
-                            .len()
-                            .saturating_sub(self.quote.len() - 1)
-                            .max(self.pos);
-                        return;
-                    }
-                },
+                }
                 Lex::Json(escaped) => {
                     let b = bytes[self.pos];
                     self.pos += 1;
