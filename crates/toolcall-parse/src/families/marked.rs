@@ -1178,7 +1178,9 @@ fn quotes_repair(tag: &str, name: &str) -> Repair {
 
 /// `string="true"` / `string="false"` among a tag's attributes.
 fn string_attribute(attrs: &str) -> Option<bool> {
-    let at = attrs.find("string=\"")?;
+    // The memchr-based search: a tag's attributes are mostly empty, and `str::find` sets up
+    // a two-way searcher on every parameter read (twice per streamed one).
+    let at = find_from(attrs, "string=\"", 0)?;
     let v = &attrs[at + "string=\"".len()..];
     if v.starts_with("true\"") {
         Some(true)
