@@ -34,8 +34,9 @@ use crate::builder::{Ctx, Draft};
 use crate::shape::{Args, Piece, Shape, TextParams};
 use crate::family::{
     Advance, Instructions, ReadCx, ReasoningMarker, RegionReader, ScanFrom, SuffixedMarker,
-    find_from,
+    find_from, push_json_str,
 };
+use std::fmt::Write as _;
 
 impl FormatId {
     pub(crate) const HUNYUAN: FormatId = FormatId::builtin("hunyuan");
@@ -309,12 +310,15 @@ impl HunyuanReader {
                         self.live = Live::Stopped;
                         return;
                     };
-                    let mut fragment = String::from(if self.sent.is_empty() { "{" } else { "," });
-                    fragment.push_str(&Value::String(key).to_string());
+                    // Written in place as `to_string` writes the key and the value.
+                    let mut fragment = String::with_capacity(key.len() + 16);
+                    fragment.push(if self.sent.is_empty() { '{' } else { ',' });
+                    push_json_str(&mut fragment, &key);
                     fragment.push(':');
-                    fragment.push_str(&v.to_string());
+                    // Writing to a `String` cannot fail.
+                    let _ = write!(fragment, "{v}");
                     self.sent.push_str(&fragment);
-                    cx.arguments(&fragment);
+                    cx.arguments_owned(fragment);
                     *at = end;
                     *value_end = ScanFrom(end);
                 }
@@ -381,9 +385,13 @@ impl RegionReader for HunyuanReader {
         let Some(t) = self.tags.as_ref() else {
             return Advance::NotMine;
         };
-        let calls_end = t.calls_end.clone();
-        match self.close.find(region, &calls_end) {
-            Some(i) => self.finish(region, i, i + calls_end.len(), true, cx),
+        // The closing tag is borrowed, not copied on every push.
+        let found = self
+            .close
+            .find(region, &t.calls_end)
+            .map(|i| (i, i + t.calls_end.len()));
+        match found {
+            Some((i, end)) => self.finish(region, i, end, true, cx),
             None if is_final => self.finish(region, region.len(), region.len(), false, cx),
             None => {
                 if cx.streaming() {
@@ -472,16 +480,16 @@ fn read_pair<'a>(
     let after = p
         .strip_prefix(t.key.as_str())
         .ok_or_else(|| format!("expected {} in the call to {tool:?}", t.key))?;
-    let k_end = after
-        .find(t.key_end.as_str())
+    // The memchr-based search (`str::find` sets up a two-way searcher on every pair read,
+    // twice per streamed one).
+    let k_end = find_from(after, &t.key_end, 0)
         .ok_or_else(|| format!("{} is not closed by {}", t.key, t.key_end))?;
     let key = after[..k_end].trim();
     let rest = skip_space(&after[k_end + t.key_end.len()..]);
     let rest = rest
         .strip_prefix(t.value.as_str())
         .ok_or_else(|| format!("argument {key:?} has no {}", t.value))?;
-    let v_end = rest
-        .find(t.value_end.as_str())
+    let v_end = find_from(rest, &t.value_end, 0)
         .ok_or_else(|| format!("{} is not closed by {}", t.value, t.value_end))?;
     let v = typed(cx, FormatId::HUNYUAN, tool, key, layout_trim(&rest[..v_end]), repairs);
     Ok(((key.to_owned(), v), &rest[v_end + t.value_end.len()..]))

@@ -32,7 +32,9 @@ use crate::FormatId;
 use crate::builder::{Ctx, Draft};
 use crate::family::{
     Advance, Instructions, ReadCx, ReasoningMarker, RegionReader, ScanFrom, find_from,
+    push_json_str,
 };
+use std::fmt::Write as _;
 
 impl FormatId {
     pub(crate) const MINIMAX_M3: FormatId = FormatId::builtin("minimax_m3");
@@ -263,11 +265,15 @@ impl M3Reader {
                         self.live = Live::Stopped;
                         return;
                     };
-                    let mut fragment = String::from(if self.sent.is_empty() { "{" } else { "," });
-                    fragment.push_str(&Value::String(e.name.clone()).to_string());
+                    // Written in place as `to_string` writes the key and the value.
+                    let mut fragment = String::with_capacity(e.name.len() + 16);
+                    fragment.push(if self.sent.is_empty() { '{' } else { ',' });
+                    push_json_str(&mut fragment, &e.name);
                     fragment.push(':');
-                    fragment.push_str(&v.to_string());
-                    self.send(&fragment, cx);
+                    // Writing to a `String` cannot fail.
+                    let _ = write!(fragment, "{v}");
+                    self.sent.push_str(&fragment);
+                    cx.arguments_owned(fragment);
                     self.keys.push(e.name);
                     self.live = Live::Invoke { name, at: end };
                 }
