@@ -223,16 +223,6 @@ fn plain(s: &str, max: usize) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.' | b':'))
 }
 
-/// The format of a message [`found_message`] writes for a plain format and name.
-fn found_plain_format(message: &str) -> Option<&str> {
-    let rest = message.strip_prefix("found ")?;
-    // A plain format holds no space: it ends at the first one (no substring search, whose
-    // set-up cost showed per call of a fenced envelope).
-    let (format, name) = rest.split_at(memchr::memchr(b' ', rest.as_bytes())?);
-    let name = name.strip_prefix(" call to \"")?.strip_suffix('"')?;
-    (plain(format, 32) && plain(name, 64)).then_some(format)
-}
-
 /// A call announced while its region streams (`CallStarted` sent).
 #[derive(Debug)]
 struct Announced {
@@ -316,13 +306,6 @@ impl DiagCap {
 
     /// Whether to report this diagnostic.
     fn admit(&mut self, d: &Diagnostic) -> bool {
-        // A found-call note passed on from a fence's engine: its kind by its format.
-        if d.level == Level::Info
-            && let Some(format) = found_plain_format(&d.message)
-        {
-            let slot = self.found_slot(format);
-            return self.count(slot);
-        }
         if let Some((level, message, slot)) = &self.last
             && *level == d.level
             && *message == d.message
@@ -395,13 +378,16 @@ impl DiagCap {
     }
 }
 
-pub(crate) struct Engine {
+pub(crate) struct Engine<'a> {
     ctx: Arc<Ctx>,
     nested: bool,
     /// Nobody reads `CallStarted`/`ArgumentsDelta` for calls finished whole (one-shot
     /// `parse` and a fence's sub-engine): skip re-serialising their arguments.
     pub(crate) quiet: bool,
-    buf: String,
+    /// The bytes not yet compacted away: the caller's text itself while a whole text is
+    /// read (one-shot [`crate::parse`] and a fence's sub-engine), no copy of it; owned
+    /// once a push appends to it.
+    buf: Cow<'a, str>,
     base: usize,
     pos: usize,
     emit_from: usize,
@@ -450,7 +436,7 @@ pub(crate) struct Engine {
     fallbacks: bool,
 }
 
-impl Engine {
+impl<'a> Engine<'a> {
     /// The index the next call would get (calls announced and cut count too).
     pub(crate) fn next_call_index(&self) -> usize {
         self.next_index
@@ -487,7 +473,7 @@ impl Engine {
             ctx,
             nested: false,
             quiet: false,
-            buf: String::new(),
+            buf: Cow::Borrowed(""),
             base: 0,
             pos: 0,
             emit_from: 0,
@@ -524,7 +510,7 @@ impl Engine {
         self.fallbacks
     }
 
-    /// [`Engine::push`] appending to the caller's `out`: the engine collects its events in
+    /// Feeds `delta`, appending its events to the caller's `out`: the engine collects them in
     /// `out` itself (swapped in and back), so a reused buffer costs no allocation.
     #[inline]
     pub(crate) fn push_into(&mut self, delta: &str, out: &mut Vec<StreamEvent>) {
@@ -539,15 +525,10 @@ impl Engine {
         *out = self.finish();
     }
 
-    /// Feeds `delta`; returns the events collected (`self.events`, empty between calls).
-    pub(crate) fn push(&mut self, delta: &str) -> Vec<StreamEvent> {
-        self.feed(delta);
-        std::mem::take(&mut self.events)
-    }
-
-    /// [`Engine::push`] of a whole text into an engine that has received nothing (a
-    /// fence's sub-engine): the text becomes the buffer instead of being copied into it.
-    fn push_owned(&mut self, text: String) -> Vec<StreamEvent> {
+    /// Reads a whole `text` into an engine that has received nothing (one-shot
+    /// [`crate::parse`] and a fence's sub-engine), adding its events to `self.events`: the
+    /// text becomes the buffer, borrowed, instead of being copied into it.
+    fn feed_whole(&mut self, text: &'a str) {
         if self.received == 0
             && self.buf.is_empty()
             && !self.finished
@@ -560,12 +541,12 @@ impl Engine {
             // What `feed` does with a first push of more than one byte in text at a line
             // start: the general loop, then compaction.
             self.received = text.len();
-            self.buf = text;
+            self.buf = Cow::Borrowed(text);
             self.run(false);
             self.compact();
-            return std::mem::take(&mut self.events);
+            return;
         }
-        self.push(&text)
+        self.feed(text);
     }
 
     /// Feeds `delta`, adding its events to `self.events`.
@@ -587,7 +568,7 @@ impl Engine {
             let cut = floor_boundary(delta, room);
             let (head, tail) = delta.split_at(cut);
             self.received += head.len();
-            self.buf.push_str(head);
+            self.buf.to_mut().push_str(head);
             self.run(true);
             self.overflow = true;
             let at = self.base + self.buf.len();
@@ -614,15 +595,15 @@ impl Engine {
                     && self.pos == self.buf.len()
                     && !self.ctx.openers.stops.is_stop(b)
                 {
-                    self.buf.push(char::from(b));
+                    self.buf.to_mut().push(char::from(b));
                     self.ordinary_byte(self.pos, b);
                     self.settle_text(false);
                     self.compact();
                     return;
                 }
-                self.buf.push(char::from(b));
+                self.buf.to_mut().push(char::from(b));
             }
-            _ => self.buf.push_str(delta),
+            _ => self.buf.to_mut().push_str(delta),
         }
         // Inside a region, most pushes of a call's body: its reader asks for more, and
         // there is no text to settle (the general loop's fixed cost showed per push).
@@ -761,9 +742,9 @@ impl Engine {
     /// nothing: its text, calls and diagnostics written straight into `parsed` (which may
     /// already hold diagnostics) rather than collected as events. Reasoning blocks stay in
     /// `self.reasoning`.
-    pub(crate) fn parse_whole(&mut self, text: &str, parsed: Parsed) -> Parsed {
+    pub(crate) fn parse_whole(&mut self, text: &'a str, parsed: Parsed) -> Parsed {
         self.direct = Some(parsed);
-        self.feed(text);
+        self.feed_whole(text);
         self.finish();
         self.direct.take().unwrap_or_default()
     }
@@ -995,7 +976,12 @@ impl Engine {
         if keep == 0 {
             return;
         }
-        self.buf.drain(..keep);
+        match &mut self.buf {
+            Cow::Borrowed(text) => *text = text.get(keep..).unwrap_or(""),
+            Cow::Owned(buf) => {
+                buf.drain(..keep);
+            }
+        }
         self.base += keep;
         self.pos -= keep;
         self.emit_from -= keep;
@@ -1752,16 +1738,32 @@ impl Engine {
             self.enter_text(end);
             return Step::Continue;
         }
-        let inner = inner.to_owned();
-        let mut sub = Engine::new_inner(self.ctx.clone());
-        sub.nested = !markup_inside;
-        sub.quiet = true;
-        sub.base = self.abs(content);
-        sub.seen_visible = self.seen_visible;
-        sub.reply_end = self.reply_end;
-        let mut events = sub.push_owned(inner);
-        events.extend(sub.finish_nested());
-        if sub.markup_found {
+        // The sub-engine reads the content where it lies (borrowed from this buffer), so
+        // it is dropped before this engine changes. It counts its diagnostics in this
+        // engine's cap (one cap per reply): what it reports is reported here as it is, and
+        // what it leaves out is in the reply's count of diagnostics not reported.
+        let mut diag_cap = std::mem::take(&mut self.diag_cap);
+        let (events, labels, markup_found) = {
+            let mut sub = Engine::new_inner(self.ctx.clone());
+            std::mem::swap(&mut sub.diag_cap, &mut diag_cap);
+            sub.nested = !markup_inside;
+            sub.quiet = true;
+            sub.base = self.abs(content);
+            sub.seen_visible = self.seen_visible;
+            sub.reply_end = self.reply_end;
+            sub.feed_whole(inner);
+            sub.run(true);
+            sub.finished = true;
+            sub.flush_text_event();
+            std::mem::swap(&mut sub.diag_cap, &mut diag_cap);
+            (
+                std::mem::take(&mut sub.events),
+                std::mem::take(&mut sub.labels),
+                sub.markup_found,
+            )
+        };
+        self.diag_cap = diag_cap;
+        if markup_found {
             self.emit_text(start);
             self.emit_from = end;
             self.enter_text(end);
@@ -1778,7 +1780,7 @@ impl Engine {
                         }
                     }
                     StreamEvent::CallFinished { call, .. } => self.emit_call(call, None),
-                    StreamEvent::Diagnostic { diagnostic } => self.diag(diagnostic),
+                    StreamEvent::Diagnostic { diagnostic } => self.push_diag(diagnostic),
                     StreamEvent::CallStarted { .. } | StreamEvent::ArgumentsDelta { .. } => {}
                 }
             }
@@ -1788,21 +1790,13 @@ impl Engine {
         } else {
             for e in events {
                 if let StreamEvent::Diagnostic { diagnostic } = e {
-                    self.diag(diagnostic);
+                    self.push_diag(diagnostic);
                 }
             }
             self.enter_text(end);
         }
-        self.labels.extend(sub.labels);
+        self.labels.extend(labels);
         Step::Continue
-    }
-
-    /// Finish for a fence's sub-engine: no fallbacks (they apply once, to the whole reply).
-    fn finish_nested(&mut self) -> Vec<StreamEvent> {
-        self.run(true);
-        self.finished = true;
-        self.flush_text_event();
-        std::mem::take(&mut self.events)
     }
 }
 
@@ -1958,22 +1952,7 @@ mod tests {
                 DiagCap::found_kind_into(format, &mut direct);
                 assert_eq!(whole, direct, "{message}");
                 assert_eq!(found_message(format, name), message);
-                assert_eq!(found_plain_format(&message), Some(format));
             }
-        }
-        // Messages not written by `found_message` for a plain format and name.
-        for message in [
-            "found two words call to \"t\"",
-            "found hermes call to \"get weather\"",
-            "found hermes call to \"t\" twice",
-            "found hermes  call to \"t\"",
-            "found hermes call to t",
-            "found  call to \"t\" call to \"t\"",
-            "found hermes call to \"\\\"\"",
-            "call dropped: found hermes call to \"t\"",
-            "found hermes",
-        ] {
-            assert_eq!(found_plain_format(message), None, "{message}");
         }
     }
 
@@ -2014,7 +1993,7 @@ mod tests {
                         continue;
                     }
                     let mut e = Engine::new_inner(ctx.clone());
-                    e.buf = s.clone();
+                    e.buf = Cow::Borrowed(s.as_str());
                     e.pos = from;
                     e.line_start = false;
                     e.ident_start = ident;

@@ -402,8 +402,10 @@ pub fn parse(text: &str, options: &ParseOptions) -> Parsed {
             diagnostics: std::mem::take(&mut p.pending),
             ..Parsed::default()
         };
-        let mut parsed = p.engine.parse_whole(text, start);
-        parsed.reasoning = std::mem::take(&mut p.engine.reasoning);
+        // The engine reads `text` where it lies (no copy into its buffer).
+        let mut engine: Engine<'_> = p.engine;
+        let mut parsed = engine.parse_whole(text, start);
+        parsed.reasoning = std::mem::take(&mut engine.reasoning);
         return parsed;
     }
     let mut parsed = Parsed::default();
@@ -434,7 +436,7 @@ pub fn parse(text: &str, options: &ParseOptions) -> Parsed {
 /// call syntax announce a call when its markup is complete, with the arguments JSON as one
 /// fragment.
 pub struct StreamParser {
-    engine: Engine,
+    engine: Engine<'static>,
     /// Kept for a second look at the reasoning (`ReasoningCalls::TakeIfNoneAfter`).
     reasoning_options: Option<ParseOptions>,
     /// Calls finished so far.

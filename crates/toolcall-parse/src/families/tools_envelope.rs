@@ -151,6 +151,33 @@ mod tests {
         })
     }
 
+    // A fence's content is read by a sub-engine that counts its diagnostics in the
+    // reply's cap: an envelope of 40 calls gives the same notes in a fence as bare, the 8
+    // found-call notes over the cap counted in the reply's "not reported" warning (the
+    // sub-engine's own cap lost them: no warning in a fence).
+    #[test]
+    fn a_fenced_envelope_reports_and_counts_its_notes_as_a_bare_one() {
+        let entries: Vec<String> = (0..40)
+            .map(|i| format!(r#"{{"name":"t{i}","arguments":{{"i":{i}}}}}"#))
+            .collect();
+        let json = format!(r#"{{"tools":[{}]}}"#, entries.join(","));
+        let notes = |text: &str| {
+            let p = parse(text, &only());
+            assert_eq!(p.calls.len(), 40, "{text}");
+            p.diagnostics
+                .into_iter()
+                .map(|d| (d.level, d.message))
+                .collect::<Vec<_>>()
+        };
+        let bare = notes(&json);
+        assert_eq!(bare.len(), 33);
+        assert_eq!(
+            bare[32].1,
+            "8 further diagnostics not reported (more than 32 of one kind)"
+        );
+        assert_eq!(notes(&format!("Sure.\n```json\n{json}\n```\nDone.")), bare);
+    }
+
     // The envelope's shape, entry by entry: which keys an entry may have, which of
     // `arguments`/`parameters` and `id`/`call_id` a call takes, and what is no envelope.
     #[test]
