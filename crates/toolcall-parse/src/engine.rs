@@ -893,6 +893,19 @@ impl<'a> Engine<'a> {
         self.enter_text(end);
         self.markup_found = true;
         self.emit_raw_text(&o.text);
+        // Room at once for what the outcome adds (one allocation, not one per doubling):
+        // each call and, up to the cap, its found-call note; a quiet engine's events are
+        // only those.
+        let (calls, notes) = (o.drafts.len(), o.diagnostics.len());
+        let found = calls.min(DIAGS_PER_KIND);
+        match &mut self.direct {
+            Some(p) => {
+                p.calls.reserve(calls);
+                p.diagnostics.reserve(notes + found);
+            }
+            None if self.quiet => self.events.reserve(calls + notes + found + 1),
+            None => {}
+        }
         for d in o.diagnostics {
             self.diag(d);
         }
@@ -1769,7 +1782,23 @@ impl<'a> Engine<'a> {
             self.enter_text(end);
             self.markup_found = true;
             let mut text = String::new();
-            self.events.reserve(events.len());
+            match &mut self.direct {
+                // The calls and notes land in the caller's `Parsed`: room for them at once
+                // (one allocation each, not one per doubling).
+                Some(p) => {
+                    let calls = events
+                        .iter()
+                        .filter(|e| matches!(e, StreamEvent::CallFinished { .. }))
+                        .count();
+                    let diagnostics = events
+                        .iter()
+                        .filter(|e| matches!(e, StreamEvent::Diagnostic { .. }))
+                        .count();
+                    p.calls.reserve(calls);
+                    p.diagnostics.reserve(diagnostics);
+                }
+                None => self.events.reserve(events.len()),
+            }
             for e in events {
                 match e {
                     StreamEvent::Text { text: t } => text.push_str(&t),
