@@ -1187,17 +1187,16 @@ impl<'a> Engine<'a> {
                                         return Step::Continue;
                                     }
                                 };
-                                let lang = self
-                                    .buf
-                                    .get(info_from..info_end)
-                                    .unwrap_or("")
-                                    .trim()
-                                    .to_ascii_lowercase();
+                                let lang = self.buf.get(info_from..info_end).unwrap_or("").trim();
+                                // The fence names are lower-case ASCII: compared ignoring
+                                // ASCII case, no lower-cased copy of the info string.
+                                let named = |names: &[&str]| {
+                                    names.iter().any(|n| n.eq_ignore_ascii_case(lang))
+                                };
                                 // Reasoning only: no fence can hold a call.
                                 let reads = !self.ctx.reasoning_only;
-                                let markup = reads && MARKUP_FENCES.contains(&lang.as_str());
-                                let callable =
-                                    reads && (CALL_FENCES.contains(&lang.as_str()) || markup);
+                                let markup = reads && named(MARKUP_FENCES);
+                                let callable = reads && (named(CALL_FENCES) || markup);
                                 self.emit_text(pos);
                                 self.mode = Mode::Fence {
                                     start: pos,

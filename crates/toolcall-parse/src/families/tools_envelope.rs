@@ -178,6 +178,25 @@ mod tests {
         assert_eq!(notes(&format!("Sure.\n```json\n{json}\n```\nDone.")), bare);
     }
 
+    // A fence's info string names a call fence in any ASCII case, around spaces; any other
+    // name makes its content a code sample, whose envelope is no call.
+    #[test]
+    fn a_fence_is_named_in_any_ascii_case() {
+        let json = r#"{"tools":[{"name":"t","arguments":{"a":1}}]}"#;
+        for info in ["json", "JSON", " Json ", "jSoNc", "TOOL_CALL", ""] {
+            let text = format!("Sure.\n```{info}\n{json}\n```\nDone.");
+            assert_eq!(
+                calls(&text).map(|c| c.len()),
+                Some(1),
+                "{text}"
+            );
+        }
+        for info in ["python", "jsonx", "js on", "j\u{17f}on", "xml"] {
+            let text = format!("Sure.\n```{info}\n{json}\n```\nDone.");
+            assert_eq!(calls(&text), None, "{text}");
+        }
+    }
+
     // The envelope's shape, entry by entry: which keys an entry may have, which of
     // `arguments`/`parameters` and `id`/`call_id` a call takes, and what is no envelope.
     #[test]
