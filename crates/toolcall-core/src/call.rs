@@ -19,33 +19,29 @@ impl CallId {
     pub fn generate() -> Self {
         const ALPHABET: &[u8; 62] =
             b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
-        // A 64-bit draw below `UNBIASED` (a multiple of 62^10; 96 % of draws) holds ten
-        // uniform letters, its base-62 digits; the rest are drawn again. Three draws, one
-        // allocation: ids are made for every call of every reply, and a draw or a
-        // `String::push` per letter cost more than the rest of a small call's parse.
-        const DIGITS: u64 = 62u64.pow(10);
-        const UNBIASED: u64 = DIGITS * (u64::MAX / DIGITS);
+        // Each 64-bit draw is read as ten 6-bit pieces; a piece below 62 (62 of 64) is a
+        // uniform letter, the others are skipped. About three draws and no division an id
+        // (ids are made for every call of every reply: base-62 digits of each draw, with a
+        // division a letter, cost more than the rest of a small call's build).
         let mut rng = rand::rng();
-        let mut id = *b"call_000000000000000000000000";
-        let mut len = "call_".len();
-        while len < id.len() {
-            let draw = rng.next_u64();
-            if draw >= UNBIASED {
-                continue;
-            }
-            let mut x = draw % DIGITS;
-            for slot in id.iter_mut().skip(len).take(10) {
-                *slot = ALPHABET[(x % 62) as usize];
-                x /= 62;
-                len += 1;
+        let mut id = String::with_capacity(29);
+        id.push_str("call_");
+        let mut left = 24;
+        while left > 0 {
+            let mut draw = rng.next_u64();
+            for _ in 0..10 {
+                let piece = (draw & 63) as usize;
+                draw >>= 6;
+                if let Some(&letter) = ALPHABET.get(piece) {
+                    id.push(char::from(letter));
+                    left -= 1;
+                    if left == 0 {
+                        break;
+                    }
+                }
             }
         }
-        // Every byte is ASCII, so the conversion cannot fail.
-        CallId(
-            std::str::from_utf8(&id)
-                .map(str::to_owned)
-                .unwrap_or_default(),
-        )
+        CallId(id)
     }
 
     pub fn as_str(&self) -> &str {
