@@ -1426,11 +1426,18 @@ impl<'a> Engine<'a> {
                 let next = families
                     .iter()
                     .position(|by| !by.family.declines(by.opener, region, is_final))?;
-                let mut rest = Rest::Literal { opener: i, next };
-                match self.next_reader(&mut rest, pos, is_final) {
-                    Some(reader) => self.start_region(pos, after, reader, rest),
-                    None => return None,
-                }
+                // The first family that does not decline reads first (its `declines` is not
+                // asked again); the rest come in order after it.
+                let by = families[next];
+                let mut rest = Rest::Literal {
+                    opener: i,
+                    next: next + 1,
+                };
+                let reader = match by.family.reader(by.opener, &self.ctx) {
+                    Some(reader) => reader,
+                    None => self.next_reader(&mut rest, pos, is_final)?,
+                };
+                self.start_region(pos, after, reader, rest);
             }
         }
         Some(Step::Continue)
