@@ -54,13 +54,14 @@ impl<'a> CallKeys<'a> {
     }
 }
 
-/// The draft for one call object, without its arguments, and the key holding them: the
-/// caller moves them out once every object of the value is accepted (no clone).
+/// The draft for one call object, without its name and arguments, the name, and the key
+/// holding the arguments: the caller moves both out once every object of the value is
+/// accepted (no clone).
 fn draft(
     m: &Map<String, Value>,
     format: FormatId,
     need_args: bool,
-) -> Option<(Draft, Option<&'static str>)> {
+) -> Option<(Draft, &str, Option<&'static str>)> {
     // Mistral's `[TOOL_CALLS][…]` list writes its ids after the arguments and is never
     // announced before it is complete.
     let keys = CallKeys::of(m, format == FormatId::MISTRAL)?;
@@ -86,17 +87,31 @@ fn draft(
     {
         return None;
     }
-    let mut d = Draft::new(name, None, format);
+    let mut d = Draft::new(String::new(), None, format);
     d.id = keys
         .id
         .or(keys.call_id)
         .and_then(Value::as_str)
         .map(str::to_owned);
-    Some((d, key))
+    Some((d, name, key))
+}
+
+/// Moves the name and the arguments (under `key`) of an accepted call object into its
+/// draft: one pass over the object's few entries.
+fn take_parts(d: &mut Draft, m: &mut Map<String, Value>, key: Option<&str>) {
+    for (k, v) in m.iter_mut() {
+        if Some(k.as_str()) == key {
+            d.args = Some(v.take());
+        } else if k == "name"
+            && let Value::String(name) = v
+        {
+            d.name = std::mem::take(name);
+        }
+    }
 }
 
 /// `lenient`: inside explicit markup (any name, arguments optional, flagged if unknown).
-/// On a match the arguments are moved out of `v`; on `None`, `v` is untouched.
+/// On a match the names and arguments are moved out of `v`; on `None`, `v` is untouched.
 pub(crate) fn classify(
     v: &mut Value,
     ctx: &Ctx,
@@ -104,36 +119,40 @@ pub(crate) fn classify(
     lenient: bool,
     span: Range<usize>,
 ) -> Option<Outcome> {
-    let items: Vec<&Map<String, Value>> = match &*v {
-        Value::Object(m) => vec![m],
-        Value::Array(a) if !a.is_empty() => {
-            a.iter().map(Value::as_object).collect::<Option<_>>()?
-        }
-        _ => return None,
-    };
     let mut out = Outcome::default();
-    let mut keys = Vec::with_capacity(items.len());
-    for m in items {
-        let (mut d, key) = draft(m, format, !lenient)?;
+    // Whether the object is a call, and its draft (kept in `out`) and arguments key.
+    let accept = |m: &Map<String, Value>, out: &mut Outcome| {
+        let (mut d, name, key) = draft(m, format, !lenient)?;
         if lenient {
             out.diagnostics
-                .extend(ctx.unknown_name_warning(&d.name, span.clone()));
-        } else if !ctx.strict_name_ok(&d.name) {
+                .extend(ctx.unknown_name_warning(name, span.clone()));
+        } else if !ctx.strict_name_ok(name) {
             return None;
         }
         d.span = span.clone();
         out.drafts.push(d);
-        keys.push(key);
-    }
-    let maps: Vec<&mut Map<String, Value>> = match v {
-        Value::Object(m) => vec![m],
-        Value::Array(a) => a.iter_mut().filter_map(Value::as_object_mut).collect(),
-        _ => Vec::new(),
+        Some(key)
     };
-    for ((d, key), m) in out.drafts.iter_mut().zip(keys).zip(maps) {
-        d.args = key
-            .and_then(|k| m.iter_mut().find(|(name, _)| name.as_str() == k))
-            .map(|(_, v)| v.take());
+    match v {
+        Value::Object(m) => {
+            let key = accept(m, &mut out)?;
+            if let Some(d) = out.drafts.first_mut() {
+                take_parts(d, m, key);
+            }
+        }
+        Value::Array(a) if !a.is_empty() => {
+            out.drafts.reserve_exact(a.len());
+            let mut keys = Vec::with_capacity(a.len());
+            for e in a.iter() {
+                keys.push(accept(e.as_object()?, &mut out)?);
+            }
+            for ((d, key), e) in out.drafts.iter_mut().zip(keys).zip(a.iter_mut()) {
+                if let Value::Object(m) = e {
+                    take_parts(d, m, key);
+                }
+            }
+        }
+        _ => return None,
     }
     Some(out)
 }
