@@ -828,8 +828,8 @@ fn next_json_escape(bytes: &[u8], from: usize) -> Option<usize> {
 /// A `memchr` for the first byte and a compare at each hit, for the first few hits: a
 /// streamed push searches a few new bytes, where building a `memmem` searcher per call
 /// cost more than the search (it showed in the profile of replies with many calls). Past
-/// them the rest goes to `memmem`, whose prefilter keeps a hay full of the first byte
-/// (`<` in markup) fast.
+/// them the rest goes to `memmem` ([`memmem_find`]), whose prefilter keeps a hay full of
+/// the first byte (`<` in markup) fast.
 pub(crate) fn find_from(hay: &str, needle: &str, from: usize) -> Option<usize> {
     const QUICK_HITS: usize = 4;
     let n = needle.as_bytes();
@@ -843,7 +843,42 @@ pub(crate) fn find_from(hay: &str, needle: &str, from: usize) -> Option<usize> {
         }
         at += i + 1;
     }
-    memchr::memmem::find(hay.as_bytes().get(at..)?, n).map(|i| at + i)
+    memmem_find(hay.as_bytes().get(at..)?, n).map(|i| at + i)
+}
+
+/// `memmem::find` with the searcher of each of the last few needles kept (per thread):
+/// the needles are a parse's few closing tags, and building a searcher cost more than a
+/// search past a call's arguments (once per Gemma 4 call, whose `<|"|>` quotes are hits
+/// of its closing tag's first byte). Long needles are searched without keeping one.
+fn memmem_find(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    use memchr::memmem::Finder;
+    use std::cell::RefCell;
+    /// Searchers kept, and the longest needle kept.
+    const KEPT: usize = 8;
+    const KEPT_LEN: usize = 64;
+    thread_local! {
+        static FINDERS: RefCell<Vec<Finder<'static>>> = const { RefCell::new(Vec::new()) };
+    }
+    if needle.len() > KEPT_LEN {
+        return memchr::memmem::find(hay, needle);
+    }
+    FINDERS
+        .try_with(|finders| {
+            let mut finders = finders.try_borrow_mut().ok()?;
+            if let Some(f) = finders.iter().find(|f| f.needle() == needle) {
+                return Some(f.find(hay));
+            }
+            let f = Finder::new(needle).into_owned();
+            let found = f.find(hay);
+            if finders.len() >= KEPT {
+                finders.remove(0);
+            }
+            finders.push(f);
+            Some(found)
+        })
+        .ok()
+        .flatten()
+        .unwrap_or_else(|| memchr::memmem::find(hay, needle))
 }
 
 /// How a family reads a text value whose argument the tool's schema does not type (no
@@ -1315,6 +1350,30 @@ mod tests {
         let many = "<a".repeat(10) + "</tool>";
         assert_eq!(find_from(&many, "</tool>", 0), Some(20));
         assert_eq!(find_from(&many, "</tool>", 21), None);
+    }
+
+    // The kept searchers answer as a fresh `memmem::find` does, for more needles than are
+    // kept (each evicted and built again), a needle too long to keep, and the empty one.
+    #[test]
+    fn kept_searchers_find_what_memmem_finds() {
+        let hay = "<a><b></t0></tool></t1><tool_call|></t2>".repeat(3);
+        let long = "</".to_owned() + &"x".repeat(80);
+        let needles: Vec<String> = (0..12)
+            .map(|i| format!("</t{i}>"))
+            .chain(["</tool>", "<tool_call|>", "", "nope", &long].map(str::to_owned))
+            .collect();
+        for round in 0..3 {
+            for n in &needles {
+                for from in [0, 5, 17, 40] {
+                    let h = &hay.as_bytes()[from..];
+                    assert_eq!(
+                        memmem_find(h, n.as_bytes()),
+                        memchr::memmem::find(h, n.as_bytes()),
+                        "{n:?} from {from}, round {round}"
+                    );
+                }
+            }
+        }
     }
 
     #[test]
