@@ -28,7 +28,7 @@ static BLOCK: Block = Block {
 };
 
 /// `<｜tool▁call▁begin｜>NAME<｜tool▁sep｜>` where NAME is not V3's `function` type.
-fn lead(lead: &str, complete: bool) -> Lead {
+fn lead(lead: &str, complete: bool) -> Lead<'_> {
     let s = skip_space(lead);
     match starts(s, CALL) {
         Some(true) => {}
@@ -38,7 +38,7 @@ fn lead(lead: &str, complete: bool) -> Lead {
     let rest = &s[CALL.len()..];
     match rest.find(SEP) {
         Some(i) if valid_name(&rest[..i]) && &rest[..i] != "function" => {
-            Lead::Mine(Some(rest[..i].to_owned()))
+            Lead::Mine(Some(rest[..i].into()))
         }
         Some(_) => Lead::NotMine,
         None if complete || rest.len() > 256 => Lead::NotMine,

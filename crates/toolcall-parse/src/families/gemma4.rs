@@ -64,7 +64,7 @@ pub(crate) static GEMMA4: Described = Described {
 
 
 /// `call:NAME{` after the opener.
-pub(crate) fn lead(lead: &str, complete: bool) -> Lead {
+pub(crate) fn lead(lead: &str, complete: bool) -> Lead<'_> {
     let s = skip_space(lead);
     match starts(s, "call:") {
         Some(true) => {}

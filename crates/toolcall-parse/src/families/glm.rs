@@ -146,7 +146,7 @@ pub(crate) static GLM: Described = Described {
 
 
 /// `NAME` then blanks then `<arg_key>` or `</tool_call>`.
-fn lead(lead: &str, complete: bool) -> Lead {
+fn lead(lead: &str, complete: bool) -> Lead<'_> {
     let name_len = lead
         .find(|c: char| c.is_ascii_whitespace() || c == '<')
         .unwrap_or(lead.len());
@@ -166,7 +166,7 @@ fn lead(lead: &str, complete: bool) -> Lead {
         return if complete { Lead::NotMine } else { Lead::NeedMore };
     }
     match (starts(rest, KEY), starts(rest, CLOSE)) {
-        (Some(true), _) | (_, Some(true)) => Lead::Mine(Some(name.to_owned())),
+        (Some(true), _) | (_, Some(true)) => Lead::Mine(Some(name.into())),
         (None, _) | (_, None) if !complete => Lead::NeedMore,
         _ => Lead::NotMine,
     }

@@ -153,7 +153,7 @@ fn recipient(s: &str) -> (&str, usize) {
     (&s[..n], n)
 }
 
-fn lead(lead: &str, complete: bool) -> Lead {
+fn lead(lead: &str, complete: bool) -> Lead<'_> {
     let (to, n) = recipient(lead);
     if n == lead.len() && !complete && n < 256 {
         return Lead::NeedMore;
@@ -175,7 +175,7 @@ fn lead(lead: &str, complete: bool) -> Lead {
     } else if MESSAGE.starts_with(&lead[n..]) && !complete && lead.len() - n < MESSAGE.len() {
         return Lead::NeedMore;
     }
-    Lead::Mine(Some(name.to_owned()))
+    Lead::Mine(Some(name.into()))
 }
 
 /// The call message's JSON arguments; LLM-jp's dialect ends a call message with `<|end|>`

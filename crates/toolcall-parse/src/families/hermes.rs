@@ -111,7 +111,7 @@ static FUNCTION_STREAM: JsonCallTags = JsonCallTags {
 };
 
 /// `NAME">` then blanks then `{`.
-fn function_name_lead(lead: &str, complete: bool) -> Lead {
+fn function_name_lead(lead: &str, complete: bool) -> Lead<'_> {
     let (name, after) = match quoted_name(lead, complete) {
         Ok(head) => head,
         Err(verdict) => return verdict,
@@ -125,7 +125,7 @@ fn function_name_lead(lead: &str, complete: bool) -> Lead {
         };
     };
     match skip_space(object).bytes().next() {
-        Some(b'"' | b'}') => Lead::Mine(Some(name.to_owned())),
+        Some(b'"' | b'}') => Lead::Mine(Some(name.into())),
         None if !complete => Lead::NeedMore,
         _ => Lead::NotMine,
     }

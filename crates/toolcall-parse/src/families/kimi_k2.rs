@@ -47,7 +47,7 @@ static BARE: Block = Block {
 /// lead's first `<` may start the marker: a lead whose first `<` starts anything else is
 /// not this family's whatever follows (a flood of the opener is decided at its next one,
 /// not after a search of the whole lead).
-fn bare_lead(lead: &str, complete: bool) -> Lead {
+fn bare_lead(lead: &str, complete: bool) -> Lead<'_> {
     let marker = match memchr::memchr(b'<', lead.as_bytes()) {
         Some(lt) => {
             let from = lead.as_bytes().get(lt..).unwrap_or(&[]);
@@ -64,7 +64,7 @@ fn bare_lead(lead: &str, complete: bool) -> Lead {
     };
     match marker {
         Some(a) => match call_head(&lead[..a + ARGS.len()]) {
-            Some((name, _)) => Lead::Mine(Some(name)),
+            Some((name, _)) => Lead::Mine(Some(name.into())),
             None => Lead::NotMine,
         },
         None if complete || lead.len() > 256 => Lead::NotMine,
@@ -235,11 +235,11 @@ fn unended<'s>(after: &'s str, budget: &mut usize, max_depth: usize) -> Option<(
 mod tests {
     use super::*;
 
-    fn key(l: Lead) -> (u8, Option<String>) {
+    fn key(l: Lead<'_>) -> (u8, Option<String>) {
         match l {
             Lead::NeedMore => (0, None),
             Lead::NotMine => (1, None),
-            Lead::Mine(n) => (2, n),
+            Lead::Mine(n) => (2, n.map(std::borrow::Cow::into_owned)),
         }
     }
 
@@ -248,7 +248,7 @@ mod tests {
     fn searched(lead: &str, complete: bool) -> (u8, Option<String>) {
         key(match lead.find(ARGS) {
             Some(a) => match call_head(&lead[..a + ARGS.len()]) {
-                Some((name, _)) => Lead::Mine(Some(name)),
+                Some((name, _)) => Lead::Mine(Some(name.into())),
                 None => Lead::NotMine,
             },
             None if complete || lead.len() > 256 => Lead::NotMine,

@@ -28,7 +28,7 @@ use super::tags::{
 };
 
 /// The block is ours when the first non-blank byte after the marker is one of `firsts`.
-fn first_byte_lead(lead: &str, complete: bool, firsts: &[u8]) -> Lead {
+fn first_byte_lead(lead: &str, complete: bool, firsts: &[u8]) -> Lead<'static> {
     match skip_space(lead).bytes().next() {
         Some(b) if firsts.contains(&b) => Lead::Mine(None),
         Some(_) => Lead::NotMine,
@@ -38,22 +38,22 @@ fn first_byte_lead(lead: &str, complete: bool, firsts: &[u8]) -> Lead {
 }
 
 /// A JSON object or list follows the marker.
-pub(crate) fn json_lead(lead: &str, complete: bool) -> Lead {
+pub(crate) fn json_lead(lead: &str, complete: bool) -> Lead<'static> {
     first_byte_lead(lead, complete, b"[{")
 }
 
 /// A Python list follows the marker.
-pub(crate) fn list_lead(lead: &str, complete: bool) -> Lead {
+pub(crate) fn list_lead(lead: &str, complete: bool) -> Lead<'static> {
     first_byte_lead(lead, complete, b"[")
 }
 
 /// A call expression (`name(`) follows the marker, as in Olmo 3's one-call-per-line blocks.
-pub(crate) fn call_line_lead(lead: &str, complete: bool) -> Lead {
+pub(crate) fn call_line_lead(lead: &str, complete: bool) -> Lead<'_> {
     let s = skip_space(lead);
     // The same name bytes the call parser accepts (`ns.tool::variant` included).
     let name_len = super::call_syntax::tag_name_len(s);
     match s[name_len..].chars().next() {
-        Some('(') if name_len > 0 => Lead::Mine(Some(s[..name_len].to_owned())),
+        Some('(') if name_len > 0 => Lead::Mine(Some(s[..name_len].into())),
         Some(_) => Lead::NotMine,
         None if complete || name_len > 256 => Lead::NotMine,
         None => Lead::NeedMore,
@@ -1192,7 +1192,7 @@ fn string_attribute(attrs: &str) -> Option<bool> {
 }
 
 /// `tag` (after blanks) at the start of `lead`: ours, undecided, or not.
-pub(crate) fn tag_lead(lead: &str, complete: bool, tag: &str) -> Lead {
+pub(crate) fn tag_lead(lead: &str, complete: bool, tag: &str) -> Lead<'static> {
     let s = skip_space(lead);
     match starts(s, tag) {
         Some(true) => Lead::Mine(None),

@@ -48,7 +48,7 @@ static BLOCK: Block = Block {
 const MAX_NAME: usize = 256;
 
 /// A call (`name(`) follows the marker, after the fence's opening line if there is one.
-fn lead(lead: &str, complete: bool) -> Lead {
+fn lead(lead: &str, complete: bool) -> Lead<'_> {
     let s = skip_space(lead);
     let s = match starts(s, FENCE) {
         None if !complete => return Lead::NeedMore,

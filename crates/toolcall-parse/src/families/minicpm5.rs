@@ -96,12 +96,12 @@ static STREAM: StreamTags = StreamTags {
 };
 
 /// `NAME">` then blanks, then a parameter or the element's end.
-fn lead(lead: &str, complete: bool) -> Lead {
+fn lead(lead: &str, complete: bool) -> Lead<'_> {
     lead_before(lead, complete, &[PARAM, CLOSE])
 }
 
 /// As [`lead`], for the respelt openers: their parameter tags may be respelt too.
-fn lead_respelt(lead: &str, complete: bool) -> Lead {
+fn lead_respelt(lead: &str, complete: bool) -> Lead<'_> {
     lead_before(
         lead,
         complete,
@@ -110,14 +110,14 @@ fn lead_respelt(lead: &str, complete: bool) -> Lead {
 }
 
 /// `NAME">` then blanks, then one of `next`.
-fn lead_before(lead: &str, complete: bool, next: &[&str]) -> Lead {
+fn lead_before<'a>(lead: &'a str, complete: bool, next: &[&str]) -> Lead<'a> {
     let (name, rest) = match quoted_name(lead, complete) {
         Ok((name, after)) => (name, skip_space(after)),
         Err(verdict) => return verdict,
     };
     let found: Vec<Option<bool>> = next.iter().map(|t| starts(rest, t)).collect();
     if found.contains(&Some(true)) {
-        Lead::Mine(Some(name.to_owned()))
+        Lead::Mine(Some(name.into()))
     } else if found.contains(&None) && !complete {
         Lead::NeedMore
     } else {

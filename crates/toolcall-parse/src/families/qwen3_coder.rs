@@ -48,7 +48,7 @@ static BARE: Block = Block {
 const BARE_OPEN: &str = "<function=";
 
 /// `NAME>` then blanks then `<parameter=`.
-fn bare_lead(lead: &str, complete: bool) -> Lead {
+fn bare_lead(lead: &str, complete: bool) -> Lead<'_> {
     // A `<` or newline before the first `>` is in the name ([`valid_name`] refuses it) or
     // there is no `>`: not ours either way, decided at that byte (a flood of the opener
     // is not searched to the end of the lead at each one).
@@ -67,7 +67,7 @@ fn bare_lead(lead: &str, complete: bool) -> Lead {
         return Lead::NotMine;
     }
     match starts(skip_space(&lead[gt + 1..]), "<parameter=") {
-        Some(true) => Lead::Mine(Some(name.to_owned())),
+        Some(true) => Lead::Mine(Some(name.into())),
         None if !complete => Lead::NeedMore,
         _ => Lead::NotMine,
     }
@@ -160,11 +160,11 @@ pub(crate) fn xml_example(open: &str, close: &str, name: &str, args: &Map<String
 mod tests {
     use super::*;
 
-    fn key(l: Lead) -> (u8, Option<String>) {
+    fn key(l: Lead<'_>) -> (u8, Option<String>) {
         match l {
             Lead::NeedMore => (0, None),
             Lead::NotMine => (1, None),
-            Lead::Mine(n) => (2, n),
+            Lead::Mine(n) => (2, n.map(std::borrow::Cow::into_owned)),
         }
     }
 
@@ -183,7 +183,7 @@ mod tests {
             return key(Lead::NotMine);
         }
         key(match starts(skip_space(&lead[gt + 1..]), "<parameter=") {
-            Some(true) => Lead::Mine(Some(name.to_owned())),
+            Some(true) => Lead::Mine(Some(name.into())),
             None if !complete => Lead::NeedMore,
             _ => Lead::NotMine,
         })

@@ -16,6 +16,7 @@
 //! as `Fn(..)`, its own function, and [`StreamTags`] whose [`ValueRule`] reads a parameter's
 //! opening tag. A rule is one branch taken per lead, body or parameter head, never per byte.
 
+use std::borrow::Cow;
 use std::collections::HashSet;
 use std::fmt::Write as _;
 use std::ops::Range;
@@ -37,11 +38,13 @@ use super::marked::{
 };
 
 /// What the lead (the bytes after the opener) says.
-pub(crate) enum Lead {
+pub(crate) enum Lead<'a> {
     NeedMore,
     NotMine,
-    /// Ours; the call's name when the lead already shows it (announced while streaming).
-    Mine(Option<String>),
+    /// Ours; the call's name when the lead already shows it (announced while streaming),
+    /// borrowed from the lead where it is written out: a lead read only to decide (a
+    /// family's `declines`, one-shot) copies nothing.
+    Mine(Option<Cow<'a, str>>),
 }
 
 /// A family's description of its block: data, with the lead and body rules it shares with
@@ -70,12 +73,12 @@ pub(crate) enum LeadRule {
     /// `<function=NAME>` follows the opener ([`function_lead`]).
     Function,
     /// The family's own test.
-    Fn(fn(&str, bool) -> Lead),
+    Fn(fn(&str, bool) -> Lead<'_>),
 }
 
 impl LeadRule {
     /// What `lead` says; `complete`: no more bytes will come.
-    pub(crate) fn read(self, lead: &str, complete: bool) -> Lead {
+    pub(crate) fn read(self, lead: &str, complete: bool) -> Lead<'_> {
         match self {
             LeadRule::Tag(tag) => tag_lead(lead, complete, tag),
             LeadRule::Invoke(tags) => tag_lead(lead, complete, unquoted(tags.invoke)),
@@ -1136,7 +1139,7 @@ pub(crate) fn finish_standalone(
 }
 
 /// What `block`'s lead says of `region` (the opener first), as its reader reads it.
-fn read_lead(block: &Block, region: &str, is_final: bool) -> Lead {
+fn read_lead<'a>(block: &Block, region: &'a str, is_final: bool) -> Lead<'a> {
     let after = region.get(block.open.len()..).unwrap_or("");
     let mut lead_end = after.len().min(MAX_LEAD);
     while !after.is_char_boundary(lead_end) {
@@ -1177,7 +1180,10 @@ impl RegionReader for BlockReader {
                     {
                         self.announced = true;
                         cx.start_call(&name, None);
-                        self.lead_name = Some(name);
+                        // Only the streamed arguments read it.
+                        if cx.streaming() {
+                            self.lead_name = Some(name.into_owned());
+                        }
                     }
                 }
                 _ => {}
@@ -1641,9 +1647,9 @@ fn may_start_name(s: &str) -> bool {
 /// A tool name ended by `end` at the start of `rest`: the name once `end` is there; until
 /// then, more bytes decide while what is there may still start one ([`may_start_name`]), so
 /// every prefix of a lead gets the verdict of the whole lead or `NeedMore`.
-pub(crate) fn name_until(rest: &str, end: char, complete: bool) -> Lead {
+pub(crate) fn name_until(rest: &str, end: char, complete: bool) -> Lead<'_> {
     match rest.find(end) {
-        Some(i) if valid_name(&rest[..i]) => Lead::Mine(Some(rest[..i].to_owned())),
+        Some(i) if valid_name(&rest[..i]) => Lead::Mine(Some(rest[..i].into())),
         Some(_) => Lead::NotMine,
         None if complete || !may_start_name(rest) => Lead::NotMine,
         None => Lead::NeedMore,
@@ -1653,7 +1659,7 @@ pub(crate) fn name_until(rest: &str, end: char, complete: bool) -> Lead {
 /// `NAME">` at the start of `lead`, after an opener that ends with the name's opening quote
 /// (`<function name="`): the name and the bytes after the `>`, or the lead's verdict while
 /// either is missing or when the name is no tool name.
-pub(crate) fn quoted_name(lead: &str, complete: bool) -> Result<(&str, &str), Lead> {
+pub(crate) fn quoted_name(lead: &str, complete: bool) -> Result<(&str, &str), Lead<'_>> {
     let Some(q) = lead.find('"') else {
         return Err(
             if complete || lead.len() > 256 || lead.contains(['<', '>', '\n']) {
@@ -1675,7 +1681,7 @@ pub(crate) fn quoted_name(lead: &str, complete: bool) -> Result<(&str, &str), Le
 }
 
 /// `<function=NAME>` at the start of `lead` (after blanks).
-pub(crate) fn function_lead(lead: &str, complete: bool) -> Lead {
+pub(crate) fn function_lead(lead: &str, complete: bool) -> Lead<'_> {
     let s = skip_space(lead);
     if s.is_empty() {
         return if complete {
@@ -1821,7 +1827,7 @@ mod tests {
     /// Every prefix of a lead is read as the whole lead is, or waits for more.
     #[test]
     fn a_cut_name_gets_the_whole_names_verdict_or_waits() {
-        let key = |l: Lead| match l {
+        let key = |l: Lead<'_>| match l {
             Lead::NeedMore => "more".to_owned(),
             Lead::NotMine => "not".to_owned(),
             Lead::Mine(n) => format!("mine {n:?}"),
