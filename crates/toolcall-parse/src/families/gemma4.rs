@@ -71,7 +71,7 @@ pub(crate) fn lead(lead: &str, complete: bool) -> Lead<'_> {
         None if !complete => return Lead::NeedMore,
         _ => return Lead::NotMine,
     }
-    name_until(&s["call:".len()..], '{', complete)
+    name_until(&s["call:".len()..], b'{', complete)
 }
 
 fn body(body: &str, _cx: &mut ReadCx<'_>, format: FormatId) -> Result<Vec<Draft>, String> {
@@ -87,7 +87,7 @@ pub(crate) fn read_call(
     let rest = skip_space(body)
         .strip_prefix("call:")
         .ok_or("expected call:NAME{...}")?;
-    let brace = rest.find('{').ok_or("expected { after the tool name")?;
+    let brace = memchr::memchr(b'{', rest.as_bytes()).ok_or("expected { after the tool name")?;
     let name = &rest[..brace];
     if !valid_name(name) {
         return Err(format!("invalid tool name {name:?}"));

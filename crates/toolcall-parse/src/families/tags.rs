@@ -1647,8 +1647,11 @@ fn may_start_name(s: &str) -> bool {
 /// A tool name ended by `end` at the start of `rest`: the name once `end` is there; until
 /// then, more bytes decide while what is there may still start one ([`may_start_name`]), so
 /// every prefix of a lead gets the verdict of the whole lead or `NeedMore`.
-pub(crate) fn name_until(rest: &str, end: char, complete: bool) -> Lead<'_> {
-    match rest.find(end) {
+pub(crate) fn name_until(rest: &str, end: u8, complete: bool) -> Lead<'_> {
+    // `end` is ASCII: its byte is never inside another character (a vectorised search,
+    // where `str::find` walked a short lead byte by byte).
+    debug_assert!(end.is_ascii());
+    match memchr::memchr(end, rest.as_bytes()) {
         Some(i) if valid_name(&rest[..i]) => Lead::Mine(Some(rest[..i].into())),
         Some(_) => Lead::NotMine,
         None if complete || !may_start_name(rest) => Lead::NotMine,
@@ -1701,7 +1704,7 @@ pub(crate) fn function_lead(lead: &str, complete: bool) -> Lead<'_> {
         }
         Some(true) => {}
     }
-    name_until(&s["<function=".len()..], '>', complete)
+    name_until(&s["<function=".len()..], b'>', complete)
 }
 
 /// Strips the one newline of layout on each side of a tag-delimited value.
@@ -1849,7 +1852,7 @@ mod tests {
                 );
             }
         }
-        assert_eq!(key(name_until(&"x".repeat(257), '>', false)), "not");
-        assert_eq!(key(name_until(&"x".repeat(256), '>', false)), "more");
+        assert_eq!(key(name_until(&"x".repeat(257), b'>', false)), "not");
+        assert_eq!(key(name_until(&"x".repeat(256), b'>', false)), "more");
     }
 }
