@@ -1423,17 +1423,18 @@ impl<'a> Engine<'a> {
                 // Families that decline the region at once are passed over here: a flood
                 // of an opener every family declines costs no trip through `next_reader`.
                 let region = self.buf.get(pos..).unwrap_or("");
-                let next = families
-                    .iter()
-                    .position(|by| !by.family.declines(by.opener, region, is_final))?;
                 // The first family that does not decline reads first (its `declines` is not
                 // asked again); the rest come in order after it.
-                let by = families[next];
+                let (next, reader) = families.iter().enumerate().find_map(|(n, by)| {
+                    by.family
+                        .open_region(by.opener, region, is_final, &self.ctx)
+                        .map(|reader| (n, reader))
+                })?;
                 let mut rest = Rest::Literal {
                     opener: i,
                     next: next + 1,
                 };
-                let reader = match by.family.reader(by.opener, &self.ctx) {
+                let reader = match reader {
                     Some(reader) => reader,
                     None => self.next_reader(&mut rest, pos, is_final)?,
                 };
@@ -1909,6 +1910,110 @@ mod tests {
         assert!(
             declined > 1000 && checked == declined,
             "{checked} of {declined}"
+        );
+    }
+
+    // `Family::open_region` declines exactly where `declines` does, and the reader it
+    // builds (which may skip reading a lead it already read) advances as a fresh
+    // `Family::reader`'s does, one-shot and streamed: every family's every opener followed
+    // by pieces of every family's example and by other openers.
+    #[test]
+    fn opened_readers_read_as_fresh_ones() {
+        let options = crate::ParseOptions {
+            tools: Some(Arc::new(toolcall_core::Registry::new())),
+            ..crate::ParseOptions::default()
+        };
+        let (ctx, _) = options.ctx();
+        let openers = crate::markup_openers();
+        let examples: Vec<String> = crate::formats()
+            .iter()
+            .map(|f| f.example.replace("\\n", "\n").replace("\\\"", "\""))
+            .collect();
+        // Opened before the end (`opened_final` false): read with more to come, then at the
+        // end, as the engine reads a region; opened at the end: read at the end.
+        let advance = |reader: &mut Box<dyn RegionReader>,
+                       region: &str,
+                       opened_final: bool,
+                       streaming: bool| {
+            let mut live = Vec::new();
+            let mut failed = None;
+            let mut cx = ReadCx {
+                ctx: &ctx,
+                base: 0,
+                live: &mut live,
+                streaming,
+                at_start: true,
+                end: ctx.reply_end,
+                failed_scan: &mut failed,
+            };
+            let first = if opened_final {
+                String::new()
+            } else {
+                format!("{:?}", reader.advance(region, false, &mut cx))
+            };
+            let last = format!("{:?}", reader.advance(region, true, &mut cx));
+            format!("{first} / {last} / {live:?}")
+        };
+        let (mut opened, mut mine) = (0, 0);
+        for fam in crate::families::all() {
+            for (i, open) in fam.openers().iter().enumerate() {
+                let mut tails: Vec<String> = vec![String::new(), " ".into()];
+                tails.extend(openers.iter().map(|o| (*o).to_owned()));
+                for e in &examples {
+                    if let Some(at) = e.find(open) {
+                        let rest = &e[at + open.len()..];
+                        tails.push(rest.to_owned());
+                        tails.extend(
+                            rest.char_indices()
+                                .step_by(7)
+                                .map(|(c, _)| rest[..c].to_owned()),
+                        );
+                    }
+                }
+                for tail in &tails {
+                    let region = format!("{open}{tail}");
+                    for is_final in [false, true] {
+                        let declined = fam.declines(i, &region, is_final);
+                        let Some(reader) = fam.open_region(i, &region, is_final, &ctx) else {
+                            assert!(declined, "{} opened {region:?} it declines", fam.id());
+                            continue;
+                        };
+                        assert!(!declined, "{} declined {region:?} it opens", fam.id());
+                        let Some(mut reader) = reader else {
+                            assert!(fam.reader(i, &ctx).is_none(), "{}", fam.id());
+                            continue;
+                        };
+                        opened += 1;
+                        let Some(mut fresh) = fam.reader(i, &ctx) else {
+                            panic!("{} opened {region:?} without a reader", fam.id());
+                        };
+                        let one_shot = advance(&mut reader, &region, is_final, false);
+                        mine += usize::from(one_shot.contains("Done"));
+                        assert_eq!(
+                            one_shot,
+                            advance(&mut fresh, &region, is_final, false),
+                            "{} one-shot {region:?} (opened final {is_final})",
+                            fam.id()
+                        );
+                        let (Some(mut reader), Some(mut fresh)) = (
+                            fam.open_region(i, &region, is_final, &ctx).flatten(),
+                            fam.reader(i, &ctx),
+                        ) else {
+                            continue;
+                        };
+                        assert_eq!(
+                            advance(&mut reader, &region, is_final, true),
+                            advance(&mut fresh, &region, is_final, true),
+                            "{} streamed {region:?} (opened final {is_final})",
+                            fam.id()
+                        );
+                    }
+                }
+            }
+        }
+        assert!(
+            opened > 1000 && mine > 100,
+            "{opened} opened, {mine} read one-shot"
         );
     }
 

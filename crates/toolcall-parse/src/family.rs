@@ -361,6 +361,19 @@ pub(crate) trait Family: Sync + Send {
     fn declines(&self, _opener: usize, _region: &str, _is_final: bool) -> bool {
         false
     }
+    /// [`Family::declines`], then (`Some`) [`Family::reader`] when the region is not
+    /// declined (`Some(None)`: the family has no reader for it). A family that reads its
+    /// lead to decline it may hand that reading to the reader, which then does not read
+    /// the lead again where nothing is announced (one-shot).
+    fn open_region(
+        &self,
+        opener: usize,
+        region: &str,
+        is_final: bool,
+        ctx: &Ctx,
+    ) -> Option<Option<Box<dyn RegionReader>>> {
+        (!self.declines(opener, region, is_final)).then(|| self.reader(opener, ctx))
+    }
     /// Reasoning blocks this family's models write (besides `<think>`); also the markers
     /// [`crate::detect_template`] reports when a chat template holds them.
     fn reasoning(&self) -> &'static [ReasoningMarker] {

@@ -147,17 +147,64 @@ impl Body {
         }
     }
 
-    fn reader(&self, id: FormatId, opener: usize, ctx: &Ctx) -> Option<Box<dyn RegionReader>> {
+    /// The reader of a block body (`None` for the other bodies).
+    fn block_reader(&self, ctx: &Ctx) -> Option<BlockReader> {
         let max_depth = ctx.limits.max_depth;
         Some(match self {
-            Body::None => return None,
-            Body::JsonList(b) => Box::new(BlockReader::new(b).streaming_list(max_depth)),
-            Body::Tags(b, tags) => Box::new(BlockReader::new(b).streaming(tags)),
-            Body::JsonTags(b, tags) => {
-                Box::new(BlockReader::new(b).streaming_json(tags, max_depth))
+            Body::JsonList(b) => BlockReader::new(b).streaming_list(max_depth),
+            Body::Tags(b, tags) => BlockReader::new(b).streaming(tags),
+            Body::JsonTags(b, tags) => BlockReader::new(b).streaming_json(tags, max_depth),
+            Body::Live(b, live) => BlockReader::new(b).streaming_with(live(ctx)),
+            Body::Whole(b) => BlockReader::new(b),
+            _ => return None,
+        })
+    }
+
+    /// [`crate::family::Family::open_region`]: a block's lead is read once, for declining
+    /// the region and for its reader.
+    fn open_region(
+        &self,
+        id: FormatId,
+        opener: usize,
+        region: &str,
+        is_final: bool,
+        ctx: &Ctx,
+    ) -> Option<Option<Box<dyn RegionReader>>> {
+        match self {
+            Body::JsonList(b)
+            | Body::Tags(b, _)
+            | Body::JsonTags(b, _)
+            | Body::Live(b, _)
+            | Body::Whole(b) => {
+                let mine = super::tags::lead_verdict(b, region, is_final)?;
+                let reader = self.block_reader(ctx)?;
+                let reader: Box<dyn RegionReader> = if mine {
+                    Box::new(reader.lead_read_mine())
+                } else {
+                    Box::new(reader)
+                };
+                Some(Some(reader))
             }
-            Body::Live(b, live) => Box::new(BlockReader::new(b).streaming_with(live(ctx))),
-            Body::Whole(b) => Box::new(BlockReader::new(b)),
+            Body::Each { bodies, .. } => match bodies.get(opener) {
+                Some(b) => b.open_region(id, 0, region, is_final, ctx),
+                None => Some(None),
+            },
+            _ => (!self.declines(opener, region, is_final)).then(|| self.reader(id, opener, ctx)),
+        }
+    }
+
+    fn reader(&self, id: FormatId, opener: usize, ctx: &Ctx) -> Option<Box<dyn RegionReader>> {
+        if let Some(reader) = self.block_reader(ctx) {
+            return Some(Box::new(reader));
+        }
+        let max_depth = ctx.limits.max_depth;
+        Some(match self {
+            Body::None
+            | Body::JsonList(_)
+            | Body::Tags(..)
+            | Body::JsonTags(..)
+            | Body::Live(..)
+            | Body::Whole(_) => return None,
             Body::Calls {
                 open,
                 close,
@@ -289,6 +336,16 @@ impl Family for Described {
     }
     fn reader(&self, opener: usize, ctx: &Ctx) -> Option<Box<dyn RegionReader>> {
         self.body.reader(self.id, opener, ctx)
+    }
+    fn open_region(
+        &self,
+        opener: usize,
+        region: &str,
+        is_final: bool,
+        ctx: &Ctx,
+    ) -> Option<Option<Box<dyn RegionReader>>> {
+        self.body
+            .open_region(self.id, opener, region, is_final, ctx)
     }
     fn bare_json(&self) -> BareJson {
         self.bare

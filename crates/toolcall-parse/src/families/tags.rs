@@ -133,6 +133,10 @@ pub(crate) struct BlockReader {
     announced: bool,
     /// The first call's name as the lead announced it.
     lead_name: Option<String>,
+    /// The lead of the region was read as ours when the reader was made
+    /// ([`crate::family::Family::open_region`]): a read that announces nothing (one-shot)
+    /// does not read it again.
+    lead_mine: bool,
     close: ScanFrom,
     /// The body is JSON (or JSON arguments in markup): the closing tag is looked for
     /// outside JSON strings only ([`CloseOutsideStrings`]).
@@ -279,10 +283,17 @@ impl BlockReader {
             mine: false,
             announced: false,
             lead_name: None,
+            lead_mine: false,
             close: ScanFrom(block.open.len()),
             json: None,
             live: None,
         }
+    }
+
+    /// The region's lead was read as ours ([`lead_verdict`]) before the reader was made.
+    pub(crate) fn lead_read_mine(mut self) -> Self {
+        self.lead_mine = true;
+        self
     }
 
     /// The body is JSON, or markup with JSON arguments: the closing tag counts only
@@ -1152,10 +1163,18 @@ fn read_lead<'a>(block: &Block, region: &'a str, is_final: bool) -> Lead<'a> {
 /// Whether a fresh [`BlockReader`] of `block` answers `NotMine` to `region` at once
 /// ([`crate::family::Family::declines`] for the families reading with one).
 pub(crate) fn block_declines(block: &Block, region: &str, is_final: bool) -> bool {
+    lead_verdict(block, region, is_final).is_none()
+}
+
+/// What a fresh [`BlockReader`]'s first read of `region`'s lead says: `None` when it
+/// answers `NotMine` at once ([`block_declines`]), else whether the lead is already ours
+/// (`false`: more bytes decide).
+pub(crate) fn lead_verdict(block: &Block, region: &str, is_final: bool) -> Option<bool> {
     match read_lead(block, region, is_final) {
-        Lead::NotMine => true,
-        Lead::NeedMore => is_final,
-        Lead::Mine(_) => false,
+        Lead::NotMine => None,
+        Lead::NeedMore if is_final => None,
+        Lead::NeedMore => Some(false),
+        Lead::Mine(_) => Some(true),
     }
 }
 
@@ -1163,6 +1182,13 @@ impl RegionReader for BlockReader {
     fn advance(&mut self, region: &str, is_final: bool, cx: &mut ReadCx<'_>) -> Advance {
         let b = self.block;
         let after = region.get(b.open.len()..).unwrap_or("");
+        if (!self.mine || !self.announced) && self.lead_mine && !cx.streaming() {
+            // The lead said ours when the reader was made (and says it still: a lead's
+            // verdict never changes once it is `Mine`); one-shot announces nothing, so the
+            // name it shows is not needed.
+            self.mine = true;
+            self.announced = true;
+        }
         if !self.mine || !self.announced {
             match read_lead(b, region, is_final) {
                 Lead::NeedMore if !self.mine => {
