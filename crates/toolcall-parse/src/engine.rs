@@ -243,8 +243,9 @@ struct DiagCap {
     /// message (the same failure at every opener of a flood) skips working out its kind.
     last: Option<(Level, String, usize)>,
     /// The format of the last "found … call" info and its kind's slot: every found call of
-    /// a format with a plain name has one kind, worked out once.
-    found: Option<(String, usize)>,
+    /// a format with a plain name has one kind, worked out once (a built-in format's name,
+    /// not a copy).
+    found: Option<(&'static str, usize)>,
 }
 
 impl DiagCap {
@@ -291,16 +292,16 @@ impl DiagCap {
     /// The slot of the "found {format} call to \"NAME\"" notes of a plain format and name
     /// (their kind blanks the quoted name). A slot's kind never changes once given, so the
     /// slot found for a format serves every later call of it.
-    fn found_slot(&mut self, format: &str) -> usize {
-        if let Some((f, slot)) = &self.found
+    fn found_slot(&mut self, format: &'static str) -> usize {
+        if let Some((f, slot)) = self.found
             && f == format
         {
-            return *slot;
+            return slot;
         }
         let mut kind = self.start_kind(Level::Info);
         Self::found_kind_into(format, &mut kind);
         let slot = self.slot(kind);
-        self.found = Some((format.to_owned(), slot));
+        self.found = Some((format, slot));
         slot
     }
 
@@ -752,7 +753,8 @@ impl<'a> Engine<'a> {
     /// The info diagnostic for a found call. Its kind for the per-kind cap is known
     /// without writing the message when the name needs no escaping (the quoted name is
     /// blanked in kinds): a reply with many calls formats only the reported ones.
-    fn found_call(&mut self, call: &ToolCall) {
+    /// `format`: the call's format (its `origin.format` is this name).
+    fn found_call(&mut self, call: &ToolCall, format: FormatId) {
         if !(plain(&call.name, 64) && plain(&call.origin.format, 32)) {
             self.diag(Diagnostic::info(
                 format!("found {} call to {:?}", call.origin.format, call.name),
@@ -762,7 +764,7 @@ impl<'a> Engine<'a> {
         }
         // A slot's kind never changes once given, so the slot found for this format
         // serves every later call of it.
-        let slot = self.diag_cap.found_slot(&call.origin.format);
+        let slot = self.diag_cap.found_slot(format.as_str());
         if self.diag_cap.count(slot) {
             // `found {format} call to {name:?}`: both plain, so the debug quoting of the
             // name is its text between quotes.
@@ -824,10 +826,11 @@ impl<'a> Engine<'a> {
 
     fn build_and_emit(&mut self, d: Draft, announced: Option<usize>) {
         let span = d.span.clone();
+        let format = d.format;
         match build(d) {
             Ok(call) => {
                 if self.call_count < self.ctx.limits.max_calls {
-                    self.found_call(&call);
+                    self.found_call(&call, format);
                 }
                 self.emit_call(call, announced)
             }
