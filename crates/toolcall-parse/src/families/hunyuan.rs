@@ -166,9 +166,11 @@ impl Tags {
 enum Live {
     /// Before a call's opening tag (or the block's end), at this offset.
     Between(usize),
-    /// Inside a call announced as `name`, its next argument at `at`.
+    /// Inside a call announced as `name` whose body (after its opening tag) starts at
+    /// `body`, its next argument at `at`.
     Call {
         name: String,
+        body: usize,
         at: usize,
         value_end: ScanFrom,
     },
@@ -189,6 +191,13 @@ struct HunyuanReader {
     /// What was sent of the last announced call's arguments, and of each closed one.
     sent: String,
     closed: Vec<String>,
+    /// Every call so far was read while streaming as [`read_calls`] reads it (`exact`):
+    /// the closed calls (`built`) and the open one's arguments and repairs make the block's
+    /// drafts when it closes, without reading the body again.
+    exact: bool,
+    built: Vec<Draft>,
+    args: Map<String, Value>,
+    repairs: Vec<Repair>,
 }
 
 impl HunyuanReader {
@@ -202,6 +211,10 @@ impl HunyuanReader {
             calls: 0,
             sent: String::new(),
             closed: Vec::new(),
+            exact: true,
+            built: Vec::new(),
+            args: Map::new(),
+            repairs: Vec::new(),
         }
     }
 
@@ -237,6 +250,8 @@ impl HunyuanReader {
                     match starts(s, &t.call) {
                         Some(true) => {}
                         None => return,
+                        // The block's closing tag arriving: the block may end here.
+                        Some(false) if starts(s, &t.calls_end) != Some(false) => return,
                         Some(false) => {
                             self.live = Live::Stopped;
                             return;
@@ -264,15 +279,19 @@ impl HunyuanReader {
                     cx.start_call(name, None);
                     self.calls += 1;
                     self.sent.clear();
+                    self.args.clear();
+                    self.repairs.clear();
                     let at = region.len() - after.len();
                     self.live = Live::Call {
                         name: name.to_owned(),
+                        body: region.len() - head.len(),
                         at,
                         value_end: ScanFrom(at),
                     };
                 }
                 Live::Call {
                     name,
+                    body,
                     at,
                     value_end,
                 } => {
@@ -284,6 +303,17 @@ impl HunyuanReader {
                         self.sent.push_str(close);
                         cx.arguments(close);
                         self.closed.push(std::mem::take(&mut self.sent));
+                        // The whole read ends the call at the first closing tag after its
+                        // opening one: the same call only if none comes sooner (inside a
+                        // value).
+                        if self.exact && find_from(region, &t.call_end, *body) == Some(*at) {
+                            let args = Value::Object(std::mem::take(&mut self.args));
+                            let mut d = Draft::new(std::mem::take(name), Some(args), FormatId::HUNYUAN);
+                            d.repairs = std::mem::take(&mut self.repairs);
+                            self.built.push(d);
+                        } else {
+                            self.exact = false;
+                        }
                         self.live = Live::Between(*at + t.call_end.len());
                         continue;
                     }
@@ -319,6 +349,15 @@ impl HunyuanReader {
                     let _ = write!(fragment, "{v}");
                     self.sent.push_str(&fragment);
                     cx.arguments_owned(fragment);
+                    if self.exact {
+                        // A repeated key: the whole read keeps one value, the stream sent both.
+                        if self.args.contains_key(&key) {
+                            self.exact = false;
+                        } else {
+                            self.args.insert(key, v);
+                            self.repairs.append(&mut repairs);
+                        }
+                    }
                     *at = end;
                     *value_end = ScanFrom(end);
                 }
@@ -339,7 +378,20 @@ impl HunyuanReader {
             return Advance::NotMine;
         };
         let body = region.get(t.body..body_end).unwrap_or("");
-        let (drafts, errors, cut) = read_calls(body, t, cx);
+        // Every call was read while streaming, closed, and only blanks follow the last:
+        // the drafts are those calls, and what was sent is their arguments exactly.
+        let streamed_whole = closed
+            && self.exact
+            && self.calls > 0
+            && self.built.len() == self.calls
+            && matches!(self.live, Live::Between(at)
+                if region.get(at..body_end).is_some_and(|rest| skip_space(rest).is_empty()));
+        let (drafts, errors, cut, streamed) = if streamed_whole {
+            (std::mem::take(&mut self.built), Vec::new(), None, None)
+        } else {
+            let (drafts, errors, cut) = read_calls(body, t, cx);
+            (drafts, errors, cut, Some((&self.closed[..], self.calls, &self.sent[..])))
+        };
         let block = StandaloneBlock {
             drafts,
             errors,
@@ -347,7 +399,7 @@ impl HunyuanReader {
             close: &t.calls_end,
             unclosed: &t.calls_end,
             empty: "a tool-call block without calls",
-            streamed: Some((&self.closed, self.calls, &self.sent)),
+            streamed,
             cut,
         };
         finish_standalone(block, end, cx)
@@ -540,5 +592,69 @@ mod tests {
         // A suffix is a short token tail, not prose.
         let prose = format!("<tool_calls:{}> and more", "x".repeat(100));
         assert!(parse(&prose, &o).calls.is_empty());
+    }
+
+    // A block whose calls the stream read is built from them (no second read); where the
+    // whole read would differ (a repeated key, a closing call tag inside a value, text that
+    // is no call) the body is read whole. Either way streamed in any chunks equals one-shot.
+    #[test]
+    fn streamed_blocks_equal_one_shot() {
+        use crate::StreamParser;
+        use toolcall_core::StreamEvent;
+        let o = ParseOptions::default();
+        let call = |name: &str, pairs: &[(&str, &str)]| {
+            let mut c = format!("<tool_call:opensource>{name}");
+            for (k, v) in pairs {
+                c.push_str(&format!(
+                    "<arg_key:opensource>{k}</arg_key:opensource><arg_value:opensource>{v}</arg_value:opensource>"
+                ));
+            }
+            c + "</tool_call:opensource>"
+        };
+        let block = |calls: &[String]| format!("Sure. <tool_calls:opensource>{}</tool_calls:opensource> ok", calls.concat());
+        let texts = [
+            block(&[call("get_weather", &[("city", "Paris"), ("days", "3")]), call("get_time", &[])]),
+            block(&[call("get_weather", &[("city", "Paris"), ("city", "Rome")])]),
+            block(&[call("get_weather", &[("city", "a</tool_call:opensource>b")])]),
+            block(&[call("get_weather", &[("city", "Oslo")]), "\nstray ".into(), call("get_time", &[])]),
+            block(&[call("get_weather", &[("days", "[1, 2")])]),
+            "<tool_calls><tool_call>get_weather<tool_sep>\n<arg_key>city</arg_key>\n<arg_value>Paris</arg_value>\n</tool_call>\n</tool_calls>".into(),
+        ];
+        for text in &texts {
+            let whole = parse(text, &o);
+            let want: Vec<_> = whole.calls.iter().map(|c| (c.name.clone(), c.arguments.clone(), c.origin.repairs.len())).collect();
+            let want_diags: Vec<_> = whole.diagnostics.iter().map(|d| d.message.clone()).collect();
+            for n in 1..=9 {
+                let mut sp = StreamParser::new(o.clone());
+                let mut events = Vec::new();
+                let bytes: Vec<char> = text.chars().collect();
+                for chunk in bytes.chunks(n) {
+                    events.extend(sp.push(&chunk.iter().collect::<String>()));
+                }
+                events.extend(sp.finish());
+                let (mut calls, mut diags, mut sent) = (Vec::new(), Vec::new(), Vec::<String>::new());
+                for e in events {
+                    match e {
+                        StreamEvent::CallStarted { .. } => sent.push(String::new()),
+                        StreamEvent::ArgumentsDelta { index, fragment } => sent[index].push_str(&fragment),
+                        StreamEvent::CallFinished { index, call } => {
+                            let decoded: serde_json::Value = serde_json::from_str(&sent[index]).unwrap();
+                            assert_eq!(decoded, call.arguments, "{text:?} in {n}-char pushes");
+                            calls.push((call.name.clone(), call.arguments.clone(), call.origin.repairs.len()));
+                        }
+                        StreamEvent::Diagnostic { diagnostic } => diags.push(diagnostic.message),
+                        _ => {}
+                    }
+                }
+                assert_eq!(calls, want, "{text:?} in {n}-char pushes");
+                if text.contains("Rome") {
+                    // A repeated key's first value was sent before the second came: the
+                    // stream warns that what it sent is not the final arguments.
+                    assert!(diags.iter().any(|d| d.contains("differ")), "{diags:?}");
+                } else {
+                    assert_eq!(diags, want_diags, "{text:?} in {n}-char pushes");
+                }
+            }
+        }
     }
 }
