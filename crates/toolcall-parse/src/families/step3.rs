@@ -12,7 +12,7 @@ use toolcall_core::Repair;
 use super::text_example::named_parameters;
 use crate::FormatId;
 use crate::builder::Draft;
-use crate::family::{Instructions, ReadCx, Untyped};
+use crate::family::{Instructions, ReadCx, Untyped, find_from};
 
 use super::marked::{InvokeTags, invokes};
 use super::tags::{Block, BodyRule, LeadRule, StreamTags};
@@ -67,9 +67,12 @@ fn body(body: &str, cx: &mut ReadCx<'_>, format: FormatId) -> Result<Vec<Draft>,
 /// `<｜tool_sep｜>` appears nowhere else.
 fn wrapped_as_the_template_does(body: &str) -> bool {
     const WRAPPER: &str = "<｜tool_call_begin｜>function<｜tool_sep｜>";
-    let wrapped = body.matches(WRAPPER).count();
-    body.matches("<｜tool_call_begin｜>").count() == wrapped
-        && body.matches("<｜tool_sep｜>").count() == wrapped
+    // Non-overlapping occurrences, as `str::matches` counts them, with memchr's searcher
+    // (`str::matches` sets up a two-way searcher per count, and the body is read per
+    // streamed parameter).
+    let count = |tag: &str| memchr::memmem::find_iter(body.as_bytes(), tag.as_bytes()).count();
+    let wrapped = count(WRAPPER);
+    count("<｜tool_call_begin｜>") == wrapped && count("<｜tool_sep｜>") == wrapped
 }
 
 /// `function<｜tool_sep｜>NAME` before `<steptml:invoke name="NAME">` (the name written twice,
@@ -79,7 +82,7 @@ fn blank_sep_names(body: &str) -> Cow<'_, str> {
     const SEP: &str = "<｜tool_sep｜>";
     let mut out: Option<String> = None;
     let mut from = 0;
-    while let Some(at) = body.get(from..).and_then(|s| s.find(SEP)) {
+    while let Some(at) = body.get(from..).and_then(|s| find_from(s, SEP, 0)) {
         let start = from + at + SEP.len();
         from = start;
         let rest = &body[start..];
@@ -153,6 +156,27 @@ mod tests {
     #![allow(clippy::unwrap_used)]
     use crate::{FormatSelection, ParseOptions, StreamParser, parse};
     use toolcall_core::StreamEvent;
+
+    // The wrapper counts are `str::matches`' counts (non-overlapping occurrences).
+    #[test]
+    fn wrapper_counts_are_str_matches_counts() {
+        const W: &str = "<｜tool_call_begin｜>function<｜tool_sep｜>";
+        let by_str = |body: &str| {
+            let wrapped = body.matches(W).count();
+            body.matches("<｜tool_call_begin｜>").count() == wrapped
+                && body.matches("<｜tool_sep｜>").count() == wrapped
+        };
+        for body in [
+            String::new(),
+            format!("{W}<steptml:invoke name=\"a\"></steptml:invoke><｜tool_call_end｜>"),
+            format!("{W}x<｜tool_sep｜>{W}"),
+            "<｜tool_call_begin｜><steptml:invoke".into(),
+            format!("{W}{W}<｜tool_call_begin｜>"),
+            "<｜tool_sep｜><｜tool_sep｜>".into(),
+        ] {
+            assert_eq!(super::wrapped_as_the_template_does(&body), by_str(&body), "{body}");
+        }
+    }
 
     fn repairs(text: &str) -> (Vec<Vec<String>>, Vec<Vec<String>>) {
         let o = ParseOptions {
