@@ -376,7 +376,7 @@ impl FailedScan {
 }
 
 /// Deepest nesting `serde_json` decodes (its recursion limit refuses a 128th level).
-const SERDE_MAX_DEPTH: usize = 127;
+pub(crate) const SERDE_MAX_DEPTH: usize = 127;
 
 /// The JSON value at the start of `region`, decoded in one `serde_json` pass, and the
 /// offset where it ends: for valid JSON what a [`Scanner`] run to `Done(n)` and

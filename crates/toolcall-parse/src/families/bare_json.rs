@@ -49,9 +49,16 @@ impl RegionReader for BareJsonReader {
         if self.scanner.is_none()
             && !cx.streaming()
             && !FailedScan::covers(cx.failed_scan, at, open, max_depth, false)
-            && let Some((n, v)) = decode_prefix(region, max_depth)
         {
-            return complete(region.get(..n).unwrap_or(""), Ok((v, Vec::new())), cx);
+            // An envelope read into its calls' parts, when that family would claim it.
+            if let Some((end, outcome)) =
+                super::tools_envelope::decode_first(region, max_depth, cx.ctx, cx.span(0, 0).start)
+            {
+                return Advance::Done { end, outcome };
+            }
+            if let Some((n, v)) = decode_prefix(region, max_depth) {
+                return complete(region.get(..n).unwrap_or(""), Ok((v, Vec::new())), cx);
+            }
         }
         let scanner = self.scanner.get_or_insert_with(|| {
             Scanner::resume_or_new(cx.failed_scan, at, open, max_depth, false)

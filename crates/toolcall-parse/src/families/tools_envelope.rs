@@ -7,11 +7,15 @@
 use super::described::{Bare, Described};
 use std::ops::Range;
 
+use std::fmt;
+
+use serde::de::{self, Deserialize, Deserializer, MapAccess, Visitor};
 use serde_json::{Map, Value, json};
 
 use crate::FormatId;
 use crate::builder::{Ctx, Draft, Outcome};
 use crate::family::{Instructions, JsonCx};
+use crate::scanner::SERDE_MAX_DEPTH;
 
 /// On a match the names, ids and arguments are moved out of `v`; on `None`, `v` is
 /// untouched.
@@ -76,6 +80,160 @@ pub(crate) fn classify(v: &mut Value, ctx: &Ctx, span: Range<usize>) -> Option<O
         out.drafts.push(d);
     }
     Some(out)
+}
+
+/// [`classify`] of the JSON value at the start of a one-shot `region` when `tools_envelope`
+/// is the first family offered a bare value (so it is the one to claim an envelope), read
+/// without building the envelope's own objects: serde decodes the entries straight into
+/// their parts, and only the arguments (and ids) become `Value`s. The `Value` the generic
+/// path builds would be classified by this family first, so the outcome is the same:
+/// `Some((end, outcome))` exactly when that path would give `Done { end, outcome }` without
+/// repairs. Anything else (another key, an entry that is not one, a value that does not
+/// decode) gives `None`, and the caller decodes the region as it does without this.
+pub(crate) fn decode_first(
+    region: &str,
+    max_depth: usize,
+    ctx: &Ctx,
+    base: usize,
+) -> Option<(usize, Outcome)> {
+    if ctx.order.first() != Some(&FormatId::TOOLS_ENVELOPE)
+        || !region.starts_with('{')
+        || max_depth < SERDE_MAX_DEPTH
+    {
+        return None;
+    }
+    let mut values = serde_json::Deserializer::from_str(region).into_iter::<Envelope>();
+    let Envelope(entries) = values.next()?.ok()?;
+    let end = values.byte_offset();
+    let span = base..base + end;
+    let mut out = Outcome {
+        drafts: Vec::with_capacity(entries.len()),
+        ..Outcome::default()
+    };
+    for e in entries {
+        out.diagnostics
+            .extend(ctx.unknown_name_warning(&e.name, span.clone()));
+        let mut d = Draft::new(e.name, e.arguments.or(e.parameters), FormatId::TOOLS_ENVELOPE);
+        d.id = match e.id.or(e.call_id) {
+            Some(Value::String(s)) => Some(s),
+            _ => None,
+        };
+        d.span = span.clone();
+        out.drafts.push(d);
+    }
+    Some((end, out))
+}
+
+/// The `{"tools": [entry, ...]}` object [`classify`] claims: `tools` the only key (the last
+/// one when repeated, as the decoded map keeps it), a non-empty list of [`Entry`]s.
+struct Envelope(Vec<Entry>);
+
+/// An entry [`entry_shape`] accepts, in the parts [`classify`] keeps: the last value of a
+/// repeated key, as in the decoded map; `name` a string.
+#[derive(Default)]
+struct Entry {
+    name: String,
+    arguments: Option<Value>,
+    parameters: Option<Value>,
+    id: Option<Value>,
+    call_id: Option<Value>,
+}
+
+/// An envelope's or entry's key; `Other` refuses the object.
+enum Key {
+    Tools,
+    Name,
+    Arguments,
+    Parameters,
+    Id,
+    CallId,
+    Other,
+}
+
+impl<'de> Deserialize<'de> for Key {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct KeyVisitor;
+        impl Visitor<'_> for KeyVisitor {
+            type Value = Key;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a key")
+            }
+            fn visit_str<E: de::Error>(self, k: &str) -> Result<Key, E> {
+                Ok(match k {
+                    "tools" => Key::Tools,
+                    "name" => Key::Name,
+                    "arguments" => Key::Arguments,
+                    "parameters" => Key::Parameters,
+                    "id" => Key::Id,
+                    "call_id" => Key::CallId,
+                    _ => Key::Other,
+                })
+            }
+        }
+        d.deserialize_str(KeyVisitor)
+    }
+}
+
+impl<'de> Deserialize<'de> for Envelope {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct EnvelopeVisitor;
+        impl<'de> Visitor<'de> for EnvelopeVisitor {
+            type Value = Envelope;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a tools envelope")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Envelope, A::Error> {
+                let mut tools = None;
+                while let Some(k) = m.next_key::<Key>()? {
+                    match k {
+                        Key::Tools => tools = Some(m.next_value::<Vec<Entry>>()?),
+                        _ => return Err(de::Error::custom("not a tools envelope")),
+                    }
+                }
+                match tools {
+                    Some(entries) if !entries.is_empty() => Ok(Envelope(entries)),
+                    _ => Err(de::Error::custom("not a tools envelope")),
+                }
+            }
+        }
+        d.deserialize_map(EnvelopeVisitor)
+    }
+}
+
+impl<'de> Deserialize<'de> for Entry {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct EntryVisitor;
+        impl<'de> Visitor<'de> for EntryVisitor {
+            type Value = Entry;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a tools envelope entry")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Entry, A::Error> {
+                let mut e = Entry::default();
+                let mut name = None;
+                while let Some(k) = m.next_key::<Key>()? {
+                    match k {
+                        Key::Name => name = Some(m.next_value::<Value>()?),
+                        Key::Arguments => e.arguments = Some(m.next_value()?),
+                        Key::Parameters => e.parameters = Some(m.next_value()?),
+                        Key::Id => e.id = Some(m.next_value()?),
+                        Key::CallId => e.call_id = Some(m.next_value()?),
+                        Key::Tools | Key::Other => {
+                            return Err(de::Error::custom("not a tools envelope entry"));
+                        }
+                    }
+                }
+                match name {
+                    Some(Value::String(n)) => {
+                        e.name = n;
+                        Ok(e)
+                    }
+                    _ => Err(de::Error::custom("not a tools envelope entry")),
+                }
+            }
+        }
+        d.deserialize_map(EntryVisitor)
+    }
 }
 
 /// An envelope's entry: an object of `name` (a string, required), `arguments` or
@@ -176,6 +334,78 @@ mod tests {
             "8 further diagnostics not reported (more than 32 of one kind)"
         );
         assert_eq!(notes(&format!("Sure.\n```json\n{json}\n```\nDone.")), bare);
+    }
+
+    // With `tools_envelope` first, a one-shot parse reads an envelope straight into its
+    // calls (`decode_first`); with a family before it that claims no bare value, the value
+    // is decoded whole and classified. Both give the same reply for envelopes and for
+    // objects that are none (repeated keys: the last one counts, as in the decoded map).
+    #[test]
+    fn an_envelope_read_into_its_calls_gives_what_its_decoded_value_gives() {
+        let later = ParseOptions {
+            format: FormatSelection::Priority(vec!["hermes".into(), "tools_envelope".into()]),
+            ..ParseOptions::default()
+        };
+        let view = |p: crate::Parsed| {
+            let calls: Vec<_> = p
+                .calls
+                .into_iter()
+                .map(|c| {
+                    let id = c.call_id.0;
+                    let id = if id.starts_with("call_") && id.len() == 29 {
+                        "generated".to_owned()
+                    } else {
+                        id
+                    };
+                    (c.name, id, c.arguments, c.origin.format, c.origin.span)
+                })
+                .collect();
+            let diags: Vec<_> = p
+                .diagnostics
+                .into_iter()
+                .map(|d| (d.level, d.message, d.span))
+                .collect();
+            (p.text, calls, diags)
+        };
+        let objects = [
+            r#"{"tools":[{"name":"a","arguments":{"x":1}},{"name":"b"}]}"#,
+            r#"{"tools":[{"name":"a","parameters":{"x":1},"arguments":{"y":2}}]}"#,
+            r#"{"tools":[{"call_id":"c1","name":"a","parameters":{"p":[1]}}]}"#,
+            r#"{"tools":[{"name":"a","parameters":[1]}]}"#,
+            r#"{"tools":[{"id":7,"call_id":"c1","name":"a","arguments":null}]}"#,
+            r#"{"tools":[{"id":"i1","name":"a","arguments":"{\"x\":1}"}]}"#,
+            r#"{"tools":[{"name":1,"name":"a"}]}"#,
+            r#"{"tools":[{"name":"a","name":2}]}"#,
+            r#"{"tools":[{"n\u0061me":"a\u00e9","arguments":{"k":[{"d":{}}]}}]}"#,
+            r#"{"tools":5,"tools":[{"name":"a"}]}"#,
+            r#"{"tools":[{"name":"a"}],"tools":[]}"#,
+            r#"{"tools":[{"name":"a"}],"other":1}"#,
+            r#"{"tools":[{"name":"a","type":"function"}]}"#,
+            r#"{"tools":[{"name":"a"},[1]]}"#,
+            r#"{"tools":[]}"#,
+            r#"{"tools":[{"arguments":{}}]}"#,
+            r#"{}"#,
+            r#"{"tools":[{"name":"a","arguments":{"x":1}}]"#,
+            r#"{"tools":[{"name":"a","arguments":{"x":1,}}]}"#,
+        ];
+        for json in objects {
+            for text in [
+                json.to_owned(),
+                format!("Sure.\n```json\n{json}\n```\nDone."),
+                format!("Calling {json} now, then {json}."),
+            ] {
+                assert_eq!(
+                    view(parse(&text, &only())),
+                    view(parse(&text, &later)),
+                    "{text}"
+                );
+            }
+        }
+        // The fast path did read the first kind: a call, its arguments and id.
+        let p = parse(objects[2], &only());
+        assert_eq!(p.calls.len(), 1);
+        assert_eq!(p.calls[0].call_id.0, "c1");
+        assert_eq!(p.calls[0].arguments, serde_json::json!({"p": [1]}));
     }
 
     // A fence's info string names a call fence in any ASCII case, around spaces; any other
