@@ -113,11 +113,8 @@ pub(crate) fn decode_first(
     for e in entries {
         out.diagnostics
             .extend(ctx.unknown_name_warning(&e.name, span.clone()));
-        let mut d = Draft::new(e.name, e.arguments.or(e.parameters), FormatId::TOOLS_ENVELOPE);
-        d.id = match e.id.or(e.call_id) {
-            Some(Value::String(s)) => Some(s),
-            _ => None,
-        };
+        let mut d = Draft::new(e.name, e.args, FormatId::TOOLS_ENVELOPE);
+        d.id = e.id;
         d.span = span.clone();
         out.drafts.push(d);
     }
@@ -129,14 +126,13 @@ pub(crate) fn decode_first(
 struct Envelope(Vec<Entry>);
 
 /// An entry [`entry_shape`] accepts, in the parts [`classify`] keeps: the last value of a
-/// repeated key, as in the decoded map; `name` a string.
-#[derive(Default)]
+/// repeated key, as in the decoded map; `name` a string; `arguments` over `parameters`, a
+/// string `id` over `call_id` as [`classify`] picks them. (Small: a list of entries stays
+/// within the allocator's small-block sizes.)
 struct Entry {
     name: String,
-    arguments: Option<Value>,
-    parameters: Option<Value>,
-    id: Option<Value>,
-    call_id: Option<Value>,
+    args: Option<Value>,
+    id: Option<String>,
 }
 
 /// An envelope's or entry's key; `Other` refuses the object.
@@ -209,25 +205,29 @@ impl<'de> Deserialize<'de> for Entry {
                 f.write_str("a tools envelope entry")
             }
             fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Entry, A::Error> {
-                let mut e = Entry::default();
                 let mut name = None;
+                let (mut arguments, mut parameters, mut id, mut call_id) = (None, None, None, None);
                 while let Some(k) = m.next_key::<Key>()? {
                     match k {
                         Key::Name => name = Some(m.next_value::<Value>()?),
-                        Key::Arguments => e.arguments = Some(m.next_value()?),
-                        Key::Parameters => e.parameters = Some(m.next_value()?),
-                        Key::Id => e.id = Some(m.next_value()?),
-                        Key::CallId => e.call_id = Some(m.next_value()?),
+                        Key::Arguments => arguments = Some(m.next_value::<Value>()?),
+                        Key::Parameters => parameters = Some(m.next_value::<Value>()?),
+                        Key::Id => id = Some(m.next_value::<Value>()?),
+                        Key::CallId => call_id = Some(m.next_value::<Value>()?),
                         Key::Tools | Key::Other => {
                             return Err(de::Error::custom("not a tools envelope entry"));
                         }
                     }
                 }
                 match name {
-                    Some(Value::String(n)) => {
-                        e.name = n;
-                        Ok(e)
-                    }
+                    Some(Value::String(name)) => Ok(Entry {
+                        name,
+                        args: arguments.or(parameters),
+                        id: match id.or(call_id) {
+                            Some(Value::String(s)) => Some(s),
+                            _ => None,
+                        },
+                    }),
                     _ => Err(de::Error::custom("not a tools envelope entry")),
                 }
             }
