@@ -67,10 +67,18 @@ fn body(body: &str, cx: &mut ReadCx<'_>, format: FormatId) -> Result<Vec<Draft>,
 /// `<｜tool_sep｜>` appears nowhere else.
 fn wrapped_as_the_template_does(body: &str) -> bool {
     const WRAPPER: &str = "<｜tool_call_begin｜>function<｜tool_sep｜>";
-    // Non-overlapping occurrences, as `str::matches` counts them, with memchr's searcher
-    // (`str::matches` sets up a two-way searcher per count, and the body is read per
-    // streamed parameter).
-    let count = |tag: &str| memchr::memmem::find_iter(body.as_bytes(), tag.as_bytes()).count();
+    // Non-overlapping occurrences, as `str::matches` counts them, with `find_from` (memchr
+    // on the first byte, the kept searchers past that): `str::matches` and
+    // `memmem::find_iter` each set up a searcher per count, and the body is read per
+    // streamed parameter.
+    let count = |tag: &str| {
+        let (mut n, mut at) = (0, 0);
+        while let Some(i) = find_from(body, tag, at) {
+            n += 1;
+            at = i + tag.len();
+        }
+        n
+    };
     let wrapped = count(WRAPPER);
     count("<｜tool_call_begin｜>") == wrapped && count("<｜tool_sep｜>") == wrapped
 }
