@@ -82,12 +82,77 @@ fn to_json_at(value: &Bound<'_, PyAny>, depth: usize) -> PyResult<Value> {
     )))
 }
 
+/// How many `str`s one [`Strings`] keeps.
+const SLOTS: usize = 32;
+
 /// A JSON value as plain Python objects (dict keeps the JSON key order).
 pub fn to_py<'py>(py: Python<'py>, value: &Value) -> PyResult<Bound<'py, PyAny>> {
-    to_py_at(py, value, 0)
+    to_py_at(py, value, 0, &mut Strings::new())
 }
 
-fn to_py_at<'py>(py: Python<'py>, value: &Value, depth: usize) -> PyResult<Bound<'py, PyAny>> {
+/// [`to_py`] sharing `strings` with the other values of one result.
+pub fn to_py_with<'a, 'py>(
+    py: Python<'py>,
+    value: &'a Value,
+    strings: &mut Strings<'a, 'py>,
+) -> PyResult<Bound<'py, PyAny>> {
+    to_py_at(py, value, 0, strings)
+}
+
+/// Short Python `str`s made for one result, reused for equal text: the keys, names and short
+/// values of a reply's calls repeat (`"city"`, `"get_weather"`, `"celsius"`), and a reused
+/// `str` costs neither an allocation nor, as a dict key, hashing again (CPython caches a
+/// `str`'s hash in it). `str` is immutable, so sharing one is invisible to Python, as in
+/// `json.loads`' own key memo. Direct-mapped: a slot holds the last text whose length and
+/// end bytes picked it; a lookup costs at most one comparison of at most [`Self::MAX_LEN`]
+/// bytes, so no input makes it slower than building each `str`.
+pub struct Strings<'a, 'py> {
+    slots: [Option<(&'a str, Bound<'py, PyString>)>; SLOTS],
+}
+
+impl<'a, 'py> Strings<'a, 'py> {
+    /// Longer text is rarely repeated; it is built each time.
+    pub const MAX_LEN: usize = 32;
+
+    pub fn new() -> Self {
+        Strings {
+            slots: std::array::from_fn(|_| None),
+        }
+    }
+
+    /// The `str` for `text`, shared with an earlier equal one of this result when kept.
+    pub fn get(&mut self, py: Python<'py>, text: &'a str) -> Bound<'py, PyString> {
+        let bytes = text.as_bytes();
+        let (Some(&first), Some(&last)) = (bytes.first(), bytes.last()) else {
+            return PyString::new(py, text);
+        };
+        if bytes.len() > Self::MAX_LEN {
+            return PyString::new(py, text);
+        }
+        let slot = (bytes.len() * 7 + usize::from(first) * 3 + usize::from(last)) % SLOTS;
+        if let Some((kept, s)) = &self.slots[slot]
+            && *kept == text
+        {
+            return s.clone();
+        }
+        let s = PyString::new(py, text);
+        self.slots[slot] = Some((text, s.clone()));
+        s
+    }
+}
+
+impl Default for Strings<'_, '_> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+fn to_py_at<'a, 'py>(
+    py: Python<'py>,
+    value: &'a Value,
+    depth: usize,
+    strings: &mut Strings<'a, 'py>,
+) -> PyResult<Bound<'py, PyAny>> {
     if depth > MAX_DEPTH {
         return Err(errors::input(
             py,
@@ -106,20 +171,20 @@ fn to_py_at<'py>(py: Python<'py>, value: &Value, depth: usize) -> PyResult<Bound
                 n.as_f64().unwrap_or(f64::NAN).into_pyobject(py)?.into_any()
             }
         }
-        Value::String(s) => PyString::new(py, s).into_any(),
+        Value::String(s) => strings.get(py, s).into_any(),
         // Built at its final length (no growth while appending).
         Value::Array(items) => PyList::new(
             py,
             items
                 .iter()
-                .map(|item| to_py_at(py, item, depth + 1))
+                .map(|item| to_py_at(py, item, depth + 1, strings))
                 .collect::<PyResult<Vec<_>>>()?,
         )?
         .into_any(),
         Value::Object(map) => {
             let dict = PyDict::new(py);
             for (k, v) in map {
-                dict.set_item(PyString::new(py, k), to_py_at(py, v, depth + 1)?)?;
+                dict.set_item(strings.get(py, k), to_py_at(py, v, depth + 1, strings)?)?;
             }
             dict.into_any()
         }

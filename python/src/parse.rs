@@ -11,7 +11,8 @@ use pyo3::exceptions::PyTypeError;
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedBytes;
-use pyo3::types::{PyByteArray, PyBytes, PyDict, PyList, PyString};
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyByteArray, PyBytes, PyDict, PyInt, PyList, PyString};
 use toolcall_core::{Diagnostic, Level, Parsed, Registry, StreamEvent, ToolCall};
 use toolcall_parse::{FormatSelection, ParseOptions, ReplyEnd};
 
@@ -395,8 +396,35 @@ fn push(py: Python<'_>, inner: &mut toolcall_parse::StreamParser, text: &str) ->
     }
 }
 
-fn span<'py>(py: Python<'py>, span: &std::ops::Range<usize>) -> PyResult<Bound<'py, PyList>> {
-    PyList::new(py, [span.start, span.end])
+/// What one result's values share: short `str`s (keys, names, formats, messages) and the
+/// `int`s of spans (a JSON reply's calls and diagnostics all span the same bytes).
+#[derive(Default)]
+struct Shared<'a, 'py> {
+    strings: convert::Strings<'a, 'py>,
+    /// The last two span offsets made, and which of the two the next new one replaces.
+    ints: [Option<(usize, Bound<'py, PyInt>)>; 2],
+    next: usize,
+}
+
+impl<'a, 'py> Shared<'a, 'py> {
+    fn int(&mut self, py: Python<'py>, n: usize) -> PyResult<Bound<'py, PyInt>> {
+        if let Some((_, i)) = self.ints.iter().flatten().find(|(m, _)| *m == n) {
+            return Ok(i.clone());
+        }
+        let i = n.into_pyobject(py)?;
+        self.ints[self.next] = Some((n, i.clone()));
+        self.next ^= 1;
+        Ok(i)
+    }
+
+    /// A span as a new list (lists are mutable: never shared) of shared `int`s.
+    fn span(
+        &mut self,
+        py: Python<'py>,
+        span: &std::ops::Range<usize>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        PyList::new(py, [self.int(py, span.start)?, self.int(py, span.end)?])
+    }
 }
 
 /// A diagnostic's level as an interned `str` (one object for all diagnostics, no allocation).
@@ -409,10 +437,18 @@ fn level<'py>(py: Python<'py>, level: Level) -> &'py Bound<'py, PyString> {
 }
 
 pub fn diagnostic_to_py<'py>(py: Python<'py>, d: &Diagnostic) -> PyResult<Bound<'py, PyDict>> {
+    diagnostic_to_py_with(py, d, &mut Shared::default())
+}
+
+fn diagnostic_to_py_with<'a, 'py>(
+    py: Python<'py>,
+    d: &'a Diagnostic,
+    shared: &mut Shared<'a, 'py>,
+) -> PyResult<Bound<'py, PyDict>> {
     let out = PyDict::new(py);
     out.set_item(intern!(py, "level"), level(py, d.level))?;
-    out.set_item(intern!(py, "message"), PyString::new(py, &d.message))?;
-    out.set_item(intern!(py, "span"), span(py, &d.span)?)?;
+    out.set_item(intern!(py, "message"), shared.strings.get(py, &d.message))?;
+    out.set_item(intern!(py, "span"), shared.span(py, &d.span)?)?;
     Ok(out)
 }
 
@@ -431,67 +467,74 @@ pub fn repairs_to_py<'py>(
 }
 
 pub fn call_to_py<'py>(py: Python<'py>, c: &ToolCall) -> PyResult<Bound<'py, PyDict>> {
-    call_to_py_with(py, c, &mut Formats::default())
+    call_to_py_with(py, c, &mut Shared::default())
 }
 
-/// The `format` strings of one result's calls: replies name one or two formats, so each
-/// becomes one Python `str` shared by its calls instead of one per call.
-#[derive(Default)]
-struct Formats<'py> {
-    seen: Vec<(String, Bound<'py, PyString>)>,
-}
+/// A call's keys in order, each holding `None`: every call dict is a copy of it with the
+/// values replaced. CPython copies such a dict's key table whole, where inserting six keys
+/// into an empty dict hashes them into place and grows the table once on the way.
+static CALL_KEYS: PyOnceLock<Py<PyDict>> = PyOnceLock::new();
 
-impl<'py> Formats<'py> {
-    /// How many distinct names are kept; a reply mixing more makes the rest per call.
-    const KEPT: usize = 4;
-
-    fn get(&mut self, py: Python<'py>, format: &str) -> Bound<'py, PyString> {
-        if let Some((_, s)) = self.seen.iter().find(|(f, _)| f == format) {
-            return s.clone();
+fn call_dict(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
+    let keys = CALL_KEYS.get_or_try_init(py, || -> PyResult<_> {
+        let d = PyDict::new(py);
+        for key in [
+            intern!(py, "call_id"),
+            intern!(py, "name"),
+            intern!(py, "arguments"),
+            intern!(py, "format"),
+            intern!(py, "repairs"),
+            intern!(py, "span"),
+        ] {
+            d.set_item(key, py.None())?;
         }
-        let s = PyString::new(py, format);
-        if self.seen.len() < Self::KEPT {
-            self.seen.push((format.to_owned(), s.clone()));
-        }
-        s
-    }
+        Ok(d.unbind())
+    })?;
+    keys.bind(py).copy()
 }
 
-fn call_to_py_with<'py>(
+fn call_to_py_with<'a, 'py>(
     py: Python<'py>,
-    c: &ToolCall,
-    formats: &mut Formats<'py>,
+    c: &'a ToolCall,
+    shared: &mut Shared<'a, 'py>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let out = PyDict::new(py);
+    // Every key is set below, in the template's order.
+    let out = call_dict(py)?;
     out.set_item(
         intern!(py, "call_id"),
         PyString::new(py, c.call_id.as_str()),
     )?;
-    out.set_item(intern!(py, "name"), PyString::new(py, &c.name))?;
-    out.set_item(intern!(py, "arguments"), convert::to_py(py, &c.arguments)?)?;
-    out.set_item(intern!(py, "format"), formats.get(py, &c.origin.format))?;
+    out.set_item(intern!(py, "name"), shared.strings.get(py, &c.name))?;
+    out.set_item(
+        intern!(py, "arguments"),
+        convert::to_py_with(py, &c.arguments, &mut shared.strings)?,
+    )?;
+    out.set_item(
+        intern!(py, "format"),
+        shared.strings.get(py, &c.origin.format),
+    )?;
     out.set_item(
         intern!(py, "repairs"),
         repairs_to_py(py, &c.origin.repairs)?,
     )?;
-    out.set_item(intern!(py, "span"), span(py, &c.origin.span)?)?;
+    out.set_item(intern!(py, "span"), shared.span(py, &c.origin.span)?)?;
     Ok(out)
 }
 
 fn parsed_to_py<'py>(py: Python<'py>, p: &Parsed) -> PyResult<Bound<'py, PyDict>> {
     let out = PyDict::new(py);
     out.set_item(intern!(py, "text"), PyString::new(py, &p.text))?;
-    let mut formats = Formats::default();
+    let mut shared = Shared::default();
     let calls = p
         .calls
         .iter()
-        .map(|c| call_to_py_with(py, c, &mut formats))
+        .map(|c| call_to_py_with(py, c, &mut shared))
         .collect::<PyResult<Vec<_>>>()?;
     out.set_item(intern!(py, "calls"), PyList::new(py, calls)?)?;
     let diagnostics = p
         .diagnostics
         .iter()
-        .map(|d| diagnostic_to_py(py, d))
+        .map(|d| diagnostic_to_py_with(py, d, &mut shared))
         .collect::<PyResult<Vec<_>>>()?;
     out.set_item(intern!(py, "diagnostics"), PyList::new(py, diagnostics)?)?;
     out.set_item(intern!(py, "reasoning"), PyList::new(py, &p.reasoning)?)?;

@@ -1,6 +1,8 @@
 """One output shape, the CLI's (`toolcall parse`, documented in the README): flat calls,
 reasoning as a list of blocks, the same call whole and streamed."""
 
+import json
+
 import toolcall
 
 CALL_KEYS = ["call_id", "name", "arguments", "format", "span", "repairs"]
@@ -17,3 +19,35 @@ def test_whole_and_streamed_calls_have_the_cli_shape():
     [finished] = [e for e in events if e["event"] == "call_finished"]
     streamed = dict(finished["call"], call_id=call["call_id"])
     assert streamed == call
+
+
+def test_call_keys_keep_their_order():
+    [call] = toolcall.parse(REPLY)["calls"]
+    assert list(call) == ["call_id", "name", "arguments", "format", "repairs", "span"]
+
+
+def test_values_built_for_one_result_are_the_json_values_and_independent():
+    # Keys and values alike in length and end bytes (one slot of the binding's `str` reuse)
+    # but different, repeated across calls, and nested.
+    args = [
+        {"axb": "ayb", "azb": ["axb", "ayb"], "ayb": {"axb": "azb"}, "n": 8099},
+        {"ayb": "axb", "azb": "azb", "axb": [{"ayb": 1}, {"axb": 2}], "n": 8099},
+        {"x" * 32: "y" * 32, "x" * 33: "y" * 33, "": ""},
+    ]
+    reply = json.dumps([{"name": f"f{i}", "arguments": a} for i, a in enumerate(args)])
+    parsed = toolcall.parse(reply, format="json")
+    assert [c["arguments"] for c in parsed["calls"]] == args
+    assert [list(c["arguments"]) for c in parsed["calls"]] == [list(a) for a in args]
+    first, second, _ = parsed["calls"]
+    # Mutable values are never shared between calls or diagnostics.
+    assert first["span"] == second["span"] and first["span"] is not second["span"]
+    first["span"].append(0)
+    first["arguments"]["azb"].append("new")
+    assert second["span"] == [0, len(reply)]
+    assert first["repairs"] is not second["repairs"]
+    spans = [d["span"] for d in parsed["diagnostics"]] + [c["span"] for c in parsed["calls"]]
+    assert len({id(s) for s in spans}) == len(spans)
+    # Each call dict is its own (the binding copies one template per call).
+    first["name"] = "changed"
+    assert toolcall.parse(reply, format="json")["calls"][0]["name"] == "f0"
+    assert second["name"] == "f1"
