@@ -111,8 +111,9 @@ pub struct Strings<'a, 'py> {
 }
 
 impl<'a, 'py> Strings<'a, 'py> {
-    /// Longer text is rarely repeated; it is built each time.
-    pub const MAX_LEN: usize = 32;
+    /// Longer text is rarely repeated; it is built each time. 64, not 32: a reply's
+    /// `found FORMAT call to "NAME"` diagnostics repeat per tool name and are 30-60 bytes.
+    pub const MAX_LEN: usize = 64;
 
     pub fn new() -> Self {
         Strings {

@@ -32,7 +32,7 @@ def test_values_built_for_one_result_are_the_json_values_and_independent():
     args = [
         {"axb": "ayb", "azb": ["axb", "ayb"], "ayb": {"axb": "azb"}, "n": 8099},
         {"ayb": "axb", "azb": "azb", "axb": [{"ayb": 1}, {"axb": 2}], "n": 8099},
-        {"x" * 32: "y" * 32, "x" * 33: "y" * 33, "": ""},
+        {"x" * 32: "y" * 32, "x" * 64: "y" * 64, "x" * 65: "y" * 65, "": ""},
     ]
     reply = json.dumps([{"name": f"f{i}", "arguments": a} for i, a in enumerate(args)])
     parsed = toolcall.parse(reply, format="json")
