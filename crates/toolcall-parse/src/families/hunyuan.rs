@@ -173,6 +173,9 @@ enum Live {
         body: usize,
         at: usize,
         value_end: ScanFrom,
+        /// The argument at `at` opened with its key tag: only its value's end is awaited
+        /// (the tags before it are not looked at again on every push).
+        in_pair: bool,
     },
     Stopped,
 }
@@ -287,14 +290,16 @@ impl HunyuanReader {
                         body: region.len() - head.len(),
                         at,
                         value_end: ScanFrom(at),
+                        in_pair: false,
                     };
                 }
                 Live::Call {
                     name,
                     body,
                     at,
-                    value_end,
-                } => {
+                    in_pair,
+                    ..
+                } if !*in_pair => {
                     let rest = region.get(*at..).unwrap_or("");
                     let s = skip_space(rest);
                     *at += rest.len() - s.len();
@@ -326,6 +331,23 @@ impl HunyuanReader {
                             return;
                         }
                     }
+                    *in_pair = true;
+                }
+                Live::Call { .. } => {}
+            }
+            // Inside a call, an argument open at its key tag: its value's end.
+            if let Live::Call {
+                name,
+                at,
+                value_end,
+                in_pair,
+                ..
+            } = &mut self.live
+            {
+                if !*in_pair {
+                    continue;
+                }
+                {
                     let Some(e) = value_end.find(region, &t.value_end) else {
                         return;
                     };
@@ -360,6 +382,7 @@ impl HunyuanReader {
                     }
                     *at = end;
                     *value_end = ScanFrom(end);
+                    *in_pair = false;
                 }
             }
         }
