@@ -677,7 +677,7 @@ impl<'a> Engine<'a> {
         if !self.seen_visible && !t.trim().is_empty() {
             self.seen_visible = true;
         }
-        self.text_acc.push_str(t);
+        self.push_text(t);
         if self.fallbacks_on() && self.visible.len() < self.ctx.limits.max_input_bytes {
             self.visible.push_str(t);
         }
@@ -697,12 +697,26 @@ impl<'a> Engine<'a> {
                 if !self.seen_visible && !t.trim().is_empty() {
                     self.seen_visible = true;
                 }
-                self.text_acc.push_str(t);
+                // Where `push_text` puts it (the buffer borrowed, the target disjoint).
+                match &mut self.direct {
+                    Some(p) => p.text.push_str(t),
+                    None => self.text_acc.push_str(t),
+                }
                 if keep_visible {
                     self.visible.push_str(t);
                 }
             }
             self.emit_from = to;
+        }
+    }
+
+    /// Visible text: straight into the result of a one-shot parse (nothing reads the order
+    /// of text and events there, and a second buffer would be grown and copied once per
+    /// piece of text); else gathered until the next event.
+    fn push_text(&mut self, t: &str) {
+        match &mut self.direct {
+            Some(p) => p.text.push_str(t),
+            None => self.text_acc.push_str(t),
         }
     }
 
