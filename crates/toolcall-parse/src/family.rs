@@ -451,6 +451,17 @@ pub(crate) trait Family: Sync + Send {
     fn classify_json(&self, _v: &mut Value, _cx: &JsonCx<'_>) -> Option<Outcome> {
         None
     }
+    /// [`Family::classify_json`] of a value decoded as call objects, where the family
+    /// answers without the `Value`: `Some` of what `classify_json` gives for
+    /// `doc.into_value()` (on `None` inside, `doc` is untouched); `None`: ask
+    /// `classify_json` with the `Value`.
+    fn classify_calls(
+        &self,
+        _doc: &mut crate::families::json::CallsDoc,
+        _cx: &JsonCx<'_>,
+    ) -> Option<Option<Outcome>> {
+        None
+    }
     /// A balanced bare bracket region (`[...]`/`{...}`) that is not JSON: this family's
     /// calls (`Ok`), its markup but unusable (`Err(why)`: dropped with an error), or `None`.
     fn classify_bare_text(

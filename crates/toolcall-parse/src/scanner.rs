@@ -375,6 +375,8 @@ impl FailedScan {
     }
 }
 
+use crate::families::json::{CallsDoc, Decoded};
+
 /// Deepest nesting `serde_json` decodes (its recursion limit refuses a 128th level).
 pub(crate) const SERDE_MAX_DEPTH: usize = 127;
 
@@ -387,12 +389,24 @@ pub(crate) const SERDE_MAX_DEPTH: usize = 127;
 /// the region to the scanner. A one-shot reader calls it once per region, before its first
 /// scan: a region that fails here costs at most one more pass over what the scanner reads.
 pub(crate) fn decode_prefix(region: &str, max_depth: usize) -> Option<(usize, serde_json::Value)> {
+    if !may_decode(region, max_depth) {
+        return None;
+    }
+    let mut values = serde_json::Deserializer::from_str(region).into_iter::<serde_json::Value>();
+    match values.next() {
+        Some(Ok(v)) => Some((values.byte_offset(), v)),
+        _ => None,
+    }
+}
+
+/// Whether [`decode_prefix`] tries `serde_json` on `region` at all.
+fn may_decode(region: &str, max_depth: usize) -> bool {
     let bytes = region.as_bytes();
     let Some(&open @ (b'{' | b'[')) = bytes.first() else {
-        return None;
+        return false;
     };
     if max_depth < SERDE_MAX_DEPTH {
-        return None;
+        return false;
     }
     // What may follow the bracket (after blanks) in JSON: a key or `}`, a value or `]`.
     // Anything else fails the decode at once; checked here, a region of broken markup (a
@@ -401,22 +415,76 @@ pub(crate) fn decode_prefix(region: &str, max_depth: usize) -> Option<(usize, se
         .iter()
         .skip(1)
         .find(|b| !matches!(b, b' ' | b'\t' | b'\n' | b'\r'));
-    let plausible = match (open, next) {
+    match (open, next) {
         (_, None) => true,
         (b'{', Some(b)) => matches!(b, b'"' | b'}'),
         (_, Some(b)) => matches!(
             b,
             b'{' | b'[' | b'"' | b'-' | b'0'..=b'9' | b't' | b'f' | b'n' | b']'
         ),
-    };
-    if !plausible {
+    }
+}
+
+/// [`decode_prefix`] for a value that is likely a call object or a list of them (the JSON
+/// after a call marker): such a value comes back as a [`CallsDoc`], whose call objects
+/// are read without building their maps, anything else as the `Value` `decode_prefix`
+/// gives; `None` exactly where `decode_prefix` gives `None`. The typed decode reads the
+/// same tokens as `Value`'s through the same `serde_json` deserializer and refuses a
+/// shape of its own (another key, a key twice, a list entry that is not an object) with
+/// a data error, never a syntax or end-of-input one, so a syntax or end-of-input error
+/// is `decode_prefix`'s too and a data error is answered by `decode_prefix` itself.
+pub(crate) fn decode_calls_prefix(region: &str, max_depth: usize) -> Option<(usize, Decoded)> {
+    if !may_decode(region, max_depth) {
         return None;
     }
-    let mut values = serde_json::Deserializer::from_str(region).into_iter::<serde_json::Value>();
-    match values.next() {
-        Some(Ok(v)) => Some((values.byte_offset(), v)),
-        _ => None,
+    if !first_key_is_a_call_key(region) {
+        // An envelope, data: the typed decode would stop at its first key.
+        return decode_prefix(region, max_depth).map(|(n, v)| (n, Decoded::Value(v)));
     }
+    let mut docs = serde_json::Deserializer::from_str(region).into_iter::<CallsDoc>();
+    match docs.next()? {
+        Ok(doc) => Some((docs.byte_offset(), Decoded::Calls(doc))),
+        Err(e) if e.classify() == serde_json::error::Category::Data => {
+            decode_prefix(region, max_depth).map(|(n, v)| (n, Decoded::Value(v)))
+        }
+        Err(_) => None,
+    }
+}
+
+/// Whether the first object of `region` (`{` or `[{`) opens with a key a call object has
+/// (unescaped): only then is the typed decode of [`decode_calls_prefix`] tried.
+fn first_key_is_a_call_key(region: &str) -> bool {
+    let blank = |b: &u8| matches!(b, b' ' | b'\t' | b'\n' | b'\r');
+    let mut rest = region.as_bytes();
+    if let Some((b'[', tail)) = rest.split_first() {
+        rest = tail;
+        while let Some((b, tail)) = rest.split_first()
+            && blank(b)
+        {
+            rest = tail;
+        }
+    }
+    let Some((b'{', mut rest)) = rest.split_first() else {
+        return false;
+    };
+    while let Some((b, tail)) = rest.split_first()
+        && blank(b)
+    {
+        rest = tail;
+    }
+    let Some((b'"', rest)) = rest.split_first() else {
+        return false;
+    };
+    [
+        "name\"",
+        "arguments\"",
+        "parameters\"",
+        "id\"",
+        "call_id\"",
+        "type\"",
+    ]
+    .iter()
+    .any(|k| rest.starts_with(k.as_bytes()))
 }
 
 /// Offsets of the top-level `sep` bytes in `s` (outside strings, comments and brackets).

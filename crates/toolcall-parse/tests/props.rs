@@ -465,3 +465,69 @@ proptest! {
         }
     }
 }
+
+// The one-shot readers of `[TOOL_CALLS]` and `<|python_tag|>` decode call-shaped JSON
+// typed (no map per call object) and fall back to a `Value` for any other shape; the
+// streamed parse never takes that path, so each shape the call reader tells apart, after
+// each marker, must parse alike both ways (with and without a registry).
+#[test]
+fn call_object_shapes_parse_alike_one_shot_and_streamed() {
+    let shapes = [
+        r#"{"name": "get_weather", "arguments": {"city": "Paris"}}"#,
+        r#"{"name": "get_weather", "parameters": {"city": "Paris"}}"#,
+        r#"{"arguments": {"city": "Paris"}, "name": "get_weather"}"#,
+        r#"{"name": "get_weather", "arguments": "{\"city\": \"Paris\"}"}"#,
+        r#"{"name": "get_weather", "arguments": null}"#,
+        r#"{"name": "get_weather", "arguments": [1]}"#,
+        r#"{"name": "get_weather"}"#,
+        r#"{"name": "nope", "arguments": {}}"#,
+        r#"{"name": 7, "arguments": {}}"#,
+        r#"{"name": "get_weather", "arguments": {}, "parameters": {}}"#,
+        r#"{"id": "c1", "name": "get_weather", "arguments": {}}"#,
+        r#"{"name": "get_weather", "arguments": {}, "id": "c1"}"#,
+        r#"{"call_id": "c2", "id": "c1", "name": "get_weather", "arguments": {}}"#,
+        r#"{"type": "function", "name": "get_weather", "arguments": {}}"#,
+        r#"{"type": "tool", "name": "get_weather", "arguments": {}}"#,
+        r#"{"na\u006de": "get_weather", "arguments": {}}"#,
+        r#"{}"#,
+        r#"[]"#,
+        r#"[{"name": "get_weather", "arguments": {"city": "Paris"}}, {"name": "nope", "parameters": {}}]"#,
+        r#"[{"name": "get_weather", "arguments": {}, "id": "a"}, {"id": "b", "name": "get_weather"}]"#,
+        r#"[{"name": "get_weather", "arguments": {}}, {}]"#,
+        r#"{"name": "get_weather", "arguments": {}, "extra": 1}"#,
+        r#"{"name": "get_weather", "name": "other", "arguments": {}}"#,
+        r#"{"$serde_json::private::RawValue": "{\"name\": \"get_weather\"}"}"#,
+        r#"[{"name": "get_weather", "arguments": {}}, "text"]"#,
+        r#"[{"name": "get_weather", "arguments": {}}, {"name": "get_weather", "Arguments": {}}]"#,
+        r#"{"name": "get_weather", "arguments": {"a": 1},}"#,
+    ];
+    let mut registry = toolcall_core::Registry::new();
+    registry
+        .add_spec(toolcall_core::ToolSpec::new(
+            "get_weather",
+            "weather",
+            serde_json::json!({"type": "object", "properties": {}}),
+        ))
+        .unwrap();
+    let registry = std::sync::Arc::new(registry);
+    for text in shapes {
+        for (format, marker) in [("mistral", "[TOOL_CALLS] "), ("llama", "<|python_tag|>")] {
+            for tools in [None, Some(registry.clone())] {
+                let o = ParseOptions {
+                    format: toolcall_parse::FormatSelection::Only(format.to_owned()),
+                    tools,
+                    ..Default::default()
+                };
+                let reply = format!("Sure. {marker}{text}");
+                let whole = one_shot(&reply, &o);
+                let chunks: Vec<&str> = reply
+                    .as_bytes()
+                    .chunks(5)
+                    .map(|c| std::str::from_utf8(c).unwrap())
+                    .collect();
+                assert_eq!(whole, streamed(&[reply.as_str()], &o), "{reply}");
+                assert_eq!(whole, streamed(&chunks, &o), "{reply}");
+            }
+        }
+    }
+}

@@ -167,6 +167,7 @@ pub(crate) static ACTION_RESPONSE: Described = Described {
         objects: true,
         arrays: false,
         classify: classify_json,
+        calls: None,
     }),
     generic_because: Some("a JSON shape many agent prompts ask for, not one model's markup"),
     instructions: Some(Instructions {

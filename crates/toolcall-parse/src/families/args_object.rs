@@ -12,7 +12,7 @@ use toolcall_core::{Diagnostic, Repair};
 use crate::FormatId;
 use crate::builder::Draft;
 use crate::family::{Advance, Outcome, RawArgs, ReadCx, Scan, ScanFrom, Scanner, parse_lenient};
-use crate::scanner::decode_prefix;
+use crate::scanner::{decode_calls_prefix, decode_prefix};
 
 use super::tags::{BlockStream, MAX_LEAD};
 
@@ -23,6 +23,8 @@ pub(crate) struct ArgsObject {
     scanner: Scanner,
     max_depth: usize,
     live: Option<RawArgs>,
+    /// Whether the caller already tried the one-shot decode ([`ArgsObject::decode_calls`]).
+    tried: bool,
 }
 
 /// What the bytes so far say about the value.
@@ -97,7 +99,24 @@ impl ArgsObject {
             scanner: Scanner::new(max_depth, false),
             max_depth,
             live,
+            tried: false,
         }
+    }
+
+    /// The one-shot decode of [`ArgsObject::advance`] for a value that is likely a list of
+    /// calls (`decode_calls_prefix`): where it ends and the value; `None` leaves the
+    /// value to `advance`, which then only scans.
+    pub fn decode_calls(
+        &mut self,
+        region: &str,
+        cx: &ReadCx<'_>,
+    ) -> Option<(usize, super::json::Decoded)> {
+        if self.live.is_some() || cx.streaming() || self.scanner.consumed() != 0 || self.tried {
+            return None;
+        }
+        self.tried = true;
+        decode_calls_prefix(region.get(self.start..).unwrap_or(""), self.max_depth)
+            .map(|(n, v)| (self.start + n, v))
     }
 
     /// Reads the new bytes of `region`.
@@ -109,6 +128,7 @@ impl ArgsObject {
         if self.live.is_none()
             && !cx.streaming()
             && self.scanner.consumed() == 0
+            && !self.tried
             && let Some((n, value)) =
                 decode_prefix(region.get(self.start..).unwrap_or(""), self.max_depth)
         {

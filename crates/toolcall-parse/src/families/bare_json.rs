@@ -11,14 +11,15 @@
 use serde_json::Value;
 use toolcall_core::{Diagnostic, Repair};
 
-use super::classify_value;
+use super::json::Decoded;
 use super::json::cut_list;
+use super::{classify_decoded, classify_value};
 use crate::builder::Ctx;
 use crate::builder::Outcome;
 use crate::fallback;
 use crate::family::{Advance, JsonCx, Plain, ReadCx, RegionReader};
 use crate::repair::parse_lenient;
-use crate::scanner::{FailedScan, Scan, Scanner, decode_prefix};
+use crate::scanner::{FailedScan, Scan, Scanner, decode_calls_prefix};
 
 pub(crate) struct BareJsonReader {
     /// Made at the first read, resumed from a failed scan this region lies in when there
@@ -56,7 +57,7 @@ impl RegionReader for BareJsonReader {
             {
                 return Advance::Done { end, outcome };
             }
-            if let Some((n, v)) = decode_prefix(region, max_depth) {
+            if let Some((n, v)) = decode_calls_prefix(region, max_depth) {
                 return complete(region.get(..n).unwrap_or(""), Ok((v, Vec::new())), cx);
             }
         }
@@ -87,7 +88,8 @@ impl RegionReader for BareJsonReader {
                     // A list of calls written as code (pythonic): no decode to fail first.
                     return not_json(json, None, cx);
                 }
-                complete(json, parse_lenient(json), cx)
+                let decoded = parse_lenient(json).map(|(v, r)| (Decoded::Value(v), r));
+                complete(json, decoded, cx)
             }
             Scan::Fail(why) => {
                 // Where the scan stopped: never the region's length, which depends on chunking.
@@ -120,14 +122,14 @@ fn abandon(scanned: usize, diagnostics: Vec<Diagnostic>) -> Advance {
 /// The balanced region `region`, decoded as `decoded` (`parse_lenient` of it).
 fn complete(
     region: &str,
-    decoded: Result<(Value, Vec<Repair>), String>,
+    decoded: Result<(Decoded, Vec<Repair>), String>,
     cx: &mut ReadCx<'_>,
 ) -> Advance {
     let end = region.len();
     let span = cx.span(0, end);
     match decoded {
-        Ok((mut v, repairs)) => match classify_value(&mut v, cx.ctx, cx.at_start, span.clone()) {
-            Some(mut o) => {
+        Ok((v, repairs)) => match classify_decoded(v, cx.ctx, cx.at_start, span.clone()) {
+            Ok(mut o) => {
                 for d in &mut o.drafts {
                     d.repairs.extend(repairs.iter().cloned());
                 }
@@ -140,7 +142,7 @@ fn complete(
                 }
                 Advance::Done { end, outcome: o }
             }
-            None => Advance::Text(Plain {
+            Err(v) => Advance::Text(Plain {
                 end,
                 scanned: end,
                 diagnostics: rejected_call_shape(&v, cx.ctx)

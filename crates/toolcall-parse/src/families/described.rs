@@ -10,6 +10,7 @@
 use serde_json::{Map, Value};
 
 use super::args_object::JsonCallTags;
+use super::json::CallsDoc;
 use super::marked::{CallList, CallListReader, OpenJsonReader};
 use super::tags::{Block, BlockReader, BlockStream, StreamTags};
 use crate::FormatId;
@@ -219,10 +220,17 @@ impl Body {
 
 /// Bare JSON a family claims ([`Family::bare_json`]) and how it reads a decoded value as
 /// the family `FormatId` ([`Family::classify_json`]).
+/// A family's classifier of call objects decoded typed ([`Bare::calls`]).
+pub(crate) type ClassifyCalls = fn(&mut CallsDoc, &JsonCx<'_>, FormatId) -> Option<Outcome>;
+
 pub(crate) struct Bare {
     pub objects: bool,
     pub arrays: bool,
     pub classify: fn(&mut Value, &JsonCx<'_>, FormatId) -> Option<Outcome>,
+    /// What `classify` answers for a value decoded as call objects (`doc.into_value()`),
+    /// read without the `Value` ([`crate::family::Family::classify_calls`]); `None`: the
+    /// value is built for `classify`.
+    pub calls: Option<ClassifyCalls>,
 }
 
 /// An opener the chat template writes at the end of its generation prompt
@@ -357,6 +365,13 @@ impl Family for Described {
     }
     fn classify_json(&self, v: &mut Value, cx: &JsonCx<'_>) -> Option<Outcome> {
         (self.bare.as_ref()?.classify)(v, cx, self.id)
+    }
+    fn classify_calls(&self, doc: &mut CallsDoc, cx: &JsonCx<'_>) -> Option<Option<Outcome>> {
+        match &self.bare {
+            // `classify_json` declines every value.
+            None => Some(None),
+            Some(b) => b.calls.map(|calls| calls(doc, cx, self.id)),
+        }
     }
     fn model_names(&self) -> &'static [&'static str] {
         self.model_names

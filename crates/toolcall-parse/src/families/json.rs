@@ -7,6 +7,7 @@
 use super::described::{Bare, Described};
 use std::ops::Range;
 
+use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
 
 use super::text_example::name_arguments;
@@ -33,11 +34,11 @@ impl<'a> CallKeys<'a> {
     /// stream, a call is announced (under a generated id) when its arguments start, so an
     /// id after them cannot be its id, and reading the text whole must give the same call
     /// (R-1). Keys come in document order (`preserve_order`).
-    fn of(m: &'a Map<String, Value>, late_ids: bool) -> Option<Self> {
+    fn of(entries: impl IntoIterator<Item = (&'a str, &'a Value)>, late_ids: bool) -> Option<Self> {
         let mut k = CallKeys::default();
         let mut after_args = false;
-        for (key, v) in m {
-            let slot = match key.as_str() {
+        for (key, v) in entries {
+            let slot = match key {
                 "name" => &mut k.name,
                 "arguments" => &mut k.arguments,
                 "parameters" => &mut k.parameters,
@@ -48,7 +49,7 @@ impl<'a> CallKeys<'a> {
                 _ => return None,
             };
             *slot = Some(v);
-            after_args |= matches!(key.as_str(), "arguments" | "parameters");
+            after_args |= matches!(key, "arguments" | "parameters");
         }
         Some(k)
     }
@@ -57,14 +58,14 @@ impl<'a> CallKeys<'a> {
 /// The draft for one call object, without its name and arguments, the name, and the key
 /// holding the arguments: the caller moves both out once every object of the value is
 /// accepted (no clone).
-fn draft(
-    m: &Map<String, Value>,
+fn draft<'a>(
+    entries: impl IntoIterator<Item = (&'a str, &'a Value)>,
     format: FormatId,
     need_args: bool,
-) -> Option<(Draft, &str, Option<&'static str>)> {
+) -> Option<(Draft, &'a str, Option<&'static str>)> {
     // Mistral's `[TOOL_CALLS][…]` list writes its ids after the arguments and is never
     // announced before it is complete.
-    let keys = CallKeys::of(m, format == FormatId::MISTRAL)?;
+    let keys = CallKeys::of(entries, format == FormatId::MISTRAL)?;
     if let Some(t) = keys.kind
         && t.as_str() != Some("function")
     {
@@ -110,6 +111,33 @@ fn take_parts(d: &mut Draft, m: &mut Map<String, Value>, key: Option<&str>) {
     }
 }
 
+/// Whether one call object (its entries in document order) is a call: its draft (pushed
+/// on `out`, without name and arguments) and the key holding its arguments. The one rule
+/// of [`classify`] and [`classify_doc`].
+fn accept<'a>(
+    entries: impl IntoIterator<Item = (&'a str, &'a Value)>,
+    ctx: &Ctx,
+    format: FormatId,
+    lenient: bool,
+    span: &Range<usize>,
+    out: &mut Outcome,
+) -> Option<Option<&'static str>> {
+    let (mut d, name, key) = draft(entries, format, !lenient)?;
+    if lenient {
+        out.diagnostics
+            .extend(ctx.unknown_name_warning(name, span.clone()));
+    } else if !ctx.strict_name_ok(name) {
+        return None;
+    }
+    d.span = span.clone();
+    out.drafts.push(d);
+    Some(key)
+}
+
+fn map_entries(m: &Map<String, Value>) -> impl Iterator<Item = (&str, &Value)> {
+    m.iter().map(|(k, v)| (k.as_str(), v))
+}
+
 /// `lenient`: inside explicit markup (any name, arguments optional, flagged if unknown).
 /// On a match the names and arguments are moved out of `v`; on `None`, `v` is untouched.
 pub(crate) fn classify(
@@ -120,22 +148,9 @@ pub(crate) fn classify(
     span: Range<usize>,
 ) -> Option<Outcome> {
     let mut out = Outcome::default();
-    // Whether the object is a call, and its draft (kept in `out`) and arguments key.
-    let accept = |m: &Map<String, Value>, out: &mut Outcome| {
-        let (mut d, name, key) = draft(m, format, !lenient)?;
-        if lenient {
-            out.diagnostics
-                .extend(ctx.unknown_name_warning(name, span.clone()));
-        } else if !ctx.strict_name_ok(name) {
-            return None;
-        }
-        d.span = span.clone();
-        out.drafts.push(d);
-        Some(key)
-    };
     match v {
         Value::Object(m) => {
-            let key = accept(m, &mut out)?;
+            let key = accept(map_entries(m), ctx, format, lenient, &span, &mut out)?;
             if let Some(d) = out.drafts.first_mut() {
                 take_parts(d, m, key);
             }
@@ -144,7 +159,8 @@ pub(crate) fn classify(
             out.drafts.reserve_exact(a.len());
             let mut keys = Vec::with_capacity(a.len());
             for e in a.iter() {
-                keys.push(accept(e.as_object()?, &mut out)?);
+                let m = e.as_object()?;
+                keys.push(accept(map_entries(m), ctx, format, lenient, &span, &mut out)?);
             }
             for ((d, key), e) in out.drafts.iter_mut().zip(keys).zip(a.iter_mut()) {
                 if let Value::Object(m) = e {
@@ -155,6 +171,230 @@ pub(crate) fn classify(
         _ => return None,
     }
     Some(out)
+}
+
+/// [`classify`] of a value decoded as a [`CallsDoc`]: what `classify` gives for
+/// `doc.into_value()` (the same rule, [`accept`], over the same entries in the same
+/// order), without building the call objects' maps. On `None`, `doc` is untouched.
+pub(crate) fn classify_doc(
+    doc: &mut CallsDoc,
+    ctx: &Ctx,
+    format: FormatId,
+    lenient: bool,
+    span: Range<usize>,
+) -> Option<Outcome> {
+    let mut out = Outcome::default();
+    match doc {
+        CallsDoc::One(o) => {
+            let key = accept(o.entries(), ctx, format, lenient, &span, &mut out)?;
+            if let Some(d) = out.drafts.first_mut() {
+                o.take_parts(d, key);
+            }
+        }
+        CallsDoc::Many(list) if !list.is_empty() => {
+            out.drafts.reserve_exact(list.len());
+            let mut keys = Vec::with_capacity(list.len());
+            for o in list.iter() {
+                keys.push(accept(o.entries(), ctx, format, lenient, &span, &mut out)?);
+            }
+            for ((d, key), o) in out.drafts.iter_mut().zip(keys).zip(list.iter_mut()) {
+                o.take_parts(d, key);
+            }
+        }
+        CallsDoc::Many(_) => return None,
+    }
+    Some(out)
+}
+
+/// A key of a call object that [`CallObj`] holds: those [`CallKeys::of`] reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Key {
+    Name,
+    Arguments,
+    Parameters,
+    Id,
+    CallId,
+    Type,
+}
+
+impl Key {
+    fn as_str(self) -> &'static str {
+        match self {
+            Key::Name => "name",
+            Key::Arguments => "arguments",
+            Key::Parameters => "parameters",
+            Key::Id => "id",
+            Key::CallId => "call_id",
+            Key::Type => "type",
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Key {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct KeyVisitor;
+        impl Visitor<'_> for KeyVisitor {
+            type Value = Key;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a key of a call object")
+            }
+            fn visit_str<E: de::Error>(self, s: &str) -> Result<Key, E> {
+                Ok(match s {
+                    "name" => Key::Name,
+                    "arguments" => Key::Arguments,
+                    "parameters" => Key::Parameters,
+                    "id" => Key::Id,
+                    "call_id" => Key::CallId,
+                    "type" => Key::Type,
+                    _ => return Err(E::custom("not a call key")),
+                })
+            }
+        }
+        // How `Value` reads a key (`deserialize_str`), so the same texts decode.
+        d.deserialize_str(KeyVisitor)
+    }
+}
+
+/// A JSON object with only call keys, each once, decoded without a map: its entries in
+/// document order, the first two (a call's usual `name` and `arguments`) inline. Any other
+/// object fails its decode with a data error (see
+/// [`crate::scanner::decode_calls_prefix`], which then decodes a `Value`).
+#[derive(Debug, Default)]
+pub(crate) struct CallObj {
+    head: [Option<(Key, Value)>; 2],
+    /// The entries after the first two.
+    tail: Vec<(Key, Value)>,
+}
+
+impl CallObj {
+    /// The entries in document order, as a `Map` of the object iterates them.
+    fn entries(&self) -> impl Iterator<Item = (&str, &Value)> {
+        self.head
+            .iter()
+            .flatten()
+            .chain(&self.tail)
+            .map(|(k, v)| (k.as_str(), v))
+    }
+
+    /// [`take_parts`] of the object's map.
+    fn take_parts(&mut self, d: &mut Draft, key: Option<&str>) {
+        for (k, v) in self.head.iter_mut().flatten().chain(&mut self.tail) {
+            if Some(k.as_str()) == key {
+                d.args = Some(v.take());
+            } else if *k == Key::Name
+                && let Value::String(name) = v
+            {
+                d.name = std::mem::take(name);
+            }
+        }
+    }
+
+    /// The `Value` that decoding the object's text gives.
+    fn into_value(self) -> Value {
+        let mut m = Map::new();
+        for (k, v) in self.head.into_iter().flatten().chain(self.tail) {
+            m.insert(k.as_str().to_owned(), v);
+        }
+        Value::Object(m)
+    }
+}
+
+impl<'de> Deserialize<'de> for CallObj {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(CallObjVisitor)
+    }
+}
+
+struct CallObjVisitor;
+
+impl<'de> Visitor<'de> for CallObjVisitor {
+    type Value = CallObj;
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a call object")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<CallObj, A::Error> {
+        let mut o = CallObj::default();
+        while let Some(k) = m.next_key::<Key>()? {
+            if o.entries().any(|(seen, _)| seen == k.as_str()) {
+                // A `Map` keeps the first place and the last value: left to it.
+                return Err(de::Error::custom("a call key written twice"));
+            }
+            let entry = (k, m.next_value::<Value>()?);
+            match &mut o.head {
+                [first @ None, _] => *first = Some(entry),
+                [_, second @ None] => *second = Some(entry),
+                _ => o.tail.push(entry),
+            }
+        }
+        Ok(o)
+    }
+}
+
+/// A call object or a list of them, decoded by the typed path of
+/// [`crate::scanner::decode_calls_prefix`].
+#[derive(Debug)]
+#[allow(clippy::large_enum_variant)] // One call, on the stack: no allocation a region.
+pub(crate) enum CallsDoc {
+    One(CallObj),
+    Many(Vec<CallObj>),
+}
+
+impl CallsDoc {
+    /// The `Value` that decoding the same text gives.
+    pub(crate) fn into_value(self) -> Value {
+        match self {
+            CallsDoc::One(o) => o.into_value(),
+            CallsDoc::Many(list) => Value::Array(list.into_iter().map(CallObj::into_value).collect()),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for CallsDoc {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct DocVisitor;
+        impl<'de> Visitor<'de> for DocVisitor {
+            type Value = CallsDoc;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a call object or a list of them")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, m: A) -> Result<CallsDoc, A::Error> {
+                CallObjVisitor.visit_map(m).map(CallsDoc::One)
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut s: A) -> Result<CallsDoc, A::Error> {
+                let mut list = Vec::new();
+                while let Some(o) = s.next_element::<CallObj>()? {
+                    list.push(o);
+                }
+                Ok(CallsDoc::Many(list))
+            }
+        }
+        d.deserialize_any(DocVisitor)
+    }
+}
+
+/// A value at the start of a region as [`crate::scanner::decode_calls_prefix`] gives it:
+/// typed when it has the shape of calls, else the general `Value`.
+#[derive(Debug)]
+#[allow(clippy::large_enum_variant)] // As `CallsDoc`.
+pub(crate) enum Decoded {
+    Calls(CallsDoc),
+    Value(Value),
+}
+
+impl Decoded {
+    /// [`classify`] of the decoded value.
+    pub(crate) fn classify(
+        self,
+        ctx: &Ctx,
+        format: FormatId,
+        lenient: bool,
+        span: Range<usize>,
+    ) -> Option<Outcome> {
+        match self {
+            Decoded::Calls(mut doc) => classify_doc(&mut doc, ctx, format, lenient, span),
+            Decoded::Value(mut v) => classify(&mut v, ctx, format, lenient, span),
+        }
+    }
 }
 
 /// A JSON list of calls that the end of the input cut (`[{…}, {…}, {"na`), a `tools`
@@ -295,6 +535,11 @@ fn classify_json(v: &mut Value, cx: &JsonCx<'_>, format: FormatId) -> Option<Out
     classify(v, cx.ctx, format, false, cx.span.clone())
 }
 
+/// [`classify_json`] of a value decoded as call objects (the typed path of bare JSON).
+pub(crate) fn classify_calls(doc: &mut CallsDoc, cx: &JsonCx<'_>, format: FormatId) -> Option<Outcome> {
+    classify_doc(doc, cx.ctx, format, false, cx.span.clone())
+}
+
 fn example_call(name: &str, args: &Map<String, Value>) -> String {
     name_arguments(name, args)
 }
@@ -307,6 +552,7 @@ pub(crate) static JSON: Described = Described {
         objects: true,
         arrays: true,
         classify: classify_json,
+        calls: Some(classify_calls),
     }),
     generic_because: Some("bare JSON calls, written by many models and prompts"),
     instructions: Some(Instructions {
@@ -318,3 +564,224 @@ pub(crate) static JSON: Described = Described {
     ..Described::BASE
 };
 
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scanner::{decode_calls_prefix, decode_prefix};
+    use std::sync::Arc;
+    use toolcall_core::{Registry, ToolSpec};
+
+    /// Call objects and lists of every shape `classify` tells apart, and values that are
+    /// not calls: (text, whether the typed decode should keep it).
+    const SHAPES: &[(&str, bool)] = &[
+        (r#"{"name": "get_weather", "arguments": {"city": "Paris"}}"#, true),
+        (r#"{"name": "get_weather", "parameters": {"city": "Paris"}}"#, true),
+        (r#"{"arguments": {"city": "Paris"}, "name": "get_weather"}"#, true),
+        (r#"{"name": "get_weather", "arguments": "{\"city\": \"Paris\"}"}"#, true),
+        (r#"{"name": "get_weather", "arguments": null}"#, true),
+        (r#"{"name": "get_weather", "arguments": [1, 2]}"#, true),
+        (r#"{"name": "get_weather", "arguments": 3}"#, true),
+        (r#"{"name": "get_weather"}"#, true),
+        (r#"{"name": "unknown_tool", "arguments": {}}"#, true),
+        (r#"{"name": 7, "arguments": {}}"#, true),
+        (r#"{"name": null, "arguments": {}}"#, true),
+        (r#"{"name": "get_weather", "arguments": {}, "parameters": {}}"#, true),
+        (r#"{"id": "c1", "name": "get_weather", "arguments": {}}"#, true),
+        (r#"{"name": "get_weather", "arguments": {}, "id": "c1"}"#, true),
+        (r#"{"name": "get_weather", "arguments": {}, "call_id": "c2"}"#, true),
+        (r#"{"call_id": "c2", "id": "c1", "name": "get_weather", "arguments": {}}"#, true),
+        (r#"{"id": 5, "name": "get_weather", "arguments": {}}"#, true),
+        (r#"{"type": "function", "name": "get_weather", "arguments": {}}"#, true),
+        (r#"{"type": "tool", "name": "get_weather", "arguments": {}}"#, true),
+        (r#"{"type": null, "name": "get_weather", "arguments": {}}"#, true),
+        (r#"{"na\u006de": "get_weather", "arguments": {}}"#, false),
+        (r#"{"name": "get_\u0077eather", "arguments": {"a": "\u00e9"}}"#, true),
+        (r#"{}"#, false),
+        (r#"[]"#, false),
+        (r#"[ {"name": "get_weather"}, {"parameters": {}, "id": 1}]"#, true),
+        (r#"[{}, {"name": "get_weather"}]"#, false),
+        (r#"[{"name": "get_weather", "arguments": {"city": "Paris"}}, {"name": "unknown_tool", "parameters": {}}]"#, true),
+        (r#"[{"name": "get_weather", "arguments": {}}, {"name": 1, "arguments": {}}]"#, true),
+        (r#"[{"name": "get_weather", "arguments": {}, "id": "a"}, {"id": "b", "name": "get_weather"}]"#, true),
+        (r#"[{"name": "get_weather", "arguments": {}}, {}]"#, true),
+        // Not the typed shape: decoded as a `Value`.
+        (r#"{"name": "get_weather", "arguments": {}, "extra": 1}"#, false),
+        (r#"{"name": "get_weather", "name": "other", "arguments": {}}"#, false),
+        (r#"{"arguments": {}, "name": "a", "arguments": {"x": 1}, "id": "c"}"#, false),
+        (r#"{"$serde_json::private::RawValue": "{\"name\": \"get_weather\", \"arguments\": {}}"}"#, false),
+        (r#"{"tools": [{"name": "get_weather", "arguments": {}}]}"#, false),
+        (r#"{"function": {"name": "get_weather", "arguments": "{}"}, "type": "function"}"#, false),
+        (r#"[{"name": "get_weather", "arguments": {}}, "text"]"#, false),
+        (r#"[{"name": "get_weather", "arguments": {}}, [1]]"#, false),
+        (r#"[1, 2]"#, false),
+        (r#"[{"name": "get_weather", "arguments": {}}, {"name": "get_weather", "Arguments": {}}]"#, false),
+    ];
+
+    /// Not JSON, cut, or JSON the typed decode must leave unread exactly as `Value` does.
+    const FAILS: &[&str] = &[
+        r#"{"name": "get_weather", "arguments": {}"#,
+        r#"[{"name": "get_weather", "arguments": {}},"#,
+        r#"{"name": "get_weather", "arguments": {},}"#,
+        r#"{"name": 'get_weather', "arguments": {}}"#,
+        r#"{"name": "get_weather" "arguments": {}}"#,
+        r#"[{"name": "get_weather", "arguments": {"$serde_json::private::RawValue": 5}}]"#,
+        r#"{"$serde_json::private::RawValue": "{", "name": "x"}"#,
+        r#"{"name": "x", "extra": }"#,
+        r#"[{"name": "x"}, {"other": 1,}]"#,
+        r#"{"name""#,
+        r#"[x]"#,
+        r#"{name: "x"}"#,
+    ];
+
+    fn contexts() -> Vec<Ctx> {
+        let (plain, _) = crate::ParseOptions::default().ctx();
+        let mut r = Registry::new();
+        let schema = serde_json::json!({"type": "object", "properties": {}});
+        assert!(
+            r.add_spec(ToolSpec::new("get_weather", "weather", schema))
+                .is_ok()
+        );
+        let (registered, _) = crate::ParseOptions {
+            tools: Some(Arc::new(r)),
+            ..crate::ParseOptions::default()
+        }
+        .ctx();
+        vec![plain, registered]
+    }
+
+    // The typed decode of call-shaped JSON and its classification give what the `Value`
+    // decode and `classify` give: the same end, the same value, the same outcome (drafts,
+    // names, arguments, ids, diagnostics) for every format and strictness that reads it.
+    #[test]
+    fn typed_calls_agree_with_the_value_path() {
+        let ctxs = contexts();
+        for &(text, typed) in SHAPES {
+            for tail in ["", " trailing", "; {\"name\": \"x\"}", "]"] {
+                let region = format!("{text}{tail}");
+                let Some((n, v)) = decode_prefix(&region, 128) else {
+                    panic!("{region}: the test's JSON does not decode");
+                };
+                let Some((m, d)) = decode_calls_prefix(&region, 128) else {
+                    panic!("{region}: the typed decode refused what Value reads");
+                };
+                assert_eq!(n, m, "{region}: ends differ");
+                assert_eq!(
+                    matches!(d, Decoded::Calls(_)),
+                    typed,
+                    "{region}: the typed decode kept {d:?}"
+                );
+                for format in [FormatId::MISTRAL, FormatId::LLAMA, FormatId::JSON] {
+                    for lenient in [true, false] {
+                        for ctx in &ctxs {
+                            let Some((_, d)) = decode_calls_prefix(&region, 128) else {
+                                panic!("{region}: decodes once, not twice");
+                            };
+                            let got = d.classify(ctx, format, lenient, 3..n);
+                            let want = classify(&mut v.clone(), ctx, format, lenient, 3..n);
+                            assert_eq!(
+                                format!("{got:?}"),
+                                format!("{want:?}"),
+                                "{region}: {format:?} lenient={lenient}"
+                            );
+                        }
+                    }
+                }
+                let back = match d {
+                    Decoded::Calls(doc) => doc.into_value(),
+                    Decoded::Value(v) => v,
+                };
+                assert_eq!(back, v, "{region}: values differ");
+                // Key order too (`preserve_order`): the same text when written.
+                assert_eq!(back.to_string(), v.to_string(), "{region}: key order differs");
+            }
+        }
+    }
+
+    // What `Value` does not decode, the typed decode does not either (the reader then
+    // scans and repairs as before).
+    #[test]
+    fn typed_decode_fails_where_value_fails() {
+        for text in FAILS {
+            assert!(decode_prefix(text, 128).is_none(), "{text}: decodes as Value");
+            assert!(
+                decode_calls_prefix(text, 128).is_none(),
+                "{text}: the typed decode read it"
+            );
+        }
+        // Nesting past serde's limit, inside arguments and as the list itself.
+        let deep = format!(
+            "{{\"name\": \"x\", \"arguments\": {}{}}}",
+            "[".repeat(127),
+            "]".repeat(127)
+        );
+        assert!(decode_prefix(&deep, 128).is_none());
+        assert!(decode_calls_prefix(&deep, 128).is_none());
+        let fits = format!(
+            "{{\"name\": \"x\", \"arguments\": {}{}}}",
+            "[".repeat(125),
+            "]".repeat(125)
+        );
+        assert_eq!(
+            decode_prefix(&fits, 128).map(|(n, _)| n),
+            decode_calls_prefix(&fits, 128).map(|(n, _)| n)
+        );
+        assert!(decode_calls_prefix(&fits, 128).is_some());
+    }
+
+    // Bare JSON: the families offered a typed value in priority order answer what they
+    // answer for the `Value` (`classify_decoded` against `classify_value`), whichever
+    // families are enabled and in whatever order, and an unclaimed value comes back whole.
+    #[test]
+    fn bare_typed_calls_agree_with_classify_value() {
+        let mut r = Registry::new();
+        let schema = serde_json::json!({"type": "object", "properties": {}});
+        assert!(
+            r.add_spec(ToolSpec::new("get_weather", "weather", schema))
+                .is_ok()
+        );
+        let r = Arc::new(r);
+        let own = |names: &[&str]| {
+            crate::FormatSelection::Priority(names.iter().map(|n| n.to_string()).collect())
+        };
+        let selections = [
+            crate::FormatSelection::Auto,
+            crate::FormatSelection::Only("json".into()),
+            crate::FormatSelection::Only("llama".into()),
+            crate::FormatSelection::Only("xlam".into()),
+            own(&["llama", "json"]),
+            own(&["xlam", "tools_envelope", "json"]),
+            own(&["openai_chat", "llama"]),
+        ];
+        for &(text, _) in SHAPES {
+            let Some((_, v)) = decode_prefix(text, 128) else {
+                panic!("{text}: the test's JSON does not decode");
+            };
+            for format in &selections {
+                for tools in [None, Some(r.clone())] {
+                    let (ctx, _) = crate::ParseOptions {
+                        format: format.clone(),
+                        tools,
+                        ..Default::default()
+                    }
+                    .ctx();
+                    for at_start in [true, false] {
+                        let Some((_, d)) = decode_calls_prefix(text, 128) else {
+                            panic!("{text}: the typed decode refused what Value reads");
+                        };
+                        let got = super::super::classify_decoded(d, &ctx, at_start, 0..4);
+                        let mut w = v.clone();
+                        let want = super::super::classify_value(&mut w, &ctx, at_start, 0..4);
+                        match (got, want) {
+                            (Ok(g), Some(w)) => {
+                                assert_eq!(format!("{g:?}"), format!("{w:?}"), "{text} {format:?}")
+                            }
+                            (Err(back), None) => assert_eq!(back, v, "{text} {format:?}"),
+                            (got, want) => panic!("{text} {format:?}: {got:?} against {want:?}"),
+                        }
+                    }
+                }
+            }
+        }
+    }
+}

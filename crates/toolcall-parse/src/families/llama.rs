@@ -18,7 +18,8 @@ use crate::family::{
     Advance, Instructions, JsonCx, Outcome, ReadCx, RegionReader, Scan,
     Scanner, json_calls, parse_lenient,
 };
-use crate::scanner::decode_prefix;
+use super::json::Decoded;
+use crate::scanner::decode_calls_prefix;
 use crate::shape::{Piece, Shape};
 
 pub(crate) const PYTHON_TAG: &str = "<|python_tag|>";
@@ -82,6 +83,7 @@ pub(crate) static LLAMA: Described = Described {
         objects: true,
         arrays: true,
         classify: classify_json,
+        calls: Some(super::json::classify_calls),
     }),
     model_names: &[
         "llama-3.1*",
@@ -142,9 +144,9 @@ impl RegionReader for Reader {
         let Some(scanner) = &mut self.scanner else {
             return Advance::NeedMore;
         };
-        // One-shot, before the first scan: valid JSON is decoded in one pass.
+        // One-shot, before the first scan: valid JSON is decoded in one pass, calls typed.
         let fast = (!cx.streaming() && scanner.consumed() == 0)
-            .then(|| decode_prefix(region.get(start..).unwrap_or(""), self.max_depth))
+            .then(|| decode_calls_prefix(region.get(start..).unwrap_or(""), self.max_depth))
             .flatten();
         let scan = match &fast {
             Some((n, _)) => Scan::Done(*n),
@@ -184,11 +186,11 @@ impl RegionReader for Reader {
                 let text = region.get(start..end).unwrap_or("");
                 let decoded = match fast {
                     Some((_, v)) => Ok((v, Vec::new())),
-                    None => parse_lenient(text),
+                    None => parse_lenient(text).map(|(v, r)| (Decoded::Value(v), r)),
                 };
                 match decoded {
-                    Ok((mut v, repairs)) => {
-                        match json_calls(&mut v, cx.ctx, FormatId::LLAMA, true, cx.span(0, end)) {
+                    Ok((v, repairs)) => {
+                        match v.classify(cx.ctx, FormatId::LLAMA, true, cx.span(0, end)) {
                             Some(mut o) => {
                                 for d in &mut o.drafts {
                                     d.repairs.extend(repairs.iter().cloned());

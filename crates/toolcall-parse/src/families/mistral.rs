@@ -15,9 +15,10 @@ use toolcall_core::Repair;
 
 use crate::builder::Ctx;
 use crate::family::{
-    Advance, Instructions, Outcome, ReadCx, ReasoningMarker, RegionReader, json_calls,
+    Advance, Instructions, Outcome, ReadCx, ReasoningMarker, RegionReader,
 };
 
+use super::json::Decoded;
 use super::marked::cut_list_calls;
 use super::args_object::{ArgsObject, ArgsRead, named_call, repaired, truncated};
 use crate::shape::{Args, Piece, Shape};
@@ -187,7 +188,18 @@ impl RegionReader for Reader {
                         None => return Advance::NeedMore,
                     }
                 }
-                State::Json { args, named } => match args.advance(region, is_final, cx) {
+                State::Json { args, named } => {
+                    if named.is_none()
+                        && let Some((end, decoded)) = args.decode_calls(region, cx)
+                    {
+                        let json = args.start()..end;
+                        match calls_list(decoded, Vec::new(), json, cx) {
+                            Ok(outcome) => self.state = State::Tail { end, outcome },
+                            Err(why) => return Advance::Broken { end, why },
+                        }
+                        continue;
+                    }
+                    match args.advance(region, is_final, cx) {
                     ArgsRead::NeedMore => return Advance::NeedMore,
                     ArgsRead::Truncated => {
                         // `[TOOL_CALLS][…` cut inside an entry: the complete ones run.
@@ -236,14 +248,14 @@ impl RegionReader for Reader {
                                 end,
                                 cx,
                             )),
-                            None => calls_list(value, repairs, json, cx),
+                            None => calls_list(Decoded::Value(value), repairs, json, cx),
                         };
                         match outcome {
                             Ok(outcome) => self.state = State::Tail { end, outcome },
                             Err(why) => return Advance::Broken { end, why },
                         }
                     }
-                },
+                }},
                 State::Tail { end, outcome } => {
                     let end = *end;
                     let after = region.get(end..).unwrap_or("");
@@ -268,12 +280,13 @@ impl RegionReader for Reader {
 
 /// `[TOOL_CALLS][{"name", "arguments"}, ...]` (or one such object).
 fn calls_list(
-    mut v: Value,
+    v: Decoded,
     repairs: Vec<Repair>,
     json: Range<usize>,
     cx: &mut ReadCx<'_>,
 ) -> Result<Outcome, String> {
-    let mut o = json_calls(&mut v, cx.ctx, FormatId::MISTRAL, true, cx.span(0, json.end))
+    let mut o = v
+        .classify(cx.ctx, FormatId::MISTRAL, true, cx.span(0, json.end))
         .ok_or("[TOOL_CALLS] content is not a list of {name, arguments} calls")?;
     for d in &mut o.drafts {
         d.repairs.extend(repairs.iter().cloned());

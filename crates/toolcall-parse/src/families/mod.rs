@@ -149,6 +149,46 @@ pub(crate) fn classify_value(
         .find_map(|f| f.classify_json(v, &cx))
 }
 
+/// [`classify_value`] of a value as [`crate::scanner::decode_calls_prefix`] decoded it:
+/// call objects are offered typed to the families that read them so
+/// ([`Family::classify_calls`]) and the `Value` is built only when a family needs it, so
+/// the answer is `classify_value`'s for the same text. `Err`: no family claimed it, and the
+/// value (for the reasons and labels of text left as is).
+pub(crate) fn classify_decoded(
+    d: json::Decoded,
+    ctx: &Ctx,
+    at_start: bool,
+    span: Range<usize>,
+) -> Result<Outcome, Value> {
+    let mut doc = match d {
+        json::Decoded::Calls(doc) => doc,
+        json::Decoded::Value(mut v) => {
+            return classify_value(&mut v, ctx, at_start, span).ok_or(v);
+        }
+    };
+    let cx = JsonCx {
+        ctx,
+        span,
+        at_start,
+    };
+    let mut families = ctx.order.iter().filter_map(|f| f.family());
+    while let Some(f) = families.next() {
+        match f.classify_calls(&mut doc, &cx) {
+            Some(Some(o)) => return Ok(o),
+            Some(None) => {}
+            None => {
+                // From this family on, the value as `classify_value` offers it.
+                let mut v = doc.into_value();
+                return match f.classify_json(&mut v, &cx) {
+                    Some(o) => Ok(o),
+                    None => families.find_map(|f| f.classify_json(&mut v, &cx)).ok_or(v),
+                };
+            }
+        }
+    }
+    Err(doc.into_value())
+}
+
 /// Object keys all within `allowed`.
 pub(crate) fn keys_within(m: &serde_json::Map<String, Value>, allowed: &[&str]) -> bool {
     m.keys().all(|k| allowed.contains(&k.as_str()))

@@ -19,6 +19,7 @@ pub(crate) static OPENAI_CHAT: Described = Described {
         objects: true,
         arrays: false,
         classify: super::native::classify_json,
+        calls: None,
     }),
     generic_because: Some("a provider's native response shape, read from JSON given whole"),
     native: true,

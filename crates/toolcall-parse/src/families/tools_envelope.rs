@@ -277,6 +277,7 @@ pub(crate) static TOOLS_ENVELOPE: Described = Described {
         objects: true,
         arrays: false,
         classify: classify_json,
+        calls: None,
     }),
     generic_because: Some("a JSON envelope many agent prompts ask for, not one model's markup"),
     instructions: Some(Instructions {

@@ -10,6 +10,7 @@ use serde_json::{Map, Value};
 use crate::FormatId;
 use crate::builder::Outcome;
 use crate::family::Instructions;
+use super::json::CallsDoc;
 use crate::family::{JsonCx, json_calls};
 use crate::shape::{Piece, Shape};
 
@@ -32,6 +33,14 @@ fn classify_json(v: &mut Value, cx: &JsonCx<'_>, format: FormatId) -> Option<Out
     json_calls(v, cx.ctx, format, false, cx.span.clone())
 }
 
+/// [`classify_json`] of a value decoded as call objects (the typed path of bare JSON).
+fn classify_calls(doc: &mut CallsDoc, cx: &JsonCx<'_>, format: FormatId) -> Option<Outcome> {
+    if !matches!(doc, CallsDoc::Many(_)) {
+        return None;
+    }
+    super::json::classify_calls(doc, cx, format)
+}
+
 fn example_call(name: &str, args: &Map<String, Value>) -> String {
     format!("```json\n{}\n```", name_arguments_list(name, args))
 }
@@ -44,6 +53,7 @@ pub(crate) static XLAM: Described = Described {
         objects: false,
         arrays: true,
         classify: classify_json,
+        calls: Some(classify_calls),
     }),
     model_names: &["*xlam*"],
     generic_because: Some("xLAM's template writes a bare JSON list: no template marker of its own"),
