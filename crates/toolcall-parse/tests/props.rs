@@ -466,7 +466,8 @@ proptest! {
     }
 }
 
-// The one-shot readers of `[TOOL_CALLS]` and `<|python_tag|>` decode call-shaped JSON
+// The one-shot readers of `[TOOL_CALLS]` and `<|python_tag|>` (and Hermes's blocks, one-shot
+// or streamed) decode call-shaped JSON
 // typed (no map per call object) and fall back to a `Value` for any other shape; the
 // streamed parse never takes that path, so each shape the call reader tells apart, after
 // each marker, must parse alike both ways (with and without a registry).
@@ -511,14 +512,18 @@ fn call_object_shapes_parse_alike_one_shot_and_streamed() {
         .unwrap();
     let registry = std::sync::Arc::new(registry);
     for text in shapes {
-        for (format, marker) in [("mistral", "[TOOL_CALLS] "), ("llama", "<|python_tag|>")] {
+        for (format, marker, close) in [
+            ("mistral", "[TOOL_CALLS] ", ""),
+            ("llama", "<|python_tag|>", ""),
+            ("hermes", "<tool_call>\n", "\n</tool_call>"),
+        ] {
             for tools in [None, Some(registry.clone())] {
                 let o = ParseOptions {
                     format: toolcall_parse::FormatSelection::Only(format.to_owned()),
                     tools,
                     ..Default::default()
                 };
-                let reply = format!("Sure. {marker}{text}");
+                let reply = format!("Sure. {marker}{text}{close}");
                 let whole = one_shot(&reply, &o);
                 let chunks: Vec<&str> = reply
                     .as_bytes()

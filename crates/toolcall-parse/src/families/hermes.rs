@@ -13,9 +13,11 @@ use super::text_example::name_arguments;
 use crate::FormatId;
 use crate::family::{
     Advance, Instructions, Outcome, RawArgs, ReadCx, RegionReader, Scan, Scanner,
-    closing_marker_repair, find_from, json_calls, parse_lenient,
+    closing_marker_repair, find_from, parse_lenient,
 };
 use super::args_object::JsonCallTags;
+use super::json::Decoded;
+use crate::scanner::decode_calls_prefix;
 use super::tags::{
     Block, BodyRule, CloseOutsideStrings, Lead, LeadRule, quoted_name, skip_space, valid_name,
 };
@@ -320,10 +322,14 @@ impl Reader {
                 Scan::Done(n) => {
                     let text = inner.get(i..i + n).unwrap_or("");
                     let span = cx.span(at, at + n);
-                    match parse_lenient(text) {
-                        Ok((mut v, repairs)) => {
-                            match json_calls(&mut v, cx.ctx, self.format, true, cx.span(0, end))
-                            {
+                    // Valid JSON whole: call objects typed (what `parse_lenient` decodes).
+                    let decoded = match decode_calls_prefix(text, self.max_depth) {
+                        Some((m, d)) if m == text.len() => Ok((d, Vec::new())),
+                        _ => parse_lenient(text).map(|(v, r)| (Decoded::Value(v), r)),
+                    };
+                    match decoded {
+                        Ok((v, repairs)) => {
+                            match v.classify(cx.ctx, self.format, true, cx.span(0, end)) {
                                 Some(mut found) => {
                                     for d in &mut found.drafts {
                                         d.repairs.extend(repairs.iter().cloned());
