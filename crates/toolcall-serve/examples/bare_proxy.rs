@@ -17,13 +17,14 @@ use axum::serve::ListenerExt;
 #[derive(Clone)]
 struct Upstream {
     client: reqwest::Client,
-    url: String,
+    /// Parsed once, as the gateway's routes hold theirs.
+    url: reqwest::Url,
 }
 
 async fn forward(State(up): State<Upstream>, body: Bytes) -> Response {
     let sent = up
         .client
-        .post(&up.url)
+        .post(up.url.clone())
         .header(header::CONTENT_TYPE, "application/json")
         .body(body)
         .send()
@@ -54,7 +55,11 @@ async fn main() -> std::io::Result<()> {
             .tcp_nodelay(true)
             .build()
             .map_err(std::io::Error::other)?,
-        url: format!("{}/v1/chat/completions", upstream.trim_end_matches('/')),
+        url: reqwest::Url::parse(&format!(
+            "{}/v1/chat/completions",
+            upstream.trim_end_matches('/')
+        ))
+        .map_err(std::io::Error::other)?,
     };
     let app = Router::new()
         .route("/v1/chat/completions", post(forward))

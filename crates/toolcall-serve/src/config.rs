@@ -258,6 +258,8 @@ pub enum ConfigError {
     MissingKey(String),
     #[error("cannot build the upstream client: {0}")]
     Client(String),
+    #[error("the upstream {0} is not a usable URL: {1}")]
+    Upstream(String, String),
 }
 
 impl Config {

@@ -200,23 +200,23 @@ pub fn checked_reply(checked: &Checked) -> Reply {
 
 /// Sends `request` (a whole turn's) to `route` in its dialect and reads the whole reply.
 async fn ask(route: &Route, request: &ChatRequest) -> Result<(Reply, ReplyMeta), ClientError> {
-    let url = route.turn_url(&request.model, false);
+    let url = route.turn_url(&request.model, false)?;
     let dialect = route.api.dialect();
     let body = dialect
         .encode_request_bytes(request)
-        .map_err(|e| ClientError::from_wire(e, &url))?;
+        .map_err(|e| ClientError::from_wire(e, url.as_str()))?;
     let headers = route.auth_headers();
     route
         .transport
         .retrying(|| async {
             let r = route
                 .transport
-                .post_json_text_with(&url, &headers, &body)
+                .post_json_text_to(&url, &headers, &body)
                 .await?;
-            let text = route.transport.read_bounded(r, &url).await?;
+            let text = route.transport.read_bounded(r, url.as_str()).await?;
             dialect
                 .decode_reply(&text, &Limits::default())
-                .map_err(|e| ClientError::from_wire(e, &url))
+                .map_err(|e| ClientError::from_wire(e, url.as_str()))
         })
         .await
 }

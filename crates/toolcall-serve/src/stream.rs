@@ -56,18 +56,18 @@ pub struct TurnStream {
 /// Asks `route` to stream the answer to `request` (a streamed turn's, so `stream: true`),
 /// in the route's dialect.
 async fn connect(route: &Route, request: &ChatRequest) -> Result<SseReader, ClientError> {
-    let url = route.turn_url(&request.model, true);
+    let url = route.turn_url(&request.model, true)?;
     let body = route
         .api
         .dialect()
         .encode_request_bytes(request)
-        .map_err(|e| ClientError::from_wire(e, &url))?;
+        .map_err(|e| ClientError::from_wire(e, url.as_str()))?;
     let headers = route.auth_headers();
     let response = route
         .transport
-        .retrying(|| route.transport.post_json_text_with(&url, &headers, &body))
+        .retrying(|| route.transport.post_json_text_to(&url, &headers, &body))
         .await?;
-    Ok(route.transport.events(response, &url))
+    Ok(route.transport.events(response, url.as_str()))
 }
 
 impl TurnStream {

@@ -2,11 +2,14 @@
 //! each with its own key and family. Requests go out through `toolcall-run`'s transport
 //! (timeouts, bounded retries honouring `Retry-After`), the same code `toolcall run` uses.
 
+use std::borrow::Cow;
+use std::sync::Arc;
+
 use axum::extract::State;
 use axum::http::HeaderMap;
 use axum::http::header::CONTENT_TYPE;
 use axum::response::{IntoResponse, Response};
-use toolcall_run::client::endpoint;
+use toolcall_run::client::{Url, endpoint};
 use toolcall_run::{ClientError, Transport};
 use toolcall_wire::Api;
 
@@ -35,6 +38,10 @@ pub struct Route {
     /// `base_url` as logged, credentials in it replaced ([`crate::error::without_userinfo`]),
     /// written once rather than per request.
     shown_url: String,
+    /// A turn's upstream URL, whole then streamed, parsed once at load where the dialect's
+    /// path does not name the model (all but Gemini's): parsing it per request cost about
+    /// 7 k instructions. `None`: parsed per request ([`Route::turn_url`]).
+    turn_urls: Option<Arc<[Url; 2]>>,
 }
 
 impl Route {
@@ -43,9 +50,15 @@ impl Route {
         endpoint(&self.base_url, path)
     }
 
-    /// Where a turn's request for `model` goes, in this upstream's dialect.
-    pub fn turn_url(&self, model: &str, stream: bool) -> String {
-        self.url(&self.api.dialect().path(model, stream))
+    /// Where a turn's request for `model` goes, in this upstream's dialect: the URL parsed
+    /// at load, or (a path naming the model) parsed now.
+    pub fn turn_url(&self, model: &str, stream: bool) -> Result<Cow<'_, Url>, ClientError> {
+        if let Some(urls) = &self.turn_urls {
+            return Ok(Cow::Borrowed(&urls[usize::from(stream)]));
+        }
+        parse_turn_url(&self.base_url, self.api, model, stream)
+            .map(Cow::Owned)
+            .map_err(|(url, message)| ClientError::Transport { url, message })
     }
 
     /// The base URL as the logs show it: without credentials.
@@ -60,6 +73,44 @@ impl Route {
             .map(|k| self.api.dialect().auth_headers(k))
             .unwrap_or_default()
     }
+}
+
+/// A turn's endpoint for `model` on `base` in `api`'s dialect, parsed: an http or https URL
+/// (reqwest sends nothing else). Else the URL as written and why it is not one.
+fn parse_turn_url(
+    base: &str,
+    api: Api,
+    model: &str,
+    stream: bool,
+) -> Result<Url, (String, String)> {
+    let text = endpoint(base, &api.dialect().path(model, stream));
+    match Url::parse(&text) {
+        Ok(url) if matches!(url.scheme(), "http" | "https") => Ok(url),
+        Ok(url) => {
+            let message = format!(
+                "invalid URL: the scheme {:?} is not http or https",
+                url.scheme()
+            );
+            Err((text, message))
+        }
+        Err(e) => Err((text, format!("invalid URL: {e}"))),
+    }
+}
+
+/// The route's parsed turn URLs ([`Route::turn_urls`]), or an invalid upstream URL as a
+/// config error (for a dialect whose path names the model, checked with a stand-in name).
+fn turn_urls(base: &str, api: Api) -> Result<Option<Arc<[Url; 2]>>, ConfigError> {
+    let parse = |model: &str, stream: bool| {
+        parse_turn_url(base, api, model, stream).map_err(|(_, message)| {
+            ConfigError::Upstream(crate::error::without_userinfo(base), message)
+        })
+    };
+    let urls = [parse("model", false)?, parse("model", true)?];
+    let d = api.dialect();
+    let by_model = [false, true]
+        .iter()
+        .any(|&stream| d.path("a", stream) != d.path("b", stream));
+    Ok((!by_model).then(|| Arc::new(urls)))
 }
 
 /// Every configured upstream.
@@ -86,6 +137,7 @@ impl Upstreams {
             .map_err(|e| ConfigError::Client(e.to_string()))?;
         let default_key = key_from_env(config.upstream_api_key_env.as_ref())?;
         let default = Route {
+            turn_urls: turn_urls(&config.upstream, config.upstream_api)?,
             api: config.upstream_api,
             base_url: config.upstream.clone(),
             shown_url: crate::error::without_userinfo(&config.upstream),
@@ -109,10 +161,12 @@ impl Upstreams {
                 .upstream
                 .clone()
                 .unwrap_or_else(|| config.upstream.clone());
+            let api = m.upstream_api.unwrap_or(config.upstream_api);
             routes.push((
                 m.pattern.to_ascii_lowercase(),
                 Route {
-                    api: m.upstream_api.unwrap_or(config.upstream_api),
+                    turn_urls: turn_urls(&base_url, api)?,
+                    api,
                     shown_url: crate::error::without_userinfo(&base_url),
                     base_url,
                     api_key,
@@ -248,6 +302,64 @@ mod tests {
         assert_eq!(u.route("gpt").shown_url(), "http://***@default:1/v1");
         assert_eq!(u.route("qwen3").shown_url(), "https://***@qwen:2");
         assert_eq!(u.route("qwen3").base_url, "https://k-2f9@qwen:2");
+    }
+
+    // Each route's turn URLs are parsed once at load: the same URLs as the endpoint text,
+    // and for a dialect whose path names the model (Gemini), parsed per request.
+    #[test]
+    fn turn_urls_are_parsed_at_load_and_per_model_where_the_path_names_it() {
+        let config = Config::from_toml(
+            r#"
+            upstream = "http://u:1/"
+            [[models]]
+            match = "gemini*"
+            upstream = "https://g:2/v1beta"
+            upstream_api = "gemini"
+            "#,
+        )
+        .unwrap();
+        let u = Upstreams::new(&config).unwrap();
+        let url = |model: &str, stream: bool| u.route(model).turn_url(model, stream).unwrap();
+        assert!(u.route("qwen3").turn_urls.is_some());
+        assert!(u.route("gemini-2.5").turn_urls.is_none());
+        for stream in [false, true] {
+            assert_eq!(
+                url("qwen3", stream).as_str(),
+                "http://u:1/v1/chat/completions"
+            );
+            assert!(matches!(url("qwen3", stream), Cow::Borrowed(_)));
+        }
+        assert_eq!(
+            url("gemini-2.5", false).as_str(),
+            "https://g:2/v1beta/models/gemini-2.5:generateContent"
+        );
+        assert_eq!(
+            url("gemini-2.5", true).as_str(),
+            "https://g:2/v1beta/models/gemini-2.5:streamGenerateContent?alt=sse"
+        );
+    }
+
+    // An upstream that is not an http(s) URL is refused when the config loads, not on each
+    // request, and the error does not show credentials written in it.
+    #[test]
+    fn an_unusable_upstream_url_is_a_config_error_at_load() {
+        let load = |toml: &str| Upstreams::new(&Config::from_toml(toml).unwrap()).map(|_| ());
+        for bad in [
+            r#"upstream = "localhost:8000""#,
+            r#"upstream = "qwen:2""#,
+            r#"upstream = "/v1""#,
+            r#"upstream = "http://user:pw-5e1@[::1""#,
+            "upstream = \"http://u:1\"\n[[models]]\nmatch = \"q*\"\nupstream = \"ftp://q:2\"",
+            "[[models]]\nmatch = \"g*\"\nupstream = \"http://g:3:4\"\nupstream_api = \"gemini\"",
+        ] {
+            match load(bad) {
+                Err(e @ ConfigError::Upstream(..)) => {
+                    assert!(!e.to_string().contains("pw-5e1"), "{e}");
+                }
+                other => panic!("{bad}: {other:?}"),
+            }
+        }
+        assert!(load(r#"upstream = "https://user:pw@h:443/v1""#).is_ok());
     }
 
     // `reasoning_calls` per route, inherited from the top level; absent: the family decides.

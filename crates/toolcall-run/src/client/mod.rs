@@ -25,6 +25,8 @@ pub use conversation::{chat_request, chat_tools, to_chat_messages, to_messages_f
 pub use http::ApiClient;
 pub use options::{RequestOptions, ToolChoice};
 pub use replay::ReplayClient;
+/// A parsed URL, as [`transport::Transport::post_json_text_to`] takes it (reqwest's).
+pub use reqwest::Url;
 pub use toolcall_wire::Api;
 pub use transport::{RetryPolicy, SseReader, Timeouts, Transport};
 
