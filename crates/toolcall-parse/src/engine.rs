@@ -1857,22 +1857,32 @@ impl<'a> Engine<'a> {
 mod tests {
     use super::*;
 
+    /// Options holding an empty tool registry.
+    fn with_an_empty_registry() -> crate::ParseOptions {
+        crate::ParseOptions {
+            tools: Some(Arc::new(toolcall_core::Registry::new())),
+            ..crate::ParseOptions::default()
+        }
+    }
+
+    /// Every built-in format's example, its escapes read.
+    fn every_formats_example() -> Vec<String> {
+        crate::formats()
+            .iter()
+            .map(|f| f.example.replace("\\n", "\n").replace("\\\"", "\""))
+            .collect()
+    }
+
     // `Family::declines` lets the engine pass over a family without building its reader:
     // wherever it says so, the reader's first `advance` is `NotMine` (else results would
     // change). Every family's every opener, followed by every opener and by the start of
     // every family's example, one-shot and with more to come.
     #[test]
     fn declining_families_readers_say_not_mine() {
-        let registry = crate::ParseOptions {
-            tools: Some(Arc::new(toolcall_core::Registry::new())),
-            ..crate::ParseOptions::default()
-        };
-        let (ctx, _) = registry.ctx();
+        let options = with_an_empty_registry();
+        let (ctx, _) = options.ctx();
         let openers = crate::markup_openers();
-        let examples: Vec<String> = crate::formats()
-            .iter()
-            .map(|f| f.example.replace("\\n", "\n").replace("\\\"", "\""))
-            .collect();
+        let examples = every_formats_example();
         let mut checked = 0;
         let mut declined = 0;
         for fam in crate::families::all() {
@@ -1936,16 +1946,10 @@ mod tests {
     // by pieces of every family's example and by other openers.
     #[test]
     fn opened_readers_read_as_fresh_ones() {
-        let options = crate::ParseOptions {
-            tools: Some(Arc::new(toolcall_core::Registry::new())),
-            ..crate::ParseOptions::default()
-        };
+        let options = with_an_empty_registry();
         let (ctx, _) = options.ctx();
         let openers = crate::markup_openers();
-        let examples: Vec<String> = crate::formats()
-            .iter()
-            .map(|f| f.example.replace("\\n", "\n").replace("\\\"", "\""))
-            .collect();
+        let examples = every_formats_example();
         // Opened before the end (`opened_final` false): read with more to come, then at the
         // end, as the engine reads a region; opened at the end: read at the end.
         let advance = |reader: &mut Box<dyn RegionReader>,
