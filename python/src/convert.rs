@@ -10,6 +10,8 @@
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
+use std::sync::{Mutex, MutexGuard, TryLockError};
+
 use serde_json::{Map, Number, Value};
 
 use crate::errors;
@@ -82,77 +84,151 @@ fn to_json_at(value: &Bound<'_, PyAny>, depth: usize) -> PyResult<Value> {
     )))
 }
 
-/// How many `str`s one [`Strings`] keeps.
-const SLOTS: usize = 32;
-
 /// A JSON value as plain Python objects (dict keeps the JSON key order).
 pub fn to_py<'py>(py: Python<'py>, value: &Value) -> PyResult<Bound<'py, PyAny>> {
     to_py_at(py, value, 0, &mut Strings::new())
 }
 
 /// [`to_py`] sharing `strings` with the other values of one result.
-pub fn to_py_with<'a, 'py>(
+pub fn to_py_with<'py>(
     py: Python<'py>,
-    value: &'a Value,
-    strings: &mut Strings<'a, 'py>,
+    value: &Value,
+    strings: &mut Strings,
 ) -> PyResult<Bound<'py, PyAny>> {
     to_py_at(py, value, 0, strings)
 }
 
-/// Short Python `str`s made for one result, reused for equal text: the keys, names and short
-/// values of a reply's calls repeat (`"city"`, `"get_weather"`, `"celsius"`), and a reused
-/// `str` costs neither an allocation nor, as a dict key, hashing again (CPython caches a
-/// `str`'s hash in it). `str` is immutable, so sharing one is invisible to Python, as in
-/// `json.loads`' own key memo. Direct-mapped: a slot holds the last text whose length and
-/// end bytes picked it; a lookup costs at most one comparison of at most [`Self::MAX_LEN`]
-/// bytes, so no input makes it slower than building each `str`.
-pub struct Strings<'a, 'py> {
-    slots: [Option<(&'a str, Bound<'py, PyString>)>; SLOTS],
+/// How many `str`s the process keeps for reuse (a power of two).
+const SLOTS: usize = 1024;
+
+/// Short Python `str`s kept for reuse across results, one per slot: a slot holds the last
+/// text whose hash picked it, with that hash.
+struct StrCache {
+    slots: Vec<Option<(u64, Py<PyString>)>>,
 }
 
-impl<'a, 'py> Strings<'a, 'py> {
+/// The process's one [`StrCache`], taken by one result's conversion at a time.
+static CACHE: Mutex<StrCache> = Mutex::new(StrCache { slots: Vec::new() });
+
+/// Short Python `str`s reused for equal text: the keys, names, formats, short values and
+/// diagnostic messages of calls repeat within a reply (`"city"`, `"get_weather"`,
+/// `"celsius"`) and from reply to reply, and a reused `str` costs neither building (~250
+/// instructions: UTF-8 decoding, allocation) nor, as a dict key, hashing again (CPython
+/// caches a `str`'s hash in it), nor freeing. `str` is immutable, so sharing one is
+/// invisible to Python, as in `json.loads`' own key memo. The process keeps [`SLOTS`] of
+/// them, direct-mapped by a hash of the text; a lookup costs that hash and at most one
+/// comparison of at most [`Self::MAX_LEN`] bytes, so no input makes it much slower than
+/// building each `str`. A conversion holds the cache for its duration; one that finds it
+/// taken (a nested conversion: a garbage collection run while building objects may call
+/// back into Python) builds every `str` itself.
+pub struct Strings {
+    cache: Option<MutexGuard<'static, StrCache>>,
+}
+
+impl Strings {
     /// Longer text is rarely repeated; it is built each time. 64, not 32: a reply's
     /// `found FORMAT call to "NAME"` diagnostics repeat per tool name and are 30-60 bytes.
     pub const MAX_LEN: usize = 64;
 
     pub fn new() -> Self {
+        let cache = match CACHE.try_lock() {
+            Ok(guard) => Some(guard),
+            // A panic while the cache was held leaves every slot a whole entry.
+            Err(TryLockError::Poisoned(p)) => Some(p.into_inner()),
+            Err(TryLockError::WouldBlock) => None,
+        };
         Strings {
-            slots: std::array::from_fn(|_| None),
+            cache: cache.map(|mut c| {
+                if c.slots.is_empty() {
+                    c.slots.resize_with(SLOTS, || None);
+                }
+                c
+            }),
         }
     }
 
-    /// The `str` for `text`, shared with an earlier equal one of this result when kept.
-    pub fn get(&mut self, py: Python<'py>, text: &'a str) -> Bound<'py, PyString> {
+    /// The `str` for `text`, shared with an earlier equal one when kept.
+    pub fn get<'py>(&mut self, py: Python<'py>, text: &str) -> Bound<'py, PyString> {
         let bytes = text.as_bytes();
-        let (Some(&first), Some(&last)) = (bytes.first(), bytes.last()) else {
+        let Some(cache) = self.cache.as_mut().filter(|_| bytes.len() <= Self::MAX_LEN) else {
             return PyString::new(py, text);
         };
-        if bytes.len() > Self::MAX_LEN {
-            return PyString::new(py, text);
-        }
-        let slot = (bytes.len() * 7 + usize::from(first) * 3 + usize::from(last)) % SLOTS;
-        if let Some((kept, s)) = &self.slots[slot]
-            && *kept == text
+        let hash = hash(bytes);
+        // The top bits pick the slot (the multiply mixes into them).
+        let slot = &mut cache.slots[(hash >> (64 - SLOTS.trailing_zeros())) as usize];
+        if let Some((kept, s)) = slot
+            && *kept == hash
         {
-            return s.clone();
+            let s = s.bind(py);
+            if utf8_of(s) == Some(bytes) {
+                return s.clone();
+            }
         }
         let s = PyString::new(py, text);
-        self.slots[slot] = Some((text, s.clone()));
+        *slot = Some((hash, s.clone().unbind()));
         s
     }
 }
 
-impl Default for Strings<'_, '_> {
+impl Default for Strings {
     fn default() -> Self {
         Self::new()
     }
 }
 
-fn to_py_at<'a, 'py>(
+/// A hash of at most [`Strings::MAX_LEN`] bytes, eight at a time (FxHash's step).
+fn hash(bytes: &[u8]) -> u64 {
+    const K: u64 = 0x517c_c1b7_2722_0a95;
+    let step = |h: u64, word: u64| (h.rotate_left(5) ^ word).wrapping_mul(K);
+    let mut h = (bytes.len() as u64).wrapping_mul(K);
+    let mut words = bytes.chunks_exact(8);
+    for w in &mut words {
+        let mut b = [0u8; 8];
+        b.copy_from_slice(w);
+        h = step(h, u64::from_le_bytes(b));
+    }
+    let rest = words.remainder();
+    if !rest.is_empty() {
+        let mut b = [0u8; 8];
+        b[..rest.len()].copy_from_slice(rest);
+        h = step(h, u64::from_le_bytes(b));
+    }
+    h
+}
+
+/// A `str`'s UTF-8 form, borrowed from the object (`None`: it has none, a lone surrogate).
+/// For an ASCII `str` CPython returns its own characters; for others it makes the UTF-8
+/// form once and keeps it in the object.
+pub fn utf8_of<'a>(s: &'a Bound<'_, PyString>) -> Option<&'a [u8]> {
+    unsafe extern "C" {
+        // Exported by every CPython since 3.3 with this signature; in the limited API
+        // from 3.10 only, hence declared here for the 3.9 stable ABI.
+        fn PyUnicode_AsUTF8AndSize(
+            unicode: *mut pyo3::ffi::PyObject,
+            size: *mut pyo3::ffi::Py_ssize_t,
+        ) -> *const std::ffi::c_char;
+    }
+    let mut size: pyo3::ffi::Py_ssize_t = 0;
+    // SAFETY: `s` is a live `str` (the GIL is held: `Bound`); the call only reads it and
+    // writes `size`.
+    let data = unsafe { PyUnicode_AsUTF8AndSize(s.as_ptr(), &mut size) };
+    if data.is_null() {
+        // Not expected of a `str` this module built from UTF-8; the error is not raised.
+        // SAFETY: the GIL is held.
+        unsafe { pyo3::ffi::PyErr_Clear() };
+        return None;
+    }
+    let len = usize::try_from(size).ok()?;
+    // SAFETY: CPython returns `size` bytes kept inside the `str` object, freed only with it;
+    // `s` borrows the object for `'a`, and a `str` never changes.
+    Some(unsafe { std::slice::from_raw_parts(data.cast::<u8>(), len) })
+}
+
+fn to_py_at<'py>(
     py: Python<'py>,
-    value: &'a Value,
+    value: &Value,
     depth: usize,
-    strings: &mut Strings<'a, 'py>,
+    strings: &mut Strings,
 ) -> PyResult<Bound<'py, PyAny>> {
     if depth > MAX_DEPTH {
         return Err(errors::input(

@@ -399,14 +399,14 @@ fn push(py: Python<'_>, inner: &mut toolcall_parse::StreamParser, text: &str) ->
 /// What one result's values share: short `str`s (keys, names, formats, messages) and the
 /// `int`s of spans (a JSON reply's calls and diagnostics all span the same bytes).
 #[derive(Default)]
-struct Shared<'a, 'py> {
-    strings: convert::Strings<'a, 'py>,
+struct Shared<'py> {
+    strings: convert::Strings,
     /// The last two span offsets made, and which of the two the next new one replaces.
     ints: [Option<(usize, Bound<'py, PyInt>)>; 2],
     next: usize,
 }
 
-impl<'a, 'py> Shared<'a, 'py> {
+impl<'py> Shared<'py> {
     fn int(&mut self, py: Python<'py>, n: usize) -> PyResult<Bound<'py, PyInt>> {
         if let Some((_, i)) = self.ints.iter().flatten().find(|(m, _)| *m == n) {
             return Ok(i.clone());
@@ -440,10 +440,10 @@ pub fn diagnostic_to_py<'py>(py: Python<'py>, d: &Diagnostic) -> PyResult<Bound<
     diagnostic_to_py_with(py, d, &mut Shared::default())
 }
 
-fn diagnostic_to_py_with<'a, 'py>(
+fn diagnostic_to_py_with<'py>(
     py: Python<'py>,
-    d: &'a Diagnostic,
-    shared: &mut Shared<'a, 'py>,
+    d: &Diagnostic,
+    shared: &mut Shared<'py>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let out = PyDict::new(py);
     out.set_item(intern!(py, "level"), level(py, d.level))?;
@@ -493,10 +493,10 @@ fn call_dict(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
     keys.bind(py).copy()
 }
 
-fn call_to_py_with<'a, 'py>(
+fn call_to_py_with<'py>(
     py: Python<'py>,
-    c: &'a ToolCall,
-    shared: &mut Shared<'a, 'py>,
+    c: &ToolCall,
+    shared: &mut Shared<'py>,
 ) -> PyResult<Bound<'py, PyDict>> {
     // Every key is set below, in the template's order.
     let out = call_dict(py)?;

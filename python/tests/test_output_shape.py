@@ -51,3 +51,17 @@ def test_values_built_for_one_result_are_the_json_values_and_independent():
     first["name"] = "changed"
     assert toolcall.parse(reply, format="json")["calls"][0]["name"] == "f0"
     assert second["name"] == "f1"
+
+
+def test_strings_reused_across_results_are_the_right_ones():
+    # The binding keeps short `str`s from result to result (1024 of them, by a hash of the
+    # text): more distinct keys and values than it keeps, ASCII and not, of equal lengths,
+    # and each reply parsed twice, must come back as the JSON's own text every time.
+    keys = [f"k{i:04}" for i in range(3000)] + [f"ключ{i}" for i in range(300)]
+    for _ in range(2):
+        for start in range(0, len(keys), 500):
+            args = {k: k[::-1] for k in keys[start : start + 500]}
+            reply = json.dumps([{"name": "f", "arguments": args}], ensure_ascii=False)
+            [call] = toolcall.parse(reply, format="json")["calls"]
+            assert call["arguments"] == args
+            assert list(call["arguments"]) == list(args)
