@@ -5,7 +5,7 @@
 //! offsets), a stream event `{"event": "text" | "reasoning" | "call_started" |
 //! "arguments_delta" | "call_finished" | "diagnostic", ...}`.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use pyo3::exceptions::PyTypeError;
 use pyo3::intern;
@@ -112,11 +112,7 @@ struct Keywords<'a, 'py> {
 /// Builds parse options. An explicit `format` wins; with `format="auto"`, a `model` name
 /// picks its family's format (auto again when the name is unknown).
 fn options(py: Python<'_>, kw: Keywords<'_, '_>) -> PyResult<ParseOptions> {
-    let format = match (
-        FormatSelection::from_name(kw.format)
-            .map_err(|e| errors::unknown_format(py, e.to_string()))?,
-        kw.model,
-    ) {
+    let format = match (format_selection(py, kw.format)?, kw.model) {
         (FormatSelection::Auto, Some(model)) => FormatSelection::for_model(model),
         (format, _) => format,
     };
@@ -144,6 +140,29 @@ fn options(py: Python<'_>, kw: Keywords<'_, '_>) -> PyResult<ParseOptions> {
             .map_or(ReplyEnd::Unknown, ReplyEnd::from_finish_reason),
         ..ParseOptions::default()
     })
+}
+
+/// The last `format=` argument read and what it selects.
+static LAST_FORMAT: Mutex<Option<(String, FormatSelection)>> = Mutex::new(None);
+
+/// `format` read as a selection (`UnknownFormat` for a name that is none). A process
+/// passes the same `format` to call after call: the last one's selection is kept and
+/// cloned, which costs a comparison and at most one allocation where reading the name
+/// again (splitting the list, a `String` per name, looking each up) cost ~1,100
+/// instructions of a ~50,000-instruction small parse.
+fn format_selection(py: Python<'_>, format: &str) -> PyResult<FormatSelection> {
+    if let Ok(last) = LAST_FORMAT.try_lock()
+        && let Some((name, selection)) = last.as_ref()
+        && name == format
+    {
+        return Ok(selection.clone());
+    }
+    let selection = FormatSelection::from_name(format)
+        .map_err(|e| errors::unknown_format(py, e.to_string()))?;
+    if let Ok(mut last) = LAST_FORMAT.try_lock() {
+        *last = Some((format.to_owned(), selection.clone()));
+    }
+    Ok(selection)
 }
 
 /// Where the first invalid UTF-8 byte is, as the error `feed` and `parse` raise.
@@ -396,14 +415,18 @@ fn push(py: Python<'_>, inner: &mut toolcall_parse::StreamParser, text: &str) ->
     }
 }
 
-/// What one result's values share: short `str`s (keys, names, formats, messages) and the
-/// `int`s of spans (a JSON reply's calls and diagnostics all span the same bytes).
+/// What one result's values share: short `str`s (keys, names, formats, messages), the
+/// `int`s of spans (a JSON reply's calls and diagnostics all span the same bytes), and the
+/// dicts its call and diagnostic dicts are copied from.
 #[derive(Default)]
 struct Shared<'py> {
     strings: convert::Strings,
     /// The last two span offsets made, and which of the two the next new one replaces.
     ints: [Option<(usize, Bound<'py, PyInt>)>; 2],
     next: usize,
+    /// A call dict with `format` set to the last call's format (the calls of a reply share
+    /// one), the other keys `None`: see [`Shared::call_dict`].
+    call_template: Option<(String, Bound<'py, PyDict>)>,
 }
 
 impl<'py> Shared<'py> {
@@ -417,6 +440,41 @@ impl<'py> Shared<'py> {
         Ok(i)
     }
 
+    /// A new call dict, its keys in order, `format` set to `format`'s `str`, the others
+    /// `None`, to be replaced. CPython copies a dict's key table whole (and the values'
+    /// references), where inserting six keys into an empty dict hashes them into place and
+    /// grows the table once on the way; the shared `format` is one replacement fewer per
+    /// call.
+    fn call_dict(&mut self, py: Python<'py>, format: &str) -> PyResult<Bound<'py, PyDict>> {
+        if let Some((kept, template)) = &self.call_template
+            && kept == format
+        {
+            return template.copy();
+        }
+        // The process keeps the last result's template: replies come in one format.
+        let template = match CALL_TEMPLATE.try_lock() {
+            Ok(last) => last
+                .as_ref()
+                .filter(|(kept, _)| kept == format)
+                .map(|(_, t)| t.bind(py).clone()),
+            Err(_) => None,
+        };
+        let template = match template {
+            Some(t) => t,
+            None => {
+                let t = call_keys(py)?.copy()?;
+                t.set_item(intern!(py, "format"), self.strings.get(py, format))?;
+                if let Ok(mut last) = CALL_TEMPLATE.try_lock() {
+                    *last = Some((format.to_owned(), t.clone().unbind()));
+                }
+                t
+            }
+        };
+        let out = template.copy()?;
+        self.call_template = Some((format.to_owned(), template));
+        Ok(out)
+    }
+
     /// A span as a new list (lists are mutable: never shared) of shared `int`s.
     fn span(
         &mut self,
@@ -428,7 +486,7 @@ impl<'py> Shared<'py> {
 }
 
 /// A diagnostic's level as an interned `str` (one object for all diagnostics, no allocation).
-fn level<'py>(py: Python<'py>, level: Level) -> &'py Bound<'py, PyString> {
+fn level_str<'py>(py: Python<'py>, level: Level) -> &'py Bound<'py, PyString> {
     match level {
         Level::Info => intern!(py, "info"),
         Level::Warning => intern!(py, "warning"),
@@ -445,8 +503,8 @@ fn diagnostic_to_py_with<'py>(
     d: &Diagnostic,
     shared: &mut Shared<'py>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let out = PyDict::new(py);
-    out.set_item(intern!(py, "level"), level(py, d.level))?;
+    // Every key but `level` is set below.
+    let out = diagnostic_dict(py, d.level)?;
     out.set_item(intern!(py, "message"), shared.strings.get(py, &d.message))?;
     out.set_item(intern!(py, "span"), shared.span(py, &d.span)?)?;
     Ok(out)
@@ -470,12 +528,37 @@ pub fn call_to_py<'py>(py: Python<'py>, c: &ToolCall) -> PyResult<Bound<'py, PyD
     call_to_py_with(py, c, &mut Shared::default())
 }
 
-/// A call's keys in order, each holding `None`: every call dict is a copy of it with the
-/// values replaced. CPython copies such a dict's key table whole, where inserting six keys
-/// into an empty dict hashes them into place and grows the table once on the way.
+/// A call's keys in order, each holding `None`: what a format's call template
+/// ([`Shared::call_dict`]) is made from.
 static CALL_KEYS: PyOnceLock<Py<PyDict>> = PyOnceLock::new();
 
-fn call_dict(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
+/// The last format's call template ([`Shared::call_dict`]), never handed out itself.
+static CALL_TEMPLATE: Mutex<Option<(String, Py<PyDict>)>> = Mutex::new(None);
+
+/// Per level (info, warning, error), a diagnostic dict with its `level` set and the other
+/// keys `None`, never handed out itself.
+static DIAGNOSTIC_TEMPLATES: [PyOnceLock<Py<PyDict>>; 3] =
+    [PyOnceLock::new(), PyOnceLock::new(), PyOnceLock::new()];
+
+/// A new diagnostic dict, its keys in order, `level` set, the others `None`: one
+/// replacement fewer than filling an empty dict, and the key table copied whole.
+fn diagnostic_dict(py: Python<'_>, level: Level) -> PyResult<Bound<'_, PyDict>> {
+    let index = match level {
+        Level::Info => 0,
+        Level::Warning => 1,
+        Level::Error => 2,
+    };
+    let template = DIAGNOSTIC_TEMPLATES[index].get_or_try_init(py, || -> PyResult<_> {
+        let d = PyDict::new(py);
+        d.set_item(intern!(py, "level"), level_str(py, level))?;
+        d.set_item(intern!(py, "message"), py.None())?;
+        d.set_item(intern!(py, "span"), py.None())?;
+        Ok(d.unbind())
+    })?;
+    template.bind(py).copy()
+}
+
+fn call_keys(py: Python<'_>) -> PyResult<&Bound<'_, PyDict>> {
     let keys = CALL_KEYS.get_or_try_init(py, || -> PyResult<_> {
         let d = PyDict::new(py);
         for key in [
@@ -490,7 +573,7 @@ fn call_dict(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
         }
         Ok(d.unbind())
     })?;
-    keys.bind(py).copy()
+    Ok(keys.bind(py))
 }
 
 fn call_to_py_with<'py>(
@@ -498,8 +581,8 @@ fn call_to_py_with<'py>(
     c: &ToolCall,
     shared: &mut Shared<'py>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    // Every key is set below, in the template's order.
-    let out = call_dict(py)?;
+    // Every key but `format` is set below, in the template's order.
+    let out = shared.call_dict(py, &c.origin.format)?;
     out.set_item(
         intern!(py, "call_id"),
         PyString::new(py, c.call_id.as_str()),
@@ -508,10 +591,6 @@ fn call_to_py_with<'py>(
     out.set_item(
         intern!(py, "arguments"),
         convert::to_py_with(py, &c.arguments, &mut shared.strings)?,
-    )?;
-    out.set_item(
-        intern!(py, "format"),
-        shared.strings.get(py, &c.origin.format),
     )?;
     out.set_item(
         intern!(py, "repairs"),

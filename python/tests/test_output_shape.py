@@ -65,3 +65,40 @@ def test_strings_reused_across_results_are_the_right_ones():
             [call] = toolcall.parse(reply, format="json")["calls"]
             assert call["arguments"] == args
             assert list(call["arguments"]) == list(args)
+
+
+def test_call_and_diagnostic_dicts_are_new_for_every_result_and_format():
+    # Call dicts are copied from a template holding the format, diagnostics from one per
+    # level: calls of two formats in one reply, then changes to one result, must not show
+    # in the calls and diagnostics of the next.
+    reply = (
+        '<tool_call>{"name": "a", "arguments": {}}</tool_call> and <function=b>{"x": 1}</function>'
+        ' <tool_call>{"name": "c", "arguments": {}}</tool_call>'
+    )
+    first = toolcall.parse(reply)
+    assert [(c["name"], c["format"]) for c in first["calls"]] == [
+        ("a", "hermes"),
+        ("b", "functionary_v3_1"),
+        ("c", "hermes"),
+    ]
+    for c in first["calls"]:
+        c["format"] = "changed"
+        c["repairs"].append("changed")
+    for d in first["diagnostics"]:
+        d["level"] = "changed"
+        d["extra"] = 1
+    again = toolcall.parse(reply)
+    assert [c["format"] for c in again["calls"]] == ["hermes", "functionary_v3_1", "hermes"]
+    assert all(c["repairs"] == [] for c in again["calls"])
+    assert {d["level"] for d in again["diagnostics"]} == {"info"}
+    assert all(sorted(d) == ["level", "message", "span"] for d in again["diagnostics"])
+    assert [list(c) for c in again["calls"]] == [CALL_KEYS_IN_ORDER] * 3
+    cut = '<tool_call>{"name": "a", "arguments": {"x": 1</tool_call>'
+    [error] = toolcall.parse(cut, format="hermes")["diagnostics"]
+    assert error["level"] == "error"
+    error["level"] = "info"
+    assert [d["level"] for d in toolcall.parse(cut, format="hermes")["diagnostics"]] == ["error"]
+    assert {d["level"] for d in toolcall.parse(reply)["diagnostics"]} == {"info"}
+
+
+CALL_KEYS_IN_ORDER = ["call_id", "name", "arguments", "format", "repairs", "span"]
