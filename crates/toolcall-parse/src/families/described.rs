@@ -155,7 +155,7 @@ impl Body {
             Body::JsonList(b) => BlockReader::new(b).streaming_list(max_depth),
             Body::Tags(b, tags) => BlockReader::new(b).streaming(tags),
             Body::JsonTags(b, tags) => BlockReader::new(b).streaming_json(tags, max_depth),
-            Body::Live(b, live) => BlockReader::new(b).streaming_with(live(ctx)),
+            Body::Live(b, live) => BlockReader::new(b).streaming_from(*live, ctx),
             Body::Whole(b) => BlockReader::new(b),
             _ => return None,
         })

@@ -25,7 +25,7 @@ use serde_json::{Map, Value};
 use toolcall_core::{Diagnostic, Repair};
 
 use crate::FormatId;
-use crate::builder::Draft;
+use crate::builder::{Ctx, Draft};
 use crate::family::{
     Advance, Outcome, ReadCx, RegionReader, ScanFrom, Untyped, closing_marker_repair,
     convert_text_value, find_from, push_json_escaped, push_json_str, text_param, untyped_is_text,
@@ -143,6 +143,9 @@ pub(crate) struct BlockReader {
     json: Option<CloseOutsideStrings>,
     live: Option<Live>,
 }
+
+/// Builds a family's [`BlockStream`] for a parse.
+pub(crate) type LiveFn = fn(&Ctx) -> Box<dyn BlockStream>;
 
 /// Resumable search for a closing tag outside JSON strings, so that
 /// `{"query": "what does </tool_call> mean"}` does not end the block: each byte is looked
@@ -325,6 +328,11 @@ impl BlockReader {
     pub(crate) fn streaming_list(self, max_depth: usize) -> Self {
         let from = self.block.open.len();
         self.streaming_with(Box::new(LiveList::new(from, max_depth)))
+    }
+
+    /// Streams the block's calls with the [`BlockStream`] `make` builds for the parse.
+    pub(crate) fn streaming_from(self, make: LiveFn, ctx: &Ctx) -> Self {
+        self.streaming_with(make(ctx))
     }
 
     /// Streams the block's calls with a family's own [`BlockStream`].
