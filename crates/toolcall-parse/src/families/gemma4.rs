@@ -32,7 +32,7 @@ static BLOCK: Block = Block {
     open: "<|tool_call>",
     close: "<tool_call|>",
     lead: LeadRule::Fn(lead),
-    body: BodyRule::Fn(body),
+    body: BodyRule::Call { body, ahead },
 };
 
 
@@ -76,6 +76,36 @@ pub(crate) fn lead(lead: &str, complete: bool) -> Lead<'_> {
 
 fn body(body: &str, _cx: &mut ReadCx<'_>, format: FormatId) -> Result<Vec<Draft>, String> {
     read_call(body, format, QUOTE)
+}
+
+/// The block from after its opener ([`BodyRule::Call`]): the call as [`read_call`] reads
+/// the body that ends at the first closing tag, and that body's length, when the arguments
+/// are the template's own shape ([`direct`]) and the closing tag follows them after blanks.
+/// The tag cannot be anywhere before (a name, `call:`, a key or a literal holds no `<`;
+/// a text value is searched for it), so it is the first. One pass, where the close search
+/// then [`read_call`] scanned each call twice (the search alone ~400 instructions a call,
+/// its `<|"|>` quotes hits of the tag's first byte: `bench_profile "gemma4/small" one`).
+fn ahead(after: &str, close: &str, format: FormatId) -> Option<(usize, Vec<Draft>)> {
+    let rest = skip_space(after).strip_prefix("call:")?;
+    let brace = memchr::memchr(b'{', rest.as_bytes())?;
+    let name = &rest[..brace];
+    if !valid_name(name) {
+        return None;
+    }
+    let mut r = Direct {
+        s: rest,
+        at: brace,
+        quote: QUOTE,
+        guard: Some(close),
+    };
+    let args = r.value(0)?;
+    let tail = rest.get(r.at..)?;
+    let blanks = tail.len() - tail.trim_start().len();
+    if !tail.get(blanks..)?.starts_with(close) {
+        return None;
+    }
+    let body = after.len() - tail.len() + blanks;
+    Some((body, vec![Draft::new(name, Some(args), format)]))
 }
 
 /// `call:NAME{...}` with strings between `quote` markers: one draft.
@@ -212,7 +242,12 @@ const DIRECT_DEPTH: usize = 64;
 /// key, a missing or trailing comma, stray text, nesting past [`DIRECT_DEPTH`]): that
 /// literal takes the `to_json` path, with its repairs and errors.
 fn direct(s: &str, quote: &str) -> Option<Value> {
-    let mut r = Direct { s, at: 0, quote };
+    let mut r = Direct {
+        s,
+        at: 0,
+        quote,
+        guard: None,
+    };
     let v = r.value(0)?;
     r.ws();
     (r.at == s.len() && v.is_object()).then_some(v)
@@ -222,6 +257,9 @@ struct Direct<'a> {
     s: &'a str,
     at: usize,
     quote: &'a str,
+    /// A text value holding this (the block's closing tag, read ahead: [`ahead`]) is not
+    /// read.
+    guard: Option<&'a str>,
 }
 
 impl<'a> Direct<'a> {
@@ -247,9 +285,22 @@ impl<'a> Direct<'a> {
         self.ws();
         let rest = self.s.get(self.at..)?;
         if let Some(after) = rest.strip_prefix(self.quote) {
-            let end = find_from(after, self.quote, 0)?;
+            // Most texts hold no byte of the quote's first: its first occurrence then ends
+            // the text, and a guard starting with that byte is not in it.
+            let q0 = self.quote.as_bytes().first().copied()?;
+            let (end, q0_free) = match memchr::memchr(q0, after.as_bytes()) {
+                Some(i) if after.as_bytes()[i..].starts_with(self.quote.as_bytes()) => (i, true),
+                _ => (find_from(after, self.quote, 0)?, false),
+            };
+            let text = after.get(..end)?;
+            if let Some(guard) = self.guard
+                && !(q0_free && guard.as_bytes().first() == Some(&q0))
+                && find_from(text, guard, 0).is_some()
+            {
+                return None;
+            }
             self.at += 2 * self.quote.len() + end;
-            return Some(Value::String(after.get(..end)?.to_owned()));
+            return Some(Value::String(text.to_owned()));
         }
         match *rest.as_bytes().first()? {
             b'{' => {
@@ -457,6 +508,47 @@ mod tests {
         assert!(direct(&ok, QUOTE).is_some());
     }
 
+    // Read ahead, a block gives what the close search and `read_call` give for the body
+    // before the first closing tag, or is left to them; the template's shapes are read.
+    #[test]
+    fn ahead_reads_what_the_close_search_and_read_call_read() {
+        let close = BLOCK.close;
+        let read = [
+            r#"call:get_weather{city:<|"|>Kyiv<|"|>,unit:<|"|>celsius<|"|>,days:3}<tool_call|>"#,
+            " call:f{ a : 1 , b:[ <|\"|>x<|\"|> ,{}] } \u{a0}<tool_call|>text<tool_call|>",
+            "call:f{}\n<tool_call|>",
+            r#"call:f{a:<|"|>< tool_call|><|"|>}<tool_call|>"#,
+        ];
+        let left = [
+            r#"call:f{a:<|"|>x<tool_call|>y<|"|>}<tool_call|>"#,
+            r#"call:f{a:<|"|>x<tool_call|>"#,
+            r#"call:f{a:1} x<tool_call|>"#,
+            r#"call:f{a:1<tool_call|>}<tool_call|>"#,
+            r#"call:f<tool_call|>{a:1}<tool_call|>"#,
+            r#"call:f{"a":1}<tool_call|>"#,
+            r#"call:f{a:1}"#,
+            r#"call:f{a:1}<tool_call"#,
+            r#"call:f{a:<|"|>x<|"|>"#,
+        ];
+        for after in read.iter().chain(&left) {
+            let general = after
+                .find(close)
+                .map(|i| (i, read_call(&after[..i], FormatId::GEMMA4, QUOTE)));
+            let Some((n, drafts)) = ahead(after, close, FormatId::GEMMA4) else {
+                assert!(!read.contains(after), "{after}");
+                continue;
+            };
+            assert!(read.contains(after), "{after}");
+            let (i, want) = general.unwrap();
+            let want = want.unwrap();
+            assert_eq!(n, i, "{after}");
+            assert_eq!(drafts.len(), want.len());
+            for (d, w) in drafts.iter().zip(&want) {
+                assert_eq!((&d.name, &d.args, &d.repairs), (&w.name, &w.args, &w.repairs));
+            }
+        }
+    }
+
     // A fragment's value is written as the final arguments serialise it.
     #[test]
     fn values_are_written_as_display_writes_them() {
@@ -541,7 +633,12 @@ pub(crate) struct LiveObject {
 /// `{` or a top-level `,` and the next top-level `,` or `}`) as [`direct`] reads it inside
 /// the whole object: `None` where it would not read the object.
 fn direct_entry<'s>(s: &'s str, quote: &'s str) -> Option<(&'s str, Value)> {
-    let mut r = Direct { s, at: 0, quote };
+    let mut r = Direct {
+        s,
+        at: 0,
+        quote,
+        guard: None,
+    };
     r.ws();
     let key = r.key()?;
     r.ws();
@@ -567,6 +664,19 @@ fn push_json_value(out: &mut String, v: &Value) {
         }
     }
 }
+
+/// The bytes [`LiveObject::scan`] acts on outside strings (besides the quote's first byte):
+/// a JSON string's quote, brackets and the comma between entries.
+static PLAIN_STOPS: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut i = 0;
+    let stops = b"\"{[}],";
+    while i < stops.len() {
+        t[stops[i] as usize] = true;
+        i += 1;
+    }
+    t
+};
 
 /// JSON whitespace only, as [`direct`] skips it.
 fn json_blank(s: &str) -> bool {
@@ -651,16 +761,24 @@ impl LiveObject {
             // The template's own shape: decoded directly, the value kept for the call (its
             // keys are the keys sent).
             if let Some((k, v)) = direct_entry(entry, self.quote) {
-                if self.args.contains_key(k) {
+                // Room for the JSON of most entries: a `<|"|>` pair is longer than its `""`.
+                let mut fragment = String::with_capacity(entry.len() + 8);
+                fragment.push(if self.sent.is_empty() { '{' } else { ',' });
+                // A bare key (`Direct::key`: letters, digits, `_`, `-`) needs no escape.
+                fragment.push('"');
+                fragment.push_str(k);
+                fragment.push_str("\":");
+                push_json_value(&mut fragment, &v);
+                // One lookup: a repeated key (its value replaced here, in a call whose
+                // stream stops and whose body is read whole) sends nothing.
+                if self.args.insert(k.to_owned(), v).is_some() {
                     return false;
                 }
-                let mut fragment = String::with_capacity(k.len() + 16);
-                fragment.push(if self.sent.is_empty() { '{' } else { ',' });
-                push_json_str(&mut fragment, k);
-                fragment.push(':');
-                push_json_value(&mut fragment, &v);
+                if self.sent.is_empty() {
+                    // Room for the call's other entries (it grew by doubling per entry).
+                    self.sent.reserve(4 * fragment.len());
+                }
                 self.send(fragment, cx);
-                self.args.insert(k.to_owned(), v);
                 return true;
             }
         }
@@ -710,6 +828,8 @@ impl LiveObject {
 
     fn scan(&mut self, region: &str, cx: &mut ReadCx<'_>) {
         let bytes = region.as_bytes();
+        // The quote's first byte (`<` of `<|"|>` and of `<escape>`).
+        let q0 = self.quote.as_bytes().first().copied().unwrap_or(b'<');
         while !self.stopped && self.pos < bytes.len() {
             match self.lex {
                 Lex::Quoted => {
@@ -738,8 +858,18 @@ impl LiveObject {
                     };
                 }
                 Lex::Plain => {
+                    // The bytes that change nothing here (names, literals, blanks) are
+                    // passed in one run, a table lookup each.
+                    let Some(n) = bytes[self.pos..]
+                        .iter()
+                        .position(|&b| PLAIN_STOPS[usize::from(b)] || b == q0)
+                    else {
+                        self.pos = bytes.len();
+                        return;
+                    };
+                    self.pos += n;
                     let b = bytes[self.pos];
-                    if b == b'<' {
+                    if b == q0 {
                         let rest = region.get(self.pos..).unwrap_or("");
                         if rest.starts_with(self.quote) {
                             self.pos += self.quote.len();

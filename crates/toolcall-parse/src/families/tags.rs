@@ -104,7 +104,19 @@ pub(crate) enum BodyRule {
     Functions,
     /// The family's own reader.
     Fn(BodyFn),
+    /// The family's own reader of a block holding one call (Gemma 4's `call:NAME{…}`), and
+    /// its reader of such a block from just after the opener, for a read that announces
+    /// nothing (one-shot): it reads the call and finds where the body ends in one pass,
+    /// where the closing tag was searched for first and the body read after.
+    Call { body: BodyFn, ahead: AheadFn },
 }
+
+/// Reads a block from the bytes after its opener (`after`) given its closing tag: the
+/// calls and the length of the body before the tag, exactly as the body reader gives them
+/// for the body that ends at the tag's first occurrence; `None` where it cannot tell
+/// cheaply (the closing tag is then searched for and the body read).
+pub(crate) type AheadFn =
+    fn(after: &str, close: &str, format: FormatId) -> Option<(usize, Vec<Draft>)>;
 
 impl BodyRule {
     /// Reads `body` as `format`'s calls.
@@ -119,7 +131,7 @@ impl BodyRule {
             BodyRule::Json => json_body(body, cx, format),
             BodyRule::JsonItems(one) => json_items(body, format, one),
             BodyRule::Functions => xml_functions(body, cx, format),
-            BodyRule::Fn(f) => f(body, cx, format),
+            BodyRule::Fn(f) | BodyRule::Call { body: f, .. } => f(body, cx, format),
         }
     }
 }
@@ -142,6 +154,9 @@ pub(crate) struct BlockReader {
     /// outside JSON strings only ([`CloseOutsideStrings`]).
     json: Option<CloseOutsideStrings>,
     live: Option<Live>,
+    /// The stream of a block whose body its family reads itself ([`BlockReader::streaming_from`]),
+    /// built when the block first streams: a one-shot read never builds it.
+    later: Option<LiveFn>,
 }
 
 /// Builds a family's [`BlockStream`] for a parse.
@@ -290,6 +305,7 @@ impl BlockReader {
             close: ScanFrom(block.open.len()),
             json: None,
             live: None,
+            later: None,
         }
     }
 
@@ -330,9 +346,21 @@ impl BlockReader {
         self.streaming_with(Box::new(LiveList::new(from, max_depth)))
     }
 
-    /// Streams the block's calls with the [`BlockStream`] `make` builds for the parse.
-    pub(crate) fn streaming_from(self, make: LiveFn, ctx: &Ctx) -> Self {
-        self.streaming_with(make(ctx))
+    /// Streams the block's calls with the [`BlockStream`] `make` builds. A block whose body
+    /// its family reads with its own function ([`BodyRule::Fn`], [`BodyRule::Call`]: Gemma
+    /// 4's and FunctionGemma's call literal) streams with a stream that is not JSON and has no
+    /// per-call end ([`BlockStream::json`], [`BlockStream::call_end`]; checked when it is
+    /// built), so nothing is decided by it before it streams: it is built when the block
+    /// first streams, and a one-shot read builds and drops none (~300 instructions a Gemma 4
+    /// call, `bench_profile "gemma4/small" one`). Any other stream is built now.
+    pub(crate) fn streaming_from(mut self, make: LiveFn, ctx: &Ctx) -> Self {
+        match self.block.body {
+            BodyRule::Fn(_) | BodyRule::Call { .. } => {
+                self.later = Some(make);
+                self
+            }
+            _ => self.streaming_with(make(ctx)),
+        }
     }
 
     /// Streams the block's calls with a family's own [`BlockStream`].
@@ -1226,20 +1254,35 @@ impl RegionReader for BlockReader {
                 self.announced = true;
             }
         }
-        let found = match self.json.as_mut() {
-            Some(json) => json.find(region, b.close).or_else(|| {
+        // A block read ahead (one-shot, `BodyRule::Call`): no search for its closing tag.
+        let mut ahead = match b.body {
+            BodyRule::Call { ahead, .. } if self.mine && !cx.streaming() && self.json.is_none() => {
+                ahead(after, b.close, b.format)
+            }
+            _ => None,
+        };
+        let found = match (&ahead, self.json.as_mut()) {
+            (Some((n, _)), _) => Some(b.open.len() + n),
+            (None, Some(json)) => json.find(region, b.close).or_else(|| {
                 // A body whose quotes do not balance: the first closing tag, as a
                 // block that is not JSON has it.
                 is_final
                     .then(|| find_from(region, b.close, b.open.len()))
                     .flatten()
             }),
-            None => self.close.find(region, b.close),
+            (None, None) => self.close.find(region, b.close),
         };
         let (body_end, end, closed) = match found {
             Some(i) => (i, i + b.close.len(), true),
             None if is_final => (region.len(), region.len(), false),
             None => {
+                if cx.streaming()
+                    && let Some(make) = self.later.take()
+                {
+                    let stream = make(cx.ctx);
+                    debug_assert!(stream.call_end().is_none() && !stream.json());
+                    self.live = Some(Live::Stream(stream));
+                }
                 match self.live.as_mut().filter(|_| cx.streaming()) {
                     Some(Live::Params(live)) => {
                         live.advance(b, region, self.lead_name.as_deref(), cx)
@@ -1304,7 +1347,7 @@ impl RegionReader for BlockReader {
             Some(Live::Stream(live)) => live.drafts(region, body_end, b.format),
             None => None,
         };
-        let read = match streamed {
+        let read = match streamed.or_else(|| ahead.take().map(|(_, drafts)| drafts)) {
             Some(drafts) => Ok(drafts),
             None => b.body.read(body, cx, b.format),
         };
@@ -1438,7 +1481,7 @@ impl BlockReader {
     ) -> Option<Advance> {
         let b = self.block;
         // Only a block that does not stream its calls (the same whole and streamed).
-        if self.live.is_some() {
+        if self.live.is_some() || self.later.is_some() {
             return None;
         }
         let body = region.get(b.open.len()..body_end)?;
