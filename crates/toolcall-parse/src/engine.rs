@@ -1364,7 +1364,7 @@ impl<'a> Engine<'a> {
                     };
                     let by = *families.get(*next)?;
                     *next += 1;
-                    if by.family.declines(by.opener, region, is_final) {
+                    if by.declines(region, is_final) {
                         continue;
                     }
                     by.family.reader(by.opener, &self.ctx)
@@ -1453,8 +1453,7 @@ impl<'a> Engine<'a> {
                 // The first family that does not decline reads first (its `declines` is not
                 // asked again); the rest come in order after it.
                 let (next, reader) = families.iter().enumerate().find_map(|(n, by)| {
-                    by.family
-                        .open_region(by.opener, region, is_final, &self.ctx)
+                    by.open_region(region, is_final, &self.ctx)
                         .map(|reader| (n, reader))
                 })?;
                 let mut rest = Rest::Literal {
@@ -2005,6 +2004,17 @@ mod tests {
                     let region = format!("{open}{tail}");
                     for is_final in [false, true] {
                         let declined = fam.declines(i, &region, is_final);
+                        // The engine asks through the opener table's resolved `Opening`:
+                        // the same verdict, and a reader exactly where the family has one.
+                        let by = crate::openers::ReadBy::new(*fam, i);
+                        assert_eq!(by.declines(&region, is_final), declined, "{}", fam.id());
+                        assert_eq!(
+                            by.open_region(&region, is_final, &ctx).map(|r| r.is_some()),
+                            fam.open_region(i, &region, is_final, &ctx)
+                                .map(|r| r.is_some()),
+                            "{} {region:?}",
+                            fam.id()
+                        );
                         let Some(reader) = fam.open_region(i, &region, is_final, &ctx) else {
                             assert!(declined, "{} opened {region:?} it declines", fam.id());
                             continue;

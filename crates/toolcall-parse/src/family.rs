@@ -338,6 +338,22 @@ pub struct BareJson {
     pub arrays: bool,
 }
 
+/// How a region at one of a family's openers is opened, resolved once per opener table:
+/// the decline test every false start of a flood asks is then a plain function call, not a
+/// trait call through the family's body.
+#[derive(Clone, Copy)]
+pub(crate) enum Opening {
+    /// [`Family::open_region`] decides (a family that reads its lead once, for declining
+    /// and for its reader).
+    Region,
+    /// [`Family::open_region`] is exactly `declines(opener, region, is_final)` (`true`:
+    /// declined), then [`Family::reader`]: asked here directly, with this opener index.
+    Declines {
+        declines: fn(usize, &str, bool) -> bool,
+        opener: usize,
+    },
+}
+
 /// One model family: see the module doc for how to add one.
 pub(crate) trait Family: Sync + Send {
     fn id(&self) -> &'static str;
@@ -373,6 +389,11 @@ pub(crate) trait Family: Sync + Send {
         ctx: &Ctx,
     ) -> Option<Option<Box<dyn RegionReader>>> {
         (!self.declines(opener, region, is_final)).then(|| self.reader(opener, ctx))
+    }
+    /// How the engine opens a region at opener `opener`, resolved once when the opener
+    /// table is built ([`Opening`]); the default asks [`Family::open_region`].
+    fn opening(&self, _opener: usize) -> Opening {
+        Opening::Region
     }
     /// Reasoning blocks this family's models write (besides `<think>`); also the markers
     /// [`crate::detect_template`] reports when a chat template holds them.

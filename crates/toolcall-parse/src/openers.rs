@@ -11,7 +11,8 @@
 use std::sync::{Arc, Mutex};
 
 use crate::FormatId;
-use crate::family::{Family, ReasoningMarker, SuffixedMarker, THINK};
+use crate::builder::Ctx;
+use crate::family::{Family, Opening, ReasoningMarker, RegionReader, SuffixedMarker, THINK};
 
 /// A family that reads an opener (its index among the family's openers), resolved once
 /// when the table is built rather than looked up for every region.
@@ -19,11 +20,42 @@ use crate::family::{Family, ReasoningMarker, SuffixedMarker, THINK};
 pub(crate) struct ReadBy {
     pub family: &'static dyn Family,
     pub opener: usize,
+    /// [`Family::opening`] for this opener.
+    opening: Opening,
 }
 
 impl ReadBy {
-    fn new(family: &'static dyn Family, opener: usize) -> Self {
-        ReadBy { family, opener }
+    pub(crate) fn new(family: &'static dyn Family, opener: usize) -> Self {
+        ReadBy {
+            family,
+            opener,
+            opening: family.opening(opener),
+        }
+    }
+
+    /// [`Family::open_region`] for this opener, through its resolved [`Opening`].
+    #[inline]
+    pub(crate) fn open_region(
+        &self,
+        region: &str,
+        is_final: bool,
+        ctx: &Ctx,
+    ) -> Option<Option<Box<dyn RegionReader>>> {
+        match self.opening {
+            Opening::Declines { declines, opener } => {
+                (!declines(opener, region, is_final)).then(|| self.family.reader(self.opener, ctx))
+            }
+            Opening::Region => self.family.open_region(self.opener, region, is_final, ctx),
+        }
+    }
+
+    /// [`Family::declines`] for this opener, through its resolved [`Opening`].
+    #[inline]
+    pub(crate) fn declines(&self, region: &str, is_final: bool) -> bool {
+        match self.opening {
+            Opening::Declines { declines, opener } => declines(opener, region, is_final),
+            Opening::Region => self.family.declines(self.opener, region, is_final),
+        }
     }
 }
 
@@ -278,6 +310,7 @@ impl Openers {
 
     /// The longest opener starting at `bytes[pos]`; `Wait` while a longer one could still
     /// match (decisions never depend on where the input was split).
+    #[inline]
     pub(crate) fn at(&self, bytes: &[u8], pos: usize, is_final: bool) -> Found {
         let t = &self.trie;
         let Some((&first, mut rest)) = bytes.get(pos..).and_then(<[u8]>::split_first) else {
@@ -286,9 +319,26 @@ impl Openers {
         let mut node = t.root[usize::from(first)];
         let mut best = NO_OPENER;
         // Node 0 is the root, reached again only as "no such child": the walk ends there.
-        while let Some(n) = t.nodes.get(node as usize).filter(|_| node != 0) {
+        while node != 0 {
+            let Some(n) = t.nodes.get(node as usize) else {
+                break;
+            };
             if n.opener != NO_OPENER {
                 best = n.opener;
+            }
+            if let Some(tail) = n.tail {
+                // One opener left below this node, with no other on the way: its remaining
+                // bytes are compared at once instead of walked node by node.
+                let k = tail.len().min(rest.len());
+                if same_bytes(&rest[..k], &tail[..k]) {
+                    if k == tail.len() {
+                        best = n.tail_opener;
+                    } else if !is_final {
+                        // The bytes ran out inside that opener: wait until it is decided.
+                        return Found::Wait;
+                    }
+                }
+                break;
             }
             if n.start == n.end {
                 break;
@@ -312,6 +362,27 @@ impl Openers {
     }
 }
 
+/// Whether `a` and `b`, of one length, hold the same bytes: the first compared alone (prose
+/// rarely matches past it), a short run by a byte loop (a `memcmp` call costs more than
+/// it), a long one by `memcmp`.
+#[inline]
+fn same_bytes(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() || a.first() != b.first() {
+        return false;
+    }
+    if a.len() > 4 {
+        return a == b;
+    }
+    let mut i = 1;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
+
 /// [`TrieNode::opener`] of a node where no opener ends.
 const NO_OPENER: u32 = u32::MAX;
 
@@ -333,6 +404,12 @@ struct TrieNode {
     start: u32,
     end: u32,
     opener: u32,
+    /// Where the node's subtree is one chain of single children ending in one opener (and
+    /// no opener on the way): that opener's bytes after this node, compared at once (a
+    /// flood's opener costs one compare past its first distinct byte, not a node a byte).
+    tail: Option<&'static [u8]>,
+    /// The opener that `tail` ends (with `tail` only).
+    tail_opener: u32,
 }
 
 impl Trie {
@@ -383,14 +460,42 @@ impl Trie {
                 ends[node] = i;
             }
         }
+        // Per node: the opener its subtree is a bare chain to (`None`: a branch, or an
+        // opener on the way), filled from the leaves up (children have larger indices).
+        let mut chain: Vec<Option<usize>> = vec![None; children.len()];
+        for n in (1..children.len()).rev() {
+            chain[n] = match (children[n].len(), ends[n]) {
+                (0, e) if e != usize::MAX => Some(e),
+                (1, usize::MAX) => children[n].values().next().and_then(|&c| chain[c]),
+                _ => None,
+            };
+        }
+        let mut depth = vec![0usize; children.len()];
+        for (n, c) in children.iter().enumerate() {
+            for &child in c.values() {
+                depth[child] = depth[n] + 1;
+            }
+        }
         let mut nodes = Vec::with_capacity(children.len());
         let mut edges = Vec::new();
-        for (c, &opener) in children.iter().zip(&ends) {
+        for (n, (c, &opener)) in children.iter().zip(&ends).enumerate() {
             let start = u32::try_from(edges.len()).unwrap_or(u32::MAX);
             edges.extend(c.iter().map(|(&b, &n)| (b, u32::try_from(n).unwrap_or(0))));
             let end = u32::try_from(edges.len()).unwrap_or(u32::MAX);
             let opener = u32::try_from(opener).unwrap_or(NO_OPENER);
-            nodes.push(TrieNode { start, end, opener });
+            // A node with one child whose subtree is a bare chain: the rest is a tail.
+            let below = match (n, c.len()) {
+                (1.., 1) => c.values().next().and_then(|&child| chain[child]),
+                _ => None,
+            };
+            let tail = below.and_then(|o| Some((list.get(o)?.text.as_bytes().get(depth[n]..)?, o)));
+            nodes.push(TrieNode {
+                start,
+                end,
+                opener,
+                tail: tail.map(|(t, _)| t),
+                tail_opener: tail.map_or(NO_OPENER, |(_, o)| u32::try_from(o).unwrap_or(NO_OPENER)),
+            });
         }
         let mut root = [0u32; 256];
         for (&b, &n) in &children[0] {

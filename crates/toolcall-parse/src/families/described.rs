@@ -16,7 +16,7 @@ use super::tags::{Block, BlockReader, BlockStream, StreamTags};
 use crate::FormatId;
 use crate::builder::{Ctx, Outcome};
 use crate::family::{
-    BareJson, Family, Instructions, JsonCx, ReasoningMarker, RegionReader, SuffixedMarker,
+    BareJson, Family, Instructions, JsonCx, Opening, ReasoningMarker, RegionReader, SuffixedMarker,
     ToolResultText, Untyped, WhenChosen,
 };
 use crate::shape::Shape;
@@ -194,6 +194,20 @@ impl Body {
         }
     }
 
+    /// [`crate::family::Family::opening`]: an own body's decline test is its function.
+    fn opening(&self, opener: usize) -> Opening {
+        match self {
+            Body::Own { declines, .. } => Opening::Declines {
+                declines: *declines,
+                opener,
+            },
+            Body::Each { bodies, .. } => {
+                bodies.get(opener).map_or(Opening::Region, |b| b.opening(0))
+            }
+            _ => Opening::Region,
+        }
+    }
+
     fn reader(&self, id: FormatId, opener: usize, ctx: &Ctx) -> Option<Box<dyn RegionReader>> {
         if let Some(reader) = self.block_reader(ctx) {
             return Some(Box::new(reader));
@@ -354,6 +368,9 @@ impl Family for Described {
     ) -> Option<Option<Box<dyn RegionReader>>> {
         self.body
             .open_region(self.id, opener, region, is_final, ctx)
+    }
+    fn opening(&self, opener: usize) -> Opening {
+        self.body.opening(opener)
     }
     fn bare_json(&self) -> BareJson {
         self.bare
