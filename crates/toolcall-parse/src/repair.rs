@@ -181,7 +181,12 @@ fn repair_text(s: &str) -> (String, Vec<Kind>) {
                     }
                     i += 1;
                 }
-                let word: String = chars[start..i].iter().map(|&(_, d)| d).collect();
+                // The word is `s`'s own bytes (ASCII identifier characters): a slice, not a
+                // collected copy (a flood of broken `[TOOL_CALLS]` markup repairs one word
+                // a region).
+                let from = chars.get(start).map_or(s.len(), |&(b, _)| b);
+                let to = chars.get(i).map_or(s.len(), |&(b, _)| b);
+                let word = s.get(from..to).unwrap_or("");
                 let mut j = i;
                 while let Some(&(_, d)) = chars.get(j) {
                     if !d.is_whitespace() {
@@ -194,10 +199,10 @@ fn repair_text(s: &str) -> (String, Vec<Kind>) {
                 if is_key {
                     note(&mut kinds, Kind::UnquotedKeys);
                     out.push('"');
-                    out.push_str(&word);
+                    out.push_str(word);
                     out.push('"');
                 } else {
-                    match word.as_str() {
+                    match word {
                         "True" => {
                             note(&mut kinds, Kind::PythonLiterals);
                             out.push_str("true");
@@ -210,7 +215,7 @@ fn repair_text(s: &str) -> (String, Vec<Kind>) {
                             note(&mut kinds, Kind::PythonLiterals);
                             out.push_str("null");
                         }
-                        _ => out.push_str(&word),
+                        _ => out.push_str(word),
                     }
                 }
                 last_sig = 'a';
