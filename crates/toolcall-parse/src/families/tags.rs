@@ -17,7 +17,6 @@
 //! opening tag. A rule is one branch taken per lead, body or parameter head, never per byte.
 
 use std::borrow::Cow;
-use std::collections::HashSet;
 use std::fmt::Write as _;
 use std::ops::Range;
 
@@ -529,13 +528,12 @@ struct TextValue {
 
 impl TextValue {
     /// Sends `{"key":"` (`,"key":"` after other arguments).
-    fn open(&mut self, sent: &mut String, keys: &mut HashSet<String>, cx: &mut ReadCx<'_>) {
+    fn open(&mut self, sent: &mut String, cx: &mut ReadCx<'_>) {
         let mut fragment = String::with_capacity(self.key.len() + 8);
         fragment.push(if sent.is_empty() { '{' } else { ',' });
         push_json_str(&mut fragment, &self.key);
         fragment.push_str(":\"");
         send_owned(sent, fragment, cx);
-        keys.insert(self.key.clone());
         self.opened = true;
     }
 
@@ -546,11 +544,10 @@ impl TextValue {
         region: &str,
         tags: &StreamTags,
         sent: &mut String,
-        keys: &mut HashSet<String>,
         cx: &mut ReadCx<'_>,
     ) -> bool {
         if !self.opened && self.rule == Untyped::Text {
-            self.open(sent, keys, cx);
+            self.open(sent, cx);
         }
         let bytes = region.as_bytes();
         let start = match self.start {
@@ -620,7 +617,7 @@ impl TextValue {
             match untyped_is_text(self.rule, region.get(start..upto).unwrap_or("")) {
                 None => return true,
                 Some(false) => return false,
-                Some(true) => self.open(sent, keys, cx),
+                Some(true) => self.open(sent, cx),
             }
         }
         if upto > self.emitted {
@@ -660,7 +657,6 @@ struct LiveArgs {
     calls: usize,
     /// What was sent of the last announced call's arguments.
     sent: String,
-    keys: HashSet<String>,
     /// Complete arguments sent for calls closed while streaming, in order.
     closed: Vec<String>,
     stopped: bool,
@@ -670,6 +666,8 @@ struct LiveArgs {
     /// drafts when it closes, without reading it again ([`LiveArgs::drafts`]).
     exact: bool,
     built: Vec<Draft>,
+    /// The open call's arguments sent so far, whole: their keys are the ones a repeated
+    /// parameter would rewrite (no copy of each key is kept beside them).
     args: Map<String, Value>,
     repairs: Vec<Repair>,
     head_repairs: usize,
@@ -690,7 +688,6 @@ impl LiveArgs {
             },
             calls: 0,
             sent: String::new(),
-            keys: HashSet::new(),
             closed: Vec::new(),
             stopped: false,
             exact: true,
@@ -802,7 +799,6 @@ impl LiveArgs {
                     }
                     self.calls += 1;
                     self.sent.clear();
-                    self.keys.clear();
                     self.args.clear();
                     self.head_repairs = d_repairs.len();
                     self.repairs = d_repairs;
@@ -903,14 +899,14 @@ impl LiveArgs {
                                     region,
                                     seg_start,
                                     name,
-                                    &self.keys,
+                                    &self.args,
                                     cx,
                                 );
                             }
                         }
                         let upto = region.get(..held.unwrap_or(region.len())).unwrap_or("");
                         if let Some(OpenValue::Text(t)) = value
-                            && !t.forward(upto, tags, &mut self.sent, &mut self.keys, cx)
+                            && !t.forward(upto, tags, &mut self.sent, cx)
                         {
                             *value = Some(OpenValue::Whole);
                         }
@@ -971,16 +967,14 @@ impl LiveArgs {
                             push_json_escaped(&mut tail, rest);
                             tail.push('"');
                             send_owned(&mut self.sent, tail, cx);
-                            if self.exact {
-                                self.args.extend(args);
-                            }
+                            self.args.extend(args);
                             // The call's end is searched again after this value.
                             *call_end = ScanFrom(seg_end);
                             *call_end_at = None;
                         }
                         _ => {
                             // A repeated key would rewrite a value already sent.
-                            if args.keys().any(|k| self.keys.contains(k)) {
+                            if args.keys().any(|k| self.args.contains_key(k)) {
                                 self.stopped = true;
                                 return;
                             }
@@ -992,10 +986,7 @@ impl LiveArgs {
                                 // Writing to a `String` cannot fail.
                                 let _ = write!(fragment, "{v}");
                                 send_owned(&mut self.sent, fragment, cx);
-                                self.keys.insert(k.clone());
-                                if self.exact {
-                                    self.args.insert(k, v);
-                                }
+                                self.args.insert(k, v);
                             }
                         }
                     }
@@ -1526,7 +1517,7 @@ fn open_value(
     region: &str,
     seg: usize,
     name: &str,
-    keys: &HashSet<String>,
+    keys: &Map<String, Value>,
     cx: &ReadCx<'_>,
 ) -> Option<OpenValue> {
     let rest = region.get(seg..).unwrap_or("");
@@ -1569,7 +1560,7 @@ fn open_value(
                     None => format.untyped(),
                 },
             };
-            if keys.contains(&key) {
+            if keys.contains_key(&key) {
                 return Some(OpenValue::Whole);
             }
             Some(OpenValue::Text(TextValue {
