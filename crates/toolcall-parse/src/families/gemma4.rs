@@ -549,6 +549,65 @@ mod tests {
         }
     }
 
+    // Streamed in pushes of every size, a call finishes as one-shot reads it, and its
+    // fragments are its arguments; a repeated key (its first value sent before the second
+    // came) warns that what was sent differs. Covers calls rebuilt from the stream, calls
+    // that leave the template's shape midway (what was sent then kept as text) and calls
+    // read whole after their stream stopped.
+    #[test]
+    fn streamed_calls_equal_one_shot() {
+        use crate::{ParseOptions, StreamParser, parse};
+        use toolcall_core::StreamEvent;
+        let o = ParseOptions::default();
+        let texts = [
+            r#"Sure. <|tool_call>call:get_weather{city:<|"|>Paris<|"|>,days:3}<tool_call|> ok"#,
+            r#"<|tool_call>call:f{a:1,a:2}<tool_call|>"#,
+            r#"<|tool_call>call:f{a:<|"|>x<|"|>,b:"y\"z",c:[1,{d:null}]}<tool_call|>"#,
+            r#"<|tool_call>call:f{a:1,"b":2,b:3}<tool_call|>"#,
+            r#"<|tool_call>call:f{a:1} x<tool_call|>"#,
+            r#"<|tool_call>call:f{}<tool_call|><|tool_call>call:g{ k : -4.5e3 }  <tool_call|>"#,
+            r#"<|tool_call>call:f{a:<|"|>x<|"|> b:1}<tool_call|>"#,
+        ];
+        for text in texts {
+            // A key written twice, in the template's shape or after leaving it.
+            let repeated = text.contains("a:1,a:2") || text.contains("2,b:3");
+            let whole = parse(text, &o);
+            let want: Vec<_> = whole.calls.iter().map(|c| (c.name.clone(), c.arguments.clone())).collect();
+            let want_diags: Vec<_> = whole.diagnostics.iter().map(|d| d.message.clone()).collect();
+            for n in 1..=9 {
+                let mut sp = StreamParser::new(o.clone());
+                let mut events = Vec::new();
+                let chars: Vec<char> = text.chars().collect();
+                for chunk in chars.chunks(n) {
+                    events.extend(sp.push(&chunk.iter().collect::<String>()));
+                }
+                events.extend(sp.finish());
+                let (mut calls, mut diags, mut sent) = (Vec::new(), Vec::new(), Vec::<String>::new());
+                for e in events {
+                    match e {
+                        StreamEvent::CallStarted { .. } => sent.push(String::new()),
+                        StreamEvent::ArgumentsDelta { index, fragment } => sent[index].push_str(&fragment),
+                        StreamEvent::CallFinished { index, call } => {
+                            if !repeated {
+                                let decoded: Value = serde_json::from_str(&sent[index]).unwrap_or_else(|e| panic!("{text:?} in {n}-char pushes: {e} {:?} {diags:?}", sent[index]));
+                                assert_eq!(decoded, call.arguments, "{text:?} in {n}-char pushes");
+                            }
+                            calls.push((call.name.clone(), call.arguments.clone()));
+                        }
+                        StreamEvent::Diagnostic { diagnostic } => diags.push(diagnostic.message),
+                        _ => {}
+                    }
+                }
+                assert_eq!(calls, want, "{text:?} in {n}-char pushes");
+                if repeated {
+                    assert!(diags.iter().any(|d| d.contains("differ")), "{diags:?}");
+                } else {
+                    assert_eq!(diags, want_diags, "{text:?} in {n}-char pushes");
+                }
+            }
+        }
+    }
+
     // A fragment's value is written as the final arguments serialise it.
     #[test]
     fn values_are_written_as_display_writes_them() {
@@ -605,6 +664,12 @@ pub(crate) struct LiveObject {
     lex: Lex,
     /// Start of the current top-level entry.
     entry: usize,
+    /// Something was sent; the object's closing `}` was.
+    sent_any: bool,
+    closed: bool,
+    /// What was sent, once the call is no longer `exact` (until then it is what `args`
+    /// serialises to, [`LiveObject::exact_sent`]: not kept, one allocation and a copy of
+    /// each fragment less a call).
     sent: String,
     /// Reused for each entry wrapped as an object.
     scratch: String,
@@ -616,8 +681,6 @@ pub(crate) struct LiveObject {
     /// Top-level string values are text typed by the schema, else by this rule
     /// ([`type_text_values`]); `None`: values stay as written.
     text_values: Option<Untyped>,
-    /// The call's name, once the lead gave it.
-    tool: Option<String>,
     /// The entries sent so far, decoded, while every entry is one the whole-object reader
     /// ([`direct`]) reads the same way (`exact`): the call is then built from them when the
     /// block closes instead of reading the body again ([`BlockStream::drafts`]).
@@ -711,6 +774,8 @@ impl LiveObject {
             depth: 0,
             lex: Lex::Plain,
             entry: 0,
+            sent_any: false,
+            closed: false,
             sent: String::new(),
             scratch: String::new(),
             keys: std::collections::HashSet::new(),
@@ -718,7 +783,6 @@ impl LiveObject {
             max_depth,
             stopped: false,
             text_values: None,
-            tool: None,
             args: Map::new(),
             exact: true,
             end: None,
@@ -736,6 +800,7 @@ impl LiveObject {
     /// block closes, and the keys sent so far (those of `args`) are tracked in `keys`.
     fn leave_exact(&mut self) {
         if self.exact {
+            self.sent = self.exact_sent();
             self.exact = false;
             let args = std::mem::take(&mut self.args);
             self.keys.extend(args.into_iter().map(|(k, _)| k));
@@ -743,16 +808,33 @@ impl LiveObject {
     }
 
     fn send(&mut self, fragment: String, cx: &mut ReadCx<'_>) {
-        self.sent.push_str(&fragment);
+        self.sent_any = true;
+        if !self.exact {
+            self.sent.push_str(&fragment);
+        }
         cx.arguments_owned(fragment);
     }
 
+    /// What was sent while the call is `exact`: each fragment wrote an entry of `args`
+    /// (in order, as the final arguments serialise it), then the closing `}` if sent.
+    fn exact_sent(&self) -> String {
+        if !self.sent_any {
+            return String::new();
+        }
+        // Compact, as `Value`'s `Display` writes the object (a map of strings cannot fail).
+        let mut sent = serde_json::to_string(&self.args).unwrap_or_default();
+        if !self.closed {
+            sent.pop();
+        }
+        sent
+    }
+
     /// One top-level entry `key:value` is complete: sends its JSON.
-    fn entry_done(&mut self, entry: &str, last: bool, cx: &mut ReadCx<'_>) -> bool {
+    fn entry_done(&mut self, entry: &str, last: bool, tool: &str, cx: &mut ReadCx<'_>) -> bool {
         if entry.trim().is_empty() {
             // `{}` is read whole the same way; an empty entry beside others (`{a:1,}`) or
             // blanks `direct` does not skip are left to the whole-body read.
-            if !(last && self.sent.is_empty() && json_blank(entry)) {
+            if !(last && !self.sent_any && json_blank(entry)) {
                 self.leave_exact();
             }
             return true;
@@ -763,20 +845,17 @@ impl LiveObject {
             if let Some((k, v)) = direct_entry(entry, self.quote) {
                 // Room for the JSON of most entries: a `<|"|>` pair is longer than its `""`.
                 let mut fragment = String::with_capacity(entry.len() + 8);
-                fragment.push(if self.sent.is_empty() { '{' } else { ',' });
+                fragment.push(if self.sent_any { ',' } else { '{' });
                 // A bare key (`Direct::key`: letters, digits, `_`, `-`) needs no escape.
                 fragment.push('"');
                 fragment.push_str(k);
                 fragment.push_str("\":");
                 push_json_value(&mut fragment, &v);
-                // One lookup: a repeated key (its value replaced here, in a call whose
-                // stream stops and whose body is read whole) sends nothing.
-                if self.args.insert(k.to_owned(), v).is_some() {
+                // One lookup: a repeated key sends nothing (its stream stops; the first
+                // value, which was sent, is put back: `exact_sent` reads it).
+                if let Some(first) = self.args.insert(k.to_owned(), v) {
+                    self.args.insert(k.to_owned(), first);
                     return false;
-                }
-                if self.sent.is_empty() {
-                    // Room for the call's other entries (it grew by doubling per entry).
-                    self.sent.reserve(4 * fragment.len());
                 }
                 self.send(fragment, cx);
                 return true;
@@ -798,7 +877,7 @@ impl LiveObject {
             return false;
         };
         if let Some(rule) = self.text_values {
-            let spec = self.tool.as_deref().and_then(|t| cx.ctx.spec(t));
+            let spec = cx.ctx.spec(tool);
             type_text_values(&mut args, spec, rule, &mut Vec::new());
         }
         let Value::Object(m) = args else {
@@ -815,7 +894,7 @@ impl LiveObject {
         for (k, v) in m {
             let mut fragment = spare.take().unwrap_or_default();
             fragment.clear();
-            fragment.push(if self.sent.is_empty() { '{' } else { ',' });
+            fragment.push(if self.sent_any { ',' } else { '{' });
             push_json_str(&mut fragment, &k);
             fragment.push(':');
             // Writing to a `String` cannot fail.
@@ -826,7 +905,7 @@ impl LiveObject {
         true
     }
 
-    fn scan(&mut self, region: &str, cx: &mut ReadCx<'_>) {
+    fn scan(&mut self, region: &str, tool: &str, cx: &mut ReadCx<'_>) {
         let bytes = region.as_bytes();
         // The quote's first byte (`<` of `<|"|>` and of `<escape>`).
         let q0 = self.quote.as_bytes().first().copied().unwrap_or(b'<');
@@ -893,12 +972,13 @@ impl LiveObject {
                             self.depth = self.depth.saturating_sub(1);
                             if self.depth == 0 {
                                 let entry = region.get(self.entry..self.pos - 1).unwrap_or("");
-                                if !self.entry_done(entry, true, cx) {
+                                if !self.entry_done(entry, true, tool, cx) {
                                     self.stopped = true;
                                     return;
                                 }
-                                let close = if self.sent.is_empty() { "{}" } else { "}" };
+                                let close = if self.sent_any { "}" } else { "{}" };
                                 self.send(close.to_owned(), cx);
+                                self.closed = true;
                                 self.stopped = true;
                                 if b == b'}' {
                                     self.end = Some(self.pos);
@@ -907,7 +987,7 @@ impl LiveObject {
                         }
                         b',' if self.depth == 1 => {
                             let entry = region.get(self.entry..self.pos - 1).unwrap_or("");
-                            if !self.entry_done(entry, false, cx) {
+                            if !self.entry_done(entry, false, tool, cx) {
                                 self.stopped = true;
                                 return;
                             }
@@ -923,13 +1003,10 @@ impl LiveObject {
 
 impl BlockStream for LiveObject {
     fn advance(&mut self, region: &str, lead_name: Option<&str>, cx: &mut ReadCx<'_>) {
-        if self.stopped || lead_name.is_none() {
+        let Some(tool) = lead_name.filter(|_| !self.stopped) else {
             return;
-        }
+        };
         self.calls = 1;
-        if self.tool.is_none() {
-            self.tool = lead_name.map(str::to_owned);
-        }
         if self.open.is_none() {
             // The lead named the call, so its `{` has arrived.
             let Some(at) = find_from(region, "{", self.from) else {
@@ -941,7 +1018,7 @@ impl BlockStream for LiveObject {
             self.depth = 1;
             self.entry = at + 1;
         }
-        self.scan(region, cx);
+        self.scan(region, tool, cx);
     }
 
     fn calls(&self) -> usize {
@@ -960,23 +1037,30 @@ impl BlockStream for LiveObject {
         if self.rebuilt {
             // The call's arguments are the values sent, each written as the final
             // arguments serialise it: nothing is left to send or to compare.
-            debug_assert_eq!(
-                drafts.first().and_then(|d| d.args.as_ref()).map(Value::to_string).as_deref(),
-                Some(self.sent.as_str())
-            );
             return;
         }
-        finish_sent(&[], self.calls, &self.sent, drafts, span, o, cx);
+        if self.exact {
+            let sent = self.exact_sent();
+            finish_sent(&[], self.calls, &sent, drafts, span, o, cx);
+        } else {
+            finish_sent(&[], self.calls, &self.sent, drafts, span, o, cx);
+        }
     }
 
-    fn drafts(&mut self, region: &str, body_end: usize, format: FormatId) -> Option<Vec<Draft>> {
+    fn drafts(
+        &mut self,
+        region: &str,
+        lead_name: Option<&str>,
+        body_end: usize,
+        format: FormatId,
+    ) -> Option<Vec<Draft>> {
         // The object closed, every entry was read as `read_call` reads the whole object,
         // and only blanks follow it (`read_call` trims them).
         let end = self.end.filter(|_| self.exact && self.text_values.is_none())?;
         if !region.get(end..body_end)?.trim().is_empty() {
             return None;
         }
-        let name = self.tool.clone()?;
+        let name = lead_name?;
         let args = std::mem::take(&mut self.args);
         self.rebuilt = true;
         Some(vec![Draft::new(name, Some(Value::Object(args)), format)])

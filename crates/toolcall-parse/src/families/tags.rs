@@ -286,9 +286,16 @@ pub(crate) trait BlockStream: Send + Sync {
     );
     /// The block closed, its body ending at region offset `body_end`: the calls as the
     /// family's `body` reads the body, built from what the stream already read, when it
-    /// read all of it and the family's reader would read it the same way; `None` reads the
+    /// read all of it and the family's reader would read it the same way (`lead_name`: the
+    /// first call's name as the lead announced it); `None` reads the
     /// body whole.
-    fn drafts(&mut self, _region: &str, _body_end: usize, _format: FormatId) -> Option<Vec<Draft>> {
+    fn drafts(
+        &mut self,
+        _region: &str,
+        _lead_name: Option<&str>,
+        _body_end: usize,
+        _format: FormatId,
+    ) -> Option<Vec<Draft>> {
         None
     }
 }
@@ -1335,7 +1342,9 @@ impl RegionReader for BlockReader {
             .filter(|l| closed && l.calls() > 0 && cx.streaming())
         {
             Some(Live::Params(live)) => live.drafts(b, region, body_end),
-            Some(Live::Stream(live)) => live.drafts(region, body_end, b.format),
+            Some(Live::Stream(live)) => {
+                live.drafts(region, self.lead_name.as_deref(), body_end, b.format)
+            }
             None => None,
         };
         let read = match streamed.or_else(|| ahead.take().map(|(_, drafts)| drafts)) {
