@@ -102,9 +102,18 @@ pub fn to_py_with<'py>(
 const SLOTS: usize = 1024;
 
 /// Short Python `str`s kept for reuse across results, one per slot: a slot holds the last
-/// text whose hash picked it, with that hash.
+/// text whose hash picked it.
 struct StrCache {
-    slots: Vec<Option<(u64, Py<PyString>)>>,
+    slots: Vec<Slot>,
+}
+
+/// A kept `str` and its text (compared in place: asking CPython for the `str`'s UTF-8 cost
+/// a call per lookup).
+struct Slot {
+    hash: u64,
+    len: usize,
+    text: [u8; Strings::MAX_LEN],
+    s: Option<Py<PyString>>,
 }
 
 /// The process's one [`StrCache`], taken by one result's conversion at a time.
@@ -140,7 +149,12 @@ impl Strings {
         Strings {
             cache: cache.map(|mut c| {
                 if c.slots.is_empty() {
-                    c.slots.resize_with(SLOTS, || None);
+                    c.slots.resize_with(SLOTS, || Slot {
+                        hash: 0,
+                        len: 0,
+                        text: [0; Strings::MAX_LEN],
+                        s: None,
+                    });
                 }
                 c
             }),
@@ -156,16 +170,19 @@ impl Strings {
         let hash = hash(bytes);
         // The top bits pick the slot (the multiply mixes into them).
         let slot = &mut cache.slots[(hash >> (64 - SLOTS.trailing_zeros())) as usize];
-        if let Some((kept, s)) = slot
-            && *kept == hash
+        if let Some(s) = &slot.s
+            && slot.hash == hash
+            && slot.text.get(..slot.len) == Some(bytes)
         {
-            let s = s.bind(py);
-            if utf8_of(s) == Some(bytes) {
-                return s.clone();
-            }
+            return s.bind(py).clone();
         }
         let s = PyString::new(py, text);
-        *slot = Some((hash, s.clone().unbind()));
+        slot.hash = hash;
+        slot.len = bytes.len();
+        if let Some(dst) = slot.text.get_mut(..bytes.len()) {
+            dst.copy_from_slice(bytes);
+        }
+        slot.s = Some(s.clone().unbind());
         s
     }
 }
@@ -194,34 +211,6 @@ fn hash(bytes: &[u8]) -> u64 {
         h = step(h, u64::from_le_bytes(b));
     }
     h
-}
-
-/// A `str`'s UTF-8 form, borrowed from the object (`None`: it has none, a lone surrogate).
-/// For an ASCII `str` CPython returns its own characters; for others it makes the UTF-8
-/// form once and keeps it in the object.
-pub fn utf8_of<'a>(s: &'a Bound<'_, PyString>) -> Option<&'a [u8]> {
-    unsafe extern "C" {
-        // Exported by every CPython since 3.3 with this signature; in the limited API
-        // from 3.10 only, hence declared here for the 3.9 stable ABI.
-        fn PyUnicode_AsUTF8AndSize(
-            unicode: *mut pyo3::ffi::PyObject,
-            size: *mut pyo3::ffi::Py_ssize_t,
-        ) -> *const std::ffi::c_char;
-    }
-    let mut size: pyo3::ffi::Py_ssize_t = 0;
-    // SAFETY: `s` is a live `str` (the GIL is held: `Bound`); the call only reads it and
-    // writes `size`.
-    let data = unsafe { PyUnicode_AsUTF8AndSize(s.as_ptr(), &mut size) };
-    if data.is_null() {
-        // Not expected of a `str` this module built from UTF-8; the error is not raised.
-        // SAFETY: the GIL is held.
-        unsafe { pyo3::ffi::PyErr_Clear() };
-        return None;
-    }
-    let len = usize::try_from(size).ok()?;
-    // SAFETY: CPython returns `size` bytes kept inside the `str` object, freed only with it;
-    // `s` borrows the object for `'a`, and a `str` never changes.
-    Some(unsafe { std::slice::from_raw_parts(data.cast::<u8>(), len) })
 }
 
 fn to_py_at<'py>(
