@@ -213,6 +213,37 @@ fn hash(bytes: &[u8]) -> u64 {
     h
 }
 
+/// A new list of `len` items, filled as `items` makes them: built at its final length (no
+/// growth while appending) and without collecting the items first (a `Vec` per list).
+/// `items` must make `len` items; an error leaves the list unfinished and drops it (CPython
+/// frees a list's empty slots as such), and Python never sees it.
+pub fn list_of<'py, T>(
+    py: Python<'py>,
+    len: usize,
+    items: impl Iterator<Item = PyResult<Bound<'py, T>>>,
+) -> PyResult<Bound<'py, PyList>> {
+    let size = pyo3::ffi::Py_ssize_t::try_from(len)
+        .map_err(|_| errors::input(py, "list longer than Python allows"))?;
+    // SAFETY: the GIL is held; `PyList_New` returns a new reference or NULL with an error
+    // set, which `from_owned_ptr_or_err` takes over or raises.
+    let list = unsafe { Bound::from_owned_ptr_or_err(py, pyo3::ffi::PyList_New(size))? };
+    let mut filled: pyo3::ffi::Py_ssize_t = 0;
+    for item in items.take(len) {
+        let item = item?;
+        // SAFETY: `list` is a new list of `size` slots and `filled < size`; `PyList_SetItem`
+        // takes over the item's reference (`into_ptr`), also on failure.
+        if unsafe { pyo3::ffi::PyList_SetItem(list.as_ptr(), filled, item.into_ptr()) } != 0 {
+            return Err(PyErr::fetch(py));
+        }
+        filled += 1;
+    }
+    if filled != size {
+        return Err(errors::input(py, "fewer list items than announced"));
+    }
+    // SAFETY: `PyList_New` made a list.
+    Ok(unsafe { list.cast_into_unchecked() })
+}
+
 fn to_py_at<'py>(
     py: Python<'py>,
     value: &Value,
@@ -238,13 +269,12 @@ fn to_py_at<'py>(
             }
         }
         Value::String(s) => strings.get(py, s).into_any(),
-        // Built at its final length (no growth while appending).
-        Value::Array(items) => PyList::new(
+        Value::Array(items) => list_of(
             py,
+            items.len(),
             items
                 .iter()
-                .map(|item| to_py_at(py, item, depth + 1, strings))
-                .collect::<PyResult<Vec<_>>>()?,
+                .map(|item| to_py_at(py, item, depth + 1, strings)),
         )?
         .into_any(),
         Value::Object(map) => {

@@ -604,18 +604,20 @@ fn parsed_to_py<'py>(py: Python<'py>, p: &Parsed) -> PyResult<Bound<'py, PyDict>
     let out = PyDict::new(py);
     out.set_item(intern!(py, "text"), PyString::new(py, &p.text))?;
     let mut shared = Shared::default();
-    let calls = p
-        .calls
-        .iter()
-        .map(|c| call_to_py_with(py, c, &mut shared))
-        .collect::<PyResult<Vec<_>>>()?;
-    out.set_item(intern!(py, "calls"), PyList::new(py, calls)?)?;
-    let diagnostics = p
-        .diagnostics
-        .iter()
-        .map(|d| diagnostic_to_py_with(py, d, &mut shared))
-        .collect::<PyResult<Vec<_>>>()?;
-    out.set_item(intern!(py, "diagnostics"), PyList::new(py, diagnostics)?)?;
+    let calls = convert::list_of(
+        py,
+        p.calls.len(),
+        p.calls.iter().map(|c| call_to_py_with(py, c, &mut shared)),
+    )?;
+    out.set_item(intern!(py, "calls"), calls)?;
+    let diagnostics = convert::list_of(
+        py,
+        p.diagnostics.len(),
+        p.diagnostics
+            .iter()
+            .map(|d| diagnostic_to_py_with(py, d, &mut shared)),
+    )?;
+    out.set_item(intern!(py, "diagnostics"), diagnostics)?;
     out.set_item(intern!(py, "reasoning"), PyList::new(py, &p.reasoning)?)?;
     Ok(out)
 }
