@@ -152,6 +152,16 @@ pub(crate) struct Outcome {
     pub diagnostics: Vec<Diagnostic>,
 }
 
+/// A family reading `name(` call syntax ([`Ctx::calls`]).
+#[derive(Clone, Copy)]
+pub(crate) struct CallFamily(pub &'static dyn crate::family::Family);
+
+impl std::fmt::Debug for CallFamily {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.0.id())
+    }
+}
+
 /// Everything a format needs to decide: enabled formats in priority order, the registry,
 /// limits and fallback rules.
 #[derive(Debug, Clone)]
@@ -171,8 +181,10 @@ pub(crate) struct Ctx {
     pub openers: Arc<Openers>,
     /// Bare brackets some enabled family claims.
     pub bare: BareJson,
-    /// Enabled families reading `name(` call syntax in this parse, in priority order.
-    pub calls: Vec<FormatId>,
+    /// Enabled families reading `name(` call syntax in this parse, in priority order,
+    /// resolved once here (asked at every `name(`: a flood of `get_weather(` looked each
+    /// family up by its id per call).
+    pub calls: Vec<CallFamily>,
     /// Reasoning markers and control tokens only ([`crate::ParseOptions::reasoning_only`]):
     /// a region that holds calls stays text, and fences are text.
     pub reasoning_only: bool,

@@ -317,8 +317,9 @@ impl ParseOptions {
         ctx.calls = ctx
             .order
             .iter()
-            .copied()
-            .filter(|f| f.family().is_some_and(|fam| fam.call_syntax(&ctx)))
+            .filter_map(|f| f.family())
+            .filter(|fam| fam.call_syntax(&ctx))
+            .map(crate::builder::CallFamily)
             .collect();
         (ctx, unknown)
     }
