@@ -90,6 +90,25 @@ pub(crate) fn arguments(
         .collect()
 }
 
+/// The note for a block of an unregistered tool, written once per such block (a flood of
+/// `TOOL_CALL: x` lines writes one a line): a name `{:?}` would not escape is copied
+/// between its quotes without the formatting machinery.
+fn unregistered(name: &str) -> String {
+    const HEAD: &str = "TOOL_CALL block for unregistered tool \"";
+    const TAIL: &str = "\" left as text";
+    if !name
+        .bytes()
+        .all(|b| (b' '..=b'~').contains(&b) && b != b'"' && b != b'\\')
+    {
+        return format!("TOOL_CALL block for unregistered tool {name:?} left as text");
+    }
+    let mut msg = String::with_capacity(HEAD.len() + name.len() + TAIL.len());
+    msg.push_str(HEAD);
+    msg.push_str(name);
+    msg.push_str(TAIL);
+    msg
+}
+
 /// Reads one `TOOL_CALL:` block: the header line, then field lines up to the first line
 /// that is not a field of the tool.
 struct BlockReader {
@@ -118,7 +137,7 @@ impl BlockReader {
             return Err(Advance::NotMine);
         };
         if !cx.ctx.strict_name_ok(name) {
-            let msg = format!("TOOL_CALL block for unregistered tool {name:?} left as text");
+            let msg = unregistered(name);
             return Err(Advance::Text(Plain {
                 diagnostics: vec![Diagnostic::info(msg, cx.span(0, line_end))],
                 ..Plain::default()
@@ -236,5 +255,19 @@ impl Family for KeyValue {
             s.push_str(&format!("\n{}: {}", k.to_uppercase(), tag_text(v)));
         }
         Some(s)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn unregistered_note_is_the_debug_quoted_name() {
+        for name in ["x", "it's", "get weather", "a\"b", "back\\slash", "tab\there", "é", "~ok~", ""] {
+            assert_eq!(
+                super::unregistered(name),
+                format!("TOOL_CALL block for unregistered tool {name:?} left as text"),
+                "{name:?}"
+            );
+        }
     }
 }
