@@ -17,7 +17,8 @@ use crate::family::{
 use toolcall_core::{Repair, ToolSpec};
 
 use super::tags::{
-    Block, BlockStream, BodyRule, Lead, LeadRule, finish_sent, name_until, skip_space, starts, valid_name,
+    Block, BlockStream, BodyRule, Lead, LeadRule, MAX_TOOL_NAME, finish_sent, skip_space, starts,
+    valid_name,
 };
 
 impl FormatId {
@@ -71,7 +72,26 @@ pub(crate) fn lead(lead: &str, complete: bool) -> Lead<'_> {
         None if !complete => return Lead::NeedMore,
         _ => return Lead::NotMine,
     }
-    name_until(&s["call:".len()..], b'{', complete)
+    name_until_brace(&s["call:".len()..], complete)
+}
+
+/// [`name_until`]`(rest, b'{', complete)` in one pass over the name: each byte is either
+/// the `{`, refused, or more of the name. A stream reads the lead on every push until its
+/// `{` (a `memchr` then the name's bytes checked again cost ~60 instructions more a read).
+fn name_until_brace(rest: &str, complete: bool) -> Lead<'_> {
+    for (i, &b) in rest.as_bytes().iter().enumerate() {
+        if b == b'{' {
+            return if i == 0 {
+                Lead::NotMine
+            } else {
+                Lead::Mine(Some(rest[..i].into()))
+            };
+        }
+        if i >= MAX_TOOL_NAME || b.is_ascii_whitespace() || matches!(b, b'<' | b'>' | b'"' | b'\'') {
+            return Lead::NotMine;
+        }
+    }
+    if complete { Lead::NotMine } else { Lead::NeedMore }
 }
 
 fn body(body: &str, _cx: &mut ReadCx<'_>, format: FormatId) -> Result<Vec<Draft>, String> {
@@ -506,6 +526,35 @@ mod tests {
         assert_eq!(direct(&deep, QUOTE), None);
         let ok = format!("{{a:{}1{}}}", "[".repeat(60), "]".repeat(60));
         assert!(direct(&ok, QUOTE).is_some());
+    }
+
+    // The lead's name is read as `name_until` reads it, for every prefix of each lead.
+    #[test]
+    fn name_until_brace_reads_as_name_until() {
+        use super::super::tags::name_until;
+        let long = format!("{}{{", "n".repeat(MAX_TOOL_NAME));
+        let longer = format!("{}{{", "n".repeat(MAX_TOOL_NAME + 1));
+        let leads = [
+            "get_weather{city:1}", "{", "a{", "a b{", "é✓{", "a<{", "a'{", "x\"{", "a>b{",
+            "a\u{b}b{", &long, &longer, "abc",
+        ];
+        let verdict = |l: Lead<'_>| match l {
+            Lead::NeedMore => "more".to_owned(),
+            Lead::NotMine => "not".to_owned(),
+            Lead::Mine(n) => format!("mine {n:?}"),
+        };
+        for lead in leads {
+            for end in (0..=lead.len()).filter(|&e| lead.is_char_boundary(e)) {
+                for complete in [false, true] {
+                    let cut = &lead[..end];
+                    assert_eq!(
+                        verdict(name_until_brace(cut, complete)),
+                        verdict(name_until(cut, b'{', complete)),
+                        "{cut:?} {complete}"
+                    );
+                }
+            }
+        }
     }
 
     // Read ahead, a block gives what the close search and `read_call` give for the body
@@ -1009,7 +1058,12 @@ impl BlockStream for LiveObject {
         self.calls = 1;
         if self.open.is_none() {
             // The lead named the call, so its `{` has arrived.
-            let Some(at) = find_from(region, "{", self.from) else {
+            let Some(at) = region
+                .as_bytes()
+                .get(self.from..)
+                .and_then(|r| memchr::memchr(b'{', r))
+                .map(|i| self.from + i)
+            else {
                 self.stopped = true;
                 return;
             };

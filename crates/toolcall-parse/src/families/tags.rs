@@ -1703,7 +1703,7 @@ pub(crate) fn starts(s: &str, tag: &str) -> Option<bool> {
 }
 
 /// A tool name is at most this long.
-const MAX_TOOL_NAME: usize = 256;
+pub(crate) const MAX_TOOL_NAME: usize = 256;
 
 /// A tool name: non-empty, no whitespace or markup, bounded.
 pub(crate) fn valid_name(name: &str) -> bool {
