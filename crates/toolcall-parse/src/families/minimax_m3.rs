@@ -115,7 +115,15 @@ struct M3Reader {
     calls: usize,
     sent: String,
     closed: Vec<String>,
-    keys: Vec<String>,
+    /// The open invoke's arguments and repairs as [`read_invoke`] reads them (a repeated
+    /// key stops the stream, so each key is read once).
+    args: Map<String, Value>,
+    repairs: Vec<Repair>,
+    /// Every invoke closed so far was read while streaming as [`read_invokes`] reads it
+    /// (`exact`): the block's drafts when it closes are `built`, without reading the body
+    /// again.
+    exact: bool,
+    built: Vec<Draft>,
 }
 
 impl M3Reader {
@@ -128,7 +136,10 @@ impl M3Reader {
             calls: 0,
             sent: String::new(),
             closed: Vec::new(),
-            keys: Vec::new(),
+            args: Map::new(),
+            repairs: Vec::new(),
+            exact: true,
+            built: Vec::new(),
         }
     }
 
@@ -150,6 +161,8 @@ impl M3Reader {
                     match starts(s, INVOKE) {
                         Some(true) => {}
                         None => return,
+                        // The block's closing tag arriving: the block may end here.
+                        Some(false) if starts(s, CLOSE) != Some(false) => return,
                         Some(false) => {
                             self.live = Live::Stopped;
                             return;
@@ -170,7 +183,8 @@ impl M3Reader {
                     cx.start_call(&name, None);
                     self.calls += 1;
                     self.sent.clear();
-                    self.keys.clear();
+                    self.args.clear();
+                    self.repairs.clear();
                     self.live = Live::Invoke {
                         name,
                         at: at + INVOKE.len() + gt + 1,
@@ -180,27 +194,43 @@ impl M3Reader {
                     let rest = region.get(at..).unwrap_or("");
                     let s = skip_space(rest);
                     let at = at + rest.len() - s.len();
-                    if s.starts_with(INVOKE_END) {
-                        let close = if self.sent.is_empty() { "{}" } else { "}" };
-                        self.send(close, cx);
-                        self.closed.push(std::mem::take(&mut self.sent));
-                        self.live = Live::Between(at + INVOKE_END.len());
-                        continue;
-                    }
-                    match starts(s, NS) {
-                        Some(true) => {}
-                        None => {
-                            self.live = Live::Invoke { name, at };
-                            return;
+                    match starts(s, INVOKE_END) {
+                        Some(true) => {
+                            let close = if self.sent.is_empty() { "{}" } else { "}" };
+                            self.send(close, cx);
+                            self.closed.push(std::mem::take(&mut self.sent));
+                            // The whole read ends the invoke at the first closing tag after
+                            // its opening one: this one, as no token the arguments hold was
+                            // one (the element scan above).
+                            if self.exact {
+                                let args = Value::Object(std::mem::take(&mut self.args));
+                                let mut d = Draft::new(name, Some(args), FormatId::MINIMAX_M3);
+                                d.repairs = std::mem::take(&mut self.repairs);
+                                self.built.push(d);
+                            } else {
+                                self.exact = false;
+                            }
+                            self.live = Live::Between(at + INVOKE_END.len());
                         }
-                        Some(false) => return,
+                        // The invoke's closing tag may be arriving (read as an element, it
+                        // stopped the stream at every invoke's end in pushes of a few bytes).
+                        None => self.live = Live::Invoke { name, at },
+                        Some(false) => match starts(s, NS) {
+                            Some(true) => {
+                                self.live = Live::Element {
+                                    name,
+                                    start: at,
+                                    scan: at,
+                                    depth: 0,
+                                };
+                            }
+                            None => self.live = Live::Invoke { name, at },
+                            Some(false) => {}
+                        },
                     }
-                    self.live = Live::Element {
-                        name,
-                        start: at,
-                        scan: at,
-                        depth: 0,
-                    };
+                    if matches!(self.live, Live::Invoke { .. } | Live::Stopped) {
+                        return;
+                    }
                 }
                 Live::Element {
                     name,
@@ -210,8 +240,11 @@ impl M3Reader {
                 } => {
                     // Follow the element's tags to the one closing it.
                     let end = loop {
-                        let Some(m) = find_from(region, NS, scan) else {
-                            scan = region.len().saturating_sub(NS.len() - 1).max(scan);
+                        // Resumed where a token may be arriving (each byte is looked at once
+                        // but for a token's first bytes at the end).
+                        let mut from = ScanFrom(scan);
+                        let Some(m) = from.find(region, NS) else {
+                            scan = from.0;
                             break None;
                         };
                         let tag = &region[m + NS.len()..];
@@ -225,6 +258,12 @@ impl M3Reader {
                             break None;
                         };
                         if tag.starts_with("</") {
+                            // Every token inside the invoke is looked at here: the whole
+                            // read, which ends the invoke at the first `NS</invoke>`, differs
+                            // when one is inside an argument (an element named `invoke`).
+                            if tag.starts_with("</invoke>") {
+                                self.exact = false;
+                            }
                             depth = depth.saturating_sub(1);
                         } else if tag.starts_with('<') {
                             depth += 1;
@@ -252,16 +291,16 @@ impl M3Reader {
                     };
                     let text = region.get(start..end).unwrap_or("");
                     let schema = cx.ctx.spec(&name).map(|s| &s.parameters);
-                    let mut repairs = Vec::new();
                     let parsed = Element::read(text, 0, self.max_depth)
                         .ok()
                         .filter(|(_, used)| *used == text.len())
                         .map(|(e, _)| e);
-                    let Some(e) = parsed.filter(|e| !self.keys.contains(&e.name)) else {
+                    let Some(e) = parsed.filter(|e| !self.args.contains_key(&e.name)) else {
                         self.live = Live::Stopped;
                         return;
                     };
-                    let Ok(v) = e.value.into_json(property(schema, &e.name), &mut repairs) else {
+                    let Ok(v) = e.value.into_json(property(schema, &e.name), &mut self.repairs)
+                    else {
                         self.live = Live::Stopped;
                         return;
                     };
@@ -274,8 +313,11 @@ impl M3Reader {
                     let _ = write!(fragment, "{v}");
                     self.sent.push_str(&fragment);
                     cx.arguments_owned(fragment);
-                    self.keys.push(e.name);
-                    self.live = Live::Invoke { name, at: end };
+                    self.args.insert(e.name, v);
+                    self.live = Live::Invoke {
+                        name,
+                        at: end,
+                    };
                 }
             }
         }
@@ -283,7 +325,20 @@ impl M3Reader {
 
     fn finish(&mut self, region: &str, body_end: usize, end: usize, closed: bool, cx: &mut ReadCx<'_>) -> Advance {
         let body = region.get(OPEN.len()..body_end).unwrap_or("");
-        let (drafts, errors, cut) = read_invokes(body, cx, self.max_depth);
+        // Every invoke was read while streaming, closed, and only blanks follow the last:
+        // the drafts are those invokes, and what was sent is their arguments exactly.
+        let streamed_whole = closed
+            && self.exact
+            && self.calls > 0
+            && self.built.len() == self.calls
+            && matches!(self.live, Live::Between(at)
+                if region.get(at..body_end).is_some_and(|rest| skip_space(rest).is_empty()));
+        let (drafts, errors, cut, streamed) = if streamed_whole {
+            (std::mem::take(&mut self.built), Vec::new(), None, None)
+        } else {
+            let (drafts, errors, cut) = read_invokes(body, cx, self.max_depth);
+            (drafts, errors, cut, Some((&self.closed[..], self.calls, &self.sent[..])))
+        };
         let block = StandaloneBlock {
             drafts,
             errors,
@@ -291,7 +346,7 @@ impl M3Reader {
             close: CLOSE,
             unclosed: OPEN,
             empty: "a tool-call block without invokes",
-            streamed: Some((&self.closed, self.calls, &self.sent)),
+            streamed,
             cut,
         };
         finish_standalone(block, end, cx)
@@ -435,7 +490,14 @@ impl Element {
         if !valid_name(name) || name.starts_with('/') {
             return Err(format!("bad argument name {name:?}"));
         }
-        let close = format!("{NS}</{name}>");
+        // Its closing tag `NS</name>`, compared in place (no tag written per element).
+        let closes = |t: &str| {
+            t.strip_prefix(NS)
+                .and_then(|t| t.strip_prefix("</"))
+                .and_then(|t| t.strip_prefix(name))
+                .is_some_and(|t| t.starts_with('>'))
+        };
+        let close_len = NS.len() + name.len() + 3;
         let mut pos = NS.len() + 1 + gt + 1;
         let mut text = String::new();
         let mut children = Vec::new();
@@ -445,8 +507,8 @@ impl Element {
             text.push_str(&rest[..m]);
             pos += m;
             let rest = &s[pos..];
-            if rest.starts_with(close.as_str()) {
-                pos += close.len();
+            if closes(rest) {
+                pos += close_len;
                 break;
             }
             if rest[NS.len()..].starts_with("</") {
@@ -479,7 +541,18 @@ impl Content {
         match self {
             // A text leaf is typed by the node's own types, all its alternatives included
             // (`oneOf` integer | object given `5`).
-            Content::Text(t) => Ok(leaf(&decode_entities(layout_trim(&t)), schema, repairs)),
+            Content::Text(t) => {
+                // The element's own text when nothing is trimmed or decoded (no copy).
+                let trimmed = layout_trim(&t);
+                let text = if trimmed.contains('&') {
+                    decode_entities(trimmed)
+                } else if trimmed.len() == t.len() {
+                    t
+                } else {
+                    trimmed.to_owned()
+                };
+                Ok(leaf(text, schema, repairs))
+            }
             Content::Children(children) => {
                 let schema = container(schema).or(schema);
                 if types(schema).contains(&"array") {
@@ -509,11 +582,22 @@ fn property<'a>(schema: Option<&'a Value>, key: &str) -> Option<&'a Value> {
 /// The one object/array branch of a schema (`anyOf: [{…object…}, {"type": "null"}]`).
 fn container(schema: Option<&Value>) -> Option<&Value> {
     let s = schema?;
-    if s.get("type").is_some() {
-        return types(Some(s))
-            .iter()
-            .any(|t| matches!(*t, "object" | "array"))
-            .then_some(s);
+    match s.get("type") {
+        // `types` without its list (a container is looked up per argument).
+        Some(Value::String(t)) => return matches!(t.as_str(), "object" | "array").then_some(s),
+        Some(Value::Array(ts)) => {
+            return ts
+                .iter()
+                .any(|t| matches!(t.as_str(), Some("object" | "array")))
+                .then_some(s);
+        }
+        Some(_) => {
+            return types(Some(s))
+                .iter()
+                .any(|t| matches!(*t, "object" | "array"))
+                .then_some(s);
+        }
+        None => {}
     }
     let branches = s.get("anyOf").or_else(|| s.get("oneOf"))?.as_array()?;
     let mut found = branches.iter().filter(|b| container(Some(b)).is_some());
@@ -538,14 +622,16 @@ fn types(schema: Option<&Value>) -> Vec<&str> {
 
 /// A text leaf: typed by its schema node; without one, inferred as the reference reader
 /// does (JSON and Python literals, numbers), else text.
-fn leaf(text: &str, schema: Option<&Value>, repairs: &mut Vec<Repair>) -> Value {
+fn leaf(text: String, schema: Option<&Value>, repairs: &mut Vec<Repair>) -> Value {
     let allowed = types(schema);
     if schema.is_none() || allowed.is_empty() {
         return infer(text);
     }
     if allowed.contains(&"string") {
-        return crate::family::typed_alternative(text.trim(), &allowed)
-            .unwrap_or_else(|| Value::String(text.to_owned()));
+        return match crate::family::typed_alternative(text.trim(), &allowed) {
+            Some(v) => v,
+            None => Value::String(text),
+        };
     }
     let trimmed = text.trim();
     if trimmed.is_empty() {
@@ -575,13 +661,13 @@ fn leaf(text: &str, schema: Option<&Value>, repairs: &mut Vec<Repair>) -> Value 
                 "text_value",
                 format!("expected {}, got {trimmed:?}; kept as text", allowed.join(" or ")),
             ));
-            Value::String(text.to_owned())
+            Value::String(text)
         }
     }
 }
 
-fn infer(text: &str) -> Value {
-    match text {
+fn infer(text: String) -> Value {
+    match text.as_str() {
         "true" | "True" => return Value::Bool(true),
         "false" | "False" => return Value::Bool(false),
         "null" | "None" => return Value::Null,
@@ -593,7 +679,7 @@ fn infer(text: &str) -> Value {
     if let Some(n) = text.parse::<f64>().ok().and_then(Number::from_f64) {
         return Value::Number(n);
     }
-    Value::String(text.to_owned())
+    Value::String(text)
 }
 
 /// The five XML entities, `&amp;` last so that `&amp;lt;` stays `&lt;`.
@@ -635,6 +721,127 @@ mod tests {
             p.calls[0].arguments,
             json!({"n": 3, "ok": true, "o": {"a": ["x & y", "z"]}})
         );
+    }
+
+    // A block whose invokes the stream read is built from them (no second read); where the
+    // whole read would differ (a repeated key, a closing invoke tag inside a value, text
+    // that is no invoke, a block cut short) the body is read whole. Either way streamed in
+    // any chunks equals one-shot.
+    #[test]
+    fn streamed_blocks_equal_one_shot() {
+        use crate::StreamParser;
+        use toolcall_core::StreamEvent;
+        const NS: &str = super::NS;
+        let o = ParseOptions::default();
+        let invoke = |name: &str, pairs: &[(&str, &str)]| {
+            let mut c = format!("{NS}<invoke name=\"{name}\">\n");
+            for (k, v) in pairs {
+                c.push_str(&format!("{NS}<{k}>{v}{NS}</{k}>\n"));
+            }
+            c + NS + "</invoke>\n"
+        };
+        let block = |calls: &[String]| {
+            format!("Sure. {NS}<tool_call>\n{}{NS}</tool_call> ok", calls.concat())
+        };
+        let texts = [
+            block(&[
+                invoke("get_weather", &[("city", "Paris"), ("days", "3")]),
+                invoke("get_time", &[]),
+            ]),
+            block(&[invoke("get_weather", &[("city", "Paris"), ("city", "Rome")])]),
+            block(&[invoke("get_weather", &[("city", &format!("a{NS}</invoke>b"))])]),
+            block(&[
+                invoke("get_weather", &[("city", "Oslo")]),
+                "stray ".into(),
+                invoke("get_time", &[]),
+            ]),
+            block(&[invoke(
+                "run",
+                &[("o", &format!("{NS}<a>x &amp; y{NS}</a>{NS}<a>z{NS}</a>")), ("ok", "True")],
+            )]),
+            block(&[invoke("get_weather", &[("days", "[1, 2")])]),
+            block(&[invoke("get_weather", &[("invoke", "x")])]),
+            format!("{NS}<tool_call>\n{}", invoke("get_weather", &[("city", "Paris")])),
+            format!(
+                "{NS}<tool_call>\n{}{NS}<invoke name=\"x\">{NS}</tool_call>",
+                invoke("get_weather", &[("city", "Paris")])
+            ),
+        ];
+        for text in &texts {
+            let whole = parse(text, &o);
+            let want: Vec<_> = whole
+                .calls
+                .iter()
+                .map(|c| (c.name.clone(), c.arguments.clone(), c.origin.repairs.len()))
+                .collect();
+            let want_diags: Vec<_> = whole.diagnostics.iter().map(|d| d.message.clone()).collect();
+            for n in 1..=9 {
+                let mut sp = StreamParser::new(o.clone());
+                let mut events = Vec::new();
+                let chars: Vec<char> = text.chars().collect();
+                // Calls announced before the block's closing tag is complete.
+                let close_end = text.find(&format!("{NS}</tool_call>")).map(|i| i + 25);
+                let (mut pushed, mut early) = (0, 0);
+                for chunk in chars.chunks(n) {
+                    let piece = chunk.iter().collect::<String>();
+                    pushed += piece.len();
+                    let got = sp.push(&piece);
+                    if close_end.is_some_and(|e| pushed < e) {
+                        early += got
+                            .iter()
+                            .filter(|e| matches!(e, StreamEvent::CallStarted { .. }))
+                            .count();
+                    }
+                    events.extend(got);
+                }
+                events.extend(sp.finish());
+                if text == &texts[0] {
+                    // Every invoke streams while the block arrives (an invoke's closing tag
+                    // arriving in pieces stopped the stream after the first).
+                    assert_eq!(early, 2, "{n}-char pushes");
+                }
+                let (mut calls, mut diags, mut sent) = (Vec::new(), Vec::new(), Vec::<String>::new());
+                for e in events {
+                    match e {
+                        StreamEvent::CallStarted { .. } => sent.push(String::new()),
+                        StreamEvent::ArgumentsDelta { index, fragment } => {
+                            sent[index].push_str(&fragment)
+                        }
+                        // A repeated key stops the stream with what it sent cut (the
+                        // warning below says so).
+                        StreamEvent::CallFinished { call, .. } if text.contains("Rome") => {
+                            calls.push((
+                                call.name.clone(),
+                                call.arguments.clone(),
+                                call.origin.repairs.len(),
+                            ));
+                        }
+                        StreamEvent::CallFinished { index, call } => {
+                            let decoded: serde_json::Value = serde_json::from_str(&sent[index])
+                                .unwrap_or_else(|e| {
+                                    panic!("{text:?} in {n}-char pushes: {:?}: {e}", sent[index])
+                                });
+                            assert_eq!(decoded, call.arguments, "{text:?} in {n}-char pushes");
+                            calls.push((
+                                call.name.clone(),
+                                call.arguments.clone(),
+                                call.origin.repairs.len(),
+                            ));
+                        }
+                        StreamEvent::Diagnostic { diagnostic } => diags.push(diagnostic.message),
+                        _ => {}
+                    }
+                }
+                assert_eq!(calls, want, "{text:?} in {n}-char pushes");
+                if text.contains("Rome") {
+                    // A repeated key's first value was sent before the second came: the
+                    // stream warns that what it sent is not the final arguments.
+                    assert!(diags.iter().any(|d| d.contains("differ")), "{diags:?}");
+                } else {
+                    assert_eq!(diags, want_diags, "{text:?} in {n}-char pushes");
+                }
+            }
+        }
     }
 
     #[test]
