@@ -15,6 +15,12 @@ pub(crate) fn parse_lenient(s: &str) -> Result<(Value, Vec<Repair>), String> {
     match serde_json::from_str::<Value>(s) {
         Ok(v) => Ok((v, Vec::new())),
         Err(first) => {
+            // No byte any repair starts from: `repair_text` would find nothing to repair,
+            // and the error stands (a flood of `[TOOL_CALLS]` reads `[TOOL_CALLS]` as a
+            // broken list once a region).
+            if !might_repair(s) {
+                return Err(message(&first));
+            }
             let (fixed, kinds) = repair_text(s);
             if kinds.is_empty() {
                 return Err(message(&first));
@@ -25,6 +31,21 @@ pub(crate) fn parse_lenient(s: &str) -> Result<(Value, Vec<Repair>), String> {
             }
         }
     }
+}
+
+/// Whether `s` holds something [`repair_text`] could repair: a quote `'`, a `/` (comments),
+/// a `,` (trailing commas), a `:` (unquoted keys), a control character (raw inside a
+/// string) or `True`/`False`/`None`. A superset of what it notes, checked without its
+/// copy of the text: `false` only where it would note no repair.
+fn might_repair(s: &str) -> bool {
+    let b = s.as_bytes();
+    b.iter().enumerate().any(|(i, &c)| match c {
+        b'\'' | b'/' | b',' | b':' | 0..=0x1f => true,
+        b'T' => b.get(i..).is_some_and(|r| r.starts_with(b"True")),
+        b'F' => b.get(i..).is_some_and(|r| r.starts_with(b"False")),
+        b'N' => b.get(i..).is_some_and(|r| r.starts_with(b"None")),
+        _ => false,
+    })
 }
 
 /// A decode error's message, written into room for it (`to_string` grows its string from
@@ -286,6 +307,47 @@ mod tests {
         let (v, r) = parse_lenient(r#"{"a":"True, // not a comment,}"}"#).unwrap();
         assert_eq!(v, json!({"a":"True, // not a comment,}"}));
         assert!(r.is_empty());
+    }
+
+    // `might_repair` is false only where `repair_text` notes no repair: every input of
+    // these tests, each cut at every byte, and markup floods.
+    #[test]
+    fn might_repair_covers_every_repair() {
+        let mut inputs: Vec<String> = vec![
+            r#"{"a":1,}"#.into(),
+            r#"{'a':'it\'s "x"'}"#.into(),
+            r#"{"a":True,"b":None}"#.into(),
+            "[False]".into(),
+            r#"{a: 1, b_2: "x"}"#.into(),
+            "{\"a\":1 // one\n, /* two */ \"b\":2}".into(),
+            "{\"a\":\"line\nbreak\"}".into(),
+            "[\"tab\there\", \"bell\u{7}\"]".into(),
+            "[TOOL_CALLS]".into(),
+            "[Nonesuch, Truer]".into(),
+            r#"{"a":1,"b""#.into(),
+            "{a b c}".into(),
+        ];
+        let whole = inputs.clone();
+        for s in &whole {
+            inputs.extend(
+                (0..s.len())
+                    .filter(|&i| s.is_char_boundary(i))
+                    .map(|i| s[..i].to_owned()),
+            );
+            inputs.extend(
+                (0..s.len())
+                    .filter(|&i| s.is_char_boundary(i))
+                    .map(|i| s[i..].to_owned()),
+            );
+        }
+        let mut skipped = 0;
+        for s in &inputs {
+            if !might_repair(s) {
+                skipped += 1;
+                assert!(repair_text(s).1.is_empty(), "{s:?}");
+            }
+        }
+        assert!(skipped > 20, "{skipped}");
     }
 
     // covers R-6
