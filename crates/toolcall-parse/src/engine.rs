@@ -730,10 +730,16 @@ impl<'a> Engine<'a> {
         }
     }
 
+    /// Emits the text gathered since the last event. Inlined for its test: most pushes of
+    /// a stream gather no text (a call's body), and the call cost more than the test.
+    #[inline]
     fn flush_text_event(&mut self) {
-        if self.text_acc.is_empty() {
-            return;
+        if !self.text_acc.is_empty() {
+            self.flush_text_now();
         }
+    }
+
+    fn flush_text_now(&mut self) {
         match &mut self.direct {
             Some(p) if p.text.is_empty() => std::mem::swap(&mut p.text, &mut self.text_acc),
             Some(p) => {
@@ -990,12 +996,18 @@ impl<'a> Engine<'a> {
         }
     }
 
+    /// Drops the bytes no reader needs any more. Inlined for its test (see
+    /// [`Engine::flush_text_event`]).
+    #[inline]
     fn compact(&mut self) {
         // What may go is below `emit_from` and `pos` (`keep` below): fewer than
         // `COMPACT_MIN` bytes there, nothing to do (inside a region, every push).
-        if self.emit_from.min(self.pos) < COMPACT_MIN {
-            return;
+        if self.emit_from.min(self.pos) >= COMPACT_MIN {
+            self.compact_now();
         }
+    }
+
+    fn compact_now(&mut self) {
         let mode_start = match &self.mode {
             Mode::Text | Mode::InlineCode => self.pos,
             Mode::Think { content, .. } => *content,
