@@ -62,7 +62,7 @@ fn draft<'a>(
     entries: impl IntoIterator<Item = (&'a str, &'a Value)>,
     format: FormatId,
     need_args: bool,
-) -> Option<(Draft, &'a str, Option<&'static str>)> {
+) -> Option<(Draft, &'a str, Option<Key>)> {
     // Mistral's `[TOOL_CALLS][…]` list writes its ids after the arguments and is never
     // announced before it is complete.
     let keys = CallKeys::of(entries, format == FormatId::MISTRAL)?;
@@ -77,9 +77,9 @@ fn draft<'a>(
             if format == FormatId::LLAMA && need_args {
                 return None;
             }
-            (Some("arguments"), Some(a))
+            (Some(Key::Arguments), Some(a))
         }
-        (None, Some(p)) => (Some("parameters"), Some(p)),
+        (None, Some(p)) => (Some(Key::Parameters), Some(p)),
         (None, None) if !need_args => (None, None),
         _ => return None,
     };
@@ -99,9 +99,9 @@ fn draft<'a>(
 
 /// Moves the name and the arguments (under `key`) of an accepted call object into its
 /// draft: one pass over the object's few entries.
-fn take_parts(d: &mut Draft, m: &mut Map<String, Value>, key: Option<&str>) {
+fn take_parts(d: &mut Draft, m: &mut Map<String, Value>, key: Option<Key>) {
     for (k, v) in m.iter_mut() {
-        if Some(k.as_str()) == key {
+        if key.is_some_and(|key| k == key.as_str()) {
             d.args = Some(v.take());
         } else if k == "name"
             && let Value::String(name) = v
@@ -121,7 +121,7 @@ fn accept<'a>(
     lenient: bool,
     span: &Range<usize>,
     out: &mut Outcome,
-) -> Option<Option<&'static str>> {
+) -> Option<Option<Key>> {
     let (mut d, name, key) = draft(entries, format, !lenient)?;
     if lenient {
         out.diagnostics
@@ -130,6 +130,8 @@ fn accept<'a>(
         return None;
     }
     d.span = span.clone();
+    // One object's draft: room for one (a push would make room for four).
+    out.drafts.reserve_exact(1);
     out.drafts.push(d);
     Some(key)
 }
@@ -206,15 +208,17 @@ pub(crate) fn classify_doc(
     Some(out)
 }
 
-/// A key of a call object that [`CallObj`] holds: those [`CallKeys::of`] reads.
+/// A key of a call object read typed: those [`CallKeys::of`] reads, and `tools` (the one
+/// key of a `tools_envelope`). Any other key fails the decode with a data error.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Key {
+pub(crate) enum Key {
     Name,
     Arguments,
     Parameters,
     Id,
     CallId,
     Type,
+    Tools,
 }
 
 impl Key {
@@ -226,6 +230,7 @@ impl Key {
             Key::Id => "id",
             Key::CallId => "call_id",
             Key::Type => "type",
+            Key::Tools => "tools",
         }
     }
 }
@@ -246,12 +251,51 @@ impl<'de> Deserialize<'de> for Key {
                     "id" => Key::Id,
                     "call_id" => Key::CallId,
                     "type" => Key::Type,
+                    "tools" => Key::Tools,
                     _ => return Err(E::custom("not a call key")),
                 })
             }
         }
         // How `Value` reads a key (`deserialize_str`), so the same texts decode.
         d.deserialize_str(KeyVisitor)
+    }
+}
+
+/// What a reader of call objects keeps of one object's entries, as the one typed
+/// visitor ([`CallObjVisitor`]) hands them over in document order. Each reader keeps its
+/// own rule for a repeated or unwanted key: [`CallObj`] (bare JSON, `[TOOL_CALLS]`,
+/// `<|python_tag|>`, Hermes) refuses a repeated key and `tools`, leaving the object to the
+/// `Value` path; `tools_envelope`'s entries keep a repeated key's last value, as the
+/// decoded map does, and refuse `type` and `tools`.
+pub(crate) trait CallEntries: Default {
+    /// What the object decodes to.
+    type Out;
+    /// Reads the value of `key` from `m` (the next value); an error refuses the object.
+    fn entry<'de, A: MapAccess<'de>>(&mut self, key: Key, m: &mut A) -> Result<(), A::Error>;
+    /// The object once every entry is read; an error refuses it.
+    fn finish<E: de::Error>(self) -> Result<Self::Out, E>;
+}
+
+/// The one serde visitor of call objects: keys as [`Key`], entries to `T`.
+pub(crate) struct CallObjVisitor<T>(std::marker::PhantomData<T>);
+
+impl<T> CallObjVisitor<T> {
+    pub(crate) fn new() -> Self {
+        CallObjVisitor(std::marker::PhantomData)
+    }
+}
+
+impl<'de, T: CallEntries> Visitor<'de> for CallObjVisitor<T> {
+    type Value = T::Out;
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a call object")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<T::Out, A::Error> {
+        let mut o = T::default();
+        while let Some(k) = m.next_key::<Key>()? {
+            o.entry(k, &mut m)?;
+        }
+        o.finish()
     }
 }
 
@@ -277,9 +321,9 @@ impl CallObj {
     }
 
     /// [`take_parts`] of the object's map.
-    fn take_parts(&mut self, d: &mut Draft, key: Option<&str>) {
+    fn take_parts(&mut self, d: &mut Draft, key: Option<Key>) {
         for (k, v) in self.head.iter_mut().flatten().chain(&mut self.tail) {
-            if Some(k.as_str()) == key {
+            if Some(*k) == key {
                 d.args = Some(v.take());
             } else if *k == Key::Name
                 && let Value::String(name) = v
@@ -299,34 +343,35 @@ impl CallObj {
     }
 }
 
-impl<'de> Deserialize<'de> for CallObj {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_any(CallObjVisitor)
+impl CallEntries for CallObj {
+    type Out = CallObj;
+    #[inline(always)]
+    fn entry<'de, A: MapAccess<'de>>(&mut self, k: Key, m: &mut A) -> Result<(), A::Error> {
+        if k == Key::Tools {
+            // An envelope's key, no call's: the object is read as a `Value`.
+            return Err(de::Error::custom("not a call key"));
+        }
+        if self.head.iter().flatten().chain(&self.tail).any(|(seen, _)| *seen == k) {
+            // A `Map` keeps the first place and the last value: left to it.
+            return Err(de::Error::custom("a call key written twice"));
+        }
+        let entry = (k, m.next_value::<Value>()?);
+        match &mut self.head {
+            [first @ None, _] => *first = Some(entry),
+            [_, second @ None] => *second = Some(entry),
+            _ => self.tail.push(entry),
+        }
+        Ok(())
+    }
+    #[inline(always)]
+    fn finish<E: de::Error>(self) -> Result<CallObj, E> {
+        Ok(self)
     }
 }
 
-struct CallObjVisitor;
-
-impl<'de> Visitor<'de> for CallObjVisitor {
-    type Value = CallObj;
-    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-        f.write_str("a call object")
-    }
-    fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<CallObj, A::Error> {
-        let mut o = CallObj::default();
-        while let Some(k) = m.next_key::<Key>()? {
-            if o.entries().any(|(seen, _)| seen == k.as_str()) {
-                // A `Map` keeps the first place and the last value: left to it.
-                return Err(de::Error::custom("a call key written twice"));
-            }
-            let entry = (k, m.next_value::<Value>()?);
-            match &mut o.head {
-                [first @ None, _] => *first = Some(entry),
-                [_, second @ None] => *second = Some(entry),
-                _ => o.tail.push(entry),
-            }
-        }
-        Ok(o)
+impl<'de> Deserialize<'de> for CallObj {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(CallObjVisitor::<CallObj>::new())
     }
 }
 
@@ -358,7 +403,7 @@ impl<'de> Deserialize<'de> for CallsDoc {
                 f.write_str("a call object or a list of them")
             }
             fn visit_map<A: MapAccess<'de>>(self, m: A) -> Result<CallsDoc, A::Error> {
-                CallObjVisitor.visit_map(m).map(CallsDoc::One)
+                CallObjVisitor::<CallObj>::new().visit_map(m).map(CallsDoc::One)
             }
             fn visit_seq<A: SeqAccess<'de>>(self, mut s: A) -> Result<CallsDoc, A::Error> {
                 let mut list = Vec::new();
@@ -611,6 +656,9 @@ mod tests {
         (r#"{"arguments": {}, "name": "a", "arguments": {"x": 1}, "id": "c"}"#, false),
         (r#"{"$serde_json::private::RawValue": "{\"name\": \"get_weather\", \"arguments\": {}}"}"#, false),
         (r#"{"tools": [{"name": "get_weather", "arguments": {}}]}"#, false),
+        // `tools` is a key of the one call-object visitor (an envelope's), no call's.
+        (r#"{"name": "get_weather", "tools": [], "arguments": {}}"#, false),
+        (r#"[{"name": "get_weather", "arguments": {}}, {"name": "a", "tools": 1}]"#, false),
         (r#"{"function": {"name": "get_weather", "arguments": "{}"}, "type": "function"}"#, false),
         (r#"[{"name": "get_weather", "arguments": {}}, "text"]"#, false),
         (r#"[{"name": "get_weather", "arguments": {}}, [1]]"#, false),

@@ -12,6 +12,7 @@ use std::fmt;
 use serde::de::{self, Deserialize, Deserializer, MapAccess, Visitor};
 use serde_json::{Map, Value, json};
 
+use super::json::{CallEntries, CallObjVisitor, Key};
 use crate::FormatId;
 use crate::builder::{Ctx, Draft, Outcome};
 use crate::family::{Instructions, JsonCx};
@@ -128,45 +129,67 @@ struct Envelope(Vec<Entry>);
 /// An entry [`entry_shape`] accepts, in the parts [`classify`] keeps: the last value of a
 /// repeated key, as in the decoded map; `name` a string; `arguments` over `parameters`, a
 /// string `id` over `call_id` as [`classify`] picks them. (Small: a list of entries stays
-/// within the allocator's small-block sizes.)
+/// within the allocator's small-block sizes.) Read by the one call-object visitor
+/// ([`CallObjVisitor`]) through [`EntryKeys`].
 struct Entry {
     name: String,
     args: Option<Value>,
     id: Option<String>,
 }
 
-/// An envelope's or entry's key; `Other` refuses the object.
-enum Key {
-    Tools,
-    Name,
-    Arguments,
-    Parameters,
-    Id,
-    CallId,
-    Other,
+/// An entry's keys as the call-object visitor hands them over, kept as [`Entry`]'s parts
+/// (a few words more: five `Value`s here cost a copy of the whole per entry): the last
+/// `name`, the last `arguments` or else the last `parameters`, the last `id` or else the
+/// last `call_id`, as the decoded map and [`classify`] pick them.
+#[derive(Default)]
+struct EntryKeys {
+    /// `Some(None)`: the name is no string.
+    name: Option<Option<String>>,
+    args: Option<Value>,
+    /// `args` came from `arguments`, which a `parameters` does not replace.
+    args_named: bool,
+    /// `Some(None)`: the id is no string (no id of the model's).
+    id: Option<Option<String>>,
+    /// `id` came from `id`, which a `call_id` does not replace.
+    id_named: bool,
 }
 
-impl<'de> Deserialize<'de> for Key {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct KeyVisitor;
-        impl Visitor<'_> for KeyVisitor {
-            type Value = Key;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a key")
-            }
-            fn visit_str<E: de::Error>(self, k: &str) -> Result<Key, E> {
-                Ok(match k {
-                    "tools" => Key::Tools,
-                    "name" => Key::Name,
-                    "arguments" => Key::Arguments,
-                    "parameters" => Key::Parameters,
-                    "id" => Key::Id,
-                    "call_id" => Key::CallId,
-                    _ => Key::Other,
-                })
-            }
+fn string(v: Value) -> Option<String> {
+    match v {
+        Value::String(s) => Some(s),
+        _ => None,
+    }
+}
+
+impl CallEntries for EntryKeys {
+    type Out = Entry;
+    #[inline(always)]
+    fn entry<'de, A: MapAccess<'de>>(&mut self, k: Key, m: &mut A) -> Result<(), A::Error> {
+        if matches!(k, Key::Type | Key::Tools) {
+            // A tools *definition* (`type`), or an envelope inside: no entry.
+            return Err(de::Error::custom("not a tools envelope entry"));
         }
-        d.deserialize_str(KeyVisitor)
+        let v = m.next_value::<Value>()?;
+        match k {
+            Key::Name => self.name = Some(string(v)),
+            Key::Arguments => (self.args, self.args_named) = (Some(v), true),
+            Key::Parameters if !self.args_named => self.args = Some(v),
+            Key::Id => (self.id, self.id_named) = (Some(string(v)), true),
+            Key::CallId if !self.id_named => self.id = Some(string(v)),
+            _ => {}
+        }
+        Ok(())
+    }
+    #[inline(always)]
+    fn finish<E: de::Error>(self) -> Result<Entry, E> {
+        match self.name {
+            Some(Some(name)) => Ok(Entry {
+                name,
+                args: self.args,
+                id: self.id.flatten(),
+            }),
+            _ => Err(de::Error::custom("not a tools envelope entry")),
+        }
     }
 }
 
@@ -198,41 +221,7 @@ impl<'de> Deserialize<'de> for Envelope {
 
 impl<'de> Deserialize<'de> for Entry {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct EntryVisitor;
-        impl<'de> Visitor<'de> for EntryVisitor {
-            type Value = Entry;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a tools envelope entry")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Entry, A::Error> {
-                let mut name = None;
-                let (mut arguments, mut parameters, mut id, mut call_id) = (None, None, None, None);
-                while let Some(k) = m.next_key::<Key>()? {
-                    match k {
-                        Key::Name => name = Some(m.next_value::<Value>()?),
-                        Key::Arguments => arguments = Some(m.next_value::<Value>()?),
-                        Key::Parameters => parameters = Some(m.next_value::<Value>()?),
-                        Key::Id => id = Some(m.next_value::<Value>()?),
-                        Key::CallId => call_id = Some(m.next_value::<Value>()?),
-                        Key::Tools | Key::Other => {
-                            return Err(de::Error::custom("not a tools envelope entry"));
-                        }
-                    }
-                }
-                match name {
-                    Some(Value::String(name)) => Ok(Entry {
-                        name,
-                        args: arguments.or(parameters),
-                        id: match id.or(call_id) {
-                            Some(Value::String(s)) => Some(s),
-                            _ => None,
-                        },
-                    }),
-                    _ => Err(de::Error::custom("not a tools envelope entry")),
-                }
-            }
-        }
-        d.deserialize_map(EntryVisitor)
+        d.deserialize_map(CallObjVisitor::<EntryKeys>::new())
     }
 }
 
@@ -407,6 +396,50 @@ mod tests {
         assert_eq!(p.calls.len(), 1);
         assert_eq!(p.calls[0].call_id.0, "c1");
         assert_eq!(p.calls[0].arguments, serde_json::json!({"p": [1]}));
+    }
+
+    // The call-object visitor `json` shares reads an envelope's entries by this family's
+    // rule: a repeated key keeps its last value (the typed `json` reader refuses it
+    // instead), `type` and `tools` refuse the entry, `arguments` wins over `parameters` and
+    // a string `id` over `call_id`.
+    #[test]
+    fn decode_first_keeps_the_last_of_a_repeated_key_and_refuses_type() {
+        let (ctx, _) = only().ctx();
+        let read = |json: &str| {
+            super::decode_first(json, 128, &ctx, 0).map(|(end, o)| {
+                let calls: Vec<_> = o
+                    .drafts
+                    .into_iter()
+                    .map(|d| (d.name, d.args, d.id))
+                    .collect();
+                (end, calls)
+            })
+        };
+        let json = r#"{"tools":[{"name":1,"name":"a","arguments":{"x":1},"arguments":{"y":2},"parameters":{"z":3},"id":"i1","id":"i2"}]} after"#;
+        let (end, calls) = read(json).unwrap();
+        assert_eq!(end, json.len() - " after".len());
+        assert_eq!(
+            calls,
+            vec![(
+                "a".to_owned(),
+                Some(serde_json::json!({"y": 2})),
+                Some("i2".to_owned())
+            )]
+        );
+        let json = r#"{"tools":[{"call_id":"c1","parameters":{"p":1},"name":"b","id":7}]}"#;
+        assert_eq!(
+            read(json).unwrap().1,
+            vec![("b".to_owned(), Some(serde_json::json!({"p": 1})), None)]
+        );
+        for refused in [
+            r#"{"tools":[{"name":"a","type":"function"}]}"#,
+            r#"{"tools":[{"name":"a","tools":[]}]}"#,
+            r#"{"tools":[{"name":"a","extra":1}]}"#,
+            r#"{"tools":[{"name":"a","name":2}]}"#,
+            r#"{"tools":[{"arguments":{}}]}"#,
+        ] {
+            assert!(read(refused).is_none(), "{refused}");
+        }
     }
 
     // A fence's info string names a call fence in any ASCII case, around spaces; any other
