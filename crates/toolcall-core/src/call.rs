@@ -17,30 +17,35 @@ pub struct CallId(pub String);
 impl CallId {
     /// A fresh, unique id: `call_` followed by 24 random ASCII alphanumerics.
     pub fn generate() -> Self {
-        const ALPHABET: &[u8; 62] =
-            b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+        // Indexed by a 6-bit piece; the last two entries are never used (pieces 62 and 63
+        // are skipped), so every letter stays uniform.
+        const ALPHABET: &[u8; 64] =
+            b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789__";
         // Each 64-bit draw is read as ten 6-bit pieces; a piece below 62 (62 of 64) is a
         // uniform letter, the others are skipped. About three draws and no division an id
         // (ids are made for every call of every reply: base-62 digits of each draw, with a
-        // division a letter, cost more than the rest of a small call's build).
+        // division a letter, cost more than the rest of a small call's build). Every piece
+        // is written where the next letter goes and kept only when it is one: no branch a
+        // piece, and no `String` growth check a letter (the letters are copied once).
         let mut rng = rand::rng();
-        let mut id = String::with_capacity(29);
-        id.push_str("call_");
-        let mut left = 24;
-        while left > 0 {
+        let mut letters = [0u8; 24 + 9];
+        let mut n = 0;
+        while n < 24 {
             let mut draw = rng.next_u64();
             for _ in 0..10 {
                 let piece = (draw & 63) as usize;
                 draw >>= 6;
-                if let Some(&letter) = ALPHABET.get(piece) {
-                    id.push(char::from(letter));
-                    left -= 1;
-                    if left == 0 {
-                        break;
-                    }
+                // `n` stays below 24 + 10 - 1: the last draw starts below 24.
+                if let Some(slot) = letters.get_mut(n) {
+                    *slot = ALPHABET[piece];
                 }
+                n += usize::from(piece < 62);
             }
         }
+        let mut id = String::with_capacity(29);
+        id.push_str("call_");
+        // ASCII letters: always UTF-8.
+        id.push_str(std::str::from_utf8(&letters[..24]).unwrap_or_default());
         CallId(id)
     }
 
