@@ -9,7 +9,7 @@ use toolcall_core::{CallId, Diagnostic, Origin, Registry, Repair, ToolCall, Tool
 
 use crate::FormatId;
 use crate::fallback::FallbackRule;
-use crate::family::BareJson;
+use crate::family::{BareJson, Family};
 use crate::openers::Openers;
 use crate::repair::parse_lenient;
 
@@ -162,11 +162,39 @@ impl std::fmt::Debug for CallFamily {
     }
 }
 
+/// The families of enabled formats in priority order, looked up once per set of options
+/// ([`FormatId::family`] is a search of the registry; bare JSON asks the families of its
+/// formats in order at every region).
+#[derive(Clone, Default)]
+pub(crate) struct Families(pub Vec<&'static dyn Family>);
+
+impl std::fmt::Debug for Families {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list()
+            .entries(self.0.iter().map(|fam| fam.id()))
+            .finish()
+    }
+}
+
+impl Families {
+    /// The families of `order`'s formats, in its order (a format without one is skipped,
+    /// as `order.iter().filter_map(|f| f.family())` skips it).
+    pub(crate) fn of(order: &[FormatId]) -> Self {
+        Families(order.iter().filter_map(|f| f.family()).collect())
+    }
+
+    pub(crate) fn iter(&self) -> impl Iterator<Item = &'static dyn Family> + '_ {
+        self.0.iter().copied()
+    }
+}
+
 /// Everything a format needs to decide: enabled formats in priority order, the registry,
 /// limits and fallback rules.
 #[derive(Debug, Clone)]
 pub(crate) struct Ctx {
     pub order: Vec<FormatId>,
+    /// `order`'s families.
+    pub families: Families,
     pub registry: Option<Arc<Registry>>,
     pub limits: Limits,
     pub fallbacks: Vec<FallbackRule>,

@@ -297,6 +297,7 @@ impl ParseOptions {
         let mut ctx = Ctx {
             openers: openers::Openers::cached(&order, explicit, reasoning_only),
             bare,
+            families: builder::Families::of(&order),
             order,
             registry: self.tools.clone(),
             limits: self.limits,

@@ -168,9 +168,8 @@ fn not_json(region: &str, error: Option<String>, cx: &mut ReadCx<'_>) -> Advance
     };
     let claimed = cx
         .ctx
-        .order
+        .families
         .iter()
-        .filter_map(|f| f.family())
         .find_map(|f| f.classify_bare_text(region, &jcx));
     match claimed {
         Some(Ok(outcome)) => Advance::Done { end, outcome },

@@ -143,10 +143,7 @@ pub(crate) fn classify_value(
         span,
         at_start,
     };
-    ctx.order
-        .iter()
-        .filter_map(|f| f.family())
-        .find_map(|f| f.classify_json(v, &cx))
+    ctx.families.iter().find_map(|f| f.classify_json(v, &cx))
 }
 
 /// [`classify_value`] of a value as [`crate::scanner::decode_calls_prefix`] decoded it:
@@ -171,7 +168,7 @@ pub(crate) fn classify_decoded(
         span,
         at_start,
     };
-    let mut families = ctx.order.iter().filter_map(|f| f.family());
+    let mut families = ctx.families.iter();
     while let Some(f) = families.next() {
         match f.classify_calls(&mut doc, &cx) {
             Some(Some(o)) => return Ok(o),
