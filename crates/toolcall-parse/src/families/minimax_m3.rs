@@ -148,11 +148,15 @@ impl M3Reader {
         cx.arguments(fragment);
     }
 
-    /// Announces and forwards what the bytes so far complete.
-    fn stream(&mut self, region: &str, cx: &mut ReadCx<'_>) {
+    /// Announces and forwards what the bytes so far complete; the offset of the block's
+    /// closing tag once it meets it. While it follows the block it looks at every token
+    /// (`NS`) the block holds, in order, and every one but a last that is still arriving:
+    /// the first closing tag it meets is the first in the block (tokens do not overlap),
+    /// so the block's own search for it waits until the stream stops.
+    fn stream(&mut self, region: &str, cx: &mut ReadCx<'_>) -> Option<usize> {
         loop {
             match std::mem::replace(&mut self.live, Live::Stopped) {
-                Live::Stopped => return,
+                Live::Stopped => return None,
                 Live::Between(at) => {
                     let rest = region.get(at..).unwrap_or("");
                     let s = skip_space(rest);
@@ -160,12 +164,17 @@ impl M3Reader {
                     self.live = Live::Between(at);
                     match starts(s, INVOKE) {
                         Some(true) => {}
-                        None => return,
-                        // The block's closing tag arriving: the block may end here.
-                        Some(false) if starts(s, CLOSE) != Some(false) => return,
+                        None => return None,
                         Some(false) => {
-                            self.live = Live::Stopped;
-                            return;
+                            return match starts(s, CLOSE) {
+                                Some(true) => Some(at),
+                                // The block's closing tag arriving.
+                                None => None,
+                                Some(false) => {
+                                    self.live = Live::Stopped;
+                                    None
+                                }
+                            };
                         }
                     }
                     // The namespace token holds a `>`: the tag's own comes after it.
@@ -174,11 +183,11 @@ impl M3Reader {
                         if attrs.len() > MAX_LEAD {
                             self.live = Live::Stopped;
                         }
-                        return;
+                        return None;
                     };
                     let Some(name) = invoke_name(&attrs[..gt]) else {
                         self.live = Live::Stopped;
-                        return;
+                        return None;
                     };
                     cx.start_call(&name, None);
                     self.calls += 1;
@@ -229,7 +238,7 @@ impl M3Reader {
                         },
                     }
                     if matches!(self.live, Live::Invoke { .. } | Live::Stopped) {
-                        return;
+                        return None;
                     }
                 }
                 Live::Element {
@@ -252,11 +261,22 @@ impl M3Reader {
                         else {
                             if tag.len() > MAX_NAME + 1 {
                                 self.live = Live::Stopped;
-                                return;
+                                return None;
                             }
                             scan = m;
                             break None;
                         };
+                        // A name holding `<` is refused, and a token may start inside it
+                        // (unseen by this scan, which goes on after the `>`): the stream
+                        // stops, and the block's own search looks from where it last did.
+                        if tag.as_bytes().get(1..gt).is_some_and(|n| n.contains(&b'<')) {
+                            self.live = Live::Stopped;
+                            return None;
+                        }
+                        // The block's closing tag inside an argument: the block ends here.
+                        if tag.starts_with("</tool_call>") {
+                            return Some(m);
+                        }
                         if tag.starts_with("</") {
                             // Every token inside the invoke is looked at here: the whole
                             // read, which ends the invoke at the first `NS</invoke>`, differs
@@ -269,7 +289,7 @@ impl M3Reader {
                             depth += 1;
                         } else {
                             self.live = Live::Stopped;
-                            return;
+                            return None;
                         }
                         scan = m + NS.len() + gt + 1;
                         if depth == 0 {
@@ -277,7 +297,7 @@ impl M3Reader {
                         }
                         if depth > self.max_depth {
                             self.live = Live::Stopped;
-                            return;
+                            return None;
                         }
                     };
                     let Some(end) = end else {
@@ -287,7 +307,7 @@ impl M3Reader {
                             scan,
                             depth,
                         };
-                        return;
+                        return None;
                     };
                     let text = region.get(start..end).unwrap_or("");
                     let schema = cx.ctx.spec(&name).map(|s| &s.parameters);
@@ -297,12 +317,12 @@ impl M3Reader {
                         .map(|(e, _)| e);
                     let Some(e) = parsed.filter(|e| !self.args.contains_key(&e.name)) else {
                         self.live = Live::Stopped;
-                        return;
+                        return None;
                     };
                     let Ok(v) = e.value.into_json(property(schema, &e.name), &mut self.repairs)
                     else {
                         self.live = Live::Stopped;
-                        return;
+                        return None;
                     };
                     // Written in place as `to_string` writes the key and the value.
                     let mut fragment = String::with_capacity(e.name.len() + 16);
@@ -368,15 +388,20 @@ impl RegionReader for M3Reader {
             }
             self.mine = true;
         }
+        // While the stream follows the block it finds the closing tag itself (each push's
+        // search for it was ~20 % of the reader's instructions on minimax_m3/100 calls).
+        if cx.streaming() && !is_final {
+            if let Some(i) = self.stream(region, cx) {
+                return self.finish(region, i, i + CLOSE.len(), true, cx);
+            }
+            if !matches!(self.live, Live::Stopped) {
+                return Advance::NeedMore;
+            }
+        }
         match self.close.find(region, CLOSE) {
             Some(i) => self.finish(region, i, i + CLOSE.len(), true, cx),
             None if is_final => self.finish(region, region.len(), region.len(), false, cx),
-            None => {
-                if cx.streaming() {
-                    self.stream(region, cx);
-                }
-                Advance::NeedMore
-            }
+            None => Advance::NeedMore,
         }
     }
 }
@@ -761,6 +786,14 @@ mod tests {
             )]),
             block(&[invoke("get_weather", &[("days", "[1, 2")])]),
             block(&[invoke("get_weather", &[("invoke", "x")])]),
+            // The block's closing tag inside an argument, at its top or nested: the block
+            // ends there; a tag whose name holds a token.
+            block(&[
+                invoke("get_time", &[]),
+                invoke("get_weather", &[("city", &format!("a{NS}</tool_call>b"))]),
+            ]),
+            block(&[invoke("run", &[("o", &format!("{NS}<a>x{NS}</tool_call>{NS}</a>"))])]),
+            block(&[invoke("run", &[("o", &format!("{NS}<a{NS}</tool_call>x{NS}</a>"))])]),
             format!("{NS}<tool_call>\n{}", invoke("get_weather", &[("city", "Paris")])),
             format!(
                 "{NS}<tool_call>\n{}{NS}<invoke name=\"x\">{NS}</tool_call>",
