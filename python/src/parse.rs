@@ -415,15 +415,20 @@ fn push(py: Python<'_>, inner: &mut toolcall_parse::StreamParser, text: &str) ->
     }
 }
 
+/// How many span `int`s one result keeps (a power of two).
+const INT_SLOTS: usize = 16;
+
 /// What one result's values share: short `str`s (keys, names, formats, messages), the
-/// `int`s of spans (a JSON reply's calls and diagnostics all span the same bytes), and the
-/// dicts its call and diagnostic dicts are copied from.
+/// `int`s of spans (a JSON reply's calls and diagnostics all span the same bytes; a call's
+/// "found" diagnostic spans its call), and the dicts its call and diagnostic dicts are
+/// copied from.
 #[derive(Default)]
 struct Shared<'py> {
     strings: convert::Strings,
-    /// The last two span offsets made, and which of the two the next new one replaces.
-    ints: [Option<(usize, Bound<'py, PyInt>)>; 2],
-    next: usize,
+    /// Span offsets made, direct-mapped by a hash of the offset: a reply's calls are made
+    /// before its diagnostics, so a cache of the last two offsets found none of a tagged
+    /// reply's diagnostic spans.
+    ints: [Option<(usize, Bound<'py, PyInt>)>; INT_SLOTS],
     /// A call dict with `format` set to the last call's format (the calls of a reply share
     /// one), the other keys `None`: see [`Shared::call_dict`].
     call_template: Option<(String, Bound<'py, PyDict>)>,
@@ -431,12 +436,17 @@ struct Shared<'py> {
 
 impl<'py> Shared<'py> {
     fn int(&mut self, py: Python<'py>, n: usize) -> PyResult<Bound<'py, PyInt>> {
-        if let Some((_, i)) = self.ints.iter().flatten().find(|(m, _)| *m == n) {
+        // Fibonacci hashing: the top bits of the product pick the slot.
+        let slot =
+            (n as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (64 - INT_SLOTS.trailing_zeros());
+        let slot = &mut self.ints[slot as usize];
+        if let Some((m, i)) = slot
+            && *m == n
+        {
             return Ok(i.clone());
         }
         let i = n.into_pyobject(py)?;
-        self.ints[self.next] = Some((n, i.clone()));
-        self.next ^= 1;
+        *slot = Some((n, i.clone()));
         Ok(i)
     }
 
