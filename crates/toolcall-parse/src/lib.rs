@@ -294,7 +294,12 @@ impl ParseOptions {
                     arrays: acc.arrays || b.arrays,
                 }
             });
+        let first = order
+            .first()
+            .and_then(|f| f.family())
+            .map(crate::builder::CallFamily);
         let mut ctx = Ctx {
+            first,
             openers: openers::Openers::cached(&order, explicit, reasoning_only),
             bare,
             families: builder::Families::of(&order),
@@ -370,10 +375,9 @@ pub fn parse(text: &str, options: &ParseOptions) -> Parsed {
     // tools).
     let implied = ctx.explicit
         && ctx
-            .order
-            .first()
-            .and_then(|f| f.family())
-            .is_some_and(|f| f.implied_opener().is_some());
+            .first
+            .as_ref()
+            .is_some_and(|f| f.0.implied_opener().is_some());
     if ctx.reasoning_only
         && !ctx.starts_in_reasoning
         && !implied
@@ -580,7 +584,7 @@ impl StreamParser {
 
     /// [`StreamParser::new`] with `options.shared_ctx()` already worked out.
     fn with_ctx(options: &ParseOptions, ctx: Arc<Ctx>, unknown: Vec<String>) -> Self {
-        let first = ctx.order.first().and_then(|f| f.family());
+        let first = ctx.first.as_ref().map(|f| f.0);
         let implied = if ctx.explicit {
             first.and_then(|family| {
                 family.implied_opener().map(|opener| Implied {
