@@ -251,24 +251,34 @@ impl HunyuanReader {
         }
     }
 
-    /// Announces and forwards what the bytes so far complete.
-    fn stream(&mut self, region: &str, cx: &mut ReadCx<'_>) {
-        let Some(t) = self.tags.as_ref() else { return };
+    /// Announces and forwards what the bytes so far complete; the offset of the block's
+    /// closing tag once it meets it. While it follows the block it looks at every `</` the
+    /// block holds, in order, but a last one still arriving (a call's name holds no `<`,
+    /// only blanks lie between tags, and a pair's key and value are searched for their end
+    /// by every `</`): the first closing tag it meets is the block's first, so the block's
+    /// own search for it waits until the stream stops.
+    fn stream(&mut self, region: &str, cx: &mut ReadCx<'_>) -> Option<usize> {
+        let t = self.tags.as_ref()?;
         loop {
             match &mut self.live {
-                Live::Stopped => return,
+                Live::Stopped => return None,
                 Live::Between(at) => {
                     let rest = region.get(*at..).unwrap_or("");
                     let s = skip_space(rest);
                     *at += rest.len() - s.len();
                     match starts(s, &t.call) {
                         Some(true) => {}
-                        None => return,
-                        // The block's closing tag arriving: the block may end here.
-                        Some(false) if starts(s, &t.calls_end) != Some(false) => return,
+                        None => return None,
                         Some(false) => {
-                            self.live = Live::Stopped;
-                            return;
+                            return match starts(s, &t.calls_end) {
+                                Some(true) => Some(*at),
+                                // The block's closing tag arriving.
+                                None => None,
+                                Some(false) => {
+                                    self.live = Live::Stopped;
+                                    None
+                                }
+                            };
                         }
                     }
                     let head = &s[t.call.len()..];
@@ -276,19 +286,19 @@ impl HunyuanReader {
                         if head.len() > MAX_LEAD {
                             self.live = Live::Stopped;
                         }
-                        return;
+                        return None;
                     };
                     let name = head[..lt].trim();
                     let mut after = &head[lt..];
                     match starts(after, SEP) {
                         Some(true) => after = &after[SEP.len()..],
                         // `<tool_sep>` may still be arriving.
-                        None => return,
+                        None => return None,
                         Some(false) => {}
                     }
                     if !valid_name(name) {
                         self.live = Live::Stopped;
-                        return;
+                        return None;
                     }
                     cx.start_call(name, None);
                     self.calls += 1;
@@ -320,9 +330,8 @@ impl HunyuanReader {
                         cx.arguments(close);
                         self.closed.push(std::mem::take(&mut self.sent));
                         // The whole read ends the call at the first closing tag after its
-                        // opening one: the same call only if none comes sooner (inside a
-                        // value).
-                        if self.exact && find_from(region, &t.call_end, *body) == Some(*at) {
+                        // opening one: this one, as none was inside a pair (`exact`).
+                        if self.exact {
                             let args = Value::Object(std::mem::take(&mut self.args));
                             let mut d = Draft::new(std::mem::take(name), Some(args), FormatId::HUNYUAN);
                             d.repairs = std::mem::take(&mut self.repairs);
@@ -336,10 +345,10 @@ impl HunyuanReader {
                     match (starts(s, &t.key), starts(s, &t.call_end)) {
                         (Some(true), _) => {}
                         // Either tag may still be arriving.
-                        (None, _) | (_, None) => return,
+                        (None, _) | (_, None) => return None,
                         _ => {
                             self.live = Live::Stopped;
-                            return;
+                            return None;
                         }
                     }
                     *in_pair = true;
@@ -359,8 +368,28 @@ impl HunyuanReader {
                     continue;
                 }
                 {
-                    let Some(e) = value_end.find(region, &t.value_end) else {
-                        return;
+                    // Every `</` of the pair: the value's end, or the block's or the call's
+                    // closing tag inside the key or the value (the whole read ends the block
+                    // or the call there).
+                    let e = loop {
+                        let c = value_end.find(region, "</")?;
+                        let rest = region.get(c..).unwrap_or("");
+                        let ends = [&t.value_end, &t.calls_end, &t.call_end];
+                        match ends.map(|tag| starts(rest, tag)) {
+                            [Some(true), ..] => break c,
+                            [_, Some(true), _] => {
+                                self.live = Live::Stopped;
+                                return Some(c);
+                            }
+                            // A tag may be arriving.
+                            [None, ..] | [_, None, _] | [_, _, None] => {
+                                *value_end = ScanFrom(c);
+                                return None;
+                            }
+                            [_, _, Some(true)] => self.exact = false,
+                            _ => {}
+                        }
+                        *value_end = ScanFrom(c + 2);
                     };
                     let end = e + t.value_end.len();
                     let pair = region.get(*at..end).unwrap_or("");
@@ -371,7 +400,7 @@ impl HunyuanReader {
                         .map(|(kv, _)| kv)
                     else {
                         self.live = Live::Stopped;
-                        return;
+                        return None;
                     };
                     // Written in place as `to_string` writes the key and the value.
                     let mut fragment = String::with_capacity(key.len() + 16);
@@ -468,6 +497,17 @@ impl RegionReader for HunyuanReader {
             self.live = Live::Between(tags.body);
             self.tags = Some(tags);
         }
+        // While the stream follows the block it finds the closing tag itself (the search
+        // on every push was ~9 % of hunyuan/100 calls); the search catches up once it stops.
+        if cx.streaming() && !is_final {
+            if let Some(i) = self.stream(region, cx) {
+                let close_len = self.tags.as_ref().map_or(0, |t| t.calls_end.len());
+                return self.finish(region, i, i + close_len, true, cx);
+            }
+            if !matches!(self.live, Live::Stopped) {
+                return Advance::NeedMore;
+            }
+        }
         let Some(t) = self.tags.as_ref() else {
             return Advance::NotMine;
         };
@@ -479,12 +519,7 @@ impl RegionReader for HunyuanReader {
         match found {
             Some((i, end)) => self.finish(region, i, end, true, cx),
             None if is_final => self.finish(region, region.len(), region.len(), false, cx),
-            None => {
-                if cx.streaming() {
-                    self.stream(region, cx);
-                }
-                Advance::NeedMore
-            }
+            None => Advance::NeedMore,
         }
     }
 }
@@ -652,6 +687,13 @@ mod tests {
             block(&[call("get_weather", &[("city", "a</tool_call:opensource>b")])]),
             block(&[call("get_weather", &[("city", "Oslo")]), "\nstray ".into(), call("get_time", &[])]),
             block(&[call("get_weather", &[("days", "[1, 2")])]),
+            // The block's closing tag inside a value or a key: the block ends there.
+            block(&[
+                call("get_time", &[]),
+                call("get_weather", &[("city", "a</tool_calls:opensource>b")]),
+            ]),
+            block(&[call("get_weather", &[("ci</tool_calls:opensource>ty", "x")])]),
+            block(&[call("get_weather", &[("ci</tool_call:opensource>ty", "x")])]),
             "<tool_calls><tool_call>get_weather<tool_sep>\n<arg_key>city</arg_key>\n<arg_value>Paris</arg_value>\n</tool_call>\n</tool_calls>".into(),
         ];
         for text in &texts {
