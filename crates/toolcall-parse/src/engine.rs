@@ -1616,7 +1616,7 @@ impl<'a> Engine<'a> {
     fn plain_region(&mut self, start: usize, plain: Plain) {
         self.announced.clear();
         let end = floor_boundary(&self.buf, (start + plain.end).min(self.buf.len()));
-        for d in plain.diagnostics {
+        if let Some(d) = plain.diagnostic {
             self.diag(d);
         }
         if let Some(label) = plain.label

@@ -594,8 +594,9 @@ pub(crate) struct Plain {
     /// How far the reader looked (region offset): the bytes between `end` and it are
     /// scanned again, which the engine bounds in total (R-7, linear time).
     pub scanned: usize,
-    /// Findings, reported before the text.
-    pub diagnostics: Vec<toolcall_core::Diagnostic>,
+    /// A finding, reported before the text (at most one: held here, not in a `Vec`
+    /// allocated for it per region, which a flood of `name(` paid once an opener).
+    pub diagnostic: Option<toolcall_core::Diagnostic>,
     /// A label that opt-in fallback rules may match (a JSON value's `type`/`name`).
     pub label: Option<String>,
 }

@@ -79,7 +79,7 @@ impl RegionReader for BareJsonReader {
                             .into(),
                     }
                 } else {
-                    abandon(region.len(), Vec::new())
+                    abandon(region.len(), None)
                 }
             }
             Scan::Done(n) => {
@@ -95,25 +95,24 @@ impl RegionReader for BareJsonReader {
                 // Where the scan stopped: never the region's length, which depends on chunking.
                 let end = scanner.consumed();
                 *cx.failed_scan = self.scanner.take().map(|s| s.into_failed(at));
-                let mut diagnostics = Vec::new();
-                if looks_like_call(bytes.get(..end).unwrap_or(&[])) {
-                    diagnostics.push(Diagnostic::error(
+                let diagnostic = looks_like_call(bytes.get(..end).unwrap_or(&[])).then(|| {
+                    Diagnostic::error(
                         format!("malformed tool call JSON left as text: {why}"),
                         cx.span(0, end),
-                    ));
-                }
-                abandon(end, diagnostics)
+                    )
+                });
+                abandon(end, diagnostic)
             }
         }
     }
 }
 
 /// Not JSON: text, scanned again from the second byte.
-fn abandon(scanned: usize, diagnostics: Vec<Diagnostic>) -> Advance {
+fn abandon(scanned: usize, diagnostic: Option<Diagnostic>) -> Advance {
     Advance::Text(Plain {
         end: 1,
         scanned,
-        diagnostics,
+        diagnostic,
         label: None,
     })
 }
@@ -145,10 +144,7 @@ fn complete(
             Err(v) => Advance::Text(Plain {
                 end,
                 scanned: end,
-                diagnostics: rejected_call_shape(&v, cx.ctx)
-                    .map(|why| Diagnostic::info(why, span))
-                    .into_iter()
-                    .collect(),
+                diagnostic: rejected_call_shape(&v, cx.ctx).map(|why| Diagnostic::info(why, span)),
                 label: fallback::label_of(&v),
             }),
         },
@@ -181,7 +177,7 @@ fn not_json(region: &str, error: Option<String>, cx: &mut ReadCx<'_>) -> Advance
                 why: format!("malformed tool call JSON, not run: {e}"),
             }
         }
-        None => abandon(end, Vec::new()),
+        None => abandon(end, None),
     }
 }
 

@@ -299,10 +299,10 @@ impl RegionReader for CallReader {
                     Err(e) => Advance::Text(Plain {
                         end,
                         scanned: end,
-                        diagnostics: vec![Diagnostic::error(
+                        diagnostic: Some(Diagnostic::error(
                             format!("{name}(...) left as text, not run: {e}"),
                             span,
-                        )],
+                        )),
                         label: None,
                     }),
                 }
@@ -314,7 +314,7 @@ impl RegionReader for CallReader {
                 Advance::Text(Plain {
                     end: open + 1,
                     scanned: open + 1,
-                    diagnostics: vec![Diagnostic::error(left_as_text(name, e), span)],
+                    diagnostic: Some(Diagnostic::error(left_as_text(name, e), span)),
                     label: None,
                 })
             }

@@ -139,7 +139,7 @@ impl BlockReader {
         if !cx.ctx.strict_name_ok(name) {
             let msg = unregistered(name);
             return Err(Advance::Text(Plain {
-                diagnostics: vec![Diagnostic::info(msg, cx.span(0, line_end))],
+                diagnostic: Some(Diagnostic::info(msg, cx.span(0, line_end))),
                 ..Plain::default()
             }));
         }
