@@ -32,9 +32,8 @@ use crate::FormatId;
 use crate::builder::{Ctx, Draft};
 use crate::family::{
     Advance, Instructions, ReadCx, ReasoningMarker, RegionReader, ScanFrom, find_from,
-    push_json_str,
+    push_json_str, push_json_value,
 };
-use std::fmt::Write as _;
 
 impl FormatId {
     pub(crate) const MINIMAX_M3: FormatId = FormatId::builtin("minimax_m3");
@@ -329,8 +328,7 @@ impl M3Reader {
                     fragment.push(if self.sent.is_empty() { '{' } else { ',' });
                     push_json_str(&mut fragment, &e.name);
                     fragment.push(':');
-                    // Writing to a `String` cannot fail.
-                    let _ = write!(fragment, "{v}");
+                    push_json_value(&mut fragment, &v);
                     self.sent.push_str(&fragment);
                     cx.arguments_owned(fragment);
                     self.args.insert(e.name, v);

@@ -17,7 +17,6 @@
 //! opening tag. A rule is one branch taken per lead, body or parameter head, never per byte.
 
 use std::borrow::Cow;
-use std::fmt::Write as _;
 use std::ops::Range;
 
 use serde_json::{Map, Value};
@@ -27,7 +26,8 @@ use crate::FormatId;
 use crate::builder::{Ctx, Draft};
 use crate::family::{
     Advance, Outcome, ReadCx, RegionReader, ScanFrom, Untyped, closing_marker_repair,
-    convert_text_value, find_from, push_json_escaped, push_json_str, text_param, untyped_is_text,
+    convert_text_value, find_from, push_json_escaped, push_json_str, push_json_value, text_param,
+    untyped_is_text,
 };
 
 use super::args_object::{JsonCallTags, LiveJson, LiveList};
@@ -990,8 +990,7 @@ impl LiveArgs {
                                 fragment.push(if self.sent.is_empty() { '{' } else { ',' });
                                 push_json_str(&mut fragment, &k);
                                 fragment.push(':');
-                                // Writing to a `String` cannot fail.
-                                let _ = write!(fragment, "{v}");
+                                push_json_value(&mut fragment, &v);
                                 send_owned(&mut self.sent, fragment, cx);
                                 self.args.insert(k, v);
                             }
