@@ -317,6 +317,18 @@ impl Openers {
             return Found::No;
         };
         let mut node = t.root[usize::from(first)];
+        if node == 0 {
+            return Found::No;
+        }
+        if let Some(&next) = rest.first()
+            && !t.follows(first, next)
+        {
+            // No opener goes on from `first` with `next`: at most a one-byte one is here.
+            return match t.nodes.get(node as usize) {
+                Some(n) if n.opener != NO_OPENER => Found::At(n.opener as usize),
+                _ => Found::No,
+            };
+        }
         let mut best = NO_OPENER;
         // Node 0 is the root, reached again only as "no such child": the walk ends there.
         while node != 0 {
@@ -397,6 +409,18 @@ struct Trie {
     edges: Vec<(u8, u32)>,
     /// The root's children by byte (0: none), the one lookup every stop makes.
     root: [u32; 256],
+    /// Per first byte, the bytes that follow it in some opener (a bit set): a stop whose
+    /// next byte goes on no opener is decided without a walk (a flood of `[`, `<` in
+    /// prose).
+    follow: [[u64; 4]; 256],
+}
+
+impl Trie {
+    /// Whether some opener starting with `first` goes on with `next`.
+    #[inline]
+    fn follows(&self, first: u8, next: u8) -> bool {
+        self.follow[usize::from(first)][usize::from(next >> 6)] >> (next & 63) & 1 != 0
+    }
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -498,10 +522,19 @@ impl Trie {
             });
         }
         let mut root = [0u32; 256];
+        let mut follow = [[0u64; 4]; 256];
         for (&b, &n) in &children[0] {
             root[usize::from(b)] = u32::try_from(n).unwrap_or(0);
+            for &next in children[n].keys() {
+                follow[usize::from(b)][usize::from(next >> 6)] |= 1 << (next & 63);
+            }
         }
-        Trie { nodes, edges, root }
+        Trie {
+            nodes,
+            edges,
+            root,
+            follow,
+        }
     }
 }
 
