@@ -341,15 +341,11 @@ impl HunyuanReader {
                         self.live = Live::Between(*at + t.call_end.len());
                         continue;
                     }
-                    match (starts(s, &t.key), starts(s, &t.call_end)) {
-                        (Some(true), _) => {}
-                        // Either tag may still be arriving.
-                        (None, _) | (_, None) => return None,
-                        _ => {
-                            self.live = Live::Stopped;
-                            return None;
-                        }
-                    }
+                    // The call's closing tag may be arriving; anything else opens a pair,
+                    // whose key tag is checked when the pair is read whole (the tag is not
+                    // compared on every push while it arrives), and whose `</` are scanned
+                    // from here.
+                    starts(s, &t.call_end)?;
                     *in_pair = true;
                 }
                 Live::Call { .. } => {}
