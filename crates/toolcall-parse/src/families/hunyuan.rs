@@ -369,20 +369,24 @@ impl HunyuanReader {
                     let e = loop {
                         let c = next_close(region, value_end)?;
                         let rest = region.get(c..).unwrap_or("");
-                        let ends = [&t.value_end, &t.calls_end, &t.call_end];
-                        match ends.map(|tag| starts_close(rest, tag)) {
-                            [Some(true), ..] => break c,
-                            [_, Some(true), _] => {
-                                self.live = Live::Stopped;
-                                return Some(c);
-                            }
+                        // Compared one after the other, each only as far as needed.
+                        let value = starts_close(rest, &t.value_end);
+                        if value == Some(true) {
+                            break c;
+                        }
+                        let block = starts_close(rest, &t.calls_end);
+                        if block == Some(true) {
+                            self.live = Live::Stopped;
+                            return Some(c);
+                        }
+                        let call = starts_close(rest, &t.call_end);
+                        if value.is_none() || block.is_none() || call.is_none() {
                             // A tag may be arriving.
-                            [None, ..] | [_, None, _] | [_, _, None] => {
-                                *value_end = ScanFrom(c);
-                                return None;
-                            }
-                            [_, _, Some(true)] => self.exact = false,
-                            _ => {}
+                            *value_end = ScanFrom(c);
+                            return None;
+                        }
+                        if call == Some(true) {
+                            self.exact = false;
                         }
                         *value_end = ScanFrom(c + 2);
                     };
