@@ -1159,9 +1159,9 @@ pub(crate) fn untyped_is_text(rule: Untyped, so_far: &str) -> Option<bool> {
 /// The types the schema allows for argument `key`, local `$ref`s followed (Pydantic writes
 /// a nested model or an enum as `{"$ref": "#/$defs/Model"}`, an optional one as
 /// `anyOf: [{"$ref": …}, {"type": "null"}]`).
-fn param_types<'a>(spec: Option<&'a ToolSpec>, key: &str) -> Vec<&'a str> {
+fn param_types<'a>(spec: Option<&'a ToolSpec>, key: &str) -> Types<'a> {
     let Some(root) = spec.map(|s| &s.parameters) else {
-        return Vec::new();
+        return Types::default();
     };
     schema_get(root, "properties")
         .and_then(|p| schema_get(p, key))
@@ -1194,12 +1194,61 @@ fn follow_ref<'a>(node: &'a Value, root: &'a Value) -> &'a Value {
     }
 }
 
-fn schema_types<'a>(schema: &'a Value, root: &'a Value) -> Vec<&'a str> {
-    let mut out: Vec<&str> = match schema_get(schema, "type") {
-        Some(Value::String(t)) => vec![t.as_str()],
-        Some(Value::Array(ts)) => ts.iter().filter_map(Value::as_str).collect(),
-        _ => Vec::new(),
-    };
+/// A schema node's types: up to four in place, more in a list (looked up per text
+/// parameter, twice per streamed one; a `Vec` each time was an allocation and a free).
+pub(crate) enum Types<'a> {
+    Few([&'a str; 4], usize),
+    Many(Vec<&'a str>),
+}
+
+impl Default for Types<'_> {
+    fn default() -> Self {
+        Types::Few([""; 4], 0)
+    }
+}
+
+impl<'a> Types<'a> {
+    pub(crate) fn push(&mut self, t: &'a str) {
+        match self {
+            Types::Few(few, n) if *n < few.len() => {
+                few[*n] = t;
+                *n += 1;
+            }
+            Types::Few(few, n) => {
+                let mut many = few[..*n].to_vec();
+                many.push(t);
+                *self = Types::Many(many);
+            }
+            Types::Many(many) => many.push(t),
+        }
+    }
+}
+
+impl<'a> Extend<&'a str> for Types<'a> {
+    fn extend<I: IntoIterator<Item = &'a str>>(&mut self, iter: I) {
+        for t in iter {
+            self.push(t);
+        }
+    }
+}
+
+impl<'a> std::ops::Deref for Types<'a> {
+    type Target = [&'a str];
+    fn deref(&self) -> &[&'a str] {
+        match self {
+            Types::Few(few, n) => few.get(..*n).unwrap_or(&[]),
+            Types::Many(many) => many,
+        }
+    }
+}
+
+fn schema_types<'a>(schema: &'a Value, root: &'a Value) -> Types<'a> {
+    let mut out = Types::default();
+    match schema_get(schema, "type") {
+        Some(Value::String(t)) => out.push(t.as_str()),
+        Some(Value::Array(ts)) => out.extend(ts.iter().filter_map(Value::as_str)),
+        _ => {}
+    }
     for k in ["anyOf", "oneOf"] {
         if let Some(alts) = schema_get(schema, k).and_then(Value::as_array) {
             for a in alts {

@@ -31,7 +31,7 @@ use super::text_example::tag_text;
 use crate::FormatId;
 use crate::builder::{Ctx, Draft};
 use crate::family::{
-    Advance, Instructions, ReadCx, ReasoningMarker, RegionReader, ScanFrom, find_from,
+    Advance, Instructions, ReadCx, ReasoningMarker, RegionReader, ScanFrom, Types, find_from,
     push_json_str, push_json_value,
 };
 
@@ -629,18 +629,21 @@ fn container(schema: Option<&Value>) -> Option<&Value> {
 }
 
 /// The types a schema node allows (its `type`, or its alternatives' types).
-fn types(schema: Option<&Value>) -> Vec<&str> {
-    let Some(s) = schema else { return Vec::new() };
+fn types(schema: Option<&Value>) -> Types<'_> {
+    let mut out = Types::default();
+    let Some(s) = schema else { return out };
     match s.get("type") {
-        Some(Value::String(t)) => vec![t.as_str()],
-        Some(Value::Array(ts)) => ts.iter().filter_map(Value::as_str).collect(),
-        _ => ["anyOf", "oneOf"]
-            .iter()
-            .filter_map(|k| s.get(*k)?.as_array())
-            .flatten()
-            .filter_map(|b| b.get("type")?.as_str())
-            .collect(),
+        Some(Value::String(t)) => out.push(t.as_str()),
+        Some(Value::Array(ts)) => out.extend(ts.iter().filter_map(Value::as_str)),
+        _ => out.extend(
+            ["anyOf", "oneOf"]
+                .iter()
+                .filter_map(|k| s.get(*k)?.as_array())
+                .flatten()
+                .filter_map(|b| b.get("type")?.as_str()),
+        ),
     }
+    out
 }
 
 /// A text leaf: typed by its schema node; without one, inferred as the reference reader
