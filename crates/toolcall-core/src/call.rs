@@ -1,5 +1,6 @@
 //! A tool call as found in model output, and its identity.
 
+use std::borrow::Cow;
 use std::fmt;
 use std::ops::Range;
 
@@ -94,7 +95,9 @@ impl Repair {
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct Origin {
     /// The format that produced the call, e.g. `tools_envelope`, `hermes`, `openai_chat`.
-    pub format: String,
+    /// A built-in format's name is borrowed (no copy a call: every call of every reply has
+    /// one); a deserialized or caller-made origin owns its text.
+    pub format: Cow<'static, str>,
     /// Byte span of the call's markup in the model output (empty for native calls),
     /// serialised as `[start, end]` like a diagnostic's span.
     #[serde(default, with = "crate::diagnostic::span_as_pair")]
@@ -123,7 +126,7 @@ impl ToolCall {
             name: name.into(),
             arguments,
             origin: Origin {
-                format: format.into(),
+                format: Cow::Owned(format.into()),
                 ..Origin::default()
             },
         }

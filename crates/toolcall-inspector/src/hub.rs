@@ -202,7 +202,7 @@ impl Hub {
                     round: *round,
                     call_id: call.call_id.0.clone(),
                     tool: call.name.clone(),
-                    surface: call.origin.format.clone(),
+                    surface: call.origin.format.to_string(),
                     job: false,
                     status: CallStatus::Parsed,
                     duration_ms: None,

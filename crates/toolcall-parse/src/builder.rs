@@ -1,6 +1,7 @@
 //! The one call builder: a name, an arguments object (`{}` when there are none, R-3) and an
 //! id (the model's, or a generated one), plus the registry policy for names.
 
+use std::borrow::Cow;
 use std::ops::Range;
 use std::sync::Arc;
 
@@ -315,7 +316,7 @@ pub(crate) fn build(d: Draft) -> Result<ToolCall, String> {
         name: d.name,
         arguments,
         origin: Origin {
-            format: d.format.as_str().to_owned(),
+            format: Cow::Borrowed(d.format.as_str()),
             span: d.span,
             repairs,
         },

@@ -219,7 +219,7 @@ fn one_shot(case: &Case, o: &ParseOptions) -> Seen {
                     c.name.clone(),
                     c.arguments.clone(),
                     c.call_id.to_string(),
-                    c.origin.format.clone(),
+                    c.origin.format.to_string(),
                 )
             })
             .collect(),
@@ -257,7 +257,7 @@ fn streamed(chunks: &[&str], o: &ParseOptions) -> Seen {
                     call.name.clone(),
                     call.arguments.clone(),
                     call.call_id.to_string(),
-                    call.origin.format.clone(),
+                    call.origin.format.to_string(),
                 ));
             }
             StreamEvent::Diagnostic { diagnostic } => levels.push(diagnostic.level),

@@ -14,7 +14,13 @@ use toolcall_parse::{
 fn names_args(p: &toolcall_core::Parsed) -> Vec<(String, Value, String)> {
     p.calls
         .iter()
-        .map(|c| (c.name.clone(), c.arguments.clone(), c.origin.format.clone()))
+        .map(|c| {
+            (
+                c.name.clone(),
+                c.arguments.clone(),
+                c.origin.format.to_string(),
+            )
+        })
         .collect()
 }
 

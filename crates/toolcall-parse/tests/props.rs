@@ -35,7 +35,7 @@ fn key(c: &ToolCall, provided_ids: bool) -> CallKey {
     (
         c.name.clone(),
         c.arguments.clone(),
-        c.origin.format.clone(),
+        c.origin.format.to_string(),
         c.origin.span.clone(),
         c.origin.repairs.iter().map(|r| r.kind.clone()).collect(),
         provided_ids.then(|| c.call_id.to_string()),
@@ -293,7 +293,7 @@ proptest! {
             prop_assert_eq!(p.calls.len(), n, "{} {} {:?}", format, text, p.diagnostics);
             prop_assert_eq!(&p.calls[0].name, name);
             prop_assert_eq!(&p.calls[0].arguments, &a, "{}", text);
-            prop_assert_eq!(p.calls[0].origin.format.as_str(), format);
+            prop_assert_eq!(&*p.calls[0].origin.format, format);
             if n == 2 {
                 prop_assert_eq!(&p.calls[1].arguments, &b);
             }

@@ -253,7 +253,7 @@ impl Agent {
                     .iter()
                     .find(|c| c.name == name)
                     .or(text_calls.first())
-                    .map(|c| c.origin.format.clone())
+                    .map(|c| c.origin.format.to_string())
                     .unwrap_or_default(),
                 call_id,
                 name,
@@ -418,7 +418,7 @@ impl Agent {
                             call_id: c.call_id.clone(),
                             name: c.name.clone(),
                             content: interrupted(&c.call_id, &c.name),
-                            format: c.origin.format.clone(),
+                            format: c.origin.format.to_string(),
                         },
                         (None, None) => break,
                     });
@@ -786,7 +786,7 @@ impl Agent {
                             format: server_calls
                                 .iter()
                                 .find(|c| c.call_id == r.call_id)
-                                .map(|c| c.origin.format.clone())
+                                .map(|c| c.origin.format.to_string())
                                 .unwrap_or_default(),
                         })
                         .collect(),

@@ -389,7 +389,7 @@ impl Archive {
             call_id: call.call_id.as_str().to_owned(),
             name: call.name.clone(),
             arguments: serde_json::to_string(&redact(&call.arguments))?,
-            format: call.origin.format.clone(),
+            format: call.origin.format.to_string(),
             repairs: serde_json::to_string(&call.origin.repairs)?,
             replica: replica_owner().to_owned(),
         };

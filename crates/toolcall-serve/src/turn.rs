@@ -575,7 +575,7 @@ pub fn log_call(c: &ToolCall) {
     tracing::info!(
         call_id = c.call_id.as_str(),
         tool = c.name.as_str(),
-        format = c.origin.format.as_str(),
+        format = &*c.origin.format,
         repairs = repairs.join(",").as_str(),
         arguments = redacted(&c.arguments).as_str(),
         "call"

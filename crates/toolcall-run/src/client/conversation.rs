@@ -233,7 +233,7 @@ pub(super) fn native_call(
         name: name.to_owned(),
         arguments,
         origin: toolcall_core::Origin {
-            format: format.to_owned(),
+            format: format.to_owned().into(),
             ..toolcall_core::Origin::default()
         },
     }
