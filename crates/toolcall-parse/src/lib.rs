@@ -49,6 +49,8 @@ mod repair;
 mod results;
 mod scanner;
 pub mod shape;
+#[cfg(test)]
+mod stream_replay;
 
 pub use builder::{Limits, ReplyEnd};
 pub use chat_template::{

@@ -605,8 +605,8 @@ mod tests {
     // read whole after their stream stopped.
     #[test]
     fn streamed_calls_equal_one_shot() {
-        use crate::{ParseOptions, StreamParser, parse};
-        use toolcall_core::StreamEvent;
+        use crate::ParseOptions;
+        use crate::stream_replay::{one_shot, stream_in_char_pushes};
         let o = ParseOptions::default();
         let texts = [
             r#"Sure. <|tool_call>call:get_weather{city:<|"|>Paris<|"|>,days:3}<tool_call|> ok"#,
@@ -620,38 +620,21 @@ mod tests {
         for text in texts {
             // A key written twice, in the template's shape or after leaving it.
             let repeated = text.contains("a:1,a:2") || text.contains("2,b:3");
-            let whole = parse(text, &o);
-            let want: Vec<_> = whole.calls.iter().map(|c| (c.name.clone(), c.arguments.clone())).collect();
-            let want_diags: Vec<_> = whole.diagnostics.iter().map(|d| d.message.clone()).collect();
+            let (want, want_diags) = one_shot(text, &o);
             for n in 1..=9 {
-                let mut sp = StreamParser::new(o.clone());
-                let mut events = Vec::new();
-                let chars: Vec<char> = text.chars().collect();
-                for chunk in chars.chunks(n) {
-                    events.extend(sp.push(&chunk.iter().collect::<String>()));
-                }
-                events.extend(sp.finish());
-                let (mut calls, mut diags, mut sent) = (Vec::new(), Vec::new(), Vec::<String>::new());
-                for e in events {
-                    match e {
-                        StreamEvent::CallStarted { .. } => sent.push(String::new()),
-                        StreamEvent::ArgumentsDelta { index, fragment } => sent[index].push_str(&fragment),
-                        StreamEvent::CallFinished { index, call } => {
-                            if !repeated {
-                                let decoded: Value = serde_json::from_str(&sent[index]).unwrap_or_else(|e| panic!("{text:?} in {n}-char pushes: {e} {:?} {diags:?}", sent[index]));
-                                assert_eq!(decoded, call.arguments, "{text:?} in {n}-char pushes");
-                            }
-                            calls.push((call.name.clone(), call.arguments.clone()));
-                        }
-                        StreamEvent::Diagnostic { diagnostic } => diags.push(diagnostic.message),
-                        _ => {}
+                let got = stream_in_char_pushes(text, &o, n, |_, _| {});
+                let context = format!("{text:?} in {n}-char pushes");
+                if !repeated {
+                    for call in &got.calls {
+                        call.assert_sent_is_arguments(&context);
                     }
                 }
-                assert_eq!(calls, want, "{text:?} in {n}-char pushes");
+                let calls: Vec<_> = got.calls.iter().map(|c| c.key()).collect();
+                assert_eq!(calls, want, "{context}");
                 if repeated {
-                    assert!(diags.iter().any(|d| d.contains("differ")), "{diags:?}");
+                    assert!(got.diagnostics.iter().any(|d| d.contains("differ")), "{:?}", got.diagnostics);
                 } else {
-                    assert_eq!(diags, want_diags, "{text:?} in {n}-char pushes");
+                    assert_eq!(got.diagnostics, want_diags, "{context}");
                 }
             }
         }

@@ -710,8 +710,7 @@ mod tests {
     // is no call) the body is read whole. Either way streamed in any chunks equals one-shot.
     #[test]
     fn streamed_blocks_equal_one_shot() {
-        use crate::StreamParser;
-        use toolcall_core::StreamEvent;
+        use crate::stream_replay::{one_shot, stream_in_char_pushes};
         let o = ParseOptions::default();
         let call = |name: &str, pairs: &[(&str, &str)]| {
             let mut c = format!("<tool_call:opensource>{name}");
@@ -739,38 +738,21 @@ mod tests {
             "<tool_calls><tool_call>get_weather<tool_sep>\n<arg_key>city</arg_key>\n<arg_value>Paris</arg_value>\n</tool_call>\n</tool_calls>".into(),
         ];
         for text in &texts {
-            let whole = parse(text, &o);
-            let want: Vec<_> = whole.calls.iter().map(|c| (c.name.clone(), c.arguments.clone(), c.origin.repairs.len())).collect();
-            let want_diags: Vec<_> = whole.diagnostics.iter().map(|d| d.message.clone()).collect();
+            let (want, want_diags) = one_shot(text, &o);
             for n in 1..=9 {
-                let mut sp = StreamParser::new(o.clone());
-                let mut events = Vec::new();
-                let bytes: Vec<char> = text.chars().collect();
-                for chunk in bytes.chunks(n) {
-                    events.extend(sp.push(&chunk.iter().collect::<String>()));
+                let got = stream_in_char_pushes(text, &o, n, |_, _| {});
+                let context = format!("{text:?} in {n}-char pushes");
+                for call in &got.calls {
+                    call.assert_sent_is_arguments(&context);
                 }
-                events.extend(sp.finish());
-                let (mut calls, mut diags, mut sent) = (Vec::new(), Vec::new(), Vec::<String>::new());
-                for e in events {
-                    match e {
-                        StreamEvent::CallStarted { .. } => sent.push(String::new()),
-                        StreamEvent::ArgumentsDelta { index, fragment } => sent[index].push_str(&fragment),
-                        StreamEvent::CallFinished { index, call } => {
-                            let decoded: serde_json::Value = serde_json::from_str(&sent[index]).unwrap();
-                            assert_eq!(decoded, call.arguments, "{text:?} in {n}-char pushes");
-                            calls.push((call.name.clone(), call.arguments.clone(), call.origin.repairs.len()));
-                        }
-                        StreamEvent::Diagnostic { diagnostic } => diags.push(diagnostic.message),
-                        _ => {}
-                    }
-                }
-                assert_eq!(calls, want, "{text:?} in {n}-char pushes");
+                let calls: Vec<_> = got.calls.iter().map(|c| c.key()).collect();
+                assert_eq!(calls, want, "{context}");
                 if text.contains("Rome") {
                     // A repeated key's first value was sent before the second came: the
                     // stream warns that what it sent is not the final arguments.
-                    assert!(diags.iter().any(|d| d.contains("differ")), "{diags:?}");
+                    assert!(got.diagnostics.iter().any(|d| d.contains("differ")), "{:?}", got.diagnostics);
                 } else {
-                    assert_eq!(diags, want_diags, "{text:?} in {n}-char pushes");
+                    assert_eq!(got.diagnostics, want_diags, "{context}");
                 }
             }
         }

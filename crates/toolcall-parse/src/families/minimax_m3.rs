@@ -755,7 +755,7 @@ mod tests {
     // any chunks equals one-shot.
     #[test]
     fn streamed_blocks_equal_one_shot() {
-        use crate::StreamParser;
+        use crate::stream_replay::{one_shot, stream_in_char_pushes};
         use toolcall_core::StreamEvent;
         const NS: &str = super::NS;
         let o = ParseOptions::default();
@@ -802,77 +802,40 @@ mod tests {
             ),
         ];
         for text in &texts {
-            let whole = parse(text, &o);
-            let want: Vec<_> = whole
-                .calls
-                .iter()
-                .map(|c| (c.name.clone(), c.arguments.clone(), c.origin.repairs.len()))
-                .collect();
-            let want_diags: Vec<_> = whole.diagnostics.iter().map(|d| d.message.clone()).collect();
+            let (want, want_diags) = one_shot(text, &o);
+            // Calls announced before the block's closing tag is complete.
+            let close_end = text.find(&format!("{NS}</tool_call>")).map(|i| i + 25);
             for n in 1..=9 {
-                let mut sp = StreamParser::new(o.clone());
-                let mut events = Vec::new();
-                let chars: Vec<char> = text.chars().collect();
-                // Calls announced before the block's closing tag is complete.
-                let close_end = text.find(&format!("{NS}</tool_call>")).map(|i| i + 25);
-                let (mut pushed, mut early) = (0, 0);
-                for chunk in chars.chunks(n) {
-                    let piece = chunk.iter().collect::<String>();
-                    pushed += piece.len();
-                    let got = sp.push(&piece);
+                let mut early = 0;
+                let got = stream_in_char_pushes(text, &o, n, |pushed, events| {
                     if close_end.is_some_and(|e| pushed < e) {
-                        early += got
+                        early += events
                             .iter()
                             .filter(|e| matches!(e, StreamEvent::CallStarted { .. }))
                             .count();
                     }
-                    events.extend(got);
-                }
-                events.extend(sp.finish());
+                });
+                let context = format!("{text:?} in {n}-char pushes");
                 if text == &texts[0] {
                     // Every invoke streams while the block arrives (an invoke's closing tag
                     // arriving in pieces stopped the stream after the first).
                     assert_eq!(early, 2, "{n}-char pushes");
                 }
-                let (mut calls, mut diags, mut sent) = (Vec::new(), Vec::new(), Vec::<String>::new());
-                for e in events {
-                    match e {
-                        StreamEvent::CallStarted { .. } => sent.push(String::new()),
-                        StreamEvent::ArgumentsDelta { index, fragment } => {
-                            sent[index].push_str(&fragment)
-                        }
-                        // A repeated key stops the stream with what it sent cut (the
-                        // warning below says so).
-                        StreamEvent::CallFinished { call, .. } if text.contains("Rome") => {
-                            calls.push((
-                                call.name.clone(),
-                                call.arguments.clone(),
-                                call.origin.repairs.len(),
-                            ));
-                        }
-                        StreamEvent::CallFinished { index, call } => {
-                            let decoded: serde_json::Value = serde_json::from_str(&sent[index])
-                                .unwrap_or_else(|e| {
-                                    panic!("{text:?} in {n}-char pushes: {:?}: {e}", sent[index])
-                                });
-                            assert_eq!(decoded, call.arguments, "{text:?} in {n}-char pushes");
-                            calls.push((
-                                call.name.clone(),
-                                call.arguments.clone(),
-                                call.origin.repairs.len(),
-                            ));
-                        }
-                        StreamEvent::Diagnostic { diagnostic } => diags.push(diagnostic.message),
-                        _ => {}
+                // A repeated key stops the stream with what it sent cut (the warning below
+                // says so).
+                if !text.contains("Rome") {
+                    for call in &got.calls {
+                        call.assert_sent_is_arguments(&context);
                     }
                 }
-                assert_eq!(calls, want, "{text:?} in {n}-char pushes");
+                let calls: Vec<_> = got.calls.iter().map(|c| c.key()).collect();
+                assert_eq!(calls, want, "{context}");
                 if text.contains("Rome") {
                     // A repeated key's first value was sent before the second came: the
                     // stream warns that what it sent is not the final arguments.
-                    assert!(diags.iter().any(|d| d.contains("differ")), "{diags:?}");
+                    assert!(got.diagnostics.iter().any(|d| d.contains("differ")), "{:?}", got.diagnostics);
                 } else {
-                    assert_eq!(diags, want_diags, "{text:?} in {n}-char pushes");
+                    assert_eq!(got.diagnostics, want_diags, "{context}");
                 }
             }
         }

@@ -1,0 +1,94 @@
+//! Test support: a reply streamed in pushes of `n` characters, its events gathered per
+//! call, beside the same reply read one-shot. The families whose streams build their calls
+//! from what they read (Gemma 4, Hunyuan, MiniMax M3) check that against one-shot with it.
+
+use serde_json::Value;
+use toolcall_core::StreamEvent;
+
+use crate::{ParseOptions, StreamParser, parse};
+
+/// One finished call of a replayed stream.
+pub(crate) struct StreamedCall {
+    pub name: String,
+    pub arguments: Value,
+    pub repairs: usize,
+    /// Its `ArgumentsDelta` fragments joined.
+    pub sent: String,
+}
+
+impl StreamedCall {
+    /// Name, arguments and repair count: what one-shot's calls are compared on.
+    pub fn key(&self) -> (String, Value, usize) {
+        (self.name.clone(), self.arguments.clone(), self.repairs)
+    }
+
+    /// The fragments sent decode to the finished call's arguments.
+    pub fn assert_sent_is_arguments(&self, context: &str) {
+        let decoded: Value = serde_json::from_str(&self.sent)
+            .unwrap_or_else(|e| panic!("{context}: sent {:?}: {e}", self.sent));
+        assert_eq!(decoded, self.arguments, "{context}");
+    }
+}
+
+/// A replayed stream's finished calls and diagnostic messages.
+pub(crate) struct Streamed {
+    pub calls: Vec<StreamedCall>,
+    pub diagnostics: Vec<String>,
+}
+
+/// One-shot's calls (name, arguments, repair count) and diagnostic messages.
+pub(crate) fn one_shot(
+    text: &str,
+    options: &ParseOptions,
+) -> (Vec<(String, Value, usize)>, Vec<String>) {
+    let whole = parse(text, options);
+    let calls = whole
+        .calls
+        .iter()
+        .map(|c| (c.name.clone(), c.arguments.clone(), c.origin.repairs.len()))
+        .collect();
+    let diagnostics = whole.diagnostics.into_iter().map(|d| d.message).collect();
+    (calls, diagnostics)
+}
+
+/// `text` pushed `n` characters at a time; `on_push` sees the bytes pushed so far and each
+/// push's events.
+pub(crate) fn stream_in_char_pushes(
+    text: &str,
+    options: &ParseOptions,
+    n: usize,
+    mut on_push: impl FnMut(usize, &[StreamEvent]),
+) -> Streamed {
+    let mut parser = StreamParser::new(options.clone());
+    let mut events = Vec::new();
+    let chars: Vec<char> = text.chars().collect();
+    let mut pushed = 0;
+    for chunk in chars.chunks(n) {
+        let piece: String = chunk.iter().collect();
+        pushed += piece.len();
+        let got = parser.push(&piece);
+        on_push(pushed, &got);
+        events.extend(got);
+    }
+    events.extend(parser.finish());
+    let mut sent = Vec::<String>::new();
+    let mut streamed = Streamed {
+        calls: Vec::new(),
+        diagnostics: Vec::new(),
+    };
+    for event in events {
+        match event {
+            StreamEvent::CallStarted { .. } => sent.push(String::new()),
+            StreamEvent::ArgumentsDelta { index, fragment } => sent[index].push_str(&fragment),
+            StreamEvent::CallFinished { index, call } => streamed.calls.push(StreamedCall {
+                name: call.name,
+                arguments: call.arguments,
+                repairs: call.origin.repairs.len(),
+                sent: std::mem::take(&mut sent[index]),
+            }),
+            StreamEvent::Diagnostic { diagnostic } => streamed.diagnostics.push(diagnostic.message),
+            _ => {}
+        }
+    }
+    streamed
+}
