@@ -92,3 +92,34 @@ pub(crate) fn stream_in_char_pushes(
     }
     streamed
 }
+
+impl Streamed {
+    /// The stream finished one-shot's calls (name, arguments, repair count); with
+    /// `check_sent`, each call's fragments decode to its arguments. A reply that writes a key
+    /// twice (`repeated_key`) sent the first value before the second came, so the stream
+    /// warns that what it sent differs; any other reply has one-shot's diagnostics.
+    pub fn assert_equals_one_shot(
+        &self,
+        (want, want_diagnostics): &(Vec<(String, Value, usize)>, Vec<String>),
+        check_sent: bool,
+        repeated_key: bool,
+        context: &str,
+    ) {
+        if check_sent {
+            for call in &self.calls {
+                call.assert_sent_is_arguments(context);
+            }
+        }
+        let calls: Vec<_> = self.calls.iter().map(StreamedCall::key).collect();
+        assert_eq!(&calls, want, "{context}");
+        if repeated_key {
+            assert!(
+                self.diagnostics.iter().any(|d| d.contains("differ")),
+                "{context}: {:?}",
+                self.diagnostics
+            );
+        } else {
+            assert_eq!(&self.diagnostics, want_diagnostics, "{context}");
+        }
+    }
+}
