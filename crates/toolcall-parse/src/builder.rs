@@ -153,50 +153,15 @@ pub(crate) struct Outcome {
     pub diagnostics: Vec<Diagnostic>,
 }
 
-/// A family, shown by its id: one reading `name(` call syntax ([`Ctx::calls`]), the first
-/// enabled one ([`Ctx::first`]).
-#[derive(Clone, Copy)]
-pub(crate) struct CallFamily(pub &'static dyn crate::family::Family);
-
-impl std::fmt::Debug for CallFamily {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.0.id())
-    }
-}
-
-/// The families of enabled formats in priority order, looked up once per set of options
-/// ([`FormatId::family`] is a search of the registry; bare JSON asks the families of its
-/// formats in order at every region).
-#[derive(Clone, Default)]
-pub(crate) struct Families(pub Vec<&'static dyn Family>);
-
-impl std::fmt::Debug for Families {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_list()
-            .entries(self.0.iter().map(|fam| fam.id()))
-            .finish()
-    }
-}
-
-impl Families {
-    /// The families of `order`'s formats, in its order (a format without one is skipped,
-    /// as `order.iter().filter_map(|f| f.family())` skips it).
-    pub(crate) fn of(order: &[FormatId]) -> Self {
-        Families(order.iter().filter_map(|f| f.family()).collect())
-    }
-
-    pub(crate) fn iter(&self) -> impl Iterator<Item = &'static dyn Family> + '_ {
-        self.0.iter().copied()
-    }
-}
-
 /// Everything a format needs to decide: enabled formats in priority order, the registry,
 /// limits and fallback rules.
 #[derive(Debug, Clone)]
 pub(crate) struct Ctx {
     pub order: Vec<FormatId>,
-    /// `order`'s families.
-    pub families: Families,
+    /// `order`'s families, in its order (a format without one is skipped), looked up once
+    /// per set of options ([`FormatId::family`] is a search of the registry; bare JSON asks
+    /// the families of its formats in order at every region).
+    pub families: Vec<&'static dyn Family>,
     pub registry: Option<Arc<Registry>>,
     pub limits: Limits,
     pub fallbacks: Vec<FallbackRule>,
@@ -214,13 +179,13 @@ pub(crate) struct Ctx {
     /// Enabled families reading `name(` call syntax in this parse, in priority order,
     /// resolved once here (asked at every `name(`: a flood of `get_weather(` looked each
     /// family up by its id per call).
-    pub calls: Vec<CallFamily>,
+    pub calls: Vec<&'static dyn Family>,
     /// Reasoning markers and control tokens only ([`crate::ParseOptions::reasoning_only`]):
     /// a region that holds calls stays text, and fences are text.
     pub reasoning_only: bool,
     /// The first enabled family (`order`'s first), resolved once here: every parse asked
     /// for it twice (`FormatId::family`, a binary search, ~140 instructions each).
-    pub first: Option<CallFamily>,
+    pub first: Option<&'static dyn Family>,
 }
 
 impl Ctx {

@@ -1341,7 +1341,7 @@ impl<'a> Engine<'a> {
             .ctx
             .calls
             .iter()
-            .find_map(|f| f.0.call_reader(name, &self.ctx))
+            .find_map(|f| f.call_reader(name, &self.ctx))
         else {
             return false;
         };

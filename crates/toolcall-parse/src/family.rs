@@ -354,6 +354,13 @@ pub(crate) enum Opening {
     },
 }
 
+/// A family shows as its id (in [`crate::builder::Ctx`]'s `Debug`).
+impl std::fmt::Debug for dyn Family {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.id())
+    }
+}
+
 /// One model family: see the module doc for how to add one.
 pub(crate) trait Family: Sync + Send {
     fn id(&self) -> &'static str;

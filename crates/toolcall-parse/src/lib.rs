@@ -296,15 +296,12 @@ impl ParseOptions {
                     arrays: acc.arrays || b.arrays,
                 }
             });
-        let first = order
-            .first()
-            .and_then(|f| f.family())
-            .map(crate::builder::CallFamily);
+        let first = order.first().and_then(|f| f.family());
         let mut ctx = Ctx {
             first,
             openers: openers::Openers::cached(&order, explicit, reasoning_only),
             bare,
-            families: builder::Families::of(&order),
+            families: order.iter().filter_map(|f| f.family()).collect(),
             order,
             registry: self.tools.clone(),
             limits: self.limits,
@@ -327,7 +324,6 @@ impl ParseOptions {
             .iter()
             .filter_map(|f| f.family())
             .filter(|fam| fam.call_syntax(&ctx))
-            .map(crate::builder::CallFamily)
             .collect();
         (ctx, unknown)
     }
@@ -375,11 +371,7 @@ pub fn parse(text: &str, options: &ParseOptions) -> Parsed {
     // Reasoning only, and no marker, control token or header occurs in the reply: the
     // reply is its text, and the engine is not started (most replies to requests without
     // tools).
-    let implied = ctx.explicit
-        && ctx
-            .first
-            .as_ref()
-            .is_some_and(|f| f.0.implied_opener().is_some());
+    let implied = ctx.explicit && ctx.first.is_some_and(|f| f.implied_opener().is_some());
     if ctx.reasoning_only
         && !ctx.starts_in_reasoning
         && !implied
@@ -586,7 +578,7 @@ impl StreamParser {
 
     /// [`StreamParser::new`] with `options.shared_ctx()` already worked out.
     fn with_ctx(options: &ParseOptions, ctx: Arc<Ctx>, unknown: Vec<String>) -> Self {
-        let first = ctx.first.as_ref().map(|f| f.0);
+        let first = ctx.first;
         let implied = if ctx.explicit {
             first.and_then(|family| {
                 family.implied_opener().map(|opener| Implied {
