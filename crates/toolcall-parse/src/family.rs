@@ -1203,6 +1203,9 @@ fn follow_ref<'a>(node: &'a Value, root: &'a Value) -> &'a Value {
 
 /// A schema node's types: up to four in place, more in a list (looked up per text
 /// parameter, twice per streamed one; a `Vec` each time was an allocation and a free).
+/// Hand-written rather than `smallvec::SmallVec<[&str; 4]>` (already built for
+/// `jsonschema`): that measured 1.2 % more on `minimax_m2/small` in 4-byte pushes (197 728
+/// against 195 286 instructions a parse, callgrind, session 35).
 pub(crate) enum Types<'a> {
     Few([&'a str; 4], usize),
     Many(Vec<&'a str>),
