@@ -8,11 +8,14 @@
 //! that was not even balanced JSON is scanned again from its second byte, so a stray `{`
 //! never hides calls after it (R-7), within the engine's rescan budget.
 
+use std::ops::Range;
+
 use serde_json::Value;
 use toolcall_core::{Diagnostic, Repair};
 
 use super::json::Decoded;
 use super::json::cut_list;
+use super::llama::{self, Link};
 use super::{classify_decoded, classify_value};
 use crate::builder::Ctx;
 use crate::builder::Outcome;
@@ -27,6 +30,20 @@ pub(crate) struct BareJsonReader {
     /// times, not once per bracket before it).
     scanner: Option<Scanner>,
     max_depth: usize,
+    /// Llama 3.x calls chained `{…}; {…}` after a first value `llama` claimed.
+    chain: Option<Chain>,
+}
+
+/// The calls of a `;` chain read so far ([`llama::next_link`]): each later object is
+/// offered to the families as a region of its own would be (not at the reply's start), and
+/// joins the chain only when `llama` claims it; else the chain ends before its `;`.
+struct Chain {
+    outcome: Outcome,
+    /// Where the last call read ends.
+    end: usize,
+    /// Where the object being scanned starts, and its scan.
+    at: usize,
+    scanner: Option<Scanner>,
 }
 
 impl BareJsonReader {
@@ -34,12 +51,112 @@ impl BareJsonReader {
         BareJsonReader {
             scanner: None,
             max_depth: ctx.limits.max_depth,
+            chain: None,
+        }
+    }
+
+    /// `advance` as the first value decided it: a value `llama` claimed goes on to read
+    /// the calls chained after it.
+    fn chained(
+        &mut self,
+        advance: Advance,
+        region: &str,
+        is_final: bool,
+        cx: &mut ReadCx<'_>,
+    ) -> Advance {
+        match advance {
+            Advance::Done { end, outcome } if llama::chains(&outcome) => {
+                self.chain = Some(Chain {
+                    outcome,
+                    end,
+                    at: end,
+                    scanner: None,
+                });
+                self.step_chain(region, is_final, cx)
+            }
+            a => a,
+        }
+    }
+
+    fn step_chain(&mut self, region: &str, is_final: bool, cx: &mut ReadCx<'_>) -> Advance {
+        let bytes = region.as_bytes();
+        let max_depth = self.max_depth;
+        let Some(chain) = &mut self.chain else {
+            return Advance::NeedMore;
+        };
+        loop {
+            let (to, decoded) = match &mut chain.scanner {
+                None => {
+                    match llama::next_link(bytes, chain.end, is_final) {
+                        Link::NeedMore => return Advance::NeedMore,
+                        Link::End => break,
+                        Link::Next(at) => chain.at = at,
+                    }
+                    let rest = region.get(chain.at..).unwrap_or("");
+                    // One-shot: valid JSON is decoded in one pass, calls typed.
+                    let fast = if cx.streaming() {
+                        None
+                    } else {
+                        decode_calls_prefix(rest, max_depth)
+                    };
+                    match fast {
+                        Some((n, v)) => (chain.at + n, Ok((v, Vec::new()))),
+                        None => {
+                            chain.scanner = Some(Scanner::new(max_depth, false));
+                            continue;
+                        }
+                    }
+                }
+                Some(scanner) => match scanner.advance(bytes.get(chain.at..).unwrap_or(&[])) {
+                    Scan::NeedMore if !is_final => return Advance::NeedMore,
+                    Scan::NeedMore => {
+                        // A later call cut by the end: dropped, as a cut bare call is.
+                        let cut = bytes.get(chain.at..).unwrap_or(&[]);
+                        if looks_like_call(cut) {
+                            let span = cx.span(chain.at, region.len());
+                            llama::drop_cut(&mut chain.outcome, span);
+                            chain.end = region.len();
+                        }
+                        break;
+                    }
+                    Scan::Fail(_) => break,
+                    Scan::Done(n) => {
+                        let json = region.get(chain.at..chain.at + n).unwrap_or("");
+                        if never_json(json) {
+                            break;
+                        }
+                        let decoded = parse_lenient(json).map(|(v, r)| (Decoded::Value(v), r));
+                        (chain.at + n, decoded)
+                    }
+                },
+            };
+            let Ok((v, repairs)) = decoded else { break };
+            let span = cx.span(chain.at, to);
+            let Ok(o) = claim(v, repairs, false, span, cx) else {
+                break;
+            };
+            if !llama::chains(&o) {
+                break;
+            }
+            llama::extend_chain(&mut chain.outcome, o);
+            chain.end = to;
+            chain.scanner = None;
+        }
+        match self.chain.take() {
+            Some(c) => Advance::Done {
+                end: c.end,
+                outcome: c.outcome,
+            },
+            None => Advance::NeedMore,
         }
     }
 }
 
 impl RegionReader for BareJsonReader {
     fn advance(&mut self, region: &str, is_final: bool, cx: &mut ReadCx<'_>) -> Advance {
+        if self.chain.is_some() {
+            return self.step_chain(region, is_final, cx);
+        }
         let bytes = region.as_bytes();
         let Some(&open @ (b'{' | b'[')) = bytes.first() else {
             return Advance::NotMine;
@@ -58,7 +175,8 @@ impl RegionReader for BareJsonReader {
                 return Advance::Done { end, outcome };
             }
             if let Some((n, v)) = decode_calls_prefix(region, max_depth) {
-                return complete(region.get(..n).unwrap_or(""), Ok((v, Vec::new())), cx);
+                let done = complete(region.get(..n).unwrap_or(""), Ok((v, Vec::new())), cx);
+                return self.chained(done, region, is_final, cx);
             }
         }
         let scanner = self.scanner.get_or_insert_with(|| {
@@ -89,7 +207,8 @@ impl RegionReader for BareJsonReader {
                     return not_json(json, None, cx);
                 }
                 let decoded = parse_lenient(json).map(|(v, r)| (Decoded::Value(v), r));
-                complete(json, decoded, cx)
+                let done = complete(json, decoded, cx);
+                self.chained(done, region, is_final, cx)
             }
             Scan::Fail(why) => {
                 // Where the scan stopped: never the region's length, which depends on chunking.
@@ -127,20 +246,8 @@ fn complete(
     let end = region.len();
     let span = cx.span(0, end);
     match decoded {
-        Ok((v, repairs)) => match classify_decoded(v, cx.ctx, cx.at_start, span.clone()) {
-            Ok(mut o) => {
-                for d in &mut o.drafts {
-                    d.repairs.extend(repairs.iter().cloned());
-                }
-                if !repairs.is_empty() {
-                    let kinds: Vec<&str> = repairs.iter().map(|r| r.kind.as_str()).collect();
-                    o.diagnostics.push(Diagnostic::info(
-                        format!("repaired JSON: {}", kinds.join(", ")),
-                        span,
-                    ));
-                }
-                Advance::Done { end, outcome: o }
-            }
+        Ok((v, repairs)) => match claim(v, repairs, cx.at_start, span.clone(), cx) {
+            Ok(o) => Advance::Done { end, outcome: o },
             Err(v) => Advance::Text(Plain {
                 end,
                 scanned: end,
@@ -150,6 +257,29 @@ fn complete(
         },
         Err(e) => not_json(region, Some(e), cx),
     }
+}
+
+/// A decoded value (`repairs`: how it was repaired) offered to the families; `Err`: no
+/// family claimed it.
+fn claim(
+    v: Decoded,
+    repairs: Vec<Repair>,
+    at_start: bool,
+    span: Range<usize>,
+    cx: &ReadCx<'_>,
+) -> Result<Outcome, Value> {
+    let mut o = classify_decoded(v, cx.ctx, at_start, span.clone())?;
+    for d in &mut o.drafts {
+        d.repairs.extend(repairs.iter().cloned());
+    }
+    if !repairs.is_empty() {
+        let kinds: Vec<&str> = repairs.iter().map(|r| r.kind.as_str()).collect();
+        o.diagnostics.push(Diagnostic::info(
+            format!("repaired JSON: {}", kinds.join(", ")),
+            span,
+        ));
+    }
+    Ok(o)
 }
 
 /// The balanced region `region` that does not decode (`error`: why; `None` when
@@ -216,7 +346,7 @@ fn cut_calls(region: &str, cx: &mut ReadCx<'_>) -> Option<Outcome> {
     Some(o)
 }
 
-fn looks_like_call(region: &[u8]) -> bool {
+pub(crate) fn looks_like_call(region: &[u8]) -> bool {
     // Every key below is quoted: a region without a quote (a flood of `[`) has none.
     if memchr::memchr2(b'"', b'\'', region).is_none() {
         return false;

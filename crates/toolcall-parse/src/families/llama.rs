@@ -4,7 +4,7 @@
 //! markup and removed from the text. Built-in tool calls after the tag are `llama3_builtin`.
 
 use super::described::{Bare, Body, Described, never};
-use super::tags::{BodyRule};
+use super::tags::BodyRule;
 use crate::family::ToolResultText;
 use crate::results::break_marker;
 use serde_json::{Map, Value, json};
@@ -13,14 +13,17 @@ use crate::FormatId;
 use crate::builder::Ctx;
 
 use super::args_object::LiveList;
+use super::bare_json::looks_like_call;
+use super::json::Decoded;
 use super::marked::{cut_list_calls, finish_cut_live};
 use crate::family::{
-    Advance, Instructions, JsonCx, Outcome, ReadCx, RegionReader, Scan,
-    Scanner, json_calls, parse_lenient,
+    Advance, Instructions, JsonCx, Outcome, ReadCx, RegionReader, Scan, Scanner, json_calls,
+    parse_lenient,
 };
-use super::json::Decoded;
 use crate::scanner::decode_calls_prefix;
 use crate::shape::{Piece, Shape};
+use std::ops::Range;
+use toolcall_core::Diagnostic;
 
 pub(crate) const PYTHON_TAG: &str = "<|python_tag|>";
 pub(crate) const END_TOKENS: [&str; 3] = ["<|eom_id|>", "<|eot_id|>", "<|end_of_text|>"];
@@ -31,7 +34,6 @@ const MAX_GAP: usize = 256;
 impl FormatId {
     pub(crate) const LLAMA: FormatId = FormatId::builtin("llama");
 }
-
 
 /// The call markup a decoder is held to (`toolcall-constrain` writes every dialect from it).
 // The JSON call bare or after `<|python_tag|>`: the reply is the call.
@@ -59,6 +61,7 @@ fn reader(_opener: usize, ctx: &Ctx) -> Option<Box<dyn RegionReader>> {
         scanner: None,
         max_depth: ctx.limits.max_depth,
         live: LiveList::new(PYTHON_TAG.len(), ctx.limits.max_depth),
+        chain: None,
     }))
 }
 
@@ -108,113 +111,236 @@ pub(crate) static LLAMA: Described = Described {
     ..Described::BASE
 };
 
+/// What follows a call of a chain `{…}; {…}` (Llama 3.1/3.2 write parallel calls so; vLLM's
+/// and tool-parser's Llama parsers split on the `;`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Link {
+    /// Blanks, `;`, blanks, and the next call's `{` at this offset.
+    Next(usize),
+    /// Anything else: the chain ends with the call before (a `;` not followed by an
+    /// object stays text).
+    End,
+    /// The bytes so far could still be a link.
+    NeedMore,
+}
 
-/// `<|python_tag|>` then one JSON value; a tag followed by something else is not ours
-/// (`llama3_builtin` reads `tool.call(...)`), and a tag alone at the end is dropped.
+/// The link after the call ending at `end` in `bytes` (at most [`MAX_GAP`] blanks on either
+/// side of the `;`, so a push looks at a bounded number of bytes).
+pub(crate) fn next_link(bytes: &[u8], end: usize, is_final: bool) -> Link {
+    let mut i = end;
+    let mut semicolon = false;
+    let mut gap = 0;
+    loop {
+        match bytes.get(i) {
+            Some(b) if b.is_ascii_whitespace() => {
+                gap += 1;
+                if gap > MAX_GAP {
+                    return Link::End;
+                }
+            }
+            Some(b';') if !semicolon => {
+                semicolon = true;
+                gap = 0;
+            }
+            Some(b'{') if semicolon => return Link::Next(i),
+            Some(_) => return Link::End,
+            None if is_final => return Link::End,
+            None => return Link::NeedMore,
+        }
+        i += 1;
+    }
+}
+
+/// Whether a bare value's outcome is `llama`'s calls (then a `;` chain may follow it).
+pub(crate) fn chains(o: &Outcome) -> bool {
+    !o.drafts.is_empty() && o.drafts.iter().all(|d| d.format == FormatId::LLAMA)
+}
+
+/// Adds a later call of a chain (`next`) to the calls read so far.
+pub(crate) fn extend_chain(chain: &mut Outcome, next: Outcome) {
+    chain.drafts.extend(next.drafts);
+    chain.diagnostics.extend(next.diagnostics);
+    chain.text.push_str(&next.text);
+}
+
+/// A later call of a chain cut by the end of the reply (`span`): not run, and its text goes
+/// with the chain, as a cut bare call's does.
+pub(crate) fn drop_cut(chain: &mut Outcome, span: Range<usize>) {
+    chain.diagnostics.push(Diagnostic::error(
+        "truncated tool call: the JSON ends before it is closed; not run",
+        span,
+    ));
+}
+
+/// `<|python_tag|>` then one JSON value, or calls chained `{…}; {…}` (read as one region:
+/// the `;` between them is markup); a tag followed by something else is not ours
+/// (`llama3_builtin` reads `tool.call(...)`), and a tag alone at the end is dropped. A later
+/// value of a chain that is not a call (or not closed) ends the chain before its `;`, which
+/// stays text.
 struct Reader {
+    /// Where the value being read starts.
     at: usize,
     scanner: Option<Scanner>,
     max_depth: usize,
-    /// Announces the calls and forwards their arguments while the JSON streams.
+    /// Announces the calls and forwards their arguments while the JSON streams (one per
+    /// value of a chain).
     live: LiveList,
+    /// The calls of the chain read so far, and where the last one ends; `None` while the
+    /// first value is read.
+    chain: Option<(Outcome, usize)>,
+}
+
+impl Reader {
+    fn end_chain(&mut self) -> Advance {
+        match self.chain.take() {
+            Some((outcome, end)) => Advance::Done { end, outcome },
+            None => Advance::NeedMore,
+        }
+    }
 }
 
 impl RegionReader for Reader {
     fn advance(&mut self, region: &str, is_final: bool, cx: &mut ReadCx<'_>) -> Advance {
         let bytes = region.as_bytes();
-        if self.scanner.is_none() {
-            while bytes.get(self.at).is_some_and(u8::is_ascii_whitespace) {
-                self.at += 1;
+        loop {
+            if self.scanner.is_none() {
+                match &self.chain {
+                    None => {
+                        while bytes.get(self.at).is_some_and(u8::is_ascii_whitespace) {
+                            self.at += 1;
+                        }
+                        match bytes.get(self.at) {
+                            Some(b'{' | b'[') => {}
+                            Some(_) => return Advance::NotMine,
+                            None if self.at - PYTHON_TAG.len() > MAX_GAP => {
+                                return Advance::NotMine;
+                            }
+                            None if is_final => {
+                                // A bare tag is a control token: removed.
+                                return Advance::Done {
+                                    end: region.len(),
+                                    outcome: Outcome::default(),
+                                };
+                            }
+                            None => return Advance::NeedMore,
+                        }
+                    }
+                    Some((_, end)) => match next_link(bytes, *end, is_final) {
+                        Link::NeedMore => return Advance::NeedMore,
+                        Link::End => return self.end_chain(),
+                        Link::Next(at) => {
+                            self.at = at;
+                            if cx.streaming() {
+                                self.live = LiveList::new(at, self.max_depth);
+                            }
+                        }
+                    },
+                }
+                self.scanner = Some(Scanner::new(self.max_depth, false));
             }
-            match bytes.get(self.at) {
-                Some(b'{' | b'[') => self.scanner = Some(Scanner::new(self.max_depth, false)),
-                Some(_) => return Advance::NotMine,
-                None if self.at - PYTHON_TAG.len() > MAX_GAP => return Advance::NotMine,
-                None if is_final => {
-                    // A bare tag is a control token: removed.
-                    return Advance::Done {
-                        end: region.len(),
-                        outcome: Outcome::default(),
+            let start = self.at;
+            let first = self.chain.is_none();
+            let Some(scanner) = &mut self.scanner else {
+                return Advance::NeedMore;
+            };
+            // One-shot, before the first scan: valid JSON is decoded in one pass, calls typed.
+            let fast = (!cx.streaming() && scanner.consumed() == 0)
+                .then(|| decode_calls_prefix(region.get(start..).unwrap_or(""), self.max_depth))
+                .flatten();
+            let scan = match &fast {
+                Some((n, _)) => Scan::Done(*n),
+                None => scanner.advance(bytes.get(start..).unwrap_or(&[])),
+            };
+            match scan {
+                Scan::NeedMore if is_final && !first => {
+                    // A later call cut by the end: dropped, as a cut bare call is.
+                    if looks_like_call(bytes.get(start..).unwrap_or(&[]))
+                        && let Some((chain, end)) = &mut self.chain
+                    {
+                        drop_cut(chain, cx.span(start, region.len()));
+                        *end = region.len();
+                    }
+                    return self.end_chain();
+                }
+                Scan::NeedMore if is_final => {
+                    // A list cut inside an entry: the complete entries are calls.
+                    let json = region.get(start..).unwrap_or("");
+                    return match cut_list_calls(json, start, FormatId::LLAMA, BodyRule::Json, cx)
+                    {
+                        Some(mut o) => {
+                            finish_cut_live(&mut self.live, region, &mut o, cx);
+                            Advance::Done {
+                                end: region.len(),
+                                outcome: o,
+                            }
+                        }
+                        None => Advance::Broken {
+                            end: region.len(),
+                            why: "truncated tool call: the JSON after <|python_tag|> is not closed; not run"
+                                .into(),
+                        },
                     };
                 }
-                None => return Advance::NeedMore,
-            }
-        }
-        let start = self.at;
-        let Some(scanner) = &mut self.scanner else {
-            return Advance::NeedMore;
-        };
-        // One-shot, before the first scan: valid JSON is decoded in one pass, calls typed.
-        let fast = (!cx.streaming() && scanner.consumed() == 0)
-            .then(|| decode_calls_prefix(region.get(start..).unwrap_or(""), self.max_depth))
-            .flatten();
-        let scan = match &fast {
-            Some((n, _)) => Scan::Done(*n),
-            None => scanner.advance(&bytes[start..]),
-        };
-        match scan {
-            Scan::NeedMore if is_final => {
-                // A list cut inside an entry: the complete entries are calls.
-                let json = region.get(start..).unwrap_or("");
-                match cut_list_calls(json, start, FormatId::LLAMA, BodyRule::Json, cx) {
-                    Some(mut o) => {
-                        finish_cut_live(&mut self.live, region, &mut o, cx);
-                        Advance::Done {
-                            end: region.len(),
-                            outcome: o,
-                        }
+                Scan::NeedMore => {
+                    if cx.streaming() {
+                        self.live.advance(region, cx);
                     }
-                    None => Advance::Broken {
-                        end: region.len(),
-                        why: "truncated tool call: the JSON after <|python_tag|> is not closed; not run"
-                            .into(),
-                    },
+                    return Advance::NeedMore;
                 }
-            }
-            Scan::NeedMore => {
-                if cx.streaming() {
-                    self.live.advance(region, cx);
-                }
-                Advance::NeedMore
-            }
-            Scan::Fail(e) => Advance::Broken {
-                end: start + scanner.consumed(),
-                why: format!("malformed tool call JSON after <|python_tag|>: {e}"),
-            },
-            Scan::Done(n) => {
-                let end = start + n;
-                let text = region.get(start..end).unwrap_or("");
-                let decoded = match fast {
-                    Some((_, v)) => Ok((v, Vec::new())),
-                    None => parse_lenient(text).map(|(v, r)| (Decoded::Value(v), r)),
-                };
-                match decoded {
-                    Ok((v, repairs)) => {
-                        match v.classify(cx.ctx, FormatId::LLAMA, true, cx.span(0, end)) {
-                            Some(mut o) => {
-                                for d in &mut o.drafts {
-                                    d.repairs.extend(repairs.iter().cloned());
-                                }
-                                if cx.streaming() && self.live.calls() > 0 {
-                                    let upto = region.get(..end).unwrap_or("");
-                                    let drafts = std::mem::take(&mut o.drafts);
-                                    let span = cx.span(0, end);
-                                    self.live.finish(upto, &drafts, span, &mut o, cx);
-                                    o.drafts = drafts;
-                                }
-                                Advance::Done { end, outcome: o }
-                            }
-                            None => Advance::Broken {
-                                end,
-                                why: "JSON after <|python_tag|> is not a {name, parameters} call"
-                                    .into(),
-                            },
-                        }
-                    }
-                    Err(e) => Advance::Broken {
-                        end,
+                Scan::Fail(_) if !first => return self.end_chain(),
+                Scan::Fail(e) => {
+                    return Advance::Broken {
+                        end: start + scanner.consumed(),
                         why: format!("malformed tool call JSON after <|python_tag|>: {e}"),
-                    },
+                    };
+                }
+                Scan::Done(n) => {
+                    let end = start + n;
+                    let text = region.get(start..end).unwrap_or("");
+                    let decoded = match fast {
+                        Some((_, v)) => Ok((v, Vec::new())),
+                        None => parse_lenient(text).map(|(v, r)| (Decoded::Value(v), r)),
+                    };
+                    // The first call's span holds the tag; a later one's is its object.
+                    let span = cx.span(if first { 0 } else { start }, end);
+                    let (v, repairs) = match decoded {
+                        Ok(d) => d,
+                        Err(_) if !first => return self.end_chain(),
+                        Err(e) => {
+                            return Advance::Broken {
+                                end,
+                                why: format!("malformed tool call JSON after <|python_tag|>: {e}"),
+                            };
+                        }
+                    };
+                    let Some(mut o) = v.classify(cx.ctx, FormatId::LLAMA, true, span.clone())
+                    else {
+                        if !first {
+                            return self.end_chain();
+                        }
+                        return Advance::Broken {
+                            end,
+                            why: "JSON after <|python_tag|> is not a {name, parameters} call"
+                                .into(),
+                        };
+                    };
+                    for d in &mut o.drafts {
+                        d.repairs.extend(repairs.iter().cloned());
+                    }
+                    if cx.streaming() && self.live.calls() > 0 {
+                        let upto = region.get(..end).unwrap_or("");
+                        let drafts = std::mem::take(&mut o.drafts);
+                        self.live.finish(upto, &drafts, span, &mut o, cx);
+                        o.drafts = drafts;
+                    }
+                    match &mut self.chain {
+                        None => self.chain = Some((o, end)),
+                        Some((chain, at)) => {
+                            extend_chain(chain, o);
+                            *at = end;
+                        }
+                    }
+                    self.scanner = None;
                 }
             }
         }
