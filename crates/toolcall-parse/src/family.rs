@@ -776,6 +776,11 @@ impl RawArgs {
         self.done
     }
 
+    /// The deepest bracket nesting the value reached so far (the value's own bracket is 1).
+    pub fn peak_depth(&self) -> usize {
+        self.scanner.peak_depth()
+    }
+
     /// Sends `region[emitted..]` up to the object's end as far as it has arrived.
     pub fn forward(&mut self, region: &str, cx: &mut ReadCx<'_>) {
         if self.done {

@@ -99,6 +99,8 @@ pub(crate) struct Scanner {
     pos: usize,
     max_depth: usize,
     parens: bool,
+    /// The most brackets this scan had open at once.
+    peak: usize,
 }
 
 impl Scanner {
@@ -117,6 +119,22 @@ impl Scanner {
             pos: 0,
             max_depth,
             parens,
+            peak: 0,
+        }
+    }
+
+    /// The scanner of a JSON object starting at region offset 0 whose bytes up to `pos`
+    /// were a key-value prefix (no bracket) and one whole value, closed at `pos` (without
+    /// `parens`): the state a scan from offset 0 has after that value, where another scan
+    /// found the value's end (a streamed call list's entry, whose arguments were scanned
+    /// by the arguments' own forwarder, is not scanned again).
+    pub(crate) fn after_value_in_object(max_depth: usize, pos: usize) -> Self {
+        Scanner {
+            stack: vec![(b'}', 0)],
+            last_sig: b'}',
+            pos,
+            peak: 1,
+            ..Scanner::new(max_depth, false)
         }
     }
 
@@ -241,6 +259,12 @@ impl Scanner {
     fn push(&mut self, closer: u8) {
         self.stack
             .push((closer, self.origin + self.pos.saturating_sub(1)));
+        self.peak = self.peak.max(self.depth());
+    }
+
+    /// The most brackets this scan had open at once.
+    pub(crate) fn peak_depth(&self) -> usize {
+        self.peak
     }
 
     /// After [`Scan::Fail`]: what a region opened at one of the brackets still open can

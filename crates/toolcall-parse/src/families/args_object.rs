@@ -12,8 +12,9 @@ use toolcall_core::{Diagnostic, Repair};
 use crate::FormatId;
 use crate::builder::Draft;
 use crate::family::{Advance, Outcome, RawArgs, ReadCx, Scan, ScanFrom, Scanner, parse_lenient};
-use crate::scanner::{decode_calls_prefix, decode_prefix};
+use crate::scanner::{SERDE_MAX_DEPTH, decode_calls_prefix, decode_prefix};
 
+use super::json::{CallObj, CallsDoc, Key};
 use super::tags::{BlockStream, MAX_LEAD};
 
 /// The arguments value of one call, read as it streams.
@@ -435,23 +436,39 @@ impl BlockStream for LiveJson {
 enum ListState {
     /// Blanks, then `[` (a list of calls) or `{` (one call).
     Start,
-    /// Looking for the next entry from here: blanks and a comma, then `{`, or `]`.
-    Next { at: usize },
+    /// Looking for the next entry from here: blanks and a comma, then `{`, or `]`; the
+    /// bytes between entries began at `sep`.
+    Next { sep: usize, at: usize },
     /// An entry starts at `item`: waiting for its `{"name": "…", "arguments": {` prefix,
     /// whose last `{` is looked for from `brace`.
-    Probe {
-        item: usize,
-        scanner: Scanner,
-        brace: usize,
-    },
-    /// Forwarding the entry's arguments; `scanner` finds the entry's end.
+    Probe { item: usize, brace: usize },
+    /// Forwarding the entry's arguments, which start at `args`.
     Args {
         item: usize,
-        scanner: Scanner,
+        args: usize,
         raw: RawArgs,
     },
+    /// The arguments were sent and ended at `at`: blanks and the entry's `}` are looked
+    /// for from there (no scan of the entry again); anything else is scanned by `Rest`.
+    Tail { item: usize, at: usize },
     /// The arguments were sent; waiting for the entry's end.
     Rest { item: usize, scanner: Scanner },
+}
+
+/// The calls of a [`LiveList`] as its stream read them, when its value is plain JSON of
+/// the form `[{"name": "…", "arguments": {…}}, …]` (or one such object; `parameters` for
+/// `arguments` too), for the reader that would otherwise decode the whole value again when
+/// it closes ([`LiveList::built_calls`]).
+struct Built {
+    /// Whether the value is a list (else one object).
+    list: bool,
+    /// Region offset of the value's first byte (`[` or `{`).
+    start: usize,
+    entries: Vec<CallObj>,
+    /// The open entry's name entry and its arguments' key.
+    open: Option<((Key, Value), Key)>,
+    /// Region offset just past the value, once it closed.
+    end: Option<usize>,
 }
 
 /// Streams calls written as JSON `{"name": …, "arguments": {…}}` objects, one or a list of
@@ -471,6 +488,9 @@ pub(crate) struct LiveList {
     calls: usize,
     complete: bool,
     stopped: bool,
+    /// The calls read so far, while the value is plain JSON and the reader asked for them
+    /// ([`LiveList::building`]).
+    built: Option<Built>,
 }
 
 impl LiveList {
@@ -490,6 +510,40 @@ impl LiveList {
             calls: 0,
             complete: false,
             stopped: false,
+            built: None,
+        }
+    }
+
+    /// The same, keeping each entry's name and decoded arguments as they close, for
+    /// [`LiveList::built_calls`] (a reader that decodes the value whole when it closes).
+    pub fn building(from: usize, max_depth: usize) -> Self {
+        let mut live = Self::new(from, max_depth);
+        live.built = Some(Built {
+            list: false,
+            start: 0,
+            entries: Vec::new(),
+            open: None,
+            end: None,
+        });
+        live
+    }
+
+    /// The value `region[start..end]` as decoding its text gives it (the typed decode of
+    /// call objects, [`CallsDoc`]), built from what the stream read: `Some` only when the
+    /// stream read it whole as plain JSON (no repair, each entry exactly its name and
+    /// arguments keys, nested within what `serde_json` decodes) and it is not empty.
+    /// Taken: a second call answers `None`.
+    pub fn built_calls(&mut self, start: usize, end: usize) -> Option<CallsDoc> {
+        let mut b = self.built.take()?;
+        if b.start != start || b.end != Some(end) || b.entries.is_empty() || b.open.is_some() {
+            return None;
+        }
+        if b.list {
+            Some(CallsDoc::Many(b.entries))
+        } else if b.entries.len() == 1 {
+            b.entries.pop().map(CallsDoc::One)
+        } else {
+            None
         }
     }
 
@@ -506,11 +560,17 @@ impl LiveList {
                         return;
                     };
                     let at = self.from + i;
+                    if let Some(b) = &mut self.built {
+                        b.start = at;
+                        b.list = bytes[at] == b'[';
+                    }
                     self.state = match bytes[at] {
-                        b'[' => ListState::Next { at: at + 1 },
+                        b'[' => ListState::Next {
+                            sep: at + 1,
+                            at: at + 1,
+                        },
                         b'{' => ListState::Probe {
                             item: at,
-                            scanner: Scanner::new(self.max_depth, false),
                             brace: at + 1,
                         },
                         _ => {
@@ -519,34 +579,42 @@ impl LiveList {
                         }
                     };
                 }
-                ListState::Next { at } => {
+                ListState::Next { sep, at } => {
                     while bytes
                         .get(*at)
                         .is_some_and(|b| b.is_ascii_whitespace() || *b == b',')
                     {
                         *at += 1;
                     }
-                    match bytes.get(*at) {
-                        None => return,
-                        Some(b'{') => {
-                            self.state = ListState::Probe {
-                                item: *at,
-                                scanner: Scanner::new(self.max_depth, false),
-                                brace: *at + 1,
-                            };
-                        }
-                        Some(_) => {
-                            // `]` or something else: nothing more to stream.
-                            self.stopped = true;
-                            return;
+                    let Some(&b) = bytes.get(*at) else {
+                        return;
+                    };
+                    if let Some(built) = &mut self.built
+                        && built.list
+                    {
+                        // Plain JSON between entries: blanks, and one comma after an entry.
+                        let between = bytes.get(*sep..*at).unwrap_or(&[]);
+                        let commas = between.iter().filter(|&&c| c == b',').count();
+                        let want = usize::from(!built.entries.is_empty() && b == b'{');
+                        if commas != want || !between.iter().all(|&c| c == b',' || is_json_blank(c))
+                        {
+                            self.built = None;
+                        } else if b == b']' {
+                            built.end = Some(*at + 1);
                         }
                     }
+                    if b == b'{' {
+                        self.state = ListState::Probe {
+                            item: *at,
+                            brace: *at + 1,
+                        };
+                    } else {
+                        // `]` or something else: nothing more to stream.
+                        self.stopped = true;
+                        return;
+                    }
                 }
-                ListState::Probe {
-                    item,
-                    scanner,
-                    brace,
-                } => {
+                ListState::Probe { item, brace } => {
                     let item = *item;
                     // A prefix ends with the arguments' `{` (`probe_entry` answers `Yes`
                     // only then, and what it answers of a prefix holds for every longer
@@ -560,7 +628,8 @@ impl LiveList {
                             return;
                         }
                     }
-                    match probe_entry(bytes.get(item..).unwrap_or(&[]), self.keys) {
+                    let entry = bytes.get(item..).unwrap_or(&[]);
+                    match probe_entry(entry, self.keys) {
                         Probe::NeedMore => return,
                         Probe::No => {
                             self.stopped = true;
@@ -570,30 +639,85 @@ impl LiveList {
                             cx.start_call(&name, None);
                             self.calls += 1;
                             self.complete = false;
-                            let scanner =
-                                std::mem::replace(scanner, Scanner::new(self.max_depth, false));
+                            if let Some(b) = &mut self.built {
+                                match plain_prefix(entry.get(..=off).unwrap_or(&[]), self.keys) {
+                                    Some((name_key, args_key)) => {
+                                        b.open = Some(((name_key, Value::String(name)), args_key));
+                                    }
+                                    None => self.built = None,
+                                }
+                            }
                             self.state = ListState::Args {
                                 item,
-                                scanner,
+                                args: item + off,
                                 raw: RawArgs::new(item + off, self.max_depth),
                             };
                         }
                     }
                 }
-                ListState::Args { item, scanner, raw } => {
+                ListState::Args { item, args, raw } => {
                     raw.forward(region, cx);
-                    if raw.end().is_none() {
+                    let Some(end) = raw.end() else {
                         if raw.stopped() {
                             self.stopped = true;
                         }
                         return;
-                    }
-                    self.complete = true;
-                    let scanner = std::mem::replace(scanner, Scanner::new(self.max_depth, false));
-                    self.state = ListState::Rest {
-                        item: *item,
-                        scanner,
                     };
+                    self.complete = true;
+                    // A scan of the whole entry from its `{` has one bracket more open
+                    // than the arguments' own: at the bound it fails there.
+                    if raw.peak_depth() >= self.max_depth {
+                        self.stopped = true;
+                        return;
+                    }
+                    if let Some(b) = &mut self.built {
+                        let args = region.get(*args..end).unwrap_or("");
+                        // A list and an entry around the arguments: `serde_json` decodes
+                        // the whole value only when they fit its recursion limit too.
+                        match (raw.peak_depth() + 2 <= SERDE_MAX_DEPTH)
+                            .then(|| serde_json::from_str::<Value>(args).ok())
+                            .flatten()
+                        {
+                            Some(v) => {
+                                if let Some((name, key)) = b.open.take() {
+                                    b.entries.push(CallObj::pair(name, (key, v)));
+                                }
+                            }
+                            None => self.built = None,
+                        }
+                    }
+                    self.state = ListState::Tail {
+                        item: *item,
+                        at: end,
+                    };
+                }
+                ListState::Tail { item, at } => {
+                    while bytes.get(*at).is_some_and(|&b| is_json_blank(b)) {
+                        *at += 1;
+                    }
+                    match bytes.get(*at) {
+                        None => return,
+                        Some(b'}') => {
+                            let end = *at + 1;
+                            if let Some(b) = &mut self.built
+                                && !b.list
+                            {
+                                b.end = Some(end);
+                            }
+                            self.state = ListState::Next { sep: end, at: end };
+                        }
+                        Some(_) => {
+                            // Something else follows the arguments (another key, a
+                            // comment): the entry's scan resumes after them.
+                            self.built = None;
+                            let scanner =
+                                Scanner::after_value_in_object(self.max_depth, *at - *item);
+                            self.state = ListState::Rest {
+                                item: *item,
+                                scanner,
+                            };
+                        }
+                    }
                 }
                 ListState::Rest { item, scanner } => {
                     match scanner.advance(bytes.get(*item..).unwrap_or(&[])) {
@@ -604,7 +728,8 @@ impl LiveList {
                         }
                         // Objects may follow one per line (Cohere) as entries of a list do.
                         Scan::Done(n) => {
-                            self.state = ListState::Next { at: *item + n };
+                            let end = *item + n;
+                            self.state = ListState::Next { sep: end, at: end };
                         }
                     }
                 }
@@ -635,6 +760,76 @@ impl LiveList {
 
     pub fn calls(&self) -> usize {
         self.calls
+    }
+}
+
+/// A blank between JSON tokens (`serde_json` takes these four; `is_ascii_whitespace`
+/// also takes a form feed).
+fn is_json_blank(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\n' | b'\r')
+}
+
+/// The keys of an entry's prefix that [`probe_entry`] read (`{` to the arguments' `{`
+/// included) when it is plain JSON holding only the name and the arguments keys, in that
+/// order, each a call object key: `(name key, arguments key)`.
+fn plain_prefix(s: &[u8], keys: Option<&EntryKeys>) -> Option<(Key, Key)> {
+    let keys = keys?;
+    let mut c = Plain { s, i: 0 };
+    c.token(b'{')?;
+    let name_key = c.string()?;
+    c.token(b':')?;
+    c.string()?;
+    c.token(b',')?;
+    let args_key = c.string()?;
+    c.token(b':')?;
+    c.token(b'{')?;
+    if c.i != s.len() {
+        return None;
+    }
+    let is = |list: &[&str], key: &[u8]| list.iter().any(|k| k.as_bytes() == key);
+    if !is(keys.name, name_key) || !is(keys.args, args_key) {
+        return None;
+    }
+    Some((call_key(name_key)?, call_key(args_key)?))
+}
+
+/// The call object key written `key` ([`Key`]'s own spelling).
+fn call_key(key: &[u8]) -> Option<Key> {
+    Some(match key {
+        b"name" => Key::Name,
+        b"arguments" => Key::Arguments,
+        b"parameters" => Key::Parameters,
+        _ => return None,
+    })
+}
+
+/// A cursor over a JSON prefix that takes only plain JSON (for [`plain_prefix`]).
+struct Plain<'a> {
+    s: &'a [u8],
+    i: usize,
+}
+
+impl<'a> Plain<'a> {
+    /// JSON blanks, then `want`.
+    fn token(&mut self, want: u8) -> Option<()> {
+        while self.s.get(self.i).is_some_and(|&b| is_json_blank(b)) {
+            self.i += 1;
+        }
+        let ok = self.s.get(self.i) == Some(&want);
+        self.i += 1;
+        ok.then_some(())
+    }
+
+    /// A string with no escape and no raw control byte (which JSON refuses).
+    fn string(&mut self) -> Option<&'a [u8]> {
+        self.token(b'"')?;
+        let start = self.i;
+        let len = self.s.get(start..)?.iter().position(|&b| b == b'"')?;
+        self.i = start + len + 1;
+        let text = self.s.get(start..start + len)?;
+        text.iter()
+            .all(|&b| b >= 0x20 && b != b'\\')
+            .then_some(text)
     }
 }
 
@@ -818,6 +1013,63 @@ impl<'a> Cursor<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A JSON list behind a marker with no closing marker (Sarashina, Granite, `functools`)
+    /// builds its calls from what its stream read when the list is plain JSON, else decodes
+    /// it whole: streamed in pushes of every size it equals one-shot either way, and the
+    /// arguments sent are the calls' arguments.
+    #[test]
+    fn streamed_open_lists_equal_one_shot() {
+        use crate::ParseOptions;
+        use crate::stream_replay::{one_shot, stream_in_char_pushes};
+        let nest = |k: usize| format!("{}1{}", "{\"a\": ".repeat(k), "}".repeat(k));
+        let bodies = [
+            r#"[{"name": "get_weather", "arguments": {"city": "Paris", "days": [1, {"u": null}]}}, {"name": "get_time", "arguments": {}}]"#.to_owned(),
+            r#"{"name": "get_weather", "arguments": {"city": "Kyiv"}}"#.to_owned(),
+            r#"[ {"name":"a","parameters":{"q":"x}"}} ,{"name": "b",  "arguments" : {"r": "é"}} ]"#.to_owned(),
+            r#"[{'name': 'a', 'arguments': {'x': True}}]"#.to_owned(),
+            r#"[{"name": "a", "arguments": {"x": 'y'}}]"#.to_owned(),
+            r#"[{"name": "a", "arguments": {"x": 1 /* c */}}]"#.to_owned(),
+            r#"[{"name": "a", "arguments": {}, "id": "c1"}, {"name": "b", "arguments": {}}]"#.to_owned(),
+            r#"[{"name": "a", "arguments": {}},]"#.to_owned(),
+            r#"[{"name": "a", "arguments": {}},, {"name": "b", "arguments": {}}]"#.to_owned(),
+            "[{\"name\":\u{c} \"a\", \"arguments\": {}}]".to_owned(),
+            "[{\"name\": \"a\tb\", \"arguments\": {}}]".to_owned(),
+            r#"[{"name": "a\u0062", "arguments": {}}]"#.to_owned(),
+            r#"[{"name": "a", "arguments": "{}"}]"#.to_owned(),
+            r#"[{"name": "a", "arguments": {}} {"name": "b", "arguments": {}}]"#.to_owned(),
+            r#"[{"name": "a", "arguments": {}}, 7]"#.to_owned(),
+            "[]".to_owned(),
+            r#"[{"name": "a", "arguments": {"x": ]}}]"#.to_owned(),
+            r#"[{"name": "a", "arguments": {"x": 1}]"#.to_owned(),
+            r#"[{"name": "a", "arguments": {"x": 1}}"#.to_owned(),
+            // Nested to `serde_json`'s bound and the parse's own (128) around it.
+            format!(r#"[{{"name": "a", "arguments": {}}}]"#, nest(124)),
+            format!(r#"[{{"name": "a", "arguments": {}}}]"#, nest(125)),
+            format!(r#"[{{"name": "a", "arguments": {}}}]"#, nest(126)),
+            format!(r#"[{{"name": "a", "arguments": {}}}]"#, nest(127)),
+            format!(r#"{{"name": "a", "arguments": {}}}"#, nest(126)),
+            format!(r#"{{"name": "a", "arguments": {}}}"#, nest(127)),
+        ];
+        let o = ParseOptions::default();
+        for body in &bodies {
+            for open in ["<|tool_calls|>", "<|tool_call|>", "functools"] {
+                if open == "functools" && !body.starts_with('[') {
+                    continue;
+                }
+                let text = format!("{open}{body} done");
+                let want = one_shot(&text, &o);
+                // Repaired arguments are sent as written (the finished call is the
+                // repaired value).
+                let plain = serde_json::from_str::<Value>(body).is_ok();
+                for n in [1, 2, 3, 4, 7, 64] {
+                    let got = stream_in_char_pushes(&text, &o, n, |_, _| {});
+                    let context = format!("{text:?} in {n}-char pushes");
+                    got.assert_equals_one_shot(&want, plain, false, &context);
+                }
+            }
+        }
+    }
 
     static COHERE: EntryKeys = EntryKeys {
         name: &["tool_name"],

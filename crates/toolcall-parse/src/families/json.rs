@@ -311,6 +311,16 @@ pub(crate) struct CallObj {
 }
 
 impl CallObj {
+    /// The object of exactly two entries, `first` then `second` (two different keys), as
+    /// decoding its text gives it: for a reader that read them itself (a streamed list of
+    /// calls, `args_object::LiveList`).
+    pub(crate) fn pair(first: (Key, Value), second: (Key, Value)) -> Self {
+        CallObj {
+            head: [Some(first), Some(second)],
+            tail: Vec::new(),
+        }
+    }
+
     /// The entries in document order, as a `Map` of the object iterates them.
     fn entries(&self) -> impl Iterator<Item = (&str, &Value)> {
         self.head
