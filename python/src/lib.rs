@@ -92,7 +92,7 @@ mod toolset;
 #[pymodule]
 fn _toolcall(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
-    m.add_function(wrap_pyfunction!(parse::parse, m)?)?;
+    m.add("parse", parse::parse_function(m)?)?;
     m.add_function(wrap_pyfunction!(parse::formats, m)?)?;
     m.add_function(wrap_pyfunction!(parse::detect, m)?)?;
     m.add_class::<parse::StreamParser>()?;

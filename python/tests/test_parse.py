@@ -322,3 +322,96 @@ def test_calls_inside_reasoning_follow_reasoning_calls():
     assert [e["call"]["name"] for e in events if e["event"] == "call_finished"] == ["get_weather"]
     with pytest.raises(toolcall.InputError):
         toolcall.parse(reply, reasoning_calls="sometimes")
+
+
+def _signature_of_parse(
+    text,
+    *,
+    tools=None,
+    format="auto",
+    model=None,
+    fallbacks=None,
+    starts_in_reasoning=False,
+    finish_reason=None,
+    reasoning_calls=None,
+):
+    """`parse`'s documented signature as a Python function: how its arguments bind."""
+    return dict(
+        text=text,
+        tools=tools,
+        format=format,
+        model=model,
+        fallbacks=fallbacks,
+        starts_in_reasoning=starts_in_reasoning,
+        finish_reason=finish_reason,
+        reasoning_calls=reasoning_calls,
+    )
+
+
+def _without_ids(parsed):
+    return {**parsed, "calls": [essentials(c) for c in parsed["calls"]]}
+
+
+# `parse` reads its arguments itself (vectorcall, not pyo3's tuple-and-dict reading): it
+# binds them as the Python function of its signature does, refuses what that function
+# refuses with a TypeError, and finds keywords whose names are not interned strings.
+def test_parse_binds_its_arguments_as_a_python_function_would(toolset):
+    import inspect
+
+    assert inspect.signature(toolcall.parse) == inspect.signature(_signature_of_parse)
+    text = '<tool_call>{"name": "get_weather", "arguments": {"city": "Paris"}}</tool_call>'
+    # Keyword names made at run time (not interned), as `**kwargs` of read data gives them.
+    fmt_key = "".join(["for", "mat"])
+    calls = [
+        ((), {}),
+        ((text,), {}),
+        ((text, "hermes"), {}),
+        ((), {"text": text}),
+        ((text,), {"text": text}),
+        ((text,), {"format": "hermes"}),
+        ((text,), {fmt_key: "hermes", "tools": toolset}),
+        ((text.encode(),), {"format": "hermes,json", "model": None}),
+        ((bytearray(text.encode()),), {"model": "Qwen/Qwen2.5-7B-Instruct"}),
+        ((text,), {"starts_in_reasoning": True, "finish_reason": "length"}),
+        ((text,), {"finish_reason": None, "reasoning_calls": "ignore"}),
+        ((text,), {"fallbacks": None, "tools": None}),
+        ((text,), {"formats": "hermes"}),
+        ((text,), {"format": 1}),
+        ((text,), {"format": None}),
+        ((text,), {"model": 3}),
+        ((text,), {"starts_in_reasoning": 1}),
+        ((text,), {"finish_reason": b"stop"}),
+        ((42,), {}),
+        ((None,), {}),
+    ]
+    for args, kwargs in calls:
+        try:
+            bound = _signature_of_parse(*args, **kwargs)
+        except TypeError:
+            with pytest.raises(TypeError):
+                toolcall.parse(*args, **kwargs)
+            continue
+        try:
+            expected = toolcall.parse(
+                bound.pop("text"),
+                **{k: v for k, v in bound.items() if k != "format"},
+                format=bound["format"],
+            )
+        except TypeError:
+            # A value of the wrong type, refused by the all-keyword call as well.
+            with pytest.raises(TypeError):
+                toolcall.parse(*args, **kwargs)
+            continue
+        got = toolcall.parse(*args, **kwargs)
+        assert _without_ids(got) == _without_ids(expected), (args, kwargs)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'formats'"):
+        toolcall.parse(text, formats="hermes")
+    with pytest.raises(TypeError, match="multiple values for argument 'text'"):
+        toolcall.parse(text, text=text)
+    with pytest.raises(TypeError, match="missing 1 required positional argument: 'text'"):
+        toolcall.parse(format="hermes")
+    with pytest.raises(TypeError, match="takes 1 positional arguments but 2 were given"):
+        toolcall.parse(text, "hermes")
+    with pytest.raises(toolcall.UnknownFormat):
+        toolcall.parse(text, format="no_such_format")
+    assert toolcall.parse(text, format="hermes")["calls"][0]["name"] == "get_weather"
