@@ -194,7 +194,7 @@ impl Default for Strings {
 }
 
 /// A hash of at most [`Strings::MAX_LEN`] bytes, eight at a time (FxHash's step).
-fn hash(bytes: &[u8]) -> u64 {
+pub(crate) fn hash(bytes: &[u8]) -> u64 {
     const K: u64 = 0x517c_c1b7_2722_0a95;
     let step = |h: u64, word: u64| (h.rotate_left(5) ^ word).wrapping_mul(K);
     let mut h = (bytes.len() as u64).wrapping_mul(K);

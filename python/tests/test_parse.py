@@ -415,3 +415,37 @@ def test_parse_binds_its_arguments_as_a_python_function_would(toolset):
     with pytest.raises(toolcall.UnknownFormat):
         toolcall.parse(text, format="no_such_format")
     assert toolcall.parse(text, format="hermes")["calls"][0]["name"] == "get_weather"
+
+
+# Call dicts are copied from templates the process keeps by format and name, diagnostic
+# dicts from templates kept by level and message (256 slots, names over 128 bytes kept in
+# none): every result's dicts are its own, and hold the right name, format and message
+# whatever was parsed before, also when 600 names evict each other from the slots.
+def test_call_and_diagnostic_dicts_are_right_and_fresh_across_names_and_formats():
+    import json
+
+    names = [f"tool_{i}" for i in range(600)] + ["x" * 129, "get_" * 40, "get_weather"]
+    rng = random.Random(36)
+    for _ in range(3):
+        for name in rng.sample(names, len(names)):
+            fmt = rng.choice(["hermes", "json"])
+            body = json.dumps({"name": name, "arguments": {"k": name, "\u00e9": [1.5, None]}})
+            text = f"<tool_call>{body}</tool_call>" if fmt == "hermes" else f"[{body}]"
+            span = [0, len(text.encode())]
+            parsed = toolcall.parse(text, format=fmt)
+            (call,) = parsed["calls"]
+            assert list(call) == ["call_id", "name", "arguments", "format", "repairs", "span"]
+            args = {"k": name, "\u00e9": [1.5, None]}
+            assert (call["name"], call["format"], call["arguments"]) == (name, fmt, args)
+            assert (call["repairs"], call["span"]) == ([], span)
+            (found,) = parsed["diagnostics"]
+            assert list(found) == ["level", "message", "span"]
+            message = f'found {fmt} call to "{name}"'
+            assert found == {"level": "info", "message": message, "span": span}
+            # What a caller does to one result's dicts never shows in another result.
+            call["name"], call["format"] = "changed", None
+            call["repairs"].append(1)
+            call["span"].append(2)
+            del call["call_id"]
+            found["message"], found["level"] = "changed", "error"
+            found["span"].append(1)
