@@ -1185,7 +1185,7 @@ pub(crate) fn attr_value(s: &str) -> Option<(&str, usize, bool)> {
 }
 
 /// The repair of a name written single-quoted or bare.
-fn quotes_repair(tag: &str, name: &str) -> Repair {
+pub(crate) fn quotes_repair(tag: &str, name: &str) -> Repair {
     Repair::new(
         "attribute_quotes",
         format!("the {tag} name {name:?} was not written in double quotes"),

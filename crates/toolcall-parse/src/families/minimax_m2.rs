@@ -96,6 +96,55 @@ mod tests {
     use crate::{FormatSelection, ParseOptions, StreamParser, parse};
     use toolcall_core::StreamEvent;
 
+    /// Text values the schema types as strings are read when they close without reading
+    /// their tag again (`tags::read_text_param`): streamed in pushes of every size, with a
+    /// schema, every call equals one-shot and what was sent is its arguments.
+    #[test]
+    fn streamed_text_values_equal_one_shot() {
+        use crate::stream_replay::{one_shot, stream_in_char_pushes};
+        use std::sync::Arc;
+        use toolcall_core::{Registry, ToolSpec};
+        let mut tools = Registry::new();
+        tools
+            .add_spec(ToolSpec::new(
+                "get_weather",
+                "",
+                serde_json::json!({"type": "object", "properties": {
+                    "city": {"type": "string"}, "note": {"type": "string"},
+                    "days": {"type": "integer"}, "any": {"type": ["string", "integer"]}}}),
+            ))
+            .unwrap();
+        let o = ParseOptions {
+            format: FormatSelection::Only("minimax_m2".into()),
+            tools: Some(Arc::new(tools)),
+            ..ParseOptions::default()
+        };
+        let block = |params: &str| {
+            format!(
+                "Sure. <minimax:tool_call>\n<invoke name=\"get_weather\">\n{params}</invoke>\n</minimax:tool_call> ok"
+            )
+        };
+        let texts = [
+            block("<parameter name=\"city\">Paris</parameter>\n<parameter name=\"days\">3</parameter>\n"),
+            block("<parameter name=\"city\">\nSão Paulo\n</parameter>\n<parameter name=\"note\">a \"b\" <c> </param</parameter>\n"),
+            block("<parameter name='city'>Kyiv</parameter>\n<parameter name=note>x\r\n</parameter>\n"),
+            block("<parameter name=\"city\" string=\"true\">007</parameter>\n<parameter name=\"any\">42</parameter>\n"),
+            block("<parameter name=\"city\"><![CDATA[a</parameter>b]]></parameter>\n"),
+            block("<parameter name=\"city\">a</parameter>\n<parameter name=\"city\">b</parameter>\n"),
+            block("<parameter name=\"ci</parameter>ty\">Rome</parameter>\n"),
+            block("<parameter name=\"city\">\n\n</parameter>\n"),
+        ];
+        for text in &texts {
+            let want = one_shot(text, &o);
+            for n in 1..=9 {
+                let got = stream_in_char_pushes(text, &o, n, |_, _| {});
+                let context = format!("{text:?} in {n}-char pushes");
+                let repeated = text.contains(">b</parameter>");
+                got.assert_equals_one_shot(&want, !repeated, repeated, &context);
+            }
+        }
+    }
+
     // Single-quoted and bare names are read (as vLLM's and SGLang's readers do) and each is
     // reported as the repair `attribute_quotes`, one-shot and streamed alike.
     #[test]
