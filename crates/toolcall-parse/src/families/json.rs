@@ -130,8 +130,9 @@ fn accept<'a>(
         return None;
     }
     d.span = span.clone();
-    // One object's draft: room for one (a push would make room for four).
-    out.drafts.reserve_exact(1);
+    // One object's draft: room for one (a push would make room for four); a list that
+    // has calls already (a chain's) grows as a push grows it.
+    room(out, 1);
     out.drafts.push(d);
     Some(key)
 }
@@ -150,29 +151,83 @@ pub(crate) fn classify(
     span: Range<usize>,
 ) -> Option<Outcome> {
     let mut out = Outcome::default();
-    match v {
-        Value::Object(m) => {
-            let key = accept(map_entries(m), ctx, format, lenient, &span, &mut out)?;
-            if let Some(d) = out.drafts.first_mut() {
-                take_parts(d, m, key);
-            }
-        }
-        Value::Array(a) if !a.is_empty() => {
-            out.drafts.reserve_exact(a.len());
-            let mut keys = Vec::with_capacity(a.len());
-            for e in a.iter() {
-                let m = e.as_object()?;
-                keys.push(accept(map_entries(m), ctx, format, lenient, &span, &mut out)?);
-            }
-            for ((d, key), e) in out.drafts.iter_mut().zip(keys).zip(a.iter_mut()) {
-                if let Value::Object(m) = e {
+    classify_into(v, ctx, format, lenient, span, &mut out).then_some(out)
+}
+
+/// [`classify`], its calls and findings added to `out` (a chain of calls' one list);
+/// `false`, `out` as it was, when `v` is not calls.
+pub(crate) fn classify_into(
+    v: &mut Value,
+    ctx: &Ctx,
+    format: FormatId,
+    lenient: bool,
+    span: Range<usize>,
+    out: &mut Outcome,
+) -> bool {
+    let marks = Marks::of(out);
+    let ok = (|| {
+        match v {
+            Value::Object(m) => {
+                let key = accept(map_entries(m), ctx, format, lenient, &span, out)?;
+                if let Some(d) = out.drafts.get_mut(marks.drafts) {
                     take_parts(d, m, key);
                 }
             }
+            Value::Array(a) if !a.is_empty() => {
+                room(out, a.len());
+                let mut keys = Vec::with_capacity(a.len());
+                for e in a.iter() {
+                    let m = e.as_object()?;
+                    keys.push(accept(map_entries(m), ctx, format, lenient, &span, out)?);
+                }
+                let drafts = out.drafts.get_mut(marks.drafts..).unwrap_or_default();
+                for ((d, key), e) in drafts.iter_mut().zip(keys).zip(a.iter_mut()) {
+                    if let Value::Object(m) = e {
+                        take_parts(d, m, key);
+                    }
+                }
+            }
+            _ => return None,
         }
-        _ => return None,
+        Some(())
+    })()
+    .is_some();
+    marks.keep_if(ok, out)
+}
+
+/// Room for `n` more calls in `out`: exactly `n` in a fresh list, as a push grows a list
+/// that has calls already (a chain's).
+fn room(out: &mut Outcome, n: usize) {
+    if out.drafts.capacity() == 0 {
+        out.drafts.reserve_exact(n);
+    } else {
+        out.drafts.reserve(n);
     }
-    Some(out)
+}
+
+/// How long an outcome's lists were before a value was offered to it.
+#[derive(Clone, Copy)]
+struct Marks {
+    drafts: usize,
+    diagnostics: usize,
+}
+
+impl Marks {
+    fn of(out: &Outcome) -> Self {
+        Marks {
+            drafts: out.drafts.len(),
+            diagnostics: out.diagnostics.len(),
+        }
+    }
+
+    /// `ok`; when not, what the value added to `out` is taken back.
+    fn keep_if(self, ok: bool, out: &mut Outcome) -> bool {
+        if !ok {
+            out.drafts.truncate(self.drafts);
+            out.diagnostics.truncate(self.diagnostics);
+        }
+        ok
+    }
 }
 
 /// [`classify`] of a value decoded as a [`CallsDoc`]: what `classify` gives for
@@ -186,26 +241,45 @@ pub(crate) fn classify_doc(
     span: Range<usize>,
 ) -> Option<Outcome> {
     let mut out = Outcome::default();
-    match doc {
-        CallsDoc::One(o) => {
-            let key = accept(o.entries(), ctx, format, lenient, &span, &mut out)?;
-            if let Some(d) = out.drafts.first_mut() {
-                o.take_parts(d, key);
+    classify_doc_into(doc, ctx, format, lenient, span, &mut out).then_some(out)
+}
+
+/// [`classify_doc`], its calls and findings added to `out`; `false`, `out` as it was,
+/// when `doc` is not calls.
+pub(crate) fn classify_doc_into(
+    doc: &mut CallsDoc,
+    ctx: &Ctx,
+    format: FormatId,
+    lenient: bool,
+    span: Range<usize>,
+    out: &mut Outcome,
+) -> bool {
+    let marks = Marks::of(out);
+    let ok = (|| {
+        match doc {
+            CallsDoc::One(o) => {
+                let key = accept(o.entries(), ctx, format, lenient, &span, out)?;
+                if let Some(d) = out.drafts.get_mut(marks.drafts) {
+                    o.take_parts(d, key);
+                }
             }
+            CallsDoc::Many(list) if !list.is_empty() => {
+                room(out, list.len());
+                let mut keys = Vec::with_capacity(list.len());
+                for o in list.iter() {
+                    keys.push(accept(o.entries(), ctx, format, lenient, &span, out)?);
+                }
+                let drafts = out.drafts.get_mut(marks.drafts..).unwrap_or_default();
+                for ((d, key), o) in drafts.iter_mut().zip(keys).zip(list.iter_mut()) {
+                    o.take_parts(d, key);
+                }
+            }
+            CallsDoc::Many(_) => return None,
         }
-        CallsDoc::Many(list) if !list.is_empty() => {
-            out.drafts.reserve_exact(list.len());
-            let mut keys = Vec::with_capacity(list.len());
-            for o in list.iter() {
-                keys.push(accept(o.entries(), ctx, format, lenient, &span, &mut out)?);
-            }
-            for ((d, key), o) in out.drafts.iter_mut().zip(keys).zip(list.iter_mut()) {
-                o.take_parts(d, key);
-            }
-        }
-        CallsDoc::Many(_) => return None,
-    }
-    Some(out)
+        Some(())
+    })()
+    .is_some();
+    marks.keep_if(ok, out)
 }
 
 /// A key of a call object read typed: those [`CallKeys::of`] reads, and `tools` (the one
@@ -448,6 +522,22 @@ impl Decoded {
         match self {
             Decoded::Calls(mut doc) => classify_doc(&mut doc, ctx, format, lenient, span),
             Decoded::Value(mut v) => classify(&mut v, ctx, format, lenient, span),
+        }
+    }
+
+    /// [`Decoded::classify`], its calls and findings added to `out`; `false`, `out` as it
+    /// was, when the value is not calls.
+    pub(crate) fn classify_into(
+        self,
+        ctx: &Ctx,
+        format: FormatId,
+        lenient: bool,
+        span: Range<usize>,
+        out: &mut Outcome,
+    ) -> bool {
+        match self {
+            Decoded::Calls(mut doc) => classify_doc_into(&mut doc, ctx, format, lenient, span, out),
+            Decoded::Value(mut v) => classify_into(&mut v, ctx, format, lenient, span, out),
         }
     }
 }

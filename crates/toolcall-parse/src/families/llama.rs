@@ -313,33 +313,30 @@ impl RegionReader for Reader {
                             };
                         }
                     };
-                    let Some(mut o) = v.classify(cx.ctx, FormatId::LLAMA, true, span.clone())
-                    else {
+                    // The calls go straight to the chain's one list.
+                    let (out, last) = self.chain.get_or_insert_with(Default::default);
+                    let from = out.drafts.len();
+                    if !v.classify_into(cx.ctx, FormatId::LLAMA, true, span.clone(), out) {
                         if !first {
                             return self.end_chain();
                         }
+                        self.chain = None;
                         return Advance::Broken {
                             end,
                             why: "JSON after <|python_tag|> is not a {name, parameters} call"
                                 .into(),
                         };
-                    };
-                    for d in &mut o.drafts {
+                    }
+                    for d in out.drafts.get_mut(from..).unwrap_or_default() {
                         d.repairs.extend(repairs.iter().cloned());
                     }
                     if cx.streaming() && self.live.calls() > 0 {
                         let upto = region.get(..end).unwrap_or("");
-                        let drafts = std::mem::take(&mut o.drafts);
-                        self.live.finish(upto, &drafts, span, &mut o, cx);
-                        o.drafts = drafts;
+                        let drafts = out.drafts.split_off(from);
+                        self.live.finish(upto, &drafts, span, out, cx);
+                        out.drafts.extend(drafts);
                     }
-                    match &mut self.chain {
-                        None => self.chain = Some((o, end)),
-                        Some((chain, at)) => {
-                            extend_chain(chain, o);
-                            *at = end;
-                        }
-                    }
+                    *last = end;
                     self.scanner = None;
                 }
             }
