@@ -37,7 +37,9 @@ use crate::builder::{Ctx, Draft, Outcome, ReplyEnd, build};
 use crate::fallback;
 use crate::families::bare_json::BareJsonReader;
 use crate::families::call_syntax::is_name_byte;
-use crate::family::{Advance, LiveEvent, Plain, ReadCx, RegionReader, Suffix, THINK, read_suffix};
+use crate::family::{
+    Advance, LiveEvent, Plain, ReadCx, RegionReader, Suffix, THINK, Wake, read_suffix,
+};
 use crate::openers::{Action, Found};
 use crate::scanner::{FailedScan, array_start_plausible, object_start_plausible};
 
@@ -450,6 +452,9 @@ pub(crate) struct Engine<'a> {
     /// [`Engine::fallbacks_on`], decided once (it searched the family order on every
     /// emission of text).
     fallbacks: bool,
+    /// The bytes that wake the current region's reader ([`ReadCx::wake`]), as it said when it
+    /// last waited; `None` outside a region and whenever every push must call it.
+    wake: Option<&'static Wake>,
 }
 
 impl<'a> Engine<'a> {
@@ -519,6 +524,7 @@ impl<'a> Engine<'a> {
             seen_visible: false,
             reply_end,
             hidden: 0,
+            wake: None,
         }
     }
 
@@ -625,6 +631,15 @@ impl<'a> Engine<'a> {
                 self.buf.to_mut().push(char::from(b));
             }
             _ => self.buf.to_mut().push_str(delta),
+        }
+        // Inside a region whose reader said which bytes wake it (`ReadCx::wake`): a push of
+        // none of them changes nothing the reader does, and it reads these bytes with the
+        // next push it is called for (no text to settle, nothing to compact).
+        if let Some(wake) = self.wake
+            && let Some(before) = self.buf.as_bytes().get(..self.buf.len() - delta.len())
+            && !wake.wakes(before, delta.as_bytes())
+        {
+            return;
         }
         // Inside a region, most pushes of a call's body: its reader asks for more, and
         // there is no text to settle (the general loop's fixed cost showed per push).
@@ -1517,6 +1532,8 @@ impl<'a> Engine<'a> {
 
     /// Offers the region to its readers in priority order (see [`crate::family`]).
     fn step_region(&mut self, is_final: bool) -> Step {
+        // Set again only when the reader waits and says which bytes wake it.
+        self.wake = None;
         let quiet = self.quiet;
         let at_start = !self.seen_visible;
         loop {
@@ -1536,8 +1553,10 @@ impl<'a> Engine<'a> {
                 at_start,
                 end: self.reply_end,
                 failed_scan: &mut self.failed_scan,
+                wake: None,
             };
             let advance = reader.advance(region, is_final, &mut cx);
+            let wake = cx.wake;
             if let Advance::NotMine = advance {
                 self.live.clear();
                 let mut rest = match &self.mode {
@@ -1564,6 +1583,7 @@ impl<'a> Engine<'a> {
             }
             self.live_events();
             if let (Advance::NeedMore, false) = (&advance, is_final) {
+                self.wake = wake;
                 return Step::Wait;
             }
             // The region is decided: its reader goes.
@@ -1958,6 +1978,7 @@ mod tests {
                             at_start: true,
                             end: ctx.reply_end,
                             failed_scan: &mut failed,
+                            wake: None,
                         };
                         let advance = reader.advance(&region, is_final, &mut cx);
                         assert!(
@@ -2002,6 +2023,7 @@ mod tests {
                 at_start: true,
                 end: ctx.reply_end,
                 failed_scan: &mut failed,
+                wake: None,
             };
             let first = if opened_final {
                 String::new()

@@ -631,6 +631,70 @@ pub(crate) struct ReadCx<'a> {
     /// The last bracket scan that failed in this parse, for a region opened inside it to
     /// resume from ([`crate::scanner::FailedScan`]).
     pub(crate) failed_scan: &'a mut Option<crate::scanner::FailedScan>,
+    /// Set by a reader that returns [`Advance::NeedMore`] when the bytes that may still come
+    /// change nothing it does unless one of them is in this table: its next `advance`, on
+    /// this region and any bytes outside the table, would return `NeedMore` again with no
+    /// event and no other effect. The engine then appends such a push and returns without
+    /// calling the reader (the reader reads those bytes with the next push it is called
+    /// for). `None` (the default): every push calls the reader.
+    pub(crate) wake: Option<&'static Wake>,
+}
+
+/// The bytes whose arrival may change what a waiting reader does ([`ReadCx::wake`]).
+#[derive(Debug)]
+pub(crate) struct Wake {
+    /// A push holding one of these calls the reader.
+    bytes: [bool; 256],
+    /// A tag the reader searches for (a closing tag): a push that completes it (whole in
+    /// the push, or begun in the bytes before) calls the reader too.
+    tag: &'static str,
+}
+
+impl Wake {
+    pub(crate) const fn new(bytes: &[u8], tag: &'static str) -> Wake {
+        let mut t = [false; 256];
+        let mut i = 0;
+        while i < bytes.len() {
+            t[bytes[i] as usize] = true;
+            i += 1;
+        }
+        Wake { bytes: t, tag }
+    }
+
+    /// Whether `delta`, arriving after `before` (the buffer up to it), calls the reader:
+    /// it holds one of `bytes`, or the tag ends in it. A tag's first bytes at the end of
+    /// `delta` do not: the push that completes it does.
+    #[inline]
+    pub(crate) fn wakes(&self, before: &[u8], delta: &[u8]) -> bool {
+        if delta.iter().any(|&b| self.bytes[usize::from(b)]) {
+            return true;
+        }
+        let tag = self.tag.as_bytes();
+        let Some(&first) = tag.first() else {
+            return false;
+        };
+        // Begun in the bytes before: plain loops, as these are a few bytes (a vector
+        // search's setup costs more).
+        let tail = before
+            .get(before.len().saturating_sub(tag.len() - 1)..)
+            .unwrap_or(&[]);
+        for (j, &b) in tail.iter().enumerate() {
+            if b == first {
+                let (head, rest) = tag.split_at(tail.len() - j);
+                if *head == tail[j..] && delta.starts_with(rest) {
+                    return true;
+                }
+            }
+        }
+        if delta.len() >= tag.len() {
+            for (j, &b) in delta.iter().enumerate() {
+                if b == first && delta[j..].starts_with(tag) {
+                    return true;
+                }
+            }
+        }
+        false
+    }
 }
 
 impl ReadCx<'_> {

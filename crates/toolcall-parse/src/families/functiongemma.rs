@@ -8,11 +8,11 @@ use super::described::{Body, Described};
 use super::tags::{BlockStream, BodyRule, LeadRule};
 use serde_json::{Map, Value};
 
-use super::gemma4::{LiveObject, lead, read_call, type_text_values, write_gemma_object};
+use super::gemma4::{LiveObject, lead, live_wakes, read_call, type_text_values, write_gemma_object};
 use super::tags::Block;
 use crate::FormatId;
 use crate::builder::{Ctx, Draft};
-use crate::family::{Instructions, ReadCx, Untyped};
+use crate::family::{Instructions, ReadCx, Untyped, Wake};
 
 impl FormatId {
     pub(crate) const FUNCTIONGEMMA: FormatId = FormatId::builtin("functiongemma");
@@ -21,10 +21,15 @@ impl FormatId {
 /// FunctionGemma's string delimiter.
 const ESCAPE: &str = "<escape>";
 
+const CLOSE: &str = "<end_function_call>";
+
+/// What wakes the block's reader while its arguments stream ([`live_wakes`]).
+static WAKES: [Wake; 2] = live_wakes(CLOSE);
+
 static BLOCK: Block = Block {
     format: FormatId::FUNCTIONGEMMA,
     open: "<start_function_call>",
-    close: "<end_function_call>",
+    close: CLOSE,
     lead: LeadRule::Fn(lead),
     body: BodyRule::Fn(body),
 };
@@ -53,7 +58,7 @@ fn example_call(name: &str, args: &Map<String, Value>) -> String {
 }
 
 fn live(ctx: &Ctx) -> Box<dyn BlockStream> {
-    Box::new(LiveObject::new(BLOCK.open.len(), ESCAPE, ctx.limits.max_depth).with_text_values(UNTYPED))
+    Box::new(LiveObject::new(BLOCK.open.len(), ESCAPE, ctx.limits.max_depth, &WAKES).with_text_values(UNTYPED))
 }
 
 pub(crate) static FUNCTIONGEMMA: Described = Described {

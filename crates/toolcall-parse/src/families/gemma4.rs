@@ -11,7 +11,7 @@ use serde_json::Map;
 use crate::FormatId;
 use crate::builder::{Ctx, Draft};
 use crate::family::{
-    Instructions, Outcome, ReadCx, ScanFrom, Untyped, convert_text_value, find_from,
+    Instructions, Outcome, ReadCx, ScanFrom, Untyped, Wake, convert_text_value, find_from,
     parse_lenient, push_json_str,
 };
 use toolcall_core::{Repair, ToolSpec};
@@ -28,17 +28,19 @@ impl FormatId {
 /// Gemma's string delimiter.
 const QUOTE: &str = "<|\"|>";
 
+const CLOSE: &str = "<tool_call|>";
+
 static BLOCK: Block = Block {
     format: FormatId::GEMMA4,
     open: "<|tool_call>",
-    close: "<tool_call|>",
+    close: CLOSE,
     lead: LeadRule::Fn(lead),
     body: BodyRule::Call { body, ahead },
 };
 
 
 fn live(ctx: &Ctx) -> Box<dyn BlockStream> {
-    Box::new(LiveObject::new(BLOCK.open.len(), QUOTE, ctx.limits.max_depth))
+    Box::new(LiveObject::new(BLOCK.open.len(), QUOTE, ctx.limits.max_depth, &WAKES))
 }
 
 fn example_call(name: &str, args: &Map<String, Value>) -> String {
@@ -629,6 +631,59 @@ mod tests {
         }
     }
 
+    // A push that the block reader is not called for (no byte of its `Wake`: the engine
+    // appends it and returns) delays nothing: after every push of every size, the calls
+    // finished and the fragments sent are those of the same bytes pushed one at a time
+    // (each byte that ends an entry, and each closing tag's last byte, wakes the reader),
+    // and a call finishes with the push that completes its closing tag, even when that
+    // push holds only the tag's last bytes, after long text, or after the stream stopped.
+    #[test]
+    fn pushes_that_wake_nothing_delay_nothing() {
+        use crate::ParseOptions;
+        use crate::stream_replay::stream_in_char_pushes;
+        use toolcall_core::StreamEvent;
+        let o = ParseOptions::default();
+        let texts = [
+            r#"Sure. <|tool_call>call:get_weather{city:<|"|>Paris, France<|"|>,days:3}<tool_call|> ok"#,
+            r#"<|tool_call>call:f{a:<|"|>a long text without an entry's end<|"|>}<tool_call|>x"#,
+            r#"<|tool_call>call:f{a:1,a:2, b:<|"|>after the stream stopped<|"|>}<tool_call|>"#,
+            r#"<|tool_call>call:f{a:"x,}]<tool_", b:[1,[2,{c:<|"|><tool_call<|"|>}]]}  <tool_call|><|tool_call>call:g{}<tool_call|>"#,
+            r#"<|tool_call>call:f{a:<|"|>x<|"|>}<tool_call|"#,
+        ];
+        // After each push: calls finished so far, and each call's fragments so far.
+        let replay = |text: &str, n: usize| {
+            let mut at = Vec::new();
+            let (mut finished, mut sent) = (0, Vec::<String>::new());
+            stream_in_char_pushes(text, &o, n, |pushed, events| {
+                for e in events {
+                    match e {
+                        StreamEvent::CallStarted { .. } => sent.push(String::new()),
+                        StreamEvent::ArgumentsDelta { index, fragment } => {
+                            sent[*index].push_str(fragment)
+                        }
+                        StreamEvent::CallFinished { .. } => finished += 1,
+                        _ => {}
+                    }
+                }
+                at.push((pushed, finished, sent.clone()));
+            });
+            at
+        };
+        for text in texts {
+            let bytes = replay(text, 1);
+            for &(pushed, finished, _) in &bytes {
+                let closed = text[..pushed].matches(CLOSE).count();
+                assert_eq!(finished, closed, "{text:?}: {pushed} bytes pushed");
+            }
+            for n in 2..=12 {
+                for (pushed, finished, sent) in replay(text, n) {
+                    let (_, f, s) = &bytes[pushed - 1];
+                    assert_eq!((finished, &sent), (*f, s), "{text:?} in {n}-char pushes, {pushed} bytes");
+                }
+            }
+        }
+    }
+
     // A fragment's value is written as the final arguments serialise it.
     #[test]
     fn values_are_written_as_display_writes_them() {
@@ -675,6 +730,9 @@ enum Lex {
 pub(crate) struct LiveObject {
     /// Region offset where the call starts (just past the opener).
     from: usize,
+    /// What wakes the block's reader while this streams and once it stopped
+    /// ([`live_wakes`] of the block's closing tag).
+    wakes: &'static [Wake; 2],
     /// The string delimiter (`<|"|>`, FunctionGemma's `<escape>`).
     quote: &'static str,
     /// Region offset of the object's `{`, once found.
@@ -762,6 +820,15 @@ static PLAIN_STOPS: [bool; 256] = {
     t
 };
 
+/// What wakes the block reader of a [`LiveObject`] whose closing tag is `close`
+/// ([`LiveObject::wake`]): while it streams, a byte that can end an entry (`,`, `}`, `]`)
+/// or the closing tag; once it stopped, only the closing tag.
+pub(crate) const fn live_wakes(close: &'static str) -> [Wake; 2] {
+    [Wake::new(b",}]", close), Wake::new(b"", close)]
+}
+
+static WAKES: [Wake; 2] = live_wakes(CLOSE);
+
 /// JSON whitespace only, as [`direct`] skips it.
 fn json_blank(s: &str) -> bool {
     s.bytes().all(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r'))
@@ -786,9 +853,15 @@ pub(crate) fn type_text_values(
 }
 
 impl LiveObject {
-    pub(crate) fn new(from: usize, quote: &'static str, max_depth: usize) -> Self {
+    pub(crate) fn new(
+        from: usize,
+        quote: &'static str,
+        max_depth: usize,
+        wakes: &'static [Wake; 2],
+    ) -> Self {
         LiveObject {
             from,
+            wakes,
             quote,
             open: None,
             pos: from,
@@ -848,6 +921,18 @@ impl LiveObject {
             sent.pop();
         }
         sent
+    }
+
+    /// What wakes the block's reader ([`crate::family::ReadCx::wake`]) once this stream
+    /// was called. The reader (`tags::BlockReader`, its lead read and announced) does two
+    /// things on a push: search the closing tag and call this stream, whose scan sends
+    /// something or says the block's calls are read only on a byte that ends an entry
+    /// (`,`, `}`, `]`): other bytes (a name, a literal, text, a quote, a bracket that
+    /// opens) only move the scan, which reads them on the next push it is called for as it
+    /// would have on this one (a quote split across pushes is looked at again anyway).
+    fn wake(&self) -> &'static Wake {
+        let [streaming, stopped] = self.wakes;
+        if self.stopped { stopped } else { streaming }
     }
 
     /// One top-level entry `key:value` is complete: sends its JSON.
@@ -1025,6 +1110,9 @@ impl LiveObject {
 impl BlockStream for LiveObject {
     fn advance(&mut self, region: &str, lead_name: Option<&str>, cx: &mut ReadCx<'_>) {
         let Some(tool) = lead_name.filter(|_| !self.stopped) else {
+            if self.stopped {
+                cx.wake = Some(self.wake());
+            }
             return;
         };
         self.calls = 1;
@@ -1045,6 +1133,7 @@ impl BlockStream for LiveObject {
             self.entry = at + 1;
         }
         self.scan(region, tool, cx);
+        cx.wake = Some(self.wake());
     }
 
     fn calls(&self) -> usize {
