@@ -761,6 +761,14 @@ impl LiveList {
     pub fn calls(&self) -> usize {
         self.calls
     }
+
+    /// Whether the stream sends nothing more until a bracket arrives (`{`, `}`, `[`, `]`):
+    /// stopped, or between its arguments (an entry's prefix waits for its arguments' `{`,
+    /// the bytes after them for the entry's `}` and the next entry's `{`), where any other
+    /// byte is read with the next bracket as it would be now (no event either way).
+    pub fn quiet(&self) -> bool {
+        self.stopped || !matches!(self.state, ListState::Start | ListState::Args { .. })
+    }
 }
 
 /// A blank between JSON tokens (`serde_json` takes these four; `is_ascii_whitespace`
@@ -1013,6 +1021,56 @@ impl<'a> Cursor<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A push that the reader of a JSON list behind a marker is not called for (no bracket
+    /// while its stream is quiet, `LiveList::quiet`) delays nothing: after every push of
+    /// every size, the calls announced and finished and the fragments sent are those of the
+    /// same pushes each read (`marked::READ_EVERY_PUSH`).
+    #[test]
+    fn open_list_pushes_that_wake_nothing_delay_nothing() {
+        use crate::ParseOptions;
+        use crate::stream_replay::stream_in_char_pushes;
+        use toolcall_core::StreamEvent;
+        let o = ParseOptions::default();
+        let texts = [
+            r#"Sure. <|tool_calls|>[{"name": "get_weather", "arguments": {"city": "Paris", "days": [1, 2]}}, {"name": "get_time", "arguments": {}}] ok"#,
+            r#"<|tool_call|>[ {"name" : "a", "parameters": {"q": "x]}"}} , {"name": "b", "arguments": {"r": {"s": null}}, "id": "c1"}, {"id": "2", "name": "c", "arguments": {}} ]"#,
+            r#"<|tool_calls|>[{'name': 'a', 'arguments': {'x': True}}, {"name": "b", "arguments": {"y": 1 /* } */}}] x"#,
+            r#"functools[{"name": "a", "arguments": {"x": "{[}]"}}, {"name": "b" "arguments": {}}]"#,
+            r#"<|tool_call|>{"name": "a", "arguments": {"x": 1}} and more"#,
+            r#"<|tool_calls|>[{"name": "a", "arguments": {"x": 1}}, {"name": "b", "arguments": {"y": ]}}]"#,
+            r#"<|tool_calls|>[{"name": "a", "arguments": {"x": 1}}, {"name": "b", "argu"#,
+        ];
+        // After each push: calls announced and finished so far, each call's fragments.
+        let replay = |text: &str, n: usize| {
+            let mut at = Vec::new();
+            let (mut finished, mut sent) = (0, Vec::<String>::new());
+            stream_in_char_pushes(text, &o, n, |pushed, events| {
+                for e in events {
+                    match e {
+                        StreamEvent::CallStarted { .. } => sent.push(String::new()),
+                        StreamEvent::ArgumentsDelta { index, fragment } => {
+                            sent[*index].push_str(fragment)
+                        }
+                        StreamEvent::CallFinished { .. } => finished += 1,
+                        _ => {}
+                    }
+                }
+                at.push((pushed, finished, sent.clone()));
+            });
+            at
+        };
+        let every = |read: bool| super::super::marked::READ_EVERY_PUSH.with(|c| c.set(read));
+        for text in texts {
+            for n in 1..=12 {
+                every(true);
+                let want = replay(text, n);
+                every(false);
+                let got = replay(text, n);
+                assert_eq!(got, want, "{text:?} in {n}-char pushes");
+            }
+        }
+    }
 
     /// A JSON list behind a marker with no closing marker (Sarashina, Granite, `functools`)
     /// builds its calls from what its stream read when the list is plain JSON, else decodes

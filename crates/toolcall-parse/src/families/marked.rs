@@ -13,7 +13,7 @@ use toolcall_core::{Diagnostic, Repair};
 use crate::FormatId;
 use crate::builder::{Draft, Outcome};
 use crate::family::{
-    Advance, ReadCx, RegionReader, ScanFrom, closing_marker_repair, find_from, json_calls,
+    Advance, ReadCx, RegionReader, ScanFrom, Wake, closing_marker_repair, find_from, json_calls,
     parse_lenient,
 };
 use crate::scanner::{Scan, Scanner, split_top_level};
@@ -166,6 +166,25 @@ pub(crate) fn finish_cut_live(
     }
 }
 
+#[cfg(test)]
+thread_local! {
+    /// Tests: the reader asks to be read on every push (no `ReadCx::wake`), to compare.
+    pub(crate) static READ_EVERY_PUSH: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Whether the reader asks to be read on every push (tests compare with it).
+fn read_every_push() -> bool {
+    #[cfg(test)]
+    return READ_EVERY_PUSH.with(std::cell::Cell::get);
+    #[cfg(not(test))]
+    false
+}
+
+/// What wakes an [`OpenJsonReader`] whose stream is quiet ([`LiveList::quiet`]): only a
+/// bracket can close or break the value (the scanner's verdict changes at one) or start an
+/// entry's arguments (the stream's next event).
+static BRACKETS: Wake = Wake::new(b"{}[]", "");
+
 /// JSON behind a marker with no closing marker (Granite's `<|tool_call|>[…]`, `functools[…]`):
 /// the region ends where the JSON value does, found by the resumable scanner.
 pub(crate) struct OpenJsonReader {
@@ -211,6 +230,11 @@ impl RegionReader for OpenJsonReader {
             Scan::NeedMore if !is_final => {
                 if cx.streaming() {
                     self.live.advance(region, cx);
+                    if self.live.quiet() && !read_every_push() {
+                        // Until a bracket arrives, the value stays open and its stream sends
+                        // nothing: pushes without one are not read (`ReadCx::wake`).
+                        cx.wake = Some(&BRACKETS);
+                    }
                 }
                 Advance::NeedMore
             }
