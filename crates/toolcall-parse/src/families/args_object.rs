@@ -541,7 +541,7 @@ impl LiveList {
         if b.list {
             Some(CallsDoc::Many(b.entries))
         } else if b.entries.len() == 1 {
-            b.entries.pop().map(CallsDoc::One)
+            b.entries.pop().map(|o| CallsDoc::One(Box::new(o)))
         } else {
             None
         }
