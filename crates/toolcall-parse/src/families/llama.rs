@@ -62,6 +62,8 @@ fn reader(_opener: usize, ctx: &Ctx) -> Option<Box<dyn RegionReader>> {
         max_depth: ctx.limits.max_depth,
         live: LiveList::new(PYTHON_TAG.len(), ctx.limits.max_depth),
         chain: None,
+        announced: 0,
+        streams: true,
     }))
 }
 
@@ -188,9 +190,40 @@ struct Reader {
     /// The calls of the chain read so far, and where the last one ends; `None` while the
     /// first value is read.
     chain: Option<(Outcome, usize)>,
+    /// Streamed: the chain's first calls announced so far (the engine matches announced
+    /// calls to the outcome's in order, so a later value's calls are announced only after
+    /// every earlier one).
+    announced: usize,
+    /// Streamed: whether the value being read is announced while it streams (false once a
+    /// call of the chain could not be announced in its turn).
+    streams: bool,
 }
 
 impl Reader {
+    /// Streamed, before a later value of the chain is announced: the calls read so far that
+    /// were not (a value read whole within one push, or written so its list stops) are
+    /// announced now with their whole arguments, in order; a call that cannot be (broken,
+    /// or its arguments not an object) ends the announcing for the rest of the chain, whose
+    /// calls the engine then sends when the chain ends.
+    fn announce_the_rest(&mut self, cx: &mut ReadCx<'_>) {
+        let Some((out, _)) = &self.chain else {
+            return;
+        };
+        for d in out.drafts.get(self.announced..).unwrap_or_default() {
+            let args = match (&d.broken, &d.args) {
+                (None, None | Some(Value::Null)) => "{}".to_owned(),
+                (None, Some(a @ Value::Object(_))) => a.to_string(),
+                _ => {
+                    self.streams = false;
+                    return;
+                }
+            };
+            cx.start_call(&d.name, d.id.as_deref());
+            cx.arguments_owned(args);
+            self.announced += 1;
+        }
+    }
+
     fn end_chain(&mut self) -> Advance {
         match self.chain.take() {
             Some((outcome, end)) => Advance::Done { end, outcome },
@@ -230,8 +263,11 @@ impl RegionReader for Reader {
                         Link::End => return self.end_chain(),
                         Link::Next(at) => {
                             self.at = at;
-                            if cx.streaming() {
-                                self.live = LiveList::new(at, self.max_depth);
+                            if cx.streaming() && self.streams {
+                                self.announce_the_rest(cx);
+                                if self.streams {
+                                    self.live = LiveList::new(at, self.max_depth);
+                                }
                             }
                         }
                     },
@@ -282,7 +318,7 @@ impl RegionReader for Reader {
                     };
                 }
                 Scan::NeedMore => {
-                    if cx.streaming() {
+                    if cx.streaming() && self.streams {
                         self.live.advance(region, cx);
                     }
                     return Advance::NeedMore;
@@ -330,14 +366,81 @@ impl RegionReader for Reader {
                     for d in out.drafts.get_mut(from..).unwrap_or_default() {
                         d.repairs.extend(repairs.iter().cloned());
                     }
-                    if cx.streaming() && self.live.calls() > 0 {
+                    if cx.streaming() && self.streams && self.live.calls() > 0 {
                         let upto = region.get(..end).unwrap_or("");
                         let drafts = out.drafts.split_off(from);
                         self.live.finish(upto, &drafts, span, out, cx);
                         out.drafts.extend(drafts);
+                        // The list announces its value's calls in order, from the first.
+                        if self.announced == from {
+                            self.announced = from + self.live.calls();
+                        }
                     }
                     *last = end;
                     self.scanner = None;
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{FormatSelection, ParseOptions, StreamParser};
+    use toolcall_core::StreamEvent;
+
+    // A `;` chain streamed in three pushes cut anywhere: each finished call was announced
+    // under its own name with fragments that decode to its own arguments (a value read
+    // whole within one push is announced before the next value's calls are; before, the
+    // second call's fragments went to the first's index).
+    #[test]
+    fn chained_calls_stream_each_under_its_own_announcement() {
+        let texts = [
+            r#"<|python_tag|>{"name": "get_weather", "parameters": {"city": "Paris"}};{"name": "get_weather", "parameters": {"city": "Rome"}};{"name": "get_time", "parameters": {}}<|eot_id|>"#,
+            r#"{"name": "get_weather", "parameters": {"city": "Paris"}}; {"name": "get_weather", "parameters": {"city": "Rome"}}"#,
+            r#"<|python_tag|>{"name": "a", "parameters": {"x": 1}}; [{"name": "b", "parameters": {}}, {"parameters": {"y": 2}, "name": "c"}]; {"name": "d", "parameters": {"z": [1]}} tail"#,
+        ];
+        for text in texts {
+            for auto in [false, true] {
+                let options = ParseOptions {
+                    format: if auto {
+                        FormatSelection::Auto
+                    } else {
+                        FormatSelection::Only("llama".into())
+                    },
+                    ..ParseOptions::default()
+                };
+                for a in 1..text.len() {
+                    for b in (a..text.len()).step_by(5) {
+                        let mut sp = StreamParser::new(options.clone());
+                        let mut events = sp.push(&text[..a]);
+                        events.extend(sp.push(&text[a..b]));
+                        events.extend(sp.push(&text[b..]));
+                        events.extend(sp.finish());
+                        let mut sent: Vec<(String, String)> = Vec::new();
+                        let mut finished = 0;
+                        for e in events {
+                            match e {
+                                StreamEvent::CallStarted { index, name, .. } => {
+                                    assert_eq!(index, sent.len());
+                                    sent.push((name, String::new()));
+                                }
+                                StreamEvent::ArgumentsDelta { index, fragment } => {
+                                    sent[index].1.push_str(&fragment);
+                                }
+                                StreamEvent::CallFinished { index, call } => {
+                                    let args: serde_json::Value =
+                                        serde_json::from_str(&sent[index].1).unwrap_or_default();
+                                    let at = format!("{text} cut at {a}, {b} (auto {auto})");
+                                    assert_eq!(sent[index].0, call.name, "{at}");
+                                    assert_eq!(args, call.arguments, "{at}");
+                                    finished += 1;
+                                }
+                                _ => {}
+                            }
+                        }
+                        assert!(finished >= 2, "{text} cut at {a}, {b}");
+                    }
                 }
             }
         }
