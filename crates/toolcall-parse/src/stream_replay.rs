@@ -93,6 +93,64 @@ pub(crate) fn stream_in_char_pushes(
     streamed
 }
 
+/// What a stream sent after one push: calls started, calls finished, each started call's
+/// fragments so far.
+type AfterPush = (usize, usize, Vec<String>);
+
+/// `text` pushed `n` characters at a time: what was sent after each push, with the bytes
+/// pushed so far.
+fn sent_after_each_push(text: &str, options: &ParseOptions, n: usize) -> Vec<(usize, AfterPush)> {
+    let mut at = Vec::new();
+    let (mut started, mut finished, mut sent) = (0, 0, Vec::<String>::new());
+    stream_in_char_pushes(text, options, n, |pushed, events| {
+        for e in events {
+            match e {
+                StreamEvent::CallStarted { .. } => {
+                    started += 1;
+                    sent.push(String::new());
+                }
+                StreamEvent::ArgumentsDelta { index, fragment } => sent[*index].push_str(fragment),
+                StreamEvent::CallFinished { .. } => finished += 1,
+                _ => {}
+            }
+        }
+        at.push((pushed, (started, finished, sent.clone())));
+    });
+    at
+}
+
+/// A push that does not wake the region's reader ([`crate::family::ReadCx::wake`]: the
+/// engine appends it and returns) delays nothing: after every push of `text` in pushes of
+/// 1 to `max_n` characters, the calls started and finished, and the fragments sent for the
+/// calls still open, are those of a stream given the same bytes in one push (which reads
+/// them all; a call it finishes may send its arguments whole, so what was sent for finished
+/// calls is not compared). Returns, after each byte (ASCII `text`), the calls finished.
+pub(crate) fn assert_no_push_waits(text: &str, options: &ParseOptions, max_n: usize) -> Vec<usize> {
+    assert!(text.is_ascii(), "{text:?}");
+    let whole: Vec<AfterPush> = (1..=text.len())
+        .filter_map(|end| {
+            let prefix = text.get(..end).unwrap_or_default();
+            sent_after_each_push(prefix, options, end)
+                .pop()
+                .map(|(_, sent)| sent)
+        })
+        .collect();
+    for n in 1..=max_n {
+        for (pushed, (started, finished, sent)) in sent_after_each_push(text, options, n) {
+            let (want_started, want_finished, want_sent) = &whole[pushed - 1];
+            let context = format!("{text:?} in {n}-char pushes, {pushed} bytes");
+            assert_eq!(
+                (started, finished),
+                (*want_started, *want_finished),
+                "{context}"
+            );
+            let open = |sent: &[String]| sent.get(finished..).unwrap_or_default().to_vec();
+            assert_eq!(open(&sent), open(want_sent), "{context}");
+        }
+    }
+    whole.into_iter().map(|(_, finished, _)| finished).collect()
+}
+
 impl Streamed {
     /// The stream finished one-shot's calls (name, arguments, repair count); with
     /// `check_sent`, each call's fragments decode to its arguments. A reply that writes a key

@@ -640,8 +640,7 @@ mod tests {
     #[test]
     fn pushes_that_wake_nothing_delay_nothing() {
         use crate::ParseOptions;
-        use crate::stream_replay::stream_in_char_pushes;
-        use toolcall_core::StreamEvent;
+        use crate::stream_replay::assert_no_push_waits;
         let o = ParseOptions::default();
         let texts = [
             r#"Sure. <|tool_call>call:get_weather{city:<|"|>Paris, France<|"|>,days:3}<tool_call|> ok"#,
@@ -650,36 +649,11 @@ mod tests {
             r#"<|tool_call>call:f{a:"x,}]<tool_", b:[1,[2,{c:<|"|><tool_call<|"|>}]]}  <tool_call|><|tool_call>call:g{}<tool_call|>"#,
             r#"<|tool_call>call:f{a:<|"|>x<|"|>}<tool_call|"#,
         ];
-        // After each push: calls finished so far, and each call's fragments so far.
-        let replay = |text: &str, n: usize| {
-            let mut at = Vec::new();
-            let (mut finished, mut sent) = (0, Vec::<String>::new());
-            stream_in_char_pushes(text, &o, n, |pushed, events| {
-                for e in events {
-                    match e {
-                        StreamEvent::CallStarted { .. } => sent.push(String::new()),
-                        StreamEvent::ArgumentsDelta { index, fragment } => {
-                            sent[*index].push_str(fragment)
-                        }
-                        StreamEvent::CallFinished { .. } => finished += 1,
-                        _ => {}
-                    }
-                }
-                at.push((pushed, finished, sent.clone()));
-            });
-            at
-        };
         for text in texts {
-            let bytes = replay(text, 1);
-            for &(pushed, finished, _) in &bytes {
-                let closed = text[..pushed].matches(CLOSE).count();
-                assert_eq!(finished, closed, "{text:?}: {pushed} bytes pushed");
-            }
-            for n in 2..=12 {
-                for (pushed, finished, sent) in replay(text, n) {
-                    let (_, f, s) = &bytes[pushed - 1];
-                    assert_eq!((finished, &sent), (*f, s), "{text:?} in {n}-char pushes, {pushed} bytes");
-                }
+            let finished = assert_no_push_waits(text, &o, 12);
+            for (at, finished) in finished.into_iter().enumerate() {
+                let closed = text[..=at].matches(CLOSE).count();
+                assert_eq!(finished, closed, "{text:?}: {} bytes pushed", at + 1);
             }
         }
     }

@@ -31,7 +31,7 @@ use super::text_example::tag_text;
 use crate::FormatId;
 use crate::builder::{Ctx, Draft};
 use crate::family::{
-    Advance, Instructions, ReadCx, ReasoningMarker, RegionReader, ScanFrom, Types, find_from,
+    Advance, Instructions, ReadCx, ReasoningMarker, RegionReader, ScanFrom, Types, Wake, find_from,
     push_json_str, push_json_value,
 };
 
@@ -105,6 +105,14 @@ enum Live {
     },
     Stopped,
 }
+
+/// What wakes an [`M3Reader`] that read its block's first invoke tag
+/// ([`crate::family::ReadCx::wake`]): a `>`. Every step that sends something or decides the
+/// block ends at one: an invoke's start once its tag's `>` arrives, an argument once its
+/// element's closing tag does, an invoke's end at `NS</invoke>`, the block's closing tag
+/// (the stream's or the search's, once the stream stopped) at its own `>`. Other bytes only
+/// move the stream (or stop it), which reads them on the next push it is called for.
+static WAKE: Wake = Wake::new(b">", "");
 
 struct M3Reader {
     max_depth: usize,
@@ -393,13 +401,17 @@ impl RegionReader for M3Reader {
                 return self.finish(region, i, i + CLOSE.len(), true, cx);
             }
             if !matches!(self.live, Live::Stopped) {
+                cx.wake = Some(&WAKE);
                 return Advance::NeedMore;
             }
         }
         match self.close.find(region, CLOSE) {
             Some(i) => self.finish(region, i, i + CLOSE.len(), true, cx),
             None if is_final => self.finish(region, region.len(), region.len(), false, cx),
-            None => Advance::NeedMore,
+            None => {
+                cx.wake = Some(&WAKE);
+                Advance::NeedMore
+            }
         }
     }
 }
@@ -752,10 +764,11 @@ mod tests {
     // A block whose invokes the stream read is built from them (no second read); where the
     // whole read would differ (a repeated key, a closing invoke tag inside a value, text
     // that is no invoke, a block cut short) the body is read whole. Either way streamed in
-    // any chunks equals one-shot.
+    // any chunks equals one-shot, and a push the reader is not called for (no `>`: `WAKE`)
+    // delays nothing.
     #[test]
     fn streamed_blocks_equal_one_shot() {
-        use crate::stream_replay::{one_shot, stream_in_char_pushes};
+        use crate::stream_replay::{assert_no_push_waits, one_shot, stream_in_char_pushes};
         use toolcall_core::StreamEvent;
         const NS: &str = super::NS;
         let o = ParseOptions::default();
@@ -802,6 +815,8 @@ mod tests {
             ),
         ];
         for text in &texts {
+            // A push without a `>` (which wakes nothing) delays nothing.
+            assert_no_push_waits(text, &o, 12);
             let want = one_shot(text, &o);
             // Calls announced before the block's closing tag is complete.
             let close_end = text.find(&format!("{NS}</tool_call>")).map(|i| i + 25);
