@@ -955,15 +955,17 @@ pub(crate) fn probe_entry(s: &[u8], keys: Option<&EntryKeys>) -> Probe {
                 _ => Probe::No,
             };
         };
-        let key = std::str::from_utf8(key).unwrap_or("");
-        if keys.args.contains(&key) {
+        // Compared as bytes: a key between two quotes of the region's text is its text.
+        let is = |list: &[&str]| list.iter().any(|k| k.as_bytes() == key);
+        if is(keys.args) {
             step!(c.byte(b'{'));
             return match name {
                 Some(n) => Probe::Yes(n.to_owned(), c.i - 1),
                 None => Probe::No,
             };
         }
-        if !keys.name.contains(&key) && !keys.skip.contains(&key) {
+        let names = is(keys.name);
+        if !names && !is(keys.skip) {
             return Probe::No;
         }
         step!(c.byte(b'"'));
@@ -973,7 +975,7 @@ pub(crate) fn probe_entry(s: &[u8], keys: Option<&EntryKeys>) -> Probe {
             None if s.len() > MAX_PROBE => return Probe::No,
             None => return Probe::NeedMore,
         };
-        if keys.name.contains(&key) {
+        if names {
             match std::str::from_utf8(value) {
                 Ok(n) if !n.is_empty() => name = Some(n),
                 _ => return Probe::No,
@@ -1001,19 +1003,19 @@ impl<'a> Cursor<'a> {
     }
 
     /// The rest of a string after its opening quote: `Some(None)` for one this prefix
-    /// reader does not take (an escape, or longer than a name may be).
+    /// reader does not take (an escape, or longer than a name may be: no closing quote in
+    /// its first 258 bytes).
     fn string(&mut self) -> Option<Option<&'a [u8]>> {
-        let start = self.i;
-        loop {
-            match *self.s.get(self.i)? {
-                b'"' => {
-                    self.i += 1;
-                    return Some(self.s.get(start..self.i - 1));
-                }
-                b'\\' => return Some(None),
-                _ if self.i - start > 256 => return Some(None),
-                _ => self.i += 1,
+        let rest = self.s.get(self.i..)?;
+        let window = rest.get(..rest.len().min(258)).unwrap_or(rest);
+        match window.iter().position(|&b| b == b'"' || b == b'\\') {
+            Some(j) if rest[j] == b'"' => {
+                self.i += j + 1;
+                Some(rest.get(..j))
             }
+            Some(_) => Some(None),
+            None if rest.len() > 257 => Some(None),
+            None => None,
         }
     }
 }
