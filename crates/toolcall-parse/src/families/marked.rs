@@ -173,7 +173,7 @@ thread_local! {
 }
 
 /// Whether the reader asks to be read on every push (tests compare with it).
-fn read_every_push() -> bool {
+pub(crate) fn read_every_push() -> bool {
     #[cfg(test)]
     return READ_EVERY_PUSH.with(std::cell::Cell::get);
     #[cfg(not(test))]

@@ -8,7 +8,7 @@ use super::tags::{Block, BodyRule, LeadRule, StreamTags};
 use super::text_example::named_parameters;
 use crate::FormatId;
 use crate::family::Untyped;
-use crate::family::{Instructions, WhenChosen};
+use crate::family::{Instructions, Wake, WhenChosen};
 use crate::shape::{Args, Piece, Shape, TextParams};
 
 impl FormatId {
@@ -25,15 +25,22 @@ pub(super) static TAGS: InvokeTags = InvokeTags {
     verbatim: false,
 };
 
+const CLOSE: &str = "</minimax:tool_call>";
+
 static BLOCK: Block = Block {
     format: FormatId::MINIMAX_M2,
     open: "<minimax:tool_call>",
-    close: "</minimax:tool_call>",
+    close: CLOSE,
     lead: LeadRule::Invoke(&TAGS),
     body: BodyRule::Invokes(&TAGS),
 };
 
 pub(super) static STREAM: StreamTags = StreamTags::invokes(&TAGS);
+
+/// What wakes the block's reader while its stream waits ([`super::tags::params_wake`]):
+/// the last byte of every tag it looks for (`>`, and the `=` of `<parameter name=`), and
+/// the block's closing tag.
+pub(super) static WAKE: Wake = Wake::new(b">=", CLOSE);
 
 /// The call markup a decoder is held to (`toolcall-constrain` writes every dialect from it).
 static CONSTRAINT: Shape = Shape::sectioned(
@@ -141,6 +148,75 @@ mod tests {
                 let context = format!("{text:?} in {n}-char pushes");
                 let repeated = text.contains(">b</parameter>");
                 got.assert_equals_one_shot(&want, !repeated, repeated, &context);
+            }
+        }
+    }
+
+    /// A push that the block's reader is not called for (none of `WAKE`'s bytes while its
+    /// stream is quiet) delays nothing: after every push of every size, the calls
+    /// announced and finished and the fragments sent are those of the same pushes each read
+    /// (`marked::READ_EVERY_PUSH`), with a schema and without.
+    #[test]
+    fn pushes_that_wake_nothing_delay_nothing() {
+        use crate::stream_replay::stream_in_char_pushes;
+        use std::sync::Arc;
+        use toolcall_core::{Registry, ToolSpec};
+        let mut tools = Registry::new();
+        tools
+            .add_spec(ToolSpec::new(
+                "get_weather",
+                "",
+                serde_json::json!({"type": "object", "properties": {
+                    "city": {"type": "string"}, "days": {"type": "integer"},
+                    "at": {"type": "array"}}}),
+            ))
+            .unwrap();
+        let with_schema = ParseOptions {
+            format: FormatSelection::Only("minimax_m2".into()),
+            tools: Some(Arc::new(tools)),
+            ..ParseOptions::default()
+        };
+        let texts = [
+            "Sure. <minimax:tool_call>\n<invoke name=\"get_weather\">\n<parameter name=\"city\">Paris</parameter>\n<parameter name=\"days\">3</parameter>\n<parameter name=\"at\">[1, 2]</parameter>\n</invoke>\n<invoke name=\"get_time\">\n<parameter name=\"tz\">UTC</parameter>\n</invoke>\n</minimax:tool_call> ok",
+            "<minimax:tool_call><invoke name=\"get_weather\"><parameter name='city'>a <b> </param c</parameter><parameter name=days>\n4\n</parameter></invoke></minimax:tool_call>",
+            "<minimax:tool_call>\n<invoke name=\"get_weather\">\n<parameter name=\"days\">12345678901234567890</parameter>\n<parameter name=\"city\"><![CDATA[x</parameter>]]></parameter>\n</invoke>\n</minimax:tool_call>",
+            "<minimax:tool_call>\n<invoke name=\"get_weather\">\n<parameter name=\"city\">Paris</minimax:tool_call> rest",
+            "<minimax:tool_call>\n<invoke name=\"get_weather\">\n<parameter name=\"days\">3</parameter>\nstray <parameter name=\"city\">x</parameter></invoke>\n</minimax:tool_call>",
+            "<minimax:tool_call>\n<invoke name=\"get_weather\">\n<parameter name=\"city\">Par",
+        ];
+        let replay = |text: &str, o: &ParseOptions, n: usize| {
+            let mut at = Vec::new();
+            let (mut finished, mut sent) = (0, Vec::<String>::new());
+            stream_in_char_pushes(text, o, n, |pushed, events| {
+                for e in events {
+                    match e {
+                        StreamEvent::CallStarted { .. } => sent.push(String::new()),
+                        StreamEvent::ArgumentsDelta { index, fragment } => {
+                            sent[*index].push_str(fragment)
+                        }
+                        StreamEvent::CallFinished { .. } => finished += 1,
+                        _ => {}
+                    }
+                }
+                at.push((pushed, finished, sent.clone()));
+            });
+            at
+        };
+        let every = |read: bool| crate::families::marked::READ_EVERY_PUSH.with(|c| c.set(read));
+        let plain = ParseOptions {
+            format: FormatSelection::Only("minimax_m2".into()),
+            ..ParseOptions::default()
+        };
+        for o in [&with_schema, &plain] {
+            for text in texts {
+                for n in 1..=12 {
+                    every(true);
+                    let want = replay(text, o, n);
+                    every(false);
+                    let got = replay(text, o, n);
+                    if n == 1 && text.starts_with("Sure") { for (a, b) in got.iter().zip(&want) { eprintln!("{a:?}\n{b:?}"); } }
+                    assert_eq!(got, want, "{text:?} in {n}-char pushes");
+                }
             }
         }
     }

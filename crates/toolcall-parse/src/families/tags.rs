@@ -25,7 +25,7 @@ use toolcall_core::{Diagnostic, Repair};
 use crate::FormatId;
 use crate::builder::{Ctx, Draft};
 use crate::family::{
-    Advance, Outcome, ReadCx, RegionReader, ScanFrom, Untyped, closing_marker_repair,
+    Advance, Outcome, ReadCx, RegionReader, ScanFrom, Untyped, Wake, closing_marker_repair,
     convert_text_value, find_from, push_json_escaped, push_json_str, push_json_value, text_param,
     untyped_is_text,
 };
@@ -76,6 +76,15 @@ pub(crate) enum LeadRule {
 }
 
 impl LeadRule {
+    /// Whether a lead read as ours may name the block's first call (a later read of a
+    /// longer lead, announcing it): the rules that only test the lead's first bytes never do.
+    fn names(self) -> bool {
+        !matches!(
+            self,
+            LeadRule::Tag(_) | LeadRule::Invoke(_) | LeadRule::Json
+        )
+    }
+
     /// What `lead` says; `complete`: no more bytes will come.
     pub(crate) fn read(self, lead: &str, complete: bool) -> Lead<'_> {
         match self {
@@ -677,6 +686,15 @@ fn read_text_param<'r>(
     Some((text, own))
 }
 
+/// What wakes a block's reader whose stream of text-valued parameters is quiet
+/// ([`LiveArgs::quiet`], [`ReadCx::wake`]): the family's own table, for a family whose
+/// stream looks only for tags that end with one of its bytes (`invoke` elements: no
+/// tolerated missing closing tag, no closing tag decided by what follows it), else `None`
+/// (every push is read).
+pub(crate) fn params_wake(block: &Block) -> Option<&'static Wake> {
+    (block.format == FormatId::MINIMAX_M2).then_some(&super::minimax_m2::WAKE)
+}
+
 /// [`ScanFrom::find`], first asking whether any byte it has not looked at is the tag's
 /// first: most pushes of a streamed block bring a few bytes without one, and a block's
 /// reader searches three or four tags a push (its own closing tag, the call's, the
@@ -756,6 +774,23 @@ impl LiveArgs {
             alone: false,
             rebuilt: false,
             has_rules: None,
+        }
+    }
+
+    /// Whether the stream sends nothing until one of the tags it looks for completes:
+    /// stopped, between calls (the next call's first parameter tag), or inside a call
+    /// whose open parameter's opening tag has no `>` yet or whose value is sent whole
+    /// (its closing tag, or the call's). Any other byte is read with the next one that
+    /// completes such a tag as it would be now, with no event either way.
+    fn quiet(&self, region: &str) -> bool {
+        match &self.state {
+            _ if self.stopped => true,
+            LiveState::Head { .. } => true,
+            LiveState::Params { value, no_gt, .. } => match value {
+                None => *no_gt >= region.len(),
+                Some(OpenValue::Whole) => true,
+                Some(OpenValue::Text(_)) => false,
+            },
         }
     }
 
@@ -1317,6 +1352,10 @@ impl RegionReader for BlockReader {
                 Lead::NotMine if !self.mine => return Advance::NotMine,
                 Lead::Mine(name) => {
                     self.mine = true;
+                    if name.is_none() && !b.lead.names() {
+                        // Its lead never names a call: reading it again announces nothing.
+                        self.announced = true;
+                    }
                     if let Some(name) = name
                         && !self.announced
                     {
@@ -1365,7 +1404,15 @@ impl RegionReader for BlockReader {
                 }
                 match self.live.as_mut().filter(|_| cx.streaming()) {
                     Some(Live::Params(live)) => {
-                        live.advance(b, region, self.lead_name.as_deref(), cx)
+                        live.advance(b, region, self.lead_name.as_deref(), cx);
+                        if let Some(wake) = params_wake(b)
+                            && self.mine
+                            && self.announced
+                            && live.quiet(region)
+                            && !super::marked::read_every_push()
+                        {
+                            cx.wake = Some(wake);
+                        }
                     }
                     Some(Live::Stream(live)) => live.advance(region, self.lead_name.as_deref(), cx),
                     None => {}
