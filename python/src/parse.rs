@@ -282,27 +282,30 @@ unsafe extern "C" fn parse_fastcall(
     nargs: pyo3::ffi::Py_ssize_t,
     kwnames: *mut pyo3::ffi::PyObject,
 ) -> *mut pyo3::ffi::PyObject {
-    // SAFETY: CPython calls a function with this thread attached to the interpreter.
-    let py = unsafe { Python::assume_attached() };
-    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        // SAFETY: CPython's vectorcall contract: `args` holds `nargs` positional values and
-        // then one per name of `kwnames`, all borrowed for the call.
-        unsafe { parse_vectorcall(py, args, nargs, kwnames) }
-    }));
-    let err = match result {
-        Ok(Ok(out)) => return out.into_ptr(),
-        Ok(Err(e)) => e,
-        Err(payload) => {
-            let message = payload
-                .downcast_ref::<String>()
-                .cloned()
-                .or_else(|| payload.downcast_ref::<&str>().map(|s| (*s).to_owned()))
-                .unwrap_or_else(|| "panic from Rust code".to_owned());
-            pyo3::panic::PanicException::new_err((message,))
-        }
-    };
-    err.restore(py);
-    std::ptr::null_mut()
+    // `Python::attach` although CPython calls with the thread attached: pyo3 counts its own
+    // entries, and a `Py` dropped while that count is zero (the `bytes` behind a `bytes`
+    // text, an evicted cache slot) is queued for a later pyo3 call instead of released.
+    Python::attach(|py| {
+        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            // SAFETY: CPython's vectorcall contract: `args` holds `nargs` positional values
+            // and then one per name of `kwnames`, all borrowed for the call.
+            unsafe { parse_vectorcall(py, args, nargs, kwnames) }
+        }));
+        let err = match result {
+            Ok(Ok(out)) => return out.into_ptr(),
+            Ok(Err(e)) => e,
+            Err(payload) => {
+                let message = payload
+                    .downcast_ref::<String>()
+                    .cloned()
+                    .or_else(|| payload.downcast_ref::<&str>().map(|s| (*s).to_owned()))
+                    .unwrap_or_else(|| "panic from Rust code".to_owned());
+                pyo3::panic::PanicException::new_err((message,))
+            }
+        };
+        err.restore(py);
+        std::ptr::null_mut()
+    })
 }
 
 /// Reads `parse`'s arguments as CPython passes them (see [`parse_fastcall`]) and parses.

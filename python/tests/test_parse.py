@@ -449,3 +449,18 @@ def test_call_and_diagnostic_dicts_are_right_and_fresh_across_names_and_formats(
             del call["call_id"]
             found["message"], found["level"] = "changed", "error"
             found["span"].append(1)
+
+
+# `parse` lets go of its arguments before it returns, whatever it was given: it once entered
+# without pyo3 counting the call as attached, so a `Py` it dropped (the `bytes` behind a
+# `bytes` text) waited for some later pyo3 call to be released.
+def test_parse_holds_no_reference_to_its_arguments_after_it_returns(toolset):
+    import sys
+
+    text = b'<tool_call>{"name": "get_weather", "arguments": {"city": "Paris"}}</tool_call>'
+    for value in [text, bytearray(text), text.decode()]:
+        fmt = "".join(["her", "mes"])
+        held = (sys.getrefcount(value), sys.getrefcount(fmt), sys.getrefcount(toolset))
+        for _ in range(10):
+            assert len(toolcall.parse(value, tools=toolset, format=fmt)["calls"]) == 1
+        assert (sys.getrefcount(value), sys.getrefcount(fmt), sys.getrefcount(toolset)) == held
