@@ -975,16 +975,12 @@ impl<'a> Engine<'a> {
         let announced = std::mem::take(&mut self.announced);
         let mut announced = announced.into_iter().peekable();
         for mut d in o.drafts {
-            let index = match announced.peek() {
-                Some(a) if a.name == d.name => {
-                    d.id = Some(a.call_id.to_string());
-                    Some(a.index)
-                }
-                _ => None,
-            };
-            if index.is_some() {
-                announced.next();
-            }
+            // The announced id moves into the call (its `to_string` went through the
+            // formatter: an allocation and a copy a call).
+            let index = announced.next_if(|a| a.name == d.name).map(|a| {
+                d.id = Some(a.call_id.0);
+                a.index
+            });
             self.build_and_emit(d, index);
         }
     }
