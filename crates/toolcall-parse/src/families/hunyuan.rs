@@ -33,7 +33,7 @@ use crate::FormatId;
 use crate::builder::{Ctx, Draft};
 use crate::shape::{Args, Piece, Shape, TextParams};
 use crate::family::{
-    Advance, Instructions, ReadCx, ReasoningMarker, RegionReader, ScanFrom, SuffixedMarker,
+    Advance, Instructions, ReadCx, ReasoningMarker, RegionReader, ScanFrom, SuffixedMarker, Wake,
     find_from, push_json_str, push_json_value,
 };
 
@@ -208,7 +208,19 @@ struct HunyuanReader {
     built: Vec<Draft>,
     args: Map<String, Value>,
     repairs: Vec<Repair>,
+    /// The stream waits on a `<` after a call's name that may start `<tool_sep>`: the byte
+    /// that tells it does not starts the call (no [`WAKE`] then).
+    at_sep: bool,
 }
+
+/// What wakes a [`HunyuanReader`] whose block's tags are known
+/// ([`crate::family::ReadCx::wake`]): `<` and `>`. Every step of its stream that sends
+/// something or decides the block ends at a tag's `>` (a call's tag, an argument's value
+/// tag, a call's or the block's closing tag, the block's closing tag its search finds once
+/// the stream stopped); a tag that does not complete only moves or stops the stream. The
+/// one other step, a call started by the byte after its name's `<` that is no
+/// `<tool_sep>`, is waited for without it (`at_sep`).
+static WAKE: Wake = Wake::new(b"<>", "");
 
 impl HunyuanReader {
     fn new(suffixed: bool) -> Self {
@@ -225,6 +237,7 @@ impl HunyuanReader {
             built: Vec::new(),
             args: Map::new(),
             repairs: Vec::new(),
+            at_sep: false,
         }
     }
 
@@ -257,6 +270,7 @@ impl HunyuanReader {
     /// by every `</`): the first closing tag it meets is the block's first, so the block's
     /// own search for it waits until the stream stops.
     fn stream(&mut self, region: &str, cx: &mut ReadCx<'_>) -> Option<usize> {
+        self.at_sep = false;
         let t = self.tags.as_ref()?;
         loop {
             match &mut self.live {
@@ -292,7 +306,10 @@ impl HunyuanReader {
                     match starts(after, SEP) {
                         Some(true) => after = &after[SEP.len()..],
                         // `<tool_sep>` may still be arriving.
-                        None => return None,
+                        None => {
+                            self.at_sep = true;
+                            return None;
+                        }
                         Some(false) => {}
                     }
                     if !valid_name(name) {
@@ -503,6 +520,7 @@ impl RegionReader for HunyuanReader {
                 return self.finish(region, i, i + close_len, true, cx);
             }
             if !matches!(self.live, Live::Stopped) {
+                cx.wake = (!self.at_sep).then_some(&WAKE);
                 return Advance::NeedMore;
             }
         }
@@ -517,7 +535,10 @@ impl RegionReader for HunyuanReader {
         match found {
             Some((i, end)) => self.finish(region, i, end, true, cx),
             None if is_final => self.finish(region, region.len(), region.len(), false, cx),
-            None => Advance::NeedMore,
+            None => {
+                cx.wake = Some(&WAKE);
+                Advance::NeedMore
+            }
         }
     }
 }
@@ -707,10 +728,11 @@ mod tests {
 
     // A block whose calls the stream read is built from them (no second read); where the
     // whole read would differ (a repeated key, a closing call tag inside a value, text that
-    // is no call) the body is read whole. Either way streamed in any chunks equals one-shot.
+    // is no call) the body is read whole. Either way streamed in any chunks equals one-shot,
+    // and a push the reader is not called for (no `<` or `>`: `WAKE`) delays nothing.
     #[test]
     fn streamed_blocks_equal_one_shot() {
-        use crate::stream_replay::{one_shot, stream_in_char_pushes};
+        use crate::stream_replay::{assert_no_push_waits, one_shot, stream_in_char_pushes};
         let o = ParseOptions::default();
         let call = |name: &str, pairs: &[(&str, &str)]| {
             let mut c = format!("<tool_call:opensource>{name}");
@@ -738,6 +760,7 @@ mod tests {
             "<tool_calls><tool_call>get_weather<tool_sep>\n<arg_key>city</arg_key>\n<arg_value>Paris</arg_value>\n</tool_call>\n</tool_calls>".into(),
         ];
         for text in &texts {
+            assert_no_push_waits(text, &o, 12);
             let want = one_shot(text, &o);
             for n in 1..=9 {
                 let got = stream_in_char_pushes(text, &o, n, |_, _| {});
