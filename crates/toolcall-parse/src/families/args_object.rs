@@ -1042,11 +1042,25 @@ mod tests {
             r#"<|tool_call|>{"name": "a", "arguments": {"x": 1}} and more"#,
             r#"<|tool_calls|>[{"name": "a", "arguments": {"x": 1}}, {"name": "b", "arguments": {"y": ]}}]"#,
             r#"<|tool_calls|>[{"name": "a", "arguments": {"x": 1}}, {"name": "b", "argu"#,
-        ];
-        // After each push: calls announced and finished so far, each call's fragments.
+            r#"<|tool_calls|>[{"name": "a", "arguments": {"x": "long text, no bracket", "y": 1]}]"#,
+            r#"<|tool_calls|>[{"name": "a", "arguments": {"x": "a", "y": {"z": "b"}, "w": [1, "c"]}}, {"name": "b", "arguments": {"q": "r"}]"#,
+        ]
+        .map(str::to_owned)
+        .into_iter()
+        // Nested up to the bound (128) and past it inside the arguments.
+        .chain([124, 125, 126, 127].map(|k| {
+            format!(
+                r#"<|tool_calls|>[{{"name": "a", "arguments": {{"x": "text", "y": {}1{}}}}}] ok"#,
+                "[".repeat(k),
+                "]".repeat(k)
+            )
+        }));
+        // After each push: calls announced and finished so far, each call's fragments, the
+        // text and the diagnostics so far.
         let replay = |text: &str, n: usize| {
             let mut at = Vec::new();
             let (mut finished, mut sent) = (0, Vec::<String>::new());
+            let (mut shown, mut said) = (String::new(), 0);
             stream_in_char_pushes(text, &o, n, |pushed, events| {
                 for e in events {
                     match e {
@@ -1055,10 +1069,12 @@ mod tests {
                             sent[*index].push_str(fragment)
                         }
                         StreamEvent::CallFinished { .. } => finished += 1,
+                        StreamEvent::Text { text } => shown.push_str(text),
+                        StreamEvent::Diagnostic { .. } => said += 1,
                         _ => {}
                     }
                 }
-                at.push((pushed, finished, sent.clone()));
+                at.push((pushed, finished, sent.clone(), shown.clone(), said));
             });
             at
         };
@@ -1066,9 +1082,9 @@ mod tests {
         for text in texts {
             for n in 1..=12 {
                 every(true);
-                let want = replay(text, n);
+                let want = replay(&text, n);
                 every(false);
-                let got = replay(text, n);
+                let got = replay(&text, n);
                 assert_eq!(got, want, "{text:?} in {n}-char pushes");
             }
         }
