@@ -1252,7 +1252,7 @@ const SMALL_SCHEMA: usize = 8;
 /// `node[key]` for a schema node: a small object's keys are compared in turn (a property's
 /// schema holds a few), which costs less than hashing the key (the schema is looked up per
 /// parameter of every call, and per streamed one).
-fn schema_get<'a>(node: &'a Value, key: &str) -> Option<&'a Value> {
+pub(crate) fn schema_get<'a>(node: &'a Value, key: &str) -> Option<&'a Value> {
     let m = node.as_object()?;
     if m.len() <= SMALL_SCHEMA {
         m.iter().find_map(|(k, v)| (k == key).then_some(v))

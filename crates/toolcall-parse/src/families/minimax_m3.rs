@@ -31,7 +31,7 @@ use super::text_example::tag_text;
 use crate::FormatId;
 use crate::builder::{Ctx, Draft};
 use crate::family::{
-    Advance, Instructions, ReadCx, ReasoningMarker, RegionReader, ScanFrom, Types, Wake, find_from,
+    Advance, Instructions, ReadCx, ReasoningMarker, RegionReader, ScanFrom, Types, Wake, find_from, schema_get,
     push_json_str, push_json_value,
 };
 
@@ -591,7 +591,7 @@ impl Content {
             Content::Children(children) => {
                 let schema = container(schema).or(schema);
                 if types(schema).contains(&"array") {
-                    let items = schema.and_then(|s| s.get("items"));
+                    let items = schema.and_then(|s| schema_get(s, "items"));
                     return children
                         .into_iter()
                         .map(|c| c.value.into_json(items, repairs))
@@ -611,13 +611,13 @@ impl Content {
 
 /// The property `key` of an object schema.
 fn property<'a>(schema: Option<&'a Value>, key: &str) -> Option<&'a Value> {
-    container(schema).or(schema)?.get("properties")?.get(key)
+    schema_get(schema_get(container(schema).or(schema)?, "properties")?, key)
 }
 
 /// The one object/array branch of a schema (`anyOf: [{…object…}, {"type": "null"}]`).
 fn container(schema: Option<&Value>) -> Option<&Value> {
     let s = schema?;
-    match s.get("type") {
+    match schema_get(s, "type") {
         // `types` without its list (a container is looked up per argument).
         Some(Value::String(t)) => return matches!(t.as_str(), "object" | "array").then_some(s),
         Some(Value::Array(ts)) => {
@@ -634,7 +634,7 @@ fn container(schema: Option<&Value>) -> Option<&Value> {
         }
         None => {}
     }
-    let branches = s.get("anyOf").or_else(|| s.get("oneOf"))?.as_array()?;
+    let branches = schema_get(s, "anyOf").or_else(|| schema_get(s, "oneOf"))?.as_array()?;
     let mut found = branches.iter().filter(|b| container(Some(b)).is_some());
     let one = found.next()?;
     found.next().is_none().then_some(one)
@@ -644,15 +644,15 @@ fn container(schema: Option<&Value>) -> Option<&Value> {
 fn types(schema: Option<&Value>) -> Types<'_> {
     let mut out = Types::default();
     let Some(s) = schema else { return out };
-    match s.get("type") {
+    match schema_get(s, "type") {
         Some(Value::String(t)) => out.push(t.as_str()),
         Some(Value::Array(ts)) => out.extend(ts.iter().filter_map(Value::as_str)),
         _ => out.extend(
             ["anyOf", "oneOf"]
                 .iter()
-                .filter_map(|k| s.get(*k)?.as_array())
+                .filter_map(|k| schema_get(s, k)?.as_array())
                 .flatten()
-                .filter_map(|b| b.get("type")?.as_str()),
+                .filter_map(|b| schema_get(b, "type")?.as_str()),
         ),
     }
     out
