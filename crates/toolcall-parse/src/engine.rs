@@ -250,9 +250,66 @@ struct Announced {
 
 /// Caps diagnostics per kind (the message with quoted parts and numbers blanked), then
 /// counts the rest for one summary at the end.
+/// A kind [`DiagCap`] counts: worked out from a message, or the kind of a plain format's
+/// found-call notes kept as the format (its text is compared piece by piece, never
+/// written: a one-shot parse whose only notes are found calls makes no kind string).
+#[derive(Debug)]
+enum Kind {
+    Text(String),
+    Found(&'static str),
+}
+
+impl Kind {
+    /// Whether two kinds are the same text.
+    fn same(&self, other: &Kind) -> bool {
+        match (self, other) {
+            (Kind::Text(a), Kind::Text(b)) => a == b,
+            (Kind::Text(k), Kind::Found(f)) | (Kind::Found(f), Kind::Text(k)) => {
+                found_kind_is(f, k)
+            }
+            (Kind::Found(f), Kind::Found(g)) => {
+                f == g || {
+                    let mut k = String::from("i");
+                    DiagCap::found_kind_into(g, &mut k);
+                    found_kind_is(f, &k)
+                }
+            }
+        }
+    }
+}
+
+/// Whether `kind` is the kind of the found-call notes of `format` (`i`, then what
+/// [`DiagCap::found_kind_into`] writes), compared without writing it.
+fn found_kind_is(format: &str, kind: &str) -> bool {
+    let Some(rest) = kind
+        .strip_prefix("ifound ")
+        .and_then(|r| r.strip_suffix(" call to \"\""))
+    else {
+        return false;
+    };
+    let mut rest = rest.as_bytes();
+    // The last byte written ("found " ends with a space).
+    let mut last = b' ';
+    for b in format.bytes() {
+        let want = if !b.is_ascii_digit() {
+            b
+        } else if last != b'#' {
+            b'#'
+        } else {
+            continue;
+        };
+        match rest.split_first() {
+            Some((&c, more)) if c == want => rest = more,
+            _ => return false,
+        }
+        last = want;
+    }
+    rest.is_empty()
+}
+
 #[derive(Debug, Default)]
 struct DiagCap {
-    kinds: Vec<(String, usize)>,
+    kinds: Vec<(Kind, usize)>,
     suppressed: usize,
     /// The kind being looked up (reused: one allocation per parse, not per diagnostic).
     scratch: String,
@@ -315,9 +372,7 @@ impl DiagCap {
         {
             return slot;
         }
-        let mut kind = self.start_kind(Level::Info);
-        Self::found_kind_into(format, &mut kind);
-        let slot = self.slot(kind);
+        let slot = self.slot(Kind::Found(format));
         self.found = Some((format, slot));
         slot
     }
@@ -333,7 +388,7 @@ impl DiagCap {
         }
         let mut kind = self.start_kind(d.level);
         Self::kind_into(&d.message, &mut kind, 1);
-        let slot = self.slot(kind);
+        let slot = self.slot(Kind::Text(kind));
         let mut message = self.last.take().map(|(_, m, _)| m).unwrap_or_default();
         message.clear();
         message.push_str(&d.message);
@@ -359,16 +414,16 @@ impl DiagCap {
     /// Whether to report a diagnostic of this kind (see [`DiagCap::admit`]).
     #[cfg(test)]
     fn admit_kind(&mut self, kind: String) -> bool {
-        let slot = self.slot(kind);
+        let slot = self.slot(Kind::Text(kind));
         self.count(slot)
     }
 
     /// The slot counting `kind` (a new one while there is room, else the last).
-    fn slot(&mut self, kind: String) -> usize {
-        let found = self.kinds.iter().position(|(k, _)| *k == kind);
+    fn slot(&mut self, kind: Kind) -> usize {
+        let found = self.kinds.iter().position(|(k, _)| k.same(&kind));
         match found {
             Some(i) => {
-                self.scratch = kind;
+                self.keep_scratch(kind);
                 i
             }
             None if self.kinds.len() < MAX_KINDS => {
@@ -376,9 +431,16 @@ impl DiagCap {
                 self.kinds.len() - 1
             }
             None => {
-                self.scratch = kind;
+                self.keep_scratch(kind);
                 self.kinds.len().saturating_sub(1)
             }
+        }
+    }
+
+    /// Keeps a kind's text not stored in a slot as the next kind's buffer.
+    fn keep_scratch(&mut self, kind: Kind) {
+        if let Kind::Text(k) = kind {
+            self.scratch = k;
         }
     }
 
@@ -2177,9 +2239,37 @@ mod tests {
                 let mut direct = String::from("i");
                 DiagCap::found_kind_into(format, &mut direct);
                 assert_eq!(whole, direct, "{message}");
+                // The kind compared without being written.
+                assert!(found_kind_is(format, &whole), "{message}");
+                for other in ["ifound  call to \"\"", "i", &format!("{whole}x")] {
+                    assert!(!found_kind_is(format, other), "{message} / {other}");
+                }
+                let mut cut = whole.clone();
+                cut.remove(7);
+                assert!(!found_kind_is(format, &cut), "{message}");
                 assert_eq!(found_message(format, name), message);
             }
         }
+    }
+
+    // Found-call kinds kept as formats compare as their texts: digits blanked alike, and
+    // equal to the kind worked out from a whole message.
+    #[test]
+    fn found_kinds_compare_as_their_text() {
+        assert!(Kind::Found("a1b").same(&Kind::Found("a22b")));
+        assert!(!Kind::Found("a1b").same(&Kind::Found("ab")));
+        let mut whole = String::from("i");
+        DiagCap::kind_into(r#"found hermes call to "x""#, &mut whole, 1);
+        assert!(Kind::Found("hermes").same(&Kind::Text(whole.clone())));
+        assert!(Kind::Text(whole).same(&Kind::Found("hermes")));
+        assert!(!Kind::Found("hermes").same(&Kind::Text("ifound json call to \"\"".into())));
+        // A note of a plain format then one written whole share a slot.
+        let mut cap = DiagCap::default();
+        let slot = cap.found_slot("hermes");
+        let mut kind = cap.start_kind(Level::Info);
+        DiagCap::kind_into(r#"found hermes call to "a b""#, &mut kind, 1);
+        assert_eq!(cap.slot(Kind::Text(kind)), slot);
+        assert_eq!(cap.kinds.len(), 1);
     }
 
     // covers R-1 (the bulk text skip keeps the exact per-byte identifier state, so a

@@ -384,6 +384,28 @@ pub fn parse(text: &str, options: &ParseOptions) -> Parsed {
             ..Parsed::default()
         };
     }
+    // Nothing reads the events between the engine and `Parsed` (no implied opener, no
+    // held start of reasoning, no second look at the reasoning: what `StreamParser` would
+    // hold, worked out as it does, an implied opener dropped when the reply's start does
+    // not continue it as below): the engine alone, made here and writing the result itself
+    // (no `StreamParser` built, moved and dropped around it).
+    let implied = StreamParser::implied(&ctx);
+    if !StreamParser::opens_think(&ctx, implied.is_some())
+        && implied.is_none_or(|imp| imp.decide.continues(text, false) == Some(false))
+        && options.reasoning_calls(&ctx, ctx.first) != ReasoningCalls::TakeIfNoneAfter
+    {
+        let start = Parsed {
+            diagnostics: unknown_format_diags(&unknown, &ctx),
+            ..Parsed::default()
+        };
+        let mut engine = Engine::new(ctx);
+        // Only text, finished calls and diagnostics are kept.
+        engine.quiet = true;
+        // The engine reads `text` where it lies (no copy into its buffer).
+        let mut parsed = engine.parse_whole(text, start);
+        parsed.reasoning = std::mem::take(&mut engine.reasoning);
+        return parsed;
+    }
     let mut p = StreamParser::with_ctx(options, ctx, unknown);
     // Only text, finished calls and diagnostics are kept.
     p.engine.quiet = true;
@@ -577,10 +599,10 @@ impl StreamParser {
     }
 
     /// [`StreamParser::new`] with `options.shared_ctx()` already worked out.
-    fn with_ctx(options: &ParseOptions, ctx: Arc<Ctx>, unknown: Vec<String>) -> Self {
-        let first = ctx.first;
-        let implied = if ctx.explicit {
-            first.and_then(|family| {
+    /// The reply's start held until it shows whether it continues an implied opener.
+    fn implied(ctx: &Ctx) -> Option<Implied> {
+        if ctx.explicit {
+            ctx.first.and_then(|family| {
                 family.implied_opener().map(|opener| Implied {
                     decide: ImpliedBy::Family(family),
                     opener,
@@ -593,23 +615,33 @@ impl StreamParser {
                 opener: ROLE_HEADER,
                 held: String::new(),
             })
-        };
-        let opened_think = (ctx.explicit && !ctx.starts_in_reasoning && implied.is_none())
-            .then_some(first)
-            .flatten()
-            .filter(|f| f.when_chosen().opens_think)
-            .map(|_| OpenedThink {
-                held: String::new(),
-                markers: ctx
-                    .order
-                    .iter()
-                    .filter_map(|f| f.family())
-                    .flat_map(|f| f.openers().iter().chain(f.when_chosen().strip))
-                    .copied()
-                    .collect(),
-                searched: 0,
-                options: options.clone(),
-            });
+        }
+    }
+
+    /// Whether the reply's start is held until it shows whether it starts inside the
+    /// reasoning the chosen family's template opened (`implied`: an implied opener is held).
+    fn opens_think(ctx: &Ctx, implied: bool) -> bool {
+        ctx.explicit
+            && !ctx.starts_in_reasoning
+            && !implied
+            && ctx.first.is_some_and(|f| f.when_chosen().opens_think)
+    }
+
+    fn with_ctx(options: &ParseOptions, ctx: Arc<Ctx>, unknown: Vec<String>) -> Self {
+        let first = ctx.first;
+        let implied = Self::implied(&ctx);
+        let opened_think = Self::opens_think(&ctx, implied.is_some()).then(|| OpenedThink {
+            held: String::new(),
+            markers: ctx
+                .order
+                .iter()
+                .filter_map(|f| f.family())
+                .flat_map(|f| f.openers().iter().chain(f.when_chosen().strip))
+                .copied()
+                .collect(),
+            searched: 0,
+            options: options.clone(),
+        });
         let reasoning_options = (options.reasoning_calls(&ctx, first)
             == ReasoningCalls::TakeIfNoneAfter)
             .then(|| ParseOptions {
