@@ -125,7 +125,7 @@ impl BareJsonReader {
                         if never_json(json) {
                             break;
                         }
-                        let decoded = parse_lenient(json).map(|(v, r)| (Decoded::Value(v), r));
+                        let decoded = llama::decode_scanned(json, max_depth, cx.streaming());
                         (chain.at + n, decoded)
                     }
                 },
@@ -206,7 +206,7 @@ impl RegionReader for BareJsonReader {
                     // A list of calls written as code (pythonic): no decode to fail first.
                     return not_json(json, None, cx);
                 }
-                let decoded = parse_lenient(json).map(|(v, r)| (Decoded::Value(v), r));
+                let decoded = llama::decode_scanned(json, max_depth, cx.streaming());
                 let done = complete(json, decoded, cx);
                 self.chained(done, region, is_final, cx)
             }
