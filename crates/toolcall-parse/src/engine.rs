@@ -517,6 +517,9 @@ pub(crate) struct Engine<'a> {
     /// The bytes that wake the current region's reader ([`ReadCx::wake`]), as it said when it
     /// last waited; `None` outside a region and whenever every push must call it.
     wake: Option<&'static Wake>,
+    /// The buffer's length past which a push calls the waiting reader whatever its bytes
+    /// (the region's start plus [`Wake::max_region`]; kept in step by `compact_now`).
+    wake_until: usize,
 }
 
 impl<'a> Engine<'a> {
@@ -587,6 +590,7 @@ impl<'a> Engine<'a> {
             reply_end,
             hidden: 0,
             wake: None,
+            wake_until: usize::MAX,
         }
     }
 
@@ -700,6 +704,7 @@ impl<'a> Engine<'a> {
         if let Some(wake) = self.wake
             && let Some(before) = self.buf.as_bytes().get(..self.buf.len() - delta.len())
             && !wake.wakes(before, delta.as_bytes())
+            && self.buf.len() <= self.wake_until
         {
             return;
         }
@@ -1123,6 +1128,7 @@ impl<'a> Engine<'a> {
             }
         }
         self.base += keep;
+        self.wake_until = self.wake_until.saturating_sub(keep);
         self.pos -= keep;
         self.emit_from -= keep;
         if let Some(i) = &mut self.ident_start {
@@ -1642,6 +1648,9 @@ impl<'a> Engine<'a> {
             self.live_events();
             if let (Advance::NeedMore, false) = (&advance, is_final) {
                 self.wake = wake;
+                if let Some(wake) = wake {
+                    self.wake_until = start.saturating_add(wake.max_region());
+                }
                 return Step::Wait;
             }
             // The region is decided: its reader goes.

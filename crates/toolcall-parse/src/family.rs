@@ -648,6 +648,9 @@ pub(crate) struct Wake {
     /// A tag the reader searches for (a closing tag): a push that completes it (whole in
     /// the push, or begun in the bytes before) calls the reader too.
     tag: &'static str,
+    /// A push that makes the region longer than this many bytes calls the reader too (a
+    /// verdict that a length decides: a lead whose name grows past its limit).
+    max_region: usize,
 }
 
 impl Wake {
@@ -658,7 +661,25 @@ impl Wake {
             t[bytes[i] as usize] = true;
             i += 1;
         }
-        Wake { bytes: t, tag }
+        Wake {
+            bytes: t,
+            tag,
+            max_region: usize::MAX,
+        }
+    }
+
+    /// This wake, and a push that makes the region longer than `max` bytes.
+    pub(crate) const fn up_to(self, max: usize) -> Wake {
+        Wake {
+            max_region: max,
+            ..self
+        }
+    }
+
+    /// The longest region a push of none of the wake's bytes leaves waiting.
+    #[inline]
+    pub(crate) fn max_region(&self) -> usize {
+        self.max_region
     }
 
     /// Whether `delta`, arriving after `before` (the buffer up to it), calls the reader:

@@ -77,6 +77,28 @@ pub(crate) fn lead(lead: &str, complete: bool) -> Lead<'_> {
     name_until_brace(&s["call:".len()..], complete)
 }
 
+/// What wakes the block's reader while its lead, `call:` then part of the name right after
+/// the opener of `open_len` bytes, waits for its `{` ([`crate::family::ReadCx::wake`]): a
+/// byte that ends the name or refuses it ([`name_until_brace`]), or the name grown to
+/// [`MAX_TOOL_NAME`] bytes (refused unless a `{` comes); any other byte is more of the
+/// name. A stream read the lead on every push until the `{` (~190 instructions a push,
+/// about five pushes a call at 4 bytes: `bench_profile "gemma4/small" stream4`).
+pub(crate) const fn lead_wake(open_len: usize) -> Wake {
+    Wake::new(b"{<>\"' \t\n\x0c\r", "").up_to(open_len + CALL.len() + MAX_TOOL_NAME)
+}
+
+/// The lead's first bytes, before the name.
+const CALL: &str = "call:";
+
+/// [`lead_wake`] for this block.
+pub(crate) static LEAD_WAKE: Wake = lead_wake("<|tool_call>".len());
+
+/// Whether the lead after the opener (`after`) is read from its name on ([`lead_wake`]
+/// applies): `call:` with no blank before it, the template's own spelling.
+pub(crate) fn lead_at_name(after: &str) -> bool {
+    after.starts_with(CALL)
+}
+
 /// [`name_until`]`(rest, b'{', complete)` in one pass over the name: each byte is either
 /// the `{`, refused, or more of the name. A stream reads the lead on every push until its
 /// `{` (a `memchr` then the name's bytes checked again cost ~60 instructions more a read).
@@ -654,6 +676,61 @@ mod tests {
             for (at, finished) in finished.into_iter().enumerate() {
                 let closed = text[..=at].matches(CLOSE).count();
                 assert_eq!(finished, closed, "{text:?}: {} bytes pushed", at + 1);
+            }
+        }
+    }
+
+    /// A lead refused mid-name, by a byte or by its name's length, is text as soon as
+    /// that byte comes ([`lead_wake`]: pushes of more of the name do not read the lead): after
+    /// every push of 1–12 bytes, the text given out, and the calls, are those of the same
+    /// bytes pushed at once. Fails without the wake's blanks, quotes or `<`/`>`, or its bound.
+    #[test]
+    fn a_lead_refused_mid_name_is_text_at_once() {
+        use crate::stream_replay::assert_no_push_waits;
+        use crate::{ParseOptions, StreamParser};
+        use toolcall_core::StreamEvent;
+        let o = ParseOptions::default();
+        let text_after = |text: &str, n: usize| {
+            let mut p = StreamParser::new(o.clone());
+            let (mut pushed, mut out, mut at) = (0, 0, Vec::new());
+            for chunk in text.as_bytes().chunks(n) {
+                let piece = std::str::from_utf8(chunk).unwrap();
+                pushed += piece.len();
+                for e in p.push(piece) {
+                    if let StreamEvent::Text { text } = e {
+                        out += text.len();
+                    }
+                }
+                at.push((pushed, out));
+            }
+            at
+        };
+        let long = format!(
+            "<|tool_call>call:{}xyz and more text{{a:1}}<tool_call|> end",
+            "n".repeat(MAX_TOOL_NAME - 1)
+        );
+        let texts = [
+            "ok <|tool_call>call:get weather and more text{a:1}<tool_call|> end",
+            "<|tool_call>call:get_weather<b>and more text{a:1}<tool_call|> end",
+            "<|tool_call>call:get_weather>and more text{a:1}<tool_call|> end",
+            "<|tool_call>call:get_weather\"and more text{a:1}<tool_call|> end",
+            "<|tool_call>call:get_weather'and more text{a:1}<tool_call|> end",
+            "<|tool_call>call:get_weather\tand more text{a:1}<tool_call|> end",
+            "<|tool_call>call:get_weather\nand more text{a:1}<tool_call|> end",
+            "<|tool_call>call:get_weather\rand more text{a:1}<tool_call|> end",
+            "<|tool_call>call:get_weather\x0cand more text{a:1}<tool_call|> end",
+            "<|tool_call>call:f<|tool_call>call:get_weather{a:1}<tool_call|> end",
+            &long,
+        ];
+        for text in texts {
+            assert_no_push_waits(text, &o, 12);
+            let whole: Vec<usize> = (1..=text.len())
+                .map(|end| text_after(&text[..end], end).last().unwrap().1)
+                .collect();
+            for n in 1..=12 {
+                for (pushed, out) in text_after(text, n) {
+                    assert_eq!(out, whole[pushed - 1], "{text:?} in {n}-byte pushes, {pushed} bytes");
+                }
             }
         }
     }

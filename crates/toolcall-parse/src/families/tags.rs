@@ -695,6 +695,19 @@ pub(crate) fn params_wake(block: &Block) -> Option<&'static Wake> {
     (block.format == FormatId::MINIMAX_M2).then_some(&super::minimax_m2::WAKE)
 }
 
+/// What wakes a block's reader whose lead (`after`, the bytes after the opener) waits for
+/// more ([`ReadCx::wake`]): the family's own table, for a lead that only a few bytes or its
+/// length can decide (Gemma 4's and FunctionGemma's `call:NAME{` once `call:` is read,
+/// [`super::gemma4::lead_wake`]), else `None` (every push reads the lead again).
+fn lead_wake(block: &Block, after: &str) -> Option<&'static Wake> {
+    let wake = match block.format {
+        FormatId::GEMMA4 => &super::gemma4::LEAD_WAKE,
+        FormatId::FUNCTIONGEMMA => &super::functiongemma::LEAD_WAKE,
+        _ => return None,
+    };
+    super::gemma4::lead_at_name(after).then_some(wake)
+}
+
 /// [`ScanFrom::find`], first asking whether any byte it has not looked at is the tag's
 /// first: most pushes of a streamed block bring a few bytes without one, and a block's
 /// reader searches three or four tags a push (its own closing tag, the call's, the
@@ -1343,11 +1356,16 @@ impl RegionReader for BlockReader {
         if !self.mine || !self.announced {
             match read_lead(b, region, is_final) {
                 Lead::NeedMore if !self.mine => {
-                    return if is_final {
-                        Advance::NotMine
-                    } else {
-                        Advance::NeedMore
-                    };
+                    if is_final {
+                        return Advance::NotMine;
+                    }
+                    // Nothing changed: the pushes that cannot decide the lead need not be read.
+                    if let Some(wake) = lead_wake(b, after)
+                        && !super::marked::read_every_push()
+                    {
+                        cx.wake = Some(wake);
+                    }
+                    return Advance::NeedMore;
                 }
                 Lead::NotMine if !self.mine => return Advance::NotMine,
                 Lead::Mine(name) => {
