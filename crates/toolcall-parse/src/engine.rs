@@ -702,8 +702,7 @@ impl<'a> Engine<'a> {
         // none of them changes nothing the reader does, and it reads these bytes with the
         // next push it is called for (no text to settle, nothing to compact).
         if let Some(wake) = self.wake
-            && let Some(before) = self.buf.as_bytes().get(..self.buf.len() - delta.len())
-            && !wake.wakes(before, delta.as_bytes())
+            && !wake.wakes(self.buf.as_bytes(), delta.as_bytes())
             && self.buf.len() <= self.wake_until
         {
             return;

@@ -691,11 +691,11 @@ impl Wake {
         self.max_region
     }
 
-    /// Whether `delta`, arriving after `before` (the buffer up to it), calls the reader:
+    /// Whether `delta`, the end of `buf` (the buffer with it), calls the reader:
     /// it holds one of `bytes`, or the tag ends in it. A tag's first bytes at the end of
     /// `delta` do not: the push that completes it does.
     #[inline]
-    pub(crate) fn wakes(&self, before: &[u8], delta: &[u8]) -> bool {
+    pub(crate) fn wakes(&self, buf: &[u8], delta: &[u8]) -> bool {
         let mut seen = 0;
         for &b in delta {
             seen |= self.bytes[usize::from(b)];
@@ -713,6 +713,10 @@ impl Wake {
         let Some(&first) = tag.first() else {
             return false;
         };
+        // The bytes before `delta`, split off only here (most pushes return above).
+        let before = buf
+            .get(..buf.len().saturating_sub(delta.len()))
+            .unwrap_or(&[]);
         // Begun in the bytes before: plain loops, as these are a few bytes (a vector
         // search's setup costs more).
         let tail = before
