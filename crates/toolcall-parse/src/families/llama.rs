@@ -4,7 +4,6 @@
 //! markup and removed from the text. Built-in tool calls after the tag are `llama3_builtin`.
 
 use super::described::{Bare, Body, Described, never};
-use super::tags::BodyRule;
 use crate::family::ToolResultText;
 use crate::results::break_marker;
 use serde_json::{Map, Value, json};
@@ -15,7 +14,7 @@ use crate::builder::Ctx;
 use super::args_object::LiveList;
 use super::bare_json::looks_like_call;
 use super::json::Decoded;
-use super::marked::{cut_list_calls, finish_cut_live};
+use super::marked::cut_list_end;
 use crate::family::{
     Advance, Instructions, JsonCx, Outcome, ReadCx, RegionReader, Scan, Scanner, json_calls,
     parse_lenient,
@@ -322,22 +321,14 @@ impl RegionReader for Reader {
                 }
                 Scan::NeedMore if is_final => {
                     // A list cut inside an entry: the complete entries are calls.
-                    let json = region.get(start..).unwrap_or("");
-                    return match cut_list_calls(json, start, FormatId::LLAMA, BodyRule::Json, cx)
-                    {
-                        Some(mut o) => {
-                            finish_cut_live(&mut self.live, region, &mut o, cx);
-                            Advance::Done {
-                                end: region.len(),
-                                outcome: o,
-                            }
-                        }
-                        None => Advance::Broken {
-                            end: region.len(),
-                            why: "truncated tool call: the JSON after <|python_tag|> is not closed; not run"
-                                .into(),
-                        },
-                    };
+                    return cut_list_end(
+                        &mut self.live,
+                        region,
+                        start,
+                        FormatId::LLAMA,
+                        "truncated tool call: the JSON after <|python_tag|> is not closed; not run",
+                        cx,
+                    );
                 }
                 Scan::NeedMore => {
                     if cx.streaming() && self.streams {
@@ -450,14 +441,7 @@ mod tests {
         ];
         for text in texts {
             for auto in [false, true] {
-                let options = ParseOptions {
-                    format: if auto {
-                        FormatSelection::Auto
-                    } else {
-                        FormatSelection::Only("llama".into())
-                    },
-                    ..ParseOptions::default()
-                };
+                let options = llama_or_auto(auto);
                 let whole = crate::parse(text, &options);
                 assert!(!whole.calls.is_empty(), "{text}");
                 for size in 1..=9 {
@@ -505,6 +489,18 @@ mod tests {
         }
     }
 
+    /// Llama 3 JSON alone, or every family (`auto`).
+    fn llama_or_auto(auto: bool) -> ParseOptions {
+        ParseOptions {
+            format: if auto {
+                FormatSelection::Auto
+            } else {
+                FormatSelection::Only("llama".into())
+            },
+            ..ParseOptions::default()
+        }
+    }
+
     // A `;` chain streamed in three pushes cut anywhere: each finished call was announced
     // under its own name with fragments that decode to its own arguments (a value read
     // whole within one push is announced before the next value's calls are; before, the
@@ -518,14 +514,7 @@ mod tests {
         ];
         for text in texts {
             for auto in [false, true] {
-                let options = ParseOptions {
-                    format: if auto {
-                        FormatSelection::Auto
-                    } else {
-                        FormatSelection::Only("llama".into())
-                    },
-                    ..ParseOptions::default()
-                };
+                let options = llama_or_auto(auto);
                 for a in 1..text.len() {
                     for b in (a..text.len()).step_by(5) {
                         let mut sp = StreamParser::new(options.clone());

@@ -166,6 +166,33 @@ pub(crate) fn finish_cut_live(
     }
 }
 
+/// The end of a JSON list region cut by the end of the reply (its value starts at region
+/// offset `start`): the complete entries are calls ([`cut_list_calls`], [`finish_cut_live`]);
+/// with none, the region is broken markup, for `why`.
+pub(crate) fn cut_list_end(
+    live: &mut LiveList,
+    region: &str,
+    start: usize,
+    format: FormatId,
+    why: &str,
+    cx: &mut ReadCx<'_>,
+) -> Advance {
+    let json = region.get(start..).unwrap_or("");
+    match cut_list_calls(json, start, format, BodyRule::Json, cx) {
+        Some(mut o) => {
+            finish_cut_live(live, region, &mut o, cx);
+            Advance::Done {
+                end: region.len(),
+                outcome: o,
+            }
+        }
+        None => Advance::Broken {
+            end: region.len(),
+            why: why.into(),
+        },
+    }
+}
+
 #[cfg(test)]
 thread_local! {
     /// Tests: the reader asks to be read on every push (no `ReadCx::wake`), to compare.
@@ -238,23 +265,14 @@ impl RegionReader for OpenJsonReader {
                 }
                 Advance::NeedMore
             }
-            Scan::NeedMore => {
-                let json = region.get(start..).unwrap_or("");
-                match cut_list_calls(json, start, self.format, BodyRule::Json, cx) {
-                    Some(mut o) => {
-                        finish_cut_live(&mut self.live, region, &mut o, cx);
-                        Advance::Done {
-                            end: region.len(),
-                            outcome: o,
-                        }
-                    }
-                    None => Advance::Broken {
-                        end: region.len(),
-                        why: "truncated tool call: the JSON ends before it is closed; not run"
-                            .into(),
-                    },
-                }
-            }
+            Scan::NeedMore => cut_list_end(
+                &mut self.live,
+                region,
+                start,
+                self.format,
+                "truncated tool call: the JSON ends before it is closed; not run",
+                cx,
+            ),
             Scan::Fail(e) => Advance::Broken {
                 end: region.len().min(start + self.scanner.consumed() + 1),
                 why: format!("malformed tool call JSON, not run: {e}"),

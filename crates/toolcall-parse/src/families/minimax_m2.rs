@@ -103,29 +103,28 @@ mod tests {
     use crate::{FormatSelection, ParseOptions, StreamParser, parse};
     use toolcall_core::StreamEvent;
 
+    /// MiniMax M2 alone, with `get_weather` registered under `parameters`.
+    fn with_weather_schema(parameters: serde_json::Value) -> ParseOptions {
+        let mut tools = toolcall_core::Registry::new();
+        tools
+            .add_spec(toolcall_core::ToolSpec::new("get_weather", "", parameters))
+            .unwrap();
+        ParseOptions {
+            format: FormatSelection::Only("minimax_m2".into()),
+            tools: Some(std::sync::Arc::new(tools)),
+            ..ParseOptions::default()
+        }
+    }
+
     /// Text values the schema types as strings are read when they close without reading
     /// their tag again (`tags::read_text_param`): streamed in pushes of every size, with a
     /// schema, every call equals one-shot and what was sent is its arguments.
     #[test]
     fn streamed_text_values_equal_one_shot() {
         use crate::stream_replay::{one_shot, stream_in_char_pushes};
-        use std::sync::Arc;
-        use toolcall_core::{Registry, ToolSpec};
-        let mut tools = Registry::new();
-        tools
-            .add_spec(ToolSpec::new(
-                "get_weather",
-                "",
-                serde_json::json!({"type": "object", "properties": {
-                    "city": {"type": "string"}, "note": {"type": "string"},
-                    "days": {"type": "integer"}, "any": {"type": ["string", "integer"]}}}),
-            ))
-            .unwrap();
-        let o = ParseOptions {
-            format: FormatSelection::Only("minimax_m2".into()),
-            tools: Some(Arc::new(tools)),
-            ..ParseOptions::default()
-        };
+        let o = with_weather_schema(serde_json::json!({"type": "object", "properties": {
+            "city": {"type": "string"}, "note": {"type": "string"},
+            "days": {"type": "integer"}, "any": {"type": ["string", "integer"]}}}));
         let block = |params: &str| {
             format!(
                 "Sure. <minimax:tool_call>\n<invoke name=\"get_weather\">\n{params}</invoke>\n</minimax:tool_call> ok"
@@ -159,23 +158,9 @@ mod tests {
     #[test]
     fn pushes_that_wake_nothing_delay_nothing() {
         use crate::stream_replay::stream_in_char_pushes;
-        use std::sync::Arc;
-        use toolcall_core::{Registry, ToolSpec};
-        let mut tools = Registry::new();
-        tools
-            .add_spec(ToolSpec::new(
-                "get_weather",
-                "",
-                serde_json::json!({"type": "object", "properties": {
-                    "city": {"type": "string"}, "days": {"type": "integer"},
-                    "at": {"type": "array"}}}),
-            ))
-            .unwrap();
-        let with_schema = ParseOptions {
-            format: FormatSelection::Only("minimax_m2".into()),
-            tools: Some(Arc::new(tools)),
-            ..ParseOptions::default()
-        };
+        let with_schema = with_weather_schema(serde_json::json!({"type": "object", "properties": {
+            "city": {"type": "string"}, "days": {"type": "integer"},
+            "at": {"type": "array"}}}));
         let texts = [
             "Sure. <minimax:tool_call>\n<invoke name=\"get_weather\">\n<parameter name=\"city\">Paris</parameter>\n<parameter name=\"days\">3</parameter>\n<parameter name=\"at\">[1, 2]</parameter>\n</invoke>\n<invoke name=\"get_time\">\n<parameter name=\"tz\">UTC</parameter>\n</invoke>\n</minimax:tool_call> ok",
             "<minimax:tool_call><invoke name=\"get_weather\"><parameter name='city'>a <b> </param c</parameter><parameter name=days>\n4\n</parameter></invoke></minimax:tool_call>",

@@ -735,6 +735,14 @@ fn send_owned(sent: &mut String, fragment: String, cx: &mut ReadCx<'_>) {
     cx.arguments_owned(fragment);
 }
 
+/// Sends the rest of a streamed string value, escaped, and its closing quote.
+fn send_string_tail(sent: &mut String, rest: &str, cx: &mut ReadCx<'_>) {
+    let mut tail = String::with_capacity(rest.len() + 8);
+    push_json_escaped(&mut tail, rest);
+    tail.push('"');
+    send_owned(sent, tail, cx);
+}
+
 /// The streaming side of a [`BlockReader`]: announces each call when its head is complete
 /// and forwards its arguments as parameters complete.
 struct LiveArgs {
@@ -1034,10 +1042,7 @@ impl LiveArgs {
                             self.stopped = true;
                             return;
                         };
-                        let mut tail = String::with_capacity(rest.len() + 8);
-                        push_json_escaped(&mut tail, rest);
-                        tail.push('"');
-                        send_owned(&mut self.sent, tail, cx);
+                        send_string_tail(&mut self.sent, rest, cx);
                         if self.exact {
                             self.repairs.extend(own);
                         }
@@ -1101,10 +1106,7 @@ impl LiveArgs {
                                 return;
                             };
                             // The rest of the string, its closing quote included.
-                            let mut tail = String::with_capacity(rest.len() + 8);
-                            push_json_escaped(&mut tail, rest);
-                            tail.push('"');
-                            send_owned(&mut self.sent, tail, cx);
+                            send_string_tail(&mut self.sent, rest, cx);
                             self.args.extend(args);
                             // The call's end is searched again after this value.
                             *call_end = ScanFrom(seg_end);
