@@ -26,7 +26,8 @@ use serde_json::{Map, Value};
 use toolcall_core::Repair;
 
 use super::tags::{
-    StandaloneBlock, finish_standalone, layout_trim, skip_space, starts, typed, valid_name,
+    StandaloneBlock, finish_standalone, layout_trim, skip_space, starts, streamed_whole, typed,
+    valid_name,
 };
 use super::text_example::tag_text;
 use crate::FormatId;
@@ -456,15 +457,20 @@ impl HunyuanReader {
             return Advance::NotMine;
         };
         let body = region.get(t.body..body_end).unwrap_or("");
-        // Every call was read while streaming, closed, and only blanks follow the last:
-        // the drafts are those calls, and what was sent is their arguments exactly.
-        let streamed_whole = closed
-            && self.exact
-            && self.calls > 0
-            && self.built.len() == self.calls
-            && matches!(self.live, Live::Between(at)
-                if region.get(at..body_end).is_some_and(|rest| skip_space(rest).is_empty()));
-        let (drafts, errors, cut, streamed) = if streamed_whole {
+        let between = match self.live {
+            Live::Between(at) => Some(at),
+            _ => None,
+        };
+        let whole = streamed_whole(
+            closed,
+            self.exact,
+            self.calls,
+            self.built.len(),
+            between,
+            region,
+            body_end,
+        );
+        let (drafts, errors, cut, streamed) = if whole {
             (std::mem::take(&mut self.built), Vec::new(), None, None)
         } else {
             let (drafts, errors, cut) = read_calls(body, t, cx);

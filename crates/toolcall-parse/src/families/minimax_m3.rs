@@ -26,7 +26,7 @@ use super::described::{Body, Described, never};
 use serde_json::{Map, Number, Value};
 use toolcall_core::Repair;
 
-use super::tags::{StandaloneBlock, finish_standalone, layout_trim, skip_space, starts, valid_name};
+use super::tags::{StandaloneBlock, finish_standalone, layout_trim, skip_space, starts, streamed_whole, valid_name};
 use super::text_example::tag_text;
 use crate::FormatId;
 use crate::builder::{Ctx, Draft};
@@ -351,15 +351,20 @@ impl M3Reader {
 
     fn finish(&mut self, region: &str, body_end: usize, end: usize, closed: bool, cx: &mut ReadCx<'_>) -> Advance {
         let body = region.get(OPEN.len()..body_end).unwrap_or("");
-        // Every invoke was read while streaming, closed, and only blanks follow the last:
-        // the drafts are those invokes, and what was sent is their arguments exactly.
-        let streamed_whole = closed
-            && self.exact
-            && self.calls > 0
-            && self.built.len() == self.calls
-            && matches!(self.live, Live::Between(at)
-                if region.get(at..body_end).is_some_and(|rest| skip_space(rest).is_empty()));
-        let (drafts, errors, cut, streamed) = if streamed_whole {
+        let between = match self.live {
+            Live::Between(at) => Some(at),
+            _ => None,
+        };
+        let whole = streamed_whole(
+            closed,
+            self.exact,
+            self.calls,
+            self.built.len(),
+            between,
+            region,
+            body_end,
+        );
+        let (drafts, errors, cut, streamed) = if whole {
             (std::mem::take(&mut self.built), Vec::new(), None, None)
         } else {
             let (drafts, errors, cut) = read_invokes(body, cx, self.max_depth);

@@ -1232,6 +1232,31 @@ pub(crate) struct StandaloneBlock<'a> {
     pub cut: Option<&'a str>,
 }
 
+/// Whether a block reader that builds its calls from its stream (MiniMax M3, Hunyuan) read
+/// the block whole, so its drafts are the calls it built and what was sent is their
+/// arguments exactly: the block closed, the stream stayed `exact`, every announced call was
+/// built, and only blanks follow the last (`between`: where the stream stands when it is
+/// between calls).
+pub(crate) fn streamed_whole(
+    closed: bool,
+    exact: bool,
+    announced: usize,
+    built: usize,
+    between: Option<usize>,
+    region: &str,
+    body_end: usize,
+) -> bool {
+    closed
+        && exact
+        && announced > 0
+        && built == announced
+        && between.is_some_and(|at| {
+            region
+                .get(at..body_end)
+                .is_some_and(|rest| skip_space(rest).is_empty())
+        })
+}
+
 /// The end of a block whose calls stand alone: a block cut inside a call returns the calls
 /// before it and reports the cut one; a block cut before its closing tag is otherwise
 /// truncated unless the output ended deliberately with every call whole; each broken call
