@@ -740,12 +740,57 @@ mod tests {
     fn values_are_written_as_display_writes_them() {
         let values = serde_json::json!([
             "plain", "q\"b\\s/\u{1}\n\u{7f}é✓", "", true, false, null, 0, -4.5e3, 18446744073709551615u64,
-            [1, "x", {"k": null}], {"a": {"b": [true]}}
+            [1, "x", {"k": null}], {"a": {"b": [true]}}, 7, 10, -1, -10, 9223372036854775807i64,
+            -9223372036854775808i64, 0.5, -0.0, 1e300, [857, 386, [-2, {"q\"k": 120}]], [], {}
         ]);
         for v in values.as_array().unwrap() {
             let mut out = String::new();
             push_json_value(&mut out, v);
             assert_eq!(out, v.to_string());
+        }
+    }
+
+    // An entry read in one pass is the one `direct_entry` reads, its fragment the key and
+    // value as the final arguments serialise them; the others are left to `direct_entry`.
+    #[test]
+    fn plain_entries_read_as_direct_entry_reads() {
+        let read = [
+            r#"city:<|"|>Kyiv<|"|>"#,
+            r#"a_-9:<|"|>x, "y" {}\n<|"|>"#,
+            r#"e:<|"|><|"|>"#,
+            r#"t:<|"|>é✓ < |"|><|"|>"#,
+            "days:3",
+            "n:0",
+            "n:123456789012345678",
+        ];
+        let left = [
+            r#"a:<|"|>x<|"|>y<|"|>"#,
+            r#"a:<|"|>x<|"|> "#,
+            r#" a:<|"|>x<|"|>"#,
+            r#"a :1"#,
+            r#"a:<|"|>x"#,
+            r#"a:<|"|>"#,
+            "n:01",
+            "n:-1",
+            "n:1.5",
+            "n:1234567890123456789",
+            "n:",
+            "n:3 ",
+            "n:[1,2]",
+            "n:true",
+            "1:2",
+            "a",
+            "",
+        ];
+        for entry in read.iter().chain(&left) {
+            let Some((k, v, fragment)) = plain_entry(entry, QUOTE, ',') else {
+                assert!(!read.contains(entry), "{entry}");
+                continue;
+            };
+            assert!(read.contains(entry), "{entry}");
+            let (dk, dv) = direct_entry(entry, QUOTE).unwrap();
+            assert_eq!((k, &v), (dk, &dv), "{entry}");
+            assert_eq!(fragment, format!(",{}:{v}", Value::from(k)), "{entry}");
         }
     }
 
@@ -844,18 +889,126 @@ fn direct_entry<'s>(s: &'s str, quote: &'s str) -> Option<(&'s str, Value)> {
     (r.at == s.len()).then_some((key, v))
 }
 
+/// The template's commonest entries, `key:<q>text<q>` and `key:DIGITS` with no blank, read
+/// and written in one pass: the key, the value [`direct_entry`] gives, and the fragment
+/// (`lead`, the key quoted, `:`, the value's JSON) written from the entry's own bytes (a
+/// plain integer is its `Display`; a text escaped once), without the general reader's
+/// per-byte steps and the formatter a number took (~400 instructions an entry:
+/// `bench_profile "gemma4/small" stream4`). `None` for any other entry (it takes
+/// [`direct_entry`]).
+fn plain_entry<'s>(s: &'s str, quote: &str, lead: char) -> Option<(&'s str, Value, String)> {
+    let b = s.as_bytes();
+    if !b.first().is_some_and(|&c| c.is_ascii_alphabetic() || c == b'_') {
+        return None;
+    }
+    let n = b
+        .iter()
+        .position(|&k| !(k.is_ascii_alphanumeric() || k == b'_' || k == b'-'))?;
+    if b[n] != b':' {
+        return None;
+    }
+    let key = s.get(..n)?;
+    let rest = s.get(n + 1..)?;
+    // A text ends at its first quote, which must end the entry (as `direct` reads it): most
+    // texts hold no byte of the quote's first, one `memchr` says so.
+    let text = rest.strip_prefix(quote).and_then(|after| {
+        let body = after.strip_suffix(quote)?;
+        let q0 = *quote.as_bytes().first()?;
+        match memchr::memchr(q0, body.as_bytes()) {
+            None => Some(body),
+            Some(_) => (find_from(after, quote, 0)? == body.len()).then_some(body),
+        }
+    });
+    let digits = rest.as_bytes();
+    let integer = text.is_none()
+        && !digits.is_empty()
+        && digits.len() <= 18
+        && digits.iter().all(u8::is_ascii_digit)
+        && (digits[0] != b'0' || digits.len() == 1);
+    if text.is_none() && !integer {
+        return None;
+    }
+    let mut fragment = String::with_capacity(s.len() + 8);
+    fragment.push(lead);
+    // A bare key (letters, digits, `_`, `-`) needs no escape.
+    fragment.push('"');
+    fragment.push_str(key);
+    fragment.push_str("\":");
+    let v = match text {
+        Some(t) => {
+            push_json_str(&mut fragment, t);
+            Value::String(t.to_owned())
+        }
+        None => {
+            fragment.push_str(rest);
+            Value::from(rest.parse::<u64>().ok()?)
+        }
+    };
+    Some((key, v, fragment))
+}
+
 /// Writes `v` as its compact `Display` writes it: a string, `true`, `false` and `null`
 /// straight, anything else through the formatter.
+/// Integers and the lists and objects holding them are written here too (the formatter
+/// cost ~400 instructions a list of two numbers: `bench_profile "gemma4/small" stream4`);
+/// other numbers go through it.
 fn push_json_value(out: &mut String, v: &Value) {
     match v {
         Value::String(s) => push_json_str(out, s),
         Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
         Value::Null => out.push_str("null"),
+        Value::Number(n) if n.is_u64() => push_decimal(out, n.as_u64().unwrap_or_default()),
+        Value::Number(n) if n.is_i64() => {
+            let i = n.as_i64().unwrap_or_default();
+            if i < 0 {
+                out.push('-');
+            }
+            push_decimal(out, i.unsigned_abs());
+        }
+        Value::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                push_json_value(out, item);
+            }
+            out.push(']');
+        }
+        Value::Object(m) => {
+            out.push('{');
+            for (i, (k, item)) in m.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                push_json_str(out, k);
+                out.push(':');
+                push_json_value(out, item);
+            }
+            out.push('}');
+        }
         // Writing to a `String` cannot fail.
-        _ => {
+        Value::Number(_) => {
             let _ = write!(out, "{v}");
         }
     }
+}
+
+/// `n` in decimal, as `Display` writes it.
+fn push_decimal(out: &mut String, mut n: u64) {
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    loop {
+        at -= 1;
+        // A digit: `n % 10` is below 10.
+        digits[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    // ASCII digits: always UTF-8.
+    out.push_str(std::str::from_utf8(&digits[at..]).unwrap_or_default());
 }
 
 /// The bytes [`LiveObject::scan`] acts on outside strings (besides the quote's first byte):
@@ -986,8 +1139,26 @@ impl LiveObject {
         if self.stopped { stopped } else { streaming }
     }
 
+    /// An entry read as [`direct`] reads it (`exact`): its value kept for the call and its
+    /// fragment sent. One lookup: a repeated key sends nothing (its stream stops; the first
+    /// value, which was sent, is put back: `exact_sent` reads it).
+    fn keep_and_send(&mut self, k: &str, v: Value, fragment: String, cx: &mut ReadCx<'_>) -> bool {
+        if let Some(first) = self.args.insert(k.to_owned(), v) {
+            self.args.insert(k.to_owned(), first);
+            return false;
+        }
+        self.send(fragment, cx);
+        true
+    }
+
     /// One top-level entry `key:value` is complete: sends its JSON.
     fn entry_done(&mut self, entry: &str, last: bool, tool: &str, cx: &mut ReadCx<'_>) -> bool {
+        if self.exact && self.text_values.is_none() {
+            let lead = if self.sent_any { ',' } else { '{' };
+            if let Some((k, v, fragment)) = plain_entry(entry, self.quote, lead) {
+                return self.keep_and_send(k, v, fragment, cx);
+            }
+        }
         if entry.trim().is_empty() {
             // `{}` is read whole the same way; an empty entry beside others (`{a:1,}`) or
             // blanks `direct` does not skip are left to the whole-body read.
@@ -1008,14 +1179,7 @@ impl LiveObject {
                 fragment.push_str(k);
                 fragment.push_str("\":");
                 push_json_value(&mut fragment, &v);
-                // One lookup: a repeated key sends nothing (its stream stops; the first
-                // value, which was sent, is put back: `exact_sent` reads it).
-                if let Some(first) = self.args.insert(k.to_owned(), v) {
-                    self.args.insert(k.to_owned(), first);
-                    return false;
-                }
-                self.send(fragment, cx);
-                return true;
+                return self.keep_and_send(k, v, fragment, cx);
             }
         }
         self.leave_exact();
