@@ -80,3 +80,88 @@ pub(crate) static FUNCTIONGEMMA: Described = Described {
     ..Described::BASE
 };
 
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use crate::stream_replay::{one_shot, stream_in_char_pushes};
+    use crate::{FormatSelection, ParseOptions, StreamParser, parse};
+    use toolcall_core::{Repair, StreamEvent};
+
+    /// FunctionGemma alone, with `lookup` typed by its schema and `note` without one.
+    fn with_schema() -> ParseOptions {
+        let mut tools = toolcall_core::Registry::new();
+        let typed = serde_json::json!({"type": "object", "properties": {
+            "code": {"type": "string"}, "n": {"type": "integer"}, "flag": {"type": "boolean"},
+            "any": {"type": ["string", "integer"]}, "list": {"type": "array"}}});
+        tools
+            .add_spec(toolcall_core::ToolSpec::new("lookup", "", typed))
+            .unwrap();
+        tools
+            .add_spec(toolcall_core::ToolSpec::new("note", "", serde_json::json!({"type": "object"})))
+            .unwrap();
+        ParseOptions {
+            format: FormatSelection::Only("functiongemma".into()),
+            tools: Some(std::sync::Arc::new(tools)),
+            ..ParseOptions::default()
+        }
+    }
+
+    /// Each finished call's repairs, streamed in `n`-char pushes (`None`: whole).
+    fn repairs(text: &str, o: &ParseOptions, n: Option<usize>) -> Vec<Vec<Repair>> {
+        let Some(n) = n else {
+            return parse(text, o).calls.into_iter().map(|c| c.origin.repairs).collect();
+        };
+        let mut p = StreamParser::new(o.clone());
+        let chars: Vec<char> = text.chars().collect();
+        let mut events = Vec::new();
+        for chunk in chars.chunks(n) {
+            events.extend(p.push(&chunk.iter().collect::<String>()));
+        }
+        events.extend(p.finish());
+        events
+            .into_iter()
+            .filter_map(|e| match e {
+                StreamEvent::CallFinished { call, .. } => Some(call.origin.repairs),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// Streamed in pushes of every size, with and without a schema, a call whose values are
+    /// typed from text (`<escape>` values by the schema, else read as JSON) equals one-shot,
+    /// repairs included (each text typed as the whole object's are, in order), and what was
+    /// sent is its arguments. Covers calls built from the stream and calls that leave the
+    /// template's shape midway or repeat a key (read whole).
+    #[test]
+    fn typed_values_stream_as_one_shot_reads_them() {
+        let call = |name: &str, args: &str| {
+            format!("Sure. <start_function_call>call:{name}{{{args}}}<end_function_call> ok")
+        };
+        let texts = [
+            call("lookup", "code:<escape>007<escape>,n:<escape>007<escape>,flag:<escape>True<escape>"),
+            call("lookup", "n:<escape>abc<escape>,any:<escape>42<escape>,list:[1,<escape>x<escape>],code:9"),
+            call("lookup", "any:<escape>x y<escape>,n:<escape> 5 <escape>,flag:<escape>false<escape>"),
+            call("note", "a:<escape>42<escape>,b:<escape>true<escape>,c:<escape>{\"k\":1}<escape>,d:<escape>x<escape>"),
+            call("other", "a:<escape>1.5<escape>,b:<escape>[1, 2]<escape>,c:<escape>é ✓<escape>"),
+            call("lookup", ""),
+            call("lookup", "n:<escape>1<escape>,n:<escape>2<escape>"),
+            call("lookup", "code:<escape>1<escape>,\"n\":2"),
+            call("lookup", "code:<escape>1<escape> n:<escape>2<escape>"),
+        ];
+        for o in [with_schema(), ParseOptions { tools: None, ..with_schema() }] {
+            for text in &texts {
+                let repeated = text.contains("n:<escape>1<escape>,n:");
+                let want = one_shot(text, &o);
+                let want_repairs = repairs(text, &o, None);
+                assert_eq!(want.0.len(), 1, "{text}");
+                for n in 1..=9 {
+                    let context = format!("{text:?} in {n}-char pushes");
+                    let got = stream_in_char_pushes(text, &o, n, |_, _| {});
+                    got.assert_equals_one_shot(&want, !repeated, repeated, &context);
+                    assert_eq!(repairs(text, &o, Some(n)), want_repairs, "{context}");
+                }
+            }
+        }
+    }
+}

@@ -856,6 +856,9 @@ pub(crate) struct LiveObject {
     /// Top-level string values are text typed by the schema, else by this rule
     /// ([`type_text_values`]); `None`: values stay as written.
     text_values: Option<Untyped>,
+    /// What typing the values of `args` recorded, in their order (as [`type_text_values`]
+    /// records it for the object read whole).
+    repairs: Vec<Repair>,
     /// The entries sent so far, decoded, while every entry is one the whole-object reader
     /// ([`direct`]) reads the same way (`exact`): the call is then built from them when the
     /// block closes instead of reading the body again ([`BlockStream::drafts`]).
@@ -1081,6 +1084,7 @@ impl LiveObject {
             max_depth,
             stopped: false,
             text_values: None,
+            repairs: Vec::new(),
             args: Map::new(),
             exact: true,
             end: None,
@@ -1167,10 +1171,18 @@ impl LiveObject {
             }
             return true;
         }
-        if self.exact && self.text_values.is_none() {
+        if self.exact {
             // The template's own shape: decoded directly, the value kept for the call (its
-            // keys are the keys sent).
+            // keys are the keys sent); a text typed as the whole object's are
+            // ([`type_text_values`]: only top-level texts, in order).
             if let Some((k, v)) = direct_entry(entry, self.quote) {
+                let v = match (v, self.text_values) {
+                    (Value::String(text), Some(rule)) => {
+                        let spec = cx.ctx.spec(tool);
+                        convert_text_value(&text, spec, k, rule, &mut self.repairs)
+                    }
+                    (v, _) => v,
+                };
                 // Room for the JSON of most entries: a `<|"|>` pair is longer than its `""`.
                 let mut fragment = String::with_capacity(entry.len() + 8);
                 fragment.push(if self.sent_any { ',' } else { '{' });
@@ -1386,13 +1398,15 @@ impl BlockStream for LiveObject {
     ) -> Option<Vec<Draft>> {
         // The object closed, every entry was read as `read_call` reads the whole object,
         // and only blanks follow it (`read_call` trims them).
-        let end = self.end.filter(|_| self.exact && self.text_values.is_none())?;
+        let end = self.end.filter(|_| self.exact)?;
         if !region.get(end..body_end)?.trim().is_empty() {
             return None;
         }
         let name = lead_name?;
         let args = std::mem::take(&mut self.args);
         self.rebuilt = true;
-        Some(vec![Draft::new(name, Some(Value::Object(args)), format)])
+        let mut draft = Draft::new(name, Some(Value::Object(args)), format);
+        draft.repairs = std::mem::take(&mut self.repairs);
+        Some(vec![draft])
     }
 }
