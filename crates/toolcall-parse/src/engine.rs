@@ -520,6 +520,9 @@ pub(crate) struct Engine<'a> {
     /// The buffer's length past which a push calls the waiting reader whatever its bytes
     /// (the region's start plus [`Wake::max_region`]; kept in step by `compact_now`).
     wake_until: usize,
+    /// For a [`Wake::holding`]: where the reader's held tail starts in the buffer
+    /// ([`Wake::held_from`]; kept in step by `compact_now`).
+    wake_held: usize,
 }
 
 impl<'a> Engine<'a> {
@@ -591,6 +594,7 @@ impl<'a> Engine<'a> {
             hidden: 0,
             wake: None,
             wake_until: usize::MAX,
+            wake_held: 0,
         }
     }
 
@@ -702,7 +706,7 @@ impl<'a> Engine<'a> {
         // none of them changes nothing the reader does, and it reads these bytes with the
         // next push it is called for (no text to settle, nothing to compact).
         if let Some(wake) = self.wake
-            && !wake.wakes(self.buf.as_bytes(), delta.as_bytes())
+            && !wake.wakes(self.buf.as_bytes(), delta.as_bytes(), self.wake_held)
             && self.buf.len() <= self.wake_until
         {
             return;
@@ -1128,6 +1132,7 @@ impl<'a> Engine<'a> {
         }
         self.base += keep;
         self.wake_until = self.wake_until.saturating_sub(keep);
+        self.wake_held = self.wake_held.saturating_sub(keep);
         self.pos -= keep;
         self.emit_from -= keep;
         if let Some(i) = &mut self.ident_start {
@@ -1649,6 +1654,9 @@ impl<'a> Engine<'a> {
                 self.wake = wake;
                 if let Some(wake) = wake {
                     self.wake_until = start.saturating_add(wake.max_region());
+                    if wake.holds() {
+                        self.wake_held = wake.held_from(self.buf.as_bytes());
+                    }
                 }
                 return Step::Wait;
             }

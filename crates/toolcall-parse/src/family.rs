@@ -657,6 +657,9 @@ pub(crate) struct Wake {
     /// A push that makes the region longer than this many bytes calls the reader too (a
     /// verdict that a length decides: a lead whose name grows past its limit).
     max_region: usize,
+    /// [`Wake::holding`]: every byte of `bytes` is marked [`ENDS_TAG`], and a push calls the
+    /// reader unless the region's held tail stays a proper prefix of `tag`.
+    holds: bool,
 }
 
 impl Wake {
@@ -674,6 +677,37 @@ impl Wake {
             bytes: t,
             tag,
             max_region: usize::MAX,
+            holds: false,
+        }
+    }
+
+    /// The wake of a reader that holds back the region's tail because it may begin `tag`
+    /// (a text value's closing tag), and whose next read changes nothing while that tail
+    /// stays a proper prefix of it: the tail starts at the region's last byte equal to the
+    /// tag's first ([`Wake::held_from`]; the reader says so only where that byte starts the
+    /// tail and nowhere else in it), and a push that leaves it a proper prefix of `tag` does
+    /// not call the reader; any other does.
+    pub(crate) const fn holding(tag: &'static str) -> Wake {
+        Wake {
+            bytes: [ENDS_TAG; 256],
+            tag,
+            max_region: usize::MAX,
+            holds: true,
+        }
+    }
+
+    /// For a [`Wake::holding`]: where the held tail of `buf` (the buffer as the reader left
+    /// it) starts, the last of the tag's first byte among its last `tag.len() - 1` bytes.
+    #[inline]
+    pub(crate) fn held_from(&self, buf: &[u8]) -> usize {
+        let tag = self.tag.as_bytes();
+        let from = buf.len().saturating_sub(tag.len().saturating_sub(1));
+        match tag.first() {
+            Some(&first) => buf
+                .get(from..)
+                .and_then(|tail| memchr::memrchr(first, tail))
+                .map_or(buf.len(), |i| from + i),
+            None => buf.len(),
         }
     }
 
@@ -685,17 +719,24 @@ impl Wake {
         }
     }
 
+    /// Whether this is a [`Wake::holding`].
+    #[inline]
+    pub(crate) fn holds(&self) -> bool {
+        self.holds
+    }
+
     /// The longest region a push of none of the wake's bytes leaves waiting.
     #[inline]
     pub(crate) fn max_region(&self) -> usize {
         self.max_region
     }
 
-    /// Whether `delta`, the end of `buf` (the buffer with it), calls the reader:
+    /// Whether `delta`, the end of `buf` (the buffer with it), calls the reader (`held`: for
+    /// a [`Wake::holding`], where its held tail starts in `buf`):
     /// it holds one of `bytes`, or the tag ends in it. A tag's first bytes at the end of
     /// `delta` do not: the push that completes it does.
     #[inline]
-    pub(crate) fn wakes(&self, buf: &[u8], delta: &[u8]) -> bool {
+    pub(crate) fn wakes(&self, buf: &[u8], delta: &[u8], held: usize) -> bool {
         let mut seen = 0;
         for &b in delta {
             seen |= self.bytes[usize::from(b)];
@@ -710,6 +751,13 @@ impl Wake {
             return false;
         }
         let tag = self.tag.as_bytes();
+        if self.holds {
+            // Every byte is marked `ENDS_TAG` (the other wakes pay no test for this one):
+            // the held tail (from `held`, [`Wake::held_from`]) with `delta` after it.
+            return !buf
+                .get(held..)
+                .is_some_and(|tail| tail.len() < tag.len() && tag.starts_with(tail));
+        }
         let Some(&first) = tag.first() else {
             return false;
         };

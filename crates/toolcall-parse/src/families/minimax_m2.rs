@@ -4,7 +4,7 @@
 
 use super::described::{Body, Described};
 use super::marked::InvokeTags;
-use super::tags::{Block, BodyRule, LeadRule, StreamTags};
+use super::tags::{Block, BodyRule, LeadRule, ParamsWake, StreamTags};
 use super::text_example::named_parameters;
 use crate::FormatId;
 use crate::family::Untyped;
@@ -38,9 +38,18 @@ static BLOCK: Block = Block {
 pub(super) static STREAM: StreamTags = StreamTags::invokes(&TAGS);
 
 /// What wakes the block's reader while its stream waits ([`super::tags::params_wake`]):
-/// the last byte of every tag it looks for (`>`, and the `=` of `<parameter name=`), and
-/// the block's closing tag.
-pub(super) static WAKE: Wake = Wake::new(b">=", CLOSE);
+/// the last byte of the tag it looks for, and the block's closing tag. Between calls that
+/// is the `=` of the next call's `<parameter name=` (a `>` there ends only `<invoke …>`,
+/// which the stream reads with its first parameter); inside a call every tag it looks for
+/// ends with `>` (an opening tag, `</parameter>`, `</invoke>`), so the `=` of each further
+/// `<parameter name=` wakes nothing.
+/// Inside a text value whose last bytes may begin `</parameter>`, a push that only
+/// continues that tag changes nothing.
+pub(super) static WAKE: ParamsWake = ParamsWake {
+    head: Wake::new(b"=", CLOSE),
+    params: Wake::new(b">", CLOSE),
+    held: Wake::holding("</parameter>"),
+};
 
 /// The call markup a decoder is held to (`toolcall-constrain` writes every dialect from it).
 static CONSTRAINT: Shape = Shape::sectioned(
@@ -199,7 +208,6 @@ mod tests {
                     let want = replay(text, o, n);
                     every(false);
                     let got = replay(text, o, n);
-                    if n == 1 && text.starts_with("Sure") { for (a, b) in got.iter().zip(&want) { eprintln!("{a:?}\n{b:?}"); } }
                     assert_eq!(got, want, "{text:?} in {n}-char pushes");
                 }
             }

@@ -518,6 +518,12 @@ pub(crate) enum ValueHead {
 enum OpenValue {
     /// Not text (or a repeated key): sent whole when the parameter completes.
     Whole,
+    /// Not text by the tool's schema, the markup saying nothing (`key`'s value starts at
+    /// region offset `from`): sent whole when the parameter completes, converted from its
+    /// text as the family's reader converts it ([`typed`]) without reading its opening tag
+    /// again (an `invoke` parameter read alone, [`invoke_param_alone`], cost ~3.6 k
+    /// instructions: minimax_m2/100 calls).
+    Typed { key: String, from: usize },
     /// Text: sent as escaped pieces of a JSON string as its bytes arrive.
     Text(TextValue),
 }
@@ -542,7 +548,13 @@ struct TextValue {
     emitted: usize,
     /// Where a [`StreamTags::value_stops`] tag was found (the value ends there at most).
     stop_at: Option<usize>,
-    stops: Vec<ScanFrom>,
+    /// One search per [`StreamTags::value_stops`] tag (boxed: no room for a capacity, which
+    /// kept [`LiveState`] under clippy's `large_enum_variant` bound).
+    stops: Box<[ScanFrom]>,
+    /// Where the bytes held back as a possible closing tag (or stop) start, after the last
+    /// [`TextValue::forward`]; `0` when none are (a value never starts the region, which
+    /// starts with the block's opener).
+    held: usize,
 }
 
 impl TextValue {
@@ -589,7 +601,7 @@ impl TextValue {
             }
         };
         if self.stop_at.is_none() {
-            for (tag, find) in tags.value_stops.iter().zip(&mut self.stops) {
+            for (tag, find) in tags.value_stops.iter().zip(self.stops.iter_mut()) {
                 if let Some(i) = find_tag(find, region, tag).filter(|&i| i >= start) {
                     self.stop_at = Some(self.stop_at.map_or(i, |s: usize| s.min(i)));
                 }
@@ -618,6 +630,7 @@ impl TextValue {
                             .any(|t| t.len() > rest.len() && t.as_bytes().starts_with(rest))
                     })
                     .map_or(0, <[u8]>::len);
+                self.held = if hold > 0 { region.len() - hold } else { 0 };
                 region.len() - hold
             }
         };
@@ -687,11 +700,22 @@ fn read_text_param<'r>(
 }
 
 /// What wakes a block's reader whose stream of text-valued parameters is quiet
-/// ([`LiveArgs::quiet`], [`ReadCx::wake`]): the family's own table, for a family whose
-/// stream looks only for tags that end with one of its bytes (`invoke` elements: no
-/// tolerated missing closing tag, no closing tag decided by what follows it), else `None`
-/// (every push is read).
-pub(crate) fn params_wake(block: &Block) -> Option<&'static Wake> {
+/// ([`LiveArgs::wake`], [`ReadCx::wake`]), per state of the stream: between calls it looks
+/// only for the next call's first parameter tag (`head`: that tag's last byte), inside a call
+/// only for tags that end with `>` (`params`: an opening tag's end, the parameter's or the
+/// call's closing tag); both also wake on the block's closing tag.
+pub(crate) struct ParamsWake {
+    pub head: Wake,
+    pub params: Wake,
+    /// Inside a text value whose last bytes may begin its closing tag: a
+    /// [`Wake::holding`] of that tag ([`LiveArgs::wake`]).
+    pub held: Wake,
+}
+
+/// The family's own [`ParamsWake`], for a family whose stream looks only for tags that end
+/// with one of its bytes (`invoke` elements: no tolerated missing closing tag, no closing tag
+/// decided by what follows it), else `None` (every push is read).
+pub(crate) fn params_wake(block: &Block) -> Option<&'static ParamsWake> {
     (block.format == FormatId::MINIMAX_M2).then_some(&super::minimax_m2::WAKE)
 }
 
@@ -753,7 +777,7 @@ struct LiveArgs {
     /// What was sent of the last announced call's arguments.
     sent: String,
     /// Complete arguments sent for calls closed while streaming, in order.
-    closed: Vec<String>,
+    closed: ClosedArgs,
     stopped: bool,
     /// Every call so far was read by the family's reader, a parameter at a time, as it
     /// reads the whole block (`exact`): the calls closed (`built`) and the open one's
@@ -785,7 +809,7 @@ impl LiveArgs {
             },
             calls: 0,
             sent: String::new(),
-            closed: Vec::new(),
+            closed: ClosedArgs::default(),
             stopped: false,
             exact: true,
             built: Vec::new(),
@@ -798,19 +822,44 @@ impl LiveArgs {
         }
     }
 
-    /// Whether the stream sends nothing until one of the tags it looks for completes:
+    /// What wakes the stream while it sends nothing until one of the tags it looks for
+    /// completes:
     /// stopped, between calls (the next call's first parameter tag), or inside a call
     /// whose open parameter's opening tag has no `>` yet or whose value is sent whole
     /// (its closing tag, or the call's). Any other byte is read with the next one that
     /// completes such a tag as it would be now, with no event either way.
-    fn quiet(&self, region: &str) -> bool {
+    ///
+    /// The table of `wake` that applies: between calls only the next call's first
+    /// parameter tag can end (`head`: its `=`); inside a call only tags ending with `>`
+    /// (`params`); stopped, only the block's closing tag, which both tables wake on.
+    ///
+    /// Not quiet, a text value streams: when the bytes it holds back are a proper prefix of
+    /// its closing tag (the family looks for no other tag inside a value: no
+    /// [`StreamTags::value_stops`], every closing tag closes), with the tag's first byte
+    /// only at their start, `wake.held`, the [`Wake::holding`] of that tag. Bytes that only
+    /// continue the prefix complete no tag (the block's closing tag needs a `>` the prefix
+    /// lacks) and move nothing the value sends ([`TextValue::forward`] holds from the same
+    /// byte).
+    #[inline]
+    fn wake<'w>(&self, region: &str, wake: &'w ParamsWake) -> Option<&'w Wake> {
         match &self.state {
-            _ if self.stopped => true,
-            LiveState::Head { .. } => true,
+            _ if self.stopped => Some(&wake.params),
+            LiveState::Head { .. } => Some(&wake.head),
             LiveState::Params { value, no_gt, .. } => match value {
-                None => *no_gt >= region.len(),
-                Some(OpenValue::Whole) => true,
-                Some(OpenValue::Text(_)) => false,
+                None => (*no_gt >= region.len()).then_some(&wake.params),
+                Some(OpenValue::Whole | OpenValue::Typed { .. }) => Some(&wake.params),
+                Some(OpenValue::Text(t)) if t.held > 0 => {
+                    let tags = self.tags;
+                    let tail = region.as_bytes().get(t.held..)?;
+                    let (&first, rest) = tail.split_first()?;
+                    (tail.len() < tags.param_end.len()
+                        && tags.value_stops.is_empty()
+                        && tags.param_end_followers.is_empty()
+                        && tags.param_end.as_bytes().starts_with(tail)
+                        && !rest.contains(&first))
+                    .then_some(&wake.held)
+                }
+                Some(OpenValue::Text(_)) => None,
             },
         }
     }
@@ -856,6 +905,7 @@ impl LiveArgs {
 
     /// Announces and forwards what the bytes so far complete; stops (the rest is sent
     /// whole when the block closes) on anything it cannot follow.
+    #[inline(always)]
     fn advance(
         &mut self,
         block: &Block,
@@ -982,7 +1032,7 @@ impl LiveArgs {
                         }
                         let close = if self.sent.is_empty() { "{}" } else { "}" };
                         send(&mut self.sent, close, cx);
-                        self.closed.push(std::mem::take(&mut self.sent));
+                        self.closed.push(&mut self.sent);
                         if self.exact {
                             let args = Value::Object(std::mem::take(&mut self.args));
                             let mut d = Draft::new(std::mem::take(name), Some(args), block.format);
@@ -1053,6 +1103,49 @@ impl LiveArgs {
                         // The call's end is searched again after this value.
                         *call_end = ScanFrom(seg_end);
                         *call_end_at = None;
+                        *seg = seg_end;
+                        *param_end = ScanFrom(seg_end);
+                        continue;
+                    }
+                    if let (BodyRule::Invokes(itags), Some(OpenValue::Typed { key, from })) =
+                        (block.body, &*value)
+                        && self.alone
+                        && c >= *from
+                        && let Some(raw) = region.get(*from..c)
+                        && let Some(attr) = skip_space(extra).strip_prefix(unquoted(itags.param))
+                        && !*self
+                            .has_rules
+                            .get_or_insert_with(|| block.format.schema_rules().is_some())
+                    {
+                        // As `invoke_param_alone` reads it: the name's quote, then the value
+                        // typed by the schema.
+                        if self.args.contains_key(key.as_str()) {
+                            // A repeated key would rewrite a value already sent.
+                            self.stopped = true;
+                            return;
+                        }
+                        let raw = if itags.verbatim {
+                            raw
+                        } else {
+                            layout_trim(raw)
+                        };
+                        let mut own = Vec::new();
+                        if !attr.starts_with('"') {
+                            own.push(quotes_repair("parameter", key));
+                        }
+                        let v = typed(cx, block.format, name, key, raw, &mut own);
+                        let mut fragment = String::with_capacity(key.len() + raw.len() + 8);
+                        fragment.push(if self.sent.is_empty() { '{' } else { ',' });
+                        push_json_str(&mut fragment, key);
+                        fragment.push(':');
+                        push_json_value(&mut fragment, &v);
+                        send_owned(&mut self.sent, fragment, cx);
+                        if self.exact {
+                            self.repairs.extend(own);
+                        }
+                        if let Some(OpenValue::Typed { key, .. }) = value.take() {
+                            self.args.insert(key, v);
+                        }
                         *seg = seg_end;
                         *param_end = ScanFrom(seg_end);
                         continue;
@@ -1150,16 +1243,54 @@ impl LiveArgs {
             // Each call's arguments are the values sent, written as the final arguments
             // serialise them, and every call closed: nothing to send or to compare.
             debug_assert!(
-                self.closed.iter().zip(drafts).all(|(s, d)| d
+                (0..self.closed.len()).zip(drafts).all(|(i, d)| d
                     .args
                     .as_ref()
                     .map(Value::to_string)
                     .as_deref()
-                    == Some(s.as_str()))
+                    == Some(self.closed.get(i)))
             );
             return;
         }
-        finish_sent(&self.closed, self.calls, &self.sent, drafts, span, o, cx);
+        let closed: Vec<String> = (0..self.closed.len())
+            .map(|i| self.closed.get(i).to_owned())
+            .collect();
+        finish_sent(&closed, self.calls, &self.sent, drafts, span, o, cx);
+    }
+}
+
+/// The arguments sent for each call closed while streaming, one after another in one
+/// buffer: the first call's buffer is taken whole (a block of one call allocates nothing
+/// more), each later one's copied and the open call's buffer cleared, so it keeps its room
+/// (a `String` per call was allocated and grown while its arguments were sent: ~4
+/// allocations a call, minimax_m2/100 calls).
+#[derive(Default)]
+struct ClosedArgs {
+    text: String,
+    /// Where each call's arguments end in `text`.
+    ends: Vec<usize>,
+}
+
+impl ClosedArgs {
+    /// A call closed with `sent` (left empty).
+    fn push(&mut self, sent: &mut String) {
+        if self.ends.is_empty() {
+            self.text = std::mem::take(sent);
+        } else {
+            self.text.push_str(sent);
+            sent.clear();
+        }
+        self.ends.push(self.text.len());
+    }
+
+    fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    /// Call `i`'s arguments (`i < len()`).
+    fn get(&self, i: usize) -> &str {
+        let from = i.checked_sub(1).map_or(0, |j| self.ends[j]);
+        self.text.get(from..self.ends[i]).unwrap_or("")
     }
 }
 
@@ -1450,10 +1581,10 @@ impl RegionReader for BlockReader {
                 match self.live.as_mut().filter(|_| cx.streaming()) {
                     Some(Live::Params(live)) => {
                         live.advance(b, region, self.lead_name.as_deref(), cx);
-                        if let Some(wake) = params_wake(b)
+                        if let Some(wakes) = params_wake(b)
                             && self.mine
                             && self.announced
-                            && live.quiet(region)
+                            && let Some(wake) = live.wake(region, wakes)
                             && !super::marked::read_every_push()
                         {
                             cx.wake = Some(wake);
@@ -1732,7 +1863,7 @@ fn open_value(
                 Some(false) => return Some(OpenValue::Whole),
                 None => match text_param(cx.ctx.spec(name), &key) {
                     Some(true) => (Untyped::Text, true),
-                    Some(false) => return Some(OpenValue::Whole),
+                    Some(false) => return Some(OpenValue::Typed { key, from: p + at }),
                     // A value the family's schema rules drop or unwrap: sent as they read it.
                     None if format
                         .schema_rules()
@@ -1755,7 +1886,8 @@ fn open_value(
                 start: None,
                 emitted: p + at,
                 stop_at: None,
-                stops: vec![ScanFrom(p + at); tags.value_stops.len()],
+                stops: vec![ScanFrom(p + at); tags.value_stops.len()].into_boxed_slice(),
+                held: 0,
             }))
         }
     }
