@@ -11,47 +11,64 @@ use std::ops::Range;
 use serde_json::{Map, Value, json};
 use toolcall_core::Diagnostic;
 
-use super::keys_within;
 use crate::FormatId;
 use crate::builder::{Ctx, Draft, Outcome};
 use crate::family::{Instructions, JsonCx};
 
 /// `at_start`: the object is the start of the reply. Elsewhere in prose only a complete
 /// action (`session_id` and `command`) is claimed, so `{"text": ...}` or `{"command": ...}`
-/// quoted in a sentence stays text.
+/// quoted in a sentence stays text. On a match the text, command and arguments are
+/// moved out of `v`; on `None`, `v` is untouched.
+///
+/// The object's keys are walked once, not looked up (each lookup in the order-preserving
+/// map hashes its key), and nothing is cloned (the arguments map and text were copied):
+/// an `action_response/small` one-shot parse 18,664 → 15,334 instructions (session 37's
+/// `bench_profile`).
 pub(crate) fn classify(
-    v: &Value,
+    v: &mut Value,
     ctx: &Ctx,
     span: Range<usize>,
     at_start: bool,
 ) -> Option<Outcome> {
-    let m = v.as_object()?;
-    if m.is_empty() || !keys_within(m, &["session_id", "command", "args", "text"]) {
+    let m = v.as_object_mut()?;
+    if m.is_empty() {
         return None;
     }
-    let complete_action = m.contains_key("session_id") && m.contains_key("command");
-    if !(at_start || complete_action) {
+    let (mut session, mut command, mut args, mut text) = (None, None, None, None);
+    for (k, val) in m.iter_mut() {
+        match k.as_str() {
+            "session_id" => session = Some(val),
+            "command" => command = Some(val),
+            "args" => args = Some(val),
+            "text" => text = Some(val),
+            _ => return None,
+        }
+    }
+    let complete_action = session.is_some() && command.is_some();
+    if !(at_start || complete_action)
+        || !matches!(text.as_deref(), None | Some(Value::Null | Value::String(_)))
+    {
         return None;
     }
-    let text = match m.get("text") {
-        Some(Value::String(s)) => s.clone(),
-        Some(Value::Null) | None => String::new(),
+    let command = match command {
+        None if text.is_none() => return None,
+        None => None,
+        Some(Value::String(c)) => Some(c),
         Some(_) => return None,
     };
     let mut out = Outcome {
-        text,
+        text: match text {
+            Some(Value::String(s)) => std::mem::take(s),
+            _ => String::new(),
+        },
         ..Outcome::default()
     };
-    let Some(command) = m.get("command") else {
-        if !m.contains_key("text") {
-            return None;
-        }
+    let Some(command) = command else {
         return Some(out);
     };
-    let command = command.as_str()?;
-    let args = match m.get("args") {
+    let args = match args {
         None | Some(Value::Null) => Map::new(),
-        Some(Value::Object(a)) => a.clone(),
+        Some(Value::Object(a)) => std::mem::take(a),
         Some(_) => {
             out.diagnostics.push(Diagnostic::error(
                 format!("command {command:?} dropped: \"args\" is not an object"),
@@ -60,9 +77,8 @@ pub(crate) fn classify(
             return Some(out);
         }
     };
-    let has_session = m
-        .get("session_id")
-        .and_then(Value::as_str)
+    let has_session = session
+        .and_then(|s| s.as_str())
         .is_some_and(|s| !s.is_empty());
     if !has_session {
         out.diagnostics.push(Diagnostic::warning(
@@ -87,7 +103,11 @@ pub(crate) fn classify(
         ));
         return Some(out);
     }
-    let mut d = Draft::new(command, Some(Value::Object(args)), FormatId::ACTION_RESPONSE);
+    let mut d = Draft::new(
+        std::mem::take(command),
+        Some(Value::Object(args)),
+        FormatId::ACTION_RESPONSE,
+    );
     d.span = span;
     out.drafts.push(d);
     Some(out)
@@ -101,43 +121,39 @@ fn present(args: &Map<String, Value>, key: &str) -> bool {
     }
 }
 
-fn required_list(schema: &Value) -> Vec<&str> {
+/// The names a schema's `required` lists (none when it has no such list).
+fn required_list(schema: &Value) -> impl Iterator<Item = &str> {
     schema
         .get("required")
         .and_then(Value::as_array)
-        .map(|a| a.iter().filter_map(Value::as_str).collect())
-        .unwrap_or_default()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
 }
 
 /// Names the missing requirement, e.g. `"app_name"` or `one of ["app_name"] / ["app_path"]`.
+/// Read from the schema where it lies (no list copied unless something is missing).
 fn missing_required(command: &str, args: &Map<String, Value>, ctx: &Ctx) -> Option<String> {
-    let (all, alternatives): (Vec<String>, Vec<Vec<String>>) = match ctx.spec(command) {
-        Some(spec) => {
-            let p = &spec.parameters;
-            let all = required_list(p).into_iter().map(str::to_owned).collect();
-            let alts = ["anyOf", "oneOf"]
-                .iter()
-                .filter_map(|k| p.get(*k).and_then(Value::as_array))
-                .flatten()
-                .map(|s| required_list(s).into_iter().map(str::to_owned).collect())
-                .collect();
-            (all, alts)
-        }
-        // Without a schema nothing is known to be required: the parser knows no app.
-        None => return None,
-    };
-    if let Some(k) = all.iter().find(|k| !present(args, k)) {
+    // Without a schema nothing is known to be required: the parser knows no app.
+    let p = &ctx.spec(command)?.parameters;
+    if let Some(k) = required_list(p).find(|k| !present(args, k)) {
         return Some(format!("{k:?}"));
     }
-    if !alternatives.is_empty()
-        && !alternatives
-            .iter()
-            .any(|set| set.iter().all(|k| present(args, k)))
+    let alternatives = || {
+        ["anyOf", "oneOf"]
+            .into_iter()
+            .filter_map(|k| p.get(k).and_then(Value::as_array))
+            .flatten()
+    };
+    if alternatives().next().is_none()
+        || alternatives().any(|set| required_list(set).all(|k| present(args, k)))
     {
-        let sets: Vec<String> = alternatives.iter().map(|s| format!("{s:?}")).collect();
-        return Some(format!("(one of {})", sets.join(" / ")));
+        return None;
     }
-    None
+    let sets: Vec<String> = alternatives()
+        .map(|s| format!("{:?}", required_list(s).collect::<Vec<_>>()))
+        .collect();
+    Some(format!("(one of {})", sets.join(" / ")))
 }
 
 impl FormatId {

@@ -186,11 +186,6 @@ pub(crate) fn classify_decoded(
     Err(doc.into_value())
 }
 
-/// Object keys all within `allowed`.
-pub(crate) fn keys_within(m: &serde_json::Map<String, Value>, allowed: &[&str]) -> bool {
-    m.keys().all(|k| allowed.contains(&k.as_str()))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
