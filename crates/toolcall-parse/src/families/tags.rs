@@ -472,7 +472,7 @@ impl ValueRule {
     /// What the bytes from `param` (the parameter's opening tag) on say of its value.
     fn read(self, header: &str, param: &str) -> ValueHead {
         match self {
-            ValueRule::NameAttr => attr_param_value(header, param),
+            ValueRule::NameAttr => name_attr_value(header, param),
             ValueRule::EqKey => eq_param_value(header),
             ValueRule::Fn(f) => f(header),
         }
@@ -748,6 +748,39 @@ fn find_tag(scan: &mut ScanFrom, region: &str, tag: &str) -> Option<usize> {
     scan.find(region, tag)
 }
 
+/// [`find_tag`] for a block's closing tag while the bytes not yet looked at are few (a
+/// push's): the tag is found by its last byte, each such byte's tag-long prefix compared
+/// with it (the first match ends the first occurrence: every occurrence is as long). A
+/// tag whose last byte has not come is not complete, so no complete one starts before the
+/// last `tag.len() - 1` bytes, and the search resumes there. The search by first byte
+/// compared the tag at every other tag's `<` of the body (twice: whole and as a prefix;
+/// ~175 instructions a push read, minimax_m2/100 calls).
+#[inline]
+fn find_close(scan: &mut ScanFrom, region: &str, tag: &str) -> Option<usize> {
+    let t = tag.as_bytes();
+    let bytes = region.as_bytes();
+    let (Some(&last), false) = (t.last(), bytes.len().saturating_sub(scan.0) > SHORT_CLOSE) else {
+        return find_tag(scan, region, tag);
+    };
+    let n = t.len();
+    let mut end = scan.0 + n - 1;
+    while let Some(j) = bytes
+        .get(end..)
+        .and_then(|r| r.iter().position(|&b| b == last))
+    {
+        let at = end + j + 1 - n;
+        if bytes.get(at..at + n) == Some(t) {
+            return Some(at);
+        }
+        end += j + 1;
+    }
+    scan.0 = scan.0.max(bytes.len().saturating_sub(n - 1));
+    None
+}
+
+/// Bytes not yet looked at above which [`find_close`] searches by first byte.
+const SHORT_CLOSE: usize = 64;
+
 fn send(sent: &mut String, fragment: &str, cx: &mut ReadCx<'_>) {
     sent.push_str(fragment);
     cx.arguments(fragment);
@@ -797,6 +830,8 @@ struct LiveArgs {
     rebuilt: bool,
     /// Whether the family has schema rules ([`FormatId::schema_rules`]), once looked up.
     has_rules: Option<bool>,
+    /// Which parameters the schema types as text, per tool.
+    kinds: TextKinds,
 }
 
 impl LiveArgs {
@@ -819,6 +854,7 @@ impl LiveArgs {
             alone: false,
             rebuilt: false,
             has_rules: None,
+            kinds: TextKinds::default(),
         }
     }
 
@@ -934,7 +970,9 @@ impl LiveArgs {
                     // A head of `invoke` tags that its parameters follow: each parameter is
                     // read alone as the family reads it (no call rebuilt around it).
                     let alone = match block.body {
-                        BodyRule::Invokes(itags) => invoke_head(head, itags),
+                        BodyRule::Invokes(itags) => plain_invoke_head(head, itags)
+                            .map(|name| (name, Vec::new()))
+                            .or_else(|| invoke_head(head, itags)),
                         _ => None,
                     };
                     let (d_name, d_repairs, alone) = match alone {
@@ -1065,6 +1103,8 @@ impl LiveArgs {
                                     seg_start,
                                     name,
                                     &self.args,
+                                    &mut self.kinds,
+                                    self.calls > 1,
                                     cx,
                                 );
                             }
@@ -1119,7 +1159,7 @@ impl LiveArgs {
                     {
                         // As `invoke_param_alone` reads it: the name's quote, then the value
                         // typed by the schema.
-                        if self.args.contains_key(key.as_str()) {
+                        if has_key(&self.args, key) {
                             // A repeated key would rewrite a value already sent.
                             self.stopped = true;
                             return;
@@ -1565,7 +1605,7 @@ impl RegionReader for BlockReader {
                     .then(|| find_from(region, b.close, b.open.len()))
                     .flatten()
             }),
-            (None, None) => find_tag(&mut self.close, region, b.close),
+            (None, None) => find_close(&mut self.close, region, b.close),
         };
         let (body_end, end, closed) = match found {
             Some(i) => (i, i + b.close.len(), true),
@@ -1822,9 +1862,64 @@ impl BlockReader {
     }
 }
 
+/// [`invoke_head`] of a head as the templates write it: blanks, the `invoke` tag with its
+/// name double-quoted and `>` right after, blanks; `None` for any other head (read by
+/// [`invoke_head`] then). Same answer: the name ends at the next `"`, is checked by
+/// [`valid_name`], needs no repair, and no token between invokes is read (a family with
+/// some is left to [`invoke_head`]); two byte searches, not a `str` searcher (~670
+/// instructions a call head, minimax_m2/100 calls).
+fn plain_invoke_head<'h>(head: &'h str, tags: &InvokeTags) -> Option<&'h str> {
+    if !tags.between.is_empty() || !tags.invoke.ends_with('"') {
+        return None;
+    }
+    let rest = skip_space(head).strip_prefix(tags.invoke)?;
+    let end = memchr::memchr(b'"', rest.as_bytes())?;
+    let name = rest.get(..end)?;
+    let after = rest.get(end + 1..)?.strip_prefix('>')?;
+    (skip_space(after).is_empty() && valid_name(name)).then_some(name)
+}
+
+/// Whether the arguments `map` hold `key`: a few keys compared in turn (a call's arguments
+/// while they stream; hashing the key cost more), else looked up.
+#[inline]
+fn has_key(map: &Map<String, Value>, key: &str) -> bool {
+    if map.len() <= 8 {
+        map.keys().any(|k| k == key)
+    } else {
+        map.contains_key(key)
+    }
+}
+
+/// [`text_param`]'s verdict per tool and key, kept from a block's second call on (a block
+/// of many calls names the same few again): the tool's spec looked up by name and the key's
+/// schema types read once each (~450 instructions a parameter, minimax_m2/100 calls). A
+/// block's first call keeps none (a block of one call, Qwen3-Coder's, paid the copies of
+/// tool and key for nothing: qwen3_coder/100 calls +2.2 %). The registry does not change
+/// while a reply is parsed. At most [`TEXT_KINDS`] are kept.
+#[derive(Default)]
+struct TextKinds(Vec<(String, String, Option<bool>)>);
+
+/// The most verdicts a [`TextKinds`] keeps.
+const TEXT_KINDS: usize = 32;
+
+impl TextKinds {
+    /// `keep`: a miss is kept for later calls.
+    fn get(&mut self, cx: &ReadCx<'_>, tool: &str, key: &str, keep: bool) -> Option<bool> {
+        if let Some(&(_, _, kind)) = self.0.iter().find(|(t, k, _)| t == tool && k == key) {
+            return kind;
+        }
+        let kind = text_param(cx.ctx.spec(tool), key);
+        if keep && self.0.len() < TEXT_KINDS {
+            self.0.push((tool.to_owned(), key.to_owned(), kind));
+        }
+        kind
+    }
+}
+
 /// Reads the open parameter's opening tag (after blanks from `seg`): `None` while it is
 /// not complete; a text value when the markup or the tool's schema says the value is text
 /// and its key was not sent before.
+#[allow(clippy::too_many_arguments)]
 fn open_value(
     tags: &StreamTags,
     format: FormatId,
@@ -1832,6 +1927,8 @@ fn open_value(
     seg: usize,
     name: &str,
     keys: &Map<String, Value>,
+    kinds: &mut TextKinds,
+    later_call: bool,
     cx: &ReadCx<'_>,
 ) -> Option<OpenValue> {
     let rest = region.get(seg..).unwrap_or("");
@@ -1861,7 +1958,7 @@ fn open_value(
             let (rule, sure) = match string {
                 Some(true) => (Untyped::Text, true),
                 Some(false) => return Some(OpenValue::Whole),
-                None => match text_param(cx.ctx.spec(name), &key) {
+                None => match kinds.get(cx, name, &key, later_call) {
                     Some(true) => (Untyped::Text, true),
                     Some(false) => return Some(OpenValue::Typed { key, from: p + at }),
                     // A value the family's schema rules drop or unwrap: sent as they read it.
@@ -1874,7 +1971,7 @@ fn open_value(
                     None => (format.untyped(), false),
                 },
             };
-            if keys.contains_key(&key) {
+            if has_key(keys, &key) {
                 return Some(OpenValue::Whole);
             }
             Some(OpenValue::Text(TextValue {
@@ -1891,6 +1988,32 @@ fn open_value(
             }))
         }
     }
+}
+
+/// [`attr_param_value`] of an opening tag as the templates write it, `tag"KEY">` and the
+/// value's first byte (not a blank, not `<`), read with two byte searches; any other header
+/// (another quote, attributes, a value not begun or that may be a CDATA section) is read by
+/// [`attr_param_value`] itself. Same answer: `attr_value` ends a double-quoted name at the
+/// next `"`, the `>` right after it closes the tag (no attributes: `string` unknown), and a
+/// value that starts with neither a blank nor `<` is no CDATA section nor the start of one
+/// (~540 instructions an opening tag, minimax_m2/100 calls).
+fn name_attr_value(header: &str, tag: &str) -> ValueHead {
+    let head = unquoted(tag);
+    let canonical = header
+        .strip_prefix(head)
+        .and_then(|rest| rest.strip_prefix('"'))
+        .and_then(|name| {
+            let end = memchr::memchr(b'"', name.as_bytes())?;
+            let key = name.get(..end)?;
+            let after = name.get(end + 1..)?.strip_prefix('>')?;
+            let first = *after.as_bytes().first()?;
+            (first != b'<' && !first.is_ascii_whitespace()).then(|| ValueHead::At {
+                key: key.to_owned(),
+                at: head.len() + end + 3,
+                string: None,
+            })
+        });
+    canonical.unwrap_or_else(|| attr_param_value(header, tag))
 }
 
 /// The bytes after `tag` at the start of a parameter's opening tag `header`; `NeedMore`
