@@ -667,6 +667,17 @@ impl StreamParser {
     /// pieces should prefer: it appends to a buffer the caller keeps and reuses.
     pub fn push(&mut self, delta: &str) -> Vec<StreamEvent> {
         let mut out = Vec::new();
+        // Inside a region whose reader waits (`engine::Engine::push_quiet`): a push of none
+        // of the bytes that wake it returns here.
+        if self.pending.is_empty()
+            && self.implied.is_none()
+            && self.opened_think.is_none()
+            && self.shift == 0
+            && self.engine.push_quiet(delta, &mut out)
+        {
+            self.count_calls(&out);
+            return out;
+        }
         self.push_into(delta, &mut out);
         out
     }
