@@ -622,20 +622,20 @@ impl<'a> Engine<'a> {
         let Some(wake) = self.wake else {
             return false;
         };
-        if self.finished
-            || self.overflow
-            || !matches!(self.buf, Cow::Owned(_))
-            || delta.len()
-                > self
-                    .ctx
-                    .limits
-                    .max_input_bytes
-                    .saturating_sub(self.received)
-        {
+        let room = self
+            .ctx
+            .limits
+            .max_input_bytes
+            .saturating_sub(self.received);
+        // The buffer is owned once anything was pushed (`Cow::to_mut` was a call a push).
+        let Cow::Owned(buf) = &mut self.buf else {
+            return false;
+        };
+        if self.finished || self.overflow || delta.len() > room {
             return false;
         }
         self.received += delta.len();
-        self.buf.to_mut().push_str(delta);
+        buf.push_str(delta);
         if wake.wakes(self.buf.as_bytes(), delta.as_bytes(), self.wake_held)
             || self.buf.len() > self.wake_until
         {
