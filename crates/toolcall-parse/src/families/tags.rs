@@ -732,21 +732,43 @@ fn lead_wake(block: &Block, after: &str) -> Option<&'static Wake> {
     super::gemma4::lead_at_name(after).then_some(wake)
 }
 
-/// [`ScanFrom::find`], first asking whether any byte it has not looked at is the tag's
-/// first: most pushes of a streamed block bring a few bytes without one, and a block's
-/// reader searches three or four tags a push (its own closing tag, the call's, the
-/// parameter's, the next parameter's), each a call into the search that loops over the same
-/// bytes (~76 instructions a search, minimax_m2/100 calls).
+/// [`ScanFrom::find`], first asking whether any byte it has not looked at may start the
+/// tag: most pushes of a streamed block bring a few bytes without the tag's first byte, or
+/// with one the next byte rules out (another tag's `<`: `<parameter name=` for
+/// `</parameter>`), and a block's reader searches three or four tags a push (its own
+/// closing tag, the call's, the parameter's, the next parameter's), each a call into the
+/// search that compares the tag at every such byte (~76 instructions a search, and ~130
+/// one that met another tag, minimax_m2/100 calls). A byte ruled out starts neither the tag
+/// nor a part of it, so the search starts after it.
 #[inline]
 fn find_tag(scan: &mut ScanFrom, region: &str, tag: &str) -> Option<usize> {
-    let first = *tag.as_bytes().first()?;
+    let t = tag.as_bytes();
+    let first = *t.first()?;
     let rest = region.as_bytes().get(scan.0..).unwrap_or(&[]);
+    if let (true, Some(&second)) = (rest.len() <= SHORT_TAG, t.get(1)) {
+        // A push's few bytes: a `first` that the next byte rules out (another tag's `<`)
+        // starts neither the tag nor a part of it; the search starts at the first that
+        // may.
+        let mut j = 0;
+        while j < rest.len() {
+            if rest[j] == first && rest.get(j + 1).is_none_or(|&b| b == second) {
+                scan.0 += j;
+                return scan.find(region, tag);
+            }
+            j += 1;
+        }
+        scan.0 = region.len();
+        return None;
+    }
     if !rest.contains(&first) {
         scan.0 = region.len();
         return None;
     }
     scan.find(region, tag)
 }
+
+/// Bytes not yet looked at up to which [`find_tag`] looks at each itself.
+const SHORT_TAG: usize = 48;
 
 /// [`find_tag`] for a block's closing tag while the bytes not yet looked at are few (a
 /// push's): the tag is found by its last byte, each such byte's tag-long prefix compared
