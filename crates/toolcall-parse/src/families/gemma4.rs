@@ -12,7 +12,7 @@ use crate::FormatId;
 use crate::builder::{Ctx, Draft};
 use crate::family::{
     Instructions, Outcome, ReadCx, ScanFrom, Untyped, Wake, convert_text_value, find_from,
-    parse_lenient, push_json_str,
+    parse_lenient, push_json_str, push_json_value,
 };
 use toolcall_core::{Repair, ToolSpec};
 
@@ -948,70 +948,6 @@ fn plain_entry<'s>(s: &'s str, quote: &str, lead: char) -> Option<(&'s str, Valu
         }
     };
     Some((key, v, fragment))
-}
-
-/// Writes `v` as its compact `Display` writes it: a string, `true`, `false` and `null`
-/// straight, anything else through the formatter.
-/// Integers and the lists and objects holding them are written here too (the formatter
-/// cost ~400 instructions a list of two numbers: `bench_profile "gemma4/small" stream4`);
-/// other numbers go through it.
-fn push_json_value(out: &mut String, v: &Value) {
-    match v {
-        Value::String(s) => push_json_str(out, s),
-        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
-        Value::Null => out.push_str("null"),
-        Value::Number(n) if n.is_u64() => push_decimal(out, n.as_u64().unwrap_or_default()),
-        Value::Number(n) if n.is_i64() => {
-            let i = n.as_i64().unwrap_or_default();
-            if i < 0 {
-                out.push('-');
-            }
-            push_decimal(out, i.unsigned_abs());
-        }
-        Value::Array(items) => {
-            out.push('[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                push_json_value(out, item);
-            }
-            out.push(']');
-        }
-        Value::Object(m) => {
-            out.push('{');
-            for (i, (k, item)) in m.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                push_json_str(out, k);
-                out.push(':');
-                push_json_value(out, item);
-            }
-            out.push('}');
-        }
-        // Writing to a `String` cannot fail.
-        Value::Number(_) => {
-            let _ = write!(out, "{v}");
-        }
-    }
-}
-
-/// `n` in decimal, as `Display` writes it.
-fn push_decimal(out: &mut String, mut n: u64) {
-    let mut digits = [0u8; 20];
-    let mut at = digits.len();
-    loop {
-        at -= 1;
-        // A digit: `n % 10` is below 10.
-        digits[at] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    // ASCII digits: always UTF-8.
-    out.push_str(std::str::from_utf8(&digits[at..]).unwrap_or_default());
 }
 
 /// The bytes [`LiveObject::scan`] acts on outside strings (besides the quote's first byte):
