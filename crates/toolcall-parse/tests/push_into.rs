@@ -6,37 +6,9 @@
 
 mod common;
 
-use common::{auto, only, with_tools};
-use serde_json::Value;
+use common::{auto, comparable, only, pieces, with_tools};
 use toolcall_core::StreamEvent;
 use toolcall_parse::{FormatSelection, ParseOptions, StreamParser};
-
-/// Events as JSON with generated call ids blanked (each parser draws its own).
-fn comparable(events: &[StreamEvent]) -> Vec<Value> {
-    fn blank_ids(v: &mut Value) {
-        match v {
-            Value::Object(map) => {
-                for (k, v) in map.iter_mut() {
-                    if k == "id" || k == "call_id" {
-                        *v = Value::Null;
-                    } else {
-                        blank_ids(v);
-                    }
-                }
-            }
-            Value::Array(items) => items.iter_mut().for_each(blank_ids),
-            _ => {}
-        }
-    }
-    events
-        .iter()
-        .map(|e| {
-            let mut v = serde_json::to_value(e).unwrap();
-            blank_ids(&mut v);
-            v
-        })
-        .collect()
-}
 
 fn with_vec(pieces: &[&str], options: &ParseOptions) -> Vec<StreamEvent> {
     let mut parser = StreamParser::new(options.clone());
@@ -71,20 +43,6 @@ fn appended(pieces: &[&str], options: &ParseOptions) -> Vec<StreamEvent> {
     }
     parser.finish_into(&mut events);
     events
-}
-
-fn pieces(text: &str, size: usize) -> Vec<&str> {
-    let mut out = Vec::new();
-    let mut start = 0;
-    while start < text.len() {
-        let mut end = (start + size).min(text.len());
-        while !text.is_char_boundary(end) {
-            end += 1;
-        }
-        out.push(&text[start..end]);
-        start = end;
-    }
-    out
 }
 
 fn cases() -> Vec<(&'static str, String, ParseOptions)> {

@@ -114,3 +114,45 @@ pub fn streamed(chunks: &[&str], options: &ParseOptions) -> Parsed {
     }
     out
 }
+
+/// Events as JSON with generated call ids blanked (each parser draws its own).
+pub fn comparable(events: &[StreamEvent]) -> Vec<Value> {
+    fn blank_ids(v: &mut Value) {
+        match v {
+            Value::Object(map) => {
+                for (k, v) in map.iter_mut() {
+                    if k == "id" || k == "call_id" {
+                        *v = Value::Null;
+                    } else {
+                        blank_ids(v);
+                    }
+                }
+            }
+            Value::Array(items) => items.iter_mut().for_each(blank_ids),
+            _ => {}
+        }
+    }
+    events
+        .iter()
+        .map(|e| {
+            let mut v = serde_json::to_value(e).unwrap();
+            blank_ids(&mut v);
+            v
+        })
+        .collect()
+}
+
+/// Splits `text` into pushes of `size` bytes, each moved on to a char boundary.
+pub fn pieces(text: &str, size: usize) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    while start < text.len() {
+        let mut end = (start + size).min(text.len());
+        while !text.is_char_boundary(end) {
+            end += 1;
+        }
+        out.push(&text[start..end]);
+        start = end;
+    }
+    out
+}
