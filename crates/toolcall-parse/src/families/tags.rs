@@ -1314,10 +1314,8 @@ impl LiveArgs {
             );
             return;
         }
-        let closed: Vec<String> = (0..self.closed.len())
-            .map(|i| self.closed.get(i).to_owned())
-            .collect();
-        finish_sent(&closed, self.calls, &self.sent, drafts, span, o, cx);
+        let closed = (self.closed.len(), |i| self.closed.get(i));
+        finish_sent_with(closed, self.calls, &self.sent, drafts, span, o, cx);
     }
 }
 
@@ -1370,6 +1368,24 @@ pub(crate) fn finish_sent(
     o: &mut Outcome,
     cx: &mut ReadCx<'_>,
 ) {
+    let closed = (closed.len(), |i: usize| {
+        closed.get(i).map_or("", String::as_str)
+    });
+    finish_sent_with(closed, calls, sent, drafts, span, o, cx);
+}
+
+/// [`finish_sent`] with what was sent for each closed call as `closed.1(i)` for `i` below
+/// `closed.0` ([`ClosedArgs`] keeps them in one buffer).
+fn finish_sent_with<'c>(
+    closed: (usize, impl Fn(usize) -> &'c str),
+    calls: usize,
+    sent: &str,
+    drafts: &[Draft],
+    span: Range<usize>,
+    o: &mut Outcome,
+    cx: &mut ReadCx<'_>,
+) {
+    let (closed_len, closed) = closed;
     // Serialised from the draft's own value (no copy of it).
     let args = |i: usize| {
         drafts
@@ -1380,12 +1396,12 @@ pub(crate) fn finish_sent(
     let mut differ: Vec<&str> = Vec::new();
     // A broken call's stream is abandoned: it never finishes.
     let broken = |i: usize| drafts.get(i).is_some_and(|d| d.broken.is_some());
-    for (i, sent) in closed.iter().enumerate() {
-        if !broken(i) && *sent != args(i) {
+    for i in 0..closed_len {
+        if !broken(i) && closed(i) != args(i) {
             differ.push(drafts.get(i).map_or("", |d| d.name.as_str()));
         }
     }
-    if calls > closed.len() && !broken(calls - 1) {
+    if calls > closed_len && !broken(calls - 1) {
         let i = calls - 1;
         let full = args(i);
         match full.strip_prefix(sent) {
