@@ -619,6 +619,7 @@ impl<'a> Engine<'a> {
     /// instructions such a push cost, `bench_profile "gemma4/1 MB args" stream4`).
     #[inline]
     pub(crate) fn push_quiet(&mut self, delta: &str, out: &mut Vec<StreamEvent>) -> bool {
+        // `wake` is `None` once the engine finished or overflowed (both clear it).
         let Some(wake) = self.wake else {
             return false;
         };
@@ -631,7 +632,7 @@ impl<'a> Engine<'a> {
         let Cow::Owned(buf) = &mut self.buf else {
             return false;
         };
-        if self.finished || self.overflow || delta.len() > room {
+        if delta.len() > room {
             return false;
         }
         self.received += delta.len();
@@ -704,6 +705,7 @@ impl<'a> Engine<'a> {
             self.buf.to_mut().push_str(head);
             self.run(true);
             self.overflow = true;
+            self.wake = None;
             let at = self.base + self.buf.len();
             self.diag(Diagnostic::error(
                 format!(
@@ -792,6 +794,7 @@ impl<'a> Engine<'a> {
                 self.run(true);
             }
             self.finished = true;
+            self.wake = None;
             if self.call_count == 0 && self.fallbacks_on() {
                 let ctx = self.ctx.clone();
                 let ok = |name: &str| ctx.strict_name_ok(name);

@@ -473,6 +473,10 @@ pub struct StreamParser {
     /// Bytes fed to the engine ahead of the reply (the implied opener): spans are shifted
     /// back by this much.
     shift: usize,
+    /// No diagnostic, implied opener's start or opened reasoning's start is held and no span
+    /// is shifted ([`StreamParser::plain_now`]): a push goes straight to the engine. One
+    /// test a push instead of four (kept in step by `push_into_held`, where they change).
+    plain: bool,
 }
 
 struct Implied {
@@ -658,7 +662,22 @@ impl StreamParser {
             implied,
             opened_think,
             shift: 0,
+            plain: false,
         }
+        .with_plain()
+    }
+
+    fn with_plain(mut self) -> Self {
+        self.plain = self.plain_now();
+        self
+    }
+
+    /// Whether nothing is held and no span is shifted (what [`StreamParser::plain`] says).
+    fn plain_now(&self) -> bool {
+        self.pending.is_empty()
+            && self.implied.is_none()
+            && self.opened_think.is_none()
+            && self.shift == 0
     }
 
     /// Feeds the next piece of the reply; returns the events it completed.
@@ -669,12 +688,7 @@ impl StreamParser {
         let mut out = Vec::new();
         // Inside a region whose reader waits (`engine::Engine::push_quiet`): a push of none
         // of the bytes that wake it returns here.
-        if self.pending.is_empty()
-            && self.implied.is_none()
-            && self.opened_think.is_none()
-            && self.shift == 0
-            && self.engine.push_quiet(delta, &mut out)
-        {
+        if self.plain && self.engine.push_quiet(delta, &mut out) {
             self.count_calls(&out);
             return out;
         }
@@ -710,11 +724,7 @@ impl StreamParser {
     #[inline]
     pub fn push_into(&mut self, delta: &str, out: &mut Vec<StreamEvent>) {
         // The common case: the engine appends straight to `out`.
-        if self.pending.is_empty()
-            && self.implied.is_none()
-            && self.opened_think.is_none()
-            && self.shift == 0
-        {
+        if self.plain {
             let from = out.len();
             self.engine.push_into(delta, out);
             self.count_calls(out.get(from..).unwrap_or_default());
@@ -753,6 +763,7 @@ impl StreamParser {
         }
         self.count_calls(out.get(from..).unwrap_or_default());
         self.unshift(out.get_mut(from..).unwrap_or_default());
+        self.plain = self.plain_now();
     }
 
     fn count_calls(&mut self, events: &[StreamEvent]) {
