@@ -8,7 +8,7 @@ use crate::results::{bare_name, break_marker};
 use serde_json::{Map, Value};
 use crate::FormatId;
 use crate::builder::Draft;
-use crate::family::{Instructions, ReadCx, closing_marker_repair};
+use crate::family::{Instructions, ReadCx, closing_marker_repair, find_from};
 use crate::scanner::{Scan, Scanner};
 
 use super::args_object::{CallEnds, JsonCallTags};
@@ -180,7 +180,9 @@ fn body(body: &str, cx: &mut ReadCx<'_>, format: FormatId) -> Result<Vec<Draft>,
     let mut s = skip_space(body);
     while !s.is_empty() {
         let rest = s.strip_prefix(CALL).ok_or("expected <|tool_call_begin|>")?;
-        let a = rest.find(ARGS).ok_or("a call has no <|tool_call_argument_begin|>")?;
+        // `find_from`, not `str::find`: building a two-way searcher per call cost ~2 k of
+        // `kimi_k2/small`'s three calls.
+        let a = find_from(rest, ARGS, 0).ok_or("a call has no <|tool_call_argument_begin|>")?;
         let id = rest[..a].trim();
         let name = name_of(id);
         if !valid_name(name) {
