@@ -998,11 +998,8 @@ pub(crate) fn push_json_value(out: &mut String, v: &Value) {
         Value::Bool(false) => out.push_str("false"),
         Value::Null => out.push_str("null"),
         Value::Number(n) => match (n.as_u64(), n.as_i64()) {
-            (Some(u), _) => push_digits(out, u),
-            (None, Some(i)) => {
-                out.push('-');
-                push_digits(out, i.unsigned_abs());
-            }
+            (Some(u), _) => out.push_str(itoa::Buffer::new().format(u)),
+            (None, Some(i)) => out.push_str(itoa::Buffer::new().format(i)),
             _ => {
                 use std::fmt::Write as _;
                 // Writing to a `String` cannot fail.
@@ -1031,24 +1028,6 @@ pub(crate) fn push_json_value(out: &mut String, v: &Value) {
             }
             out.push('}');
         }
-    }
-}
-
-/// Appends `n` in decimal.
-fn push_digits(out: &mut String, mut n: u64) {
-    let mut digits = [0u8; 20];
-    let mut at = digits.len();
-    loop {
-        at -= 1;
-        // `n % 10` is one digit.
-        digits[at] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    for &d in &digits[at..] {
-        out.push(char::from(d));
     }
 }
 

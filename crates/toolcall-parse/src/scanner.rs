@@ -35,33 +35,15 @@ impl ScanError {
         match self {
             ScanError::TooDeep(max) => {
                 out.push_str("nesting deeper than ");
-                push_decimal(out, *max);
+                out.push_str(itoa::Buffer::new().format(*max));
             }
             ScanError::Unexpected { byte, at } => {
                 out.push_str("unexpected '");
                 out.push(char::from(*byte));
                 out.push_str("' at offset ");
-                push_decimal(out, *at);
+                out.push_str(itoa::Buffer::new().format(*at));
             }
         }
-    }
-}
-
-/// Appends `n` in decimal.
-fn push_decimal(out: &mut String, mut n: usize) {
-    let mut digits = [0u8; 20];
-    let mut i = digits.len();
-    loop {
-        i -= 1;
-        // `n % 10` is below 10.
-        digits[i] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    for &d in &digits[i..] {
-        out.push(char::from(d));
     }
 }
 
