@@ -99,7 +99,11 @@ type AfterPush = (usize, usize, Vec<String>);
 
 /// `text` pushed `n` characters at a time: what was sent after each push, with the bytes
 /// pushed so far.
-fn sent_after_each_push(text: &str, options: &ParseOptions, n: usize) -> Vec<(usize, AfterPush)> {
+pub(crate) fn sent_after_each_push(
+    text: &str,
+    options: &ParseOptions,
+    n: usize,
+) -> Vec<(usize, AfterPush)> {
     let mut at = Vec::new();
     let (mut started, mut finished, mut sent) = (0, 0, Vec::<String>::new());
     stream_in_char_pushes(text, options, n, |pushed, events| {

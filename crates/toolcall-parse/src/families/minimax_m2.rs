@@ -166,7 +166,7 @@ mod tests {
     /// (`marked::READ_EVERY_PUSH`), with a schema and without.
     #[test]
     fn pushes_that_wake_nothing_delay_nothing() {
-        use crate::stream_replay::stream_in_char_pushes;
+        use crate::stream_replay::sent_after_each_push as replay;
         let with_schema = with_weather_schema(serde_json::json!({"type": "object", "properties": {
             "city": {"type": "string"}, "days": {"type": "integer"},
             "at": {"type": "array"}}}));
@@ -178,24 +178,6 @@ mod tests {
             "<minimax:tool_call>\n<invoke name=\"get_weather\">\n<parameter name=\"days\">3</parameter>\nstray <parameter name=\"city\">x</parameter></invoke>\n</minimax:tool_call>",
             "<minimax:tool_call>\n<invoke name=\"get_weather\">\n<parameter name=\"city\">Par",
         ];
-        let replay = |text: &str, o: &ParseOptions, n: usize| {
-            let mut at = Vec::new();
-            let (mut finished, mut sent) = (0, Vec::<String>::new());
-            stream_in_char_pushes(text, o, n, |pushed, events| {
-                for e in events {
-                    match e {
-                        StreamEvent::CallStarted { .. } => sent.push(String::new()),
-                        StreamEvent::ArgumentsDelta { index, fragment } => {
-                            sent[*index].push_str(fragment)
-                        }
-                        StreamEvent::CallFinished { .. } => finished += 1,
-                        _ => {}
-                    }
-                }
-                at.push((pushed, finished, sent.clone()));
-            });
-            at
-        };
         let every = |read: bool| crate::families::marked::READ_EVERY_PUSH.with(|c| c.set(read));
         let plain = ParseOptions {
             format: FormatSelection::Only("minimax_m2".into()),
