@@ -338,19 +338,27 @@ impl Openers {
             if n.opener != NO_OPENER {
                 best = n.opener;
             }
-            if let Some(tail) = n.tail {
-                // One opener left below this node, with no other on the way: its remaining
-                // bytes are compared at once instead of walked node by node.
-                let k = tail.len().min(rest.len());
-                if same_bytes(&rest[..k], &tail[..k]) {
-                    if k == tail.len() {
-                        best = n.tail_opener;
-                    } else if !is_final {
-                        // The bytes ran out inside that opener: wait until it is decided.
-                        return Found::Wait;
+            if !n.skip.is_empty() {
+                // A chain of single children with no opener on the way: its bytes are
+                // compared at once instead of walked node by node.
+                let s = n.skip;
+                match (rest.get(..s.len()), rest.get(s.len()..)) {
+                    (Some(head), Some(more)) => {
+                        if !same_bytes(head, s) {
+                            break;
+                        }
+                        rest = more;
+                        node = n.skip_to;
+                        continue;
+                    }
+                    // The bytes ran out inside the chain: wait until it is decided.
+                    _ => {
+                        if !is_final && s.get(..rest.len()).is_some_and(|p| same_bytes(rest, p)) {
+                            return Found::Wait;
+                        }
+                        break;
                     }
                 }
-                break;
             }
             if n.start == n.end {
                 break;
@@ -375,24 +383,53 @@ impl Openers {
 }
 
 /// Whether `a` and `b`, of one length, hold the same bytes: the first compared alone (prose
-/// rarely matches past it), a short run by a byte loop (a `memcmp` call costs more than
-/// it), a long one by `memcmp`.
+/// rarely matches past it), then by words (eight bytes, or two overlapping four-byte halves
+/// of a run of four to seven) and a byte loop for the last few of a short one: a `memcmp`
+/// call costs more than a skip of the opener trie (`<|start|>assistant<|channel|>` walks
+/// three such runs).
 #[inline]
 fn same_bytes(a: &[u8], b: &[u8]) -> bool {
     if a.len() != b.len() || a.first() != b.first() {
         return false;
     }
-    if a.len() > 4 {
-        return a == b;
+    let n = a.len();
+    if n >= 8 {
+        let mut i = 0;
+        while i + 8 < n {
+            if word8(a, i) != word8(b, i) {
+                return false;
+            }
+            i += 8;
+        }
+        return word8(a, n - 8) == word8(b, n - 8);
+    }
+    if n >= 4 {
+        return word4(a, 0) == word4(b, 0) && word4(a, n - 4) == word4(b, n - 4);
     }
     let mut i = 1;
-    while i < a.len() {
+    while i < n {
         if a[i] != b[i] {
             return false;
         }
         i += 1;
     }
     true
+}
+
+/// The eight bytes of `s` from `i` as a word (0 past the end: never asked for).
+#[inline]
+fn word8(s: &[u8], i: usize) -> u64 {
+    s.get(i..i + 8)
+        .and_then(|w| <[u8; 8]>::try_from(w).ok())
+        .map_or(0, u64::from_le_bytes)
+}
+
+/// The four bytes of `s` from `i` as a word (0 past the end: never asked for).
+#[inline]
+fn word4(s: &[u8], i: usize) -> u32 {
+    s.get(i..i + 4)
+        .and_then(|w| <[u8; 4]>::try_from(w).ok())
+        .map_or(0, u32::from_le_bytes)
 }
 
 /// [`TrieNode::opener`] of a node where no opener ends.
@@ -428,12 +465,15 @@ struct TrieNode {
     start: u32,
     end: u32,
     opener: u32,
-    /// Where the node's subtree is one chain of single children ending in one opener (and
-    /// no opener on the way): that opener's bytes after this node, compared at once (a
-    /// flood's opener costs one compare past its first distinct byte, not a node a byte).
-    tail: Option<&'static [u8]>,
-    /// The opener that `tail` ends (with `tail` only).
-    tail_opener: u32,
+    /// Where the node has one child and its subtree goes on as a chain of single children
+    /// with no opener on the way: the chain's bytes after this node, down to the first node
+    /// that branches or ends an opener (`skip_to`), compared at once (empty: none). A
+    /// flood's opener costs one compare past its first distinct byte, and the long shared
+    /// starts of harmony's markers (`<|start|>assistant<|channel|>`) a compare a run, not
+    /// a node a byte.
+    skip: &'static [u8],
+    /// The node that `skip` leads to.
+    skip_to: u32,
 }
 
 impl Trie {
@@ -484,20 +524,24 @@ impl Trie {
                 ends[node] = i;
             }
         }
-        // Per node: the opener its subtree is a bare chain to (`None`: a branch, or an
-        // opener on the way), filled from the leaves up (children have larger indices).
-        let mut chain: Vec<Option<usize>> = vec![None; children.len()];
-        for n in (1..children.len()).rev() {
-            chain[n] = match (children[n].len(), ends[n]) {
-                (0, e) if e != usize::MAX => Some(e),
-                (1, usize::MAX) => children[n].values().next().and_then(|&c| chain[c]),
-                _ => None,
-            };
-        }
         let mut depth = vec![0usize; children.len()];
         for (n, c) in children.iter().enumerate() {
             for &child in c.values() {
                 depth[child] = depth[n] + 1;
+            }
+        }
+        // Per node, an opener whose text runs through it (the first inserted).
+        let mut via = vec![usize::MAX; children.len()];
+        for (i, o) in list.iter().enumerate() {
+            let mut node = 0;
+            for &b in o.text.as_bytes() {
+                let Some(&next) = children[node].get(&b) else {
+                    break;
+                };
+                node = next;
+                if via[node] == usize::MAX {
+                    via[node] = i;
+                }
             }
         }
         let mut nodes = Vec::with_capacity(children.len());
@@ -507,18 +551,28 @@ impl Trie {
             edges.extend(c.iter().map(|(&b, &n)| (b, u32::try_from(n).unwrap_or(0))));
             let end = u32::try_from(edges.len()).unwrap_or(u32::MAX);
             let opener = u32::try_from(opener).unwrap_or(NO_OPENER);
-            // A node with one child whose subtree is a bare chain: the rest is a tail.
-            let below = match (n, c.len()) {
-                (1.., 1) => c.values().next().and_then(|&child| chain[child]),
+            // A node (not the root) with one child: follow single children with no opener
+            // to the first node that branches, ends an opener or is a leaf.
+            let mut to = match (n, c.len()) {
+                (1.., 1) => c.values().next().copied(),
                 _ => None,
             };
-            let tail = below.and_then(|o| Some((list.get(o)?.text.as_bytes().get(depth[n]..)?, o)));
+            while let Some(t) = to
+                && ends[t] == usize::MAX
+                && children[t].len() == 1
+            {
+                to = children[t].values().next().copied();
+            }
+            let skip = to.and_then(|t| {
+                let text = list.get(*via.get(t)?)?.text.as_bytes();
+                Some((text.get(depth[n]..depth[t])?, u32::try_from(t).ok()?))
+            });
             nodes.push(TrieNode {
                 start,
                 end,
                 opener,
-                tail: tail.map(|(t, _)| t),
-                tail_opener: tail.map_or(NO_OPENER, |(_, o)| u32::try_from(o).unwrap_or(NO_OPENER)),
+                skip: skip.map_or(&[][..], |(s, _)| s),
+                skip_to: skip.map_or(0, |(_, t)| t),
             });
         }
         let mut root = [0u32; 256];
@@ -687,6 +741,13 @@ mod tests {
                 let t = a.text.as_bytes();
                 for n in 1..=t.len() {
                     inputs.push(t[..n].to_vec());
+                    // A prefix, then a byte that leaves the opener there (inside a run of
+                    // the trie's single children, where it skips).
+                    if let Some(&next) = t.get(n) {
+                        let mut v = t[..n].to_vec();
+                        v.push(next ^ 1);
+                        inputs.push(v);
+                    }
                 }
                 for b in &o.list {
                     let mut v = t.to_vec();
