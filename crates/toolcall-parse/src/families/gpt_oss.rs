@@ -45,7 +45,7 @@ const fn block(open: &'static str) -> Block {
         open,
         close: CALL,
         lead: LeadRule::Fn(lead),
-        body: BodyRule::Fn(body),
+        body: BodyRule::Call { body, ahead },
     }
 }
 
@@ -220,6 +220,11 @@ fn lead(lead: &str, complete: bool) -> Lead<'_> {
 /// instead of `<|call|>` and writes its parallel calls as the next messages, so a message
 /// whose JSON is followed by `<|end|>` and another call message is read as that many calls.
 fn body(body: &str, cx: &mut ReadCx<'_>, format: FormatId) -> Result<Vec<Draft>, String> {
+    read_body(body, cx.ctx.limits.max_depth, format)
+}
+
+/// [`body`], given the parse's nesting limit.
+fn read_body(body: &str, max_depth: usize, format: FormatId) -> Result<Vec<Draft>, String> {
     let mut drafts = Vec::new();
     let mut rest = body;
     loop {
@@ -231,7 +236,7 @@ fn body(body: &str, cx: &mut ReadCx<'_>, format: FormatId) -> Result<Vec<Draft>,
         let m = find_from(rest, MESSAGE, 0)
             .ok_or("the call has no <|message|> before its arguments")?;
         let text = &rest[m + MESSAGE.len()..];
-        let (json, next) = match ended_message(text, cx.ctx.limits.max_depth) {
+        let (json, next) = match ended_message(text, max_depth) {
             Some((json, next)) => (json, next),
             None => (text, None),
         };
@@ -245,6 +250,50 @@ fn body(body: &str, cx: &mut ReadCx<'_>, format: FormatId) -> Result<Vec<Draft>,
             None => return Ok(drafts),
         }
     }
+}
+
+/// The block from after its opener, one-shot ([`BodyRule::Call`]): the call as [`body`]
+/// reads the body that ends at the first `<|call|>` outside JSON strings (where the close
+/// search ends it), and that body's length, when the header before `<|message|>` holds no
+/// quote and no `<|call|>`, the message is one JSON object, list or string (serde's own
+/// read, as [`parse_lenient`] reads it first) holding no `<|end|>`, and the closing tag
+/// follows it after JSON blanks. The tag cannot be anywhere before: the header holds none
+/// and opens no string, and JSON holds `<` only inside its strings. One pass, where the
+/// close search then [`body`] read each call twice (the search ~880 instructions a call
+/// of `gpt_oss/small`, two `memchr2` a JSON string: `bench_profile "gpt_oss/small" one`).
+/// Anything else is left to the search and [`body`] (`None`).
+fn ahead(after: &str, close: &str, format: FormatId) -> Option<(usize, Vec<Draft>)> {
+    let (to, _) = recipient(after);
+    let name = to.strip_prefix("functions.").unwrap_or(to);
+    if !valid_name(name) {
+        return None;
+    }
+    let m = find_from(after, MESSAGE, 0)?;
+    let head = after.get(..m)?;
+    if memchr::memchr(b'"', head.as_bytes()).is_some() || find_from(head, close, 0).is_some() {
+        return None;
+    }
+    let from = m + MESSAGE.len();
+    let text = after.get(from..)?;
+    // A stream of values reads one and says where it ended; a value that is not an
+    // object, a list or a string is checked for what follows it (`<` fails): left out.
+    let mut values = serde_json::Deserializer::from_str(text).into_iter::<Value>();
+    let args = values.next()?.ok()?;
+    let json = text.get(..values.byte_offset())?;
+    if find_from(json, END, 0).is_some() {
+        return None;
+    }
+    let blanks = text
+        .as_bytes()
+        .get(json.len()..)?
+        .iter()
+        .take_while(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r'))
+        .count();
+    let end = from + json.len() + blanks;
+    if !after.get(end..)?.starts_with(close) {
+        return None;
+    }
+    Some((end, vec![Draft::new(name, Some(args), format)]))
 }
 
 /// A message body that is a JSON value then `<|end|>`: the JSON, and what follows the
@@ -277,6 +326,57 @@ mod tests {
             .find(|c: char| c.is_whitespace() || c == '<')
             .unwrap_or(s.len());
         (&s[..n], n)
+    }
+
+    /// What [`ahead`] reads is what the close search outside JSON strings and [`body`]
+    /// give; what it leaves is left to them.
+    #[test]
+    fn ahead_reads_what_the_close_search_and_the_body_read() {
+        use super::super::tags::CloseOutsideStrings;
+        let read = [
+            r#"functions.get_weather <|constrain|>json<|message|>{"city": "Kyiv", "days": 3}<|call|>"#,
+            r#"functions.f<|message|>{"a":"<|call|> and <|end|"}<|call|>"#,
+            "functions.f <|constrain|>json<|message|> \n{\"a\":[1,{\"b\":null}]} \r\n\t<|call|> more",
+            r#"functions.f<|message|>"text"<|call|>"#,
+            r#"functions.f<|message|>[1, 2.5e3, "x"]<|call|><|call|>"#,
+            r#"functions.f<|message|>{"a":"\"<|call|>\\","b":"\u00e9"}<|call|>"#,
+            r#"browser.search <|message|>{}<|call|>"#,
+            r#"functions.f<|message|>{"a":1,"a":2}<|call|>"#,
+            r#"functions.f<|message|>true <|call|>"#,
+        ];
+        let left = [
+            r#"functions.f "x<|message|>{"a":1}<|call|>"#,
+            r#"functions.f <|call|><|message|>{"a":1}<|call|>"#,
+            r#"functions.f<|message|>12<|call|>"#,
+            r#"functions.f<|message|>{"a":"<|end|>"}<|call|>"#,
+            r#"functions.f<|message|>{"a":1}<|end|><|start|>assistant to=functions.g<|message|>{}<|call|>"#,
+            r#"functions.f<|message|>{"a":1} x<|call|>"#,
+            "functions.f<|message|>\u{a0}{\"a\":1}<|call|>",
+            "functions.f<|message|>{\"a\":1}\u{a0}<|call|>",
+            r#"functions.f<|message|>{'a':1}<|call|>"#,
+            r#"functions.f<|message|>{"a":1,}<|call|>"#,
+            r#"functions.f<|message|>{"a":1}"#,
+            r#"functions.f<|message|>{"a":1}<|call|"#,
+            r#"functions.<|message|>{}<|call|>"#,
+            r#"functions.f {"a":1}<|call|>"#,
+            r#"functions.f<|message|>{"a":"x}<|call|>"#,
+            r#"functions.f<|message|>"#,
+            r#"functions.f<|message|>  <|call|>"#,
+        ];
+        for after in read.iter().chain(&left) {
+            let Some((n, drafts)) = ahead(after, CALL, FormatId::GPT_OSS) else {
+                assert!(!read.contains(after), "{after}");
+                continue;
+            };
+            assert!(read.contains(after), "{after}");
+            let i = CloseOutsideStrings::new(0).find(after, CALL).unwrap();
+            assert_eq!(n, i, "{after}");
+            let want = read_body(&after[..i], 64, FormatId::GPT_OSS).unwrap();
+            assert_eq!(drafts.len(), want.len());
+            for (d, w) in drafts.iter().zip(&want) {
+                assert_eq!((&d.name, &d.args, &d.repairs), (&w.name, &w.args, &w.repairs));
+            }
+        }
     }
 
     #[test]
