@@ -61,6 +61,18 @@ const DIAGS_PER_KIND: usize = 32;
 /// Distinct kinds tracked; later kinds share one count.
 const MAX_KINDS: usize = 64;
 
+/// [`is_name_byte`] as a table: the text scan counts a run's trailing name bytes on every
+/// push (a lookup a byte instead of its compares).
+static NAME_BYTES: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut i = 0;
+    while i < 256 {
+        t[i] = is_name_byte(i as u8);
+        i += 1;
+    }
+    t
+};
+
 /// Fence info strings whose content may hold calls; other languages (python, js, ...) are
 /// code samples and stay text.
 const CALL_FENCES: &[&str] = &[
@@ -1268,28 +1280,29 @@ impl<'a> Engine<'a> {
     /// leaving `line_start`/`ident_start` exactly as the byte-by-byte loop would.
     ///
     /// Only used when not at a line start (where `T`, fences and leading blanks matter), so
-    /// `line_start` stays false. The scan is a table lookup per byte and the ident state is
-    /// recomputed from the run's trailing name bytes only.
+    /// `line_start` stays false. The scan takes the stops of 64 bytes at a time as a bit
+    /// mask and goes on past each stop that is an ordinary byte here ([`Self::plain_stop`]:
+    /// the `f` and `A` of prose, whose next bytes start no opener, a `(` after a space), and
+    /// the ident state is recomputed from the run's trailing name bytes only.
     fn skip_plain(&mut self) {
         debug_assert!(!self.line_start);
         let bytes = self.buf.as_bytes();
         let from = self.pos;
         let rest = bytes.get(from..).unwrap_or(&[]);
+        let stops = &self.ctx.openers.stops;
         // At a stop already (every byte of an opener flood): no block search.
-        if rest
-            .first()
-            .is_none_or(|&b| self.ctx.openers.stops.is_stop(b))
-        {
+        if rest.first().is_none_or(|&b| stops.is_stop(b)) {
             return;
         }
-        let n = self.ctx.openers.stops.find(rest);
-        if n == 0 {
-            return;
-        }
-        let end = from + n;
+        let end = stops.scan(bytes, from, |i| self.plain_stop(i));
+        let n = end - from;
         let run = &rest[..n];
         // Trailing name bytes decide `ident_start`; everything before them reset it.
-        let trailing = run.iter().rev().take_while(|&&b| is_name_byte(b)).count();
+        let trailing = run
+            .iter()
+            .rev()
+            .take_while(|&&b| NAME_BYTES[usize::from(b)])
+            .count();
         self.ident_start = if trailing == 0 {
             None
         } else {
@@ -1300,9 +1313,36 @@ impl<'a> Engine<'a> {
             };
             // The byte loop restarts a name after 256 bytes: the last restart point.
             let last = end - 1;
-            Some(r + (last - r) / 257 * 257)
+            Some(if last - r < 257 {
+                r
+            } else {
+                r + (last - r) / 257 * 257
+            })
         };
         self.pos = end;
+    }
+
+    /// Whether the stop byte at `pos`, inside a run `skip_plain` scans (so `pos - 1` is a
+    /// byte of that run and not a line end), is read by `step_text` as an ordinary byte:
+    /// no opener starts there (asked as with more to come: `Found::No` then holds at the
+    /// end too) and the byte means nothing of itself here (not a newline or backtick, a
+    /// bracket only when bare JSON is off, `(` only after a byte no name holds).
+    #[inline(always)]
+    fn plain_stop(&self, pos: usize) -> bool {
+        let bytes = self.buf.as_bytes();
+        let ordinary = match bytes.get(pos) {
+            Some(b'\n' | b'`') | None => false,
+            Some(b'[') => !self.array_formats(),
+            Some(b'{') => !self.object_formats(),
+            Some(b'(') => {
+                !self.call_syntax_possible()
+                    || !bytes
+                        .get(pos.wrapping_sub(1))
+                        .is_some_and(|&b| is_name_byte(b))
+            }
+            Some(_) => true,
+        };
+        ordinary && (self.nested || self.ctx.openers.none_at(bytes, pos))
     }
 
     fn step_text(&mut self, is_final: bool) -> Step {
@@ -2347,7 +2387,11 @@ mod tests {
     fn skip_plain_matches_the_byte_loop() {
         let (ctx, _) = crate::ParseOptions::default().ctx();
         let ctx = Arc::new(ctx);
-        let alphabet: &[&str] = &["a", "Z", "_", ".", " ", "\t", ",", "é", "-", "9", "!"];
+        // With stops that open nothing here (`A` and `f` start openers, but not followed by
+        // these; `>` followed by `.`; `(` after a blank): the scan passes over them.
+        let alphabet: &[&str] = &[
+            "a", "Z", "_", ".", " ", "\t", ",", "é", "-", "9", "!", "A", "f", " (", ">.",
+        ];
         let mut seed = 0x9E37_79B9_7F4A_7C15_u64;
         for case in 0..400 {
             let mut s = String::new();
@@ -2360,7 +2404,7 @@ mod tests {
                 let pick = if case % 3 == 0 {
                     (seed % 4) as usize
                 } else {
-                    (seed % 11) as usize
+                    (seed % alphabet.len() as u64) as usize
                 };
                 s.push_str(alphabet[pick.min(alphabet.len() - 1)]);
             }
@@ -2383,10 +2427,19 @@ mod tests {
                     e.line_start = false;
                     e.ident_start = ident;
                     e.skip_plain();
-                    assert_eq!(e.pos, bytes.len(), "{s:?}");
+                    // The scan stops at once on a stop, and before a last `A` or `f`
+                    // (the start of `Action:`, `functools[` when more comes).
+                    let end = if bytes.get(from).is_some_and(|&b| b"Af(>".contains(&b)) {
+                        from
+                    } else if bytes.last().is_some_and(|&b| b"Af".contains(&b)) {
+                        (bytes.len() - 1).max(from)
+                    } else {
+                        bytes.len()
+                    };
+                    assert_eq!(e.pos, end, "{s:?} from {from}");
                     assert_eq!(
                         e.ident_start,
-                        reference(bytes, from, ident),
+                        reference(&bytes[..end], from, ident),
                         "{s:?} from {from} ident {ident:?}"
                     );
                 }

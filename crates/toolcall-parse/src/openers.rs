@@ -308,6 +308,28 @@ impl Openers {
         self.list.get(i)
     }
 
+    /// Whether no opener starts at `bytes[pos]`, even with more bytes to come (what
+    /// [`Openers::at`] answers `Found::No` to with `is_final` false): the root lookup and
+    /// the follow set inlined into the text scan, which asks this at every stop byte of
+    /// prose; the walk only when the next byte goes on an opener.
+    #[inline(always)]
+    pub(crate) fn none_at(&self, bytes: &[u8], pos: usize) -> bool {
+        let t = &self.trie;
+        if let (Some(&first), Some(&next)) = (bytes.get(pos), bytes.get(pos + 1)) {
+            let node = t.root[usize::from(first)];
+            if node == 0 {
+                return true;
+            }
+            if !t.follows(first, next) {
+                return t
+                    .nodes
+                    .get(node as usize)
+                    .is_none_or(|n| n.opener == NO_OPENER);
+            }
+        }
+        matches!(self.at(bytes, pos, false), Found::No)
+    }
+
     /// The longest opener starting at `bytes[pos]`; `Wait` while a longer one could still
     /// match (decisions never depend on where the input was split).
     #[inline]
@@ -610,13 +632,29 @@ pub fn markup_openers() -> Vec<&'static str> {
 
 /// Bytes at which the text scan must look closer: the fixed markup bytes (newline, fence,
 /// brackets, call parenthesis) plus the first byte of every opener.
+///
+/// [`StopSet::scan`] takes the stops of 64 bytes at a time as a bit mask: the exact
+/// position of each is its bit's index, and the scan goes on past a stop that opens
+/// nothing without searching those bytes again. The corpus's prose has a stop every ~40
+/// bytes (`f` and `A` start openers in auto mode); the portable form (any stop in a
+/// 32-byte block, then a table loop for the byte) spent ~312 instructions a stop, ~11.6 a
+/// byte of prose. On x86_64 the mask is built with SIMD compares (LLVM did not turn the
+/// portable loop into `pmovmskb`): AVX2 when the CPU has it (checked once per set), else
+/// SSE2, which every x86_64 CPU has (its two-operand compares cost a copy each: ~1.8
+/// instructions a byte against AVX2's ~0.7). Other targets keep the portable block test.
+/// Measured with `bench_profile "prose/1 MB" one` under callgrind: BENCHMARKS.md "Prose
+/// against serde_json, session 38".
 #[derive(Debug, Clone)]
 pub(crate) struct StopSet {
     table: [bool; 256],
-    /// Opener first bytes outside the fixed set, padded with `\n` (already a stop).
-    extra: [u8; 4],
-    /// More than four extra bytes: the block test uses the table.
+    /// The fixed bytes, then the opener first bytes outside them (at most four, the rest
+    /// padded with `\n`, already a stop).
+    keys: [u8; 10],
+    /// More than four extra bytes: the blocks are tested with the table.
     many: bool,
+    /// The CPU has AVX2.
+    #[cfg(target_arch = "x86_64")]
+    avx2: bool,
 }
 
 const FIXED: [u8; 6] = [b'\n', b'`', b'<', b'[', b'{', b'('];
@@ -627,12 +665,13 @@ impl StopSet {
         for b in FIXED {
             table[usize::from(b)] = true;
         }
-        let mut extra = [b'\n'; 4];
-        let mut n = 0;
+        let mut keys = [b'\n'; 10];
+        keys[..FIXED.len()].copy_from_slice(&FIXED);
+        let mut n = FIXED.len();
         for &b in firsts {
             if !table[usize::from(b)] {
                 table[usize::from(b)] = true;
-                if let Some(slot) = extra.get_mut(n) {
+                if let Some(slot) = keys.get_mut(n) {
                     *slot = b;
                 }
                 n += 1;
@@ -640,8 +679,10 @@ impl StopSet {
         }
         StopSet {
             table,
-            extra,
-            many: n > extra.len(),
+            keys,
+            many: n > keys.len(),
+            #[cfg(target_arch = "x86_64")]
+            avx2: std::arch::is_x86_feature_detected!("avx2"),
         }
     }
 
@@ -649,40 +690,171 @@ impl StopSet {
         self.table[usize::from(b)]
     }
 
-    /// Index of the first stop byte in `s` (or its length). Blocks of 32 bytes are tested
-    /// with branch-free compares the compiler vectorises (prose has a stop byte only every
-    /// hundred bytes or so); the table finds the exact byte inside a block that has one.
-    pub(crate) fn find(&self, s: &[u8]) -> usize {
-        const BLOCK: usize = 32;
-        let mut at = 0;
+    /// The first stop at or after `from` in `bytes` that `plain` does not pass over
+    /// (`plain(i)`: the stop at `i` is an ordinary byte there), else `bytes.len()`.
+    #[inline]
+    pub(crate) fn scan(
+        &self,
+        bytes: &[u8],
+        from: usize,
+        mut plain: impl FnMut(usize) -> bool,
+    ) -> usize {
+        // A few bytes (most pushes of a stream in small pieces): the table, byte by byte,
+        // costs less than setting up the block compares.
+        const SHORT: usize = 16;
+        if bytes.len().saturating_sub(from) < SHORT {
+            let mut at = from;
+            while let Some(k) = bytes
+                .get(at..)
+                .and_then(|r| r.iter().position(|&b| self.table[usize::from(b)]))
+            {
+                if !plain(at + k) {
+                    return at + k;
+                }
+                at += k + 1;
+            }
+            return bytes.len();
+        }
+        #[cfg(target_arch = "x86_64")]
         if !self.many {
-            let [e0, e1, e2, e3] = self.extra;
-            for c in s.chunks_exact(BLOCK) {
-                let mut hit = 0u8;
-                for &b in c {
-                    hit |= u8::from(b == b'\n')
-                        | u8::from(b == b'`')
-                        | u8::from(b == b'<')
-                        | u8::from(b == b'[')
-                        | u8::from(b == b'{')
-                        | u8::from(b == b'(')
-                        | u8::from(b == e0)
-                        | u8::from(b == e1)
-                        | u8::from(b == e2)
-                        | u8::from(b == e3);
+            if self.avx2 {
+                // SAFETY: the CPU has AVX2 (`is_x86_feature_detected!` when the set was
+                // built).
+                return unsafe { self.scan_avx2(bytes, from, plain) };
+            }
+            return scan_blocks(bytes, from, plain, |b| self.mask_sse2(b), &self.table);
+        }
+        scan_blocks(bytes, from, plain, |b| self.mask_portable(b), &self.table)
+    }
+
+    /// [`StopSet::scan`] with 32-byte compares; the keys stay in registers for the whole
+    /// scan.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    unsafe fn scan_avx2(
+        &self,
+        bytes: &[u8],
+        from: usize,
+        plain: impl FnMut(usize) -> bool,
+    ) -> usize {
+        use std::arch::x86_64::{
+            __m256i, _mm256_cmpeq_epi8, _mm256_loadu_si256, _mm256_movemask_epi8, _mm256_or_si256,
+            _mm256_set1_epi8,
+        };
+        let keys: [__m256i; 10] = self.keys.map(|b| _mm256_set1_epi8(b as i8));
+        let mask = |block: &[u8; 64]| -> u64 {
+            let mut m = 0;
+            for (i, c) in block.chunks_exact(32).enumerate() {
+                // SAFETY: `c` is 32 readable bytes (`chunks_exact(32)`); the load needs
+                // no alignment.
+                let v = unsafe { _mm256_loadu_si256(c.as_ptr().cast()) };
+                let mut hit = _mm256_cmpeq_epi8(v, keys[0]);
+                for &k in &keys[1..] {
+                    hit = _mm256_or_si256(hit, _mm256_cmpeq_epi8(v, k));
                 }
-                if hit != 0 {
-                    break;
+                // The sign bits of the 32 bytes.
+                m |= u64::from(_mm256_movemask_epi8(hit) as u32) << (32 * i);
+            }
+            m
+        };
+        scan_blocks(bytes, from, plain, mask, &self.table)
+    }
+
+    /// The stops of a 64-byte block as a bit mask, 16 bytes per SSE2 compare.
+    #[cfg(target_arch = "x86_64")]
+    #[inline]
+    fn mask_sse2(&self, block: &[u8; 64]) -> u64 {
+        use std::arch::x86_64::{
+            _mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi8,
+        };
+        // SAFETY: SSE2, the only feature these intrinsics need, is part of every x86_64
+        // target; each load reads the 16 bytes of one `chunks_exact(16)` piece of `block`
+        // (no alignment needed).
+        unsafe {
+            let keys = self.keys.map(|b| _mm_set1_epi8(b as i8));
+            let mut m = 0;
+            for (i, c) in block.chunks_exact(16).enumerate() {
+                let v = _mm_loadu_si128(c.as_ptr().cast());
+                let mut hit = _mm_cmpeq_epi8(v, keys[0]);
+                for &k in &keys[1..] {
+                    hit = _mm_or_si128(hit, _mm_cmpeq_epi8(v, k));
                 }
-                at += BLOCK;
+                // The sign bits of the 16 bytes.
+                m |= u64::from(_mm_movemask_epi8(hit) as u16) << (16 * i);
+            }
+            m
+        }
+    }
+
+    /// The stops of a 64-byte block as a bit mask: a branch-free test for any (which the
+    /// compiler vectorises), then the table.
+    #[inline]
+    fn mask_portable(&self, block: &[u8; 64]) -> u64 {
+        if !self.many {
+            let [k0, k1, k2, k3, k4, k5, k6, k7, k8, k9] = self.keys;
+            let mut hit = 0u8;
+            for &b in block {
+                hit |= u8::from(b == k0)
+                    | u8::from(b == k1)
+                    | u8::from(b == k2)
+                    | u8::from(b == k3)
+                    | u8::from(b == k4)
+                    | u8::from(b == k5)
+                    | u8::from(b == k6)
+                    | u8::from(b == k7)
+                    | u8::from(b == k8)
+                    | u8::from(b == k9);
+            }
+            if hit == 0 {
+                return 0;
             }
         }
-        s.get(at..)
-            .unwrap_or(&[])
-            .iter()
-            .position(|&b| self.table[usize::from(b)])
-            .map_or(s.len(), |i| at + i)
+        table_mask(block, &self.table)
     }
+}
+
+/// The stops of up to 64 bytes as a bit mask, by the table.
+#[inline]
+fn table_mask(s: &[u8], table: &[bool; 256]) -> u64 {
+    let mut m = 0u64;
+    for (i, &b) in s.iter().take(64).enumerate() {
+        m |= u64::from(table[usize::from(b)]) << i;
+    }
+    m
+}
+
+/// The scan of [`StopSet::scan`] with `mask` for whole 64-byte blocks: the last bytes
+/// (under 64) are the 64 ending at the end of `bytes` with the bits before `base` shifted
+/// out (most pushes of a stream are short), or the table when `bytes` is shorter.
+#[inline(always)]
+fn scan_blocks(
+    bytes: &[u8],
+    from: usize,
+    mut plain: impl FnMut(usize) -> bool,
+    mask: impl Fn(&[u8; 64]) -> u64,
+    table: &[bool; 256],
+) -> usize {
+    let len = bytes.len();
+    let mut base = from;
+    while base < len {
+        let mut m = match bytes.get(base..).and_then(<[u8]>::first_chunk::<64>) {
+            Some(block) => mask(block),
+            None => match bytes.last_chunk::<64>() {
+                // `len - 64 < base < len`: a shift of 1 to 63.
+                Some(block) => mask(block) >> (base - (len - 64)),
+                None => table_mask(bytes.get(base..).unwrap_or(&[]), table),
+            },
+        };
+        while m != 0 {
+            let i = base + m.trailing_zeros() as usize;
+            if !plain(i) {
+                return i;
+            }
+            m &= m - 1;
+        }
+        base += 64;
+    }
+    len
 }
 
 #[cfg(test)]
@@ -783,13 +955,69 @@ mod tests {
         }
     }
 
+    // Every way the stop scan builds its masks (AVX2 where the CPU has it, SSE2, the
+    // portable block test, the table for more than four extra bytes) finds what a byte
+    // loop over the table finds, from every start, over block ends and short tails, with
+    // stops passed over or not.
     #[test]
-    fn stop_set_finds_extra_bytes() {
-        let s = StopSet::new(b">f");
-        let text = "a".repeat(40) + ">" + "b";
-        assert_eq!(s.find(text.as_bytes()), 40);
-        assert_eq!(s.find(b"abcde"), 5);
-        let many = StopSet::new(b">fghij");
-        assert_eq!(many.find(("a".repeat(70) + "j").as_bytes()), 70);
+    fn stop_scan_matches_a_byte_loop() {
+        let mut seed = 0x2545_F491_4F6C_DD1D_u64;
+        for firsts in [&b">f"[..], b">Af]", b">fghij"] {
+            let set = StopSet::new(firsts);
+            for len in [0, 1, 5, 15, 16, 17, 40, 63, 64, 65, 100, 128, 129, 200] {
+                let text: Vec<u8> = (0..len)
+                    .map(|_| {
+                        seed ^= seed << 13;
+                        seed ^= seed >> 7;
+                        seed ^= seed << 17;
+                        // Mostly letters, sometimes a stop byte.
+                        match seed % 23 {
+                            0 => b'(',
+                            1 => b'\n',
+                            2 => b'f',
+                            3 => b'j',
+                            4 => b'>',
+                            5 => b'A',
+                            6 => b'{',
+                            _ => b'a' + (seed >> 8) as u8 % 26,
+                        }
+                    })
+                    .collect();
+                for from in 0..=len {
+                    for skip in [0usize, 2, 3] {
+                        let plain = |i: usize| skip != 0 && i.is_multiple_of(skip);
+                        let want = (from..len)
+                            .find(|&i| set.is_stop(text[i]) && !plain(i))
+                            .unwrap_or(len);
+                        let mut got = vec![set.scan(&text, from, plain)];
+                        let table = &set.table;
+                        got.push(scan_blocks(
+                            &text,
+                            from,
+                            plain,
+                            |b| set.mask_portable(b),
+                            table,
+                        ));
+                        // The compares hold the first four extra bytes only.
+                        #[cfg(target_arch = "x86_64")]
+                        if !set.many {
+                            got.push(scan_blocks(&text, from, plain, |b| set.mask_sse2(b), table));
+                            if set.avx2 {
+                                // SAFETY: the CPU has AVX2.
+                                got.push(unsafe { set.scan_avx2(&text, from, plain) });
+                            }
+                        }
+                        for g in got {
+                            assert_eq!(
+                                g,
+                                want,
+                                "{:?} from {from} skip {skip} firsts {firsts:?}",
+                                String::from_utf8_lossy(&text)
+                            );
+                        }
+                    }
+                }
+            }
+        }
     }
 }

@@ -19,7 +19,7 @@ use crate::repair::parse_lenient;
 use crate::scanner::{Scan, ScanError, Scanner, split_top_level};
 
 /// Characters of a tool name (ids may contain `.`, `-` and `::`).
-pub(crate) fn is_name_byte(b: u8) -> bool {
+pub(crate) const fn is_name_byte(b: u8) -> bool {
     b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-' | b':')
 }
 
