@@ -152,7 +152,7 @@ impl Body {
     fn block_reader(&self, ctx: &Ctx) -> Option<BlockReader> {
         let max_depth = ctx.limits.max_depth;
         Some(match self {
-            Body::JsonList(b) => BlockReader::new(b).streaming_list(max_depth),
+            Body::JsonList(b) => BlockReader::new(b).streaming_list(),
             Body::Tags(b, tags) => BlockReader::new(b).streaming(tags),
             Body::JsonTags(b, tags) => BlockReader::new(b).streaming_json(tags, max_depth),
             Body::Live(b, live) => BlockReader::new(b).streaming_from(*live, ctx),

@@ -129,7 +129,17 @@ fn body(body: &str, _cx: &mut ReadCx<'_>, format: FormatId) -> Result<Vec<Draft>
 /// a text value is searched for it), so it is the first. One pass, where the close search
 /// then [`read_call`] scanned each call twice (the search alone ~400 instructions a call,
 /// its `<|"|>` quotes hits of the tag's first byte: `bench_profile "gemma4/small" one`).
-fn ahead(after: &str, close: &str, format: FormatId) -> Option<(usize, Vec<Draft>)> {
+fn ahead(
+    after: &str,
+    close: &str,
+    _cx: &mut ReadCx<'_>,
+    format: FormatId,
+) -> Option<(usize, Vec<Draft>)> {
+    read_ahead(after, close, format)
+}
+
+/// [`ahead`], which needs nothing of the parse.
+fn read_ahead(after: &str, close: &str, format: FormatId) -> Option<(usize, Vec<Draft>)> {
     let rest = skip_space(after).strip_prefix("call:")?;
     let brace = memchr::memchr(b'{', rest.as_bytes())?;
     let name = &rest[..brace];
@@ -607,7 +617,7 @@ mod tests {
             let general = after
                 .find(close)
                 .map(|i| (i, read_call(&after[..i], FormatId::GEMMA4, QUOTE)));
-            let Some((n, drafts)) = ahead(after, close, FormatId::GEMMA4) else {
+            let Some((n, drafts)) = read_ahead(after, close, FormatId::GEMMA4) else {
                 assert!(!read.contains(after), "{after}");
                 continue;
             };

@@ -262,7 +262,17 @@ fn read_body(body: &str, max_depth: usize, format: FormatId) -> Result<Vec<Draft
 /// close search then [`body`] read each call twice (the search ~880 instructions a call
 /// of `gpt_oss/small`, two `memchr2` a JSON string: `bench_profile "gpt_oss/small" one`).
 /// Anything else is left to the search and [`body`] (`None`).
-fn ahead(after: &str, close: &str, format: FormatId) -> Option<(usize, Vec<Draft>)> {
+fn ahead(
+    after: &str,
+    close: &str,
+    _cx: &mut ReadCx<'_>,
+    format: FormatId,
+) -> Option<(usize, Vec<Draft>)> {
+    read_ahead(after, close, format)
+}
+
+/// [`ahead`], which needs nothing of the parse.
+fn read_ahead(after: &str, close: &str, format: FormatId) -> Option<(usize, Vec<Draft>)> {
     let (to, _) = recipient(after);
     let name = to.strip_prefix("functions.").unwrap_or(to);
     if !valid_name(name) {
@@ -364,7 +374,7 @@ mod tests {
             r#"functions.f<|message|>  <|call|>"#,
         ];
         for after in read.iter().chain(&left) {
-            let Some((n, drafts)) = ahead(after, CALL, FormatId::GPT_OSS) else {
+            let Some((n, drafts)) = read_ahead(after, CALL, FormatId::GPT_OSS) else {
                 assert!(!read.contains(after), "{after}");
                 continue;
             };

@@ -21,7 +21,7 @@ static BLOCK: Block = Block {
     open: "<|action_start|><|plugin|>",
     close: "<|action_end|>",
     lead: LeadRule::Json,
-    body: BodyRule::Fn(body),
+    body: BodyRule::Call { body, ahead },
 };
 
 /// The block's `{name, parameters}` object (or a list of them), read as
@@ -38,6 +38,39 @@ fn body(body: &str, cx: &mut ReadCx<'_>, format: FormatId) -> Result<Vec<Draft>,
     classify_doc(&mut doc, cx.ctx, format, true, cx.span(0, 0))
         .map(|found| found.drafts)
         .ok_or_else(|| "the JSON is not a {name, arguments} call or a list of them".into())
+}
+
+/// The block from after its opener, one-shot ([`BodyRule::Call`]): the calls as [`body`]
+/// reads the body that ends at the first `<|action_end|>` outside JSON strings (where the
+/// close search ends it), and that body's length, when a [`CallsDoc`] (an object or a
+/// list: serde's stream reader checks nothing after it) follows the opener after JSON
+/// blanks, then the closing tag after JSON blanks. JSON holds `<` only inside its strings,
+/// so the tag is the first outside them; [`body`] decodes the same JSON (trimmed) to the
+/// same document and classifies it the same way. One pass, where the close search then
+/// [`body`] read each call twice (the search ~1.1 k instructions a call of
+/// `internlm/small`, two `memchr2` a JSON string: `bench_profile "internlm/small" one`).
+/// Anything else is left to the search and [`body`] (`None`).
+fn ahead(
+    after: &str,
+    close: &str,
+    cx: &mut ReadCx<'_>,
+    format: FormatId,
+) -> Option<(usize, Vec<Draft>)> {
+    let mut docs = serde_json::Deserializer::from_str(after).into_iter::<CallsDoc>();
+    let mut doc = docs.next()?.ok()?;
+    let json = docs.byte_offset();
+    let blanks = after
+        .as_bytes()
+        .get(json..)?
+        .iter()
+        .take_while(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r'))
+        .count();
+    let end = json + blanks;
+    if !after.get(end..)?.starts_with(close) {
+        return None;
+    }
+    let found = classify_doc(&mut doc, cx.ctx, format, true, cx.span(0, 0))?;
+    Some((end, found.drafts))
 }
 
 /// The call markup a decoder is held to (`toolcall-constrain` writes every dialect from it).
@@ -69,3 +102,55 @@ pub(crate) static INTERNLM: Described = Described {
     constraint: Some(&CONSTRAINT),
     ..Described::BASE
 };
+
+#[cfg(test)]
+mod tests {
+    /// One-shot reads blocks through [`super::ahead`] where it can; a stream never does
+    /// (it searches the closing tag and reads the body): both give the same calls and
+    /// diagnostics, for blocks it reads and blocks it leaves.
+    #[test]
+    fn read_ahead_equals_streamed() {
+        use crate::stream_replay::{one_shot, stream_in_char_pushes};
+        use crate::{FormatSelection, ParseOptions};
+        let only = ParseOptions {
+            format: FormatSelection::Only("internlm".into()),
+            ..ParseOptions::default()
+        };
+        let auto = ParseOptions::default();
+        let open = "<|action_start|><|plugin|>";
+        let bodies = [
+            "\n{\"name\": \"get_weather\", \"parameters\": {\"city\": \"Lisbon\", \"days\": 4}}",
+            r#"{"name": "f", "parameters": {"a": "<|action_end|> \"x\\"}}"#,
+            r#" [{"name":"f","parameters":{}}, {"name":"g","parameters":{"x":[1,{"y":null}]}}] "#,
+            "{\"name\":\"f\",\"parameters\":{}}\r\n\t",
+            r#"{"name":"f","parameters":{}} x"#,
+            r#"{'name':'f','parameters':{}}"#,
+            r#"{"name":"f","parameters":{},}"#,
+            "{\"name\":\"f\",\"parameters\":{}}\u{a0}",
+            "\u{a0}{\"name\":\"f\",\"parameters\":{}}",
+            r#"{"name":"f","parameters":{"a":"x}"#,
+            r#"{"foo":1}"#,
+            r#"{"name":"f","arguments":{"a":1}}"#,
+            r#"{"name":"f"}"#,
+            r#"[]"#,
+            r#""text""#,
+            "12",
+        ];
+        for body in bodies {
+            for text in [
+                format!("{open}{body}<|action_end|>"),
+                format!("Sure.\n{open}{body}<|action_end|> done {open}{body}<|action_end|>"),
+                format!("{open}{body}"),
+            ] {
+                for o in [&only, &auto] {
+                    let want = one_shot(&text, o);
+                    for n in [1, 3, 7] {
+                        let got = stream_in_char_pushes(&text, o, n, |_, _| {});
+                        let context = format!("{text:?} in {n}-char pushes");
+                        got.assert_equals_one_shot(&want, true, false, &context);
+                    }
+                }
+            }
+        }
+    }
+}

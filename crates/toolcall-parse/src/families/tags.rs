@@ -124,8 +124,12 @@ pub(crate) enum BodyRule {
 /// for the body that ends where the block's close search ends it (the tag's first
 /// occurrence; outside JSON strings for a JSON body: [`CloseOutsideStrings`]); `None` where
 /// it cannot tell cheaply (the closing tag is then searched for and the body read).
-pub(crate) type AheadFn =
-    fn(after: &str, close: &str, format: FormatId) -> Option<(usize, Vec<Draft>)>;
+pub(crate) type AheadFn = fn(
+    after: &str,
+    close: &str,
+    cx: &mut ReadCx<'_>,
+    format: FormatId,
+) -> Option<(usize, Vec<Draft>)>;
 
 impl BodyRule {
     /// Reads `body` as `format`'s calls.
@@ -178,6 +182,8 @@ enum Later {
     Fn(LiveFn),
     /// JSON arguments with no per-call end ([`BlockReader::streaming_json`]).
     Json(&'static JsonCallTags),
+    /// A JSON `{name, arguments}` object or a list of them ([`BlockReader::streaming_list`]).
+    List,
 }
 
 /// Resumable search for a closing tag outside JSON strings, so that
@@ -273,6 +279,22 @@ impl Live {
             Live::Stream(l) => l.call_end(),
         }
         .filter(|e| !e.is_empty())
+    }
+}
+
+impl Later {
+    /// The stream for `block`, whose body is marked JSON or not (`json`); out of line:
+    /// built once a block, away from the push path.
+    #[inline(never)]
+    fn build(self, block: &Block, json: bool, ctx: &Ctx) -> Box<dyn BlockStream> {
+        let from = block.open.len();
+        let stream: Box<dyn BlockStream> = match self {
+            Later::Fn(make) => make(ctx),
+            Later::Json(tags) => Box::new(LiveJson::new(tags, from, ctx.limits.max_depth)),
+            Later::List => Box::new(LiveList::new(from, ctx.limits.max_depth)),
+        };
+        debug_assert!(stream.call_end().is_none_or(str::is_empty) && (!stream.json() || json));
+        stream
     }
 }
 
@@ -374,9 +396,12 @@ impl BlockReader {
 
     /// Streams a block holding a JSON `{name, arguments}` object or a list of them (see
     /// [`LiveList`]).
-    pub(crate) fn streaming_list(self, max_depth: usize) -> Self {
-        let from = self.block.open.len();
-        self.streaming_with(Box::new(LiveList::new(from, max_depth)))
+    /// It decides nothing before it streams (no per-call end; its JSON body is marked
+    /// now): built when the block first streams, as [`Self::streaming_json`]'s.
+    pub(crate) fn streaming_list(mut self) -> Self {
+        self = self.json_body();
+        self.later = Some(Later::List);
+        self
     }
 
     /// Streams the block's calls with the [`BlockStream`] `make` builds. A block whose body
@@ -1648,7 +1673,7 @@ impl RegionReader for BlockReader {
         // A block read ahead (one-shot, `BodyRule::Call`): no search for its closing tag.
         let mut ahead = match b.body {
             BodyRule::Call { ahead, .. } if self.mine && !cx.streaming() => {
-                ahead(after, b.close, b.format)
+                ahead(after, b.close, cx, b.format)
             }
             _ => None,
         };
@@ -1670,17 +1695,7 @@ impl RegionReader for BlockReader {
                 if cx.streaming()
                     && let Some(later) = self.later.take()
                 {
-                    let stream: Box<dyn BlockStream> = match later {
-                        Later::Fn(make) => make(cx.ctx),
-                        Later::Json(tags) => {
-                            Box::new(LiveJson::new(tags, b.open.len(), cx.ctx.limits.max_depth))
-                        }
-                    };
-                    debug_assert!(
-                        stream.call_end().is_none_or(str::is_empty)
-                            && (!stream.json() || self.json.is_some())
-                    );
-                    self.live = Some(Live::Stream(stream));
+                    self.live = Some(Live::Stream(later.build(b, self.json.is_some(), cx.ctx)));
                 }
                 match self.live.as_mut().filter(|_| cx.streaming()) {
                     Some(Live::Params(live)) => {
