@@ -488,6 +488,10 @@ pub(crate) struct Engine<'a> {
     ident_start: Option<usize>,
     /// A region opened here was declined by every reader: its first byte is ordinary text.
     declined: Option<usize>,
+    /// The opener the text scan found where it stopped (`plain_stop`'s walk), as (offset
+    /// in the whole input, opener): `step_text` takes it there instead of walking the trie
+    /// again (an opener flood walked each opener twice).
+    scan_found: Option<(usize, usize)>,
     received: usize,
     overflow: bool,
     call_count: usize,
@@ -582,6 +586,7 @@ impl<'a> Engine<'a> {
             line_start: true,
             ident_start: None,
             declined: None,
+            scan_found: None,
             received: 0,
             overflow: false,
             call_count: 0,
@@ -1294,7 +1299,14 @@ impl<'a> Engine<'a> {
         if rest.first().is_none_or(|&b| stops.is_stop(b)) {
             return;
         }
-        let end = stops.scan(bytes, from, |i| self.plain_stop(i));
+        let mut found = None;
+        let end = stops.scan(
+            bytes,
+            from,
+            #[inline(always)]
+            |i| self.plain_stop(i, &mut found),
+        );
+        self.scan_found = found;
         let n = end - from;
         let run = &rest[..n];
         // Trailing name bytes decide `ident_start`; everything before them reset it.
@@ -1326,9 +1338,10 @@ impl<'a> Engine<'a> {
     /// byte of that run and not a line end), is read by `step_text` as an ordinary byte:
     /// no opener starts there (asked as with more to come: `Found::No` then holds at the
     /// end too) and the byte means nothing of itself here (not a newline or backtick, a
-    /// bracket only when bare JSON is off, `(` only after a byte no name holds).
+    /// bracket only when bare JSON is off, `(` only after a byte no name holds). An opener
+    /// found there is left in `found` (for `scan_found`).
     #[inline(always)]
-    fn plain_stop(&self, pos: usize) -> bool {
+    fn plain_stop(&self, pos: usize, found: &mut Option<(usize, usize)>) -> bool {
         let bytes = self.buf.as_bytes();
         let ordinary = match bytes.get(pos) {
             Some(b'\n' | b'`') | None => false,
@@ -1342,7 +1355,18 @@ impl<'a> Engine<'a> {
             }
             Some(_) => true,
         };
-        ordinary && (self.nested || self.ctx.openers.none_at(bytes, pos))
+        if !ordinary || self.nested {
+            return ordinary;
+        }
+        match self.ctx.openers.none_at(bytes, pos) {
+            Ok(none) => none,
+            // `Found::At` with more to come holds at the end too: kept for `step_text`.
+            Err(Found::At(i)) => {
+                *found = Some((self.base + pos, i));
+                false
+            }
+            Err(_) => false,
+        }
     }
 
     fn step_text(&mut self, is_final: bool) -> Step {
@@ -1367,7 +1391,11 @@ impl<'a> Engine<'a> {
             }
             // Inside a fence only bare JSON is read: quoted markup is a code sample.
             if !self.nested && self.ctx.openers.stops.is_stop(b) {
-                match self.ctx.openers.at(self.buf.as_bytes(), pos, is_final) {
+                let found = match self.scan_found.take() {
+                    Some((at, i)) if at == self.base + pos => Found::At(i),
+                    _ => self.ctx.openers.at(self.buf.as_bytes(), pos, is_final),
+                };
+                match found {
                     Found::Wait => return Step::Wait,
                     Found::At(i) => match self.open(pos, i, is_final) {
                         Some(step) => return step,
