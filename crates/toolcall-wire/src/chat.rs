@@ -149,6 +149,40 @@ impl ChatMessage {
         first_reasoning(&self.reasoning_content, &self.reasoning, &self.thinking)
     }
 
+    /// [`ChatMessage::to_reply`], taking the message's text and reasoning rather than
+    /// copying them.
+    pub fn into_reply(self) -> Reply {
+        let calls = self
+            .tool_calls
+            .iter()
+            .flatten()
+            .map(|c| {
+                WireCall::new(
+                    Some(c.id.as_str()),
+                    &c.function.name,
+                    Some(&c.function.arguments),
+                )
+            })
+            .collect();
+        let text = match self.content {
+            Some(Value::String(s)) => Some(s),
+            Some(Value::Array(parts)) => Some(
+                parts
+                    .iter()
+                    .filter_map(|p| p.get("text").and_then(Value::as_str))
+                    .collect(),
+            ),
+            _ => None,
+        };
+        Reply {
+            text,
+            // `first_reasoning`'s order.
+            reasoning: self.reasoning_content.or(self.reasoning).or(self.thinking),
+            calls,
+            finish_reason: None,
+        }
+    }
+
     /// The message read as a reply (no finish reason).
     pub fn to_reply(&self) -> Reply {
         Reply {
@@ -786,7 +820,16 @@ impl Dialect for Chat {
 
     fn decode_reply(&self, body: &str, limits: &Limits) -> Result<(Reply, ReplyMeta), WireError> {
         let mut completion = ChatCompletion::from_body(body)?;
-        let reply = completion.to_reply(limits)?;
+        // `ChatCompletion::to_reply`, taking the first choice's strings.
+        if completion.choices.is_empty() {
+            return Err(WireError::Missing("choices[0]"));
+        }
+        let choice = completion.choices.swap_remove(0);
+        let mut reply = choice.message.into_reply();
+        if reply.calls.len() > limits.max_calls {
+            return Err(WireError::TooManyCalls(limits.max_calls));
+        }
+        reply.finish_reason = choice.finish_reason;
         let meta = ReplyMeta {
             id: std::mem::take(&mut completion.id),
             model: std::mem::take(&mut completion.model),
@@ -1026,6 +1069,159 @@ fn as_custom_call(call: &mut Value, custom: &[String]) {
     }
 }
 
+/// A [`ChatChunk`] as the stream decoder reads it: its choices, `usage` and `error`, with
+/// `id`, `object`, `created` and `model` checked as [`ChatChunk`] checks them but not kept,
+/// and other fields skipped rather than collected into `extra`. It accepts and refuses
+/// exactly what [`ChatChunk::from_data`] does (a JSON object; the same types; a field
+/// named twice refused, an unknown one kept last-wins, as `extra` keeps it); it saves the
+/// three strings and the flattened map a chunk cost, about a third of a streamed
+/// chunk's decode (measured with `bench/instructions.sh 100 true`, session 38).
+struct ChunkIn {
+    choices: Vec<ChunkChoice>,
+    usage: Option<Value>,
+    error: Option<Value>,
+}
+
+/// The fields [`ChunkIn`] tells apart.
+enum ChunkKey {
+    Id,
+    Object,
+    Created,
+    Model,
+    Choices,
+    Usage,
+    Error,
+    Other,
+}
+
+impl<'de> Deserialize<'de> for ChunkKey {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Key;
+        impl serde::de::Visitor<'_> for Key {
+            type Value = ChunkKey;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("field identifier")
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<ChunkKey, E> {
+                Ok(match v {
+                    "id" => ChunkKey::Id,
+                    "object" => ChunkKey::Object,
+                    "created" => ChunkKey::Created,
+                    "model" => ChunkKey::Model,
+                    "choices" => ChunkKey::Choices,
+                    "usage" => ChunkKey::Usage,
+                    "error" => ChunkKey::Error,
+                    _ => ChunkKey::Other,
+                })
+            }
+        }
+        d.deserialize_identifier(Key)
+    }
+}
+
+/// A JSON string, checked and not kept.
+struct SkippedString;
+
+impl<'de> Deserialize<'de> for SkippedString {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Text;
+        impl serde::de::Visitor<'_> for Text {
+            type Value = SkippedString;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_str<E: serde::de::Error>(self, _: &str) -> Result<SkippedString, E> {
+                Ok(SkippedString)
+            }
+        }
+        d.deserialize_string(Text)
+    }
+}
+
+impl<'de> Deserialize<'de> for ChunkIn {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Chunk;
+        impl<'de> serde::de::Visitor<'de> for Chunk {
+            type Value = ChunkIn;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("struct ChatChunk")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<ChunkIn, A::Error> {
+                use serde::de::Error;
+                let mut seen = [false; 6];
+                let mut once = |i: usize, name: &'static str| {
+                    if std::mem::replace(&mut seen[i], true) {
+                        Err(A::Error::duplicate_field(name))
+                    } else {
+                        Ok(())
+                    }
+                };
+                let mut chunk = ChunkIn {
+                    choices: Vec::new(),
+                    usage: None,
+                    error: None,
+                };
+                while let Some(key) = map.next_key::<ChunkKey>()? {
+                    match key {
+                        ChunkKey::Id => {
+                            once(0, "id")?;
+                            map.next_value::<SkippedString>()?;
+                        }
+                        ChunkKey::Object => {
+                            once(1, "object")?;
+                            map.next_value::<SkippedString>()?;
+                        }
+                        ChunkKey::Created => {
+                            once(2, "created")?;
+                            map.next_value::<u64>()?;
+                        }
+                        ChunkKey::Model => {
+                            once(3, "model")?;
+                            map.next_value::<SkippedString>()?;
+                        }
+                        ChunkKey::Choices => {
+                            once(4, "choices")?;
+                            chunk.choices = map.next_value()?;
+                        }
+                        ChunkKey::Usage => {
+                            once(5, "usage")?;
+                            chunk.usage = map.next_value()?;
+                        }
+                        // Kept as `extra` keeps it: any value, `null` included, the last one.
+                        ChunkKey::Error => chunk.error = Some(map.next_value()?),
+                        ChunkKey::Other => {
+                            map.next_value::<serde::de::IgnoredAny>()?;
+                        }
+                    }
+                }
+                Ok(chunk)
+            }
+        }
+        d.deserialize_map(Chunk)
+    }
+}
+
+/// [`ChatChunk::new`]'s chunk with one choice, borrowed: the same keys in the same order
+/// (`usage` absent, `extra` empty), so the same text.
+#[derive(Serialize)]
+struct ChunkText<'a> {
+    id: &'a str,
+    object: &'static str,
+    created: u64,
+    model: &'a str,
+    choices: [ChunkChoiceText<'a>; 1],
+}
+
+#[derive(Serialize)]
+struct ChunkChoiceText<'a> {
+    index: u32,
+    delta: &'a ChatDelta,
+    finish_reason: Option<&'a str>,
+}
+
 /// Reads Chat chunks (choice 0) into deltas.
 struct ChatDecoder;
 
@@ -1035,20 +1231,41 @@ impl StreamDecoder for ChatDecoder {
             out.push(Delta::Done);
             return Ok(());
         }
-        let chunk = ChatChunk::from_data(data)?;
-        chunk_deltas(chunk, out)
+        let chunk: ChunkIn =
+            serde_json::from_str(data).map_err(|e| not_json("a stream chunk", data, &e))?;
+        deltas_of(
+            chunk.error.as_ref(),
+            chunk.usage.as_ref(),
+            chunk.choices,
+            out,
+        )
     }
 }
 
 /// The deltas one chunk carries (choice 0). A chunk carrying `error` is an error.
 pub fn chunk_deltas(chunk: ChatChunk, out: &mut Vec<Delta>) -> Result<(), WireError> {
-    if let Some(err) = chunk.extra.get("error") {
+    deltas_of(
+        chunk.extra.get("error"),
+        chunk.usage.as_ref(),
+        chunk.choices,
+        out,
+    )
+}
+
+/// [`chunk_deltas`] of a chunk's parts: its `error`, `usage` and choices.
+fn deltas_of(
+    error: Option<&Value>,
+    usage: Option<&Value>,
+    choices: Vec<ChunkChoice>,
+    out: &mut Vec<Delta>,
+) -> Result<(), WireError> {
+    if let Some(err) = error {
         return Err(WireError::Upstream(crate::excerpt(&err.to_string(), 500)));
     }
-    if let Some(u) = &chunk.usage {
+    if let Some(u) = usage {
         out.push(Delta::Usage(usage_of(u)));
     }
-    let Some(choice) = chunk.choices.into_iter().find(|c| c.index == 0) else {
+    let Some(choice) = choices.into_iter().find(|c| c.index == 0) else {
         return Ok(());
     };
     let d = choice.delta;
@@ -1100,12 +1317,32 @@ impl ChunkWriter {
         SseEvent::data(v.to_string())
     }
 
+    /// The chunk [`ChatChunk::new`] would make of `delta` with `finish`, written from the
+    /// writer's id and model without copying them (the same text: [`ChunkText`]).
     fn chunk(&self, delta: ChatDelta, finish: Option<String>) -> SseEvent {
-        let mut c = ChatChunk::new(&self.meta.id, self.meta.created, &self.meta.model, delta);
-        if let Some(choice) = c.choices.first_mut() {
-            choice.finish_reason = finish;
+        let c = ChunkText {
+            id: &self.meta.id,
+            object: "chat.completion.chunk",
+            created: self.meta.created,
+            model: &self.meta.model,
+            choices: [ChunkChoiceText {
+                index: 0,
+                delta: &delta,
+                finish_reason: finish.as_deref(),
+            }],
+        };
+        // Sized for the chunk's fixed text and its strings: one allocation, where
+        // `to_string`'s 128 bytes grew once for nearly every chunk.
+        let strings = self.meta.id.len()
+            + self.meta.model.len()
+            + delta.content.as_ref().map_or(0, String::len)
+            + delta.reasoning_content.as_ref().map_or(0, String::len);
+        let mut text = Vec::with_capacity(160 + strings + strings / 8);
+        if serde_json::to_writer(&mut text, &c).is_err() {
+            text.clear();
         }
-        SseEvent::data(serde_json::to_string(&c).unwrap_or_default())
+        // JSON text is UTF-8.
+        SseEvent::data(String::from_utf8(text).unwrap_or_default())
     }
 }
 
@@ -1365,6 +1602,102 @@ mod tests {
         let mut acc = ChatAccumulator::new(Limits::default());
         acc.push_data(DONE).unwrap();
         assert!(acc.finish().is_ok());
+    }
+
+    /// The stream decoder's lean read of a chunk ([`ChunkIn`]) gives the deltas, and refuses
+    /// with the same error, as [`ChatChunk::from_data`] and [`chunk_deltas`] do; and the
+    /// borrowed chunk the writer writes is [`ChatChunk::new`]'s text.
+    #[test]
+    fn the_lean_chunk_read_and_write_are_the_chunks() {
+        let full = |data: &str| {
+            let mut out = Vec::new();
+            ChatChunk::from_data(data)
+                .and_then(|c| chunk_deltas(c, &mut out))
+                .map(|()| out)
+        };
+        let lean = |data: &str| {
+            let mut out = Vec::new();
+            ChatDecoder.push("", data, &mut out).map(|()| out)
+        };
+        let cases = [
+            chunk(json!({"role":"assistant","content":""}), None),
+            chunk(json!({"content":"a\"b\n"}), None),
+            chunk(json!({}), Some("stop")),
+            chunk(json!({"reasoning_content":"r","reasoning":"s"}), None),
+            chunk(
+                json!({"tool_calls":[{"index":0,"id":"c","type":"function",
+                    "function":{"name":"f","arguments":"{\"a\""}}]}),
+                None,
+            ),
+            r#"{"id":"x","object":"chat.completion.chunk","created":1,"model":"m","system_fingerprint":"fp","service_tier":null,"choices":[{"index":0,"delta":{"content":"hi"},"finish_reason":null,"logprobs":null}],"usage":{"prompt_tokens":3,"completion_tokens":1,"total_tokens":4}}"#.to_owned(),
+            r#"{"choices":[{"index":1,"delta":{"content":"other"}},{"index":0,"delta":{"content":"mine"}}]}"#.to_owned(),
+            r#"{"choices":[],"usage":null}"#.to_owned(),
+            r#"{}"#.to_owned(),
+            r#"{"error":{"message":"overloaded"}}"#.to_owned(),
+            r#"{"error":null,"choices":[]}"#.to_owned(),
+            r#"{"error":1,"error":{"message":"second"}}"#.to_owned(),
+            r#"{"x":1,"x":2,"choices":[]}"#.to_owned(),
+            r#"{"id":1}"#.to_owned(),
+            r#"{"id":null}"#.to_owned(),
+            r#"{"model":["m"]}"#.to_owned(),
+            r#"{"object":{}}"#.to_owned(),
+            r#"{"created":-1}"#.to_owned(),
+            r#"{"created":1.5}"#.to_owned(),
+            r#"{"created":"1"}"#.to_owned(),
+            r#"{"id":"a","id":"b"}"#.to_owned(),
+            r#"{"choices":[],"choices":[]}"#.to_owned(),
+            r#"{"usage":{},"usage":{}}"#.to_owned(),
+            r#"{"choices":{}}"#.to_owned(),
+            r#"{"choices":[{"delta":{"content":1}}]}"#.to_owned(),
+            r#"{"ch\u006fices":[{"delta":{"content":"escaped key"}}]}"#.to_owned(),
+            r#"["x","chat.completion.chunk",1,"m",[]]"#.to_owned(),
+            r#""text""#.to_owned(),
+            r#"null"#.to_owned(),
+            r#"{"choices":[]} trailing"#.to_owned(),
+            r#"{"choices":[]"#.to_owned(),
+            "{not json".to_owned(),
+        ];
+        for data in &cases {
+            assert_eq!(lean(data), full(data), "{data}");
+        }
+        let delta = ChatDelta {
+            content: Some("a\"é".into()),
+            ..ChatDelta::default()
+        };
+        let meta = ReplyMeta {
+            id: "chatcmpl-1".into(),
+            model: "m\"x".into(),
+            created: 7,
+            ..ReplyMeta::default()
+        };
+        let writer = ChunkWriter::new(meta);
+        for finish in [None, Some("stop".to_owned())] {
+            let mut c = ChatChunk::new("chatcmpl-1", 7, "m\"x", delta.clone());
+            c.choices[0].finish_reason = finish.clone();
+            assert_eq!(
+                writer.chunk(delta.clone(), finish).data,
+                serde_json::to_string(&c).unwrap()
+            );
+        }
+    }
+
+    /// A message taken into a reply reads as the one copied into it.
+    #[test]
+    fn a_message_taken_is_the_message_copied() {
+        for message in [
+            json!({"role": "assistant", "content": "text", "reasoning_content": "r"}),
+            json!({"role": "assistant", "content": null, "reasoning": "r2", "thinking": "t"}),
+            json!({"role": "assistant", "thinking": "t"}),
+            json!({"role": "assistant", "content": [{"type": "text", "text": "a"}, {"x": 1},
+                {"type": "text", "text": "b"}]}),
+            json!({"role": "assistant", "content": 5}),
+            json!({"role": "assistant", "content": "", "tool_calls": [{"id": "c1",
+                "type": "function", "function": {"name": "f", "arguments": "{\"a\":1}"}},
+                {"id": "", "function": {"name": "g", "arguments": {"b": 2}}}]}),
+        ] {
+            let m: ChatMessage = serde_json::from_value(message).unwrap();
+            assert_eq!(m.clone().into_reply(), m.to_reply());
+        }
     }
 
     #[test]
