@@ -317,7 +317,9 @@ async fn stream(
         inner: TurnStream::open(state, route, turn).await?,
         writer: front.dialect().stream_encoder(meta),
     };
-    let events = futures::stream::unfold(streaming, |mut s| async move {
+    // Boxed: `unfold` moves its state into each step's future and back out, and the
+    // stream's state is kilobytes (a copy of it per upstream event was 1 k instructions).
+    let events = futures::stream::unfold(Box::new(streaming), |mut s| async move {
         s.step().await.map(|batch| (batch, s))
     })
     .flat_map(|batch| {

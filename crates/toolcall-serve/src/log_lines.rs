@@ -61,36 +61,61 @@ where
         if in_span || meta.fields().field("log.target").is_some() {
             return self.general.format_event(ctx, writer, event);
         }
-        writer.write_str("{\"timestamp\":\"")?;
-        // Digits, `-`, `+`, `T`, `:`, `.` and `Z`: nothing to escape.
-        write_now(&mut writer)?;
-        writer.write_str("\",\"level\":\"")?;
-        writer.write_str(meta.level().as_str())?;
-        writer.write_str("\",\"fields\":{")?;
-        let mut fields = Fields {
-            out: &mut writer,
-            first: true,
-            result: Ok(()),
-        };
-        event.record(&mut fields);
-        fields.result?;
-        writer.write_str("},\"target\":")?;
-        write_string(&mut writer, meta.target())?;
-        writer.write_str("}\n")
+        thread_local! {
+            /// The line is written here and handed to the subscriber's writer in one piece:
+            /// each small write through its `Writer` (a `dyn fmt::Write`) cost more than
+            /// the bytes it wrote, about half of a line's instructions (session 38).
+            static LINE: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
+        }
+        LINE.with(|line| {
+            // A field's `Debug` that logs comes back here: that line is written directly.
+            let Ok(mut line) = line.try_borrow_mut() else {
+                return write_line(&mut writer, event);
+            };
+            line.clear();
+            let written = write_line(&mut *line, event);
+            let handed = writer.write_str(&line);
+            // A buffer grown by one long line is not kept.
+            if line.capacity() > 64 * 1024 {
+                *line = String::new();
+            }
+            written.and(handed)
+        })
     }
+}
+
+/// Writes `event` (outside any span) as one JSON line.
+fn write_line(out: &mut impl Write, event: &Event<'_>) -> fmt::Result {
+    let meta = event.metadata();
+    out.write_str("{\"timestamp\":\"")?;
+    // Digits, `-`, `+`, `T`, `:`, `.` and `Z`: nothing to escape.
+    write_now(out)?;
+    out.write_str("\",\"level\":\"")?;
+    out.write_str(meta.level().as_str())?;
+    out.write_str("\",\"fields\":{")?;
+    let mut fields = Fields {
+        out: &mut *out,
+        first: true,
+        result: Ok(()),
+    };
+    event.record(&mut fields);
+    fields.result?;
+    out.write_str("},\"target\":")?;
+    write_string(out, meta.target())?;
+    out.write_str("}\n")
 }
 
 /// Writes the time now as `tracing_subscriber`'s [`SystemTime`] writes it (RFC 3339 in UTC,
 /// to the microsecond: `2026-11-28T12:03:48.123456Z`), its date and time to the second
 /// written once a second on each thread.
-fn write_now(out: &mut Writer<'_>) -> fmt::Result {
+fn write_now(out: &mut impl Write) -> fmt::Result {
     use std::cell::Cell;
     thread_local! {
         /// The last second written, and its text up to the `.`.
         static SECOND: Cell<(u64, [u8; 19])> = const { Cell::new((u64::MAX, [0; 19])) };
     }
     let Ok(since) = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH) else {
-        return SystemTime.format_time(out);
+        return SystemTime.format_time(&mut Writer::new(out));
     };
     let secs = since.as_secs();
     let (cached, mut text) = SECOND.get();
@@ -98,7 +123,7 @@ fn write_now(out: &mut Writer<'_>) -> fmt::Result {
         match second_text(secs) {
             Some(t) => text = t,
             // Beyond year 9999: tracing_subscriber's own spelling.
-            None => return SystemTime.format_time(out),
+            None => return SystemTime.format_time(&mut Writer::new(out)),
         }
         SECOND.set((secs, text));
     }
@@ -212,6 +237,19 @@ fn write_string(out: &mut impl Write, s: &str) -> fmt::Result {
     out.write_char('"')
 }
 
+/// The bytes a JSON string escapes: `"`, `\\` and the control characters.
+const NEEDS_ESCAPE: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut b = 0;
+    while b < 0x20 {
+        table[b] = true;
+        b += 1;
+    }
+    table[b'"' as usize] = true;
+    table[b'\\' as usize] = true;
+    table
+};
+
 /// Text written through this is escaped for the inside of a JSON string, as `serde_json`
 /// escapes it: `"` and `\`, the short escapes `\b \f \n \r \t`, every other control
 /// character as `\u00XX`; everything else as is.
@@ -222,6 +260,9 @@ impl<W: Write> Write for Escaped<'_, W> {
         let bytes = s.as_bytes();
         let mut start = 0;
         for (i, &b) in bytes.iter().enumerate() {
+            if !NEEDS_ESCAPE[usize::from(b)] {
+                continue;
+            }
             let short = match b {
                 b'"' => "\\\"",
                 b'\\' => "\\\\",

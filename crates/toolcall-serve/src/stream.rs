@@ -48,6 +48,8 @@ pub struct TurnStream {
     events: SseReader,
     decoder: Box<dyn StreamDecoder>,
     pub turn: StreamTurn,
+    /// The deltas of the event being read (kept for the next).
+    deltas: Vec<toolcall_wire::dialect::Delta>,
     metrics: Arc<Metrics>,
     done: bool,
     _open: OpenStream,
@@ -84,6 +86,7 @@ impl TurnStream {
             events,
             decoder: route.api.dialect().stream_decoder(Limits::default()),
             turn: StreamTurn::new(turn),
+            deltas: Vec::new(),
             metrics: state.metrics.clone(),
             done: false,
             _open: OpenStream::new(state.metrics.clone()),
@@ -138,14 +141,16 @@ impl TurnStream {
 
     /// One upstream event: its deltas, in order, to the turn.
     fn push(&mut self, event: &str, data: &str, outs: &mut Vec<Out>) -> Result<(), ApiError> {
-        let mut deltas = Vec::new();
-        self.decoder
+        // One buffer for every event's deltas rather than one each.
+        let mut deltas = std::mem::take(&mut self.deltas);
+        let pushed = self
+            .decoder
             .push(event, data, &mut deltas)
-            .map_err(|e| ApiError::upstream_reply(&e.to_string()))?;
-        for d in deltas {
-            self.turn.push(d, outs)?;
-        }
-        Ok(())
+            .map_err(|e| ApiError::upstream_reply(&e.to_string()))
+            .and_then(|()| deltas.drain(..).try_for_each(|d| self.turn.push(d, outs)));
+        deltas.clear();
+        self.deltas = deltas;
+        pushed
     }
 
     fn fail(&mut self, message: &str) -> End {

@@ -364,15 +364,22 @@ impl Turn {
 
     /// Parses and checks a whole reply.
     pub fn check_reply(&self, reply: Reply) -> Checked {
+        let Reply {
+            text,
+            reasoning,
+            calls,
+            finish_reason,
+        } = reply;
+        let length = finish_reason.as_deref() == Some(LENGTH);
         let mut out = Checked {
             constrain_note: self.constrain_note.clone(),
-            reasoning: reply.reasoning.clone(),
-            finish_reason: reply.finish_reason.clone(),
+            reasoning,
+            finish_reason,
             ..Checked::default()
         };
         let mut found = Vec::new();
         // Parsed with or without tools: without, for reasoning and control tokens only.
-        if let Some(text) = reply.text {
+        if let Some(text) = text {
             let options = ParseOptions {
                 reply_end: reply_end(out.finish_reason.as_deref()),
                 ..self.parse.clone()
@@ -389,8 +396,7 @@ impl Turn {
             out.text = Some(parsed.text);
             found = parsed.calls;
         }
-        let length = reply.finish_reason.as_deref() == Some(LENGTH);
-        for c in &reply.calls {
+        for c in &calls {
             match cut_short(c, length) {
                 Some(why) => push_note(&mut out.text, &cut_note(c, why)),
                 None => found.push(self.native(c)),
