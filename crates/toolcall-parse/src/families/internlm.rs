@@ -6,7 +6,7 @@ use serde_json::json;
 use super::described::{Body, Described};
 use super::tags::{Block, BodyRule, LeadRule};
 use super::json::{CallsDoc, classify_doc};
-use super::marked::json_body;
+use super::marked::{json_body, json_body_ahead};
 use crate::FormatId;
 use crate::builder::Draft;
 use crate::family::{Instructions, ReadCx};
@@ -21,7 +21,10 @@ static BLOCK: Block = Block {
     open: "<|action_start|><|plugin|>",
     close: "<|action_end|>",
     lead: LeadRule::Json,
-    body: BodyRule::Call { body, ahead },
+    body: BodyRule::Call {
+        body,
+        ahead: json_body_ahead,
+    },
 };
 
 /// The block's `{name, parameters}` object (or a list of them), read as
@@ -38,39 +41,6 @@ fn body(body: &str, cx: &mut ReadCx<'_>, format: FormatId) -> Result<Vec<Draft>,
     classify_doc(&mut doc, cx.ctx, format, true, cx.span(0, 0))
         .map(|found| found.drafts)
         .ok_or_else(|| "the JSON is not a {name, arguments} call or a list of them".into())
-}
-
-/// The block from after its opener, one-shot ([`BodyRule::Call`]): the calls as [`body`]
-/// reads the body that ends at the first `<|action_end|>` outside JSON strings (where the
-/// close search ends it), and that body's length, when a [`CallsDoc`] (an object or a
-/// list: serde's stream reader checks nothing after it) follows the opener after JSON
-/// blanks, then the closing tag after JSON blanks. JSON holds `<` only inside its strings,
-/// so the tag is the first outside them; [`body`] decodes the same JSON (trimmed) to the
-/// same document and classifies it the same way. One pass, where the close search then
-/// [`body`] read each call twice (the search ~1.1 k instructions a call of
-/// `internlm/small`, two `memchr2` a JSON string: `bench_profile "internlm/small" one`).
-/// Anything else is left to the search and [`body`] (`None`).
-fn ahead(
-    after: &str,
-    close: &str,
-    cx: &mut ReadCx<'_>,
-    format: FormatId,
-) -> Option<(usize, Vec<Draft>)> {
-    let mut docs = serde_json::Deserializer::from_str(after).into_iter::<CallsDoc>();
-    let mut doc = docs.next()?.ok()?;
-    let json = docs.byte_offset();
-    let blanks = after
-        .as_bytes()
-        .get(json..)?
-        .iter()
-        .take_while(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r'))
-        .count();
-    let end = json + blanks;
-    if !after.get(end..)?.starts_with(close) {
-        return None;
-    }
-    let found = classify_doc(&mut doc, cx.ctx, format, true, cx.span(0, 0))?;
-    Some((end, found.drafts))
 }
 
 /// The call markup a decoder is held to (`toolcall-constrain` writes every dialect from it).
@@ -105,7 +75,7 @@ pub(crate) static INTERNLM: Described = Described {
 
 #[cfg(test)]
 mod tests {
-    /// One-shot reads blocks through [`super::ahead`] where it can; a stream never does
+    /// One-shot reads blocks through [`super::json_body_ahead`] where it can; a stream never does
     /// (it searches the closing tag and reads the body): both give the same calls and
     /// diagnostics, for blocks it reads and blocks it leaves.
     #[test]

@@ -20,7 +20,7 @@ use crate::scanner::{Scan, Scanner, split_top_level};
 
 use super::args_object::LiveList;
 use super::call_syntax::parse_args;
-use super::json::{Decoded, cut_list};
+use super::json::{CallsDoc, Decoded, classify_doc, cut_list};
 use super::pythonic::split_call;
 use super::tags::{
     BodyRule, Lead, MAX_LEAD, ValueHead, after_tag, finish_sent, layout_trim, skip_space, starts,
@@ -78,6 +78,91 @@ pub(crate) fn json_body(
         d.repairs.extend(repairs.iter().cloned());
     }
     Ok(drafts)
+}
+
+/// JSON blanks then `close` at `json` in `after` (the end of a JSON value there): the
+/// body's length before the tag; `None` when other bytes come first. `close` starts with
+/// `<` ([`reads_ahead`], checked by the callers before they decode), a byte JSON holds
+/// only in strings: the tag after the value is the first outside its strings, where
+/// `tags::CloseOutsideStrings` ends the block.
+fn close_after_json(after: &str, json: usize, close: &str) -> Option<usize> {
+    debug_assert!(reads_ahead(close));
+    let blanks = after
+        .as_bytes()
+        .get(json..)?
+        .iter()
+        .take_while(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r'))
+        .count();
+    let end = json + blanks;
+    after.get(end..)?.starts_with(close).then_some(end)
+}
+
+/// Whether a JSON block closed by `close` is read ahead: its tag starts with `<` (see
+/// [`close_after_json`]). Command R+'s closing fence does not: its block is left before
+/// anything is decoded (decoded then left, it cost `command_r_plus/small` ~17 k
+/// instructions a parse, `cg.py`).
+fn reads_ahead(close: &str) -> bool {
+    close.starts_with('<')
+}
+
+/// A JSON block from after its opener, one-shot: what [`json_body`] reads from the body
+/// that ends at the first `close` outside JSON strings, and that body's length, when a
+/// [`CallsDoc`] (an object or a list of `{name, arguments}`; serde's stream reader checks
+/// nothing after it) follows the opener after JSON blanks, then the closing tag after JSON
+/// blanks ([`close_after_json`]). [`classify_doc`] of the document gives what
+/// [`json_calls`] gives for the `Value` that [`json_body`] decodes from the same JSON
+/// (trimmed; valid JSON, so no repair). One pass, where the close search then the body
+/// read each call twice (the search two `memchr2` a JSON string, ~1.1 k instructions a
+/// call of `internlm/small`). Anything else (repairs, a key twice, Unicode blanks, text
+/// after the JSON, no closing tag) is left to the search and the body (`None`).
+/// InternLM's [`BodyRule::Call`] and every [`BodyRule::Json`] block (Nemotron,
+/// Hunyuan/Jamba/Apriel, LongCat) read one-shot with it.
+pub(crate) fn json_body_ahead(
+    after: &str,
+    close: &str,
+    cx: &mut ReadCx<'_>,
+    format: FormatId,
+) -> Option<(usize, Vec<Draft>)> {
+    if !reads_ahead(close) {
+        return None;
+    }
+    let mut docs = serde_json::Deserializer::from_str(after).into_iter::<CallsDoc>();
+    let mut doc = docs.next()?.ok()?;
+    let end = close_after_json(after, docs.byte_offset(), close)?;
+    let found = classify_doc(&mut doc, cx.ctx, format, true, cx.span(0, 0))?;
+    Some((end, found.drafts))
+}
+
+/// A [`BodyRule::JsonItems`] block from after its opener, one-shot (Cohere, Command R+):
+/// what [`json_items`] reads from the body that ends at the first `close` outside JSON
+/// strings, and that body's length, when a JSON list of objects or one object, decoded by
+/// serde's stream reader (the `Value` [`json_items`] decodes from the same JSON, trimmed;
+/// valid, so no repair), follows the opener after JSON blanks, then the closing tag after
+/// JSON blanks ([`close_after_json`]), and `one` reads every entry. Anything else (another
+/// value, an entry that is no call, an empty list, one object a line, repairs) is left to
+/// the search and [`json_items`] (`None`). One pass, where the close search (two `memchr2`
+/// a JSON string) then [`json_items`] read the block twice.
+pub(crate) fn json_items_ahead(
+    after: &str,
+    close: &str,
+    format: FormatId,
+    one: fn(&mut Map<String, Value>, FormatId) -> Option<Draft>,
+) -> Option<(usize, Vec<Draft>)> {
+    if !reads_ahead(close) {
+        return None;
+    }
+    let mut docs = serde_json::Deserializer::from_str(after).into_iter::<Value>();
+    let mut value = docs.next()?.ok()?;
+    let end = close_after_json(after, docs.byte_offset(), close)?;
+    let drafts = match &mut value {
+        Value::Array(items) => items
+            .iter_mut()
+            .map(|v| one(v.as_object_mut()?, format))
+            .collect::<Option<Vec<_>>>()?,
+        Value::Object(m) => vec![one(m, format)?],
+        _ => return None,
+    };
+    (!drafts.is_empty()).then_some((end, drafts))
 }
 
 /// The body is JSON objects, one per line or as one list, each turned into a draft by `one`.
@@ -197,6 +282,18 @@ pub(crate) fn cut_list_end(
 thread_local! {
     /// Tests: the reader asks to be read on every push (no `ReadCx::wake`), to compare.
     pub(crate) static READ_EVERY_PUSH: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    /// Tests: a one-shot read reads no block ahead (`BodyRule::Call`, [`json_body_ahead`],
+    /// [`json_items_ahead`]): it searches the closing tag and reads the body, to compare.
+    pub(crate) static NO_READ_AHEAD: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Whether a one-shot read may read a block ahead (tests turn it off to compare).
+#[inline(always)]
+pub(crate) fn read_ahead() -> bool {
+    #[cfg(test)]
+    return !NO_READ_AHEAD.with(std::cell::Cell::get);
+    #[cfg(not(test))]
+    true
 }
 
 /// Whether the reader asks to be read on every push (tests compare with it).
@@ -1302,5 +1399,112 @@ mod tests {
             [r#"f(a="x,y")"#, " g((("]
         );
         assert_eq!(string_attribute(""), None);
+    }
+
+    /// One-shot reads a JSON block ahead ([`json_body_ahead`], [`json_items_ahead`]) where
+    /// it can: it gives what the same parse gives with no read-ahead (the closing tag
+    /// searched outside strings, the body read: calls, spans, repairs, diagnostics, text),
+    /// and what streams in 1-, 3- and 7-char pushes give, for blocks it reads and blocks it
+    /// leaves, in every family that reads this way (and Command R+, whose tag it leaves).
+    #[test]
+    fn json_aheads_equal_the_search_and_streams() {
+        use crate::stream_replay::{one_shot, stream_in_char_pushes};
+        use crate::{FormatSelection, ParseOptions, parse};
+        let lists = [
+            "\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Lisbon\", \"days\": 4}}",
+            r#"[{"name": "f", "arguments": {"a": "</tool_calls></TOOLCALL></longcat_tool_call><|action_end|> \"x\\"}}]"#,
+            r#" [{"name":"f","parameters":{}}, {"name":"g","arguments":{"x":[1,{"y":null}]}}] "#,
+            "[{\"name\":\"f\",\"arguments\":{}}]\r\n\t",
+            r#"[{"name":"f","arguments":{}}] x"#,
+            r#"[{'name':'f','arguments':{}}]"#,
+            r#"[{"name":"f","arguments":{},}]"#,
+            "[{\"name\":\"f\",\"arguments\":{}}]\u{a0}",
+            "\u{a0}[{\"name\":\"f\",\"arguments\":{}}]",
+            r#"[{"name":"f","arguments":{"a":"x}]"#,
+            r#"[{"name":"f","name":"g","arguments":{}}]"#,
+            r#"{"foo":1}"#,
+            r#"[{"name":"f"}]"#,
+            r#"[{"name":"no such tool!","arguments":{}}]"#,
+            r#"[]"#,
+            r#"[1]"#,
+            r#""text""#,
+            "12",
+        ];
+        let items = [
+            r#"[{"tool_call_id": "0", "tool_name": "get_weather", "parameters": {"city": "Lisbon"}}]"#,
+            " {\"tool_name\": \"f\", \"parameters\": {\"a\": \"<|END_ACTION|>```\"}}\n",
+            r#"[{"tool_name":"f","parameters":{}},{"tool_call_id":"1","tool_name":"g"}]"#,
+            "{\"tool_name\":\"f\",\"parameters\":{}}\n{\"tool_name\":\"g\",\"parameters\":{}}",
+            r#"[{"tool_name":"f","parameters":{}}] x"#,
+            r#"[{"tool_name":"f","parameters":{},}]"#,
+            r#"[{"tool_name":"f","parameters":{}}, 1]"#,
+            r#"[{"name":"f","arguments":{}}]"#,
+            r#"[{"tool_name":"","parameters":{}}]"#,
+            r#"[]"#,
+            r#"{}"#,
+            "\u{a0}[{\"tool_name\":\"f\",\"parameters\":{}}]",
+            r#""text""#,
+        ];
+        let families: [(&str, &str, &str, &[&str]); 7] = [
+            ("tool_calls_tag", "<tool_calls>", "</tool_calls>", &lists),
+            (
+                "longcat",
+                "<longcat_tool_call>",
+                "</longcat_tool_call>",
+                &lists,
+            ),
+            ("nemotron", "<TOOLCALL>", "</TOOLCALL>", &lists),
+            (
+                "internlm",
+                "<|action_start|><|plugin|>",
+                "<|action_end|>",
+                &lists,
+            ),
+            ("cohere", "<|START_ACTION|>", "<|END_ACTION|>", &items),
+            (
+                "cohere",
+                "<|START_RESPONSE|>Hi.<|END_RESPONSE|><|START_ACTION|>",
+                "<|END_ACTION|>",
+                &items,
+            ),
+            ("command_r_plus", "Action: ```json\n", "\n```", &items),
+        ];
+        let shape = |p: toolcall_core::Parsed| {
+            let calls: Vec<_> = p
+                .calls
+                .into_iter()
+                .map(|c| format!("{} {} {:?}", c.name, c.arguments, c.origin))
+                .collect();
+            let diagnostics: Vec<_> = p.diagnostics.iter().map(|d| format!("{d:?}")).collect();
+            (p.text, calls, diagnostics, p.reasoning)
+        };
+        for (family, open, close, bodies) in families {
+            let only = ParseOptions {
+                format: FormatSelection::Only(family.into()),
+                ..ParseOptions::default()
+            };
+            let auto = ParseOptions::default();
+            for body in bodies {
+                for text in [
+                    format!("{open}{body}{close}"),
+                    format!("Sure.\n{open}{body}{close} done {open}{body}{close}"),
+                    format!("{open}{body}"),
+                ] {
+                    for o in [&only, &auto] {
+                        let ahead = shape(parse(&text, o));
+                        NO_READ_AHEAD.with(|c| c.set(true));
+                        let searched = shape(parse(&text, o));
+                        NO_READ_AHEAD.with(|c| c.set(false));
+                        assert_eq!(ahead, searched, "{family}: {text:?}");
+                        let want = one_shot(&text, o);
+                        for n in [1, 3, 7] {
+                            let got = stream_in_char_pushes(&text, o, n, |_, _| {});
+                            let context = format!("{family}: {text:?} in {n}-char pushes");
+                            got.assert_equals_one_shot(&want, true, false, &context);
+                        }
+                    }
+                }
+            }
+        }
     }
 }

@@ -1670,10 +1670,17 @@ impl RegionReader for BlockReader {
                 self.announced = true;
             }
         }
-        // A block read ahead (one-shot, `BodyRule::Call`): no search for its closing tag.
+        // A block read ahead (one-shot: `BodyRule::Call`, a JSON body's `Json` and
+        // `JsonItems`, whose closing tag is searched outside strings): no search for its
+        // closing tag.
         let mut ahead = match b.body {
-            BodyRule::Call { ahead, .. } if self.mine && !cx.streaming() => {
-                ahead(after, b.close, cx, b.format)
+            _ if !self.mine || cx.streaming() || !super::marked::read_ahead() => None,
+            BodyRule::Call { ahead, .. } => ahead(after, b.close, cx, b.format),
+            BodyRule::Json if self.json.is_some() => {
+                super::marked::json_body_ahead(after, b.close, cx, b.format)
+            }
+            BodyRule::JsonItems(one) if self.json.is_some() => {
+                super::marked::json_items_ahead(after, b.close, b.format, one)
             }
             _ => None,
         };
