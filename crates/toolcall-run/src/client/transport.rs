@@ -733,6 +733,52 @@ mod tests {
         );
     }
 
+    /// An upstream's event stream that starts with a byte-order mark, the mark itself split
+    /// across two writes: its events are read (the reader of eventsource-stream 0.2.3, used
+    /// before, sliced inside the mark and panicked the task reading the stream).
+    #[tokio::test]
+    async fn an_event_stream_starting_with_a_byte_order_mark_is_read() {
+        use futures::stream;
+        let bom = "\u{feff}".as_bytes();
+        let pieces: Vec<Vec<u8>> = vec![
+            bom[..1].to_vec(),
+            [&bom[1..], b"data: {\"a\":1}\r\n\r\nevent: done\n"].concat(),
+            b"data:  [DONE] \n\n".to_vec(),
+        ];
+        let app = axum::Router::new().route(
+            "/v1/sse",
+            axum::routing::post(move || {
+                let chunks = pieces.clone();
+                async move {
+                    let body = stream::iter(
+                        chunks
+                            .into_iter()
+                            .map(Ok::<Vec<u8>, std::convert::Infallible>),
+                    );
+                    axum::body::Body::from_stream(body)
+                }
+            }),
+        );
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(async move { axum::serve(listener, app).await });
+        let t = Transport::new(Timeouts::default(), RetryPolicy::never()).unwrap();
+        let url = reqwest::Url::parse(&format!("http://{addr}/v1/sse")).unwrap();
+        let r = t.post_json_text_to(&url, &[], b"{}").await.unwrap();
+        let mut events = t.events(r, url.as_str());
+        let mut got = Vec::new();
+        while let Some(e) = events.next().await.unwrap() {
+            got.push(e);
+        }
+        assert_eq!(
+            got,
+            [
+                ("message".to_owned(), r#"{"a":1}"#.to_owned()),
+                ("done".to_owned(), "[DONE]".to_owned()),
+            ]
+        );
+    }
+
     #[test]
     fn replicas_failing_together_do_not_retry_in_lockstep() {
         let p = RetryPolicy::default();
