@@ -13,6 +13,7 @@ use crate::family::{Instructions, ReadCx};
 use super::args_object::JsonCallTags;
 use super::deepseek_v3::{CALL, CALL_END, CLOSE, OPEN, SEP, calls, draft};
 use super::tags::{Block, BodyRule, Lead, LeadRule, skip_space, starts, valid_name};
+use crate::family::find_from;
 use crate::shape::{Args, NO_SEPARATOR, Piece, Shape};
 
 impl FormatId {
@@ -24,7 +25,7 @@ static BLOCK: Block = Block {
     open: OPEN,
     close: CLOSE,
     lead: LeadRule::Fn(lead),
-    body: BodyRule::Fn(body),
+    body: BodyRule::Call { body, ahead },
 };
 
 /// `<｜tool▁call▁begin｜>NAME<｜tool▁sep｜>` where NAME is not V3's `function` type.
@@ -108,4 +109,144 @@ fn body(body: &str, cx: &mut ReadCx<'_>, format: FormatId) -> Result<Vec<Draft>,
             draft(name.trim(), args, format)
         })
         .collect()
+}
+
+/// The block from after its opener, one-shot ([`BodyRule::Call`]): the calls [`body`]
+/// reads from the body that ends at the first `<｜tool▁calls▁end｜>` outside JSON strings,
+/// and that body's length, when every call is `<｜tool▁call▁begin｜>NAME<｜tool▁sep｜>`,
+/// JSON blanks, an object serde's stream reader decodes, JSON blanks and
+/// `<｜tool▁call▁end｜>`, where that is the first `<｜tool▁call▁end｜>` after the call's
+/// opener (so [`calls`]' `CallEnds::find` ends the call there, whatever its depth-limited
+/// scan finds) and the name has no `{` (the scan starts at the object's), with ASCII blanks
+/// between calls ([`skip_space`], as [`calls`]) and the block's tag after the last. A
+/// valid name holds no `"` (nor `<`), the markers none: the only quotes before the tag are
+/// the objects', so it is the first outside strings, where the close search ends the
+/// block. [`body`] trims the same JSON and decodes it to the same `Value` (valid, so no
+/// repair). One pass, where the close search (two `memchr2` a JSON string), `CallEnds`'
+/// scan of each object and the decode read each call three times. Anything else (a broken
+/// or repaired object, Unicode blanks, text after an object, an invalid name) is left to
+/// the search and [`body`] (`None`).
+fn ahead(
+    after: &str,
+    close: &str,
+    _cx: &mut ReadCx<'_>,
+    format: FormatId,
+) -> Option<(usize, Vec<Draft>)> {
+    let mut drafts = Vec::new();
+    let mut at = after.len() - skip_space(after).len();
+    loop {
+        let here = after.get(at..)?;
+        if here.starts_with(close) {
+            break;
+        }
+        let rest = here.strip_prefix(CALL)?;
+        let sep = rest.find(SEP)?;
+        let raw = &rest[..sep];
+        let name = raw.trim();
+        if !valid_name(name) || raw.contains('{') {
+            return None;
+        }
+        let from = sep + SEP.len();
+        let args = rest.get(from..)?;
+        let lead = args.len() - args.trim_start_matches([' ', '\t', '\n', '\r']).len();
+        let json = args.get(lead..).filter(|j| j.starts_with('{'))?;
+        let mut docs = serde_json::Deserializer::from_str(json).into_iter::<Value>();
+        let value = docs.next()?.ok()?;
+        let end = from + lead + docs.byte_offset();
+        let blanks = rest
+            .as_bytes()
+            .get(end..)?
+            .iter()
+            .take_while(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r'))
+            .count();
+        let e = end + blanks;
+        if find_from(rest, CALL_END, 0) != Some(e) {
+            return None;
+        }
+        drafts.push(Draft::new(name, Some(value), format));
+        let next = &rest[e + CALL_END.len()..];
+        at = after.len() - skip_space(next).len();
+    }
+    (!drafts.is_empty()).then_some((at, drafts))
+}
+
+#[cfg(test)]
+mod tests {
+    /// One-shot reads blocks through [`super::ahead`] where it can: it gives what the same
+    /// parse gives with no read-ahead (the closing tag searched outside strings, the body
+    /// read: calls, spans, repairs, diagnostics, text) and what 1-, 3- and 7-char streams
+    /// give, for blocks it reads and blocks it leaves.
+    #[test]
+    fn read_ahead_equals_the_search_and_streams() {
+        use super::{CALL, CALL_END, CLOSE, OPEN, SEP};
+        use crate::families::marked::NO_READ_AHEAD;
+        use crate::stream_replay::{one_shot, stream_in_char_pushes};
+        use crate::{FormatSelection, ParseOptions, parse};
+        let call = |name: &str, args: &str| format!("{CALL}{name}{SEP}{args}{CALL_END}");
+        let bodies = [
+            call("get_weather", "{\"city\": \"Lisbon\", \"days\": 4}"),
+            format!(
+                "\n{}\n{}\n",
+                call("f", "{}"),
+                call("g", "\n{\"x\": [1, {\"y\": null}]}\r\n")
+            ),
+            call("f", &format!("{{\"a\": \"{CALL_END}{CLOSE} \\\"x\\\\\"}}")),
+            call(" f ", "{}"),
+            call("f", "{} x"),
+            call("f", "{'a': 1}"),
+            call("f", "{\"a\": 1,}"),
+            call("f", "\u{a0}{}"),
+            call("f", "{}\u{a0}"),
+            call("f", "[1]"),
+            call("f", "{\"a\": \"x}"),
+            call("f{", "{}"),
+            call("no such tool!", "{}"),
+            call("function", "{}"),
+            format!("{}{}", call("f", "{}"), call("function", "{}")),
+            format!("{}{}", call("f", "{}"), call("no such tool!", "{}")),
+            format!("{}{}", call("f", "{}"), call("g{", "{}")),
+            format!("{CALL}f{SEP}{{}}"),
+            format!("{CALL}f{{}}{CALL_END}"),
+            format!("{}\u{c}{}", call("f", "{}"), call("g", "{}")),
+            format!("{} x {}", call("f", "{}"), call("g", "{}")),
+            String::new(),
+            "\n".into(),
+        ];
+        let only = ParseOptions {
+            format: FormatSelection::Only("deepseek_v3_1".into()),
+            ..ParseOptions::default()
+        };
+        let auto = ParseOptions::default();
+        let shape = |p: toolcall_core::Parsed| {
+            let calls: Vec<_> = p
+                .calls
+                .into_iter()
+                .map(|c| format!("{} {} {:?}", c.name, c.arguments, c.origin))
+                .collect();
+            let diagnostics: Vec<_> = p.diagnostics.iter().map(|d| format!("{d:?}")).collect();
+            (p.text, calls, diagnostics, p.reasoning)
+        };
+        for body in &bodies {
+            for text in [
+                format!("{OPEN}{body}{CLOSE}"),
+                format!("Sure.\n{OPEN}{body}{CLOSE} done {OPEN}{body}{CLOSE}"),
+                format!("{OPEN}{body}"),
+            ] {
+                for o in [&only, &auto] {
+                    let ahead = shape(parse(&text, o));
+                    NO_READ_AHEAD.with(|c| c.set(true));
+                    let searched = shape(parse(&text, o));
+                    NO_READ_AHEAD.with(|c| c.set(false));
+                    assert_eq!(ahead, searched, "{text:?}");
+                    let want = one_shot(&text, o);
+                    for n in [1, 3, 7] {
+                        let got = stream_in_char_pushes(&text, o, n, |_, _| {});
+                        let context = format!("{text:?} in {n}-char pushes");
+                        // A repaired object streams as written: its fragments are not checked.
+                        got.assert_equals_one_shot(&want, false, false, &context);
+                    }
+                }
+            }
+        }
+    }
 }
