@@ -2418,9 +2418,11 @@ mod tests {
         let (ctx, _) = crate::ParseOptions::default().ctx();
         let ctx = Arc::new(ctx);
         // With stops that open nothing here (`A` and `f` start openers, but not followed by
-        // these; `>` followed by `.`; `(` after a blank): the scan passes over them.
+        // these; `>` followed by `.`; `(` after a blank): the scan passes over them. `u` and
+        // `c` make pairs (`fu`, `Ac`) that the scan's compares count as stops, also where a
+        // 64-byte block ends between the two bytes; it then passes over them too.
         let alphabet: &[&str] = &[
-            "a", "Z", "_", ".", " ", "\t", ",", "é", "-", "9", "!", "A", "f", " (", ">.",
+            "a", "Z", "_", ".", " ", "\t", ",", "é", "-", "9", "!", "A", "f", " (", ">.", "u", "c",
         ];
         let mut seed = 0x9E37_79B9_7F4A_7C15_u64;
         for case in 0..400 {
@@ -2457,12 +2459,17 @@ mod tests {
                     e.line_start = false;
                     e.ident_start = ident;
                     e.skip_plain();
-                    // The scan stops at once on a stop, and before a last `A` or `f`
-                    // (the start of `Action:`, `functools[` when more comes).
+                    // The scan stops at once on a stop, and before a last `A` or `f`, or
+                    // a last `Ac` or `fu` (the start of `Action:`, `functools[` when
+                    // more comes).
                     let end = if bytes.get(from).is_some_and(|&b| b"Af(>".contains(&b)) {
                         from
                     } else if bytes.last().is_some_and(|&b| b"Af".contains(&b)) {
                         (bytes.len() - 1).max(from)
+                    } else if (bytes.ends_with(b"Ac") || bytes.ends_with(b"fu"))
+                        && bytes.len() - 2 >= from
+                    {
+                        bytes.len() - 2
                     } else {
                         bytes.len()
                     };

@@ -241,6 +241,7 @@ impl Openers {
             }
         }
         let trie = Trie::new(&list);
+        let stops = StopSet::new(list.iter().map(|o| o.text.as_bytes()));
         let mut firsts: Vec<u8> = list.iter().filter_map(|o| o.text.bytes().next()).collect();
         firsts.sort_unstable();
         firsts.dedup();
@@ -261,7 +262,7 @@ impl Openers {
             ends_reasoning,
             list,
             trie,
-            stops: StopSet::new(&firsts),
+            stops,
             is_first: std::array::from_fn(|b| firsts.iter().any(|&f| usize::from(f) == b)),
             firsts,
             line,
@@ -655,15 +656,28 @@ pub fn markup_openers() -> Vec<&'static str> {
 /// portable loop into `pmovmskb`): AVX2 when the CPU has it (checked once per set), else
 /// SSE2, which every x86_64 CPU has (its two-operand compares cost a copy each: ~1.8
 /// instructions a byte against AVX2's ~0.7). Other targets keep the portable block test.
-/// Measured with `bench_profile "prose/1 MB" one` under callgrind: BENCHMARKS.md "Prose
-/// against serde_json, session 38".
+///
+/// An opener first byte that means nothing of itself (not a fixed byte), starts no
+/// one-byte opener and has at most two second bytes among the openers (auto mode's `f`,
+/// `A`, `>`, `]`) is a *pair* key: the compares count it only where the next byte is one
+/// of its openers' second bytes (the next byte loaded one further on, so the mask is
+/// built from a 65-byte window; a last byte of the input, whose next byte is not there
+/// yet, still stops). Elsewhere the text scan reads such a byte as an ordinary one
+/// ([`Openers::none_at`] answers `Ok(true)` there), so the pair test only drops stops
+/// the scan would pass over: the `f` and `A` of words, ~28 k stops a MB of prose, whose
+/// mispredicted branches held the AVX2 scan to 0.73-0.78x serde_json's wall time.
+/// Measured with `bench_profile "prose/1 MB" one` under callgrind and `bench_table`:
+/// BENCHMARKS.md "Prose against serde_json, session 38".
 #[derive(Debug, Clone)]
 pub(crate) struct StopSet {
     table: [bool; 256],
-    /// The fixed bytes, then the opener first bytes outside them (at most four, the rest
-    /// padded with `\n`, already a stop).
-    keys: [u8; 10],
-    /// More than four extra bytes: the blocks are tested with the table.
+    /// The fixed bytes, then the opener first bytes outside them that are not pair keys
+    /// (at most two, the rest padded with `\n`, already a stop).
+    keys: [u8; 8],
+    /// The pair keys: first byte and one second byte each (a key with two second bytes
+    /// takes two), padded with `\n\n` (a stop already).
+    pairs: [[u8; 2]; 4],
+    /// The extra bytes do not fit the compares: the blocks are tested with the table.
     many: bool,
     /// The CPU has AVX2.
     #[cfg(target_arch = "x86_64")]
@@ -672,28 +686,58 @@ pub(crate) struct StopSet {
 
 const FIXED: [u8; 6] = [b'\n', b'`', b'<', b'[', b'{', b'('];
 
+/// The bytes a 64-byte block's mask is built from: the block and the byte after it.
+type Window = [u8; 65];
+
 impl StopSet {
-    fn new(firsts: &[u8]) -> Self {
+    /// The set for openers with these texts.
+    fn new<'a>(texts: impl Iterator<Item = &'a [u8]> + Clone) -> Self {
         let mut table = [false; 256];
         for b in FIXED {
             table[usize::from(b)] = true;
         }
-        let mut keys = [b'\n'; 10];
+        let mut keys = [b'\n'; 8];
         keys[..FIXED.len()].copy_from_slice(&FIXED);
         let mut n = FIXED.len();
-        for &b in firsts {
-            if !table[usize::from(b)] {
-                table[usize::from(b)] = true;
-                if let Some(slot) = keys.get_mut(n) {
-                    *slot = b;
+        let mut pairs = [[b'\n'; 2]; 4];
+        let mut np = 0;
+        let mut many = false;
+        for t in texts.clone() {
+            let Some(&b) = t.first() else { continue };
+            if table[usize::from(b)] {
+                continue;
+            }
+            table[usize::from(b)] = true;
+            // The second bytes of every opener starting with `b` (`None`: one is `b` alone).
+            let mut seconds: Vec<u8> = Vec::new();
+            let mut single = false;
+            for u in texts.clone().filter(|u| u.first() == Some(&b)) {
+                match u.get(1) {
+                    Some(&s) => {
+                        if !seconds.contains(&s) {
+                            seconds.push(s);
+                        }
+                    }
+                    None => single = true,
                 }
+            }
+            if !single && seconds.len() <= 2 && np + seconds.len() <= pairs.len() {
+                for s in seconds {
+                    pairs[np] = [b, s];
+                    np += 1;
+                }
+            } else if let Some(slot) = keys.get_mut(n) {
+                *slot = b;
                 n += 1;
+            } else {
+                many = true;
             }
         }
         StopSet {
             table,
             keys,
-            many: n > keys.len(),
+            pairs,
+            many,
             #[cfg(target_arch = "x86_64")]
             avx2: std::arch::is_x86_feature_detected!("avx2"),
         }
@@ -705,6 +749,8 @@ impl StopSet {
 
     /// The first stop at or after `from` in `bytes` that `plain` does not pass over
     /// (`plain(i)`: the stop at `i` is an ordinary byte there), else `bytes.len()`.
+    /// A pair key whose next byte is none of its second bytes may be passed over without
+    /// asking `plain`: `plain` must answer true there.
     #[inline]
     pub(crate) fn scan(
         &self,
@@ -735,9 +781,9 @@ impl StopSet {
                 // built).
                 return unsafe { self.scan_avx2(bytes, from, plain) };
             }
-            return scan_blocks(bytes, from, plain, |b| self.mask_sse2(b), &self.table);
+            return scan_blocks(bytes, from, plain, |w| self.mask_sse2(w), &self.table);
         }
-        scan_blocks(bytes, from, plain, |b| self.mask_portable(b), &self.table)
+        scan_blocks(bytes, from, plain, |w| self.mask_portable(w), &self.table)
     }
 
     /// [`StopSet::scan`] with 32-byte compares; the keys stay in registers for the whole
@@ -751,19 +797,41 @@ impl StopSet {
         plain: impl FnMut(usize) -> bool,
     ) -> usize {
         use std::arch::x86_64::{
-            __m256i, _mm256_cmpeq_epi8, _mm256_loadu_si256, _mm256_movemask_epi8, _mm256_or_si256,
-            _mm256_set1_epi8,
+            __m256i, _mm256_and_si256, _mm256_cmpeq_epi8, _mm256_loadu_si256, _mm256_movemask_epi8,
+            _mm256_or_si256, _mm256_set1_epi8,
         };
-        let keys: [__m256i; 10] = self.keys.map(|b| _mm256_set1_epi8(b as i8));
-        let mask = |block: &[u8; 64]| -> u64 {
+        // Written out: `array::map` over the pairs was not inlined (~120 instructions a
+        // scan, ~2 M in 1 MB of prose pushed 64 bytes at a time).
+        let s = |b: u8| _mm256_set1_epi8(b as i8);
+        let [k0, k1, k2, k3, k4, k5, k6, k7] = self.keys;
+        let keys: [__m256i; 8] = [s(k0), s(k1), s(k2), s(k3), s(k4), s(k5), s(k6), s(k7)];
+        let [[a0, b0], [a1, b1], [a2, b2], [a3, b3]] = self.pairs;
+        let pairs: [[__m256i; 2]; 4] = [
+            [s(a0), s(b0)],
+            [s(a1), s(b1)],
+            [s(a2), s(b2)],
+            [s(a3), s(b3)],
+        ];
+        let mask = |w: &Window| -> u64 {
             let mut m = 0;
-            for (i, c) in block.chunks_exact(32).enumerate() {
-                // SAFETY: `c` is 32 readable bytes (`chunks_exact(32)`); the load needs
-                // no alignment.
-                let v = unsafe { _mm256_loadu_si256(c.as_ptr().cast()) };
+            for i in 0..2 {
+                // SAFETY: `w` holds 65 bytes; these loads read bytes `32 i .. 32 i + 32` and
+                // `32 i + 1 .. 32 i + 33` (at most 65); they need no alignment.
+                let (v, next) = unsafe {
+                    let p = w.as_ptr().add(32 * i);
+                    (
+                        _mm256_loadu_si256(p.cast()),
+                        _mm256_loadu_si256(p.add(1).cast()),
+                    )
+                };
                 let mut hit = _mm256_cmpeq_epi8(v, keys[0]);
                 for &k in &keys[1..] {
                     hit = _mm256_or_si256(hit, _mm256_cmpeq_epi8(v, k));
+                }
+                for [a, b] in pairs {
+                    let pair =
+                        _mm256_and_si256(_mm256_cmpeq_epi8(v, a), _mm256_cmpeq_epi8(next, b));
+                    hit = _mm256_or_si256(hit, pair);
                 }
                 // The sign bits of the 32 bytes.
                 m |= u64::from(_mm256_movemask_epi8(hit) as u32) << (32 * i);
@@ -776,21 +844,37 @@ impl StopSet {
     /// The stops of a 64-byte block as a bit mask, 16 bytes per SSE2 compare.
     #[cfg(target_arch = "x86_64")]
     #[inline]
-    fn mask_sse2(&self, block: &[u8; 64]) -> u64 {
+    fn mask_sse2(&self, w: &Window) -> u64 {
         use std::arch::x86_64::{
-            _mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi8,
+            _mm_and_si128, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_or_si128,
+            _mm_set1_epi8,
         };
         // SAFETY: SSE2, the only feature these intrinsics need, is part of every x86_64
-        // target; each load reads the 16 bytes of one `chunks_exact(16)` piece of `block`
-        // (no alignment needed).
+        // target; the loads read bytes `16 i .. 16 i + 16` and `16 i + 1 .. 16 i + 17` of
+        // the 65 of `w` (no alignment needed).
         unsafe {
-            let keys = self.keys.map(|b| _mm_set1_epi8(b as i8));
+            let s = |b: u8| _mm_set1_epi8(b as i8);
+            let [k0, k1, k2, k3, k4, k5, k6, k7] = self.keys;
+            let keys = [s(k0), s(k1), s(k2), s(k3), s(k4), s(k5), s(k6), s(k7)];
+            let [[a0, b0], [a1, b1], [a2, b2], [a3, b3]] = self.pairs;
+            let pairs = [
+                [s(a0), s(b0)],
+                [s(a1), s(b1)],
+                [s(a2), s(b2)],
+                [s(a3), s(b3)],
+            ];
             let mut m = 0;
-            for (i, c) in block.chunks_exact(16).enumerate() {
-                let v = _mm_loadu_si128(c.as_ptr().cast());
+            for i in 0..4 {
+                let p = w.as_ptr().add(16 * i);
+                let v = _mm_loadu_si128(p.cast());
+                let next = _mm_loadu_si128(p.add(1).cast());
                 let mut hit = _mm_cmpeq_epi8(v, keys[0]);
                 for &k in &keys[1..] {
                     hit = _mm_or_si128(hit, _mm_cmpeq_epi8(v, k));
+                }
+                for [a, b] in pairs {
+                    let pair = _mm_and_si128(_mm_cmpeq_epi8(v, a), _mm_cmpeq_epi8(next, b));
+                    hit = _mm_or_si128(hit, pair);
                 }
                 // The sign bits of the 16 bytes.
                 m |= u64::from(_mm_movemask_epi8(hit) as u16) << (16 * i);
@@ -800,11 +884,13 @@ impl StopSet {
     }
 
     /// The stops of a 64-byte block as a bit mask: a branch-free test for any (which the
-    /// compiler vectorises), then the table.
+    /// compiler vectorises), then the table (pair keys counted whatever follows them).
     #[inline]
-    fn mask_portable(&self, block: &[u8; 64]) -> u64 {
+    fn mask_portable(&self, w: &Window) -> u64 {
+        let block = &w[..64];
         if !self.many {
-            let [k0, k1, k2, k3, k4, k5, k6, k7, k8, k9] = self.keys;
+            let [k0, k1, k2, k3, k4, k5, k6, k7] = self.keys;
+            let [[p0, _], [p1, _], [p2, _], [p3, _]] = self.pairs;
             let mut hit = 0u8;
             for &b in block {
                 hit |= u8::from(b == k0)
@@ -815,8 +901,10 @@ impl StopSet {
                     | u8::from(b == k5)
                     | u8::from(b == k6)
                     | u8::from(b == k7)
-                    | u8::from(b == k8)
-                    | u8::from(b == k9);
+                    | u8::from(b == p0)
+                    | u8::from(b == p1)
+                    | u8::from(b == p2)
+                    | u8::from(b == p3);
             }
             if hit == 0 {
                 return 0;
@@ -836,26 +924,44 @@ fn table_mask(s: &[u8], table: &[bool; 256]) -> u64 {
     m
 }
 
-/// The scan of [`StopSet::scan`] with `mask` for whole 64-byte blocks: the last bytes
-/// (under 64) are the 64 ending at the end of `bytes` with the bits before `base` shifted
-/// out (most pushes of a stream are short), or the table when `bytes` is shorter.
+/// The scan of [`StopSet::scan`] with `mask` for whole 64-byte blocks, each with the byte
+/// after it; the last bytes are the 65 ending at the end of `bytes` with the bits before
+/// `base` shifted out (most pushes of a stream are short) and the last byte, whose next
+/// byte is not there yet, by the table; or, when `bytes` is shorter, the rest copied into a
+/// window.
 #[inline(always)]
 fn scan_blocks(
     bytes: &[u8],
     from: usize,
     mut plain: impl FnMut(usize) -> bool,
-    mask: impl Fn(&[u8; 64]) -> u64,
+    mask: impl Fn(&Window) -> u64,
     table: &[bool; 256],
 ) -> usize {
     let len = bytes.len();
     let mut base = from;
     while base < len {
-        let mut m = match bytes.get(base..).and_then(<[u8]>::first_chunk::<64>) {
-            Some(block) => mask(block),
-            None => match bytes.last_chunk::<64>() {
-                // `len - 64 < base < len`: a shift of 1 to 63.
-                Some(block) => mask(block) >> (base - (len - 64)),
-                None => table_mask(bytes.get(base..).unwrap_or(&[]), table),
+        let mut m = match bytes.get(base..).and_then(<[u8]>::first_chunk::<65>) {
+            Some(w) => mask(w),
+            None => match (bytes.last_chunk::<65>(), bytes.last()) {
+                // `len - 65 < base < len`: the window's bits (positions `len - 65 ..
+                // len - 1`) shifted by 1 to 64, then the last byte's own.
+                (Some(w), Some(&last)) => {
+                    let shift = (base + 65 - len) as u32;
+                    mask(w).checked_shr(shift).unwrap_or(0)
+                        | u64::from(table[usize::from(last)]) << (64 - shift)
+                }
+                // Under 65 bytes in all (a short push of a stream): copied into a window
+                // after zeros (no key) and cut to its length.
+                _ => match bytes.get(base..) {
+                    Some(rest @ [.., last]) if rest.len() <= 64 => {
+                        let n = rest.len();
+                        let mut w = [0u8; 65];
+                        w[..n].copy_from_slice(rest);
+                        (mask(&w) & (u64::MAX >> (64 - n)))
+                            | u64::from(table[usize::from(*last)]) << (n - 1)
+                    }
+                    _ => table_mask(bytes.get(base..).unwrap_or(&[]), table),
+                },
             },
         };
         while m != 0 {
@@ -969,64 +1075,121 @@ mod tests {
     }
 
     // Every way the stop scan builds its masks (AVX2 where the CPU has it, SSE2, the
-    // portable block test, the table for more than four extra bytes) finds what a byte
+    // portable block test, the table when the extra bytes do not fit) finds what a byte
     // loop over the table finds, from every start, over block ends and short tails, with
-    // stops passed over or not.
+    // stops passed over or not; a pair key whose next byte is none of its second bytes is
+    // passed over (as the text scan's `plain` does there), also with the pair split at a
+    // block edge or the key the last byte of the text (where it stops).
     #[test]
     fn stop_scan_matches_a_byte_loop() {
         let mut seed = 0x2545_F491_4F6C_DD1D_u64;
-        for firsts in [&b">f"[..], b">Af]", b">fghij"] {
-            let set = StopSet::new(firsts);
-            for len in [0, 1, 5, 15, 16, 17, 40, 63, 64, 65, 100, 128, 129, 200] {
-                let text: Vec<u8> = (0..len)
-                    .map(|_| {
-                        seed ^= seed << 13;
-                        seed ^= seed >> 7;
-                        seed ^= seed << 17;
-                        // Mostly letters, sometimes a stop byte.
-                        match seed % 23 {
-                            0 => b'(',
-                            1 => b'\n',
-                            2 => b'f',
-                            3 => b'j',
-                            4 => b'>',
-                            5 => b'A',
-                            6 => b'{',
-                            _ => b'a' + (seed >> 8) as u8 % 26,
-                        }
-                    })
-                    .collect();
-                for from in 0..=len {
-                    for skip in [0usize, 2, 3] {
-                        let plain = |i: usize| skip != 0 && i.is_multiple_of(skip);
-                        let want = (from..len)
-                            .find(|&i| set.is_stop(text[i]) && !plain(i))
-                            .unwrap_or(len);
-                        let mut got = vec![set.scan(&text, from, plain)];
-                        let table = &set.table;
-                        got.push(scan_blocks(
-                            &text,
-                            from,
-                            plain,
-                            |b| set.mask_portable(b),
-                            table,
-                        ));
-                        // The compares hold the first four extra bytes only.
-                        #[cfg(target_arch = "x86_64")]
-                        if !set.many {
-                            got.push(scan_blocks(&text, from, plain, |b| set.mask_sse2(b), table));
-                            if set.avx2 {
-                                // SAFETY: the CPU has AVX2.
-                                got.push(unsafe { set.scan_avx2(&text, from, plain) });
+        let sets: [&[&str]; 6] = [
+            &[">.", "fu"],
+            &[">>>", "Action:", "functools[", "]~"],
+            &[">>>", "Ab", "Ac", "fu", "]~"],
+            &["f", "fu", ">x", ">y", ">z"],
+            &["fu", "gh", "hi", "ij", "jk", "Az", "Ay", "Ax"],
+            &["f", "g", "h", "i", "j"],
+        ];
+        for texts in sets {
+            let set = StopSet::new(texts.iter().map(|t| t.as_bytes()));
+            let is_pair_key = |b: u8| b != b'\n' && set.pairs.iter().any(|p| p[0] == b);
+            for len in [
+                0, 1, 5, 15, 16, 17, 40, 63, 64, 65, 66, 100, 128, 129, 130, 200,
+            ] {
+                for tail in [None, Some(b'f'), Some(b'A'), Some(b'>')] {
+                    let mut text: Vec<u8> = (0..len)
+                        .map(|_| {
+                            seed ^= seed << 13;
+                            seed ^= seed >> 7;
+                            seed ^= seed << 17;
+                            // Mostly letters, sometimes a stop byte or a second byte.
+                            match seed % 29 {
+                                0 => b'(',
+                                1 => b'\n',
+                                2 | 3 => b'f',
+                                4 => b'j',
+                                5 | 6 => b'>',
+                                7 | 8 => b'A',
+                                9 => b'{',
+                                10 | 11 => b'u',
+                                12 => b'c',
+                                13 => b']',
+                                14 => b'~',
+                                _ => b'a' + (seed >> 8) as u8 % 26,
+                            }
+                        })
+                        .collect();
+                    // The last byte a pair key: its next byte is not there yet.
+                    if let (Some(t), Some(last)) = (tail, text.last_mut()) {
+                        *last = t;
+                    }
+                    // A pair split at each block edge, sometimes.
+                    if tail == Some(b'A') {
+                        for edge in [63, 64, 127, 128] {
+                            if edge + 1 < text.len() {
+                                text[edge] = b'f';
+                                text[edge + 1] = b'u';
                             }
                         }
-                        for g in got {
-                            assert_eq!(
-                                g,
-                                want,
-                                "{:?} from {from} skip {skip} firsts {firsts:?}",
-                                String::from_utf8_lossy(&text)
-                            );
+                    }
+                    let filtered = |i: usize| {
+                        is_pair_key(text[i])
+                            && text
+                                .get(i + 1)
+                                .is_some_and(|&n| !set.pairs.contains(&[text[i], n]))
+                    };
+                    for from in 0..=len {
+                        for skip in [0usize, 2, 3] {
+                            let plain =
+                                |i: usize| filtered(i) || (skip != 0 && i.is_multiple_of(skip));
+                            let want = (from..len)
+                                .find(|&i| set.is_stop(text[i]) && !plain(i))
+                                .unwrap_or(len);
+                            let mut got = vec![set.scan(&text, from, plain)];
+                            let table = &set.table;
+                            got.push(scan_blocks(
+                                &text,
+                                from,
+                                plain,
+                                |w| set.mask_portable(w),
+                                table,
+                            ));
+                            // The compares hold the keys that fit only.
+                            #[cfg(target_arch = "x86_64")]
+                            if !set.many {
+                                got.push(scan_blocks(
+                                    &text,
+                                    from,
+                                    plain,
+                                    |w| set.mask_sse2(w),
+                                    table,
+                                ));
+                                if set.avx2 {
+                                    // SAFETY: the CPU has AVX2.
+                                    got.push(unsafe { set.scan_avx2(&text, from, plain) });
+                                }
+                            }
+                            // The pair test itself: the compares drop exactly the filtered
+                            // stops (counted with a `plain` that passes over nothing).
+                            #[cfg(target_arch = "x86_64")]
+                            if !set.many {
+                                let none = |_: usize| false;
+                                let first = (from..len)
+                                    .find(|&i| set.is_stop(text[i]) && !filtered(i))
+                                    .unwrap_or(len);
+                                let sse =
+                                    scan_blocks(&text, from, none, |w| set.mask_sse2(w), table);
+                                assert_eq!(sse, first, "{:?} from {from}", text);
+                            }
+                            for g in got {
+                                assert_eq!(
+                                    g,
+                                    want,
+                                    "{:?} from {from} skip {skip} texts {texts:?}",
+                                    String::from_utf8_lossy(&text)
+                                );
+                            }
                         }
                     }
                 }
