@@ -179,9 +179,8 @@ mod tests {
     #[test]
     fn read_ahead_equals_the_search_and_streams() {
         use super::{CALL, CALL_END, CLOSE, OPEN, SEP};
-        use crate::families::marked::NO_READ_AHEAD;
-        use crate::stream_replay::{one_shot, stream_in_char_pushes};
-        use crate::{FormatSelection, ParseOptions, parse};
+        use crate::families::marked::assert_read_ahead_equals_search_and_streams;
+        use crate::{FormatSelection, ParseOptions};
         let call = |name: &str, args: &str| format!("{CALL}{name}{SEP}{args}{CALL_END}");
         let bodies = [
             call("get_weather", "{\"city\": \"Lisbon\", \"days\": 4}"),
@@ -217,15 +216,6 @@ mod tests {
             ..ParseOptions::default()
         };
         let auto = ParseOptions::default();
-        let shape = |p: toolcall_core::Parsed| {
-            let calls: Vec<_> = p
-                .calls
-                .into_iter()
-                .map(|c| format!("{} {} {:?}", c.name, c.arguments, c.origin))
-                .collect();
-            let diagnostics: Vec<_> = p.diagnostics.iter().map(|d| format!("{d:?}")).collect();
-            (p.text, calls, diagnostics, p.reasoning)
-        };
         for body in &bodies {
             for text in [
                 format!("{OPEN}{body}{CLOSE}"),
@@ -233,18 +223,8 @@ mod tests {
                 format!("{OPEN}{body}"),
             ] {
                 for o in [&only, &auto] {
-                    let ahead = shape(parse(&text, o));
-                    NO_READ_AHEAD.with(|c| c.set(true));
-                    let searched = shape(parse(&text, o));
-                    NO_READ_AHEAD.with(|c| c.set(false));
-                    assert_eq!(ahead, searched, "{text:?}");
-                    let want = one_shot(&text, o);
-                    for n in [1, 3, 7] {
-                        let got = stream_in_char_pushes(&text, o, n, |_, _| {});
-                        let context = format!("{text:?} in {n}-char pushes");
-                        // A repaired object streams as written: its fragments are not checked.
-                        got.assert_equals_one_shot(&want, false, false, &context);
-                    }
+                    // A repaired object streams as written: its fragments are not checked.
+                    assert_read_ahead_equals_search_and_streams(&text, o, false, "deepseek_v3_1");
                 }
             }
         }

@@ -35,7 +35,11 @@ static BLOCK: Block = Block {
     open: "<|tool_call>",
     close: CLOSE,
     lead: LeadRule::Fn(lead),
-    body: BodyRule::Call { body, ahead },
+    body: BodyRule::Call {
+        body,
+        // One-shot reads need nothing of the parse.
+        ahead: |after, close, _, format| read_ahead(after, close, format),
+    },
 };
 
 
@@ -129,16 +133,6 @@ fn body(body: &str, _cx: &mut ReadCx<'_>, format: FormatId) -> Result<Vec<Draft>
 /// a text value is searched for it), so it is the first. One pass, where the close search
 /// then [`read_call`] scanned each call twice (the search alone ~400 instructions a call,
 /// its `<|"|>` quotes hits of the tag's first byte: `bench_profile "gemma4/small" one`).
-fn ahead(
-    after: &str,
-    close: &str,
-    _cx: &mut ReadCx<'_>,
-    format: FormatId,
-) -> Option<(usize, Vec<Draft>)> {
-    read_ahead(after, close, format)
-}
-
-/// [`ahead`], which needs nothing of the parse.
 fn read_ahead(after: &str, close: &str, format: FormatId) -> Option<(usize, Vec<Draft>)> {
     let rest = skip_space(after).strip_prefix("call:")?;
     let brace = memchr::memchr(b'{', rest.as_bytes())?;
@@ -311,7 +305,7 @@ struct Direct<'a> {
     s: &'a str,
     at: usize,
     quote: &'a str,
-    /// A text value holding this (the block's closing tag, read ahead: [`ahead`]) is not
+    /// A text value holding this (the block's closing tag, read ahead: [`read_ahead`]) is not
     /// read.
     guard: Option<&'a str>,
 }

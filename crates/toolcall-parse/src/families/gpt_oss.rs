@@ -45,7 +45,11 @@ const fn block(open: &'static str) -> Block {
         open,
         close: CALL,
         lead: LeadRule::Fn(lead),
-        body: BodyRule::Call { body, ahead },
+        body: BodyRule::Call {
+            body,
+            // One-shot reads need nothing of the parse.
+            ahead: |after, close, _, format| read_ahead(after, close, format),
+        },
     }
 }
 
@@ -262,16 +266,6 @@ fn read_body(body: &str, max_depth: usize, format: FormatId) -> Result<Vec<Draft
 /// close search then [`body`] read each call twice (the search ~880 instructions a call
 /// of `gpt_oss/small`, two `memchr2` a JSON string: `bench_profile "gpt_oss/small" one`).
 /// Anything else is left to the search and [`body`] (`None`).
-fn ahead(
-    after: &str,
-    close: &str,
-    _cx: &mut ReadCx<'_>,
-    format: FormatId,
-) -> Option<(usize, Vec<Draft>)> {
-    read_ahead(after, close, format)
-}
-
-/// [`ahead`], which needs nothing of the parse.
 fn read_ahead(after: &str, close: &str, format: FormatId) -> Option<(usize, Vec<Draft>)> {
     let (to, _) = recipient(after);
     let name = to.strip_prefix("functions.").unwrap_or(to);
@@ -338,7 +332,7 @@ mod tests {
         (&s[..n], n)
     }
 
-    /// What [`ahead`] reads is what the close search outside JSON strings and [`body`]
+    /// What [`read_ahead`] reads is what the close search outside JSON strings and [`body`]
     /// give; what it leaves is left to them.
     #[test]
     fn ahead_reads_what_the_close_search_and_the_body_read() {

@@ -296,6 +296,40 @@ pub(crate) fn read_ahead() -> bool {
     true
 }
 
+/// Tests: one-shot `text` with the blocks read ahead gives what it gives with none read
+/// ahead (the closing tag searched, the body read: text, calls with their arguments and
+/// origins, diagnostics, reasoning), and what 1-, 3- and 7-char streams give
+/// (`fragments`: their argument fragments checked too).
+#[cfg(test)]
+pub(crate) fn assert_read_ahead_equals_search_and_streams(
+    text: &str,
+    o: &crate::ParseOptions,
+    fragments: bool,
+    context: &str,
+) {
+    use crate::stream_replay::{one_shot, stream_in_char_pushes};
+    let shape = |p: toolcall_core::Parsed| {
+        let calls: Vec<_> = p
+            .calls
+            .into_iter()
+            .map(|c| format!("{} {} {:?}", c.name, c.arguments, c.origin))
+            .collect();
+        let diagnostics: Vec<_> = p.diagnostics.iter().map(|d| format!("{d:?}")).collect();
+        (p.text, calls, diagnostics, p.reasoning)
+    };
+    let ahead = shape(crate::parse(text, o));
+    NO_READ_AHEAD.with(|c| c.set(true));
+    let searched = shape(crate::parse(text, o));
+    NO_READ_AHEAD.with(|c| c.set(false));
+    assert_eq!(ahead, searched, "{context}: {text:?}");
+    let want = one_shot(text, o);
+    for n in [1, 3, 7] {
+        let got = stream_in_char_pushes(text, o, n, |_, _| {});
+        let context = format!("{context}: {text:?} in {n}-char pushes");
+        got.assert_equals_one_shot(&want, fragments, false, &context);
+    }
+}
+
 /// Whether the reader asks to be read on every push (tests compare with it).
 pub(crate) fn read_every_push() -> bool {
     #[cfg(test)]
@@ -1408,8 +1442,8 @@ mod tests {
     /// leaves, in every family that reads this way (and Command R+, whose tag it leaves).
     #[test]
     fn json_aheads_equal_the_search_and_streams() {
-        use crate::stream_replay::{one_shot, stream_in_char_pushes};
-        use crate::{FormatSelection, ParseOptions, parse};
+        use super::assert_read_ahead_equals_search_and_streams;
+        use crate::{FormatSelection, ParseOptions};
         let lists = [
             "\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Lisbon\", \"days\": 4}}",
             r#"[{"name": "f", "arguments": {"a": "</tool_calls></TOOLCALL></longcat_tool_call><|action_end|> \"x\\"}}]"#,
@@ -1445,7 +1479,26 @@ mod tests {
             "\u{a0}[{\"tool_name\":\"f\",\"parameters\":{}}]",
             r#""text""#,
         ];
-        let families: [(&str, &str, &str, &[&str]); 7] = [
+        // InternLM's own `{name, parameters}` documents.
+        let documents = [
+            "\n{\"name\": \"get_weather\", \"parameters\": {\"city\": \"Lisbon\", \"days\": 4}}",
+            r#"{"name": "f", "parameters": {"a": "<|action_end|> \"x\\"}}"#,
+            r#" [{"name":"f","parameters":{}}, {"name":"g","parameters":{"x":[1,{"y":null}]}}] "#,
+            "{\"name\":\"f\",\"parameters\":{}}\r\n\t",
+            r#"{"name":"f","parameters":{}} x"#,
+            r#"{'name':'f','parameters':{}}"#,
+            r#"{"name":"f","parameters":{},}"#,
+            "{\"name\":\"f\",\"parameters\":{}}\u{a0}",
+            "\u{a0}{\"name\":\"f\",\"parameters\":{}}",
+            r#"{"name":"f","parameters":{"a":"x}"#,
+            r#"{"foo":1}"#,
+            r#"{"name":"f","arguments":{"a":1}}"#,
+            r#"{"name":"f"}"#,
+            r#"[]"#,
+            r#""text""#,
+            "12",
+        ];
+        let families: [(&str, &str, &str, &[&str]); 8] = [
             ("tool_calls_tag", "<tool_calls>", "</tool_calls>", &lists),
             (
                 "longcat",
@@ -1460,6 +1513,12 @@ mod tests {
                 "<|action_end|>",
                 &lists,
             ),
+            (
+                "internlm",
+                "<|action_start|><|plugin|>",
+                "<|action_end|>",
+                &documents,
+            ),
             ("cohere", "<|START_ACTION|>", "<|END_ACTION|>", &items),
             (
                 "cohere",
@@ -1469,15 +1528,6 @@ mod tests {
             ),
             ("command_r_plus", "Action: ```json\n", "\n```", &items),
         ];
-        let shape = |p: toolcall_core::Parsed| {
-            let calls: Vec<_> = p
-                .calls
-                .into_iter()
-                .map(|c| format!("{} {} {:?}", c.name, c.arguments, c.origin))
-                .collect();
-            let diagnostics: Vec<_> = p.diagnostics.iter().map(|d| format!("{d:?}")).collect();
-            (p.text, calls, diagnostics, p.reasoning)
-        };
         for (family, open, close, bodies) in families {
             let only = ParseOptions {
                 format: FormatSelection::Only(family.into()),
@@ -1491,17 +1541,7 @@ mod tests {
                     format!("{open}{body}"),
                 ] {
                     for o in [&only, &auto] {
-                        let ahead = shape(parse(&text, o));
-                        NO_READ_AHEAD.with(|c| c.set(true));
-                        let searched = shape(parse(&text, o));
-                        NO_READ_AHEAD.with(|c| c.set(false));
-                        assert_eq!(ahead, searched, "{family}: {text:?}");
-                        let want = one_shot(&text, o);
-                        for n in [1, 3, 7] {
-                            let got = stream_in_char_pushes(&text, o, n, |_, _| {});
-                            let context = format!("{family}: {text:?} in {n}-char pushes");
-                            got.assert_equals_one_shot(&want, true, false, &context);
-                        }
+                        assert_read_ahead_equals_search_and_streams(&text, o, true, family);
                     }
                 }
             }
