@@ -1498,7 +1498,8 @@ mod tests {
             r#""text""#,
             "12",
         ];
-        let families: [(&str, &str, &str, &[&str]); 8] = [
+        let internlm: Vec<&str> = lists.iter().chain(&documents).copied().collect();
+        let families: [(&str, &str, &str, &[&str]); 7] = [
             ("tool_calls_tag", "<tool_calls>", "</tool_calls>", &lists),
             (
                 "longcat",
@@ -1511,13 +1512,7 @@ mod tests {
                 "internlm",
                 "<|action_start|><|plugin|>",
                 "<|action_end|>",
-                &lists,
-            ),
-            (
-                "internlm",
-                "<|action_start|><|plugin|>",
-                "<|action_end|>",
-                &documents,
+                &internlm,
             ),
             ("cohere", "<|START_ACTION|>", "<|END_ACTION|>", &items),
             (
