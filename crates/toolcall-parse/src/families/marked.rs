@@ -298,16 +298,9 @@ pub(crate) fn read_ahead() -> bool {
 
 /// Tests: one-shot `text` with the blocks read ahead gives what it gives with none read
 /// ahead (the closing tag searched, the body read: text, calls with their arguments and
-/// origins, diagnostics, reasoning), and what 1-, 3- and 7-char streams give
-/// (`fragments`: their argument fragments checked too).
+/// origins, diagnostics, reasoning).
 #[cfg(test)]
-pub(crate) fn assert_read_ahead_equals_search_and_streams(
-    text: &str,
-    o: &crate::ParseOptions,
-    fragments: bool,
-    context: &str,
-) {
-    use crate::stream_replay::{one_shot, stream_in_char_pushes};
+pub(crate) fn assert_read_ahead_equals_search(text: &str, o: &crate::ParseOptions, context: &str) {
     let shape = |p: toolcall_core::Parsed| {
         let calls: Vec<_> = p
             .calls
@@ -322,6 +315,19 @@ pub(crate) fn assert_read_ahead_equals_search_and_streams(
     let searched = shape(crate::parse(text, o));
     NO_READ_AHEAD.with(|c| c.set(false));
     assert_eq!(ahead, searched, "{context}: {text:?}");
+}
+
+/// Tests: [`assert_read_ahead_equals_search`], and one-shot `text` gives what 1-, 3- and
+/// 7-char streams give (`fragments`: their argument fragments checked too).
+#[cfg(test)]
+pub(crate) fn assert_read_ahead_equals_search_and_streams(
+    text: &str,
+    o: &crate::ParseOptions,
+    fragments: bool,
+    context: &str,
+) {
+    use crate::stream_replay::{one_shot, stream_in_char_pushes};
+    assert_read_ahead_equals_search(text, o, context);
     let want = one_shot(text, o);
     for n in [1, 3, 7] {
         let got = stream_in_char_pushes(text, o, n, |_, _| {});
@@ -1440,6 +1446,84 @@ mod tests {
     /// searched outside strings, the body read: calls, spans, repairs, diagnostics, text),
     /// and what streams in 1-, 3- and 7-char pushes give, for blocks it reads and blocks it
     /// leaves, in every family that reads this way (and Command R+, whose tag it leaves).
+    /// A parse's nesting bound is kept whether a block is read ahead or not: with a small
+    /// `max_depth`, every family that reads ahead gives what the search and the body read
+    /// give, for arguments nested within and past the bound. (Streams are not compared
+    /// here: a stream stops sending arguments nested past the bound and says so, where
+    /// one-shot reads them whole, as before the read-ahead.)
+    #[test]
+    fn read_ahead_keeps_the_depth_bound() {
+        use super::assert_read_ahead_equals_search;
+        use crate::{FormatSelection, Limits, ParseOptions};
+        for depth in [2_usize, 3, 4, 6] {
+            let nested = |n: usize| format!("{}1{}", "[".repeat(n), "]".repeat(n));
+            for n in [
+                depth.saturating_sub(2),
+                depth - 1,
+                depth,
+                depth + 1,
+                depth + 4,
+            ] {
+                let args = format!("{{\"a\": {}}}", nested(n));
+                let families = [
+                    (
+                        "tool_calls_tag",
+                        format!(
+                            "<tool_calls>[{{\"name\": \"f\", \"arguments\": {args}}}]</tool_calls>"
+                        ),
+                    ),
+                    (
+                        "internlm",
+                        format!(
+                            "<|action_start|><|plugin|>{{\"name\": \"f\", \"parameters\": {args}}}<|action_end|>"
+                        ),
+                    ),
+                    (
+                        "cohere",
+                        format!(
+                            "<|START_ACTION|>[{{\"tool_name\": \"f\", \"parameters\": {args}}}]<|END_ACTION|>"
+                        ),
+                    ),
+                    (
+                        "gpt_oss",
+                        format!(
+                            "<|start|>assistant<|channel|>commentary to=functions.f <|constrain|>json<|message|>{args}<|call|>"
+                        ),
+                    ),
+                    (
+                        "deepseek_v3_1",
+                        format!(
+                            "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>f<｜tool▁sep｜>{args}<｜tool▁call▁end｜><｜tool▁calls▁end｜>"
+                        ),
+                    ),
+                    (
+                        "gemma4",
+                        format!("<|tool_call>call:f{{a:{}}}<tool_call|>", nested(n)),
+                    ),
+                ];
+                for (family, text) in families {
+                    // Each text is a call of its family (with the default bound).
+                    let whole = ParseOptions {
+                        format: FormatSelection::Only(family.into()),
+                        ..ParseOptions::default()
+                    };
+                    let calls = crate::parse(&text, &whole).calls;
+                    assert_eq!(calls.len(), 1, "{family}: {text:?}");
+                    let o = ParseOptions {
+                        format: FormatSelection::Only(family.into()),
+                        limits: Limits {
+                            max_depth: depth,
+                            ..Limits::default()
+                        },
+                        ..ParseOptions::default()
+                    };
+                    let context = format!("{family} max_depth {depth}");
+                    assert_read_ahead_equals_search(&text, &o, &context);
+                }
+            }
+        }
+    }
+
     #[test]
     fn json_aheads_equal_the_search_and_streams() {
         use super::assert_read_ahead_equals_search_and_streams;
