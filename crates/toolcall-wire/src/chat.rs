@@ -1084,10 +1084,10 @@ struct ChunkIn {
 
 /// The fields [`ChunkIn`] tells apart.
 enum ChunkKey {
-    Id,
-    Object,
+    /// `id`, `object` or `model`: a string, checked and not kept (its slot among the
+    /// fields a chunk may name once, and its name).
+    Text(usize, &'static str),
     Created,
-    Model,
     Choices,
     Usage,
     Error,
@@ -1104,10 +1104,10 @@ impl<'de> Deserialize<'de> for ChunkKey {
             }
             fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<ChunkKey, E> {
                 Ok(match v {
-                    "id" => ChunkKey::Id,
-                    "object" => ChunkKey::Object,
+                    "id" => ChunkKey::Text(0, "id"),
+                    "object" => ChunkKey::Text(1, "object"),
                     "created" => ChunkKey::Created,
-                    "model" => ChunkKey::Model,
+                    "model" => ChunkKey::Text(3, "model"),
                     "choices" => ChunkKey::Choices,
                     "usage" => ChunkKey::Usage,
                     "error" => ChunkKey::Error,
@@ -1166,21 +1166,13 @@ impl<'de> Deserialize<'de> for ChunkIn {
                 };
                 while let Some(key) = map.next_key::<ChunkKey>()? {
                     match key {
-                        ChunkKey::Id => {
-                            once(0, "id")?;
-                            map.next_value::<SkippedString>()?;
-                        }
-                        ChunkKey::Object => {
-                            once(1, "object")?;
+                        ChunkKey::Text(slot, name) => {
+                            once(slot, name)?;
                             map.next_value::<SkippedString>()?;
                         }
                         ChunkKey::Created => {
                             once(2, "created")?;
                             map.next_value::<u64>()?;
-                        }
-                        ChunkKey::Model => {
-                            once(3, "model")?;
-                            map.next_value::<SkippedString>()?;
                         }
                         ChunkKey::Choices => {
                             once(4, "choices")?;
