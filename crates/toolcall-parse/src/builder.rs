@@ -13,13 +13,16 @@ use crate::fallback::FallbackRule;
 use crate::family::{BareJson, Family};
 use crate::openers::Openers;
 use crate::repair::parse_lenient;
+use crate::scanner::SERDE_MAX_DEPTH;
 
 /// Resource bounds of one parse.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {
     /// Bytes of input read; the rest is passed through as text with an error diagnostic.
     pub max_input_bytes: usize,
-    /// Maximum bracket nesting of any JSON or call region.
+    /// Maximum bracket nesting of any JSON or call region, and of every call's arguments
+    /// (`{}` is one level): a call nested deeper is not run, with an error. JSON is never
+    /// decoded deeper than 127 levels (`serde_json`'s own bound), whatever this says.
     pub max_depth: usize,
     /// Maximum calls returned for one reply; further calls are dropped with a diagnostic.
     pub max_calls: usize,
@@ -227,7 +230,11 @@ impl Ctx {
 }
 
 /// Turns a draft into a call: arguments become an object, the id is kept or generated.
-pub(crate) fn build(d: Draft) -> Result<ToolCall, String> {
+/// Arguments nested deeper than `max_depth` ([`Limits::max_depth`]) are refused, whichever
+/// reader produced them: the bracket scanner refuses such regions itself, but the
+/// families that decode their blocks in one `serde_json` pass are bounded only by serde's
+/// own [`SERDE_MAX_DEPTH`], so a smaller bound is kept here, once for every family.
+pub(crate) fn build(d: Draft, max_depth: usize) -> Result<ToolCall, String> {
     if let Some(why) = d.broken {
         return Err(why);
     }
@@ -273,6 +280,12 @@ pub(crate) fn build(d: Draft) -> Result<ToolCall, String> {
     if d.name.is_empty() {
         return Err("call without a tool name".into());
     }
+    if max_depth < SERDE_MAX_DEPTH && nests_past(&arguments, max_depth) {
+        return Err(format!(
+            "arguments of {:?} are nested deeper than {max_depth}",
+            d.name
+        ));
+    }
     Ok(ToolCall {
         call_id: match d.id {
             Some(id) if !id.is_empty() => CallId(id),
@@ -288,6 +301,16 @@ pub(crate) fn build(d: Draft) -> Result<ToolCall, String> {
     })
 }
 
+/// Whether `v` nests more than `room` levels of brackets (`{}` is one). Recursion is
+/// bounded: callers pass a `room` under [`SERDE_MAX_DEPTH`], and it shrinks at each level.
+fn nests_past(v: &Value, room: usize) -> bool {
+    match v {
+        Value::Array(items) => room == 0 || items.iter().any(|x| nests_past(x, room - 1)),
+        Value::Object(m) => room == 0 || m.values().any(|x| nests_past(x, room - 1)),
+        _ => false,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -297,13 +320,13 @@ mod tests {
     #[test]
     fn parameterless_calls_carry_an_empty_object_and_ids_are_kept() {
         for args in [None, Some(Value::Null), Some(json!("")), Some(json!({}))] {
-            let c = build(Draft::new("t", args, FormatId::JSON)).unwrap();
+            let c = build(Draft::new("t", args, FormatId::JSON), 128).unwrap();
             assert_eq!(c.arguments, json!({}));
             assert!(c.call_id.as_str().starts_with("call_"));
         }
         let mut d = Draft::new("t", Some(json!("{\"a\":1}")), FormatId::JSON);
         d.id = Some("toolu_01".into());
-        let c = build(d).unwrap();
+        let c = build(d, 128).unwrap();
         assert_eq!(c.call_id.as_str(), "toolu_01");
         assert_eq!(c.arguments, json!({"a":1}));
         assert_eq!(c.origin.repairs[0].kind, "arguments_string");
@@ -313,7 +336,36 @@ mod tests {
     #[test]
     fn bad_arguments_never_become_empty_objects() {
         for args in [json!("{\"a\":"), json!([1]), json!(3), json!("[1]")] {
-            assert!(build(Draft::new("t", Some(args), FormatId::JSON)).is_err());
+            assert!(build(Draft::new("t", Some(args), FormatId::JSON), 128).is_err());
         }
+    }
+
+    /// A call's arguments nest at most `max_depth` levels (`{}` is one), counted on the
+    /// value whichever reader decoded it; the default bound is serde's own.
+    #[test]
+    fn arguments_nested_past_the_bound_are_refused() {
+        let nested = |n: usize| {
+            let mut v = json!(1);
+            for _ in 0..n {
+                v = json!([v]);
+            }
+            json!({ "a": v })
+        };
+        for max_depth in [1, 2, 5] {
+            for n in 0..max_depth + 3 {
+                let got = build(Draft::new("t", Some(nested(n)), FormatId::JSON), max_depth);
+                if n < max_depth {
+                    assert!(got.is_ok(), "depth {} within {max_depth}", n + 1);
+                } else {
+                    let e = got.expect_err("past the bound");
+                    assert_eq!(
+                        e,
+                        format!("arguments of \"t\" are nested deeper than {max_depth}")
+                    );
+                }
+            }
+        }
+        let deep = nested(SERDE_MAX_DEPTH - 2);
+        assert!(build(Draft::new("t", Some(deep), FormatId::JSON), 128).is_ok());
     }
 }

@@ -1027,7 +1027,7 @@ impl<'a> Engine<'a> {
     fn build_and_emit(&mut self, d: Draft, announced: Option<usize>) {
         let span = d.span.clone();
         let format = d.format;
-        match build(d) {
+        match build(d, self.ctx.limits.max_depth) {
             Ok(call) => {
                 if self.call_count < self.ctx.limits.max_calls {
                     self.found_call(&call, format);

@@ -17,6 +17,7 @@ use super::json::Decoded;
 use super::json::cut_list;
 use super::llama::{self, Link};
 use super::{classify_decoded, classify_value};
+use crate::FormatId;
 use crate::builder::Ctx;
 use crate::builder::Outcome;
 use crate::fallback;
@@ -214,12 +215,20 @@ impl RegionReader for BareJsonReader {
                 // Where the scan stopped: never the region's length, which depends on chunking.
                 let end = scanner.consumed();
                 *cx.failed_scan = self.scanner.take().map(|s| s.into_failed(at));
-                let diagnostic = looks_like_call(bytes.get(..end).unwrap_or(&[])).then(|| {
-                    Diagnostic::error(
+                let scanned = bytes.get(..end).unwrap_or(&[]);
+                let diagnostic = if looks_like_call(scanned) {
+                    Some(Diagnostic::error(
                         format!("malformed tool call JSON left as text: {why}"),
                         cx.span(0, end),
-                    )
-                });
+                    ))
+                } else {
+                    pythonic_call_named(scanned, cx.ctx).map(|name| {
+                        Diagnostic::error(
+                            format!("{name}(...) in a list of calls left as text: {why}"),
+                            cx.span(0, end),
+                        )
+                    })
+                };
                 abandon(end, diagnostic)
             }
         }
@@ -324,7 +333,11 @@ fn never_json(region: &str) -> bool {
         .bytes()
         .position(|b| !(b.is_ascii_alphanumeric() || b == b'_' || b == b'$'))
         .unwrap_or(rest.len());
-    let word = &rest[..word_len];
+    never_json_word(&rest[..word_len])
+}
+
+/// A word no JSON value starts with: a name, not a literal.
+fn never_json_word(word: &str) -> bool {
     word.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_' || c == '$')
         && !["true", "false", "null", "True", "False", "None"].contains(&word)
 }
@@ -359,6 +372,22 @@ pub(crate) fn looks_like_call(region: &[u8]) -> bool {
             || has("'parameters'"))
         || has("\"tools\"")
         || (has("\"command\"") && has("\"session_id\""))
+}
+
+/// The name of the call a bracket region opens with, `[name(`, when the `pythonic` family
+/// is enabled and would take the name: such a region that fails its scan (nested past the
+/// bound) is reported, as a JSON call's is, instead of left as text without a word.
+fn pythonic_call_named<'a>(region: &'a [u8], ctx: &Ctx) -> Option<&'a str> {
+    if !ctx.enabled(FormatId::PYTHONIC) {
+        return None;
+    }
+    let rest = region.strip_prefix(b"[")?.trim_ascii_start();
+    let word_len = rest
+        .iter()
+        .position(|&b| !(b.is_ascii_alphanumeric() || b == b'_'))?;
+    let name = std::str::from_utf8(rest.get(..word_len)?).ok()?;
+    let opens = rest.get(word_len..)?.trim_ascii_start().first() == Some(&b'(');
+    (opens && never_json_word(name) && ctx.strict_name_ok(name)).then_some(name)
 }
 
 /// Why JSON that has a call's `name` + arguments shape was left as text (F-DIAG-1).

@@ -1448,9 +1448,8 @@ mod tests {
     /// leaves, in every family that reads this way (and Command R+, whose tag it leaves).
     /// A parse's nesting bound is kept whether a block is read ahead or not: with a small
     /// `max_depth`, every family that reads ahead gives what the search and the body read
-    /// give, for arguments nested within and past the bound. (Streams are not compared
-    /// here: a stream stops sending arguments nested past the bound and says so, where
-    /// one-shot reads them whole, as before the read-ahead.)
+    /// give, for arguments nested within and past the bound. (Streams against one-shot, and
+    /// the bound itself, are `tests/nesting_bound.rs`'s.)
     #[test]
     fn read_ahead_keeps_the_depth_bound() {
         use super::assert_read_ahead_equals_search;
