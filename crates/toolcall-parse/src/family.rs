@@ -768,31 +768,25 @@ impl Wake {
                 .get(held..)
                 .is_some_and(|tail| tail.len() < tag.len() && tag.starts_with(tail));
         }
-        let Some(&first) = tag.first() else {
+        Self::tag_ends_in(tag, buf, delta.len())
+    }
+
+    /// Whether `tag` ends in the last `n` bytes of `buf` (a tag completed by the push of
+    /// those bytes): at each of them equal to the tag's last byte, the `tag.len()` bytes
+    /// that end there compared with it. A push that holds the last byte of the tag without
+    /// completing it (Gemma 4's `<|"|>` quotes for its `<tool_call|>`) cost ~135
+    /// instructions when the tag was searched by its first byte in the bytes before and in
+    /// the push (`bench_profile "gemma4/small" stream4`).
+    #[inline]
+    fn tag_ends_in(tag: &[u8], buf: &[u8], n: usize) -> bool {
+        let Some(&last) = tag.last() else {
             return false;
         };
-        // The bytes before `delta`, split off only here (most pushes return above).
-        let before = buf
-            .get(..buf.len().saturating_sub(delta.len()))
-            .unwrap_or(&[]);
-        // Begun in the bytes before: plain loops, as these are a few bytes (a vector
-        // search's setup costs more).
-        let tail = before
-            .get(before.len().saturating_sub(tag.len() - 1)..)
-            .unwrap_or(&[]);
-        for (j, &b) in tail.iter().enumerate() {
-            if b == first {
-                let (head, rest) = tag.split_at(tail.len() - j);
-                if *head == tail[j..] && delta.starts_with(rest) {
-                    return true;
-                }
-            }
-        }
-        if delta.len() >= tag.len() {
-            for (j, &b) in delta.iter().enumerate() {
-                if b == first && delta[j..].starts_with(tag) {
-                    return true;
-                }
+        let from = buf.len().saturating_sub(n);
+        for (j, &b) in buf.get(from..).unwrap_or(&[]).iter().enumerate() {
+            let end = from + j + 1;
+            if b == last && end >= tag.len() && buf.get(end - tag.len()..end) == Some(tag) {
+                return true;
             }
         }
         false
@@ -1515,6 +1509,41 @@ mod tests {
             let mut out = String::from("prefix");
             push_json_value(&mut out, &v);
             assert_eq!(out, format!("prefix{v}"), "{v:?}");
+        }
+    }
+
+    // A push wakes a reader waiting for a tag exactly when a byte of its table is in the
+    // push or an occurrence of the tag ends in it (begun before it or whole in it), for
+    // every split of texts dense in the tag's bytes and prefixes.
+    #[test]
+    fn a_wake_fires_on_its_bytes_and_on_a_tag_completed_in_the_push() {
+        let tag = "<tool_call|>";
+        let wake = Wake::new(b",}", tag);
+        let quiet = Wake::new(b"", tag);
+        let texts = [
+            r#"a:<|"|>x<|"|><tool_call|>"#,
+            "<tool_call|<tool_call|>tool_call|><<tool_call|>",
+            "<<<tool_call||>><tool_call|><tool_call|>",
+            "x,<tool_ca}ll|>",
+            "<tool_call|>",
+            "|>|>l|>",
+        ];
+        for text in texts {
+            let b = text.as_bytes();
+            for from in 0..b.len() {
+                for to in from + 1..=b.len() {
+                    let (buf, delta) = (&b[..to], &b[from..to]);
+                    let ends = (tag.len()..=to)
+                        .any(|end| end > from && &buf[end - tag.len()..end] == tag.as_bytes());
+                    let byte = delta.iter().any(|c| b",}".contains(c));
+                    assert_eq!(
+                        wake.wakes(buf, delta, 0),
+                        ends || byte,
+                        "{text:?} {from}..{to}"
+                    );
+                    assert_eq!(quiet.wakes(buf, delta, 0), ends, "{text:?} {from}..{to}");
+                }
+            }
         }
     }
 
