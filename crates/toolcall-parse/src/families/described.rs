@@ -182,7 +182,7 @@ impl Body {
                 let reader: Box<dyn RegionReader> = if mine {
                     Box::new(reader.lead_read_mine())
                 } else {
-                    Box::new(reader)
+                    Box::new(reader.lead_read_more(region.len()))
                 };
                 Some(Some(reader))
             }

@@ -162,6 +162,11 @@ pub(crate) struct BlockReader {
     /// ([`crate::family::Family::open_region`]): a read that announces nothing (one-shot)
     /// does not read it again.
     lead_mine: bool,
+    /// The lead was read as `NeedMore` on a region of this many bytes when the reader was
+    /// made (0: it was not): the step that opened the region reads the same bytes, and
+    /// reading them again said the same (~100 instructions a block, `bench_profile
+    /// "gemma4/100 calls" stream4`).
+    lead_more: usize,
     close: ScanFrom,
     /// The body is JSON (or JSON arguments in markup): the closing tag is looked for
     /// outside JSON strings only ([`CloseOutsideStrings`]).
@@ -386,6 +391,7 @@ impl BlockReader {
             announced: false,
             lead_name: None,
             lead_mine: false,
+            lead_more: 0,
             close: ScanFrom(block.open.len()),
             json: None,
             live: None,
@@ -396,6 +402,13 @@ impl BlockReader {
     /// The region's lead was read as ours ([`lead_verdict`]) before the reader was made.
     pub(crate) fn lead_read_mine(mut self) -> Self {
         self.lead_mine = true;
+        self
+    }
+
+    /// The region's lead, `region_len` bytes with the opener, was read as `NeedMore`
+    /// ([`lead_verdict`]) before the reader was made.
+    pub(crate) fn lead_read_more(mut self, region_len: usize) -> Self {
+        self.lead_more = region_len;
         self
     }
 
@@ -1670,7 +1683,12 @@ impl RegionReader for BlockReader {
             self.announced = true;
         }
         if !self.mine || !self.announced {
-            match read_lead(b, region, is_final) {
+            let lead = if !self.mine && !is_final && region.len() == self.lead_more {
+                Lead::NeedMore
+            } else {
+                read_lead(b, region, is_final)
+            };
+            match lead {
                 Lead::NeedMore if !self.mine => {
                     if is_final {
                         return Advance::NotMine;
