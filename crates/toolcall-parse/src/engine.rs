@@ -1519,6 +1519,60 @@ impl<'a> Engine<'a> {
         Step::Continue
     }
 
+    /// Opener `i` at `pos` was declined at once by every family: `None` (the byte is
+    /// ordinary text, `step_text` reads it so), unless the families said the next positions
+    /// holding it are declined too ([`crate::family::Family::declined_run`]): then the byte
+    /// and each of them where `i` is the longest opener (what the scan would find there)
+    /// are read as ordinary bytes here, as the scan would after the same declines. Out of
+    /// line: asked only on declines, and kept out of the text scan's code (inlined there,
+    /// prose cost 0.3 % more).
+    #[inline(never)]
+    fn pass_declined(&mut self, pos: usize, i: usize) -> Option<Step> {
+        let Some(Action::Region(families)) = self.ctx.openers.get(i).map(|o| &o.action) else {
+            return None;
+        };
+        let region = self.buf.get(pos..).unwrap_or("");
+        let run = families
+            .iter()
+            .map(|by| by.family.declined_run(by.opener, region))
+            .min()
+            .unwrap_or(0);
+        if run == 0 {
+            return None;
+        }
+        let bytes = self.buf.as_bytes();
+        let j = self.ctx.openers.longest_until(bytes, pos + 1, pos + run, i);
+        self.announced.clear();
+        // `ordinary_byte` for each of `pos..j`, as `skip_plain` works it out for a run: the
+        // trailing name bytes decide `ident_start`, everything before them reset it.
+        let passed = bytes.get(pos..j).unwrap_or(&[]);
+        let n = passed.len();
+        let trailing = passed
+            .iter()
+            .rev()
+            .take_while(|&&b| NAME_BYTES[usize::from(b)])
+            .count();
+        self.ident_start = if trailing == 0 {
+            None
+        } else {
+            let r = if trailing == n {
+                self.ident_start.unwrap_or(pos)
+            } else {
+                j - trailing
+            };
+            // The byte loop restarts a name after 256 bytes: the last restart point.
+            let last = j - 1;
+            Some(if last - r < 257 {
+                r
+            } else {
+                r + (last - r) / 257 * 257
+            })
+        };
+        self.line_start = false;
+        self.pos = j;
+        Some(Step::Continue)
+    }
+
     /// Reads `b` at `pos` as a byte of prose: identifier tracking for call syntax.
     fn ordinary_byte(&mut self, pos: usize, b: u8) {
         // An ordinary byte.
@@ -1690,10 +1744,12 @@ impl<'a> Engine<'a> {
                 let region = self.buf.get(pos..).unwrap_or("");
                 // The first family that does not decline reads first (its `declines` is not
                 // asked again); the rest come in order after it.
-                let (next, reader) = families.iter().enumerate().find_map(|(n, by)| {
+                let Some((next, reader)) = families.iter().enumerate().find_map(|(n, by)| {
                     by.open_region(region, is_final, &self.ctx)
                         .map(|reader| (n, reader))
-                })?;
+                }) else {
+                    return self.pass_declined(pos, i);
+                };
                 let mut rest = Rest::Literal {
                     opener: i,
                     next: next + 1,
@@ -2203,6 +2259,92 @@ mod tests {
     // builds (which may skip reading a lead it already read) advances as a fresh
     // `Family::reader`'s does, one-shot and streamed: every family's every opener followed
     // by pieces of every family's example and by other openers.
+    // A family's `declined_run` claims only positions that hold its opener and that it
+    // declines at once whatever more input comes (the engine passes over them without
+    // asking).
+    #[test]
+    fn declined_runs_are_declined_positions() {
+        let openers = crate::markup_openers();
+        let mut runs = 0;
+        for fam in crate::families::all() {
+            for (i, open) in fam.openers().iter().enumerate() {
+                let mut tails: Vec<String> = vec![String::new(), " ".into(), "x\n{".into()];
+                for o in &openers {
+                    for n in [1, 2, 3, 5, 90, 300] {
+                        tails.push(o.repeat(n));
+                        tails.push(format!("{}all\nhi", o.repeat(n)));
+                    }
+                }
+                for tail in &tails {
+                    let region = format!("{open}{tail}");
+                    if !fam.declines(i, &region, false) {
+                        continue;
+                    }
+                    let run = fam.declined_run(i, &region);
+                    assert!(run <= crate::family::MAX_DECLINED_RUN, "{} {run}", fam.id());
+                    for k in 1..=run {
+                        let at = region.get(k..).unwrap_or("");
+                        assert!(at.starts_with(open), "{} {region:?} at {k}", fam.id());
+                        // The bytes there and whatever may follow them.
+                        for more in ["", "all\nhi", "get_weather\n{}", " x"] {
+                            let head = format!("{at}{more}");
+                            let head = head.as_str();
+                            for is_final in [false, true] {
+                                assert!(
+                                    fam.declines(i, head, is_final),
+                                    "{} {region:?}: {head:?} (final {is_final})",
+                                    fam.id()
+                                );
+                            }
+                        }
+                    }
+                    runs += run;
+                }
+            }
+        }
+        assert!(runs > 1000, "{runs}");
+    }
+
+    // A run of an opener's bytes passed over at once reads as the byte-by-byte scan did:
+    // the last `>>>` of a long run still opens its call, in one piece and streamed.
+    #[test]
+    fn a_run_of_declined_openers_keeps_the_call_after_it() {
+        let options = crate::ParseOptions {
+            format: crate::FormatSelection::Auto,
+            ..crate::ParseOptions::default()
+        };
+        for n in [0, 1, 2, 5, 255, 256, 257, 258, 259, 600, 1000] {
+            let text = format!(
+                "{}>>>get_weather\n{{\"city\": \"Paris\"}} after",
+                ">".repeat(n)
+            );
+            let parsed = crate::parse(&text, &options);
+            assert_eq!(parsed.calls.len(), 1, "{n}: {parsed:?}");
+            assert_eq!(parsed.calls[0].origin.span.start, n, "{n}");
+            assert_eq!(parsed.text, format!("{} after", ">".repeat(n)), "{n}");
+            let mut stream = crate::StreamParser::new(options.clone());
+            let mut calls = 0;
+            let mut piece = String::new();
+            for c in text.chars() {
+                piece.push(c);
+                if piece.len() >= 7 {
+                    calls += count_finished(&stream.push(&piece));
+                    piece.clear();
+                }
+            }
+            calls += count_finished(&stream.push(&piece));
+            calls += count_finished(&stream.finish());
+            assert_eq!(calls, 1, "{n} streamed");
+        }
+    }
+
+    fn count_finished(events: &[StreamEvent]) -> usize {
+        events
+            .iter()
+            .filter(|e| matches!(e, StreamEvent::CallFinished { .. }))
+            .count()
+    }
+
     #[test]
     fn opened_readers_read_as_fresh_ones() {
         let options = with_an_empty_registry();

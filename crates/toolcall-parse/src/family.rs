@@ -338,6 +338,11 @@ pub struct BareJson {
     pub arrays: bool,
 }
 
+/// The most positions one [`Family::declined_run`] answer covers: a run longer than this
+/// is passed over in several answers, and an answer the engine cannot use (another opener
+/// inside the run) costs at most this many bytes of counting.
+pub(crate) const MAX_DECLINED_RUN: usize = 256;
+
 /// How a region at one of a family's openers is opened, resolved once per opener table:
 /// the decline test every false start of a flood asks is then a plain function call, not a
 /// trait call through the family's body.
@@ -383,6 +388,16 @@ pub(crate) trait Family: Sync + Send {
     /// unsure (the default: the reader decides).
     fn declines(&self, _opener: usize, _region: &str, _is_final: bool) -> bool {
         false
+    }
+    /// Asked once every family of an opener declined a region at once (`region` starts with
+    /// opener `opener`, which this family declined): how many of the positions right after
+    /// the region's start (offsets 1, 2, …) also start with this opener and are declined by
+    /// this family at once too, whatever more input comes: `0` when none is known (the
+    /// default). The engine passes over such positions as ordinary bytes after checking that
+    /// the opener is the longest one there, so that a run like `>>>>>>` declines once, not at
+    /// every byte. At most [`MAX_DECLINED_RUN`] (each ask bounded).
+    fn declined_run(&self, _opener: usize, _region: &str) -> usize {
+        0
     }
     /// [`Family::declines`], then (`Some`) [`Family::reader`] when the region is not
     /// declined (`Some(None)`: the family has no reader for it). A family that reads its

@@ -120,6 +120,10 @@ pub(crate) struct Openers {
     /// stop in a flood of `<|eot|>`).
     trie: Trie,
     pub stops: StopSet,
+    /// Per opener, its text, the trie node where it ends and whether that node is a leaf
+    /// ([`Openers::longest_is`]; an empty text for one whose node another owns: none, the
+    /// table merges equal texts, and an empty text never matches).
+    ends: Vec<(&'static [u8], u32, bool)>,
     /// The distinct first bytes of the openers, and the same as a table.
     firsts: Vec<u8>,
     is_first: [bool; 256],
@@ -241,6 +245,17 @@ impl Openers {
             }
         }
         let trie = Trie::new(&list);
+        let ends = list
+            .iter()
+            .enumerate()
+            .map(|(i, o)| {
+                let found = trie.node_of(o.text.as_bytes()).and_then(|node| {
+                    let n = trie.nodes.get(node as usize)?;
+                    (n.opener as usize == i).then_some((o.text.as_bytes(), node, n.start == n.end))
+                });
+                found.unwrap_or((&b""[..], 0, false))
+            })
+            .collect();
         let stops = StopSet::new(list.iter().map(|o| o.text.as_bytes()));
         let mut firsts: Vec<u8> = list.iter().filter_map(|o| o.text.bytes().next()).collect();
         firsts.sort_unstable();
@@ -262,6 +277,7 @@ impl Openers {
             ends_reasoning,
             list,
             trie,
+            ends,
             stops,
             is_first: std::array::from_fn(|b| firsts.iter().any(|&f| usize::from(f) == b)),
             firsts,
@@ -342,6 +358,37 @@ impl Openers {
     #[inline(never)]
     fn at_outlined(&self, bytes: &[u8], pos: usize) -> Found {
         self.at(bytes, pos, false)
+    }
+
+    /// The first position from `from` up to `to` (inclusive) where opener `i` is not the
+    /// longest opener, whatever more input comes (`to + 1` when it is at every one): where
+    /// its text is not there, or a longer opener may go on from it (its trie node is not a
+    /// leaf, and the byte after it, absent or present, is one of the node's children). What
+    /// [`Openers::at`] answers other than `Found::At(i)` to, by one compare a position
+    /// instead of the walk.
+    pub(crate) fn longest_until(&self, bytes: &[u8], from: usize, to: usize, i: usize) -> usize {
+        let Some(&(text, node, leaf)) = self.ends.get(i) else {
+            return from;
+        };
+        let n = self.trie.nodes.get(node as usize);
+        let mut j = from;
+        while j <= to {
+            let Some(rest) = bytes.get(j..) else { break };
+            let here = !text.is_empty()
+                && rest
+                    .get(..text.len())
+                    .is_some_and(|head| same_bytes(head, text))
+                && (leaf
+                    || match (n, rest.get(text.len())) {
+                        (Some(n), Some(&next)) => self.trie.child(n, next) == 0,
+                        _ => false,
+                    });
+            if !here {
+                break;
+            }
+            j += 1;
+        }
+        j
     }
 
     /// The longest opener starting at `bytes[pos]`; `Wait` while a longer one could still
@@ -535,6 +582,19 @@ impl Trie {
                 .and_then(|i| edges.get(i))
                 .map_or(0, |e| e.1)
         }
+    }
+
+    /// The node `text` leads to from the root, byte by byte (`None`: it leaves the trie).
+    fn node_of(&self, text: &[u8]) -> Option<u32> {
+        let (&first, rest) = text.split_first()?;
+        let mut node = self.root[usize::from(first)];
+        for &b in rest {
+            if node == 0 {
+                return None;
+            }
+            node = self.child(self.nodes.get(node as usize)?, b);
+        }
+        (node != 0).then_some(node)
     }
 
     fn new(list: &[Opener]) -> Self {

@@ -307,6 +307,8 @@ pub(crate) struct Described {
     pub untyped: Untyped,
     /// How parameters are held to the schema ([`Family::schema_rules`]).
     pub schema_rules: Option<&'static super::schema_rules::SchemaRules>,
+    /// Positions after a declined region's start declined too ([`Family::declined_run`]).
+    pub declined_run: fn(usize, &str) -> usize,
 }
 
 impl Described {
@@ -337,6 +339,7 @@ impl Described {
         constraint: None,
         untyped: Untyped::Text,
         schema_rules: None,
+        declined_run: |_, _| 0,
     };
 }
 
@@ -371,6 +374,9 @@ impl Family for Described {
     }
     fn opening(&self, opener: usize) -> Opening {
         self.body.opening(opener)
+    }
+    fn declined_run(&self, opener: usize, region: &str) -> usize {
+        (self.declined_run)(opener, region)
     }
     fn bare_json(&self) -> BareJson {
         self.bare

@@ -12,7 +12,7 @@ use serde_json::{Map, Value, json};
 
 use crate::FormatId;
 use crate::builder::Ctx;
-use crate::family::{Advance, Instructions, Outcome, ReadCx, RegionReader};
+use crate::family::{Advance, Instructions, MAX_DECLINED_RUN, Outcome, ReadCx, RegionReader};
 
 use super::args_object::{ArgsObject, named_call};
 
@@ -33,6 +33,18 @@ const MAX_NAME: usize = 256;
 fn declines(_opener: usize, region: &str, is_final: bool) -> bool {
     no_recipient(region.as_bytes().get(OPEN.len()..).unwrap_or(&[]))
         || matches!(head(region, is_final), Head::NotMine)
+}
+
+/// [`crate::family::Family::declined_run`]: in a run of `>`, every `>>>` followed by a
+/// fourth `>` is declined ([`no_recipient`]): the positions after the region's start whose
+/// `>>>` has another `>` after it.
+fn declined_run(_opener: usize, region: &str) -> usize {
+    let run = region
+        .bytes()
+        .take(MAX_DECLINED_RUN + OPEN.len() + 2)
+        .take_while(|&b| b == b'>')
+        .count();
+    run.saturating_sub(OPEN.len() + 1).min(MAX_DECLINED_RUN)
 }
 
 fn reader(_opener: usize, ctx: &Ctx) -> Option<Box<dyn RegionReader>> {
@@ -63,6 +75,7 @@ pub(crate) static FUNCTIONARY_V3_2: Described = Described {
         reader,
         declines,
     },
+    declined_run,
     model_names: &["functionary-*v3.2*"],
     template_markers: &[">>>all"],
     strip: &END_TOKENS,
