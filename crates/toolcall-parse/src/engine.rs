@@ -1520,12 +1520,14 @@ impl<'a> Engine<'a> {
     }
 
     /// Opener `i` at `pos` was declined at once by every family: `None` (the byte is
-    /// ordinary text, `step_text` reads it so), unless the families said the next positions
-    /// holding it are declined too ([`crate::family::Family::declined_run`]): then the byte
-    /// and each of them where `i` is the longest opener (what the scan would find there)
-    /// are read as ordinary bytes here, as the scan would after the same declines. Out of
-    /// line: asked only on declines, and kept out of the text scan's code (inlined there,
-    /// prose cost 0.3 % more).
+    /// ordinary text, `step_text` reads it so), unless more bytes than it are known to be
+    /// ordinary text too, which are then read here as the scan would read them after the
+    /// same declines ([`Engine::pass_ordinary`]): the next positions holding the opener
+    /// that the families said are declined too ([`crate::family::Family::declined_run`]),
+    /// where `i` is the longest opener (what the scan would find there), and after the last
+    /// declined one the opener's bytes that no scan stops at
+    /// ([`crate::openers::Openers::inert`]). Out of line: asked only on declines, and kept
+    /// out of the text scan's code (inlined there, prose cost 0.3 % more).
     #[inline(never)]
     fn pass_declined(&mut self, pos: usize, i: usize) -> Option<Step> {
         let Some(Action::Region(families)) = self.ctx.openers.get(i).map(|o| &o.action) else {
@@ -1537,15 +1539,45 @@ impl<'a> Engine<'a> {
             .map(|by| by.family.declined_run(by.opener, region))
             .min()
             .unwrap_or(0);
-        if run == 0 {
+        let inert = self.ctx.openers.inert(i);
+        if run == 0 && inert == 0 {
             return None;
         }
-        let bytes = self.buf.as_bytes();
-        let j = self.ctx.openers.longest_until(bytes, pos + 1, pos + run, i);
+        let j = if run == 0 {
+            pos + 1
+        } else {
+            self.ctx
+                .openers
+                .longest_until(self.buf.as_bytes(), pos + 1, pos + run, i)
+        };
         self.announced.clear();
-        // `ordinary_byte` for each of `pos..j`, as `skip_plain` works it out for a run: the
-        // trailing name bytes decide `ident_start`, everything before them reset it.
-        let passed = bytes.get(pos..j).unwrap_or(&[]);
+        self.pass_ordinary(pos, j + inert);
+        Some(Step::Continue)
+    }
+
+    /// Every reader of the region of literal opener `i` at `start` declined it: the opener's
+    /// first byte is ordinary text, and so are its bytes after it that no scan stops at
+    /// ([`crate::openers::Openers::inert`]), read here at once ([`Engine::pass_ordinary`])
+    /// rather than by the scan's bulk skip after [`Engine::decline`] (whose block compares
+    /// cost ~290 instructions for the few bytes up to the next opener of a flood).
+    #[inline(never)]
+    fn decline_literal(&mut self, start: usize, i: usize) {
+        let inert = self.ctx.openers.inert(i);
+        if inert == 0 || self.nested {
+            self.decline(start);
+            return;
+        }
+        self.announced.clear();
+        self.mode = Mode::Text;
+        self.pass_ordinary(start, start + 1 + inert);
+    }
+
+    /// Reads `buf[from..to]` as ordinary bytes after the line and identifier state at
+    /// `from`: what `ordinary_byte` does for each, as `skip_plain` works it out for a run
+    /// (the trailing name bytes decide `ident_start`, everything before them reset it).
+    fn pass_ordinary(&mut self, from: usize, to: usize) {
+        let to = to.min(self.buf.len()).max(from);
+        let passed = self.buf.as_bytes().get(from..to).unwrap_or(&[]);
         let n = passed.len();
         let trailing = passed
             .iter()
@@ -1556,21 +1588,22 @@ impl<'a> Engine<'a> {
             None
         } else {
             let r = if trailing == n {
-                self.ident_start.unwrap_or(pos)
+                self.ident_start.unwrap_or(from)
             } else {
-                j - trailing
+                to - trailing
             };
             // The byte loop restarts a name after 256 bytes: the last restart point.
-            let last = j - 1;
+            let last = to - 1;
             Some(if last - r < 257 {
                 r
             } else {
                 r + (last - r) / 257 * 257
             })
         };
-        self.line_start = false;
-        self.pos = j;
-        Some(Step::Continue)
+        if n > 0 {
+            self.line_start = false;
+        }
+        self.pos = to;
     }
 
     /// Reads `b` at `pos` as a byte of prose: identifier tracking for call syntax.
@@ -1828,7 +1861,10 @@ impl<'a> Engine<'a> {
                     }
                     None => {
                         // Nobody's markup: the opener's first byte is text.
-                        self.decline(start);
+                        match rest {
+                            Rest::Literal { opener, .. } => self.decline_literal(start, opener),
+                            _ => self.decline(start),
+                        }
                         return Step::Continue;
                     }
                 }

@@ -120,6 +120,8 @@ pub(crate) struct Openers {
     /// stop in a flood of `<|eot|>`).
     trie: Trie,
     pub stops: StopSet,
+    /// Per opener, [`Openers::inert`].
+    inert: Vec<u8>,
     /// Per opener, its text, the trie node where it ends and whether that node is a leaf
     /// ([`Openers::longest_is`]; an empty text for one whose node another owns: none, the
     /// table merges equal texts, and an empty text never matches).
@@ -257,6 +259,18 @@ impl Openers {
             })
             .collect();
         let stops = StopSet::new(list.iter().map(|o| o.text.as_bytes()));
+        let inert = list
+            .iter()
+            .map(|o| {
+                let n = o
+                    .text
+                    .bytes()
+                    .skip(1)
+                    .take_while(|&b| !stops.is_stop(b))
+                    .count();
+                u8::try_from(n).unwrap_or(u8::MAX)
+            })
+            .collect();
         let mut firsts: Vec<u8> = list.iter().filter_map(|o| o.text.bytes().next()).collect();
         firsts.sort_unstable();
         firsts.dedup();
@@ -278,6 +292,7 @@ impl Openers {
             list,
             trie,
             ends,
+            inert,
             stops,
             is_first: std::array::from_fn(|b| firsts.iter().any(|&f| usize::from(f) == b)),
             firsts,
@@ -358,6 +373,14 @@ impl Openers {
     #[inline(never)]
     fn at_outlined(&self, bytes: &[u8], pos: usize) -> Found {
         self.at(bytes, pos, false)
+    }
+
+    /// How many bytes of opener `i` after its first no text scan stops at (none is a
+    /// [`StopSet`] byte): once its region is declined they are ordinary text whatever
+    /// surrounds them (`|start|` of `<|start|>`, `tool_calls` of `<tool_calls>`).
+    #[inline]
+    pub(crate) fn inert(&self, i: usize) -> usize {
+        self.inert.get(i).map_or(0, |&n| usize::from(n))
     }
 
     /// The first position from `from` up to `to` (inclusive) where opener `i` is not the

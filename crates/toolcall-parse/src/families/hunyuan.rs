@@ -21,7 +21,7 @@
 //! call is announced at its name and each completed argument is sent as the JSON it
 //! converts to. Values are typed by the tool's schema.
 
-use super::described::{Body, Described, never};
+use super::described::{Body, Described};
 use serde_json::{Map, Value};
 use toolcall_core::Repair;
 
@@ -79,6 +79,41 @@ const ARG_VALUE: &[Piece] = &[
     Piece::Lit("<arg_value>"),
 ];
 
+/// What a fresh [`HunyuanReader`]'s first step answers `NotMine` to, read without making it
+/// (its suffix and tags are allocated; a flood of `<tool_calls>` cost a reader each): the
+/// suffix of `<tool_calls:SUFFIX>` (`HunyuanReader::suffix`) and the `<tool_call` tag after
+/// the lead's blanks (`starts_tag`, the suffix compared as `:` and its text).
+fn declines(opener: usize, region: &str, is_final: bool) -> bool {
+    let (suffix, body) = if opener == 1 {
+        let from = OPENERS[1].len();
+        let rest = region.get(from..).unwrap_or("");
+        let bad = |b: u8| b.is_ascii_whitespace() || matches!(b, b'<' | b'"' | b'\'');
+        match rest.bytes().position(|b| b == b'>' || bad(b)) {
+            Some(i) if i > 0 && i <= MAX_SUFFIX && rest.as_bytes().get(i) == Some(&b'>') => {
+                (rest.get(..i).unwrap_or(""), from + i + 1)
+            }
+            None if !is_final && rest.len() <= MAX_SUFFIX => return false,
+            _ => return true,
+        }
+    } else {
+        ("", OPENERS[0].len())
+    };
+    let rest = region.get(body..).unwrap_or("");
+    let mut s = skip_space(rest);
+    if rest.len() - s.len() > MAX_LEAD {
+        return true;
+    }
+    let colon = if opener == 1 { ":" } else { "" };
+    for part in ["<tool_call", colon, suffix, ">"] {
+        match starts(s, part) {
+            Some(true) => s = s.get(part.len()..).unwrap_or(""),
+            None if !is_final => return false,
+            _ => return true,
+        }
+    }
+    false
+}
+
 fn reader(opener: usize, _ctx: &Ctx) -> Option<Box<dyn RegionReader>> {
     Some(Box::new(HunyuanReader::new(opener == 1)))
 }
@@ -102,7 +137,7 @@ pub(crate) static HUNYUAN: Described = Described {
     body: Body::Own {
         openers: OPENERS,
         reader,
-        declines: never,
+        declines,
     },
     model_names: &["hy3*", "hy4*", "hy-3*", "hy-4*"],
     // Prefixes, so that a template writing suffixed tokens matches too.

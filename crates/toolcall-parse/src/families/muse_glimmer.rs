@@ -96,7 +96,16 @@ const SELF_MESSAGE: ReasoningMarker = ReasoningMarker {
 
 
 fn declines(opener: usize, region: &str, is_final: bool) -> bool {
-    opener == 0 && super::tags::block_declines(&BLOCK, region, is_final)
+    match opener {
+        0 => super::tags::block_declines(&BLOCK, region, is_final),
+        // What `HeaderReader`'s first step answers `NotMine` to (no reader is made for a
+        // `<|start|>` that starts no assistant header: a flood of it cost a reader each).
+        _ => match header_len(region) {
+            Some(Some(_)) => false,
+            Some(None) => true,
+            None => is_final || region.len() >= MAX_HEADER,
+        },
+    }
 }
 
 fn reader(opener: usize, _ctx: &Ctx) -> Option<Box<dyn RegionReader>> {
