@@ -1552,7 +1552,27 @@ impl<'a> Engine<'a> {
         };
         self.announced.clear();
         self.pass_ordinary(pos, j + inert);
+        self.expect_again(j - 1, i);
         Some(Step::Continue)
+    }
+
+    /// Opener `i` at `start` was declined: when `i` is the longest opener right after it
+    /// too (a reply repeating it, a flood), that is left in `scan_found` for `step_text`,
+    /// whose walk of the opener trie there (~300 instructions for `<|tool_call|>`, a binary
+    /// search under `<|`) becomes one compare here.
+    fn expect_again(&mut self, start: usize, i: usize) {
+        let Some(o) = self.ctx.openers.get(i) else {
+            return;
+        };
+        let next = start + o.text.len();
+        if self
+            .ctx
+            .openers
+            .longest_until(self.buf.as_bytes(), next, next, i)
+            > next
+        {
+            self.scan_found = Some((self.base + next, i));
+        }
     }
 
     /// Every reader of the region of literal opener `i` at `start` declined it: the opener's
@@ -1565,11 +1585,12 @@ impl<'a> Engine<'a> {
         let inert = self.ctx.openers.inert(i);
         if inert == 0 || self.nested {
             self.decline(start);
-            return;
+        } else {
+            self.announced.clear();
+            self.mode = Mode::Text;
+            self.pass_ordinary(start, start + 1 + inert);
         }
-        self.announced.clear();
-        self.mode = Mode::Text;
-        self.pass_ordinary(start, start + 1 + inert);
+        self.expect_again(start, i);
     }
 
     /// Reads `buf[from..to]` as ordinary bytes after the line and identifier state at

@@ -262,11 +262,12 @@ impl Openers {
         let inert = list
             .iter()
             .map(|o| {
-                let n = o
-                    .text
-                    .bytes()
-                    .skip(1)
-                    .take_while(|&b| !stops.is_stop(b))
+                let t = o.text.as_bytes();
+                let n = (1..t.len())
+                    .take_while(|&j| {
+                        t.get(j).is_some_and(|b| !FIXED.contains(b))
+                            && !t.get(j..).is_some_and(|rest| trie.may_start(rest))
+                    })
                     .count();
                 u8::try_from(n).unwrap_or(u8::MAX)
             })
@@ -375,9 +376,11 @@ impl Openers {
         self.at(bytes, pos, false)
     }
 
-    /// How many bytes of opener `i` after its first no text scan stops at (none is a
-    /// [`StopSet`] byte): once its region is declined they are ordinary text whatever
-    /// surrounds them (`|start|` of `<|start|>`, `tool_calls` of `<tool_calls>`).
+    /// How many bytes of opener `i` after its first the text scan reads as ordinary text
+    /// whatever surrounds them: none is a fixed markup byte (newline, backtick, bracket,
+    /// parenthesis) and no opener may start at any of them (`|start|` of `<|start|>`,
+    /// `function_calls` of `<function_calls>`, whose `f` starts no opener there). Once the
+    /// region is declined they are passed over with its first byte.
     #[inline]
     pub(crate) fn inert(&self, i: usize) -> usize {
         self.inert.get(i).map_or(0, |&n| usize::from(n))
@@ -605,6 +608,28 @@ impl Trie {
                 .and_then(|i| edges.get(i))
                 .map_or(0, |e| e.1)
         }
+    }
+
+    /// Whether an opener may start at the start of `bytes`, whatever follows them: one ends
+    /// within them, or they all go on an opener's path (more bytes may complete it).
+    fn may_start(&self, bytes: &[u8]) -> bool {
+        let Some((&first, rest)) = bytes.split_first() else {
+            return true;
+        };
+        let mut node = self.root[usize::from(first)];
+        for &b in rest {
+            if node == 0 {
+                return false;
+            }
+            let Some(n) = self.nodes.get(node as usize) else {
+                return false;
+            };
+            if n.opener != NO_OPENER {
+                return true;
+            }
+            node = self.child(n, b);
+        }
+        node != 0
     }
 
     /// The node `text` leads to from the root, byte by byte (`None`: it leaves the trie).

@@ -3,7 +3,7 @@
 //! which marks it as calls (any name, flagged when unregistered). End-of-message tokens are
 //! markup and removed from the text. Built-in tool calls after the tag are `llama3_builtin`.
 
-use super::described::{Bare, Body, Described, never};
+use super::described::{Bare, Body, Described};
 use crate::family::ToolResultText;
 use crate::results::break_marker;
 use serde_json::{Map, Value, json};
@@ -54,6 +54,22 @@ fn write_results(results: &[ToolResultText<'_>]) -> String {
         .collect()
 }
 
+/// What a fresh [`Reader`]'s first step answers `NotMine` to, read without making it (its
+/// live list is allocated; a flood of `<|python_tag|>` cost a reader each): after the tag's
+/// blanks, a byte that starts no JSON, or more than [`MAX_GAP`] blanks.
+fn declines(_opener: usize, region: &str, _is_final: bool) -> bool {
+    let bytes = region.as_bytes();
+    let mut at = PYTHON_TAG.len();
+    while bytes.get(at).is_some_and(u8::is_ascii_whitespace) {
+        at += 1;
+    }
+    match bytes.get(at) {
+        Some(b'{' | b'[') => false,
+        Some(_) => true,
+        None => at - PYTHON_TAG.len() > MAX_GAP,
+    }
+}
+
 fn reader(_opener: usize, ctx: &Ctx) -> Option<Box<dyn RegionReader>> {
     Some(Box::new(Reader {
         at: PYTHON_TAG.len(),
@@ -81,7 +97,7 @@ pub(crate) static LLAMA: Described = Described {
     body: Body::Own {
         openers: &[PYTHON_TAG],
         reader,
-        declines: never,
+        declines,
     },
     bare: Some(Bare {
         objects: true,

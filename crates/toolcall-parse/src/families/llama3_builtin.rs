@@ -5,7 +5,7 @@
 //! announced at its name and each completed keyword argument is sent as the JSON it converts
 //! to, as the Python call lists do ([`LiveCall`]).
 
-use super::described::{Body, Described, never};
+use super::described::{Body, Described};
 use crate::FormatId;
 use crate::builder::Ctx;
 use crate::family::{Advance, Outcome, ReadCx, RegionReader, Scan, Scanner};
@@ -24,6 +24,53 @@ impl FormatId {
 }
 
 
+/// What a fresh [`Reader`]'s first step answers `NotMine` to, read without making it (its
+/// scanner is allocated; a flood of `<|python_tag|>` cost a reader each): no
+/// `NAME.call(` after the tag ([`head`]).
+fn declines(_opener: usize, region: &str, is_final: bool) -> bool {
+    match head(region.as_bytes(), region) {
+        Head::Not => true,
+        Head::Undecided => is_final,
+        Head::Call(..) => false,
+    }
+}
+
+/// What follows the tag, as a [`Reader`]'s first step reads it.
+enum Head {
+    /// Not a built-in tool's call.
+    Not,
+    /// A prefix of one: more bytes decide.
+    Undecided,
+    /// `NAME.call(`: the name's offset and length.
+    Call(usize, usize),
+}
+
+fn head(bytes: &[u8], region: &str) -> Head {
+    let after = PYTHON_TAG.len();
+    let gap = gap_at(bytes, after);
+    let name_at = after + gap;
+    let name_len = bytes
+        .iter()
+        .skip(name_at)
+        .take(MAX_NAME + 1)
+        .take_while(|b| b.is_ascii_alphanumeric() || **b == b'_')
+        .count();
+    let rest = region.get(name_at + name_len..).unwrap_or("");
+    let undecided = name_at + name_len == region.len()
+        || (rest.len() < CALL.len() && CALL.starts_with(rest));
+    if gap > MAX_GAP
+        || name_len > MAX_NAME
+        || (!undecided && (name_len == 0 || !rest.starts_with(CALL)))
+        || bytes.get(name_at).is_some_and(u8::is_ascii_digit)
+    {
+        return Head::Not;
+    }
+    if undecided {
+        return Head::Undecided;
+    }
+    Head::Call(name_at, name_len)
+}
+
 fn reader(_opener: usize, ctx: &Ctx) -> Option<Box<dyn RegionReader>> {
     Some(Box::new(Reader {
         head: None,
@@ -39,7 +86,7 @@ pub(crate) static LLAMA3_BUILTIN: Described = Described {
     body: Body::Own {
         openers: &[PYTHON_TAG],
         reader,
-        declines: never,
+        declines,
     },
     generic_because: Some("Llama 3.1's built-in tools; its models are `llama`'s, whose template markers and names pick `llama`"),
     // The end-of-message token after the call (and Llama 3's other end tokens), also when
@@ -61,32 +108,12 @@ impl RegionReader for Reader {
     fn advance(&mut self, region: &str, is_final: bool, cx: &mut ReadCx<'_>) -> Advance {
         let bytes = region.as_bytes();
         if self.head.is_none() {
-            let after = PYTHON_TAG.len();
-            let gap = gap_at(bytes, after);
-            let name_at = after + gap;
-            let name_len = bytes
-                .iter()
-                .skip(name_at)
-                .take(MAX_NAME + 1)
-                .take_while(|b| b.is_ascii_alphanumeric() || **b == b'_')
-                .count();
-            let rest = region.get(name_at + name_len..).unwrap_or("");
-            let undecided = name_at + name_len == region.len()
-                || (rest.len() < CALL.len() && CALL.starts_with(rest));
-            if gap > MAX_GAP
-                || name_len > MAX_NAME
-                || (!undecided && (name_len == 0 || !rest.starts_with(CALL)))
-                || bytes.get(name_at).is_some_and(u8::is_ascii_digit)
-            {
-                return Advance::NotMine;
-            }
-            if undecided {
-                return if is_final {
-                    Advance::NotMine
-                } else {
-                    Advance::NeedMore
-                };
-            }
+            let (name_at, name_len) = match head(bytes, region) {
+                Head::Not => return Advance::NotMine,
+                Head::Undecided if is_final => return Advance::NotMine,
+                Head::Undecided => return Advance::NeedMore,
+                Head::Call(at, len) => (at, len),
+            };
             let name = region.get(name_at..name_at + name_len).unwrap_or("");
             cx.start_call(name, None);
             let open = name_at + name_len + CALL.len() - 1;
