@@ -144,7 +144,10 @@ impl Body {
                 .get(opener)
                 .is_some_and(|b| b.declines(0, region, is_final)),
             Body::Own { declines, .. } => declines(opener, region, is_final),
-            Body::None | Body::Calls { .. } | Body::OpenJson { .. } => false,
+            Body::OpenJson { from, .. } => {
+                super::marked::open_json_declines(*from, region, is_final)
+            }
+            Body::None | Body::Calls { .. } => false,
         }
     }
 

@@ -373,6 +373,18 @@ impl OpenJsonReader {
     }
 }
 
+/// What a fresh [`OpenJsonReader`] reading from region offset `from` answers `NotMine` to at
+/// its first step, read without making it (its scanner and live list are allocated; a flood
+/// of `<|tool_call|>` cost a reader each): after the opener's blanks, a byte that starts no
+/// JSON list or object, or [`MAX_LEAD`] blanks.
+pub(crate) fn open_json_declines(from: usize, region: &str, is_final: bool) -> bool {
+    let after = region.as_bytes().get(from..).unwrap_or(&[]);
+    match after.iter().position(|b| !b.is_ascii_whitespace()) {
+        Some(i) => !matches!(after.get(i), Some(b'[' | b'{')),
+        None => is_final || after.len() >= MAX_LEAD,
+    }
+}
+
 impl RegionReader for OpenJsonReader {
     fn advance(&mut self, region: &str, is_final: bool, cx: &mut ReadCx<'_>) -> Advance {
         let start = match self.start {
