@@ -230,6 +230,23 @@ fn find_think_close(hay: &[u8], close: &ThinkClose) -> Result<(usize, usize), us
     best.ok_or(hold)
 }
 
+/// The wake of text whose scan waits on the first bytes of the opener seen last
+/// (`Engine::last_opener`, held from `wake_held`): a push after which they still are a proper
+/// prefix of it is only appended, as a push inside a waiting region is
+/// ([`Engine::push_quiet`]). Such a push would be read to no effect: the scan would stop at
+/// the same byte and wait again ([`crate::openers::Openers::at`] waits while the bytes are
+/// a proper prefix of an opener), with no text, event or state change (~300 instructions
+/// such a push cost, about two a call at 4 bytes after a reply's first: `bench_profile
+/// "gemma4/100 calls" stream4`). The engine clears it whenever it scans (`run`).
+static OPENER_HOLD: Wake = Wake::holding_opener();
+
+/// Whether `held` is a proper prefix of `tag`: a few bytes compared in a loop (a slice
+/// comparison calls `memcmp`, ~20 instructions more on each wait of a reply's openers).
+#[inline]
+fn proper_prefix(held: &[u8], tag: &str) -> bool {
+    held.len() < tag.len() && held.iter().zip(tag.as_bytes()).all(|(a, b)| a == b)
+}
+
 /// Largest char boundary ≤ `i`.
 fn floor_boundary(s: &str, mut i: usize) -> usize {
     i = i.min(s.len());
@@ -554,6 +571,14 @@ pub(crate) struct Engine<'a> {
     /// For a [`Wake::holding`]: where the reader's held tail starts in the buffer
     /// ([`Wake::held_from`]; kept in step by `compact_now`).
     wake_held: usize,
+    /// The text of the opener that last started something here (a region, a reasoning
+    /// block, a stripped token); `""` before any. In text whose scan waits on its first
+    /// bytes, `wake` is [`OPENER_HOLD`].
+    last_opener: &'static str,
+    /// The absolute offset of the last wait on bytes that are not a proper prefix of
+    /// `last_opener` (they never become one): a wait there again is not compared (a reply of
+    /// many openers, Inkling's special tokens, waits on each several pushes).
+    no_hold_at: usize,
 }
 
 impl<'a> Engine<'a> {
@@ -627,6 +652,8 @@ impl<'a> Engine<'a> {
             wake: None,
             wake_until: usize::MAX,
             wake_held: 0,
+            last_opener: "",
+            no_hold_at: usize::MAX,
         }
     }
 
@@ -669,8 +696,12 @@ impl<'a> Engine<'a> {
         }
         self.received += delta.len();
         buf.push_str(delta);
-        if wake.wakes(self.buf.as_bytes(), delta.as_bytes(), self.wake_held)
-            || self.buf.len() > self.wake_until
+        if wake.wakes(
+            self.buf.as_bytes(),
+            delta.as_bytes(),
+            self.wake_held,
+            self.last_opener,
+        ) || self.buf.len() > self.wake_until
         {
             self.read_pushed_into(out);
         }
@@ -781,7 +812,12 @@ impl<'a> Engine<'a> {
         // none of them changes nothing the reader does, and it reads these bytes with the
         // next push it is called for (no text to settle, nothing to compact).
         if let Some(wake) = self.wake
-            && !wake.wakes(self.buf.as_bytes(), delta.as_bytes(), self.wake_held)
+            && !wake.wakes(
+                self.buf.as_bytes(),
+                delta.as_bytes(),
+                self.wake_held,
+                self.last_opener,
+            )
             && self.buf.len() <= self.wake_until
         {
             return;
@@ -1249,6 +1285,8 @@ impl<'a> Engine<'a> {
     }
 
     fn run(&mut self, is_final: bool) {
+        // A text scan's wait on an opener ([`OPENER_HOLD`]) ends with it.
+        self.wake = None;
         loop {
             let step = match self.mode {
                 Mode::Text => self.step_text(is_final),
@@ -1418,7 +1456,12 @@ impl<'a> Engine<'a> {
                     _ => self.ctx.openers.at(self.buf.as_bytes(), pos, is_final),
                 };
                 match found {
-                    Found::Wait => return Step::Wait,
+                    Found::Wait => {
+                        if self.base + pos != self.no_hold_at {
+                            self.hold_opener(pos);
+                        }
+                        return Step::Wait;
+                    }
                     Found::At(i) => match self.open(pos, i, is_final) {
                         Some(step) => return step,
                         None => {
@@ -1783,6 +1826,7 @@ impl<'a> Engine<'a> {
             self.pos = pos + 1;
             return Some(Step::Continue);
         };
+        self.last_opener = o.text;
         let after = pos + o.text.len();
         match o.action {
             Action::Reasoning(marker) => {
@@ -1831,6 +1875,22 @@ impl<'a> Engine<'a> {
             }
         }
         Some(Step::Continue)
+    }
+
+    /// The text scan waits at `pos` on an opener's first bytes: when they begin the opener
+    /// seen last (a reply's next call), the pushes that only continue it are appended
+    /// without a scan ([`OPENER_HOLD`]); else no wait there asks again. Out of line: most
+    /// waits are asked once.
+    #[inline(never)]
+    fn hold_opener(&mut self, pos: usize) {
+        let held = self.buf.as_bytes().get(pos..).unwrap_or(&[]);
+        if proper_prefix(held, self.last_opener) {
+            self.wake = Some(&OPENER_HOLD);
+            self.wake_held = pos;
+            self.wake_until = usize::MAX;
+        } else {
+            self.no_hold_at = self.base + pos;
+        }
     }
 
     /// A reasoning block opened by the marker at `pos`; its content starts at `content`.
@@ -2248,6 +2308,97 @@ mod tests {
         crate::ParseOptions {
             tools: Some(Arc::new(toolcall_core::Registry::new())),
             ..crate::ParseOptions::default()
+        }
+    }
+
+    // A push that only continues the opener the text scan waits on is appended without a
+    // scan (`OPENER_HOLD`): after every push of 1 to 12 bytes, through `push` and
+    // `push_into`, the text given out and the calls started and finished are those of the
+    // same bytes pushed at once. Replies with a call after a call (the hold applies from
+    // the second opener on), false starts that continue the opener and then leave it, an
+    // opener's prefix at the end, in auto mode and one family chosen. Fails when a push
+    // that leaves the opener is held.
+    #[test]
+    fn pushes_that_continue_a_held_opener_delay_nothing() {
+        use crate::{ParseOptions, StreamParser};
+        use toolcall_core::StreamEvent;
+        let gemma = |name: &str| format!("<|tool_call>call:{name}{{a:1}}<tool_call|>");
+        let hermes = |name: &str| {
+            format!("<tool_call>{{\"name\":\"{name}\",\"arguments\":{{}}}}</tool_call>")
+        };
+        let texts = [
+            format!("Hi. {}{}{} end", gemma("f"), gemma("g"), gemma("h")),
+            format!(
+                "{} then <|tool_ca and <|tool_x {} <|tool_call",
+                gemma("f"),
+                gemma("g")
+            ),
+            format!(
+                "{}<|tool_call|>{}<|tool_c<tool_call|>x",
+                gemma("f"),
+                gemma("g")
+            ),
+            format!(
+                "{}\n\n{} <tool_ca</tool_call> {}",
+                hermes("f"),
+                hermes("g"),
+                hermes("h")
+            ),
+            format!("{}<tool_cal{} <tool_call", hermes("f"), hermes("g")),
+        ];
+        let auto = ParseOptions::default();
+        let only = |f: &str| ParseOptions {
+            format: crate::FormatSelection::Only(f.to_owned()),
+            ..ParseOptions::default()
+        };
+        // (text bytes given out, calls started, calls finished) after each push (a call
+        // finished by one push may send its arguments whole: fragments are not counted).
+        fn seen(events: &[StreamEvent], at: &mut (usize, usize, usize)) {
+            for e in events {
+                match e {
+                    StreamEvent::Text { text } => at.0 += text.len(),
+                    StreamEvent::CallStarted { .. } => at.1 += 1,
+                    StreamEvent::CallFinished { .. } => at.2 += 1,
+                    _ => {}
+                }
+            }
+        }
+        let after_pushes = |text: &str, o: &ParseOptions, n: usize, into: bool| {
+            let mut p = StreamParser::new(o.clone());
+            let (mut pushed, mut at, mut out) = (0, (0, 0, 0), Vec::new());
+            let mut each = Vec::new();
+            for chunk in text.as_bytes().chunks(n) {
+                let piece = std::str::from_utf8(chunk).unwrap();
+                pushed += piece.len();
+                if into {
+                    p.push_into(piece, &mut out);
+                    seen(&out, &mut at);
+                    out.clear();
+                } else {
+                    seen(&p.push(piece), &mut at);
+                }
+                each.push((pushed, at));
+            }
+            each
+        };
+        for (text, o) in texts.iter().flat_map(|t| {
+            [
+                (t, auto.clone()),
+                (t, only(if t.contains("<|") { "gemma4" } else { "hermes" })),
+            ]
+        }) {
+            let whole: Vec<_> = (1..=text.len())
+                .map(|end| after_pushes(&text[..end], &o, end, false).last().unwrap().1)
+                .collect();
+            for n in 1..=12 {
+                for into in [false, true] {
+                    for (pushed, at) in after_pushes(text, &o, n, into) {
+                        let context =
+                            format!("{text:?} in {n}-byte pushes (into: {into}), {pushed} bytes");
+                        assert_eq!(at, whole[pushed - 1], "{context}");
+                    }
+                }
+            }
         }
     }
 

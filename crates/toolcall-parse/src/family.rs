@@ -711,6 +711,12 @@ impl Wake {
         }
     }
 
+    /// A [`Wake::holding`] of the opener that the engine's text scan waits on, which
+    /// [`Wake::wakes`] is given (`opener`).
+    pub(crate) const fn holding_opener() -> Wake {
+        Wake::holding("")
+    }
+
     /// For a [`Wake::holding`]: where the held tail of `buf` (the buffer as the reader left
     /// it) starts, the last of the tag's first byte among its last `tag.len() - 1` bytes.
     #[inline]
@@ -747,11 +753,12 @@ impl Wake {
     }
 
     /// Whether `delta`, the end of `buf` (the buffer with it), calls the reader (`held`: for
-    /// a [`Wake::holding`], where its held tail starts in `buf`):
+    /// a [`Wake::holding`], where its held tail starts in `buf`; `opener`: the tag of a
+    /// [`Wake::holding_opener`]):
     /// it holds one of `bytes`, or the tag ends in it. A tag's first bytes at the end of
     /// `delta` do not: the push that completes it does.
     #[inline]
-    pub(crate) fn wakes(&self, buf: &[u8], delta: &[u8], held: usize) -> bool {
+    pub(crate) fn wakes(&self, buf: &[u8], delta: &[u8], held: usize, opener: &str) -> bool {
         // Four bytes a step (a streamed token is a few bytes: the byte-at-a-time loop cost
         // ~5 instructions a byte, `bench_profile "gemma4/small" stream4`).
         let t = &self.bytes;
@@ -778,10 +785,16 @@ impl Wake {
         let tag = self.tag.as_bytes();
         if self.holds {
             // Every byte is marked `ENDS_TAG` (the other wakes pay no test for this one):
-            // the held tail (from `held`, [`Wake::held_from`]) with `delta` after it.
-            return !buf
-                .get(held..)
-                .is_some_and(|tail| tail.len() < tag.len() && tag.starts_with(tail));
+            // the held tail (from `held`, [`Wake::held_from`]) with `delta` after it, its
+            // few bytes compared in a loop (a `memcmp` call costs more).
+            let tag = if tag.is_empty() {
+                opener.as_bytes()
+            } else {
+                tag
+            };
+            return !buf.get(held..).is_some_and(|tail| {
+                tail.len() < tag.len() && tail.iter().zip(tag).all(|(a, b)| a == b)
+            });
         }
         Self::tag_ends_in(tag, buf, delta.len())
     }
@@ -1529,7 +1542,8 @@ mod tests {
 
     // A push wakes a reader waiting for a tag exactly when a byte of its table is in the
     // push or an occurrence of the tag ends in it (begun before it or whole in it), for
-    // every split of texts dense in the tag's bytes and prefixes.
+    // every split of texts dense in the tag's bytes and prefixes; a hold of the opener
+    // given, exactly when the bytes held and pushed are no longer a proper prefix of it.
     #[test]
     fn a_wake_fires_on_its_bytes_and_on_a_tag_completed_in_the_push() {
         let tag = "<tool_call|>";
@@ -1552,11 +1566,25 @@ mod tests {
                         .any(|end| end > from && &buf[end - tag.len()..end] == tag.as_bytes());
                     let byte = delta.iter().any(|c| b",}".contains(c));
                     assert_eq!(
-                        wake.wakes(buf, delta, 0),
+                        wake.wakes(buf, delta, 0, ""),
                         ends || byte,
                         "{text:?} {from}..{to}"
                     );
-                    assert_eq!(quiet.wakes(buf, delta, 0), ends, "{text:?} {from}..{to}");
+                    assert_eq!(
+                        quiet.wakes(buf, delta, 0, ""),
+                        ends,
+                        "{text:?} {from}..{to}"
+                    );
+                    // Held from `from`: quiet while the bytes from there are a proper prefix
+                    // of the opener given.
+                    let held = &buf[from..];
+                    let prefix = held.len() < tag.len() && tag.as_bytes().starts_with(held);
+                    let hold = Wake::holding_opener();
+                    assert_eq!(
+                        hold.wakes(buf, delta, from, tag),
+                        !prefix,
+                        "{text:?} {from}..{to}"
+                    );
                 }
             }
         }
