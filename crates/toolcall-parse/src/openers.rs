@@ -265,7 +265,10 @@ impl Openers {
                 let t = o.text.as_bytes();
                 let n = (1..t.len())
                     .take_while(|&j| {
-                        t.get(j).is_some_and(|b| !FIXED.contains(b))
+                        // `<` is a fixed stop only as openers' first byte: the scan reads
+                        // it as text where none starts.
+                        t.get(j)
+                            .is_some_and(|b| !matches!(b, b'\n' | b'`' | b'[' | b'{' | b'('))
                             && !t.get(j..).is_some_and(|rest| trie.may_start(rest))
                     })
                     .count();
@@ -377,8 +380,8 @@ impl Openers {
     }
 
     /// How many bytes of opener `i` after its first the text scan reads as ordinary text
-    /// whatever surrounds them: none is a fixed markup byte (newline, backtick, bracket,
-    /// parenthesis) and no opener may start at any of them (`|start|` of `<|start|>`,
+    /// whatever surrounds them: none is a byte the scan reads as markup of itself (newline,
+    /// backtick, bracket, parenthesis) and no opener may start at any of them (`|start|` of `<|start|>`,
     /// `function_calls` of `<function_calls>`, whose `f` starts no opener there). Once the
     /// region is declined they are passed over with its first byte.
     #[inline]
