@@ -147,7 +147,10 @@ impl Body {
             Body::OpenJson { from, .. } => {
                 super::marked::open_json_declines(*from, region, is_final)
             }
-            Body::None | Body::Calls { .. } => false,
+            Body::Calls { open, layout, .. } => {
+                super::marked::call_list_declines(open[0].len(), *layout, region, is_final)
+            }
+            Body::None => false,
         }
     }
 

@@ -507,23 +507,46 @@ impl CallListReader {
     }
 }
 
+/// What a [`CallListReader`] whose opener is `open` bytes long reads of the lead after it:
+/// `Some(true)` its calls, `None` more bytes decide, `Some(false)` not its region.
+fn call_list_lead(open: usize, layout: CallList, region: &str, is_final: bool) -> Option<bool> {
+    let after = region.get(open..).unwrap_or("");
+    let mut lead_end = after.len().min(MAX_LEAD);
+    while !after.is_char_boundary(lead_end) {
+        lead_end -= 1;
+    }
+    let complete = is_final || after.len() > MAX_LEAD;
+    let lead = after.get(..lead_end).unwrap_or("");
+    let lead = match layout {
+        CallList::List => list_lead(lead, complete),
+        CallList::Lines => call_line_lead(lead, complete),
+    };
+    match lead {
+        Lead::Mine(_) => Some(true),
+        Lead::NeedMore if !is_final => None,
+        _ => Some(false),
+    }
+}
+
+/// What a fresh [`CallListReader`] answers `NotMine` to at its first step, read without
+/// making it (its live list is allocated; a flood of `<|python_start|>` cost a reader each).
+pub(crate) fn call_list_declines(
+    open: usize,
+    layout: CallList,
+    region: &str,
+    is_final: bool,
+) -> bool {
+    call_list_lead(open, layout, region, is_final) == Some(false)
+}
+
 impl RegionReader for CallListReader {
     fn advance(&mut self, region: &str, is_final: bool, cx: &mut ReadCx<'_>) -> Advance {
         let after = region.get(self.open.len()..).unwrap_or("");
         if !self.mine {
-            let mut lead_end = after.len().min(MAX_LEAD);
-            while !after.is_char_boundary(lead_end) {
-                lead_end -= 1;
-            }
-            let complete = is_final || after.len() > MAX_LEAD;
-            let lead = match self.layout {
-                CallList::List => list_lead(&after[..lead_end], complete),
-                CallList::Lines => call_line_lead(&after[..lead_end], complete),
-            };
-            match lead {
-                Lead::Mine(_) => self.mine = true,
-                Lead::NeedMore if !is_final => return Advance::NeedMore,
-                _ => return Advance::NotMine,
+            match call_list_lead(self.open.len(), self.layout, region, is_final) {
+                Some(true) => self.mine = true,
+                None => return Advance::NeedMore,
+                Some(false) => return Advance::NotMine,
             }
         }
         let truncated = || Advance::Broken {
