@@ -39,7 +39,7 @@ pub async fn handle(
             return Err(ApiError::unauthorized());
         }
         // The bytes go once decoded: a body is several copies of itself on its way.
-        let decoded = front::decode(Api::CHAT, &std::mem::take(&mut body))?;
+        let decoded = front::decode_chat(&state, &std::mem::take(&mut body))?;
         front::run(&state, &headers, Api::CHAT, decoded, Map::new()).await
     }
     .await;
@@ -51,7 +51,7 @@ pub async fn handle(
 
 /// A request body as JSON of type `T`, with a clear error.
 pub fn parse_request<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
-    serde_json::from_slice(body)
+    toolcall_wire::from_json_bytes(body)
         .map_err(|e| ApiError::bad_request(format!("the request body is not valid: {e}")))
 }
 

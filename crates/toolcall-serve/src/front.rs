@@ -332,10 +332,20 @@ async fn stream(
 
 /// A request body in `front`'s dialect, with a clear error.
 pub fn decode(front: Api, body: &[u8]) -> Result<Decoded, ApiError> {
-    front.dialect().decode_request(body).map_err(|e| match e {
+    front.dialect().decode_request(body).map_err(not_valid)
+}
+
+/// A Chat request body, as [`decode`] reads it, its `tools` taken from those of an earlier
+/// request with the same text when kept ([`crate::tools_cache::DecodedTools`]).
+pub fn decode_chat(state: &AppState, body: &[u8]) -> Result<Decoded, ApiError> {
+    toolcall_wire::chat::decode_request_keeping_tools(body, &state.tools.decoded).map_err(not_valid)
+}
+
+fn not_valid(e: WireError) -> ApiError {
+    match e {
         WireError::NotJson { message, .. } => {
             ApiError::bad_request(format!("the request body is not valid: {message}"))
         }
         other => ApiError::bad_request(format!("the request body is not valid: {other}")),
-    })
+    }
 }

@@ -168,6 +168,59 @@ pub struct ToolsCache {
     cache: quick_cache::sync::Cache<Arc<str>, Arc<CompiledTools>, ByEstimate>,
     /// The estimated heap compiled tools alive may take; one request at most half.
     budget: MemoryBudget,
+    /// Chat requests' `tools` as decoded, by their text ([`DecodedTools`]).
+    pub decoded: DecodedTools,
+}
+
+/// Most texts [`DecodedTools`] keeps.
+const DECODED_KEPT: usize = 16;
+/// Most bytes of text [`DecodedTools`] keeps, all texts together: their decoded form is at
+/// most about 140 times their text (`crate::body`'s measures of decoded JSON), so at most
+/// about 9 MB, and about 30 times (2 MB) for tool declarations.
+const DECODED_TEXT_BYTES: usize = 64 * 1024;
+
+/// Chat requests' `tools` as decoded, by their exact JSON text, for
+/// [`toolcall_wire::chat::decode_request_keeping_tools`]: a copy of decoded tools costs less
+/// than half their decode (6.8 k instructions against 15.0 k for one tool of two
+/// properties), and clients send the same `tools` with every request of a conversation.
+/// The last [`DECODED_KEPT`] texts used, within [`DECODED_TEXT_BYTES`].
+#[derive(Default)]
+pub struct DecodedTools {
+    kept: std::sync::Mutex<Vec<KeptTools>>,
+}
+
+/// A `tools` text and its decoded tools.
+type KeptTools = (Box<str>, Arc<Vec<ChatTool>>);
+
+impl toolcall_wire::chat::ToolsMemo for DecodedTools {
+    fn get(&self, text: &str) -> Option<Vec<ChatTool>> {
+        let tools = {
+            let mut kept = self.kept.lock().ok()?;
+            let at = kept.iter().position(|(t, _)| **t == *text)?;
+            // The last used goes last: the first is the one dropped.
+            kept[at..].rotate_left(1);
+            kept.last()?.1.clone()
+        };
+        Some(tools.as_ref().clone())
+    }
+
+    fn put(&self, text: &str, tools: &[ChatTool]) {
+        if text.len() > DECODED_TEXT_BYTES / 4 {
+            return;
+        }
+        let tools = Arc::new(tools.to_vec());
+        let Ok(mut kept) = self.kept.lock() else {
+            return;
+        };
+        if kept.iter().any(|(t, _)| **t == *text) {
+            return;
+        }
+        let mut bytes: usize = kept.iter().map(|(t, _)| t.len()).sum::<usize>() + text.len();
+        while !kept.is_empty() && (kept.len() >= DECODED_KEPT || bytes > DECODED_TEXT_BYTES) {
+            bytes -= kept.remove(0).0.len();
+        }
+        kept.push((text.into(), tools));
+    }
 }
 
 impl std::fmt::Debug for ToolsCache {
@@ -214,6 +267,7 @@ impl ToolsCache {
                 Default::default(),
             ),
             budget: MemoryBudget::new(Budgeted::Tools, budget_bytes.max(2048), half),
+            decoded: DecodedTools::default(),
         }
     }
 
@@ -282,6 +336,40 @@ mod tests {
     use super::*;
     use serde_json::{Value, json};
     use toolcall_core::ToolCall;
+
+    #[test]
+    fn decoded_tools_are_kept_by_text_within_their_bounds() {
+        use toolcall_wire::chat::ToolsMemo;
+        let memo = DecodedTools::default();
+        let one = tools(json!({"type": "object"}));
+        for i in 0..DECODED_KEPT + 4 {
+            memo.put(&format!("[{i}]"), &one);
+        }
+        assert_eq!(memo.kept.lock().unwrap().len(), DECODED_KEPT);
+        // The oldest went first; a use makes a text the last to go.
+        assert!(memo.get("[0]").is_none());
+        assert_eq!(memo.get("[4]"), Some(one.clone()));
+        memo.put("[new]", &one);
+        assert!(memo.get("[4]").is_some() && memo.get("[5]").is_none());
+        // A text over a quarter of the bytes is not kept; the bytes kept stay bounded.
+        memo.put(&" ".repeat(DECODED_TEXT_BYTES / 4 + 1), &one);
+        assert!(
+            memo.kept
+                .lock()
+                .unwrap()
+                .iter()
+                .all(|(t, _)| !t.starts_with(' '))
+        );
+        for i in 0..8 {
+            memo.put(
+                &format!("{i}{}", " ".repeat(DECODED_TEXT_BYTES / 4 - 1)),
+                &one,
+            );
+        }
+        let kept = memo.kept.lock().unwrap();
+        assert!(kept.iter().map(|(t, _)| t.len()).sum::<usize>() <= DECODED_TEXT_BYTES);
+        assert!(kept.iter().any(|(t, _)| t.starts_with('7')));
+    }
 
     fn tools(parameters: Value) -> Vec<ChatTool> {
         serde_json::from_value(json!([

@@ -573,7 +573,7 @@ impl Dialect for Messages {
     }
 
     fn decode_request(&self, body: &[u8]) -> Result<Decoded, WireError> {
-        let request: MessagesRequest = serde_json::from_slice(body)
+        let request: MessagesRequest = crate::from_json_bytes(body)
             .map_err(|e| not_json("the request", &String::from_utf8_lossy(body), &e))?;
         request.to_chat()
     }

@@ -38,6 +38,94 @@ pub struct ChatRequest {
     pub extra: Map<String, Value>,
 }
 
+/// Where [`decode_request_keeping_tools`] finds the `tools` of a request it read before:
+/// their exact JSON text (the bytes between `"tools":` and the next key) to their decoded form.
+pub trait ToolsMemo {
+    /// The tools last decoded from exactly `text`, if kept.
+    fn get(&self, text: &str) -> Option<Vec<ChatTool>>;
+    /// `tools`, just decoded from exactly `text`.
+    fn put(&self, text: &str, tools: &[ChatTool]);
+}
+
+/// [`ChatRequest`] as first read by [`decode_request_keeping_tools`]: the same fields, with
+/// `tools` kept as its text.
+#[derive(Deserialize)]
+struct RequestToolsText<'a> {
+    #[serde(default)]
+    model: String,
+    #[serde(default)]
+    messages: Vec<ChatMessage>,
+    #[serde(default, borrow)]
+    tools: Option<&'a serde_json::value::RawValue>,
+    #[serde(default)]
+    tool_choice: Option<Value>,
+    #[serde(default)]
+    parallel_tool_calls: Option<bool>,
+    #[serde(default)]
+    stream: Option<bool>,
+    #[serde(flatten)]
+    extra: Map<String, Value>,
+}
+
+/// `{"tools": …}`: a request's tools decoded from their text at the depth they have in the
+/// request (one object down), so serde_json's nesting limit counts them as it does there.
+#[derive(Deserialize)]
+struct ToolsAlone {
+    tools: Vec<ChatTool>,
+}
+
+/// [`Chat`]'s `decode_request` (the same request, or the same error), with the request's
+/// `tools` taken from `memo` when their exact text was decoded before.
+///
+/// Clients send the same `tools` with every request of a conversation, and decoding them is
+/// most of decoding a request: a `serde_json::Value` for each schema, each object an
+/// `IndexMap` whose keys are hashed (15.0 k of a small request's 21.0 k instructions with one
+/// tool of two properties; a copy of the decoded tools costs 6.8 k; session 39). The request
+/// is read once with `tools` as text; tools not in `memo` are decoded from that text inside a
+/// one-key object (the depth they have in the request) and put in `memo`. Any error falls
+/// back to the whole request's decode, whose error is the one returned.
+pub fn decode_request_keeping_tools(
+    body: &[u8],
+    memo: &dyn ToolsMemo,
+) -> Result<Decoded, WireError> {
+    let whole = || Chat.decode_request(body);
+    let Ok(text) = std::str::from_utf8(body) else {
+        return whole();
+    };
+    let Ok(first) = serde_json::from_str::<RequestToolsText<'_>>(text) else {
+        return whole();
+    };
+    let tools = match first.tools {
+        None => None,
+        Some(raw) => match memo.get(raw.get()) {
+            Some(tools) => Some(tools),
+            None => {
+                let mut alone = String::with_capacity(raw.get().len() + 10);
+                alone.push_str("{\"tools\":");
+                alone.push_str(raw.get());
+                alone.push('}');
+                let Ok(ToolsAlone { tools }) = serde_json::from_str(&alone) else {
+                    return whole();
+                };
+                memo.put(raw.get(), &tools);
+                Some(tools)
+            }
+        },
+    };
+    Ok(Decoded {
+        request: ChatRequest {
+            model: first.model,
+            messages: first.messages,
+            tools,
+            tool_choice: first.tool_choice,
+            parallel_tool_calls: first.parallel_tool_calls,
+            stream: first.stream,
+            extra: first.extra,
+        },
+        ignored: Vec::new(),
+    })
+}
+
 /// One offered tool (`{"type":"function","function":{..}}`; a `custom` tool's
 /// `{"type":"custom","custom":{name, description, format}}` reads into `function`). A tool
 /// of another type (a hosted `{"type": "web_search"}`) may come without either: it reads
@@ -765,7 +853,7 @@ impl Dialect for Chat {
     }
 
     fn decode_request(&self, body: &[u8]) -> Result<Decoded, WireError> {
-        let request = serde_json::from_slice(body)
+        let request = crate::from_json_bytes(body)
             .map_err(|e| not_json("the request", &String::from_utf8_lossy(body), &e))?;
         Ok(Decoded {
             request,
@@ -1416,6 +1504,70 @@ impl StreamEncoder for ChunkWriter {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// A [`ToolsMemo`] keeping every text it is given.
+    #[derive(Default)]
+    struct Kept(std::cell::RefCell<Vec<(String, Vec<ChatTool>)>>);
+
+    impl ToolsMemo for Kept {
+        fn get(&self, text: &str) -> Option<Vec<ChatTool>> {
+            let kept = self.0.borrow();
+            kept.iter().find(|(t, _)| t == text).map(|(_, v)| v.clone())
+        }
+        fn put(&self, text: &str, tools: &[ChatTool]) {
+            self.0.borrow_mut().push((text.to_owned(), tools.to_vec()));
+        }
+    }
+
+    #[test]
+    fn a_request_read_with_its_tools_kept_is_the_request_read_whole() {
+        let deep = format!(
+            r#"{{"model":"m","tools":[{{"type":"function","function":{{"name":"f","parameters":{}1{}}}}}]}}"#,
+            "[".repeat(123),
+            "]".repeat(123)
+        );
+        let deeper = deep.replace("[1]", "[[1]]");
+        let bodies: Vec<&[u8]> = vec![
+            br#"{"model":"m","messages":[{"role":"user","content":"hi"}],"tools":[{"type":"function","function":{"name":"get_weather","parameters":{"type":"object","properties":{"city":{"type":"string"}}}}}],"stream":false,"temperature":0.2}"#,
+            br#"{"model":"m","tools":null}"#,
+            br#"{"model":"m","tools":[]}"#,
+            br#"{"model":"m","tools": [ {"type":"web_search"} ] , "x": [1]}"#,
+            br#"{"tools":[{"type":"function","function":{"name":"a"}}],"model":"m","tools":[]}"#,
+            br#"{"model":"m","tools":[{"type":"function"}]}"#,
+            br#"{"model":"m","tools":[{"type":"function","function":{"parameters":{}}}]}"#,
+            br#"{"model":"m","tools":{"type":"function"}}"#,
+            br#"{"model":"m","tools":[{"type":"function","function":{"name":"a"}}],"messages":5}"#,
+            br#"{"model":"m","tools":[{"type":"function","function":{"name":"a"}}],"messages":[}"#,
+            b"{\"model\":\"m\xff\",\"tools\":[]}",
+            br#"{"model":"m","tools":[{"type":"function","function":{"name":"\u00e9\n"}}]}"#,
+            deep.as_bytes(),
+            deeper.as_bytes(),
+        ];
+        let memo = Kept::default();
+        for round in 0..2 {
+            for body in &bodies {
+                let shown = String::from_utf8_lossy(body);
+                let kept = decode_request_keeping_tools(body, &memo);
+                let whole = Chat.decode_request(body);
+                match (kept, whole) {
+                    (Ok(k), Ok(w)) => assert_eq!(k.request, w.request, "round {round}: {shown}"),
+                    (Err(k), Err(w)) => {
+                        assert_eq!(k.to_string(), w.to_string(), "round {round}: {shown}")
+                    }
+                    (k, w) => panic!("round {round}: {shown}: {:?} / {:?}", k.is_ok(), w.is_ok()),
+                }
+            }
+        }
+        // The deep one decodes (its tools kept), the deeper one is past serde_json's limit.
+        assert!(Chat.decode_request(deep.as_bytes()).is_ok());
+        assert!(Chat.decode_request(deeper.as_bytes()).is_err());
+        assert!(
+            memo.0
+                .borrow()
+                .iter()
+                .any(|(t, _)| t.contains("get_weather"))
+        );
+    }
 
     // Before: `{"type": "web_search"}` was refused as `missing field function`, a parser
     // error where the gateway names the hosted tool (dropped under warn, a 400 under reject).

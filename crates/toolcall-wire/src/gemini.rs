@@ -761,7 +761,7 @@ impl Dialect for Gemini {
     }
 
     fn decode_request(&self, body: &[u8]) -> Result<Decoded, WireError> {
-        let v: Value = serde_json::from_slice(body)
+        let v: Value = crate::from_json_bytes(body)
             .map_err(|e| not_json("the request", &String::from_utf8_lossy(body), &e))?;
         to_chat(&v)
     }

@@ -238,6 +238,18 @@ pub fn excerpt(s: &str, n: usize) -> String {
     }
 }
 
+/// `serde_json::from_slice(body)`, with the same result and the same error, read as a `&str`
+/// when the body is valid UTF-8 (every JSON text is): checked once as a whole, its strings
+/// are then taken without `from_slice` checking each one apart again (about 90 instructions
+/// a string, 2.7 k of a small Chat request's 19 k decode in the running gateway, session
+/// 39). Anything else goes through `from_slice`, which names where its bytes go wrong.
+pub fn from_json_bytes<'de, T: serde::Deserialize<'de>>(body: &'de [u8]) -> serde_json::Result<T> {
+    match std::str::from_utf8(body) {
+        Ok(text) => serde_json::from_str(text),
+        Err(_) => serde_json::from_slice(body),
+    }
+}
+
 pub(crate) fn not_json(what: &'static str, text: &str, e: &serde_json::Error) -> WireError {
     WireError::NotJson {
         what,
@@ -249,6 +261,28 @@ pub(crate) fn not_json(what: &'static str, text: &str, e: &serde_json::Error) ->
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn json_bytes_read_as_from_slice_reads_them() {
+        let bodies: [&[u8]; 10] = [
+            br#"{"model":"m","messages":[{"role":"user","content":"h\u00e9\n\"i\""}]}"#,
+            "{\"a\":\"caf\u{e9} \u{1F600}\"}".as_bytes(),
+            br#"{"a": [1, 2.5, -3, true, null, {"b": "c"}]}"#,
+            br#"{"a": "\ud800"}"#,
+            br#"{"a": "\ud83d\ude00"}"#,
+            b"{\"a\": \"\xff\"}",
+            b"\xef\xbb\xbf{}",
+            br#"{"a": 1,}"#,
+            b"{\"a\": \"tab\there\"}",
+            br#"{"a": 1} x"#,
+        ];
+        for body in bodies {
+            let fast = from_json_bytes::<serde_json::Value>(body).map_err(|e| e.to_string());
+            let slice =
+                serde_json::from_slice::<serde_json::Value>(body).map_err(|e| e.to_string());
+            assert_eq!(fast, slice, "{}", String::from_utf8_lossy(body));
+        }
+    }
 
     #[test]
     fn every_dialect_is_found_by_its_name() {

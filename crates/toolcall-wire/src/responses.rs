@@ -773,7 +773,7 @@ impl Dialect for Responses {
     }
 
     fn decode_request(&self, body: &[u8]) -> Result<Decoded, WireError> {
-        let request: ResponsesRequest = serde_json::from_slice(body)
+        let request: ResponsesRequest = crate::from_json_bytes(body)
             .map_err(|e| not_json("the request", &String::from_utf8_lossy(body), &e))?;
         let ignored = request
             .extra
