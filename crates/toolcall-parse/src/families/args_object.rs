@@ -11,7 +11,7 @@ use toolcall_core::{Diagnostic, Repair};
 
 use crate::FormatId;
 use crate::builder::Draft;
-use crate::family::{Advance, Outcome, RawArgs, ReadCx, Scan, ScanFrom, Scanner, parse_lenient};
+use crate::family::{Advance, Outcome, RawArgs, ReadCx, Scan, ScanFrom, Scanner};
 use crate::scanner::{SERDE_MAX_DEPTH, decode_calls_prefix, decode_prefix};
 
 use super::json::{CallObj, CallsDoc, Key};
@@ -149,16 +149,17 @@ impl ArgsObject {
             },
             Scan::Done(n) => {
                 let end = self.start + n;
-                match parse_lenient(region.get(self.start..end).unwrap_or("")) {
+                // Recalling the last failure: a flood of one broken value reads the same
+                // text once a region.
+                match crate::repair::parse_lenient_recalling(
+                    region.get(self.start..end).unwrap_or(""),
+                ) {
                     Ok((value, repairs)) => ArgsRead::Done {
                         end,
                         value,
                         repairs,
                     },
-                    Err(e) => ArgsRead::Malformed {
-                        end,
-                        error: e.to_string(),
-                    },
+                    Err(error) => ArgsRead::Malformed { end, error },
                 }
             }
         }
