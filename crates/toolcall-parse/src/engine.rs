@@ -2561,6 +2561,45 @@ mod tests {
         }
     }
 
+    #[test]
+    fn declined_fenced_openers_keep_the_text_and_the_call_after_them() {
+        let options = crate::ParseOptions {
+            format: crate::FormatSelection::Auto,
+            ..crate::ParseOptions::default()
+        };
+        for n in [0, 1, 2, 7] {
+            let text = format!(
+                "{}`x` Action: ```json ```y```\nAction: ```json\n[{{\"tool_name\": \"get_weather\", \"parameters\": {{\"city\": \"Paris\"}}}}]\n``` after",
+                "Action: ```json".repeat(n)
+            );
+            let parsed = crate::parse(&text, &options);
+            assert_eq!(parsed.calls.len(), 1, "{n}: {parsed:?}");
+            assert_eq!(
+                parsed.text,
+                format!(
+                    "{}`x` Action: ```json ```y```\n after",
+                    "Action: ```json".repeat(n)
+                ),
+                "{n}"
+            );
+            for size in [1, 3, 16] {
+                let mut stream = crate::StreamParser::new(options.clone());
+                let mut calls = 0;
+                let mut piece = String::new();
+                for c in text.chars() {
+                    piece.push(c);
+                    if piece.len() >= size {
+                        calls += count_finished(&stream.push(&piece));
+                        piece.clear();
+                    }
+                }
+                calls += count_finished(&stream.push(&piece));
+                calls += count_finished(&stream.finish());
+                assert_eq!(calls, 1, "{n} streamed at {size}");
+            }
+        }
+    }
+
     fn count_finished(events: &[StreamEvent]) -> usize {
         events
             .iter()

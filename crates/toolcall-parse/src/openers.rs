@@ -263,16 +263,37 @@ impl Openers {
             .iter()
             .map(|o| {
                 let t = o.text.as_bytes();
-                let n = (1..t.len())
-                    .take_while(|&j| {
-                        // `<` is a fixed stop only as openers' first byte: the scan reads
-                        // it as text where none starts.
-                        t.get(j)
-                            .is_some_and(|b| !matches!(b, b'\n' | b'`' | b'[' | b'{' | b'('))
-                            && !t.get(j..).is_some_and(|rest| trie.may_start(rest))
-                    })
-                    .count();
-                u8::try_from(n).unwrap_or(u8::MAX)
+                // `<` is a fixed stop only as openers' first byte: the scan reads it as
+                // text where none starts.
+                let starts = |j: usize| t.get(j..).is_some_and(|rest| trie.may_start(rest));
+                let mut j = 1;
+                while let Some(&b) = t.get(j) {
+                    if starts(j) {
+                        break;
+                    }
+                    if !matches!(b, b'\n' | b'`' | b'[' | b'{' | b'(') {
+                        j += 1;
+                        continue;
+                    }
+                    // A run of exactly three backticks after the opener's first byte, no
+                    // newline between (so not at a line start: no fence), and followed by
+                    // another of its bytes (so the scan finds the run whole): the scan
+                    // passes them as text (`Action: ```json`, whose ~380-instruction stop
+                    // and bulk skip a declined unit paid).
+                    let triple = b == b'`'
+                        && t.get(j..j + 3) == Some(&b"```"[..])
+                        && t.get(j + 3).is_some_and(|&c| c != b'`')
+                        && t.get(j - 1).is_some_and(|&c| c != b'`')
+                        && t.get(..j)
+                            .is_some_and(|h| h.iter().any(|c| !c.is_ascii_whitespace()))
+                        && !starts(j + 1)
+                        && !starts(j + 2);
+                    if !triple {
+                        break;
+                    }
+                    j += 3;
+                }
+                u8::try_from(j - 1).unwrap_or(u8::MAX)
             })
             .collect();
         let mut firsts: Vec<u8> = list.iter().filter_map(|o| o.text.bytes().next()).collect();
@@ -381,8 +402,10 @@ impl Openers {
 
     /// How many bytes of opener `i` after its first the text scan reads as ordinary text
     /// whatever surrounds them: none is a byte the scan reads as markup of itself (newline,
-    /// backtick, bracket, parenthesis) and no opener may start at any of them (`|start|` of `<|start|>`,
-    /// `function_calls` of `<function_calls>`, whose `f` starts no opener there). Once the
+    /// backtick, bracket, parenthesis; but a run of exactly three backticks inside a line,
+    /// which the scan steps over as text) and no opener may start at any of them (`|start|`
+    /// of `<|start|>`, `function_calls` of `<function_calls>`, whose `f` starts no opener
+    /// there). Once the
     /// region is declined they are passed over with its first byte.
     #[inline]
     pub(crate) fn inert(&self, i: usize) -> usize {
@@ -1105,6 +1128,20 @@ mod tests {
         assert_eq!(find("<tool_ca", true), Some(None));
         assert_eq!(find("<think>x", false), Some(Some("<think>")));
         assert_eq!(find("<b>", false), Some(None));
+    }
+
+    #[test]
+    fn a_backtick_run_inside_a_line_is_inert_and_a_fence_is_not() {
+        let all: Vec<FormatId> = FormatId::all().collect();
+        let o = Openers::build(&all, false, false);
+        let inert = |text: &str| {
+            let i = o.list.iter().position(|x| x.text == text);
+            i.map(|i| o.inert(i))
+        };
+        // `ction: ```json`: the run of three follows `Action: ` on its line.
+        assert_eq!(inert("Action: ```json"), Some(14));
+        // `ction:`: the newline (and the fence at the line start after it) stop it.
+        assert_eq!(inert("Action:\n```json"), Some(6));
     }
 
     /// The longest opener at `pos` by comparing every opener (what the trie replaced).
