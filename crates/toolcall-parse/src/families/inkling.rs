@@ -117,17 +117,33 @@ enum Header {
     No,
 }
 
+/// What every one of [`KINDS`] starts with.
+const KIND_PREFIX: &str = "<|content_";
+
 fn header(s: &str) -> Header {
-    let lt = match s.find('<') {
-        Some(i) => i,
-        None if s.len() <= MAX_NAME && (s.is_empty() || valid_name(s)) => return Header::Partial,
-        None => return Header::No,
+    // A header without a name (a flood of `<|message_model|>`, a kind token) without the
+    // searcher's setup: ~100 instructions a block.
+    let lt = if s.as_bytes().first() == Some(&b'<') {
+        0
+    } else {
+        match s.find('<') {
+            Some(i) => i,
+            None if s.len() <= MAX_NAME && (s.is_empty() || valid_name(s)) => {
+                return Header::Partial;
+            }
+            None => return Header::No,
+        }
     };
     let name = &s[..lt];
     if !name.is_empty() && !valid_name(name) {
         return Header::No;
     }
     let rest = &s[lt..];
+    // No kind starts here, nor may one go on from here: the kinds' one prefix decides at
+    // once (another `<|message_model|>`) instead of twelve compares.
+    if rest.len() >= KIND_PREFIX.len() && !rest.starts_with(KIND_PREFIX) {
+        return Header::No;
+    }
     if let Some(kind) = KINDS.iter().find(|k| rest.starts_with(**k)) {
         return Header::Kind { at: lt, kind };
     }
@@ -254,6 +270,13 @@ fn call(text: &str, end: usize, cx: &mut ReadCx<'_>) -> Advance {
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
+
+    #[test]
+    fn every_kind_starts_with_the_kinds_prefix() {
+        for k in super::KINDS {
+            assert!(k.starts_with(super::KIND_PREFIX), "{k}");
+        }
+    }
     use crate::{detect_template, model_family};
 
     #[test]
