@@ -1622,7 +1622,12 @@ impl<'a> Engine<'a> {
         let Some(o) = self.ctx.openers.get(i) else {
             return;
         };
-        let next = start + o.text.len();
+        self.expect_at(start + o.text.len(), i);
+    }
+
+    /// When opener `i` is the longest opener at `next` whatever follows, it is left in
+    /// `scan_found` for `step_text` (see [`Engine::expect_again`]).
+    fn expect_at(&mut self, next: usize, i: usize) {
         if self
             .ctx
             .openers
@@ -1977,7 +1982,18 @@ impl<'a> Engine<'a> {
                 return Step::Wait;
             }
             // The region is decided: its reader goes.
+            let opener = match &self.mode {
+                Mode::Region {
+                    rest: Rest::Literal { opener, .. },
+                    ..
+                } => Some(*opener),
+                _ => None,
+            };
             self.mode = Mode::Text;
+            // Markup removed, no call: a call's region is not looked after (what a reply's
+            // calls would pay for nothing).
+            let removed =
+                matches!(&advance, Advance::Done { outcome, .. } if outcome.drafts.is_empty());
             match advance {
                 Advance::NotMine => {}
                 Advance::NeedMore => {
@@ -2008,6 +2024,11 @@ impl<'a> Engine<'a> {
                     }
                 }
                 Advance::Text(plain) => self.plain_region(start, plain),
+            }
+            if let (Some(i), true) = (opener, removed) {
+                // Markup that repeats (a flood of `<|message_model|>` headers, each removed):
+                // the next opener found by one compare, not the scan's walk of the trie.
+                self.expect_at(self.pos, i);
             }
             return Step::Continue;
         }
