@@ -97,7 +97,9 @@ pub(crate) static GIGACHAT: Described = Described {
 /// (after blanks), read by the shared open-JSON reader from there; otherwise the separator
 /// alone is removed (it ends the visible message).
 struct TurnReader {
-    call: Option<OpenJsonReader>,
+    /// Boxed: a reader made at every `<|message_sep|>` (most of them ending a message, no
+    /// call) is then two words, not the JSON reader's copy (~60 instructions a separator).
+    call: Option<Box<OpenJsonReader>>,
     max_depth: usize,
 }
 
@@ -117,11 +119,11 @@ impl RegionReader for TurnReader {
         }
         match starts(&after[blanks..], FUNCTION_TURN) {
             Some(true) => {
-                let mut call = OpenJsonReader::new(
+                let mut call = Box::new(OpenJsonReader::new(
                     FormatId::GIGACHAT,
                     MESSAGE_SEP.len() + blanks + FUNCTION_TURN.len(),
                     self.max_depth,
-                );
+                ));
                 let verdict = call.advance(region, is_final, cx);
                 self.call = Some(call);
                 verdict
