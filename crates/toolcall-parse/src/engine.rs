@@ -1472,7 +1472,14 @@ impl<'a> Engine<'a> {
                             continue;
                         }
                     },
-                    Found::No => {}
+                    Found::No => {
+                        if self.ctx.openers.run_passes(b)
+                            && self.buf.as_bytes().get(pos + 1) == Some(&b)
+                        {
+                            self.pass_run(pos, b);
+                            continue;
+                        }
+                    }
                 }
             }
             match b {
@@ -1654,6 +1661,22 @@ impl<'a> Engine<'a> {
             self.pass_ordinary(start, start + 1 + inert);
         }
         self.expect_again(start, i);
+    }
+
+    /// A run of `b` at `pos` ([`crate::openers::Openers::run_passes`], a flood of `<`):
+    /// each byte but its last is followed by `b`, where no opener starts, so all are
+    /// ordinary bytes; the last is left to the scan. Out of line: prose seldom has one.
+    #[inline(never)]
+    fn pass_run(&mut self, pos: usize, b: u8) {
+        let run = self
+            .buf
+            .as_bytes()
+            .get(pos..)
+            .unwrap_or(&[])
+            .iter()
+            .take_while(|&&c| c == b)
+            .count();
+        self.pass_ordinary(pos, pos + run.saturating_sub(1).max(1));
     }
 
     /// Reads `buf[from..to]` as ordinary bytes after the line and identifier state at
@@ -2579,6 +2602,39 @@ mod tests {
             calls += count_finished(&stream.push(&piece));
             calls += count_finished(&stream.finish());
             assert_eq!(calls, 1, "{n} streamed");
+        }
+    }
+
+    #[test]
+    fn a_run_of_lt_keeps_the_call_after_it() {
+        let options = crate::ParseOptions {
+            format: crate::FormatSelection::Auto,
+            ..crate::ParseOptions::default()
+        };
+        for n in [0, 1, 2, 3, 10, 300] {
+            let lts = "<".repeat(n);
+            let text = format!(
+                "a {lts}<tool_call>{{\"name\": \"get_weather\", \"arguments\": {{\"city\": \"Paris\"}}}}</tool_call> {lts}"
+            );
+            let parsed = crate::parse(&text, &options);
+            assert_eq!(parsed.calls.len(), 1, "{n}: {parsed:?}");
+            assert_eq!(parsed.calls[0].origin.span.start, 2 + n, "{n}");
+            assert_eq!(parsed.text, format!("a {lts} {lts}"), "{n}");
+            for size in [1, 2, 7] {
+                let mut stream = crate::StreamParser::new(options.clone());
+                let mut calls = 0;
+                let mut piece = String::new();
+                for c in text.chars() {
+                    piece.push(c);
+                    if piece.len() >= size {
+                        calls += count_finished(&stream.push(&piece));
+                        piece.clear();
+                    }
+                }
+                calls += count_finished(&stream.push(&piece));
+                calls += count_finished(&stream.finish());
+                assert_eq!(calls, 1, "{n} streamed at {size}");
+            }
         }
     }
 

@@ -133,6 +133,8 @@ pub(crate) struct Openers {
     pub line: Vec<LineOpener>,
     /// First bytes of the line-start openers, in both ASCII cases.
     line_first: [bool; 256],
+    /// [`Openers::run_passes`].
+    runs: [bool; 256],
     /// Openers that end an open reasoning block ([`Family::ends_reasoning`]); empty
     /// when calls are never taken (`reasoning_only`).
     pub ends_reasoning: Vec<&'static str>,
@@ -304,6 +306,20 @@ impl Openers {
             line_first[usize::from(b.to_ascii_lowercase())] = true;
             line_first[usize::from(b.to_ascii_uppercase())] = true;
         }
+        let runs = std::array::from_fn(|b| {
+            let Ok(b) = u8::try_from(b) else { return false };
+            let node = trie.root[usize::from(b)];
+            node != 0
+                && !trie.follows(b, b)
+                && trie
+                    .nodes
+                    .get(node as usize)
+                    .is_some_and(|n| n.opener == NO_OPENER)
+                && !matches!(b, b'\n' | b'`' | b'[' | b'{' | b'(' | b' ' | b'\t' | b'\r')
+                && !line_first[usize::from(b)]
+                // Not a name's byte: prose's letters that start openers are not asked.
+                && !(b.is_ascii_alphanumeric() || b == b'_')
+        });
         let mut ends_reasoning: Vec<&'static str> = Vec::new();
         for (_, fam) in line_families {
             for e in fam.ends_reasoning() {
@@ -323,6 +339,7 @@ impl Openers {
             firsts,
             line,
             line_first,
+            runs,
         }
     }
 
@@ -354,6 +371,17 @@ impl Openers {
         self.list
             .iter()
             .any(|o| matches!(o.action, Action::Region(_)) && s.starts_with(o.text))
+    }
+
+    /// Whether a run of `b` is text up to its last byte: `b` starts openers (a stop) but
+    /// none is `b` alone and none goes on with another `b`, so the text scan finds none at a
+    /// `b` followed by `b`; and the scan reads `b` as an ordinary byte (no newline, blank,
+    /// backtick, bracket, parenthesis, nor a line-start opener's first byte), and it is no
+    /// name's byte (ASCII letters, digits, `_`: prose's doubled letters are not asked). A
+    /// flood of `<` then costs no opener lookup a byte.
+    #[inline]
+    pub(crate) fn run_passes(&self, b: u8) -> bool {
+        self.runs[usize::from(b)]
     }
 
     /// Whether a line-start opener can start with `b`.
