@@ -318,7 +318,8 @@ impl Openers {
                 && !matches!(b, b'\n' | b'`' | b'[' | b'{' | b'(' | b' ' | b'\t' | b'\r')
                 && !line_first[usize::from(b)]
                 // Not a name's byte: prose's letters that start openers are not asked.
-                && !(b.is_ascii_alphanumeric() || b == b'_')
+                && !b.is_ascii_alphanumeric()
+                && b != b'_'
         });
         let mut ends_reasoning: Vec<&'static str> = Vec::new();
         for (_, fam) in line_families {
