@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{chars, chunk, streamed};
+use common::{chars, chunk, fixture, streamed};
 use serde_json::Value;
 use toolcall_parse::{FormatSelection, Limits, ParseOptions, parse};
 
@@ -15,70 +15,20 @@ fn lists(n: usize) -> String {
     format!("{}1{}", "[".repeat(n), "]".repeat(n))
 }
 
-/// A call to `f` with arguments `{"a": <n lists>}` as each family's template writes it.
-fn calls(n: usize) -> Vec<(&'static str, String)> {
-    let args = format!("{{\"a\": {}}}", lists(n));
-    vec![
-        (
-            "hermes",
-            format!("<tool_call>{{\"name\": \"f\", \"arguments\": {args}}}</tool_call>"),
-        ),
-        (
-            "json",
-            format!("{{\"name\": \"f\", \"arguments\": {args}}}"),
-        ),
-        ("mistral", format!("[TOOL_CALLS]f[ARGS]{args}")),
-        (
-            "llama",
-            format!("<|python_tag|>{{\"name\": \"f\", \"parameters\": {args}}}"),
-        ),
-        (
-            "tool_calls_tag",
-            format!("<tool_calls>[{{\"name\": \"f\", \"arguments\": {args}}}]</tool_calls>"),
-        ),
-        (
-            "internlm",
-            format!(
-                "<|action_start|><|plugin|>{{\"name\": \"f\", \"parameters\": {args}}}<|action_end|>"
-            ),
-        ),
-        (
-            "cohere",
-            format!(
-                "<|START_ACTION|>[{{\"tool_name\": \"f\", \"parameters\": {args}}}]<|END_ACTION|>"
-            ),
-        ),
-        (
-            "gpt_oss",
-            format!(
-                "<|start|>assistant<|channel|>commentary to=functions.f <|constrain|>json<|message|>{args}<|call|>"
-            ),
-        ),
-        (
-            "kimi_k2",
-            format!(
-                "<|tool_calls_section_begin|><|tool_call_begin|>functions.f:0<|tool_call_argument_begin|>{args}<|tool_call_end|><|tool_calls_section_end|>"
-            ),
-        ),
-        (
-            "deepseek_v3_1",
-            format!(
-                "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>f<｜tool▁sep｜>{args}<｜tool▁call▁end｜><｜tool▁calls▁end｜>"
-            ),
-        ),
-        (
-            "gemma4",
-            format!("<|tool_call>call:f{{a:{}}}<tool_call|>", lists(n)),
-        ),
-        (
-            "functiongemma",
-            format!(
-                "<start_function_call>call:f{{a:{}}}<end_function_call>",
-                lists(n)
-            ),
-        ),
-        ("pythonic", format!("[f(a={})]", lists(n))),
-    ]
+/// A call to `f` with arguments `{"a": <n lists>}` as each family's template writes it
+/// (`tests/fixtures/nesting/calls.txt`).
+fn calls(n: usize) -> Vec<(String, String)> {
+    let lists = lists(n);
+    let args = format!("{{\"a\": {lists}}}");
+    fixture("nesting/calls.txt")
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.is_empty())
+        .map(|l| {
+            let (family, text) = l.split_once('\t').expect("FAMILY<tab>TEXT");
+            let text = text.replace("@ARGS@", &args).replace("@LISTS@", &lists);
+            (family.to_owned(), text)
+        })
+        .collect()
 }
 
 fn depth(v: &Value) -> usize {
@@ -91,11 +41,12 @@ fn depth(v: &Value) -> usize {
 
 #[test]
 fn every_family_keeps_the_nesting_bound_one_shot_and_streamed() {
+    assert!(calls(0).len() >= 13, "the fixture lists every family below");
     for max_depth in [3_usize, 5, 8] {
         for n in 0..max_depth + 3 {
             for (family, text) in calls(n) {
                 let unbounded = ParseOptions {
-                    format: FormatSelection::Only(family.into()),
+                    format: FormatSelection::Only(family.as_str().into()),
                     ..ParseOptions::default()
                 };
                 assert_eq!(parse(&text, &unbounded).calls.len(), 1, "{family}: {text}");

@@ -1485,6 +1485,16 @@ mod tests {
     /// `max_depth`, every family that reads ahead gives what the search and the body read
     /// give, for arguments nested within and past the bound. (Streams against one-shot, and
     /// the bound itself, are `tests/nesting_bound.rs`'s.)
+    /// The families whose JSON blocks are read ahead one-shot.
+    const READS_AHEAD: [&str; 6] = [
+        "tool_calls_tag",
+        "internlm",
+        "cohere",
+        "gpt_oss",
+        "deepseek_v3_1",
+        "gemma4",
+    ];
+
     #[test]
     fn read_ahead_keeps_the_depth_bound() {
         use super::assert_read_ahead_equals_search;
@@ -1498,44 +1508,16 @@ mod tests {
                 depth + 1,
                 depth + 4,
             ] {
-                let args = format!("{{\"a\": {}}}", nested(n));
-                let families = [
-                    (
-                        "tool_calls_tag",
-                        format!(
-                            "<tool_calls>[{{\"name\": \"f\", \"arguments\": {args}}}]</tool_calls>"
-                        ),
-                    ),
-                    (
-                        "internlm",
-                        format!(
-                            "<|action_start|><|plugin|>{{\"name\": \"f\", \"parameters\": {args}}}<|action_end|>"
-                        ),
-                    ),
-                    (
-                        "cohere",
-                        format!(
-                            "<|START_ACTION|>[{{\"tool_name\": \"f\", \"parameters\": {args}}}]<|END_ACTION|>"
-                        ),
-                    ),
-                    (
-                        "gpt_oss",
-                        format!(
-                            "<|start|>assistant<|channel|>commentary to=functions.f <|constrain|>json<|message|>{args}<|call|>"
-                        ),
-                    ),
-                    (
-                        "deepseek_v3_1",
-                        format!(
-                            "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>f<｜tool▁sep｜>{args}<｜tool▁call▁end｜><｜tool▁calls▁end｜>"
-                        ),
-                    ),
-                    (
-                        "gemma4",
-                        format!("<|tool_call>call:f{{a:{}}}<tool_call|>", nested(n)),
-                    ),
-                ];
+                let (lists, args) = (nested(n), format!("{{\"a\": {}}}", nested(n)));
+                // The families that read ahead, as `tests/nesting_bound.rs` writes them.
+                let families = include_str!("../../tests/fixtures/nesting/calls.txt")
+                    .lines()
+                    .filter_map(|l| l.split_once('\t'))
+                    .filter(|(f, _)| READS_AHEAD.contains(f))
+                    .map(|(f, t)| (f, t.replace("@ARGS@", &args).replace("@LISTS@", &lists)));
+                let mut read = 0;
                 for (family, text) in families {
+                    read += 1;
                     // Each text is a call of its family (with the default bound).
                     let whole = ParseOptions {
                         format: FormatSelection::Only(family.into()),
@@ -1554,6 +1536,11 @@ mod tests {
                     let context = format!("{family} max_depth {depth}");
                     assert_read_ahead_equals_search(&text, &o, &context);
                 }
+                assert_eq!(
+                    read,
+                    READS_AHEAD.len(),
+                    "every family that reads ahead is listed"
+                );
             }
         }
     }

@@ -307,6 +307,28 @@ enum Live {
 }
 
 impl Live {
+    /// The block closed with `drafts`, its body `region[..body_end]`: the stream sends what
+    /// it has not yet sent of them.
+    #[allow(clippy::too_many_arguments)]
+    fn finish(
+        &mut self,
+        region: &str,
+        body_end: usize,
+        lead: &Option<LeadName>,
+        drafts: &[Draft],
+        span: Range<usize>,
+        o: &mut Outcome,
+        cx: &mut ReadCx<'_>,
+    ) {
+        match self {
+            Live::Params(live) => live.finish(drafts, span, o, cx),
+            Live::Stream(live) => {
+                let upto = region.get(..body_end).unwrap_or("");
+                live.finish(upto, lead_name(lead, region), drafts, span, o, cx)
+            }
+        }
+    }
+
     fn calls(&self) -> usize {
         match self {
             Live::Params(l) => l.calls,
@@ -1801,20 +1823,7 @@ impl RegionReader for BlockReader {
                 {
                     let drafts = std::mem::take(&mut o.drafts);
                     let span = cx.span(0, end);
-                    match live {
-                        Live::Params(live) => live.finish(&drafts, span, &mut o, cx),
-                        Live::Stream(live) => {
-                            let upto = region.get(..body_end).unwrap_or("");
-                            live.finish(
-                                upto,
-                                lead_name(&self.lead_name, region),
-                                &drafts,
-                                span,
-                                &mut o,
-                                cx,
-                            )
-                        }
-                    }
+                    live.finish(region, body_end, &self.lead_name, &drafts, span, &mut o, cx);
                     o.drafts = drafts;
                 }
                 return Advance::Done { end, outcome: o };
@@ -1954,20 +1963,8 @@ impl BlockReader {
         );
         cut_call.span = cx.span(b.open.len() + whole, end);
         drafts.push(cut_call);
-        match self.live.as_mut().filter(|l| l.calls() > 0) {
-            Some(Live::Params(live)) => live.finish(&drafts, span, &mut o, cx),
-            Some(Live::Stream(live)) => {
-                let upto = region.get(..body_end).unwrap_or("");
-                live.finish(
-                    upto,
-                    lead_name(&self.lead_name, region),
-                    &drafts,
-                    span,
-                    &mut o,
-                    cx,
-                )
-            }
-            None => {}
+        if let Some(live) = self.live.as_mut().filter(|l| l.calls() > 0) {
+            live.finish(region, body_end, &self.lead_name, &drafts, span, &mut o, cx);
         }
         o.text = cut.to_owned();
         o.drafts = drafts;
