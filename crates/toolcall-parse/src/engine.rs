@@ -1365,31 +1365,36 @@ impl<'a> Engine<'a> {
             |i| self.plain_stop(i, &mut found),
         );
         self.scan_found = found;
-        let n = end - from;
-        let run = &rest[..n];
-        // Trailing name bytes decide `ident_start`; everything before them reset it.
+        self.ident_start = self.ident_after(&rest[..end - from], from);
+        self.pos = end;
+    }
+
+    /// `ident_start` after `run`, the ordinary bytes from `from`, as `ordinary_byte` would
+    /// leave it byte by byte: the trailing name bytes decide it, everything before them
+    /// reset it.
+    #[inline(always)]
+    fn ident_after(&self, run: &[u8], from: usize) -> Option<usize> {
+        let (n, end) = (run.len(), from + run.len());
         let trailing = run
             .iter()
             .rev()
             .take_while(|&&b| NAME_BYTES[usize::from(b)])
             .count();
-        self.ident_start = if trailing == 0 {
-            None
+        if trailing == 0 {
+            return None;
+        }
+        let r = if trailing == n {
+            self.ident_start.unwrap_or(from)
         } else {
-            let r = if trailing == n {
-                self.ident_start.unwrap_or(from)
-            } else {
-                end - trailing
-            };
-            // The byte loop restarts a name after 256 bytes: the last restart point.
-            let last = end - 1;
-            Some(if last - r < 257 {
-                r
-            } else {
-                r + (last - r) / 257 * 257
-            })
+            end - trailing
         };
-        self.pos = end;
+        // The byte loop restarts a name after 256 bytes: the last restart point.
+        let last = end - 1;
+        Some(if last - r < 257 {
+            r
+        } else {
+            r + (last - r) / 257 * 257
+        })
     }
 
     /// Whether the stop byte at `pos`, inside a run `skip_plain` scans (so `pos - 1` is a
@@ -1685,29 +1690,8 @@ impl<'a> Engine<'a> {
     fn pass_ordinary(&mut self, from: usize, to: usize) {
         let to = to.min(self.buf.len()).max(from);
         let passed = self.buf.as_bytes().get(from..to).unwrap_or(&[]);
-        let n = passed.len();
-        let trailing = passed
-            .iter()
-            .rev()
-            .take_while(|&&b| NAME_BYTES[usize::from(b)])
-            .count();
-        self.ident_start = if trailing == 0 {
-            None
-        } else {
-            let r = if trailing == n {
-                self.ident_start.unwrap_or(from)
-            } else {
-                to - trailing
-            };
-            // The byte loop restarts a name after 256 bytes: the last restart point.
-            let last = to - 1;
-            Some(if last - r < 257 {
-                r
-            } else {
-                r + (last - r) / 257 * 257
-            })
-        };
-        if n > 0 {
+        self.ident_start = self.ident_after(passed, from);
+        if !passed.is_empty() {
             self.line_start = false;
         }
         self.pos = to;
