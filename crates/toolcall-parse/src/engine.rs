@@ -2573,19 +2573,7 @@ mod tests {
             assert_eq!(parsed.calls.len(), 1, "{n}: {parsed:?}");
             assert_eq!(parsed.calls[0].origin.span.start, n, "{n}");
             assert_eq!(parsed.text, format!("{} after", ">".repeat(n)), "{n}");
-            let mut stream = crate::StreamParser::new(options.clone());
-            let mut calls = 0;
-            let mut piece = String::new();
-            for c in text.chars() {
-                piece.push(c);
-                if piece.len() >= 7 {
-                    calls += count_finished(&stream.push(&piece));
-                    piece.clear();
-                }
-            }
-            calls += count_finished(&stream.push(&piece));
-            calls += count_finished(&stream.finish());
-            assert_eq!(calls, 1, "{n} streamed");
+            assert_eq!(finished_in_pushes(&text, &options, 7), 1, "{n} streamed");
         }
     }
 
@@ -2605,18 +2593,7 @@ mod tests {
             assert_eq!(parsed.calls[0].origin.span.start, 2 + n, "{n}");
             assert_eq!(parsed.text, format!("a {lts} {lts}"), "{n}");
             for size in [1, 2, 7] {
-                let mut stream = crate::StreamParser::new(options.clone());
-                let mut calls = 0;
-                let mut piece = String::new();
-                for c in text.chars() {
-                    piece.push(c);
-                    if piece.len() >= size {
-                        calls += count_finished(&stream.push(&piece));
-                        piece.clear();
-                    }
-                }
-                calls += count_finished(&stream.push(&piece));
-                calls += count_finished(&stream.finish());
+                let calls = finished_in_pushes(&text, &options, size);
                 assert_eq!(calls, 1, "{n} streamed at {size}");
             }
         }
@@ -2644,21 +2621,27 @@ mod tests {
                 "{n}"
             );
             for size in [1, 3, 16] {
-                let mut stream = crate::StreamParser::new(options.clone());
-                let mut calls = 0;
-                let mut piece = String::new();
-                for c in text.chars() {
-                    piece.push(c);
-                    if piece.len() >= size {
-                        calls += count_finished(&stream.push(&piece));
-                        piece.clear();
-                    }
-                }
-                calls += count_finished(&stream.push(&piece));
-                calls += count_finished(&stream.finish());
+                let calls = finished_in_pushes(&text, &options, size);
                 assert_eq!(calls, 1, "{n} streamed at {size}");
             }
         }
+    }
+
+    /// Calls finished when `text` is streamed in pushes of at least `size` bytes (whole
+    /// characters).
+    fn finished_in_pushes(text: &str, options: &crate::ParseOptions, size: usize) -> usize {
+        let mut stream = crate::StreamParser::new(options.clone());
+        let mut calls = 0;
+        let mut piece = String::new();
+        for c in text.chars() {
+            piece.push(c);
+            if piece.len() >= size {
+                calls += count_finished(&stream.push(&piece));
+                piece.clear();
+            }
+        }
+        calls += count_finished(&stream.push(&piece));
+        calls + count_finished(&stream.finish())
     }
 
     fn count_finished(events: &[StreamEvent]) -> usize {

@@ -15,6 +15,18 @@ pub const MAX_DEPTH: usize = 32;
 /// The replacement for a value nested deeper than [`MAX_DEPTH`].
 pub const TOO_DEEP: &str = "[TOO DEEP]";
 
+/// Words that make a key a secret wherever they occur in it.
+const CONTAINS: [&str; 8] = [
+    "api_key",
+    "apikey",
+    "password",
+    "passwd",
+    "secret",
+    "authorization",
+    "credential",
+    "private_key",
+];
+
 /// Whether a key names a secret.
 pub fn is_secret_key(key: &str) -> bool {
     let k: String = key
@@ -27,16 +39,6 @@ pub fn is_secret_key(key: &str) -> bool {
             }
         })
         .collect();
-    const CONTAINS: [&str; 8] = [
-        "api_key",
-        "apikey",
-        "password",
-        "passwd",
-        "secret",
-        "authorization",
-        "credential",
-        "private_key",
-    ];
     // `token` only as the key's last word, so `max_tokens` stays readable.
     CONTAINS.iter().any(|s| contains(&k, s)) || k.ends_with("token") || k == "auth" || k == "cookie"
 }
@@ -195,14 +197,7 @@ mod tests {
             ("secretsecret", true),
         ];
         for (key, is_secret) in keys {
-            for needle in [
-                "api_key",
-                "apikey",
-                "password",
-                "passwd",
-                "secret",
-                "authorization",
-            ] {
+            for needle in CONTAINS {
                 assert_eq!(
                     contains(key, needle),
                     key.contains(needle),
