@@ -63,6 +63,13 @@
 //!    - optional: `when_chosen` markup read only when the family is chosen by `--format` or
 //!      a model's name, never in auto mode ([`WhenChosen`]: reasoning markers, tokens to
 //!      strip, a reply starting inside the `<think>` its template opened),
+//!    - optional, for speed on text that only looks like markup: `declines` (an `Own`
+//!      body's; the shared body kinds have their own) answers that a region is not this
+//!      family's before a reader is built, and `declined_run` how many of the positions
+//!      after a declined one that hold the same opener are declined too (Functionary
+//!      v3.2's `>>>>>>`), so a flood of the opener is passed at once. Both must say only
+//!      what the reader would (`declining_families_readers_say_not_mine` and
+//!      `declined_runs_are_declined_positions` check every family).
 //!    - optional: `strip` tokens (end-of-turn tokens removed from the text),
 //!      `instructions` + `example_call` for text mode (the system prompt rendered by
 //!      [`crate::render_prompt`]).
