@@ -383,6 +383,19 @@ impl FailedScan {
 
 use crate::families::json::{CallsDoc, Decoded};
 
+/// A blank between JSON tokens (`serde_json` takes these four; `is_ascii_whitespace`
+/// also takes a form feed).
+#[inline]
+pub(crate) fn is_json_blank(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\n' | b'\r')
+}
+
+/// How many JSON blanks `bytes` starts with.
+#[inline]
+pub(crate) fn json_blanks(bytes: &[u8]) -> usize {
+    bytes.iter().take_while(|&&b| is_json_blank(b)).count()
+}
+
 /// Deepest nesting `serde_json` decodes (its recursion limit refuses a 128th level).
 pub(crate) const SERDE_MAX_DEPTH: usize = 127;
 
@@ -417,10 +430,7 @@ fn may_decode(region: &str, max_depth: usize) -> bool {
     // What may follow the bracket (after blanks) in JSON: a key or `}`, a value or `]`.
     // Anything else fails the decode at once; checked here, a region of broken markup (a
     // flood of `[TOOL_CALLS]`) costs no decode error (an allocation and its position).
-    let next = bytes
-        .iter()
-        .skip(1)
-        .find(|b| !matches!(b, b' ' | b'\t' | b'\n' | b'\r'));
+    let next = bytes.iter().skip(1).find(|&&b| !is_json_blank(b));
     match (open, next) {
         (_, None) => true,
         (b'{', Some(b)) => matches!(b, b'"' | b'}'),
@@ -460,7 +470,7 @@ pub(crate) fn decode_calls_prefix(region: &str, max_depth: usize) -> Option<(usi
 /// Whether the first object of `region` (`{` or `[{`) opens with a key a call object has
 /// (unescaped): only then is the typed decode of [`decode_calls_prefix`] tried.
 fn first_key_is_a_call_key(region: &str) -> bool {
-    let blank = |b: &u8| matches!(b, b' ' | b'\t' | b'\n' | b'\r');
+    let blank = |b: &u8| is_json_blank(*b);
     let mut rest = region.as_bytes();
     if let Some((b'[', tail)) = rest.split_first() {
         rest = tail;

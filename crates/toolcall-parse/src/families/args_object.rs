@@ -12,7 +12,7 @@ use toolcall_core::{Diagnostic, Repair};
 use crate::FormatId;
 use crate::builder::Draft;
 use crate::family::{Advance, Outcome, RawArgs, ReadCx, Scan, ScanFrom, Scanner};
-use crate::scanner::{SERDE_MAX_DEPTH, decode_calls_prefix, decode_prefix};
+use crate::scanner::{SERDE_MAX_DEPTH, decode_calls_prefix, decode_prefix, is_json_blank};
 
 use super::json::{CallObj, CallsDoc, Key};
 use super::tags::{BlockStream, MAX_LEAD};
@@ -780,12 +780,6 @@ impl LiveList {
     pub fn quiet(&self) -> bool {
         self.stopped || !matches!(self.state, ListState::Start | ListState::Args { .. })
     }
-}
-
-/// A blank between JSON tokens (`serde_json` takes these four; `is_ascii_whitespace`
-/// also takes a form feed).
-fn is_json_blank(b: u8) -> bool {
-    matches!(b, b' ' | b'\t' | b'\n' | b'\r')
 }
 
 /// The keys of an entry's prefix that [`probe_entry`] read (`{` to the arguments' `{`

@@ -148,17 +148,12 @@ fn ahead(
         }
         let from = sep + SEP.len();
         let args = rest.get(from..)?;
-        let lead = args.len() - args.trim_start_matches([' ', '\t', '\n', '\r']).len();
+        let lead = crate::scanner::json_blanks(args.as_bytes());
         let json = args.get(lead..).filter(|j| j.starts_with('{'))?;
         let mut docs = serde_json::Deserializer::from_str(json).into_iter::<Value>();
         let value = docs.next()?.ok()?;
         let end = from + lead + docs.byte_offset();
-        let blanks = rest
-            .as_bytes()
-            .get(end..)?
-            .iter()
-            .take_while(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r'))
-            .count();
+        let blanks = crate::scanner::json_blanks(rest.as_bytes().get(end..)?);
         let e = end + blanks;
         if find_from(rest, CALL_END, 0) != Some(e) {
             return None;

@@ -990,7 +990,7 @@ static WAKES: [Wake; 2] = live_wakes(CLOSE);
 
 /// JSON whitespace only, as [`direct`] skips it.
 fn json_blank(s: &str) -> bool {
-    s.bytes().all(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r'))
+    s.bytes().all(crate::scanner::is_json_blank)
 }
 
 /// Types the top-level string values of `args` as text written in markup

@@ -287,12 +287,7 @@ fn read_ahead(after: &str, close: &str, format: FormatId) -> Option<(usize, Vec<
     if find_from(json, END, 0).is_some() {
         return None;
     }
-    let blanks = text
-        .as_bytes()
-        .get(json.len()..)?
-        .iter()
-        .take_while(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r'))
-        .count();
+    let blanks = crate::scanner::json_blanks(text.as_bytes().get(json.len()..)?);
     let end = from + json.len() + blanks;
     if !after.get(end..)?.starts_with(close) {
         return None;

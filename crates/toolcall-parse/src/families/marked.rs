@@ -87,12 +87,7 @@ pub(crate) fn json_body(
 /// `tags::CloseOutsideStrings` ends the block.
 fn close_after_json(after: &str, json: usize, close: &str) -> Option<usize> {
     debug_assert!(reads_ahead(close));
-    let blanks = after
-        .as_bytes()
-        .get(json..)?
-        .iter()
-        .take_while(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r'))
-        .count();
+    let blanks = crate::scanner::json_blanks(after.as_bytes().get(json..)?);
     let end = json + blanks;
     after.get(end..)?.starts_with(close).then_some(end)
 }
