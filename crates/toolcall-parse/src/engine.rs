@@ -1559,12 +1559,19 @@ impl<'a> Engine<'a> {
                     return Step::Continue;
                 }
                 b'[' if self.array_formats() => {
+                    // Inside a run of brackets (a flood of `[`): passed at once.
+                    if is_bracket_run(self.buf.as_bytes(), pos) && self.pass_brackets(pos) {
+                        continue;
+                    }
                     let plausible = array_start_plausible(&self.buf.as_bytes()[pos..], is_final);
                     if let Some(step) = self.open_plain_json(pos, plausible) {
                         return step;
                     }
                 }
                 b'{' if self.object_formats() => {
+                    if is_bracket_run(self.buf.as_bytes(), pos) && self.pass_brackets(pos) {
+                        continue;
+                    }
                     let plausible = object_start_plausible(&self.buf.as_bytes()[pos..], is_final);
                     if let Some(step) = self.open_plain_json(pos, plausible) {
                         return step;
@@ -1682,6 +1689,66 @@ impl<'a> Engine<'a> {
             .take_while(|&&c| c == b)
             .count();
         self.pass_ordinary(pos, pos + run.saturating_sub(1).max(1));
+    }
+
+    /// A run of brackets (`[` and `{`) at `pos` of at least three (JSON's `[{"` is not one),
+    /// with no opener at any of its bytes but
+    /// the last ([`crate::openers::Openers::brackets_free`]): its bytes are read here as
+    /// `step_text` would read them, up to the first it cannot decide; `false` when that is
+    /// `pos` (nothing passed). Each byte but the run's last is followed by a bracket, so a
+    /// `{` there is no object start (`object_start_plausible`) and is an ordinary byte; a
+    /// `[` there opens a bare JSON region, which is provably abandoned as text when the
+    /// run goes on past the nesting bound from it: its scan pushes every bracket and fails
+    /// as too deep at the one after `max_depth` (the decode before it fails as deep), with
+    /// no diagnostic (no quote for `looks_like_call`, no `[NAME(`), leaving its first byte
+    /// as text and `max_depth` bytes charged to the rescan budget, as done here. A `[`
+    /// that the run does not go on past the bound from is left to the scan (its region is
+    /// read). Out of line: prose seldom has a run of brackets.
+    #[inline(never)]
+    fn pass_brackets(&mut self, pos: usize) -> bool {
+        let bytes = self.buf.as_bytes();
+        let Some(&first) = bytes.get(pos) else {
+            return false;
+        };
+        if !self.ctx.openers.brackets_free()
+            || (self.line_start && self.ctx.openers.line_first(first))
+        {
+            return false;
+        }
+        let end = pos
+            + bytes
+                .get(pos..)
+                .unwrap_or(&[])
+                .iter()
+                .take_while(|&&c| c == b'[' || c == b'{')
+                .count();
+        let max_depth = self.ctx.limits.max_depth;
+        let mut q = pos;
+        // The run's last byte (followed by something else, or by nothing yet) is the scan's.
+        while q + 1 < end {
+            if self.buf.as_bytes().get(q) == Some(&b'[') && self.array_formats() {
+                if max_depth == 0 || q + max_depth >= end {
+                    break;
+                }
+                // The abandoned region's charge; text before it is sent before the warning
+                // that may come with it, as the region's start would have sent it.
+                let budget = self
+                    .received
+                    .saturating_mul(RESCAN_FACTOR)
+                    .saturating_add(RESCAN_BASE);
+                if self.rescanned.saturating_add(max_depth) > budget {
+                    self.emit_text(q);
+                }
+                self.charge_rescan(q + 1, q + 1 + max_depth, q);
+            }
+            q += 1;
+        }
+        if q == pos {
+            return false;
+        }
+        self.announced.clear();
+        self.pass_ordinary(pos, q);
+        true
     }
 
     /// Reads `buf[from..to]` as ordinary bytes after the line and identifier state at
@@ -2325,6 +2392,16 @@ impl<'a> Engine<'a> {
         self.labels.extend(labels);
         Step::Continue
     }
+}
+
+/// Whether the bytes at `pos + 1` and `pos + 2` are brackets (`[` or `{`): the cheap test
+/// before [`Engine::pass_brackets`].
+#[inline(always)]
+fn is_bracket_run(bytes: &[u8], pos: usize) -> bool {
+    matches!(
+        bytes.get(pos + 1..pos + 3),
+        Some([b'[' | b'{', b'[' | b'{'])
+    )
 }
 
 #[cfg(test)]

@@ -135,6 +135,8 @@ pub(crate) struct Openers {
     line_first: [bool; 256],
     /// [`Openers::run_passes`].
     runs: [bool; 256],
+    /// [`Openers::brackets_free`].
+    brackets_free: bool,
     /// Openers that end an open reasoning block ([`Family::ends_reasoning`]); empty
     /// when calls are never taken (`reasoning_only`).
     pub ends_reasoning: Vec<&'static str>,
@@ -321,6 +323,17 @@ impl Openers {
                 && !b.is_ascii_alphanumeric()
                 && b != b'_'
         });
+        // No opener at a bracket followed by a bracket (`[[`, `[{`, `{[`, `{{`).
+        let brackets_free = [b'[', b'{'].iter().all(|&x| {
+            let node = trie.root[usize::from(x)];
+            node == 0
+                || (!trie.follows(x, b'[')
+                    && !trie.follows(x, b'{')
+                    && trie
+                        .nodes
+                        .get(node as usize)
+                        .is_some_and(|n| n.opener == NO_OPENER))
+        });
         let mut ends_reasoning: Vec<&'static str> = Vec::new();
         for (_, fam) in line_families {
             for e in fam.ends_reasoning() {
@@ -341,6 +354,7 @@ impl Openers {
             line,
             line_first,
             runs,
+            brackets_free,
         }
     }
 
@@ -383,6 +397,14 @@ impl Openers {
     #[inline]
     pub(crate) fn run_passes(&self, b: u8) -> bool {
         self.runs[usize::from(b)]
+    }
+
+    /// Whether no opener starts at a `[` or `{` followed by a `[` or `{`: inside a run of
+    /// brackets the scan then finds no opener at any byte but the run's last
+    /// (`Engine::pass_brackets`).
+    #[inline]
+    pub(crate) fn brackets_free(&self) -> bool {
+        self.brackets_free
     }
 
     /// Whether a line-start opener can start with `b`.

@@ -491,16 +491,17 @@ fn first_key_is_a_call_key(region: &str) -> bool {
     let Some((b'"', rest)) = rest.split_first() else {
         return false;
     };
-    [
-        "name\"",
-        "arguments\"",
-        "parameters\"",
-        "id\"",
-        "call_id\"",
-        "type\"",
-    ]
-    .iter()
-    .any(|k| rest.starts_with(k.as_bytes()))
+    // One compare by the first byte (the keys start with different letters).
+    let key: &[u8] = match rest.first() {
+        Some(b'n') => b"name\"",
+        Some(b'a') => b"arguments\"",
+        Some(b'p') => b"parameters\"",
+        Some(b'i') => b"id\"",
+        Some(b'c') => b"call_id\"",
+        Some(b't') => b"type\"",
+        _ => return false,
+    };
+    rest.starts_with(key)
 }
 
 /// Offsets of the top-level `sep` bytes in `s` (outside strings, comments and brackets).
