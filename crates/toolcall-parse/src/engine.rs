@@ -38,7 +38,8 @@ use crate::fallback;
 use crate::families::bare_json::BareJsonReader;
 use crate::families::call_syntax::is_name_byte;
 use crate::family::{
-    Advance, LiveEvent, Plain, ReadCx, RegionReader, Suffix, THINK, Wake, read_suffix,
+    Advance, LiveEvent, Message, NameMemo, Note, Pieces, Plain, ReadCx, RegionReader, Suffix,
+    THINK, Wake, read_suffix,
 };
 use crate::openers::{Action, Found};
 use crate::scanner::{FailedScan, array_start_plausible, object_start_plausible};
@@ -322,6 +323,17 @@ impl Kind {
     }
 }
 
+/// Whether the pieces `p` (offsets into `region`) write what the pieces `q` of the last
+/// note (offsets into `bytes`, its region bytes' copy) wrote: the same static texts (by
+/// address, else by text), region bytes and scan error.
+fn same_pieces(p: &Pieces, region: &str, q: &Pieces, bytes: &str) -> bool {
+    let same = |a: &str, b: &str| std::ptr::eq(a, b) || a == b;
+    same(p.head, q.head)
+        && same(p.tail, q.tail)
+        && p.error == q.error
+        && region.get(p.slice.clone()) == bytes.get(q.slice.clone())
+}
+
 /// Whether `kind` is the kind of the found-call notes of `format` (`i`, then what
 /// [`DiagCap::found_kind_into`] writes), compared without writing it.
 fn found_kind_is(format: &str, kind: &str) -> bool {
@@ -360,6 +372,10 @@ struct DiagCap {
     /// The last message admitted or counted, with its level and kind slot: a run of one
     /// message (the same failure at every opener of a flood) skips working out its kind.
     last: Option<(Level, String, usize)>,
+    /// The pieces of the last message when it was a note's ([`DiagCap::admit_pieces`]),
+    /// its slice indexing `last_bytes`.
+    last_pieces: Option<Pieces>,
+    last_bytes: String,
     /// The format of the last "found … call" info and its kind's slot: every found call of
     /// a format with a plain name has one kind, worked out once (a built-in format's name,
     /// not a copy).
@@ -423,6 +439,8 @@ impl DiagCap {
 
     /// Whether to report this diagnostic.
     fn admit(&mut self, d: &Diagnostic) -> bool {
+        // The last message is no longer a note's pieces (if it was).
+        self.last_pieces = None;
         if let Some((level, message, slot)) = &self.last
             && *level == d.level
             && *message == d.message
@@ -437,6 +455,39 @@ impl DiagCap {
         message.clear();
         message.push_str(&d.message);
         self.last = Some((d.level, message, slot));
+        self.count(slot)
+    }
+
+    /// Whether to report a note whose message is `pieces` (offsets into `region`), as
+    /// [`DiagCap::admit`] decides for the written message: a run of one message is
+    /// recognised by comparing the pieces with the last note's pieces (a static text by
+    /// address, a scan error by value, region bytes with their copy), so a note the cap
+    /// drops is never written; a new message is written once, into the last message's
+    /// buffer. (Pieces that differ but write the same message take the long way to the
+    /// same slot: the shortcut only skips working the kind out again.)
+    fn admit_pieces(&mut self, level: Level, pieces: &Pieces, region: &str) -> bool {
+        if let (Some((l, _, slot)), Some(last)) = (&self.last, &self.last_pieces)
+            && *l == level
+            && same_pieces(pieces, region, last, &self.last_bytes)
+        {
+            let slot = *slot;
+            return self.count(slot);
+        }
+        let mut message = self.last.take().map(|(_, m, _)| m).unwrap_or_default();
+        message.clear();
+        pieces.write(region, &mut message);
+        let mut kind = self.start_kind(level);
+        Self::kind_into(&message, &mut kind, 1);
+        let slot = self.slot(Kind::Text(kind));
+        self.last = Some((level, message, slot));
+        // The pieces kept for the next note, region bytes copied (the region may be gone).
+        self.last_bytes.clear();
+        self.last_bytes
+            .push_str(region.get(pieces.slice.clone()).unwrap_or(""));
+        self.last_pieces = Some(Pieces {
+            slice: 0..self.last_bytes.len(),
+            ..pieces.clone()
+        });
         self.count(slot)
     }
 
@@ -541,6 +592,8 @@ pub(crate) struct Engine<'a> {
     bare_off: bool,
     /// The last failed bracket scan, which regions opened inside it resume from.
     failed_scan: Option<FailedScan>,
+    /// The last tool name looked up in the registry, for the readers ([`NameMemo`]).
+    names: NameMemo,
     pub(crate) markup_found: bool,
     text_acc: String,
     events: Vec<StreamEvent>,
@@ -638,6 +691,7 @@ impl<'a> Engine<'a> {
             rescanned: 0,
             bare_off: false,
             failed_scan: None,
+            names: NameMemo::default(),
             markup_found: false,
             text_acc: String::new(),
             events: Vec::new(),
@@ -983,6 +1037,31 @@ impl<'a> Engine<'a> {
             return;
         }
         self.push_diag(d);
+    }
+
+    /// A reader's note on the region at `start`, its message written only when the cap
+    /// reports it ([`Message::Pieces`]: pieces of the region's bytes).
+    fn note(&mut self, start: usize, note: Note) {
+        match note.message {
+            Message::Text(m) => {
+                let d = Diagnostic::new(note.level, m, note.span);
+                if self.diag_cap.admit(&d) {
+                    self.emit_text(start);
+                    self.push_diag(d);
+                }
+            }
+            Message::Pieces(pieces) => {
+                let region = self.buf.get(start..).unwrap_or("");
+                if self.diag_cap.admit_pieces(note.level, &pieces, region) {
+                    // The text before the region first (a `name(` decided at once left it).
+                    self.emit_text(start);
+                    let region = self.buf.get(start..).unwrap_or("");
+                    let mut m = String::new();
+                    pieces.write(region, &mut m);
+                    self.push_diag(Diagnostic::new(note.level, m, note.span));
+                }
+            }
+        }
     }
 
     /// The whole of a one-shot parse's reply, given to an engine that has received
@@ -1788,21 +1867,70 @@ impl<'a> Engine<'a> {
             .bytes()
             .take_while(|b| !(b.is_ascii_alphabetic() || *b == b'_'))
             .count();
-        let name = name.get(skip..).unwrap_or("");
-        if name.is_empty() {
+        let start = ident + skip;
+        if start >= pos {
             return false;
         }
+        // As `step_region` reads a region (a `name(` decided at its first read is one), but
+        // the text before it is emitted only when something comes between (a region, a
+        // note reported): once text was seen, what `at_start` reads is known without it.
+        if !self.seen_visible {
+            self.emit_text(start);
+        }
+        self.wake = None;
+        let region = self.buf.get(start..).unwrap_or("");
+        let name = region.get(..pos - start).unwrap_or("");
+        let mut cx = ReadCx {
+            ctx: &self.ctx,
+            base: self.base + start,
+            live: &mut self.live,
+            streaming: !self.quiet && !self.ctx.reasoning_only,
+            at_start: !self.seen_visible,
+            end: self.reply_end,
+            failed_scan: &mut self.failed_scan,
+            names: &mut self.names,
+            wake: None,
+        };
         // The first call-syntax family that takes the name reads the region.
-        let Some(reader) = self
-            .ctx
-            .calls
-            .iter()
-            .find_map(|f| f.call_reader(name, &self.ctx))
-        else {
+        let Some(family) = self.ctx.calls.iter().find(|f| f.calls_name(name, &mut cx)) else {
             return false;
         };
-        self.start_region(ident + skip, pos, reader, Rest::None);
+        match family.call_start(region, pos - start, &mut cx) {
+            Ok(reader) => self.start_region(start, pos, reader, Rest::None),
+            Err(plain) => {
+                self.announced.clear();
+                self.plain_region(start, plain);
+                self.pass_name_run();
+            }
+        }
         true
+    }
+
+    /// After a `name(` decided as text at its first read: the name bytes after its `(` up
+    /// to the next `(` (the next opener of a flood of `name(`), when none of them is a byte
+    /// the scan stops at, are read as ordinary bytes at once, as the scan's bulk skip
+    /// would read them (it stops at that `(`, after a name byte), without its block
+    /// compares (~340 instructions for the few bytes).
+    fn pass_name_run(&mut self) {
+        if !matches!(self.mode, Mode::Text) || self.line_start {
+            return;
+        }
+        let from = self.pos;
+        let stops = &self.ctx.openers.stops;
+        let rest = self.buf.as_bytes().get(from..).unwrap_or(&[]);
+        let n = rest
+            .iter()
+            .take_while(|&&b| NAME_BYTES[usize::from(b)] && !stops.is_stop(b))
+            .count();
+        if n > 0 && rest.get(n) == Some(&b'(') {
+            if n < 257 && self.ident_start.is_none() {
+                // Every byte passed is a name byte: the name starts at the first.
+                self.ident_start = Some(from);
+                self.pos = from + n;
+            } else {
+                self.pass_ordinary(from, from + n);
+            }
+        }
     }
 
     /// A line-start opener (`TOOL_CALL:`, any case) at `pos`: `None` when there is none.
@@ -2013,6 +2141,7 @@ impl<'a> Engine<'a> {
                 at_start,
                 end: self.reply_end,
                 failed_scan: &mut self.failed_scan,
+                names: &mut self.names,
                 wake: None,
             };
             let advance = reader.advance(region, is_final, &mut cx);
@@ -2121,14 +2250,14 @@ impl<'a> Engine<'a> {
     fn plain_region(&mut self, start: usize, plain: Plain) {
         self.announced.clear();
         let end = floor_boundary(&self.buf, (start + plain.end).min(self.buf.len()));
-        if let Some(d) = plain.diagnostic {
-            self.diag(d);
+        if let Some(note) = plain.diagnostic {
+            self.note(start, note);
         }
         if let Some(label) = plain.label
             && self.fallbacks_on()
         {
             let span = self.span(start, end);
-            self.labels.push((label, span));
+            self.labels.push((label.into(), span));
         }
         let scanned = (start + plain.scanned).min(self.buf.len());
         self.charge_rescan(end.max(start + 1), scanned, start);
@@ -2149,6 +2278,8 @@ impl<'a> Engine<'a> {
             .saturating_add(RESCAN_BASE);
         if !self.bare_off && self.rescanned > budget {
             self.bare_off = true;
+            // The text before the region first (a `name(` decided at once left it).
+            self.emit_text(region);
             let span = self.span(region, to);
             self.diag(Diagnostic::warning(
                 "too many unbalanced brackets: the rest of the reply is not searched for bare JSON calls",
@@ -2564,6 +2695,7 @@ mod tests {
                             at_start: true,
                             end: ctx.reply_end,
                             failed_scan: &mut failed,
+                            names: &mut Default::default(),
                             wake: None,
                         };
                         let advance = reader.advance(&region, is_final, &mut cx);
@@ -2706,6 +2838,147 @@ mod tests {
 
     /// Calls finished when `text` is streamed in pushes of at least `size` bytes (whole
     /// characters).
+    fn with_get_weather() -> crate::ParseOptions {
+        let mut tools = toolcall_core::Registry::new();
+        let schema =
+            serde_json::json!({"type": "object", "properties": {"city": {"type": "string"}}});
+        let spec = toolcall_core::ToolSpec::new("get_weather", "", schema);
+        assert!(tools.add_spec(spec).is_ok());
+        crate::ParseOptions {
+            tools: Some(Arc::new(tools)),
+            ..crate::ParseOptions::default()
+        }
+    }
+
+    /// The diagnostics of `text` streamed in pushes of `size` bytes.
+    fn streamed_diagnostics(
+        text: &str,
+        options: &crate::ParseOptions,
+        size: usize,
+    ) -> Vec<Diagnostic> {
+        let mut stream = crate::StreamParser::new(options.clone());
+        let mut events = Vec::new();
+        let bytes = text.as_bytes();
+        let mut at = 0;
+        while at < bytes.len() {
+            let mut end = (at + size).min(bytes.len());
+            while !text.is_char_boundary(end) {
+                end += 1;
+            }
+            events.extend(stream.push(&text[at..end]));
+            at = end;
+        }
+        events.extend(stream.finish());
+        events
+            .into_iter()
+            .filter_map(|e| match e {
+                StreamEvent::Diagnostic { diagnostic } => Some(diagnostic),
+                _ => None,
+            })
+            .collect()
+    }
+
+    // A flood of a registered name's `(` (each region opened inside the last, its scan
+    // failing on a bracket or too deep, decided at its first read without a reader) or of
+    // `TOOL_CALL:` headers of an unregistered tool (notes given in pieces, compared by the
+    // cap without writing them) keeps the call after it, one-shot and streamed, with the
+    // same notes both ways: the first 32 of a kind, written in full, then their count.
+    #[test]
+    fn floods_of_call_openers_keep_the_call_and_their_notes() {
+        let options = with_get_weather();
+        for n in [0, 1, 2, 31, 32, 33, 127, 128, 129, 300, 1000] {
+            for (unit, close, call) in [
+                ("get_weather(", "] ", "get_weather(city=\"Paris\") after"),
+                ("get_weather(", "", "\n\nget_weather(city=\"Paris\") after"),
+                (
+                    "TOOL_CALL: x\n",
+                    "",
+                    "TOOL_CALL: get_weather\nCITY: Paris\n\nafter",
+                ),
+                ("TOOL_CALL: x\n", "", "get_weather(city=\"Paris\") after"),
+            ] {
+                let text = format!("{}{close}{call}", unit.repeat(n));
+                let what = format!("{n} x {unit:?}{close:?}");
+                let parsed = crate::parse(&text, &options);
+                if close.is_empty() && unit.ends_with('(') {
+                    // Nothing closes the flood's parentheses: the call is inside them, cut.
+                    if n > 0 {
+                        continue;
+                    }
+                }
+                assert_eq!(parsed.calls.len(), 1, "{what}: {parsed:?}");
+                assert!(parsed.text.ends_with("after"), "{what}");
+                assert!(!parsed.text.contains("Paris"), "{what}");
+                let left = parsed
+                    .diagnostics
+                    .iter()
+                    .filter(|d| d.message.contains("left as text"))
+                    .count();
+                assert!(left <= 2 * DIAGS_PER_KIND, "{what}: {left}");
+                assert!(left >= n.min(DIAGS_PER_KIND), "{what}: {left}");
+                if n > 2 * DIAGS_PER_KIND {
+                    assert!(
+                        parsed
+                            .diagnostics
+                            .iter()
+                            .any(|d| d.message.contains("further diagnostics not reported")),
+                        "{what}"
+                    );
+                }
+                if unit.starts_with("TOOL_CALL") && n > 0 {
+                    assert_eq!(
+                        parsed.diagnostics[0].message,
+                        "TOOL_CALL block for unregistered tool \"x\" left as text",
+                        "{what}"
+                    );
+                    assert_eq!(parsed.diagnostics[0].span, 0..12, "{what}");
+                }
+                for size in [1, 5, 64] {
+                    assert_eq!(
+                        finished_in_pushes(&text, &options, size),
+                        1,
+                        "{what} at {size}"
+                    );
+                    assert_eq!(
+                        streamed_diagnostics(&text, &options, size),
+                        parsed.diagnostics,
+                        "{what} at {size}"
+                    );
+                }
+            }
+        }
+        // The notes of a short flood, written in full.
+        let parsed = crate::parse(
+            "get_weather(get_weather(] get_weather(city=\"Paris\")",
+            &options,
+        );
+        let messages: Vec<_> = parsed
+            .diagnostics
+            .iter()
+            .map(|d| (d.message.as_str(), d.span.clone()))
+            .collect();
+        assert_eq!(
+            messages[..2],
+            [
+                (
+                    "get_weather(...) left as text: unexpected ']' at offset 13",
+                    0..25
+                ),
+                (
+                    "get_weather(...) left as text: unexpected ']' at offset 1",
+                    12..25
+                ),
+            ],
+            "{parsed:?}"
+        );
+        let deep = format!("{}]", "get_weather(".repeat(130));
+        let parsed = crate::parse(&deep, &options);
+        assert_eq!(
+            parsed.diagnostics[0].message,
+            "get_weather(...) left as text: nesting deeper than 128"
+        );
+    }
+
     fn finished_in_pushes(text: &str, options: &crate::ParseOptions, size: usize) -> usize {
         let mut stream = crate::StreamParser::new(options.clone());
         let mut calls = 0;
@@ -2750,6 +3023,7 @@ mod tests {
                 at_start: true,
                 end: ctx.reply_end,
                 failed_scan: &mut failed,
+                names: &mut Default::default(),
                 wake: None,
             };
             let first = if opened_final {

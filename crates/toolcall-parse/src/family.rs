@@ -51,8 +51,9 @@
 //!      - a literal at a line start, any ASCII case: `line_openers` (`"tool_call:"`) and
 //!        `line_reader` (`key_value`).
 //!      - an identifier followed by `(`: `call_syntax` (whether this parse reads them at
-//!        all) and `call_reader(name)`, `None` for names that are no call here; the region
-//!        starts at the identifier (`call_syntax`).
+//!        all), `calls_name(name)` (false for names that are no call here) and
+//!        `call_start`, the region's first read, which may decide it without a reader; the
+//!        region starts at the identifier (`call_syntax`).
 //!      - a bare `{`/`[` (no marker): `bare_json` says which brackets; the engine checks that
 //!        the bracket can start JSON, the shared bare-JSON reader decodes the balanced value
 //!        and offers it to `classify_json` (and a balanced region that is not JSON to
@@ -535,11 +536,23 @@ pub(crate) trait Family: Sync + Send {
     fn call_syntax(&self, _ctx: &Ctx) -> bool {
         false
     }
-    /// A fresh reader for a region that starts with the identifier `name`, whose `(` is at
-    /// region offset `name.len()`; `None` when `name` is not a call here (e.g. not a
-    /// registered tool). Only asked when [`Family::call_syntax`] said yes.
-    fn call_reader(&self, _name: &str, _ctx: &Ctx) -> Option<Box<dyn RegionReader>> {
-        None
+    /// Whether the identifier `name` before a `(` starts a call region of this family here
+    /// (e.g. a registered tool). Only asked when [`Family::call_syntax`] said yes.
+    fn calls_name(&self, _name: &str, _cx: &mut ReadCx<'_>) -> bool {
+        false
+    }
+    /// The region of a `name(` this family calls ([`Family::calls_name`]): `region` starts
+    /// with the name, whose `(` is at region offset `open`. Its first read, before a reader
+    /// is built: `Err` decides the region as text at once ([`Advance::Text`], as a reader's
+    /// first `advance` would: the fate of most `name(` in a flood, which then costs no boxed
+    /// reader), `Ok` the reader that reads it (from its first `advance` on).
+    fn call_start(
+        &self,
+        _region: &str,
+        _open: usize,
+        _cx: &mut ReadCx<'_>,
+    ) -> Result<Box<dyn RegionReader>, Plain> {
+        Err(Plain::default())
     }
     /// A native provider shape (read from JSON given whole, never from text markers).
     fn native(&self) -> bool {
@@ -625,9 +638,73 @@ pub(crate) struct Plain {
     pub scanned: usize,
     /// A finding, reported before the text (at most one: held here, not in a `Vec`
     /// allocated for it per region, which a flood of `name(` paid once an opener).
-    pub diagnostic: Option<toolcall_core::Diagnostic>,
-    /// A label that opt-in fallback rules may match (a JSON value's `type`/`name`).
-    pub label: Option<String>,
+    pub diagnostic: Option<Note>,
+    /// A label that opt-in fallback rules may match (a JSON value's `type`/`name`); boxed
+    /// (seldom given) to keep [`Advance`], which every reader step returns, small.
+    pub label: Option<Box<str>>,
+}
+
+/// A diagnostic a reader hands to the engine ([`Plain::diagnostic`]) whose message may be
+/// given in pieces ([`Message::Pieces`]): the engine's per-kind cap decides on it without
+/// writing the message, which is written only when the note is reported. A flood of
+/// `name(` or `TOOL_CALL: x` lines makes one note an opener, of which the cap reports
+/// the first few of a kind; each of the rest was written, compared and freed.
+#[derive(Debug)]
+pub(crate) struct Note {
+    pub level: toolcall_core::Level,
+    pub message: Message,
+    /// Absolute byte span, as a [`toolcall_core::Diagnostic`]'s.
+    pub span: Range<usize>,
+}
+
+/// A [`Note`]'s message: written, or in pieces.
+#[derive(Debug)]
+pub(crate) enum Message {
+    Text(String),
+    /// `{head}{region[slice]}{tail}{error}`: static text around bytes of the region the
+    /// note's reader read (by region offsets, written as they are), then a failed bracket
+    /// scan's error as [`crate::scanner::ScanError::push_to`] writes it, if any. (One
+    /// shape, not a list of pieces: it keeps [`Advance`], which every reader step
+    /// returns, within the size a list made it outgrow.)
+    Pieces(Pieces),
+}
+
+/// See [`Message::Pieces`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Pieces {
+    pub head: &'static str,
+    pub slice: Range<usize>,
+    pub tail: &'static str,
+    pub error: Option<crate::scanner::ScanError>,
+}
+
+impl Note {
+    /// A note whose message is written.
+    pub(crate) fn text(level: toolcall_core::Level, message: String, span: Range<usize>) -> Note {
+        Note {
+            level,
+            message: Message::Text(message),
+            span,
+        }
+    }
+}
+
+impl From<toolcall_core::Diagnostic> for Note {
+    fn from(d: toolcall_core::Diagnostic) -> Note {
+        Note::text(d.level, d.message, d.span)
+    }
+}
+
+impl Pieces {
+    /// Appends the message to `out`; `region`: the text `slice` indexes.
+    pub(crate) fn write(&self, region: &str, out: &mut String) {
+        out.push_str(self.head);
+        out.push_str(region.get(self.slice.clone()).unwrap_or(""));
+        out.push_str(self.tail);
+        if let Some(e) = &self.error {
+            e.push_to(out);
+        }
+    }
 }
 
 /// A call announced while its region streams.
@@ -653,6 +730,8 @@ pub(crate) struct ReadCx<'a> {
     /// The last bracket scan that failed in this parse, for a region opened inside it to
     /// resume from ([`crate::scanner::FailedScan`]).
     pub(crate) failed_scan: &'a mut Option<crate::scanner::FailedScan>,
+    /// The last tool name looked up in the registry ([`ReadCx::strict_name_ok`]).
+    pub(crate) names: &'a mut NameMemo,
     /// Set by a reader that returns [`Advance::NeedMore`] when the bytes that may still come
     /// change nothing it does unless one of them is in this table: its next `advance`, on
     /// this region and any bytes outside the table, would return `NeedMore` again with no
@@ -660,6 +739,50 @@ pub(crate) struct ReadCx<'a> {
     /// calling the reader (the reader reads those bytes with the next push it is called
     /// for). `None` (the default): every push calls the reader.
     pub(crate) wake: Option<&'static Wake>,
+}
+
+/// The last name [`ReadCx::strict_name_ok`] looked up and its answer, kept by the engine
+/// for its parse (whose registry does not change): a flood of one `name(` or `TOOL_CALL:
+/// name` line asks the registry (a search of its tree, ~120-190 instructions) about the
+/// same name at every opener.
+#[derive(Debug, Default)]
+pub(crate) struct NameMemo {
+    last: Option<(String, bool)>,
+}
+
+impl ReadCx<'_> {
+    /// Whether the engine's text scan reads `region[range]` as ordinary bytes whatever
+    /// comes before, as its bulk skip passes them (not at a line start, so `range` must
+    /// not start a line): each byte is no stop, or a stop that means nothing of itself (no
+    /// newline, backtick, bracket or parenthesis) where no opener starts. A region decided
+    /// as text may then end after them, when what follows them ends the name the scan
+    /// tracks.
+    pub(crate) fn ordinary(&self, region: &str, range: Range<usize>) -> bool {
+        let openers = &self.ctx.openers;
+        let bytes = region.as_bytes();
+        bytes.get(range.clone()).is_some_and(|run| {
+            run.iter().zip(range).all(|(&b, i)| {
+                !openers.stops.is_stop(b)
+                    || (!matches!(b, b'\n' | b'`' | b'[' | b'{' | b'(')
+                        && openers.none_at(bytes, i) == Ok(true))
+            })
+        })
+    }
+
+    /// [`Ctx::strict_name_ok`], the last name's answer remembered.
+    pub(crate) fn strict_name_ok(&mut self, name: &str) -> bool {
+        if let Some((last, ok)) = &self.names.last
+            && last == name
+        {
+            return *ok;
+        }
+        let ok = self.ctx.strict_name_ok(name);
+        let mut last = self.names.last.take().map(|(l, _)| l).unwrap_or_default();
+        last.clear();
+        last.push_str(name);
+        self.names.last = Some((last, ok));
+        ok
+    }
 }
 
 /// [`Wake`]'s mark of a byte whose arrival calls the reader.

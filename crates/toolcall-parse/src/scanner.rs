@@ -55,6 +55,20 @@ impl std::fmt::Display for ScanError {
     }
 }
 
+/// Bytes [`Scanner::advance`] reads as ordinary outside strings and comments whatever the
+/// state (not a quote, `/` or bracket; `'` and a parenthesis may not be), and that a
+/// byte read as ordinary leaves in the state it found: a run of them is passed at once.
+const RUN: [bool; 256] = {
+    let mut t = [true; 256];
+    let special = *b"\"'/{[(}])";
+    let mut i = 0;
+    while i < special.len() {
+        t[special[i] as usize] = false;
+        i += 1;
+    }
+    t
+};
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Comment {
     None,
@@ -228,7 +242,26 @@ impl Scanner {
                         });
                     }
                 }
-                _ => {}
+                _ => {
+                    // An ordinary byte, and so is each byte of the run after it (a name, a
+                    // number, the words between brackets of `f(f(f(…`): passed at once, the
+                    // last of them that is no blank kept as `last_sig`. A flood of `name(`
+                    // scanned each name byte-by-byte through the match above (~35
+                    // instructions a byte).
+                    let mut sig = b;
+                    while let Some(&c) = region.get(self.pos)
+                        && RUN[usize::from(c)]
+                    {
+                        if !c.is_ascii_whitespace() {
+                            sig = c;
+                        }
+                        self.pos += 1;
+                    }
+                    if !sig.is_ascii_whitespace() {
+                        self.last_sig = sig;
+                    }
+                    continue;
+                }
             }
             if !b.is_ascii_whitespace() && b != b'/' {
                 self.last_sig = b;
@@ -277,6 +310,43 @@ impl Scanner {
                 None => Scanner::new(max_depth, parens),
             },
             None => Scanner::new(max_depth, parens),
+        }
+    }
+
+    /// [`Scanner::resume_or_new`], then [`Scanner::advance`] over `region`, with the
+    /// failed scan resumed where it lies: a scan that fails again is left in `failed` (as
+    /// [`Scanner::into_failed`] would leave it) and only its error and the bytes it consumed
+    /// come back (a flood of `name(` resumes and fails at every opener, and moving the
+    /// scanner out of the memo and back cost more than its scan); else the scanner and
+    /// its verdict.
+    pub(crate) fn scan_from(
+        failed: &mut Option<FailedScan>,
+        start: usize,
+        open: u8,
+        max_depth: usize,
+        parens: bool,
+        region: &[u8],
+    ) -> Result<(Scanner, Scan), (ScanError, usize)> {
+        if let Some(f) = failed.as_mut()
+            && let Some(k) = f.resumable_at(start, open, max_depth, parens)
+        {
+            f.resume_in_place(k, start);
+            return match f.scanner.advance(region) {
+                Scan::Fail(e) => Err((e, f.scanner.consumed())),
+                scan => match failed.take() {
+                    Some(f) => Ok((f.scanner, scan)),
+                    None => Ok((Scanner::new(max_depth, parens), scan)),
+                },
+            };
+        }
+        let mut sc = Scanner::new(max_depth, parens);
+        match sc.advance(region) {
+            Scan::Fail(e) => {
+                let consumed = sc.consumed();
+                *failed = Some(sc.into_failed(start));
+                Err((e, consumed))
+            }
+            scan => Ok((sc, scan)),
         }
     }
 
@@ -362,9 +432,16 @@ impl FailedScan {
 
     /// The scanner of the region at `start`, the bracket at stack index `k`: the brackets
     /// below it dropped, at the failing byte (to read it again).
-    fn resume(self, k: usize, start: usize) -> Scanner {
+    fn resume(mut self, k: usize, start: usize) -> Scanner {
+        self.resume_in_place(k, start);
+        self.scanner
+    }
+
+    /// [`FailedScan::resume`] where the scan lies: its scanner is the region's at `start`.
+    fn resume_in_place(&mut self, k: usize, start: usize) {
         let rel = start - self.start;
-        let mut sc = self.scanner;
+        self.start = start;
+        let sc = &mut self.scanner;
         // The brackets below `k` are left in place under a floor (a flood of brackets
         // resumes once per bracket: moving the stack down each time cost its depth), and
         // dropped once they are at least half of it, so the stack stays within twice the
@@ -377,7 +454,6 @@ impl FailedScan {
         }
         sc.origin += rel;
         sc.pos = sc.pos - 1 - rel;
-        sc
     }
 }
 
@@ -744,6 +820,97 @@ mod tests {
         let mut sc = Scanner::new(depth, parens);
         let r = sc.advance(&bytes[from..]);
         (r, sc.consumed())
+    }
+
+    // `scan_from`, resuming a failed scan where it lies, reaches a fresh scan's verdict at
+    // the same byte along a chain of regions opened inside each failed one.
+    #[test]
+    fn scans_resumed_in_place_agree_with_fresh_ones() {
+        let texts = [
+            "f(".repeat(150),
+            "get_weather(".repeat(40),
+            format!("{}x)]", "f(".repeat(70)),
+            "[(f(g[h{(".repeat(20),
+        ];
+        for text in &texts {
+            let bytes = text.as_bytes();
+            for depth in [1, 2, 5, 64] {
+                let mut failed: Option<FailedScan> = None;
+                for (at, &b) in bytes.iter().enumerate() {
+                    if !matches!(b, b'[' | b'{' | b'(') {
+                        continue;
+                    }
+                    let got =
+                        match Scanner::scan_from(&mut failed, at, b, depth, true, &bytes[at..]) {
+                            Ok((sc, scan)) => (scan, sc.consumed()),
+                            Err((e, consumed)) => (Scan::Fail(e), consumed),
+                        };
+                    assert_eq!(
+                        got,
+                        fresh(bytes, at, depth, true),
+                        "{text:?} from {at}, depth {depth}"
+                    );
+                }
+            }
+        }
+    }
+
+    // A run of ordinary bytes passed at once leaves the scan where reading them one by one
+    // does: the same verdict, bytes consumed and state, whether the region comes whole or
+    // a byte a push (where no run reaches past the one new byte).
+    #[test]
+    fn runs_of_ordinary_bytes_scan_as_byte_by_byte() {
+        let texts = [
+            "(get_weather(get_weather(get_weather(",
+            "(a b 'c' it's x='y' z /* q */ w // e\n ) tail",
+            "[1, 2.5e3, true, null, \"s\\\"t\", 'u', {\"k\": [x y]}] after",
+            "{\"a\": 1 ) ] }",
+            "(f(x)=1, g[ 'a' ], h{ }, / * / 'b')",
+            "[ \t\n 'a', b'c', 'é' ]",
+            "(((x) (y)) z) w",
+            "[x /y/ 'z' ] ",
+        ];
+        for text in texts {
+            let bytes = text.as_bytes();
+            for (depth, parens) in [(64, true), (64, false), (2, true), (3, false)] {
+                for (from, &b) in bytes.iter().enumerate() {
+                    if !matches!(b, b'[' | b'{' | b'(') {
+                        continue;
+                    }
+                    let region = &bytes[from..];
+                    let mut whole = Scanner::new(depth, parens);
+                    let w = whole.advance(region);
+                    let mut step = Scanner::new(depth, parens);
+                    let mut s = Scan::NeedMore;
+                    for k in 1..=region.len() {
+                        s = step.advance(&region[..k]);
+                        if !matches!(s, Scan::NeedMore) {
+                            break;
+                        }
+                    }
+                    let what = format!("{text:?} from {from}, depth {depth}, parens {parens}");
+                    assert_eq!(w, s, "{what}");
+                    assert_eq!(whole.consumed(), step.consumed(), "{what}");
+                    assert_eq!(
+                        (
+                            whole.last_sig,
+                            whole.quote,
+                            whole.comment,
+                            whole.slash,
+                            &whole.stack
+                        ),
+                        (
+                            step.last_sig,
+                            step.quote,
+                            step.comment,
+                            step.slash,
+                            &step.stack
+                        ),
+                        "{what}"
+                    );
+                }
+            }
+        }
     }
 
     // A region opened at a bracket a failed scan left open resumes from it and reaches the

@@ -240,7 +240,7 @@ fn abandon(scanned: usize, diagnostic: Option<Diagnostic>) -> Advance {
     Advance::Text(Plain {
         end: 1,
         scanned,
-        diagnostic,
+        diagnostic: diagnostic.map(crate::family::Note::from),
         label: None,
     })
 }
@@ -260,8 +260,9 @@ fn complete(
             Err(v) => Advance::Text(Plain {
                 end,
                 scanned: end,
-                diagnostic: rejected_call_shape(&v, cx.ctx).map(|why| Diagnostic::info(why, span)),
-                label: fallback::label_of(&v),
+                diagnostic: rejected_call_shape(&v, cx.ctx)
+                    .map(|why| Diagnostic::info(why, span).into()),
+                label: fallback::label_of(&v).map(String::into_boxed_str),
             }),
         },
         Err(e) => not_json(region, Some(e), cx),

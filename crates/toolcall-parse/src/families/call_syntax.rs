@@ -10,11 +10,13 @@
 use std::ops::Range;
 
 use serde_json::{Map, Value};
-use toolcall_core::{Diagnostic, Repair, ToolSpec};
+use toolcall_core::{Level, Repair, ToolSpec};
 
 use crate::FormatId;
 use crate::builder::{Ctx, Draft, Outcome};
-use crate::family::{Advance, Family, Instructions, Plain, ReadCx, RegionReader};
+use crate::family::{
+    Advance, Family, Instructions, Message, Note, Pieces, Plain, ReadCx, RegionReader,
+};
 use crate::repair::parse_lenient;
 use crate::scanner::{Scan, ScanError, Scanner, split_top_level};
 
@@ -262,11 +264,12 @@ fn python_literal(v: &Value, depth: usize) -> String {
 struct CallReader {
     /// Region offset of the `(` (the identifier's length).
     open: usize,
-    /// Made at the first read, resumed from a failed scan this region lies in when there
-    /// is one ([`crate::scanner::FailedScan`]: `f(f(f(…` scans each byte a bounded number of
-    /// times, not once per opener before it).
-    scanner: Option<Scanner>,
-    max_depth: usize,
+    /// Made at the first read ([`CallSyntax::call_start`]), resumed from a failed scan
+    /// this region lies in when there is one ([`crate::scanner::FailedScan`]: `f(f(f(…`
+    /// scans each byte a bounded number of times, not once per opener before it).
+    scanner: Scanner,
+    /// The first read's verdict, acted on at the first `advance` (on the same bytes).
+    first: Option<Scan>,
 }
 
 impl RegionReader for CallReader {
@@ -274,11 +277,12 @@ impl RegionReader for CallReader {
         let open = self.open;
         let name = region.get(..open).unwrap_or("");
         let at = cx.base + open;
-        let max_depth = self.max_depth;
-        let scanner = self.scanner.get_or_insert_with(|| {
-            Scanner::resume_or_new(cx.failed_scan, at, b'(', max_depth, true)
-        });
-        match scanner.advance(region.as_bytes().get(open..).unwrap_or(&[])) {
+        let scanner = &mut self.scanner;
+        let scan = match self.first.take() {
+            Some(scan) => scan,
+            None => scanner.advance(region.as_bytes().get(open..).unwrap_or(&[])),
+        };
+        match scan {
             Scan::NeedMore if !is_final => Advance::NeedMore,
             Scan::NeedMore => Advance::Dropped {
                 end: region.len(),
@@ -299,7 +303,8 @@ impl RegionReader for CallReader {
                     Err(e) => Advance::Text(Plain {
                         end,
                         scanned: end,
-                        diagnostic: Some(Diagnostic::error(
+                        diagnostic: Some(Note::text(
+                            Level::Error,
                             format!("{name}(...) left as text, not run: {e}"),
                             span,
                         )),
@@ -308,29 +313,41 @@ impl RegionReader for CallReader {
                 }
             }
             Scan::Fail(e) => {
-                // The name and `(` are text; the scan resumes inside the parentheses.
-                let span = cx.span(0, open + scanner.consumed());
-                *cx.failed_scan = self.scanner.take().map(|s| s.into_failed(at));
-                Advance::Text(Plain {
-                    end: open + 1,
-                    scanned: open + 1,
-                    diagnostic: Some(Diagnostic::error(left_as_text(name, e), span)),
-                    label: None,
-                })
+                let consumed = scanner.consumed();
+                let scanner = std::mem::replace(&mut self.scanner, Scanner::new(0, true));
+                *cx.failed_scan = Some(scanner.into_failed(at));
+                Advance::Text(failed(e, open, consumed, cx))
             }
         }
     }
 }
 
-/// `{name}(...) left as text: {e}`, written into one allocation (a flood of `name(`
-/// writes one per opener; the formatter and the growth of its string showed there).
-fn left_as_text(name: &str, e: ScanError) -> String {
-    const MID: &str = "(...) left as text: ";
-    let mut why = String::with_capacity(name.len() + MID.len() + 40);
-    why.push_str(name);
-    why.push_str(MID);
-    e.push_to(&mut why);
-    why
+/// A `name(` region whose scan failed after `consumed` bytes from its `(` (the failed scan
+/// kept for the regions opened inside it): the name and `(` are text, the scan resumes
+/// inside the parentheses.
+fn failed(e: ScanError, open: usize, consumed: usize, cx: &ReadCx<'_>) -> Plain {
+    let span = cx.span(0, open + consumed);
+    Plain {
+        end: open + 1,
+        scanned: open + 1,
+        diagnostic: Some(left_as_text(open, e, span)),
+        label: None,
+    }
+}
+
+/// `{name}(...) left as text: {e}` (the name is `region[..open]`), in pieces: a flood of
+/// `name(` makes one an opener, and the cap reports the first few ([`Note`]).
+fn left_as_text(open: usize, e: ScanError, span: Range<usize>) -> Note {
+    Note {
+        level: Level::Error,
+        message: Message::Pieces(Pieces {
+            head: "",
+            slice: 0..open,
+            tail: "(...) left as text: ",
+            error: Some(e),
+        }),
+        span,
+    }
 }
 
 impl FormatId {
@@ -356,14 +373,28 @@ impl Family for CallSyntax {
     fn call_syntax(&self, ctx: &Ctx) -> bool {
         ctx.registry.is_some() || ctx.explicit
     }
-    fn call_reader(&self, name: &str, ctx: &Ctx) -> Option<Box<dyn RegionReader>> {
-        ctx.strict_name_ok(name).then(|| {
-            Box::new(CallReader {
-                open: name.len(),
-                scanner: None,
-                max_depth: ctx.limits.max_depth,
-            }) as Box<dyn RegionReader>
-        })
+    fn calls_name(&self, name: &str, cx: &mut ReadCx<'_>) -> bool {
+        cx.strict_name_ok(name)
+    }
+    // The bracket scan runs here: one that fails within the bytes at hand (a flood of
+    // `name(`, each opened inside the last) is text with no reader built.
+    fn call_start(
+        &self,
+        region: &str,
+        open: usize,
+        cx: &mut ReadCx<'_>,
+    ) -> Result<Box<dyn RegionReader>, Plain> {
+        let at = cx.base + open;
+        let bytes = region.as_bytes().get(open..).unwrap_or(&[]);
+        let max_depth = cx.ctx.limits.max_depth;
+        match Scanner::scan_from(cx.failed_scan, at, b'(', max_depth, true, bytes) {
+            Err((e, consumed)) => Err(failed(e, open, consumed, cx)),
+            Ok((scanner, first)) => Ok(Box::new(CallReader {
+                open,
+                scanner,
+                first: Some(first),
+            })),
+        }
     }
     fn instructions(&self) -> Option<Instructions> {
         Some(Instructions {

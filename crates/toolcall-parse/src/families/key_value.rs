@@ -12,13 +12,14 @@
 //! its line is complete, the value converted exactly as in the final arguments.
 
 use serde_json::{Map, Value};
-use toolcall_core::{Diagnostic, Repair, ToolSpec};
+use toolcall_core::{Level, Repair, ToolSpec};
 
 use super::text_example::tag_text;
 use crate::FormatId;
 use crate::builder::{Ctx, Draft, Outcome};
 use crate::family::{
-    Advance, Family, Instructions, Plain, ReadCx, RegionReader, Untyped, convert_text_value,
+    Advance, Family, Instructions, Message, Note, Pieces, Plain, ReadCx, RegionReader, Untyped,
+    convert_text_value,
 };
 
 pub(crate) const HEADER: &str = "tool_call:";
@@ -90,23 +91,25 @@ pub(crate) fn arguments(
         .collect()
 }
 
-/// The note for a block of an unregistered tool, written once per such block (a flood of
-/// `TOOL_CALL: x` lines writes one a line): a name `{:?}` would not escape is copied
-/// between its quotes without the formatting machinery.
-fn unregistered(name: &str) -> String {
-    const HEAD: &str = "TOOL_CALL block for unregistered tool \"";
-    const TAIL: &str = "\" left as text";
+/// The message of the note for a block of an unregistered tool `name` (at `at..` in the
+/// region): a name `{:?}` would not escape is a piece of the region between its quotes,
+/// written only when the cap reports the note (a flood of `TOOL_CALL: x` lines makes one
+/// a line; see [`Note`]).
+fn unregistered(name: &str, at: usize) -> Message {
     if !name
         .bytes()
         .all(|b| (b' '..=b'~').contains(&b) && b != b'"' && b != b'\\')
     {
-        return format!("TOOL_CALL block for unregistered tool {name:?} left as text");
+        return Message::Text(format!(
+            "TOOL_CALL block for unregistered tool {name:?} left as text"
+        ));
     }
-    let mut msg = String::with_capacity(HEAD.len() + name.len() + TAIL.len());
-    msg.push_str(HEAD);
-    msg.push_str(name);
-    msg.push_str(TAIL);
-    msg
+    Message::Pieces(Pieces {
+        head: "TOOL_CALL block for unregistered tool \"",
+        slice: at..at + name.len(),
+        tail: "\" left as text",
+        error: None,
+    })
 }
 
 /// Reads one `TOOL_CALL:` block: the header line, then field lines up to the first line
@@ -136,11 +139,22 @@ impl BlockReader {
         let Some(name) = header_name(line) else {
             return Err(Advance::NotMine);
         };
-        if !cx.ctx.strict_name_ok(name) {
-            let msg = unregistered(name);
+        if !cx.strict_name_ok(name) {
+            // `name` is a slice of `region`.
+            let at = (name.as_ptr() as usize).wrapping_sub(region.as_ptr() as usize);
+            // The header line is text: at once when the scan would read all of it as
+            // ordinary bytes (its newline, read next, ends the name it would track), else
+            // from its second byte on.
+            let end = if cx.ordinary(region, 1..line_end) { line_end } else { 0 };
             return Err(Advance::Text(Plain {
-                diagnostic: Some(Diagnostic::info(msg, cx.span(0, line_end))),
-                ..Plain::default()
+                end,
+                scanned: end,
+                diagnostic: Some(Note {
+                    level: Level::Info,
+                    message: unregistered(name, at),
+                    span: cx.span(0, line_end),
+                }),
+                label: None,
             }));
         }
         cx.start_call(name, None);
@@ -260,11 +274,22 @@ impl Family for KeyValue {
 
 #[cfg(test)]
 mod tests {
+    use crate::family::Message;
+
     #[test]
     fn unregistered_note_is_the_debug_quoted_name() {
         for name in ["x", "it's", "get weather", "a\"b", "back\\slash", "tab\there", "é", "~ok~", ""] {
+            let region = format!("TOOL_CALL: {name}");
+            let written = match super::unregistered(name, 11) {
+                Message::Text(m) => m,
+                Message::Pieces(pieces) => {
+                    let mut m = String::new();
+                    pieces.write(&region, &mut m);
+                    m
+                }
+            };
             assert_eq!(
-                super::unregistered(name),
+                written,
                 format!("TOOL_CALL block for unregistered tool {name:?} left as text"),
                 "{name:?}"
             );
