@@ -1945,6 +1945,12 @@ impl<'a> Engine<'a> {
             }
         }
         let (opener, len) = found?;
+        if let Some(plain) = self.line_text(opener, pos, is_final) {
+            // Decided before a reader was built, as its first step would decide it.
+            self.announced.clear();
+            self.plain_region(pos, plain);
+            return Some(Step::Continue);
+        }
         let mut rest = Rest::Line { opener, next: 0 };
         match self.next_reader(&mut rest, pos, is_final) {
             Some(reader) => self.start_region(pos, pos + len, reader, rest),
@@ -1952,6 +1958,30 @@ impl<'a> Engine<'a> {
             None => return None,
         }
         Some(Step::Continue)
+    }
+
+    /// [`crate::family::Family::line_text`] of line opener `opener`'s first family for
+    /// the region at `start`, asked as `step_region` asks a reader (the text before the
+    /// region emitted only when something comes between: see [`Engine::open_call`]).
+    fn line_text(&mut self, opener: usize, start: usize, is_final: bool) -> Option<Plain> {
+        if !self.seen_visible {
+            self.emit_text(start);
+        }
+        let by = self.ctx.openers.line.get(opener)?.families.first()?;
+        self.wake = None;
+        let mut cx = ReadCx {
+            ctx: &self.ctx,
+            base: self.base + start,
+            live: &mut self.live,
+            streaming: !self.quiet && !self.ctx.reasoning_only,
+            at_start: !self.seen_visible,
+            end: self.reply_end,
+            failed_scan: &mut self.failed_scan,
+            names: &mut self.names,
+            wake: None,
+        };
+        let region = self.buf.get(start..).unwrap_or("");
+        by.family.line_text(by.opener, region, is_final, &mut cx)
     }
 
     /// The next reader a region's opener has, building only that one (see [`Rest`]); a
@@ -2896,6 +2926,10 @@ mod tests {
                     "TOOL_CALL: get_weather\nCITY: Paris\n\nafter",
                 ),
                 ("TOOL_CALL: x\n", "", "get_weather(city=\"Paris\") after"),
+                // A stop inside the header line (read on from its second byte), a
+                // lower-case header whose line holds an opener's first byte.
+                ("TOOL_CALL: a[1]\n", "", "get_weather(city=\"Paris\") after"),
+                ("tool_call:Action:x\n", "", "get_weather(city=\"Paris\") after"),
             ] {
                 let text = format!("{}{close}{call}", unit.repeat(n));
                 let what = format!("{n} x {unit:?}{close:?}");
@@ -2925,7 +2959,7 @@ mod tests {
                         "{what}"
                     );
                 }
-                if unit.starts_with("TOOL_CALL") && n > 0 {
+                if unit == "TOOL_CALL: x\n" && n > 0 {
                     assert_eq!(
                         parsed.diagnostics[0].message,
                         "TOOL_CALL block for unregistered tool \"x\" left as text",

@@ -531,6 +531,19 @@ pub(crate) trait Family: Sync + Send {
     fn line_reader(&self, _opener: usize, _ctx: &Ctx) -> Option<Box<dyn RegionReader>> {
         None
     }
+    /// The region of line opener `opener` decided before a reader is built: `Some(plain)`
+    /// exactly when [`Family::line_reader`]'s reader would answer its first `advance` on
+    /// these bytes with `Advance::Text(plain)` (a flood of such lines then builds no
+    /// reader); asked of the opener's first family only.
+    fn line_text(
+        &self,
+        _opener: usize,
+        _region: &str,
+        _is_final: bool,
+        _cx: &mut ReadCx<'_>,
+    ) -> Option<Plain> {
+        None
+    }
     /// Whether this parse reads calls written `name(arguments)` anywhere in the text for
     /// this family (prose is full of `word(`: usually only with a registry).
     fn call_syntax(&self, _ctx: &Ctx) -> bool {
@@ -760,13 +773,19 @@ impl ReadCx<'_> {
     pub(crate) fn ordinary(&self, region: &str, range: Range<usize>) -> bool {
         let openers = &self.ctx.openers;
         let bytes = region.as_bytes();
-        bytes.get(range.clone()).is_some_and(|run| {
-            run.iter().zip(range).all(|(&b, i)| {
-                !openers.stops.is_stop(b)
-                    || (!matches!(b, b'\n' | b'`' | b'[' | b'{' | b'(')
-                        && openers.none_at(bytes, i) == Ok(true))
-            })
-        })
+        if range.end > bytes.len() {
+            return false;
+        }
+        for i in range {
+            let b = bytes[i];
+            if openers.stops.is_stop(b)
+                && (matches!(b, b'\n' | b'`' | b'[' | b'{' | b'(')
+                    || openers.none_at(bytes, i) != Ok(true))
+            {
+                return false;
+            }
+        }
+        true
     }
 
     /// [`Ctx::strict_name_ok`], the last name's answer remembered.
