@@ -2929,7 +2929,11 @@ mod tests {
                 // A stop inside the header line (read on from its second byte), a
                 // lower-case header whose line holds an opener's first byte.
                 ("TOOL_CALL: a[1]\n", "", "get_weather(city=\"Paris\") after"),
-                ("tool_call:Action:x\n", "", "get_weather(city=\"Paris\") after"),
+                (
+                    "tool_call:Action:x\n",
+                    "",
+                    "get_weather(city=\"Paris\") after",
+                ),
             ] {
                 let text = format!("{}{close}{call}", unit.repeat(n));
                 let what = format!("{n} x {unit:?}{close:?}");

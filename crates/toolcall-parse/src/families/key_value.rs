@@ -124,38 +124,49 @@ struct BlockReader {
     search: usize,
 }
 
+/// The end of the header line at the start of `region` and the next line's start, once
+/// the line is complete: `Err` is the decision when it cannot be one.
+fn header_line(region: &str, is_final: bool) -> Result<(usize, usize), Advance> {
+    let len = region.len();
+    let window = region.as_bytes().get(..len.min(MAX_HEADER)).unwrap_or(&[]);
+    match memchr::memchr(b'\n', window) {
+        Some(nl) => Ok((nl, nl + 1)),
+        None if is_final && len <= MAX_HEADER => Ok((len, len)),
+        None if len < MAX_HEADER => Err(Advance::NeedMore),
+        None => Err(Advance::NotMine),
+    }
+}
+
+/// The region of a header line (ending at `line_end`) naming `name`, a tool the registry
+/// lacks: text, with a note. The line is text at once when the scan would read all of it
+/// as ordinary bytes (its newline, read next, ends the name the scan tracks), else from its
+/// second byte on.
+fn unregistered_line(region: &str, line_end: usize, name: &str, cx: &ReadCx<'_>) -> Plain {
+    // `name` is a slice of `region`.
+    let at = (name.as_ptr() as usize).wrapping_sub(region.as_ptr() as usize);
+    let end = if cx.ordinary(region, 1..line_end) { line_end } else { 0 };
+    Plain {
+        end,
+        scanned: end,
+        diagnostic: Some(Note {
+            level: Level::Info,
+            message: unregistered(name, at),
+            span: cx.span(0, line_end),
+        }),
+        label: None,
+    }
+}
+
 impl BlockReader {
     /// The header line, once complete: `Err` is the decision when it is not a usable one.
     fn header(&mut self, region: &str, is_final: bool, cx: &mut ReadCx<'_>) -> Result<(), Advance> {
-        let len = region.len();
-        let window = region.as_bytes().get(..len.min(MAX_HEADER)).unwrap_or(&[]);
-        let (line_end, next) = match memchr::memchr(b'\n', window) {
-            Some(nl) => (nl, nl + 1),
-            None if is_final && len <= MAX_HEADER => (len, len),
-            None if len < MAX_HEADER => return Err(Advance::NeedMore),
-            None => return Err(Advance::NotMine),
-        };
+        let (line_end, next) = header_line(region, is_final)?;
         let line = region.get(..line_end).unwrap_or("");
         let Some(name) = header_name(line) else {
             return Err(Advance::NotMine);
         };
         if !cx.strict_name_ok(name) {
-            // `name` is a slice of `region`.
-            let at = (name.as_ptr() as usize).wrapping_sub(region.as_ptr() as usize);
-            // The header line is text: at once when the scan would read all of it as
-            // ordinary bytes (its newline, read next, ends the name it would track), else
-            // from its second byte on.
-            let end = if cx.ordinary(region, 1..line_end) { line_end } else { 0 };
-            return Err(Advance::Text(Plain {
-                end,
-                scanned: end,
-                diagnostic: Some(Note {
-                    level: Level::Info,
-                    message: unregistered(name, at),
-                    span: cx.span(0, line_end),
-                }),
-                label: None,
-            }));
+            return Err(Advance::Text(unregistered_line(region, line_end, name, cx)));
         }
         cx.start_call(name, None);
         self.name = Some(name.to_owned());
@@ -248,6 +259,19 @@ impl Family for KeyValue {
     }
     fn line_openers(&self) -> &'static [&'static str] {
         &[HEADER]
+    }
+    // A complete header naming an unregistered tool is decided here, as the reader's first
+    // step would decide it (a flood of such lines builds no reader).
+    fn line_text(
+        &self,
+        _opener: usize,
+        region: &str,
+        is_final: bool,
+        cx: &mut ReadCx<'_>,
+    ) -> Option<Plain> {
+        let (line_end, _) = header_line(region, is_final).ok()?;
+        let name = header_name(region.get(..line_end)?)?;
+        (!cx.strict_name_ok(name)).then(|| unregistered_line(region, line_end, name, cx))
     }
     fn line_reader(&self, _opener: usize, _ctx: &Ctx) -> Option<Box<dyn RegionReader>> {
         Some(Box::new(BlockReader {
