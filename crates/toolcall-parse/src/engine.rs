@@ -363,6 +363,14 @@ fn found_kind_is(format: &str, kind: &str) -> bool {
     rest.is_empty()
 }
 
+/// The pieces of the last note [`DiagCap`] admitted or counted (see its `last_pieces`).
+#[derive(Debug)]
+struct LastPieces {
+    pieces: Pieces,
+    bytes: String,
+    valid: bool,
+}
+
 #[derive(Debug, Default)]
 struct DiagCap {
     kinds: Vec<(Kind, usize)>,
@@ -373,9 +381,11 @@ struct DiagCap {
     /// message (the same failure at every opener of a flood) skips working out its kind.
     last: Option<(Level, String, usize)>,
     /// The pieces of the last message when it was a note's ([`DiagCap::admit_pieces`]),
-    /// its slice indexing `last_bytes`.
-    last_pieces: Option<Pieces>,
-    last_bytes: String,
+    /// its slice indexing the copy of the region bytes beside them; `valid` false once a
+    /// written message came after. Boxed (made once, at the first such note): every engine
+    /// carries the cap, and a fence's sub-engine is made per fence (a larger engine cost a
+    /// flood of fences ~110 instructions each).
+    last_pieces: Option<Box<LastPieces>>,
     /// The format of the last "found … call" info and its kind's slot: every found call of
     /// a format with a plain name has one kind, worked out once (a built-in format's name,
     /// not a copy).
@@ -440,7 +450,9 @@ impl DiagCap {
     /// Whether to report this diagnostic.
     fn admit(&mut self, d: &Diagnostic) -> bool {
         // The last message is no longer a note's pieces (if it was).
-        self.last_pieces = None;
+        if let Some(last) = &mut self.last_pieces {
+            last.valid = false;
+        }
         if let Some((level, message, slot)) = &self.last
             && *level == d.level
             && *message == d.message
@@ -467,8 +479,9 @@ impl DiagCap {
     /// same slot: the shortcut only skips working the kind out again.)
     fn admit_pieces(&mut self, level: Level, pieces: &Pieces, region: &str) -> bool {
         if let (Some((l, _, slot)), Some(last)) = (&self.last, &self.last_pieces)
+            && last.valid
             && *l == level
-            && same_pieces(pieces, region, last, &self.last_bytes)
+            && same_pieces(pieces, region, &last.pieces, &last.bytes)
         {
             let slot = *slot;
             return self.count(slot);
@@ -481,13 +494,21 @@ impl DiagCap {
         let slot = self.slot(Kind::Text(kind));
         self.last = Some((level, message, slot));
         // The pieces kept for the next note, region bytes copied (the region may be gone).
-        self.last_bytes.clear();
-        self.last_bytes
-            .push_str(region.get(pieces.slice.clone()).unwrap_or(""));
-        self.last_pieces = Some(Pieces {
-            slice: 0..self.last_bytes.len(),
-            ..pieces.clone()
+        let last = self.last_pieces.get_or_insert_with(|| {
+            Box::new(LastPieces {
+                pieces: pieces.clone(),
+                bytes: String::new(),
+                valid: true,
+            })
         });
+        last.bytes.clear();
+        last.bytes
+            .push_str(region.get(pieces.slice.clone()).unwrap_or(""));
+        last.pieces = Pieces {
+            slice: 0..last.bytes.len(),
+            ..pieces.clone()
+        };
+        last.valid = true;
         self.count(slot)
     }
 
@@ -1860,7 +1881,10 @@ impl<'a> Engine<'a> {
     }
 
     /// `name(` with the identifier from `ident` and the `(` at `pos`: opens a call region
-    /// when a family reads `name` as a call here.
+    /// when a family reads `name` as a call here. Out of line (as `line_text`): the text
+    /// scan's code, which inlines it, grew with its direct path (a flood of backticks,
+    /// read by that scan, cost 4 % more).
+    #[inline(never)]
     fn open_call(&mut self, ident: usize, pos: usize) -> bool {
         let name = self.buf.get(ident..pos).unwrap_or("");
         let skip = name
@@ -1963,6 +1987,7 @@ impl<'a> Engine<'a> {
     /// [`crate::family::Family::line_text`] of line opener `opener`'s first family for
     /// the region at `start`, asked as `step_region` asks a reader (the text before the
     /// region emitted only when something comes between: see [`Engine::open_call`]).
+    #[inline(never)]
     fn line_text(&mut self, opener: usize, start: usize, is_final: bool) -> Option<Plain> {
         if !self.seen_visible {
             self.emit_text(start);

@@ -760,7 +760,8 @@ pub(crate) struct ReadCx<'a> {
 /// same name at every opener.
 #[derive(Debug, Default)]
 pub(crate) struct NameMemo {
-    last: Option<(String, bool)>,
+    /// Boxed (made at the first lookup): every engine, a fence's per fence, carries one.
+    last: Option<Box<(String, bool)>>,
 }
 
 impl ReadCx<'_> {
@@ -790,16 +791,19 @@ impl ReadCx<'_> {
 
     /// [`Ctx::strict_name_ok`], the last name's answer remembered.
     pub(crate) fn strict_name_ok(&mut self, name: &str) -> bool {
-        if let Some((last, ok)) = &self.names.last
-            && last == name
+        if let Some(last) = &self.names.last
+            && last.0 == name
         {
-            return *ok;
+            return last.1;
         }
         let ok = self.ctx.strict_name_ok(name);
-        let mut last = self.names.last.take().map(|(l, _)| l).unwrap_or_default();
-        last.clear();
-        last.push_str(name);
-        self.names.last = Some((last, ok));
+        let last = self
+            .names
+            .last
+            .get_or_insert_with(|| Box::new((String::new(), ok)));
+        last.0.clear();
+        last.0.push_str(name);
+        last.1 = ok;
         ok
     }
 }
