@@ -4,6 +4,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod alloc;
 mod approve;
 mod constrain_cmd;
 mod detect_cmd;
@@ -86,6 +87,7 @@ fn end_quietly_on_a_closed_stdout() {
 }
 
 fn main() -> ExitCode {
+    alloc::init();
     let cli = Cli::parse();
     if cli.command.only_prints() {
         end_quietly_on_a_closed_stdout();
