@@ -1711,14 +1711,25 @@ impl<'a> Engine<'a> {
             return None;
         };
         let region = self.buf.get(pos..).unwrap_or("");
-        let run = families
-            .iter()
-            .map(|by| by.family.declined_run(by.opener, region))
-            .min()
-            .unwrap_or(0);
+        // The least of the families' runs: the first 0 ends the asking.
+        let mut run = if families.is_empty() { 0 } else { usize::MAX };
+        for by in families.iter() {
+            run = run.min(by.family.declined_run(by.opener, region));
+            if run == 0 {
+                break;
+            }
+        }
         let inert = self.ctx.openers.inert(i);
         if run == 0 && inert == 0 {
             return None;
+        }
+        if run == 0
+            && let Some(next) = self.declined_repeats(pos, i, families, inert)
+        {
+            self.announced.clear();
+            self.pass_ordinary(pos, next);
+            self.expect_at(next, i);
+            return Some(Step::Continue);
         }
         let j = if run == 0 {
             pos + 1
@@ -1731,6 +1742,61 @@ impl<'a> Engine<'a> {
         self.pass_ordinary(pos, j + inert);
         self.expect_again(j - 1, i);
         Some(Step::Continue)
+    }
+
+    /// Opener `i` at `pos` was declined by every family, none of which knows a run after it
+    /// ([`crate::family::Family::declined_run`]), and `inert` of its bytes after its first
+    /// are inert ([`crate::openers::Openers::inert`]): where the scan must look next after reading the bytes from `pos` as ordinary text,
+    /// when that is past the opener's next repeat (`None`: not known so). So it is when the
+    /// opener is repeated back to back (`<tool_call><tool_call>…`) and every family declines a region
+    /// of it followed directly by itself ([`crate::family::Family::declines_repeated`]):
+    /// each repeat followed by another, where `i` is the longest opener whatever follows,
+    /// is declined as the first was, and its bytes after its first are ordinary text as the
+    /// first's are; the first repeat not known so is left to the scan (at most
+    /// [`crate::family::MAX_DECLINED_RUN`] repeats an ask).
+    fn declined_repeats(
+        &self,
+        pos: usize,
+        i: usize,
+        families: &[crate::openers::ReadBy],
+        inert: usize,
+    ) -> Option<usize> {
+        let text = self.ctx.openers.get(i)?.text.as_bytes();
+        let len = text.len();
+        let bytes = self.buf.as_bytes();
+        let holds = |at: usize| bytes.get(at..at + len) == Some(text);
+        if !holds(pos + len)
+            || !holds(pos + 2 * len)
+            || !families
+                .iter()
+                .all(|by| by.family.declines_repeated(by.opener))
+        {
+            return None;
+        }
+        // The opener's bytes past its inert ones (the `>` of `<tool_call>`, where `>>>` may
+        // start in general) are ordinary where a repeat follows: no opener starts there
+        // whatever comes after that repeat, and the scan reads the byte as ordinary.
+        let through_next = bytes.get(..pos + 2 * len)?;
+        let ordinary = (1 + inert..len).all(|k| {
+            text.get(k).is_some_and(|b| {
+                !matches!(b, b'\n' | b' ' | b'\t' | b'\r' | b'`' | b'[' | b'{' | b'(')
+            }) && matches!(self.ctx.openers.none_at(through_next, pos + k), Ok(true))
+        });
+        if !ordinary {
+            return None;
+        }
+        let mut m = 1;
+        while m < crate::family::MAX_DECLINED_RUN
+            && holds(pos + (m + 1) * len)
+            && self
+                .ctx
+                .openers
+                .longest_until(bytes, pos + m * len, pos + m * len, i)
+                > pos + m * len
+        {
+            m += 1;
+        }
+        (m > 1).then_some(pos + m * len)
     }
 
     /// Opener `i` at `start` was declined: when `i` is the longest opener right after it
@@ -2818,6 +2884,88 @@ mod tests {
             }
         }
         assert!(runs > 1000, "{runs}");
+    }
+
+    // `declines_repeated`: a family that says so declines a region of the opener followed
+    // directly by itself at once, whatever follows, with more to come and at the end
+    // (`open_region` makes no reader); the four `<tool_call>` families say so.
+    #[test]
+    fn repeats_declined_are_declined_regions() {
+        let options = with_an_empty_registry();
+        let (ctx, _) = options.ctx();
+        let mut families = 0;
+        for fam in crate::families::all() {
+            for (i, open) in fam.openers().iter().enumerate() {
+                if !fam.declines_repeated(i) {
+                    continue;
+                }
+                families += 1;
+                let mut tails: Vec<String> = [
+                    "",
+                    " ",
+                    "\n",
+                    "x",
+                    "{",
+                    "[",
+                    "{\"name\": \"get_weather\", \"arguments\": {}}</tool_call>",
+                    "get_weather\n<arg_key>city</arg_key>\n<arg_value>Paris</arg_value>\n</tool_call>",
+                    "\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n</function>\n</tool_call>",
+                ]
+                .iter()
+                .map(|t| (*t).to_owned())
+                .collect();
+                for n in [1, 2, 300] {
+                    tails.push(open.repeat(n));
+                }
+                for tail in &tails {
+                    let region = format!("{open}{open}{tail}");
+                    for is_final in [false, true] {
+                        assert!(
+                            fam.declines(i, &region, is_final)
+                                && fam.open_region(i, &region, is_final, &ctx).is_none(),
+                            "{} {region:?} (final {is_final})",
+                            fam.id()
+                        );
+                    }
+                }
+            }
+        }
+        assert_eq!(families, 4);
+    }
+
+    // A run of a repeated opener passed at once reads as the scan did one opener at a time:
+    // the call after the run is found, one-shot and streamed, whichever family writes it.
+    #[test]
+    fn a_run_of_repeated_openers_keeps_the_call_after_it() {
+        let options = crate::ParseOptions {
+            format: crate::FormatSelection::Auto,
+            ..crate::ParseOptions::default()
+        };
+        let calls = [
+            "<tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}</tool_call>",
+            "<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Paris</arg_value>\n</tool_call>",
+            "<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n</function>\n</tool_call>",
+        ];
+        for call in calls {
+            for n in [0, 1, 2, 3, 255, 256, 257, 600, 1000] {
+                let run = "<tool_call>".repeat(n);
+                let text = format!("a {run}{call} {run}");
+                let parsed = crate::parse(&text, &options);
+                assert_eq!(
+                    parsed.calls.len(),
+                    1,
+                    "{n} {call}: {:?}",
+                    parsed.diagnostics
+                );
+                assert_eq!(parsed.calls[0].name, "get_weather");
+                assert_eq!(parsed.calls[0].origin.span.start, 2 + run.len(), "{n}");
+                assert_eq!(parsed.text, format!("a {run} {run}"), "{n}");
+                for size in [1, 2, 7, 64] {
+                    let found = finished_in_pushes(&text, &options, size);
+                    assert_eq!(found, 1, "{n} {call} streamed at {size}");
+                }
+            }
+        }
     }
 
     // A run of an opener's bytes passed over at once reads as the byte-by-byte scan did:

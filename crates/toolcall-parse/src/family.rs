@@ -407,6 +407,14 @@ pub(crate) trait Family: Sync + Send {
     fn declined_run(&self, _opener: usize, _region: &str) -> usize {
         0
     }
+    /// Whether this family declines at once every region of opener `opener` that the same
+    /// opener follows directly (`<tool_call><tool_call>`), whatever follows that: asked
+    /// once every family of an opener declined a region, so that the engine passes the
+    /// opener repeated back to back in one step (each repeat followed by another, where the
+    /// opener is the longest one, is declined). `false` (the default) when unsure.
+    fn declines_repeated(&self, _opener: usize) -> bool {
+        false
+    }
     /// [`Family::declines`], then (`Some`) [`Family::reader`] when the region is not
     /// declined (`Some(None)`: the family has no reader for it). A family that reads its
     /// lead to decline it may hand that reading to the reader, which then does not read

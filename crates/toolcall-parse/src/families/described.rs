@@ -315,6 +315,9 @@ pub(crate) struct Described {
     pub schema_rules: Option<&'static super::schema_rules::SchemaRules>,
     /// Positions after a declined region's start declined too ([`Family::declined_run`]).
     pub declined_run: fn(usize, &str) -> usize,
+    /// Openers whose region is declined when the same opener follows it directly
+    /// ([`Family::declines_repeated`]).
+    pub repeats_declined: &'static [&'static str],
 }
 
 impl Described {
@@ -346,6 +349,7 @@ impl Described {
         untyped: Untyped::Text,
         schema_rules: None,
         declined_run: |_, _| 0,
+        repeats_declined: &[],
     };
 }
 
@@ -383,6 +387,12 @@ impl Family for Described {
     }
     fn declined_run(&self, opener: usize, region: &str) -> usize {
         (self.declined_run)(opener, region)
+    }
+    fn declines_repeated(&self, opener: usize) -> bool {
+        self.body
+            .openers()
+            .get(opener)
+            .is_some_and(|o| self.repeats_declined.contains(o))
     }
     fn bare_json(&self) -> BareJson {
         self.bare

@@ -61,6 +61,8 @@ pub(crate) static ERNIE45: Described = Described {
     // Hermes' `<tool_call>{json}</tool_call>`: the `<response>` wrapper around the answer is
     // prose to the constraint.
     constraint: Some(&hermes::CONSTRAINT),
+    // Hermes' reader: `<tool_call>` directly followed by `<` has no JSON body.
+    repeats_declined: &[hermes::OPEN],
     ..Described::BASE
 };
 

@@ -141,6 +141,8 @@ pub(crate) static GLM: Described = Described {
     // vLLM's GLM-4.5 reader decodes every value not typed `string`: JSON, then a Python
     // literal, else the text.
     untyped: Untyped::Literal,
+    // `<tool_call>` directly followed by `<`: an empty name (`lead`).
+    repeats_declined: &["<tool_call>"],
     ..Described::BASE
 };
 

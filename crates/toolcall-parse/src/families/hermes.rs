@@ -90,6 +90,8 @@ pub(crate) static HERMES: Described = Described {
     }),
     example_call: Some(example_call),
     constraint: Some(&CONSTRAINT),
+    // `<tool_call>` directly followed by `<`: no JSON body (`look`).
+    repeats_declined: &[OPEN],
     ..Described::BASE
 };
 

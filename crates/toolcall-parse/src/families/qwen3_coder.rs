@@ -141,6 +141,8 @@ pub(crate) static QWEN3_CODER: Described = Described {
     // vLLM's and SGLang's Qwen3-Coder readers: `null` (any case) is null, other untyped
     // text stays text.
     untyped: crate::family::NULL_WORD,
+    // `<tool_call>` directly followed by `<tool_call>`: not `<function=` (`function_lead`).
+    repeats_declined: &["<tool_call>"],
     ..Described::BASE
 };
 
