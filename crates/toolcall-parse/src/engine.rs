@@ -2558,6 +2558,12 @@ impl<'a> Engine<'a> {
             return Step::Continue;
         }
         let inner = self.buf.get(content..content_end).unwrap_or("");
+        if inner.bytes().all(|b| b.is_ascii_whitespace()) {
+            // Nothing a sub-engine could read (it would send only this text, which is this
+            // engine's): a flood of empty fences makes none.
+            self.enter_text(end);
+            return Step::Continue;
+        }
         // A markup fence holds calls only when its content starts with a region opener.
         let markup_inside = markup
             && self

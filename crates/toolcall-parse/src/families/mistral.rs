@@ -166,6 +166,22 @@ impl RegionReader for Reader {
                         *at += 1;
                     }
                     match bytes.get(*at) {
+                        Some(b'[')
+                            if named.is_none()
+                                && self.max_depth > 0
+                                && bytes
+                                    .get(*at..)
+                                    .is_some_and(|r| r.starts_with(MARKER.as_bytes())) =>
+                        {
+                            // `[TOOL_CALLS][TOOL_CALLS]`: the second marker is the JSON
+                            // value, which `ArgsObject` would scan to its `]` (balanced
+                            // whatever follows) and the lenient decode refuse (a word in a
+                            // list): broken there with the decode's message, written once.
+                            return Advance::Broken {
+                                end: *at + MARKER.len(),
+                                why: marker_as_value().to_owned(),
+                            };
+                        }
                         Some(b'{' | b'[') => {
                             let start = *at;
                             let named = named.take();
@@ -276,6 +292,17 @@ impl RegionReader for Reader {
             }
         }
     }
+}
+
+/// Why `[TOOL_CALLS]` followed by the marker itself read as its JSON value is broken: the
+/// message `ArgsObject`'s `Malformed` gives the reader for it (the lenient decode's error of
+/// the marker's text, which is the same every time), written once.
+fn marker_as_value() -> &'static str {
+    static WHY: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    WHY.get_or_init(|| {
+        let error = crate::repair::parse_lenient(MARKER).err().unwrap_or_default();
+        ["[TOOL_CALLS] not followed by a call: ", &error].concat()
+    })
 }
 
 /// `[TOOL_CALLS][{"name", "arguments"}, ...]` (or one such object).
@@ -401,5 +428,59 @@ mod tests {
             Some(Head::Named("get".into(), Some("abc".into()), 21))
         );
         assert_eq!(head("get now", false), Some(Head::Invalid));
+    }
+
+    // The marker read as the value after a marker is broken at its `]` with the message the
+    // JSON reader gives it: one-shot (where the whole marker is there at once) against a
+    // stream of one-byte pushes (where the reader scans it, byte by byte).
+    #[test]
+    fn a_marker_after_the_marker_is_broken_as_the_json_reader_breaks_it() {
+        assert!(crate::repair::parse_lenient(MARKER).is_err());
+        let options = crate::ParseOptions {
+            format: crate::FormatSelection::Auto,
+            ..crate::ParseOptions::default()
+        };
+        let call = r#"[{"name": "get_weather", "arguments": {"city": "Paris"}}]"#;
+        for text in [
+            "[TOOL_CALLS][TOOL_CALLS]".to_owned(),
+            "a [TOOL_CALLS] [TOOL_CALLS][TOOL_CALLS] b".to_owned(),
+            format!("[TOOL_CALLS][TOOL_CALLS]{call} x"),
+            format!("{}{call}", "[TOOL_CALLS]".repeat(41)),
+        ] {
+            let whole = crate::parse(&text, &options);
+            assert!(
+                whole
+                    .diagnostics
+                    .iter()
+                    .any(|d| d.message == marker_as_value()),
+                "{text}: {:?}",
+                whole.diagnostics
+            );
+            let mut stream = crate::StreamParser::new(options.clone());
+            let mut events = Vec::new();
+            for c in text.chars() {
+                events.extend(stream.push(&c.to_string()));
+            }
+            events.extend(stream.finish());
+            let (mut streamed, mut calls, mut diagnostics) = (String::new(), Vec::new(), Vec::new());
+            for e in events {
+                match e {
+                    crate::StreamEvent::Text { text } => streamed.push_str(&text),
+                    crate::StreamEvent::CallFinished { call, .. } => {
+                        calls.push((call.name, call.arguments, call.origin.span));
+                    }
+                    crate::StreamEvent::Diagnostic { diagnostic } => diagnostics.push(diagnostic),
+                    _ => {}
+                }
+            }
+            assert_eq!(streamed, whole.text, "{text}");
+            assert_eq!(diagnostics, whole.diagnostics, "{text}");
+            let one: Vec<_> = whole
+                .calls
+                .into_iter()
+                .map(|c| (c.name, c.arguments, c.origin.span))
+                .collect();
+            assert_eq!(calls, one, "{text}");
+        }
     }
 }
