@@ -1764,7 +1764,10 @@ impl<'a> Engine<'a> {
         let text = self.ctx.openers.get(i)?.text.as_bytes();
         let len = text.len();
         let bytes = self.buf.as_bytes();
-        let holds = |at: usize| bytes.get(at..at + len) == Some(text);
+        // The first byte before the compare: most declines are not repeats.
+        let holds = |at: usize| {
+            bytes.get(at) == text.first() && bytes.get(at..at + len).is_some_and(|h| h == text)
+        };
         if !holds(pos + len)
             || !holds(pos + 2 * len)
             || !families
@@ -1774,16 +1777,40 @@ impl<'a> Engine<'a> {
             return None;
         }
         // The opener's bytes past its inert ones (the `>` of `<tool_call>`, where `>>>` may
-        // start in general) are ordinary where a repeat follows: no opener starts there
-        // whatever comes after that repeat, and the scan reads the byte as ordinary.
+        // start in general) are read by the scan as text where a repeat follows, judged on
+        // the bytes through that repeat (the same for every repeat passed, and a judgement
+        // with more to come holds whatever follows): an ordinary byte where no opener
+        // starts; a `[`/`{` that starts no bare JSON (`[>`); or where an opener starts (the
+        // `<tool_call>` in `]<]minimax[>[<tool_call>`), one every family of it declines.
         let through_next = bytes.get(..pos + 2 * len)?;
-        let ordinary = (1 + inert..len).all(|k| {
-            text.get(k).is_some_and(|b| {
-                !matches!(b, b'\n' | b' ' | b'\t' | b'\r' | b'`' | b'[' | b'{' | b'(')
-            }) && matches!(self.ctx.openers.none_at(through_next, pos + k), Ok(true))
-        });
-        if !ordinary {
-            return None;
+        for k in 1 + inert..len {
+            let q = pos + k;
+            let ordinary = match *text.get(k)? {
+                b'\n' | b' ' | b'\t' | b'\r' | b'`' | b'(' => false,
+                b'[' => array_start_plausible(through_next.get(q..)?, false) == Some(false),
+                b'{' => object_start_plausible(through_next.get(q..)?, false) == Some(false),
+                _ => true,
+            };
+            if !ordinary {
+                return None;
+            }
+            match self.ctx.openers.none_at(through_next, q) {
+                Ok(true) => {}
+                Err(Found::At(j)) => {
+                    let Some(Action::Region(inside)) = self.ctx.openers.get(j).map(|o| &o.action)
+                    else {
+                        return None;
+                    };
+                    let region = self.buf.get(q..pos + 2 * len)?;
+                    if inside
+                        .iter()
+                        .any(|by| by.open_region(region, false, &self.ctx).is_some())
+                    {
+                        return None;
+                    }
+                }
+                _ => return None,
+            }
         }
         let mut m = 1;
         while m < crate::family::MAX_DECLINED_RUN
@@ -2894,7 +2921,7 @@ mod tests {
 
     // `declines_repeated`: a family that says so declines a region of the opener followed
     // directly by itself at once, whatever follows, with more to come and at the end
-    // (`open_region` makes no reader); the four `<tool_call>` families say so.
+    // (`open_region` makes no reader); the four `<tool_call>` families and MiniMax M3 say so.
     #[test]
     fn repeats_declined_are_declined_regions() {
         let options = with_an_empty_registry();
@@ -2936,7 +2963,7 @@ mod tests {
                 }
             }
         }
-        assert_eq!(families, 4);
+        assert_eq!(families, 5);
     }
 
     // A run of a repeated opener passed at once reads as the scan did one opener at a time:
@@ -2952,9 +2979,17 @@ mod tests {
             "<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Paris</arg_value>\n</tool_call>",
             "<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n</function>\n</tool_call>",
         ];
-        for call in calls {
+        let ns = "]<]minimax[>[";
+        let minimax = format!(
+            "{ns}<tool_call>\n{ns}<invoke name=\"get_weather\">\n{ns}<city>Paris{ns}</city>\n{ns}</invoke>\n{ns}</tool_call>"
+        );
+        let runs = calls
+            .iter()
+            .map(|c| ("<tool_call>", *c))
+            .chain([("]<]minimax[>[<tool_call>", minimax.as_str())]);
+        for (unit, call) in runs {
             for n in [0, 1, 2, 3, 255, 256, 257, 600, 1000] {
-                let run = "<tool_call>".repeat(n);
+                let run = unit.repeat(n);
                 let text = format!("a {run}{call} {run}");
                 let parsed = crate::parse(&text, &options);
                 assert_eq!(

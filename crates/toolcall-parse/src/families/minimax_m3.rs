@@ -22,7 +22,7 @@
 //! tag is named by its key (`NS</city>`), and arguments nest, while the shape data closes
 //! every value with one fixed tag ([`crate::shape::TextParams`]).
 
-use super::described::{Body, Described, never};
+use super::described::{Body, Described};
 use serde_json::{Map, Number, Value};
 use toolcall_core::Repair;
 
@@ -55,6 +55,19 @@ fn reader(_opener: usize, ctx: &Ctx) -> Option<Box<dyn RegionReader>> {
     Some(Box::new(M3Reader::new(ctx.limits.max_depth)))
 }
 
+/// What a fresh [`M3Reader`] answers `NotMine` to at once: after the opener (and at most
+/// [`MAX_LEAD`] blanks) no `NS<invoke`, nor the start of one with more to come.
+fn declines(_opener: usize, region: &str, is_final: bool) -> bool {
+    let rest = region.get(OPEN.len()..).unwrap_or("");
+    let s = skip_space(rest);
+    rest.len() - s.len() > MAX_LEAD
+        || match starts(s, INVOKE) {
+            Some(true) => false,
+            None => is_final,
+            Some(false) => true,
+        }
+}
+
 fn example_call(name: &str, args: &Map<String, Value>) -> String {
     let mut s = format!("{OPEN}\n{INVOKE} name=\"{name}\">\n");
     for (k, v) in args {
@@ -71,9 +84,11 @@ pub(crate) static MINIMAX_M3: Described = Described {
     body: Body::Own {
         openers: &[OPEN],
         reader,
-        declines: never,
+        declines,
     },
     model_names: &["minimax-m3*"],
+    // The opener directly followed by itself: `NS<t` is not `NS<invoke`.
+    repeats_declined: &[OPEN],
     template_markers: &[NS, "<tool_call>", "<invoke name="],
     reasoning: &[ReasoningMarker {
         open: "<mm:think>",
