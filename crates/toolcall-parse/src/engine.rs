@@ -1711,20 +1711,18 @@ impl<'a> Engine<'a> {
             return None;
         };
         let region = self.buf.get(pos..).unwrap_or("");
-        // The least of the families' runs: the first 0 ends the asking.
-        let mut run = if families.is_empty() { 0 } else { usize::MAX };
-        for by in families.iter() {
-            run = run.min(by.family.declined_run(by.opener, region));
-            if run == 0 {
-                break;
-            }
-        }
+        let run = families
+            .iter()
+            .map(|by| by.family.declined_run(by.opener, region))
+            .min()
+            .unwrap_or(0);
         let inert = self.ctx.openers.inert(i);
         if run == 0 && inert == 0 {
             return None;
         }
         if run == 0
-            && let Some(next) = self.declined_repeats(pos, i, families, inert)
+            && self.ctx.openers.repeats_declined(i)
+            && let Some(next) = self.declined_repeats(pos, i, inert)
         {
             self.announced.clear();
             self.pass_ordinary(pos, next);
@@ -1744,23 +1742,20 @@ impl<'a> Engine<'a> {
         Some(Step::Continue)
     }
 
-    /// Opener `i` at `pos` was declined by every family, none of which knows a run after it
-    /// ([`crate::family::Family::declined_run`]), and `inert` of its bytes after its first
-    /// are inert ([`crate::openers::Openers::inert`]): where the scan must look next after reading the bytes from `pos` as ordinary text,
-    /// when that is past the opener's next repeat (`None`: not known so). So it is when the
-    /// opener is repeated back to back (`<tool_call><tool_call>…`) and every family declines a region
-    /// of it followed directly by itself ([`crate::family::Family::declines_repeated`]):
-    /// each repeat followed by another, where `i` is the longest opener whatever follows,
-    /// is declined as the first was, and its bytes after its first are ordinary text as the
+    /// Opener `i` at `pos` was declined by every family, none of which knows a run after
+    /// it ([`crate::family::Family::declined_run`]), and `inert` of its bytes after its
+    /// first are inert ([`crate::openers::Openers::inert`]): where the scan must look next
+    /// after reading the bytes from `pos` as ordinary text, when that is past the opener's
+    /// next repeat (`None`: not known so). So it is when the opener is repeated back to
+    /// back (`<tool_call><tool_call>…`) and every family of it declines a region of it
+    /// followed directly by itself ([`crate::openers::Openers::repeats_declined`]): each
+    /// repeat followed by another, where `i` is the longest opener whatever follows, is
+    /// declined as the first was, and its bytes after its first are ordinary text as the
     /// first's are; the first repeat not known so is left to the scan (at most
-    /// [`crate::family::MAX_DECLINED_RUN`] repeats an ask).
-    fn declined_repeats(
-        &self,
-        pos: usize,
-        i: usize,
-        families: &[crate::openers::ReadBy],
-        inert: usize,
-    ) -> Option<usize> {
+    /// [`crate::family::MAX_DECLINED_RUN`] repeats an ask). Out of line: asked only for
+    /// such openers.
+    #[inline(never)]
+    fn declined_repeats(&self, pos: usize, i: usize, inert: usize) -> Option<usize> {
         let text = self.ctx.openers.get(i)?.text.as_bytes();
         let len = text.len();
         let bytes = self.buf.as_bytes();
@@ -1768,12 +1763,7 @@ impl<'a> Engine<'a> {
         let holds = |at: usize| {
             bytes.get(at) == text.first() && bytes.get(at..at + len).is_some_and(|h| h == text)
         };
-        if !holds(pos + len)
-            || !holds(pos + 2 * len)
-            || !families
-                .iter()
-                .all(|by| by.family.declines_repeated(by.opener))
-        {
+        if !holds(pos + len) || !holds(pos + 2 * len) {
             return None;
         }
         // The opener's bytes past its inert ones (the `>` of `<tool_call>`, where `>>>` may

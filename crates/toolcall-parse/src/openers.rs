@@ -137,6 +137,8 @@ pub(crate) struct Openers {
     runs: [bool; 256],
     /// [`Openers::brackets_free`].
     brackets_free: bool,
+    /// Per opener, [`Openers::repeats_declined`].
+    repeats_declined: Vec<bool>,
     /// Openers that end an open reasoning block ([`Family::ends_reasoning`]); empty
     /// when calls are never taken (`reasoning_only`).
     pub ends_reasoning: Vec<&'static str>,
@@ -342,6 +344,18 @@ impl Openers {
                 }
             }
         }
+        let repeats_declined = list
+            .iter()
+            .map(|o| match &o.action {
+                Action::Region(families) => {
+                    !families.is_empty()
+                        && families
+                            .iter()
+                            .all(|by| by.family.declines_repeated(by.opener))
+                }
+                _ => false,
+            })
+            .collect();
         Openers {
             ends_reasoning,
             list,
@@ -355,6 +369,7 @@ impl Openers {
             line_first,
             runs,
             brackets_free,
+            repeats_declined,
         }
     }
 
@@ -405,6 +420,13 @@ impl Openers {
     #[inline]
     pub(crate) fn brackets_free(&self) -> bool {
         self.brackets_free
+    }
+
+    /// Whether every family of region opener `i` declines it followed directly by itself
+    /// ([`Family::declines_repeated`]), asked once when the table is built.
+    #[inline]
+    pub(crate) fn repeats_declined(&self, i: usize) -> bool {
+        self.repeats_declined.get(i).copied().unwrap_or(false)
     }
 
     /// Whether a line-start opener can start with `b`.
