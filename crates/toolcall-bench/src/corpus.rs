@@ -974,14 +974,38 @@ const FLOOD_EXTRAS: [&str; 11] = [
     "<tool_calls:",
 ];
 
+/// Flood units that vary an opener unit by what follows it (the classes behind the units,
+/// not only the openers themselves), listed after the openers so that the numbers of the
+/// units before them stay as they were.
+const FLOOD_VARIANTS: [&str; 6] = [
+    // A closed fence with one byte of content: one fence (and its content's read) a unit.
+    "```\nx\n```\n",
+    // The same with a callable info string.
+    "```json\nx\n```\n",
+    // Mistral's marker followed by a byte no JSON value starts with.
+    "[TOOL_CALLS]x",
+    // Mistral's marker followed by a blank (its reader skips it, then meets the next marker).
+    "[TOOL_CALLS] ",
+    // A bracket followed by a byte that is no JSON value: a bare array start, declined.
+    "[x",
+    // An object start with a key that never gets its `:` (the next unit follows the key).
+    "{\"",
+];
+
 /// The opener floods (`bench_table floods`, `bench_profile flood#N`): [`FLOOD_EXTRAS`], then
 /// every literal that starts markup in auto mode ([`toolcall_parse::markup_openers`]), each
-/// once, so a family's new opener is measured as soon as it is registered.
+/// once, so a family's new opener is measured as soon as it is registered, then
+/// [`FLOOD_VARIANTS`].
 pub fn flood_units() -> Vec<String> {
     let mut out: Vec<String> = FLOOD_EXTRAS.iter().map(|u| (*u).to_owned()).collect();
     for o in toolcall_parse::markup_openers() {
         if !out.iter().any(|u| u == o) {
             out.push(o.to_owned());
+        }
+    }
+    for v in FLOOD_VARIANTS {
+        if !out.iter().any(|u| u == v) {
+            out.push(v.to_owned());
         }
     }
     out
