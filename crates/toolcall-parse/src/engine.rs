@@ -2591,6 +2591,14 @@ impl<'a> Engine<'a> {
             self.enter_text(end);
             return Step::Continue;
         }
+        // A code fence's sub-engine reads only bare JSON, `name(` and line-start openers
+        // (its `nested` scan skips every other opener): content holding none of their
+        // starts is sent as text by it, nothing else, and its text is this engine's. A
+        // flood of one-byte fences (```` ```\nx\n```\n ````) made a sub-engine each.
+        if !markup && holds_no_nested_region(inner.as_bytes(), &self.ctx.openers) {
+            self.enter_text(end);
+            return Step::Continue;
+        }
         // The sub-engine reads the content where it lies (borrowed from this buffer), so
         // it is dropped before this engine changes. It counts its diagnostics in this
         // engine's cap (one cap per reply): what it reports is reported here as it is, and
@@ -2667,6 +2675,29 @@ impl<'a> Engine<'a> {
         self.labels.extend(labels);
         Step::Continue
     }
+}
+
+/// Whether a fence's `content`, read by a `nested` sub-engine (which starts no opener),
+/// provably opens no region there: no `[`, `{` or `(` (bare JSON, `name(`), and no line
+/// whose first byte after its blanks can start a line-start opener (the blanks keep the
+/// scan's line start, as `step_text` reads them). Inline code only hides bytes from that
+/// scan, so counting every byte is on the safe side.
+fn holds_no_nested_region(content: &[u8], openers: &crate::openers::Openers) -> bool {
+    let mut line_start = true;
+    for &b in content {
+        match b {
+            b'[' | b'{' | b'(' => return false,
+            b'\n' => line_start = true,
+            b' ' | b'\t' | b'\r' => {}
+            _ => {
+                if line_start && openers.line_first(b) {
+                    return false;
+                }
+                line_start = false;
+            }
+        }
+    }
+    true
 }
 
 /// Whether the bytes at `pos + 1` and `pos + 2` are brackets (`[` or `{`): the cheap test
@@ -3455,6 +3486,86 @@ mod tests {
         DiagCap::kind_into(r#"found hermes call to "a b""#, &mut kind, 1);
         assert_eq!(cap.slot(Kind::Text(kind)), slot);
         assert_eq!(cap.kinds.len(), 1);
+    }
+
+    // A fence's content that `holds_no_nested_region` passes gives its sub-engine (nested,
+    // as `step_fence` builds it) nothing but text: no call, note, label or markup, with a
+    // registry (so `name(` reads) and without. Contents from pieces that open regions in
+    // a fence (brackets, `name(`, line-start openers after blanks) and ones that do not
+    // (markup openers, which a nested scan skips). Fails when the test passes content
+    // whose sub-engine reads something.
+    #[test]
+    fn content_passed_without_a_sub_engine_gives_it_only_text() {
+        let registry = {
+            let mut r = toolcall_core::Registry::new();
+            r.add_spec(toolcall_core::ToolSpec::new(
+                "get_weather",
+                "",
+                serde_json::json!({"type": "object"}),
+            ))
+            .unwrap();
+            Arc::new(r)
+        };
+        let alphabet: &[&str] = &[
+            "x",
+            " ",
+            "\n",
+            "\t",
+            "TOOL_CALL: get_weather\n",
+            "get_weather",
+            "(",
+            "[",
+            "{",
+            "\"city\": 1}",
+            "<tool_call>",
+            "[TOOL_CALLS]",
+            "`",
+            "functools",
+            "T",
+            "é",
+            "]",
+            "}",
+        ];
+        let mut seed = 0x2545_F491_4F6C_DD1D_u64;
+        let (mut passed, mut read) = (0, 0);
+        for tools in [None, Some(registry)] {
+            let options = crate::ParseOptions {
+                tools,
+                ..crate::ParseOptions::default()
+            };
+            let (ctx, _) = options.ctx();
+            let ctx = Arc::new(ctx);
+            for case in 0..3000 {
+                let mut content = String::new();
+                for _ in 0..case % 9 + 1 {
+                    seed ^= seed << 13;
+                    seed ^= seed >> 7;
+                    seed ^= seed << 17;
+                    content.push_str(alphabet[(seed % alphabet.len() as u64) as usize]);
+                }
+                if !holds_no_nested_region(content.as_bytes(), &ctx.openers) {
+                    continue;
+                }
+                passed += 1;
+                let mut sub = Engine::new_inner(ctx.clone());
+                sub.nested = true;
+                sub.quiet = true;
+                sub.feed_whole(&content);
+                sub.run(true);
+                sub.finished = true;
+                sub.flush_text_event();
+                assert!(
+                    sub.events
+                        .iter()
+                        .all(|e| matches!(e, StreamEvent::Text { .. })),
+                    "{content:?}: {:?}",
+                    sub.events
+                );
+                assert!(sub.labels.is_empty() && !sub.markup_found, "{content:?}");
+                read += 1;
+            }
+        }
+        assert!(passed > 500 && read == passed, "{read} of {passed}");
     }
 
     // covers R-1 (the bulk text skip keeps the exact per-byte identifier state, so a
