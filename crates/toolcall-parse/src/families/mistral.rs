@@ -3,7 +3,7 @@
 //! that drop `[ARGS]`. Each `[TOOL_CALLS]` opens one region; an optional `[/TOOL_CALLS]`
 //! after the call is consumed. Explicit markup: any name, flagged when unregistered.
 
-use super::described::{Body, Described, never};
+use super::described::{Body, Described};
 use crate::family::ToolResultText;
 use crate::results::{break_marker, content_value};
 use serde_json::{Map, Value, json};
@@ -97,7 +97,7 @@ pub(crate) static MISTRAL: Described = Described {
     body: Body::Own {
         openers: &[MARKER],
         reader,
-        declines: never,
+        declines,
     },
     model_names: &["mistral-*", "mixtral-*", "ministral-*", "magistral-*", "devstral-*", "codestral-*", "pixtral-*"],
     template_markers: &["[TOOL_CALLS]"],
@@ -156,7 +156,7 @@ impl RegionReader for Reader {
                         Some(Head::Named(name, id, off)) => {
                             self.state = State::Gap {
                                 at: MARKER.len() + off,
-                                named: Some((name, id)),
+                                named: Some((name.to_owned(), id.map(str::to_owned))),
                             }
                         }
                     }
@@ -333,19 +333,39 @@ fn leading_space(s: &str) -> usize {
         .count()
 }
 
+/// Whether the reader's first step declines the region (its head is [`Head::Invalid`]):
+/// asked before a reader is built, so that a marker in prose (a flood of `[TOOL_CALLS]x`)
+/// costs no boxed reader. The head borrows its name, so the test allocates nothing.
+fn declines(_opener: usize, region: &str, is_final: bool) -> bool {
+    // A bracket after the marker and its blanks (every call of the list form, and the
+    // marker after `[TOOL_CALLS] `) is `Head::Json`: told without the rest of the head.
+    let rest = region.as_bytes().get(MARKER.len()..).unwrap_or(&[]);
+    let mut skip = 0;
+    while skip <= MAX_GAP && rest.get(skip).is_some_and(u8::is_ascii_whitespace) {
+        skip += 1;
+    }
+    match rest.get(skip) {
+        Some(b'[' | b'{') if skip <= MAX_GAP => false,
+        _ => matches!(
+            head(region.get(MARKER.len()..).unwrap_or(""), is_final),
+            Some(Head::Invalid)
+        ),
+    }
+}
+
 /// What follows the marker, once decidable.
 #[derive(Debug, PartialEq, Eq)]
-pub(crate) enum Head {
+pub(crate) enum Head<'a> {
     /// A JSON array or object starts at this offset.
     Json(usize),
     /// `name[ARGS]`: name, optional call id, JSON starts at this offset.
-    Named(String, Option<String>, usize),
+    Named(&'a str, Option<&'a str>, usize),
     /// Not a Mistral call.
     Invalid,
 }
 
 /// Decides the head from `rest` (the bytes after the marker); `None` = need more bytes.
-pub(crate) fn head(rest: &str, is_final: bool) -> Option<Head> {
+pub(crate) fn head(rest: &str, is_final: bool) -> Option<Head<'_>> {
     let skip = leading_space(rest);
     if skip > MAX_GAP {
         return Some(Head::Invalid);
@@ -357,11 +377,21 @@ pub(crate) fn head(rest: &str, is_final: bool) -> Option<Head> {
         Some(b'[' | b'{') => return Some(Head::Json(skip)),
         _ => {}
     }
-    let name_len = super::call_syntax::tag_name_len(trimmed);
+    // ASCII names by bytes (`tag_name_len` decodes each character: ~60 instructions for
+    // the `x` of a flood of `[TOOL_CALLS]x`); past a non-ASCII byte, by characters.
+    let ascii = trimmed
+        .bytes()
+        .take_while(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-' | b':'))
+        .count();
+    let name_len = if trimmed.as_bytes().get(ascii).is_some_and(|b| !b.is_ascii()) {
+        super::call_syntax::tag_name_len(trimmed)
+    } else {
+        ascii
+    };
     if name_len == 0 || name_len > 256 {
         return Some(Head::Invalid);
     }
-    let name = trimmed.get(..name_len)?.to_owned();
+    let name = trimmed.get(..name_len)?;
     let after = trimmed.get(name_len..)?;
     if after.is_empty() {
         return if is_final { Some(Head::Invalid) } else { None };
@@ -389,7 +419,7 @@ pub(crate) fn head(rest: &str, is_final: bool) -> Option<Head> {
             };
         }
         if rest2.starts_with(ARGS) {
-            let id = a.get(..id_len)?.to_owned();
+            let id = a.get(..id_len)?;
             return Some(Head::Named(
                 name,
                 Some(id),
@@ -413,19 +443,27 @@ mod tests {
 
     #[test]
     fn heads() {
+        // Names past ASCII are read by characters, as `tag_name_len` reads them.
+        assert_eq!(
+            head("naïve_x[ARGS]{", false),
+            Some(Head::Named("naïve_x", None, 14))
+        );
+        assert_eq!(head("a-b.c:d{", false), Some(Head::Named("a-b.c:d", None, 7)));
+        assert_eq!(head("x[TOOL_CALLS]x", false), Some(Head::Invalid));
+        assert_eq!(head("名前[ARGS]", true), Some(Head::Named("名前", None, 12)));
         assert_eq!(head(" [{", false), Some(Head::Json(1)));
         assert_eq!(head("get[AR", false), None);
         assert_eq!(
             head("get[ARGS]{", false),
-            Some(Head::Named("get".into(), None, 9))
+            Some(Head::Named("get", None, 9))
         );
         assert_eq!(
             head("get{\"a\"", false),
-            Some(Head::Named("get".into(), None, 3))
+            Some(Head::Named("get", None, 3))
         );
         assert_eq!(
             head("get[CALL_ID]abc[ARGS]{", false),
-            Some(Head::Named("get".into(), Some("abc".into()), 21))
+            Some(Head::Named("get", Some("abc"), 21))
         );
         assert_eq!(head("get now", false), Some(Head::Invalid));
     }
