@@ -38,8 +38,8 @@ use crate::fallback;
 use crate::families::bare_json::BareJsonReader;
 use crate::families::call_syntax::is_name_byte;
 use crate::family::{
-    Advance, LiveEvent, Message, NameMemo, Note, Pieces, Plain, ReadCx, RegionReader, Suffix,
-    THINK, Wake, read_suffix,
+    Advance, Family, LiveEvent, Message, NameMemo, Note, Pieces, Plain, ReadCx, RegionReader,
+    Suffix, THINK, Wake, read_suffix,
 };
 use crate::openers::{Action, Found};
 use crate::scanner::{FailedScan, array_start_plausible, object_start_plausible};
@@ -512,6 +512,32 @@ impl DiagCap {
         self.count(slot)
     }
 
+    /// Whether a note repeating the last one admitted or counted (a note's pieces, no
+    /// written message since) is dropped: its kind has had its reported share.
+    fn repeat_dropped(&self) -> bool {
+        match (&self.last, &self.last_pieces) {
+            (Some((_, _, slot)), Some(last)) => {
+                last.valid
+                    && self
+                        .kinds
+                        .get(*slot)
+                        .is_some_and(|(_, n)| *n >= DIAGS_PER_KIND)
+            }
+            _ => false,
+        }
+    }
+
+    /// Counts `m` notes repeating the last one, each dropped ([`DiagCap::repeat_dropped`]):
+    /// what `m` calls of [`DiagCap::admit_pieces`] with its pieces count.
+    fn count_dropped_repeats(&mut self, m: usize) {
+        if let Some((_, _, slot)) = &self.last
+            && let Some((_, n)) = self.kinds.get_mut(*slot)
+        {
+            *n += m;
+            self.suppressed += m;
+        }
+    }
+
     /// A kind buffer (the reused scratch) holding the level's tag.
     fn start_kind(&mut self, level: Level) -> String {
         let mut kind = std::mem::take(&mut self.scratch);
@@ -613,6 +639,10 @@ pub(crate) struct Engine<'a> {
     bare_off: bool,
     /// The last failed bracket scan, which regions opened inside it resume from.
     failed_scan: Option<FailedScan>,
+    /// Offset in the whole input before which [`Engine::pass_failed_calls`] looks for no
+    /// run: one it found none in, so that a run it cannot pass is compared once, not once
+    /// per opener in it.
+    no_call_run_before: usize,
     /// The last tool name looked up in the registry, for the readers ([`NameMemo`]).
     names: NameMemo,
     pub(crate) markup_found: bool,
@@ -712,6 +742,7 @@ impl<'a> Engine<'a> {
             rescanned: 0,
             bare_off: false,
             failed_scan: None,
+            no_call_run_before: 0,
             names: NameMemo::default(),
             markup_found: false,
             text_acc: String::new(),
@@ -1999,7 +2030,7 @@ impl<'a> Engine<'a> {
             wake: None,
         };
         // The first call-syntax family that takes the name reads the region.
-        let Some(family) = self.ctx.calls.iter().find(|f| f.calls_name(name, &mut cx)) else {
+        let Some(&family) = self.ctx.calls.iter().find(|f| f.calls_name(name, &mut cx)) else {
             return false;
         };
         match family.call_start(region, pos - start, &mut cx) {
@@ -2007,10 +2038,121 @@ impl<'a> Engine<'a> {
             Err(plain) => {
                 self.announced.clear();
                 self.plain_region(start, plain);
+                // Enough bytes for a run worth passing (see `pass_failed_calls`).
+                let period = pos + 1 - start;
+                let enough = period.saturating_mul(
+                    self.ctx
+                        .limits
+                        .max_depth
+                        .saturating_mul(2)
+                        .saturating_add(2),
+                );
+                if self.buf.len() - pos >= enough {
+                    self.pass_failed_calls(family, start, pos);
+                }
                 self.pass_name_run();
             }
         }
         true
+    }
+
+    /// After the `name(` at `start` (its `(` at `pos`) was decided as text at its first
+    /// read: the copies of `(` and the name directly after it (a flood of `name(`) that the
+    /// family says would be decided as text in turn with the same note
+    /// ([`Family::failed_call_repeats`]) are passed at once, when the diagnostic cap drops
+    /// that note now (so each would only be counted) and the text scan reads each copy as
+    /// this one: its `(` starts no opener and its name bytes are no stop
+    /// ([`Engine::pass_name_run`]'s run), the name under the scan's 256-byte restart. Each
+    /// would leave no rescan charge (its region ends after its `(`, which its scan read)
+    /// and the text pending, as this one did. Out of line: only after such a `name(`.
+    #[inline(never)]
+    fn pass_failed_calls(&mut self, family: &'static dyn Family, start: usize, pos: usize) {
+        let open = pos - start;
+        if !matches!(self.mode, Mode::Text)
+            || self.line_start
+            || self.pos != pos + 1
+            || !self.seen_visible
+            || open == 0
+            || open > 256
+            || !self.diag_cap.repeat_dropped()
+        {
+            return;
+        }
+        let bytes = self.buf.as_bytes();
+        let period = open + 1;
+        // Worth it only where more copies are passed than a failing scan reads past one
+        // (a scan fails `max_depth` copies on: a stream's few new bytes a push pass none,
+        // and their check would cost more than it saves).
+        let rest = bytes.get(pos..).unwrap_or(&[]);
+        let max_depth = self.ctx.limits.max_depth;
+        if rest.len() / period <= max_depth.saturating_mul(2).saturating_add(1)
+            || self.base + pos < self.no_call_run_before
+        {
+            return;
+        }
+        // Unit 0: this `(` and a copy of this name.
+        let Some(unit) = bytes
+            .get(pos..pos + period)
+            .filter(|u| u.get(1..) == bytes.get(start..pos))
+        else {
+            return;
+        };
+        let stops = &self.ctx.openers.stops;
+        if unit.get(1..).is_none_or(|name| {
+            name.iter()
+                .any(|&b| !NAME_BYTES[usize::from(b)] || stops.is_stop(b))
+        }) {
+            return;
+        }
+        // The copies: the bytes from `pos` repeat with period `period` as far as they
+        // equal the bytes `period` after them (block compares, not one per copy).
+        let stretch = periodic_len(rest, period);
+        let copies = (stretch / period).saturating_sub(1);
+        // The text scan finds no opener at a copy's `(`. An opener lookup reads at most the
+        // longest opener and one byte more: where that lies inside the stretch, its bytes,
+        // and so its answer, are copy 1's; the last few copies are asked one by one.
+        let openers = &self.ctx.openers;
+        let look = (0..)
+            .map_while(|i| openers.get(i))
+            .map(|o| o.text.len())
+            .max()
+            .unwrap_or(0)
+            + 1;
+        let none = |j: usize| openers.none_at(bytes, pos + j * period) == Ok(true);
+        let alike = stretch.saturating_sub(look) / period;
+        let mut reps = 0;
+        if alike >= 1 && none(1) {
+            reps = alike.min(copies);
+        }
+        while reps < copies && none(reps + 1) {
+            reps += 1;
+        }
+        // What is not passed here is read opener by opener, with no second look.
+        self.no_call_run_before = self.base + pos + stretch;
+        if reps == 0 {
+            return;
+        }
+        let mut cx = ReadCx {
+            ctx: &self.ctx,
+            base: self.base + start,
+            live: &mut self.live,
+            streaming: !self.quiet && !self.ctx.reasoning_only,
+            at_start: !self.seen_visible,
+            end: self.reply_end,
+            failed_scan: &mut self.failed_scan,
+            names: &mut self.names,
+            wake: None,
+        };
+        let region = self.buf.get(start..).unwrap_or("");
+        let m = family
+            .failed_call_repeats(region, open, reps, &mut cx)
+            .min(reps);
+        if m == 0 {
+            return;
+        }
+        self.diag_cap.count_dropped_repeats(m);
+        self.pos = pos + m * period + 1;
+        self.ident_start = None;
     }
 
     /// After a `name(` decided as text at its first read: the name bytes after its `(` up
@@ -2700,6 +2842,31 @@ fn holds_no_nested_region(content: &[u8], openers: &crate::openers::Openers) -> 
     true
 }
 
+/// The length of the longest prefix of `bytes` with period `period` (each byte equal to the
+/// one `period` before it), compared a block at a time.
+fn periodic_len(bytes: &[u8], period: usize) -> usize {
+    let (Some(a), Some(b)) = (
+        bytes.get(..bytes.len().saturating_sub(period)),
+        bytes.get(period..),
+    ) else {
+        return bytes.len();
+    };
+    const BLOCK: usize = 64;
+    let mut i = 0;
+    while let (Some(x), Some(y)) = (a.get(i..i + BLOCK), b.get(i..i + BLOCK))
+        && x == y
+    {
+        i += BLOCK;
+    }
+    i += a
+        .iter()
+        .skip(i)
+        .zip(b.iter().skip(i))
+        .take_while(|(x, y)| x == y)
+        .count();
+    i + period.min(bytes.len())
+}
+
 /// Whether the bytes at `pos + 1` and `pos + 2` are brackets (`[` or `{`): the cheap test
 /// before [`Engine::pass_brackets`].
 #[inline(always)]
@@ -3250,6 +3417,110 @@ mod tests {
             parsed.diagnostics[0].message,
             "get_weather(...) left as text: nesting deeper than 128"
         );
+    }
+
+    /// A reply's text, calls (name, arguments, span) and diagnostics.
+    type Whole = (
+        String,
+        Vec<(String, serde_json::Value, Range<usize>)>,
+        Vec<Diagnostic>,
+    );
+
+    /// Text, calls (name, arguments, span) and diagnostics of `text` streamed in pushes of
+    /// `size` bytes (whole characters).
+    fn streamed_whole(text: &str, options: &crate::ParseOptions, size: usize) -> Whole {
+        let mut stream = crate::StreamParser::new(options.clone());
+        let mut events = Vec::new();
+        let mut at = 0;
+        while at < text.len() {
+            let mut end = (at + size).min(text.len());
+            while !text.is_char_boundary(end) {
+                end += 1;
+            }
+            events.extend(stream.push(&text[at..end]));
+            at = end;
+        }
+        events.extend(stream.finish());
+        let (mut out, mut calls, mut diags) = (String::new(), Vec::new(), Vec::new());
+        for e in events {
+            match e {
+                StreamEvent::Text { text } => out.push_str(&text),
+                StreamEvent::CallFinished { call, .. } => {
+                    calls.push((call.name, call.arguments, call.origin.span))
+                }
+                StreamEvent::Diagnostic { diagnostic } => diags.push(diagnostic),
+                _ => {}
+            }
+        }
+        (out, calls, diags)
+    }
+
+    // Runs of one failing `name(` passed at once (Engine::pass_failed_calls) leave what
+    // reading each leaves: one-shot (where a run is passed) equals streamed a byte at a time
+    // (where no run is: each opener is decided as its failing `(` arrives), and 64 bytes at
+    // a time (short runs), in text, calls and every diagnostic with its span; nested calls
+    // that close, and a call after a flood, are still found.
+    #[test]
+    fn runs_of_failing_call_openers_read_as_each_opener() {
+        let mut options = with_get_weather();
+        let unit = "get_weather(";
+        let mut texts = vec![
+            "get_weather(get_weather(get_weather(city=\"Paris\")))".to_owned(),
+            "get_weather(get_weather( get_weather(city=\"Paris\") after".to_owned(),
+            format!("{}get_weather(city=\"Paris\")", "f(".repeat(300)),
+        ];
+        for n in [1, 3, 4, 5, 8, 40, 127, 128, 129, 130, 200, 257, 600] {
+            for tail in [
+                "",
+                "] get_weather(city=\"Paris\") after",
+                ")",
+                "x) get_weather(city=\"Paris\")",
+                "get_weather(city=\"Paris\")",
+                "get_weather\"(",
+                "<tool_call>{\"name\": \"get_weather\", \"arguments\": {}}</tool_call>",
+            ] {
+                texts.push(format!("{}{tail}", unit.repeat(n)));
+                texts.push(format!("x {}{tail}", unit.repeat(n)));
+                texts.push(format!("{})) {}{tail}", unit.repeat(n), ")".repeat(n)));
+                texts.push(format!("{}({tail}", unit.repeat(n)));
+            }
+        }
+        for max_depth in [3, 128] {
+            options.limits.max_depth = max_depth;
+            for text in &texts {
+                let parsed = crate::parse(text, &options);
+                let calls: Vec<_> = parsed
+                    .calls
+                    .iter()
+                    .map(|c| (c.name.clone(), c.arguments.clone(), c.origin.span.clone()))
+                    .collect();
+                for size in [1, 64] {
+                    let (out, streamed_calls, diags) = streamed_whole(text, &options, size);
+                    let what = format!("{max_depth} {:?} at {size}", &text[..text.len().min(80)]);
+                    assert_eq!(out, parsed.text, "{what}");
+                    assert_eq!(streamed_calls, calls, "{what}");
+                    assert_eq!(diags, parsed.diagnostics, "{what}");
+                }
+            }
+        }
+        // Nested calls that close are one region (its arguments no literals); a call after
+        // an unclosed flood is found.
+        options.limits.max_depth = 128;
+        let parsed = crate::parse(
+            "get_weather(get_weather(get_weather(city=\"Paris\")))",
+            &options,
+        );
+        assert_eq!(parsed.diagnostics.len(), 1, "{parsed:?}");
+        assert!(parsed.diagnostics[0].message.contains("is not a literal"));
+        for n in [0, 1, 129, 1000] {
+            let text = format!("{}] get_weather(city=\"Paris\") after", unit.repeat(n));
+            let parsed = crate::parse(&text, &options);
+            assert_eq!(parsed.calls.len(), 1, "{n}: {parsed:?}");
+            assert_eq!(
+                parsed.calls[0].arguments,
+                serde_json::json!({"city": "Paris"})
+            );
+        }
     }
 
     fn finished_in_pushes(text: &str, options: &crate::ParseOptions, size: usize) -> usize {

@@ -575,6 +575,22 @@ pub(crate) trait Family: Sync + Send {
     ) -> Result<Box<dyn RegionReader>, Plain> {
         Err(Plain::default())
     }
+    /// After [`Family::call_start`] decided the `name(` at the start of `region` as text
+    /// (its `(` at region offset `open`), `region[open..]` being `reps + 1` copies of that
+    /// `(` and the name (a flood of `name(`, each directly after the last): how many `m` of
+    /// the `name(` after it (copies `1..=m`) `call_start` would decide as text in turn, each
+    /// with the note it gave this one (the span aside), the failed scan
+    /// ([`ReadCx::failed_scan`]) then left as the last of them leaves it. `0` (nothing
+    /// changed): not known, each is read.
+    fn failed_call_repeats(
+        &self,
+        _region: &str,
+        _open: usize,
+        _reps: usize,
+        _cx: &mut ReadCx<'_>,
+    ) -> usize {
+        0
+    }
     /// A native provider shape (read from JSON given whole, never from text markers).
     fn native(&self) -> bool {
         false

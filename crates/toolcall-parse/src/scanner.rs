@@ -437,6 +437,62 @@ impl FailedScan {
         self.scanner
     }
 
+    /// A run of failed call-syntax scans passed in one step. `region` starts at this scan's
+    /// region (absolute offset `start`) and is `reps + 1` copies of a unit of `period`
+    /// bytes: a `(`, then bytes the scan reads as ordinary (no quote, slash, bracket or
+    /// parenthesis). When this scan (with `parens`) failed as too deep at the `(` of unit
+    /// `max_depth`, every unit's `(` before it open (a flood of `name(`), the region of unit
+    /// `j` resumes from the one of unit `j - 1` and fails the same way at the `(` of unit
+    /// `j + max_depth`, for `j` up to `m = reps - max_depth`: this scan is then left as
+    /// the last of them leaves it (only `start` moves: the open brackets keep their
+    /// offsets from the region start, `period` apart) and `m` comes back. `0` (nothing
+    /// changed) when the scan is not that one or no unit has its failing `(` in `region`.
+    pub(crate) fn pass_paren_units(
+        &mut self,
+        start: usize,
+        region: &[u8],
+        period: usize,
+        reps: usize,
+    ) -> usize {
+        let sc = &self.scanner;
+        let d = sc.max_depth;
+        if self.start != start
+            || !sc.parens
+            || d == 0
+            || period == 0
+            || reps <= d
+            || sc.quote != 0
+            || sc.escape
+            || sc.slash
+            || sc.comment != Comment::None
+            || sc.pos != d * period + 1
+            || region.get(d * period) != Some(&b'(')
+            || region.len() < (reps + 1) * period
+        {
+            return 0;
+        }
+        let Some(unit) = region.get(..period) else {
+            return 0;
+        };
+        if unit.first() != Some(&b'(') || !unit.iter().skip(1).all(|&c| RUN[usize::from(c)]) {
+            return 0;
+        }
+        debug_assert!(region.chunks(period).take(reps + 1).all(|u| u == unit));
+        // The open brackets are the `(` of units 0..max_depth: `max_depth` increasing
+        // offsets of brackets in those units' bytes, which hold a bracket only at each
+        // unit's start, from unit 0's to unit `max_depth - 1`'s (so each unit's).
+        let own = sc.stack.get(sc.floor..).unwrap_or(&[]);
+        if own.len() != d
+            || own.first() != Some(&(b')', sc.origin))
+            || own.last() != Some(&(b')', sc.origin + (d - 1) * period))
+        {
+            return 0;
+        }
+        let m = reps - d;
+        self.start += m * period;
+        m
+    }
+
     /// [`FailedScan::resume`] where the scan lies: its scanner is the region's at `start`.
     fn resume_in_place(&mut self, k: usize, start: usize) {
         let rel = start - self.start;

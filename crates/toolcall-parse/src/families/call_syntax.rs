@@ -396,6 +396,21 @@ impl Family for CallSyntax {
             })),
         }
     }
+    // A flood of `name(` whose scans fail as too deep: after the first, the rest of the run
+    // whose failing `(` is in the run fail in turn (the failed scan moved past them at once).
+    fn failed_call_repeats(
+        &self,
+        region: &str,
+        open: usize,
+        reps: usize,
+        cx: &mut ReadCx<'_>,
+    ) -> usize {
+        let at = cx.base + open;
+        let bytes = region.as_bytes().get(open..).unwrap_or(&[]);
+        cx.failed_scan
+            .as_mut()
+            .map_or(0, |f| f.pass_paren_units(at, bytes, open + 1, reps))
+    }
     fn instructions(&self) -> Option<Instructions> {
         Some(Instructions {
             how: "To call a tool, write it like a function call: tool_name(argument=\"value\", other=1). Strings are double-quoted; numbers, true, false, arrays and objects are written as JSON.",
