@@ -639,10 +639,10 @@ pub(crate) struct Engine<'a> {
     bare_off: bool,
     /// The last failed bracket scan, which regions opened inside it resume from.
     failed_scan: Option<FailedScan>,
-    /// Offset in the whole input before which [`Engine::pass_failed_calls`] looks for no
-    /// run: one it found none in, so that a run it cannot pass is compared once, not once
-    /// per opener in it.
-    no_call_run_before: usize,
+    /// Offset in the whole input before which [`Engine::pass_failed_calls`] and
+    /// [`Engine::pass_text_lines`] look for no run: one they found none in (or passed), so
+    /// that a run they cannot pass is compared once, not once per opener in it.
+    no_run_before: usize,
     /// The last tool name looked up in the registry, for the readers ([`NameMemo`]).
     names: NameMemo,
     pub(crate) markup_found: bool,
@@ -742,7 +742,7 @@ impl<'a> Engine<'a> {
             rescanned: 0,
             bare_off: false,
             failed_scan: None,
-            no_call_run_before: 0,
+            no_run_before: 0,
             names: NameMemo::default(),
             markup_found: false,
             text_acc: String::new(),
@@ -2086,7 +2086,7 @@ impl<'a> Engine<'a> {
         let rest = bytes.get(pos..).unwrap_or(&[]);
         let max_depth = self.ctx.limits.max_depth;
         if rest.len() / period <= max_depth.saturating_mul(2).saturating_add(1)
-            || self.base + pos < self.no_call_run_before
+            || self.base + pos < self.no_run_before
         {
             return;
         }
@@ -2128,7 +2128,7 @@ impl<'a> Engine<'a> {
             reps += 1;
         }
         // What is not passed here is read opener by opener, with no second look.
-        self.no_call_run_before = self.base + pos + stretch;
+        self.no_run_before = self.base + pos + stretch;
         if reps == 0 {
             return;
         }
@@ -2198,6 +2198,10 @@ impl<'a> Engine<'a> {
             // Decided before a reader was built, as its first step would decide it.
             self.announced.clear();
             self.plain_region(pos, plain);
+            // Enough bytes for a run worth passing (see `pass_text_lines`).
+            if self.pos > pos && self.buf.len() - pos >= 16 * (self.pos + 1 - pos) {
+                self.pass_text_lines(opener, pos);
+            }
             return Some(Step::Continue);
         }
         let mut rest = Rest::Line { opener, next: 0 };
@@ -2207,6 +2211,97 @@ impl<'a> Engine<'a> {
             None => return None,
         }
         Some(Step::Continue)
+    }
+
+    /// After the line at `start` (line opener `opener`) was decided as text up to its
+    /// newline by [`Engine::line_text`]: the copies of that line and its newline directly
+    /// after it (a flood of one line, found by one periodic block compare) that the family
+    /// says it would decide the same way with the same note
+    /// ([`crate::family::Family::text_line_repeats`]) are passed at once, when the
+    /// diagnostic cap drops that note now (so each would only be counted). The text scan
+    /// reads each such copy as this one where every byte it reads there (its opener lookups
+    /// at the line's first byte and at its newline, each at most the longest opener and one
+    /// byte more, and the line openers' compare) lies in the run: the same bytes as this
+    /// line's. Each would leave no rescan charge and its text pending, as this one did.
+    /// Out of line: only after such a line.
+    #[inline(never)]
+    fn pass_text_lines(&mut self, opener: usize, start: usize) {
+        let nl = self.pos;
+        let bytes = self.buf.as_bytes();
+        if !matches!(self.mode, Mode::Text)
+            || nl <= start
+            || bytes.get(nl) != Some(&b'\n')
+            || !self.seen_visible
+            || self.declined.is_some()
+            || self.base + start < self.no_run_before
+            || !self.diag_cap.repeat_dropped()
+        {
+            return;
+        }
+        let line_end = nl - start;
+        let period = line_end + 1;
+        let rest = bytes.get(start..).unwrap_or(&[]);
+        // A few lines at hand (a stream's push) are not worth the compare: the last of
+        // them are read one by one anyway (their lookups read past the run).
+        if rest.len() / period < 16 {
+            return;
+        }
+        let stretch = periodic_len(rest, period);
+        let copies = (stretch / period).saturating_sub(1);
+        let openers = &self.ctx.openers;
+        let look = (0..)
+            .map_while(|i| openers.get(i))
+            .map(|o| o.text.len())
+            .max()
+            .unwrap_or(0)
+            + 1;
+        let line_look = openers.line.iter().map(|o| o.text.len()).max().unwrap_or(0);
+        let reach = (line_end + look).max(line_look);
+        // Copies `1..=alike` have every byte the scan reads in the run; copy 1's lookups.
+        let alike = stretch.saturating_sub(reach) / period;
+        let none = |at: usize| openers.none_at(bytes, at) == Ok(true);
+        let reps = if alike >= 1 && none(start + period) && none(start + period + line_end) {
+            alike.min(copies)
+        } else {
+            0
+        };
+        self.no_run_before = self.base + start + stretch;
+        let Some(by) = self
+            .ctx
+            .openers
+            .line
+            .get(opener)
+            .and_then(|o| o.families.first())
+            .copied()
+        else {
+            return;
+        };
+        if reps == 0 {
+            return;
+        }
+        let mut cx = ReadCx {
+            ctx: &self.ctx,
+            base: self.base + start,
+            live: &mut self.live,
+            streaming: !self.quiet && !self.ctx.reasoning_only,
+            at_start: !self.seen_visible,
+            end: self.reply_end,
+            failed_scan: &mut self.failed_scan,
+            names: &mut self.names,
+            wake: None,
+        };
+        let region = self.buf.get(start..).unwrap_or("");
+        let m = by
+            .family
+            .text_line_repeats(by.opener, region, line_end, reps, &mut cx)
+            .min(reps);
+        if m == 0 {
+            return;
+        }
+        self.diag_cap.count_dropped_repeats(m);
+        self.pos = nl + m * period;
+        self.ident_start = None;
+        self.line_start = false;
     }
 
     /// [`crate::family::Family::line_text`] of line opener `opener`'s first family for
@@ -3455,8 +3550,8 @@ mod tests {
         (out, calls, diags)
     }
 
-    // Runs of one failing `name(` passed at once (Engine::pass_failed_calls) leave what
-    // reading each leaves: one-shot (where a run is passed) equals streamed a byte at a time
+    // Runs of one failing `name(` or of one header line decided as text passed at once
+    // (Engine::pass_failed_calls, Engine::pass_text_lines) leave what reading each leaves: one-shot (where a run is passed) equals streamed a byte at a time
     // (where no run is: each opener is decided as its failing `(` arrives), and 64 bytes at
     // a time (short runs), in text, calls and every diagnostic with its span; nested calls
     // that close, and a call after a flood, are still found.
@@ -3483,6 +3578,30 @@ mod tests {
                 texts.push(format!("x {}{tail}", unit.repeat(n)));
                 texts.push(format!("{})) {}{tail}", unit.repeat(n), ")".repeat(n)));
                 texts.push(format!("{}({tail}", unit.repeat(n)));
+            }
+        }
+        // Runs of one header line decided as text (Engine::pass_text_lines).
+        for unit in [
+            "TOOL_CALL: x\n",
+            "TOOL_CALL:x\n",
+            "tool_call: get_weather_x\n",
+            "TOOL_CALL: a[1]\n",
+            "TOOL_CALL: <x\n",
+            "TOOL_CALL: x\r\n",
+        ] {
+            for n in [1, 3, 4, 5, 8, 33, 40, 100, 300] {
+                for tail in [
+                    "",
+                    "TOOL_CALL: x",
+                    "TOOL_CALL: get_weather\nCITY: Paris\n\nafter",
+                    "TOOL_CALL: y\nTOOL_CALL: x\n",
+                    "get_weather(city=\"Paris\") after",
+                    "<tool_call>{\"name\": \"get_weather\", \"arguments\": {}}</tool_call>",
+                    "TOOL_CALL: x\n```json\n{}\n```\n",
+                ] {
+                    texts.push(format!("{}{tail}", unit.repeat(n)));
+                    texts.push(format!("x\n{}{tail}", unit.repeat(n)));
+                }
             }
         }
         for max_depth in [3, 128] {

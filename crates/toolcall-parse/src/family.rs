@@ -552,6 +552,21 @@ pub(crate) trait Family: Sync + Send {
     ) -> Option<Plain> {
         None
     }
+    /// After [`Family::line_text`] decided the line at the start of `region` as text up to
+    /// its newline at `line_end` (with a note), `region` being `reps + 1` copies of that line
+    /// and its newline, every byte the text scan reads around copies `1..=reps` among them:
+    /// how many `m` of those copies `line_text` would decide the same way in turn, each with
+    /// the note it gave this one (the span aside). `0`: not known, each is read.
+    fn text_line_repeats(
+        &self,
+        _opener: usize,
+        _region: &str,
+        _line_end: usize,
+        _reps: usize,
+        _cx: &mut ReadCx<'_>,
+    ) -> usize {
+        0
+    }
     /// Whether this parse reads calls written `name(arguments)` anywhere in the text for
     /// this family (prose is full of `word(`: usually only with a registry).
     fn call_syntax(&self, _ctx: &Ctx) -> bool {
@@ -811,6 +826,19 @@ impl ReadCx<'_> {
             }
         }
         true
+    }
+
+    /// How many bytes from a position an opener lookup there may read (the longest
+    /// opener and one byte more): [`ReadCx::ordinary`] over a range reads nothing past its
+    /// end plus this, less one.
+    pub(crate) fn lookup_reach(&self) -> usize {
+        let openers = &self.ctx.openers;
+        (0..)
+            .map_while(|i| openers.get(i))
+            .map(|o| o.text.len())
+            .max()
+            .unwrap_or(0)
+            + 1
     }
 
     /// [`Ctx::strict_name_ok`], the last name's answer remembered.

@@ -273,6 +273,25 @@ impl Family for KeyValue {
         let name = header_name(region.get(..line_end)?)?;
         (!cx.strict_name_ok(name)).then(|| unregistered_line(region, line_end, name, cx))
     }
+    // A copy of a line decided as text is decided the same way where the bytes the
+    // decision reads lie in the copies: its line (the header, the name, its registry
+    // answer) and what the ordinary-bytes check's opener lookups read past it.
+    fn text_line_repeats(
+        &self,
+        _opener: usize,
+        region: &str,
+        line_end: usize,
+        reps: usize,
+        cx: &mut ReadCx<'_>,
+    ) -> usize {
+        let period = line_end + 1;
+        let run = (reps + 1) * period;
+        if region.len() < run || line_end > MAX_HEADER {
+            return 0;
+        }
+        let reach = line_end + cx.lookup_reach();
+        (run.saturating_sub(reach) / period).min(reps)
+    }
     fn line_reader(&self, _opener: usize, _ctx: &Ctx) -> Option<Box<dyn RegionReader>> {
         Some(Box::new(BlockReader {
             name: None,
