@@ -1,7 +1,8 @@
 //! Floods of an opener followed by something other than a call (the flood units of
 //! `corpus::FLOOD_VARIANTS`): fences with one byte of content, which make no sub-engine
 //! (`holds_no_nested_region`), and Mistral's marker followed by a word or a blank, which
-//! it declines without a reader. A real call after 0–1000 of them is found as before, one
+//! it declines without a reader, and one byte between two stops (`[x`), read without the
+//! text scan's block search. A real call after 0–1000 of them is found as before, one
 //! shot and in 1-, 7- and 64-byte pushes, with the same text and diagnostics.
 // Test code: a failed unwrap is a failed test.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -59,6 +60,11 @@ fn a_call_after_a_flood_of_variants_is_found() {
         "[TOOL_CALLS] ",
         "[TOOL_CALLS]get now ",
         "[TOOL_CALLS]x[AR ",
+        // One byte between stops, read without the text scan's block search.
+        "[x",
+        "<x",
+        "[x]",
+        "x(",
     ];
     for unit in units {
         for n in [0, 1, 2, 3, 10, 1000] {
