@@ -5,6 +5,10 @@
 //! it comes, reading nothing of either. What the gateway costs beyond this is its own work.
 //!
 //! `cargo run --release -p toolcall-serve --example bare_proxy -- 127.0.0.1:9103 http://127.0.0.1:9101`
+//!
+//! `BARE_SPIN_US=N` (read once at start; default 0): a busy wait of N µs at the start of each
+//! request, to give the bare proxy the gateway's request rate and see what the kernel costs
+//! at that rate (BENCHMARKS.md, "Gateway CPU per request, session 40", round 2).
 
 use axum::Router;
 use axum::body::{Body, Bytes};
@@ -19,9 +23,17 @@ struct Upstream {
     client: reqwest::Client,
     /// Parsed once, as the gateway's routes hold theirs.
     url: reqwest::Url,
+    /// `BARE_SPIN_US`: the busy wait at the start of each request (zero: none).
+    spin: std::time::Duration,
 }
 
 async fn forward(State(up): State<Upstream>, body: Bytes) -> Response {
+    if !up.spin.is_zero() {
+        let start = std::time::Instant::now();
+        while start.elapsed() < up.spin {
+            std::hint::spin_loop();
+        }
+    }
     let sent = up
         .client
         .post(up.url.clone())
@@ -60,6 +72,12 @@ async fn main() -> std::io::Result<()> {
             upstream.trim_end_matches('/')
         ))
         .map_err(std::io::Error::other)?,
+        spin: std::time::Duration::from_micros(
+            std::env::var("BARE_SPIN_US")
+                .ok()
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(0),
+        ),
     };
     let app = Router::new()
         .route("/v1/chat/completions", post(forward))
