@@ -288,6 +288,18 @@ impl Scanner {
         FailedScan {
             start,
             scanner: self,
+            seen: Vec::new(),
+        }
+    }
+
+    /// [`Scanner::into_failed`] for a new scan (or a resumed one, which reads as a new one
+    /// would) that failed after reading `seen` (its region's first [`Scanner::consumed`]
+    /// bytes), kept for [`FailedScan::repeats`].
+    pub(crate) fn into_failed_seen(self, start: usize, seen: &[u8]) -> FailedScan {
+        FailedScan {
+            start,
+            scanner: self,
+            seen: seen.to_vec(),
         }
     }
 
@@ -391,9 +403,34 @@ pub(crate) struct FailedScan {
     start: usize,
     /// Its state before the failing byte (`pos` is just past that byte).
     scanner: Scanner,
+    /// The bytes a new scan read before it failed (empty: not kept).
+    /// A fact about bytes alone: a new scan (same `max_depth` and `parens`) of a region
+    /// that starts with them reads the same bytes in the same states and fails the same
+    /// way, wherever the region lies. A flood such as `{"{"{"…` opens a region at every
+    /// `{`, half of them inside the previous scan's strings (never resumable); each scan
+    /// read `4 × max_depth` bytes before failing (~1,120 instructions a two-byte unit at
+    /// 128 KB, 152.8x prose), and one compare of those bytes stands for it.
+    seen: Vec<u8>,
 }
 
 impl FailedScan {
+    /// How a new scan (`max_depth`, `parens`) of `region` fails, when it starts with the
+    /// bytes a kept failed scan read (see [`FailedScan::seen`]): the bytes it consumes.
+    pub(crate) fn repeats(
+        failed: &Option<FailedScan>,
+        max_depth: usize,
+        parens: bool,
+        region: &[u8],
+    ) -> Option<usize> {
+        let f = failed.as_ref()?;
+        let n = f.seen.len();
+        (f.scanner.max_depth == max_depth
+            && f.scanner.parens == parens
+            && n > 0
+            && region.get(..n) == Some(f.seen.as_slice()))
+        .then_some(n)
+    }
+
     /// Whether a region at absolute offset `start` would resume from `failed`.
     pub(crate) fn covers(
         failed: &Option<FailedScan>,
@@ -769,6 +806,46 @@ pub(crate) fn array_start_plausible(bytes: &[u8], is_final: bool) -> Option<bool
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    // A kept failed scan stands for a new scan of any region that starts with the bytes it
+    // read: `repeats` gives what a new scan of that region consumes, at every offset of
+    // floods whose units only nest, after a kept scan from any other offset.
+    #[test]
+    fn a_kept_failed_scan_repeats_as_a_new_scan() {
+        let units = [
+            "{\"", "{\"a\"", "{\"k\":", "{'a'", "[x", "[1,", "{\"a\":[", "[\"{\"", "{/*", "[\"\\\"",
+        ];
+        let fresh = |r: &[u8], d: usize| {
+            let mut sc = Scanner::new(d, false);
+            match sc.advance(r) {
+                Scan::Fail(_) => Some((sc.consumed(), sc)),
+                _ => None,
+            }
+        };
+        let mut hits = 0;
+        for unit in units {
+            let flood = unit.repeat(400);
+            let b = flood.as_bytes();
+            for d in [1, 2, 5, 64] {
+                for k in 0..3 * unit.len() {
+                    let Some((n, sc)) = fresh(&b[k..], d) else {
+                        continue;
+                    };
+                    let kept = Some(sc.into_failed_seen(k, &b[k..k + n]));
+                    for k2 in 0..4 * unit.len() {
+                        let r = &b[k2..];
+                        if let Some(m) = FailedScan::repeats(&kept, d, false, r) {
+                            hits += 1;
+                            assert_eq!(fresh(r, d).map(|f| f.0), Some(m), "{unit:?} {d} {k} {k2}");
+                        }
+                        assert_eq!(FailedScan::repeats(&kept, d + 1, false, r), None);
+                        assert_eq!(FailedScan::repeats(&kept, d, true, r), None);
+                    }
+                }
+            }
+        }
+        assert!(hits > 100, "{hits}");
+    }
 
     // One serde pass stands for scan-then-decode only where both agree: wherever it
     // decodes, the scanner ends the value at the same byte and `parse_lenient` gives the

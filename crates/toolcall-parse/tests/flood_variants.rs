@@ -110,3 +110,74 @@ fn a_fence_whose_content_may_hold_a_call_is_still_read() {
         }
     }
 }
+
+// Units whose bare JSON scan only nests (a string or ordinary bytes after each bracket):
+// every region fails too deep after the same bytes, and one that starts with the bytes a
+// kept failed scan read fails as it did without a scan (`FailedScan::repeats`). A stream
+// in 1-byte pushes mostly holds too few bytes for that at a region, so scans it: the
+// text, calls and diagnostics (the rescan budget's warning too) are the same.
+#[test]
+fn a_call_after_a_flood_of_nesting_units_is_found_as_streamed() {
+    let calls = [
+        OBJECT_CALL.to_owned(),
+        format!("[{OBJECT_CALL}]"),
+        format!("[TOOL_CALLS][{OBJECT_CALL}]"),
+        format!("<tool_call>{OBJECT_CALL}</tool_call>"),
+    ];
+    let units = [
+        "{\"",
+        "{\"a\"",
+        "{\"k\":",
+        "{'a'",
+        "[x",
+        "[1,",
+        "{\"a\":[",
+        "[\"{\"",
+        "{\"name\":",
+    ];
+    for max_depth in [1, 2, 5, 128] {
+        let o = ParseOptions {
+            limits: toolcall_parse::Limits {
+                max_depth,
+                ..toolcall_parse::Limits::default()
+            },
+            ..ParseOptions::default()
+        };
+        for unit in units {
+            for n in [0, 1, 2, 3, 10, 1000] {
+                for call in &calls {
+                    let text = format!("a {}ok {call} b", unit.repeat(n));
+                    let context = format!("depth {max_depth}: {n} × {unit:?} then {call:.30}");
+                    let p = stream_matches_one_shot(&text, &o, &context);
+                    // An unclosed unit may swallow the call after it (as a string or
+                    // a truncated call), flood or not: what is found is the stream's
+                    // (above). Without a flood, the call (3 deep) is found.
+                    assert!(p.calls.len() <= 1, "{context}: {:?}", p.calls);
+                    if n == 0 && max_depth >= 3 {
+                        assert_eq!(p.calls.len(), 1, "{context}: {:?}", p.calls);
+                        assert_eq!(p.calls[0].name, "get_weather", "{context}");
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// [`assert_stream_equals_one_shot`], but where the rescan budget runs out (its warning's
+/// span depends on the bytes received when it does, one shot or pushed, before this round
+/// too) only the text and calls are compared.
+fn stream_matches_one_shot(text: &str, o: &ParseOptions, context: &str) -> Parsed {
+    let whole = parse(text, o);
+    let (wt, wc, wd) = found(&whole);
+    let budget = |d: &[String]| d.iter().any(|m| m.contains("too many unbalanced brackets"));
+    for pushes in [chars(text), pieces(text, 7), pieces(text, 64)] {
+        let (st, sc, sd) = found(&streamed(&pushes, o));
+        let what = format!("{context}: streamed in {} pushes", pushes.len());
+        assert_eq!((&st, &sc), (&wt, &wc), "{what}");
+        assert_eq!(budget(&sd), budget(&wd), "{what}");
+        if !budget(&wd) {
+            assert_eq!(sd, wd, "{what}");
+        }
+    }
+    whole
+}

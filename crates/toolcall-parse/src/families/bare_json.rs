@@ -165,8 +165,14 @@ impl RegionReader for BareJsonReader {
         let (at, max_depth) = (cx.base, self.max_depth);
         // One-shot, before the first scan: valid JSON is decoded in one pass (a region a
         // failed scan covers resumes from it instead, keeping bracket floods linear).
+        let repeats = if self.scanner.is_none() {
+            FailedScan::repeats(cx.failed_scan, max_depth, false, bytes)
+        } else {
+            None
+        };
         if self.scanner.is_none()
             && !cx.streaming()
+            && repeats.is_none()
             && !FailedScan::covers(cx.failed_scan, at, open, max_depth, false)
         {
             // An envelope read into its calls' parts, when that family would claim it.
@@ -179,6 +185,12 @@ impl RegionReader for BareJsonReader {
                 let done = complete(region.get(..n).unwrap_or(""), Ok((v, Vec::new())), cx);
                 return self.chained(done, region, is_final, cx);
             }
+        }
+        if let Some(end) = repeats {
+            // A region that starts with the bytes a kept scan failed on fails as it did,
+            // with no note as it had none (`FailedScan::repeats`; only a failure without
+            // a note is kept so); the kept scan stays for the next such region.
+            return abandon(end, None);
         }
         let scanner = self.scanner.get_or_insert_with(|| {
             Scanner::resume_or_new(cx.failed_scan, at, open, max_depth, false)
@@ -214,7 +226,6 @@ impl RegionReader for BareJsonReader {
             Scan::Fail(why) => {
                 // Where the scan stopped: never the region's length, which depends on chunking.
                 let end = scanner.consumed();
-                *cx.failed_scan = self.scanner.take().map(|s| s.into_failed(at));
                 let scanned = bytes.get(..end).unwrap_or(&[]);
                 let diagnostic = if looks_like_call(scanned) {
                     Some(Diagnostic::error(
@@ -229,6 +240,10 @@ impl RegionReader for BareJsonReader {
                         )
                     })
                 };
+                *cx.failed_scan = self.scanner.take().map(|s| match diagnostic {
+                    None => s.into_failed_seen(at, scanned),
+                    Some(_) => s.into_failed(at),
+                });
                 abandon(end, diagnostic)
             }
         }
