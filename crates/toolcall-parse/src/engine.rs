@@ -2120,12 +2120,7 @@ impl<'a> Engine<'a> {
         // longest opener and one byte more: where that lies inside the stretch, its bytes,
         // and so its answer, are copy 1's; the last few copies are asked one by one.
         let openers = &self.ctx.openers;
-        let look = (0..)
-            .map_while(|i| openers.get(i))
-            .map(|o| o.text.len())
-            .max()
-            .unwrap_or(0)
-            + 1;
+        let look = openers.lookahead();
         let none = |j: usize| openers.none_at(bytes, pos + j * period) == Ok(true);
         let alike = stretch.saturating_sub(look) / period;
         let mut reps = 0;
@@ -2140,6 +2135,25 @@ impl<'a> Engine<'a> {
         if reps == 0 {
             return;
         }
+        let m = self.pass_repeats(start, reps, |region, cx| {
+            family.failed_call_repeats(region, open, reps, cx)
+        });
+        if m == 0 {
+            return;
+        }
+        self.pos = pos + m * period + 1;
+        self.ident_start = None;
+    }
+
+    /// The tail of [`Engine::pass_failed_calls`] and [`Engine::pass_text_lines`]: how many
+    /// of the `reps` copies after the region at `start` the family passes (`ask`, given the
+    /// region and a reader's context), at most `reps`, each counted as its dropped note.
+    fn pass_repeats(
+        &mut self,
+        start: usize,
+        reps: usize,
+        ask: impl FnOnce(&str, &mut ReadCx<'_>) -> usize,
+    ) -> usize {
         let mut cx = ReadCx {
             ctx: &self.ctx,
             base: self.base + start,
@@ -2152,15 +2166,9 @@ impl<'a> Engine<'a> {
             wake: None,
         };
         let region = self.buf.get(start..).unwrap_or("");
-        let m = family
-            .failed_call_repeats(region, open, reps, &mut cx)
-            .min(reps);
-        if m == 0 {
-            return;
-        }
+        let m = ask(region, &mut cx).min(reps);
         self.diag_cap.count_dropped_repeats(m);
-        self.pos = pos + m * period + 1;
-        self.ident_start = None;
+        m
     }
 
     /// After a `name(` decided as text at its first read: the name bytes after its `(` up
@@ -2257,12 +2265,7 @@ impl<'a> Engine<'a> {
         let stretch = periodic_len(rest, period);
         let copies = (stretch / period).saturating_sub(1);
         let openers = &self.ctx.openers;
-        let look = (0..)
-            .map_while(|i| openers.get(i))
-            .map(|o| o.text.len())
-            .max()
-            .unwrap_or(0)
-            + 1;
+        let look = openers.lookahead();
         let line_look = openers.line.iter().map(|o| o.text.len()).max().unwrap_or(0);
         let reach = (line_end + look).max(line_look);
         // Copies `1..=alike` have every byte the scan reads in the run; copy 1's lookups.
@@ -2287,26 +2290,13 @@ impl<'a> Engine<'a> {
         if reps == 0 {
             return;
         }
-        let mut cx = ReadCx {
-            ctx: &self.ctx,
-            base: self.base + start,
-            live: &mut self.live,
-            streaming: !self.quiet && !self.ctx.reasoning_only,
-            at_start: !self.seen_visible,
-            end: self.reply_end,
-            failed_scan: &mut self.failed_scan,
-            names: &mut self.names,
-            wake: None,
-        };
-        let region = self.buf.get(start..).unwrap_or("");
-        let m = by
-            .family
-            .text_line_repeats(by.opener, region, line_end, reps, &mut cx)
-            .min(reps);
+        let m = self.pass_repeats(start, reps, |region, cx| {
+            by.family
+                .text_line_repeats(by.opener, region, line_end, reps, cx)
+        });
         if m == 0 {
             return;
         }
-        self.diag_cap.count_dropped_repeats(m);
         self.pos = nl + m * period;
         self.ident_start = None;
         self.line_start = false;

@@ -438,6 +438,11 @@ impl Openers {
         self.list.get(i)
     }
 
+    /// The most bytes an opener lookup reads: the longest opener and one byte more.
+    pub(crate) fn lookahead(&self) -> usize {
+        self.list.iter().map(|o| o.text.len()).max().unwrap_or(0) + 1
+    }
+
     /// Whether no opener starts at `bytes[pos]`, even with more bytes to come (what
     /// [`Openers::at`] answers `Found::No` to with `is_final` false): the root lookup and
     /// the follow set inlined into the text scan, which asks this at every stop byte of

@@ -7,8 +7,7 @@
 
 mod common;
 
-use common::{chars, pieces, streamed};
-use toolcall_core::Parsed;
+use common::{assert_stream_equals_one_shot, chars, pieces, streamed};
 use toolcall_parse::{FormatSelection, Limits, ParseOptions, parse};
 
 const LIST_CALL: &str = r#"[{"name": "get_weather", "arguments": {"city": "Paris"}}]"#;
@@ -23,31 +22,6 @@ fn options(max_depth: usize) -> ParseOptions {
         },
         ..ParseOptions::default()
     }
-}
-
-/// What a parse found, call ids left out (each parse draws its own).
-fn found(p: &Parsed) -> (String, Vec<String>, Vec<String>) {
-    let calls = p
-        .calls
-        .iter()
-        .map(|c| format!("{} {} {:?}", c.name, c.arguments, c.origin.span))
-        .collect();
-    let diagnostics = p.diagnostics.iter().map(|d| format!("{d:?}")).collect();
-    (p.text.clone(), calls, diagnostics)
-}
-
-fn assert_stream_equals_one_shot(text: &str, o: &ParseOptions, context: &str) -> Parsed {
-    let whole = parse(text, o);
-    for pushes in [chars(text), pieces(text, 7), pieces(text, 64)] {
-        let s = streamed(&pushes, o);
-        assert_eq!(
-            found(&s),
-            found(&whole),
-            "{context}: streamed in {} pushes",
-            pushes.len()
-        );
-    }
-    whole
 }
 
 #[test]

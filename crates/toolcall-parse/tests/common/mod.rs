@@ -156,3 +156,31 @@ pub fn pieces(text: &str, size: usize) -> Vec<&str> {
     }
     out
 }
+
+/// What a parse found, call ids left out (each parse draws its own): the text, each call
+/// with its arguments and span, every diagnostic.
+pub fn found(p: &Parsed) -> (String, Vec<String>, Vec<String>) {
+    let calls = p
+        .calls
+        .iter()
+        .map(|c| format!("{} {} {:?}", c.name, c.arguments, c.origin.span))
+        .collect();
+    let diagnostics = p.diagnostics.iter().map(|d| format!("{d:?}")).collect();
+    (p.text.clone(), calls, diagnostics)
+}
+
+/// Parses `text` one-shot and in 1-char, 7- and 64-byte pushes, asserts the pushes find
+/// what the one-shot parse does ([`found`]), and returns the one-shot result.
+pub fn assert_stream_equals_one_shot(text: &str, o: &ParseOptions, context: &str) -> Parsed {
+    let whole = toolcall_parse::parse(text, o);
+    for pushes in [chars(text), pieces(text, 7), pieces(text, 64)] {
+        let s = streamed(&pushes, o);
+        assert_eq!(
+            found(&s),
+            found(&whole),
+            "{context}: streamed in {} pushes",
+            pushes.len()
+        );
+    }
+    whole
+}
