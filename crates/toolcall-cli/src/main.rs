@@ -87,7 +87,7 @@ fn end_quietly_on_a_closed_stdout() {
 }
 
 fn main() -> ExitCode {
-    alloc::init();
+    toolcall_alloc::purge_at_once();
     let cli = Cli::parse();
     if cli.command.only_prints() {
         end_quietly_on_a_closed_stdout();
