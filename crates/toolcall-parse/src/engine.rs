@@ -2024,21 +2024,11 @@ impl<'a> Engine<'a> {
             self.emit_text(start);
         }
         self.wake = None;
-        let region = self.buf.get(start..).unwrap_or("");
+        let (mut cx, region) = self.region_cx(start);
         let name = region.get(..pos - start).unwrap_or("");
-        let mut cx = ReadCx {
-            ctx: &self.ctx,
-            base: self.base + start,
-            live: &mut self.live,
-            streaming: !self.quiet && !self.ctx.reasoning_only,
-            at_start: !self.seen_visible,
-            end: self.reply_end,
-            failed_scan: &mut self.failed_scan,
-            names: &mut self.names,
-            wake: None,
-        };
+        let ctx = cx.ctx;
         // The first call-syntax family that takes the name reads the region.
-        let Some(&family) = self.ctx.calls.iter().find(|f| f.calls_name(name, &mut cx)) else {
+        let Some(&family) = ctx.calls.iter().find(|f| f.calls_name(name, &mut cx)) else {
             return false;
         };
         match family.call_start(region, pos - start, &mut cx) {
@@ -2145,16 +2135,10 @@ impl<'a> Engine<'a> {
         self.ident_start = None;
     }
 
-    /// The tail of [`Engine::pass_failed_calls`] and [`Engine::pass_text_lines`]: how many
-    /// of the `reps` copies after the region at `start` the family passes (`ask`, given the
-    /// region and a reader's context), at most `reps`, each counted as its dropped note.
-    fn pass_repeats(
-        &mut self,
-        start: usize,
-        reps: usize,
-        ask: impl FnOnce(&str, &mut ReadCx<'_>) -> usize,
-    ) -> usize {
-        let mut cx = ReadCx {
+    /// A reader's context for the region at `start`, as `step_region` makes one for the
+    /// reader it steps, and the region's text (the buffer from `start`).
+    fn region_cx(&mut self, start: usize) -> (ReadCx<'_>, &str) {
+        let cx = ReadCx {
             ctx: &self.ctx,
             base: self.base + start,
             live: &mut self.live,
@@ -2165,7 +2149,19 @@ impl<'a> Engine<'a> {
             names: &mut self.names,
             wake: None,
         };
-        let region = self.buf.get(start..).unwrap_or("");
+        (cx, self.buf.get(start..).unwrap_or(""))
+    }
+
+    /// The tail of [`Engine::pass_failed_calls`] and [`Engine::pass_text_lines`]: how many
+    /// of the `reps` copies after the region at `start` the family passes (`ask`, given the
+    /// region and a reader's context), at most `reps`, each counted as its dropped note.
+    fn pass_repeats(
+        &mut self,
+        start: usize,
+        reps: usize,
+        ask: impl FnOnce(&str, &mut ReadCx<'_>) -> usize,
+    ) -> usize {
+        let (mut cx, region) = self.region_cx(start);
         let m = ask(region, &mut cx).min(reps);
         self.diag_cap.count_dropped_repeats(m);
         m
@@ -2310,20 +2306,9 @@ impl<'a> Engine<'a> {
         if !self.seen_visible {
             self.emit_text(start);
         }
-        let by = self.ctx.openers.line.get(opener)?.families.first()?;
+        let by = *self.ctx.openers.line.get(opener)?.families.first()?;
         self.wake = None;
-        let mut cx = ReadCx {
-            ctx: &self.ctx,
-            base: self.base + start,
-            live: &mut self.live,
-            streaming: !self.quiet && !self.ctx.reasoning_only,
-            at_start: !self.seen_visible,
-            end: self.reply_end,
-            failed_scan: &mut self.failed_scan,
-            names: &mut self.names,
-            wake: None,
-        };
-        let region = self.buf.get(start..).unwrap_or("");
+        let (mut cx, region) = self.region_cx(start);
         by.family.line_text(by.opener, region, is_final, &mut cx)
     }
 
