@@ -3236,10 +3236,7 @@ mod tests {
     // the call after the run is found, one-shot and streamed, whichever family writes it.
     #[test]
     fn a_run_of_repeated_openers_keeps_the_call_after_it() {
-        let options = crate::ParseOptions {
-            format: crate::FormatSelection::Auto,
-            ..crate::ParseOptions::default()
-        };
+        let options = crate::ParseOptions::default();
         let calls = [
             "<tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}</tool_call>",
             "<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Paris</arg_value>\n</tool_call>",
@@ -3279,10 +3276,7 @@ mod tests {
     // the last `>>>` of a long run still opens its call, in one piece and streamed.
     #[test]
     fn a_run_of_declined_openers_keeps_the_call_after_it() {
-        let options = crate::ParseOptions {
-            format: crate::FormatSelection::Auto,
-            ..crate::ParseOptions::default()
-        };
+        let options = crate::ParseOptions::default();
         for n in [0, 1, 2, 5, 255, 256, 257, 258, 259, 600, 1000] {
             let text = format!(
                 "{}>>>get_weather\n{{\"city\": \"Paris\"}} after",
@@ -3298,10 +3292,7 @@ mod tests {
 
     #[test]
     fn a_run_of_lt_keeps_the_call_after_it() {
-        let options = crate::ParseOptions {
-            format: crate::FormatSelection::Auto,
-            ..crate::ParseOptions::default()
-        };
+        let options = crate::ParseOptions::default();
         for n in [0, 1, 2, 3, 10, 300] {
             let lts = "<".repeat(n);
             let text = format!(
@@ -3320,10 +3311,7 @@ mod tests {
 
     #[test]
     fn declined_fenced_openers_keep_the_text_and_the_call_after_them() {
-        let options = crate::ParseOptions {
-            format: crate::FormatSelection::Auto,
-            ..crate::ParseOptions::default()
-        };
+        let options = crate::ParseOptions::default();
         for n in [0, 1, 2, 7] {
             let text = format!(
                 "{}`x` Action: ```json ```y```\nAction: ```json\n[{{\"tool_name\": \"get_weather\", \"parameters\": {{\"city\": \"Paris\"}}}}]\n``` after",
