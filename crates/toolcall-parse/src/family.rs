@@ -832,13 +832,7 @@ impl ReadCx<'_> {
     /// opener and one byte more): [`ReadCx::ordinary`] over a range reads nothing past its
     /// end plus this, less one.
     pub(crate) fn lookup_reach(&self) -> usize {
-        let openers = &self.ctx.openers;
-        (0..)
-            .map_while(|i| openers.get(i))
-            .map(|o| o.text.len())
-            .max()
-            .unwrap_or(0)
-            + 1
+        self.ctx.openers.lookahead()
     }
 
     /// [`Ctx::strict_name_ok`], the last name's answer remembered.
