@@ -657,6 +657,52 @@ mod tests {
         }
     }
 
+    // The object's closing `}` goes out with the push that brings it, joined to the last
+    // entry's fragment when the same push completes that entry (one event, the same bytes),
+    // and alone when the entry went out with an earlier push.
+    #[test]
+    fn the_closing_brace_joins_the_last_fragment_of_its_push() {
+        use crate::{ParseOptions, StreamParser};
+        use toolcall_core::StreamEvent;
+        let fragments = |pushes: &[&str]| -> Vec<Vec<String>> {
+            let mut p = StreamParser::new(ParseOptions::default());
+            pushes
+                .iter()
+                .map(|piece| {
+                    p.push(piece)
+                        .into_iter()
+                        .filter_map(|e| match e {
+                            StreamEvent::ArgumentsDelta { fragment, .. } => Some(fragment),
+                            _ => None,
+                        })
+                        .collect()
+                })
+                .collect()
+        };
+        let open = "<|tool_call>call:f";
+        assert_eq!(
+            fragments(&[open, "{a:1,b:<|\"|>x<|\"|>}", "<tool_call|>"]),
+            [vec![], vec![r#"{"a":1"#.to_owned(), r#","b":"x"}"#.to_owned()], vec![]]
+        );
+        assert_eq!(
+            fragments(&[open, "{a:1,b:2", "}", "<tool_call|>"]),
+            [vec![], vec![r#"{"a":1"#.to_owned()], vec![r#","b":2}"#.to_owned()], vec![]]
+        );
+        assert_eq!(
+            fragments(&[open, "{a:[1]", ",b:[2]", "}<tool_call|>"]),
+            [
+                vec![],
+                vec![],
+                vec![r#"{"a":[1]"#.to_owned()],
+                vec![r#","b":[2]}"#.to_owned()]
+            ]
+        );
+        assert_eq!(
+            fragments(&[open, "{", "}<tool_call|>"]),
+            [vec![], vec![], vec!["{}".to_owned()]]
+        );
+    }
+
     // A push that the block reader is not called for (no byte of its `Wake`: the engine
     // appends it and returns) delays nothing: after every push of every size, the calls
     // finished and the fragments sent are those of the same bytes pushed one at a time
@@ -1074,6 +1120,16 @@ impl LiveObject {
         cx.arguments_owned(fragment);
     }
 
+    /// [`LiveObject::send`] of `fragment` joined to the fragment this read sent last
+    /// ([`ReadCx::arguments_after`]: the object's closing `}` with its last entry's).
+    fn send_after(&mut self, fragment: &str, cx: &mut ReadCx<'_>) {
+        self.sent_any = true;
+        if !self.exact {
+            self.sent.push_str(fragment);
+        }
+        cx.arguments_after(fragment);
+    }
+
     /// What was sent while the call is `exact`: each fragment wrote an entry of `args`
     /// (in order, as the final arguments serialise it), then the closing `}` if sent.
     fn exact_sent(&self) -> String {
@@ -1268,7 +1324,7 @@ impl LiveObject {
                                     return;
                                 }
                                 let close = if self.sent_any { "}" } else { "{}" };
-                                self.send(close.to_owned(), cx);
+                                self.send_after(close, cx);
                                 self.closed = true;
                                 self.stopped = true;
                                 if b == b'}' {
