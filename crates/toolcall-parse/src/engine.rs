@@ -57,6 +57,10 @@ const COMPACT_MIN: usize = 4096;
 /// ten reallocations for a reply of a few KB: 2.6 k instructions of a 4-byte stream of
 /// `gemma4/small`'s 290 bytes). A malloc's fast path takes this size.
 const FIRST_ROOM: usize = 1024;
+/// The most bytes between a failed `name(`'s `(` and the copy of its name that
+/// [`Engine::pass_failed_calls`] passes with it (a unit longer than this is read opener
+/// by opener: its `(` are few).
+const MAX_FILLER: usize = 256;
 /// Diagnostics of one kind reported before the rest are only counted.
 const DIAGS_PER_KIND: usize = 32;
 /// Distinct kinds tracked; later kinds share one count.
@@ -2074,11 +2078,12 @@ impl<'a> Engine<'a> {
     }
 
     /// After the `name(` at `start` (its `(` at `pos`) was decided as text at its first
-    /// read: the copies of `(` and the name directly after it (a flood of `name(`) that the
+    /// read: the copies of `(`, a filler and the name directly after it (a flood of `name(`
+    /// or `name( `) that the
     /// family says would be decided as text in turn with the same note
     /// ([`Family::failed_call_repeats`]) are passed at once, when the diagnostic cap drops
     /// that note now (so each would only be counted) and the text scan reads each copy as
-    /// this one: its `(` starts no opener and its name bytes are no stop
+    /// this one: its `(` starts no opener and its filler and name bytes are no stop
     /// ([`Engine::pass_name_run`]'s run), the name under the scan's 256-byte restart. Each
     /// would leave no rescan charge (its region ends after its `(`, which its scan read)
     /// and the text pending, as this one did. Out of line: only after such a `name(`.
@@ -2096,7 +2101,40 @@ impl<'a> Engine<'a> {
             return;
         }
         let bytes = self.buf.as_bytes();
-        let period = open + 1;
+        // The unit: this `(`, then a filler the scans read as ordinary bytes (none at all
+        // in a flood of `name(`; `get_weather( ` has a blank), then a copy of this name at
+        // the next `(`. A filler byte is no stop (the text scan's bulk skip passes it), no
+        // byte the bracket scan reads as markup (`RUN`), and the last is no name byte (the
+        // name the text scan tracks starts at the copy). Without the filler a flood such as
+        // `get_weather( ` was read opener by opener (~1,700 instructions each, 35.8x prose).
+        let name = bytes.get(start..pos).unwrap_or(&[]);
+        let stops = &self.ctx.openers.stops;
+        let from = pos + 1;
+        let window = bytes.get(from..bytes.len().min(from + MAX_FILLER + open + 1));
+        let Some(next) = window
+            .and_then(|w| memchr::memchr(b'(', w))
+            .map(|i| from + i)
+        else {
+            return;
+        };
+        let (Some(filler), Some(copy)) = (
+            next.checked_sub(open).and_then(|f| bytes.get(from..f)),
+            next.checked_sub(open).and_then(|f| bytes.get(f..next)),
+        ) else {
+            return;
+        };
+        if copy != name
+            || filler.last().is_some_and(|&b| NAME_BYTES[usize::from(b)])
+            || filler
+                .iter()
+                .any(|&b| stops.is_stop(b) || !crate::scanner::is_run_byte(b))
+            || name
+                .iter()
+                .any(|&b| !NAME_BYTES[usize::from(b)] || stops.is_stop(b))
+        {
+            return;
+        }
+        let period = next - pos;
         // Worth it only where more copies are passed than a failing scan reads past one
         // (a scan fails `max_depth` copies on: a stream's few new bytes a push pass none,
         // and their check would cost more than it saves).
@@ -2105,20 +2143,6 @@ impl<'a> Engine<'a> {
         if rest.len() / period <= max_depth.saturating_mul(2).saturating_add(1)
             || self.base + pos < self.no_run_before
         {
-            return;
-        }
-        // Unit 0: this `(` and a copy of this name.
-        let Some(unit) = bytes
-            .get(pos..pos + period)
-            .filter(|u| u.get(1..) == bytes.get(start..pos))
-        else {
-            return;
-        };
-        let stops = &self.ctx.openers.stops;
-        if unit.get(1..).is_none_or(|name| {
-            name.iter()
-                .any(|&b| !NAME_BYTES[usize::from(b)] || stops.is_stop(b))
-        }) {
             return;
         }
         // The copies: the bytes from `pos` repeat with period `period` as far as they
@@ -2145,7 +2169,7 @@ impl<'a> Engine<'a> {
             return;
         }
         let m = self.pass_repeats(start, reps, |region, cx| {
-            family.failed_call_repeats(region, open, reps, cx)
+            family.failed_call_repeats(region, open, period, reps, cx)
         });
         if m == 0 {
             return;
@@ -3554,7 +3578,12 @@ mod tests {
             "get_weather(get_weather( get_weather(city=\"Paris\") after".to_owned(),
             format!("{}get_weather(city=\"Paris\")", "f(".repeat(300)),
         ];
-        for n in [1, 3, 4, 5, 8, 40, 127, 128, 129, 130, 200, 257, 600] {
+        // With a filler after each `(` (a blank, a word) the run's unit is longer.
+        for (unit, n) in ["get_weather( ", "get_weather(x ", "get_weather(x\t1 "]
+            .into_iter()
+            .flat_map(|u| [1, 4, 129, 130, 300].map(|n| (u, n)))
+            .chain([1, 3, 4, 5, 8, 40, 127, 128, 129, 130, 200, 257, 600].map(|n| (unit, n)))
+        {
             for tail in [
                 "",
                 "] get_weather(city=\"Paris\") after",

@@ -591,8 +591,9 @@ pub(crate) trait Family: Sync + Send {
         Err(Plain::default())
     }
     /// After [`Family::call_start`] decided the `name(` at the start of `region` as text
-    /// (its `(` at region offset `open`), `region[open..]` being `reps + 1` copies of that
-    /// `(` and the name (a flood of `name(`, each directly after the last): how many `m` of
+    /// (its `(` at region offset `open`), `region[open..]` being `reps + 1` copies of a
+    /// unit of `period` bytes: that `(`, bytes every scan reads as ordinary, and the name (a
+    /// flood of `name(`, each directly after the last, or after a blank): how many `m` of
     /// the `name(` after it (copies `1..=m`) `call_start` would decide as text in turn, each
     /// with the note it gave this one (the span aside), the failed scan
     /// ([`ReadCx::failed_scan`]) then left as the last of them leaves it. `0` (nothing
@@ -601,6 +602,7 @@ pub(crate) trait Family: Sync + Send {
         &self,
         _region: &str,
         _open: usize,
+        _period: usize,
         _reps: usize,
         _cx: &mut ReadCx<'_>,
     ) -> usize {

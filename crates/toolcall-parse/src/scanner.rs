@@ -69,6 +69,12 @@ const RUN: [bool; 256] = {
     t
 };
 
+/// Whether [`Scanner::advance`] reads `b` as an ordinary byte whatever its state (see
+/// `RUN`).
+pub(crate) fn is_run_byte(b: u8) -> bool {
+    RUN[usize::from(b)]
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Comment {
     None,

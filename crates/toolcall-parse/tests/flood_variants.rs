@@ -156,3 +156,65 @@ fn stream_matches_one_shot(text: &str, o: &ParseOptions, context: &str) -> Parse
     }
     whole
 }
+
+// Floods of a registered `name(` with something after each `(` (issue 23's call-syntax
+// variants), of two alternating names, of a `name(` whose inner call closes, and of
+// alternating `TOOL_CALL:` lines: one-shot (where runs of failing openers are passed at
+// once) equals 1-byte pushes (where none is: each opener is decided as its bytes arrive)
+// and 7- and 64-byte pushes, in text, calls and every diagnostic with its span; a call
+// after the flood (behind a stray bracket that ends the open scans) is found.
+#[test]
+fn a_call_after_a_flood_of_call_syntax_variants_is_found() {
+    let units = [
+        "get_weather( ",
+        "get_weather(x ",
+        "get_weather(  x, y ",
+        "computer_use(1, ",
+        "get_weather(x.y ",
+        "get_weather(é ",
+        // A filler that ends in a name byte: the next name is tracked from it.
+        "get_weather(1",
+        "get_weather(1get_weather(",
+        // Fillers the bracket scan reads as markup or the text scan stops at.
+        "get_weather('a' ",
+        "get_weather(\"a\" ",
+        "get_weather(/ ",
+        "get_weather(< ",
+        "get_weather(\n",
+        "get_weather(get_weather(x)",
+        "get_weather(computer_use(",
+        "get_weather( computer_use( ",
+        "get_weather(get_weather(computer_use(",
+        "TOOL_CALL: y\nTOOL_CALL: x\n",
+        "TOOL_CALL: x\nfoo\n",
+    ];
+    let tails = [
+        "] get_weather(city=\"Paris\") b",
+        "get_weather(city=\"Paris\") b",
+        "\nTOOL_CALL: get_weather\nCITY: Paris\n\nb",
+    ];
+    for max_depth in [1, 2, 3, 128] {
+        let o = ParseOptions {
+            tools: Some(common::registry()),
+            limits: toolcall_parse::Limits {
+                max_depth,
+                ..toolcall_parse::Limits::default()
+            },
+            ..ParseOptions::default()
+        };
+        for unit in units {
+            for n in [0, 1, 2, 40, 1000] {
+                for tail in tails {
+                    let text = format!("a {}{tail}", unit.repeat(n));
+                    let context = format!("depth {max_depth}: {n} × {unit:?} then {tail:?}");
+                    let p = assert_stream_equals_one_shot(&text, &o, &context);
+                    if tail.starts_with(']') || n == 0 {
+                        assert_eq!(p.calls.len(), 1, "{context}: {:?}", p.calls);
+                        assert_eq!(p.calls[0].name, "get_weather", "{context}");
+                        assert_eq!(p.calls[0].arguments["city"], "Paris", "{context}");
+                    }
+                }
+            }
+        }
+    }
+}

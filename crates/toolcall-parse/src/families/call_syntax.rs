@@ -402,6 +402,7 @@ impl Family for CallSyntax {
         &self,
         region: &str,
         open: usize,
+        period: usize,
         reps: usize,
         cx: &mut ReadCx<'_>,
     ) -> usize {
@@ -409,7 +410,7 @@ impl Family for CallSyntax {
         let bytes = region.as_bytes().get(open..).unwrap_or(&[]);
         cx.failed_scan
             .as_mut()
-            .map_or(0, |f| f.pass_paren_units(at, bytes, open + 1, reps))
+            .map_or(0, |f| f.pass_paren_units(at, bytes, period, reps))
     }
     fn instructions(&self) -> Option<Instructions> {
         Some(Instructions {
