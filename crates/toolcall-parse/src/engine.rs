@@ -18,7 +18,7 @@
 //! A region decided to be text resumes the scan after the part that is text; a bare JSON
 //! region that was not even balanced JSON resumes one byte after its start, so a stray `{`
 //! never hides calls after it. Such rescans are bounded in total (`RESCAN_FACTOR`
-//! times the input): past that budget bare brackets are no longer opened (markers still
+//! times the input up to the bytes read, whatever the pushes): past that budget bare brackets are no longer opened (markers still
 //! are), so no input costs more than linear time. A bracket region (bare JSON, `name(`)
 //! opened inside one whose scan failed resumes from that scan instead of rescanning
 //! ([`crate::scanner::FailedScan`]), so a flood of openers costs a few bytes each. Diagnostics are capped per kind
@@ -1977,11 +1977,8 @@ impl<'a> Engine<'a> {
                 }
                 // The abandoned region's charge; text before it is sent before the warning
                 // that may come with it, as the region's start would have sent it.
-                let budget = self
-                    .received
-                    .saturating_mul(RESCAN_FACTOR)
-                    .saturating_add(RESCAN_BASE);
-                if self.rescanned.saturating_add(max_depth) > budget {
+                if self.rescanned.saturating_add(max_depth) > self.rescan_budget(q + 1 + max_depth)
+                {
                     self.emit_text(q);
                 }
                 self.charge_rescan(q + 1, q + 1 + max_depth, q);
@@ -2669,15 +2666,12 @@ impl<'a> Engine<'a> {
         }
     }
 
-    /// Bytes `from..to` will be scanned again: within the budget (a multiple of the input),
-    /// else bare brackets are no longer opened, so no input costs more than linear time.
+    /// Bytes `from..to` will be scanned again: within the budget (a multiple of the input
+    /// through `to`), else bare brackets are no longer opened, so no input costs more than
+    /// linear time.
     fn charge_rescan(&mut self, from: usize, to: usize, region: usize) {
         self.rescanned = self.rescanned.saturating_add(to.saturating_sub(from));
-        let budget = self
-            .received
-            .saturating_mul(RESCAN_FACTOR)
-            .saturating_add(RESCAN_BASE);
-        if !self.bare_off && self.rescanned > budget {
+        if !self.bare_off && self.rescanned > self.rescan_budget(to) {
             self.bare_off = true;
             // The text before the region first (a `name(` decided at once left it).
             self.emit_text(region);
@@ -2687,6 +2681,18 @@ impl<'a> Engine<'a> {
                 span,
             ));
         }
+    }
+
+    /// The rescan budget of a charge whose rescanned bytes end at buffer offset `to`:
+    /// [`RESCAN_FACTOR`] bytes for each byte of the input through `to`, and
+    /// [`RESCAN_BASE`]. Counted from the input's start to the bytes the region read, never
+    /// from the bytes received (a stream's count when it decides depends on its pushes, so
+    /// the budget ran out at another region, one-shot or pushed, and so did its warning's
+    /// span): every region is charged the same budget whatever the chunking.
+    fn rescan_budget(&self, to: usize) -> usize {
+        self.abs(to)
+            .saturating_mul(RESCAN_FACTOR)
+            .saturating_add(RESCAN_BASE)
     }
 
     fn step_inline(&mut self) -> Step {

@@ -78,9 +78,8 @@ fn a_call_after_a_run_of_brackets_is_found() {
 #[test]
 fn a_long_run_of_lists_runs_out_of_the_rescan_budget() {
     let o = options(128);
-    // Past the budget (8 a byte received, and 64 KiB) the warning is written once, and bare
-    // JSON is no longer read after it (a stream's budget counts the bytes received so far,
-    // so where it runs out differs from one-shot).
+    // Past the budget (8 a byte of the input up to the bytes a region read, and 64 KiB) the
+    // warning is written once, and bare JSON is no longer read after it.
     let text = format!("x {}}} {LIST_CALL} y", "[".repeat(9000));
     let whole = parse(&text, &o);
     for p in [whole, streamed(&pieces(&text, 64), &o)] {
@@ -92,5 +91,37 @@ fn a_long_run_of_lists_runs_out_of_the_rescan_budget() {
             .count();
         assert_eq!(warnings, 1, "{:?}", p.diagnostics);
         assert_eq!(p.text, text);
+    }
+}
+
+// The rescan budget runs out at the same region one-shot and in any pushes: its warning has
+// the same text and span (the budget counts the input up to the bytes each region read, not
+// the bytes received, which one-shot are all of them and pushed depend on the pushes).
+#[test]
+fn the_rescan_budget_runs_out_at_the_same_region_however_pushed() {
+    for max_depth in [2, 5, 128] {
+        let o = options(max_depth);
+        for (unit, n) in [
+            ("[", 9000),
+            ("[[x", 12000),
+            ("{\"", 12000),
+            ("[1,[", 9000),
+            ("[{", 6000),
+        ] {
+            let text = format!("x {} {LIST_CALL} y", unit.repeat(n));
+            let context = format!("max_depth {max_depth}: {unit:?} × {n}");
+            let whole = assert_stream_equals_one_shot(&text, &o, &context);
+            let warned = whole
+                .diagnostics
+                .iter()
+                .any(|d| d.message.starts_with("too many unbalanced brackets"));
+            // Each region reads more than 8 bytes a byte of input only when nested deep.
+            assert_eq!(
+                warned,
+                max_depth == 128,
+                "{context}: {:?}",
+                whole.diagnostics
+            );
+        }
     }
 }
