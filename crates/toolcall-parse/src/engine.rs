@@ -641,8 +641,14 @@ pub(crate) struct Engine<'a> {
     /// Bytes rescanned by abandoned bare JSON regions, and whether the budget ran out.
     rescanned: usize,
     bare_off: bool,
-    /// The last failed bracket scan, which regions opened inside it resume from.
+    /// The last failed bare JSON scan, which regions opened inside it resume from.
     failed_scan: Option<FailedScan>,
+    /// The same for call syntax (`name(`, parentheses nesting): kept apart, as a scan of
+    /// one kind never resumes from the other's. In one slot a flood such as
+    /// `get_weather({"` (a `name(` region, then a bare `{` region, at every unit) replaced
+    /// each kind's kept scan with the other's, and every region scanned `max_depth`
+    /// brackets on afresh (~9,400 instructions a 14-byte unit, 98x prose).
+    failed_call_scan: Option<FailedScan>,
     /// Offset in the whole input before which [`Engine::pass_failed_calls`] and
     /// [`Engine::pass_text_lines`] look for no run: one they found none in (or passed), so
     /// that a run they cannot pass is compared once, not once per opener in it.
@@ -765,6 +771,7 @@ impl<'a> Engine<'a> {
             rescanned: 0,
             bare_off: false,
             failed_scan: None,
+            failed_call_scan: None,
             no_run_before: 0,
             names: NameMemo::default(),
             markup_found: false,
@@ -2186,6 +2193,7 @@ impl<'a> Engine<'a> {
             at_start: !self.seen_visible,
             end: self.reply_end,
             failed_scan: &mut self.failed_scan,
+            failed_call_scan: &mut self.failed_call_scan,
             names: &mut self.names,
             wake: None,
         };
@@ -2539,6 +2547,7 @@ impl<'a> Engine<'a> {
                 at_start,
                 end: self.reply_end,
                 failed_scan: &mut self.failed_scan,
+                failed_call_scan: &mut self.failed_call_scan,
                 names: &mut self.names,
                 wake: None,
             };
@@ -3164,6 +3173,7 @@ mod tests {
                             at_start: true,
                             end: ctx.reply_end,
                             failed_scan: &mut failed,
+                            failed_call_scan: &mut None,
                             names: &mut Default::default(),
                             wake: None,
                         };
@@ -3711,6 +3721,7 @@ mod tests {
                 at_start: true,
                 end: ctx.reply_end,
                 failed_scan: &mut failed,
+                failed_call_scan: &mut None,
                 names: &mut Default::default(),
                 wake: None,
             };

@@ -596,7 +596,7 @@ pub(crate) trait Family: Sync + Send {
     /// flood of `name(`, each directly after the last, or after a blank): how many `m` of
     /// the `name(` after it (copies `1..=m`) `call_start` would decide as text in turn, each
     /// with the note it gave this one (the span aside), the failed scan
-    /// ([`ReadCx::failed_scan`]) then left as the last of them leaves it. `0` (nothing
+    /// ([`ReadCx::failed_call_scan`]) then left as the last of them leaves it. `0` (nothing
     /// changed): not known, each is read.
     fn failed_call_repeats(
         &self,
@@ -784,6 +784,8 @@ pub(crate) struct ReadCx<'a> {
     /// The last bracket scan that failed in this parse, for a region opened inside it to
     /// resume from ([`crate::scanner::FailedScan`]).
     pub(crate) failed_scan: &'a mut Option<crate::scanner::FailedScan>,
+    /// The same for call syntax (`name(`), whose scans nest parentheses too.
+    pub(crate) failed_call_scan: &'a mut Option<crate::scanner::FailedScan>,
     /// The last tool name looked up in the registry ([`ReadCx::strict_name_ok`]).
     pub(crate) names: &'a mut NameMemo,
     /// Set by a reader that returns [`Advance::NeedMore`] when the bytes that may still come

@@ -336,7 +336,9 @@ impl Scanner {
     /// [`Scanner::into_failed`] would leave it) and only its error and the bytes it consumed
     /// come back (a flood of `name(` resumes and fails at every opener, and moving the
     /// scanner out of the memo and back cost more than its scan); else the scanner and
-    /// its verdict.
+    /// its verdict. A region no scan resumes at that starts with the bytes `failed`'s new
+    /// scan read ([`FailedScan::repeats`]) fails as that scan did, unread; a new scan that
+    /// fails is kept with the bytes it read.
     pub(crate) fn scan_from(
         failed: &mut Option<FailedScan>,
         start: usize,
@@ -357,11 +359,32 @@ impl Scanner {
                 },
             };
         }
+        // A region that starts with the bytes the kept scan read as a new one fails as it
+        // did, unread (`FailedScan::repeats`): a flood such as `get_weather({"` opens every
+        // other region inside the last one's strings, where no scan can resume, and each
+        // such scan read `max_depth` brackets on before failing (~33 k instructions a
+        // 14-byte unit at 128 KB, 651x prose).
+        if let Some(n) = FailedScan::repeats(failed, max_depth, parens, region)
+            && let Some(e) = region
+                .get(n - 1)
+                .map(|&b| failing_error(b, n - 1, max_depth))
+        {
+            return Err((e, n));
+        }
         let mut sc = Scanner::new(max_depth, parens);
         match sc.advance(region) {
             Scan::Fail(e) => {
                 let consumed = sc.consumed();
-                *failed = Some(sc.into_failed(start));
+                // The kept bytes' buffer is reused (a flood of `name(]` fails a new scan at
+                // every opener).
+                let mut seen = failed.take().map(|f| f.seen).unwrap_or_default();
+                seen.clear();
+                seen.extend_from_slice(region.get(..consumed).unwrap_or(&[]));
+                *failed = Some(FailedScan {
+                    start,
+                    scanner: sc,
+                    seen,
+                });
                 Err((e, consumed))
             }
             scan => Ok((sc, scan)),
@@ -381,6 +404,15 @@ impl Scanner {
     /// True while inside a string or comment (used to split argument lists).
     pub(crate) fn in_literal(&self) -> bool {
         self.quote != 0 || self.comment != Comment::None
+    }
+}
+
+/// The error of a new scan that failed at byte `b`, region offset `at`: a scan fails only
+/// at a bracket, too deep at an opening one, unexpected at a closing one.
+fn failing_error(b: u8, at: usize, max_depth: usize) -> ScanError {
+    match b {
+        b'{' | b'[' | b'(' => ScanError::TooDeep(max_depth),
+        byte => ScanError::Unexpected { byte, at },
     }
 }
 
@@ -945,6 +977,62 @@ mod tests {
             };
             assert_eq!(r, whole, "cut at {cut}");
         }
+    }
+
+    // `scan_from` after a kept new scan failed (its bytes kept) agrees with a fresh scan of
+    // any region, and of any prefix of it (a stream's bytes at hand: a region shorter than
+    // the kept bytes, or one that differs in them, where a `)` closes what the kept scan
+    // failed on, is scanned), at every `(` of floods that fail in strings, on a closer or
+    // after a closed inner call.
+    #[test]
+    fn scans_from_a_kept_new_scan_agree_with_fresh_ones_on_every_prefix() {
+        let units = [
+            "get_weather({\"",
+            "f(]",
+            "f(x)",
+            "get_weather(get_weather(x)",
+            "f('a",
+            "f(\"(\"",
+            "f(/*",
+            "f([",
+        ];
+        let mut hits = 0;
+        for unit in units {
+            let flood = format!("{}f(x)", unit.repeat(150));
+            let b = flood.as_bytes();
+            let opens: Vec<usize> = (0..b.len()).filter(|&i| b[i] == b'(').collect();
+            for d in [1, 2, 5, 64] {
+                for &k in opens.iter().take(3) {
+                    let mut kept = None;
+                    let Err((_, n)) = Scanner::scan_from(&mut kept, k, b'(', d, true, &b[k..])
+                    else {
+                        continue;
+                    };
+                    for &k2 in opens.iter().take(8).chain(opens.iter().rev().take(3)) {
+                        let rest = b.len() - k2;
+                        // A region the kept scan resumes at holds the byte it failed on
+                        // (the buffer only grows): only the whole rest is asked there.
+                        let resumes = FailedScan::covers(&kept, k2, b'(', d, true);
+                        for len in [1, 2, unit.len(), n - 1, n, n + 1, rest] {
+                            if resumes && len != rest {
+                                continue;
+                            }
+                            let r = &b[k2..k2 + len.min(rest)];
+                            if FailedScan::repeats(&kept, d, true, r).is_some() {
+                                hits += 1;
+                            }
+                            let mut f = kept.clone();
+                            let got = match Scanner::scan_from(&mut f, k2, b'(', d, true, r) {
+                                Ok((sc, scan)) => (scan, sc.consumed()),
+                                Err((e, consumed)) => (Scan::Fail(e), consumed),
+                            };
+                            assert_eq!(got, fresh(r, 0, d, true), "{unit:?} {d} {k} {k2} {len}");
+                        }
+                    }
+                }
+            }
+        }
+        assert!(hits > 100, "{hits}");
     }
 
     #[test]

@@ -315,7 +315,7 @@ impl RegionReader for CallReader {
             Scan::Fail(e) => {
                 let consumed = scanner.consumed();
                 let scanner = std::mem::replace(&mut self.scanner, Scanner::new(0, true));
-                *cx.failed_scan = Some(scanner.into_failed(at));
+                *cx.failed_call_scan = Some(scanner.into_failed(at));
                 Advance::Text(failed(e, open, consumed, cx))
             }
         }
@@ -387,7 +387,7 @@ impl Family for CallSyntax {
         let at = cx.base + open;
         let bytes = region.as_bytes().get(open..).unwrap_or(&[]);
         let max_depth = cx.ctx.limits.max_depth;
-        match Scanner::scan_from(cx.failed_scan, at, b'(', max_depth, true, bytes) {
+        match Scanner::scan_from(cx.failed_call_scan, at, b'(', max_depth, true, bytes) {
             Err((e, consumed)) => Err(failed(e, open, consumed, cx)),
             Ok((scanner, first)) => Ok(Box::new(CallReader {
                 open,
@@ -408,7 +408,7 @@ impl Family for CallSyntax {
     ) -> usize {
         let at = cx.base + open;
         let bytes = region.as_bytes().get(open..).unwrap_or(&[]);
-        cx.failed_scan
+        cx.failed_call_scan
             .as_mut()
             .map_or(0, |f| f.pass_paren_units(at, bytes, period, reps))
     }

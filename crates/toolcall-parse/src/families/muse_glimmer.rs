@@ -184,6 +184,7 @@ impl RegionReader for HeaderReader {
                 at_start: cx.at_start,
                 end: cx.end,
                 failed_scan: &mut *cx.failed_scan,
+                failed_call_scan: &mut *cx.failed_call_scan,
                 names: &mut *cx.names,
                 wake: None,
             };
