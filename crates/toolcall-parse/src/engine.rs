@@ -63,6 +63,8 @@ const FIRST_ROOM: usize = 1024;
 const MAX_FILLER: usize = 256;
 /// Diagnostics of one kind reported before the rest are only counted.
 const DIAGS_PER_KIND: usize = 32;
+/// Messages [`DiagCap`] remembers the slots of besides the last one.
+const RECENT: usize = 4;
 /// Distinct kinds tracked; later kinds share one count.
 const MAX_KINDS: usize = 64;
 
@@ -384,6 +386,15 @@ struct DiagCap {
     /// The last message admitted or counted, with its level and kind slot: a run of one
     /// message (the same failure at every opener of a flood) skips working out its kind.
     last: Option<(Level, String, usize)>,
+    /// The [`RECENT`] messages before `last` that differ from it, with their levels and
+    /// slots (oldest replaced first, at `recent_next`): a flood whose openers alternate
+    /// between a few notes (`get_weather(computer_use(`, a `name(` and a call inside it
+    /// that closes) works out each kind once, not at every note (~2,000 instructions each
+    /// for the kind's walk, half of such a flood's cost).
+    recent: Vec<(Level, String, usize)>,
+    recent_next: usize,
+    /// The buffer a note's pieces are written into before they are looked up (reused).
+    scratch_message: String,
     /// The pieces of the last message when it was a note's ([`DiagCap::admit_pieces`]),
     /// its slice indexing the copy of the region bytes beside them; `valid` false once a
     /// written message came after. Boxed (made once, at the first such note): every engine
@@ -464,14 +475,55 @@ impl DiagCap {
             let slot = *slot;
             return self.count(slot);
         }
+        if let Some(slot) = self.recent_slot(d.level, &d.message) {
+            return self.count(slot);
+        }
         let mut kind = self.start_kind(d.level);
         Self::kind_into(&d.message, &mut kind, 1);
         let slot = self.slot(Kind::Text(kind));
-        let mut message = self.last.take().map(|(_, m, _)| m).unwrap_or_default();
-        message.clear();
+        let mut message = self.retire_last();
         message.push_str(&d.message);
         self.last = Some((d.level, message, slot));
         self.count(slot)
+    }
+
+    /// When `message` (at `level`) is one of the [`DiagCap::recent`] messages: its slot,
+    /// that entry swapped with `last` (which it then is). A message's slot never changes
+    /// (a kind keeps its slot, and once the slots are full every new kind shares the
+    /// last), so a remembered one is what working the kind out again gives.
+    fn recent_slot(&mut self, level: Level, message: &str) -> Option<usize> {
+        let i = self
+            .recent
+            .iter()
+            .position(|(l, m, _)| *l == level && m == message)?;
+        let entry = self.recent.get_mut(i)?;
+        let slot = entry.2;
+        match &mut self.last {
+            Some(last) => std::mem::swap(last, entry),
+            None => self.last = Some(self.recent.swap_remove(i)),
+        }
+        Some(slot)
+    }
+
+    /// Moves `last` (if any) into [`DiagCap::recent`], and returns an empty buffer for the
+    /// next last message (the one it displaced, when the list was full).
+    fn retire_last(&mut self) -> String {
+        let Some(last) = self.last.take() else {
+            return String::new();
+        };
+        let mut freed = if self.recent.len() < RECENT {
+            self.recent.push(last);
+            String::new()
+        } else {
+            let at = self.recent_next % RECENT;
+            self.recent_next = at + 1;
+            match self.recent.get_mut(at) {
+                Some(old) => std::mem::replace(old, last).1,
+                None => String::new(),
+            }
+        };
+        freed.clear();
+        freed
     }
 
     /// Whether to report a note whose message is `pieces` (offsets into `region`), as
@@ -490,13 +542,25 @@ impl DiagCap {
             let slot = *slot;
             return self.count(slot);
         }
-        let mut message = self.last.take().map(|(_, m, _)| m).unwrap_or_default();
+        let mut message = std::mem::take(&mut self.scratch_message);
         message.clear();
         pieces.write(region, &mut message);
-        let mut kind = self.start_kind(level);
-        Self::kind_into(&message, &mut kind, 1);
-        let slot = self.slot(Kind::Text(kind));
-        self.last = Some((level, message, slot));
+        let slot = match self.recent_slot(level, &message) {
+            Some(slot) => {
+                self.scratch_message = message;
+                slot
+            }
+            None => {
+                let mut kind = self.start_kind(level);
+                Self::kind_into(&message, &mut kind, 1);
+                let slot = self.slot(Kind::Text(kind));
+                let mut buf = self.retire_last();
+                buf.push_str(&message);
+                self.scratch_message = message;
+                self.last = Some((level, buf, slot));
+                slot
+            }
+        };
         // The pieces kept for the next note, region bytes copied (the region may be gone).
         let last = self.last_pieces.get_or_insert_with(|| {
             Box::new(LastPieces {
@@ -3855,6 +3919,48 @@ mod tests {
         }
         assert_eq!(memo.suppressed, plain.suppressed);
         assert!(memo.suppressed > 0);
+        // Notes alternating between a few messages (the remembered recent ones), and
+        // between more kinds than there are slots (a remembered slot is the shared last
+        // one), written or in pieces: each counted where working its kind out counts it.
+        let words: Vec<String> = (0..80u8)
+            .map(|i| format!("{}{}", char::from(b'a' + i % 26), char::from(b'a' + i / 26)))
+            .collect();
+        let region = "get_weather computer_use x";
+        let pieces = [0..11, 12..24, 25..26];
+        let mut memo = DiagCap::default();
+        let mut plain = DiagCap::default();
+        for round in 0..3000usize {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let r = (seed >> 33) as usize;
+            let level = if r.is_multiple_of(7) {
+                Level::Warning
+            } else {
+                Level::Error
+            };
+            let (admitted, message) = if r.is_multiple_of(3) {
+                let p = Pieces {
+                    head: "",
+                    slice: pieces[r % pieces.len()].clone(),
+                    tail: "(...) left as text: ",
+                    error: Some(crate::scanner::ScanError::TooDeep(128)),
+                };
+                let mut m = String::new();
+                p.write(region, &mut m);
+                (memo.admit_pieces(level, &p, region), m)
+            } else {
+                // A few words in turn early on, then any of more kinds than slots.
+                let w = if round < 1500 { r % 5 } else { r % words.len() };
+                let m = format!("tool {} left as text", words[w]);
+                (memo.admit(&Diagnostic::new(level, m.as_str(), 0..0)), m)
+            };
+            let mut kind = plain.start_kind(level);
+            DiagCap::kind_into(&message, &mut kind, 1);
+            assert_eq!(admitted, plain.admit_kind(kind), "{round}: {message}");
+        }
+        assert_eq!(memo.suppressed, plain.suppressed);
+        assert_eq!(memo.kinds.len(), MAX_KINDS);
     }
 
     // The found-call fast path computes the same per-kind cap key as the whole message.
