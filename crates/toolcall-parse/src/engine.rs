@@ -61,6 +61,9 @@ const FIRST_ROOM: usize = 1024;
 /// [`Engine::pass_failed_calls`] passes with it (a unit longer than this is read opener
 /// by opener: its `(` are few).
 const MAX_FILLER: usize = 256;
+/// The most `name(` in a unit [`Engine::pass_failed_calls`] passes (its notes must be
+/// among the ones [`DiagCap`] remembers: the last and [`RECENT`] before it).
+const MAX_UNIT_CALLS: usize = RECENT + 1;
 /// Diagnostics of one kind reported before the rest are only counted.
 const DIAGS_PER_KIND: usize = 32;
 /// Messages [`DiagCap`] remembers the slots of besides the last one.
@@ -601,6 +604,31 @@ impl DiagCap {
         if let Some((_, _, slot)) = &self.last
             && let Some((_, n)) = self.kinds.get_mut(*slot)
         {
+            *n += m;
+            self.suppressed += m;
+        }
+    }
+
+    /// The slot of a note (`level`, `pieces` of `region`) whose message is the last or a
+    /// recent one ([`DiagCap::recent`]) and whose kind has had its reported share (the
+    /// note would only be counted): `None` otherwise.
+    fn dropped_slot(&mut self, level: Level, pieces: &Pieces, region: &str) -> Option<usize> {
+        let mut message = std::mem::take(&mut self.scratch_message);
+        message.clear();
+        pieces.write(region, &mut message);
+        let slot = self
+            .last
+            .iter()
+            .chain(&self.recent)
+            .find(|(l, m, _)| *l == level && *m == message)
+            .map(|e| e.2);
+        self.scratch_message = message;
+        slot.filter(|&s| self.kinds.get(s).is_some_and(|(_, n)| *n >= DIAGS_PER_KIND))
+    }
+
+    /// Counts `m` notes of the kind in `slot`, each dropped ([`DiagCap::dropped_slot`]).
+    fn count_dropped(&mut self, slot: usize, m: usize) {
+        if let Some((_, n)) = self.kinds.get_mut(slot) {
             *n += m;
             self.suppressed += m;
         }
@@ -2169,50 +2197,111 @@ impl<'a> Engine<'a> {
             return;
         }
         let bytes = self.buf.as_bytes();
-        // The unit: this `(`, then a filler the scans read as ordinary bytes (none at all
-        // in a flood of `name(`; `get_weather( ` has a blank), then a copy of this name at
-        // the next `(`. A filler byte is no stop (the text scan's bulk skip passes it), no
-        // byte the bracket scan reads as markup (`RUN`), and the last is no name byte (the
-        // name the text scan tracks starts at the copy). Without the filler a flood such as
-        // `get_weather( ` was read opener by opener (~1,700 instructions each, 35.8x prose).
+        // The unit: this `(`, then up to `MAX_UNIT_CALLS` segments of a filler the scans
+        // read as ordinary bytes and a name before a `(` (none at all in a flood of
+        // `name(`; `get_weather( ` has a blank; `get_weather(computer_use(` two names in
+        // turn), the last naming this name. A filler byte is no stop (the text scan's
+        // bulk skip passes it) and no byte the bracket scan reads as markup (`RUN`); a
+        // name is the whole run of name bytes before its `(` (the name the text scan
+        // tracks), starting with a letter or `_`, no stop. Each opener of such floods was
+        // read one by one (~1,700 instructions each: its resumed scan, its note, the text
+        // scan's block skip; 35.8x prose for `get_weather( `, 84.4x for alternating names).
         let name = bytes.get(start..pos).unwrap_or(&[]);
         let stops = &self.ctx.openers.stops;
-        let from = pos + 1;
-        let window = bytes.get(from..bytes.len().min(from + MAX_FILLER + open + 1));
-        let Some(next) = window
-            .and_then(|w| memchr::memchr(b'(', w))
-            .map(|i| from + i)
-        else {
-            return;
-        };
-        let (Some(filler), Some(copy)) = (
-            next.checked_sub(open).and_then(|f| bytes.get(from..f)),
-            next.checked_sub(open).and_then(|f| bytes.get(f..next)),
-        ) else {
-            return;
-        };
-        if copy != name
-            || filler.last().is_some_and(|&b| NAME_BYTES[usize::from(b)])
-            || filler
-                .iter()
-                .any(|&b| stops.is_stop(b) || !crate::scanner::is_run_byte(b))
-            || name
-                .iter()
-                .any(|&b| !NAME_BYTES[usize::from(b)] || stops.is_stop(b))
+        if name
+            .iter()
+            .any(|&b| !NAME_BYTES[usize::from(b)] || stops.is_stop(b))
         {
             return;
         }
-        let period = next - pos;
+        // Each `(` of the unit (offsets from `pos`) and the name before it (absolute).
+        let mut parens = [0usize; MAX_UNIT_CALLS];
+        let mut names = [(start, pos); MAX_UNIT_CALLS];
+        let mut k = 1;
+        let mut from = pos + 1;
+        let period = loop {
+            let window = bytes.get(from..bytes.len().min(from + MAX_FILLER + open + 1));
+            let Some(next) = window
+                .and_then(|w| memchr::memchr(b'(', w))
+                .map(|i| from + i)
+            else {
+                return;
+            };
+            let seg = bytes.get(from..next).unwrap_or(&[]);
+            let run = seg
+                .iter()
+                .rev()
+                .take_while(|&&b| NAME_BYTES[usize::from(b)])
+                .count();
+            let (filler, copy) = seg.split_at(seg.len() - run);
+            if run == 0
+                || run > 256
+                || !copy
+                    .first()
+                    .is_some_and(|&b| b.is_ascii_alphabetic() || b == b'_')
+                || copy.iter().any(|&b| stops.is_stop(b))
+                || filler
+                    .iter()
+                    .any(|&b| stops.is_stop(b) || !crate::scanner::is_run_byte(b))
+            {
+                return;
+            }
+            if copy == name {
+                break next - pos;
+            }
+            let (Some(p), Some(n)) = (parens.get_mut(k), names.get_mut(k)) else {
+                return;
+            };
+            *p = next - pos;
+            *n = (next - run, next);
+            k += 1;
+            from = next + 1;
+        };
+        let (parens, names) = (&parens[..k], &names[..k]);
         // Worth it only where more copies are passed than a failing scan reads past one
         // (a scan fails `max_depth` copies on: a stream's few new bytes a push pass none,
         // and their check would cost more than it saves).
-        let rest = bytes.get(pos..).unwrap_or(&[]);
         let max_depth = self.ctx.limits.max_depth;
-        if rest.len() / period <= max_depth.saturating_mul(2).saturating_add(1)
+        if (bytes.len() - pos) / period <= max_depth.saturating_mul(2).saturating_add(1)
             || self.base + pos < self.no_run_before
         {
             return;
         }
+        // (Asked before the run is looked for: a kind may have its share only after a
+        // few more openers, and a run looked for once is not looked for again.)
+        // Every opener of the unit is one this family reads (the first that takes its
+        // name), and its note (a failed scan's: too deep, as the family's run below
+        // requires) is one the cap drops now: its message the last or a recent one, of a
+        // kind that had its share.
+        let Some(error) = std::num::NonZeroUsize::new(self.ctx.limits.max_depth)
+            .map(|d| crate::scanner::ScanError::TooDeep(d.get()))
+        else {
+            return;
+        };
+        let mut slots = [0usize; MAX_UNIT_CALLS];
+        {
+            let (mut cx, region) = self.region_cx(start);
+            let ctx = cx.ctx;
+            for &(a, b) in names.iter().skip(1) {
+                let name = region.get(a - start..b - start).unwrap_or("");
+                let by = ctx.calls.iter().find(|f| f.calls_name(name, &mut cx));
+                if !by.is_some_and(|f| std::ptr::addr_eq(*f, family)) {
+                    return;
+                }
+            }
+        }
+        let region = self.buf.get(start..).unwrap_or("");
+        for (slot, &(a, b)) in slots.iter_mut().zip(names) {
+            let Some((level, pieces)) = family.failed_call_note(a - start..b - start, error) else {
+                return;
+            };
+            match self.diag_cap.dropped_slot(level, &pieces, region) {
+                Some(s) => *slot = s,
+                None => return,
+            }
+        }
+        let bytes = self.buf.as_bytes();
+        let rest = bytes.get(pos..).unwrap_or(&[]);
         // The copies: the bytes from `pos` repeat with period `period` as far as they
         // equal the bytes `period` after them (block compares, not one per copy).
         let stretch = periodic_len(rest, period);
@@ -2222,7 +2311,11 @@ impl<'a> Engine<'a> {
         // and so its answer, are copy 1's; the last few copies are asked one by one.
         let openers = &self.ctx.openers;
         let look = openers.lookahead();
-        let none = |j: usize| openers.none_at(bytes, pos + j * period) == Ok(true);
+        let none = |j: usize| {
+            parens
+                .iter()
+                .all(|&p| openers.none_at(bytes, pos + j * period + p) == Ok(true))
+        };
         let alike = stretch.saturating_sub(look) / period;
         let mut reps = 0;
         if alike >= 1 && none(1) {
@@ -2236,11 +2329,15 @@ impl<'a> Engine<'a> {
         if reps == 0 {
             return;
         }
-        let m = self.pass_repeats(start, reps, |region, cx| {
-            family.failed_call_repeats(region, open, period, reps, cx)
-        });
+        let (mut cx, region) = self.region_cx(start);
+        let m = family
+            .failed_call_repeats(region, open, parens, period, reps, &mut cx)
+            .min(reps);
         if m == 0 {
             return;
+        }
+        for &slot in &slots[..k] {
+            self.diag_cap.count_dropped(slot, m);
         }
         self.pos = pos + m * period + 1;
         self.ident_start = None;

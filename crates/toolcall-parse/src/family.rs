@@ -592,21 +592,35 @@ pub(crate) trait Family: Sync + Send {
     }
     /// After [`Family::call_start`] decided the `name(` at the start of `region` as text
     /// (its `(` at region offset `open`), `region[open..]` being `reps + 1` copies of a
-    /// unit of `period` bytes: that `(`, bytes every scan reads as ordinary, and the name (a
-    /// flood of `name(`, each directly after the last, or after a blank): how many `m` of
-    /// the `name(` after it (copies `1..=m`) `call_start` would decide as text in turn, each
-    /// with the note it gave this one (the span aside), the failed scan
+    /// unit of `period` bytes: that `(`, and the other `(` at the unit offsets `parens`
+    /// (`parens[0]` is 0), each after a name this family reads as a call, every other byte
+    /// one every scan reads as ordinary (a flood of `name(`, each directly after the last,
+    /// or after a blank; or of a few names in turn): how many `m` units `call_start` would
+    /// decide as text in turn, opener by opener up to the first of copy `m` (the unit's
+    /// other openers, then each copy's), each with the note [`Family::failed_call_note`]
+    /// gives for its name and a too-deep scan (the span aside), the failed scan
     /// ([`ReadCx::failed_call_scan`]) then left as the last of them leaves it. `0` (nothing
     /// changed): not known, each is read.
     fn failed_call_repeats(
         &self,
         _region: &str,
         _open: usize,
+        _parens: &[usize],
         _period: usize,
         _reps: usize,
         _cx: &mut ReadCx<'_>,
     ) -> usize {
         0
+    }
+    /// The note [`Family::call_start`] gives a `name(` decided as text whose scan failed
+    /// with `error`, the name at `slice` of its region (its level and message pieces; `None`:
+    /// not known without reading it).
+    fn failed_call_note(
+        &self,
+        _slice: std::ops::Range<usize>,
+        _error: crate::scanner::ScanError,
+    ) -> Option<(toolcall_core::Level, Pieces)> {
+        None
     }
     /// A native provider shape (read from JSON given whole, never from text markers).
     fn native(&self) -> bool {

@@ -514,34 +514,43 @@ impl FailedScan {
 
     /// A run of failed call-syntax scans passed in one step. `region` starts at this scan's
     /// region (absolute offset `start`) and is `reps + 1` copies of a unit of `period`
-    /// bytes: a `(`, then bytes the scan reads as ordinary (no quote, slash, bracket or
-    /// parenthesis). When this scan (with `parens`) failed as too deep at the `(` of unit
-    /// `max_depth`, every unit's `(` before it open (a flood of `name(`), the region of unit
-    /// `j` resumes from the one of unit `j - 1` and fails the same way at the `(` of unit
-    /// `j + max_depth`, for `j` up to `m = reps - max_depth`: this scan is then left as
-    /// the last of them leaves it (only `start` moves: the open brackets keep their
-    /// offsets from the region start, `period` apart) and `m` comes back. `0` (nothing
-    /// changed) when the scan is not that one or no unit has its failing `(` in `region`.
+    /// bytes: a `(` at each offset of `parens` (increasing, the first 0), every other byte
+    /// one the scan reads as ordinary (no quote, slash, bracket or parenthesis). Number the
+    /// `(` of the copies in order, `k = parens.len()` a copy. When this scan (with `parens`)
+    /// failed as too deep at `(` number `max_depth`, every `(` before it open (a flood of
+    /// `name(`, or of a few names in turn), the region of `(` number `j` resumes from the
+    /// one of `j - 1` and fails the same way at `(` number `j + max_depth`, for every `j`
+    /// whose failing `(` is in `region`; up to `j = m k` (the first `(` of copy `m`), this
+    /// scan is then left as that one leaves it (only `start` moves: the open brackets keep
+    /// their offsets from the region start, `period` apart) and `m` comes back. `0`
+    /// (nothing changed) when the scan is not that one or no copy's first `(` has its
+    /// failing `(` in `region`.
     pub(crate) fn pass_paren_units(
         &mut self,
         start: usize,
         region: &[u8],
+        parens: &[usize],
         period: usize,
         reps: usize,
     ) -> usize {
         let sc = &self.scanner;
         let d = sc.max_depth;
+        let k = parens.len();
+        // The offset of `(` number `t`.
+        let paren = |t: usize| (t / k) * period + parens.get(t % k).copied().unwrap_or(0);
         if self.start != start
             || !sc.parens
             || d == 0
-            || period == 0
-            || reps <= d
+            || k == 0
+            || parens.first() != Some(&0)
+            || parens.last().is_some_and(|&p| p >= period)
+            || reps == 0
             || sc.quote != 0
             || sc.escape
             || sc.slash
             || sc.comment != Comment::None
-            || sc.pos != d * period + 1
-            || region.get(d * period) != Some(&b'(')
+            || sc.pos != paren(d) + 1
+            || region.get(paren(d)) != Some(&b'(')
             || region.len() < (reps + 1) * period
         {
             return 0;
@@ -549,21 +558,35 @@ impl FailedScan {
         let Some(unit) = region.get(..period) else {
             return 0;
         };
-        if unit.first() != Some(&b'(') || !unit.iter().skip(1).all(|&c| RUN[usize::from(c)]) {
+        let mut at = parens.iter().peekable();
+        for (i, &c) in unit.iter().enumerate() {
+            if at.peek() == Some(&&i) {
+                at.next();
+                if c != b'(' {
+                    return 0;
+                }
+            } else if !RUN[usize::from(c)] {
+                return 0;
+            }
+        }
+        if at.next().is_some() {
             return 0;
         }
         debug_assert!(region.chunks(period).take(reps + 1).all(|u| u == unit));
-        // The open brackets are the `(` of units 0..max_depth: `max_depth` increasing
-        // offsets of brackets in those units' bytes, which hold a bracket only at each
-        // unit's start, from unit 0's to unit `max_depth - 1`'s (so each unit's).
+        // The open brackets are `(` number 0 to `max_depth - 1`: `max_depth` increasing
+        // offsets of brackets in those bytes, which hold a bracket only at those `(`.
         let own = sc.stack.get(sc.floor..).unwrap_or(&[]);
         if own.len() != d
             || own.first() != Some(&(b')', sc.origin))
-            || own.last() != Some(&(b')', sc.origin + (d - 1) * period))
+            || own.last() != Some(&(b')', sc.origin + paren(d - 1)))
         {
             return 0;
         }
-        let m = reps - d;
+        // `(` number `m k + max_depth` must lie in the copies: at most number `(reps+1) k - 1`.
+        let Some(room) = ((reps + 1) * k - 1).checked_sub(d) else {
+            return 0;
+        };
+        let m = room / k;
         self.start += m * period;
         m
     }
@@ -1033,6 +1056,49 @@ mod tests {
             }
         }
         assert!(hits > 100, "{hits}");
+    }
+
+    // A run of failed `name(` scans passed at once (`pass_paren_units`: one name or a few
+    // in turn, with fillers) leaves the kept scan as scanning opener by opener leaves it:
+    // every later opener reads the same verdict from either.
+    #[test]
+    fn paren_units_passed_at_once_leave_the_scan_opener_by_opener_leaves() {
+        let verdict = |failed: &mut Option<FailedScan>, b: &[u8], at: usize, d: usize| {
+            match Scanner::scan_from(failed, at, b'(', d, true, &b[at..]) {
+                Ok((sc, scan)) => (scan, sc.consumed()),
+                Err((e, n)) => (Scan::Fail(e), n),
+            }
+        };
+        let mut passed = 0;
+        for unit in ["f(", "f( ", "ab(cd(", "a(b( c(", "x(yy(zzz(w(", "a(b(b("] {
+            let flood = format!("{}x)]", unit.repeat(60));
+            let b = flood.as_bytes();
+            let opens: Vec<usize> = (0..b.len()).filter(|&i| b[i] == b'(').collect();
+            let (p0, period) = (opens[0], unit.len());
+            let offs: Vec<usize> = (0..period).filter(|&i| b[p0 + i] == b'(').collect();
+            let k = offs.len();
+            for d in [1, 2, 3, 5] {
+                let mut failed = None;
+                assert!(matches!(verdict(&mut failed, b, p0, d).0, Scan::Fail(_)));
+                let reps = (b.len() - 3 - p0) / period - 1;
+                let mut batch = failed.clone();
+                let m = batch
+                    .as_mut()
+                    .map_or(0, |f| f.pass_paren_units(p0, &b[p0..], &offs, period, reps));
+                assert!(m > 0, "{unit:?} {d}");
+                passed += m;
+                let mut one = failed.clone();
+                for &at in &opens[1..=m * k] {
+                    assert!(matches!(verdict(&mut one, b, at, d).0, Scan::Fail(_)));
+                }
+                for &at in &opens[m * k + 1..] {
+                    let (x, y) = (verdict(&mut one, b, at, d), verdict(&mut batch, b, at, d));
+                    assert_eq!(x, y, "{unit:?} {d} at {at}");
+                    assert_eq!(x, fresh(b, at, d, true), "{unit:?} {d} at {at}");
+                }
+            }
+        }
+        assert!(passed > 100);
     }
 
     #[test]

@@ -402,6 +402,7 @@ impl Family for CallSyntax {
         &self,
         region: &str,
         open: usize,
+        parens: &[usize],
         period: usize,
         reps: usize,
         cx: &mut ReadCx<'_>,
@@ -410,7 +411,18 @@ impl Family for CallSyntax {
         let bytes = region.as_bytes().get(open..).unwrap_or(&[]);
         cx.failed_call_scan
             .as_mut()
-            .map_or(0, |f| f.pass_paren_units(at, bytes, period, reps))
+            .map_or(0, |f| f.pass_paren_units(at, bytes, parens, period, reps))
+    }
+    fn failed_call_note(
+        &self,
+        slice: Range<usize>,
+        error: ScanError,
+    ) -> Option<(Level, Pieces)> {
+        let note = left_as_text(0, error, 0..0);
+        match note.message {
+            Message::Pieces(p) => Some((note.level, Pieces { slice, ..p })),
+            Message::Text(_) => None,
+        }
     }
     fn instructions(&self) -> Option<Instructions> {
         Some(Instructions {
