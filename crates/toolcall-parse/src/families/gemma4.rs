@@ -107,20 +107,35 @@ pub(crate) fn lead_at_name(after: &str) -> bool {
 /// the `{`, refused, or more of the name. A stream reads the lead on every push until its
 /// `{` (a `memchr` then the name's bytes checked again cost ~60 instructions more a read).
 fn name_until_brace(rest: &str, complete: bool) -> Lead<'_> {
-    for (i, &b) in rest.as_bytes().iter().enumerate() {
-        if b == b'{' {
-            return if i == 0 {
-                Lead::NotMine
-            } else {
-                Lead::Mine(Some(rest[..i].into()))
-            };
-        }
-        if i >= MAX_TOOL_NAME || b.is_ascii_whitespace() || matches!(b, b'<' | b'>' | b'"' | b'\'') {
-            return Lead::NotMine;
-        }
+    let bytes = rest.as_bytes();
+    // The name's bytes passed by one table lookup each (the tests a byte cost ~40
+    // instructions a lead read more: `bench_profile "gemma4/100 calls" stream4`).
+    let room = bytes.len().min(MAX_TOOL_NAME + 1);
+    let Some(i) = bytes[..room].iter().position(|&b| NAME_ENDS[usize::from(b)]) else {
+        return if room > MAX_TOOL_NAME || complete {
+            Lead::NotMine
+        } else {
+            Lead::NeedMore
+        };
+    };
+    match bytes[i] {
+        b'{' if i > 0 && i <= MAX_TOOL_NAME => Lead::Mine(Some(rest[..i].into())),
+        _ => Lead::NotMine,
     }
-    if complete { Lead::NotMine } else { Lead::NeedMore }
 }
+
+/// The bytes that end a lead's name ([`name_until_brace`]): its `{`, or a byte that refuses
+/// it (ASCII blanks, `<`, `>`, quotes).
+static NAME_ENDS: [bool; 256] = {
+    let mut t = [false; 256];
+    let ends = b"{<>\"' \t\n\x0c\r";
+    let mut i = 0;
+    while i < ends.len() {
+        t[ends[i] as usize] = true;
+        i += 1;
+    }
+    t
+};
 
 fn body(body: &str, _cx: &mut ReadCx<'_>, format: FormatId) -> Result<Vec<Draft>, String> {
     read_call(body, format, QUOTE)
