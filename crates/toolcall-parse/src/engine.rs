@@ -41,13 +41,16 @@ use crate::family::{
     Advance, Family, LiveEvent, Message, NameMemo, Note, Pieces, Plain, ReadCx, RegionReader,
     Suffix, THINK, Wake, read_suffix,
 };
-use crate::openers::{Action, Found};
+use crate::openers::{Action, Found, ReadBy};
 use crate::scanner::{FailedScan, array_start_plausible, object_start_plausible};
 
 /// Bytes that abandoned bare JSON regions may rescan, as a multiple of the input (plus a
 /// constant): beyond it, bare brackets stay text.
 const RESCAN_FACTOR: usize = 8;
 const RESCAN_BASE: usize = 1 << 16;
+/// The longest unit [`Engine::pass_implausible`] looks for: a bracket and the bytes up to
+/// its next copy.
+const MAX_UNIT: usize = 64;
 /// Dead bytes the buffer holds before it is compacted: with only the half-dead rule, a
 /// stream of 1-byte pushes drained its few bytes on nearly every push (a move and every
 /// offset updated, ~50 instructions a push).
@@ -785,6 +788,15 @@ pub(crate) struct Engine<'a> {
     /// `last_opener` (they never become one): a wait there again is not compared (a reply of
     /// many openers, Inkling's special tokens, waits on each several pushes).
     no_hold_at: usize,
+    /// [`crate::openers::Openers::lookahead`] once asked ([`Engine::lookahead`]); `0` before.
+    lookahead: usize,
+    /// The windows of the last two units [`Engine::declined_units`] found repeated but not
+    /// read as text: its reading of a unit is a fact about the window's bytes, so a unit
+    /// that starts with them is not read so either, and is not asked again (a flood whose
+    /// unit holds a bracket, `]<]minimax[>[<tool_call>x`, asked at every opener).
+    no_units: [Vec<u8>; 2],
+    /// The slot of [`Engine::no_units`] the next window goes to.
+    no_unit_next: usize,
 }
 
 /// Appends a push to the buffer. A streamed token is a few bytes: a push of up to 8 is
@@ -882,6 +894,9 @@ impl<'a> Engine<'a> {
             wake_held: 0,
             last_opener: "",
             no_hold_at: usize::MAX,
+            lookahead: 0,
+            no_units: [Vec::new(), Vec::new()],
+            no_unit_next: 0,
         }
     }
 
@@ -1828,6 +1843,10 @@ impl<'a> Engine<'a> {
                     if let Some(step) = self.open_plain_json(pos, plausible) {
                         return step;
                     }
+                    // No bare JSON here: a flood of it (`[x[x…`) is passed at once.
+                    if self.pass_implausible(pos, b) {
+                        continue;
+                    }
                 }
                 b'{' if self.object_formats() => {
                     if is_bracket_run(self.buf.as_bytes(), pos) && self.pass_brackets(pos) {
@@ -1836,6 +1855,9 @@ impl<'a> Engine<'a> {
                     let plausible = object_start_plausible(&self.buf.as_bytes()[pos..], is_final);
                     if let Some(step) = self.open_plain_json(pos, plausible) {
                         return step;
+                    }
+                    if self.pass_implausible(pos, b) {
+                        continue;
                     }
                 }
                 b'(' if self.call_syntax_possible() => {
@@ -1868,6 +1890,28 @@ impl<'a> Engine<'a> {
     /// out of the text scan's code (inlined there, prose cost 0.3 % more).
     #[inline(never)]
     fn pass_declined(&mut self, pos: usize, i: usize) -> Option<Step> {
+        let lookahead = self.lookahead();
+        let Some(Action::Region(families)) = self.ctx.openers.get(i).map(|o| &o.action) else {
+            return None;
+        };
+        // A unit of the opener and bytes read as text, repeated (`<tool_call>x<tool_call>x…`),
+        // unless its bytes are those of one found not to be.
+        let bytes = self.buf.as_bytes();
+        let known = self
+            .no_units
+            .iter()
+            .any(|w| !w.is_empty() && bytes.get(pos..pos + w.len()) == Some(w.as_slice()));
+        match (!known)
+            .then(|| self.declined_units(pos, i, families, lookahead))
+            .flatten()
+        {
+            Some(Ok((end, line))) => {
+                self.pass_units(pos, end, line);
+                return Some(Step::Continue);
+            }
+            Some(Err(window)) => self.no_unit(pos, window),
+            None => {}
+        }
         let Some(Action::Region(families)) = self.ctx.openers.get(i).map(|o| &o.action) else {
             return None;
         };
@@ -1901,6 +1945,81 @@ impl<'a> Engine<'a> {
         self.pass_ordinary(pos, j + inert);
         self.expect_again(j - 1, i);
         Some(Step::Continue)
+    }
+
+    /// Opener `i` at `pos` was declined at once by every family: when the bytes from it
+    /// repeat a unit, the opener and the bytes up to its next copy (at most [`MAX_UNIT`]
+    /// bytes, a flood of `<tool_call>x` or `[TOOL_CALLS]x `), read by the scan as ordinary
+    /// text, the end of the units read so comes back (`None`: no such run), each unit read
+    /// as the first is. A unit's reading is decided by the bytes of its window (the unit and
+    /// [`crate::openers::Openers::lookahead`] bytes after it): that opener `i` is the one
+    /// found at its start (the lookup reads no further), that every family declines its
+    /// region (asked again on the window alone with more to come: a decline then is the one
+    /// for any bytes after it, or a stream holding only the window would read otherwise),
+    /// and that each stop after the opener's first byte is an ordinary byte (`plain_stop`:
+    /// no newline, backtick, bracket that may open, or opener). A unit whose window lies
+    /// inside the periodic run holds the same bytes there as the first, so it is read the
+    /// same way; the first unit whose window does not is left to the scan. `Some(Err(w))`
+    /// when the unit repeats but is not read so: a unit whose first `w` bytes are the same
+    /// is not either ([`Engine::no_units`]).
+    fn declined_units(
+        &self,
+        pos: usize,
+        i: usize,
+        families: &[ReadBy],
+        lookahead: usize,
+    ) -> Option<Result<(usize, bool), usize>> {
+        let text = self.ctx.openers.get(i)?.text.as_bytes();
+        let bytes = self.buf.as_bytes();
+        let from = pos + text.len();
+        let look = bytes.get(from..)?;
+        let look = look
+            .get(..MAX_UNIT.saturating_sub(text.len()))
+            .unwrap_or(look);
+        // The opener's next copy: its first byte found, then the rest compared (a `memmem`
+        // finder's set-up cost more than the few compares).
+        let first = *text.first()?;
+        let mut at = 0;
+        let period = loop {
+            at += memchr::memchr(first, look.get(at..)?)?;
+            if look.get(at..).is_some_and(|r| r.starts_with(text)) {
+                break text.len() + at;
+            }
+            at += 1;
+        };
+        let unit = bytes.get(pos..pos + period)?;
+        if bytes.get(pos + period..pos + 2 * period)? != unit {
+            return None;
+        }
+        let window = period + lookahead;
+        let Some(line) = self.ordinary_after(pos, period) else {
+            return Some(Err(window));
+        };
+        let head = self.buf.get(pos..pos + window)?;
+        if self.ctx.openers.none_at(head.as_bytes(), 0) != Err(Found::At(i))
+            || families
+                .iter()
+                .any(|by| by.open_region(head, false, &self.ctx).is_some())
+        {
+            return Some(Err(window));
+        }
+        let span = periodic_len(&bytes[pos..], period);
+        let units = span.checked_sub(window)? / period + 1;
+        Some(Ok((pos + units * period, line)))
+    }
+
+    /// Keeps `buf[pos..pos + window]`, the window of a unit [`Engine::declined_units`] found
+    /// not to repeat as text, in the older of the two slots of [`Engine::no_units`] (a unit
+    /// may hold two openers).
+    #[inline(never)]
+    fn no_unit(&mut self, pos: usize, window: usize) {
+        let Some(w) = self.buf.as_bytes().get(pos..pos + window) else {
+            return;
+        };
+        let slot = &mut self.no_units[self.no_unit_next];
+        slot.clear();
+        slot.extend_from_slice(w);
+        self.no_unit_next ^= 1;
     }
 
     /// Opener `i` at `pos` was declined by every family, none of which knows a run after
@@ -2090,6 +2209,124 @@ impl<'a> Engine<'a> {
         self.announced.clear();
         self.pass_ordinary(pos, q);
         true
+    }
+
+    /// The bracket `b` at `pos` (`[` or `{`, its bare JSON formats on) was just found to
+    /// start neither an opener nor a bare JSON value (its plausibility test said no), so
+    /// the scan reads it as an ordinary byte. When the bytes from it repeat a unit, the
+    /// bracket and the bytes up to its next copy (at most [`MAX_UNIT`] bytes, a flood of
+    /// `[x` or `[1,`), the units are read here at once as the scan would read them
+    /// ([`Engine::pass_ordinary`]), and `true` comes back. Each decision of the scan on a
+    /// unit reads only bytes within the unit and the [`crate::openers::Openers::lookahead`]
+    /// bytes after it (the window): the opener lookup at its bracket and at each stop in it,
+    /// `is_bracket_run`, the plausibility test (asked again on the window alone with more
+    /// to come: a verdict then is the one for any bytes after it), and `plain_stop` for the
+    /// unit's other stops, which must each be ordinary bytes (no newline, backtick, bracket
+    /// or opener). A unit whose window lies inside the periodic run holds the same bytes
+    /// there as the first, so it is read the same way; the first unit whose window does
+    /// not is left to the scan. `false` (nothing passed) when the bytes are no such run.
+    /// Out of line: prose seldom has an implausible bracket.
+    #[inline(never)]
+    fn pass_implausible(&mut self, pos: usize, b: u8) -> bool {
+        let bytes = self.buf.as_bytes();
+        let Some(after) = bytes.get(pos + 1..) else {
+            return false;
+        };
+        let Some(period) = memchr::memchr(b, after.get(..MAX_UNIT).unwrap_or(after)) else {
+            return false;
+        };
+        let period = period + 1;
+        let (Some(unit), Some(next)) = (
+            bytes.get(pos..pos + period),
+            bytes.get(pos + period..pos + 2 * period),
+        ) else {
+            return false;
+        };
+        if unit != next {
+            return false;
+        }
+        let Some(line) = self.ordinary_after(pos, period) else {
+            return false;
+        };
+        let window = period + self.lookahead();
+        let bytes = self.buf.as_bytes();
+        let Some(head) = bytes.get(pos..pos + window) else {
+            return false;
+        };
+        let implausible = match b {
+            b'[' => array_start_plausible(head, false),
+            _ => object_start_plausible(head, false),
+        };
+        if implausible != Some(false) || is_bracket_run(head, 0) {
+            return false;
+        }
+        if !self.nested && self.ctx.openers.none_at(head, 0) != Ok(true) {
+            return false;
+        }
+        let span = periodic_len(&bytes[pos..], period);
+        let Some(rest) = span.checked_sub(window) else {
+            return false;
+        };
+        self.pass_units(pos, pos + (rest / period + 1) * period, line);
+        true
+    }
+
+    /// Reads `buf[from..to]`, units [`Engine::ordinary_after`] said are text, as the scan
+    /// would: ordinary bytes, at a line start after them when they end with a newline and
+    /// blanks (`line`).
+    fn pass_units(&mut self, from: usize, to: usize, line: bool) {
+        self.announced.clear();
+        self.pass_ordinary(from, to);
+        if line {
+            self.line_start = true;
+        }
+    }
+
+    /// Whether the scan reads each byte of `buf[pos + 1..pos + period]` as text after the
+    /// one at `pos` (read as an ordinary byte, so not at a line start), changing nothing but
+    /// the line and identifier state: a byte no scan stops at, or a stop `plain_stop` says
+    /// is ordinary (what the scan's bulk skip asks); and a newline followed only by blanks
+    /// (`\n`, ` `, `\t`, `\r`, read by the scan's own arms, which keep the line start) with
+    /// no opener at any of them. `Some(true)` when they end at a line start (a newline
+    /// among them), `None` when the scan may read them otherwise.
+    fn ordinary_after(&self, pos: usize, period: usize) -> Option<bool> {
+        let bytes = self.buf.as_bytes();
+        // Bytes the scan reads as markup whatever follows them, refused before any opener
+        // lookup (a unit of several openers, `]<]minimax[>[<tool_call>x`, holds brackets).
+        let (arrays, objects) = (self.array_formats(), self.object_formats());
+        if bytes
+            .get(pos + 1..pos + period)?
+            .iter()
+            .any(|&c| c == b'`' || (c == b'[' && arrays) || (c == b'{' && objects))
+        {
+            return None;
+        }
+        let stops = &self.ctx.openers.stops;
+        let mut found = None;
+        let mut line = false;
+        for q in pos + 1..pos + period {
+            let c = *bytes.get(q)?;
+            if line || c == b'\n' {
+                let opener = !self.nested
+                    && stops.is_stop(c)
+                    && self.ctx.openers.none_at(bytes, q) != Ok(true);
+                if opener || !matches!(c, b'\n' | b' ' | b'\t' | b'\r') {
+                    return None;
+                }
+                line = true;
+            } else if stops.is_stop(c) && !self.plain_stop(q, &mut found) {
+                return None;
+            }
+        }
+        Some(line)
+    }
+
+    /// [`crate::openers::Openers::lookahead`], asked once (it walks every opener).
+    fn lookahead(&mut self) -> usize {
+        if self.lookahead == 0 {
+            self.lookahead = self.ctx.openers.lookahead();
+        }
+        self.lookahead
     }
 
     /// Reads `buf[from..to]` as ordinary bytes after the line and identifier state at

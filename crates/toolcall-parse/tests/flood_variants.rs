@@ -207,3 +207,152 @@ fn a_call_after_a_flood_of_call_syntax_variants_is_found() {
         }
     }
 }
+
+// A run of a bracket that starts no bare JSON and the bytes up to its next copy (`[x[x…`,
+// `[1,[1,…`) is read at once one-shot (`Engine::pass_implausible`), a stream in 1-byte
+// pushes reading it byte by byte (it never holds two units and the bytes after them
+// when a bracket is decided). Right after the run comes what ends the period inside the
+// bytes a unit's reading looks at (a bracket that does open a region, an opener, a
+// `name(`, the unit cut short or changed): the text, calls and diagnostics are those of the
+// byte-by-byte reading, and the calls are those found without the run.
+#[test]
+fn a_run_of_implausible_brackets_reads_as_byte_by_byte() {
+    let units = [
+        "[x",
+        "[1,",
+        "{x",
+        "[ab ",
+        "{a b",
+        "[x<",
+        "[x*",
+        "[ x",
+        "{1}",
+        "[x]",
+        "[-",
+        "{,",
+        "[TOOL_CALL",
+        "[x\t",
+        "[get_weather",
+        "[x(",
+        "[x<tool_call>",
+        "{x;",
+        "[x\n",
+        "{\n",
+        "[x \n ",
+        "{x\n\t",
+        "[1,\r\n",
+        "[x\nx",
+    ];
+    let tails = [
+        format!("[{OBJECT_CALL}]"),
+        OBJECT_CALL.to_owned(),
+        "[get_weather(city=\"Paris\")]".to_owned(),
+        format!("[TOOL_CALLS][{OBJECT_CALL}]"),
+        format!("<tool_call>{OBJECT_CALL}</tool_call>"),
+        "get_weather(city=\"Paris\")".to_owned(),
+        format!("```json\n{OBJECT_CALL}\n```\n"),
+        format!("  ```json\n{OBJECT_CALL}\n```\n"),
+        "[xy(".to_owned(),
+        // The last unit's bracket made plausible by the bytes after it.
+        "(".to_owned(),
+        "y(".to_owned(),
+        ": 1}".to_owned(),
+        "y: 1}".to_owned(),
+        "[x".to_owned(),
+        "[".to_owned(),
+        "x".to_owned(),
+        String::new(),
+    ];
+    for max_depth in [2, 128] {
+        let o = ParseOptions {
+            tools: Some(common::registry()),
+            limits: toolcall_parse::Limits {
+                max_depth,
+                ..toolcall_parse::Limits::default()
+            },
+            ..ParseOptions::default()
+        };
+        for unit in units {
+            for tail in &tails {
+                let alone = toolcall_parse::parse(&format!("a {tail} b"), &o);
+                let named = |p: &Parsed| -> Vec<String> {
+                    p.calls
+                        .iter()
+                        .map(|c| format!("{} {}", c.name, c.arguments))
+                        .collect()
+                };
+                for n in [1, 2, 3, 4, 5, 10, 100] {
+                    let text = format!("a {}{tail} b", unit.repeat(n));
+                    let context = format!("depth {max_depth}: {n} × {unit:?} then {tail:.30}");
+                    let p = assert_stream_equals_one_shot(&text, &o, &context);
+                    // A tail that starts with a name's byte joins the unit's last word.
+                    let joins = tail.starts_with(|c: char| c.is_ascii_alphanumeric());
+                    if !joins && !unit.contains(['<', '(', '\n']) {
+                        assert_eq!(named(&p), named(&alone), "{context}");
+                    }
+                }
+            }
+        }
+    }
+}
+
+// A run of an opener every family declines and the bytes after it up to its next copy
+// (`<tool_call>x<tool_call>x…`) is read at once one-shot (`Engine::declined_units`), a
+// stream in 1-byte pushes reading it opener by opener (it never holds two units and the
+// bytes after them when an opener is declined). Right after the run comes what ends the
+// period inside the bytes a unit's reading looks at (a call the opener does open, the
+// unit cut short or changed): the text, calls and diagnostics are those of the opener by
+// opener reading.
+#[test]
+fn a_run_of_declined_openers_with_bytes_after_each_reads_as_opener_by_opener() {
+    let units = [
+        "<tool_call>x",
+        "<tool_call>1,",
+        "<tool_call>x ",
+        "<tool_call>ab<",
+        "<tool_call>x[",
+        "<tool_call>\n",
+        "<tool_call>x \n\t",
+        "<tool_call>\nx",
+        "<tool_call>x\n",
+        "[TOOL_CALLS]x ",
+        "[TOOL_CALLS]x",
+        "[TOOL_CALLS]get now ",
+        "<|end|>x",
+        "<function=x",
+        "<tool_call>x<tool_call>",
+    ];
+    let tails = [
+        format!("<tool_call>{OBJECT_CALL}</tool_call>"),
+        format!("[TOOL_CALLS][{OBJECT_CALL}]"),
+        r#"[TOOL_CALLS]get_weather[ARGS]{"city": "Paris"}"#.to_owned(),
+        format!("<tool_call>\n{OBJECT_CALL}\n</tool_call>"),
+        format!("```json\n{OBJECT_CALL}\n```\n"),
+        "<tool_call>".to_owned(),
+        "<tool_call>x(".to_owned(),
+        "{\"a\": 1}".to_owned(),
+        "[TOOL_CALLS]".to_owned(),
+        "<".to_owned(),
+        "x".to_owned(),
+        String::new(),
+    ];
+    for max_depth in [2, 128] {
+        let o = ParseOptions {
+            tools: Some(common::registry()),
+            limits: toolcall_parse::Limits {
+                max_depth,
+                ..toolcall_parse::Limits::default()
+            },
+            ..ParseOptions::default()
+        };
+        for unit in units {
+            for tail in &tails {
+                for n in [1, 2, 3, 4, 5, 10, 100] {
+                    let text = format!("a {}{tail} b", unit.repeat(n));
+                    let context = format!("depth {max_depth}: {n} × {unit:?} then {tail:.30}");
+                    assert_stream_equals_one_shot(&text, &o, &context);
+                }
+            }
+        }
+    }
+}
