@@ -977,7 +977,7 @@ const FLOOD_EXTRAS: [&str; 11] = [
 /// Flood units that vary an opener unit by what follows it (the classes behind the units,
 /// not only the openers themselves), listed after the openers so that the numbers of the
 /// units before them stay as they were.
-const FLOOD_VARIANTS: [&str; 6] = [
+const FLOOD_VARIANTS: [&str; 11] = [
     // A closed fence with one byte of content: one fence (and its content's read) a unit.
     "```\nx\n```\n",
     // The same with a callable info string.
@@ -990,6 +990,14 @@ const FLOOD_VARIANTS: [&str; 6] = [
     "[x",
     // An object start with a key that never gets its `:` (the next unit follows the key).
     "{\"",
+    // Session 41 (appended, earlier numbers kept): a bracket no JSON value follows (a
+    // number, a blank line), a bracket run ending in a word (its first `[` opens, the
+    // second does not), and markers followed by bytes their families decline.
+    "[1,",
+    "{\n",
+    "[[x",
+    "<tool_call>x",
+    "[TOOL_CALLS]x ",
 ];
 
 /// The opener floods (`bench_table floods`, `bench_profile flood#N`): [`FLOOD_EXTRAS`], then
