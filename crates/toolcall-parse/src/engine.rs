@@ -67,6 +67,10 @@ const MAX_FILLER: usize = 256;
 /// The most `name(` in a unit [`Engine::pass_failed_calls`] passes (its notes must be
 /// among the ones [`DiagCap`] remembers: the last and [`RECENT`] before it).
 const MAX_UNIT_CALLS: usize = RECENT + 1;
+/// The most lines in a unit [`Engine::pass_text_lines`] passes (its header lines' notes
+/// must be among the ones [`DiagCap`] remembers), and the longest it reads.
+const MAX_UNIT_LINES: usize = RECENT + 1;
+const MAX_LINE: usize = 1024;
 /// Diagnostics of one kind reported before the rest are only counted.
 const DIAGS_PER_KIND: usize = 32;
 /// Messages [`DiagCap`] remembers the slots of besides the last one.
@@ -598,17 +602,6 @@ impl DiagCap {
                         .is_some_and(|(_, n)| *n >= DIAGS_PER_KIND)
             }
             _ => false,
-        }
-    }
-
-    /// Counts `m` notes repeating the last one, each dropped ([`DiagCap::repeat_dropped`]):
-    /// what `m` calls of [`DiagCap::admit_pieces`] with its pieces count.
-    fn count_dropped_repeats(&mut self, m: usize) {
-        if let Some((_, _, slot)) = &self.last
-            && let Some((_, n)) = self.kinds.get_mut(*slot)
-        {
-            *n += m;
-            self.suppressed += m;
         }
     }
 
@@ -2598,21 +2591,6 @@ impl<'a> Engine<'a> {
         (cx, self.buf.get(start..).unwrap_or(""))
     }
 
-    /// The tail of [`Engine::pass_failed_calls`] and [`Engine::pass_text_lines`]: how many
-    /// of the `reps` copies after the region at `start` the family passes (`ask`, given the
-    /// region and a reader's context), at most `reps`, each counted as its dropped note.
-    fn pass_repeats(
-        &mut self,
-        start: usize,
-        reps: usize,
-        ask: impl FnOnce(&str, &mut ReadCx<'_>) -> usize,
-    ) -> usize {
-        let (mut cx, region) = self.region_cx(start);
-        let m = ask(region, &mut cx).min(reps);
-        self.diag_cap.count_dropped_repeats(m);
-        m
-    }
-
     /// After a `name(` decided as text at its first read: the name bytes after its `(` up
     /// to the next `(` (the next opener of a flood of `name(`), when none of them is a byte
     /// the scan stops at, are read as ordinary bytes at once, as the scan's bulk skip
@@ -2672,16 +2650,23 @@ impl<'a> Engine<'a> {
     }
 
     /// After the line at `start` (line opener `opener`) was decided as text up to its
-    /// newline by [`Engine::line_text`]: the copies of that line and its newline directly
-    /// after it (a flood of one line, found by one periodic block compare) that the family
-    /// says it would decide the same way with the same note
-    /// ([`crate::family::Family::text_line_repeats`]) are passed at once, when the
-    /// diagnostic cap drops that note now (so each would only be counted). The text scan
-    /// reads each such copy as this one where every byte it reads there (its opener lookups
-    /// at the line's first byte and at its newline, each at most the longest opener and one
-    /// byte more, and the line openers' compare) lies in the run: the same bytes as this
-    /// line's. Each would leave no rescan charge and its text pending, as this one did.
-    /// Out of line: only after such a line.
+    /// newline by [`Engine::line_text`]: the copies of a unit of lines directly after it (a
+    /// flood of a few lines, found by one periodic block compare) are passed at once, when
+    /// the text scan would read each copy as the first and every note in it is one the
+    /// diagnostic cap drops now (so each would only be counted). The unit runs from this
+    /// line to the next copy of it at a line start (blanks before it allowed), at most
+    /// [`MAX_UNIT_LINES`] lines: this one, then lines that are either other line-opener
+    /// lines the first family of their opener decides as text up to their newline with a
+    /// note ([`crate::family::Family::line_text`]: `TOOL_CALL: y` between `TOOL_CALL: x`),
+    /// or lines of bytes the scan reads as ordinary (each no stop, or one that means nothing
+    /// of itself where no opener starts, and the first no line opener's first byte: `foo`,
+    /// an empty line, the blanks before the next header). The
+    /// family says how many copies of each header line it decides the same way
+    /// ([`crate::family::Family::text_line_repeats`]); the text scan's opener lookups at
+    /// a copy's stops read the same bytes as copy 1's where they lie in the run. Each copy
+    /// would leave no rescan charge and its text pending, as this line did. A flood such as
+    /// `TOOL_CALL: y\nTOOL_CALL: x\n` was read line by line (~2,800 instructions a unit,
+    /// 44.7x prose; `TOOL_CALL: x\nfoo\n` 36.7x). Out of line: only after such a line.
     #[inline(never)]
     fn pass_text_lines(&mut self, opener: usize, start: usize) {
         let nl = self.pos;
@@ -2697,47 +2682,169 @@ impl<'a> Engine<'a> {
             return;
         }
         let line_end = nl - start;
-        let period = line_end + 1;
+        let Some(line) = bytes.get(start..=nl) else {
+            return;
+        };
+        let openers = &self.ctx.openers;
+        let stops = &openers.stops;
+        // The unit's other header lines: (offset from `start`, line end there, opener).
+        let mut headers = [(0usize, line_end, opener); MAX_UNIT_LINES];
+        let mut h = 1;
+        let mut at = nl + 1;
+        let mut lines = 1;
+        let period = loop {
+            let blanks = bytes
+                .get(at..)
+                .unwrap_or(&[])
+                .iter()
+                .take_while(|&&b| matches!(b, b' ' | b'\t' | b'\r'))
+                .count();
+            let first = at + blanks;
+            if bytes.get(first..first + line.len()) == Some(line) {
+                break first - start;
+            }
+            let Some(le) = bytes
+                .get(first..bytes.len().min(first + MAX_LINE))
+                .and_then(|w| memchr::memchr(b'\n', w))
+                .map(|i| first + i)
+            else {
+                return;
+            };
+            lines += 1;
+            if lines > MAX_UNIT_LINES {
+                return;
+            }
+            let found = openers
+                .line
+                .iter()
+                .position(|o| matches!(match_at(bytes, first, o.text, true), Marker::Full));
+            match found {
+                Some(i) => {
+                    let Some(slot) = headers.get_mut(h) else {
+                        return;
+                    };
+                    *slot = (first - start, le - first, i);
+                    h += 1;
+                }
+                None => {
+                    // A stop there means nothing of itself and starts no opener (as
+                    // `ReadCx::ordinary` asks).
+                    let ordinary = |i: usize| {
+                        bytes.get(i).is_some_and(|&b| {
+                            !stops.is_stop(b)
+                                || (!matches!(b, b'\n' | b'`' | b'[' | b'{' | b'(')
+                                    && openers.none_at(bytes, i) == Ok(true))
+                        })
+                    };
+                    if bytes.get(first).is_some_and(|&b| openers.line_first(b))
+                        || !(first..le).all(ordinary)
+                    {
+                        return;
+                    }
+                }
+            }
+            at = le + 1;
+        };
+        let headers = &headers[..h];
         let rest = bytes.get(start..).unwrap_or(&[]);
-        // A few lines at hand (a stream's push) are not worth the compare: the last of
+        // A few units at hand (a stream's push) are not worth the compare: the last of
         // them are read one by one anyway (their lookups read past the run).
         if rest.len() / period < 16 {
             return;
         }
+        // Every header line of the unit is decided as text to its newline with a note the
+        // cap drops now (asked before the run is looked for: a kind may have its share
+        // only a few lines after another's, and a run looked for once is not again).
+        let mut slots = [0usize; MAX_UNIT_LINES];
+        for (slot, &(off, le, op)) in slots.iter_mut().zip(headers) {
+            let Some(by) = self
+                .ctx
+                .openers
+                .line
+                .get(op)
+                .and_then(|o| o.families.first())
+                .copied()
+            else {
+                return;
+            };
+            let (mut cx, region) = self.region_cx(start + off);
+            let Some(plain) = by.family.line_text(by.opener, region, false, &mut cx) else {
+                return;
+            };
+            let Some(Note {
+                level,
+                message: Message::Pieces(pieces),
+                ..
+            }) = plain.diagnostic
+            else {
+                return;
+            };
+            if plain.end != le || plain.scanned != le || plain.label.is_some() {
+                return;
+            }
+            let region = self.buf.get(start + off..).unwrap_or("");
+            match self.diag_cap.dropped_slot(level, &pieces, region) {
+                Some(s) => *slot = s,
+                None => return,
+            }
+        }
+        let bytes = self.buf.as_bytes();
+        let rest = bytes.get(start..).unwrap_or(&[]);
         let stretch = periodic_len(rest, period);
         let copies = (stretch / period).saturating_sub(1);
+        self.no_run_before = self.base + start + stretch;
+        if copies == 0 {
+            return;
+        }
         let openers = &self.ctx.openers;
         let look = openers.lookahead();
         let line_look = openers.line.iter().map(|o| o.text.len()).max().unwrap_or(0);
-        let reach = (line_end + look).max(line_look);
-        // Copies `1..=alike` have every byte the scan reads in the run; copy 1's lookups.
+        let reach = period + look.max(line_look);
+        // Copies `1..=alike` have every byte the scan reads in the run; copy 1's lookups,
+        // at each of its stops.
         let alike = stretch.saturating_sub(reach) / period;
-        let none = |at: usize| openers.none_at(bytes, at) == Ok(true);
-        let reps = if alike >= 1 && none(start + period) && none(start + period + line_end) {
+        let copy = start + period;
+        let none = (copy..copy + period)
+            .filter(|&i| bytes.get(i).is_some_and(|&b| openers.stops.is_stop(b)))
+            .all(|i| openers.none_at(bytes, i) == Ok(true));
+        let reps = if alike >= 1 && none {
             alike.min(copies)
         } else {
             0
         };
-        self.no_run_before = self.base + start + stretch;
-        let Some(by) = self
-            .ctx
-            .openers
-            .line
-            .get(opener)
-            .and_then(|o| o.families.first())
-            .copied()
-        else {
-            return;
-        };
         if reps == 0 {
             return;
         }
-        let m = self.pass_repeats(start, reps, |region, cx| {
-            by.family
-                .text_line_repeats(by.opener, region, line_end, reps, cx)
-        });
+        // Units whose every header line the family decides the same way: line 0's copies
+        // 1..=m, a later header's copies 0..m (its first is read here for the first time).
+        let mut m = reps;
+        for &(off, le, op) in headers {
+            let Some(by) = self
+                .ctx
+                .openers
+                .line
+                .get(op)
+                .and_then(|o| o.families.first())
+                .copied()
+            else {
+                return;
+            };
+            let (mut cx, region) = self.region_cx(start + off);
+            let n = if off == 0 {
+                by.family
+                    .text_line_repeats(by.opener, region, le, period, reps, &mut cx)
+            } else {
+                by.family
+                    .text_line_repeats(by.opener, region, le, period, reps - 1, &mut cx)
+                    + 1
+            };
+            m = m.min(n);
+        }
         if m == 0 {
             return;
+        }
+        for &slot in &slots[..h] {
+            self.diag_cap.count_dropped(slot, m);
         }
         self.pos = nl + m * period;
         self.ident_start = None;

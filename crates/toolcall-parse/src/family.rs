@@ -553,8 +553,9 @@ pub(crate) trait Family: Sync + Send {
         None
     }
     /// After [`Family::line_text`] decided the line at the start of `region` as text up to
-    /// its newline at `line_end` (with a note), `region` being `reps + 1` copies of that line
-    /// and its newline, every byte the text scan reads around copies `1..=reps` among them:
+    /// its newline at `line_end` (with a note), `region` being `reps + 1` copies of a unit
+    /// of `period` bytes that starts with that line and its newline, every byte the text
+    /// scan reads around copies `1..=reps` among them:
     /// how many `m` of those copies `line_text` would decide the same way in turn, each with
     /// the note it gave this one (the span aside). `0`: not known, each is read.
     fn text_line_repeats(
@@ -562,6 +563,7 @@ pub(crate) trait Family: Sync + Send {
         _opener: usize,
         _region: &str,
         _line_end: usize,
+        _period: usize,
         _reps: usize,
         _cx: &mut ReadCx<'_>,
     ) -> usize {

@@ -176,6 +176,17 @@ fn a_call_after_a_flood_of_call_syntax_variants_is_found() {
         "get_weather(get_weather(computer_use(",
         "TOOL_CALL: y\nTOOL_CALL: x\n",
         "TOOL_CALL: x\nfoo\n",
+        "TOOL_CALL: x\n\n",
+        "TOOL_CALL: x\n ",
+        "TOOL_CALL: x\nfunctools\n",
+        "TOOL_CALL: x\n  tool_call: y\nbar\nTOOL_CALL: z\n",
+        "TOOL_CALL: x\nfoo(\n",
+        "TOOL_CALL: x\n`\n",
+        // A registered tool's header in the unit: a call at every copy, never passed.
+        "TOOL_CALL: x\nTOOL_CALL: get_weather\n",
+        "TOOL_CALL: x\nget_weather(city=\"Paris\")\n",
+        // More lines a unit than are passed at once.
+        "TOOL_CALL: a\nTOOL_CALL: b\nTOOL_CALL: c\nTOOL_CALL: d\nTOOL_CALL: e\nTOOL_CALL: f\n",
     ];
     let tails = [
         "] get_weather(city=\"Paris\") b",
@@ -197,10 +208,14 @@ fn a_call_after_a_flood_of_call_syntax_variants_is_found() {
                     let text = format!("a {}{tail}", unit.repeat(n));
                     let context = format!("depth {max_depth}: {n} × {unit:?} then {tail:?}");
                     let p = assert_stream_equals_one_shot(&text, &o, &context);
+                    // Units holding a call (a registered header) add theirs before it.
                     if tail.starts_with(']') || n == 0 {
-                        assert_eq!(p.calls.len(), 1, "{context}: {:?}", p.calls);
-                        assert_eq!(p.calls[0].name, "get_weather", "{context}");
-                        assert_eq!(p.calls[0].arguments["city"], "Paris", "{context}");
+                        let last = p.calls.last().expect(&context);
+                        assert_eq!(last.name, "get_weather", "{context}");
+                        assert_eq!(last.arguments["city"], "Paris", "{context}");
+                        if !unit.contains("get_weather\n") && !unit.contains("Paris") {
+                            assert_eq!(p.calls.len(), 1, "{context}: {:?}", p.calls);
+                        }
                     }
                 }
             }

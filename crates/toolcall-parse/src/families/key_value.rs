@@ -281,10 +281,10 @@ impl Family for KeyValue {
         _opener: usize,
         region: &str,
         line_end: usize,
+        period: usize,
         reps: usize,
         cx: &mut ReadCx<'_>,
     ) -> usize {
-        let period = line_end + 1;
         let run = (reps + 1) * period;
         if region.len() < run || line_end > MAX_HEADER {
             return 0;
