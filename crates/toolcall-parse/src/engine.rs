@@ -25,6 +25,7 @@
 //! ([`DiagCap`]).
 
 use std::borrow::Cow;
+use std::cell::Cell;
 use std::fmt::Write as _;
 use std::ops::Range;
 use std::sync::Arc;
@@ -714,6 +715,9 @@ pub(crate) struct Engine<'a> {
     /// in the whole input, opener): `step_text` takes it there instead of walking the trie
     /// again (an opener flood walked each opener twice).
     scan_found: Option<(usize, usize)>,
+    /// The opener `plain_stop`'s walk found last, tried first at its next stop
+    /// ([`crate::openers::Openers::none_at_after`]; any value at first).
+    last_found: Cell<u32>,
     received: usize,
     overflow: bool,
     call_count: usize,
@@ -857,6 +861,7 @@ impl<'a> Engine<'a> {
             ident_start: None,
             declined: None,
             scan_found: None,
+            last_found: Cell::new(u32::MAX),
             received: 0,
             overflow: false,
             call_count: 0,
@@ -1690,7 +1695,7 @@ impl<'a> Engine<'a> {
         if !ordinary || self.nested {
             return ordinary;
         }
-        match self.ctx.openers.none_at(bytes, pos) {
+        match self.ctx.openers.none_at_after(bytes, pos, &self.last_found) {
             Ok(none) => none,
             // `Found::At` with more to come holds at the end too: kept for `step_text`.
             Err(Found::At(i)) => {

@@ -8,6 +8,7 @@
 //! handful of short literals: cheaper here than an Aho-Corasick automaton's setup and
 //! per-call overhead, since the bulk skip between stops is what dominates prose).
 
+use std::cell::Cell;
 use std::sync::{Arc, Mutex};
 
 use crate::FormatId;
@@ -450,32 +451,69 @@ impl Openers {
     /// `Found::No` is the `Err`.
     #[inline(always)]
     pub(crate) fn none_at(&self, bytes: &[u8], pos: usize) -> Result<bool, Found> {
+        self.none_at_by(bytes, pos, None)
+    }
+
+    /// [`Openers::none_at`] whose walk goes on from the node of opener `last` (the one this
+    /// found last, kept by the caller, any value at first) where its text is there
+    /// ([`Openers::last_at`]); the opener found is kept in `last`. The text scan's copy, whose stops in an
+    /// opener flood find the same opener each time (a flood of `<|end|>x` walked ~354
+    /// instructions a unit under `<|`).
+    #[inline(always)]
+    pub(crate) fn none_at_after(
+        &self,
+        bytes: &[u8],
+        pos: usize,
+        last: &Cell<u32>,
+    ) -> Result<bool, Found> {
+        self.none_at_by(bytes, pos, Some(last))
+    }
+
+    #[inline(always)]
+    fn none_at_by(
+        &self,
+        bytes: &[u8],
+        pos: usize,
+        last: Option<&Cell<u32>>,
+    ) -> Result<bool, Found> {
         let t = &self.trie;
-        if let (Some(&first), Some(&next)) = (bytes.get(pos), bytes.get(pos + 1)) {
-            let node = t.root[usize::from(first)];
-            if node == 0 {
-                return Ok(true);
-            }
-            if !t.follows(first, next) {
-                return Ok(t
-                    .nodes
-                    .get(node as usize)
-                    .is_none_or(|n| n.opener == NO_OPENER));
-            }
+        let Some((&first, rest)) = bytes.get(pos..).and_then(<[u8]>::split_first) else {
+            return Ok(true);
+        };
+        let node = t.root[usize::from(first)];
+        if node == 0 {
+            return Ok(true);
         }
-        match self.at_outlined(bytes, pos) {
+        if let Some(&next) = rest.first()
+            && !t.follows(first, next)
+        {
+            return Ok(t
+                .nodes
+                .get(node as usize)
+                .is_none_or(|n| n.opener == NO_OPENER));
+        }
+        // What `at` walks after the same checks, from the root's child (not asked again).
+        let found = match last {
+            Some(last) => {
+                let i = last.get();
+                let found = match self.last_at(bytes, pos, i) {
+                    Some((_, true, _)) => return Err(Found::At(i as usize)),
+                    Some((node, false, rest)) => self.walk_on(node, rest, false),
+                    None => self.walk_on(node, rest, false),
+                };
+                if let Found::At(j) = found
+                    && j as u32 != i
+                {
+                    last.set(u32::try_from(j).unwrap_or(NO_OPENER));
+                }
+                found
+            }
+            None => self.walk_on(node, rest, false),
+        };
+        match found {
             Found::No => Ok(true),
             found => Err(found),
         }
-    }
-
-    /// [`Openers::at`] with more to come, not inlined: the text scan's copy of the walk
-    /// stays out of line, so that `step_text` keeps its own inlined one (with a second
-    /// caller the compiler called `at` from both: ~2 M instructions more in a 128 KB
-    /// flood of `>>>`).
-    #[inline(never)]
-    fn at_outlined(&self, bytes: &[u8], pos: usize) -> Found {
-        self.at(bytes, pos, false)
     }
 
     /// How many bytes of opener `i` after its first the text scan reads as ordinary text
@@ -526,10 +564,10 @@ impl Openers {
     #[inline]
     pub(crate) fn at(&self, bytes: &[u8], pos: usize, is_final: bool) -> Found {
         let t = &self.trie;
-        let Some((&first, mut rest)) = bytes.get(pos..).and_then(<[u8]>::split_first) else {
+        let Some((&first, rest)) = bytes.get(pos..).and_then(<[u8]>::split_first) else {
             return Found::No;
         };
-        let mut node = t.root[usize::from(first)];
+        let node = t.root[usize::from(first)];
         if node == 0 {
             return Found::No;
         }
@@ -542,6 +580,14 @@ impl Openers {
                 _ => Found::No,
             };
         }
+        self.walk(node, rest, is_final)
+    }
+
+    /// The walk of [`Openers::at`] from trie node `node` on (reached by the bytes before
+    /// `rest`, none of whose openers is longer than those the walk finds on).
+    #[inline(always)]
+    fn walk(&self, mut node: u32, mut rest: &[u8], is_final: bool) -> Found {
+        let t = &self.trie;
         let mut best = NO_OPENER;
         // Node 0 is the root, reached again only as "no such child": the walk ends there.
         while node != 0 {
@@ -592,6 +638,29 @@ impl Openers {
         } else {
             Found::At(best as usize)
         }
+    }
+
+    /// The trie node of opener `last` and the bytes after its text, where its text is at
+    /// `pos`, and whether the node is a leaf (`None`: it is not, or no such opener): the
+    /// walk of [`Openers::at`] there passes through that node with those bytes left, so it
+    /// may go on from there ([`Openers::walk_on`]; at a leaf, it ends there), its bytes one compare instead of a walk (under `<|`, a binary
+    /// search among dozens of children, then the token's bytes: ~280 instructions a
+    /// `<|start|>` of a flood, ~354 a `<|end|>`).
+    #[inline(always)]
+    fn last_at<'b>(&self, bytes: &'b [u8], pos: usize, last: u32) -> Option<(u32, bool, &'b [u8])> {
+        let &(text, node, leaf) = self.ends.get(last as usize)?;
+        let end = pos + text.len();
+        let here = !text.is_empty() && bytes.get(pos..end).is_some_and(|h| same_bytes(h, text));
+        here.then(|| (node, leaf, bytes.get(end..).unwrap_or(&[])))
+    }
+
+    /// [`Openers::walk`], not inlined: the text scan's copy of the walk (`none_at`) stays
+    /// out of line, so that `step_text` keeps its own inlined one in [`Openers::at`] (with
+    /// a second caller the compiler called `at` from both: ~2 M instructions more in a 128
+    /// KB flood of `>>>`).
+    #[inline(never)]
+    fn walk_on(&self, node: u32, rest: &[u8], is_final: bool) -> Found {
+        self.walk(node, rest, is_final)
     }
 }
 
@@ -1294,6 +1363,56 @@ mod tests {
                             "{:?} at {pos}, final {fin}",
                             String::from_utf8_lossy(v)
                         );
+                    }
+                }
+            }
+        }
+    }
+
+    // The walk that tries the opener found last first answers what the walk answers, with
+    // every opener kept as the last (a stale one, one that is a prefix of the opener there,
+    // one that the opener there is a prefix of, one at its end with more to come), and
+    // keeps the opener it found.
+    #[test]
+    fn at_after_answers_what_the_walk_answers() {
+        let all: Vec<FormatId> = FormatId::all().collect();
+        for (chosen, reasoning_only) in [(false, false), (true, false), (false, true)] {
+            let o = Openers::build(&all, chosen, reasoning_only);
+            let mut inputs: Vec<Vec<u8>> = Vec::new();
+            for a in &o.list {
+                let t = a.text.as_bytes();
+                inputs.push(t.to_vec());
+                inputs.push(t[..t.len() - 1].to_vec());
+                for tail in [
+                    &b"x"[..],
+                    b"1,",
+                    b" ",
+                    b"\n",
+                    b"{\"",
+                    b"|>",
+                    b">",
+                    b"<|end|>",
+                ] {
+                    inputs.push([t, tail].concat());
+                }
+                for b in &o.list {
+                    inputs.push([t, b.text.as_bytes()].concat());
+                }
+            }
+            for v in &inputs {
+                // Every opener sharing the first byte (the others fail at it), and none.
+                let lasts = (0..o.list.len())
+                    .filter(|&i| o.list[i].text.as_bytes().first() == v.first())
+                    .map(|i| i as u32)
+                    .chain([0, NO_OPENER]);
+                for l in lasts {
+                    let last = Cell::new(l);
+                    let got = o.none_at_after(v, 0, &last);
+                    let what = || format!("{:?} after {l}", String::from_utf8_lossy(v));
+                    assert_eq!(got, o.none_at(v, 0), "{}", what());
+                    match got {
+                        Err(Found::At(i)) => assert_eq!(last.get() as usize, i, "{}", what()),
+                        _ => assert_eq!(last.get(), l, "{}", what()),
                     }
                 }
             }

@@ -371,3 +371,62 @@ fn a_run_of_declined_openers_with_bytes_after_each_reads_as_opener_by_opener() {
         }
     }
 }
+
+// Floods of a marker followed by junk (issue 23's marker class): special tokens stripped
+// or declined, suffixed reasoning markers, tags, `>>>` and `Action:`, where the text scan
+// tries the opener it found last first. Units alternating a marker with a longer one it
+// starts (`<|eot|>` then `<|eot_id|>`, `<|start|>` then harmony's header) and a call right
+// after the junk make a wrong reuse of the last opener show: a real call after 0–1000 of
+// them is found (where the unit opens no reasoning block that holds it), one shot and
+// pushed in 1-, 7- and 64-byte pieces, with the same text and diagnostics.
+#[test]
+fn a_call_after_a_flood_of_markers_is_found() {
+    let calls = [
+        format!("<tool_call>{OBJECT_CALL}</tool_call>"),
+        format!("<|python_tag|>{OBJECT_CALL}<|eom_id|>"),
+        ">>>get_weather\n{\"city\": \"Paris\"}".to_owned(),
+        format!("<|end|><tool_call>{OBJECT_CALL}</tool_call>"),
+    ];
+    // (unit, whether the call after it is found)
+    let units = [
+        ("<|end|>x", true),
+        ("<|end|>\n", true),
+        ("<|eot|>1,", true),
+        ("<|eom|> ", true),
+        ("<|eot|>x<|eot_id|>x", true),
+        ("<|eot_id|>x<|eot|>", true),
+        ("<|message_sep|>{\"", false),
+        ("<|start|> ", false),
+        ("<|start|>\n", false),
+        ("<|start|>x<|start|>assistant<|channel|>x ", false),
+        ("<|tool_call>x", false),
+        ("<|function_call|>x", false),
+        ("<|tool_calls|>1,", false),
+        ("<|python_tag|>1,", false),
+        ("<think:x", false),
+        ("</think:1,", false),
+        ("</think>1,", true),
+        ("<function=x", false),
+        ("<function name=\"1,", false),
+        ("<TOOLCALL> ", false),
+        ("<tool_calls>\n", false),
+        (">>>x", true),
+        (">>>1,", true),
+        (">>>x>>>>", true),
+        ("Action: ```json{\"", false),
+    ];
+    let o = ParseOptions::default();
+    for (unit, found_after) in units {
+        for n in [0, 1, 2, 3, 10, 1000] {
+            for call in &calls {
+                let text = format!("a {}ok {call} b", unit.repeat(n));
+                let context = format!("{n} × {unit:?} then {call:.30}");
+                let p = assert_stream_equals_one_shot(&text, &o, &context);
+                if n == 0 || found_after {
+                    assert_eq!(p.calls.len(), 1, "{context}: {:?}", p.calls);
+                    assert_eq!(p.calls[0].name, "get_weather", "{context}");
+                }
+            }
+        }
+    }
+}
