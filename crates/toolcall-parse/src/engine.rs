@@ -52,6 +52,12 @@ const RESCAN_BASE: usize = 1 << 16;
 /// The longest unit [`Engine::pass_implausible`] looks for: a bracket and the bytes up to
 /// its next copy.
 const MAX_UNIT: usize = 64;
+/// The fewest units (and the opener lookahead after them) the bytes received must hold from
+/// a unit for [`Engine::pass_implausible`] or [`Engine::declined_units`] to ask about it: a
+/// stream's 64-byte push holds a few 12-byte units, whose asks (a decline on the window, its
+/// compares) cost as much as reading them (`<tool_call>` in 64-byte pushes 8.4 M → 14.7 M
+/// instructions at 128 KB when asked at every push).
+const MIN_UNITS: usize = 4;
 /// Dead bytes the buffer holds before it is compacted: with only the half-dead rule, a
 /// stream of 1-byte pushes drained its few bytes on nearly every push (a move and every
 /// offset updated, ~50 instructions a push).
@@ -794,6 +800,11 @@ pub(crate) struct Engine<'a> {
     no_units: [Vec<u8>; 2],
     /// The slot of [`Engine::no_units`] the next window goes to.
     no_unit_next: usize,
+    /// The input's length (absolute) when a unit [`Engine::pass_implausible`] or
+    /// [`Engine::declined_units`] asked about ran into the end of the bytes received: no
+    /// unit is asked about again until more arrive (a stream's push ends inside a flood,
+    /// and each unit up to its end was asked, ~200 instructions each, in vain).
+    no_pass_end: usize,
 }
 
 /// Appends a push to the buffer. A streamed token is a few bytes: a push of up to 8 is
@@ -895,6 +906,7 @@ impl<'a> Engine<'a> {
             lookahead: 0,
             no_units: [Vec::new(), Vec::new()],
             no_unit_next: 0,
+            no_pass_end: usize::MAX,
         }
     }
 
@@ -1895,10 +1907,11 @@ impl<'a> Engine<'a> {
         // A unit of the opener and bytes read as text, repeated (`<tool_call>x<tool_call>x…`),
         // unless its bytes are those of one found not to be.
         let bytes = self.buf.as_bytes();
-        let known = self
-            .no_units
-            .iter()
-            .any(|w| !w.is_empty() && bytes.get(pos..pos + w.len()) == Some(w.as_slice()));
+        let known = self.abs(bytes.len()) == self.no_pass_end
+            || self
+                .no_units
+                .iter()
+                .any(|w| !w.is_empty() && bytes.get(pos..pos + w.len()) == Some(w.as_slice()));
         match (!known)
             .then(|| self.declined_units(pos, i, families, lookahead))
             .flatten()
@@ -1907,6 +1920,7 @@ impl<'a> Engine<'a> {
                 self.pass_units(pos, end, line);
                 return Some(Step::Continue);
             }
+            Some(Err(0)) => self.no_pass_end = self.abs(self.buf.len()),
             Some(Err(window)) => self.no_unit(pos, window),
             None => {}
         }
@@ -1959,7 +1973,8 @@ impl<'a> Engine<'a> {
     /// inside the periodic run holds the same bytes there as the first, so it is read the
     /// same way; the first unit whose window does not is left to the scan. `Some(Err(w))`
     /// when the unit repeats but is not read so: a unit whose first `w` bytes are the same
-    /// is not either ([`Engine::no_units`]).
+    /// is not either ([`Engine::no_units`]); `Some(Err(0))` when the bytes received end
+    /// before that is known ([`Engine::no_pass_end`]).
     fn declined_units(
         &self,
         pos: usize,
@@ -1985,14 +2000,25 @@ impl<'a> Engine<'a> {
             }
             at += 1;
         };
+        // The end of the bytes received before the next units, or too few of them for the
+        // pass to save more than it asks (a stream's push): `Some(Err(0))`.
+        if bytes.len() < pos + MIN_UNITS * period + lookahead {
+            return Some(Err(0));
+        }
         let unit = bytes.get(pos..pos + period)?;
-        if bytes.get(pos + period..pos + 2 * period)? != unit {
+        let Some(next) = bytes.get(pos + period..pos + 2 * period) else {
+            return Some(Err(0));
+        };
+        if next != unit {
             return None;
         }
         let window = period + lookahead;
         let Some(line) = self.ordinary_after(pos, period) else {
             return Some(Err(window));
         };
+        if bytes.len() < pos + window {
+            return Some(Err(0));
+        }
         let head = self.buf.get(pos..pos + window)?;
         if self.ctx.openers.none_at(head.as_bytes(), 0) != Err(Found::At(i))
             || families
@@ -2002,8 +2028,11 @@ impl<'a> Engine<'a> {
             return Some(Err(window));
         }
         let span = periodic_len(&bytes[pos..], period);
-        let units = span.checked_sub(window)? / period + 1;
-        Some(Ok((pos + units * period, line)))
+        match span.checked_sub(window) {
+            Some(rest) => Some(Ok((pos + (rest / period + 1) * period, line))),
+            None if pos + span >= bytes.len() => Some(Err(0)),
+            None => None,
+        }
     }
 
     /// Keeps `buf[pos..pos + window]`, the window of a unit [`Engine::declined_units`] found
@@ -2226,6 +2255,10 @@ impl<'a> Engine<'a> {
     /// Out of line: prose seldom has an implausible bracket.
     #[inline(never)]
     fn pass_implausible(&mut self, pos: usize, b: u8) -> bool {
+        if self.abs(self.buf.len()) == self.no_pass_end {
+            return false;
+        }
+        let lookahead = self.lookahead();
         let bytes = self.buf.as_bytes();
         let Some(after) = bytes.get(pos + 1..) else {
             return false;
@@ -2234,10 +2267,16 @@ impl<'a> Engine<'a> {
             return false;
         };
         let period = period + 1;
+        // Too few bytes for the pass to save more than it asks (a stream's push).
+        if bytes.len() < pos + MIN_UNITS * period + lookahead {
+            self.no_pass_end = self.abs(self.buf.len());
+            return false;
+        }
         let (Some(unit), Some(next)) = (
             bytes.get(pos..pos + period),
             bytes.get(pos + period..pos + 2 * period),
         ) else {
+            self.no_pass_end = self.abs(self.buf.len());
             return false;
         };
         if unit != next {
@@ -2246,9 +2285,10 @@ impl<'a> Engine<'a> {
         let Some(line) = self.ordinary_after(pos, period) else {
             return false;
         };
-        let window = period + self.lookahead();
+        let window = period + lookahead;
         let bytes = self.buf.as_bytes();
         let Some(head) = bytes.get(pos..pos + window) else {
+            self.no_pass_end = self.abs(self.buf.len());
             return false;
         };
         let implausible = match b {
@@ -2263,6 +2303,9 @@ impl<'a> Engine<'a> {
         }
         let span = periodic_len(&bytes[pos..], period);
         let Some(rest) = span.checked_sub(window) else {
+            if pos + span >= bytes.len() {
+                self.no_pass_end = self.abs(self.buf.len());
+            }
             return false;
         };
         self.pass_units(pos, pos + (rest / period + 1) * period, line);
