@@ -977,7 +977,7 @@ const FLOOD_EXTRAS: [&str; 11] = [
 /// Flood units that vary an opener unit by what follows it (the classes behind the units,
 /// not only the openers themselves), listed after the openers so that the numbers of the
 /// units before them stay as they were.
-const FLOOD_VARIANTS: [&str; 11] = [
+const FLOOD_VARIANTS: [&str; 18] = [
     // A closed fence with one byte of content: one fence (and its content's read) a unit.
     "```\nx\n```\n",
     // The same with a callable info string.
@@ -998,6 +998,17 @@ const FLOOD_VARIANTS: [&str; 11] = [
     "[[x",
     "<tool_call>x",
     "[TOOL_CALLS]x ",
+    // Session 41, calls lane (appended): registered names' `(` with a filler after it, two
+    // names in turn, a name whose inner call closes (its arguments no literal), one whose
+    // `{"` opens a string the next unit's `(` lies in, and two `TOOL_CALL:` headers of
+    // unregistered tools in turn.
+    "get_weather( ",
+    "get_weather(x ",
+    "computer_use(1, ",
+    "get_weather(computer_use(",
+    "get_weather(get_weather(x)",
+    "get_weather({\"",
+    "TOOL_CALL: y\nTOOL_CALL: x\n",
 ];
 
 /// The opener floods (`bench_table floods`, `bench_profile flood#N`): [`FLOOD_EXTRAS`], then
