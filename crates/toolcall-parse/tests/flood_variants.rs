@@ -395,6 +395,11 @@ fn a_call_after_a_flood_of_markers_is_found() {
         ("<|eom|> ", true),
         ("<|eot|>x<|eot_id|>x", true),
         ("<|eot_id|>x<|eot|>", true),
+        // Tokens stripped back to back, the next one taken by one compare where it is the
+        // same token, and walked where it is a longer one that starts the same.
+        ("<|eom|>", true),
+        ("<|eot|><|eot_id|>", true),
+        ("<|eot|><|eot|><|eot_id|><|eot_id|>", true),
         ("<|message_sep|>{\"", false),
         ("<|start|> ", false),
         ("<|start|>\n", false),
