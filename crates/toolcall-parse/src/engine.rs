@@ -2497,6 +2497,9 @@ impl<'a> Engine<'a> {
         let mut names = [(start, pos); MAX_UNIT_CALLS];
         let mut k = 1;
         let mut from = pos + 1;
+        let openers = &self.ctx.openers;
+        // The unit's newlines (offsets from `pos`).
+        let (mut newlines, mut nls, mut nl_at) = (0, 0, [0usize; MAX_UNIT_CALLS]);
         let period = loop {
             let window = bytes.get(from..bytes.len().min(from + MAX_FILLER + open + 1));
             let Some(next) = window
@@ -2512,17 +2515,40 @@ impl<'a> Engine<'a> {
                 .take_while(|&&b| NAME_BYTES[usize::from(b)])
                 .count();
             let (filler, copy) = seg.split_at(seg.len() - run);
+            // A newline in a filler (`get_weather(\n`) is read by the text scan as a line
+            // end: allowed where the next line starts with no blank and no line opener's
+            // first byte (that byte is then read as after any other), and no opener
+            // starts at it (asked below with the parentheses, at `nl_at`).
+            let line_end_ok = |i: usize| {
+                bytes.get(from + i + 1).is_some_and(|&c| {
+                    !matches!(c, b' ' | b'\t' | b'\r' | b'\n') && !openers.line_first(c)
+                })
+            };
             if run == 0
                 || run > 256
                 || !copy
                     .first()
                     .is_some_and(|&b| b.is_ascii_alphabetic() || b == b'_')
                 || copy.iter().any(|&b| stops.is_stop(b))
-                || filler
-                    .iter()
-                    .any(|&b| stops.is_stop(b) || !crate::scanner::is_run_byte(b))
+                || filler.iter().enumerate().any(|(i, &b)| {
+                    if b == b'\n' {
+                        newlines += 1;
+                        !line_end_ok(i)
+                    } else {
+                        stops.is_stop(b) || !crate::scanner::is_run_byte(b)
+                    }
+                })
+                || newlines > MAX_UNIT_CALLS
             {
                 return;
+            }
+            for (i, &b) in filler.iter().enumerate() {
+                if b == b'\n'
+                    && let Some(slot) = nl_at.get_mut(nls)
+                {
+                    *slot = from + i - pos;
+                    nls += 1;
+                }
             }
             if copy == name {
                 break next - pos;
@@ -2535,7 +2561,7 @@ impl<'a> Engine<'a> {
             k += 1;
             from = next + 1;
         };
-        let (parens, names) = (&parens[..k], &names[..k]);
+        let (parens, names, nl_at) = (&parens[..k], &names[..k], &nl_at[..nls]);
         // Worth it only where more copies are passed than a failing scan reads past one
         // (a scan fails `max_depth` copies on: a stream's few new bytes a push pass none,
         // and their check would cost more than it saves).
@@ -2592,6 +2618,7 @@ impl<'a> Engine<'a> {
         let none = |j: usize| {
             parens
                 .iter()
+                .chain(nl_at)
                 .all(|&p| openers.none_at(bytes, pos + j * period + p) == Ok(true))
         };
         let alike = stretch.saturating_sub(look) / period;
