@@ -2516,13 +2516,14 @@ impl<'a> Engine<'a> {
                 .count();
             let (filler, copy) = seg.split_at(seg.len() - run);
             // A newline in a filler (`get_weather(\n`) is read by the text scan as a line
-            // end: allowed where the next line starts with no blank and no line opener's
-            // first byte (that byte is then read as after any other), and no opener
-            // starts at it (asked below with the parentheses, at `nl_at`).
+            // end: allowed where the next line starts with no blank (which keeps the line
+            // start) and no line opener's first byte (that byte is then read as after any
+            // other), and no opener starts at it (asked below with the parentheses, at
+            // `nl_at`). A newline after it is asked in turn (a filler ends before a name).
             let line_end_ok = |i: usize| {
-                bytes.get(from + i + 1).is_some_and(|&c| {
-                    !matches!(c, b' ' | b'\t' | b'\r' | b'\n') && !openers.line_first(c)
-                })
+                bytes
+                    .get(from + i + 1)
+                    .is_some_and(|&c| !matches!(c, b' ' | b'\t' | b'\r') && !openers.line_first(c))
             };
             if run == 0
                 || run > 256

@@ -174,6 +174,14 @@ fn a_call_after_a_flood_of_call_syntax_variants_is_found() {
         "get_weather(\n ",
         "get_weather(\n\n",
         "get_weather(\nTOOL_CALL: x\n",
+        // A line-start opener (any case, after blanks too) on the filler's next line:
+        // read at that line start, so the unit is not passed at once.
+        "get_weather(\ntool_call: x\n",
+        "get_weather(\n tool_call: x\n",
+        "get_weather(\n\ttool_call: x\n",
+        "get_weather(\n\rtool_call: x\n",
+        "get_weather(x\n\ntool_call: x\n",
+        "get_weather(\ntool_call: get_weather\n",
         "get_weather(get_weather(x)",
         "get_weather(computer_use(",
         "get_weather( computer_use( ",
