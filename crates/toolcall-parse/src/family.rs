@@ -821,6 +821,37 @@ pub(crate) struct ReadCx<'a> {
 pub(crate) struct NameMemo {
     /// Boxed (made at the first lookup): every engine, a fence's per fence, carries one.
     last: Option<Box<(String, bool)>>,
+    /// The last closed `name(...)` region (its bytes, up to [`MAX_CALL_KEY`]) whose
+    /// arguments did not parse, and its note's text: a region of the same bytes is decided
+    /// the same (the verdict depends on its bytes and the parse's registry and limits only),
+    /// without its arguments parsed and its message formatted again (~3,000 instructions
+    /// a closed `get_weather(x)` in a flood of `get_weather(get_weather(x)`).
+    call_text: Option<Box<(String, String)>>,
+}
+
+/// The longest region [`NameMemo::call_text`] keeps (its key is copied at each miss).
+const MAX_CALL_KEY: usize = 256;
+
+impl NameMemo {
+    /// The note text kept for a closed `name(...)` region of exactly these bytes.
+    pub(crate) fn call_text(&self, region: &str) -> Option<&str> {
+        self.call_text
+            .as_ref()
+            .filter(|kept| kept.0 == region)
+            .map(|kept| kept.1.as_str())
+    }
+
+    /// Keeps `text`, the note of a closed `name(...)` region whose arguments did not parse.
+    pub(crate) fn keep_call_text(&mut self, region: &str, text: &str) {
+        if region.len() > MAX_CALL_KEY {
+            return;
+        }
+        let kept = self.call_text.get_or_insert_with(Box::default);
+        kept.0.clear();
+        kept.0.push_str(region);
+        kept.1.clear();
+        kept.1.push_str(text);
+    }
 }
 
 impl ReadCx<'_> {
@@ -1740,6 +1771,25 @@ fn schema_types<'a>(schema: &'a Value, root: &'a Value) -> Types<'a> {
 
 #[cfg(test)]
 mod tests {
+    use super::NameMemo;
+
+    // A kept note is given back for the same bytes only.
+    #[test]
+    fn a_kept_call_note_is_given_for_its_own_bytes_only() {
+        let mut memo = NameMemo::default();
+        assert_eq!(memo.call_text("f(x)"), None);
+        memo.keep_call_text("f(x)", "note x");
+        assert_eq!(memo.call_text("f(x)"), Some("note x"));
+        assert_eq!(memo.call_text("f(y)"), None);
+        assert_eq!(memo.call_text("f(x) "), None);
+        memo.keep_call_text("f(y)", "note y");
+        assert_eq!(memo.call_text("f(x)"), None);
+        assert_eq!(memo.call_text("f(y)"), Some("note y"));
+        // Too long a region is not kept (the last one stays).
+        memo.keep_call_text(&format!("f({})", "x".repeat(300)), "long");
+        assert_eq!(memo.call_text("f(y)"), Some("note y"));
+    }
+
     use super::*;
 
     use serde_json::json;

@@ -152,6 +152,46 @@ fn stream_matches_one_shot(text: &str, o: &ParseOptions, context: &str) -> Parse
 // once) equals 1-byte pushes (where none is: each opener is decided as its bytes arrive)
 // and 7- and 64-byte pushes, in text, calls and every diagnostic with its span; a call
 // after the flood (behind a stray bracket that ends the open scans) is found.
+// A closed `name(...)` whose arguments do not parse is decided as text with a note; one
+// with the same bytes as the last such reuses its note (`NameMemo::call_text`): each note
+// is the one its own region gets read alone, one shot and streamed.
+#[test]
+fn a_failing_closed_call_gets_the_note_of_its_own_bytes() {
+    let o = ParseOptions {
+        tools: Some(common::registry()),
+        ..ParseOptions::default()
+    };
+    let regions = [
+        "get_weather(x)",
+        "get_weather(x)",
+        "get_weather(y)",
+        "get_weather(z, 1)",
+        "get_weather(x)",
+        "get_weather(x)",
+    ];
+    let alone: Vec<String> = regions
+        .iter()
+        .map(|r| {
+            let p = toolcall_parse::parse(&format!("a {r} b"), &o);
+            assert_eq!(p.diagnostics.len(), 1, "{r}: {:?}", p.diagnostics);
+            p.diagnostics[0].message.to_string()
+        })
+        .collect();
+    assert_ne!(alone[0], alone[2]);
+    assert_ne!(alone[0], alone[3]);
+    for sep in [" ", "\n", ") (", " get_weather(] "] {
+        let text = format!("a {} b", regions.join(sep));
+        let p = assert_stream_equals_one_shot(&text, &o, &format!("{sep:?}"));
+        let notes: Vec<String> = p
+            .diagnostics
+            .iter()
+            .map(|d| d.message.to_string())
+            .filter(|m| m.contains("not run"))
+            .collect();
+        assert_eq!(notes, alone, "{sep:?}: {:?}", p.diagnostics);
+    }
+}
+
 #[test]
 fn a_call_after_a_flood_of_call_syntax_variants_is_found() {
     let units = [

@@ -292,25 +292,35 @@ impl RegionReader for CallReader {
                 let end = open + n;
                 let inner = region.get(open + 1..end - 1).unwrap_or("");
                 let span = cx.span(0, end);
-                match parse_args(name, inner, cx.ctx, FormatId::CALL_SYNTAX, span.clone()) {
-                    Ok(d) => Advance::Done {
-                        end,
-                        outcome: Outcome {
-                            drafts: vec![d],
-                            ..Outcome::default()
-                        },
+                // The same bytes as the last region whose arguments did not parse: the
+                // same note ([`crate::family::NameMemo::call_text`]).
+                let closed = region.get(..end).unwrap_or("");
+                let text = match cx.names.call_text(closed) {
+                    Some(text) => text.to_owned(),
+                    None => match parse_args(name, inner, cx.ctx, FormatId::CALL_SYNTAX, span.clone())
+                    {
+                        Ok(d) => {
+                            return Advance::Done {
+                                end,
+                                outcome: Outcome {
+                                    drafts: vec![d],
+                                    ..Outcome::default()
+                                },
+                            };
+                        }
+                        Err(e) => {
+                            let text = format!("{name}(...) left as text, not run: {e}");
+                            cx.names.keep_call_text(closed, &text);
+                            text
+                        }
                     },
-                    Err(e) => Advance::Text(Plain {
-                        end,
-                        scanned: end,
-                        diagnostic: Some(Note::text(
-                            Level::Error,
-                            format!("{name}(...) left as text, not run: {e}"),
-                            span,
-                        )),
-                        label: None,
-                    }),
-                }
+                };
+                Advance::Text(Plain {
+                    end,
+                    scanned: end,
+                    diagnostic: Some(Note::text(Level::Error, text, span)),
+                    label: None,
+                })
             }
             Scan::Fail(e) => {
                 let consumed = scanner.consumed();
