@@ -487,3 +487,92 @@ fn a_call_after_a_flood_of_markers_is_found() {
         }
     }
 }
+
+// A run of inline code and the text after it up to the next backtick (`` `x `` or
+// `` `\n ``) is read at once one-shot (`Engine::pass_inline`), a stream in 1-byte pushes
+// reading it span by span. Right after the run comes what ends the period inside the bytes
+// a unit's reading looks at (a backtick that makes "```" at a line start, so a fence; an
+// opener; a bracket; the unit cut short): the text, calls and diagnostics are those of the
+// span by span reading, and the call after the run is found.
+#[test]
+fn a_run_of_inline_code_reads_as_span_by_span() {
+    let units = [
+        "`x",
+        "`x ",
+        "`1,",
+        "` ",
+        "`  ",
+        "`\n",
+        "`\n ",
+        "``x",
+        "`a`b",
+        "`x\n",
+        "`x`\n",
+        "`[x",
+        "`x`[x",
+        "`x`{x",
+        "`x`(",
+        "`x`<tool_call>",
+        "`<tool_call>",
+        "`x\n<",
+        "`x`y(",
+        // An opener cut by the next backtick, which the tail may complete.
+        "`x`<tool_c",
+        "`x` <tool_c",
+        "`x`\n<tool_c",
+        "`x`[TOOL_CALL",
+    ];
+    let tails = [
+        format!("``json\n{OBJECT_CALL}\n```\n"),
+        format!("```json\n{OBJECT_CALL}\n```\n"),
+        format!("\n```json\n{OBJECT_CALL}\n```\n"),
+        format!("[{OBJECT_CALL}]"),
+        format!("<tool_call>{OBJECT_CALL}</tool_call>"),
+        format!("x<tool_call>{OBJECT_CALL}</tool_call>"),
+        format!("`<tool_call>{OBJECT_CALL}</tool_call>"),
+        format!("` {OBJECT_CALL}"),
+        format!("\n{OBJECT_CALL}"),
+        "get_weather(city=\"Paris\")".to_owned(),
+        "(city=\"Paris\")".to_owned(),
+        format!("all>{OBJECT_CALL}</tool_call>"),
+        format!("S][{OBJECT_CALL}]"),
+        "`".to_owned(),
+        "``".to_owned(),
+        "x".to_owned(),
+        "\n".to_owned(),
+        String::new(),
+    ];
+    let named = |p: &Parsed| -> Vec<String> {
+        p.calls
+            .iter()
+            .map(|c| format!("{} {}", c.name, c.arguments))
+            .collect()
+    };
+    for max_depth in [2, 128] {
+        let o = ParseOptions {
+            tools: Some(common::registry()),
+            limits: toolcall_parse::Limits {
+                max_depth,
+                ..toolcall_parse::Limits::default()
+            },
+            ..ParseOptions::default()
+        };
+        for unit in units {
+            for tail in &tails {
+                for n in [1, 2, 3, 4, 5, 6, 10, 100, 1000] {
+                    let text = format!("a {}{tail} b", unit.repeat(n));
+                    let context = format!("depth {max_depth}: {n} × {unit:?} then {tail:.30}");
+                    let p = assert_stream_equals_one_shot(&text, &o, &context);
+                    // The calls are those after four units (too few for a run, and as
+                    // many backticks mod 2), where no bracket or opener of the units
+                    // spends the rescan budget.
+                    if n == 1000 && !unit.contains(['{', '(']) {
+                        let fewer = format!("a {}{tail} b", unit.repeat(4));
+                        let q = toolcall_parse::parse(&fewer, &o);
+                        assert_eq!(named(&p), named(&q), "{context}");
+                    }
+                }
+            }
+        }
+    }
+}
