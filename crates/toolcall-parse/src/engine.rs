@@ -2675,13 +2675,12 @@ impl<'a> Engine<'a> {
         {
             return;
         }
-        // The copies: the bytes from `pos` repeat with period `period` as far as they
-        // equal the bytes `period` after them (block compares, not one per copy). With
-        // none (an inner call that closes: `get_weather(get_weather(x)`), nothing below
-        // is asked (its names' families, its notes' slots: ~1,500 instructions an opener).
-        let stretch = periodic_len(bytes.get(pos..).unwrap_or(&[]), period);
-        let copies = (stretch / period).saturating_sub(1);
-        if copies == 0 {
+        // Where the unit has no copy right after it (an inner call that closes:
+        // `get_weather(get_weather(x)`), nothing below is asked (its names' families, its
+        // notes' slots: ~1,500 instructions an opener). (One compare of a period: the
+        // copies are counted below, once the notes allow a run.)
+        let copy = |i: usize| bytes.get(pos + i * period..pos + (i + 1) * period);
+        if copy(1).is_none() || copy(0) != copy(1) {
             return;
         }
         // (Asked before the run is looked for: a kind may have its share only after a
@@ -2718,6 +2717,11 @@ impl<'a> Engine<'a> {
             }
         }
         let bytes = self.buf.as_bytes();
+        let rest = bytes.get(pos..).unwrap_or(&[]);
+        // The copies: the bytes from `pos` repeat with period `period` as far as they
+        // equal the bytes `period` after them (block compares, not one per copy).
+        let stretch = periodic_len(rest, period);
+        let copies = (stretch / period).saturating_sub(1);
         // The text scan finds no opener at a copy's `(`. An opener lookup reads at most the
         // longest opener and one byte more: where that lies inside the stretch, its bytes,
         // and so its answer, are copy 1's; the last few copies are asked one by one.
