@@ -166,6 +166,22 @@ enum Marker {
     Full,
 }
 
+/// Whether `t.trim()` is empty: ASCII bytes decided one by one (the blanks `char::is_whitespace`
+/// holds), `trim` only from a byte past ASCII on. Asked of each piece of visible text until
+/// one is not blank: a flood of stripped tokens and newlines (`<|eot|>\n`) emits a newline a
+/// unit, whose `trim` cost ~45 instructions.
+#[inline]
+fn is_blank(t: &str) -> bool {
+    for &b in t.as_bytes() {
+        match b {
+            b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c => {}
+            0..0x80 => return false,
+            _ => return t.trim().is_empty(),
+        }
+    }
+    true
+}
+
 fn match_at(bytes: &[u8], pos: usize, marker: &str, ignore_case: bool) -> Marker {
     let m = marker.as_bytes();
     let rest = bytes.get(pos..).unwrap_or(&[]);
@@ -724,6 +740,12 @@ pub(crate) struct Engine<'a> {
     /// The opener `plain_stop`'s walk found last, tried first at its next stop
     /// ([`crate::openers::Openers::none_at_after`]; any value at first).
     last_found: Cell<u32>,
+    /// The opener `step_text`'s own lookup found last (where no scan walked: at a line
+    /// start, after a declined opener), tried first at its next one
+    /// ([`crate::openers::Openers::at_after`]; any value at first). Not `last_found`: the
+    /// openers the scan finds inside a line (`<|channel|>` of harmony's header) would fail
+    /// the compare at each unit of a flood of the header.
+    step_found: Cell<u32>,
     received: usize,
     overflow: bool,
     call_count: usize,
@@ -873,6 +895,7 @@ impl<'a> Engine<'a> {
             declined: None,
             scan_found: None,
             last_found: Cell::new(u32::MAX),
+            step_found: Cell::new(u32::MAX),
             received: 0,
             overflow: false,
             call_count: 0,
@@ -1153,7 +1176,7 @@ impl<'a> Engine<'a> {
         if t.is_empty() {
             return;
         }
-        if !self.seen_visible && !t.trim().is_empty() {
+        if !self.seen_visible && !is_blank(t) {
             self.seen_visible = true;
         }
         self.push_text(t);
@@ -1173,7 +1196,7 @@ impl<'a> Engine<'a> {
                 self.fallbacks_on() && self.visible.len() < self.ctx.limits.max_input_bytes;
             let t = self.buf.get(self.emit_from..to).unwrap_or("");
             if !t.is_empty() {
-                if !self.seen_visible && !t.trim().is_empty() {
+                if !self.seen_visible && !is_blank(t) {
                     self.seen_visible = true;
                 }
                 // Where `push_text` puts it (the buffer borrowed, the target disjoint).
@@ -1744,7 +1767,12 @@ impl<'a> Engine<'a> {
                 // clearing it cost a flood of `(` 4 instructions a byte.
                 let found = match self.scan_found {
                     Some((at, i)) if at == self.base + pos => Found::At(i),
-                    _ => self.ctx.openers.at(self.buf.as_bytes(), pos, is_final),
+                    _ => {
+                        let bytes = self.buf.as_bytes();
+                        self.ctx
+                            .openers
+                            .at_after(bytes, pos, is_final, &self.step_found)
+                    }
                 };
                 match found {
                     Found::Wait => {
@@ -4739,6 +4767,24 @@ mod tests {
 
     // covers R-1 (the bulk text skip keeps the exact per-byte identifier state, so a
     // `name(` call is found the same way whatever the run lengths and chunking)
+    // The blank test answers what `trim` does: ASCII blanks and others, Unicode blanks
+    // (which `trim` strips) before, after and between ASCII bytes.
+    #[test]
+    fn is_blank_is_an_empty_trim() {
+        let parts = [
+            "", " ", "\t", "\n", "\r", "\u{b}", "\u{c}", "\u{1c}", "\u{85}", "\u{a0}", "\u{3000}",
+            "x", "é", "\u{0}",
+        ];
+        for a in parts {
+            for b in parts {
+                for c in parts {
+                    let t = format!("{a}{b}{c}");
+                    assert_eq!(is_blank(&t), t.trim().is_empty(), "{t:?}");
+                }
+            }
+        }
+    }
+
     #[test]
     fn skip_plain_matches_the_byte_loop() {
         let (ctx, _) = crate::ParseOptions::default().ctx();

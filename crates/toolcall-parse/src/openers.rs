@@ -516,6 +516,70 @@ impl Openers {
         }
     }
 
+    /// [`Openers::at`] whose walk tries opener `last` first (the one found last, kept by the
+    /// caller, any value at first; the opener found is kept there): `step_text`'s lookup
+    /// where no `plain_stop` walk found the opener before, at a line start or after a
+    /// declined opener (a flood of `<|eot|>\n` walked ~300 instructions a unit under `<|`,
+    /// one of harmony's header `<|start|>assistant<|channel|>commentary to=` ~260 more). The
+    /// root lookup and follow set as in `at`, inlined (prose's stops end there), the rest
+    /// out of line ([`Openers::walk_after`]): `step_text`'s only lookup (used at line
+    /// starts only, beside `at`'s inlined walk elsewhere, it cost prose 1.8 % and that flood
+    /// 2.5 % more).
+    #[inline(always)]
+    pub(crate) fn at_after(
+        &self,
+        bytes: &[u8],
+        pos: usize,
+        is_final: bool,
+        last: &Cell<u32>,
+    ) -> Found {
+        let t = &self.trie;
+        let Some((&first, rest)) = bytes.get(pos..).and_then(<[u8]>::split_first) else {
+            return Found::No;
+        };
+        let node = t.root[usize::from(first)];
+        if node == 0 {
+            return Found::No;
+        }
+        if let Some(&next) = rest.first()
+            && !t.follows(first, next)
+        {
+            return match t.nodes.get(node as usize) {
+                Some(n) if n.opener != NO_OPENER => Found::At(n.opener as usize),
+                _ => Found::No,
+            };
+        }
+        self.walk_after(node, rest, bytes, pos, is_final, last)
+    }
+
+    /// The walk of [`Openers::at_after`] from the root's child `node` (reached by
+    /// `bytes[pos]`, `rest` after it): where the text of opener `last` is at `pos`, on from
+    /// its node (at a leaf, it ends there), else from `node`. The walk itself is
+    /// [`Openers::walk_on`]'s (a second inlined caller of `walk` outlined it from `step_text`).
+    #[inline(never)]
+    fn walk_after(
+        &self,
+        node: u32,
+        rest: &[u8],
+        bytes: &[u8],
+        pos: usize,
+        is_final: bool,
+        last: &Cell<u32>,
+    ) -> Found {
+        let i = last.get();
+        let found = match self.last_at(bytes, pos, i) {
+            Some((_, true, _)) => return Found::At(i as usize),
+            Some((node, false, rest)) => self.walk_on(node, rest, is_final),
+            None => self.walk_on(node, rest, is_final),
+        };
+        if let Found::At(j) = found
+            && j as u32 != i
+        {
+            last.set(u32::try_from(j).unwrap_or(NO_OPENER));
+        }
+        found
+    }
+
     /// How many bytes of opener `i` after its first the text scan reads as ordinary text
     /// whatever surrounds them: none is a byte the scan reads as markup of itself (newline,
     /// backtick, bracket, parenthesis; but a run of exactly three backticks inside a line,
@@ -654,10 +718,9 @@ impl Openers {
         here.then(|| (node, leaf, bytes.get(end..).unwrap_or(&[])))
     }
 
-    /// [`Openers::walk`], not inlined: the text scan's copy of the walk (`none_at`) stays
-    /// out of line, so that `step_text` keeps its own inlined one in [`Openers::at`] (with
-    /// a second caller the compiler called `at` from both: ~2 M instructions more in a 128
-    /// KB flood of `>>>`).
+    /// [`Openers::walk`], not inlined: the one copy of the walk that the text scan
+    /// (`none_at`) and `step_text` ([`Openers::at_after`]) call (with a second inlined copy
+    /// `step_text` called `at` out of line: ~2 M instructions more in a 128 KB flood of `>>>`).
     #[inline(never)]
     fn walk_on(&self, node: u32, rest: &[u8], is_final: bool) -> Found {
         self.walk(node, rest, is_final)
@@ -1369,7 +1432,8 @@ mod tests {
         }
     }
 
-    // The walk that tries the opener found last first answers what the walk answers, with
+    // The walk that tries the opener found last first answers what the walk answers (the
+    // text scan's `none_at_after`, `step_text`'s `at_after` what `at` answers), with
     // every opener kept as the last (a stale one, one that is a prefix of the opener there,
     // one that the opener there is a prefix of, one at its end with more to come), and
     // keeps the opener it found.
@@ -1413,6 +1477,16 @@ mod tests {
                     match got {
                         Err(Found::At(i)) => assert_eq!(last.get() as usize, i, "{}", what()),
                         _ => assert_eq!(last.get(), l, "{}", what()),
+                    }
+                    // `step_text`'s copy answers what `at` answers, at the end or not.
+                    for is_final in [false, true] {
+                        let last = Cell::new(l);
+                        let got = o.at_after(v, 0, is_final, &last);
+                        assert_eq!(got, o.at(v, 0, is_final), "{} final {is_final}", what());
+                        match got {
+                            Found::At(i) => assert_eq!(last.get() as usize, i, "{}", what()),
+                            _ => assert_eq!(last.get(), l, "{}", what()),
+                        }
                     }
                 }
             }

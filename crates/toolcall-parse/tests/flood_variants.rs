@@ -455,6 +455,14 @@ fn a_call_after_a_flood_of_markers_is_found() {
         ("<|message_sep|>{\"", false),
         ("<|start|> ", false),
         ("<|start|>\n", false),
+        // At a line start the opener found last is compared first: another token there, a
+        // longer one that starts the same, one that ends the input early, blank lines.
+        ("<|eot|>\n<|eot_id|>\n", true),
+        ("<|eot_id|>\n<|eot|>\n<|eom|>\n", true),
+        ("<tool_call>x\n<tool_calls>x\n", false),
+        ("<|eot|>\n \t\r\n<|eot|>\n", true),
+        ("<|eot|>\n\u{a0}\n<|eom_id|>\n", true),
+        ("<|eot|>\n<|eot|", true),
         ("<|start|>x<|start|>assistant<|channel|>x ", false),
         ("<|tool_call>x", false),
         ("<|function_call|>x", false),
