@@ -222,8 +222,10 @@ impl RegionReader for BlockReader {
                 end: region.len(),
                 why: "truncated tool call: the JSON ends before it is closed; not run".into(),
             },
+            // The region ends at the bad byte (`consumed` counts it): one past it depended on
+            // whether the next byte had arrived, one-shot and streamed disagreed.
             Scan::Fail(e) => Advance::Broken {
-                end: region.len().min(start + self.scanner.consumed() + 1),
+                end: region.len().min(start + self.scanner.consumed()),
                 why: format!("malformed tool call JSON, not run: {e}"),
             },
             Scan::Done(n) => {
