@@ -533,23 +533,10 @@ impl Openers {
         is_final: bool,
         last: &Cell<u32>,
     ) -> Found {
-        let t = &self.trie;
-        let Some((&first, rest)) = bytes.get(pos..).and_then(<[u8]>::split_first) else {
-            return Found::No;
-        };
-        let node = t.root[usize::from(first)];
-        if node == 0 {
-            return Found::No;
+        match self.first_step(bytes, pos) {
+            Ok((node, rest)) => self.walk_after(node, rest, bytes, pos, is_final, last),
+            Err(found) => found,
         }
-        if let Some(&next) = rest.first()
-            && !t.follows(first, next)
-        {
-            return match t.nodes.get(node as usize) {
-                Some(n) if n.opener != NO_OPENER => Found::At(n.opener as usize),
-                _ => Found::No,
-            };
-        }
-        self.walk_after(node, rest, bytes, pos, is_final, last)
     }
 
     /// The walk of [`Openers::at_after`] from the root's child `node` (reached by
@@ -627,24 +614,36 @@ impl Openers {
     /// match (decisions never depend on where the input was split).
     #[inline]
     pub(crate) fn at(&self, bytes: &[u8], pos: usize, is_final: bool) -> Found {
+        match self.first_step(bytes, pos) {
+            Ok((node, rest)) => self.walk(node, rest, is_final),
+            Err(found) => found,
+        }
+    }
+
+    /// The first step of [`Openers::at`] and [`Openers::at_after`], inlined in both (prose's
+    /// stops end here): the root's child by `bytes[pos]` and the follow set of the byte
+    /// after. `Err` is the answer (no opener, or a one-byte one no opener goes on from);
+    /// `Ok` the node to walk on from and the bytes after `bytes[pos]`.
+    #[inline(always)]
+    fn first_step<'b>(&self, bytes: &'b [u8], pos: usize) -> Result<(u32, &'b [u8]), Found> {
         let t = &self.trie;
         let Some((&first, rest)) = bytes.get(pos..).and_then(<[u8]>::split_first) else {
-            return Found::No;
+            return Err(Found::No);
         };
         let node = t.root[usize::from(first)];
         if node == 0 {
-            return Found::No;
+            return Err(Found::No);
         }
         if let Some(&next) = rest.first()
             && !t.follows(first, next)
         {
             // No opener goes on from `first` with `next`: at most a one-byte one is here.
-            return match t.nodes.get(node as usize) {
+            return Err(match t.nodes.get(node as usize) {
                 Some(n) if n.opener != NO_OPENER => Found::At(n.opener as usize),
                 _ => Found::No,
-            };
+            });
         }
-        self.walk(node, rest, is_final)
+        Ok((node, rest))
     }
 
     /// The walk of [`Openers::at`] from trie node `node` on (reached by the bytes before
