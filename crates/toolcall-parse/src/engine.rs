@@ -2305,19 +2305,7 @@ impl<'a> Engine<'a> {
             return false;
         };
         let period = period + 1;
-        // Too few bytes for the pass to save more than it asks (a stream's push).
-        if bytes.len() < pos + MIN_UNITS * period + lookahead {
-            self.no_pass_end = self.abs(self.buf.len());
-            return false;
-        }
-        let (Some(unit), Some(next)) = (
-            bytes.get(pos..pos + period),
-            bytes.get(pos + period..pos + 2 * period),
-        ) else {
-            self.no_pass_end = self.abs(self.buf.len());
-            return false;
-        };
-        if unit != next {
+        if !self.unit_repeats(pos, period, lookahead) {
             return false;
         }
         let Some(line) = self.ordinary_after(pos, period) else {
@@ -2336,18 +2324,7 @@ impl<'a> Engine<'a> {
         if implausible != Some(false) || is_bracket_run(head, 0) {
             return false;
         }
-        if !self.nested && self.ctx.openers.none_at(head, 0) != Ok(true) {
-            return false;
-        }
-        let span = periodic_len(&bytes[pos..], period);
-        let Some(rest) = span.checked_sub(window) else {
-            if pos + span >= bytes.len() {
-                self.no_pass_end = self.abs(self.buf.len());
-            }
-            return false;
-        };
-        self.pass_units(pos, pos + (rest / period + 1) * period, line);
-        true
+        self.pass_periodic(pos, period, window, line)
     }
 
     /// The backtick at `pos` opens inline code (the scan found no opener at it and no
@@ -2403,19 +2380,7 @@ impl<'a> Engine<'a> {
             return false;
         };
         let period = next + 1;
-        // Too few bytes for the pass to save more than it asks (a stream's push).
-        if bytes.len() < pos + MIN_UNITS * period + lookahead {
-            self.no_pass_end = self.abs(self.buf.len());
-            return false;
-        }
-        let (Some(unit), Some(copy)) = (
-            bytes.get(pos..pos + period),
-            bytes.get(pos + period..pos + 2 * period),
-        ) else {
-            self.no_pass_end = self.abs(self.buf.len());
-            return false;
-        };
-        if unit != copy {
+        if !self.unit_repeats(pos, period, lookahead) {
             return false;
         }
         // The text read from `pos + 1 + text` (an ordinary byte before it, as after the
@@ -2423,7 +2388,37 @@ impl<'a> Engine<'a> {
         let Some(line) = self.ordinary_after(pos + text, next - text + 1) else {
             return false;
         };
-        let window = period + lookahead;
+        self.pass_periodic(pos, period, period + lookahead, line)
+    }
+
+    /// Whether the unit `buf[pos..pos + period]` is followed by a copy of itself, with the
+    /// bytes of [`MIN_UNITS`] units and the lookahead at hand: fewer do not let the pass
+    /// save more than it asks (a stream's push), and the end of the bytes received is kept
+    /// (`no_pass_end`) so that no unit asks again before more arrive. The first check of
+    /// [`Engine::pass_implausible`] and [`Engine::pass_inline`] once each found its period.
+    fn unit_repeats(&mut self, pos: usize, period: usize, lookahead: usize) -> bool {
+        let bytes = self.buf.as_bytes();
+        let copies = (
+            bytes.get(pos..pos + period),
+            bytes.get(pos + period..pos + 2 * period),
+        );
+        match copies {
+            (Some(unit), Some(next)) if bytes.len() >= pos + MIN_UNITS * period + lookahead => {
+                unit == next
+            }
+            _ => {
+                self.no_pass_end = self.abs(self.buf.len());
+                false
+            }
+        }
+    }
+
+    /// The end of [`Engine::pass_implausible`] and [`Engine::pass_inline`], once the unit
+    /// at `pos` repeats and its own reading was checked: when no opener starts in its
+    /// window (`buf[pos..pos + window]`, the unit and the lookahead), every unit whose
+    /// window lies inside the periodic run is read at once as text ([`Engine::pass_units`]),
+    /// and `true` comes back; the first unit whose window does not is left to the scan.
+    fn pass_periodic(&mut self, pos: usize, period: usize, window: usize, line: bool) -> bool {
         let bytes = self.buf.as_bytes();
         let Some(head) = bytes.get(pos..pos + window) else {
             self.no_pass_end = self.abs(self.buf.len());

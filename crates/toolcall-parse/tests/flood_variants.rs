@@ -138,6 +138,18 @@ fn a_call_after_a_flood_of_nesting_units_is_found_as_streamed() {
     }
 }
 
+/// The test registry's options with nesting bounded at `max_depth`.
+fn with_tools(max_depth: usize) -> ParseOptions {
+    ParseOptions {
+        tools: Some(common::registry()),
+        limits: toolcall_parse::Limits {
+            max_depth,
+            ..toolcall_parse::Limits::default()
+        },
+        ..ParseOptions::default()
+    }
+}
+
 /// [`assert_stream_equals_one_shot`]: where the rescan budget runs out, its warning too
 /// (its text and span; the budget counted the bytes received until session 41, so a
 /// stream ran out at another region than one-shot, and only the text and calls were
@@ -246,14 +258,7 @@ fn a_call_after_a_flood_of_call_syntax_variants_is_found() {
         "\nTOOL_CALL: get_weather\nCITY: Paris\n\nb",
     ];
     for max_depth in [1, 2, 3, 128] {
-        let o = ParseOptions {
-            tools: Some(common::registry()),
-            limits: toolcall_parse::Limits {
-                max_depth,
-                ..toolcall_parse::Limits::default()
-            },
-            ..ParseOptions::default()
-        };
+        let o = with_tools(max_depth);
         for unit in units {
             for n in [0, 1, 2, 40, 1000] {
                 for tail in tails {
@@ -331,14 +336,7 @@ fn a_run_of_implausible_brackets_reads_as_byte_by_byte() {
         String::new(),
     ];
     for max_depth in [2, 128] {
-        let o = ParseOptions {
-            tools: Some(common::registry()),
-            limits: toolcall_parse::Limits {
-                max_depth,
-                ..toolcall_parse::Limits::default()
-            },
-            ..ParseOptions::default()
-        };
+        let o = with_tools(max_depth);
         for unit in units {
             for tail in &tails {
                 let alone = toolcall_parse::parse(&format!("a {tail} b"), &o);
@@ -404,14 +402,7 @@ fn a_run_of_declined_openers_with_bytes_after_each_reads_as_opener_by_opener() {
         String::new(),
     ];
     for max_depth in [2, 128] {
-        let o = ParseOptions {
-            tools: Some(common::registry()),
-            limits: toolcall_parse::Limits {
-                max_depth,
-                ..toolcall_parse::Limits::default()
-            },
-            ..ParseOptions::default()
-        };
+        let o = with_tools(max_depth);
         for unit in units {
             for tail in &tails {
                 for n in [1, 2, 3, 4, 5, 10, 100] {
@@ -557,14 +548,7 @@ fn a_run_of_inline_code_reads_as_span_by_span() {
             .collect()
     };
     for max_depth in [2, 128] {
-        let o = ParseOptions {
-            tools: Some(common::registry()),
-            limits: toolcall_parse::Limits {
-                max_depth,
-                ..toolcall_parse::Limits::default()
-            },
-            ..ParseOptions::default()
-        };
+        let o = with_tools(max_depth);
         for unit in units {
             for tail in &tails {
                 for n in [1, 2, 3, 4, 5, 6, 10, 100, 1000] {
