@@ -25,7 +25,6 @@
 //! ([`DiagCap`]).
 
 use std::borrow::Cow;
-use std::cell::Cell;
 use std::fmt::Write as _;
 use std::ops::Range;
 use std::sync::Arc;
@@ -42,7 +41,7 @@ use crate::family::{
     Advance, Family, LiveEvent, Message, NameMemo, Note, Pieces, Plain, ReadCx, RegionReader,
     Suffix, THINK, Wake, read_suffix,
 };
-use crate::openers::{Action, Found, ReadBy};
+use crate::openers::{Action, Found, LastFound, ReadBy};
 use crate::scanner::{FailedScan, array_start_plausible, object_start_plausible};
 
 /// Bytes that abandoned bare JSON regions may rescan, as a multiple of the input (plus a
@@ -739,13 +738,13 @@ pub(crate) struct Engine<'a> {
     scan_found: Option<(usize, usize)>,
     /// The opener `plain_stop`'s walk found last, tried first at its next stop
     /// ([`crate::openers::Openers::none_at_after`]; any value at first).
-    last_found: Cell<u32>,
+    last_found: LastFound,
     /// The opener `step_text`'s own lookup found last (where no scan walked: at a line
     /// start, after a declined opener), tried first at its next one
     /// ([`crate::openers::Openers::at_after`]; any value at first). Not `last_found`: the
     /// openers the scan finds inside a line (`<|channel|>` of harmony's header) would fail
     /// the compare at each unit of a flood of the header.
-    step_found: Cell<u32>,
+    step_found: LastFound,
     received: usize,
     overflow: bool,
     call_count: usize,
@@ -894,8 +893,8 @@ impl<'a> Engine<'a> {
             ident_start: None,
             declined: None,
             scan_found: None,
-            last_found: Cell::new(u32::MAX),
-            step_found: Cell::new(u32::MAX),
+            last_found: LastFound::new(u32::MAX),
+            step_found: LastFound::new(u32::MAX),
             received: 0,
             overflow: false,
             call_count: 0,

@@ -8,12 +8,36 @@
 //! handful of short literals: cheaper here than an Aho-Corasick automaton's setup and
 //! per-call overhead, since the bulk skip between stops is what dominates prose).
 
-use std::cell::Cell;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 
 use crate::FormatId;
 use crate::builder::Ctx;
 use crate::family::{Family, Opening, ReasoningMarker, RegionReader, SuffixedMarker, THINK};
+
+/// The opener a lookup found last, kept by its caller for its next lookup
+/// ([`Openers::at_after`], [`Openers::none_at_after`]). An atomic read and written with
+/// relaxed order (plain moves on x86-64 and AArch64), not a `Cell`: the engine holds two,
+/// and a `Cell` would make `StreamParser` no longer `Sync` (the Python package's stream
+/// class requires it).
+#[derive(Debug)]
+pub(crate) struct LastFound(AtomicU32);
+
+impl LastFound {
+    pub(crate) const fn new(opener: u32) -> Self {
+        LastFound(AtomicU32::new(opener))
+    }
+
+    #[inline(always)]
+    pub(crate) fn get(&self) -> u32 {
+        self.0.load(Ordering::Relaxed)
+    }
+
+    #[inline(always)]
+    pub(crate) fn set(&self, opener: u32) {
+        self.0.store(opener, Ordering::Relaxed);
+    }
+}
 
 /// A family that reads an opener (its index among the family's openers), resolved once
 /// when the table is built rather than looked up for every region.
@@ -464,7 +488,7 @@ impl Openers {
         &self,
         bytes: &[u8],
         pos: usize,
-        last: &Cell<u32>,
+        last: &LastFound,
     ) -> Result<bool, Found> {
         self.none_at_by(bytes, pos, Some(last))
     }
@@ -474,7 +498,7 @@ impl Openers {
         &self,
         bytes: &[u8],
         pos: usize,
-        last: Option<&Cell<u32>>,
+        last: Option<&LastFound>,
     ) -> Result<bool, Found> {
         let t = &self.trie;
         let Some((&first, rest)) = bytes.get(pos..).and_then(<[u8]>::split_first) else {
@@ -531,7 +555,7 @@ impl Openers {
         bytes: &[u8],
         pos: usize,
         is_final: bool,
-        last: &Cell<u32>,
+        last: &LastFound,
     ) -> Found {
         match self.first_step(bytes, pos) {
             Ok((node, rest)) => self.walk_after(node, rest, bytes, pos, is_final, last),
@@ -551,7 +575,7 @@ impl Openers {
         bytes: &[u8],
         pos: usize,
         is_final: bool,
-        last: &Cell<u32>,
+        last: &LastFound,
     ) -> Found {
         let i = last.get();
         let found = match self.last_at(bytes, pos, i) {
@@ -1469,7 +1493,7 @@ mod tests {
                     .map(|i| i as u32)
                     .chain([0, NO_OPENER]);
                 for l in lasts {
-                    let last = Cell::new(l);
+                    let last = LastFound::new(l);
                     let got = o.none_at_after(v, 0, &last);
                     let what = || format!("{:?} after {l}", String::from_utf8_lossy(v));
                     assert_eq!(got, o.none_at(v, 0), "{}", what());
@@ -1479,7 +1503,7 @@ mod tests {
                     }
                     // `step_text`'s copy answers what `at` answers, at the end or not.
                     for is_final in [false, true] {
-                        let last = Cell::new(l);
+                        let last = LastFound::new(l);
                         let got = o.at_after(v, 0, is_final, &last);
                         assert_eq!(got, o.at(v, 0, is_final), "{} final {is_final}", what());
                         match got {

@@ -117,3 +117,12 @@ fn push_into_keeps_what_the_buffer_held() {
             .any(|e| matches!(e, StreamEvent::CallFinished { call, .. } if call.name == "a"))
     );
 }
+
+/// A stream parser may be moved to and shared with other threads (a server's task, the
+/// Python package's stream class, which requires `Send + Sync`): session 41's opener
+/// memo held a `Cell` and made it `!Sync`, which only the Python build caught.
+#[test]
+fn a_stream_parser_is_send_and_sync() {
+    fn shared<T: Send + Sync>() {}
+    shared::<toolcall_parse::StreamParser>();
+}
