@@ -2049,7 +2049,14 @@ impl<'a> Engine<'a> {
         if next != unit {
             return None;
         }
-        let window = period + lookahead;
+        // The window ends on a character boundary (the families read it as text): a unit
+        // of a non-ASCII opener (`<｜DSML｜tool_calls>x`) got `None` from `get` and was
+        // asked again at every copy, unmemoised (+40 %). A longer window only asks more
+        // of the run.
+        let mut window = period + lookahead;
+        while pos + window < bytes.len() && !self.buf.is_char_boundary(pos + window) {
+            window += 1;
+        }
         let Some(line) = self.ordinary_after(pos, period) else {
             return Some(Err(window));
         };

@@ -386,6 +386,10 @@ fn a_run_of_declined_openers_with_bytes_after_each_reads_as_opener_by_opener() {
         "<|end|>x",
         "<function=x",
         "<tool_call>x<tool_call>",
+        // Non-ASCII openers: a window that ended inside a character was never memoised.
+        "<｜DSML｜tool_calls>x",
+        "<｜GCML｜tool_calls>\n",
+        "<｜tool▁calls▁begin｜>é",
     ];
     let tails = [
         format!("<tool_call>{OBJECT_CALL}</tool_call>"),
