@@ -2865,6 +2865,17 @@ impl<'a> Engine<'a> {
         Some(Step::Continue)
     }
 
+    /// The family that reads line opener `op` (the first of its readers), as the text
+    /// scan would ask it.
+    fn line_reader(&self, op: usize) -> Option<ReadBy> {
+        self.ctx
+            .openers
+            .line
+            .get(op)
+            .and_then(|o| o.families.first())
+            .copied()
+    }
+
     /// After the line at `start` (line opener `opener`) was decided as text up to its
     /// newline by [`Engine::line_text`]: the copies of a unit of lines directly after it (a
     /// flood of a few lines, found by one periodic block compare) are passed at once, when
@@ -2973,14 +2984,7 @@ impl<'a> Engine<'a> {
         // only a few lines after another's, and a run looked for once is not again).
         let mut slots = [0usize; MAX_UNIT_LINES];
         for (slot, &(off, le, op)) in slots.iter_mut().zip(headers) {
-            let Some(by) = self
-                .ctx
-                .openers
-                .line
-                .get(op)
-                .and_then(|o| o.families.first())
-                .copied()
-            else {
+            let Some(by) = self.line_reader(op) else {
                 return;
             };
             let (mut cx, region) = self.region_cx(start + off);
@@ -3035,14 +3039,7 @@ impl<'a> Engine<'a> {
         // 1..=m, a later header's copies 0..m (its first is read here for the first time).
         let mut m = reps;
         for &(off, le, op) in headers {
-            let Some(by) = self
-                .ctx
-                .openers
-                .line
-                .get(op)
-                .and_then(|o| o.families.first())
-                .copied()
-            else {
+            let Some(by) = self.line_reader(op) else {
                 return;
             };
             let (mut cx, region) = self.region_cx(start + off);

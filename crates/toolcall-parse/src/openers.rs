@@ -517,6 +517,8 @@ impl Openers {
                 .is_none_or(|n| n.opener == NO_OPENER));
         }
         // What `at` walks after the same checks, from the root's child (not asked again).
+        // The arm for `last` is `walk_after`'s body kept inline: calling it cost prose 0.7 %
+        // and a flood of `<|end|>x` 4.8 % more (session 41).
         let found = match last {
             Some(last) => {
                 let i = last.get();
