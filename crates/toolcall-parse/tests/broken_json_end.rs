@@ -10,8 +10,8 @@ mod common;
 use std::sync::Arc;
 
 use serde_json::json;
-use toolcall_core::{Level, Parsed, Registry, StreamEvent, ToolSpec};
-use toolcall_parse::{ParseOptions, StreamParser, parse};
+use toolcall_core::{Level, Parsed, Registry, ToolSpec};
+use toolcall_parse::{ParseOptions, parse};
 
 fn registry() -> Arc<Registry> {
     let mut r = Registry::new();
@@ -56,36 +56,28 @@ fn run(data: &[u8]) {
         .collect();
     points.sort_unstable();
 
-    let mut stream = StreamParser::new(options);
-    let mut split = Parsed::default();
+    let mut chunks = Vec::new();
     let mut from = 0;
-    let mut events = Vec::new();
     for at in points.into_iter().chain([text.len()]) {
-        events.extend(stream.push(&text[from..at]));
+        chunks.push(&text[from..at]);
         from = at;
     }
-    events.extend(stream.finish());
-    for e in events {
-        match e {
-            StreamEvent::Text { text } => split.text.push_str(&text),
-            StreamEvent::CallFinished { call, .. } => split.calls.push(call),
-            StreamEvent::Diagnostic { diagnostic } => split.diagnostics.push(diagnostic),
-            _ => {}
-        }
-    }
+    let split = common::streamed(&chunks, &options);
     let errors = |p: &Parsed| {
         p.diagnostics
             .iter()
             .filter(|d| d.level == Level::Error)
             .count()
     };
-    eprintln!(
-        "whole {:#?}\nsplit {:#?}",
-        whole.diagnostics, split.diagnostics
-    );
     assert_eq!(whole.calls.len(), split.calls.len());
     assert_eq!(whole.text, split.text);
-    assert_eq!(errors(&whole), errors(&split));
+    assert_eq!(
+        errors(&whole),
+        errors(&split),
+        "whole {:#?}\nsplit {:#?}",
+        whole.diagnostics,
+        split.diagnostics
+    );
 }
 
 #[test]
