@@ -1043,9 +1043,23 @@ pub fn flood_prose(bytes: usize) -> String {
     text
 }
 
-/// `unit` repeated to at least `bytes` bytes.
+/// The mark in a flood unit that each copy replaces with its own number (0, 1, 2, …), so no
+/// two copies are the same bytes: `get_weather({"{#}` floods `get_weather({"0get_weather({"1…`.
+pub const FLOOD_NUMBER: &str = "{#}";
+
+/// `unit` repeated to at least `bytes` bytes; a unit holding [`FLOOD_NUMBER`] gets each
+/// copy's number in its place (a flood no pass over a repeated unit takes at once).
 pub fn adversarial(unit: &str, bytes: usize) -> String {
-    unit.repeat(bytes / unit.len().max(1) + 1)
+    if !unit.contains(FLOOD_NUMBER) {
+        return unit.repeat(bytes / unit.len().max(1) + 1);
+    }
+    let mut out = String::with_capacity(bytes + unit.len() + 20);
+    let mut n = 0u64;
+    while out.len() < bytes {
+        out.push_str(&unit.replace(FLOOD_NUMBER, &n.to_string()));
+        n += 1;
+    }
+    out
 }
 
 /// Splits `text` into pushes of about `n` bytes, never inside a UTF-8 character.
@@ -1067,6 +1081,14 @@ pub fn chunks(text: &str, n: usize) -> Vec<&str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_numbered_flood_unit_differs_copy_by_copy() {
+        assert_eq!(adversarial("ab", 5), "ababab");
+        let text = adversarial("f({\"{#}", 40);
+        assert!(text.starts_with("f({\"0f({\"1f({\"2"), "{text}");
+        assert!(text.len() >= 40 && !text.contains(FLOOD_NUMBER));
+    }
 
     #[test]
     fn corpus_is_deterministic_and_sized() {

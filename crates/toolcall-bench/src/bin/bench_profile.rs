@@ -10,7 +10,9 @@
 //! auto mode with the corpus registry, as `bench_table floods` builds it:
 //! `valgrind --tool=callgrind target/profiling/bench_profile "flood:get_weather(" one 1`;
 //! `flood#N` is the N-th of `corpus::flood_units` (`bench_profile floods` lists them) and
-//! `flood:@prose` the prose baseline the floods table compares them with.
+//! `flood:@prose` the prose baseline the floods table compares them with. A unit holding
+//! `{#}` is numbered: each copy has its own number there (`"flood:get_weather({\"{#}"`), so
+//! the copies differ.
 
 use std::hint::black_box;
 
