@@ -73,6 +73,9 @@ const MAX_FILLER: usize = 256;
 /// The most `name(` in a unit [`Engine::pass_failed_calls`] passes (its notes must be
 /// among the ones [`DiagCap`] remembers: the last and [`RECENT`] before it).
 const MAX_UNIT_CALLS: usize = RECENT + 1;
+/// The most stops in the fillers of a unit [`Engine::pass_failed_calls`] passes (each asked
+/// for an opener at every copy).
+const MAX_UNIT_STOPS: usize = 8;
 /// The most lines in a unit [`Engine::pass_text_lines`] passes (its header lines' notes
 /// must be among the ones [`DiagCap`] remembers), and the longest it reads.
 const MAX_UNIT_LINES: usize = RECENT + 1;
@@ -2584,13 +2587,14 @@ impl<'a> Engine<'a> {
     }
 
     /// After the `name(` at `start` (its `(` at `pos`) was decided as text at its first
-    /// read: the copies of `(`, a filler and the name directly after it (a flood of `name(`
-    /// or `name( `) that the
-    /// family says would be decided as text in turn with the same note
-    /// ([`Family::failed_call_repeats`]) are passed at once, when the diagnostic cap drops
-    /// that note now (so each would only be counted) and the text scan reads each copy as
-    /// this one: its `(` starts no opener and its filler and name bytes are no stop
-    /// ([`Engine::pass_name_run`]'s run), the name under the scan's 256-byte restart. Each
+    /// read: the copies of a unit that starts with its `(` (then fillers and names before
+    /// more `(`, the last naming this name) that the family decides as text in turn, each
+    /// with the note it gave the first of its kind ([`Family::failed_call_scans`]: each
+    /// kind's decision read only so many bytes, and a copy whose bytes that far lie in the
+    /// periodic run is decided the same way), are passed at once, when the diagnostic cap
+    /// drops those notes now (so each would only be counted) and the text scan reads each
+    /// copy as this one: its `(` and the stops in its fillers start no opener, its fillers
+    /// are bytes it reads as ordinary, the names under the scan's 256-byte restart. Each
     /// would leave no rescan charge (its region ends after its `(`, which its scan read)
     /// and the text pending, as this one did. Out of line: only after such a `name(`.
     #[inline(never)]
@@ -2607,15 +2611,17 @@ impl<'a> Engine<'a> {
             return;
         }
         let bytes = self.buf.as_bytes();
-        // The unit: this `(`, then up to `MAX_UNIT_CALLS` segments of a filler the scans
-        // read as ordinary bytes and a name before a `(` (none at all in a flood of
-        // `name(`; `get_weather( ` has a blank; `get_weather(computer_use(` two names in
-        // turn), the last naming this name. A filler byte is no stop (the text scan's
-        // bulk skip passes it) and no byte the bracket scan reads as markup (`RUN`); a
-        // name is the whole run of name bytes before its `(` (the name the text scan
-        // tracks), starting with a letter or `_`, no stop. Each opener of such floods was
-        // read one by one (~1,700 instructions each: its resumed scan, its note, the text
-        // scan's block skip; 35.8x prose for `get_weather( `, 84.4x for alternating names).
+        // The unit: this `(`, then up to `MAX_UNIT_CALLS` segments of a filler and a name
+        // before a `(` (none at all in a flood of `name(`; `get_weather( ` has a blank;
+        // `get_weather(computer_use(` two names in turn; `get_weather({"` a bracket and a
+        // quote), the last naming this name. A filler byte is one the text scan reads as
+        // ordinary: no stop (its bulk skip passes it) or a stop that means nothing of
+        // itself here (asked below, with the parentheses, for an opener at it: at most
+        // `MAX_UNIT_STOPS` a unit); a name is the whole run of name bytes before its `(`
+        // (the name the text scan tracks), starting with a letter or `_`, no stop. Each
+        // opener of such floods was read one by one (~1,700 instructions each: its
+        // resumed scan, its note, the text scan's block skip; 35.8x prose for
+        // `get_weather( `, 84.4x for alternating names, 42.4x for `get_weather({"`).
         let name = bytes.get(start..pos).unwrap_or(&[]);
         let stops = &self.ctx.openers.stops;
         if name
@@ -2624,14 +2630,16 @@ impl<'a> Engine<'a> {
         {
             return;
         }
+        let (arrays, objects) = (self.array_formats(), self.object_formats());
         // Each `(` of the unit (offsets from `pos`) and the name before it (absolute).
         let mut parens = [0usize; MAX_UNIT_CALLS];
         let mut names = [(start, pos); MAX_UNIT_CALLS];
         let mut k = 1;
         let mut from = pos + 1;
         let openers = &self.ctx.openers;
-        // The unit's newlines (offsets from `pos`).
+        // The unit's newlines and its fillers' other stops (offsets from `pos`).
         let (mut newlines, mut nls, mut nl_at) = (0, 0, [0usize; MAX_UNIT_CALLS]);
+        let (mut sts, mut st_at) = (0, [0usize; MAX_UNIT_STOPS]);
         let period = loop {
             let window = bytes.get(from..bytes.len().min(from + MAX_FILLER + open + 1));
             let Some(next) = window
@@ -2663,24 +2671,29 @@ impl<'a> Engine<'a> {
                     .first()
                     .is_some_and(|&b| b.is_ascii_alphabetic() || b == b'_')
                 || copy.iter().any(|&b| stops.is_stop(b))
-                || filler.iter().enumerate().any(|(i, &b)| {
-                    if b == b'\n' {
-                        newlines += 1;
-                        !line_end_ok(i)
-                    } else {
-                        stops.is_stop(b) || !crate::scanner::is_run_byte(b)
-                    }
-                })
-                || newlines > MAX_UNIT_CALLS
             {
                 return;
             }
             for (i, &b) in filler.iter().enumerate() {
-                if b == b'\n'
-                    && let Some(slot) = nl_at.get_mut(nls)
-                {
+                if b == b'\n' {
+                    newlines += 1;
+                    if !line_end_ok(i) || newlines > MAX_UNIT_CALLS {
+                        return;
+                    }
+                    if let Some(slot) = nl_at.get_mut(nls) {
+                        *slot = from + i - pos;
+                        nls += 1;
+                    }
+                } else if stops.is_stop(b) {
+                    // What `plain_stop` reads as an ordinary byte where no opener starts.
+                    if b == b'`' || (b == b'[' && arrays) || (b == b'{' && objects) {
+                        return;
+                    }
+                    let Some(slot) = st_at.get_mut(sts) else {
+                        return;
+                    };
                     *slot = from + i - pos;
-                    nls += 1;
+                    sts += 1;
                 }
             }
             if copy == name {
@@ -2694,7 +2707,8 @@ impl<'a> Engine<'a> {
             k += 1;
             from = next + 1;
         };
-        let (parens, names, nl_at) = (&parens[..k], &names[..k], &nl_at[..nls]);
+        let (parens, names) = (&parens[..k], &names[..k]);
+        let (nl_at, st_at) = (&nl_at[..nls], &st_at[..sts]);
         // Worth it only where more copies are passed than a failing scan reads past one
         // (a scan fails `max_depth` copies on: a stream's few new bytes a push pass none,
         // and their check would cost more than it saves).
@@ -2715,15 +2729,11 @@ impl<'a> Engine<'a> {
         // (Asked before the run is looked for: a kind may have its share only after a
         // few more openers, and a run looked for once is not looked for again.)
         // Every opener of the unit is one this family reads (the first that takes its
-        // name), and its note (a failed scan's: too deep, as the family's run below
-        // requires) is one the cap drops now: its message the last or a recent one, of a
-        // kind that had its share.
-        let Some(error) = std::num::NonZeroUsize::new(self.ctx.limits.max_depth)
-            .map(|d| crate::scanner::ScanError::TooDeep(d.get()))
-        else {
-            return;
-        };
-        let mut slots = [0usize; MAX_UNIT_CALLS];
+        // name) and decides as text with a note the cap drops now: its message the last
+        // or a recent one, of a kind that had its share.
+        let mut errors = [crate::scanner::ScanError::TooDeep(max_depth); MAX_UNIT_CALLS];
+        let mut reach = [0usize; MAX_UNIT_CALLS];
+        let (errors, reach) = (&mut errors[..k], &mut reach[..k]);
         {
             let (mut cx, region) = self.region_cx(start);
             let ctx = cx.ctx;
@@ -2734,9 +2744,13 @@ impl<'a> Engine<'a> {
                     return;
                 }
             }
+            if !family.failed_call_scans(region, open, parens, errors, reach, &mut cx) {
+                return;
+            }
         }
+        let mut slots = [0usize; MAX_UNIT_CALLS];
         let region = self.buf.get(start..).unwrap_or("");
-        for (slot, &(a, b)) in slots.iter_mut().zip(names) {
+        for ((slot, &(a, b)), &error) in slots.iter_mut().zip(names).zip(errors.iter()) {
             let Some((level, pieces)) = family.failed_call_note(a - start..b - start, error) else {
                 return;
             };
@@ -2751,19 +2765,25 @@ impl<'a> Engine<'a> {
         // equal the bytes `period` after them (block compares, not one per copy).
         let stretch = periodic_len(rest, period);
         let copies = (stretch / period).saturating_sub(1);
-        // The text scan finds no opener at a copy's `(`. An opener lookup reads at most the
-        // longest opener and one byte more: where that lies inside the stretch, its bytes,
-        // and so its answer, are copy 1's; the last few copies are asked one by one.
+        // The text scan finds no opener at a copy's `(`, newlines and filler stops. An
+        // opener lookup reads at most the longest opener and one byte more: where that
+        // lies inside the stretch, its bytes, and so its answer, are copy 1's; the last
+        // few copies are asked one by one.
         let openers = &self.ctx.openers;
         let look = openers.lookahead();
         let none = |j: usize| {
             parens
                 .iter()
                 .chain(nl_at)
+                .chain(st_at)
                 .all(|&p| openers.none_at(bytes, pos + j * period + p) == Ok(true))
         };
         let alike = stretch.saturating_sub(look) / period;
         let mut reps = 0;
+        if !none(0) {
+            self.no_run_before = self.base + pos + stretch;
+            return;
+        }
         if alike >= 1 && none(1) {
             reps = alike.min(copies);
         }
@@ -2772,13 +2792,14 @@ impl<'a> Engine<'a> {
         }
         // What is not passed here is read opener by opener, with no second look.
         self.no_run_before = self.base + pos + stretch;
-        if reps == 0 {
-            return;
+        // The openers passed: copy 0's after the first, copies `1..m`, copy `m`'s first.
+        // Copy `j`'s opener of kind `i` reads `j period + reach[i]` bytes from `pos`: in
+        // the stretch, they are copy 0's.
+        let mut m = reps;
+        for (i, &r) in reach.iter().enumerate() {
+            let room = stretch.saturating_sub(r) / period;
+            m = m.min(if i == 0 { room } else { room + 1 });
         }
-        let (mut cx, region) = self.region_cx(start);
-        let m = family
-            .failed_call_repeats(region, open, parens, period, reps, &mut cx)
-            .min(reps);
         if m == 0 {
             return;
         }
@@ -2849,10 +2870,11 @@ impl<'a> Engine<'a> {
         if let Some(plain) = self.line_text(opener, pos, is_final) {
             // Decided before a reader was built, as its first step would decide it.
             self.announced.clear();
+            let noted = plain.diagnostic.is_some();
             self.plain_region(pos, plain);
             // Enough bytes for a run worth passing (see `pass_text_lines`).
             if self.pos > pos && self.buf.len() - pos >= 16 * (self.pos + 1 - pos) {
-                self.pass_text_lines(opener, pos);
+                self.pass_text_lines(opener, pos, noted);
             }
             return Some(Step::Continue);
         }
@@ -2893,9 +2915,11 @@ impl<'a> Engine<'a> {
     /// a copy's stops read the same bytes as copy 1's where they lie in the run. Each copy
     /// would leave no rescan charge and its text pending, as this line did. A flood such as
     /// `TOOL_CALL: y\nTOOL_CALL: x\n` was read line by line (~2,800 instructions a unit,
-    /// 44.7x prose; `TOOL_CALL: x\nfoo\n` 36.7x). Out of line: only after such a line.
+    /// 44.7x prose; `TOOL_CALL: x\nfoo\n` 36.7x). A header line with no note (`tool_call:`
+    /// naming no tool, declined, its line ordinary bytes: `noted` false) counts nothing.
+    /// Out of line: only after such a line.
     #[inline(never)]
-    fn pass_text_lines(&mut self, opener: usize, start: usize) {
+    fn pass_text_lines(&mut self, opener: usize, start: usize, noted: bool) {
         let nl = self.pos;
         let bytes = self.buf.as_bytes();
         if !matches!(self.mode, Mode::Text)
@@ -2904,7 +2928,7 @@ impl<'a> Engine<'a> {
             || !self.seen_visible
             || self.declined.is_some()
             || self.base + start < self.no_run_before
-            || !self.diag_cap.repeat_dropped()
+            || (noted && !self.diag_cap.repeat_dropped())
         {
             return;
         }
@@ -2982,15 +3006,28 @@ impl<'a> Engine<'a> {
         // Every header line of the unit is decided as text to its newline with a note the
         // cap drops now (asked before the run is looked for: a kind may have its share
         // only a few lines after another's, and a run looked for once is not again).
-        let mut slots = [0usize; MAX_UNIT_LINES];
+        // (`None`: a line with no note, declined where no other family reads its opener.)
+        let mut slots = [None; MAX_UNIT_LINES];
         for (slot, &(off, le, op)) in slots.iter_mut().zip(headers) {
             let Some(by) = self.line_reader(op) else {
                 return;
             };
+            let alone = self
+                .ctx
+                .openers
+                .line
+                .get(op)
+                .is_some_and(|o| o.families.len() == 1);
             let (mut cx, region) = self.region_cx(start + off);
             let Some(plain) = by.family.line_text(by.opener, region, false, &mut cx) else {
                 return;
             };
+            if plain.end != le || plain.scanned != le || plain.label.is_some() {
+                return;
+            }
+            if plain.diagnostic.is_none() && alone {
+                continue;
+            }
             let Some(Note {
                 level,
                 message: Message::Pieces(pieces),
@@ -2999,12 +3036,9 @@ impl<'a> Engine<'a> {
             else {
                 return;
             };
-            if plain.end != le || plain.scanned != le || plain.label.is_some() {
-                return;
-            }
             let region = self.buf.get(start + off..).unwrap_or("");
             match self.diag_cap.dropped_slot(level, &pieces, region) {
-                Some(s) => *slot = s,
+                Some(s) => *slot = Some(s),
                 None => return,
             }
         }
@@ -3056,7 +3090,7 @@ impl<'a> Engine<'a> {
         if m == 0 {
             return;
         }
-        for &slot in &slots[..h] {
+        for &slot in slots[..h].iter().flatten() {
             self.diag_cap.count_dropped(slot, m);
         }
         self.pos = nl + m * period;
@@ -3072,10 +3106,15 @@ impl<'a> Engine<'a> {
         if !self.seen_visible {
             self.emit_text(start);
         }
-        let by = *self.ctx.openers.line.get(opener)?.families.first()?;
+        let families = &self.ctx.openers.line.get(opener)?.families;
+        let (by, alone) = (*families.first()?, families.len() == 1);
         self.wake = None;
         let (mut cx, region) = self.region_cx(start);
-        by.family.line_text(by.opener, region, is_final, &mut cx)
+        // A decline (no note) stands for the reader's only where no other family's reader
+        // would be asked next.
+        by.family
+            .line_text(by.opener, region, is_final, &mut cx)
+            .filter(|plain| plain.diagnostic.is_some() || alone)
     }
 
     /// The next reader a region's opener has, building only that one (see [`Rest`]); a

@@ -542,7 +542,10 @@ pub(crate) trait Family: Sync + Send {
     /// The region of line opener `opener` decided before a reader is built: `Some(plain)`
     /// exactly when [`Family::line_reader`]'s reader would answer its first `advance` on
     /// these bytes with `Advance::Text(plain)` (a flood of such lines then builds no
-    /// reader); asked of the opener's first family only.
+    /// reader), or with `Advance::NotMine` (then a `plain` with no note or label: the
+    /// region's first byte is text, and `plain.end` bytes are where the text scan reads
+    /// them all as ordinary bytes, [`ReadCx::ordinary`]; the engine takes it only where no
+    /// other family reads the opener); asked of the opener's first family only.
     fn line_text(
         &self,
         _opener: usize,
@@ -593,26 +596,25 @@ pub(crate) trait Family: Sync + Send {
         Err(Plain::default())
     }
     /// After [`Family::call_start`] decided the `name(` at the start of `region` as text
-    /// (its `(` at region offset `open`), `region[open..]` being `reps + 1` copies of a
-    /// unit of `period` bytes: that `(`, and the other `(` at the unit offsets `parens`
-    /// (`parens[0]` is 0), each after a name this family reads as a call, every other byte
-    /// one every scan reads as ordinary (a flood of `name(`, each directly after the last,
-    /// or after a blank; or of a few names in turn): how many `m` units `call_start` would
-    /// decide as text in turn, opener by opener up to the first of copy `m` (the unit's
-    /// other openers, then each copy's), each with the note [`Family::failed_call_note`]
-    /// gives for its name and a too-deep scan (the span aside), the failed scan
-    /// ([`ReadCx::failed_call_scan`]) then left as the last of them leaves it. `0` (nothing
-    /// changed): not known, each is read.
-    fn failed_call_repeats(
+    /// (its `(` at region offset `open`), with more `(` after it at the offsets `parens`
+    /// from it (`parens[0]` is 0), each after a name this family reads as a call (the
+    /// openers of a unit that repeats: `name(` with anything but a `(` between, or a few
+    /// names in turn): whether `call_start` decides each of them as text whatever comes
+    /// before it, with the note [`Family::failed_call_note`] gives for its name and
+    /// `errors[k]`, having read only `region[open..open + reach[k]]` (its `(` at
+    /// `parens[k]`). A decision is a fact about the bytes read: an opener of the same
+    /// name whose next `reach[k] - parens[k]` bytes are those is decided the same way.
+    /// `false` (nothing known): each is read.
+    fn failed_call_scans(
         &self,
         _region: &str,
         _open: usize,
         _parens: &[usize],
-        _period: usize,
-        _reps: usize,
+        _errors: &mut [crate::scanner::ScanError],
+        _reach: &mut [usize],
         _cx: &mut ReadCx<'_>,
-    ) -> usize {
-        0
+    ) -> bool {
+        false
     }
     /// The note [`Family::call_start`] gives a `name(` decided as text whose scan failed
     /// with `error`, the name at `slice` of its region (its level and message pieces; `None`:

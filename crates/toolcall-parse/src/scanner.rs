@@ -69,12 +69,6 @@ const RUN: [bool; 256] = {
     t
 };
 
-/// Whether [`Scanner::advance`] reads `b` as an ordinary byte whatever its state (see
-/// `RUN`).
-pub(crate) fn is_run_byte(b: u8) -> bool {
-    RUN[usize::from(b)]
-}
-
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Comment {
     None,
@@ -295,7 +289,28 @@ impl Scanner {
             start,
             scanner: self,
             seen: Vec::new(),
+            older: Vec::new(),
         }
+    }
+
+    /// [`Scanner::into_failed`] into `failed`, keeping the bytes the scans kept there had
+    /// read ([`FailedScan::seen`], [`FailedScan::older`]: facts about bytes alone, true
+    /// whatever scan is kept beside them) when their bounds are this one's. A streamed
+    /// `name(` read over pushes fails in its reader, not in [`Scanner::scan_from`], and
+    /// dropped them: each of the next openers of a flood read its new scan again.
+    pub(crate) fn fail_into(self, failed: &mut Option<FailedScan>, start: usize) {
+        let (seen, older) = match failed.take() {
+            Some(f) if f.scanner.max_depth == self.max_depth && f.scanner.parens == self.parens => {
+                (f.seen, f.older)
+            }
+            _ => (Vec::new(), Vec::new()),
+        };
+        *failed = Some(FailedScan {
+            start,
+            scanner: self,
+            seen,
+            older,
+        });
     }
 
     /// [`Scanner::into_failed`] for a new scan (or a resumed one, which reads as a new one
@@ -306,6 +321,7 @@ impl Scanner {
             start,
             scanner: self,
             seen: seen.to_vec(),
+            older: Vec::new(),
         }
     }
 
@@ -365,6 +381,7 @@ impl Scanner {
         // such scan read `max_depth` brackets on before failing (~33 k instructions a
         // 14-byte unit at 128 KB, 651x prose).
         if let Some(n) = FailedScan::repeats(failed, max_depth, parens, region)
+            .or_else(|| FailedScan::repeats_older(failed, max_depth, parens, region))
             && let Some(e) = region
                 .get(n - 1)
                 .map(|&b| failing_error(b, n - 1, max_depth))
@@ -375,15 +392,23 @@ impl Scanner {
         match sc.advance(region) {
             Scan::Fail(e) => {
                 let consumed = sc.consumed();
-                // The kept bytes' buffer is reused (a flood of `name(]` fails a new scan at
-                // every opener).
-                let mut seen = failed.take().map(|f| f.seen).unwrap_or_default();
+                // The kept bytes become the older ones, and the older ones' buffer is
+                // reused for the new (a flood of `name(]` fails a new scan at every
+                // opener).
+                let (mut seen, older) = match failed.take() {
+                    Some(f) if f.scanner.max_depth == max_depth && f.scanner.parens == parens => {
+                        (f.older, f.seen)
+                    }
+                    Some(f) => (f.seen, Vec::new()),
+                    None => (Vec::new(), Vec::new()),
+                };
                 seen.clear();
                 seen.extend_from_slice(region.get(..consumed).unwrap_or(&[]));
                 *failed = Some(FailedScan {
                     start,
                     scanner: sc,
                     seen,
+                    older,
                 });
                 Err((e, consumed))
             }
@@ -449,6 +474,14 @@ pub(crate) struct FailedScan {
     /// read `4 × max_depth` bytes before failing (~1,120 instructions a two-byte unit at
     /// 128 KB, 152.8x prose), and one compare of those bytes stands for it.
     seen: Vec<u8>,
+    /// The bytes the new scan before that one read, kept by [`Scanner::scan_from`] (the
+    /// same `max_depth` and `parens`; empty: none): a flood of two openers in turn whose
+    /// regions each open inside the other's strings (`get_weather(computer_use({"`, where
+    /// every second unit's `(` lies in a string of the scan before) starts a new scan at
+    /// each opener that the last one's bytes do not match, and each read ~2.4 KB to the
+    /// depth bound (~38 k instructions a 27-byte unit, 376.6x prose). With the older
+    /// bytes kept too, each kind of opener matches its own.
+    older: Vec<u8>,
 }
 
 impl FailedScan {
@@ -466,6 +499,23 @@ impl FailedScan {
             && f.scanner.parens == parens
             && n > 0
             && region.get(..n) == Some(f.seen.as_slice()))
+        .then_some(n)
+    }
+
+    /// [`FailedScan::repeats`] with the bytes the new scan before the kept one read
+    /// ([`FailedScan::older`]).
+    fn repeats_older(
+        failed: &Option<FailedScan>,
+        max_depth: usize,
+        parens: bool,
+        region: &[u8],
+    ) -> Option<usize> {
+        let f = failed.as_ref()?;
+        let n = f.older.len();
+        (f.scanner.max_depth == max_depth
+            && f.scanner.parens == parens
+            && n > 0
+            && region.get(..n) == Some(f.older.as_slice()))
         .then_some(n)
     }
 
@@ -510,85 +560,6 @@ impl FailedScan {
     fn resume(mut self, k: usize, start: usize) -> Scanner {
         self.resume_in_place(k, start);
         self.scanner
-    }
-
-    /// A run of failed call-syntax scans passed in one step. `region` starts at this scan's
-    /// region (absolute offset `start`) and is `reps + 1` copies of a unit of `period`
-    /// bytes: a `(` at each offset of `parens` (increasing, the first 0), every other byte
-    /// one the scan reads as ordinary (no quote, slash, bracket or parenthesis). Number the
-    /// `(` of the copies in order, `k = parens.len()` a copy. When this scan (with `parens`)
-    /// failed as too deep at `(` number `max_depth`, every `(` before it open (a flood of
-    /// `name(`, or of a few names in turn), the region of `(` number `j` resumes from the
-    /// one of `j - 1` and fails the same way at `(` number `j + max_depth`, for every `j`
-    /// whose failing `(` is in `region`; up to `j = m k` (the first `(` of copy `m`), this
-    /// scan is then left as that one leaves it (only `start` moves: the open brackets keep
-    /// their offsets from the region start, `period` apart) and `m` comes back. `0`
-    /// (nothing changed) when the scan is not that one or no copy's first `(` has its
-    /// failing `(` in `region`.
-    pub(crate) fn pass_paren_units(
-        &mut self,
-        start: usize,
-        region: &[u8],
-        parens: &[usize],
-        period: usize,
-        reps: usize,
-    ) -> usize {
-        let sc = &self.scanner;
-        let d = sc.max_depth;
-        let k = parens.len();
-        // The offset of `(` number `t`.
-        let paren = |t: usize| (t / k) * period + parens.get(t % k).copied().unwrap_or(0);
-        if self.start != start
-            || !sc.parens
-            || d == 0
-            || k == 0
-            || parens.first() != Some(&0)
-            || parens.last().is_some_and(|&p| p >= period)
-            || reps == 0
-            || sc.quote != 0
-            || sc.escape
-            || sc.slash
-            || sc.comment != Comment::None
-            || sc.pos != paren(d) + 1
-            || region.get(paren(d)) != Some(&b'(')
-            || region.len() < (reps + 1) * period
-        {
-            return 0;
-        }
-        let Some(unit) = region.get(..period) else {
-            return 0;
-        };
-        let mut at = parens.iter().peekable();
-        for (i, &c) in unit.iter().enumerate() {
-            if at.peek() == Some(&&i) {
-                at.next();
-                if c != b'(' {
-                    return 0;
-                }
-            } else if !RUN[usize::from(c)] {
-                return 0;
-            }
-        }
-        if at.next().is_some() {
-            return 0;
-        }
-        debug_assert!(region.chunks(period).take(reps + 1).all(|u| u == unit));
-        // The open brackets are `(` number 0 to `max_depth - 1`: `max_depth` increasing
-        // offsets of brackets in those bytes, which hold a bracket only at those `(`.
-        let own = sc.stack.get(sc.floor..).unwrap_or(&[]);
-        if own.len() != d
-            || own.first() != Some(&(b')', sc.origin))
-            || own.last() != Some(&(b')', sc.origin + paren(d - 1)))
-        {
-            return 0;
-        }
-        // `(` number `m k + max_depth` must lie in the copies: at most number `(reps+1) k - 1`.
-        let Some(room) = ((reps + 1) * k - 1).checked_sub(d) else {
-            return 0;
-        };
-        let m = room / k;
-        self.start += m * period;
-        m
     }
 
     /// [`FailedScan::resume`] where the scan lies: its scanner is the region's at `start`.
@@ -1058,49 +1029,6 @@ mod tests {
         assert!(hits > 100, "{hits}");
     }
 
-    // A run of failed `name(` scans passed at once (`pass_paren_units`: one name or a few
-    // in turn, with fillers) leaves the kept scan as scanning opener by opener leaves it:
-    // every later opener reads the same verdict from either.
-    #[test]
-    fn paren_units_passed_at_once_leave_the_scan_opener_by_opener_leaves() {
-        let verdict = |failed: &mut Option<FailedScan>, b: &[u8], at: usize, d: usize| {
-            match Scanner::scan_from(failed, at, b'(', d, true, &b[at..]) {
-                Ok((sc, scan)) => (scan, sc.consumed()),
-                Err((e, n)) => (Scan::Fail(e), n),
-            }
-        };
-        let mut passed = 0;
-        for unit in ["f(", "f( ", "ab(cd(", "a(b( c(", "x(yy(zzz(w(", "a(b(b("] {
-            let flood = format!("{}x)]", unit.repeat(60));
-            let b = flood.as_bytes();
-            let opens: Vec<usize> = (0..b.len()).filter(|&i| b[i] == b'(').collect();
-            let (p0, period) = (opens[0], unit.len());
-            let offs: Vec<usize> = (0..period).filter(|&i| b[p0 + i] == b'(').collect();
-            let k = offs.len();
-            for d in [1, 2, 3, 5] {
-                let mut failed = None;
-                assert!(matches!(verdict(&mut failed, b, p0, d).0, Scan::Fail(_)));
-                let reps = (b.len() - 3 - p0) / period - 1;
-                let mut batch = failed.clone();
-                let m = batch
-                    .as_mut()
-                    .map_or(0, |f| f.pass_paren_units(p0, &b[p0..], &offs, period, reps));
-                assert!(m > 0, "{unit:?} {d}");
-                passed += m;
-                let mut one = failed.clone();
-                for &at in &opens[1..=m * k] {
-                    assert!(matches!(verdict(&mut one, b, at, d).0, Scan::Fail(_)));
-                }
-                for &at in &opens[m * k + 1..] {
-                    let (x, y) = (verdict(&mut one, b, at, d), verdict(&mut batch, b, at, d));
-                    assert_eq!(x, y, "{unit:?} {d} at {at}");
-                    assert_eq!(x, fresh(b, at, d, true), "{unit:?} {d} at {at}");
-                }
-            }
-        }
-        assert!(passed > 100);
-    }
-
     #[test]
     fn depth_is_bounded_and_mismatch_fails() {
         let deep = "[".repeat(200);
@@ -1124,6 +1052,11 @@ mod tests {
             "get_weather(".repeat(40),
             format!("{}x)]", "f(".repeat(70)),
             "[(f(g[h{(".repeat(20),
+            // Two openers in turn, each opening inside the other's string: each kind's
+            // new scan is kept (`FailedScan::older`) and matched at its next copies.
+            "get_weather(computer_use({\"".repeat(30),
+            "f(g({\"".repeat(60),
+            "f(g(h({'".repeat(60),
         ];
         for text in &texts {
             let bytes = text.as_bytes();

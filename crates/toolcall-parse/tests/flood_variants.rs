@@ -280,6 +280,70 @@ fn a_call_after_a_flood_of_call_syntax_variants_is_found() {
     }
 }
 
+// Floods of a registered `name(` whose unit holds what the bracket scan reads as markup
+// (a string that swallows the next unit, brackets, quotes, a stop the text scan asks about,
+// a name no tool has), passed at once one-shot where every copy's scan reads bytes that
+// are copies of the first's (`Family::failed_call_scans`), and headers naming no tool
+// (declined before a reader is built, `KeyValue::line_text`): one-shot equals 1-, 7- and
+// 64-byte pushes (where nothing is passed) in text, calls and every diagnostic, with
+// whatever ends the run after it.
+#[test]
+fn floods_of_openers_whose_scans_read_markup_read_as_opener_by_opener() {
+    let units = [
+        "get_weather({\"",
+        "computer_use({\"",
+        "get_weather(computer_use({\"",
+        "get_weather( {\"",
+        "get_weather(x {\"",
+        "computer_use(1, {\"",
+        "get_weather({\"x",
+        "get_weather({\"\n",
+        "get_weather({\"1,",
+        "get_weather([",
+        "get_weather('a",
+        "get_weather(<{\"",
+        "get_weather(<tool_call>",
+        "get_weather(\"(\"",
+        "get_weather(/*",
+        "get_weather(]",
+        "get_weather(}x",
+        "get_weather(computer_use(x",
+        "get_weather(x(",
+        "get_weather(x(computer_use(\"",
+        "get_weather(`x",
+        "get_weather({\"\ntool_call: x\n",
+        "tool_call:\n",
+        "tool_call:\nx",
+        "tool_call:  \n",
+        "tool_call: a b\n",
+        "tool_call:<x\n",
+        "tool_call:\nTOOL_CALL: x\n",
+        "TOOL_CALL: x\ntool_call:\n",
+    ];
+    let tails = [
+        "",
+        "] get_weather(city=\"Paris\") b",
+        "\"}}]) get_weather(city=\"Paris\") b",
+        "\nTOOL_CALL: get_weather\nCITY: Paris\n\nb",
+    ];
+    for max_depth in [1, 3, 128] {
+        let o = with_tools(max_depth);
+        for unit in units {
+            for n in [1, 2, 40, 700] {
+                for tail in tails {
+                    // A cut unit after the run too: the last copies read past it.
+                    for cut in [0, unit.len() / 2] {
+                        let text = format!("a {}{}{tail}", unit.repeat(n), &unit[..cut]);
+                        let context =
+                            format!("depth {max_depth}: {n} × {unit:?} + {cut} then {tail:?}");
+                        assert_stream_equals_one_shot(&text, &o, &context);
+                    }
+                }
+            }
+        }
+    }
+}
+
 // A run of a bracket that starts no bare JSON and the bytes up to its next copy (`[x[x…`,
 // `[1,[1,…`) is read at once one-shot (`Engine::pass_implausible`), a stream in 1-byte
 // pushes reading it byte by byte (it never holds two units and the bytes after them

@@ -325,7 +325,7 @@ impl RegionReader for CallReader {
             Scan::Fail(e) => {
                 let consumed = scanner.consumed();
                 let scanner = std::mem::replace(&mut self.scanner, Scanner::new(0, true));
-                *cx.failed_call_scan = Some(scanner.into_failed(at));
+                scanner.fail_into(cx.failed_call_scan, at);
                 Advance::Text(failed(e, open, consumed, cx))
             }
         }
@@ -406,22 +406,38 @@ impl Family for CallSyntax {
             })),
         }
     }
-    // A flood of `name(` whose scans fail as too deep: after the first, the rest of the run
-    // whose failing `(` is in the run fail in turn (the failed scan moved past them at once).
-    fn failed_call_repeats(
+    // A failed scan's verdict is a fact about the bytes it read: a new scan from
+    // a `(` whose bytes up to where another's failed are a copy of those fails the same way
+    // after as many bytes (a resumed or memoised scan reads as a new one would). So each
+    // `(` of a repeating unit is scanned once, here, and the engine decides every copy
+    // whose bytes that far lie in the periodic run with it, whatever the unit holds
+    // (strings that swallow the next unit, brackets, junk) and however far the scan read.
+    fn failed_call_scans(
         &self,
         region: &str,
         open: usize,
         parens: &[usize],
-        period: usize,
-        reps: usize,
+        errors: &mut [ScanError],
+        reach: &mut [usize],
         cx: &mut ReadCx<'_>,
-    ) -> usize {
-        let at = cx.base + open;
+    ) -> bool {
         let bytes = region.as_bytes().get(open..).unwrap_or(&[]);
-        cx.failed_call_scan
-            .as_mut()
-            .map_or(0, |f| f.pass_paren_units(at, bytes, parens, period, reps))
+        if errors.len() != parens.len() || reach.len() != parens.len() {
+            return false;
+        }
+        let max_depth = cx.ctx.limits.max_depth;
+        for ((&p, error), reach) in parens.iter().zip(errors.iter_mut()).zip(reach.iter_mut()) {
+            let Some(from) = bytes.get(p..) else {
+                return false;
+            };
+            let mut sc = Scanner::new(max_depth, true);
+            let Scan::Fail(e) = sc.advance(from) else {
+                return false;
+            };
+            *error = e;
+            *reach = p + sc.consumed();
+        }
+        true
     }
     fn failed_call_note(
         &self,

@@ -261,7 +261,10 @@ impl Family for KeyValue {
         &[HEADER]
     }
     // A complete header naming an unregistered tool is decided here, as the reader's first
-    // step would decide it (a flood of such lines builds no reader).
+    // step would decide it (a flood of such lines builds no reader), and so is one naming
+    // no tool, which the reader declines (`end == 0`): a flood of `tool_call:\n` built a
+    // reader at every line only to hear it decline (~1,750 instructions an 11-byte line,
+    // 44.3x prose).
     fn line_text(
         &self,
         _opener: usize,
@@ -270,7 +273,17 @@ impl Family for KeyValue {
         cx: &mut ReadCx<'_>,
     ) -> Option<Plain> {
         let (line_end, _) = header_line(region, is_final).ok()?;
-        let name = header_name(region.get(..line_end)?)?;
+        let Some(name) = header_name(region.get(..line_end)?) else {
+            // Declined: its first byte is text, and so is the rest of the line where the
+            // scan reads it as ordinary bytes (as for an unregistered tool's line).
+            let end = if cx.ordinary(region, 1..line_end) { line_end } else { 0 };
+            return Some(Plain {
+                end,
+                scanned: end,
+                diagnostic: None,
+                label: None,
+            });
+        };
         (!cx.strict_name_ok(name)).then(|| unregistered_line(region, line_end, name, cx))
     }
     // A copy of a line decided as text is decided the same way where the bytes the
