@@ -42,7 +42,7 @@ use crate::family::{
     Suffix, THINK, Wake, read_suffix,
 };
 use crate::openers::{Action, Found, LastFound, ReadBy};
-use crate::scanner::{FailedScan, array_start_plausible, object_start_plausible};
+use crate::scanner::{FailedScan, FailedScans, array_start_plausible, object_start_plausible};
 
 /// Bytes that abandoned bare JSON regions may rescan, as a multiple of the input (plus a
 /// constant): beyond it, bare brackets stay text.
@@ -770,7 +770,7 @@ pub(crate) struct Engine<'a> {
     /// `get_weather({"` (a `name(` region, then a bare `{` region, at every unit) replaced
     /// each kind's kept scan with the other's, and every region scanned `max_depth`
     /// brackets on afresh (~9,400 instructions a 14-byte unit, 98x prose).
-    failed_call_scan: Option<FailedScan>,
+    failed_call_scan: FailedScans,
     /// Offset in the whole input before which [`Engine::pass_failed_calls`] and
     /// [`Engine::pass_text_lines`] look for no run: one they found none in (or passed), so
     /// that a run they cannot pass is compared once, not once per opener in it.
@@ -909,7 +909,7 @@ impl<'a> Engine<'a> {
             rescanned: 0,
             bare_off: false,
             failed_scan: None,
-            failed_call_scan: None,
+            failed_call_scan: FailedScans::default(),
             no_run_before: 0,
             names: NameMemo::default(),
             markup_found: false,
@@ -2607,6 +2607,7 @@ impl<'a> Engine<'a> {
             || open == 0
             || open > 256
             || !self.diag_cap.repeat_dropped()
+            || self.base + pos < self.no_run_before
         {
             return;
         }
@@ -2640,13 +2641,16 @@ impl<'a> Engine<'a> {
         // The unit's newlines and its fillers' other stops (offsets from `pos`).
         let (mut newlines, mut nls, mut nl_at) = (0, 0, [0usize; MAX_UNIT_CALLS]);
         let (mut sts, mut st_at) = (0, [0usize; MAX_UNIT_STOPS]);
-        let period = loop {
+        // (`None`: no unit here, nor at the `(` it looked at: a numbered flood such as
+        // `get_weather({"0get_weather({"1…`, whose names differ, is not looked at again at
+        // each of them.)
+        let period = 'unit: loop {
             let window = bytes.get(from..bytes.len().min(from + MAX_FILLER + open + 1));
             let Some(next) = window
                 .and_then(|w| memchr::memchr(b'(', w))
                 .map(|i| from + i)
             else {
-                return;
+                break None;
             };
             let seg = bytes.get(from..next).unwrap_or(&[]);
             let run = seg
@@ -2672,13 +2676,14 @@ impl<'a> Engine<'a> {
                     .is_some_and(|&b| b.is_ascii_alphabetic() || b == b'_')
                 || copy.iter().any(|&b| stops.is_stop(b))
             {
-                return;
+                from = next + 1;
+                break None;
             }
             for (i, &b) in filler.iter().enumerate() {
                 if b == b'\n' {
                     newlines += 1;
                     if !line_end_ok(i) || newlines > MAX_UNIT_CALLS {
-                        return;
+                        break 'unit None;
                     }
                     if let Some(slot) = nl_at.get_mut(nls) {
                         *slot = from + i - pos;
@@ -2687,25 +2692,30 @@ impl<'a> Engine<'a> {
                 } else if stops.is_stop(b) {
                     // What `plain_stop` reads as an ordinary byte where no opener starts.
                     if b == b'`' || (b == b'[' && arrays) || (b == b'{' && objects) {
-                        return;
+                        break 'unit None;
                     }
                     let Some(slot) = st_at.get_mut(sts) else {
-                        return;
+                        break 'unit None;
                     };
                     *slot = from + i - pos;
                     sts += 1;
                 }
             }
             if copy == name {
-                break next - pos;
+                break Some(next - pos);
             }
             let (Some(p), Some(n)) = (parens.get_mut(k), names.get_mut(k)) else {
-                return;
+                from = next + 1;
+                break None;
             };
             *p = next - pos;
             *n = (next - run, next);
             k += 1;
             from = next + 1;
+        };
+        let Some(period) = period else {
+            self.no_run_before = self.no_run_before.max(self.base + from);
+            return;
         };
         let (parens, names) = (&parens[..k], &names[..k]);
         let (nl_at, st_at) = (&nl_at[..nls], &st_at[..sts]);
@@ -2713,9 +2723,7 @@ impl<'a> Engine<'a> {
         // (a scan fails `max_depth` copies on: a stream's few new bytes a push pass none,
         // and their check would cost more than it saves).
         let max_depth = self.ctx.limits.max_depth;
-        if (bytes.len() - pos) / period <= max_depth.saturating_mul(2).saturating_add(1)
-            || self.base + pos < self.no_run_before
-        {
+        if (bytes.len() - pos) / period <= max_depth.saturating_mul(2).saturating_add(1) {
             return;
         }
         // Where the unit has no copy right after it (an inner call that closes:
@@ -3939,7 +3947,7 @@ mod tests {
                             at_start: true,
                             end: ctx.reply_end,
                             failed_scan: &mut failed,
-                            failed_call_scan: &mut None,
+                            failed_call_scan: &mut FailedScans::default(),
                             names: &mut Default::default(),
                             wake: None,
                         };
@@ -4487,7 +4495,7 @@ mod tests {
                 at_start: true,
                 end: ctx.reply_end,
                 failed_scan: &mut failed,
-                failed_call_scan: &mut None,
+                failed_call_scan: &mut FailedScans::default(),
                 names: &mut Default::default(),
                 wake: None,
             };

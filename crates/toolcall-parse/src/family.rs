@@ -803,7 +803,7 @@ pub(crate) struct ReadCx<'a> {
     /// resume from ([`crate::scanner::FailedScan`]).
     pub(crate) failed_scan: &'a mut Option<crate::scanner::FailedScan>,
     /// The same for call syntax (`name(`), whose scans nest parentheses too.
-    pub(crate) failed_call_scan: &'a mut Option<crate::scanner::FailedScan>,
+    pub(crate) failed_call_scan: &'a mut crate::scanner::FailedScans,
     /// The last tool name looked up in the registry ([`ReadCx::strict_name_ok`]).
     pub(crate) names: &'a mut NameMemo,
     /// Set by a reader that returns [`Advance::NeedMore`] when the bytes that may still come

@@ -289,28 +289,13 @@ impl Scanner {
             start,
             scanner: self,
             seen: Vec::new(),
-            older: Vec::new(),
         }
     }
 
-    /// [`Scanner::into_failed`] into `failed`, keeping the bytes the scans kept there had
-    /// read ([`FailedScan::seen`], [`FailedScan::older`]: facts about bytes alone, true
-    /// whatever scan is kept beside them) when their bounds are this one's. A streamed
-    /// `name(` read over pushes fails in its reader, not in [`Scanner::scan_from`], and
-    /// dropped them: each of the next openers of a flood read its new scan again.
-    pub(crate) fn fail_into(self, failed: &mut Option<FailedScan>, start: usize) {
-        let (seen, older) = match failed.take() {
-            Some(f) if f.scanner.max_depth == self.max_depth && f.scanner.parens == self.parens => {
-                (f.seen, f.older)
-            }
-            _ => (Vec::new(), Vec::new()),
-        };
-        *failed = Some(FailedScan {
-            start,
-            scanner: self,
-            seen,
-            older,
-        });
+    /// [`Scanner::into_failed`] kept in `failed` as its most recent scan. A streamed `name(`
+    /// read over pushes fails in its reader, not in [`Scanner::scan_from`].
+    pub(crate) fn fail_into(self, failed: &mut FailedScans, start: usize) {
+        failed.keep(start, self, &[]);
     }
 
     /// [`Scanner::into_failed`] for a new scan (or a resumed one, which reads as a new one
@@ -321,7 +306,6 @@ impl Scanner {
             start,
             scanner: self,
             seen: seen.to_vec(),
-            older: Vec::new(),
         }
     }
 
@@ -347,41 +331,45 @@ impl Scanner {
         }
     }
 
-    /// [`Scanner::resume_or_new`], then [`Scanner::advance`] over `region`, with the
-    /// failed scan resumed where it lies: a scan that fails again is left in `failed` (as
-    /// [`Scanner::into_failed`] would leave it) and only its error and the bytes it consumed
-    /// come back (a flood of `name(` resumes and fails at every opener, and moving the
-    /// scanner out of the memo and back cost more than its scan); else the scanner and
-    /// its verdict. A region no scan resumes at that starts with the bytes `failed`'s new
-    /// scan read ([`FailedScan::repeats`]) fails as that scan did, unread; a new scan that
-    /// fails is kept with the bytes it read.
+    /// [`Scanner::resume_or_new`] from the scans kept in `failed`, then
+    /// [`Scanner::advance`] over `region`, with the failed scan resumed where it lies: a
+    /// scan that fails again is left in `failed` (as its most recent) and only its error
+    /// and the bytes it consumed come back (a flood of `name(` resumes and fails at every
+    /// opener, and moving the scanner out of the memo and back cost more than its scan);
+    /// else the scanner and its verdict. A region no scan resumes at that starts with the
+    /// bytes a kept new scan read ([`FailedScans::repeats`]) fails as that scan did,
+    /// unread; a new scan that fails is kept with the bytes it read.
     pub(crate) fn scan_from(
-        failed: &mut Option<FailedScan>,
+        failed: &mut FailedScans,
         start: usize,
         open: u8,
         max_depth: usize,
         parens: bool,
         region: &[u8],
     ) -> Result<(Scanner, Scan), (ScanError, usize)> {
-        if let Some(f) = failed.as_mut()
-            && let Some(k) = f.resumable_at(start, open, max_depth, parens)
+        if let Some((i, k)) = failed.resumable(start, open, max_depth, parens)
+            && let Some((f, _)) = failed.slots.get_mut(i)
         {
             f.resume_in_place(k, start);
             return match f.scanner.advance(region) {
-                Scan::Fail(e) => Err((e, f.scanner.consumed())),
-                scan => match failed.take() {
-                    Some(f) => Ok((f.scanner, scan)),
-                    None => Ok((Scanner::new(max_depth, parens), scan)),
-                },
+                Scan::Fail(e) => {
+                    let consumed = f.scanner.consumed();
+                    failed.touch(i);
+                    Err((e, consumed))
+                }
+                scan => {
+                    let (f, _) = failed.slots.swap_remove(i);
+                    failed.spare_seen(f.seen);
+                    Ok((f.scanner, scan))
+                }
             };
         }
-        // A region that starts with the bytes the kept scan read as a new one fails as it
-        // did, unread (`FailedScan::repeats`): a flood such as `get_weather({"` opens every
-        // other region inside the last one's strings, where no scan can resume, and each
-        // such scan read `max_depth` brackets on before failing (~33 k instructions a
+        // A region that starts with the bytes a kept scan read as a new one fails as it
+        // did, unread (`FailedScans::repeats`): a flood such as `get_weather({"` opens
+        // every other region inside the last one's strings, where no scan can resume, and
+        // each such scan read `max_depth` brackets on before failing (~33 k instructions a
         // 14-byte unit at 128 KB, 651x prose).
-        if let Some(n) = FailedScan::repeats(failed, max_depth, parens, region)
-            .or_else(|| FailedScan::repeats_older(failed, max_depth, parens, region))
+        if let Some(n) = failed.repeats(max_depth, parens, region)
             && let Some(e) = region
                 .get(n - 1)
                 .map(|&b| failing_error(b, n - 1, max_depth))
@@ -392,24 +380,7 @@ impl Scanner {
         match sc.advance(region) {
             Scan::Fail(e) => {
                 let consumed = sc.consumed();
-                // The kept bytes become the older ones, and the older ones' buffer is
-                // reused for the new (a flood of `name(]` fails a new scan at every
-                // opener).
-                let (mut seen, older) = match failed.take() {
-                    Some(f) if f.scanner.max_depth == max_depth && f.scanner.parens == parens => {
-                        (f.older, f.seen)
-                    }
-                    Some(f) => (f.seen, Vec::new()),
-                    None => (Vec::new(), Vec::new()),
-                };
-                seen.clear();
-                seen.extend_from_slice(region.get(..consumed).unwrap_or(&[]));
-                *failed = Some(FailedScan {
-                    start,
-                    scanner: sc,
-                    seen,
-                    older,
-                });
+                failed.keep(start, sc, region.get(..consumed).unwrap_or(&[]));
                 Err((e, consumed))
             }
             scan => Ok((sc, scan)),
@@ -474,14 +445,6 @@ pub(crate) struct FailedScan {
     /// read `4 × max_depth` bytes before failing (~1,120 instructions a two-byte unit at
     /// 128 KB, 152.8x prose), and one compare of those bytes stands for it.
     seen: Vec<u8>,
-    /// The bytes the new scan before that one read, kept by [`Scanner::scan_from`] (the
-    /// same `max_depth` and `parens`; empty: none): a flood of two openers in turn whose
-    /// regions each open inside the other's strings (`get_weather(computer_use({"`, where
-    /// every second unit's `(` lies in a string of the scan before) starts a new scan at
-    /// each opener that the last one's bytes do not match, and each read ~2.4 KB to the
-    /// depth bound (~38 k instructions a 27-byte unit, 376.6x prose). With the older
-    /// bytes kept too, each kind of opener matches its own.
-    older: Vec<u8>,
 }
 
 impl FailedScan {
@@ -499,23 +462,6 @@ impl FailedScan {
             && f.scanner.parens == parens
             && n > 0
             && region.get(..n) == Some(f.seen.as_slice()))
-        .then_some(n)
-    }
-
-    /// [`FailedScan::repeats`] with the bytes the new scan before the kept one read
-    /// ([`FailedScan::older`]).
-    fn repeats_older(
-        failed: &Option<FailedScan>,
-        max_depth: usize,
-        parens: bool,
-        region: &[u8],
-    ) -> Option<usize> {
-        let f = failed.as_ref()?;
-        let n = f.older.len();
-        (f.scanner.max_depth == max_depth
-            && f.scanner.parens == parens
-            && n > 0
-            && region.get(..n) == Some(f.older.as_slice()))
         .then_some(n)
     }
 
@@ -579,6 +525,118 @@ impl FailedScan {
         }
         sc.origin += rel;
         sc.pos = sc.pos - 1 - rel;
+    }
+}
+
+/// How many failed scans [`FailedScans`] keeps.
+const FAILED_SLOTS: usize = 4;
+
+/// The last few failed scans of one kind (the most recently kept or resumed last), which
+/// regions opened inside them resume from, and the bytes each read when it was new
+/// ([`FailedScan::seen`], for [`FailedScans::repeats`]).
+///
+/// One slot was not enough: in a flood such as `get_weather({"0get_weather({"1…` every
+/// other opener lies inside the previous scan's string, so it cannot resume from it and
+/// starts a new scan that reads `max_depth` brackets on (~2 KB), which replaced the kept
+/// one; the next opener, which could have resumed from the scan before, then scanned
+/// afresh too (549x prose at 128 KB). With a few kept, each opener resumes from a scan that
+/// saw its bracket outside strings, and every byte is scanned a bounded number of times
+/// whatever the bytes between the openers. Each kept scan is a fact about bytes alone (see
+/// [`FailedScan`]), so which are kept changes only the cost.
+#[derive(Debug, Default, Clone)]
+pub(crate) struct FailedScans {
+    /// The kept scans, in no order, each with when it was last kept or resumed (the
+    /// oldest goes first: stamps, not moves, which cost ~85 instructions an opener).
+    slots: Vec<(FailedScan, u64)>,
+    /// The next stamp.
+    clock: u64,
+    /// A `seen` buffer of a scan no longer kept, reused for the next new one (a flood of
+    /// `name(]` fails a new scan at every opener).
+    spare: Vec<u8>,
+}
+
+impl FailedScans {
+    /// The kept scan (slot index) a region at absolute offset `start`, whose first byte is
+    /// `open`, resumes from, and the stack index of its bracket there: the most recent
+    /// that left that bracket open.
+    fn resumable(
+        &self,
+        start: usize,
+        open: u8,
+        max_depth: usize,
+        parens: bool,
+    ) -> Option<(usize, usize)> {
+        self.slots
+            .iter()
+            .enumerate()
+            .find_map(|(i, (f, _))| Some((i, f.resumable_at(start, open, max_depth, parens)?)))
+    }
+
+    /// Whether a region at absolute offset `start` would resume from a kept scan.
+    #[cfg(test)]
+    pub(crate) fn covers(&self, start: usize, open: u8, max_depth: usize, parens: bool) -> bool {
+        self.resumable(start, open, max_depth, parens).is_some()
+    }
+
+    /// [`FailedScan::repeats`] for any kept scan's bytes.
+    pub(crate) fn repeats(&self, max_depth: usize, parens: bool, region: &[u8]) -> Option<usize> {
+        self.slots.iter().find_map(|(f, _)| {
+            let n = f.seen.len();
+            (f.scanner.max_depth == max_depth
+                && f.scanner.parens == parens
+                && n > 0
+                && region.get(..n) == Some(f.seen.as_slice()))
+            .then_some(n)
+        })
+    }
+
+    /// Keeps `scanner`, failed in the region at `start` after reading `seen` (empty: not
+    /// known to be a new scan's), as the most recent, dropping the oldest past
+    /// [`FAILED_SLOTS`].
+    fn keep(&mut self, start: usize, scanner: Scanner, seen: &[u8]) {
+        self.clock += 1;
+        let stamp = self.clock;
+        let full = self.slots.len() >= FAILED_SLOTS;
+        let oldest = self
+            .slots
+            .iter_mut()
+            .min_by_key(|(_, used)| *used)
+            .filter(|_| full);
+        match oldest {
+            Some((f, used)) => {
+                f.start = start;
+                f.scanner = scanner;
+                f.seen.clear();
+                f.seen.extend_from_slice(seen);
+                *used = stamp;
+            }
+            None => {
+                let mut buf = std::mem::take(&mut self.spare);
+                buf.clear();
+                buf.extend_from_slice(seen);
+                let f = FailedScan {
+                    start,
+                    scanner,
+                    seen: buf,
+                };
+                self.slots.push((f, stamp));
+            }
+        }
+    }
+
+    /// Marks slot `i` the most recently used.
+    fn touch(&mut self, i: usize) {
+        self.clock += 1;
+        if let Some((_, used)) = self.slots.get_mut(i) {
+            *used = self.clock;
+        }
+    }
+
+    /// Keeps a buffer of a scan no longer kept for the next.
+    fn spare_seen(&mut self, seen: Vec<u8>) {
+        if seen.capacity() > self.spare.capacity() {
+            self.spare = seen;
+        }
     }
 }
 
@@ -997,7 +1055,7 @@ mod tests {
             let opens: Vec<usize> = (0..b.len()).filter(|&i| b[i] == b'(').collect();
             for d in [1, 2, 5, 64] {
                 for &k in opens.iter().take(3) {
-                    let mut kept = None;
+                    let mut kept = FailedScans::default();
                     let Err((_, n)) = Scanner::scan_from(&mut kept, k, b'(', d, true, &b[k..])
                     else {
                         continue;
@@ -1006,13 +1064,13 @@ mod tests {
                         let rest = b.len() - k2;
                         // A region the kept scan resumes at holds the byte it failed on
                         // (the buffer only grows): only the whole rest is asked there.
-                        let resumes = FailedScan::covers(&kept, k2, b'(', d, true);
+                        let resumes = kept.covers(k2, b'(', d, true);
                         for len in [1, 2, unit.len(), n - 1, n, n + 1, rest] {
                             if resumes && len != rest {
                                 continue;
                             }
                             let r = &b[k2..k2 + len.min(rest)];
-                            if FailedScan::repeats(&kept, d, true, r).is_some() {
+                            if kept.repeats(d, true, r).is_some() {
                                 hits += 1;
                             }
                             let mut f = kept.clone();
@@ -1053,15 +1111,20 @@ mod tests {
             format!("{}x)]", "f(".repeat(70)),
             "[(f(g[h{(".repeat(20),
             // Two openers in turn, each opening inside the other's string: each kind's
-            // new scan is kept (`FailedScan::older`) and matched at its next copies.
+            // new scan is kept (`FailedScans`) and resumed from at its next copies.
             "get_weather(computer_use({\"".repeat(30),
             "f(g({\"".repeat(60),
             "f(g(h({'".repeat(60),
+            // Numbered units (no two copies alike): each opener resumes from a kept scan
+            // that saw its bracket outside strings (`FailedScans`), not the last one.
+            (0..80).map(|i| format!("get_weather({{\"{i}")).collect(),
+            (0..80).map(|i| format!("f(g({{\"{i}")).collect(),
+            (0..80).map(|i| format!("f({i}[\"")).collect(),
         ];
         for text in &texts {
             let bytes = text.as_bytes();
             for depth in [1, 2, 5, 64] {
-                let mut failed: Option<FailedScan> = None;
+                let mut failed = FailedScans::default();
                 for (at, &b) in bytes.iter().enumerate() {
                     if !matches!(b, b'[' | b'{' | b'(') {
                         continue;
