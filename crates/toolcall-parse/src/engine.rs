@@ -1940,29 +1940,18 @@ impl<'a> Engine<'a> {
     /// out of the text scan's code (inlined there, prose cost 0.3 % more).
     #[inline(never)]
     fn pass_declined(&mut self, pos: usize, i: usize) -> Option<Step> {
-        let lookahead = self.lookahead();
-        let Some(Action::Region(families)) = self.ctx.openers.get(i).map(|o| &o.action) else {
-            return None;
+        // A unit of the opener and bytes read as text, repeated (`<tool_call>x<tool_call>x…`).
+        let every_family_declines = |ctx: &Ctx, head: &str| match ctx.openers.get(i) {
+            Some(o) => match &o.action {
+                Action::Region(families) => families
+                    .iter()
+                    .all(|by| by.open_region(head, false, ctx).is_none()),
+                _ => false,
+            },
+            None => false,
         };
-        // A unit of the opener and bytes read as text, repeated (`<tool_call>x<tool_call>x…`),
-        // unless its bytes are those of one found not to be.
-        let bytes = self.buf.as_bytes();
-        let known = self.abs(bytes.len()) == self.no_pass_end
-            || self
-                .no_units
-                .iter()
-                .any(|w| !w.is_empty() && bytes.get(pos..pos + w.len()) == Some(w.as_slice()));
-        match (!known)
-            .then(|| self.declined_units(pos, i, families, lookahead))
-            .flatten()
-        {
-            Some(Ok((end, line))) => {
-                self.pass_units(pos, end, line);
-                return Some(Step::Continue);
-            }
-            Some(Err(0)) => self.no_pass_end = self.abs(self.buf.len()),
-            Some(Err(window)) => self.no_unit(pos, window),
-            None => {}
+        if self.pass_declined_units(pos, i, every_family_declines) {
+            return Some(Step::Continue);
         }
         let Some(Action::Region(families)) = self.ctx.openers.get(i).map(|o| &o.action) else {
             return None;
@@ -1999,6 +1988,56 @@ impl<'a> Engine<'a> {
         Some(Step::Continue)
     }
 
+    /// Opener `i` at `pos` was declined (`declines` says so of a region holding only the
+    /// bytes given, with more to come): when the bytes from it repeat a unit that
+    /// [`Engine::declined_units`] finds read as text, those units are read at once and
+    /// `true` comes back; unless the unit's bytes are those of one found not to be, or the
+    /// bytes received ended before that was known, which are kept ([`Engine::no_units`],
+    /// [`Engine::no_pass_end`]) so that no copy asks again.
+    fn pass_declined_units(
+        &mut self,
+        pos: usize,
+        i: usize,
+        declines: impl Fn(&Ctx, &str) -> bool,
+    ) -> bool {
+        let lookahead = self.lookahead();
+        let bytes = self.buf.as_bytes();
+        let known = self.abs(bytes.len()) == self.no_pass_end
+            || self
+                .no_units
+                .iter()
+                .any(|w| !w.is_empty() && bytes.get(pos..pos + w.len()) == Some(w.as_slice()));
+        match (!known)
+            .then(|| self.declined_units(pos, i, declines, lookahead))
+            .flatten()
+        {
+            Some(Ok((end, line))) => {
+                self.pass_units(pos, end, line);
+                return true;
+            }
+            Some(Err(0)) => self.no_pass_end = self.abs(self.buf.len()),
+            Some(Err(window)) => self.no_unit(pos, window),
+            None => {}
+        }
+        false
+    }
+
+    /// Suffixed opener `i` at `pos` (`<think:`) was declined: its suffix is none
+    /// ([`read_suffix`]). A flood of it with junk after it (`<think:1,`) is read as
+    /// [`Engine::pass_declined_units`] reads declined regions' units, the decline asked
+    /// again of each unit's window ([`read_suffix`] reads no byte past the window then:
+    /// the suffix it says is none ends inside it). Out of line: asked only on declines.
+    #[inline(never)]
+    fn pass_declined_suffix(&mut self, pos: usize, i: usize) -> bool {
+        let Some(text) = self.ctx.openers.get(i).map(|o| o.text.len()) else {
+            return false;
+        };
+        self.pass_declined_units(pos, i, |_: &Ctx, head: &str| {
+            let after = head.as_bytes().get(text..).unwrap_or(&[]);
+            read_suffix(after, false) == Suffix::No
+        })
+    }
+
     /// Opener `i` at `pos` was declined at once by every family: when the bytes from it
     /// repeat a unit, the opener and the bytes up to its next copy (at most [`MAX_UNIT`]
     /// bytes, a flood of `<tool_call>x` or `[TOOL_CALLS]x `), read by the scan as ordinary
@@ -2019,7 +2058,7 @@ impl<'a> Engine<'a> {
         &self,
         pos: usize,
         i: usize,
-        families: &[ReadBy],
+        declines: impl Fn(&Ctx, &str) -> bool,
         lookahead: usize,
     ) -> Option<Result<(usize, bool), usize>> {
         let text = self.ctx.openers.get(i)?.text.as_bytes();
@@ -2060,17 +2099,15 @@ impl<'a> Engine<'a> {
         while pos + window < bytes.len() && !self.buf.is_char_boundary(pos + window) {
             window += 1;
         }
-        let Some(line) = self.ordinary_after(pos, period) else {
-            return Some(Err(window));
-        };
         if bytes.len() < pos + window {
             return Some(Err(0));
         }
+        let Some(line) = self.ordinary_after_in(pos, period, pos + window) else {
+            return Some(Err(window));
+        };
         let head = self.buf.get(pos..pos + window)?;
         if self.ctx.openers.none_at(head.as_bytes(), 0) != Err(Found::At(i))
-            || families
-                .iter()
-                .any(|by| by.open_region(head, false, &self.ctx).is_some())
+            || !declines(&self.ctx, head)
         {
             return Some(Err(window));
         }
@@ -2466,14 +2503,37 @@ impl<'a> Engine<'a> {
     /// no opener at any of them. `Some(true)` when they end at a line start (a newline
     /// among them), `None` when the scan may read them otherwise.
     fn ordinary_after(&self, pos: usize, period: usize) -> Option<bool> {
+        self.ordinary_after_in(pos, period, 0)
+    }
+
+    /// [`Engine::ordinary_after`], where a bracket that may open bare JSON is read as an
+    /// ordinary byte too when the bytes through `until` (`0`: none) decide so whatever
+    /// follows: no opener starts at it, it starts no run of brackets, and it starts no
+    /// plausible JSON (asked with more to come); the scan then opens no region there and
+    /// reads it as an ordinary byte (after [`Engine::pass_implausible`], which reads it so
+    /// too). A flood of a declined opener and JSON's start (`<function={"`, `<|start|>{"`)
+    /// was read opener by opener (~700 instructions a unit, 22x prose).
+    fn ordinary_after_in(&self, pos: usize, period: usize, until: usize) -> Option<bool> {
         let bytes = self.buf.as_bytes();
         // Bytes the scan reads as markup whatever follows them, refused before any opener
         // lookup (a unit of several openers, `]<]minimax[>[<tool_call>x`, holds brackets).
         let (arrays, objects) = (self.array_formats(), self.object_formats());
+        let bracket = |c: u8| (c == b'[' && arrays) || (c == b'{' && objects);
+        let window = bytes.get(..until)?;
+        let implausible = |q: usize| {
+            let start = window.get(q..).unwrap_or(&[]);
+            let plausible = match start.first() {
+                Some(b'[') => array_start_plausible(start, false),
+                _ => object_start_plausible(start, false),
+            };
+            plausible == Some(false)
+                && !is_bracket_run(window, q)
+                && (self.nested || self.ctx.openers.none_at(window, q) == Ok(true))
+        };
         if bytes
             .get(pos + 1..pos + period)?
             .iter()
-            .any(|&c| c == b'`' || (c == b'[' && arrays) || (c == b'{' && objects))
+            .any(|&c| c == b'`' || (bracket(c) && until == 0))
         {
             return None;
         }
@@ -2490,6 +2550,10 @@ impl<'a> Engine<'a> {
                     return None;
                 }
                 line = true;
+            } else if bracket(c) {
+                if !implausible(q) {
+                    return None;
+                }
             } else if stops.is_stop(c) && !self.plain_stop(q, &mut found) {
                 return None;
             }
@@ -3224,7 +3288,11 @@ impl<'a> Engine<'a> {
                 let bytes = self.buf.as_bytes().get(after..).unwrap_or(&[]);
                 match read_suffix(bytes, is_final) {
                     Suffix::Wait => return Some(Step::Wait),
-                    Suffix::No => self.decline_literal(pos, i),
+                    Suffix::No => {
+                        if !self.pass_declined_suffix(pos, i) {
+                            self.decline_literal(pos, i);
+                        }
+                    }
                     Suffix::Len(n) => {
                         let end = after + n + 1;
                         match o.action {

@@ -397,6 +397,7 @@ fn a_run_of_implausible_brackets_reads_as_byte_by_byte() {
         "[x".to_owned(),
         "[".to_owned(),
         "x".to_owned(),
+        "<think:s>r</think:s>".to_owned(),
         String::new(),
     ];
     for max_depth in [2, 128] {
@@ -454,6 +455,12 @@ fn a_run_of_declined_openers_with_bytes_after_each_reads_as_opener_by_opener() {
         "<｜DSML｜tool_calls>x",
         "<｜GCML｜tool_calls>\n",
         "<｜tool▁calls▁begin｜>é",
+        // Suffixed markers with no suffix (`Engine::pass_declined_suffix`).
+        "<think:1,",
+        "</think:1,",
+        "<think: ",
+        "</think:x<",
+        "<think:\n",
     ];
     let tails = [
         format!("<tool_call>{OBJECT_CALL}</tool_call>"),
@@ -467,6 +474,7 @@ fn a_run_of_declined_openers_with_bytes_after_each_reads_as_opener_by_opener() {
         "[TOOL_CALLS]".to_owned(),
         "<".to_owned(),
         "x".to_owned(),
+        "<think:s>r</think:s>".to_owned(),
         String::new(),
     ];
     for max_depth in [2, 128] {
