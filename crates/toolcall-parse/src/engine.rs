@@ -1449,6 +1449,12 @@ impl<'a> Engine<'a> {
         self.emit_from = end;
         self.enter_text(end);
         self.markup_found = true;
+        // Markup removed and nothing in its place (a `<|message_sep|>` alone): no room
+        // reserved, nothing drained (~100 instructions a separator of a flood of them).
+        if o.drafts.is_empty() && o.diagnostics.is_empty() && o.text.is_empty() {
+            self.announced.clear();
+            return;
+        }
         self.emit_raw_text(&o.text);
         // Room at once for what the outcome adds (one allocation, not one per doubling):
         // each call and, up to the cap, its found-call note; a quiet engine's events are
@@ -2007,10 +2013,10 @@ impl<'a> Engine<'a> {
                 .no_units
                 .iter()
                 .any(|w| !w.is_empty() && bytes.get(pos..pos + w.len()) == Some(w.as_slice()));
-        match (!known)
-            .then(|| self.declined_units(pos, i, declines, lookahead))
-            .flatten()
-        {
+        if known {
+            return false;
+        }
+        match self.declined_units(pos, i, declines, lookahead) {
             Some(Ok((end, line))) => {
                 self.pass_units(pos, end, line);
                 return true;

@@ -11,10 +11,10 @@
 //! chat template's `<|function_call|>` opener. GigaChat 3.5 writes another markup (GCML),
 //! read by `gigachat35`.
 
-use super::described::{Body, Described, never};
+use super::described::{Body, Described};
 use serde_json::{Map, Value};
 
-use super::marked::OpenJsonReader;
+use super::marked::{OpenJsonReader, open_json_declines};
 use super::tags::starts;
 use super::text_example::name_arguments;
 use crate::FormatId;
@@ -67,6 +67,15 @@ fn reader(opener: usize, ctx: &Ctx) -> Option<Box<dyn RegionReader>> {
     })
 }
 
+/// What the reader of `opener` answers `NotMine` to at its first step, read without making
+/// it: `<|function_call|>`'s JSON reader after a byte that starts no JSON
+/// ([`open_json_declines`]; a flood of `<|function_call|>` and junk made, boxed and dropped
+/// a reader at each, ~20x prose). `<|message_sep|>` is never declined (alone, it is
+/// removed).
+fn declines(opener: usize, region: &str, is_final: bool) -> bool {
+    opener == 1 && open_json_declines(FUNCTION_CALL.len(), region, is_final)
+}
+
 fn example_call(name: &str, args: &Map<String, Value>) -> String {
     format!("{FUNCTION_CALL}{}", name_arguments(name, args))
 }
@@ -78,7 +87,7 @@ pub(crate) static GIGACHAT: Described = Described {
     body: Body::Own {
         openers: &[MESSAGE_SEP, FUNCTION_CALL],
         reader,
-        declines: never,
+        declines,
     },
     model_names: &["gigachat3-*", "gigachat3.1*", "gigachat-3-*", "gigachat-3.1*"],
     template_markers: &["<|message_sep|>", "<|role_sep|>", "function call"],
