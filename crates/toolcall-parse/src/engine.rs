@@ -57,6 +57,12 @@ const MAX_UNIT: usize = 64;
 /// compares) cost as much as reading them (`<tool_call>` in 64-byte pushes 8.4 M → 14.7 M
 /// instructions at 128 KB when asked at every push).
 const MIN_UNITS: usize = 4;
+/// Bytes after a declined opener whose unit [`Engine::declined_units`] found not repeated
+/// over which no unit is asked about: a flood whose copies differ (`<|tool_call>0`,
+/// `<|tool_call>1`, …) asked at each opener in vain (the next copy searched and compared,
+/// ~140 instructions a unit, 21x prose); a run of copies after such bytes is passed from
+/// its first unit past them.
+const NO_UNITS_SKIP: usize = 4 * MAX_UNIT;
 /// Dead bytes the buffer holds before it is compacted: with only the half-dead rule, a
 /// stream of 1-byte pushes drained its few bytes on nearly every push (a move and every
 /// offset updated, ~50 instructions a push).
@@ -824,6 +830,9 @@ pub(crate) struct Engine<'a> {
     no_units: [Vec<u8>; 2],
     /// The slot of [`Engine::no_units`] the next window goes to.
     no_unit_next: usize,
+    /// Offset in the whole input before which [`Engine::pass_declined_units`] asks about no
+    /// unit: one it asked about there was not repeated ([`NO_UNITS_SKIP`]).
+    no_units_before: usize,
     /// The input's length (absolute) when a unit [`Engine::pass_implausible`] or
     /// [`Engine::declined_units`] asked about ran into the end of the bytes received: no
     /// unit is asked about again until more arrive (a stream's push ends inside a flood,
@@ -931,6 +940,7 @@ impl<'a> Engine<'a> {
             lookahead: 0,
             no_units: [Vec::new(), Vec::new()],
             no_unit_next: 0,
+            no_units_before: 0,
             no_pass_end: usize::MAX,
         }
     }
@@ -2009,6 +2019,7 @@ impl<'a> Engine<'a> {
         let lookahead = self.lookahead();
         let bytes = self.buf.as_bytes();
         let known = self.abs(bytes.len()) == self.no_pass_end
+            || self.abs(pos) < self.no_units_before
             || self
                 .no_units
                 .iter()
@@ -2023,7 +2034,7 @@ impl<'a> Engine<'a> {
             }
             Some(Err(0)) => self.no_pass_end = self.abs(self.buf.len()),
             Some(Err(window)) => self.no_unit(pos, window),
-            None => {}
+            None => self.no_units_before = self.abs(pos) + NO_UNITS_SKIP,
         }
         false
     }
