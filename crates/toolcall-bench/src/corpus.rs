@@ -977,7 +977,7 @@ const FLOOD_EXTRAS: [&str; 11] = [
 /// Flood units that vary an opener unit by what follows it (the classes behind the units,
 /// not only the openers themselves), listed after the openers so that the numbers of the
 /// units before them stay as they were.
-const FLOOD_VARIANTS: [&str; 18] = [
+const FLOOD_VARIANTS: [&str; 23] = [
     // A closed fence with one byte of content: one fence (and its content's read) a unit.
     "```\nx\n```\n",
     // The same with a callable info string.
@@ -1009,6 +1009,15 @@ const FLOOD_VARIANTS: [&str; 18] = [
     "get_weather(get_weather(x)",
     "get_weather({\"",
     "TOOL_CALL: y\nTOOL_CALL: x\n",
+    // Session 42, calls lane (appended): two names in turn each opening inside the other's
+    // string, a header naming no tool, and numbered units (no two copies alike) of a
+    // `name(` whose string swallows the next unit, of two names so, and of a name whose
+    // inner call closes.
+    "get_weather(computer_use({\"",
+    "tool_call:\n",
+    "get_weather({\"{#}",
+    "get_weather(computer_use({\"{#}",
+    "get_weather(get_weather(x){#}",
 ];
 
 /// The opener floods (`bench_table floods`, `bench_profile flood#N`): [`FLOOD_EXTRAS`], then

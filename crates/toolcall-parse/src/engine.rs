@@ -781,6 +781,8 @@ pub(crate) struct Engine<'a> {
     /// [`Engine::pass_text_lines`] look for no run: one they found none in (or passed), so
     /// that a run they cannot pass is compared once, not once per opener in it.
     no_run_before: usize,
+    /// How many times in a row [`Engine::pass_failed_calls`] found no unit.
+    call_unit_misses: usize,
     /// The last tool name looked up in the registry, for the readers ([`NameMemo`]).
     names: NameMemo,
     pub(crate) markup_found: bool,
@@ -920,6 +922,7 @@ impl<'a> Engine<'a> {
             failed_scan: None,
             failed_call_scan: FailedScans::default(),
             no_run_before: 0,
+            call_unit_misses: 0,
             names: NameMemo::default(),
             markup_found: false,
             text_acc: String::new(),
@@ -2795,7 +2798,7 @@ impl<'a> Engine<'a> {
             from = next + 1;
         };
         let Some(period) = period else {
-            self.no_run_before = self.no_run_before.max(self.base + from);
+            self.call_unit_miss(pos, from);
             return;
         };
         let (parens, names) = (&parens[..k], &names[..k]);
@@ -2813,33 +2816,47 @@ impl<'a> Engine<'a> {
         // copies are counted below, once the notes allow a run.)
         let copy = |i: usize| bytes.get(pos + i * period..pos + (i + 1) * period);
         if copy(1).is_none() || copy(0) != copy(1) {
+            self.call_unit_miss(pos, pos + period);
             return;
         }
+        self.call_unit_misses = 0;
         // (Asked before the run is looked for: a kind may have its share only after a
         // few more openers, and a run looked for once is not looked for again.)
         // Every opener of the unit is one this family reads (the first that takes its
         // name) and decides as text with a note the cap drops now: its message the last
-        // or a recent one, of a kind that had its share.
+        // or a recent one, of a kind that had its share; or a `(` after a name no family
+        // takes (`xget_weather(` in `get_weather(computer_use(x`), which the text scan
+        // reads as an ordinary byte, its decision a fact about its name's bytes.
+        let mut cparens = [0usize; MAX_UNIT_CALLS];
+        let mut cnames = [(start, pos); MAX_UNIT_CALLS];
+        let mut c = 1;
         let mut errors = [crate::scanner::ScanError::TooDeep(max_depth); MAX_UNIT_CALLS];
         let mut reach = [0usize; MAX_UNIT_CALLS];
-        let (errors, reach) = (&mut errors[..k], &mut reach[..k]);
         {
             let (mut cx, region) = self.region_cx(start);
             let ctx = cx.ctx;
-            for &(a, b) in names.iter().skip(1) {
+            for (&(a, b), &p) in names.iter().zip(parens).skip(1) {
                 let name = region.get(a - start..b - start).unwrap_or("");
-                let by = ctx.calls.iter().find(|f| f.calls_name(name, &mut cx));
-                if !by.is_some_and(|f| std::ptr::addr_eq(*f, family)) {
-                    return;
+                match ctx.calls.iter().find(|f| f.calls_name(name, &mut cx)) {
+                    None => continue,
+                    Some(f) if std::ptr::addr_eq(*f, family) => {}
+                    Some(_) => return,
                 }
+                let (Some(cp), Some(cn)) = (cparens.get_mut(c), cnames.get_mut(c)) else {
+                    return;
+                };
+                (*cp, *cn) = (p, (a, b));
+                c += 1;
             }
-            if !family.failed_call_scans(region, open, parens, errors, reach, &mut cx) {
+            let (cparens, errors, reach) = (&cparens[..c], &mut errors[..c], &mut reach[..c]);
+            if !family.failed_call_scans(region, open, cparens, errors, reach, &mut cx) {
                 return;
             }
         }
+        let (cnames, errors, reach) = (&cnames[..c], &errors[..c], &reach[..c]);
         let mut slots = [0usize; MAX_UNIT_CALLS];
         let region = self.buf.get(start..).unwrap_or("");
-        for ((slot, &(a, b)), &error) in slots.iter_mut().zip(names).zip(errors.iter()) {
+        for ((slot, &(a, b)), &error) in slots.iter_mut().zip(cnames).zip(errors) {
             let Some((level, pieces)) = family.failed_call_note(a - start..b - start, error) else {
                 return;
             };
@@ -2892,11 +2909,22 @@ impl<'a> Engine<'a> {
         if m == 0 {
             return;
         }
-        for &slot in &slots[..k] {
+        for &slot in &slots[..c] {
             self.diag_cap.count_dropped(slot, m);
         }
         self.pos = pos + m * period + 1;
         self.ident_start = None;
+    }
+
+    /// [`Engine::pass_failed_calls`] found no run at the `(` at `pos`, having looked at the
+    /// bytes up to `to`: no run is looked for again before `to`, nor as far again past it
+    /// for each miss in a row (a numbered flood's openers, `get_weather({"0get_weather({"1…`,
+    /// asked ~480 instructions each in vain); a run after misses is passed a few of its
+    /// units later.
+    fn call_unit_miss(&mut self, pos: usize, to: usize) {
+        self.call_unit_misses = (self.call_unit_misses + 1).min(64);
+        let skip = (to - pos).saturating_mul(self.call_unit_misses);
+        self.no_run_before = self.no_run_before.max(self.base + pos + skip);
     }
 
     /// A reader's context for the region at `start`, as `step_region` makes one for the
