@@ -3569,6 +3569,10 @@ impl<'a> Engine<'a> {
         self.rescanned = self.rescanned.saturating_add(to.saturating_sub(from));
         if !self.bare_off && self.rescanned > self.rescan_budget(to) {
             self.bare_off = true;
+            // A unit found not to be read as text may be now (a bracket in it opened bare
+            // JSON): asked again (`<tool_call>x{"` was read unit by unit, 32x prose).
+            self.no_units = [Vec::new(), Vec::new()];
+            self.no_pass_end = usize::MAX;
             // The text before the region first (a `name(` decided at once left it).
             self.emit_text(region);
             let span = self.span(region, to);
@@ -3903,6 +3907,33 @@ fn is_bracket_run(bytes: &[u8], pos: usize) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    // A declined opener's unit holding a bracket that opened bare JSON is not passed as
+    // text (`<tool_call>x{"`); once the rescan budget ran out and bare JSON is off, the
+    // same unit is text, so the windows found not to be are forgotten: the rest of the
+    // flood is passed at once, not read unit by unit (32x prose before). The text is the
+    // flood's, the call after it found, one-shot as streamed.
+    #[test]
+    fn units_refused_while_bare_json_was_on_are_asked_again_once_it_is_off() {
+        let options = crate::ParseOptions::default();
+        let (ctx, _) = options.ctx();
+        let flood = "<tool_call>x{\"".repeat(20_000);
+        let mut e = Engine::new_inner(Arc::new(ctx));
+        e.quiet = true;
+        e.feed_whole(&flood);
+        assert!(e.bare_off, "the rescan budget ran out");
+        assert!(
+            e.no_units.iter().all(Vec::is_empty),
+            "a unit refused while bare JSON was on is still refused"
+        );
+        let call =
+            r#"<tool_call>{"name": "get_weather", "arguments": {"city": "Paris"}}</tool_call>"#;
+        let text = format!("{flood} {call}");
+        let p = crate::parse(&text, &options);
+        assert_eq!(p.calls.len(), 1);
+        assert_eq!(p.text.len(), flood.len() + 1);
+        assert_eq!(streamed_whole(&text, &options, 64).0, p.text);
+    }
 
     /// Options holding an empty tool registry.
     fn with_an_empty_registry() -> crate::ParseOptions {
