@@ -540,6 +540,13 @@ fn a_call_after_a_flood_of_markers_is_found() {
         ("</think>1,", true),
         ("<function=x", false),
         ("<function name=\"1,", false),
+        // Decline checks that decide at the first byte no name or header holds.
+        ("<function name=\"x>", false),
+        ("<function name=\"x\n", false),
+        ("<function=ab\"", false),
+        ("<|function_call|> \n", false),
+        ("<|start|>0", false),
+        ("<|start|> a", false),
         ("<TOOLCALL> ", false),
         ("<tool_calls>\n", false),
         (">>>x", true),
