@@ -977,7 +977,7 @@ const FLOOD_EXTRAS: [&str; 11] = [
 /// Flood units that vary an opener unit by what follows it (the classes behind the units,
 /// not only the openers themselves), listed after the openers so that the numbers of the
 /// units before them stay as they were.
-const FLOOD_VARIANTS: [&str; 23] = [
+const FLOOD_VARIANTS: [&str; 32] = [
     // A closed fence with one byte of content: one fence (and its content's read) a unit.
     "```\nx\n```\n",
     // The same with a callable info string.
@@ -1018,6 +1018,18 @@ const FLOOD_VARIANTS: [&str; 23] = [
     "get_weather({\"{#}",
     "get_weather(computer_use({\"{#}",
     "get_weather(get_weather(x){#}",
+    // Session 42, markers lane (appended): a suffixed marker with no suffix, a declined
+    // opener whose unit holds an implausible bracket, and markers whose copies differ
+    // (numbered: each opener decided on its own, no run passed).
+    "<think:1,",
+    "<tool_call>x[",
+    "<|function_call|>{#}",
+    "<|message_sep|>{#}",
+    "<|message_model|>{#}",
+    "<|tool_call>{#}",
+    "<function={#}",
+    "<function name=\"{#}",
+    "<|start|>{#}",
 ];
 
 /// The opener floods (`bench_table floods`, `bench_profile flood#N`): [`FLOOD_EXTRAS`], then
