@@ -58,7 +58,8 @@ const MAX_UNIT: usize = 64;
 /// instructions at 128 KB when asked at every push).
 const MIN_UNITS: usize = 4;
 /// Bytes after a declined opener whose unit [`Engine::declined_units`] found not repeated
-/// over which no unit is asked about: a flood whose copies differ (`<|tool_call>0`,
+/// (or an implausible bracket whose unit [`Engine::pass_implausible`] found so) over which
+/// no unit is asked about: a flood whose copies differ (`<|tool_call>0`,
 /// `<|tool_call>1`, …) asked at each opener in vain (the next copy searched and compared,
 /// ~140 instructions a unit, 21x prose); a run of copies after such bytes is passed from
 /// its first unit past them.
@@ -835,6 +836,8 @@ pub(crate) struct Engine<'a> {
     /// Offset in the whole input before which [`Engine::pass_declined_units`] asks about no
     /// unit: one it asked about there was not repeated ([`NO_UNITS_SKIP`]).
     no_units_before: usize,
+    /// The same for [`Engine::pass_implausible`]: a bracket's unit there was not repeated.
+    no_implausible_before: usize,
     /// The input's length (absolute) when a unit [`Engine::pass_implausible`] or
     /// [`Engine::declined_units`] asked about ran into the end of the bytes received: no
     /// unit is asked about again until more arrive (a stream's push ends inside a flood,
@@ -944,6 +947,7 @@ impl<'a> Engine<'a> {
             no_units: [Vec::new(), Vec::new()],
             no_unit_next: 0,
             no_units_before: 0,
+            no_implausible_before: 0,
             no_pass_end: usize::MAX,
         }
     }
@@ -2369,7 +2373,9 @@ impl<'a> Engine<'a> {
     /// Out of line: prose seldom has an implausible bracket.
     #[inline(never)]
     fn pass_implausible(&mut self, pos: usize, b: u8) -> bool {
-        if self.abs(self.buf.len()) == self.no_pass_end {
+        if self.abs(self.buf.len()) == self.no_pass_end
+            || self.abs(pos) < self.no_implausible_before
+        {
             return false;
         }
         let lookahead = self.lookahead();
@@ -2382,6 +2388,11 @@ impl<'a> Engine<'a> {
         };
         let period = period + 1;
         if !self.unit_repeats(pos, period, lookahead) {
+            // Its next copy differs (not the end of the bytes received): a flood whose copies
+            // differ (`[0[1[2…`) is not asked about for a while.
+            if self.abs(self.buf.len()) != self.no_pass_end {
+                self.no_implausible_before = self.abs(pos) + NO_UNITS_SKIP;
+            }
             return false;
         }
         let Some(line) = self.ordinary_after(pos, period) else {
@@ -3917,6 +3928,37 @@ fn is_bracket_run(bytes: &[u8], pos: usize) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    // A flood of implausible brackets whose copies differ (`[0[1[2…`) asks about no unit
+    // for a while after one whose next copy differs (Engine::pass_implausible); a run of
+    // repeated units right after it is still read as the scan reads it, and a call after
+    // both is found: one-shot equals 1-, 7- and 64-byte pushes in text, calls and notes.
+    #[test]
+    fn numbered_bracket_floods_then_repeated_ones_read_as_each_bracket() {
+        let options = with_get_weather();
+        let call = r#"{"name": "get_weather", "arguments": {"city": "Paris"}}"#;
+        for (numbered, repeated) in [("[", "[x"), ("{", "{\n"), ("{\n", "[1,"), ("[x", "{\nx")] {
+            let mut text = String::from("a ");
+            for n in 0..300 {
+                text.push_str(numbered);
+                text.push_str(&n.to_string());
+            }
+            text.push_str(&repeated.repeat(300));
+            text.push(' ');
+            text.push_str(call);
+            let p = crate::parse(&text, &options);
+            assert_eq!(p.calls.len(), 1, "{numbered:?} then {repeated:?}");
+            for size in [1, 7, 64] {
+                let (t, calls, diags) = streamed_whole(&text, &options, size);
+                assert!(
+                    t == p.text,
+                    "{numbered:?} then {repeated:?}: {size}-byte pushes"
+                );
+                assert_eq!(calls.len(), 1);
+                assert_eq!(diags, p.diagnostics, "{numbered:?} then {repeated:?}");
+            }
+        }
+    }
 
     // A declined opener's unit holding a bracket that opened bare JSON is not passed as
     // text (`<tool_call>x{"`); once the rescan budget ran out and bare JSON is off, the
