@@ -977,7 +977,7 @@ const FLOOD_EXTRAS: [&str; 11] = [
 /// Flood units that vary an opener unit by what follows it (the classes behind the units,
 /// not only the openers themselves), listed after the openers so that the numbers of the
 /// units before them stay as they were.
-const FLOOD_VARIANTS: [&str; 32] = [
+const FLOOD_VARIANTS: [&str; 36] = [
     // A closed fence with one byte of content: one fence (and its content's read) a unit.
     "```\nx\n```\n",
     // The same with a callable info string.
@@ -1030,6 +1030,13 @@ const FLOOD_VARIANTS: [&str; 32] = [
     "<function={#}",
     "<function name=\"{#}",
     "<|start|>{#}",
+    // Session 42, brackets lane (appended): declined openers whose unit holds a bracket
+    // that opens bare JSON until the rescan budget runs out, and implausible brackets whose
+    // copies differ.
+    "<tool_call>x{\"",
+    ">>>{\"",
+    "[{#}",
+    "{{#}",
 ];
 
 /// The opener floods (`bench_table floods`, `bench_profile flood#N`): [`FLOOD_EXTRAS`], then
