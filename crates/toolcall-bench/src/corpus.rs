@@ -977,7 +977,7 @@ const FLOOD_EXTRAS: [&str; 11] = [
 /// Flood units that vary an opener unit by what follows it (the classes behind the units,
 /// not only the openers themselves), listed after the openers so that the numbers of the
 /// units before them stay as they were.
-const FLOOD_VARIANTS: [&str; 36] = [
+const FLOOD_VARIANTS: [&str; 37] = [
     // A closed fence with one byte of content: one fence (and its content's read) a unit.
     "```\nx\n```\n",
     // The same with a callable info string.
@@ -1037,6 +1037,9 @@ const FLOOD_VARIANTS: [&str; 36] = [
     ">>>{\"",
     "[{#}",
     "{{#}",
+    // Session 42, calls lane (appended): a unit whose inner call closes after a second name
+    // (each opener scanned its unit afresh while its run was looked for, 798x prose).
+    "get_weather(computer_use(x)",
 ];
 
 /// The opener floods (`bench_table floods`, `bench_profile flood#N`): [`FLOOD_EXTRAS`], then

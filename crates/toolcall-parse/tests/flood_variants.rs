@@ -308,6 +308,7 @@ fn floods_of_openers_whose_scans_read_markup_read_as_opener_by_opener() {
         "get_weather(]",
         "get_weather(}x",
         "get_weather(computer_use(x",
+        "get_weather(computer_use(x)",
         "get_weather(x(",
         "get_weather(x(computer_use(\"",
         "get_weather(`x",
