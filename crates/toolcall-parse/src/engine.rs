@@ -2023,10 +2023,14 @@ impl<'a> Engine<'a> {
         i: usize,
         declines: impl Fn(&Ctx, &str) -> bool,
     ) -> bool {
+        // Inside the bytes after a unit not repeated first: every opener of a flood whose
+        // copies differ asks here.
+        if self.abs(pos) < self.no_units_before {
+            return false;
+        }
         let lookahead = self.lookahead();
         let bytes = self.buf.as_bytes();
         let known = self.abs(bytes.len()) == self.no_pass_end
-            || self.abs(pos) < self.no_units_before
             || self
                 .no_units
                 .iter()
