@@ -42,7 +42,7 @@ use crate::family::{
     Suffix, THINK, Wake, read_suffix,
 };
 use crate::openers::{Action, Found, LastFound, ReadBy};
-use crate::scanner::{FailedScan, FailedScans, array_start_plausible, object_start_plausible};
+use crate::scanner::{FailedScans, array_start_plausible, object_start_plausible};
 
 /// Bytes that abandoned bare JSON regions may rescan, as a multiple of the input (plus a
 /// constant): beyond it, bare brackets stay text.
@@ -770,8 +770,8 @@ pub(crate) struct Engine<'a> {
     /// Bytes rescanned by abandoned bare JSON regions, and whether the budget ran out.
     rescanned: usize,
     bare_off: bool,
-    /// The last failed bare JSON scan, which regions opened inside it resume from.
-    failed_scan: Option<FailedScan>,
+    /// The last few failed bare JSON scans, which regions opened inside them resume from.
+    failed_scan: FailedScans,
     /// The same for call syntax (`name(`, parentheses nesting): kept apart, as a scan of
     /// one kind never resumes from the other's. In one slot a flood such as
     /// `get_weather({"` (a `name(` region, then a bare `{` region, at every unit) replaced
@@ -922,7 +922,7 @@ impl<'a> Engine<'a> {
             diag_cap: DiagCap::default(),
             rescanned: 0,
             bare_off: false,
-            failed_scan: None,
+            failed_scan: FailedScans::default(),
             failed_call_scan: FailedScans::default(),
             no_run_before: 0,
             call_unit_misses: 0,
@@ -4151,7 +4151,7 @@ mod tests {
                             continue;
                         };
                         let mut live = Vec::new();
-                        let mut failed = None;
+                        let mut failed = FailedScans::default();
                         let mut cx = ReadCx {
                             ctx: &ctx,
                             base: 0,
@@ -4699,7 +4699,7 @@ mod tests {
                        opened_final: bool,
                        streaming: bool| {
             let mut live = Vec::new();
-            let mut failed = None;
+            let mut failed = FailedScans::default();
             let mut cx = ReadCx {
                 ctx: &ctx,
                 base: 0,

@@ -801,7 +801,7 @@ pub(crate) struct ReadCx<'a> {
     pub end: crate::ReplyEnd,
     /// The last bracket scan that failed in this parse, for a region opened inside it to
     /// resume from ([`crate::scanner::FailedScan`]).
-    pub(crate) failed_scan: &'a mut Option<crate::scanner::FailedScan>,
+    pub(crate) failed_scan: &'a mut crate::scanner::FailedScans,
     /// The same for call syntax (`name(`), whose scans nest parentheses too.
     pub(crate) failed_call_scan: &'a mut crate::scanner::FailedScans,
     /// The last tool name looked up in the registry ([`ReadCx::strict_name_ok`]).

@@ -284,6 +284,7 @@ impl Scanner {
 
     /// After [`Scan::Fail`]: what a region opened at one of the brackets still open can
     /// resume from (see [`FailedScan`]); `start` is this region's absolute offset.
+    #[cfg(test)]
     pub(crate) fn into_failed(self, start: usize) -> FailedScan {
         FailedScan {
             start,
@@ -292,43 +293,38 @@ impl Scanner {
         }
     }
 
-    /// [`Scanner::into_failed`] kept in `failed` as its most recent scan. A streamed `name(`
+    /// This failed scan kept in `failed` as its most recent ([`FailedScan`]). A streamed `name(`
     /// read over pushes fails in its reader, not in [`Scanner::scan_from`].
     pub(crate) fn fail_into(self, failed: &mut FailedScans, start: usize) {
         failed.keep(start, self, &[]);
     }
 
-    /// [`Scanner::into_failed`] for a new scan (or a resumed one, which reads as a new one
-    /// would) that failed after reading `seen` (its region's first [`Scanner::consumed`]
-    /// bytes), kept for [`FailedScan::repeats`].
-    pub(crate) fn into_failed_seen(self, start: usize, seen: &[u8]) -> FailedScan {
-        FailedScan {
-            start,
-            scanner: self,
-            seen: seen.to_vec(),
-        }
-    }
-
     /// A scanner for the region at absolute offset `start`, whose first byte is `open`:
-    /// resumed from `failed` (taken) when that bracket is one `failed` left open (the same
-    /// bytes would be scanned again to the same state), else new.
+    /// resumed from the kept scan in `failed` that left that bracket open (taken out of
+    /// it: the same bytes would be scanned again to the same state), else new.
     pub(crate) fn resume_or_new(
-        failed: &mut Option<FailedScan>,
+        failed: &mut FailedScans,
         start: usize,
         open: u8,
         max_depth: usize,
         parens: bool,
     ) -> Scanner {
-        match failed
-            .as_ref()
-            .and_then(|f| f.resumable_at(start, open, max_depth, parens))
-        {
-            Some(k) => match failed.take() {
-                Some(f) => f.resume(k, start),
-                None => Scanner::new(max_depth, parens),
-            },
-            None => Scanner::new(max_depth, parens),
+        match failed.resumable(start, open, max_depth, parens) {
+            Some((i, k)) if i < failed.slots.len() => {
+                let (mut f, _) = failed.slots.swap_remove(i);
+                f.resume_in_place(k, start);
+                failed.spare_seen(f.seen);
+                f.scanner
+            }
+            _ => Scanner::new(max_depth, parens),
         }
+    }
+
+    /// [`Scanner::fail_into`] for a scan that failed after reading `seen` (its region's
+    /// first [`Scanner::consumed`] bytes) as a new scan would (a resumed one reads as a
+    /// new one would), kept for [`FailedScans::repeats`]; empty `seen`: not kept for it.
+    pub(crate) fn fail_into_seen(self, failed: &mut FailedScans, start: usize, seen: &[u8]) {
+        failed.keep(start, self, seen);
     }
 
     /// [`Scanner::resume_or_new`] from the scans kept in `failed`, then
@@ -448,36 +444,6 @@ pub(crate) struct FailedScan {
 }
 
 impl FailedScan {
-    /// How a new scan (`max_depth`, `parens`) of `region` fails, when it starts with the
-    /// bytes a kept failed scan read (see [`FailedScan::seen`]): the bytes it consumes.
-    pub(crate) fn repeats(
-        failed: &Option<FailedScan>,
-        max_depth: usize,
-        parens: bool,
-        region: &[u8],
-    ) -> Option<usize> {
-        let f = failed.as_ref()?;
-        let n = f.seen.len();
-        (f.scanner.max_depth == max_depth
-            && f.scanner.parens == parens
-            && n > 0
-            && region.get(..n) == Some(f.seen.as_slice()))
-        .then_some(n)
-    }
-
-    /// Whether a region at absolute offset `start` would resume from `failed`.
-    pub(crate) fn covers(
-        failed: &Option<FailedScan>,
-        start: usize,
-        open: u8,
-        max_depth: usize,
-        parens: bool,
-    ) -> bool {
-        failed
-            .as_ref()
-            .is_some_and(|f| f.resumable_at(start, open, max_depth, parens).is_some())
-    }
-
     /// The stack index of the bracket at absolute offset `start` when a region starting
     /// there may resume from this scan.
     fn resumable_at(
@@ -503,12 +469,9 @@ impl FailedScan {
 
     /// The scanner of the region at `start`, the bracket at stack index `k`: the brackets
     /// below it dropped, at the failing byte (to read it again).
-    fn resume(mut self, k: usize, start: usize) -> Scanner {
-        self.resume_in_place(k, start);
-        self.scanner
-    }
-
-    /// [`FailedScan::resume`] where the scan lies: its scanner is the region's at `start`.
+    /// The scanner of the region at `start`, the bracket at stack index `k`, where the scan
+    /// lies: the brackets below it dropped (or left under a floor), at the failing byte (to
+    /// read it again).
     fn resume_in_place(&mut self, k: usize, start: usize) {
         let rel = start - self.start;
         self.start = start;
@@ -573,7 +536,6 @@ impl FailedScans {
     }
 
     /// Whether a region at absolute offset `start` would resume from a kept scan.
-    #[cfg(test)]
     pub(crate) fn covers(&self, start: usize, open: u8, max_depth: usize, parens: bool) -> bool {
         self.resumable(start, open, max_depth, parens).is_some()
     }
@@ -921,15 +883,16 @@ mod tests {
                     let Some((n, sc)) = fresh(&b[k..], d) else {
                         continue;
                     };
-                    let kept = Some(sc.into_failed_seen(k, &b[k..k + n]));
+                    let mut kept = FailedScans::default();
+                    sc.fail_into_seen(&mut kept, k, &b[k..k + n]);
                     for k2 in 0..4 * unit.len() {
                         let r = &b[k2..];
-                        if let Some(m) = FailedScan::repeats(&kept, d, false, r) {
+                        if let Some(m) = kept.repeats(d, false, r) {
                             hits += 1;
                             assert_eq!(fresh(r, d).map(|f| f.0), Some(m), "{unit:?} {d} {k} {k2}");
                         }
-                        assert_eq!(FailedScan::repeats(&kept, d + 1, false, r), None);
-                        assert_eq!(FailedScan::repeats(&kept, d, true, r), None);
+                        assert_eq!(kept.repeats(d + 1, false, r), None);
+                        assert_eq!(kept.repeats(d, true, r), None);
                     }
                 }
             }
@@ -1224,7 +1187,7 @@ mod tests {
                 for depth in 1..8 {
                     // Every region start a flood would open: each bracket, left to right,
                     // resumed from the last failure when it lies in it.
-                    let mut failed: Option<FailedScan> = None;
+                    let mut failed = FailedScans::default();
                     for (at, &b) in bytes.iter().enumerate() {
                         if !(matches!(b, b'[' | b'{') || (b == b'(' && parens)) {
                             continue;
@@ -1237,7 +1200,7 @@ mod tests {
                             "{text:?} from {at}, depth {depth}, parens {parens}"
                         );
                         if matches!(r, Scan::Fail(_)) {
-                            failed = Some(sc.into_failed(at));
+                            sc.fail_into(&mut failed, at);
                         }
                     }
                 }
@@ -1261,7 +1224,7 @@ mod tests {
             let bytes = text.as_bytes();
             for parens in [false, true] {
                 for depth in [1, 2, 7, 16, 33] {
-                    let mut failed: Option<FailedScan> = None;
+                    let mut failed = FailedScans::default();
                     for (at, &b) in bytes.iter().enumerate() {
                         if !(matches!(b, b'[' | b'{') || (b == b'(' && parens)) {
                             continue;
@@ -1275,7 +1238,7 @@ mod tests {
                         );
                         assert!(sc.stack.len() <= 2 * depth + 2, "{}", sc.stack.len());
                         if matches!(r, Scan::Fail(_)) {
-                            failed = Some(sc.into_failed(at));
+                            sc.fail_into(&mut failed, at);
                         }
                     }
                 }

@@ -23,7 +23,7 @@ use crate::builder::Outcome;
 use crate::fallback;
 use crate::family::{Advance, JsonCx, Plain, ReadCx, RegionReader};
 use crate::repair::parse_lenient;
-use crate::scanner::{FailedScan, Scan, Scanner, decode_calls_prefix};
+use crate::scanner::{Scan, Scanner, decode_calls_prefix};
 
 pub(crate) struct BareJsonReader {
     /// Made at the first read, resumed from a failed scan this region lies in when there
@@ -166,14 +166,14 @@ impl RegionReader for BareJsonReader {
         // One-shot, before the first scan: valid JSON is decoded in one pass (a region a
         // failed scan covers resumes from it instead, keeping bracket floods linear).
         let repeats = if self.scanner.is_none() {
-            FailedScan::repeats(cx.failed_scan, max_depth, false, bytes)
+            cx.failed_scan.repeats(max_depth, false, bytes)
         } else {
             None
         };
         if self.scanner.is_none()
             && !cx.streaming()
             && repeats.is_none()
-            && !FailedScan::covers(cx.failed_scan, at, open, max_depth, false)
+            && !cx.failed_scan.covers(at, open, max_depth, false)
         {
             // An envelope read into its calls' parts, when that family would claim it.
             if let Some((end, outcome)) =
@@ -188,7 +188,7 @@ impl RegionReader for BareJsonReader {
         }
         if let Some(end) = repeats {
             // A region that starts with the bytes a kept scan failed on fails as it did,
-            // with no note as it had none (`FailedScan::repeats`; only a failure without
+            // with no note as it had none (`FailedScans::repeats`; only a failure without
             // a note is kept so); the kept scan stays for the next such region.
             return abandon(end, None);
         }
@@ -240,10 +240,13 @@ impl RegionReader for BareJsonReader {
                         )
                     })
                 };
-                *cx.failed_scan = self.scanner.take().map(|s| match diagnostic {
-                    None => s.into_failed_seen(at, scanned),
-                    Some(_) => s.into_failed(at),
-                });
+                if let Some(s) = self.scanner.take() {
+                    // Kept among the last few (`FailedScans`): each opener of a numbered
+                    // flood whose copies hold strings (`{"0{"1…`) resumes from the scan
+                    // that saw its bracket outside strings, not only from the last one.
+                    let seen = if diagnostic.is_none() { scanned } else { &[] };
+                    s.fail_into_seen(cx.failed_scan, at, seen);
+                }
                 abandon(end, diagnostic)
             }
         }
