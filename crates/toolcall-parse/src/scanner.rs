@@ -459,9 +459,16 @@ impl FailedScan {
         }
         let rel = start.checked_sub(self.start)?;
         let own = old.stack.get(old.floor..)?;
-        let k = own
-            .binary_search_by_key(&(old.origin + rel), |&(_, at)| at)
-            .ok()?;
+        let want = old.origin + rel;
+        // The brackets nearest the floor first: each region opened inside a failed scan
+        // resumes at a bracket just above the floor the last one left (a flood opens its
+        // regions in order), where the binary search of a `max_depth` stack cost ~50
+        // instructions an opener (`get_weather({#}`).
+        let near = own.iter().take(NEAR).position(|&(_, at)| at >= want);
+        let k = match near {
+            Some(k) => (own.get(k).map(|&(_, at)| at) == Some(want)).then_some(k)?,
+            None => own.binary_search_by_key(&want, |&(_, at)| at).ok()?,
+        };
         // `pos` is past the failing byte, which lies after every open bracket.
         (own.get(k).map(|&(closer, _)| closer) == Some(closer_of(open)) && old.pos > rel)
             .then_some(old.floor + k)
@@ -490,6 +497,10 @@ impl FailedScan {
         sc.pos = sc.pos - 1 - rel;
     }
 }
+
+/// How many brackets above its floor [`FailedScan::resumable_at`] compares one by one
+/// before its binary search.
+const NEAR: usize = 4;
 
 /// How many failed scans [`FailedScans`] keeps.
 const FAILED_SLOTS: usize = 4;
@@ -1048,6 +1059,28 @@ mod tests {
             }
         }
         assert!(hits > 100, "{hits}");
+    }
+
+    // A failed scan is resumable at each bracket it left open, whether that lies among the
+    // few above its floor compared one by one or further up (binary search), and at no other
+    // offset; after a resume (a raised floor) the same holds from the new floor.
+    #[test]
+    fn resumable_at_every_open_bracket_near_the_floor_or_not() {
+        let flood = "f(x ".repeat(40);
+        let b = flood.as_bytes();
+        let opens: Vec<usize> = (0..b.len()).filter(|&i| b[i] == b'(').collect();
+        let d = 20;
+        let mut kept = FailedScans::default();
+        assert!(Scanner::scan_from(&mut kept, opens[0], b'(', d, true, &b[opens[0]..]).is_err());
+        for (j, &k) in opens.iter().enumerate() {
+            assert_eq!(kept.covers(k, b'(', d, true), j < d, "{j}");
+            assert!(!kept.covers(k + 1, b'(', d, true));
+        }
+        // Resumed at the 3rd bracket (floor raised to 2): the 3rd .. 20th are still open.
+        assert!(Scanner::scan_from(&mut kept, opens[2], b'(', d, true, &b[opens[2]..]).is_err());
+        for (j, &k) in opens.iter().enumerate().skip(2) {
+            assert_eq!(kept.covers(k, b'(', d, true), j < d + 2, "{j}");
+        }
     }
 
     #[test]
