@@ -977,7 +977,7 @@ const FLOOD_EXTRAS: [&str; 11] = [
 /// Flood units that vary an opener unit by what follows it (the classes behind the units,
 /// not only the openers themselves), listed after the openers so that the numbers of the
 /// units before them stay as they were.
-const FLOOD_VARIANTS: [&str; 37] = [
+const FLOOD_VARIANTS: [&str; 40] = [
     // A closed fence with one byte of content: one fence (and its content's read) a unit.
     "```\nx\n```\n",
     // The same with a callable info string.
@@ -1040,6 +1040,12 @@ const FLOOD_VARIANTS: [&str; 37] = [
     // Session 42, calls lane (appended): a unit whose inner call closes after a second name
     // (each opener scanned its unit afresh while its run was looked for, 798x prose).
     "get_weather(computer_use(x)",
+    // Session 42 round 2, brackets lane (appended): numbered bracket floods whose copies
+    // hold strings (each opener resumes from the kept scan that saw its bracket outside
+    // strings), and a numbered `<tool_call>` whose first word is followed by no tag.
+    "{\"{#}",
+    "[{\"{#}",
+    "<tool_call>{#}",
 ];
 
 /// The opener floods (`bench_table floods`, `bench_profile flood#N`): [`FLOOD_EXTRAS`], then
