@@ -375,6 +375,9 @@ impl std::fmt::Debug for dyn Family {
 }
 
 /// One model family: see the module doc for how to add one.
+/// [`Family::removes`]: the region's bytes removed without a reader, if so.
+pub(crate) type Removes = fn(usize, &str, bool) -> Option<usize>;
+
 pub(crate) trait Family: Sync + Send {
     fn id(&self) -> &'static str;
     fn description(&self) -> &'static str;
@@ -406,6 +409,17 @@ pub(crate) trait Family: Sync + Send {
     /// every byte. At most [`MAX_DECLINED_RUN`] (each ask bounded).
     fn declined_run(&self, _opener: usize, _region: &str) -> usize {
         0
+    }
+    /// A check `removes(opener, region, is_final)` answering `Some(n)` where this family's
+    /// reader of opener `opener`, made now and asked once with `region` and `is_final`,
+    /// would answer that the region's first `n` bytes are markup removed with nothing in
+    /// its place ([`crate::family::Advance::Done`] with an empty outcome): the engine then
+    /// removes them without making the reader (a flood of a lone `<|message_sep|>` made,
+    /// boxed and dropped a reader at each). Asked only where the family does not decline
+    /// the region, `None` from it: ask the reader. Resolved once when the opener table is
+    /// built (`None`, the default: no such check; an opener without one pays a load).
+    fn removes(&self) -> Option<Removes> {
+        None
     }
     /// Whether this family declines at once every region of opener `opener` that the same
     /// opener follows directly (`<tool_call><tool_call>`), whatever follows that: asked

@@ -13,7 +13,9 @@ use std::sync::{Arc, Mutex};
 
 use crate::FormatId;
 use crate::builder::Ctx;
-use crate::family::{Family, Opening, ReasoningMarker, RegionReader, SuffixedMarker, THINK};
+use crate::family::{
+    Family, Opening, ReasoningMarker, RegionReader, Removes, SuffixedMarker, THINK,
+};
 
 /// The opener a lookup found last, kept by its caller for its next lookup
 /// ([`Openers::at_after`], [`Openers::none_at_after`]). An atomic read and written with
@@ -47,6 +49,8 @@ pub(crate) struct ReadBy {
     pub opener: usize,
     /// [`Family::opening`] for this opener.
     opening: Opening,
+    /// [`Family::removes`].
+    removes: Option<Removes>,
 }
 
 impl ReadBy {
@@ -55,6 +59,7 @@ impl ReadBy {
             family,
             opener,
             opening: family.opening(opener),
+            removes: family.removes(),
         }
     }
 
@@ -72,6 +77,12 @@ impl ReadBy {
             }
             Opening::Region => self.family.open_region(self.opener, region, is_final, ctx),
         }
+    }
+
+    /// [`Family::removes`] for this opener.
+    #[inline]
+    pub(crate) fn removes(&self, region: &str, is_final: bool) -> Option<usize> {
+        self.removes?(self.opener, region, is_final)
     }
 
     /// [`Family::declines`] for this opener, through its resolved [`Opening`].

@@ -318,6 +318,8 @@ pub(crate) struct Described {
     /// Openers whose region is declined when the same opener follows it directly
     /// ([`Family::declines_repeated`]).
     pub repeats_declined: &'static [&'static str],
+    /// Regions removed without a reader ([`Family::removes`]).
+    pub removes: Option<crate::family::Removes>,
 }
 
 impl Described {
@@ -350,6 +352,7 @@ impl Described {
         schema_rules: None,
         declined_run: |_, _| 0,
         repeats_declined: &[],
+        removes: None,
     };
 }
 
@@ -387,6 +390,9 @@ impl Family for Described {
     }
     fn declined_run(&self, opener: usize, region: &str) -> usize {
         (self.declined_run)(opener, region)
+    }
+    fn removes(&self) -> Option<crate::family::Removes> {
+        self.removes
     }
     fn declines_repeated(&self, opener: usize) -> bool {
         self.body

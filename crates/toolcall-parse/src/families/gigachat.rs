@@ -76,6 +76,28 @@ fn declines(opener: usize, region: &str, is_final: bool) -> bool {
     opener == 1 && open_json_declines(FUNCTION_CALL.len(), region, is_final)
 }
 
+/// What [`TurnReader`] answers at its first step when `<|message_sep|>` is alone (removed),
+/// read without making it (a flood of the separator and junk made, boxed and dropped a
+/// reader at each).
+fn removes(opener: usize, region: &str, is_final: bool) -> Option<usize> {
+    (opener == 0 && separator_alone(region, is_final)).then_some(MESSAGE_SEP.len())
+}
+
+/// `<|message_sep|>` at `region`'s start is alone: `function call<|role_sep|>` does not
+/// follow it after at most [`MAX_BLANKS`] blanks, whatever more input comes.
+fn separator_alone(region: &str, is_final: bool) -> bool {
+    let after = region.get(MESSAGE_SEP.len()..).unwrap_or("");
+    let blanks = after.len() - after.trim_start_matches(|c: char| c.is_ascii_whitespace()).len();
+    if blanks > MAX_BLANKS {
+        return true;
+    }
+    match starts(&after[blanks..], FUNCTION_TURN) {
+        Some(true) => false,
+        None => is_final,
+        Some(false) => true,
+    }
+}
+
 fn example_call(name: &str, args: &Map<String, Value>) -> String {
     format!("{FUNCTION_CALL}{}", name_arguments(name, args))
 }
@@ -98,6 +120,7 @@ pub(crate) static GIGACHAT: Described = Described {
     }),
     example_call: Some(example_call),
     constraint: Some(&CONSTRAINT),
+    removes: Some(removes),
     ..Described::BASE
 };
 

@@ -66,6 +66,21 @@ fn reader(opener: usize, ctx: &Ctx) -> Option<Box<dyn RegionReader>> {
     }))
 }
 
+/// What [`BlockReader`] of `<|message_model|>` answers at its first step when the header
+/// is removed (no call block follows), read without making it (a flood of the header made,
+/// boxed and dropped a reader with its scanner at each).
+fn removes(opener: usize, region: &str, is_final: bool) -> Option<usize> {
+    if opener != 0 {
+        return None;
+    }
+    match header(region.get(MESSAGE_MODEL.len()..).unwrap_or("")) {
+        Header::Kind { kind, .. } if kind == INVOKE_JSON => None,
+        Header::Kind { at, .. } => Some(MESSAGE_MODEL.len() + at),
+        Header::Partial if !is_final => None,
+        _ => Some(MESSAGE_MODEL.len()),
+    }
+}
+
 fn continues_implied(start: &str, is_final: bool) -> Option<bool> {
     Some(match header(start) {
         Header::Kind { .. } => true,
@@ -104,6 +119,7 @@ pub(crate) static INKLING: Described = Described {
         several: "- To make several calls, write several <|content_invoke_tool_json|> blocks; they run in that order.\n",
     }),
     example_call: Some(example_call),
+    removes: Some(removes),
     ..Described::BASE
 };
 
