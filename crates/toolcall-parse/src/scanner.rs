@@ -55,6 +55,19 @@ impl std::fmt::Display for ScanError {
     }
 }
 
+/// A byte table of `members` (`true` at each of them): the parser's byte classes are looked
+/// up a byte at a time on hot paths, where a table costs one load and the compares of a
+/// `matches!` several.
+pub(crate) const fn byte_set(members: &[u8]) -> [bool; 256] {
+    let mut t = [false; 256];
+    let mut i = 0;
+    while i < members.len() {
+        t[members[i] as usize] = true;
+        i += 1;
+    }
+    t
+}
+
 /// Bytes [`Scanner::advance`] reads as ordinary outside strings and comments whatever the
 /// state (not a quote, `/` or bracket; `'` and a parenthesis may not be), and that a
 /// byte read as ordinary leaves in the state it found: a run of them is passed at once.
@@ -1081,6 +1094,14 @@ mod tests {
         for (j, &k) in opens.iter().enumerate().skip(2) {
             assert_eq!(kept.covers(k, b'(', d, true), j < d + 2, "{j}");
         }
+    }
+
+    #[test]
+    fn a_byte_set_holds_its_members_only() {
+        let t = byte_set(b"{\"\n");
+        assert_eq!(t.iter().filter(|&&m| m).count(), 3);
+        assert!(t[usize::from(b'{')] && t[usize::from(b'"')] && t[usize::from(b'\n')]);
+        assert!(!t[usize::from(b'}')] && !t[0] && !t[255]);
     }
 
     #[test]

@@ -81,16 +81,7 @@ enum Head {
 
 /// The bytes [`head`] ends a name's search at: `>`, a blank (`is_ascii_whitespace`), `<`
 /// and the quotes.
-static NAME_ENDS: [bool; 256] = {
-    let mut t = [false; 256];
-    let ends = *b">\t\n\x0c\r <\"'";
-    let mut i = 0;
-    while i < ends.len() {
-        t[ends[i] as usize] = true;
-        i += 1;
-    }
-    t
-};
+static NAME_ENDS: [bool; 256] = crate::scanner::byte_set(b">\t\n\x0c\r <\"'");
 
 fn head(region: &str, is_final: bool) -> Head {
     let bytes = region.as_bytes();

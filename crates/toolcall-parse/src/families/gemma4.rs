@@ -126,16 +126,7 @@ fn name_until_brace(rest: &str, complete: bool) -> Lead<'_> {
 
 /// The bytes that end a lead's name ([`name_until_brace`]): its `{`, or a byte that refuses
 /// it (ASCII blanks, `<`, `>`, quotes).
-static NAME_ENDS: [bool; 256] = {
-    let mut t = [false; 256];
-    let ends = b"{<>\"' \t\n\x0c\r";
-    let mut i = 0;
-    while i < ends.len() {
-        t[ends[i] as usize] = true;
-        i += 1;
-    }
-    t
-};
+static NAME_ENDS: [bool; 256] = crate::scanner::byte_set(b"{<>\"' \t\n\x0c\r");
 
 fn body(body: &str, _cx: &mut ReadCx<'_>, format: FormatId) -> Result<Vec<Draft>, String> {
     read_call(body, format, QUOTE)
@@ -1029,16 +1020,7 @@ const SHORT_TEXT: usize = 24;
 
 /// The bytes [`LiveObject::scan`] acts on outside strings (besides the quote's first byte):
 /// a JSON string's quote, brackets and the comma between entries.
-static PLAIN_STOPS: [bool; 256] = {
-    let mut t = [false; 256];
-    let mut i = 0;
-    let stops = b"\"{[}],";
-    while i < stops.len() {
-        t[stops[i] as usize] = true;
-        i += 1;
-    }
-    t
-};
+static PLAIN_STOPS: [bool; 256] = crate::scanner::byte_set(b"\"{[}],");
 
 /// What wakes the block reader of a [`LiveObject`] whose closing tag is `close`
 /// ([`LiveObject::wake`]): while it streams, a byte that can end an entry (`,`, `}`, `]`)
