@@ -374,10 +374,10 @@ impl std::fmt::Debug for dyn Family {
     }
 }
 
-/// One model family: see the module doc for how to add one.
 /// [`Family::removes`]: the region's bytes removed without a reader, if so.
 pub(crate) type Removes = fn(usize, &str, bool) -> Option<usize>;
 
+/// One model family: see the module doc for how to add one.
 pub(crate) trait Family: Sync + Send {
     fn id(&self) -> &'static str;
     fn description(&self) -> &'static str;
@@ -813,8 +813,8 @@ pub(crate) struct ReadCx<'a> {
     pub at_start: bool,
     /// How the reply ended; read it only once the input has ended (`is_final`).
     pub end: crate::ReplyEnd,
-    /// The last bracket scan that failed in this parse, for a region opened inside it to
-    /// resume from ([`crate::scanner::FailedScan`]).
+    /// The last few bracket scans that failed in this parse, for a region opened inside one
+    /// to resume from ([`crate::scanner::FailedScans`]).
     pub(crate) failed_scan: &'a mut crate::scanner::FailedScans,
     /// The same for call syntax (`name(`), whose scans nest parentheses too.
     pub(crate) failed_call_scan: &'a mut crate::scanner::FailedScans,
