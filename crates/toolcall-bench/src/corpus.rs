@@ -977,7 +977,7 @@ const FLOOD_EXTRAS: [&str; 11] = [
 /// Flood units that vary an opener unit by what follows it (the classes behind the units,
 /// not only the openers themselves), listed after the openers so that the numbers of the
 /// units before them stay as they were.
-const FLOOD_VARIANTS: [&str; 40] = [
+const FLOOD_VARIANTS: [&str; 43] = [
     // A closed fence with one byte of content: one fence (and its content's read) a unit.
     "```\nx\n```\n",
     // The same with a callable info string.
@@ -1046,6 +1046,11 @@ const FLOOD_VARIANTS: [&str; 40] = [
     "{\"{#}",
     "[{\"{#}",
     "<tool_call>{#}",
+    // Session 42 end (appended): numbered floods the lead's screen found still over 20x
+    // (a fence or `Action:` before JSON, each copy with its own number).
+    "```json\n{#}\n```\n{\"",
+    "```\n{#}\n```\n{\"",
+    "Action: ```json{\"{#}",
 ];
 
 /// The opener floods (`bench_table floods`, `bench_profile flood#N`): [`FLOOD_EXTRAS`], then
