@@ -179,6 +179,13 @@ pub(crate) fn json_items(
             repairs = r;
         }
         Ok(_) => return Err("the JSON is not an object or a list of objects".into()),
+        // One line (not empty: trimmed, it is not blank): its own parse below is the one
+        // that just failed (the same text), and fails with the same message. A flood of
+        // broken markup on one line (`Action: ```json{"0Action: ```json{"1…`) parsed each
+        // block twice.
+        Err(first) if !body.is_empty() && memchr::memchr(b'\n', body.as_bytes()).is_none() => {
+            return Err(format!("malformed JSON: {first}"));
+        }
         Err(first) => {
             for line in body.lines().filter(|l| !l.trim().is_empty()) {
                 let (v, r) =
