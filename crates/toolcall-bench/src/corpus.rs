@@ -977,7 +977,7 @@ const FLOOD_EXTRAS: [&str; 11] = [
 /// Flood units that vary an opener unit by what follows it (the classes behind the units,
 /// not only the openers themselves), listed after the openers so that the numbers of the
 /// units before them stay as they were.
-const FLOOD_VARIANTS: [&str; 43] = [
+const FLOOD_VARIANTS: [&str; 45] = [
     // A closed fence with one byte of content: one fence (and its content's read) a unit.
     "```\nx\n```\n",
     // The same with a callable info string.
@@ -1051,6 +1051,10 @@ const FLOOD_VARIANTS: [&str; 43] = [
     "```json\n{#}\n```\n{\"",
     "```\n{#}\n```\n{\"",
     "Action: ```json{\"{#}",
+    // Session 43, brackets lane (appended): repeated fences around a broken object (a
+    // sub-engine a fence, 64-78x prose at the session's start).
+    "```\nx\n```\n{\"",
+    "```json\nx\n```\n{\"",
 ];
 
 /// The opener floods (`bench_table floods`, `bench_profile flood#N`): [`FLOOD_EXTRAS`], then

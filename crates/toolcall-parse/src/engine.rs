@@ -3830,7 +3830,13 @@ impl<'a> Engine<'a> {
         // (its `nested` scan skips every other opener): content holding none of their
         // starts is sent as text by it, nothing else, and its text is this engine's. A
         // flood of one-byte fences (```` ```\nx\n```\n ````) made a sub-engine each.
-        if !markup && holds_no_nested_region(inner.as_bytes(), &self.ctx.openers) {
+        if !markup
+            && holds_no_nested_region(
+                inner.as_bytes(),
+                &self.ctx.openers,
+                self.ctx.limits.max_depth,
+            )
+        {
             self.enter_text(end);
             return Step::Continue;
         }
@@ -3913,15 +3919,35 @@ impl<'a> Engine<'a> {
 }
 
 /// Whether a fence's `content`, read by a `nested` sub-engine (which starts no opener),
-/// provably opens no region there: no `[`, `{` or `(` (bare JSON, `name(`), and no line
-/// whose first byte after its blanks can start a line-start opener (the blanks keep the
-/// scan's line start, as `step_text` reads them). Inline code only hides bytes from that
-/// scan, so counting every byte is on the safe side.
-fn holds_no_nested_region(content: &[u8], openers: &crate::openers::Openers) -> bool {
+/// provably gives nothing but its text: no `(` (`name(`), no line whose first byte after
+/// its blanks can start a line-start opener (the blanks keep the scan's line start, as
+/// `step_text` reads them), and at most one bracket (`[`, `{`: bare JSON), whose region,
+/// when it opens, is abandoned as text without a note: its scan (`max_depth`, as the
+/// reader's) does not close it (so no decode can: a value serde reads is one the scan
+/// closes, `decode_prefix_agrees_with_scan_then_decode`), a cut list needs a second
+/// bracket (an entry or the envelope's list), and it holds no call's keys
+/// (`looks_like_call`, the note's only source there: `[name(` needs a `(`); the scan
+/// then reads on from its second byte, where no bracket is left. Inline code only hides
+/// bytes from that scan, so counting every byte is on the safe side. A flood of fences
+/// around a broken object (```` ```\n{"x\n``` ````) made a sub-engine each (~5 k
+/// instructions a fence).
+fn holds_no_nested_region(
+    content: &[u8],
+    openers: &crate::openers::Openers,
+    max_depth: usize,
+) -> bool {
     let mut line_start = true;
-    for &b in content {
+    let mut bracket = None;
+    for (i, &b) in content.iter().enumerate() {
         match b {
-            b'[' | b'{' | b'(' => return false,
+            b'(' => return false,
+            b'[' | b'{' => {
+                if bracket.is_some() || (line_start && openers.line_first(b)) {
+                    return false;
+                }
+                bracket = Some(i);
+                line_start = false;
+            }
             b'\n' => line_start = true,
             b' ' | b'\t' | b'\r' => {}
             _ => {
@@ -3932,7 +3958,21 @@ fn holds_no_nested_region(content: &[u8], openers: &crate::openers::Openers) -> 
             }
         }
     }
-    true
+    let Some(region) = bracket.and_then(|k| content.get(k..)) else {
+        return true;
+    };
+    // No closer of its kind at all: no scan closes it (asked first, as it costs less).
+    let closer = if region.first() == Some(&b'[') {
+        b']'
+    } else {
+        b'}'
+    };
+    (memchr::memchr(closer, region).is_none()
+        || !matches!(
+            crate::scanner::Scanner::new(max_depth, false).advance(region),
+            crate::scanner::Scan::Done(_)
+        ))
+        && !crate::families::bare_json::looks_like_call(region)
 }
 
 /// The length of the longest prefix of `bytes` with period `period` (each byte equal to the
@@ -5010,8 +5050,9 @@ mod tests {
     // as `step_fence` builds it) nothing but text: no call, note, label or markup, with a
     // registry (so `name(` reads) and without. Contents from pieces that open regions in
     // a fence (brackets, `name(`, line-start openers after blanks) and ones that do not
-    // (markup openers, which a nested scan skips). Fails when the test passes content
-    // whose sub-engine reads something.
+    // (markup openers, which a nested scan skips), one bracket whose region is broken with
+    // and without a call's keys. Fails when the test passes content whose sub-engine reads
+    // something.
     #[test]
     fn content_passed_without_a_sub_engine_gives_it_only_text() {
         let registry = {
@@ -5043,6 +5084,10 @@ mod tests {
             "é",
             "]",
             "}",
+            "\"",
+            "\"name\": \"get_weather\", \"arguments\": ",
+            "{\"tools\": ",
+            "```json\n",
         ];
         let mut seed = 0x2545_F491_4F6C_DD1D_u64;
         let (mut passed, mut read) = (0, 0);
@@ -5061,7 +5106,7 @@ mod tests {
                     seed ^= seed << 17;
                     content.push_str(alphabet[(seed % alphabet.len() as u64) as usize]);
                 }
-                if !holds_no_nested_region(content.as_bytes(), &ctx.openers) {
+                if !holds_no_nested_region(content.as_bytes(), &ctx.openers, ctx.limits.max_depth) {
                     continue;
                 }
                 passed += 1;

@@ -380,6 +380,9 @@ fn cut_calls(region: &str, cx: &mut ReadCx<'_>) -> Option<Outcome> {
 
 pub(crate) fn looks_like_call(region: &[u8]) -> bool {
     // Every key below is quoted: a region without a quote (a flood of `[`) has none.
+    if region.len() <= QUOTES_MAX {
+        return call_keys_at_quotes(region);
+    }
     if memchr::memchr2(b'"', b'\'', region).is_none() {
         return false;
     }
@@ -391,6 +394,37 @@ pub(crate) fn looks_like_call(region: &[u8]) -> bool {
             || has("'parameters'"))
         || has("\"tools\"")
         || (has("\"command\"") && has("\"session_id\""))
+}
+
+/// The longest region [`looks_like_call`] reads quote by quote ([`call_keys_at_quotes`]);
+/// past it, each key is searched for (a vector search a key, for long values).
+const QUOTES_MAX: usize = 256;
+
+/// [`looks_like_call`] read at each quote of `region`: every key it looks for starts with
+/// a quote, so each of its occurrences starts at one of them, and one pass over the quotes
+/// finds what its nine searches found. A failed bracket region of a few bytes with a quote
+/// in it (a fence around a broken object, ```` ```\n{"x\n``` ````) built and ran those
+/// nine searches (~770 instructions a region).
+fn call_keys_at_quotes(region: &[u8]) -> bool {
+    let (mut name, mut args, mut tools, mut command, mut session) =
+        (false, false, false, false, false);
+    // A byte loop: the iterator's vector search cost more than the few bytes (~400
+    // instructions a region of 12).
+    for (i, &q) in region.iter().enumerate() {
+        if q != b'"' && q != b'\'' {
+            continue;
+        }
+        let rest = region.get(i + 1..).unwrap_or(&[]);
+        let key = |k: &[u8]| rest.starts_with(k) && rest.get(k.len()) == Some(&q);
+        name |= key(b"name");
+        args |= key(b"arguments") || key(b"parameters");
+        if q == b'"' {
+            tools |= key(b"tools");
+            command |= key(b"command");
+            session |= key(b"session_id");
+        }
+    }
+    name && args || tools || command && session
 }
 
 /// The name of the call a bracket region opens with, `[name(`, when the `pythonic` family
@@ -434,6 +468,55 @@ fn rejected_call_shape(v: &Value, ctx: &Ctx) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    // The quote-by-quote reading of short regions finds what the searches find: regions
+    // from pieces of the keys, quotes of both kinds and other bytes, short and long.
+    #[test]
+    fn call_keys_at_quotes_agree_with_the_searches() {
+        let searched = |region: &[u8]| {
+            let has = |n: &str| memchr::memmem::find(region, n.as_bytes()).is_some();
+            (has("\"name\"") || has("'name'"))
+                && (has("\"arguments\"")
+                    || has("\"parameters\"")
+                    || has("'arguments'")
+                    || has("'parameters'"))
+                || has("\"tools\"")
+                || (has("\"command\"") && has("\"session_id\""))
+        };
+        let pieces: &[&str] = &[
+            "\"",
+            "'",
+            "name",
+            "arguments",
+            "parameters",
+            "tools",
+            "command",
+            "session_id",
+            "nam",
+            "x",
+            "{",
+            ": ",
+            "\"name\"",
+            "'arguments'",
+            "\"session_id'",
+        ];
+        let mut seed = 0x9E37_79B9_7F4A_7C15_u64;
+        let (mut yes, mut no) = (0, 0);
+        for case in 0..20_000 {
+            let mut region = String::new();
+            for _ in 0..case % 12 + 1 {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                region.push_str(pieces[(seed % pieces.len() as u64) as usize]);
+            }
+            let want = searched(region.as_bytes());
+            assert_eq!(call_keys_at_quotes(region.as_bytes()), want, "{region:?}");
+            assert_eq!(looks_like_call(region.as_bytes()), want, "{region:?}");
+            if want { yes += 1 } else { no += 1 }
+        }
+        assert!(yes > 500 && no > 500, "{yes} {no}");
+    }
 
     // A region taken for never JSON is one the decode and its repair refuse (so skipping
     // them changes nothing); the literal words and JSON values are not taken.
