@@ -977,7 +977,7 @@ const FLOOD_EXTRAS: [&str; 11] = [
 /// Flood units that vary an opener unit by what follows it (the classes behind the units,
 /// not only the openers themselves), listed after the openers so that the numbers of the
 /// units before them stay as they were.
-const FLOOD_VARIANTS: [&str; 45] = [
+const FLOOD_VARIANTS: [&str; 46] = [
     // A closed fence with one byte of content: one fence (and its content's read) a unit.
     "```\nx\n```\n",
     // The same with a callable info string.
@@ -1055,6 +1055,8 @@ const FLOOD_VARIANTS: [&str; 45] = [
     // sub-engine a fence, 64-78x prose at the session's start).
     "```\nx\n```\n{\"",
     "```json\nx\n```\n{\"",
+    // A repeated implausible object whose copies hold a newline (read byte by byte, 52x).
+    "{\nx",
 ];
 
 /// The opener floods (`bench_table floods`, `bench_profile flood#N`): [`FLOOD_EXTRAS`], then

@@ -843,6 +843,10 @@ pub(crate) struct Engine<'a> {
     /// unit is asked about again until more arrive (a stream's push ends inside a flood,
     /// and each unit up to its end was asked, ~200 instructions each, in vain).
     no_pass_end: usize,
+    /// Tests only: [`Engine::pass_implausible_walk`] passes nothing (the scan reads each
+    /// byte), to compare the two readings.
+    #[cfg(test)]
+    no_walk: bool,
 }
 
 /// Appends a push to the buffer. A streamed token is a few bytes: a push of up to 8 is
@@ -949,6 +953,8 @@ impl<'a> Engine<'a> {
             no_units_before: 0,
             no_implausible_before: 0,
             no_pass_end: usize::MAX,
+            #[cfg(test)]
+            no_walk: false,
         }
     }
 
@@ -1917,7 +1923,7 @@ impl<'a> Engine<'a> {
                         return step;
                     }
                     // No bare JSON here: a flood of it (`[x[x…`) is passed at once.
-                    if self.pass_implausible(pos, b) {
+                    if self.pass_implausible(pos, b, is_final) {
                         continue;
                     }
                 }
@@ -1929,7 +1935,7 @@ impl<'a> Engine<'a> {
                     if let Some(step) = self.open_plain_json(pos, plausible) {
                         return step;
                     }
-                    if self.pass_implausible(pos, b) {
+                    if self.pass_implausible(pos, b, is_final) {
                         continue;
                     }
                 }
@@ -2375,12 +2381,14 @@ impl<'a> Engine<'a> {
     /// there as the first, so it is read the same way; the first unit whose window does
     /// not is left to the scan. `false` (nothing passed) when the bytes are no such run.
     /// Out of line: prose seldom has an implausible bracket.
+    /// When the unit is not repeated (or the periodic pass cannot take it), the brackets
+    /// after it are read one by one instead ([`Engine::pass_implausible_walk`]).
     #[inline(never)]
-    fn pass_implausible(&mut self, pos: usize, b: u8) -> bool {
+    fn pass_implausible(&mut self, pos: usize, b: u8, is_final: bool) -> bool {
         if self.abs(self.buf.len()) == self.no_pass_end
             || self.abs(pos) < self.no_implausible_before
         {
-            return false;
+            return self.pass_implausible_walk(pos, is_final);
         }
         let lookahead = self.lookahead();
         let bytes = self.buf.as_bytes();
@@ -2388,7 +2396,7 @@ impl<'a> Engine<'a> {
             return false;
         };
         let Some(period) = memchr::memchr(b, after.get(..MAX_UNIT).unwrap_or(after)) else {
-            return false;
+            return self.pass_implausible_walk(pos, is_final);
         };
         let period = period + 1;
         if !self.unit_repeats(pos, period, lookahead) {
@@ -2397,10 +2405,10 @@ impl<'a> Engine<'a> {
             if self.abs(self.buf.len()) != self.no_pass_end {
                 self.no_implausible_before = self.abs(pos) + NO_UNITS_SKIP;
             }
-            return false;
+            return self.pass_implausible_walk(pos, is_final);
         }
         let Some(line) = self.ordinary_after(pos, period) else {
-            return false;
+            return self.pass_implausible_walk(pos, is_final);
         };
         let window = period + lookahead;
         let bytes = self.buf.as_bytes();
@@ -2416,6 +2424,94 @@ impl<'a> Engine<'a> {
             return false;
         }
         self.pass_periodic(pos, period, window, line)
+    }
+
+    /// The bracket at `pos` was just read as an ordinary byte (no opener, no bare JSON
+    /// start): the bytes after it are read here as the scan reads them for as long as each
+    /// is decided to be text by its own bytes, and `true` comes back when that passed at
+    /// least one more bracket. Passed: bytes no scan stops at (the bulk skip's); a newline
+    /// followed by blanks (no stops) and then such a byte that starts no line-start opener
+    /// (read at the line start by the scan's own arms, which leave it as the byte loop
+    /// does); and a bracket whose bare JSON format is on where no opener starts whatever
+    /// follows (`none_at`; a fence's nested scan looks for none), that starts no run of
+    /// brackets, and that its plausibility test (asked as the scan asks it, with
+    /// `is_final`) says starts no JSON: the scan reads it as an ordinary byte, as here.
+    /// Each unit (a bracket and the bytes after it) is at most [`MAX_UNIT`] bytes. A
+    /// numbered flood (`[0[1[2…`, `{x0{x1…`, `{\n0{\n1…`), whose copies differ so that no
+    /// periodic pass takes it, was read byte by byte (~450 instructions a 3-byte unit, 25x
+    /// prose).
+    #[inline(never)]
+    fn pass_implausible_walk(&mut self, pos: usize, is_final: bool) -> bool {
+        #[cfg(test)]
+        if self.no_walk {
+            return false;
+        }
+        let bytes = self.buf.as_bytes();
+        let openers = &self.ctx.openers;
+        let stops = &openers.stops;
+        let (arrays, objects) = (self.array_formats(), self.object_formats());
+        let ordinary_bracket = |r: usize| {
+            let plausible = match bytes.get(r) {
+                Some(b'[') if arrays => array_start_plausible(&bytes[r..], is_final),
+                Some(b'{') if objects => object_start_plausible(&bytes[r..], is_final),
+                _ => return false,
+            };
+            plausible == Some(false)
+                && !is_bracket_run(bytes, r)
+                && (self.nested || openers.none_at(bytes, r) == Ok(true))
+        };
+        // Bytes before `end` are passed; `brackets` were passed after the first.
+        let (mut end, mut brackets) = (pos + 1, 0usize);
+        'units: loop {
+            let unit = end;
+            let mut q = end;
+            loop {
+                let Some(&c) = bytes.get(q) else {
+                    end = q;
+                    break 'units;
+                };
+                if q - unit >= MAX_UNIT {
+                    end = q;
+                    break 'units;
+                }
+                if !stops.is_stop(c) {
+                    q += 1;
+                    continue;
+                }
+                if c == b'\n' {
+                    let mut r = q + 1;
+                    while let Some(&d) = bytes.get(r)
+                        && (d == b'\n' || (matches!(d, b' ' | b'\t' | b'\r') && !stops.is_stop(d)))
+                    {
+                        r += 1;
+                    }
+                    match bytes.get(r) {
+                        Some(&d) if !stops.is_stop(d) && !openers.line_first(d) => {
+                            q = r + 1;
+                            continue;
+                        }
+                        // A bracket at a line start: its arm comes before the line-start one.
+                        Some(_) if ordinary_bracket(r) => q = r,
+                        _ => {
+                            end = q;
+                            break 'units;
+                        }
+                    }
+                } else if !ordinary_bracket(q) {
+                    end = q;
+                    break 'units;
+                }
+                brackets += 1;
+                end = q + 1;
+                continue 'units;
+            }
+        }
+        if brackets == 0 {
+            return false;
+        }
+        self.announced.clear();
+        self.pass_ordinary(pos, end);
+        true
     }
 
     /// The backtick at `pos` opens inline code (the scan found no opener at it and no
@@ -4043,6 +4139,101 @@ mod tests {
                 assert_eq!(diags, p.diagnostics, "{numbered:?} then {repeated:?}");
             }
         }
+    }
+
+    // Brackets read as ordinary bytes one after another (Engine::pass_implausible_walk)
+    // leave what reading each byte leaves: random texts of numbered and repeated bracket
+    // units mixed with what must stop the walk (openers, `name(`, a line-start opener after
+    // a newline, blanks, fences, plausible JSON and calls) parse the same with the walk and
+    // without it, in text, calls and every diagnostic, one-shot and in 1-, 7- and 64-byte
+    // pushes, with bare JSON on (a registry) and with the defaults.
+    #[test]
+    fn implausible_brackets_walked_read_as_each_byte() {
+        let call = r#"{"name": "get_weather", "arguments": {"city": "Paris"}}"#;
+        let pieces: &[&str] = &[
+            "[",
+            "{",
+            "[x",
+            "{x",
+            "{\n",
+            "[1,",
+            "0",
+            "17",
+            "x",
+            " ",
+            "\n",
+            "\n  ",
+            "\t",
+            "[TOOL_CALLS]",
+            "get_weather(",
+            "TOOL_CALL: get_weather\n",
+            call,
+            "{\"",
+            "}",
+            "]",
+            "`",
+            "\n```json\n",
+            "(",
+            "<tool_call>",
+            "\"",
+            "a",
+            "[{",
+            "{a: 1}",
+            "[1]",
+            ">>>",
+            "é",
+            "\r\n",
+            "[get_weather(city='Paris')]",
+            "T",
+        ];
+        let mut seed = 0x51_7CC1_B727_220A_u64;
+        let mut next = |n: usize| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % n as u64) as usize
+        };
+        let parse_with = |text: &str, options: &crate::ParseOptions, walk: bool| {
+            let (ctx, _) = options.ctx();
+            let mut e = Engine::new(Arc::new(ctx));
+            e.quiet = true;
+            e.no_walk = !walk;
+            e.parse_whole(text, Parsed::default())
+        };
+        let mut walked = 0;
+        for options in [with_get_weather(), crate::ParseOptions::default()] {
+            for case in 0..400 {
+                let mut text = String::new();
+                for _ in 0..case % 60 + 2 {
+                    let p = pieces[next(pieces.len())];
+                    // Mostly bracket units with numbers, so that walks are long.
+                    if next(3) > 0 {
+                        text.push_str(["[", "{", "[x", "{\n", "{{"][next(5)]);
+                        text.push_str(&next(1000).to_string());
+                    }
+                    text.push_str(p);
+                }
+                let with = parse_with(&text, &options, true);
+                let without = parse_with(&text, &options, false);
+                assert_eq!(with.text, without.text, "{text:?}");
+                let key = |p: &Parsed| {
+                    p.calls
+                        .iter()
+                        .map(|c| (c.name.clone(), c.arguments.clone(), c.origin.clone()))
+                        .collect::<Vec<_>>()
+                };
+                assert_eq!(key(&with), key(&without), "{text:?}");
+                assert_eq!(with.diagnostics, without.diagnostics, "{text:?}");
+                for size in [1, 7, 64] {
+                    let (t, calls, diags) = streamed_whole(&text, &options, size);
+                    assert!(t == with.text, "{text:?}: {size}-byte pushes");
+                    assert_eq!(calls.len(), with.calls.len(), "{text:?}: {size}");
+                    assert_eq!(diags, with.diagnostics, "{text:?}: {size}");
+                }
+                walked += usize::from(with.text.len() > 100);
+            }
+        }
+        assert!(walked > 300, "{walked}");
     }
 
     // A declined opener's unit holding a bracket that opened bare JSON is not passed as
