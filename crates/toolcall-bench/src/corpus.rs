@@ -977,7 +977,7 @@ const FLOOD_EXTRAS: [&str; 11] = [
 /// Flood units that vary an opener unit by what follows it (the classes behind the units,
 /// not only the openers themselves), listed after the openers so that the numbers of the
 /// units before them stay as they were.
-const FLOOD_VARIANTS: [&str; 46] = [
+const FLOOD_VARIANTS: [&str; 53] = [
     // A closed fence with one byte of content: one fence (and its content's read) a unit.
     "```\nx\n```\n",
     // The same with a callable info string.
@@ -1057,6 +1057,17 @@ const FLOOD_VARIANTS: [&str; 46] = [
     "```json\nx\n```\n{\"",
     // A repeated implausible object whose copies hold a newline (read byte by byte, 52x).
     "{\nx",
+    // Session 43, calls lane (appended): numbered `name(` floods whose copies differ in
+    // digits outside the names only (passed at once where the cap drops their notes), and
+    // numbered `(` after digits or a name no tool has (read as ordinary with the name
+    // bytes after it).
+    "get_weather({#}",
+    "computer_use({#}",
+    "get_weather( {#}",
+    "get_weather(x {#}",
+    "computer_use(1, {#}",
+    "({#}",
+    "(x{#}",
 ];
 
 /// The opener floods (`bench_table floods`, `bench_profile flood#N`): [`FLOOD_EXTRAS`], then

@@ -83,6 +83,9 @@ const MAX_UNIT_CALLS: usize = RECENT + 1;
 /// The most stops in the fillers of a unit [`Engine::pass_failed_calls`] passes (each asked
 /// for an opener at every copy).
 const MAX_UNIT_STOPS: usize = 8;
+
+/// The longest unit [`Engine::pass_failed_calls`] passes whose copies differ in digits.
+const MAX_DIGIT_UNIT: usize = 128;
 /// The most lines in a unit [`Engine::pass_text_lines`] passes (its header lines' notes
 /// must be among the ones [`DiagCap`] remembers), and the longest it reads.
 const MAX_UNIT_LINES: usize = RECENT + 1;
@@ -2752,7 +2755,7 @@ impl<'a> Engine<'a> {
             .count();
         let start = ident + skip;
         if start >= pos {
-            return false;
+            return self.pass_unread_call(pos);
         }
         // As `step_region` reads a region (a `name(` decided at its first read is one), but
         // the text before it is emitted only when something comes between (a region, a
@@ -2766,7 +2769,7 @@ impl<'a> Engine<'a> {
         let ctx = cx.ctx;
         // The first call-syntax family that takes the name reads the region.
         let Some(&family) = ctx.calls.iter().find(|f| f.calls_name(name, &mut cx)) else {
-            return false;
+            return self.pass_unread_call(pos);
         };
         match family.call_start(region, pos - start, &mut cx) {
             Ok(reader) => self.start_region(start, pos, reader, Rest::None),
@@ -2789,6 +2792,20 @@ impl<'a> Engine<'a> {
             }
         }
         true
+    }
+
+    /// The `(` at `pos` after a name no family reads as a call (digits alone, `x`, a name not
+    /// registered): read as the text scan reads it, an ordinary byte, then the name bytes
+    /// after it up to the next `(` ([`Engine::pass_name_run`]). A flood of `(x0(x1…` or
+    /// `(0(1…` was read by the scan's block skip from each `(` (~380 instructions for the
+    /// few bytes, 38.4x and 24.0x prose). Whether it passed such a run: else (`false`) the
+    /// text scan reads the `(` again as the ordinary byte it read here (the same state),
+    /// and what follows as before. (A `true` always here let the compiler drop the text
+    /// scan's path for a `(` read as ordinary, and the scan's code it laid out anew cost
+    /// prose 0.3 % more.)
+    fn pass_unread_call(&mut self, pos: usize) -> bool {
+        self.ordinary_byte(pos, b'(');
+        self.pass_name_run()
     }
 
     /// After the `name(` at `start` (its `(` at `pos`) was decided as text at its first
@@ -2846,6 +2863,8 @@ impl<'a> Engine<'a> {
         // The unit's newlines and its fillers' other stops (offsets from `pos`).
         let (mut newlines, mut nls, mut nl_at) = (0, 0, [0usize; MAX_UNIT_CALLS]);
         let (mut sts, mut st_at) = (0, [0usize; MAX_UNIT_STOPS]);
+        // Where the unit's last name (the next copy's) starts (offset from `pos`).
+        let mut last_name = 0;
         // (`None`: no unit here, nor at the `(` it looked at: a numbered flood such as
         // `get_weather({"0get_weather({"1…`, whose names differ, is not looked at again at
         // each of them.)
@@ -2863,7 +2882,14 @@ impl<'a> Engine<'a> {
                 .rev()
                 .take_while(|&&b| NAME_BYTES[usize::from(b)])
                 .count();
-            let (filler, copy) = seg.split_at(seg.len() - run);
+            let (filler, ident) = seg.split_at(seg.len() - run);
+            // The name `open_call` reads: the identifier from its first letter or `_` (the
+            // digits before it, a numbered flood's `0get_weather(`, are no part of it).
+            let skip = ident
+                .iter()
+                .take_while(|&&b| !(b.is_ascii_alphabetic() || b == b'_'))
+                .count();
+            let copy = ident.get(skip..).unwrap_or(&[]);
             // A newline in a filler (`get_weather(\n`) is read by the text scan as a line
             // end: allowed where the next line starts with no blank (which keeps the line
             // start) and no line opener's first byte (that byte is then read as after any
@@ -2874,13 +2900,7 @@ impl<'a> Engine<'a> {
                     .get(from + i + 1)
                     .is_some_and(|&c| !matches!(c, b' ' | b'\t' | b'\r') && !openers.line_first(c))
             };
-            if run == 0
-                || run > 256
-                || !copy
-                    .first()
-                    .is_some_and(|&b| b.is_ascii_alphabetic() || b == b'_')
-                || copy.iter().any(|&b| stops.is_stop(b))
-            {
+            if run == 0 || run > 256 || copy.is_empty() || ident.iter().any(|&b| stops.is_stop(b)) {
                 from = next + 1;
                 break None;
             }
@@ -2907,6 +2927,7 @@ impl<'a> Engine<'a> {
                 }
             }
             if copy == name {
+                last_name = next - copy.len() - pos;
                 break Some(next - pos);
             }
             let (Some(p), Some(n)) = (parens.get_mut(k), names.get_mut(k)) else {
@@ -2914,7 +2935,7 @@ impl<'a> Engine<'a> {
                 break None;
             };
             *p = next - pos;
-            *n = (next - run, next);
+            *n = (next - copy.len(), next);
             k += 1;
             from = next + 1;
         };
@@ -2924,6 +2945,30 @@ impl<'a> Engine<'a> {
         };
         let (parens, names) = (&parens[..k], &names[..k]);
         let (nl_at, st_at) = (&nl_at[..nls], &st_at[..sts]);
+        // The unit's digits outside its names (offsets from `pos`), which may differ from
+        // copy to copy: a numbered flood (`get_weather(0get_weather(1…`) has no two copies
+        // alike. Every reader of the unit reads any digit there as any other: the text scan
+        // an ordinary name byte (no stop, asked above), the bracket scan an ordinary byte
+        // after which no quote opens, and the name read before each `(` starts after them.
+        // So copies whose bytes differ only in such digits are decided alike (the opener
+        // lookups, which may read digits, are asked at each copy, below).
+        let Some(unit) = bytes.get(pos..pos + period) else {
+            return;
+        };
+        let mut free = [false; MAX_DIGIT_UNIT];
+        let mut numbered = false;
+        if period <= MAX_DIGIT_UNIT {
+            for (u, (f, &b)) in free.iter_mut().zip(unit).enumerate() {
+                let in_name = u >= last_name
+                    || names
+                        .iter()
+                        .skip(1)
+                        .any(|&(a, b)| (a - pos..b - pos).contains(&u));
+                *f = b.is_ascii_digit() && !in_name;
+                numbered |= *f;
+            }
+        }
+        let free = free.get(..period).filter(|_| numbered);
         // Worth it only where more copies are passed than a failing scan reads past one
         // (a scan fails `max_depth` copies on: a stream's few new bytes a push pass none,
         // and their check would cost more than it saves).
@@ -2935,12 +2980,11 @@ impl<'a> Engine<'a> {
         // `get_weather(get_weather(x)`), nothing below is asked (its names' families, its
         // notes' slots: ~1,500 instructions an opener). (One compare of a period: the
         // copies are counted below, once the notes allow a run.)
-        let copy = |i: usize| bytes.get(pos + i * period..pos + (i + 1) * period);
-        if copy(1).is_none() || copy(0) != copy(1) {
+        let rest = bytes.get(pos..).unwrap_or(&[]);
+        if periodic_len_free(rest, period, free, 2 * period) < 2 * period {
             self.call_unit_miss(pos, pos + period);
             return;
         }
-        self.call_unit_misses = 0;
         // (Asked before the run is looked for: a kind may have its share only after a
         // few more openers, and a run looked for once is not looked for again.)
         // Every opener of the unit is one this family reads (the first that takes its
@@ -2979,10 +3023,19 @@ impl<'a> Engine<'a> {
             // closes: `get_weather(computer_use(x)`): so at every copy of the run, which is
             // not looked at again (each opener scanned its unit's `(` afresh, ~75 k
             // instructions a 28-byte unit).
-            let stretch = periodic_len(self.buf.as_bytes().get(pos..).unwrap_or(&[]), period);
+            // (Copies that differ in digits are not compared that far: asked again a few
+            // openers on, the inner call found at once; the run's compare cost ~5
+            // instructions a byte, 4 % of `get_weather(computer_use(x){#}`.)
+            if free.is_some() {
+                self.call_unit_miss(pos, pos + period);
+                return;
+            }
+            let rest = self.buf.as_bytes().get(pos..).unwrap_or(&[]);
+            let stretch = periodic_len_free(rest, period, free, usize::MAX);
             self.no_run_before = self.no_run_before.max(self.base + pos + stretch);
             return;
         }
+        self.call_unit_misses = 0;
         let (cnames, errors, reach) = (&cnames[..c], &errors[..c], &reach[..c]);
         let mut slots = [0usize; MAX_UNIT_CALLS];
         let region = self.buf.get(start..).unwrap_or("");
@@ -3003,7 +3056,7 @@ impl<'a> Engine<'a> {
         let rest = bytes.get(pos..).unwrap_or(&[]);
         // The copies: the bytes from `pos` repeat with period `period` as far as they
         // equal the bytes `period` after them (block compares, not one per copy).
-        let stretch = periodic_len(rest, period);
+        let stretch = periodic_len_free(rest, period, free, usize::MAX);
         let copies = (stretch / period).saturating_sub(1);
         // The text scan finds no opener at a copy's `(`, newlines and filler stops. An
         // opener lookup reads at most the longest opener and one byte more: where that
@@ -3018,7 +3071,11 @@ impl<'a> Engine<'a> {
                 .chain(st_at)
                 .all(|&p| openers.none_at(bytes, pos + j * period + p) == Ok(true))
         };
-        let alike = stretch.saturating_sub(look) / period;
+        // (Where digits differ, every copy's lookups are asked.)
+        let alike = match free {
+            Some(_) => 0,
+            None => stretch.saturating_sub(look) / period,
+        };
         let mut reps = 0;
         if !none(0) {
             self.no_run_before = self.base + pos + stretch;
@@ -3083,10 +3140,10 @@ impl<'a> Engine<'a> {
     /// to the next `(` (the next opener of a flood of `name(`), when none of them is a byte
     /// the scan stops at, are read as ordinary bytes at once, as the scan's bulk skip
     /// would read them (it stops at that `(`, after a name byte), without its block
-    /// compares (~340 instructions for the few bytes).
-    fn pass_name_run(&mut self) {
+    /// compares (~340 instructions for the few bytes). Whether it passed them.
+    fn pass_name_run(&mut self) -> bool {
         if !matches!(self.mode, Mode::Text) || self.line_start {
-            return;
+            return false;
         }
         let from = self.pos;
         let stops = &self.ctx.openers.stops;
@@ -3103,7 +3160,9 @@ impl<'a> Engine<'a> {
             } else {
                 self.pass_ordinary(from, from + n);
             }
+            return true;
         }
+        false
     }
 
     /// A line-start opener (`TOOL_CALL:`, any case) at `pos`: `None` when there is none.
@@ -4093,6 +4152,59 @@ fn periodic_len(bytes: &[u8], period: usize) -> usize {
         .zip(b.iter().skip(i))
         .take_while(|(x, y)| x == y)
         .count();
+    i + period.min(bytes.len())
+}
+
+/// [`periodic_len`] where, at the offsets in a period that `free` marks (`None`: none),
+/// a digit may stand for another: how far `bytes` repeats with period `period` so, read no
+/// further than `limit` bytes. Eight bytes at a time (a numbered flood's copies each
+/// differ, and a byte loop over its run cost ~13 instructions a byte), a word whose
+/// differing bytes are all free and digits passed, else read byte by byte.
+fn periodic_len_free(bytes: &[u8], period: usize, free: Option<&[bool]>, limit: usize) -> usize {
+    let bytes = bytes.get(..limit.min(bytes.len())).unwrap_or(bytes);
+    let Some(free) = free.filter(|f| f.len() == period && period <= MAX_DIGIT_UNIT) else {
+        return periodic_len(bytes, period);
+    };
+    let (Some(a), Some(b)) = (
+        bytes.get(..bytes.len().saturating_sub(period)),
+        bytes.get(period..),
+    ) else {
+        return bytes.len();
+    };
+    // The free offsets as bytes (0xff), the period repeated to eight bytes past its end.
+    let mut mask = [0u8; MAX_DIGIT_UNIT + 8];
+    for (j, m) in mask.iter_mut().enumerate().take(period + 8) {
+        if free.get(j % period) == Some(&true) {
+            *m = 0xff;
+        }
+    }
+    let word = |s: &[u8], i: usize| -> Option<u64> {
+        let w: [u8; 8] = s.get(i..i + 8)?.try_into().ok()?;
+        Some(u64::from_le_bytes(w))
+    };
+    let digits = |i: usize| {
+        a.get(i).is_some_and(u8::is_ascii_digit) && b.get(i).is_some_and(u8::is_ascii_digit)
+    };
+    let (mut i, mut u) = (0, 0);
+    while let (Some(x), Some(y), Some(f)) = (word(a, i), word(b, i), word(&mask, u)) {
+        let d = x ^ y;
+        if d & !f != 0 || (d != 0 && !(0..8).all(|k| (d >> (8 * k)) & 0xff == 0 || digits(i + k))) {
+            break;
+        }
+        i += 8;
+        u = (u + 8) % period;
+    }
+    // The rest (and the word that differs) byte by byte.
+    for (&x, &y) in a.iter().zip(b).skip(i) {
+        if x != y && !(free.get(u) == Some(&true) && digits(i)) {
+            break;
+        }
+        i += 1;
+        u += 1;
+        if u == period {
+            u = 0;
+        }
+    }
     i + period.min(bytes.len())
 }
 

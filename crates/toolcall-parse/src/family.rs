@@ -837,12 +837,82 @@ pub(crate) struct ReadCx<'a> {
 pub(crate) struct NameMemo {
     /// Boxed (made at the first lookup): every engine, a fence's per fence, carries one.
     last: Option<Box<(String, bool)>>,
+    /// The name looked up before the last, and its answer: a flood of two names in turn
+    /// (`get_weather(computer_use(x)`) asks about each at every other opener (a search of
+    /// the registry's tree each time, ~100 instructions).
+    prev: Option<Box<(String, bool)>>,
     /// The last closed `name(...)` region (its bytes, up to [`MAX_CALL_KEY`]) whose
     /// arguments did not parse, and its note's text: a region of the same bytes is decided
     /// the same (the verdict depends on its bytes and the parse's registry and limits only),
     /// without its arguments parsed and its message formatted again (~3,000 instructions
     /// a closed `get_weather(x)` in a flood of `get_weather(get_weather(x)`).
     call_text: Option<Box<(String, String)>>,
+    /// Lookups that missed the last name ([`ReadCx::strict_name_ok`]): the registry's
+    /// [`NameFilter`] is made after [`FILTER_AFTER`] of them.
+    misses: u32,
+    /// A filter of the registry's names, made once a parse asked about many names (a
+    /// numbered flood `(x0(x1…` asks about a new name at every opener, each a search of the
+    /// registry's tree, ~320 instructions with five tools: 38.4x prose at 128 KB).
+    filter: Option<Box<NameFilter>>,
+}
+
+/// How many lookups of a name other than the last one [`NameMemo`] answers from the
+/// registry before it makes its [`NameFilter`] (a reply with a few calls never makes it).
+const FILTER_AFTER: u32 = 16;
+
+/// A Bloom filter of a registry's names (two bits a name of 256): a name whose bits are not
+/// all set is not registered, told by one hash of its bytes. A name whose bits are set is
+/// looked up in the registry, so the filter changes only the cost of an answer.
+#[derive(Debug, Default)]
+pub(crate) struct NameFilter {
+    bits: [u64; 4],
+}
+
+impl NameFilter {
+    fn new<'n>(names: impl Iterator<Item = &'n str>) -> Self {
+        let mut f = NameFilter::default();
+        for name in names {
+            let (a, b) = Self::bits_of(name);
+            for bit in [a, b] {
+                if let Some(w) = f.bits.get_mut(bit / 64) {
+                    *w |= 1 << (bit % 64);
+                }
+            }
+        }
+        f
+    }
+
+    /// The two bits of `name`: a multiplicative hash of its bytes read eight at a time.
+    fn bits_of(name: &str) -> (usize, usize) {
+        const K: u64 = 0x9E37_79B9_7F4A_7C15;
+        let mut h = name.len() as u64;
+        let mut chunks = name.as_bytes().chunks_exact(8);
+        for c in &mut chunks {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(c);
+            h = (h.rotate_left(23) ^ u64::from_le_bytes(w)).wrapping_mul(K);
+        }
+        let rest = chunks.remainder();
+        if !rest.is_empty() {
+            let mut w = [0u8; 8];
+            if let Some(d) = w.get_mut(..rest.len()) {
+                d.copy_from_slice(rest);
+            }
+            h = (h.rotate_left(23) ^ u64::from_le_bytes(w)).wrapping_mul(K);
+        }
+        h ^= h >> 29;
+        ((h >> 56) as usize, ((h >> 48) & 0xff) as usize)
+    }
+
+    /// Whether `name` may be one of the filter's names (`false`: it is not).
+    fn may_hold(&self, name: &str) -> bool {
+        let (a, b) = Self::bits_of(name);
+        [a, b].iter().all(|&bit| {
+            self.bits
+                .get(bit / 64)
+                .is_some_and(|w| w & (1 << (bit % 64)) != 0)
+        })
+    }
 }
 
 /// The longest region [`NameMemo::call_text`] keeps (its key is copied at each miss).
@@ -909,7 +979,32 @@ impl ReadCx<'_> {
         {
             return last.1;
         }
+        if let Some(prev) = &self.names.prev
+            && prev.0 == name
+        {
+            let ok = prev.1;
+            std::mem::swap(&mut self.names.last, &mut self.names.prev);
+            return ok;
+        }
+        if let Some(r) = self.ctx.registry.as_deref() {
+            // Many names asked about: those the registry's filter tells apart are not in it.
+            match &self.names.filter {
+                Some(f) if !f.may_hold(name) => return false,
+                Some(_) => {}
+                None if self.names.misses >= FILTER_AFTER => {
+                    let f = NameFilter::new(r.names());
+                    let held = f.may_hold(name);
+                    self.names.filter = Some(Box::new(f));
+                    if !held {
+                        return false;
+                    }
+                }
+                None => self.names.misses += 1,
+            }
+        }
         let ok = self.ctx.strict_name_ok(name);
+        // The last goes second; the buffer of the one before it holds this name.
+        std::mem::swap(&mut self.names.last, &mut self.names.prev);
         let last = self
             .names
             .last
@@ -1804,6 +1899,21 @@ mod tests {
         // Too long a region is not kept (the last one stays).
         memo.keep_call_text(&format!("f({})", "x".repeat(300)), "long");
         assert_eq!(memo.call_text("f(y)"), Some("note y"));
+    }
+
+    // The filter holds every name it was made of (names of every length around its
+    // eight-byte reads), and tells most others apart.
+    #[test]
+    fn a_name_filter_holds_its_names_and_refuses_most_others() {
+        let names: Vec<String> = (0..40)
+            .map(|i| format!("{}{i}", "tool_name_x".get(..i % 12).unwrap_or("")))
+            .collect();
+        let filter = super::NameFilter::new(names.iter().map(String::as_str));
+        assert!(names.iter().all(|n| filter.may_hold(n)));
+        let refused = (0..1000)
+            .filter(|i| !filter.may_hold(&format!("other{i}")))
+            .count();
+        assert!(refused > 500, "{refused}");
     }
 
     use super::*;

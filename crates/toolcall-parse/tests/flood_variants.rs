@@ -652,3 +652,77 @@ fn a_run_of_inline_code_reads_as_span_by_span() {
         }
     }
 }
+
+// Numbered floods of a registered `name(` (each copy with its own number, so no two copies
+// alike): copies that differ only in digits outside the names are passed at once one-shot
+// (`Engine::pass_failed_calls`), never where the digits are part of a name (a registered
+// `get_weather500(` among `get_weather0(`…, `x512(` among `(x0(x1…`) or across a change in
+// the number's length. One-shot equals 1-, 7- and 64-byte pushes (where nothing is passed)
+// in text, calls and every diagnostic, with whatever ends the run after it.
+#[test]
+fn numbered_floods_of_openers_read_as_opener_by_opener() {
+    use serde_json::json;
+    use toolcall_core::{Registry, ToolSpec};
+    let mut r = Registry::new();
+    for name in [
+        "get_weather",
+        "computer_use",
+        "get_weather7",
+        "get_weather500",
+        "x12",
+        "x512",
+    ] {
+        let params = json!({"type": "object", "properties": {"city": {"type": "string"}}});
+        r.add_spec(ToolSpec::new(name, "", params)).unwrap();
+    }
+    let registry = std::sync::Arc::new(r);
+    let units = [
+        "get_weather({#}",
+        "computer_use({#}",
+        "get_weather( {#}",
+        "get_weather(x {#}",
+        "computer_use(1, {#}",
+        "get_weather(\n{#}",
+        "get_weather({\"{#}",
+        "get_weather(computer_use({\"{#}",
+        "get_weather(get_weather(x){#}",
+        "get_weather(computer_use(x){#}",
+        "get_weather(get_weather(x{#}",
+        "({#}",
+        "(x{#}",
+        "get_weather{#}(",
+        "get_weather(get_weather{#}(",
+        "get_weather(x{#}(",
+        "get_weather({#}x1{#}(",
+        "get_weather(1.{#}get_weather(",
+        "get_weather(-{#}x",
+    ];
+    let tails = [
+        "",
+        "] get_weather(city=\"Paris\") b",
+        "\"}}]) get_weather(city=\"Paris\") b",
+    ];
+    for max_depth in [1, 3, 128] {
+        let o = ParseOptions {
+            tools: Some(registry.clone()),
+            limits: toolcall_parse::Limits {
+                max_depth,
+                ..toolcall_parse::Limits::default()
+            },
+            ..ParseOptions::default()
+        };
+        for unit in units {
+            for (first, n) in [(0, 1), (0, 2), (0, 40), (95, 30), (0, 700)] {
+                let flood: String = (first..first + n)
+                    .map(|i| unit.replace("{#}", &i.to_string()))
+                    .collect();
+                for tail in tails {
+                    let text = format!("a {flood}{tail}");
+                    let context =
+                        format!("depth {max_depth}: {first}+{n} × {unit:?} then {tail:?}");
+                    assert_stream_equals_one_shot(&text, &o, &context);
+                }
+            }
+        }
+    }
+}

@@ -374,6 +374,10 @@ fn left_as_text(open: usize, e: ScanError, span: Range<usize>) -> Note {
     }
 }
 
+/// How many bytes [`CallSyntax::failed_call_scans`] reads from each `(` of a unit before
+/// any reads on.
+const FIRST_LOOK: usize = 64;
+
 impl FormatId {
     pub(crate) const CALL_SYNTAX: FormatId = FormatId::builtin("call_syntax");
 }
@@ -454,12 +458,36 @@ impl Family for CallSyntax {
             return false;
         }
         let max_depth = cx.ctx.limits.max_depth;
-        for ((&p, error), reach) in parens.iter().zip(errors.iter_mut()).zip(reach.iter_mut()) {
+        // Each scan first over its next `FIRST_LOOK` bytes: an inner call that closes
+        // (`get_weather(computer_use(x)`) is found there, before a scan that fails reads
+        // `max_depth` copies on (~75 k instructions a 28-byte unit, asked again a few
+        // openers on where copies differ in digits).
+        let mut scans = Vec::with_capacity(parens.len());
+        for &p in parens {
             let Some(from) = bytes.get(p..) else {
                 return false;
             };
             let mut sc = Scanner::new(max_depth, true);
-            let Scan::Fail(e) = sc.advance(from) else {
+            let first = sc.advance(from.get(..FIRST_LOOK).unwrap_or(from));
+            if let Scan::Done(_) = first {
+                return false;
+            }
+            scans.push((sc, first));
+        }
+        for (((&p, (mut sc, first)), error), reach) in parens
+            .iter()
+            .zip(scans)
+            .zip(errors.iter_mut())
+            .zip(reach.iter_mut())
+        {
+            let scan = match first {
+                Scan::NeedMore => match bytes.get(p..) {
+                    Some(from) => sc.advance(from),
+                    None => return false,
+                },
+                scan => scan,
+            };
+            let Scan::Fail(e) = scan else {
                 return false;
             };
             *error = e;

@@ -17,7 +17,7 @@ use crate::scanner::split_top_level;
 /// `name(inner)` → (name, inner) when `s` is exactly one call expression.
 pub(crate) fn split_call(s: &str) -> Option<(&str, &str)> {
     let s = s.trim();
-    let open = s.find('(')?;
+    let open = memchr::memchr(b'(', s.as_bytes())?;
     let name = s.get(..open)?.trim_end();
     let inner = s.get(open + 1..)?.strip_suffix(')')?;
     let ok_name = !name.is_empty()
