@@ -1106,16 +1106,53 @@ pub fn flood_prose(bytes: usize) -> String {
 /// two copies are the same bytes: `get_weather({"{#}` floods `get_weather({"0get_weather({"1…`.
 pub const FLOOD_NUMBER: &str = "{#}";
 
+/// The mark in a flood unit that each copy replaces with a word drawn for it from
+/// [`FLOOD_WORDS`] (a fixed pseudo-random sequence): copies then differ in letters and in
+/// length, not only in digits, as a runaway model's repeats do
+/// (`get_weather({"{w}` floods `get_weather({"theget_weather({"weather…`).
+pub const FLOOD_WORD: &str = "{w}";
+
+/// The words [`FLOOD_WORD`] draws from: common words and identifiers of 1 to 11 letters.
+pub const FLOOD_WORDS: [&str; 16] = [
+    "the",
+    "weather",
+    "a",
+    "city",
+    "location",
+    "unit",
+    "query",
+    "of",
+    "and",
+    "celsius",
+    "to",
+    "arguments",
+    "name",
+    "is",
+    "get_weather",
+    "result",
+];
+
 /// `unit` repeated to at least `bytes` bytes; a unit holding [`FLOOD_NUMBER`] gets each
-/// copy's number in its place (a flood no pass over a repeated unit takes at once).
+/// copy's number in its place, one holding [`FLOOD_WORD`] a word drawn for that copy (a
+/// flood no pass over a repeated unit takes at once).
 pub fn adversarial(unit: &str, bytes: usize) -> String {
-    if !unit.contains(FLOOD_NUMBER) {
+    if !unit.contains(FLOOD_NUMBER) && !unit.contains(FLOOD_WORD) {
         return unit.repeat(bytes / unit.len().max(1) + 1);
     }
     let mut out = String::with_capacity(bytes + unit.len() + 20);
     let mut n = 0u64;
+    // A fixed linear congruential sequence (Knuth's MMIX constants): the same text every run.
+    let mut draw = 0x2545_f491_4f6c_dd1d_u64;
     while out.len() < bytes {
-        out.push_str(&unit.replace(FLOOD_NUMBER, &n.to_string()));
+        draw = draw
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        let word = FLOOD_WORDS[(draw >> 60) as usize];
+        out.push_str(
+            &unit
+                .replace(FLOOD_NUMBER, &n.to_string())
+                .replace(FLOOD_WORD, word),
+        );
         n += 1;
     }
     out
@@ -1147,6 +1184,24 @@ mod tests {
         let text = adversarial("f({\"{#}", 40);
         assert!(text.starts_with("f({\"0f({\"1f({\"2"), "{text}");
         assert!(text.len() >= 40 && !text.contains(FLOOD_NUMBER));
+    }
+
+    #[test]
+    fn a_worded_flood_unit_draws_a_word_per_copy() {
+        let text = adversarial("<{w}>", 4000);
+        assert_eq!(text, adversarial("<{w}>", 4000), "the same text every run");
+        assert!(text.len() >= 4000 && !text.contains(FLOOD_WORD));
+        let words: Vec<&str> = text
+            .split_terminator('>')
+            .map(|w| w.trim_start_matches('<'))
+            .collect();
+        let drawn: std::collections::BTreeSet<&str> = words.iter().copied().collect();
+        assert_eq!(
+            drawn.len(),
+            FLOOD_WORDS.len(),
+            "every word is drawn: {drawn:?}"
+        );
+        assert!(words.windows(2).any(|w| w[0] != w[1]));
     }
 
     #[test]

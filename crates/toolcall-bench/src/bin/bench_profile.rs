@@ -12,7 +12,8 @@
 //! `flood#N` is the N-th of `corpus::flood_units` (`bench_profile floods` lists them) and
 //! `flood:@prose` the prose baseline the floods table compares them with. A unit holding
 //! `{#}` is numbered: each copy has its own number there (`"flood:get_weather({\"{#}"`), so
-//! the copies differ.
+//! the copies differ; one holding `{w}` gets a word drawn for each copy (`corpus::FLOOD_WORDS`),
+//! so they differ in letters and length too.
 
 use std::hint::black_box;
 
