@@ -171,9 +171,11 @@ fn lead(lead: &str, complete: bool) -> Lead<'_> {
     let mine = if rest.is_empty() {
         (!complete).then_some(false)
     } else {
-        match (starts(rest, KEY), starts(rest, CLOSE)) {
-            (Some(true), _) | (_, Some(true)) => Some(true),
-            (None, _) | (_, None) if !complete => Some(false),
+        // Both tags start with `<`: any other byte settles it at once.
+        match (rest.as_bytes().first() == Some(&b'<')).then(|| (starts(rest, KEY), starts(rest, CLOSE))) {
+            None => None,
+            Some((Some(true), _) | (_, Some(true))) => Some(true),
+            Some((None, _) | (_, None)) if !complete => Some(false),
             _ => None,
         }
     };

@@ -1665,6 +1665,7 @@ pub(crate) fn finish_standalone(
 }
 
 /// What `block`'s lead says of `region` (the opener first), as its reader reads it.
+#[inline]
 fn read_lead<'a>(block: &Block, region: &'a str, is_final: bool) -> Lead<'a> {
     let after = region.get(block.open.len()..).unwrap_or("");
     let mut lead_end = after.len().min(MAX_LEAD);
@@ -2274,12 +2275,30 @@ pub(crate) fn gap_at(bytes: &[u8], from: usize) -> usize {
 }
 
 /// Leading ASCII whitespace of `s`.
+///
+/// By bytes (an ASCII blank is one byte, and a byte of a longer character is none), not by
+/// characters: a lead declined at its first bytes (`<tool_call>0<tool_call>1…`, asked at
+/// every opener) paid for the decoding.
 pub(crate) fn skip_space(s: &str) -> &str {
-    s.trim_start_matches(|c: char| c.is_ascii_whitespace())
+    let n = s.bytes().take_while(u8::is_ascii_whitespace).count();
+    s.get(n..).unwrap_or("")
 }
 
 /// `s` starts with `tag`, or (`None`) is a proper prefix of it (more bytes decide).
+///
+/// The first two bytes are compared first: most tags asked of a lead that is not theirs
+/// differ there (`<tool_call>0<tool_call>1…`: glm's `<arg_key>` and `</tool_call>` at
+/// every opener), where the two prefix tests each compared whole slices. A tag that
+/// matches is compared whole as before (a byte loop cost qwen3_coder's reader more).
 pub(crate) fn starts(s: &str, tag: &str) -> Option<bool> {
+    let (a, t) = (s.as_bytes(), tag.as_bytes());
+    for k in 0..2 {
+        match (a.get(k), t.get(k)) {
+            (Some(x), Some(y)) if x != y => return Some(false),
+            (Some(_), Some(_)) => {}
+            _ => break,
+        }
+    }
     if s.starts_with(tag) {
         Some(true)
     } else if tag.starts_with(s) {
