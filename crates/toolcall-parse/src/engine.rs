@@ -64,6 +64,9 @@ const MIN_UNITS: usize = 4;
 /// ~140 instructions a unit, 21x prose); a run of copies after such bytes is passed from
 /// its first unit past them.
 const NO_UNITS_SKIP: usize = 4 * MAX_UNIT;
+/// The most bytes after a declined opener [`Engine::pass_short_plain`] reads byte by byte
+/// (a longer run is left to the text scan's block skip).
+const SHORT_PLAIN: usize = 24;
 /// Dead bytes the buffer holds before it is compacted: with only the half-dead rule, a
 /// stream of 1-byte pushes drained its few bytes on nearly every push (a move and every
 /// offset updated, ~50 instructions a push).
@@ -1989,11 +1992,15 @@ impl<'a> Engine<'a> {
             return None;
         };
         let region = self.buf.get(pos..).unwrap_or("");
-        let run = families
-            .iter()
-            .map(|by| by.family.declined_run(by.opener, region))
-            .min()
-            .unwrap_or(0);
+        let run = if self.ctx.openers.runs_declined(i) {
+            families
+                .iter()
+                .map(|by| by.family.declined_run(by.opener, region))
+                .min()
+                .unwrap_or(0)
+        } else {
+            0
+        };
         let inert = self.ctx.openers.inert(i);
         if run == 0 && inert == 0 {
             return None;
@@ -2015,9 +2022,43 @@ impl<'a> Engine<'a> {
                 .longest_until(self.buf.as_bytes(), pos + 1, pos + run, i)
         };
         self.announced.clear();
-        self.pass_ordinary(pos, j + inert);
         self.expect_again(j - 1, i);
+        let end = self.short_plain_end(j + inert);
+        self.pass_ordinary(pos, end);
         Some(Step::Continue)
+    }
+
+    /// Where the text scan goes on after a declined opener whose bytes through `from` are
+    /// read as ordinary text (so `from` is not at a line start): past the bytes `step_text`
+    /// would read next as ordinary ones, up to the first stop it would not pass over
+    /// ([`Engine::plain_stop`], as [`Engine::skip_plain`] asks it; an opener found there is
+    /// left in `scan_found`) or the opener `expect_again` left there, at most
+    /// [`SHORT_PLAIN`] bytes read one by one (the rest is left to the scan). The junk
+    /// between the openers of a flood whose copies differ (`<tool_call>0<tool_call>1…`) is a
+    /// few bytes: the trip back through `step_text` for the opener's last byte and
+    /// `skip_plain`'s block scan for the rest cost ~450 instructions an opener. Here, not in
+    /// `skip_plain`: prose reads long runs.
+    fn short_plain_end(&mut self, from: usize) -> usize {
+        let bytes = self.buf.as_bytes();
+        let mut end = bytes.len().min(from + SHORT_PLAIN);
+        if let Some((at, _)) = self.scan_found
+            && at >= self.base + from
+        {
+            end = end.min(at - self.base);
+        }
+        let stops = &self.ctx.openers.stops;
+        let mut found = None;
+        let mut q = from;
+        while q < end {
+            if stops.is_stop(bytes[q]) && !self.plain_stop(q, &mut found) {
+                break;
+            }
+            q += 1;
+        }
+        if found.is_some() {
+            self.scan_found = found;
+        }
+        q.max(from)
     }
 
     /// Opener `i` at `pos` was declined (`declines` says so of a region holding only the
@@ -3552,13 +3593,17 @@ impl<'a> Engine<'a> {
                 // asked again); the rest come in order after it.
                 // A family whose reader would remove the region's first bytes at once (a
                 // `<|message_sep|>` alone) removes them here, no reader made.
-                let Some((next, opened)) = families.iter().enumerate().find_map(|(n, by)| match by
-                    .removes(region, is_final)
-                {
-                    Some(len) => Some((n, Err(len))),
-                    None => by
-                        .open_region(region, is_final, &self.ctx)
-                        .map(|reader| (n, Ok(reader))),
+                // A family opening as an earlier one that declined declines too, unasked.
+                let Some((next, opened)) = families.iter().enumerate().find_map(|(n, by)| {
+                    if by.declined_as_before() {
+                        return None;
+                    }
+                    match by.removes(region, is_final) {
+                        Some(len) => Some((n, Err(len))),
+                        None => by
+                            .open_region(region, is_final, &self.ctx)
+                            .map(|reader| (n, Ok(reader))),
+                    }
                 }) else {
                     return self.pass_declined(pos, i);
                 };

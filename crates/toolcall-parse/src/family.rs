@@ -410,6 +410,11 @@ pub(crate) trait Family: Sync + Send {
     fn declined_run(&self, _opener: usize, _region: &str) -> usize {
         0
     }
+    /// Whether [`Family::declined_run`] may answer more than `0` (`false`: it never does,
+    /// and the engine does not ask it).
+    fn has_declined_run(&self) -> bool {
+        false
+    }
     /// A check `removes(opener, region, is_final)` answering `Some(n)` where this family's
     /// reader of opener `opener`, made now and asked once with `region` and `is_final`,
     /// would answer that the region's first `n` bytes are markup removed with nothing in

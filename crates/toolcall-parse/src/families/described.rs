@@ -314,7 +314,7 @@ pub(crate) struct Described {
     /// How parameters are held to the schema ([`Family::schema_rules`]).
     pub schema_rules: Option<&'static super::schema_rules::SchemaRules>,
     /// Positions after a declined region's start declined too ([`Family::declined_run`]).
-    pub declined_run: fn(usize, &str) -> usize,
+    pub declined_run: Option<fn(usize, &str) -> usize>,
     /// Openers whose region is declined when the same opener follows it directly
     /// ([`Family::declines_repeated`]).
     pub repeats_declined: &'static [&'static str],
@@ -350,7 +350,7 @@ impl Described {
         constraint: None,
         untyped: Untyped::Text,
         schema_rules: None,
-        declined_run: |_, _| 0,
+        declined_run: None,
         repeats_declined: &[],
         removes: None,
     };
@@ -389,7 +389,10 @@ impl Family for Described {
         self.body.opening(opener)
     }
     fn declined_run(&self, opener: usize, region: &str) -> usize {
-        (self.declined_run)(opener, region)
+        self.declined_run.map_or(0, |run| run(opener, region))
+    }
+    fn has_declined_run(&self) -> bool {
+        self.declined_run.is_some()
     }
     fn removes(&self) -> Option<crate::family::Removes> {
         self.removes

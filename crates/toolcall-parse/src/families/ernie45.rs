@@ -32,10 +32,6 @@ static WHEN_CHOSEN: WhenChosen = WhenChosen {
     opens_think: true,
 };
 
-fn declines(_opener: usize, region: &str, is_final: bool) -> bool {
-    hermes::tool_call_declines(region, is_final)
-}
-
 fn reader(_opener: usize, ctx: &Ctx) -> Option<Box<dyn RegionReader>> {
     Some(tool_call_reader(FormatId::ERNIE45, ctx))
 }
@@ -51,7 +47,8 @@ pub(crate) static ERNIE45: Described = Described {
     body: Body::Own {
         openers: &[hermes::OPEN],
         reader,
-        declines,
+        // Hermes' test, the same function: `open` asks it once for both families.
+        declines: hermes::tool_call_declines_at,
     },
     model_names: &["ernie-4.5*", "ernie4.5*"],
     template_markers: &["<tool_call>", "</tool_call>", "<response>"],

@@ -82,7 +82,7 @@ pub(crate) static FUNCTIONARY_V3_2: Described = Described {
         reader,
         declines,
     },
-    declined_run,
+    declined_run: Some(declined_run),
     model_names: &["functionary-*v3.2*"],
     template_markers: &[">>>all"],
     strip: &END_TOKENS,

@@ -46,7 +46,7 @@ fn tool_call(_opener: usize, ctx: &crate::builder::Ctx) -> Option<Box<dyn Region
     Some(tool_call_reader(FormatId::HERMES, ctx))
 }
 
-fn tool_call_declines_at(_opener: usize, region: &str, is_final: bool) -> bool {
+pub(crate) fn tool_call_declines_at(_opener: usize, region: &str, is_final: bool) -> bool {
     tool_call_declines(region, is_final)
 }
 
