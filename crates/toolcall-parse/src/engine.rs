@@ -849,6 +849,11 @@ pub(crate) struct Engine<'a> {
     /// unit is asked about again until more arrive (a stream's push ends inside a flood,
     /// and each unit up to its end was asked, ~200 instructions each, in vain).
     no_pass_end: usize,
+    /// Offset in the whole input before which [`Engine::pass_declined_walk`] reads on from
+    /// no declined opener: one whose next unit it could not pass lies before it.
+    no_walk_before: usize,
+    /// The same for [`Engine::pass_implausible_walk`].
+    no_bracket_walk_before: usize,
     /// Tests only: [`Engine::pass_implausible_walk`] passes nothing (the scan reads each
     /// byte), to compare the two readings.
     #[cfg(test)]
@@ -959,6 +964,8 @@ impl<'a> Engine<'a> {
             no_units_before: 0,
             no_implausible_before: 0,
             no_pass_end: usize::MAX,
+            no_walk_before: 0,
+            no_bracket_walk_before: 0,
             #[cfg(test)]
             no_walk: false,
         }
@@ -1974,7 +1981,7 @@ impl<'a> Engine<'a> {
     /// ([`crate::openers::Openers::inert`]). Out of line: asked only on declines, and kept
     /// out of the text scan's code (inlined there, prose cost 0.3 % more).
     #[inline(never)]
-    fn pass_declined(&mut self, pos: usize, i: usize) -> Option<Step> {
+    fn pass_declined(&mut self, pos: usize, i: usize, is_final: bool) -> Option<Step> {
         // A unit of the opener and bytes read as text, repeated (`<tool_call>x<tool_call>x…`).
         let every_family_declines = |ctx: &Ctx, head: &str| match ctx.openers.get(i) {
             Some(o) => match &o.action {
@@ -2002,8 +2009,10 @@ impl<'a> Engine<'a> {
             0
         };
         let inert = self.ctx.openers.inert(i);
+        // Copies that differ (`>>>0>>>1…`): read on while each is declined.
+        let walk = self.abs(pos) >= self.no_walk_before;
         if run == 0 && inert == 0 {
-            return None;
+            return (walk && self.pass_declined_walk(pos, i, is_final)).then_some(Step::Continue);
         }
         if run == 0
             && self.ctx.openers.repeats_declined(i)
@@ -2012,6 +2021,9 @@ impl<'a> Engine<'a> {
             self.announced.clear();
             self.pass_ordinary(pos, next);
             self.expect_at(next, i);
+            return Some(Step::Continue);
+        }
+        if run == 0 && walk && self.pass_declined_walk(pos, i, is_final) {
             return Some(Step::Continue);
         }
         let j = if run == 0 {
@@ -2059,6 +2071,96 @@ impl<'a> Engine<'a> {
             self.scan_found = found;
         }
         q.max(from)
+    }
+
+    /// Opener `i` at `pos` was declined at once by every family (its first byte is text): the
+    /// bytes after it are read here as the scan reads them for as long as each is decided
+    /// to be text by its own bytes, and `true` comes back when that passed at least one
+    /// more copy of the opener. Passed: bytes no scan stops at, stops `plain_stop` says are
+    /// ordinary there (asked as the bulk skip asks, after a passed byte), a newline followed
+    /// by blanks (no stops) and then such a byte that starts no line-start opener, and a
+    /// stop where the opener lookup finds opener `i` (decided whatever follows) and every
+    /// family declines its region at once, asked as `open` asks (with `is_final`): the scan
+    /// reads its first byte as text too, and reads on after it. Each unit (a copy and the
+    /// bytes after it) is at most [`MAX_UNIT`] bytes. A numbered flood (`>>>0>>>1…`),
+    /// whose copies differ so that no unit repeats, was read byte by byte (~950
+    /// instructions a 5-byte unit, 38x prose). Out of line: asked only on declines.
+    #[inline(never)]
+    fn pass_declined_walk(&mut self, pos: usize, i: usize, is_final: bool) -> bool {
+        #[cfg(test)]
+        if self.no_walk {
+            return false;
+        }
+        if self.abs(pos) < self.no_walk_before {
+            return false;
+        }
+        let Some(Action::Region(families)) = self.ctx.openers.get(i).map(|o| &o.action) else {
+            return false;
+        };
+        let bytes = self.buf.as_bytes();
+        let openers = &self.ctx.openers;
+        let stops = &openers.stops;
+        let declined_at = |q: usize| {
+            let region = self.buf.get(q..).unwrap_or("");
+            families.iter().all(|by| {
+                by.removes(region, is_final).is_none()
+                    && by.open_region(region, is_final, &self.ctx).is_none()
+            })
+        };
+        let (mut q, mut unit, mut copies) = (pos + 1, pos, 0usize);
+        while let Some(&c) = bytes.get(q) {
+            if q - unit >= MAX_UNIT {
+                break;
+            }
+            if !stops.is_stop(c) {
+                q += 1;
+                continue;
+            }
+            if c == b'\n' {
+                let mut r = q + 1;
+                while let Some(&d) = bytes.get(r)
+                    && (d == b'\n' || (matches!(d, b' ' | b'\t' | b'\r') && !stops.is_stop(d)))
+                {
+                    r += 1;
+                }
+                match bytes.get(r) {
+                    Some(&d) if !stops.is_stop(d) && !openers.line_first(d) => {
+                        q = r + 1;
+                        continue;
+                    }
+                    _ => break,
+                }
+            }
+            let mut found = None;
+            if self.plain_stop(q, &mut found) {
+                q += 1;
+                continue;
+            }
+            // A byte `plain_stop` refuses before its lookup (a bracket) may start the opener
+            // too: the scan looks for openers first.
+            if found.is_none()
+                && let Err(Found::At(j)) = openers.none_at(bytes, q)
+            {
+                found = Some((q, j));
+            }
+            match found {
+                Some((_, j)) if j == i && declined_at(q) => {
+                    copies += 1;
+                    unit = q;
+                    q += 1;
+                }
+                _ => break,
+            }
+        }
+        if copies == 0 {
+            // Not asked again over the bytes after it (every opener of a flood whose units
+            // hold bytes the scan reads otherwise, `]<]minimax[>[<tool_call>0…`, asked).
+            self.no_walk_before = self.abs(pos) + NO_UNITS_SKIP;
+            return false;
+        }
+        self.announced.clear();
+        self.pass_ordinary(pos, q);
+        true
     }
 
     /// Opener `i` at `pos` was declined (`declines` says so of a region holding only the
@@ -2432,7 +2534,7 @@ impl<'a> Engine<'a> {
         if self.abs(self.buf.len()) == self.no_pass_end
             || self.abs(pos) < self.no_implausible_before
         {
-            return self.pass_implausible_walk(pos, is_final);
+            return self.walk_implausible(pos, is_final);
         }
         let lookahead = self.lookahead();
         let bytes = self.buf.as_bytes();
@@ -2440,7 +2542,7 @@ impl<'a> Engine<'a> {
             return false;
         };
         let Some(period) = memchr::memchr(b, after.get(..MAX_UNIT).unwrap_or(after)) else {
-            return self.pass_implausible_walk(pos, is_final);
+            return self.walk_implausible(pos, is_final);
         };
         let period = period + 1;
         if !self.unit_repeats(pos, period, lookahead) {
@@ -2449,10 +2551,10 @@ impl<'a> Engine<'a> {
             if self.abs(self.buf.len()) != self.no_pass_end {
                 self.no_implausible_before = self.abs(pos) + NO_UNITS_SKIP;
             }
-            return self.pass_implausible_walk(pos, is_final);
+            return self.walk_implausible(pos, is_final);
         }
         let Some(line) = self.ordinary_after(pos, period) else {
-            return self.pass_implausible_walk(pos, is_final);
+            return self.walk_implausible(pos, is_final);
         };
         let window = period + lookahead;
         let bytes = self.buf.as_bytes();
@@ -2468,6 +2570,14 @@ impl<'a> Engine<'a> {
             return false;
         }
         self.pass_periodic(pos, period, window, line)
+    }
+
+    /// [`Engine::pass_implausible_walk`] unless a walk failed just before `pos` (asked
+    /// here: the call of one that returns at once cost a flood that fails it ~25
+    /// instructions a bracket).
+    #[inline(always)]
+    fn walk_implausible(&mut self, pos: usize, is_final: bool) -> bool {
+        self.abs(pos) >= self.no_bracket_walk_before && self.pass_implausible_walk(pos, is_final)
     }
 
     /// The bracket at `pos` was just read as an ordinary byte (no opener, no bare JSON
@@ -2488,6 +2598,9 @@ impl<'a> Engine<'a> {
     fn pass_implausible_walk(&mut self, pos: usize, is_final: bool) -> bool {
         #[cfg(test)]
         if self.no_walk {
+            return false;
+        }
+        if self.abs(pos) < self.no_bracket_walk_before {
             return false;
         }
         let bytes = self.buf.as_bytes();
@@ -2551,6 +2664,9 @@ impl<'a> Engine<'a> {
             }
         }
         if brackets == 0 {
+            // Not asked again over the bytes after it (a unit with another stop after its
+            // bracket, `]<]minimax[>[<tool_call>0…`, asked at each bracket).
+            self.no_bracket_walk_before = self.abs(pos) + NO_UNITS_SKIP;
             return false;
         }
         self.announced.clear();
@@ -3605,7 +3721,7 @@ impl<'a> Engine<'a> {
                             .map(|reader| (n, Ok(reader))),
                     }
                 }) else {
-                    return self.pass_declined(pos, i);
+                    return self.pass_declined(pos, i, is_final);
                 };
                 let reader = match opened {
                     Ok(reader) => reader,
@@ -4299,8 +4415,8 @@ mod tests {
     }
 
     // Brackets read as ordinary bytes one after another (Engine::pass_implausible_walk)
-    // leave what reading each byte leaves: random texts of numbered and repeated bracket
-    // units mixed with what must stop the walk (openers, `name(`, a line-start opener after
+    // and declined openers read so (Engine::pass_declined_walk) leave what reading each
+    // byte leaves: random texts of numbered and repeated bracket and opener units mixed with what must stop the walk (openers, `name(`, a line-start opener after
     // a newline, blanks, fences, plausible JSON and calls) parse the same with the walk and
     // without it, in text, calls and every diagnostic, one-shot and in 1-, 7- and 64-byte
     // pushes, with bare JSON on (a registry) and with the defaults.
@@ -4365,7 +4481,18 @@ mod tests {
                     let p = pieces[next(pieces.len())];
                     // Mostly bracket units with numbers, so that walks are long.
                     if next(3) > 0 {
-                        text.push_str(["[", "{", "[x", "{\n", "{{"][next(5)]);
+                        text.push_str(
+                            [
+                                "[",
+                                "{",
+                                "[x",
+                                "{\n",
+                                "{{",
+                                ">>>",
+                                "<tool_call>",
+                                "[TOOL_CALLS]",
+                            ][next(8)],
+                        );
                         text.push_str(&next(1000).to_string());
                     }
                     text.push_str(p);
