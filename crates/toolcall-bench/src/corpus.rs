@@ -977,7 +977,7 @@ const FLOOD_EXTRAS: [&str; 11] = [
 /// Flood units that vary an opener unit by what follows it (the classes behind the units,
 /// not only the openers themselves), listed after the openers so that the numbers of the
 /// units before them stay as they were.
-const FLOOD_VARIANTS: [&str; 53] = [
+const FLOOD_VARIANTS: [&str; 58] = [
     // A closed fence with one byte of content: one fence (and its content's read) a unit.
     "```\nx\n```\n",
     // The same with a callable info string.
@@ -1068,6 +1068,14 @@ const FLOOD_VARIANTS: [&str; 53] = [
     "computer_use(1, {#}",
     "({#}",
     "(x{#}",
+    // Session 43, markers lane (appended): a numbered `<tool_call>` with junk around the
+    // number (each opener decided on its own), and the repeated MiniMax unit with junk
+    // after it (two declined openers a unit, 22-27x prose at the session's start).
+    "<tool_call>x{#}",
+    "<tool_call>{#}{\"",
+    "]<]minimax[>[<tool_call>x",
+    "]<]minimax[>[<tool_call>1,",
+    "]<]minimax[>[<tool_call>\n",
 ];
 
 /// The opener floods (`bench_table floods`, `bench_profile flood#N`): [`FLOOD_EXTRAS`], then

@@ -2856,10 +2856,37 @@ impl<'a> Engine<'a> {
                     return None;
                 }
             } else if stops.is_stop(c) && !self.plain_stop(q, &mut found) {
-                return None;
+                match found.take() {
+                    Some((_, j)) if until > 0 && self.declined_inside(window, q, j) => {}
+                    _ => return None,
+                }
             }
         }
         Some(line)
+    }
+
+    /// Whether opener `j`, found by the scan at `q` inside a unit [`Engine::ordinary_after_in`]
+    /// reads with the bytes through `window`'s end, is one the scan would read as text
+    /// there whatever follows: the window finds it (its bytes are there) and every family of
+    /// it declines the region of the window's bytes from `q` at once, with more to come,
+    /// and removes none of them; the scan then reads its first byte as an ordinary one (as
+    /// after [`Engine::pass_declined`]) and goes on. A unit holding two declined openers
+    /// (`]<]minimax[>[<tool_call>x`: the namespace and `<tool_call>`) was refused, so each
+    /// was read opener by opener (~2,000 instructions a unit, 23-27x prose).
+    fn declined_inside(&self, window: &[u8], q: usize, j: usize) -> bool {
+        if self.nested || self.ctx.openers.none_at(window, q) != Err(Found::At(j)) {
+            return false;
+        }
+        let Some(Action::Region(families)) = self.ctx.openers.get(j).map(|o| &o.action) else {
+            return false;
+        };
+        let Some(region) = self.buf.get(q..window.len()) else {
+            return false;
+        };
+        families.iter().all(|by| {
+            by.removes(region, false).is_none()
+                && by.open_region(region, false, &self.ctx).is_none()
+        })
     }
 
     /// [`crate::openers::Openers::lookahead`], asked once (it walks every opener).
@@ -4859,6 +4886,45 @@ mod tests {
                 }
             }
         }
+    }
+
+    // A repeated unit holding two declined openers (MiniMax's namespace and `<tool_call>`,
+    // junk after it) is passed at once as the scan reads it opener by opener: the call after
+    // the run is found at its place, one-shot and streamed; a unit whose inner opener reads
+    // a call is not passed (each copy's call is found).
+    #[test]
+    fn units_of_two_declined_openers_keep_the_call_after_them() {
+        let options = crate::ParseOptions::default();
+        let ns = "]<]minimax[>[";
+        let call = "<tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}</tool_call>";
+        for junk in ["x", " ", "1,", "\n", "x\n", "]", "<b>", "x]"] {
+            let unit = format!("{ns}<tool_call>{junk}");
+            for n in [0, 1, 2, 5, 40, 300] {
+                let run = unit.repeat(n);
+                let text = format!("a {run}{call} {run}");
+                let parsed = crate::parse(&text, &options);
+                assert_eq!(
+                    parsed.calls.len(),
+                    1,
+                    "{junk:?} {n}: {:?}",
+                    parsed.diagnostics
+                );
+                assert_eq!(
+                    parsed.calls[0].origin.span.start,
+                    2 + run.len(),
+                    "{junk:?} {n}"
+                );
+                assert_eq!(parsed.text, format!("a {run} {run}"), "{junk:?} {n}");
+                for size in [1, 7, 64] {
+                    let found = finished_in_pushes(&text, &options, size);
+                    assert_eq!(found, 1, "{junk:?} {n} streamed at {size}");
+                }
+            }
+        }
+        let unit = format!("{ns}{call}x");
+        let text = unit.repeat(50);
+        assert_eq!(crate::parse(&text, &options).calls.len(), 50);
+        assert_eq!(finished_in_pushes(&text, &options, 64), 50);
     }
 
     // A run of an opener's bytes passed over at once reads as the byte-by-byte scan did:
