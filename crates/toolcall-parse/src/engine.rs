@@ -2108,14 +2108,16 @@ impl<'a> Engine<'a> {
             })
         };
         let (mut q, mut unit, mut copies) = (pos + 1, pos, 0usize);
-        while let Some(&c) = bytes.get(q) {
-            if q - unit >= MAX_UNIT {
-                break;
-            }
-            if !stops.is_stop(c) {
+        loop {
+            // The bytes no scan stops at, up to the unit's bound, in a tight loop (a
+            // check of the bound and the end a byte cost ~1 M instructions of `>>>{#}`).
+            let limit = bytes.len().min(unit + MAX_UNIT);
+            while q < limit && !stops.is_stop(bytes[q]) {
                 q += 1;
-                continue;
             }
+            let Some(&c) = bytes.get(q).filter(|_| q < limit) else {
+                break;
+            };
             if c == b'\n' {
                 let mut r = q + 1;
                 while let Some(&d) = bytes.get(r)
