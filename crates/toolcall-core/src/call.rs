@@ -1,19 +1,50 @@
-//! A tool call as found in model output, and its identity.
+//! A tool call as found in model output, and its identity. [`CallId`] is a small string
+//! written here (a generated id kept in place, no allocation): its doc gives the measured
+//! reason.
 
 use std::borrow::Cow;
+use std::cmp::Ordering;
 use std::fmt;
+use std::hash::{Hash, Hasher};
 use std::ops::Range;
+use std::sync::Arc;
 
 use rand::Rng;
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
 
 /// The identifier that pairs a call with its result.
 ///
 /// Kept exactly as the model sent it; generated as `call_` + 24 alphanumerics otherwise.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(transparent)]
-pub struct CallId(pub String);
+/// Serialised as a plain string. Generating one allocates nothing, nor does cloning one:
+/// every call of every reply gets an id, and a streamed call's goes out twice (in
+/// `CallStarted` and in its `ToolCall`). A generated id is kept in place (its 29 ASCII
+/// bytes), an id given by the model or a caller is shared (`Arc<str>`); both compare, hash,
+/// order, print and serialise as their text, as the `String` this was did.
+///
+/// Written here rather than taken from a crate: the inline strings of the common crates
+/// (`compact_str`, `smol_str`) hold at most 24 bytes, short of a generated id, and the
+/// workspace has none of them. Measured against the `String` id (callgrind,
+/// `bench_profile CASE MODE N` minus N = 0): `llama/100 calls` one-shot 826-850 k → 770-818 k
+/// instructions over runs of one binary; an id that is only an `Arc<str>` (one allocation
+/// to generate, none to clone) left `gemma4/100 calls` stream4 where it was (1,696 k) and
+/// `llama/100 calls` one-shot at 854 k, where this form takes the stream (with the engine's
+/// announce keeping a call's name where the region wrote it) to 1,668 k.
+#[derive(Clone)]
+pub struct CallId(Repr);
+
+/// What a [`CallId`] holds.
+#[derive(Clone)]
+enum Repr {
+    /// A generated id, `call_` + 24 letters of [`ALPHABET`]; made only by
+    /// [`CallId::generate`], so its bytes are ASCII.
+    Generated([u8; GENERATED_LEN]),
+    /// Any other id, as given.
+    Given(Arc<str>),
+}
+
+/// Bytes of a generated id: `call_` and 24 letters.
+const GENERATED_LEN: usize = 5 + 24;
 
 /// The letters of generated ids.
 const ALPHABET: &[u8; 62] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
@@ -56,38 +87,93 @@ impl CallId {
                 n += 2 * usize::from(piece < 62 * 62);
             }
         }
-        let mut id = String::with_capacity(29);
-        id.push_str("call_");
-        // SAFETY: every byte of `letters[..24]` was copied from `LETTER_PAIRS`, whose bytes
-        // are `ALPHABET`'s ASCII letters (the loop above leaves no zero below 24: `n`
-        // reaches 24 only by pairs written), so they are UTF-8. Checked, the conversion
-        // cost ~74 instructions an id (`bench_profile "gemma4/100 calls" stream4`); the
-        // debug assertion checks it in tests.
+        let mut id = [0u8; GENERATED_LEN];
+        id[..5].copy_from_slice(b"call_");
+        id[5..].copy_from_slice(&letters[..24]);
+        // Every byte of `letters[..24]` was copied from `LETTER_PAIRS`, whose bytes are
+        // `ALPHABET`'s ASCII letters (the loop above leaves no zero below 24: `n` reaches 24
+        // only by pairs written): `as_str` relies on it.
         debug_assert!(letters[..24].iter().all(|b| ALPHABET.contains(b)));
-        id.push_str(unsafe { std::str::from_utf8_unchecked(&letters[..24]) });
-        CallId(id)
+        CallId(Repr::Generated(id))
     }
 
     pub fn as_str(&self) -> &str {
-        &self.0
+        match &self.0 {
+            // SAFETY: `Repr::Generated` is made only by `generate`, which writes `call_` and
+            // `ALPHABET` letters: ASCII, so UTF-8. Checked, reading a generated id cost ~74
+            // instructions each time (the `from_utf8` check measured at `generate` in
+            // session 41, `bench_profile "gemma4/100 calls" stream4`), and ids are read to
+            // compare, hash and serialise every call; the debug assertion checks it in
+            // tests.
+            Repr::Generated(b) => {
+                debug_assert!(b.is_ascii());
+                unsafe { std::str::from_utf8_unchecked(b) }
+            }
+            Repr::Given(s) => s,
+        }
+    }
+}
+
+impl fmt::Debug for CallId {
+    /// As the `String` id wrote itself: `CallId("call_…")`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("CallId").field(&self.as_str()).finish()
     }
 }
 
 impl fmt::Display for CallId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
+        f.write_str(self.as_str())
+    }
+}
+
+impl PartialEq for CallId {
+    fn eq(&self, other: &Self) -> bool {
+        self.as_str() == other.as_str()
+    }
+}
+
+impl Eq for CallId {}
+
+impl Hash for CallId {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.as_str().hash(state);
+    }
+}
+
+impl PartialOrd for CallId {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for CallId {
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.as_str().cmp(other.as_str())
+    }
+}
+
+impl Serialize for CallId {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for CallId {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        String::deserialize(deserializer).map(CallId::from)
     }
 }
 
 impl From<&str> for CallId {
     fn from(s: &str) -> Self {
-        CallId(s.to_owned())
+        CallId(Repr::Given(Arc::from(s)))
     }
 }
 
 impl From<String> for CallId {
     fn from(s: String) -> Self {
-        CallId(s)
+        CallId(Repr::Given(Arc::from(s)))
     }
 }
 
@@ -164,6 +250,39 @@ mod tests {
         let suffix = a.as_str().strip_prefix("call_").unwrap();
         assert_eq!(suffix.len(), 24);
         assert!(suffix.chars().all(|c| c.is_ascii_alphanumeric()));
+    }
+
+    // A generated id and the same text given compare, hash, order, print and serialise
+    // alike, as the `String` id did.
+    #[test]
+    fn generated_and_given_ids_are_their_text() {
+        use std::collections::hash_map::DefaultHasher;
+        let hash = |id: &CallId| {
+            let mut h = DefaultHasher::new();
+            id.hash(&mut h);
+            h.finish()
+        };
+        let a = CallId::generate();
+        let b = CallId::from(a.as_str());
+        let c = CallId::from(a.as_str().to_owned());
+        assert!(matches!(a.0, Repr::Generated(_)));
+        assert!(matches!(b.0, Repr::Given(_)));
+        assert_eq!(a, b);
+        assert_eq!(b, c);
+        assert_eq!(hash(&a), hash(&b));
+        let mut s = DefaultHasher::new();
+        a.as_str().to_owned().hash(&mut s);
+        assert_eq!(hash(&a), s.finish());
+        assert_eq!(a.cmp(&b), Ordering::Equal);
+        assert!(CallId::from("call_A") < CallId::from("call_B"));
+        assert_eq!(a.to_string(), a.as_str());
+        assert_eq!(format!("{a:?}"), format!("CallId({:?})", a.as_str()));
+        let json = serde_json::to_string(&a).unwrap();
+        assert_eq!(json, format!("\"{}\"", a.as_str()));
+        let back: CallId = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, a);
+        assert_eq!(a.clone().as_str(), a.as_str());
+        assert_eq!(CallId::from("").as_str(), "");
     }
 
     // Every letter of the alphabet is drawn (4800 draws: missing one has odds ~1e-32).

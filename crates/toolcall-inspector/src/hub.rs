@@ -200,7 +200,7 @@ impl Hub {
                 let live = LiveCall {
                     session_id: agent.session.clone(),
                     round: *round,
-                    call_id: call.call_id.0.clone(),
+                    call_id: call.call_id.as_str().to_owned(),
                     tool: call.name.clone(),
                     surface: call.origin.format.to_string(),
                     job: false,
@@ -216,7 +216,7 @@ impl Hub {
                 self.upsert(live);
             }
             AgentEvent::CallValidated { round, call, error } => {
-                self.change(&agent.session, &call.call_id.0, |c| {
+                self.change(&agent.session, call.call_id.as_str(), |c| {
                     c.round = *round;
                     c.arguments = bounded(&call.arguments);
                     c.repairs = call.origin.repairs.clone();
@@ -226,7 +226,7 @@ impl Hub {
                 });
             }
             AgentEvent::CallStarted { call_id, .. } => {
-                self.change(&agent.session, &call_id.0, |c| {
+                self.change(&agent.session, call_id.as_str(), |c| {
                     c.status = CallStatus::Running
                 });
             }
@@ -237,7 +237,7 @@ impl Hub {
                 job,
                 ..
             } => {
-                self.change(&agent.session, &call_id.0, |c| {
+                self.change(&agent.session, call_id.as_str(), |c| {
                     c.job = *job;
                     // A job's acknowledgement: still running until its result comes.
                     c.status = if *job {
@@ -255,7 +255,7 @@ impl Hub {
                 duration_ms,
                 ..
             } => {
-                self.change(&agent.session, &call_id.0, |c| {
+                self.change(&agent.session, call_id.as_str(), |c| {
                     c.status = if error.code == toolcall_core::ErrorCode::Cancelled {
                         CallStatus::Cancelled
                     } else {
@@ -271,7 +271,7 @@ impl Hub {
                 duration_ms,
                 ..
             } => {
-                self.change(&agent.session, &call_id.0, |c| {
+                self.change(&agent.session, call_id.as_str(), |c| {
                     c.job = true;
                     c.status = if result.get("error").is_some() {
                         CallStatus::Failed

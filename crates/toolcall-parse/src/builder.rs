@@ -98,7 +98,7 @@ pub(crate) fn closing_marker_repair(marker: &str) -> Repair {
 pub(crate) struct Draft {
     pub name: String,
     pub args: Option<Value>,
-    pub id: Option<String>,
+    pub id: Option<CallId>,
     pub format: FormatId,
     pub repairs: Vec<Repair>,
     pub span: Range<usize>,
@@ -288,7 +288,7 @@ pub(crate) fn build(d: Draft, max_depth: usize) -> Result<ToolCall, String> {
     }
     Ok(ToolCall {
         call_id: match d.id {
-            Some(id) if !id.is_empty() => CallId(id),
+            Some(id) if !id.as_str().is_empty() => id,
             _ => CallId::generate(),
         },
         name: d.name,
@@ -325,7 +325,7 @@ mod tests {
             assert!(c.call_id.as_str().starts_with("call_"));
         }
         let mut d = Draft::new("t", Some(json!("{\"a\":1}")), FormatId::JSON);
-        d.id = Some("toolu_01".into());
+        d.id = Some(CallId::from("toolu_01"));
         let c = build(d, 128).unwrap();
         assert_eq!(c.call_id.as_str(), "toolu_01");
         assert_eq!(c.arguments, json!({"a":1}));

@@ -38,8 +38,8 @@ use crate::fallback;
 use crate::families::bare_json::BareJsonReader;
 use crate::families::call_syntax::is_name_byte;
 use crate::family::{
-    Advance, Family, LiveEvent, Message, NameMemo, Note, Pieces, Plain, ReadCx, RegionReader,
-    Suffix, THINK, Wake, read_suffix,
+    Advance, Family, LiveEvent, LiveName, Message, NameMemo, Note, Pieces, Plain, ReadCx,
+    RegionReader, Suffix, THINK, Wake, read_suffix,
 };
 use crate::openers::{Action, Found, LastFound, ReadBy};
 use crate::scanner::{FailedScans, array_start_plausible, object_start_plausible};
@@ -344,7 +344,7 @@ fn plain(s: &str, max: usize) -> bool {
 struct Announced {
     index: usize,
     call_id: CallId,
-    name: String,
+    name: LiveName,
 }
 
 /// Caps diagnostics per kind (the message with quoted parts and numbers blanked), then
@@ -1447,13 +1447,14 @@ impl<'a> Engine<'a> {
                     self.next_index += 1;
                     let call_id = id
                         .filter(|i| !i.is_empty())
-                        .map_or_else(CallId::generate, CallId);
+                        .map_or_else(CallId::generate, CallId::from);
                     if self.direct.is_none() {
                         self.flush_text_event();
+                        let shown = name.get(&self.buf, self.base).to_owned();
                         self.events.push(StreamEvent::CallStarted {
                             index,
                             call_id: call_id.clone(),
-                            name: name.clone(),
+                            name: shown,
                         });
                     }
                     self.announced.push(Announced {
@@ -1516,10 +1517,12 @@ impl<'a> Engine<'a> {
         for mut d in o.drafts {
             // The announced id moves into the call (its `to_string` went through the
             // formatter: an allocation and a copy a call).
-            let index = left.next_if(|a| a.name == d.name).map(|a| {
-                d.id = Some(a.call_id.0);
-                a.index
-            });
+            let index = left
+                .next_if(|a| a.name.get(&self.buf, self.base) == d.name)
+                .map(|a| {
+                    d.id = Some(a.call_id);
+                    a.index
+                });
             self.build_and_emit(d, index);
         }
         drop(left);
@@ -5295,6 +5298,60 @@ mod tests {
             .iter()
             .filter(|e| matches!(e, StreamEvent::CallFinished { .. }))
             .count()
+    }
+
+    /// A call announced with its name as the region's own bytes keeps where they are
+    /// (absolute offsets, read back in the engine's buffer wherever it starts); a name that
+    /// is not in the region is copied.
+    #[test]
+    fn a_name_announced_in_place_is_read_where_the_region_wrote_it() {
+        let (ctx, _) = with_an_empty_registry().ctx();
+        let mut live = Vec::new();
+        let mut cx = ReadCx {
+            ctx: &ctx,
+            base: 100,
+            live: &mut live,
+            streaming: true,
+            at_start: true,
+            end: ctx.reply_end,
+            failed_scan: &mut FailedScans::default(),
+            failed_call_scan: &mut FailedScans::default(),
+            names: &mut Default::default(),
+            wake: None,
+        };
+        let region = "<|tool_call>call:get_weather{";
+        cx.start_call_in(region, &region[17..28]);
+        cx.start_call_in(region, "get_weather");
+        let names: Vec<&LiveName> = live
+            .iter()
+            .map(|e| match e {
+                LiveEvent::Started { name, id: None } => name,
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        assert_eq!(names[0], &LiveName::At(117..128));
+        assert_eq!(names[1], &LiveName::Owned("get_weather".into()));
+        // The buffer holds the region from absolute offset 100, starting at 60 or at 100.
+        let buf = format!("{}{region}", "x".repeat(40));
+        for (buf, base) in [(buf.as_str(), 60), (region, 100)] {
+            assert_eq!(names[0].get(buf, base), "get_weather");
+            assert_eq!(names[1].get(buf, base), "get_weather");
+        }
+        let mut quiet = Vec::new();
+        let mut cx = ReadCx {
+            ctx: &ctx,
+            base: 0,
+            live: &mut quiet,
+            streaming: false,
+            at_start: true,
+            end: ctx.reply_end,
+            failed_scan: &mut FailedScans::default(),
+            failed_call_scan: &mut FailedScans::default(),
+            names: &mut Default::default(),
+            wake: None,
+        };
+        cx.start_call_in(region, &region[17..28]);
+        assert!(quiet.is_empty());
     }
 
     #[test]

@@ -352,7 +352,7 @@ impl Archive {
 
     /// Starts a new session and returns its id.
     pub fn create_session(&self, description: &str) -> Result<String, ArchiveError> {
-        let id = format!("ses_{}", &CallId::generate().0["call_".len()..]);
+        let id = format!("ses_{}", &CallId::generate().as_str()["call_".len()..]);
         self.backend.create_session(&id, description)?;
         Ok(id)
     }
@@ -628,7 +628,7 @@ pub fn replica_owner() -> &'static str {
         format!(
             "replica_{}_{}",
             std::process::id(),
-            &CallId::generate().0["call_".len()..]
+            &CallId::generate().as_str()["call_".len()..]
         )
     })
 }

@@ -379,7 +379,7 @@ fn completion(model: &str, report: &TurnReport) -> Value {
         .client_calls
         .iter()
         .map(|c| WireCall {
-            id: Some(c.call_id.0.clone()),
+            id: Some(c.call_id.as_str().to_owned()),
             name: c.name.clone(),
             arguments: match &c.arguments {
                 Value::Object(m) => Ok(m.clone()),
@@ -397,7 +397,7 @@ fn completion(model: &str, report: &TurnReport) -> Value {
         ..Reply::default()
     };
     let meta = ReplyMeta {
-        id: format!("chatcmpl-{}", &CallId::generate().0["call_".len()..]),
+        id: format!("chatcmpl-{}", &CallId::generate().as_str()["call_".len()..]),
         model: model.to_owned(),
         created: SystemTime::now()
             .duration_since(UNIX_EPOCH)
@@ -487,7 +487,7 @@ fn name_of_call(messages: &[Message], call_id: &str) -> String {
         .find_map(|m| match m {
             Message::Assistant { calls, .. } => calls
                 .iter()
-                .find(|c| c.call_id.0 == call_id)
+                .find(|c| c.call_id.as_str() == call_id)
                 .map(|c| c.name.clone()),
             _ => None,
         })

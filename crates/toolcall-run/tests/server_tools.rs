@@ -55,7 +55,7 @@ async fn server_calls_run_here_and_the_client_sees_only_the_final_reply() {
         .messages
         .iter()
         .filter_map(|m| match m {
-            toolcall_run::Message::Tool { call_id, .. } => Some(call_id.0.clone()),
+            toolcall_run::Message::Tool { call_id, .. } => Some(call_id.as_str().to_owned()),
             _ => None,
         })
         .collect();
@@ -120,7 +120,7 @@ async fn client_tools_are_offered_and_their_calls_returned_then_the_session_cont
         .messages
         .iter()
         .filter_map(|m| match m {
-            toolcall_run::Message::Tool { call_id, .. } => Some(call_id.0.clone()),
+            toolcall_run::Message::Tool { call_id, .. } => Some(call_id.as_str().to_owned()),
             _ => None,
         })
         .collect();
@@ -243,7 +243,7 @@ async fn calls_a_lost_turn_left_are_answered_once_and_never_run_again() {
             .filter_map(|m| match m {
                 toolcall_run::Message::Tool {
                     call_id, content, ..
-                } => Some((call_id.0.clone(), content.clone())),
+                } => Some((call_id.as_str().to_owned(), content.clone())),
                 _ => None,
             })
             .collect()

@@ -7,7 +7,7 @@
 use std::ops::Range;
 
 use serde_json::Value;
-use toolcall_core::{Diagnostic, Repair};
+use toolcall_core::{CallId, Diagnostic, Repair};
 
 use crate::FormatId;
 use crate::builder::Draft;
@@ -191,7 +191,7 @@ pub(crate) fn named_call(
             .push(repaired(&repairs, cx.span(json.start, json.end)));
     }
     let mut d = Draft::new(name, Some(value), format);
-    d.id = id;
+    d.id = id.map(CallId::from);
     d.span = span;
     d.repairs = repairs;
     o.drafts.push(d);

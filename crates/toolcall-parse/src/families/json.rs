@@ -93,7 +93,7 @@ fn draft<'a>(
         .id
         .or(keys.call_id)
         .and_then(Value::as_str)
-        .map(str::to_owned);
+        .map(toolcall_core::CallId::from);
     Some((d, name, key))
 }
 

@@ -193,7 +193,7 @@ fn body(body: &str, cx: &mut ReadCx<'_>, format: FormatId) -> Result<Vec<Draft>,
             // `<|tool_call_end|>` left out before the next call (llama.cpp reads it so).
             let mut d = Draft::json_args(name, json, format);
             d.repairs.push(closing_marker_repair(CALL_END));
-            d.id = Some(id.to_owned());
+            d.id = Some(toolcall_core::CallId::from(id));
             drafts.push(d);
             s = next;
             continue;
@@ -202,7 +202,7 @@ fn body(body: &str, cx: &mut ReadCx<'_>, format: FormatId) -> Result<Vec<Draft>,
             .find(after, 0, CALL_END)
             .ok_or("a call is not closed by <|tool_call_end|>")?;
         let mut d = Draft::json_args(name, after[..e].trim(), format);
-        d.id = Some(id.to_owned());
+        d.id = Some(toolcall_core::CallId::from(id));
         drafts.push(d);
         s = skip_space(&after[e + CALL_END.len()..]);
     }

@@ -255,7 +255,7 @@ impl Reader {
                     return;
                 }
             };
-            cx.start_call(&d.name, d.id.as_deref());
+            cx.start_call(&d.name, d.id.as_ref().map(toolcall_core::CallId::as_str));
             cx.arguments_owned(args);
             self.announced += 1;
         }

@@ -14,7 +14,7 @@ use std::ops::Range;
 
 use serde_json::Value;
 
-use toolcall_core::Diagnostic;
+use toolcall_core::{CallId, Diagnostic};
 use toolcall_wire::Dialect;
 
 use crate::FormatId;
@@ -53,7 +53,7 @@ pub(crate) fn classify(
         match call.arguments {
             Ok(m) => {
                 let mut d = Draft::new(&call.name, Some(Value::Object(m)), format);
-                d.id = call.id;
+                d.id = call.id.map(CallId::from);
                 d.span = span.clone();
                 out.diagnostics
                     .extend(ctx.unknown_name_warning(&d.name, span.clone()));

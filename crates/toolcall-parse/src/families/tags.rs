@@ -1735,7 +1735,7 @@ impl RegionReader for BlockReader {
                         && !self.announced
                     {
                         self.announced = true;
-                        cx.start_call(&name, None);
+                        cx.start_call_in(region, &name);
                         // Only the streamed arguments read it.
                         if cx.streaming() {
                             self.lead_name = Some(LeadName::new(name, region));

@@ -74,7 +74,7 @@ pub(crate) fn classify(v: &mut Value, ctx: &Ctx, span: Range<usize>) -> Option<O
             FormatId::TOOLS_ENVELOPE,
         );
         d.id = match id.or(call_id) {
-            Some(Value::String(s)) => Some(std::mem::take(s)),
+            Some(Value::String(s)) => Some(toolcall_core::CallId::from(s.as_str())),
             _ => None,
         };
         d.span = span.clone();
@@ -115,7 +115,7 @@ pub(crate) fn decode_first(
         out.diagnostics
             .extend(ctx.unknown_name_warning(&e.name, span.clone()));
         let mut d = Draft::new(e.name, e.args, FormatId::TOOLS_ENVELOPE);
-        d.id = e.id;
+        d.id = e.id.map(toolcall_core::CallId::from);
         d.span = span.clone();
         out.drafts.push(d);
     }
@@ -294,7 +294,7 @@ mod tests {
         (!p.calls.is_empty()).then(|| {
             p.calls
                 .into_iter()
-                .map(|c| (c.name, c.call_id.0, c.arguments))
+                .map(|c| (c.name, c.call_id.as_str().to_owned(), c.arguments))
                 .collect()
         })
     }
@@ -341,7 +341,7 @@ mod tests {
                 .calls
                 .into_iter()
                 .map(|c| {
-                    let id = c.call_id.0;
+                    let id = c.call_id.as_str().to_owned();
                     let id = if id.starts_with("call_") && id.len() == 29 {
                         "generated".to_owned()
                     } else {
@@ -394,7 +394,7 @@ mod tests {
         // The fast path did read the first kind: a call, its arguments and id.
         let p = parse(objects[2], &only());
         assert_eq!(p.calls.len(), 1);
-        assert_eq!(p.calls[0].call_id.0, "c1");
+        assert_eq!(p.calls[0].call_id.as_str(), "c1");
         assert_eq!(p.calls[0].arguments, serde_json::json!({"p": [1]}));
     }
 
@@ -410,7 +410,7 @@ mod tests {
                 let calls: Vec<_> = o
                     .drafts
                     .into_iter()
-                    .map(|d| (d.name, d.args, d.id))
+                    .map(|d| (d.name, d.args, d.id.map(|i| i.as_str().to_owned())))
                     .collect();
                 (end, calls)
             })

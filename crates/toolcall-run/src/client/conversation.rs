@@ -274,7 +274,7 @@ mod tests {
         let Message::TextResults { results } = merged[2].as_ref() else {
             panic!("{merged:?}");
         };
-        let ids: Vec<&str> = results.iter().map(|r| r.call_id.0.as_str()).collect();
+        let ids: Vec<&str> = results.iter().map(|r| r.call_id.as_str()).collect();
         assert_eq!(ids, ["s1", "c1"]);
         assert!(
             matches!(merged[4].as_ref(), Message::TextResults { results } if results.len() == 1)
