@@ -12,22 +12,36 @@ use toolcall_core::Repair;
 
 /// Parses `s` as JSON, repairing it when it is not. Returns the value and the repairs made.
 pub(crate) fn parse_lenient(s: &str) -> Result<(Value, Vec<Repair>), String> {
+    decode_lenient(s).map_err(|e| message_after("", &e))
+}
+
+/// [`parse_lenient`] with the decode error unwritten: for a caller that writes it with
+/// words before it ([`message_after`]) or drops it (a flood of broken blocks wrote a message
+/// for each line it then dropped, ~1,000 instructions each).
+pub(crate) fn decode_lenient(s: &str) -> Result<(Value, Vec<Repair>), serde_json::Error> {
     match serde_json::from_str::<Value>(s) {
         Ok(v) => Ok((v, Vec::new())),
         Err(first) => {
             // No byte any repair starts from: `repair_text` would find nothing to repair,
             // and the error stands (a flood of `[TOOL_CALLS]` reads `[TOOL_CALLS]` as a
-            // broken list once a region).
-            if !might_repair(s) {
-                return Err(message(&first));
+            // broken list once a region). Nor where serde read the whole text and ran out of
+            // it (an error at the end): the text is then the start of a JSON value, which
+            // holds nothing a repair rewrites (no `'` string, comment, Python literal,
+            // unquoted key or raw control character; a comma never before a closer), so the
+            // repaired text is the same unfinished value (see `eof_leaves_nothing_to_repair`).
+            // A flood of broken `Action:` blocks (`{"wordAction: ` a block) repaired each.
+            // Nor where the walk the repair makes notes nothing (`notes_a_repair`, its
+            // walk without the copy): the repaired text would be the text, and fail again.
+            if first.is_eof() || !might_repair(s) || !notes_a_repair(s) {
+                return Err(first);
             }
             let (fixed, kinds) = repair_text(s);
             if kinds.is_empty() {
-                return Err(message(&first));
+                return Err(first);
             }
             match serde_json::from_str::<Value>(&fixed) {
                 Ok(v) => Ok((v, kinds.into_iter().map(describe).collect())),
-                Err(_) => Err(message(&first)),
+                Err(_) => Err(first),
             }
         }
     }
@@ -87,11 +101,97 @@ fn might_repair(s: &str) -> bool {
     })
 }
 
-/// A decode error's message, written into room for it (`to_string` grows its string from
-/// nothing, reallocating several times: a flood of broken markup writes one per opener).
-fn message(e: &serde_json::Error) -> String {
+/// Whether [`repair_text`] notes a repair in `s`: its walk over the text, deciding as it
+/// decides, without the copy of the text and of its characters it makes. A failed decode
+/// that holds nothing to repair (a flood of broken blocks, `{"theAction: ```json{"city
+/// Action: ` a block, whose `:` [`might_repair`] takes for a key's) made the copies and
+/// decoded the copy again: ~2,300 instructions a block. The syntax it decides on is ASCII
+/// (a byte of a multi-byte character never equals one); a character that is not is
+/// decoded where the walk asks whether it is whitespace, as `repair_text` asks.
+fn notes_a_repair(s: &str) -> bool {
+    let b = s.as_bytes();
+    // The byte after the whitespace characters from `j` (`repair_text`'s look ahead).
+    let after_space = |j: usize| {
+        let rest = s.get(j..).unwrap_or("");
+        let blank: usize = rest
+            .chars()
+            .take_while(|c| c.is_whitespace())
+            .map(char::len_utf8)
+            .sum();
+        b.get(j + blank).copied()
+    };
+    let mut i = 0;
+    // Whether the last significant character was `{` or `,` (where a key may start).
+    let mut key_may_start = false;
+    while let Some(&c) = b.get(i) {
+        match c {
+            b'\'' => return true,
+            b'"' => {
+                i += 1;
+                while let Some(&d) = b.get(i) {
+                    i += 1;
+                    match d {
+                        // The escaped byte is copied as it is (a multi-byte character's
+                        // first: the rest are none of the bytes below).
+                        b'\\' => i += 1,
+                        b'"' => break,
+                        0..=0x1f => return true,
+                        _ => {}
+                    }
+                }
+                key_may_start = false;
+            }
+            b'/' if matches!(b.get(i + 1), Some(b'/' | b'*')) => return true,
+            b',' => {
+                if matches!(after_space(i + 1), Some(b'}' | b']')) {
+                    return true;
+                }
+                key_may_start = true;
+                i += 1;
+            }
+            c if c.is_ascii_alphabetic() || c == b'_' || c == b'$' => {
+                let start = i;
+                while b
+                    .get(i)
+                    .is_some_and(|&d| d.is_ascii_alphanumeric() || d == b'_' || d == b'$')
+                {
+                    i += 1;
+                }
+                if key_may_start && after_space(i) == Some(b':') {
+                    return true;
+                }
+                if matches!(b.get(start..i), Some(b"True" | b"False" | b"None")) {
+                    return true;
+                }
+                key_may_start = false;
+            }
+            c if c.is_ascii() => {
+                // `char::is_whitespace` of an ASCII character (U+000B included).
+                if !matches!(c, b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r') {
+                    key_may_start = c == b'{';
+                }
+                i += 1;
+            }
+            _ => {
+                let ch = s.get(i..).and_then(|r| r.chars().next());
+                if ch.is_some_and(|ch| !ch.is_whitespace()) {
+                    key_may_start = false;
+                }
+                i += ch.map_or(1, char::len_utf8);
+            }
+        }
+    }
+    false
+}
+
+/// A decode error's message after `head`, written into room for it (`to_string` grows its
+/// string from nothing, reallocating several times: a flood of broken markup writes one per
+/// opener). serde_json's longest messages (`control character (\u0000-\u001F) found while
+/// parsing a string at line L column C`) take ~90 bytes.
+pub(crate) fn message_after(head: &str, e: &serde_json::Error) -> String {
     use std::fmt::Write as _;
-    let mut out = String::with_capacity(64);
+    let mut out = String::with_capacity(head.len() + 96);
+    out.push_str(head);
     // Writing to a `String` cannot fail.
     let _ = write!(out, "{e}");
     out
@@ -416,5 +516,106 @@ mod tests {
         ] {
             assert_eq!(parse_lenient_recalling(text), parse_lenient(text), "{text}");
         }
+    }
+
+    /// What `parse_lenient` gives when it always tries the repair after a failed decode.
+    fn always_repairing(s: &str) -> Result<(Value, Vec<Repair>), String> {
+        match serde_json::from_str::<Value>(s) {
+            Ok(v) => Ok((v, Vec::new())),
+            Err(first) => {
+                let (fixed, kinds) = repair_text(s);
+                match serde_json::from_str::<Value>(&fixed) {
+                    Ok(v) if !kinds.is_empty() => {
+                        Ok((v, kinds.into_iter().map(describe).collect()))
+                    }
+                    _ => Err(message_after("", &first)),
+                }
+            }
+        }
+    }
+
+    /// A decode that ran out of text (`is_eof`) is not repaired: every such text, here each
+    /// prefix of valid and repairable JSON and random texts of JSON's and the repairs'
+    /// bytes, gets no repair and the same error from the repairing path.
+    #[test]
+    fn eof_leaves_nothing_to_repair() {
+        let whole = [
+            r#"{"a": [1, -2.5e+3, true, false, null], "b": {"c": "x\"y\\ \u00e9 'q' /z"}}"#,
+            "[\n {\"k\" :\t\"v, w\"} , [ ] ,{ }, \"é\u{2028}\", 0.5E7 ]",
+            r#"{'a': 'it\'s', b: True, "c": None, "d": [1,], /* c */ "e": 1 // x
+}"#,
+            r#"{"text": "line
+break", "n": False}"#,
+        ];
+        let mut texts: Vec<String> = Vec::new();
+        for w in whole {
+            texts.extend(w.char_indices().map(|(i, _)| w[..i].to_owned()));
+        }
+        let alphabet: Vec<char> = "{}[]\",:' /*\\\ntrueTrufalsFnulN01e-.+ax_$\u{e9}"
+            .chars()
+            .collect();
+        let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+        for _ in 0..20_000 {
+            seed = seed
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            let len = (seed >> 59) as usize;
+            let mut t = String::new();
+            for k in 0..len {
+                let r = seed.rotate_left(7 * k as u32 + 3) >> 40;
+                t.push(alphabet[r as usize % alphabet.len()]);
+            }
+            texts.push(t);
+        }
+        let mut eofs = 0;
+        for t in &texts {
+            if serde_json::from_str::<Value>(t).is_err_and(|e| e.is_eof()) {
+                eofs += 1;
+                assert!(repair_text(t).1.is_empty(), "{t:?}");
+                assert_eq!(parse_lenient(t), always_repairing(t), "{t:?}");
+            }
+        }
+        assert!(eofs > 1_000, "{eofs}");
+    }
+
+    /// `notes_a_repair` decides as `repair_text` notes, over prefixes of valid and
+    /// repairable JSON and random texts of JSON's and the repairs' bytes (Unicode blanks,
+    /// control characters and multi-byte characters after a backslash among them).
+    #[test]
+    fn notes_a_repair_is_what_repair_text_notes() {
+        let whole = [
+            r#"{"a": [1, -2.5e+3, true, false, null], "b": {"c": "x\"y\\ \u00e9 'q' /z"}}"#,
+            "{'a': 'it\\'s', b\u{a0}: True, \"c\": None, \"d\": [1,\u{2028}], /* c */ \"e\": 1 // x\n}",
+            "{\"text\": \"line\nbreak\\\u{e9}\", \u{b}k: False, $x_1 : 1, \"t\": \"a\tb\"}",
+        ];
+        let mut texts: Vec<String> = Vec::new();
+        for w in whole {
+            texts.extend(w.char_indices().map(|(i, _)| w[..i].to_owned()));
+            texts.push(w.to_owned());
+        }
+        let alphabet: Vec<char> =
+            "{}[]\",:' /*\\\n\t\u{b}\u{1}\u{a0}\u{85}\u{2028}trueTrufalsFnulN01e-ax_$\u{e9}"
+                .chars()
+                .collect();
+        let mut seed: u64 = 0x2545_f491_4f6c_dd1d;
+        for _ in 0..50_000 {
+            seed = seed
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            let len = (seed >> 59) as usize;
+            let mut t = String::new();
+            for k in 0..len {
+                let r = seed.rotate_left(7 * k as u32 + 3) >> 40;
+                t.push(alphabet[r as usize % alphabet.len()]);
+            }
+            texts.push(t);
+        }
+        let mut noted = 0;
+        for t in &texts {
+            let notes = !repair_text(t).1.is_empty();
+            noted += usize::from(notes);
+            assert_eq!(notes_a_repair(t), notes, "{t:?}");
+        }
+        assert!(noted > 1_000 && noted < texts.len() - 1_000, "{noted}");
     }
 }

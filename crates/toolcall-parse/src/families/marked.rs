@@ -16,6 +16,7 @@ use crate::family::{
     Advance, ReadCx, RegionReader, ScanFrom, Wake, closing_marker_repair, find_from, json_calls,
     parse_lenient,
 };
+use crate::repair::{decode_lenient, message_after};
 use crate::scanner::{Scan, Scanner, split_top_level};
 
 use super::args_object::LiveList;
@@ -169,7 +170,7 @@ pub(crate) fn json_items(
     let body = body.trim();
     let mut values = Vec::new();
     let mut repairs = Vec::new();
-    match parse_lenient(body) {
+    match decode_lenient(body) {
         Ok((Value::Array(items), r)) => {
             values = items;
             repairs = r;
@@ -184,12 +185,11 @@ pub(crate) fn json_items(
         // broken markup on one line (`Action: ```json{"0Action: ```json{"1…`) parsed each
         // block twice.
         Err(first) if !body.is_empty() && memchr::memchr(b'\n', body.as_bytes()).is_none() => {
-            return Err(format!("malformed JSON: {first}"));
+            return Err(malformed(&first));
         }
         Err(first) => {
             for line in body.lines().filter(|l| !l.trim().is_empty()) {
-                let (v, r) =
-                    parse_lenient(line.trim()).map_err(|_| format!("malformed JSON: {first}"))?;
+                let (v, r) = decode_lenient(line.trim()).map_err(|_| malformed(&first))?;
                 values.push(v);
                 repairs.extend(r);
             }
@@ -206,6 +206,12 @@ pub(crate) fn json_items(
         return Err("no call in the block".into());
     }
     Ok(drafts)
+}
+
+/// `malformed JSON: {error}`, written into room for it (`format!` of the error's message
+/// written first cost a flood of broken blocks ~700 instructions a block).
+fn malformed(error: &serde_json::Error) -> String {
+    message_after("malformed JSON: ", error)
 }
 
 /// A JSON list of calls behind a marker, cut by the end of the input (`json` starts at
