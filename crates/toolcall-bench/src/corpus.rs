@@ -977,7 +977,7 @@ const FLOOD_EXTRAS: [&str; 11] = [
 /// Flood units that vary an opener unit by what follows it (the classes behind the units,
 /// not only the openers themselves), listed after the openers so that the numbers of the
 /// units before them stay as they were.
-const FLOOD_VARIANTS: [&str; 58] = [
+const FLOOD_VARIANTS: [&str; 60] = [
     // A closed fence with one byte of content: one fence (and its content's read) a unit.
     "```\nx\n```\n",
     // The same with a callable info string.
@@ -1076,6 +1076,11 @@ const FLOOD_VARIANTS: [&str; 58] = [
     "]<]minimax[>[<tool_call>x",
     "]<]minimax[>[<tool_call>1,",
     "]<]minimax[>[<tool_call>\n",
+    // Session 43 round 2, brackets lane (appended): broken `Action:` blocks whose copies
+    // differ in words, and the newline form whose block spans lines (each failing block
+    // was repaired and its lines decoded again, 38.8x and 70.7x prose).
+    "Action: ```json{\"{w}",
+    "Action:\n```json{\"",
 ];
 
 /// The opener floods (`bench_table floods`, `bench_profile flood#N`): [`FLOOD_EXTRAS`], then
