@@ -1,6 +1,6 @@
 //! A tool call as found in model output, and its identity. [`CallId`] is a small string
-//! written here (a generated id kept in place, no allocation): its doc gives the measured
-//! reason.
+//! written here (a generated id, and any id of at most 30 bytes, kept in place, no
+//! allocation): its doc gives the measured reason.
 
 use std::borrow::Cow;
 use std::cmp::Ordering;
@@ -18,9 +18,14 @@ use serde_json::Value;
 /// Kept exactly as the model sent it; generated as `call_` + 24 alphanumerics otherwise.
 /// Serialised as a plain string. Generating one allocates nothing, nor does cloning one:
 /// every call of every reply gets an id, and a streamed call's goes out twice (in
-/// `CallStarted` and in its `ToolCall`). A generated id is kept in place (its 29 ASCII
-/// bytes), an id given by the model or a caller is shared (`Arc<str>`); both compare, hash,
-/// order, print and serialise as their text, as the `String` this was did.
+/// `CallStarted` and in its `ToolCall`). A generated id (29 ASCII bytes) and any id given
+/// by the model or a caller of at most 30 bytes are kept in place; a longer id is shared
+/// (`Arc<str>`); all compare, hash, order, print and serialise as their text, as the
+/// `String` this was did. The models' own ids are short (Kimi K2's `functions.NAME:0`,
+/// Mistral's 9 letters): kept as an `Arc<str>`, each was an allocation with a layout
+/// computation and an atomic release on drop, and `kimi_k2/100 calls` one-shot lost 2.7 %
+/// against the `String` id (1,040-1,044 k → 1,069 k instructions); in place, see the
+/// session 43 round 2 figures in BENCHMARKS.md.
 ///
 /// Written here rather than taken from a crate: the inline strings of the common crates
 /// (`compact_str`, `smol_str`) hold at most 24 bytes, short of a generated id, and the
@@ -33,15 +38,19 @@ use serde_json::Value;
 #[derive(Clone)]
 pub struct CallId(Repr);
 
-/// What a [`CallId`] holds.
+/// What a [`CallId`] holds (32 bytes either way).
 #[derive(Clone)]
 enum Repr {
-    /// A generated id, `call_` + 24 letters of [`ALPHABET`]; made only by
-    /// [`CallId::generate`], so its bytes are ASCII.
-    Generated([u8; GENERATED_LEN]),
-    /// Any other id, as given.
+    /// An id of at most [`INLINE_MAX`] bytes: `bytes[..len]` is the id, a copy of a whole
+    /// `&str` (so UTF-8) or a generated id's ASCII; `len <= INLINE_MAX`. Made only by
+    /// [`CallId::generate`] and [`CallId::inline`].
+    Inline { len: u8, bytes: [u8; INLINE_MAX] },
+    /// A longer id, as given.
     Given(Arc<str>),
 }
+
+/// The longest id kept in place: the enum's 32 bytes less its tag and `len`.
+const INLINE_MAX: usize = 30;
 
 /// Bytes of a generated id: `call_` and 24 letters.
 const GENERATED_LEN: usize = 5 + 24;
@@ -87,26 +96,41 @@ impl CallId {
                 n += 2 * usize::from(piece < 62 * 62);
             }
         }
-        let mut id = [0u8; GENERATED_LEN];
+        let mut id = [0u8; INLINE_MAX];
         id[..5].copy_from_slice(b"call_");
-        id[5..].copy_from_slice(&letters[..24]);
+        id[5..GENERATED_LEN].copy_from_slice(&letters[..24]);
         // Every byte of `letters[..24]` was copied from `LETTER_PAIRS`, whose bytes are
         // `ALPHABET`'s ASCII letters (the loop above leaves no zero below 24: `n` reaches 24
         // only by pairs written): `as_str` relies on it.
         debug_assert!(letters[..24].iter().all(|b| ALPHABET.contains(b)));
-        CallId(Repr::Generated(id))
+        CallId(Repr::Inline {
+            len: GENERATED_LEN as u8,
+            bytes: id,
+        })
+    }
+
+    /// `s` kept in place when it fits ([`INLINE_MAX`] bytes), `None` otherwise.
+    fn inline(s: &str) -> Option<Self> {
+        let mut bytes = [0u8; INLINE_MAX];
+        bytes.get_mut(..s.len())?.copy_from_slice(s.as_bytes());
+        Some(CallId(Repr::Inline {
+            len: s.len() as u8,
+            bytes,
+        }))
     }
 
     pub fn as_str(&self) -> &str {
         match &self.0 {
-            // SAFETY: `Repr::Generated` is made only by `generate`, which writes `call_` and
-            // `ALPHABET` letters: ASCII, so UTF-8. Checked, reading a generated id cost ~74
+            // SAFETY: `Repr::Inline` is made only by `generate`, which writes `call_` and
+            // `ALPHABET` letters (ASCII), and by `inline`, which copies a whole `&str`:
+            // `bytes[..len]` is UTF-8 either way. Checked, reading a generated id cost ~74
             // instructions each time (the `from_utf8` check measured at `generate` in
             // session 41, `bench_profile "gemma4/100 calls" stream4`), and ids are read to
             // compare, hash and serialise every call; the debug assertion checks it in
-            // tests.
-            Repr::Generated(b) => {
-                debug_assert!(b.is_ascii());
+            // tests. `len <= INLINE_MAX` (both makers): the slice is in bounds.
+            Repr::Inline { len, bytes } => {
+                let b = &bytes[..usize::from(*len)];
+                debug_assert!(std::str::from_utf8(b).is_ok());
                 unsafe { std::str::from_utf8_unchecked(b) }
             }
             Repr::Given(s) => s,
@@ -167,13 +191,13 @@ impl<'de> Deserialize<'de> for CallId {
 
 impl From<&str> for CallId {
     fn from(s: &str) -> Self {
-        CallId(Repr::Given(Arc::from(s)))
+        CallId::inline(s).unwrap_or_else(|| CallId(Repr::Given(Arc::from(s))))
     }
 }
 
 impl From<String> for CallId {
     fn from(s: String) -> Self {
-        CallId(Repr::Given(Arc::from(s)))
+        CallId::inline(&s).unwrap_or_else(|| CallId(Repr::Given(Arc::from(s))))
     }
 }
 
@@ -265,10 +289,23 @@ mod tests {
         let a = CallId::generate();
         let b = CallId::from(a.as_str());
         let c = CallId::from(a.as_str().to_owned());
-        assert!(matches!(a.0, Repr::Generated(_)));
-        assert!(matches!(b.0, Repr::Given(_)));
+        assert!(matches!(a.0, Repr::Inline { len: 29, .. }));
+        assert!(matches!(b.0, Repr::Inline { len: 29, .. }));
         assert_eq!(a, b);
         assert_eq!(b, c);
+        // Ids up to 30 bytes are kept in place, longer ones shared; each is its text.
+        let fits = "functions.get_w:0é·日本語";
+        let long = format!("{fits}x");
+        assert_eq!((fits.len(), long.len()), (30, 31));
+        let (d, e) = (CallId::from(fits), CallId::from(long.clone()));
+        assert!(matches!(d.0, Repr::Inline { len: 30, .. }));
+        assert!(matches!(e.0, Repr::Given(_)));
+        assert_eq!((d.as_str(), e.as_str()), (fits, long.as_str()));
+        assert_eq!(CallId::from(fits.to_owned()), d);
+        assert_eq!(CallId::from(long.as_str()), e);
+        assert!(d < e);
+        assert_eq!(hash(&e), hash(&CallId::from(long.as_str())));
+        assert_eq!(std::mem::size_of::<CallId>(), 32);
         assert_eq!(hash(&a), hash(&b));
         let mut s = DefaultHasher::new();
         a.as_str().to_owned().hash(&mut s);

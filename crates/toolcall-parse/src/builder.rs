@@ -229,12 +229,17 @@ impl Ctx {
     }
 }
 
-/// Turns a draft into a call: arguments become an object, the id is kept or generated.
+/// Turns a draft into a call: arguments become an object, the id is `announced` (the one a
+/// stream sent for it), else the draft's, else generated.
 /// Arguments nested deeper than `max_depth` ([`Limits::max_depth`]) are refused, whichever
 /// reader produced them: the bracket scanner refuses such regions itself, but the
 /// families that decode their blocks in one `serde_json` pass are bounded only by serde's
 /// own [`SERDE_MAX_DEPTH`], so a smaller bound is kept here, once for every family.
-pub(crate) fn build(d: Draft, max_depth: usize) -> Result<ToolCall, String> {
+pub(crate) fn build(
+    d: Draft,
+    max_depth: usize,
+    announced: Option<CallId>,
+) -> Result<ToolCall, String> {
     if let Some(why) = d.broken {
         return Err(why);
     }
@@ -287,7 +292,7 @@ pub(crate) fn build(d: Draft, max_depth: usize) -> Result<ToolCall, String> {
         ));
     }
     Ok(ToolCall {
-        call_id: match d.id {
+        call_id: match announced.or(d.id) {
             Some(id) if !id.as_str().is_empty() => id,
             _ => CallId::generate(),
         },
@@ -320,14 +325,17 @@ mod tests {
     #[test]
     fn parameterless_calls_carry_an_empty_object_and_ids_are_kept() {
         for args in [None, Some(Value::Null), Some(json!("")), Some(json!({}))] {
-            let c = build(Draft::new("t", args, FormatId::JSON), 128).unwrap();
+            let c = build(Draft::new("t", args, FormatId::JSON), 128, None).unwrap();
             assert_eq!(c.arguments, json!({}));
             assert!(c.call_id.as_str().starts_with("call_"));
         }
         let mut d = Draft::new("t", Some(json!("{\"a\":1}")), FormatId::JSON);
         d.id = Some(CallId::from("toolu_01"));
-        let c = build(d, 128).unwrap();
+        let c = build(d.clone(), 128, None).unwrap();
         assert_eq!(c.call_id.as_str(), "toolu_01");
+        let announced = CallId::from("call_announced");
+        let c2 = build(d, 128, Some(announced.clone())).unwrap();
+        assert_eq!(c2.call_id, announced);
         assert_eq!(c.arguments, json!({"a":1}));
         assert_eq!(c.origin.repairs[0].kind, "arguments_string");
     }
@@ -336,7 +344,7 @@ mod tests {
     #[test]
     fn bad_arguments_never_become_empty_objects() {
         for args in [json!("{\"a\":"), json!([1]), json!(3), json!("[1]")] {
-            assert!(build(Draft::new("t", Some(args), FormatId::JSON), 128).is_err());
+            assert!(build(Draft::new("t", Some(args), FormatId::JSON), 128, None).is_err());
         }
     }
 
@@ -353,7 +361,11 @@ mod tests {
         };
         for max_depth in [1, 2, 5] {
             for n in 0..max_depth + 3 {
-                let got = build(Draft::new("t", Some(nested(n)), FormatId::JSON), max_depth);
+                let got = build(
+                    Draft::new("t", Some(nested(n)), FormatId::JSON),
+                    max_depth,
+                    None,
+                );
                 if n < max_depth {
                     assert!(got.is_ok(), "depth {} within {max_depth}", n + 1);
                 } else {
@@ -366,6 +378,6 @@ mod tests {
             }
         }
         let deep = nested(SERDE_MAX_DEPTH - 2);
-        assert!(build(Draft::new("t", Some(deep), FormatId::JSON), 128).is_ok());
+        assert!(build(Draft::new("t", Some(deep), FormatId::JSON), 128, None).is_ok());
     }
 }

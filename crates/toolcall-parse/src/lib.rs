@@ -933,7 +933,7 @@ pub fn parse_native(value: &Value, options: &ParseOptions) -> Parsed {
                     ));
                     continue;
                 }
-                match build(d, ctx.limits.max_depth) {
+                match build(d, ctx.limits.max_depth, None) {
                     Ok(c) => {
                         parsed.diagnostics.push(Diagnostic::info(
                             format!("found {} call to {:?}", c.origin.format, c.name),
