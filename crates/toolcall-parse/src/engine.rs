@@ -4530,6 +4530,7 @@ mod tests {
             "\r\n",
             "[get_weather(city='Paris')]",
             "T",
+            "]<]minimax[>[",
         ];
         let mut seed = 0x51_7CC1_B727_220A_u64;
         let mut next = |n: usize| {
@@ -4563,7 +4564,8 @@ mod tests {
                                 ">>>",
                                 "<tool_call>",
                                 "[TOOL_CALLS]",
-                            ][next(8)],
+                                "]<]minimax[>[<tool_call>",
+                            ][next(9)],
                         );
                         text.push_str(&next(1000).to_string());
                     }
