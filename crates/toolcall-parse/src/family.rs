@@ -930,11 +930,14 @@ impl NameFilter {
         }
         let rest = chunks.remainder();
         if !rest.is_empty() {
-            let mut w = [0u8; 8];
-            if let Some(d) = w.get_mut(..rest.len()) {
-                d.copy_from_slice(rest);
-            }
-            h = (h.rotate_left(23) ^ u64::from_le_bytes(w)).wrapping_mul(K);
+            // The same word read byte by byte: a copy of the few bytes into an array was a
+            // call of `memcpy` (~20 instructions a name; a worded flood of `name(` asks
+            // about a new name at almost every opener).
+            let w = rest
+                .iter()
+                .rev()
+                .fold(0u64, |w, &b| (w << 8) | u64::from(b));
+            h = (h.rotate_left(23) ^ w).wrapping_mul(K);
         }
         h ^= h >> 29;
         ((h >> 56) as usize, ((h >> 48) & 0xff) as usize)
