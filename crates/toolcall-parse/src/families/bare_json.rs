@@ -386,6 +386,13 @@ pub(crate) fn looks_like_call(region: &[u8]) -> bool {
     if memchr::memchr2(b'"', b'\'', region).is_none() {
         return false;
     }
+    call_keys_searched(region)
+}
+
+/// Whether `region` holds a call's keys, each searched for over the whole region (a vector
+/// search a key): [`looks_like_call`] past [`QUOTES_MAX`], and the answer
+/// [`call_keys_at_quotes`] must give.
+fn call_keys_searched(region: &[u8]) -> bool {
     let has = |n: &str| memchr::memmem::find(region, n.as_bytes()).is_some();
     (has("\"name\"") || has("'name'"))
         && (has("\"arguments\"")
@@ -473,16 +480,6 @@ mod tests {
     // from pieces of the keys, quotes of both kinds and other bytes, short and long.
     #[test]
     fn call_keys_at_quotes_agree_with_the_searches() {
-        let searched = |region: &[u8]| {
-            let has = |n: &str| memchr::memmem::find(region, n.as_bytes()).is_some();
-            (has("\"name\"") || has("'name'"))
-                && (has("\"arguments\"")
-                    || has("\"parameters\"")
-                    || has("'arguments'")
-                    || has("'parameters'"))
-                || has("\"tools\"")
-                || (has("\"command\"") && has("\"session_id\""))
-        };
         let pieces: &[&str] = &[
             "\"",
             "'",
@@ -510,7 +507,7 @@ mod tests {
                 seed ^= seed << 17;
                 region.push_str(pieces[(seed % pieces.len() as u64) as usize]);
             }
-            let want = searched(region.as_bytes());
+            let want = call_keys_searched(region.as_bytes());
             assert_eq!(call_keys_at_quotes(region.as_bytes()), want, "{region:?}");
             assert_eq!(looks_like_call(region.as_bytes()), want, "{region:?}");
             if want { yes += 1 } else { no += 1 }
