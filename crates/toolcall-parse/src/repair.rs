@@ -534,6 +534,38 @@ mod tests {
         }
     }
 
+    /// Every prefix of each of `whole` (and each whole text, with `and_whole`), then `count`
+    /// random texts of up to 31 characters of `alphabet`, drawn from `seed`.
+    fn prefixes_and_random(
+        whole: &[&str],
+        and_whole: bool,
+        alphabet: &str,
+        mut seed: u64,
+        count: usize,
+    ) -> Vec<String> {
+        let alphabet: Vec<char> = alphabet.chars().collect();
+        let mut texts: Vec<String> = Vec::new();
+        for w in whole {
+            texts.extend(w.char_indices().map(|(i, _)| w[..i].to_owned()));
+            if and_whole {
+                texts.push((*w).to_owned());
+            }
+        }
+        for _ in 0..count {
+            seed = seed
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            let len = (seed >> 59) as usize;
+            let mut t = String::new();
+            for k in 0..len {
+                let r = seed.rotate_left(7 * k as u32 + 3) >> 40;
+                t.push(alphabet[r as usize % alphabet.len()]);
+            }
+            texts.push(t);
+        }
+        texts
+    }
+
     /// A decode that ran out of text (`is_eof`) is not repaired: every such text, here each
     /// prefix of valid and repairable JSON and random texts of JSON's and the repairs'
     /// bytes, gets no repair and the same error from the repairing path.
@@ -547,26 +579,8 @@ mod tests {
             r#"{"text": "line
 break", "n": False}"#,
         ];
-        let mut texts: Vec<String> = Vec::new();
-        for w in whole {
-            texts.extend(w.char_indices().map(|(i, _)| w[..i].to_owned()));
-        }
-        let alphabet: Vec<char> = "{}[]\",:' /*\\\ntrueTrufalsFnulN01e-.+ax_$\u{e9}"
-            .chars()
-            .collect();
-        let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
-        for _ in 0..20_000 {
-            seed = seed
-                .wrapping_mul(6_364_136_223_846_793_005)
-                .wrapping_add(1_442_695_040_888_963_407);
-            let len = (seed >> 59) as usize;
-            let mut t = String::new();
-            for k in 0..len {
-                let r = seed.rotate_left(7 * k as u32 + 3) >> 40;
-                t.push(alphabet[r as usize % alphabet.len()]);
-            }
-            texts.push(t);
-        }
+        let alphabet = "{}[]\",:' /*\\\ntrueTrufalsFnulN01e-.+ax_$\u{e9}";
+        let texts = prefixes_and_random(&whole, false, alphabet, 0x9e37_79b9_7f4a_7c15, 20_000);
         let mut eofs = 0;
         for t in &texts {
             if serde_json::from_str::<Value>(t).is_err_and(|e| e.is_eof()) {
@@ -588,28 +602,9 @@ break", "n": False}"#,
             "{'a': 'it\\'s', b\u{a0}: True, \"c\": None, \"d\": [1,\u{2028}], /* c */ \"e\": 1 // x\n}",
             "{\"text\": \"line\nbreak\\\u{e9}\", \u{b}k: False, $x_1 : 1, \"t\": \"a\tb\"}",
         ];
-        let mut texts: Vec<String> = Vec::new();
-        for w in whole {
-            texts.extend(w.char_indices().map(|(i, _)| w[..i].to_owned()));
-            texts.push(w.to_owned());
-        }
-        let alphabet: Vec<char> =
-            "{}[]\",:' /*\\\n\t\u{b}\u{1}\u{a0}\u{85}\u{2028}trueTrufalsFnulN01e-ax_$\u{e9}"
-                .chars()
-                .collect();
-        let mut seed: u64 = 0x2545_f491_4f6c_dd1d;
-        for _ in 0..50_000 {
-            seed = seed
-                .wrapping_mul(6_364_136_223_846_793_005)
-                .wrapping_add(1_442_695_040_888_963_407);
-            let len = (seed >> 59) as usize;
-            let mut t = String::new();
-            for k in 0..len {
-                let r = seed.rotate_left(7 * k as u32 + 3) >> 40;
-                t.push(alphabet[r as usize % alphabet.len()]);
-            }
-            texts.push(t);
-        }
+        let alphabet =
+            "{}[]\",:' /*\\\n\t\u{b}\u{1}\u{a0}\u{85}\u{2028}trueTrufalsFnulN01e-ax_$\u{e9}";
+        let texts = prefixes_and_random(&whole, true, alphabet, 0x2545_f491_4f6c_dd1d, 50_000);
         let mut noted = 0;
         for t in &texts {
             let notes = !repair_text(t).1.is_empty();
