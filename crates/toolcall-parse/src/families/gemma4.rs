@@ -650,6 +650,7 @@ mod tests {
             r#"<|tool_call>call:f{a:1} x<tool_call|>"#,
             r#"<|tool_call>call:f{}<tool_call|><|tool_call>call:g{ k : -4.5e3 }  <tool_call|>"#,
             r#"<|tool_call>call:f{a:<|"|>x<|"|> b:1}<tool_call|>"#,
+            r#"<|tool_call>call:f{c:[857,386],l:[<|"|>a, b]<|"|>,2],e:[],n:[1, 2]}<tool_call|>"#,
         ];
         for text in texts {
             // A key written twice, in the template's shape or after leaving it.
@@ -818,6 +819,10 @@ mod tests {
             "days:3",
             "n:0",
             "n:123456789012345678",
+            "coordinate:[857,386]",
+            "l:[]",
+            "l:[0]",
+            r#"l:[<|"|>a, b]<|"|>,7,<|"|><|"|>,<|"|>é<x<|"|>]"#,
         ];
         let left = [
             r#"a:<|"|>x<|"|>y<|"|>"#,
@@ -832,7 +837,20 @@ mod tests {
             "n:1234567890123456789",
             "n:",
             "n:3 ",
-            "n:[1,2]",
+            "n:[1, 2]",
+            "n:[1,2,]",
+            "n:[,]",
+            "n:[01]",
+            "n:[-1]",
+            "n:[1.5]",
+            "n:[true]",
+            "n:[[1]]",
+            "n:[1]]",
+            "n:[1],",
+            "n:[1",
+            r#"n:[<|"|>x<|"|>y<|"|>]"#,
+            r#"n:[<|"|>x<|"|> ]"#,
+            r#"n:[<|"|>x]"#,
             "n:true",
             "1:2",
             "a",
@@ -987,13 +1005,9 @@ fn plain_entry<'s>(s: &'s str, quote: &str, lead: char) -> Option<(&'s str, Valu
         }
         (find_from(after, quote, 0)? == body.len()).then_some(body)
     });
-    let digits = rest.as_bytes();
-    let integer = text.is_none()
-        && !digits.is_empty()
-        && digits.len() <= 18
-        && digits.iter().all(u8::is_ascii_digit)
-        && (digits[0] != b'0' || digits.len() == 1);
-    if text.is_none() && !integer {
+    let integer = text.is_none() && plain_integer(rest);
+    let list = text.is_none() && !integer && rest.starts_with('[') && rest.ends_with(']');
+    if text.is_none() && !integer && !list {
         return None;
     }
     let mut fragment = String::with_capacity(s.len() + 8);
@@ -1007,12 +1021,69 @@ fn plain_entry<'s>(s: &'s str, quote: &str, lead: char) -> Option<(&'s str, Valu
             push_json_str(&mut fragment, t);
             Value::String(t.to_owned())
         }
-        None => {
+        None if integer => {
             fragment.push_str(rest);
             Value::from(rest.parse::<u64>().ok()?)
         }
+        None => plain_list(rest, quote, &mut fragment)?,
     };
     Some((key, v, fragment))
+}
+
+/// A plain unsigned integer as [`Direct::scalar`] reads it without the decoder: 1-18
+/// digits, no leading zero.
+fn plain_integer(token: &str) -> bool {
+    let b = token.as_bytes();
+    !b.is_empty() && b.len() <= 18 && b.iter().all(u8::is_ascii_digit) && (b[0] != b'0' || b.len() == 1)
+}
+
+/// A flat list of [`plain_entry`]'s values, `[1,<q>x<q>,2]` (plain integers and texts, a
+/// comma and no blank between them; `[]`), as [`direct`] reads it, its JSON written to
+/// `out` as it is read; `None` for any other list (blanks, nesting, other literals), left
+/// to [`direct_entry`]. The template writes coordinates and lists of names so, and the
+/// general reader and writer cost ~1,000 instructions such an entry (`[857,386]`:
+/// `bench_profile "gemma4/100 calls" stream4`).
+fn plain_list(list: &str, quote: &str, out: &mut String) -> Option<Value> {
+    let mut rest = list.strip_prefix('[')?;
+    let mut items = Vec::new();
+    out.push('[');
+    if rest == "]" {
+        out.push(']');
+        return Some(Value::Array(items));
+    }
+    loop {
+        let end = if let Some(after) = rest.strip_prefix(quote) {
+            // The text ends at the first quote, which must end the item.
+            let n = find_from(after, quote, 0)?;
+            let t = after.get(..n)?;
+            if !items.is_empty() {
+                out.push(',');
+            }
+            push_json_str(out, t);
+            items.push(Value::String(t.to_owned()));
+            quote.len() + n + quote.len()
+        } else {
+            let n = rest.bytes().position(|b| b == b',' || b == b']')?;
+            let token = rest.get(..n)?;
+            if !plain_integer(token) {
+                return None;
+            }
+            if !items.is_empty() {
+                out.push(',');
+            }
+            out.push_str(token);
+            items.push(Value::from(token.parse::<u64>().ok()?));
+            n
+        };
+        match rest.as_bytes().get(end) {
+            Some(b',') => rest = rest.get(end + 1..)?,
+            Some(b']') if end + 1 == rest.len() => {
+                out.push(']');
+                return Some(Value::Array(items));
+            }
+            _ => return None,
+        }
+    }
 }
 
 /// Bytes of a text up to which [`plain_entry`] looks for the quote's first byte itself.
