@@ -39,10 +39,10 @@ use crate::families::bare_json::BareJsonReader;
 use crate::families::call_syntax::is_name_byte;
 use crate::family::{
     Advance, Family, LiveEvent, LiveName, Message, NameMemo, Note, Pieces, Plain, ReadCx,
-    RegionReader, Suffix, THINK, Wake, read_suffix,
+    RegionReader, Suffix, THINK, UnitCall, Wake, read_suffix,
 };
 use crate::openers::{Action, Found, LastFound, ReadBy, StopSet};
-use crate::scanner::{FailedScans, array_start_plausible, object_start_plausible};
+use crate::scanner::{FailedScans, ScanError, array_start_plausible, object_start_plausible};
 
 /// Bytes that abandoned bare JSON regions may rescan, as a multiple of the input (plus a
 /// constant): beyond it, bare brackets stay text.
@@ -657,6 +657,17 @@ impl DiagCap {
             .find(|(l, m, _)| *l == level && *m == message)
             .map(|e| e.2);
         self.scratch_message = message;
+        slot.filter(|&s| self.kinds.get(s).is_some_and(|(_, n)| *n >= DIAGS_PER_KIND))
+    }
+
+    /// [`DiagCap::dropped_slot`] for a written note's `message`.
+    fn dropped_text_slot(&self, level: Level, message: &str) -> Option<usize> {
+        let slot = self
+            .last
+            .iter()
+            .chain(&self.recent)
+            .find(|(l, m, _)| *l == level && m == message)
+            .map(|e| e.2);
         slot.filter(|&s| self.kinds.get(s).is_some_and(|(_, n)| *n >= DIAGS_PER_KIND))
     }
 
@@ -3142,7 +3153,10 @@ impl<'a> Engine<'a> {
                     sts += 1;
                 }
             }
-            if copy == name {
+            // The same name again ends the unit where the bytes repeat after it (but for
+            // digits): in `get_weather(get_weather(x)` the inner call's name is the outer's,
+            // and the unit runs on to the next copy's.
+            if copy == name && repeats_but_digits(bytes, pos, next - pos) {
                 last_name = next - copy.len() - pos;
                 break Some(next - pos);
             }
@@ -3192,8 +3206,8 @@ impl<'a> Engine<'a> {
         if (bytes.len() - pos) / period <= max_depth.saturating_mul(2).saturating_add(1) {
             return;
         }
-        // Where the unit has no copy right after it (an inner call that closes:
-        // `get_weather(get_weather(x)`), nothing below is asked (its names' families, its
+        // Where the unit has no copy right after it (a `name(` repeated with other bytes
+        // between: `get_weather(x(`), nothing below is asked (its names' families, its
         // notes' slots: ~1,500 instructions an opener). (One compare of a period: the
         // copies are counted below, once the notes allow a run.)
         let rest = bytes.get(pos..).unwrap_or(&[]);
@@ -3211,7 +3225,8 @@ impl<'a> Engine<'a> {
         let mut cparens = [0usize; MAX_UNIT_CALLS];
         let mut cnames = [(start, pos); MAX_UNIT_CALLS];
         let mut c = 1;
-        let mut errors = [crate::scanner::ScanError::TooDeep(max_depth); MAX_UNIT_CALLS];
+        let mut decided: [UnitCall; MAX_UNIT_CALLS] =
+            std::array::from_fn(|_| UnitCall::Failed(ScanError::TooDeep(max_depth)));
         let mut reach = [0usize; MAX_UNIT_CALLS];
         let scanned = {
             let (mut cx, region) = self.region_cx(start);
@@ -3231,13 +3246,26 @@ impl<'a> Engine<'a> {
                 (*cp, *cn) = (p, (a, b));
                 c += 1;
             }
-            let (cparens, errors, reach) = (&cparens[..c], &mut errors[..c], &mut reach[..c]);
-            !other && family.failed_call_scans(region, open, cparens, errors, reach, &mut cx)
+            let mut rel: [std::ops::Range<usize>; MAX_UNIT_CALLS] = Default::default();
+            for (r, &(a, b)) in rel.iter_mut().zip(&cnames[..c]) {
+                *r = a - start..b - start;
+            }
+            let (cparens, decided, reach) = (&cparens[..c], &mut decided[..c], &mut reach[..c]);
+            !other
+                && family.failed_call_scans(
+                    region,
+                    open,
+                    cparens,
+                    &rel[..c],
+                    decided,
+                    reach,
+                    &mut cx,
+                )
         };
         if !scanned {
             // Decided by the unit's bytes alone (another family's name, an inner call that
-            // closes: `get_weather(computer_use(x)`): so at every copy of the run, which is
-            // not looked at again (each opener scanned its unit's `(` afresh, ~75 k
+            // is a call: `get_weather(computer_use(city="x")`): so at every copy of the run,
+            // which is not looked at again (each opener scanned its unit's `(` afresh, ~75 k
             // instructions a 28-byte unit).
             // (Copies that differ in digits are not compared that far: asked again a few
             // openers on, the inner call found at once; the run's compare cost ~5
@@ -3251,15 +3279,35 @@ impl<'a> Engine<'a> {
             self.no_run_before = self.no_run_before.max(self.base + pos + stretch);
             return;
         }
+        // A closed call is decided by all its bytes: copies that differ in digits there
+        // are not alike.
+        let (cparens, decided, reach) = (&cparens[..c], &decided[..c], &reach[..c]);
+        if let Some(free) = free
+            && cparens.iter().zip(decided).zip(reach).any(|((&p, d), &r)| {
+                matches!(d, UnitCall::Closed(..))
+                    && free.get(p..r).is_none_or(|f| f.contains(&true))
+            })
+        {
+            self.call_unit_miss(pos, pos + period);
+            return;
+        }
         self.call_unit_misses = 0;
-        let (cnames, errors, reach) = (&cnames[..c], &errors[..c], &reach[..c]);
+        let cnames = &cnames[..c];
         let mut slots = [0usize; MAX_UNIT_CALLS];
         let region = self.buf.get(start..).unwrap_or("");
-        for ((slot, &(a, b)), &error) in slots.iter_mut().zip(cnames).zip(errors) {
-            let Some((level, pieces)) = family.failed_call_note(a - start..b - start, error) else {
-                return;
+        for ((slot, &(a, b)), d) in slots.iter_mut().zip(cnames).zip(decided) {
+            let found = match d {
+                UnitCall::Failed(error) => {
+                    let Some((level, pieces)) =
+                        family.failed_call_note(a - start..b - start, *error)
+                    else {
+                        return;
+                    };
+                    self.diag_cap.dropped_slot(level, &pieces, region)
+                }
+                UnitCall::Closed(level, text) => self.diag_cap.dropped_text_slot(*level, text),
             };
-            match self.diag_cap.dropped_slot(level, &pieces, region) {
+            match found {
                 Some(s) => *slot = s,
                 None => {
                     // The cap's state: asked again a few openers on.
@@ -4373,6 +4421,21 @@ fn periodic_len(bytes: &[u8], period: usize) -> usize {
         .take_while(|(x, y)| x == y)
         .count();
     i + period.min(bytes.len())
+}
+
+/// Whether `bytes[pos..pos + period]` is followed by a copy of itself, or of itself but for
+/// digits (a digit where the other has one), or the bytes end before such a copy would.
+fn repeats_but_digits(bytes: &[u8], pos: usize, period: usize) -> bool {
+    let (Some(a), Some(b)) = (
+        bytes.get(pos..pos + period),
+        bytes.get(pos + period..pos + 2 * period),
+    ) else {
+        return true;
+    };
+    a == b
+        || a.iter()
+            .zip(b)
+            .all(|(x, y)| x == y || (x.is_ascii_digit() && y.is_ascii_digit()))
 }
 
 /// [`periodic_len`] where, at the offsets in a period that `free` marks (`None`: none),

@@ -616,20 +616,22 @@ pub(crate) trait Family: Sync + Send {
     }
     /// After [`Family::call_start`] decided the `name(` at the start of `region` as text
     /// (its `(` at region offset `open`), with more `(` after it at the offsets `parens`
-    /// from it (`parens[0]` is 0), each after a name this family reads as a call (the
-    /// openers of a unit that repeats: `name(` with anything but a `(` between, or a few
-    /// names in turn): whether `call_start` decides each of them as text whatever comes
-    /// before it, with the note [`Family::failed_call_note`] gives for its name and
-    /// `errors[k]`, having read only `region[open..open + reach[k]]` (its `(` at
-    /// `parens[k]`). A decision is a fact about the bytes read: an opener of the same
-    /// name whose next `reach[k] - parens[k]` bytes are those is decided the same way.
-    /// `false` (nothing known): each is read.
+    /// from it (`parens[0]` is 0), each after a name this family reads as a call, at
+    /// region offsets `names` (the openers of a unit that repeats: `name(` with anything
+    /// but a `(` between, or a few names in turn): whether `call_start` decides each of
+    /// them as text whatever comes before it, as `decided[k]` says, having read only
+    /// `region[open..open + reach[k]]` (its `(` at `parens[k]`). A decision is a fact
+    /// about the bytes read: an opener of the same name whose next
+    /// `reach[k] - parens[k]` bytes are those is decided the same way. `false` (nothing
+    /// known): each is read.
+    #[allow(clippy::too_many_arguments)]
     fn failed_call_scans(
         &self,
         _region: &str,
         _open: usize,
         _parens: &[usize],
-        _errors: &mut [crate::scanner::ScanError],
+        _names: &[Range<usize>],
+        _decided: &mut [UnitCall],
         _reach: &mut [usize],
         _cx: &mut ReadCx<'_>,
     ) -> bool {
@@ -746,6 +748,16 @@ pub(crate) struct Note {
     pub message: Message,
     /// Absolute byte span, as a [`toolcall_core::Diagnostic`]'s.
     pub span: Range<usize>,
+}
+
+/// How [`Family::failed_call_scans`] found one opener of a unit decided as text.
+#[derive(Debug, Clone)]
+pub(crate) enum UnitCall {
+    /// Its scan failed with this error: the note [`Family::failed_call_note`] gives.
+    Failed(crate::scanner::ScanError),
+    /// Its call closed (reading no other `(`) and its arguments do not parse: the whole
+    /// call is text, with this note (its level and message).
+    Closed(toolcall_core::Level, String),
 }
 
 /// A [`Note`]'s message: written, or in pieces.

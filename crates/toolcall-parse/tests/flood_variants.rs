@@ -309,6 +309,14 @@ fn floods_of_openers_whose_scans_read_markup_read_as_opener_by_opener() {
         "get_weather(}x",
         "get_weather(computer_use(x",
         "get_weather(computer_use(x)",
+        "get_weather(get_weather(x)",
+        "get_weather(get_weather(city=\"x\")",
+        "get_weather(computer_use(\"(\")",
+        "get_weather(get_weather(x)\n",
+        "get_weather(computer_use(x) get_weather(",
+        "get_weather(get_weather(x)get_weather(",
+        "get_weather(get_weather(x)]",
+        "get_weather(get_weather(\"x\")",
         "get_weather(x(",
         "get_weather(x(computer_use(\"",
         "get_weather(`x",
@@ -687,6 +695,10 @@ fn numbered_floods_of_openers_read_as_opener_by_opener() {
         "get_weather(computer_use({\"{#}",
         "get_weather(get_weather(x){#}",
         "get_weather(computer_use(x){#}",
+        "get_weather(get_weather({#})",
+        "get_weather(get_weather(x{#})",
+        "get_weather(get_weather(city=\"{#}\")",
+        "get_weather(computer_use(x)y{#}",
         "get_weather(get_weather(x{#}",
         "({#}",
         "(x{#}",
@@ -724,5 +736,53 @@ fn numbered_floods_of_openers_read_as_opener_by_opener() {
                 }
             }
         }
+    }
+}
+
+// A flood whose unit holds a call that closes (`get_weather(get_weather(x)`: each inner
+// call closes, each outer scan fails `max_depth` copies on) is passed at once one-shot
+// where the inner call is text (`Engine::pass_failed_calls`, `Family::failed_call_scans`):
+// every copy's notes are counted as reading each gives them, and an inner call that is a
+// call is found at every copy, numbered or not; a call after the flood is found.
+#[test]
+fn floods_whose_inner_calls_close_keep_every_call_and_note() {
+    let o = with_tools(128);
+    let n = 2000;
+    let one_by_one = |unit: &str| {
+        // The notes reading each copy gives: the first copies' reported, the rest counted.
+        let p = toolcall_parse::parse(&unit.repeat(n), &o);
+        (p.calls.len(), p.diagnostics.len(), p.text.len())
+    };
+    for unit in [
+        "get_weather(get_weather(x)",
+        "get_weather(computer_use(x)",
+        "get_weather(computer_use(x) ",
+    ] {
+        // (A bracket no scan takes ends the outer calls, left open.)
+        let text = format!("{}] get_weather(city=\"Paris\")", unit.repeat(n));
+        let p = toolcall_parse::parse(&text, &o);
+        assert_eq!(p.calls.len(), 1, "{unit:?}");
+        assert_eq!(p.calls[0].arguments, serde_json::json!({"city": "Paris"}));
+        assert_eq!(p.text.len(), unit.len() * n + 2, "{unit:?}");
+        let (calls, diags, _) = one_by_one(unit);
+        assert_eq!(calls, 0);
+        assert!(diags > 0);
+        assert_stream_equals_one_shot(&text, &o, unit);
+    }
+    // (Fewer copies than the call limit; the last outer calls, left open, are cut calls
+    // that hold the inner calls after them.)
+    let n = 600;
+    let numbered: String = (0..n)
+        .map(|i| format!("get_weather(get_weather(city=\"{i}\")"))
+        .collect();
+    let units = [
+        "get_weather(get_weather(city=\"x\")".repeat(n),
+        "get_weather(get_weather(city=\"x\")1".repeat(n),
+        numbered,
+    ];
+    for text in &units {
+        let p = assert_stream_equals_one_shot(text, &o, &text[..40]);
+        assert_eq!(p.calls.len(), n - 127, "{:?}", &text[..40]);
+        assert!(p.calls.iter().all(|c| c.name == "get_weather"));
     }
 }

@@ -15,7 +15,7 @@ use toolcall_core::{Level, Repair, ToolSpec};
 use crate::FormatId;
 use crate::builder::{Ctx, Draft, Outcome};
 use crate::family::{
-    Advance, Family, Instructions, Message, Note, Pieces, Plain, ReadCx, RegionReader,
+    Advance, Family, Instructions, Message, Note, Pieces, Plain, ReadCx, RegionReader, UnitCall,
 };
 use crate::repair::parse_lenient;
 use crate::scanner::{Scan, ScanError, Scanner, split_top_level};
@@ -336,6 +336,37 @@ fn kept_call_text(region: &str, end: usize, cx: &ReadCx<'_>) -> Option<Plain> {
     Some(text_plain(end, text, cx.span(0, end)))
 }
 
+/// The note of the closed `name(...)` whose name is at `name` (region offsets) and whose
+/// `(` at region offset `paren` closes `n` bytes on (`from` its bytes from the `(`), when
+/// its bytes hold no other `(` and its arguments do not parse (as [`closed_call`] decides
+/// it, the note kept for the next): `None` where it is a call, or may read another `(`.
+fn closed_text(
+    region: &str,
+    name: Range<usize>,
+    paren: usize,
+    n: usize,
+    from: &[u8],
+    cx: &mut ReadCx<'_>,
+) -> Option<(Level, String)> {
+    if name.end != paren || from.get(1..n).is_none_or(|b| b.contains(&b'(')) {
+        return None;
+    }
+    let call = region.get(name.start..)?;
+    match closed_call(call, paren - name.start, n, cx) {
+        Ok(_) => None,
+        Err(Plain {
+            diagnostic:
+                Some(Note {
+                    level,
+                    message: Message::Text(text),
+                    ..
+                }),
+            ..
+        }) => Some((level, text)),
+        Err(_) => None,
+    }
+}
+
 /// A closed call's region up to `end` as text, with its note.
 fn text_plain(end: usize, text: String, span: Range<usize>) -> Plain {
     Plain {
@@ -444,40 +475,59 @@ impl Family for CallSyntax {
     // `(` of a repeating unit is scanned once, here, and the engine decides every copy
     // whose bytes that far lie in the periodic run with it, whatever the unit holds
     // (strings that swallow the next unit, brackets, junk) and however far the scan read.
+    // So is a closed call's (`get_weather(computer_use(x)`: the inner call closes in each
+    // copy, the outer scan fails `max_depth` copies on): its bytes, which hold no other
+    // `(` of the unit, decide it, and one whose arguments do not parse is text with the
+    // same note at every copy (one that parses is a call: nothing is passed). Each opener
+    // of such floods was read one by one (its resumed scan, the closed call's new scan,
+    // the note kept for it copied: ~3,700 instructions a 27-byte unit, 38x prose).
     fn failed_call_scans(
         &self,
         region: &str,
         open: usize,
         parens: &[usize],
-        errors: &mut [ScanError],
+        names: &[Range<usize>],
+        decided: &mut [UnitCall],
         reach: &mut [usize],
         cx: &mut ReadCx<'_>,
     ) -> bool {
         let bytes = region.as_bytes().get(open..).unwrap_or(&[]);
-        if errors.len() != parens.len() || reach.len() != parens.len() {
+        if decided.len() != parens.len()
+            || reach.len() != parens.len()
+            || names.len() != parens.len()
+        {
             return false;
         }
         let max_depth = cx.ctx.limits.max_depth;
         // Each scan first over its next `FIRST_LOOK` bytes: an inner call that closes
-        // (`get_weather(computer_use(x)`) is found there, before a scan that fails reads
-        // `max_depth` copies on (~75 k instructions a 28-byte unit, asked again a few
-        // openers on where copies differ in digits).
+        // (`get_weather(computer_use(x)`) is found there, and one that is a call ends the
+        // look before a scan that fails reads `max_depth` copies on (~75 k instructions a
+        // 28-byte unit, asked again a few openers on where copies differ in digits).
         let mut scans = Vec::with_capacity(parens.len());
-        for &p in parens {
+        for (k, (&p, name)) in parens.iter().zip(names).enumerate() {
             let Some(from) = bytes.get(p..) else {
                 return false;
             };
             let mut sc = Scanner::new(max_depth, true);
             let first = sc.advance(from.get(..FIRST_LOOK).unwrap_or(from));
-            if let Scan::Done(_) = first {
-                return false;
+            if let Scan::Done(n) = first {
+                let Some(d) = decided.get_mut(k) else {
+                    return false;
+                };
+                match closed_text(region, name.clone(), open + p, n, from, cx) {
+                    Some((level, text)) if k > 0 => *d = UnitCall::Closed(level, text),
+                    _ => return false,
+                }
+                if let Some(r) = reach.get_mut(k) {
+                    *r = p + n;
+                }
             }
             scans.push((sc, first));
         }
-        for (((&p, (mut sc, first)), error), reach) in parens
+        for (((&p, (mut sc, first)), d), reach) in parens
             .iter()
             .zip(scans)
-            .zip(errors.iter_mut())
+            .zip(decided.iter_mut())
             .zip(reach.iter_mut())
         {
             let scan = match first {
@@ -485,12 +535,13 @@ impl Family for CallSyntax {
                     Some(from) => sc.advance(from),
                     None => return false,
                 },
+                Scan::Done(_) => continue,
                 scan => scan,
             };
             let Scan::Fail(e) = scan else {
                 return false;
             };
-            *error = e;
+            *d = UnitCall::Failed(e);
             *reach = p + sc.consumed();
         }
         true
