@@ -801,6 +801,8 @@ pub(crate) struct Engine<'a> {
     no_run_before: usize,
     /// How many times in a row [`Engine::pass_failed_calls`] found no unit.
     call_unit_misses: usize,
+    /// How many times in a row [`Engine::pass_text_lines`] found no run.
+    text_line_misses: usize,
     /// The last tool name looked up in the registry, for the readers ([`NameMemo`]).
     names: NameMemo,
     pub(crate) markup_found: bool,
@@ -952,6 +954,7 @@ impl<'a> Engine<'a> {
             failed_call_scan: FailedScans::default(),
             no_run_before: 0,
             call_unit_misses: 0,
+            text_line_misses: 0,
             names: NameMemo::default(),
             markup_found: false,
             text_acc: String::new(),
@@ -3506,9 +3509,24 @@ impl<'a> Engine<'a> {
         {
             return;
         }
+        if self.pass_text_line_run(opener, start, nl) {
+            self.text_line_misses = 0;
+        } else {
+            // Copies that differ (a number or a word in each: `TOOL_CALL: x\n{#}`) are no
+            // run; looking for one at every copy cost ~830 instructions a copy (a third
+            // of such a flood). Asked again after as many lines as misses in a row.
+            self.text_line_misses = (self.text_line_misses + 1).min(64);
+            let skip = (nl + 1 - start).saturating_mul(self.text_line_misses);
+            self.no_run_before = self.no_run_before.max(self.base + start + skip);
+        }
+    }
+
+    /// [`Engine::pass_text_lines`]'s look for a run and its pass: whether one was passed.
+    fn pass_text_line_run(&mut self, opener: usize, start: usize, nl: usize) -> bool {
+        let bytes = self.buf.as_bytes();
         let line_end = nl - start;
         let Some(line) = bytes.get(start..=nl) else {
-            return;
+            return false;
         };
         let openers = &self.ctx.openers;
         let stops = &openers.stops;
@@ -3533,11 +3551,11 @@ impl<'a> Engine<'a> {
                 .and_then(|w| memchr::memchr(b'\n', w))
                 .map(|i| first + i)
             else {
-                return;
+                return false;
             };
             lines += 1;
             if lines > MAX_UNIT_LINES {
-                return;
+                return false;
             }
             let found = openers
                 .line
@@ -3546,7 +3564,7 @@ impl<'a> Engine<'a> {
             match found {
                 Some(i) => {
                     let Some(slot) = headers.get_mut(h) else {
-                        return;
+                        return false;
                     };
                     *slot = (first - start, le - first, i);
                     h += 1;
@@ -3564,7 +3582,7 @@ impl<'a> Engine<'a> {
                     if bytes.get(first).is_some_and(|&b| openers.line_first(b))
                         || !(first..le).all(ordinary)
                     {
-                        return;
+                        return false;
                     }
                 }
             }
@@ -3575,7 +3593,7 @@ impl<'a> Engine<'a> {
         // A few units at hand (a stream's push) are not worth the compare: the last of
         // them are read one by one anyway (their lookups read past the run).
         if rest.len() / period < 16 {
-            return;
+            return false;
         }
         // Every header line of the unit is decided as text to its newline with a note the
         // cap drops now (asked before the run is looked for: a kind may have its share
@@ -3584,7 +3602,7 @@ impl<'a> Engine<'a> {
         let mut slots = [None; MAX_UNIT_LINES];
         for (slot, &(off, le, op)) in slots.iter_mut().zip(headers) {
             let Some(by) = self.line_reader(op) else {
-                return;
+                return false;
             };
             let alone = self
                 .ctx
@@ -3594,10 +3612,10 @@ impl<'a> Engine<'a> {
                 .is_some_and(|o| o.families.len() == 1);
             let (mut cx, region) = self.region_cx(start + off);
             let Some(plain) = by.family.line_text(by.opener, region, false, &mut cx) else {
-                return;
+                return false;
             };
             if plain.end != le || plain.scanned != le || plain.label.is_some() {
-                return;
+                return false;
             }
             if plain.diagnostic.is_none() && alone {
                 continue;
@@ -3608,12 +3626,12 @@ impl<'a> Engine<'a> {
                 ..
             }) = plain.diagnostic
             else {
-                return;
+                return false;
             };
             let region = self.buf.get(start + off..).unwrap_or("");
             match self.diag_cap.dropped_slot(level, &pieces, region) {
                 Some(s) => *slot = Some(s),
-                None => return,
+                None => return false,
             }
         }
         let bytes = self.buf.as_bytes();
@@ -3622,7 +3640,7 @@ impl<'a> Engine<'a> {
         let copies = (stretch / period).saturating_sub(1);
         self.no_run_before = self.base + start + stretch;
         if copies == 0 {
-            return;
+            return false;
         }
         let openers = &self.ctx.openers;
         let look = openers.lookahead();
@@ -3641,14 +3659,14 @@ impl<'a> Engine<'a> {
             0
         };
         if reps == 0 {
-            return;
+            return false;
         }
         // Units whose every header line the family decides the same way: line 0's copies
         // 1..=m, a later header's copies 0..m (its first is read here for the first time).
         let mut m = reps;
         for &(off, le, op) in headers {
             let Some(by) = self.line_reader(op) else {
-                return;
+                return false;
             };
             let (mut cx, region) = self.region_cx(start + off);
             let n = if off == 0 {
@@ -3662,7 +3680,7 @@ impl<'a> Engine<'a> {
             m = m.min(n);
         }
         if m == 0 {
-            return;
+            return false;
         }
         for &slot in slots[..h].iter().flatten() {
             self.diag_cap.count_dropped(slot, m);
@@ -3670,6 +3688,7 @@ impl<'a> Engine<'a> {
         self.pos = nl + m * period;
         self.ident_start = None;
         self.line_start = false;
+        true
     }
 
     /// [`crate::family::Family::line_text`] of line opener `opener`'s first family for
@@ -5344,6 +5363,21 @@ mod tests {
                     texts.push(format!("x\n{}{tail}", unit.repeat(n)));
                 }
             }
+        }
+        // Header floods whose copies differ (a number in each: no run, each a miss that
+        // puts the next look further off), then exact copies (a run passed after the
+        // misses), then a call.
+        for (differ, alike) in [(1, 40), (5, 40), (40, 40), (200, 300), (40, 3)] {
+            let mut text = String::new();
+            for i in 0..differ {
+                text.push_str(&format!("TOOL_CALL: y\nTOOL_CALL: x\n{i}"));
+            }
+            text.push_str(&"TOOL_CALL: x\n".repeat(alike));
+            for i in 0..differ {
+                text.push_str(&format!("TOOL_CALL: x\nfoo{i}\n"));
+            }
+            text.push_str("TOOL_CALL: get_weather\nCITY: Paris\n\nafter");
+            texts.push(text);
         }
         for max_depth in [3, 128] {
             options.limits.max_depth = max_depth;
