@@ -2976,17 +2976,79 @@ impl<'a> Engine<'a> {
     /// when a family reads `name` as a call here. Out of line (as `line_text`): the text
     /// scan's code, which inlines it, grew with its direct path (a flood of backticks,
     /// read by that scan, cost 4 % more).
+    ///
+    /// Then, while the scan would stop at the next `(` only to read its `name(` here (the
+    /// `name(` was text, the name bytes after it read up to that `(`: no byte between, no
+    /// opener there), that `name(` is read here too, without the trip through the scan
+    /// ([`Engine::next_call_here`]). A flood of words before `(` (`(the(weather(a(…`,
+    /// `(x(x(x…`), each `(` read as text, went back to the scan at each `(`, its opener
+    /// lookup and this call (~320 instructions a 2-byte `(x`, 44x prose).
     #[inline(never)]
     fn open_call(&mut self, ident: usize, pos: usize) -> bool {
-        let name = self.buf.get(ident..pos).unwrap_or("");
-        let skip = name
-            .bytes()
-            .take_while(|b| !(b.is_ascii_alphabetic() || *b == b'_'))
-            .count();
-        let start = ident + skip;
+        // The last name no family took (buffer offsets): a fact about its bytes, so a
+        // name of the same bytes is not asked again.
+        let mut untaken = 0..0;
+        if !self.open_call_once(ident, pos, &mut untaken) {
+            return false;
+        }
+        #[cfg(test)]
+        if self.no_walk {
+            return true;
+        }
+        while let Some((ident, pos)) = self.next_call_here() {
+            let bytes = self.buf.as_bytes();
+            let start = ident + name_skip(bytes.get(ident..pos).unwrap_or(&[]));
+            if start >= pos {
+                // What `open_call_once` does for digits alone.
+                self.pass_unread_call(pos);
+            } else if self.seen_visible && bytes.get(start..pos) == bytes.get(untaken.clone()) {
+                // What `open_call_once` does for a name no family takes.
+                self.wake = None;
+                self.pass_unread_call(pos);
+            } else {
+                // (Not opened: the `(` was read as an ordinary byte, what the scan would
+                // read it as, and the scan goes on after it.)
+                self.open_name(start, pos, &mut untaken);
+            }
+        }
+        true
+    }
+
+    /// The `name(` the text scan would read next, at `pos` (its `(`) with the identifier
+    /// from `ident`, when it would read it straight away ([`Engine::open_call`]): text
+    /// mode, not at a line start, a `(` there after name bytes (`ident_start`), no declined
+    /// region there, no opener at it (`(` is a stop, and no opener starts with it), and no
+    /// run of `((` the scan would pass.
+    #[inline]
+    fn next_call_here(&self) -> Option<(usize, usize)> {
+        let ident = self.ident_start?;
+        let p = self.pos;
+        let bytes = self.buf.as_bytes();
+        let openers = &self.ctx.openers;
+        (matches!(self.mode, Mode::Text)
+            && !self.line_start
+            && bytes.get(p) == Some(&b'(')
+            && bytes.get(p + 1).is_some_and(|&b| b != b'(')
+            && self.declined != Some(p)
+            && openers.stops.is_stop(b'(')
+            && openers.none_starts_with(b'('))
+        .then_some((ident, p))
+    }
+
+    /// One `name(` of [`Engine::open_call`]: whether it was read (a region, or text), else
+    /// the `(` is left to the scan; a name no family takes is kept in `untaken`.
+    #[inline]
+    fn open_call_once(&mut self, ident: usize, pos: usize, untaken: &mut Range<usize>) -> bool {
+        let start = ident + name_skip(self.buf.as_bytes().get(ident..pos).unwrap_or(&[]));
         if start >= pos {
             return self.pass_unread_call(pos);
         }
+        self.open_name(start, pos, untaken)
+    }
+
+    /// [`Engine::open_call_once`] for the name from `start` (its first letter or `_`).
+    #[inline]
+    fn open_name(&mut self, start: usize, pos: usize, untaken: &mut Range<usize>) -> bool {
         // As `step_region` reads a region (a `name(` decided at its first read is one), but
         // the text before it is emitted only when something comes between (a region, a
         // note reported): once text was seen, what `at_start` reads is known without it.
@@ -2999,6 +3061,7 @@ impl<'a> Engine<'a> {
         let ctx = cx.ctx;
         // The first call-syntax family that takes the name reads the region.
         let Some(&family) = ctx.calls.iter().find(|f| f.calls_name(name, &mut cx)) else {
+            *untaken = start..pos;
             return self.pass_unread_call(pos);
         };
         match family.call_start(region, pos - start, &mut cx) {
@@ -3331,12 +3394,18 @@ impl<'a> Engine<'a> {
         // few copies are asked one by one.
         let openers = &self.ctx.openers;
         let look = openers.lookahead();
+        // (Plain loops: a chain of the three lists was left out of line in one build, ~10
+        // instructions more an offset.)
         let none = |j: usize| {
-            parens
-                .iter()
-                .chain(nl_at)
-                .chain(st_at)
-                .all(|&p| openers.none_at(bytes, pos + j * period + p) == Ok(true))
+            let at = pos + j * period;
+            for list in [parens, nl_at, st_at] {
+                for &p in list {
+                    if openers.none_at(bytes, at + p) != Ok(true) {
+                        return false;
+                    }
+                }
+            }
+            true
         };
         // (Where digits differ, every copy's lookups are asked.)
         let alike = match free {
@@ -4442,6 +4511,16 @@ fn periodic_len(bytes: &[u8], period: usize) -> usize {
     i + period.min(bytes.len())
 }
 
+/// How many bytes of `ident` (an identifier the text scan tracked) come before its first
+/// letter or `_`, where the name [`Engine::open_call`] reads starts.
+#[inline]
+fn name_skip(ident: &[u8]) -> usize {
+    ident
+        .iter()
+        .take_while(|b| !(b.is_ascii_alphabetic() || **b == b'_'))
+        .count()
+}
+
 /// Whether `bytes[pos..pos + period]` is followed by a copy of itself, or of itself but for
 /// digits (a digit where the other has one), or the bytes end before such a copy would.
 fn repeats_but_digits(bytes: &[u8], pos: usize, period: usize) -> bool {
@@ -4674,6 +4753,106 @@ mod tests {
             }
         }
         assert!(walked > 300, "{walked}");
+    }
+
+    // `name(` read one after another in `Engine::open_call` leave what
+    // reading each `(` leaves: random texts of words, digits and `(` (worded and numbered
+    // floods of `(`) mixed with registered names, calls, openers, blanks, newlines and
+    // fences parse the same with the walk and without it, in text, calls and every
+    // diagnostic, one-shot and in 1-, 7- and 64-byte pushes, with a registry and without.
+    #[test]
+    fn unread_call_openers_walked_read_as_each_opener() {
+        let pieces: &[&str] = &[
+            "(",
+            "x",
+            "the",
+            "weather",
+            "get_weather",
+            "computer_use",
+            "get_weather2",
+            "7",
+            "12",
+            "_",
+            " ",
+            "\n",
+            "\t",
+            "get_weather(city=\"Paris\")",
+            "get_weather(x)",
+            ")",
+            "`",
+            "\n```json\n",
+            "<tool_call>",
+            "[TOOL_CALLS]",
+            "[",
+            "{",
+            "\"",
+            "é",
+            "TOOL_CALL: get_weather\n",
+            "[get_weather(city='Paris')]",
+            ".",
+            "-",
+            ":",
+        ];
+        let mut seed = 0x2F6A_11C3_9B0D_4E57_u64;
+        let mut next = |n: usize| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % n as u64) as usize
+        };
+        let parse_with = |text: &str, options: &crate::ParseOptions, walk: bool| {
+            let (ctx, _) = options.ctx();
+            let mut e = Engine::new(Arc::new(ctx));
+            e.quiet = true;
+            e.no_walk = !walk;
+            e.parse_whole(text, Parsed::default())
+        };
+        let words = [
+            "x",
+            "the",
+            "a",
+            "get_weather",
+            "name",
+            "x1",
+            "computer_use",
+            "",
+        ];
+        let mut long = 0;
+        for options in [with_get_weather(), crate::ParseOptions::default()] {
+            for case in 0..300 {
+                let mut text = String::new();
+                for _ in 0..case % 40 + 2 {
+                    // Mostly runs of `word(`, so that walks are long.
+                    for _ in 0..next(12) {
+                        text.push('(');
+                        text.push_str(words[next(words.len())]);
+                        if next(4) == 0 {
+                            text.push_str(&next(100).to_string());
+                        }
+                    }
+                    text.push_str(pieces[next(pieces.len())]);
+                }
+                let with = parse_with(&text, &options, true);
+                let without = parse_with(&text, &options, false);
+                assert_eq!(with.text, without.text, "{text:?}");
+                let key = |p: &Parsed| {
+                    p.calls
+                        .iter()
+                        .map(|c| (c.name.clone(), c.arguments.clone(), c.origin.clone()))
+                        .collect::<Vec<_>>()
+                };
+                assert_eq!(key(&with), key(&without), "{text:?}");
+                assert_eq!(with.diagnostics, without.diagnostics, "{text:?}");
+                for size in [1, 7, 64] {
+                    let (t, calls, diags) = streamed_whole(&text, &options, size);
+                    assert!(t == with.text, "{text:?}: {size}-byte pushes");
+                    assert_eq!(calls.len(), with.calls.len(), "{text:?}: {size}");
+                    assert_eq!(diags, with.diagnostics, "{text:?}: {size}");
+                }
+                long += usize::from(with.text.len() > 100);
+            }
+        }
+        assert!(long > 200, "{long}");
     }
 
     // A declined opener's unit holding a bracket that opened bare JSON is not passed as

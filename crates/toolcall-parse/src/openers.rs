@@ -487,6 +487,12 @@ impl Openers {
             .any(|o| matches!(o.action, Action::Region(_)) && s.starts_with(o.text))
     }
 
+    /// Whether no opener starts with byte `b` (then [`Openers::none_at`] is `Ok(true)` at
+    /// every `b`).
+    pub(crate) fn none_starts_with(&self, b: u8) -> bool {
+        self.trie.root[usize::from(b)] == 0
+    }
+
     /// Whether a run of `b` is text up to its last byte: `b` starts openers (a stop) but
     /// none is `b` alone and none goes on with another `b`, so the text scan finds none at a
     /// `b` followed by `b`; and the scan reads `b` as an ordinary byte (no newline, blank,
