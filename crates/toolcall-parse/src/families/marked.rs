@@ -1380,12 +1380,12 @@ pub(crate) fn attr_param_value(header: &str, tag: &str) -> ValueHead {
 }
 
 /// A tag written up to its attribute's opening quote (`<invoke name="`), without the quote.
+/// Cut before the quote (an ASCII byte, so a char boundary) rather than checked again as
+/// UTF-8: called at run time where it is not inlined, the check cost minimax_m2/small
+/// one-shot ~2 % (a change of what the compiler inlined elsewhere in the crate made it so).
 pub(crate) const fn unquoted(tag: &str) -> &str {
     match tag.as_bytes() {
-        [head @ .., b'"'] => match std::str::from_utf8(head) {
-            Ok(head) => head,
-            Err(_) => tag,
-        },
+        [.., b'"'] => tag.split_at(tag.len() - 1).0,
         _ => tag,
     }
 }
