@@ -6,6 +6,9 @@
 //! error for the caller, never a guess. Valid JSON takes the fast path (one serde_json parse).
 //! Hand-written because the crates tried (jsonrepair, llm_json) either produced invalid
 //! output or silently dropped data (see CRATES.md), and we need the list of repairs made.
+//! [`known_failure`] reads the failure of one common broken shape (an object whose first key
+//! no colon follows) off the key, with serde_json's message, instead of decoding it: a flood
+//! of such blocks (`Action: ```json{"`) measured 28.2x -> 18.1x prose one-shot at 128 KB.
 
 use serde_json::Value;
 use toolcall_core::Repair;
@@ -45,6 +48,179 @@ pub(crate) fn decode_lenient(s: &str) -> Result<(Value, Vec<Repair>), serde_json
             }
         }
     }
+}
+
+/// Why a decode failed: serde_json's error, or the failure [`known_failure`] read off the
+/// text's start without decoding it (the message serde_json would have written).
+#[derive(Debug)]
+pub(crate) enum Failure {
+    Serde(serde_json::Error),
+    Known(KnownFailure),
+}
+
+impl Failure {
+    /// The failure's message after `head`, as [`message_after`] writes serde_json's.
+    pub(crate) fn message_after(&self, head: &str) -> String {
+        match self {
+            Failure::Serde(e) => message_after(head, e),
+            Failure::Known(k) => k.message_after(head),
+        }
+    }
+}
+
+/// A failure [`known_failure`] found: serde_json's error code (its message) and position.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct KnownFailure {
+    code: &'static str,
+    line: usize,
+    column: usize,
+}
+
+impl KnownFailure {
+    /// `{head}{code} at line {line} column {column}`, serde_json's `Display` of the error,
+    /// written without the formatting machinery (~600 instructions a message there).
+    fn message_after(&self, head: &str) -> String {
+        let mut out = String::with_capacity(head.len() + self.code.len() + 40);
+        out.push_str(head);
+        out.push_str(self.code);
+        out.push_str(" at line ");
+        push_decimal(&mut out, self.line);
+        out.push_str(" column ");
+        push_decimal(&mut out, self.column);
+        out
+    }
+}
+
+fn push_decimal(out: &mut String, mut n: usize) {
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    loop {
+        at -= 1;
+        // `n % 10` is below 10: the cast keeps it.
+        digits[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    for &d in digits.get(at..).unwrap_or(&[]) {
+        out.push(char::from(d));
+    }
+}
+
+#[cfg(test)]
+thread_local! {
+    /// Turns [`known_failure`] off (it finds none): a test compares a parse with it and
+    /// without it.
+    pub(crate) static KNOWN_FAILURES_OFF: std::cell::Cell<bool> =
+        const { std::cell::Cell::new(false) };
+}
+
+/// [`decode_lenient`], or the failure [`known_failure`] finds without decoding.
+pub(crate) fn decode_or_failure(s: &str) -> Result<(Value, Vec<Repair>), Failure> {
+    if let Some(k) = known_failure(s) {
+        return Err(Failure::Known(k));
+    }
+    decode_lenient(s).map_err(Failure::Serde)
+}
+
+/// The failure of [`decode_lenient`] on `s` when `s` is an object whose first key is not
+/// followed by a colon (`{"key` then the end, or any byte but `:`, a blank or `/`), read
+/// off the first key without decoding: the shape of broken markup that opens a JSON body
+/// with the text of a reply (`Action: ```json{"wordAction: ```json{"…`, each block's body
+/// `{"` and a string of the next copies). serde_json decoded each such block into a
+/// map before failing, the repair walked it, and the error was formatted: ~2,300
+/// instructions a block of a flood of `Action: ```json{"` (28x prose). `None` (decode it)
+/// for anything else.
+///
+/// serde_json fails at the first of: a control character in the key (the position after
+/// it), the text ending inside the key, the text ending after it, or a byte after it that
+/// is not `:`. The repair changes none of these into a colon: it escapes the key's control
+/// characters, keeps its quotes, and a byte after a string (a comma, a word, a quote, any
+/// other) stays a byte that is not `:`; only a comment (`/`) could hide one, and a key
+/// with a backslash is left to the decode. So the lenient decode fails too, with
+/// serde_json's first error (see `known_failure_is_the_decode_failure`).
+pub(crate) fn known_failure(s: &str) -> Option<KnownFailure> {
+    #[cfg(test)]
+    if KNOWN_FAILURES_OFF.with(std::cell::Cell::get) {
+        return None;
+    }
+    let b = s.as_bytes();
+    // serde_json's position (`SliceRead::position_of_index`) is the line (from 1) and the
+    // bytes before the offset on it: the line and the offset it starts at, kept as the walk
+    // passes newlines (its count of the text's newlines again was ~270 instructions a
+    // block of the flood).
+    let mut line = (1usize, 0usize);
+    // Past serde_json's blanks from `i`.
+    let blanks = |mut i: usize, line: &mut (usize, usize)| {
+        while let Some(&c) = b.get(i) {
+            match c {
+                b'\n' => *line = (line.0 + 1, i + 1),
+                b' ' | b'\t' | b'\r' => {}
+                _ => break,
+            }
+            i += 1;
+        }
+        i
+    };
+    let mut i = blanks(0, &mut line);
+    if b.get(i) != Some(&b'{') {
+        return None;
+    }
+    i = blanks(i + 1, &mut line);
+    if b.get(i) != Some(&b'"') {
+        return None;
+    }
+    i += 1;
+    // The key's first control character (where serde_json reports it: `parse_str` steps
+    // past it first), and its closing quote.
+    let mut control = None;
+    let close = loop {
+        match b.get(i) {
+            None => break None,
+            Some(b'"') => break Some(i),
+            Some(b'\\') => return None,
+            Some(&c) if c < 0x20 => {
+                if control.is_none() {
+                    let at = if c == b'\n' {
+                        (line.0 + 1, i + 1)
+                    } else {
+                        line
+                    };
+                    control = Some((i + 1, at));
+                }
+                i += 1;
+            }
+            Some(_) => i += 1,
+        }
+    };
+    // What follows the key decides the repaired text too: a colon (or a comment that may
+    // hide one) and it may decode.
+    let after_key = match close {
+        Some(q) => {
+            let after = blanks(q + 1, &mut line);
+            match b.get(after) {
+                // A peek error: the position after the byte peeked (capped at the end).
+                None => ("EOF while parsing an object", b.len()),
+                Some(b':' | b'/') => return None,
+                Some(_) => ("expected `:`", after + 1),
+            }
+        }
+        None => ("EOF while parsing a string", b.len()),
+    };
+    let (code, at, (line, start)) = match control {
+        Some((at, line)) => (
+            "control character (\\u0000-\\u001F) found while parsing a string",
+            at,
+            line,
+        ),
+        None => (after_key.0, after_key.1, line),
+    };
+    Some(KnownFailure {
+        code,
+        line,
+        column: at - start,
+    })
 }
 
 /// [`parse_lenient`], for a text likely to fail as the last one did: a text (of at most
@@ -612,5 +788,41 @@ break", "n": False}"#,
             assert_eq!(notes_a_repair(t), notes, "{t:?}");
         }
         assert!(noted > 1_000 && noted < texts.len() - 1_000, "{noted}");
+    }
+
+    /// Where `known_failure` finds a failure, the lenient decode fails with the message it
+    /// writes: over prefixes of objects whose first key is or is not followed by a colon
+    /// (control characters, blanks, comments, repairs after it) and random texts that open
+    /// an object with a key.
+    #[test]
+    fn known_failure_is_the_decode_failure() {
+        let whole = [
+            "{\"Action: ```json{\"1Action: ```json{\"2Action: ",
+            "{\"Action:\n```json{\"Action:\n",
+            " {\r\n\t\"a\tb\" : 1}",
+            "{\"a\nb\": 'x', c: True,}",
+            "{\"a\" /* c */ : 1}",
+            "{\"a\" // c\n: 1}",
+            "{\"k\u{e9}\" \n x, 'y': [1,], z: None}",
+            "{\"a\\\"b\": 1}",
+            "{\"a\"\u{a0}: 1}",
+        ];
+        let alphabet = "{}[]\",:' /*\\\n\t\r\u{b}\u{1}\u{a0}trueTrufalsFnulN01e-ax_$\u{e9}";
+        let mut texts = prefixes_and_random(&whole, true, alphabet, 0x51_7cc1_b727_220a, 20_000);
+        let random: Vec<String> = texts.iter().map(|t| format!("{{\"{t}")).collect();
+        texts.extend(random);
+        let mut known = 0;
+        for t in &texts {
+            let Some(k) = known_failure(t) else { continue };
+            known += 1;
+            let e = decode_lenient(t).err();
+            let e = e.unwrap_or_else(|| panic!("{t:?} decodes"));
+            assert_eq!(k.message_after("h: "), message_after("h: ", &e), "{t:?}");
+            assert_eq!(
+                Failure::Known(k).message_after(""),
+                parse_lenient(t).err().unwrap_or_default()
+            );
+        }
+        assert!(known > 5_000, "{known}");
     }
 }

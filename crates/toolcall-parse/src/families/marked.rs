@@ -16,7 +16,7 @@ use crate::family::{
     Advance, ReadCx, RegionReader, ScanFrom, Wake, closing_marker_repair, find_from, json_calls,
     parse_lenient,
 };
-use crate::repair::{decode_lenient, message_after};
+use crate::repair::{Failure, decode_or_failure, known_failure};
 use crate::scanner::{Scan, Scanner, split_top_level};
 
 use super::args_object::LiveList;
@@ -170,7 +170,7 @@ pub(crate) fn json_items(
     let body = body.trim();
     let mut values = Vec::new();
     let mut repairs = Vec::new();
-    match decode_lenient(body) {
+    match decode_or_failure(body) {
         Ok((Value::Array(items), r)) => {
             values = items;
             repairs = r;
@@ -187,9 +187,19 @@ pub(crate) fn json_items(
         Err(first) if !body.is_empty() && memchr::memchr(b'\n', body.as_bytes()).is_none() => {
             return Err(malformed(&first));
         }
+        // The first line (not blank: the body is trimmed) known to fail: the walk below
+        // would read it first and stop there (a flood of broken `Action:\n```json{"` blocks,
+        // each two lines, walked the lines for it: ~300 instructions a block).
+        Err(first)
+            if memchr::memchr(b'\n', body.as_bytes())
+                .and_then(|nl| body.get(..nl))
+                .is_some_and(|line| known_failure(line.trim()).is_some()) =>
+        {
+            return Err(malformed(&first));
+        }
         Err(first) => {
             for line in body.lines().filter(|l| !l.trim().is_empty()) {
-                let (v, r) = decode_lenient(line.trim()).map_err(|_| malformed(&first))?;
+                let (v, r) = decode_or_failure(line.trim()).map_err(|_| malformed(&first))?;
                 values.push(v);
                 repairs.extend(r);
             }
@@ -210,8 +220,8 @@ pub(crate) fn json_items(
 
 /// `malformed JSON: {error}`, written into room for it (`format!` of the error's message
 /// written first cost a flood of broken blocks ~700 instructions a block).
-fn malformed(error: &serde_json::Error) -> String {
-    message_after("malformed JSON: ", error)
+fn malformed(error: &Failure) -> String {
+    error.message_after("malformed JSON: ")
 }
 
 /// A JSON list of calls behind a marker, cut by the end of the input (`json` starts at
@@ -1656,5 +1666,69 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// A flood of broken `Action:` blocks whose JSON opens with a key that no colon follows
+    /// (copies worded, the fence inline or on the next line, a tab in the key) parses as it
+    /// did before `known_failure` read such keys without decoding: the same text, calls and
+    /// diagnostics (serde_json's message for each block), streamed alike, and the call
+    /// after it found.
+    #[test]
+    fn broken_action_blocks_parse_as_decoded() {
+        let options = crate::ParseOptions::default();
+        let call = "Action: ```json\n[{\"tool_name\": \"get_weather\", \"parameters\": {\"city\": \"Paris\"}}]\n```";
+        let words = ["the", "weather", "a", "get_weather", "1"];
+        let mut found = 0;
+        for unit in [
+            "Action: ```json{\"",
+            "Action:\n```json{\"",
+            "Action: ```json{\"\t",
+            "Action: ```json\n{\"",
+        ] {
+            for n in [1, 2, 3, 4, 5, 6, 7, 40] {
+                let flood: String = (0..n).map(|i| format!("{unit}{}", words[i % 5])).collect();
+                for tail in ["", "\"", "\n```", "\"\n```"] {
+                    let text = format!("{flood}{tail}\n\n{call} after");
+                    let parsed = crate::parse(&text, &options);
+                    crate::repair::KNOWN_FAILURES_OFF.with(|off| off.set(true));
+                    let decoded = crate::parse(&text, &options);
+                    crate::repair::KNOWN_FAILURES_OFF.with(|off| off.set(false));
+                    // Call ids are drawn at random.
+                    let calls = |p: &toolcall_core::Parsed| {
+                        p.calls
+                            .iter()
+                            .map(|c| (c.name.clone(), c.arguments.clone(), c.origin.clone()))
+                            .collect::<Vec<_>>()
+                    };
+                    assert_eq!(parsed.text, decoded.text, "{text:?}");
+                    assert_eq!(parsed.diagnostics, decoded.diagnostics, "{text:?}");
+                    assert_eq!(calls(&parsed), calls(&decoded), "{text:?}");
+                    found += parsed.calls.len();
+                    for size in [1, 5, 64] {
+                        let mut stream = crate::StreamParser::new(options.clone());
+                        let mut events = Vec::new();
+                        let mut at = 0;
+                        while at < text.len() {
+                            let mut end = (at + size).min(text.len());
+                            while !text.is_char_boundary(end) {
+                                end += 1;
+                            }
+                            events.extend(stream.push(&text[at..end]));
+                            at = end;
+                        }
+                        events.extend(stream.finish());
+                        let diagnostics: Vec<_> = events
+                            .into_iter()
+                            .filter_map(|e| match e {
+                                crate::StreamEvent::Diagnostic { diagnostic } => Some(diagnostic),
+                                _ => None,
+                            })
+                            .collect();
+                        assert_eq!(diagnostics, parsed.diagnostics, "{text:?} at {size}");
+                    }
+                }
+            }
+        }
+        assert!(found > 0);
     }
 }
