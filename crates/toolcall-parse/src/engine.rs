@@ -458,6 +458,10 @@ impl DiagCap {
     /// Appends the kind of `message` (or of its next piece) to `k`, whose kind part
     /// starts at `base`.
     fn kind_into(message: &str, k: &mut String, base: usize) {
+        if message.is_ascii() {
+            Self::ascii_kind_into(message.as_bytes(), k, base);
+            return;
+        }
         let mut quoted = false;
         for c in message.chars().take(200) {
             match c {
@@ -472,6 +476,55 @@ impl DiagCap {
                     }
                 }
                 c => k.push(c),
+            }
+            if k.len().saturating_sub(base) >= 60 {
+                break;
+            }
+        }
+    }
+
+    /// [`DiagCap::kind_into`] of an ASCII message (each character a byte), its runs of
+    /// plain bytes copied at once, not character by character: a flood of broken blocks
+    /// whose messages differ in a column number (`Action: ```json{"` with a word a copy)
+    /// worked out a kind at most notes, ~1,700 instructions each.
+    fn ascii_kind_into(message: &[u8], k: &mut String, base: usize) {
+        let m = message.get(..message.len().min(200)).unwrap_or(message);
+        let mut quoted = false;
+        let mut i = 0;
+        while let Some(&c) = m.get(i) {
+            match c {
+                b'"' => {
+                    quoted = !quoted;
+                    k.push('"');
+                    i += 1;
+                }
+                _ if quoted => {
+                    // Nothing is written inside quotes: on to the closing one.
+                    i += m
+                        .get(i..)
+                        .and_then(|r| r.iter().position(|&d| d == b'"'))
+                        .unwrap_or(m.len() - i);
+                    continue;
+                }
+                b'0'..=b'9' => {
+                    if !k.ends_with('#') {
+                        k.push('#');
+                    }
+                    i += 1;
+                }
+                _ => {
+                    // The plain bytes up to the next quote or digit, at most what fills
+                    // the kind (at least one byte, as the walk writes one before it stops).
+                    let run = m
+                        .get(i..)
+                        .and_then(|r| r.iter().position(|&d| d == b'"' || d.is_ascii_digit()))
+                        .unwrap_or(m.len() - i);
+                    let room = 60usize.saturating_sub(k.len().saturating_sub(base)).max(1);
+                    let n = run.min(room);
+                    // ASCII bytes: each a character.
+                    k.push_str(std::str::from_utf8(m.get(i..i + n).unwrap_or(&[])).unwrap_or(""));
+                    i += n;
+                }
             }
             if k.len().saturating_sub(base) >= 60 {
                 break;
@@ -4616,6 +4669,69 @@ fn after_blank_lines(bytes: &[u8], stops: &StopSet, mut r: usize) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `DiagCap::kind_into`'s walk, character by character (what `ascii_kind_into` does by
+    /// runs for an ASCII message).
+    fn kind_by_characters(message: &str, k: &mut String, base: usize) {
+        let mut quoted = false;
+        for c in message.chars().take(200) {
+            match c {
+                '"' => {
+                    quoted = !quoted;
+                    k.push('"');
+                }
+                _ if quoted => {}
+                '0'..='9' => {
+                    if !k.ends_with('#') {
+                        k.push('#');
+                    }
+                }
+                c => k.push(c),
+            }
+            if k.len().saturating_sub(base) >= 60 {
+                break;
+            }
+        }
+    }
+
+    #[test]
+    fn ascii_kinds_are_the_character_walks_kinds() {
+        let mut messages: Vec<String> = [
+            "malformed JSON: expected `:` at line 1 column 23",
+            "malformed JSON: control character (\\u0000-\\u001F) found while parsing a string at line 2 column 0",
+            r#"found hermes call to "get_weather""#,
+            r#"command "open_app" dropped: required argument "app_name" is missing or empty, and a long tail"#,
+            "",
+            "\"",
+            "12345",
+        ]
+        .iter()
+        .map(|m| (*m).to_owned())
+        .collect();
+        let alphabet = b"ab \"019#:x";
+        let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+        for _ in 0..5_000 {
+            seed = seed
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            let len = (seed >> 56) as usize + (seed as usize % 3) * 40;
+            let mut m = String::new();
+            for j in 0..len {
+                let r = seed.rotate_left(j as u32 % 64) ^ (j as u64 * 0x2545_f491);
+                m.push(char::from(alphabet[(r >> 7) as usize % alphabet.len()]));
+            }
+            messages.push(m);
+        }
+        for m in &messages {
+            for (prefix, base) in [("e", 1), ("", 0), ("wxyz", 1), (&"p".repeat(70)[..], 1)] {
+                let mut want = prefix.to_owned();
+                kind_by_characters(m, &mut want, base);
+                let mut got = prefix.to_owned();
+                DiagCap::kind_into(m, &mut got, base);
+                assert_eq!(got, want, "{m:?} after {prefix:?}");
+            }
+        }
+    }
 
     // A flood of implausible brackets whose copies differ (`[0[1[2…`) asks about no unit
     // for a while after one whose next copy differs (Engine::pass_implausible); a run of
