@@ -4667,7 +4667,7 @@ fn after_blank_lines(bytes: &[u8], stops: &StopSet, mut r: usize) -> usize {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     /// `DiagCap::kind_into`'s walk, character by character (what `ascii_kind_into` does by
@@ -4817,13 +4817,6 @@ mod tests {
             seed ^= seed << 17;
             (seed % n as u64) as usize
         };
-        let parse_with = |text: &str, options: &crate::ParseOptions, walk: bool| {
-            let (ctx, _) = options.ctx();
-            let mut e = Engine::new(Arc::new(ctx));
-            e.quiet = true;
-            e.no_walk = !walk;
-            e.parse_whole(text, Parsed::default())
-        };
         let mut walked = 0;
         for options in [with_get_weather(), crate::ParseOptions::default()] {
             for case in 0..400 {
@@ -4849,23 +4842,7 @@ mod tests {
                     }
                     text.push_str(p);
                 }
-                let with = parse_with(&text, &options, true);
-                let without = parse_with(&text, &options, false);
-                assert_eq!(with.text, without.text, "{text:?}");
-                let key = |p: &Parsed| {
-                    p.calls
-                        .iter()
-                        .map(|c| (c.name.clone(), c.arguments.clone(), c.origin.clone()))
-                        .collect::<Vec<_>>()
-                };
-                assert_eq!(key(&with), key(&without), "{text:?}");
-                assert_eq!(with.diagnostics, without.diagnostics, "{text:?}");
-                for size in [1, 7, 64] {
-                    let (t, calls, diags) = streamed_whole(&text, &options, size);
-                    assert!(t == with.text, "{text:?}: {size}-byte pushes");
-                    assert_eq!(calls.len(), with.calls.len(), "{text:?}: {size}");
-                    assert_eq!(diags, with.diagnostics, "{text:?}: {size}");
-                }
+                let with = walk_equals_no_walk(&text, &options);
                 walked += usize::from(with.text.len() > 100);
             }
         }
@@ -4917,13 +4894,6 @@ mod tests {
             seed ^= seed << 17;
             (seed % n as u64) as usize
         };
-        let parse_with = |text: &str, options: &crate::ParseOptions, walk: bool| {
-            let (ctx, _) = options.ctx();
-            let mut e = Engine::new(Arc::new(ctx));
-            e.quiet = true;
-            e.no_walk = !walk;
-            e.parse_whole(text, Parsed::default())
-        };
         let words = [
             "x",
             "the",
@@ -4949,23 +4919,7 @@ mod tests {
                     }
                     text.push_str(pieces[next(pieces.len())]);
                 }
-                let with = parse_with(&text, &options, true);
-                let without = parse_with(&text, &options, false);
-                assert_eq!(with.text, without.text, "{text:?}");
-                let key = |p: &Parsed| {
-                    p.calls
-                        .iter()
-                        .map(|c| (c.name.clone(), c.arguments.clone(), c.origin.clone()))
-                        .collect::<Vec<_>>()
-                };
-                assert_eq!(key(&with), key(&without), "{text:?}");
-                assert_eq!(with.diagnostics, without.diagnostics, "{text:?}");
-                for size in [1, 7, 64] {
-                    let (t, calls, diags) = streamed_whole(&text, &options, size);
-                    assert!(t == with.text, "{text:?}: {size}-byte pushes");
-                    assert_eq!(calls.len(), with.calls.len(), "{text:?}: {size}");
-                    assert_eq!(diags, with.diagnostics, "{text:?}: {size}");
-                }
+                let with = walk_equals_no_walk(&text, &options);
                 long += usize::from(with.text.len() > 100);
             }
         }
@@ -5566,15 +5520,44 @@ mod tests {
     }
 
     /// A reply's text, calls (name, arguments, span) and diagnostics.
-    type Whole = (
+    pub(crate) type Whole = (
         String,
         Vec<(String, serde_json::Value, Range<usize>)>,
         Vec<Diagnostic>,
     );
 
+    /// `text` parsed with the walks and without them (`Engine::no_walk`), and streamed at
+    /// 1, 7 and 64 bytes: the same text, calls and notes every way; the parse with walks.
+    fn walk_equals_no_walk(text: &str, options: &crate::ParseOptions) -> Parsed {
+        let parse_with = |walk: bool| {
+            let (ctx, _) = options.ctx();
+            let mut e = Engine::new(Arc::new(ctx));
+            e.quiet = true;
+            e.no_walk = !walk;
+            e.parse_whole(text, Parsed::default())
+        };
+        let (with, without) = (parse_with(true), parse_with(false));
+        assert_eq!(with.text, without.text, "{text:?}");
+        let key = |p: &Parsed| {
+            p.calls
+                .iter()
+                .map(|c| (c.name.clone(), c.arguments.clone(), c.origin.clone()))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(key(&with), key(&without), "{text:?}");
+        assert_eq!(with.diagnostics, without.diagnostics, "{text:?}");
+        for size in [1, 7, 64] {
+            let (t, calls, diags) = streamed_whole(text, options, size);
+            assert!(t == with.text, "{text:?}: {size}-byte pushes");
+            assert_eq!(calls.len(), with.calls.len(), "{text:?}: {size}");
+            assert_eq!(diags, with.diagnostics, "{text:?}: {size}");
+        }
+        with
+    }
+
     /// Text, calls (name, arguments, span) and diagnostics of `text` streamed in pushes of
     /// `size` bytes (whole characters).
-    fn streamed_whole(text: &str, options: &crate::ParseOptions, size: usize) -> Whole {
+    pub(crate) fn streamed_whole(text: &str, options: &crate::ParseOptions, size: usize) -> Whole {
         let mut stream = crate::StreamParser::new(options.clone());
         let mut events = Vec::new();
         let mut at = 0;

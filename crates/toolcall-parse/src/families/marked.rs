@@ -1705,25 +1705,8 @@ mod tests {
                     assert_eq!(calls(&parsed), calls(&decoded), "{text:?}");
                     found += parsed.calls.len();
                     for size in [1, 5, 64] {
-                        let mut stream = crate::StreamParser::new(options.clone());
-                        let mut events = Vec::new();
-                        let mut at = 0;
-                        while at < text.len() {
-                            let mut end = (at + size).min(text.len());
-                            while !text.is_char_boundary(end) {
-                                end += 1;
-                            }
-                            events.extend(stream.push(&text[at..end]));
-                            at = end;
-                        }
-                        events.extend(stream.finish());
-                        let diagnostics: Vec<_> = events
-                            .into_iter()
-                            .filter_map(|e| match e {
-                                crate::StreamEvent::Diagnostic { diagnostic } => Some(diagnostic),
-                                _ => None,
-                            })
-                            .collect();
+                        let (_, _, diagnostics) =
+                            crate::engine::tests::streamed_whole(&text, &options, size);
                         assert_eq!(diagnostics, parsed.diagnostics, "{text:?} at {size}");
                     }
                 }
