@@ -460,8 +460,14 @@ impl DiagCap {
     fn kind_into(message: &str, k: &mut String, base: usize) {
         if message.is_ascii() {
             Self::ascii_kind_into(message.as_bytes(), k, base);
-            return;
+        } else {
+            Self::chars_kind_into(message, k, base);
         }
+    }
+
+    /// [`DiagCap::kind_into`] character by character: digits folded to one `#`, quoted
+    /// text dropped, at most 60 bytes of kind (what `ascii_kind_into` does by runs).
+    fn chars_kind_into(message: &str, k: &mut String, base: usize) {
         let mut quoted = false;
         for c in message.chars().take(200) {
             match c {
@@ -4670,30 +4676,6 @@ fn after_blank_lines(bytes: &[u8], stops: &StopSet, mut r: usize) -> usize {
 pub(crate) mod tests {
     use super::*;
 
-    /// `DiagCap::kind_into`'s walk, character by character (what `ascii_kind_into` does by
-    /// runs for an ASCII message).
-    fn kind_by_characters(message: &str, k: &mut String, base: usize) {
-        let mut quoted = false;
-        for c in message.chars().take(200) {
-            match c {
-                '"' => {
-                    quoted = !quoted;
-                    k.push('"');
-                }
-                _ if quoted => {}
-                '0'..='9' => {
-                    if !k.ends_with('#') {
-                        k.push('#');
-                    }
-                }
-                c => k.push(c),
-            }
-            if k.len().saturating_sub(base) >= 60 {
-                break;
-            }
-        }
-    }
-
     #[test]
     fn ascii_kinds_are_the_character_walks_kinds() {
         let mut messages: Vec<String> = [
@@ -4725,7 +4707,7 @@ pub(crate) mod tests {
         for m in &messages {
             for (prefix, base) in [("e", 1), ("", 0), ("wxyz", 1), (&"p".repeat(70)[..], 1)] {
                 let mut want = prefix.to_owned();
-                kind_by_characters(m, &mut want, base);
+                DiagCap::chars_kind_into(m, &mut want, base);
                 let mut got = prefix.to_owned();
                 DiagCap::kind_into(m, &mut got, base);
                 assert_eq!(got, want, "{m:?} after {prefix:?}");
