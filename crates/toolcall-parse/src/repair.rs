@@ -84,27 +84,10 @@ impl KnownFailure {
         out.push_str(head);
         out.push_str(self.code);
         out.push_str(" at line ");
-        push_decimal(&mut out, self.line);
+        out.push_str(itoa::Buffer::new().format(self.line));
         out.push_str(" column ");
-        push_decimal(&mut out, self.column);
+        out.push_str(itoa::Buffer::new().format(self.column));
         out
-    }
-}
-
-fn push_decimal(out: &mut String, mut n: usize) {
-    let mut digits = [0u8; 20];
-    let mut at = digits.len();
-    loop {
-        at -= 1;
-        // `n % 10` is below 10: the cast keeps it.
-        digits[at] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    for &d in digits.get(at..).unwrap_or(&[]) {
-        out.push(char::from(d));
     }
 }
 
