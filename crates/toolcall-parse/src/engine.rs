@@ -708,14 +708,9 @@ impl DiagCap {
         let mut message = std::mem::take(&mut self.scratch_message);
         message.clear();
         pieces.write(region, &mut message);
-        let slot = self
-            .last
-            .iter()
-            .chain(&self.recent)
-            .find(|(l, m, _)| *l == level && *m == message)
-            .map(|e| e.2);
+        let slot = self.dropped_text_slot(level, &message);
         self.scratch_message = message;
-        slot.filter(|&s| self.kinds.get(s).is_some_and(|(_, n)| *n >= DIAGS_PER_KIND))
+        slot
     }
 
     /// [`DiagCap::dropped_slot`] for a written note's `message`.
