@@ -4497,6 +4497,18 @@ impl<'a> Engine<'a> {
 /// bytes from that scan, so counting every byte is on the safe side. A flood of fences
 /// around a broken object (```` ```\n{"x\n``` ````) made a sub-engine each (~5 k
 /// instructions a fence).
+///
+/// More brackets are passed too when no closer (`]`, `}`) follows the first: no scan from
+/// any of them closes (a scan closes only at a closer), so no decode, repair or cut list
+/// reads a value there (a cut list needs a closed entry), and none holds a call's keys
+/// when the bytes from the first do not (`looks_like_call` finds keys, so what a part
+/// holds the whole holds); each region is abandoned as text without a note. Their
+/// rescans (each under the content's length) stay within the sub-engine's rescan budget
+/// ([`RESCAN_BASE`] at least) when brackets times length does, so its warning never
+/// comes. A flood of fences around an unclosed `{"{"` (```` ```\n{"{"```\nx\n``` ````)
+/// made a sub-engine each, two serde decodes and a cut list among them (~10 k
+/// instructions a fence); a line starting with a word that only begins like a line opener
+/// (`the`, `arguments`) made one too (worded, 25-30x prose).
 fn holds_no_nested_region(
     content: &[u8],
     openers: &crate::openers::Openers,
@@ -4504,20 +4516,31 @@ fn holds_no_nested_region(
 ) -> bool {
     let mut line_start = true;
     let mut bracket = None;
+    let mut brackets = 0usize;
     for (i, &b) in content.iter().enumerate() {
         match b {
             b'(' => return false,
             b'[' | b'{' => {
-                if bracket.is_some() || (line_start && openers.line_first(b)) {
+                if line_start && openers.line_first(b) {
                     return false;
                 }
-                bracket = Some(i);
+                bracket.get_or_insert(i);
+                brackets += 1;
                 line_start = false;
             }
             b'\n' => line_start = true,
             b' ' | b'\t' | b'\r' => {}
             _ => {
-                if line_start && openers.line_first(b) {
+                // A line opener's first byte opens nothing unless the whole opener is
+                // there (`open_at_line_start` then takes the byte as ordinary; the content
+                // is all a sub-engine gets, so a part of one at its end opens nothing).
+                if line_start
+                    && openers.line_first(b)
+                    && openers
+                        .line
+                        .iter()
+                        .any(|o| matches!(match_at(content, i, o.text, true), Marker::Full))
+                {
                     return false;
                 }
                 line_start = false;
@@ -4527,6 +4550,11 @@ fn holds_no_nested_region(
     let Some(region) = bracket.and_then(|k| content.get(k..)) else {
         return true;
     };
+    if brackets > 1 {
+        return memchr::memchr2(b']', b'}', region).is_none()
+            && brackets.saturating_mul(region.len()) <= RESCAN_BASE
+            && !crate::families::bare_json::looks_like_call(region);
+    }
     // No closer of its kind at all: no scan closes it (asked first, as it costs less).
     let closer = if region.first() == Some(&b'[') {
         b']'
@@ -6083,9 +6111,16 @@ pub(crate) mod tests {
             "\"name\": \"get_weather\", \"arguments\": ",
             "{\"tools\": ",
             "```json\n",
+            "{\"",
+            "[{",
+            "{\"a\": [1]}",
+            "{\"tools\": [{\"name\": \"get_weather\", \"arguments\": {}}, {",
+            "\nthe",
+            "\ntool_call",
+            "\nTool_Call:x",
         ];
         let mut seed = 0x2545_F491_4F6C_DD1D_u64;
-        let (mut passed, mut read) = (0, 0);
+        let (mut passed, mut read, mut brackets) = (0, 0, 0);
         for tools in [None, Some(registry)] {
             let options = crate::ParseOptions {
                 tools,
@@ -6105,6 +6140,9 @@ pub(crate) mod tests {
                     continue;
                 }
                 passed += 1;
+                if content.bytes().filter(|b| matches!(b, b'[' | b'{')).count() > 1 {
+                    brackets += 1;
+                }
                 let mut sub = Engine::new_inner(ctx.clone());
                 sub.nested = true;
                 sub.quiet = true;
@@ -6123,7 +6161,10 @@ pub(crate) mod tests {
                 read += 1;
             }
         }
-        assert!(passed > 500 && read == passed, "{read} of {passed}");
+        assert!(
+            passed > 500 && read == passed && brackets > 100,
+            "{read} of {passed} ({brackets} with more than one bracket)"
+        );
     }
 
     // covers R-1 (the bulk text skip keeps the exact per-byte identifier state, so a
