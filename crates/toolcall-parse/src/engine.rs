@@ -47,6 +47,9 @@ use crate::scanner::{FailedScans, ScanError, array_start_plausible, object_start
 /// constant): beyond it, bare brackets stay text.
 const RESCAN_FACTOR: usize = 8;
 const RESCAN_BASE: usize = 1 << 16;
+/// The most bytes [`Engine::skip_plain`] reads one at a time (while each after the first is
+/// a stop it passes) before its block scan.
+const SHORT_RUN: usize = 8;
 /// The longest unit [`Engine::pass_implausible`] looks for: a bracket and the bytes up to
 /// its next copy.
 const MAX_UNIT: usize = 64;
@@ -1783,6 +1786,21 @@ impl<'a> Engine<'a> {
             self.pos = from + 1;
             return;
         }
+        // A second byte that is a stop passed, then one more that is a stop: a few more
+        // bytes, while each is one, are read one at a time before a block scan is built.
+        if stops.is_stop(rest[1]) && rest.get(2).is_none_or(|&b| stops.is_stop(b)) {
+            let short = if rest.len() == 2 || !self.plain_stop(from + 2, &mut found) {
+                Some(2)
+            } else {
+                self.short_run(from, &mut found)
+            };
+            if let Some(n) = short {
+                self.scan_found = found;
+                self.ident_start = self.ident_after(&rest[..n], from);
+                self.pos = from + n;
+                return;
+            }
+        }
         let end = stops.scan(
             bytes,
             from,
@@ -1792,6 +1810,32 @@ impl<'a> Engine<'a> {
         self.scan_found = found;
         self.ident_start = self.ident_after(&rest[..end - from], from);
         self.pos = end;
+    }
+
+    /// The end of a run `skip_plain` reads from `from` whose first three bytes it passed
+    /// (the second and third stops), when each byte after them up to the run's end is a
+    /// stop too and the run ends within [`SHORT_RUN`] bytes (at the end of the buffer or a
+    /// stop not passed, with the opener found there in `found`), read byte by byte as the
+    /// block scan reads its stops; `None` otherwise (the block scan reads it). A flood of
+    /// `{\n{"` once bare JSON is off (its `"{` before each newline, the `{` a stop read as
+    /// an ordinary byte) built a block scan for every two bytes (~290 instructions each,
+    /// 30x prose). Out of line: seldom asked.
+    #[inline(never)]
+    fn short_run(&self, from: usize, found: &mut Option<(usize, usize)>) -> Option<usize> {
+        let bytes = self.buf.as_bytes();
+        let stops = &self.ctx.openers.stops;
+        for n in 3..SHORT_RUN {
+            let Some(&b) = bytes.get(from + n) else {
+                return Some(n);
+            };
+            if !stops.is_stop(b) {
+                return None;
+            }
+            if !self.plain_stop(from + n, found) {
+                return Some(n);
+            }
+        }
+        None
     }
 
     /// `ident_start` after `run`, the ordinary bytes from `from`, as `ordinary_byte` would
@@ -6185,6 +6229,65 @@ pub(crate) mod tests {
                 }
             }
         }
+    }
+
+    // The short runs `skip_plain` reads byte by byte end where its block scan ends: at the
+    // first stop after the first byte that `plain_stop` does not pass (or the end), with the
+    // same opener found there and the same identifier state. Runs of stops (brackets,
+    // quotes, newlines, `(`, the `A`/`f` of openers) with bare JSON on and off, so that
+    // brackets are passed or not, of every length around `SHORT_RUN`.
+    #[test]
+    fn skip_plain_short_runs_match_the_stop_loop() {
+        let (ctx, _) = crate::ParseOptions::default().ctx();
+        let ctx = Arc::new(ctx);
+        let alphabet: &[&str] = &[
+            "{", "[", "\"", "\n", "(", " ", "x", "A", "f", "Ac", "fu", "<", ">", "`", "_", "é",
+        ];
+        let stops = &ctx.openers.stops;
+        let mut seed = 0x2545_F491_4F6C_DD1D_u64;
+        let mut short = 0;
+        for case in 0..6000 {
+            let mut s = String::new();
+            for _ in 0..case % 14 + 1 {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                // Stops mostly, so that runs of them reach `SHORT_RUN`.
+                let pick = if case % 2 == 0 {
+                    seed % 4
+                } else {
+                    seed % alphabet.len() as u64
+                };
+                s.push_str(alphabet[pick as usize]);
+            }
+            let bytes = s.as_bytes();
+            if bytes.first().is_none_or(|&b| stops.is_stop(b)) {
+                continue;
+            }
+            for bare_off in [false, true] {
+                let mut e = Engine::new_inner(ctx.clone());
+                e.buf = Cow::Borrowed(s.as_str());
+                e.bare_off = bare_off;
+                e.line_start = false;
+                // The stop loop: the first stop after the first byte not passed.
+                let mut found = None;
+                let end = (1..bytes.len())
+                    .find(|&i| stops.is_stop(bytes[i]) && !e.plain_stop(i, &mut found))
+                    .unwrap_or(bytes.len());
+                if end < SHORT_RUN {
+                    short += 1;
+                }
+                e.skip_plain();
+                assert_eq!(e.pos, end, "{s:?} bare off {bare_off}");
+                assert_eq!(e.scan_found, found, "{s:?} bare off {bare_off}");
+                assert_eq!(
+                    e.ident_start,
+                    reference(&bytes[..end], 0, None),
+                    "{s:?} bare off {bare_off}"
+                );
+            }
+        }
+        assert!(short > 1000, "{short}");
     }
 
     #[test]
