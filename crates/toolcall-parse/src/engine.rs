@@ -3100,8 +3100,17 @@ impl<'a> Engine<'a> {
             if start >= pos {
                 // What `open_call_once` does for digits alone.
                 self.pass_unread_call(pos);
-            } else if self.seen_visible && bytes.get(start..pos) == bytes.get(untaken.clone()) {
-                // What `open_call_once` does for a name no family takes.
+            } else if self.seen_visible
+                && (same_name(bytes.get(start..pos), bytes.get(untaken.clone()))
+                    || self
+                        .names
+                        .filtered_out(self.buf.get(start..pos).unwrap_or("")))
+            {
+                // What `open_call_once` does for a name no family takes: the last such
+                // name again, or one the registry's filter rules out (only the call
+                // syntax family takes names, those the registry holds). A worded flood
+                // (`(the(weather(a(…`) asked each name through a region's read context
+                // and the name memo first (~100 instructions a name, 18 % of `({w}`).
                 self.wake = None;
                 self.pass_unread_call(pos);
             } else {
@@ -4648,6 +4657,22 @@ fn name_skip(ident: &[u8]) -> usize {
         .count()
 }
 
+/// Whether two names (the bytes before a `(`) are the same bytes: a short name's few
+/// bytes compared in line, which a flood of one short name (`(x(x…`) asks at every `(`
+/// (the slices' `==` called `memcmp`, ~14 instructions of a 2-byte unit's ~150); a longer
+/// one's by `memcmp` (the byte loop cost `get_weather(x`'s 12-byte name 16 % more).
+#[inline(always)]
+fn same_name(a: Option<&[u8]>, b: Option<&[u8]>) -> bool {
+    match (a, b) {
+        (Some(a), Some(b)) if a.len() < 8 => {
+            a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x == y)
+        }
+        (Some(a), Some(b)) => a == b,
+        (None, None) => true,
+        _ => false,
+    }
+}
+
 /// Whether `bytes[pos..pos + period]` is followed by a copy of itself, or of itself but for
 /// digits (a digit where the other has one), or the bytes end before such a copy would.
 fn repeats_but_digits(bytes: &[u8], pos: usize, period: usize) -> bool {
@@ -4973,6 +4998,56 @@ pub(crate) mod tests {
             }
         }
         assert!(long > 200, "{long}");
+    }
+
+    // A worded flood of `(` (`(the(weather(a(get_weather(…`, the bench's `({w}`) with
+    // enough names unknown to the registry that its filter is made: the names it rules out
+    // are passed in the walk unasked (`NameMemo::filtered_out`), and the text, calls and
+    // notes are those of each `(` read in turn, one-shot and streamed, with suffixes.
+    #[test]
+    fn worded_paren_floods_read_as_each_opener() {
+        let words = [
+            "the",
+            "weather",
+            "a",
+            "city",
+            "location",
+            "unit",
+            "query",
+            "of",
+            "and",
+            "celsius",
+            "to",
+            "arguments",
+            "name",
+            "is",
+            "get_weather",
+            "result",
+            "computer_use",
+            "x",
+            "get_weathe",
+            "et_weather",
+        ];
+        let mut seed = 0x51C3_0D2B_77A1_9E4F_u64;
+        let mut next = |n: usize| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % n as u64) as usize
+        };
+        for suffix in ["", "x", " ", "1,", "{\"", "\n", ")"] {
+            let mut text = String::new();
+            for i in 0..600 {
+                text.push('(');
+                text.push_str(words[next(words.len())]);
+                if i % 7 == 0 {
+                    text.push_str(&i.to_string());
+                }
+                text.push_str(suffix);
+            }
+            text.push_str("get_weather(city=\"Paris\")");
+            walk_equals_no_walk(&text, &with_get_weather());
+        }
     }
 
     // A declined opener's unit holding a bracket that opened bare JSON is not passed as

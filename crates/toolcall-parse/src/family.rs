@@ -597,7 +597,9 @@ pub(crate) trait Family: Sync + Send {
         false
     }
     /// Whether the identifier `name` before a `(` starts a call region of this family here
-    /// (e.g. a registered tool). Only asked when [`Family::call_syntax`] said yes.
+    /// (e.g. a registered tool). Only asked when [`Family::call_syntax`] said yes. A name
+    /// that a parse's registry does not hold is taken by none: the engine may pass it
+    /// unasked when the registry's filter rules it out ([`NameMemo::filtered_out`]).
     fn calls_name(&self, _name: &str, _cx: &mut ReadCx<'_>) -> bool {
         false
     }
@@ -970,6 +972,15 @@ impl NameFilter {
 const MAX_CALL_KEY: usize = 256;
 
 impl NameMemo {
+    /// Whether the registry's [`NameFilter`], once made, tells that `name` is not
+    /// registered (`false`: not known without a lookup): what [`ReadCx::strict_name_ok`]
+    /// answers for it, asked before its memo and with no [`ReadCx`] built
+    /// ([`crate::engine`]'s `open_call`).
+    #[inline]
+    pub(crate) fn filtered_out(&self, name: &str) -> bool {
+        self.filter.as_ref().is_some_and(|f| !f.may_hold(name))
+    }
+
     /// The note text kept for a closed `name(...)` region of exactly these bytes.
     pub(crate) fn call_text(&self, region: &str) -> Option<&str> {
         self.call_text
