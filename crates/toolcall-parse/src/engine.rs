@@ -3592,10 +3592,12 @@ impl<'a> Engine<'a> {
         let from = self.pos;
         let stops = &self.ctx.openers.stops;
         let rest = self.buf.as_bytes().get(from..).unwrap_or(&[]);
+        // (A search for the first byte that ends the run, not a count of those before it:
+        // ~10 instructions less a `(` of `(x(x…`.)
         let n = rest
             .iter()
-            .take_while(|&&b| NAME_BYTES[usize::from(b)] && !stops.is_stop(b))
-            .count();
+            .position(|&b| !NAME_BYTES[usize::from(b)] || stops.is_stop(b))
+            .unwrap_or(rest.len());
         if n > 0 && rest.get(n) == Some(&b'(') {
             if n < 257 && self.ident_start.is_none() {
                 // Every byte passed is a name byte: the name starts at the first.
