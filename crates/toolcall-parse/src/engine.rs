@@ -4769,6 +4769,7 @@ fn after_blank_lines(bytes: &[u8], stops: &StopSet, mut r: usize) -> usize {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+    use crate::test_rng::Xorshift;
 
     #[test]
     fn ascii_kinds_are_the_character_walks_kinds() {
@@ -4886,13 +4887,8 @@ pub(crate) mod tests {
             "T",
             "]<]minimax[>[",
         ];
-        let mut seed = 0x51_7CC1_B727_220A_u64;
-        let mut next = |n: usize| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            (seed % n as u64) as usize
-        };
+        let mut rng = Xorshift::new(0x51_7CC1_B727_220A_u64);
+        let mut next = |n: usize| rng.below(n);
         let mut walked = 0;
         for options in [with_get_weather(), crate::ParseOptions::default()] {
             for case in 0..400 {
@@ -4963,13 +4959,8 @@ pub(crate) mod tests {
             "-",
             ":",
         ];
-        let mut seed = 0x2F6A_11C3_9B0D_4E57_u64;
-        let mut next = |n: usize| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            (seed % n as u64) as usize
-        };
+        let mut rng = Xorshift::new(0x2F6A_11C3_9B0D_4E57_u64);
+        let mut next = |n: usize| rng.below(n);
         let words = [
             "x",
             "the",
@@ -5030,13 +5021,8 @@ pub(crate) mod tests {
             "get_weathe",
             "et_weather",
         ];
-        let mut seed = 0x51C3_0D2B_77A1_9E4F_u64;
-        let mut next = |n: usize| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            (seed % n as u64) as usize
-        };
+        let mut rng = Xorshift::new(0x51C3_0D2B_77A1_9E4F_u64);
+        let mut next = |n: usize| rng.below(n);
         for suffix in ["", "x", " ", "1,", "{\"", "\n", ")"] {
             let mut text = String::new();
             for i in 0..600 {
@@ -6240,7 +6226,7 @@ pub(crate) mod tests {
             "\ntool_call",
             "\nTool_Call:x",
         ];
-        let mut seed = 0x2545_F491_4F6C_DD1D_u64;
+        let mut rng = Xorshift::new(0x2545_F491_4F6C_DD1D_u64);
         let (mut passed, mut read, mut brackets) = (0, 0, 0);
         for tools in [None, Some(registry)] {
             let options = crate::ParseOptions {
@@ -6252,10 +6238,7 @@ pub(crate) mod tests {
             for case in 0..3000 {
                 let mut content = String::new();
                 for _ in 0..case % 9 + 1 {
-                    seed ^= seed << 13;
-                    seed ^= seed >> 7;
-                    seed ^= seed << 17;
-                    content.push_str(alphabet[(seed % alphabet.len() as u64) as usize]);
+                    content.push_str(alphabet[rng.below(alphabet.len())]);
                 }
                 if !holds_no_nested_region(content.as_bytes(), &ctx.openers, ctx.limits.max_depth) {
                     continue;
@@ -6321,14 +6304,12 @@ pub(crate) mod tests {
             "{", "[", "\"", "\n", "(", " ", "x", "A", "f", "Ac", "fu", "<", ">", "`", "_", "é",
         ];
         let stops = &ctx.openers.stops;
-        let mut seed = 0x2545_F491_4F6C_DD1D_u64;
+        let mut rng = Xorshift::new(0x2545_F491_4F6C_DD1D_u64);
         let mut short = 0;
         for case in 0..6000 {
             let mut s = String::new();
             for _ in 0..case % 14 + 1 {
-                seed ^= seed << 13;
-                seed ^= seed >> 7;
-                seed ^= seed << 17;
+                let seed = rng.next_u64();
                 // Stops mostly, so that runs of them reach `SHORT_RUN`.
                 let pick = if case % 2 == 0 {
                     seed % 4
@@ -6378,14 +6359,12 @@ pub(crate) mod tests {
         let alphabet: &[&str] = &[
             "a", "Z", "_", ".", " ", "\t", ",", "é", "-", "9", "!", "A", "f", " (", ">.", "u", "c",
         ];
-        let mut seed = 0x9E37_79B9_7F4A_7C15_u64;
+        let mut rng = Xorshift::new(0x9E37_79B9_7F4A_7C15_u64);
         for case in 0..400 {
             let mut s = String::new();
             let len = if case % 7 == 0 { 900 } else { case % 60 };
             for _ in 0..len {
-                seed ^= seed << 13;
-                seed ^= seed >> 7;
-                seed ^= seed << 17;
+                let seed = rng.next_u64();
                 // Long name runs often, to cross the 256-byte restart.
                 let pick = if case % 3 == 0 {
                     (seed % 4) as usize

@@ -51,6 +51,8 @@ mod scanner;
 pub mod shape;
 #[cfg(test)]
 mod stream_replay;
+#[cfg(test)]
+mod test_rng;
 
 pub use builder::{Limits, ReplyEnd};
 pub use chat_template::{

@@ -1421,6 +1421,7 @@ fn scan_blocks(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_rng::Xorshift;
 
     #[test]
     fn longest_opener_wins_and_prefixes_wait() {
@@ -1599,7 +1600,7 @@ mod tests {
     // block edge or the key the last byte of the text (where it stops).
     #[test]
     fn stop_scan_matches_a_byte_loop() {
-        let mut seed = 0x2545_F491_4F6C_DD1D_u64;
+        let mut rng = Xorshift::new(0x2545_F491_4F6C_DD1D_u64);
         let sets: [&[&str]; 6] = [
             &[">.", "fu"],
             &[">>>", "Action:", "functools[", "]~"],
@@ -1617,9 +1618,7 @@ mod tests {
                 for tail in [None, Some(b'f'), Some(b'A'), Some(b'>')] {
                     let mut text: Vec<u8> = (0..len)
                         .map(|_| {
-                            seed ^= seed << 13;
-                            seed ^= seed >> 7;
-                            seed ^= seed << 17;
+                            let seed = rng.next_u64();
                             // Mostly letters, sometimes a stop byte or a second byte.
                             match seed % 29 {
                                 0 => b'(',

@@ -1223,6 +1223,26 @@ mod tests {
         }
     }
 
+    /// `region` scanned whole, and grown by one byte each `advance` until a verdict: each
+    /// verdict with the scanner that gave it.
+    fn whole_and_grown(
+        region: &[u8],
+        depth: usize,
+        parens: bool,
+    ) -> ((Scan, Scanner), (Scan, Scanner)) {
+        let mut whole = Scanner::new(depth, parens);
+        let w = whole.advance(region);
+        let mut grown = Scanner::new(depth, parens);
+        let mut g = Scan::NeedMore;
+        for end in 1..=region.len() {
+            g = grown.advance(&region[..end]);
+            if g != Scan::NeedMore {
+                break;
+            }
+        }
+        ((w, whole), (g, grown))
+    }
+
     // Call syntax's runs of words and `(` (passed in one loop after an ordinary byte) scan
     // as they do a byte at a time (a region grown by one byte each `advance`, where no run
     // reaches a `(`): the same verdict after the same bytes, and the same quote rule after
@@ -1245,16 +1265,7 @@ mod tests {
         for text in texts {
             let bytes = text.as_bytes();
             for depth in [3, 8, 128] {
-                let mut whole = Scanner::new(depth, true);
-                let w = whole.advance(bytes);
-                let mut grown = Scanner::new(depth, true);
-                let mut g = Scan::NeedMore;
-                for end in 1..=bytes.len() {
-                    g = grown.advance(&bytes[..end]);
-                    if g != Scan::NeedMore {
-                        break;
-                    }
-                }
+                let ((w, whole), (g, grown)) = whole_and_grown(bytes, depth, true);
                 assert_eq!(w, g, "{text:?} {depth}");
                 assert_eq!(whole.consumed(), grown.consumed(), "{text:?} {depth}");
                 assert_eq!(whole.depth(), grown.depth(), "{text:?} {depth}");
@@ -1346,16 +1357,7 @@ mod tests {
                         continue;
                     }
                     let region = &bytes[from..];
-                    let mut whole = Scanner::new(depth, parens);
-                    let w = whole.advance(region);
-                    let mut step = Scanner::new(depth, parens);
-                    let mut s = Scan::NeedMore;
-                    for k in 1..=region.len() {
-                        s = step.advance(&region[..k]);
-                        if !matches!(s, Scan::NeedMore) {
-                            break;
-                        }
-                    }
+                    let ((w, whole), (s, step)) = whole_and_grown(region, depth, parens);
                     let what = format!("{text:?} from {from}, depth {depth}, parens {parens}");
                     assert_eq!(w, s, "{what}");
                     assert_eq!(whole.consumed(), step.consumed(), "{what}");
