@@ -4572,6 +4572,8 @@ fn holds_no_nested_region(
     let mut line_start = true;
     let mut bracket = None;
     let mut brackets = 0usize;
+    // A closer after the first bracket: with a second bracket, the content is not passed.
+    let mut closed = false;
     for (i, &b) in content.iter().enumerate() {
         match b {
             b'(' => return false,
@@ -4579,13 +4581,28 @@ fn holds_no_nested_region(
                 if line_start && openers.line_first(b) {
                     return false;
                 }
-                bracket.get_or_insert(i);
+                let first = *bracket.get_or_insert(i);
                 brackets += 1;
+                // Decided at the second bracket already when it cannot be passed (a closer,
+                // or rescans over the budget, which more brackets only raise): a fence
+                // around a flood of `{"` lines (```` ```json\n{"```json\n{"… ````) was read
+                // to its end here, ~20 instructions a byte, before the sub-engine read it.
+                if brackets > 1
+                    && (closed || brackets.saturating_mul(content.len() - first) > RESCAN_BASE)
+                {
+                    return false;
+                }
                 line_start = false;
             }
             b'\n' => line_start = true,
             b' ' | b'\t' | b'\r' => {}
             _ => {
+                if matches!(b, b']' | b'}') && bracket.is_some() {
+                    if brackets > 1 {
+                        return false;
+                    }
+                    closed = true;
+                }
                 // A line opener's first byte opens nothing unless the whole opener is
                 // there (`open_at_line_start` then takes the byte as ordinary; the content
                 // is all a sub-engine gets, so a part of one at its end opens nothing).
@@ -4606,9 +4623,8 @@ fn holds_no_nested_region(
         return true;
     };
     if brackets > 1 {
-        return memchr::memchr2(b']', b'}', region).is_none()
-            && brackets.saturating_mul(region.len()) <= RESCAN_BASE
-            && !crate::families::bare_json::looks_like_call(region);
+        // No closer and within the budget, or the loop said no.
+        return !crate::families::bare_json::looks_like_call(region);
     }
     // No closer of its kind at all: no scan closes it (asked first, as it costs less).
     let closer = if region.first() == Some(&b'[') {
@@ -6174,6 +6190,58 @@ pub(crate) mod tests {
         DiagCap::kind_into(r#"found hermes call to "a b""#, &mut kind, 1);
         assert_eq!(cap.slot(Kind::Text(kind)), slot);
         assert_eq!(cap.kinds.len(), 1);
+    }
+
+    // `holds_no_nested_region` decides a content of several brackets at its second one when
+    // it cannot pass (a closer after the first bracket, or brackets times the bytes from it
+    // over the rescan budget): the answer is the rule's over the whole content, for contents
+    // on both sides of the budget and closers before, between and after the brackets.
+    #[test]
+    fn several_brackets_decide_as_the_whole_content_rule() {
+        let (ctx, _) = crate::ParseOptions::default().ctx();
+        let whole_rule = |content: &[u8]| {
+            let first = content.iter().position(|&b| matches!(b, b'[' | b'{'));
+            let brackets = content
+                .iter()
+                .filter(|&&b| matches!(b, b'[' | b'{'))
+                .count();
+            let region = &content[first.unwrap_or(0)..];
+            memchr::memchr2(b']', b'}', region).is_none()
+                && brackets.saturating_mul(region.len()) <= RESCAN_BASE
+                && !crate::families::bare_json::looks_like_call(region)
+        };
+        let mut checked = (0, 0);
+        // One line after a word (no line-start opener, no `(`): what is left to decide is
+        // the brackets' rule.
+        for unit in [
+            "{\"```json ",
+            "{\"a ",
+            "[{ ",
+            "{a} {",
+            "] {{ ",
+            "{ ]",
+            " {b",
+        ] {
+            for copies in [1, 2, 3, 100, 3000, 9000] {
+                for tail in ["", "}", " end", "{\"name\": \"x\", \"arguments\": "] {
+                    let content = format!("x {}{tail}", unit.repeat(copies));
+                    let bytes = content.as_bytes();
+                    let brackets = bytes.iter().filter(|&&b| matches!(b, b'[' | b'{')).count();
+                    if brackets < 2 {
+                        continue;
+                    }
+                    let got = holds_no_nested_region(bytes, &ctx.openers, ctx.limits.max_depth);
+                    assert_eq!(got, whole_rule(bytes), "{unit:?} x {copies} + {tail:?}");
+                    if got {
+                        checked.0 += 1;
+                    } else {
+                        checked.1 += 1;
+                    }
+                }
+            }
+        }
+        // Both answers come up (passed and not).
+        assert!(checked.0 > 3 && checked.1 > 10, "{checked:?}");
     }
 
     // A fence's content that `holds_no_nested_region` passes gives its sub-engine (nested,
