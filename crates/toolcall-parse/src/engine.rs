@@ -4583,7 +4583,7 @@ fn holds_no_nested_region(
                 }
                 let first = *bracket.get_or_insert(i);
                 brackets += 1;
-                // Decided at the second bracket already when it cannot be passed (a closer,
+                // Decided as soon as it cannot be passed (a second bracket after a closer,
                 // or rescans over the budget, which more brackets only raise): a fence
                 // around a flood of `{"` lines (```` ```json\n{"```json\n{"… ````) was read
                 // to its end here, ~20 instructions a byte, before the sub-engine read it.
@@ -6192,8 +6192,8 @@ pub(crate) mod tests {
         assert_eq!(cap.kinds.len(), 1);
     }
 
-    // `holds_no_nested_region` decides a content of several brackets at its second one when
-    // it cannot pass (a closer after the first bracket, or brackets times the bytes from it
+    // `holds_no_nested_region` decides a content of several brackets as soon as it cannot
+    // pass (a closer after the first bracket, or brackets times the bytes from it
     // over the rescan budget): the answer is the rule's over the whole content, for contents
     // on both sides of the budget and closers before, between and after the brackets.
     #[test]
