@@ -1092,6 +1092,12 @@ impl<'a> Engine<'a> {
         true
     }
 
+    /// What wakes the waiting reader now ([`ReadCx::wake`]), for tests.
+    #[cfg(test)]
+    pub(crate) fn wake_now(&self) -> Option<&'static Wake> {
+        self.wake
+    }
+
     /// Reads a push [`Engine::push_quiet`] appended, appending its events to `out`.
     #[inline(never)]
     fn read_pushed_into(&mut self, out: &mut Vec<StreamEvent>) {

@@ -8,7 +8,7 @@ use super::described::{Body, Described};
 use super::tags::{BlockStream, BodyRule, LeadRule};
 use serde_json::{Map, Value};
 
-use super::gemma4::{LiveObject, lead, lead_wake, live_wakes, read_call, type_text_values, write_gemma_object};
+use super::gemma4::{LiveObject, LiveWakes, lead, lead_wake, live_wakes, read_call, type_text_values, write_gemma_object};
 use super::tags::Block;
 use crate::FormatId;
 use crate::builder::{Ctx, Draft};
@@ -24,7 +24,7 @@ const ESCAPE: &str = "<escape>";
 const CLOSE: &str = "<end_function_call>";
 
 /// What wakes the block's reader while its arguments stream ([`live_wakes`]).
-static WAKES: [Wake; 2] = live_wakes(CLOSE);
+static WAKES: LiveWakes = live_wakes(CLOSE, ESCAPE);
 
 /// What wakes the block's reader while its lead waits for its `{` ([`lead_wake`]).
 pub(crate) static LEAD_WAKE: Wake = lead_wake("<start_function_call>".len());
