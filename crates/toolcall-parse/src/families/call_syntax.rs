@@ -454,7 +454,10 @@ impl Family for CallSyntax {
             // reader (parsed here, a call cost 1.2 % more, `call_syntax/100 calls`).
             Ok((scanner, first)) => match first {
                 Scan::Done(n) => match kept_call_text(region, open + n, cx) {
-                    Some(plain) => Err(plain),
+                    Some(plain) => {
+                        cx.failed_call_scan.spare_scanner(scanner);
+                        Err(plain)
+                    }
                     None => Ok(Box::new(CallReader {
                         open,
                         scanner,
