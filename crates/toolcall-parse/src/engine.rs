@@ -3157,6 +3157,18 @@ impl<'a> Engine<'a> {
         if start >= pos {
             return self.pass_unread_call(pos);
         }
+        // A name the registry's filter rules out, as the walk of `open_call` reads it: the
+        // first `name(` the text scan finds of a worded flood (`the` + `get_weather(` in
+        // `get_weather(computer_use({"theget_weather(…`) went through the name memo and a
+        // region's read context first (~160 instructions a copy, 5 % of that flood).
+        if self.seen_visible
+            && self
+                .names
+                .filtered_out(self.buf.get(start..pos).unwrap_or(""))
+        {
+            self.wake = None;
+            return self.pass_unread_call(pos);
+        }
         self.open_name(start, pos, untaken)
     }
 
@@ -3192,7 +3204,9 @@ impl<'a> Engine<'a> {
                         .saturating_mul(2)
                         .saturating_add(2),
                 );
-                if self.buf.len() - pos >= enough {
+                // (`no_run_before` asked here: a flood whose units differ, `{w}`, asks at
+                // every opener, and the call's frame cost ~60 instructions each.)
+                if self.buf.len() - pos >= enough && self.base + pos >= self.no_run_before {
                     self.pass_failed_calls(family, start, pos);
                 }
                 self.pass_name_run();
@@ -3408,8 +3422,18 @@ impl<'a> Engine<'a> {
         let mut decided: [UnitCall; MAX_UNIT_CALLS] =
             std::array::from_fn(|_| UnitCall::Failed(ScanError::TooDeep(max_depth)));
         let mut reach = [0usize; MAX_UNIT_CALLS];
+        // The scans read no further than the periodic run (within a bound): a copy whose
+        // scan reads past it is passed by no run, so a scan that would is not finished
+        // (a worded flood, `get_weather(computer_use({"{w}`, has runs of a few copies where
+        // a word repeats, and each of their two scans read `max_depth` copies on, ~32 k
+        // instructions a run, 2.4 % of the flood). The bound keeps the compare within what
+        // a unit's scans may read (a unit opens a bracket at least every other copy).
+        let bound = period.saturating_mul(max_depth.saturating_mul(2).saturating_add(4));
+        let known = periodic_len_free(rest, period, free, bound);
+        let look = open + known;
         let scanned = {
             let (mut cx, region) = self.region_cx(start);
+            let region = region.get(..floor_boundary(region, look)).unwrap_or(region);
             let ctx = cx.ctx;
             let mut other = false;
             for (&(a, b), &p) in names.iter().zip(parens).skip(1) {
@@ -3450,12 +3474,20 @@ impl<'a> Engine<'a> {
             // (Copies that differ in digits are not compared that far: asked again a few
             // openers on, the inner call found at once; the run's compare cost ~5
             // instructions a byte, 4 % of `get_weather(computer_use(x){#}`.)
+            // Nor is any copy of a stretch compared whole within the bound, whose scans
+            // did not end in it: a copy's scans read the same bytes and end no sooner.
+            // (Asked again a few openers on, the numbered `get_weather(get_weather(x){#}`
+            // scanned each short stretch at its 10s and 100s again: 7 % more.)
+            let rest = self.buf.as_bytes().get(pos..).unwrap_or(&[]);
+            if known < bound.min(rest.len()) {
+                self.no_run_before = self.no_run_before.max(self.base + pos + known);
+                return;
+            }
             if free.is_some() {
                 self.call_unit_miss(pos, pos + period);
                 return;
             }
-            let rest = self.buf.as_bytes().get(pos..).unwrap_or(&[]);
-            let stretch = periodic_len_free(rest, period, free, usize::MAX);
+            let stretch = periodic_len_on(rest, period, free, known, bound);
             self.no_run_before = self.no_run_before.max(self.base + pos + stretch);
             return;
         }
@@ -3500,7 +3532,7 @@ impl<'a> Engine<'a> {
         let rest = bytes.get(pos..).unwrap_or(&[]);
         // The copies: the bytes from `pos` repeat with period `period` as far as they
         // equal the bytes `period` after them (block compares, not one per copy).
-        let stretch = periodic_len_free(rest, period, free, usize::MAX);
+        let stretch = periodic_len_on(rest, period, free, known, bound);
         let copies = (stretch / period).saturating_sub(1);
         // The text scan finds no opener at a copy's `(`, newlines and filler stops. An
         // opener lookup reads at most the longest opener and one byte more: where that
@@ -3614,7 +3646,64 @@ impl<'a> Engine<'a> {
             }
             return true;
         }
-        false
+        #[cfg(test)]
+        if self.no_walk {
+            return false;
+        }
+        self.pass_filler_run(from)
+    }
+
+    /// [`Engine::pass_name_run`] where other bytes come before the next `(`: the bytes
+    /// from `from` up to the next `(` within [`FILLER_RUN`] bytes are read as
+    /// [`Engine::skip_plain`] reads them (each stop asked of [`Engine::plain_stop`]), when
+    /// every one is ordinary and the scan stops at that `(` (after a name byte): the
+    /// `{"` and word before each copy's name in `get_weather(computer_use({"{w}` went
+    /// back to the text scan's dispatch and block scan (~450 instructions a copy, 17 % of
+    /// that flood). Whether it passed them.
+    /// Out of line: inlined, `pass_name_run` cost ~14 instructions more a `(` of `(x(x…`.
+    #[inline(never)]
+    fn pass_filler_run(&mut self, from: usize) -> bool {
+        let bytes = self.buf.as_bytes();
+        let window = bytes
+            .get(from..bytes.len().min(from + FILLER_RUN))
+            .unwrap_or(&[]);
+        let stops = &self.ctx.openers.stops;
+        let mut found = None;
+        // The bytes before the next `(`, and how many of them come before the name bytes
+        // that end them. (One loop: a search for the `(`, then for each stop before it,
+        // cost ~90 instructions more a copy.)
+        let mut end = 0;
+        let mut lead = 0;
+        loop {
+            let Some(&b) = window.get(end) else {
+                return false;
+            };
+            if b == b'(' {
+                break;
+            }
+            if !NAME_BYTES[usize::from(b)] {
+                lead = end + 1;
+            }
+            if stops.is_stop(b) && !self.plain_stop(from + end, &mut found) {
+                return false;
+            }
+            end += 1;
+        }
+        // The `(` stops the scan only after a name byte (and a stop it is: no opener
+        // starts with it, asked by `plain_stop`, which reads it as text otherwise).
+        if lead == end || !stops.is_stop(b'(') || self.plain_stop(from + end, &mut found) {
+            return false;
+        }
+        self.scan_found = found;
+        // As `ident_after` reads the run: its trailing name bytes (within a name's
+        // 256-byte restart), or all of them.
+        self.ident_start = if lead > 0 {
+            Some(from + lead)
+        } else {
+            self.ident_after(window.get(..end).unwrap_or(&[]), from)
+        };
+        self.pos = from + end;
+        true
     }
 
     /// A line-start opener (`TOOL_CALL:`, any case) at `pos`: `None` when there is none.
@@ -4679,6 +4768,10 @@ fn periodic_len(bytes: &[u8], period: usize) -> usize {
     i + period.min(bytes.len())
 }
 
+/// How far [`Engine::pass_filler_run`] looks for the next `(` (farther, the text scan's
+/// block skip reads the bytes for less).
+const FILLER_RUN: usize = 48;
+
 /// How many bytes of `ident` (an identifier the text scan tracked) come before its first
 /// letter or `_`, where the name [`Engine::open_call`] reads starts.
 #[inline]
@@ -4771,6 +4864,25 @@ fn periodic_len_free(bytes: &[u8], period: usize, free: Option<&[bool]>, limit: 
         }
     }
     i + period.min(bytes.len())
+}
+
+/// [`periodic_len_free`] with no limit, where the same with limit `bound` gave `known`: the
+/// bytes compared for it are not compared again (a run's bound stretch, asked before its
+/// scans, then its whole stretch: the numbered `get_weather(get_weather(x){#}` compared
+/// each run's first `bound` bytes twice, 13 % more).
+fn periodic_len_on(
+    bytes: &[u8],
+    period: usize,
+    free: Option<&[bool]>,
+    known: usize,
+    bound: usize,
+) -> usize {
+    if known < bound.min(bytes.len()) || period == 0 {
+        return known;
+    }
+    // The bytes before `off`, a multiple of the period, each equal the one a period on.
+    let off = known.saturating_sub(period) / period * period;
+    off + periodic_len_free(bytes.get(off..).unwrap_or(&[]), period, free, usize::MAX)
 }
 
 /// Whether the bytes at `pos + 1` and `pos + 2` are brackets (`[` or `{`): the cheap test
@@ -5065,6 +5177,66 @@ pub(crate) mod tests {
             }
             text.push_str("get_weather(city=\"Paris\")");
             walk_equals_no_walk(&text, &with_get_weather());
+        }
+    }
+
+    // Floods of call openers with words, numbers and other bytes between them (each
+    // copy's `{"` and word before the next name read by `pass_filler_run`, its scans
+    // bounded by the periodic run in `pass_failed_calls`, a name the filter rules out
+    // passed before the memo): the same text, calls and notes as read opener by opener.
+    #[test]
+    fn worded_call_floods_read_as_each_opener() {
+        let mut tools = toolcall_core::Registry::new();
+        for name in ["get_weather", "computer_use"] {
+            let schema =
+                serde_json::json!({"type": "object", "properties": {"city": {"type": "string"}}});
+            assert!(
+                tools
+                    .add_spec(toolcall_core::ToolSpec::new(name, "", schema))
+                    .is_ok()
+            );
+        }
+        let options = crate::ParseOptions {
+            tools: Some(Arc::new(tools)),
+            ..crate::ParseOptions::default()
+        };
+        let words = [
+            "the",
+            "a",
+            "get_weather",
+            "x",
+            "celsius",
+            "of",
+            "`",
+            "<b>",
+            "[",
+            "Action",
+        ];
+        let mut rng = Xorshift::new(0x2F6B_91C4_0A3D_E857_u64);
+        for unit in [
+            "get_weather(computer_use({\"",
+            "get_weather(get_weather(x)",
+            "get_weather(computer_use(x)",
+            "computer_use({",
+            "get_weather( ",
+        ] {
+            for suffix in ["w", "#", "#w", "x", ""] {
+                let mut text = String::new();
+                for i in 0..300 {
+                    text.push_str(unit);
+                    if suffix.contains('#') {
+                        text.push_str(&i.to_string());
+                    }
+                    if suffix.contains('w') {
+                        text.push_str(words[rng.below(words.len())]);
+                    }
+                    if suffix == "x" {
+                        text.push('x');
+                    }
+                }
+                text.push_str("get_weather(city=\"Paris\")");
+                walk_equals_no_walk(&text, &options);
+            }
         }
     }
 
