@@ -1958,10 +1958,7 @@ impl<'a> Engine<'a> {
                         }
                     },
                     Found::No => {
-                        if self.ctx.openers.run_passes(b)
-                            && self.buf.as_bytes().get(pos + 1) == Some(&b)
-                        {
-                            self.pass_run(pos, b);
+                        if self.ctx.openers.run_passes(b) && self.pass_after_run_byte(pos, b) {
                             continue;
                         }
                     }
@@ -2171,7 +2168,9 @@ impl<'a> Engine<'a> {
     /// between the openers of a flood whose copies differ (`<tool_call>0<tool_call>1…`) is a
     /// few bytes: the trip back through `step_text` for the opener's last byte and
     /// `skip_plain`'s block scan for the rest cost ~450 instructions an opener. Here, not in
-    /// `skip_plain`: prose reads long runs.
+    /// `skip_plain`: prose reads long runs. Inlined in both callers (`pass_declined` and
+    /// `decline_literal`): called out of line, a flood of `<tool_call>{#}\n` cost 1.4 % more.
+    #[inline(always)]
     fn short_plain_end(&mut self, from: usize) -> usize {
         let bytes = self.buf.as_bytes();
         let mut end = bytes.len().min(from + SHORT_PLAIN);
@@ -2600,7 +2599,18 @@ impl<'a> Engine<'a> {
         } else {
             self.announced.clear();
             self.mode = Mode::Text;
-            self.pass_ordinary(start, start + 1 + inert);
+            self.expect_again(start, i);
+            #[cfg(test)]
+            if self.no_walk {
+                self.pass_ordinary(start, start + 1 + inert);
+                return;
+            }
+            // And the few bytes after them up to the next stop the scan would not pass (a
+            // flood whose copies differ, `<think:0<think:1…`: the bulk skip's block scan
+            // for the number cost ~350 instructions a unit, 19.7x prose).
+            let end = self.short_plain_end(start + 1 + inert);
+            self.pass_ordinary(start, end);
+            return;
         }
         self.expect_again(start, i);
     }
@@ -2619,6 +2629,132 @@ impl<'a> Engine<'a> {
             .take_while(|&&c| c == b)
             .count();
         self.pass_ordinary(pos, pos + run.saturating_sub(1).max(1));
+    }
+
+    /// A byte `b` at `pos` that passes as a run (`<`, [`crate::openers::Openers::run_passes`])
+    /// where no opener starts: a run of it ([`Engine::pass_run`]), or it and a stop that is
+    /// no name's byte ([`Engine::pass_stops`], a flood of `<\n`); `false` when neither
+    /// passed anything. Out of line: asked of that byte only (prose's newlines and letters
+    /// that start openers pay nothing), and the checks kept out of the text scan's code
+    /// (inlined there, prose cost 0.4 % more).
+    #[inline(never)]
+    fn pass_after_run_byte(&mut self, pos: usize, b: u8) -> bool {
+        match self.buf.as_bytes().get(pos + 1).copied() {
+            Some(c) if c == b => {
+                self.pass_run(pos, b);
+                true
+            }
+            Some(c) if self.ctx.openers.stops.is_stop(c) && !is_name_byte(c) => {
+                self.pass_stops(pos)
+            }
+            _ => false,
+        }
+    }
+
+    /// A stop at `pos` where no opener starts, followed by another stop (a flood of `<\n`,
+    /// whose every byte is a stop, read one at a time through `step_text`'s opener lookup
+    /// and byte dispatch: ~80 instructions a byte, 22x prose): the bytes from it are read
+    /// here as `step_text` reads them, for as long as each is decided by its own bytes and
+    /// the line state: a stop where no opener starts, asked as the bulk skip asks (with more
+    /// to come: `Found::No` then holds at the end too; an opener found is left in
+    /// `scan_found`), that means nothing of itself there (not a backtick, a bracket that
+    /// may open bare JSON, a `(` after a name byte where calls are read, nor a line-start
+    /// opener's first byte at a line start); a newline (a line start after it) and blanks
+    /// (the line state kept); and between them runs of at most [`SHORT_RUN`] bytes no scan
+    /// stops at (a longer one is left to the bulk skip). `false` when nothing was passed.
+    /// Out of line: prose seldom has two stops in a row.
+    #[inline(never)]
+    fn pass_stops(&mut self, pos: usize) -> bool {
+        #[cfg(test)]
+        if self.no_walk {
+            return false;
+        }
+        if self.nested {
+            return false;
+        }
+        let bytes = self.buf.as_bytes();
+        let openers = &self.ctx.openers;
+        let stops = &openers.stops;
+        // An opener expected further on is the scan's.
+        let end = match self.scan_found {
+            Some((at, _)) if at >= self.base + pos => bytes.len().min(at - self.base),
+            _ => bytes.len(),
+        };
+        let (arrays, objects, calls) = (
+            self.array_formats(),
+            self.object_formats(),
+            self.call_syntax_possible(),
+        );
+        let mut line_start = self.line_start;
+        let mut found = None;
+        let mut q = pos;
+        while let Some(&c) = bytes.get(q).filter(|_| q < end) {
+            if !stops.is_stop(c) {
+                if c == b' ' || c == b'\t' || c == b'\r' {
+                    q += 1;
+                    continue;
+                }
+                if line_start {
+                    if openers.line_first(c) {
+                        break;
+                    }
+                    line_start = false;
+                    q += 1;
+                    continue;
+                }
+                // Up to the next stop, when it is near.
+                let run = bytes
+                    .get(q..end.min(q + SHORT_RUN))
+                    .unwrap_or(&[])
+                    .iter()
+                    .position(|&d| stops.is_stop(d));
+                match run {
+                    Some(n) => q += n,
+                    None => break,
+                }
+                continue;
+            }
+            match openers.none_at_after(bytes, q, &self.last_found) {
+                Ok(true) => {}
+                Err(Found::At(i)) => {
+                    found = Some((self.base + q, i));
+                    break;
+                }
+                _ => break,
+            }
+            match c {
+                b'\n' => line_start = true,
+                b' ' | b'\t' | b'\r' => {}
+                b'`' => break,
+                b'[' if arrays => break,
+                b'{' if objects => break,
+                b'(' if calls => {
+                    // A name before it: the scan asks whether `name(` is a call.
+                    let after_name = if q == pos {
+                        self.ident_start.is_some()
+                    } else {
+                        bytes.get(q - 1).is_some_and(|&p| is_name_byte(p))
+                    };
+                    if after_name {
+                        break;
+                    }
+                    line_start = false;
+                }
+                _ if line_start && openers.line_first(c) => break,
+                _ => line_start = false,
+            }
+            q += 1;
+        }
+        if found.is_some() {
+            self.scan_found = found;
+        }
+        if q == pos {
+            return false;
+        }
+        self.ident_start = self.ident_after(bytes.get(pos..q).unwrap_or(&[]), pos);
+        self.line_start = line_start;
+        self.pos = q;
+        true
     }
 
     /// A run of brackets (`[` and `{`) at `pos` of at least three (JSON's `[{"` is not one),
@@ -6704,6 +6840,108 @@ pub(crate) mod tests {
                     );
                 }
             }
+        }
+    }
+
+    // A run of stops read at once (`Engine::pass_stops`) and the bytes after a declined
+    // suffixed marker read byte by byte (`Engine::decline_literal`) leave what reading each
+    // byte through `step_text` leaves: random texts of `<`, newlines, blanks, brackets,
+    // backticks, parentheses after names and not, line openers, openers, suffixed markers
+    // declined and not, numbers and words parse the same with the passes and without them,
+    // in text, calls and every diagnostic, one-shot and in 1-, 7- and 64-byte pushes, with a
+    // registry and without.
+    #[test]
+    fn stop_runs_passed_read_as_each_byte() {
+        let pieces: &[&str] = &[
+            "<",
+            "<\n",
+            "<<",
+            "\n",
+            "\n\n",
+            " ",
+            "\t",
+            "\r\n",
+            "(",
+            "get_weather(",
+            "x(",
+            "[",
+            "{",
+            "[1]",
+            "{\"a\": 1}",
+            "`",
+            "\n```json\n",
+            "x",
+            "12",
+            "weather",
+            "é",
+            "T",
+            "f",
+            "A",
+            "<think:",
+            "</think:",
+            "<think:1>",
+            "</think:1>",
+            "<tool_call>",
+            "<tool_call>{\"name\": \"get_weather\", \"arguments\": {}}</tool_call>",
+            "TOOL_CALL: get_weather\n",
+            "[TOOL_CALLS]",
+            ">>>",
+            "<|eot|>",
+            "<think>",
+            "</think>",
+        ];
+        let mut rng = Xorshift::new(0x3C6E_F372_FE94_F82B_u64);
+        let mut next = |n: usize| rng.below(n);
+        for options in [with_get_weather(), crate::ParseOptions::default()] {
+            for case in 0..500 {
+                let mut text = String::new();
+                for _ in 0..case % 50 + 2 {
+                    // Mostly `<` and newlines, so that runs of stops are long.
+                    let p = match next(3) {
+                        0 => ["<", "\n", "<\n", " ", "(", "[", "<think:"][next(7)],
+                        _ => pieces[next(pieces.len())],
+                    };
+                    text.push_str(p);
+                }
+                walk_equals_no_walk(&text, &options);
+            }
+        }
+    }
+
+    // `Engine::pass_stops` reads stops where no opener starts, newlines, blanks and short
+    // runs of other bytes, up to the first byte that means something of itself there: a
+    // backtick, a line opener's first byte at a line start, an opener (left in
+    // `scan_found`), a bracket that may open bare JSON, a `(` after a name, a long run of
+    // text (the bulk skip's), or the end.
+    #[test]
+    fn pass_stops_ends_where_a_byte_means_something() {
+        let (ctx, _) = with_get_weather().ctx();
+        let ctx = Arc::new(ctx);
+        let cases: &[(&str, usize, bool)] = &[
+            ("<\n<\n<\n", 6, true),
+            ("<\n<\n`x", 4, true),
+            ("<\n<\nTOOL_CALL: x", 4, true),
+            ("<\n<\n  <x", 7, false),
+            ("<\n<tool_call>x", 2, true),
+            ("<\n[1]", 2, true),
+            ("<\n{\"a\": 1}", 2, true),
+            ("<\nx(<", 3, false),
+            // The last `<` may start an opener: the scan's.
+            ("<\n (<", 4, false),
+            ("<\n12<\n34<\n", 10, true),
+            ("<\nweather today<", 3, false),
+            ("< <\t<\r\n<", 7, true),
+        ];
+        for &(text, end, line_start) in cases {
+            let mut e = Engine::new_inner(ctx.clone());
+            e.buf = Cow::Borrowed(text);
+            e.line_start = true;
+            assert!(e.pass_stops(0), "{text:?}");
+            assert_eq!((e.pos, e.line_start), (end, line_start), "{text:?}");
+            let opener = text
+                .get(end..)
+                .is_some_and(|r| r.starts_with("<tool_call>"));
+            assert_eq!(e.scan_found.is_some(), opener, "{text:?}");
         }
     }
 }
