@@ -181,7 +181,10 @@ impl RegionReader for BareJsonReader {
             {
                 return Advance::Done { end, outcome };
             }
-            if let Some((n, v)) = decode_calls_prefix(region, max_depth) {
+            if let Some((n, v)) = first_key_closed(bytes)
+                .then(|| decode_calls_prefix(region, max_depth))
+                .flatten()
+            {
                 let done = complete(region.get(..n).unwrap_or(""), Ok((v, Vec::new())), cx);
                 return self.chained(done, region, is_final, cx);
             }
@@ -251,6 +254,39 @@ impl RegionReader for BareJsonReader {
             }
         }
     }
+}
+
+/// Whether an object region (`{`, blanks, `"`) may decode as far as its first key goes:
+/// `false` when the key's closing quote (no escape before it) is followed, after blanks,
+/// by a byte other than `:`, where `serde_json` fails (so `decode_calls_prefix` gives
+/// `None`) after building the key and an error; `true` otherwise (any other region, an
+/// escape, the end first). A flood of a quote inside markup (`…x{"0]<]minimax[>…x{"1…`,
+/// each copy's key running to the next copy's quote) paid that failed decode at every
+/// copy (~1,360 instructions of ~6,400 a unit).
+fn first_key_closed(bytes: &[u8]) -> bool {
+    let blanks = |from: usize| {
+        from + bytes
+            .get(from..)
+            .unwrap_or(&[])
+            .iter()
+            .take_while(|&&c| crate::scanner::is_json_blank(c))
+            .count()
+    };
+    if bytes.first() != Some(&b'{') {
+        return true;
+    }
+    let q = blanks(1);
+    if bytes.get(q) != Some(&b'"') {
+        return true;
+    }
+    let key = bytes.get(q + 1..).unwrap_or(&[]);
+    let Some(close) = memchr::memchr2(b'"', b'\\', key) else {
+        return true;
+    };
+    if key.get(close) != Some(&b'"') {
+        return true;
+    }
+    !matches!(bytes.get(blanks(q + 2 + close)), Some(&c) if c != b':')
 }
 
 /// Not JSON: text, scanned again from the second byte.
@@ -549,6 +585,41 @@ mod tests {
 
     // A region taken for never JSON is one the decode and its repair refuse (so skipping
     // them changes nothing); the literal words and JSON values are not taken.
+    #[test]
+    fn first_keys_not_closed_by_a_colon_do_not_decode() {
+        let mut refused = 0;
+        for gap in ["", " ", "\n\t "] {
+            for key in [
+                "",
+                "a",
+                "name",
+                "a\\\"b",
+                "0]<]minimax[>[<tool_call>x{",
+                "é",
+            ] {
+                for after in [
+                    "",
+                    ":",
+                    " :",
+                    "1",
+                    " 1",
+                    "}",
+                    ",\"a\":1}",
+                    ": 1}",
+                    ":{\"x\": [1]}",
+                ] {
+                    let region = format!("{{{gap}\"{key}\"{after}");
+                    let decoded = crate::scanner::decode_calls_prefix(&region, 128).is_some();
+                    if !first_key_closed(region.as_bytes()) {
+                        assert!(!decoded, "{region:?}");
+                        refused += 1;
+                    }
+                }
+            }
+        }
+        assert!(refused > 50, "{refused}");
+    }
+
     #[test]
     fn never_json_regions_do_not_decode() {
         for r in [
