@@ -923,10 +923,15 @@ pub(crate) struct Engine<'a> {
     no_walk_before: usize,
     /// The same for [`Engine::pass_implausible_walk`].
     no_bracket_walk_before: usize,
-    /// Tests only: [`Engine::pass_implausible_walk`] passes nothing (the scan reads each
-    /// byte), to compare the two readings.
+    /// The same for [`Engine::pass_failed_regions`].
+    no_failed_before: usize,
+    /// Tests only: [`Engine::pass_implausible`] and the walks pass nothing (the scan reads
+    /// each byte), to compare the two readings.
     #[cfg(test)]
     no_walk: bool,
+    /// Tests only: bytes [`Engine::pass_implausible`] and its walk passed.
+    #[cfg(test)]
+    bracket_passed: usize,
 }
 
 /// Appends a push to the buffer. A streamed token is a few bytes: a push of up to 8 is
@@ -1036,8 +1041,11 @@ impl<'a> Engine<'a> {
             no_pass_end: usize::MAX,
             no_walk_before: 0,
             no_bracket_walk_before: 0,
+            no_failed_before: 0,
             #[cfg(test)]
             no_walk: false,
+            #[cfg(test)]
+            bracket_passed: 0,
         }
     }
 
@@ -2071,6 +2079,17 @@ impl<'a> Engine<'a> {
                         continue;
                     }
                 }
+                // Bare JSON off (the rescan budget spent): a flood of `[` (`[\n`, `[[x\n`) is
+                // passed at once. Not `{`: fences' floods of `{"` read at the end, every
+                // bracket asking, cost 1.3-3.7 % more.
+                // In the guard: when nothing is passed, the arms after it read the byte.
+                b'[' if self.bare_off
+                    && self.abs(pos)
+                        >= self.no_implausible_before.min(self.no_bracket_walk_before)
+                    && self.pass_bare_off(pos, b, is_final) =>
+                {
+                    continue;
+                }
                 b'(' if self.call_syntax_possible() => {
                     if let Some(s) = self.ident_start
                         && self.open_call(s, pos)
@@ -2302,6 +2321,12 @@ impl<'a> Engine<'a> {
         let plausible = match start.first() {
             Some(b'[') if self.array_formats() => array_start_plausible(start, is_final),
             Some(b'{') if self.object_formats() => object_start_plausible(start, is_final),
+            // Bare JSON off: an ordinary byte where no opener starts (no line-start opener's
+            // first byte: the scan reads it ahead of the line-start arm then).
+            Some(&b @ (b'[' | b'{')) if self.bare_off => {
+                return !self.ctx.openers.line_first(b)
+                    && (self.nested || self.ctx.openers.none_at(bytes, q) == Ok(true));
+            }
             _ => return false,
         };
         plausible == Some(false)
@@ -2830,9 +2855,18 @@ impl<'a> Engine<'a> {
     /// not is left to the scan. `false` (nothing passed) when the bytes are no such run.
     /// Out of line: prose seldom has an implausible bracket.
     /// When the unit is not repeated (or the periodic pass cannot take it), the brackets
-    /// after it are read one by one instead ([`Engine::pass_implausible_walk`]).
+    /// after it are read one by one instead ([`Engine::pass_implausible_walk`]). Once bare
+    /// JSON is off (the rescan budget spent), a bracket where no opener starts and that
+    /// starts no line-start opener is an ordinary byte whatever follows, and is passed so
+    /// (no plausibility test): a flood that ran the budget out (`[\n`, `[[x\n`) was read
+    /// byte by byte through the scan's arms for the rest of the reply (~160 instructions a
+    /// 2-byte unit, 22-24x prose).
     #[inline(never)]
     fn pass_implausible(&mut self, pos: usize, b: u8, is_final: bool) -> bool {
+        #[cfg(test)]
+        if self.no_walk {
+            return false;
+        }
         if self.abs(self.buf.len()) == self.no_pass_end
             || self.abs(pos) < self.no_implausible_before
         {
@@ -2840,13 +2874,9 @@ impl<'a> Engine<'a> {
         }
         let lookahead = self.lookahead();
         let bytes = self.buf.as_bytes();
-        let Some(after) = bytes.get(pos + 1..) else {
-            return false;
-        };
-        let Some(period) = memchr::memchr(b, after.get(..MAX_UNIT).unwrap_or(after)) else {
+        let Some(period) = unit_period(bytes, pos, lookahead) else {
             return self.walk_implausible(pos, is_final);
         };
-        let period = period + 1;
         if !self.unit_repeats(pos, period, lookahead) {
             // Its next copy differs (not the end of the bytes received): a flood whose copies
             // differ (`[0[1[2…`) is not asked about for a while.
@@ -2855,23 +2885,130 @@ impl<'a> Engine<'a> {
             }
             return self.walk_implausible(pos, is_final);
         }
-        let Some(line) = self.ordinary_after(pos, period) else {
+        // Brackets inside the unit (`{{x\n`) decided on the window's bytes: refused, such a
+        // flood went to the walk (~250 instructions a 4-byte unit, 17x prose).
+        let window = period + lookahead;
+        let Some(line) = self.ordinary_after_in(pos, period, pos + window) else {
             return self.walk_implausible(pos, is_final);
         };
-        let window = period + lookahead;
         let bytes = self.buf.as_bytes();
         let Some(head) = bytes.get(pos..pos + window) else {
             self.no_pass_end = self.abs(self.buf.len());
             return false;
         };
-        let implausible = match b {
-            b'[' => array_start_plausible(head, false),
-            _ => object_start_plausible(head, false),
-        };
-        if implausible != Some(false) || is_bracket_run(head, 0) {
+        // Bare JSON off: the bracket is an ordinary byte whatever follows it.
+        if !self.bare_off {
+            let implausible = match b {
+                b'[' => array_start_plausible(head, false),
+                _ => object_start_plausible(head, false),
+            };
+            if implausible != Some(false) || is_bracket_run(head, 0) {
+                return false;
+            }
+        }
+        let passed = self.pass_periodic(pos, period, window, line);
+        #[cfg(test)]
+        if passed {
+            self.bracket_passed += self.pos - pos;
+        }
+        passed
+    }
+
+    /// The bracket at `pos` (its bare JSON format on, no opener there, no run of brackets)
+    /// starts plausible JSON, whose region would be abandoned at once with no note: it
+    /// starts with the bytes a kept failed scan read ([`FailedScans::repeats`], `n` of
+    /// them), so its reader fails as that scan did (no decode tried, nothing kept), and
+    /// the region leaves its first byte as text, the scan after it, and `n - 1` bytes
+    /// charged to the rescan budget. When the bytes from it repeat a unit (the bracket and
+    /// the bytes up to its next copy, [`unit_period`]) whose other bytes the scan reads as
+    /// text ([`Engine::ordinary_after_in`], asked on a window of the unit, the lookahead
+    /// and the `n` bytes: declined openers and implausible brackets among them), every
+    /// copy whose window lies inside the periodic run is read so at once, its charge
+    /// added, and `true` comes back. Each copy's region reads the same bytes as the
+    /// first's, against the same kept scans (a region that repeats one, a declined opener
+    /// and an ordinary byte change none); the budget, charged `n - 1` bytes a copy while it
+    /// grows [`RESCAN_FACTOR`] times the unit, runs out at no copy when it does not at the
+    /// first (else nothing is passed). A flood of declined openers and JSON's start
+    /// (`]<]minimax[>[<tool_call>x{"`, `<tool_call>1,{"`) opened and abandoned a region at
+    /// every copy (~3,200 instructions a 27-byte unit, 34x prose). Out of line: asked
+    /// only of plausible brackets, and returns at once where no scan failed.
+    #[inline(never)]
+    fn pass_failed_regions(&mut self, pos: usize) -> bool {
+        #[cfg(test)]
+        if self.no_walk {
             return false;
         }
-        self.pass_periodic(pos, period, window, line)
+        if self.abs(pos) < self.no_failed_before {
+            return false;
+        }
+        let max_depth = self.ctx.limits.max_depth;
+        let bytes = self.buf.as_bytes();
+        let Some(n) = self
+            .failed_scan
+            .repeats(max_depth, false, bytes.get(pos..).unwrap_or(&[]))
+        else {
+            // Not asked again for a while (a numbered flood's copies differ: its kept
+            // scans never repeat, and each compare with them cost ~160 instructions). A
+            // flood whose first copies' regions fail now repeats them when asked next.
+            self.no_failed_before = self.abs(pos) + NO_UNITS_SKIP;
+            return false;
+        };
+        if self.abs(self.buf.len()) == self.no_pass_end || is_bracket_run(bytes, pos) {
+            return false;
+        }
+        let lookahead = self.lookahead();
+        let bytes = self.buf.as_bytes();
+        let charge = n.saturating_sub(1);
+        let Some(period) = unit_period(bytes, pos, lookahead) else {
+            return false;
+        };
+        let window = (period + lookahead).max(n);
+        // Plausible on the window alone with more to come: so at every copy.
+        let head = bytes.get(pos..pos + window).unwrap_or(&[]);
+        let plausible = match head.first() {
+            Some(b'[') => array_start_plausible(head, false),
+            _ => object_start_plausible(head, false),
+        };
+        let passed = plausible == Some(true)
+            && charge <= RESCAN_FACTOR * period
+            && self.rescanned.saturating_add(charge) <= self.rescan_budget(pos + n)
+            && (self.nested || self.ctx.openers.none_at(bytes, pos) == Ok(true))
+            && self.unit_repeats(pos, period, lookahead);
+        let line = passed
+            .then(|| self.ordinary_after_in(pos, period, pos + window))
+            .flatten();
+        let Some(line) = line else {
+            if self.abs(self.buf.len()) != self.no_pass_end {
+                self.no_failed_before = self.abs(pos) + NO_UNITS_SKIP;
+            }
+            return false;
+        };
+        if !self.pass_periodic(pos, period, window, line) {
+            return false;
+        }
+        let copies = (self.pos - pos) / period;
+        self.rescanned = self.rescanned.saturating_add(copies * charge);
+        // The text before the last copy's region, as its start sends it (what a later
+        // `at_start` reads is then what the scan leaves).
+        self.emit_text(self.pos - period);
+        #[cfg(test)]
+        {
+            self.bracket_passed += self.pos - pos;
+        }
+        true
+    }
+
+    /// The bracket `b` at `pos` was found by the scan once bare JSON is off: where no opener
+    /// starts it is an ordinary byte whatever follows, unless it starts a line-start opener
+    /// (the scan's line-start arm reads it then), and a flood of it is passed at once by
+    /// [`Engine::pass_implausible`] (`[\n`, `[[x\n`: read byte by byte through the scan's
+    /// arms for the rest of the reply, ~160 instructions a 2-byte unit, 22-24x prose). Not
+    /// asked while both of its passes wait (asked in the scan's arm: the call cost a fence's
+    /// flood of `{"` read at the end, every bracket asking, ~1 %). Out of line: seldom
+    /// asked.
+    #[inline(never)]
+    fn pass_bare_off(&mut self, pos: usize, b: u8, is_final: bool) -> bool {
+        !self.ctx.openers.line_first(b) && self.pass_implausible(pos, b, is_final)
     }
 
     /// [`Engine::pass_implausible_walk`] unless a walk failed just before `pos` (asked
@@ -2912,25 +3049,26 @@ impl<'a> Engine<'a> {
         // Bytes before `end` are passed; `brackets` were passed after the first.
         let (mut end, mut brackets) = (pos + 1, 0usize);
         'units: loop {
-            let unit = end;
             let mut q = end;
+            // The unit's bound (or the end of the bytes): a walk stops there.
+            let limit = bytes.len().min(end + MAX_UNIT);
             loop {
-                let Some(&c) = bytes.get(q) else {
+                // The bytes no scan stops at, up to the bound, in a tight loop (a check of
+                // the bound and the end at each byte cost `{\n{#}` ~9 instructions a unit).
+                while q < limit && !stops.is_stop(bytes[q]) {
+                    q += 1;
+                }
+                let Some(&c) = bytes.get(q).filter(|_| q < limit) else {
                     end = q;
                     break 'units;
                 };
-                if q - unit >= MAX_UNIT {
-                    end = q;
-                    break 'units;
-                }
-                if !stops.is_stop(c) {
-                    q += 1;
-                    continue;
-                }
                 if c == b'\n' {
                     let r = after_blank_lines(bytes, stops, q + 1);
                     match bytes.get(r) {
-                        Some(&d) if !stops.is_stop(d) && !openers.line_first(d) => {
+                        Some(&d)
+                            if !stops.is_stop(d)
+                                && (!openers.line_first(d) || self.no_line_opener(r, is_final)) =>
+                        {
                             q = r + 1;
                             continue;
                         }
@@ -2942,6 +3080,13 @@ impl<'a> Engine<'a> {
                         }
                     }
                 } else if !ordinary_bracket(q) {
+                    // Another stop the bulk skip passes (a word's letter that starts an
+                    // opener elsewhere): passed, no bracket counted.
+                    let mut found = None;
+                    if !matches!(c, b'[' | b'{') && self.plain_stop(q, &mut found) {
+                        q += 1;
+                        continue;
+                    }
                     end = q;
                     break 'units;
                 }
@@ -2956,9 +3101,41 @@ impl<'a> Engine<'a> {
             self.no_bracket_walk_before = self.abs(pos) + NO_UNITS_SKIP;
             return false;
         }
+        if brackets == 1 {
+            // One more bracket only: the walk costs about what it saves (a unit of
+            // declined openers around `>[`, `]<]minimax[>[<tool_call>x{"0…`, walked at
+            // every copy, ~600 instructions each, 8 % more): not asked for a while either.
+            self.no_bracket_walk_before = self.abs(pos) + NO_UNITS_SKIP;
+        }
         self.announced.clear();
         self.pass_ordinary(pos, end);
+        #[cfg(test)]
+        {
+            self.bracket_passed += self.pos - pos;
+        }
         true
+    }
+
+    /// Whether the scan reads the byte at `pos`, at a line start, no stop, and the first byte
+    /// of a line-start opener, as an ordinary byte: none matches its bytes (the scan's
+    /// line-start arm then finds none and reads it so, with `is_final` as it asks; a
+    /// partial match with more to come waits). A flood of a bracket, a newline and a word
+    /// (`{\nthe{\nweather…`) broke its walk at each word whose letter starts `TOOL_CALL:`
+    /// or `Action:` (~2 of 3 copies went back to the scan, 20x prose).
+    #[inline(never)]
+    fn no_line_opener(&self, pos: usize, is_final: bool) -> bool {
+        let bytes = self.buf.as_bytes();
+        pos < bytes.len()
+            && self
+                .ctx
+                .openers
+                .line
+                .iter()
+                .all(|o| match match_at(bytes, pos, o.text, true) {
+                    Marker::No => true,
+                    Marker::Partial => is_final,
+                    Marker::Full => false,
+                })
     }
 
     /// The backtick at `pos` opens inline code (the scan found no opener at it and no
@@ -4165,6 +4342,9 @@ impl<'a> Engine<'a> {
         match plausible {
             None => Some(Step::Wait),
             Some(true) => {
+                if self.pass_failed_regions(pos) {
+                    return Some(Step::Continue);
+                }
                 let reader = Box::new(BareJsonReader::new(&self.ctx));
                 self.start_region(pos, pos, reader, Rest::None);
                 Some(Step::Continue)
@@ -4879,6 +5059,35 @@ fn holds_no_nested_region(
         )
 }
 
+/// The period of a unit that starts with the bracket `bytes[pos]` and runs to a later copy
+/// of it (at most [`MAX_UNIT`] bytes): the first of the bracket's next offsets whose bytes
+/// repeat for a unit and `lookahead` more, else the first one (its next copy may still
+/// repeat); `None` when the bracket does not occur again in reach. A unit holding the
+/// bracket more than once (`[[x\n`, `{{x\n`): with the first offset only, the pass found
+/// the run of `[[` too short and left the flood to the walk (~160 instructions a 4-byte
+/// unit, 12x prose).
+fn unit_period(bytes: &[u8], pos: usize, lookahead: usize) -> Option<usize> {
+    let b = *bytes.get(pos)?;
+    let after = bytes.get(pos + 1..)?;
+    let after = after.get(..MAX_UNIT).unwrap_or(after);
+    let first = memchr::memchr(b, after)? + 1;
+    let repeats_over = |p: usize| {
+        let n = p + lookahead;
+        match (bytes.get(pos..pos + n), bytes.get(pos + p..pos + p + n)) {
+            (Some(a), Some(c)) => a == c,
+            _ => false,
+        }
+    };
+    let mut period = first;
+    while !repeats_over(period) {
+        match after.get(period..).and_then(|r| memchr::memchr(b, r)) {
+            Some(k) => period += k + 1,
+            None => return Some(first),
+        }
+    }
+    Some(period)
+}
+
 /// The length of the longest prefix of `bytes` with period `period` (each byte equal to the
 /// one `period` before it), compared a block at a time.
 fn periodic_len(bytes: &[u8], period: usize) -> usize {
@@ -5197,6 +5406,103 @@ pub(crate) mod tests {
             }
         }
         assert!(walked > 300, "{walked}");
+    }
+
+    // Floods of bracket units that `Engine::pass_implausible` and its walk used to leave
+    // to the scan, byte by byte, are passed (most of their bytes) and read as the scan
+    // reads each byte: units holding the bracket twice (`[[x\n`, `{{x\n`, `[{x`, `{[x`);
+    // units whose word after a newline starts with a line-start opener's first letter
+    // (`{\nthe`, `{\nTOOL_CALL`, not `TOOL_CALL:`); once bare JSON is off (the rescan
+    // budget spent by the flood itself), floods of `[\n` and `[[x\n`; and units of
+    // declined openers and JSON's start whose region fails as the one before
+    // (`Engine::pass_failed_regions`: `]<]minimax[>[<tool_call>x{"`), beside ones it must
+    // leave to the scan (a region nested past the rescan budget's share, `{"a":[`; one
+    // with a note, a call's cut JSON); repeated, numbered and worded, with a call after
+    // each. Text, calls and every diagnostic are those of the scan alone
+    // (`Engine::no_walk`), one-shot and in 1-, 7- and 64-byte pushes.
+    #[test]
+    fn bracket_floods_passed_read_as_each_byte() {
+        let call = r#"{"name": "get_weather", "arguments": {"city": "Paris"}}"#;
+        let words = [
+            "the",
+            "to",
+            "a",
+            "TOOL_CALL",
+            "Action",
+            "x",
+            "arguments",
+            "é",
+        ];
+        let units = [
+            "[[x\n",
+            "{{x\n",
+            "[{x",
+            "{[x",
+            "{\n",
+            "[\n",
+            "{\n\n  ",
+            "[x\n",
+            "]<]minimax[>[<tool_call>x{\"",
+            "<tool_call>1,{\"",
+            "x{\"",
+            "{\"a\":[",
+            "[\"",
+            "{\"name\": \"get_weather\", \"arguments\": {",
+        ];
+        let passed = |text: &str, options: &crate::ParseOptions| {
+            walk_equals_no_walk(text, options);
+            let (ctx, _) = options.ctx();
+            let mut e = Engine::new(Arc::new(ctx));
+            e.quiet = true;
+            e.parse_whole(text, Parsed::default());
+            e.bracket_passed
+        };
+        for options in [with_get_weather(), crate::ParseOptions::default()] {
+            for unit in units {
+                for suffix in ["", "{#}", "{w}"] {
+                    for n in [300, 9000] {
+                        let mut text = String::from("a ");
+                        for k in 0..n {
+                            text.push_str(unit);
+                            match suffix {
+                                "{#}" => text.push_str(&k.to_string()),
+                                "{w}" => text.push_str(words[k * 7 % words.len()]),
+                                _ => {}
+                            }
+                        }
+                        text.push(' ');
+                        text.push_str(call);
+                        let got = passed(&text, &options);
+                        // The units after the first few (and the bare JSON regions before
+                        // the budget ran out) are passed.
+                        // Not these: each copy's `[[`/`[{` opens bare JSON (plausible), and
+                        // the budget is not spent; or once it is, a `{` first (no pass asks
+                        // for `{` with bare JSON off: a fence's `{"` floods cost more).
+                        let regions =
+                            matches!((unit, suffix), ("[[x\n", "{#}" | "{w}") | ("[{x", _));
+                        // A failed region's unit repeated (each copy's region fails as the
+                        // kept scan of the first did); the other units of JSON's start are
+                        // read otherwise, and compared only.
+                        let failed = unit.contains('"');
+                        let expected = if failed {
+                            unit.starts_with(']') && suffix.is_empty()
+                        } else {
+                            !regions
+                        };
+                        if n == 9000 && expected {
+                            assert!(
+                                got * 4 > text.len() * 3,
+                                "{unit:?}{suffix}: {got} of {} bytes passed",
+                                text.len()
+                            );
+                        }
+                    }
+                }
+            }
+        }
+        // A line-start opener's line stops the walk: read by the scan.
+        let text = format!("{}TOOL_CALL: get_weather\n{}", "{\nthe".repeat(40), call);
+        walk_equals_no_walk(&text, &with_get_weather());
     }
 
     // `name(` read one after another in `Engine::open_call` leave what
