@@ -37,10 +37,11 @@ use crate::fallback;
 use crate::families::bare_json::BareJsonReader;
 use crate::families::call_syntax::is_name_byte;
 use crate::family::{
-    Advance, Family, LiveEvent, LiveName, Message, NameMemo, Note, Pieces, Plain, ReadCx,
-    RegionReader, Suffix, THINK, UnitCall, Wake, read_suffix,
+    Advance, Family, LiveEvent, LiveName, MALFORMED, Message, NameMemo, Note, Pieces, Plain,
+    ReadCx, RegionReader, Suffix, THINK, UnitCall, Wake, read_suffix,
 };
 use crate::openers::{Action, Found, LastFound, ReadBy, StopSet};
+use crate::repair::{Failure, KnownFailure};
 use crate::scanner::{FailedScans, ScanError, array_start_plausible, object_start_plausible};
 
 /// Bytes that abandoned bare JSON regions may rescan, as a multiple of the input (plus a
@@ -455,6 +456,11 @@ struct DiagCap {
     /// a format with a plain name has one kind, worked out once (a built-in format's name,
     /// not a copy).
     found: Option<(&'static str, usize)>,
+    /// The failure whose [`MALFORMED`] message is `last` (at error level), while it is:
+    /// a run of the same broken block is counted without writing its message (~250
+    /// instructions a block of a flood of `Action:\n```json{"`). Cleared by every other
+    /// message admitted or counted.
+    last_known: Option<KnownFailure>,
 }
 
 impl DiagCap {
@@ -573,27 +579,55 @@ impl DiagCap {
 
     /// Whether to report this diagnostic.
     fn admit(&mut self, d: &Diagnostic) -> bool {
+        self.admit_text(d.level, &d.message)
+    }
+
+    /// Whether to report a diagnostic at `level` with this message.
+    fn admit_text(&mut self, level: Level, text: &str) -> bool {
+        self.last_known = None;
         // The last message is no longer a note's pieces (if it was).
         if let Some(last) = &mut self.last_pieces {
             last.valid = false;
         }
-        if let Some((level, message, slot)) = &self.last
-            && *level == d.level
-            && *message == d.message
+        if let Some((l, message, slot)) = &self.last
+            && *l == level
+            && message == text
         {
             let slot = *slot;
             return self.count(slot);
         }
-        if let Some(slot) = self.recent_slot(d.level, &d.message) {
+        if let Some(slot) = self.recent_slot(level, text) {
             return self.count(slot);
         }
-        let mut kind = self.start_kind(d.level);
-        Self::kind_into(&d.message, &mut kind, 1);
+        let mut kind = self.start_kind(level);
+        Self::kind_into(text, &mut kind, 1);
         let slot = self.slot(Kind::Text(kind));
         let mut message = self.retire_last();
-        message.push_str(&d.message);
-        self.last = Some((d.level, message, slot));
+        message.push_str(text);
+        self.last = Some((level, message, slot));
         self.count(slot)
+    }
+
+    /// Whether to report an error whose message is [`MALFORMED`] then `failure`'s, as
+    /// [`DiagCap::admit`] decides for the written message: the message is written into the
+    /// reused scratch buffer, so one the cap drops is never allocated.
+    fn admit_malformed(&mut self, failure: &Failure) -> bool {
+        if let (Failure::Known(k), Some(last), Some((_, _, slot))) =
+            (failure, self.last_known, &self.last)
+            && *k == last
+        {
+            let slot = *slot;
+            return self.count(slot);
+        }
+        let mut message = std::mem::take(&mut self.scratch_message);
+        message.clear();
+        failure.write_after(MALFORMED, &mut message);
+        let admitted = self.admit_text(Level::Error, &message);
+        self.scratch_message = message;
+        if let Failure::Known(k) = failure {
+            self.last_known = Some(*k);
+        }
+        admitted
     }
 
     /// When `message` (at `level`) is one of the [`DiagCap::recent`] messages: its slot,
@@ -643,6 +677,7 @@ impl DiagCap {
     /// buffer. (Pieces that differ but write the same message take the long way to the
     /// same slot: the shortcut only skips working the kind out again.)
     fn admit_pieces(&mut self, level: Level, pieces: &Pieces, region: &str) -> bool {
+        self.last_known = None;
         if let (Some((l, _, slot)), Some(last)) = (&self.last, &self.last_pieces)
             && last.valid
             && *l == level
@@ -1622,6 +1657,18 @@ impl<'a> Engine<'a> {
         self.emit_text(markup);
         let span = self.span(markup, end);
         self.diag(Diagnostic::error(why, span));
+        self.enter_text(end);
+    }
+
+    /// [`Engine::keep_broken`] with the message of an [`Advance::Malformed`] block, written
+    /// only when the cap reports it.
+    fn keep_malformed(&mut self, markup: usize, end: usize, failure: &Failure) {
+        self.announced.clear();
+        self.emit_text(markup);
+        if self.diag_cap.admit_malformed(failure) {
+            let span = self.span(markup, end);
+            self.push_diag(Diagnostic::error(failure.message_after(MALFORMED), span));
+        }
         self.enter_text(end);
     }
 
@@ -4609,6 +4656,10 @@ impl<'a> Engine<'a> {
                     let end = (start + end).clamp(start + 1, self.buf.len());
                     self.keep_broken(start, floor_boundary(&self.buf, end), why);
                 }
+                Advance::Malformed { end, failure } => {
+                    let end = (start + end).clamp(start + 1, self.buf.len());
+                    self.keep_malformed(start, floor_boundary(&self.buf, end), &failure);
+                }
                 Advance::Dropped { end, why } => {
                     let end = (start + end).clamp(start + 1, self.buf.len());
                     let end = floor_boundary(&self.buf, end);
@@ -6761,6 +6812,78 @@ pub(crate) mod tests {
         }
         assert_eq!(memo.suppressed, plain.suppressed);
         assert_eq!(memo.kinds.len(), MAX_KINDS);
+    }
+
+    // A broken block's malformed-JSON message, kept unwritten while the cap counts a run
+    // of it ([`DiagCap::admit_malformed`]), is admitted or dropped exactly as its written
+    // message is, whatever messages, pieces and other failures come between.
+    #[test]
+    fn malformed_failures_are_capped_as_their_written_messages() {
+        let bodies = [
+            "{\"Action:\n",
+            "{\"a\"x",
+            "{\"a",
+            "{\"b\"",
+            "{\"a\" 1",
+            "[1,,]",
+            "{\"a\": tru}",
+        ];
+        let failure = |b: &str| match crate::repair::decode_or_failure(b) {
+            Err(f) => f,
+            Ok(_) => panic!("{b:?} decodes"),
+        };
+        let region = "get_weather x";
+        let mut seed = 11u64;
+        let mut memo = DiagCap::default();
+        let mut plain = DiagCap::default();
+        let mut reported = 0;
+        for round in 0..4000usize {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let r = (seed >> 33) as usize;
+            let (admitted, level, message) = match r % 8 {
+                // Another note in pieces, or a written message, between runs of failures.
+                0 => {
+                    let p = Pieces {
+                        head: "",
+                        slice: 0..11,
+                        tail: "(...) left as text: ",
+                        error: Some(crate::scanner::ScanError::TooDeep(128)),
+                    };
+                    let mut m = String::new();
+                    p.write(region, &mut m);
+                    (memo.admit_pieces(Level::Error, &p, region), Level::Error, m)
+                }
+                1 => {
+                    let m = format!("tool {} left as text", r % 3);
+                    let level = if r % 16 == 1 {
+                        Level::Warning
+                    } else {
+                        Level::Error
+                    };
+                    (
+                        memo.admit(&Diagnostic::new(level, m.as_str(), 0..0)),
+                        level,
+                        m,
+                    )
+                }
+                _ => {
+                    let b = bodies[(r >> 4) % bodies.len()];
+                    let f = failure(b);
+                    let m = f.message_after(MALFORMED);
+                    // The written message is one the flood writes.
+                    assert_eq!(m, format!("{MALFORMED}{}", failure(b).message_after("")));
+                    (memo.admit_malformed(&f), Level::Error, m)
+                }
+            };
+            let mut kind = plain.start_kind(level);
+            DiagCap::kind_into(&message, &mut kind, 1);
+            assert_eq!(admitted, plain.admit_kind(kind), "{round}: {message}");
+            reported += usize::from(admitted);
+        }
+        assert_eq!(memo.suppressed, plain.suppressed);
+        assert!(memo.suppressed > 3000 && reported > 0);
     }
 
     // The found-call fast path computes the same per-kind cap key as the whole message.

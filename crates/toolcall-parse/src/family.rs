@@ -106,6 +106,7 @@
 //!   Must be decided from a bounded prefix (e.g. what follows the opener), never later.
 //! - [`Advance::Broken`]: this family's markup, but malformed or cut: `region[..end]`
 //!   stays in the reply as text, with an error diagnostic saying `why`, and is not run.
+//!   [`Advance::Malformed`] is one whose message (a failed JSON decode) is not yet written.
 //! - [`Advance::Dropped`]: malformed or cut markup removed from the reply with an error
 //!   (the markerless formats' truncated calls).
 //! - [`Advance::Text`]: decided late that the region is text ([`Plain`]: how much of it,
@@ -712,6 +713,14 @@ pub(crate) enum Advance {
         end: usize,
         why: String,
     },
+    /// [`Advance::Broken`] whose message is `malformed JSON: ` and the decode's failure
+    /// ([`MALFORMED`]), not yet written: the engine writes it only when the diagnostic cap
+    /// reports it (a flood of broken blocks, `Action:\n```json{"` repeated, wrote and freed
+    /// a message a block, most of them dropped by the cap).
+    Malformed {
+        end: usize,
+        failure: crate::repair::Failure,
+    },
     /// This family's markup, malformed or cut: `region[..end]` is removed from the reply,
     /// with an error, and not run (bare JSON and call syntax that look like a call).
     Dropped {
@@ -720,6 +729,35 @@ pub(crate) enum Advance {
     },
     /// Not markup after all (decided late, e.g. a bare bracket region that is not a call).
     Text(Plain),
+}
+
+/// The head of an [`Advance::Malformed`] block's message, before its failure.
+pub(crate) const MALFORMED: &str = "malformed JSON: ";
+
+/// A block body reader's error: a written message, or a failed decode
+/// ([`Advance::Malformed`]) whose message is written only when it is reported.
+#[derive(Debug)]
+pub(crate) enum BodyError {
+    Text(String),
+    Malformed(crate::repair::Failure),
+}
+
+impl BodyError {
+    /// The message, written.
+    pub(crate) fn into_message(self) -> String {
+        match self {
+            BodyError::Text(m) => m,
+            BodyError::Malformed(f) => f.message_after(MALFORMED),
+        }
+    }
+
+    /// A broken block `region[..end]` with this error.
+    pub(crate) fn broken(self, end: usize) -> Advance {
+        match self {
+            BodyError::Text(why) => Advance::Broken { end, why },
+            BodyError::Malformed(failure) => Advance::Malformed { end, failure },
+        }
+    }
 }
 
 /// A region found to be text: see [`Advance::Text`].

@@ -66,6 +66,20 @@ impl Failure {
             Failure::Known(k) => k.message_after(head),
         }
     }
+
+    /// Appends [`Failure::message_after`]'s message to `out` (a reused buffer: a broken
+    /// block's message is compared with the diagnostic cap's last one before it is kept).
+    pub(crate) fn write_after(&self, head: &str, out: &mut String) {
+        use std::fmt::Write as _;
+        match self {
+            Failure::Serde(e) => {
+                out.push_str(head);
+                // Writing to a `String` cannot fail.
+                let _ = write!(out, "{e}");
+            }
+            Failure::Known(k) => k.write_after(head, out),
+        }
+    }
 }
 
 /// A failure [`known_failure`] found: serde_json's error code (its message) and position.
@@ -81,13 +95,18 @@ impl KnownFailure {
     /// written without the formatting machinery (~600 instructions a message there).
     fn message_after(&self, head: &str) -> String {
         let mut out = String::with_capacity(head.len() + self.code.len() + 40);
+        self.write_after(head, &mut out);
+        out
+    }
+
+    /// Appends [`KnownFailure::message_after`]'s message to `out`.
+    fn write_after(&self, head: &str, out: &mut String) {
         out.push_str(head);
         out.push_str(self.code);
         out.push_str(" at line ");
         out.push_str(itoa::Buffer::new().format(self.line));
         out.push_str(" column ");
         out.push_str(itoa::Buffer::new().format(self.column));
-        out
     }
 }
 

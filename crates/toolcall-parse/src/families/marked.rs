@@ -13,10 +13,10 @@ use toolcall_core::{Diagnostic, Repair};
 use crate::FormatId;
 use crate::builder::{Draft, Outcome};
 use crate::family::{
-    Advance, ReadCx, RegionReader, ScanFrom, Wake, closing_marker_repair, find_from, json_calls,
-    parse_lenient,
+    Advance, BodyError, ReadCx, RegionReader, ScanFrom, Wake, closing_marker_repair, find_from,
+    json_calls, parse_lenient,
 };
-use crate::repair::{Failure, decode_or_failure, known_failure};
+use crate::repair::{decode_or_failure, known_failure};
 use crate::scanner::{Scan, Scanner, split_top_level};
 
 use super::args_object::LiveList;
@@ -167,6 +167,18 @@ pub(crate) fn json_items(
     format: FormatId,
     one: fn(&mut Map<String, Value>, FormatId) -> Option<Draft>,
 ) -> Result<Vec<Draft>, String> {
+    json_items_or_failure(body, format, one).map_err(BodyError::into_message)
+}
+
+/// [`json_items`], a failed decode's message not written ([`BodyError::Malformed`]): a
+/// flood of broken blocks wrote one a block (~250 instructions with its allocation), and
+/// the diagnostic cap dropped all but the first few.
+pub(crate) fn json_items_or_failure(
+    body: &str,
+    format: FormatId,
+    one: fn(&mut Map<String, Value>, FormatId) -> Option<Draft>,
+) -> Result<Vec<Draft>, BodyError> {
+    let text = |m: &str| BodyError::Text(m.to_owned());
     let body = body.trim();
     let mut values = Vec::new();
     let mut repairs = Vec::new();
@@ -179,13 +191,13 @@ pub(crate) fn json_items(
             values.push(v);
             repairs = r;
         }
-        Ok(_) => return Err("the JSON is not an object or a list of objects".into()),
+        Ok(_) => return Err(text("the JSON is not an object or a list of objects")),
         // One line (not empty: trimmed, it is not blank): its own parse below is the one
         // that just failed (the same text), and fails with the same message. A flood of
         // broken markup on one line (`Action: ```json{"0Action: ```json{"1…`) parsed each
         // block twice.
         Err(first) if !body.is_empty() && memchr::memchr(b'\n', body.as_bytes()).is_none() => {
-            return Err(malformed(&first));
+            return Err(BodyError::Malformed(first));
         }
         // The first line (not blank: the body is trimmed) known to fail: the walk below
         // would read it first and stop there (a flood of broken `Action:\n```json{"` blocks,
@@ -195,33 +207,33 @@ pub(crate) fn json_items(
                 .and_then(|nl| body.get(..nl))
                 .is_some_and(|line| known_failure(line.trim()).is_some()) =>
         {
-            return Err(malformed(&first));
+            return Err(BodyError::Malformed(first));
         }
         Err(first) => {
             for line in body.lines().filter(|l| !l.trim().is_empty()) {
-                let (v, r) = decode_or_failure(line.trim()).map_err(|_| malformed(&first))?;
-                values.push(v);
-                repairs.extend(r);
+                match decode_or_failure(line.trim()) {
+                    Ok((v, r)) => {
+                        values.push(v);
+                        repairs.extend(r);
+                    }
+                    Err(_) => return Err(BodyError::Malformed(first)),
+                }
             }
         }
     }
     let mut drafts = Vec::new();
     for v in &mut values {
-        let m = v.as_object_mut().ok_or("a list entry is not an object")?;
-        let mut d = one(m, format).ok_or("a list entry is not a call")?;
+        let m = v
+            .as_object_mut()
+            .ok_or_else(|| text("a list entry is not an object"))?;
+        let mut d = one(m, format).ok_or_else(|| text("a list entry is not a call"))?;
         d.repairs.extend(repairs.iter().cloned());
         drafts.push(d);
     }
     if drafts.is_empty() {
-        return Err("no call in the block".into());
+        return Err(text("no call in the block"));
     }
     Ok(drafts)
-}
-
-/// `malformed JSON: {error}`, written into room for it (`format!` of the error's message
-/// written first cost a flood of broken blocks ~700 instructions a block).
-fn malformed(error: &Failure) -> String {
-    error.message_after("malformed JSON: ")
 }
 
 /// A JSON list of calls behind a marker, cut by the end of the input (`json` starts at

@@ -195,6 +195,10 @@ impl RegionReader for HeaderReader {
                     outcome,
                 },
                 Advance::Broken { end, why } => Advance::Broken { end: at + end, why },
+                Advance::Malformed { end, failure } => Advance::Malformed {
+                    end: at + end,
+                    failure,
+                },
                 Advance::Dropped { end, why } => Advance::Dropped { end: at + end, why },
                 // Not a block after all: the header alone is removed, the rest read on.
                 Advance::NotMine | Advance::Text(_) => Advance::Done {

@@ -25,15 +25,15 @@ use toolcall_core::{Diagnostic, Repair};
 use crate::FormatId;
 use crate::builder::{Ctx, Draft};
 use crate::family::{
-    Advance, Outcome, ReadCx, RegionReader, ScanFrom, Untyped, Wake, closing_marker_repair,
-    convert_text_value, find_from, push_json_escaped, push_json_str, push_json_value, text_param,
-    untyped_is_text,
+    Advance, BodyError, Outcome, ReadCx, RegionReader, ScanFrom, Untyped, Wake,
+    closing_marker_repair, convert_text_value, find_from, push_json_escaped, push_json_str,
+    push_json_value, text_param, untyped_is_text,
 };
 
 use super::args_object::{JsonCallTags, LiveJson, LiveList};
 use super::marked::{
     BodyFn, InvokeTags, attr_param_value, invoke_head, invoke_param_alone, invokes, json_body,
-    json_items, json_lead, quotes_repair, tag_lead, unquoted,
+    json_items, json_items_or_failure, json_lead, quotes_repair, tag_lead, unquoted,
 };
 
 /// What the lead (the bytes after the opener) says.
@@ -145,6 +145,20 @@ impl BodyRule {
             BodyRule::JsonItems(one) => json_items(body, format, one),
             BodyRule::Functions => xml_functions(body, cx, format),
             BodyRule::Fn(f) | BodyRule::Call { body: f, .. } => f(body, cx, format),
+        }
+    }
+
+    /// [`BodyRule::read`], a failed JSON decode's message not written
+    /// ([`BodyError::Malformed`]: the engine writes it only when it is reported).
+    pub(crate) fn read_or_failure(
+        self,
+        body: &str,
+        cx: &mut ReadCx<'_>,
+        format: FormatId,
+    ) -> Result<Vec<Draft>, BodyError> {
+        match self {
+            BodyRule::JsonItems(one) => json_items_or_failure(body, format, one),
+            _ => self.read(body, cx, format).map_err(BodyError::Text),
         }
     }
 }
@@ -358,6 +372,8 @@ impl Later {
             Later::List => Box::new(LiveList::new(from, ctx.limits.max_depth)),
         };
         debug_assert!(stream.call_end().is_none_or(str::is_empty) && (!stream.json() || json));
+        // A stream of JSON entries built late is JSON, as its body was marked.
+        debug_assert!(!matches!(block.body, BodyRule::JsonItems(_)) || stream.json());
         stream
     }
 }
@@ -482,10 +498,20 @@ impl BlockReader {
     /// per-call end ([`BlockStream::json`], [`BlockStream::call_end`]; checked when it is
     /// built), so nothing is decided by it before it streams: it is built when the block
     /// first streams, and a one-shot read builds and drops none (~300 instructions a Gemma 4
-    /// call, `bench_profile "gemma4/small" one`). Any other stream is built now.
+    /// call, `bench_profile "gemma4/small" one`). A block of JSON entries
+    /// ([`BodyRule::JsonItems`]: Cohere's, Command R+'s, Apertus's lists) streams with a
+    /// JSON stream with no per-call end (checked when it is built): its body is marked JSON
+    /// now and the stream built when the block first streams (a flood of broken
+    /// `Action:\n```json{"` blocks built and dropped one a block, ~300 instructions). Any
+    /// other stream is built now.
     pub(crate) fn streaming_from(mut self, make: LiveFn, ctx: &Ctx) -> Self {
         match self.block.body {
             BodyRule::Fn(_) | BodyRule::Call { .. } => {
+                self.later = Some(Later::Fn(make));
+                self
+            }
+            BodyRule::JsonItems(_) => {
+                self = self.json_body();
                 self.later = Some(Later::Fn(make));
                 self
             }
@@ -1857,7 +1883,7 @@ impl RegionReader for BlockReader {
         };
         let read = match streamed.or_else(|| ahead.take().map(|(_, drafts)| drafts)) {
             Some(drafts) => Ok(drafts),
-            None => b.body.read(body, cx, b.format),
+            None => b.body.read_or_failure(body, cx, b.format),
         };
         match read {
             // Every call is broken: the block is, and stays in the reply as text.
@@ -1911,7 +1937,7 @@ impl RegionReader for BlockReader {
                 Advance::Done { end, outcome: o }
             }
             Err(_) if !closed => truncated(),
-            Err(why) => Advance::Broken { end, why },
+            Err(why) => why.broken(end),
         }
     }
 }
