@@ -583,8 +583,8 @@ mod tests {
         assert!(yes > 500 && no > 500, "{yes} {no}");
     }
 
-    // A region taken for never JSON is one the decode and its repair refuse (so skipping
-    // them changes nothing); the literal words and JSON values are not taken.
+    // An object whose first key's closing quote is not followed by `:` is one the decode
+    // refuses (so skipping the decode there changes nothing), and many such regions are.
     #[test]
     fn first_keys_not_closed_by_a_colon_do_not_decode() {
         let mut refused = 0;
@@ -620,6 +620,8 @@ mod tests {
         assert!(refused > 50, "{refused}");
     }
 
+    // A region taken for never JSON is one the decode and its repair refuse (so skipping
+    // them changes nothing); the literal words and JSON values are not taken.
     #[test]
     fn never_json_regions_do_not_decode() {
         for r in [
