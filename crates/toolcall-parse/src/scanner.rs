@@ -415,7 +415,10 @@ impl Scanner {
                         }
                     } else {
                         slash = slash_before;
-                        break Scan::Fail(ScanError::Unexpected { byte: b, at: pos - 1 });
+                        break Scan::Fail(ScanError::Unexpected {
+                            byte: b,
+                            at: pos - 1,
+                        });
                     }
                 }
                 _ => {
@@ -599,7 +602,9 @@ fn quote_len(rest: &[u8], quote: u8) -> Option<usize> {
     let mut i = 0;
     #[cfg(target_arch = "x86_64")]
     {
-        use std::arch::x86_64::{_mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi8};
+        use std::arch::x86_64::{
+            _mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi8,
+        };
         while let Some(block) = rest.get(i..i + 16) {
             // SAFETY: SSE2 is part of every x86_64 target; the load reads the 16 bytes of
             // `block` (no alignment needed).
@@ -632,15 +637,23 @@ fn run_len(rest: &[u8]) -> usize {
     let mut i = 0;
     #[cfg(target_arch = "x86_64")]
     {
-        use std::arch::x86_64::{_mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi8};
+        use std::arch::x86_64::{
+            _mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi8,
+        };
         while let Some(block) = rest.get(i..i + 16) {
             // SAFETY: SSE2 is part of every x86_64 target; the load reads the 16 bytes of
             // `block` (no alignment needed).
             let mask = unsafe {
                 let v = _mm_loadu_si128(block.as_ptr().cast());
                 let eq = |c: u8| _mm_cmpeq_epi8(v, _mm_set1_epi8(c as i8));
-                let a = _mm_or_si128(_mm_or_si128(eq(b'"'), eq(b'\'')), _mm_or_si128(eq(b'/'), eq(b'{')));
-                let b = _mm_or_si128(_mm_or_si128(eq(b'['), eq(b'(')), _mm_or_si128(eq(b'}'), eq(b']')));
+                let a = _mm_or_si128(
+                    _mm_or_si128(eq(b'"'), eq(b'\'')),
+                    _mm_or_si128(eq(b'/'), eq(b'{')),
+                );
+                let b = _mm_or_si128(
+                    _mm_or_si128(eq(b'['), eq(b'(')),
+                    _mm_or_si128(eq(b'}'), eq(b']')),
+                );
                 _mm_movemask_epi8(_mm_or_si128(_mm_or_si128(a, b), eq(b')'))) as u32
             };
             if mask != 0 {
@@ -1480,7 +1493,10 @@ mod tests {
                     _ => rng.below(256) as u8,
                 })
                 .collect();
-            let want = text.iter().position(|&c| !RUN[usize::from(c)]).unwrap_or(len);
+            let want = text
+                .iter()
+                .position(|&c| !RUN[usize::from(c)])
+                .unwrap_or(len);
             assert_eq!(run_len(&text), want, "{text:?}");
         }
     }
@@ -1528,7 +1544,10 @@ mod tests {
                     sc.fail_into(&mut failed, a);
                     for &k in opens.iter().skip(1) {
                         if failed.covers(k, b'(', depth, true) {
-                            starts.push((Scanner::resume_or_new(&mut failed, k, b'(', depth, true), k));
+                            starts.push((
+                                Scanner::resume_or_new(&mut failed, k, b'(', depth, true),
+                                k,
+                            ));
                             break;
                         }
                     }
@@ -1542,7 +1561,12 @@ mod tests {
                     end = (end + 1 + rng.below(12)).min(region.len());
                     let (x, y) = (a.advance(&region[..end]), b.advance_call(&region[..end]));
                     assert_eq!(x, y, "{:?} {depth}", String::from_utf8_lossy(region));
-                    assert_eq!(state(&a), state(&b), "{:?} {depth}", String::from_utf8_lossy(region));
+                    assert_eq!(
+                        state(&a),
+                        state(&b),
+                        "{:?} {depth}",
+                        String::from_utf8_lossy(region)
+                    );
                     if x != Scan::NeedMore || end == region.len() {
                         break;
                     }
