@@ -4067,7 +4067,10 @@ impl<'a> Engine<'a> {
             if !NAME_BYTES[usize::from(b)] {
                 lead = end + 1;
             }
-            if stops.is_stop(b) && !self.plain_stop(from + end, &mut found) {
+            if stops.is_stop(b)
+                && !self.plain_stop(from + end, &mut found)
+                && (b != b'\n' || !self.plain_line_end(from + end))
+            {
                 return false;
             }
             end += 1;
@@ -4087,6 +4090,49 @@ impl<'a> Engine<'a> {
         };
         self.pos = from + end;
         true
+    }
+
+    /// Whether the newline at `pos`, inside a run [`Engine::pass_filler_run`] reads, and
+    /// the bytes after it are read by `step_text` as a line end, blanks and an ordinary byte:
+    /// no opener starts at the newline, and the first byte after the blanks (which keep the
+    /// line start) is no stop and starts no line opener (a line's first byte is read as
+    /// ordinary then, the newline's line start and name reset left behind). A flood of `(` and a newline before each name (`(\n0(\n1(…`,
+    /// `(\nthe(\nweather(…`) went back to the text scan at each newline, its line start and
+    /// its block scan for the few name bytes (~780 instructions a copy, 30-34x prose).
+    /// Out of line: asked only after `plain_stop` said no (inlined, the filler loop cost
+    /// ~8 instructions more a byte).
+    #[inline(never)]
+    fn plain_line_end(&self, pos: usize) -> bool {
+        let bytes = self.buf.as_bytes();
+        // Blanks keep the line start (a line opener may follow them).
+        let first = pos
+            + 1
+            + bytes
+                .get(pos + 1..)
+                .unwrap_or(&[])
+                .iter()
+                .take_while(|&&b| matches!(b, b' ' | b'\t' | b'\r'))
+                .count();
+        let Some(&next) = bytes.get(first) else {
+            return false;
+        };
+        let openers = &self.ctx.openers;
+        if openers.stops.is_stop(next) {
+            return false;
+        }
+        if openers.line_first(next)
+            && openers
+                .line
+                .iter()
+                .any(|o| !matches!(match_at(bytes, first, o.text, true), Marker::No))
+        {
+            return false;
+        }
+        self.nested
+            || matches!(
+                openers.none_at_after(bytes, pos, &self.last_found),
+                Ok(true)
+            )
     }
 
     /// A line-start opener (`TOOL_CALL:`, any case) at `pos`: `None` when there is none.
@@ -6382,6 +6428,53 @@ pub(crate) mod tests {
                     run.clone(),
                     format!("{run}<tool_call>{tagged}</tool_call>{run}`x`{run}{tagged}"),
                 ] {
+                    for options in [with_get_weather(), crate::ParseOptions::default()] {
+                        walk_equals_no_walk(&text, &options);
+                    }
+                }
+            }
+        }
+    }
+
+    // A newline between a `(` and the next name is read by the filler pass as the text scan
+    // reads it: a line end, then the line's first byte (`(\n0(\n1(…` went back to the scan
+    // at each newline, 30x prose). A line that starts with a line opener (`TOOL_CALL:`), a
+    // stop or an opener at the newline is left to the scan.
+    #[test]
+    fn newline_fillers_read_as_each_byte() {
+        let words = [
+            "the",
+            "TOOL_CALL: get_weather\nCITY: Oslo\n",
+            "tool_call: x",
+            " tool_call: x",
+            "\t \rTOOL_CALL: get_weather",
+            " \t",
+            "Tool",
+            "`",
+            "```\nx\n```\n",
+            "[",
+            "{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Rome\"}}",
+            "<tool_call>",
+            "get_weather",
+            "7",
+            "\n",
+            "x y",
+        ];
+        let mut rng = Xorshift::new(0x5E1D_0C4A_93B7_2F61_u64);
+        for unit in ["(\n", "(x\n", "get_weather(\n", "(\n\n", "(\r\n", "( \n"] {
+            for suffix in ["#", "w", "#w"] {
+                for n in [1, 3, 300] {
+                    let mut text = String::new();
+                    for i in 0..n {
+                        text.push_str(unit);
+                        if suffix.contains('#') {
+                            text.push_str(&i.to_string());
+                        }
+                        if suffix.contains('w') {
+                            text.push_str(words[rng.below(words.len())]);
+                        }
+                    }
+                    text.push_str("(\nget_weather(city=\"Paris\")");
                     for options in [with_get_weather(), crate::ParseOptions::default()] {
                         walk_equals_no_walk(&text, &options);
                     }
