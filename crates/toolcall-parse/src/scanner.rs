@@ -308,161 +308,6 @@ impl Scanner {
         Scan::NeedMore
     }
 
-    /// [`Scanner::advance`] for a call-syntax scan (`parens`; else it is `advance`): the same
-    /// state machine, its state held in locals for the call and written back at its end.
-    /// Hand-written twice because call syntax's resumed scans are most of a flood of
-    /// `name(` (`get_weather(computer_use({"{w}`: two chains of resumed scans, each reading
-    /// every copy, ~780 instructions a copy through `advance`, whose fields are loaded and
-    /// stored at each byte), while `advance` is every JSON family's hot path, where a
-    /// change of its loop cost a 4-byte stream 0.4-2.7 % (session 46). Checked against
-    /// `advance` byte for byte (`call_scans_equal_advance`).
-    pub(crate) fn advance_call(&mut self, region: &[u8]) -> Scan {
-        if !self.parens {
-            return self.advance(region);
-        }
-        let mut pos = self.pos;
-        let mut quote = self.quote;
-        let mut escape = self.escape;
-        let mut comment = self.comment;
-        let mut slash = self.slash;
-        let mut last_sig = self.last_sig;
-        let (floor, max_depth, origin) = (self.floor, self.max_depth, self.origin);
-        let stack = &mut self.stack;
-        let mut peak = self.peak;
-        let scan = loop {
-            if quote != 0 && !escape {
-                let rest = region.get(pos..).unwrap_or(&[]);
-                match quote_len(rest, quote) {
-                    Some(i) => pos += i,
-                    None => {
-                        pos += rest.len();
-                        break Scan::NeedMore;
-                    }
-                }
-            }
-            let Some(&b) = region.get(pos) else {
-                break Scan::NeedMore;
-            };
-            pos += 1;
-            if quote != 0 {
-                if escape {
-                    escape = false;
-                } else if b == b'\\' {
-                    escape = true;
-                } else if b == quote {
-                    quote = 0;
-                    last_sig = b'"';
-                }
-                continue;
-            }
-            match comment {
-                Comment::Line => {
-                    if b == b'\n' {
-                        comment = Comment::None;
-                    }
-                    continue;
-                }
-                Comment::Block => {
-                    if b == b'*' {
-                        comment = Comment::BlockStar;
-                    }
-                    continue;
-                }
-                Comment::BlockStar => {
-                    comment = match b {
-                        b'/' => Comment::None,
-                        b'*' => Comment::BlockStar,
-                        _ => Comment::Block,
-                    };
-                    continue;
-                }
-                Comment::None => {}
-            }
-            let slash_before = slash;
-            if slash {
-                slash = false;
-                match b {
-                    b'/' => {
-                        comment = Comment::Line;
-                        continue;
-                    }
-                    b'*' => {
-                        comment = Comment::Block;
-                        continue;
-                    }
-                    _ => {}
-                }
-            }
-            match b {
-                b'"' => quote = b'"',
-                b'\'' if matches!(last_sig, b'{' | b'[' | b',' | b':' | b'(' | b'=') => {
-                    quote = b'\''
-                }
-                b'/' => slash = true,
-                b'{' | b'[' | b'(' => {
-                    if stack.len().saturating_sub(floor) >= max_depth {
-                        slash = slash_before;
-                        break Scan::Fail(ScanError::TooDeep(max_depth));
-                    }
-                    stack.push((closer_of(b), origin + pos - 1));
-                    peak = peak.max(stack.len().saturating_sub(floor));
-                }
-                b'}' | b']' | b')' => {
-                    if stack.len() > floor && stack.last().is_some_and(|&(closer, _)| closer == b) {
-                        stack.pop();
-                        if stack.len() <= floor {
-                            break Scan::Done(pos);
-                        }
-                    } else {
-                        slash = slash_before;
-                        break Scan::Fail(ScanError::Unexpected {
-                            byte: b,
-                            at: pos - 1,
-                        });
-                    }
-                }
-                _ => {
-                    // The run of ordinary bytes after it, then each `(` after a run and
-                    // the run after that, as `advance` reads them.
-                    let mut sig = b;
-                    loop {
-                        let rest = region.get(pos..).unwrap_or(&[]);
-                        let n = run_len(rest);
-                        let run = rest.get(..n).unwrap_or(&[]);
-                        if let Some(&c) = run.iter().rev().find(|c| !c.is_ascii_whitespace()) {
-                            sig = c;
-                        }
-                        pos += n;
-                        if region.get(pos) != Some(&b'(')
-                            || stack.len().saturating_sub(floor) >= max_depth
-                        {
-                            break;
-                        }
-                        pos += 1;
-                        stack.push((b')', origin + pos - 1));
-                        peak = peak.max(stack.len().saturating_sub(floor));
-                        sig = b'(';
-                    }
-                    if !sig.is_ascii_whitespace() {
-                        last_sig = sig;
-                    }
-                    continue;
-                }
-            }
-            if !b.is_ascii_whitespace() && b != b'/' {
-                last_sig = b;
-            }
-        };
-        self.pos = pos;
-        self.quote = quote;
-        self.escape = escape;
-        self.comment = comment;
-        self.slash = slash;
-        self.last_sig = last_sig;
-        self.peak = peak;
-        scan
-    }
-
     /// Opens a bracket closed by `closer`, at the byte just consumed.
     fn push(&mut self, closer: u8) {
         self.stack
@@ -540,7 +385,7 @@ impl Scanner {
             && let Some((f, _)) = failed.slots.get_mut(i)
         {
             f.resume_in_place(k, start);
-            return match f.scanner.advance_call(region) {
+            return match f.scanner.advance(region) {
                 Scan::Fail(e) => {
                     let consumed = f.scanner.consumed();
                     failed.touch(i);
@@ -567,7 +412,7 @@ impl Scanner {
         }
         let mut sc = Scanner::new(max_depth, parens);
         sc.stack = std::mem::take(&mut failed.spare_stack);
-        match sc.advance_call(region) {
+        match sc.advance(region) {
             Scan::Fail(e) => {
                 let consumed = sc.consumed();
                 failed.keep(start, sc, region.get(..consumed).unwrap_or(&[]));
@@ -591,82 +436,6 @@ impl Scanner {
     pub(crate) fn in_literal(&self) -> bool {
         self.quote != 0 || self.comment != Comment::None
     }
-}
-
-/// Where the first `quote` or `\\` of `rest` is: 16 bytes at a time with SSE2, the last
-/// few one by one. A call-syntax scan's strings are short (`"theget_weather(computer_use({"`
-/// in a flood): `memchr2`'s call, and the block constants of [`run_len`] loaded again
-/// after it, cost ~100 instructions a string, ~4 % of that flood.
-#[inline(always)]
-fn quote_len(rest: &[u8], quote: u8) -> Option<usize> {
-    let mut i = 0;
-    #[cfg(target_arch = "x86_64")]
-    {
-        use std::arch::x86_64::{
-            _mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi8,
-        };
-        while let Some(block) = rest.get(i..i + 16) {
-            // SAFETY: SSE2 is part of every x86_64 target; the load reads the 16 bytes of
-            // `block` (no alignment needed).
-            let mask = unsafe {
-                let v = _mm_loadu_si128(block.as_ptr().cast());
-                let q = _mm_cmpeq_epi8(v, _mm_set1_epi8(quote as i8));
-                let e = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'\\' as i8));
-                _mm_movemask_epi8(_mm_or_si128(q, e)) as u32
-            };
-            if mask != 0 {
-                return Some(i + mask.trailing_zeros() as usize);
-            }
-            i += 16;
-        }
-    }
-    let tail = rest.get(i..).unwrap_or(&[]);
-    tail.iter()
-        .position(|&c| c == quote || c == b'\\')
-        .map(|k| i + k)
-}
-
-/// How many bytes `rest` starts with that are in [`RUN`]: 16 at a time with SSE2 (part
-/// of every x86_64 target), the last few one by one. The runs of a call-syntax scan are
-/// names and words (`theget_weather`, `computer_use`), which the table loop read at ~5
-/// instructions a byte (~30 bytes a resumed scan of `get_weather(computer_use({"{w}`).
-/// Only [`Scanner::advance_call`] uses it: JSON's runs are short (numbers, blanks), and
-/// block compares in `advance` cost a 4-byte stream 0.4-2.7 % (session 46).
-#[inline(always)]
-fn run_len(rest: &[u8]) -> usize {
-    let mut i = 0;
-    #[cfg(target_arch = "x86_64")]
-    {
-        use std::arch::x86_64::{
-            _mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi8,
-        };
-        while let Some(block) = rest.get(i..i + 16) {
-            // SAFETY: SSE2 is part of every x86_64 target; the load reads the 16 bytes of
-            // `block` (no alignment needed).
-            let mask = unsafe {
-                let v = _mm_loadu_si128(block.as_ptr().cast());
-                let eq = |c: u8| _mm_cmpeq_epi8(v, _mm_set1_epi8(c as i8));
-                let a = _mm_or_si128(
-                    _mm_or_si128(eq(b'"'), eq(b'\'')),
-                    _mm_or_si128(eq(b'/'), eq(b'{')),
-                );
-                let b = _mm_or_si128(
-                    _mm_or_si128(eq(b'['), eq(b'(')),
-                    _mm_or_si128(eq(b'}'), eq(b']')),
-                );
-                _mm_movemask_epi8(_mm_or_si128(_mm_or_si128(a, b), eq(b')'))) as u32
-            };
-            if mask != 0 {
-                return i + mask.trailing_zeros() as usize;
-            }
-            i += 16;
-        }
-    }
-    let tail = rest.get(i..).unwrap_or(&[]);
-    i + tail
-        .iter()
-        .position(|&c| !RUN[usize::from(c)])
-        .unwrap_or(tail.len())
 }
 
 /// The error of a new scan that failed at byte `b`, region offset `at`: a scan fails only
@@ -1470,106 +1239,6 @@ mod tests {
                         "{:?} {is_final}",
                         String::from_utf8_lossy(b)
                     );
-                }
-            }
-        }
-    }
-
-    /// The whole state of a scanner, to compare two.
-    fn state(sc: &Scanner) -> String {
-        format!("{sc:?}")
-    }
-
-    // The block search of a run equals the table's byte loop, wherever the run ends in
-    // or after a 16-byte block (all 256 byte values).
-    #[test]
-    fn run_len_is_the_table_loop() {
-        let mut rng = crate::test_rng::Xorshift::new(0x3D5E_A1C7_0B94_2F68);
-        for _ in 0..20000 {
-            let len = rng.below(70);
-            let text: Vec<u8> = (0..len)
-                .map(|_| match rng.below(40) {
-                    0 => b"\"'/{[(}])"[rng.below(9)],
-                    _ => rng.below(256) as u8,
-                })
-                .collect();
-            let want = text
-                .iter()
-                .position(|&c| !RUN[usize::from(c)])
-                .unwrap_or(len);
-            assert_eq!(run_len(&text), want, "{text:?}");
-        }
-    }
-
-    // The block search of a string's end equals the byte loop (either quote, all byte
-    // values, ends in or after a 16-byte block, or none).
-    #[test]
-    fn quote_len_is_the_byte_loop() {
-        let mut rng = crate::test_rng::Xorshift::new(0x90D2_4C6B_E17A_3F05);
-        for _ in 0..20000 {
-            let len = rng.below(70);
-            let quote = if rng.below(2) == 0 { b'"' } else { b'\'' };
-            let text: Vec<u8> = (0..len)
-                .map(|_| match rng.below(30) {
-                    0 => b"\"'\\"[rng.below(3)],
-                    _ => rng.below(256) as u8,
-                })
-                .collect();
-            let want = text.iter().position(|&c| c == quote || c == b'\\');
-            assert_eq!(quote_len(&text, quote), want, "{text:?}");
-        }
-    }
-
-    // `advance_call` is `advance` for call syntax (its state in locals): over random bytes
-    // of the scanner's alphabet, grown in random pieces, new and resumed from a failed
-    // scan (a floor under the stack), at several depth bounds, each verdict and the whole
-    // state after it are `advance`'s.
-    #[test]
-    fn call_scans_equal_advance() {
-        let alphabet = b"(((){}[]\"\"'\\//*\n ax1,:=";
-        let mut rng = crate::test_rng::Xorshift::new(0x7C1A_55E0_93B2_4D6F);
-        for round in 0..3000 {
-            let len = 1 + rng.below(if round % 10 == 0 { 400 } else { 40 });
-            let text: Vec<u8> = (0..len)
-                .map(|_| alphabet[rng.below(alphabet.len())])
-                .collect();
-            let depth = [1, 2, 3, 8, 128][rng.below(5)];
-            let mut starts = vec![(Scanner::new(depth, true), 0usize)];
-            // A scan failed from an earlier `(`, resumed at a `(` it left open.
-            let mut failed = FailedScans::default();
-            let opens: Vec<usize> = (0..text.len()).filter(|&i| text[i] == b'(').collect();
-            if let Some(&a) = opens.first() {
-                let mut sc = Scanner::new(depth, true);
-                if let Scan::Fail(_) = sc.advance(&text[a..]) {
-                    sc.fail_into(&mut failed, a);
-                    for &k in opens.iter().skip(1) {
-                        if failed.covers(k, b'(', depth, true) {
-                            starts.push((
-                                Scanner::resume_or_new(&mut failed, k, b'(', depth, true),
-                                k,
-                            ));
-                            break;
-                        }
-                    }
-                }
-            }
-            for (start, at) in starts {
-                let region = &text[at..];
-                let (mut a, mut b) = (start.clone(), start);
-                let mut end = 0;
-                loop {
-                    end = (end + 1 + rng.below(12)).min(region.len());
-                    let (x, y) = (a.advance(&region[..end]), b.advance_call(&region[..end]));
-                    assert_eq!(x, y, "{:?} {depth}", String::from_utf8_lossy(region));
-                    assert_eq!(
-                        state(&a),
-                        state(&b),
-                        "{:?} {depth}",
-                        String::from_utf8_lossy(region)
-                    );
-                    if x != Scan::NeedMore || end == region.len() {
-                        break;
-                    }
                 }
             }
         }

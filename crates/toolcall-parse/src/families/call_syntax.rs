@@ -280,7 +280,7 @@ impl RegionReader for CallReader {
         let scanner = &mut self.scanner;
         let scan = match self.first.take() {
             Some(scan) => scan,
-            None => scanner.advance_call(region.as_bytes().get(open..).unwrap_or(&[])),
+            None => scanner.advance(region.as_bytes().get(open..).unwrap_or(&[])),
         };
         match scan {
             Scan::NeedMore if !is_final => Advance::NeedMore,
@@ -512,7 +512,7 @@ impl Family for CallSyntax {
                 return false;
             };
             let mut sc = Scanner::new(max_depth, true);
-            let first = sc.advance_call(from.get(..FIRST_LOOK).unwrap_or(from));
+            let first = sc.advance(from.get(..FIRST_LOOK).unwrap_or(from));
             if let Scan::Done(n) = first {
                 let Some(d) = decided.get_mut(k) else {
                     return false;
@@ -535,7 +535,7 @@ impl Family for CallSyntax {
         {
             let scan = match first {
                 Scan::NeedMore => match bytes.get(p..) {
-                    Some(from) => sc.advance_call(from),
+                    Some(from) => sc.advance(from),
                     None => return false,
                 },
                 Scan::Done(_) => continue,
