@@ -132,6 +132,34 @@ const CALL_FENCES: &[&str] = &[
 /// other content of such a fence is a code sample.
 const MARKUP_FENCES: &[&str] = &["xml"];
 
+/// Whether a fence with this info string may hold calls (a [`CALL_FENCES`] or
+/// [`MARKUP_FENCES`] name), and whether it is a markup fence. The names are lower-case
+/// ASCII: compared ignoring ASCII case (no lower-cased copy), with the info string trimmed
+/// only when it holds a byte other than a visible ASCII one, which `trim` leaves alone (a
+/// `trim` of every info string and a closure call per list cost a flood of fences ~60
+/// instructions a fence).
+#[inline(always)]
+fn fence_kind(info: &str) -> (bool, bool) {
+    let lang = if info.bytes().all(|b| b.is_ascii_graphic()) {
+        info
+    } else {
+        info.trim()
+    };
+    let mut markup = false;
+    for n in MARKUP_FENCES {
+        markup |= n.eq_ignore_ascii_case(lang);
+    }
+    if markup {
+        return (true, true);
+    }
+    for n in CALL_FENCES {
+        if n.eq_ignore_ascii_case(lang) {
+            return (true, false);
+        }
+    }
+    (false, false)
+}
+
 enum Mode {
     Text,
     InlineCode,
@@ -219,6 +247,24 @@ fn match_at(bytes: &[u8], pos: usize, marker: &str, ignore_case: bool) -> Marker
     }
 }
 
+/// `match_at(bytes, pos, "```", false)` with the marker's length known (that call's
+/// comparison of a length known only at run time called `memcmp`, ~18 instructions a
+/// fence).
+#[inline]
+fn backticks_at(bytes: &[u8], pos: usize) -> Marker {
+    match bytes.get(pos..pos + 3) {
+        Some(b) if b == b"```" => Marker::Full,
+        Some(_) => Marker::No,
+        None if bytes
+            .get(pos..)
+            .is_some_and(|r| r.iter().all(|&b| b == b'`')) =>
+        {
+            Marker::Partial
+        }
+        None => Marker::No,
+    }
+}
+
 /// `memmem::find`, after a `memchr` for the needle's first byte: streamed pushes search
 /// a few new bytes each, where building a searcher costs more than the search.
 fn find_marker(hay: &[u8], needle: &[u8]) -> Option<usize> {
@@ -232,7 +278,7 @@ fn find_marker(hay: &[u8], needle: &[u8]) -> Option<usize> {
 /// fences searched once per fence).
 fn find_triple_backtick(hay: &[u8]) -> Option<usize> {
     let mut from = 0;
-    while let Some(i) = hay.get(from..).and_then(|h| memchr::memchr(b'`', h)) {
+    while let Some(i) = hay.get(from..).and_then(|h| memchr_near(b'`', h)) {
         let at = from + i;
         if hay.get(at..at + 3) == Some(b"```") {
             return Some(at);
@@ -241,6 +287,22 @@ fn find_triple_backtick(hay: &[u8]) -> Option<usize> {
     }
     None
 }
+
+/// `memchr`, with the first [`NEAR`] bytes looked at one by one: a fence's info string
+/// ends, and a short fence's content, a few bytes on, where `memchr`'s vector setup cost
+/// ~44 instructions a call (a flood of one-byte fences made two a fence).
+#[inline]
+fn memchr_near(needle: u8, hay: &[u8]) -> Option<usize> {
+    let head = hay.get(..NEAR).unwrap_or(hay);
+    if let Some(i) = head.iter().position(|&b| b == needle) {
+        return Some(i);
+    }
+    let rest = hay.get(NEAR..)?;
+    memchr::memchr(needle, rest).map(|i| NEAR + i)
+}
+
+/// How many bytes [`memchr_near`] looks at before `memchr`.
+const NEAR: usize = 8;
 
 /// How a reasoning block ends.
 #[derive(Debug, Clone)]
@@ -964,6 +1026,10 @@ pub(crate) struct Engine<'a> {
     /// each byte), to compare the two readings.
     #[cfg(test)]
     no_walk: bool,
+    /// Tests only: a fence's opener emits the text before it at once (as the text scan
+    /// would), to compare with its emission when the fence decides.
+    #[cfg(test)]
+    eager_fence_text: bool,
     /// Tests only: bytes [`Engine::pass_implausible`] and its walk passed.
     #[cfg(test)]
     bracket_passed: usize,
@@ -1079,6 +1145,8 @@ impl<'a> Engine<'a> {
             no_failed_before: 0,
             #[cfg(test)]
             no_walk: false,
+            #[cfg(test)]
+            eager_fence_text: false,
             #[cfg(test)]
             bracket_passed: 0,
         }
@@ -1699,6 +1767,30 @@ impl<'a> Engine<'a> {
         }
     }
 
+    /// Sets the mode, with no call of `Mode`'s drop glue where the one it replaces owns
+    /// nothing (text, inline code, a fence): that call, twice a fence, cost a flood of
+    /// fences ~28 instructions a fence.
+    #[inline(always)]
+    fn set_plain_mode(&mut self, mode: Mode) {
+        match self.mode {
+            Mode::Text | Mode::InlineCode | Mode::Fence { .. } => {
+                std::mem::forget(std::mem::replace(&mut self.mode, mode));
+            }
+            _ => self.mode = mode,
+        }
+    }
+
+    /// [`Engine::enter_text`] after a fence, whose mode owns nothing.
+    #[inline]
+    fn leave_fence(&mut self, end: usize) {
+        self.set_plain_mode(Mode::Text);
+        self.pos = end;
+        self.ident_start = None;
+        if end > 0 {
+            self.line_start = self.buf.as_bytes().get(end - 1) == Some(&b'\n');
+        }
+    }
+
     /// Drops the bytes no reader needs any more. Inlined for its test (see
     /// [`Engine::flush_text_event`]).
     #[inline]
@@ -2033,7 +2125,7 @@ impl<'a> Engine<'a> {
                 }
                 b'`' => {
                     let bytes = self.buf.as_bytes();
-                    let triple = match_at(bytes, pos, "```", false);
+                    let triple = backticks_at(bytes, pos);
                     if self.line_start && !self.nested {
                         match triple {
                             Marker::Partial if !is_final => return Step::Wait,
@@ -2042,7 +2134,7 @@ impl<'a> Engine<'a> {
                                 // An info string longer than this is no fence opener.
                                 const MAX_INFO: usize = 256;
                                 let window = &bytes[info_from..len.min(info_from + MAX_INFO)];
-                                let (info_end, content) = match memchr::memchr(b'\n', window) {
+                                let (info_end, content) = match memchr_near(b'\n', window) {
                                     Some(nl) => (info_from + nl, info_from + nl + 1),
                                     None if is_final && len - info_from <= MAX_INFO => (len, len),
                                     None if len - info_from < MAX_INFO => return Step::Wait,
@@ -2054,24 +2146,45 @@ impl<'a> Engine<'a> {
                                         return Step::Continue;
                                     }
                                 };
-                                let lang = self.buf.get(info_from..info_end).unwrap_or("").trim();
-                                // The fence names are lower-case ASCII: compared ignoring
-                                // ASCII case, no lower-cased copy of the info string.
-                                let named = |names: &[&str]| {
-                                    names.iter().any(|n| n.eq_ignore_ascii_case(lang))
-                                };
+                                let info = self.buf.get(info_from..info_end).unwrap_or("");
                                 // Reasoning only: no fence can hold a call.
-                                let reads = !self.ctx.reasoning_only;
-                                let markup = reads && named(MARKUP_FENCES);
-                                let callable = reads && (named(CALL_FENCES) || markup);
-                                self.emit_text(pos);
-                                self.mode = Mode::Fence {
+                                let (callable, markup) = if self.ctx.reasoning_only {
+                                    (false, false)
+                                } else {
+                                    fence_kind(info)
+                                };
+                                // The text before the fence is emitted when the fence
+                                // decides (`step_fence`), with the fence's own when it is
+                                // text: one piece for a flood of fences.
+                                #[cfg(test)]
+                                if self.eager_fence_text {
+                                    self.emit_text(pos);
+                                }
+                                // Closed in the bytes received: decided here, in the text
+                                // scan, a fence passed as text without a mode of its own
+                                // (the mode set, then the text's again, and a step each
+                                // cost a flood of one-byte fences ~60 instructions a fence).
+                                if let Some((content_end, end)) =
+                                    fence_close(self.buf.as_bytes(), content, content)
+                                {
+                                    if self.fence_is_text(content, content_end, callable, markup) {
+                                        self.pos = end;
+                                        self.line_start = false;
+                                        self.ident_start = None;
+                                        continue;
+                                    }
+                                    return self.read_fence(pos, content, content_end, end, markup);
+                                }
+                                // Searched to the end: the fence's next search starts where
+                                // a close may still come (as after a push), not again over
+                                // its content.
+                                self.set_plain_mode(Mode::Fence {
                                     start: pos,
                                     content,
-                                    search: content,
+                                    search: len.saturating_sub(3).max(content),
                                     callable,
                                     markup,
-                                };
+                                });
                                 return Step::Continue;
                             }
                             _ => {}
@@ -4915,87 +5028,100 @@ impl<'a> Engine<'a> {
         else {
             return Step::Continue;
         };
-        let bytes = self.buf.as_bytes();
-        let mut from = search;
-        let mut close: Option<(usize, usize)> = None; // (content end, fence end)
-        while let Some(i) = find_triple_backtick(&bytes[from..]) {
-            let at = from + i;
-            let line_begin = bytes[..at]
-                .iter()
-                .rposition(|b| *b == b'\n')
-                .map_or(0, |p| p + 1);
-            let only_spaces = bytes[line_begin..at]
-                .iter()
-                .all(|b| *b == b' ' || *b == b'\t');
-            if only_spaces && line_begin >= content {
-                let content_end = if line_begin > content {
-                    line_begin - 1
-                } else {
-                    content
-                };
-                close = Some((content_end.max(content), at + 3));
-                break;
-            }
-            from = at + 3;
-        }
-        let (content_end, end) = match close {
+        let (content_end, end) = match fence_close(self.buf.as_bytes(), search, content) {
             Some(c) => c,
             None if is_final => (self.buf.len(), self.buf.len()),
             None => {
                 let search = self.buf.len().saturating_sub(3).max(content);
-                if !callable {
+                if callable {
+                    // The text before it goes out as the text scan's would (once: each
+                    // push of a streamed fence waits here).
+                    if self.emit_from < start {
+                        self.emit_text(start);
+                    }
+                } else {
                     // A code sample whatever it holds: its text goes out as it arrives.
                     self.emit_text(floor_boundary(&self.buf, search));
                 }
-                self.mode = Mode::Fence {
+                self.set_plain_mode(Mode::Fence {
                     start,
                     content,
                     search,
                     callable,
                     markup,
-                };
+                });
                 return Step::Wait;
             }
         };
-        if !callable {
-            self.enter_text(end);
+        if self.fence_is_text(content, content_end, callable, markup) {
+            self.leave_fence(end);
             return Step::Continue;
+        }
+        self.read_fence(start, content, content_end, end, markup)
+    }
+
+    /// Whether a closed fence's content (`content..content_end`) goes out as this engine's
+    /// text, no sub-engine made: a code sample (not `callable`), blanks, a markup fence
+    /// whose content starts with no region opener, or content [`holds_no_nested_region`]
+    /// passes.
+    fn fence_is_text(
+        &self,
+        content: usize,
+        content_end: usize,
+        callable: bool,
+        markup: bool,
+    ) -> bool {
+        if !callable {
+            return true;
         }
         let inner = self.buf.get(content..content_end).unwrap_or("");
         if inner.bytes().all(|b| b.is_ascii_whitespace()) {
             // Nothing a sub-engine could read (it would send only this text, which is this
             // engine's): a flood of empty fences makes none.
-            self.enter_text(end);
-            return Step::Continue;
+            return true;
         }
-        // A markup fence holds calls only when its content starts with a region opener.
-        let markup_inside = markup
-            && self
-                .ctx
-                .openers
-                .starts_with_region(inner.trim_start_matches(|c: char| c.is_ascii_whitespace()));
-        if markup && !markup_inside {
-            self.enter_text(end);
-            return Step::Continue;
+        if markup {
+            // A markup fence holds calls only when its content starts with a region opener.
+            return !self.markup_inside(inner);
         }
         // A code fence's sub-engine reads only bare JSON, `name(` and line-start openers
         // (its `nested` scan skips every other opener): content holding none of their
         // starts is sent as text by it, nothing else, and its text is this engine's. A
         // flood of one-byte fences (```` ```\nx\n```\n ````) made a sub-engine each.
-        if !markup
-            && holds_no_nested_region(
-                inner.as_bytes(),
-                &self.ctx.openers,
-                self.ctx.limits.max_depth,
-            )
-        {
-            self.enter_text(end);
-            return Step::Continue;
-        }
+        holds_no_nested_region(
+            inner.as_bytes(),
+            &self.ctx.openers,
+            self.ctx.limits.max_depth,
+        )
+    }
+
+    /// Whether a markup fence's content starts with a region opener.
+    fn markup_inside(&self, inner: &str) -> bool {
+        self.ctx
+            .openers
+            .starts_with_region(inner.trim_start_matches(|c: char| c.is_ascii_whitespace()))
+    }
+
+    /// Reads a closed fence that [`Engine::fence_is_text`] did not pass (`start` its
+    /// opener, `content..content_end` its content, `end` after its close) with a
+    /// sub-engine, and reads on after it.
+    fn read_fence(
+        &mut self,
+        start: usize,
+        content: usize,
+        content_end: usize,
+        end: usize,
+        markup: bool,
+    ) -> Step {
+        let markup_inside =
+            markup && self.markup_inside(self.buf.get(content..content_end).unwrap_or(""));
         // The sub-engine reads the content where it lies (borrowed from this buffer), so
         // it is dropped before this engine changes. It counts its diagnostics in this
         // engine's cap (one cap per reply): what it reports is reported here as it is, and
         // what it leaves out is in the reply's count of diagnostics not reported.
+        // The text before the fence goes out before what its sub-engine reports.
+        self.emit_text(start);
+        let inner = self.buf.get(content..content_end).unwrap_or("");
         let mut diag_cap = std::mem::take(&mut self.diag_cap);
         let (events, labels, markup_found) = {
             let mut sub = Engine::new_inner(self.ctx.clone());
@@ -5068,6 +5194,37 @@ impl<'a> Engine<'a> {
         self.labels.extend(labels);
         Step::Continue
     }
+}
+
+/// The close of a fence whose content starts at `content`, searched from `from`: the
+/// first "```" with only blanks before it on its line, that line at or after `content`;
+/// `(content end, fence end)`. A "```" after any other byte is passed without looking
+/// for its line's start (a fence around a flood of `{"```json\n`, where every "```" is
+/// inside a line, looked back to each line's start: ~110 instructions a unit).
+fn fence_close(bytes: &[u8], mut from: usize, content: usize) -> Option<(usize, usize)> {
+    while let Some(i) = find_triple_backtick(bytes.get(from..)?) {
+        let at = from + i;
+        from = at + 3;
+        if at > 0 && !matches!(bytes[at - 1], b'\n' | b' ' | b'\t') {
+            continue;
+        }
+        let line_begin = bytes[..at]
+            .iter()
+            .rposition(|b| *b == b'\n')
+            .map_or(0, |p| p + 1);
+        let only_spaces = bytes[line_begin..at]
+            .iter()
+            .all(|b| *b == b' ' || *b == b'\t');
+        if only_spaces && line_begin >= content {
+            let content_end = if line_begin > content {
+                line_begin - 1
+            } else {
+                content
+            };
+            return Some((content_end.max(content), at + 3));
+        }
+    }
+    None
 }
 
 /// Whether a fence's `content`, read by a `nested` sub-engine (which starts no opener),
@@ -7177,6 +7334,262 @@ pub(crate) mod tests {
                 assert_eq!(got, !keys, "{content:?}");
             }
         }
+    }
+
+    // `fence_kind` (no trim of a visible ASCII info string, one loop per list) names what
+    // the lists name, trimmed and ignoring ASCII case: names, their cases and cuts,
+    // ASCII and Unicode blanks (a vertical tab, which `trim` strips, among them) around
+    // them, other languages. Fails when the trim is left out or a list is not asked.
+    #[test]
+    fn fence_kind_names_what_the_lists_name() {
+        let named = |lang: &str, names: &[&str]| names.iter().any(|n| n.eq_ignore_ascii_case(lang));
+        let mut infos = Vec::new();
+        for name in CALL_FENCES
+            .iter()
+            .chain(MARKUP_FENCES)
+            .chain(&["python", "js", "jso", "xmls", "é"])
+        {
+            for n in [
+                name.to_string(),
+                name.to_ascii_uppercase(),
+                format!("{name}x"),
+            ] {
+                for (a, b) in [
+                    ("", ""),
+                    (" ", ""),
+                    ("", "\t"),
+                    ("\u{b}", ""),
+                    ("", "\r"),
+                    ("\u{a0}", "\u{3000}"),
+                    (" x", ""),
+                    ("", "\u{85}"),
+                ] {
+                    infos.push(format!("{a}{n}{b}"));
+                }
+            }
+        }
+        for info in &infos {
+            let lang = info.trim();
+            let markup = named(lang, MARKUP_FENCES);
+            let callable = named(lang, CALL_FENCES) || markup;
+            assert_eq!(fence_kind(info), (callable, markup), "{info:?}");
+        }
+    }
+
+    // `fence_close` (a "```" after a byte other than a blank or newline passed without
+    // its line's start looked up) finds the close that looking up every one finds, from
+    // each offset of contents of backticks, blanks, newlines and other bytes. Fails when
+    // the quick test passes a "```" that closes.
+    #[test]
+    fn fence_close_finds_what_each_line_start_finds() {
+        let reference = |bytes: &[u8], mut from: usize, content: usize| {
+            while let Some(i) = find_triple_backtick(&bytes[from..]) {
+                let at = from + i;
+                let line_begin = bytes[..at]
+                    .iter()
+                    .rposition(|b| *b == b'\n')
+                    .map_or(0, |p| p + 1);
+                let only_spaces = bytes[line_begin..at]
+                    .iter()
+                    .all(|b| *b == b' ' || *b == b'\t');
+                if only_spaces && line_begin >= content {
+                    let end = if line_begin > content {
+                        line_begin - 1
+                    } else {
+                        content
+                    };
+                    return Some((end.max(content), at + 3));
+                }
+                from = at + 3;
+            }
+            None
+        };
+        let alphabet: &[&str] = &["```", "`", "\n", " ", "\t", "x", "{\"", "````", "\r", "é"];
+        let mut rng = Xorshift::new(0x9E37_79B9_7F4A_7C15_u64);
+        let mut closed = 0;
+        for case in 0..4000 {
+            let mut text = String::new();
+            for _ in 0..case % 12 + 1 {
+                text.push_str(alphabet[rng.below(alphabet.len())]);
+            }
+            let bytes = text.as_bytes();
+            for content in 0..=bytes.len().min(4) {
+                for from in content..=bytes.len() {
+                    let want = reference(bytes, from, content);
+                    closed += usize::from(want.is_some());
+                    assert_eq!(
+                        fence_close(bytes, from, content),
+                        want,
+                        "{text:?} {content} {from}"
+                    );
+                }
+            }
+        }
+        assert!(closed > 5000, "{closed}");
+    }
+
+    // `backticks_at` answers what `match_at(.., "```", false)` answers, at every offset of
+    // short runs of backticks and other bytes (partial at the end).
+    #[test]
+    fn backticks_at_is_match_at_of_three_backticks() {
+        for text in [
+            "`", "``", "```", "````", "x`", "`x`", "``x", "`` `", "a```b``", "",
+        ] {
+            let bytes = text.as_bytes();
+            for pos in 0..=bytes.len() {
+                let (got, want) = (backticks_at(bytes, pos), match_at(bytes, pos, "```", false));
+                assert!(
+                    matches!(
+                        (got, want),
+                        (Marker::Full, Marker::Full)
+                            | (Marker::Partial, Marker::Partial)
+                            | (Marker::No, Marker::No)
+                    ),
+                    "{text:?} {pos}"
+                );
+            }
+        }
+    }
+
+    // `memchr_near` finds what `memchr` finds: the byte at every offset in and past the
+    // first `NEAR`, twice, and not at all.
+    #[test]
+    fn memchr_near_finds_what_memchr_finds() {
+        for len in 0..3 * NEAR {
+            for at in (0..len).map(Some).chain([None]) {
+                let mut hay = vec![b'x'; len];
+                if let Some(at) = at {
+                    hay[at] = b'`';
+                    hay[(at + 5).min(len - 1)] = b'`';
+                }
+                assert_eq!(
+                    memchr_near(b'`', &hay),
+                    memchr::memchr(b'`', &hay),
+                    "{len} {at:?}"
+                );
+            }
+        }
+    }
+
+    /// Every event of `text` (call ids left out), one-shot and streamed in pushes of `size`
+    /// bytes, with a fence's text before it emitted at its opener (`eager`) or when the
+    /// fence decides.
+    fn fence_events(
+        text: &str,
+        options: &crate::ParseOptions,
+        size: usize,
+        eager: bool,
+    ) -> Vec<String> {
+        let key = |e: StreamEvent| match e {
+            StreamEvent::Text { text } => format!("T{text}"),
+            StreamEvent::Reasoning { text } => format!("R{text}"),
+            StreamEvent::CallStarted { index, name, .. } => format!("S{index}{name}"),
+            StreamEvent::ArgumentsDelta { index, fragment } => format!("A{index}{fragment}"),
+            StreamEvent::CallFinished { index, call } => {
+                format!("F{index}{}{}{:?}", call.name, call.arguments, call.origin)
+            }
+            StreamEvent::Diagnostic { diagnostic } => format!("D{diagnostic:?}"),
+        };
+        if size == 0 {
+            let (ctx, _) = options.ctx();
+            let mut e = Engine::new(Arc::new(ctx));
+            e.quiet = true;
+            e.eager_fence_text = eager;
+            let p = e.parse_whole(text, Parsed::default());
+            let mut out = vec![format!("T{}", p.text)];
+            out.extend(p.reasoning.iter().map(|r| format!("R{r}")));
+            out.extend(
+                p.calls
+                    .iter()
+                    .map(|c| format!("F{}{}{:?}", c.name, c.arguments, c.origin)),
+            );
+            out.extend(p.diagnostics.iter().map(|d| format!("D{d:?}")));
+            return out;
+        }
+        let mut stream = crate::StreamParser::new(options.clone());
+        stream.engine.eager_fence_text = eager;
+        let mut events = Vec::new();
+        let mut at = 0;
+        while at < text.len() {
+            let mut end = (at + size).min(text.len());
+            while !text.is_char_boundary(end) {
+                end += 1;
+            }
+            events.extend(stream.push(&text[at..end]).into_iter().map(key));
+            events.push("|".to_owned());
+            at = end;
+        }
+        events.extend(stream.finish().into_iter().map(key));
+        events
+    }
+
+    // A fence's opener leaves the text before it to the fence's decision (`step_fence`
+    // emits it when the fence waits for its closer, before its sub-engine's notes and
+    // calls, or with the fence's own text): every event, push by push, is the one the
+    // opener's emission gives (`Engine::eager_fence_text`), one-shot and streamed in 1-,
+    // 7- and 64-byte pushes, for floods of fences (empty, plain, broken JSON, calls,
+    // markup, other languages), unclosed fences, reasoning and text around them; and
+    // streamed as one-shot (text, calls, notes), a push ending inside a fence's close.
+    #[test]
+    fn fence_text_emitted_when_the_fence_decides_equals_at_its_opener() {
+        let call = r#"{"name": "get_weather", "arguments": {"city": "Oslo"}}"#;
+        let units = [
+            "```\nx\n```\n".to_owned(),
+            "```\n\n```\n".to_owned(),
+            "```json\n{\"\n```\n".to_owned(),
+            "a ```\n```json\n{\"x\n```\n1 ".to_owned(),
+            format!("```json\n{call}\n```\n"),
+            format!("text\n```\n{call} {{\"a\": [1]}}\n```\nafter "),
+            "```xml\n<tool_call>{\"name\": \"get_weather\", \"arguments\": {}}</tool_call>\n```\n"
+                .to_owned(),
+            "```xml\n<b>x</b>\n```\n".to_owned(),
+            "```python\nget_weather(city=\"x\")\n```\n".to_owned(),
+            "```\nget_weather(city=\"Paris\")\n```\n".to_owned(),
+            "```\n[1, 2]\n```\n".to_owned(),
+            "```json\n{\"name\": \"nope\", \"arguments\": {}}\n```\n".to_owned(),
+            "x ```json\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \n```\n".to_owned(),
+            "```\n{\"name\": \"get_weather\", \"arguments\": [}\n```\n".to_owned(),
+            "```\n[{\"name\": \"get_weather\"}, {\"name\": 1, \"arguments\": {}}]\n```\n"
+                .to_owned(),
+            "<think>r ```\nx\n```</think>```\nx\n``` ".to_owned(),
+            "```JSON \n{\"tools\": [{\"name\": \"get_weather\", \"arguments\": {}}, {\n```\n"
+                .to_owned(),
+        ];
+        let mut texts = Vec::new();
+        for u in &units {
+            for n in [1, 3, 40] {
+                texts.push(u.repeat(n));
+                texts.push(format!("before {}", u.repeat(n)));
+                // Unclosed at the end.
+                texts.push(format!("{}```json\n{{\"x", u.repeat(n)));
+                texts.push(format!("{}```\nx y", u.repeat(n)));
+            }
+        }
+        for (i, a) in units.iter().enumerate() {
+            texts.push(format!("{a}{}{a}", units[(i + 5) % units.len()]));
+        }
+        // A push that ends inside the close of a fence opened in it (the fence's next
+        // search starts before the bytes that may still start it).
+        for pad in 0..70 {
+            texts.push(format!("{}\n```json\n{call}\n```\nafter", "a".repeat(pad)));
+            texts.push(format!("{}\n```\nx\n```\n{call}", "a".repeat(pad)));
+        }
+        let (mut differ, mut fences) = (0, 0);
+        for text in &texts {
+            for options in [with_get_weather(), crate::ParseOptions::default()] {
+                walk_equals_no_walk(text, &options);
+                for size in [0, 1, 7, 64] {
+                    let late = fence_events(text, &options, size, false);
+                    let eager = fence_events(text, &options, size, true);
+                    assert_eq!(late, eager, "{text:?}: {size}-byte pushes");
+                    fences += 1;
+                    differ += usize::from(
+                        size > 0 && late.iter().filter(|e| e.starts_with('T')).count() > 1,
+                    );
+                }
+            }
+        }
+        assert!(fences > 1000 && differ > 100, "{differ} of {fences}");
     }
 
     // A fence's content that `holds_no_nested_region` passes gives its sub-engine (nested,
