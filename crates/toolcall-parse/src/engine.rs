@@ -2391,11 +2391,12 @@ impl<'a> Engine<'a> {
     /// to be text by its own bytes, and `true` comes back when that passed at least one
     /// more copy of the opener. Passed: bytes no scan stops at, stops `plain_stop` says are
     /// ordinary there (asked as the bulk skip asks, after a passed byte), a newline followed
-    /// by blanks (no stops) and then such a byte that starts no line-start opener, and a
-    /// stop where the opener lookup finds opener `i` (decided whatever follows) and every
-    /// family declines its region at once, asked as `open` asks (with `is_final`): the scan
-    /// reads its first byte as text too, and reads on after it. Each unit (a copy and the
-    /// bytes after it) is at most [`MAX_UNIT`] bytes. A numbered flood (`>>>0>>>1…`),
+    /// by blanks (no stops) and then such a byte that starts no line-start opener (or opener
+    /// `i`, declined as below), and a stop where the opener lookup finds opener `i` (decided
+    /// whatever follows) and every family declines its region at once, asked as `open` asks
+    /// (with `is_final`): the scan reads its first byte as text too, and the opener's bytes
+    /// after it that it reads so there ([`crate::openers::Openers::copy_passed`]), and reads
+    /// on after them. Each unit (a copy and the bytes after it) is at most [`MAX_UNIT`] bytes. A numbered flood (`>>>0>>>1…`),
     /// whose copies differ so that no unit repeats, was read byte by byte (~950
     /// instructions a 5-byte unit, 38x prose). Out of line: asked only on declines.
     #[inline(never)]
@@ -2413,6 +2414,7 @@ impl<'a> Engine<'a> {
         let bytes = self.buf.as_bytes();
         let openers = &self.ctx.openers;
         let stops = &openers.stops;
+        let first = bytes.get(pos).copied();
         let declined_at = |q: usize| {
             let region = self.buf.get(q..).unwrap_or("");
             families.iter().all(|by| {
@@ -2431,6 +2433,9 @@ impl<'a> Engine<'a> {
             let Some(&c) = bytes.get(q).filter(|_| q < limit) else {
                 break;
             };
+            let mut found = None;
+            // Where the walk ends when the copy at a line start is not passed: its newline.
+            let mut line = None;
             if c == b'\n' {
                 let r = after_blank_lines(bytes, stops, q + 1);
                 match bytes.get(r) {
@@ -2438,13 +2443,32 @@ impl<'a> Engine<'a> {
                         q = r + 1;
                         continue;
                     }
+                    // The walk's opener at the line start, the longest there whatever
+                    // follows: the scan looks for openers before it asks a line start's
+                    // own openers, and reads a declined one as text as it reads any copy
+                    // (a flood of `<tool_call>0\n…` went back to the scan at every copy,
+                    // ~1,180 instructions each, 19x prose).
+                    Some(&d)
+                        if Some(d) == first && r < limit && openers.longest_at(bytes, r, i) =>
+                    {
+                        line = Some(q);
+                        found = Some((r, i));
+                        q = r;
+                    }
                     _ => break,
                 }
+            } else if self.plain_stop(q, &mut found) {
+                q += 1;
+                continue;
             }
-            let mut found = None;
-            if self.plain_stop(q, &mut found)
-                || (found.is_none() && self.walk_passes_bracket(q, is_final))
-            {
+            // A byte `plain_stop` refused before its lookup that starts the walk's own
+            // opener, the longest here whatever follows: what the lookup below finds after
+            // the bracket's plausibility test, by one compare (a flood of `[TOOL_CALLS]0…`
+            // asked each copy's `[` for bare JSON first, ~450 instructions). Not asked
+            // before `plain_stop`: a `>` of `>>>0…` found it there, one compare more each.
+            if found.is_none() && Some(c) == first && openers.longest_at(bytes, q, i) {
+                found = Some((q, i));
+            } else if found.is_none() && self.walk_passes_bracket(q, is_final) {
                 q += 1;
                 continue;
             }
@@ -2459,10 +2483,17 @@ impl<'a> Engine<'a> {
                 Some((_, j)) if j == i && declined_at(q) => {
                     copies += 1;
                     unit = q;
+                    // Its bytes after the first that the scan reads as text there
+                    // ([`crate::openers::Openers::copy_passed`]), at once.
+                    q += openers.copy_passed(bytes, q, i);
+                }
+                Some((_, j)) if j != i && line.is_none() && self.walk_declined(j, q, is_final) => {
                     q += 1;
                 }
-                Some((_, j)) if j != i && self.walk_declined(j, q, is_final) => q += 1,
-                _ => break,
+                _ => {
+                    q = line.unwrap_or(q);
+                    break;
+                }
             }
         }
         if copies == 0 {
@@ -5909,6 +5940,69 @@ pub(crate) mod tests {
                         if next(4) == 0 {
                             text.push_str(&next(100).to_string());
                         }
+                    }
+                    text.push_str(pieces[next(pieces.len())]);
+                }
+                let with = walk_equals_no_walk(&text, &options);
+                long += usize::from(with.text.len() > 100);
+            }
+        }
+        assert!(long > 200, "{long}");
+    }
+
+    // Floods of declined region openers whose copies differ, each unit ending on a line of
+    // its own (the next copy at a line start, after blanks or blank lines) or inside one,
+    // with other markup between them: the same text, calls and notes as read opener by
+    // opener.
+    #[test]
+    fn declined_openers_walked_over_lines_read_as_each_opener() {
+        let openers = [
+            "<tool_call>",
+            ">>>",
+            "[TOOL_CALLS]",
+            "<function=",
+            "<|tool_call|>",
+            "]<]minimax[>[<tool_call>",
+            "<|start|>",
+            "<tool_calls>",
+            "<think:",
+            "Action:",
+        ];
+        let tails = [
+            "\n", "\n\n", "\n  ", "\r\n", "\n\t", " \n", "", "\n\n\n ", "x",
+        ];
+        let pieces = [
+            "<tool_call>{\"name\": \"get_weather\", \"arguments\": {}}</tool_call>",
+            "TOOL_CALL: get_weather\n",
+            "\n```json\n",
+            "`",
+            "x",
+            "get_weather(",
+            "\n",
+            "[",
+            "{\"",
+            "é",
+            "<",
+            "\nT",
+        ];
+        let words = ["x", "the", "get_weather", "", "{", "[", "(", "a b"];
+        let mut rng = Xorshift::new(0x0B7D_3E91_C56A_42F8_u64);
+        let mut next = |n: usize| rng.below(n);
+        let mut long = 0;
+        for options in [with_get_weather(), crate::ParseOptions::default()] {
+            for case in 0..300 {
+                let opener = openers[case % openers.len()];
+                let tail = tails[next(tails.len())];
+                let mut text = String::new();
+                for _ in 0..case % 40 + 2 {
+                    for _ in 0..next(16) {
+                        text.push_str(opener);
+                        if next(3) > 0 {
+                            text.push_str(&next(100_000).to_string());
+                        } else {
+                            text.push_str(words[next(words.len())]);
+                        }
+                        text.push_str(tail);
                     }
                     text.push_str(pieces[next(pieces.len())]);
                 }

@@ -678,6 +678,67 @@ impl Openers {
         self.inert.get(i).map_or(0, |&n| usize::from(n))
     }
 
+    /// How many bytes of a copy of opener `i` at `pos` (its text there) the text scan reads
+    /// as ordinary text once its region is declined, from the first on, short of its last:
+    /// past its [`Openers::inert`] bytes, each byte that is no stop, or a stop that means
+    /// nothing of itself (no newline, backtick, bracket or parenthesis) where no opener
+    /// starts even with more bytes to come ([`Trie::tail`] over the text's bytes from there,
+    /// then, where they lead into the trie, the bytes after the copy). What the scan's
+    /// `plain_stop` answers there, without its lookup from the root and `last_found`'s
+    /// compare: `>>>`'s second `>` in a flood of `>>>0>>>1…` cost ~100 instructions a copy.
+    /// The last byte is left to the caller's lookup, whose follow set of the byte after it
+    /// decides most (`]` of `[TOOL_CALLS]0…`).
+    #[inline(always)]
+    pub(crate) fn copy_passed(&self, bytes: &[u8], pos: usize, i: usize) -> usize {
+        let k = 1 + self.inert(i);
+        match self.list.get(i) {
+            Some(o) if k + 1 < o.text.len() => self.copy_passed_from(bytes, pos, o.text, k),
+            _ => k,
+        }
+    }
+
+    /// [`Openers::copy_passed`] from byte `k`, before the last. Out of line: asked only of
+    /// openers with such bytes.
+    #[inline(never)]
+    fn copy_passed_from(&self, bytes: &[u8], pos: usize, text: &str, mut k: usize) -> usize {
+        let text = text.as_bytes();
+        let after = bytes.get(pos + text.len()..).unwrap_or(&[]);
+        while k + 1 < text.len() {
+            let b = text[k];
+            if self.stops.is_stop(b) {
+                if matches!(b, b'\n' | b'`' | b'[' | b'{' | b'(') {
+                    break;
+                }
+                let passed = match self.trie.tail(text.get(k..).unwrap_or(&[])) {
+                    TAIL_NO => true,
+                    TAIL_OPENER => false,
+                    node => self.none_after(node, after),
+                };
+                if !passed {
+                    break;
+                }
+            }
+            k += 1;
+        }
+        k
+    }
+
+    /// Whether the walk from trie node `node` (where no opener ends) over `after` finds no
+    /// opener, with more bytes to come: the node's first step inline (the first byte of its
+    /// chain, or its children), which decides most (`>>0` of `>>>0>>>1…`), then
+    /// [`Openers::walk_on`] (calling it for every copy cost ~40 instructions).
+    #[inline(always)]
+    fn none_after(&self, node: u32, after: &[u8]) -> bool {
+        let (Some(n), Some(&b)) = (self.trie.nodes.get(node as usize), after.first()) else {
+            return false;
+        };
+        let goes_on = match n.skip.first() {
+            Some(&s) => s == b,
+            None => self.trie.child(n, b) != 0,
+        };
+        !goes_on || matches!(self.walk_on(node, after, false), Found::No)
+    }
+
     /// The first position from `from` up to `to` (inclusive) where opener `i` is not the
     /// longest opener, whatever more input comes (`to + 1` when it is at every one): where
     /// its text is not there, or a longer opener may go on from it (its trie node is not a
@@ -685,28 +746,34 @@ impl Openers {
     /// [`Openers::at`] answers other than `Found::At(i)` to, by one compare a position
     /// instead of the walk.
     pub(crate) fn longest_until(&self, bytes: &[u8], from: usize, to: usize, i: usize) -> usize {
-        let Some(&(text, node, leaf)) = self.ends.get(i) else {
-            return from;
-        };
-        let n = self.trie.nodes.get(node as usize);
         let mut j = from;
-        while j <= to {
-            let Some(rest) = bytes.get(j..) else { break };
-            let here = !text.is_empty()
-                && rest
-                    .get(..text.len())
-                    .is_some_and(|head| same_bytes(head, text))
-                && (leaf
-                    || match (n, rest.get(text.len())) {
-                        (Some(n), Some(&next)) => self.trie.child(n, next) == 0,
-                        _ => false,
-                    });
-            if !here {
-                break;
-            }
+        while j <= to && self.longest_at(bytes, j, i) {
             j += 1;
         }
         j
+    }
+
+    /// Whether opener `i` is the longest opener at `pos` whatever more input comes (what
+    /// [`Openers::at`] answers `Found::At(i)` to there): its text is there, and no longer
+    /// opener may go on from it (its trie node is a leaf, or the byte after it is present
+    /// and none of the node's children). One compare instead of the walk.
+    #[inline(always)]
+    pub(crate) fn longest_at(&self, bytes: &[u8], pos: usize, i: usize) -> bool {
+        let Some(&(text, node, leaf)) = self.ends.get(i) else {
+            return false;
+        };
+        let Some(rest) = bytes.get(pos..) else {
+            return false;
+        };
+        !text.is_empty()
+            && rest
+                .get(..text.len())
+                .is_some_and(|head| same_bytes(head, text))
+            && (leaf
+                || match (self.trie.nodes.get(node as usize), rest.get(text.len())) {
+                    (Some(n), Some(&next)) => self.trie.child(n, next) == 0,
+                    _ => false,
+                })
     }
 
     /// The longest opener starting at `bytes[pos]`; `Wait` while a longer one could still
@@ -849,14 +916,18 @@ fn same_bytes(a: &[u8], b: &[u8]) -> bool {
     if n >= 4 {
         return word4(a, 0) == word4(b, 0) && word4(a, n - 4) == word4(b, n - 4);
     }
-    let mut i = 1;
-    while i < n {
-        if a[i] != b[i] {
-            return false;
-        }
-        i += 1;
-    }
-    true
+    // Two or three bytes: the last two (the first is compared), one word compare instead
+    // of a byte loop (a lookup at each `>` of `>>>0>>>1…` compared three, ~12
+    // instructions in the loop).
+    n < 2 || word2(a, n - 2) == word2(b, n - 2)
+}
+
+/// The two bytes of `s` from `i` as a word (0 past the end: never asked for).
+#[inline]
+fn word2(s: &[u8], i: usize) -> u16 {
+    s.get(i..i + 2)
+        .and_then(|w| <[u8; 2]>::try_from(w).ok())
+        .map_or(0, u16::from_le_bytes)
 }
 
 /// The eight bytes of `s` from `i` as a word (0 past the end: never asked for).
@@ -877,6 +948,10 @@ fn word4(s: &[u8], i: usize) -> u32 {
 
 /// [`TrieNode::opener`] of a node where no opener ends.
 const NO_OPENER: u32 = u32::MAX;
+/// [`Trie::tail`]: no opener starts there, whatever follows.
+const TAIL_NO: u32 = 0;
+/// [`Trie::tail`]: an opener ends within the bytes.
+const TAIL_OPENER: u32 = u32::MAX;
 
 /// The openers' bytes as a trie: node 0 is the root; each node's children are a sorted
 /// run of `edges` (few, except under `<|`, where a binary search finds the byte).
@@ -941,6 +1016,33 @@ impl Trie {
                 .ok()
                 .and_then(|i| edges.get(i))
                 .map_or(0, |e| e.1)
+        }
+    }
+
+    /// Where the opener lookup at the start of `bytes` (known bytes, more may follow them)
+    /// stands after them: [`TAIL_NO`] (no opener starts there, whatever follows),
+    /// [`TAIL_OPENER`] (one ends within them) or the node they lead to from the root, where
+    /// the walk goes on over the bytes after them. Walked when asked (a few bytes of an
+    /// opener's text): kept per opener in the table, the build cost every family's small
+    /// reply ~0.5 %.
+    #[inline]
+    fn tail(&self, bytes: &[u8]) -> u32 {
+        let Some((&first, rest)) = bytes.split_first() else {
+            return TAIL_NO;
+        };
+        let mut node = self.root[usize::from(first)];
+        let mut rest = rest.iter();
+        loop {
+            let Some(n) = self.nodes.get(node as usize).filter(|_| node != 0) else {
+                return TAIL_NO;
+            };
+            if n.opener != NO_OPENER {
+                return TAIL_OPENER;
+            }
+            match rest.next() {
+                Some(&b) => node = self.child(n, b),
+                None => return node,
+            }
         }
     }
 
@@ -1475,6 +1577,75 @@ mod tests {
             return Found::Wait;
         }
         best.map_or(Found::No, Found::At)
+    }
+
+    // `copy_passed` passes exactly the bytes of a copy after its first, short of its last,
+    // that are no stop, or a stop that means nothing of itself where the lookup finds no
+    // opener with more to come, up to the first that is not (past the inert bytes, which
+    // are passed).
+    #[test]
+    fn copy_passed_passes_what_the_lookup_passes() {
+        let all: Vec<FormatId> = FormatId::all().collect();
+        let o = Openers::build(&all, false, false);
+        let afters = [
+            "",
+            "0",
+            ">",
+            ">>",
+            "x",
+            "<",
+            "|",
+            "\n",
+            "0>>>1",
+            "tool_call>",
+            "]",
+            "}",
+        ];
+        let mut checked = 0;
+        for i in 0..o.list.len() {
+            let text = o.list[i].text;
+            for more in o.list.iter().map(|p| p.text).chain(afters) {
+                let bytes = format!("{text}{more}");
+                let bytes = bytes.as_bytes();
+                let k = o.copy_passed(bytes, 0, i);
+                let passes = |q: usize| {
+                    let b = bytes[q];
+                    !o.stops.is_stop(b)
+                        || (!matches!(b, b'\n' | b'`' | b'[' | b'{' | b'(')
+                            && o.none_at(bytes, q) == Ok(true))
+                };
+                let inert = 1 + o.inert(i);
+                assert!(
+                    k >= inert && k <= text.len().max(inert),
+                    "{text:?} {more:?}: {k}"
+                );
+                for q in inert..k {
+                    assert!(passes(q), "{text:?} {more:?}: {q}");
+                }
+                if k >= inert && k + 1 < text.len() {
+                    assert!(!passes(k), "{text:?} {more:?}: stopped at {k}");
+                }
+                checked += k;
+            }
+        }
+        assert!(checked > 1000, "{checked}");
+    }
+
+    #[test]
+    fn same_bytes_is_slice_equality() {
+        let mut rng = Xorshift::new(0x4D2E_96A1_07BC_F35D_u64);
+        for n in 0..24 {
+            for _ in 0..200 {
+                let a: Vec<u8> = (0..n).map(|_| b"ab>"[rng.below(3)]).collect();
+                let mut b = a.clone();
+                if n > 0 && rng.below(2) == 0 {
+                    let k = rng.below(n);
+                    b[k] = b"ab>"[rng.below(3)];
+                }
+                assert_eq!(same_bytes(&a, &b), a == b, "{a:?} {b:?}");
+                assert!(!same_bytes(&a, &b[..n.saturating_sub(1)]) || n == 0);
+            }
+        }
     }
 
     #[test]
