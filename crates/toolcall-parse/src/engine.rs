@@ -2464,6 +2464,14 @@ impl<'a> Engine<'a> {
                         found = Some((r, i));
                         q = r;
                     }
+                    // A line's first letter that starts a line opener (`t` of `TOOL_CALL:`)
+                    // is ordinary where none starts there (`>>>\nthe…` stopped the walk at
+                    // each `t`, 24.2x prose). Asked last: in the first arm, `>>>{#}` cost
+                    // 2.5 % more.
+                    Some(&d) if !stops.is_stop(d) && self.no_line_opener(r, is_final) => {
+                        q = r + 1;
+                        continue;
+                    }
                     _ => break,
                 }
             } else if self.plain_stop(q, &mut found) {
@@ -6834,6 +6842,49 @@ pub(crate) mod tests {
                     run.clone(),
                     format!("{run}<tool_call>{tagged}</tool_call>{run}`x`{run}{tagged}"),
                 ] {
+                    for options in [with_get_weather(), crate::ParseOptions::default()] {
+                        walk_equals_no_walk(&text, &options);
+                    }
+                }
+            }
+        }
+    }
+
+    // A declined opener's walk reads a line whose first letter starts a line opener
+    // (`>>>\nthe…`) as the scan does: ordinary where no line opener starts there, the
+    // walk's end where one does (`TOOL_CALL:`, any case, after blanks too).
+    #[test]
+    fn declined_floods_with_line_words_read_as_each_byte() {
+        let words = [
+            "the",
+            "to",
+            "T",
+            "TOOL_CALL",
+            "tool_call: x",
+            "Tool_Call: get_weather\nCITY: Oslo",
+            " \ttool_call: get_weather",
+            "x",
+            "{\"a\"",
+        ];
+        let mut rng = Xorshift::new(0x7A3F_0D91_C25E_64B8_u64);
+        for unit in [
+            ">>>\n",
+            "[TOOL_CALLS]\n",
+            "<tool_call>\n",
+            ">>>x\n",
+            ">>>\n\n",
+        ] {
+            for numbered in [false, true] {
+                for n in [1, 3, 300] {
+                    let mut text = String::new();
+                    for i in 0..n {
+                        text.push_str(unit);
+                        text.push_str(words[rng.below(words.len())]);
+                        if numbered {
+                            text.push_str(&i.to_string());
+                        }
+                    }
+                    text.push_str("\nget_weather(city=\"Paris\")");
                     for options in [with_get_weather(), crate::ParseOptions::default()] {
                         walk_equals_no_walk(&text, &options);
                     }
