@@ -6866,31 +6866,15 @@ pub(crate) mod tests {
             "x",
             "{\"a\"",
         ];
-        let mut rng = Xorshift::new(0x7A3F_0D91_C25E_64B8_u64);
-        for unit in [
+        let units = [
             ">>>\n",
             "[TOOL_CALLS]\n",
             "<tool_call>\n",
             ">>>x\n",
             ">>>\n\n",
-        ] {
-            for numbered in [false, true] {
-                for n in [1, 3, 300] {
-                    let mut text = String::new();
-                    for i in 0..n {
-                        text.push_str(unit);
-                        text.push_str(words[rng.below(words.len())]);
-                        if numbered {
-                            text.push_str(&i.to_string());
-                        }
-                    }
-                    text.push_str("\nget_weather(city=\"Paris\")");
-                    for options in [with_get_weather(), crate::ParseOptions::default()] {
-                        walk_equals_no_walk(&text, &options);
-                    }
-                }
-            }
-        }
+        ];
+        let tail = "\nget_weather(city=\"Paris\")";
+        floods_walk_as_each_byte(&units, &words, tail, 0x7A3F_0D91_C25E_64B8);
     }
 
     // A newline between a `(` and the next name is read by the filler pass as the text scan
@@ -6917,8 +6901,17 @@ pub(crate) mod tests {
             "\n",
             "x y",
         ];
-        let mut rng = Xorshift::new(0x5E1D_0C4A_93B7_2F61_u64);
-        for unit in ["(\n", "(x\n", "get_weather(\n", "(\n\n", "(\r\n", "( \n"] {
+        let units = ["(\n", "(x\n", "get_weather(\n", "(\n\n", "(\r\n", "( \n"];
+        let tail = "(\nget_weather(city=\"Paris\")";
+        floods_walk_as_each_byte(&units, &words, tail, 0x5E1D_0C4A_93B7_2F61);
+    }
+
+    /// [`walk_equals_no_walk`] on floods of each unit (1, 3 and 300 copies), each copy
+    /// followed by its number, a drawn word, or both, then `tail`, with and without a
+    /// registry.
+    fn floods_walk_as_each_byte(units: &[&str], words: &[&str], tail: &str, seed: u64) {
+        let mut rng = Xorshift::new(seed);
+        for unit in units {
             for suffix in ["#", "w", "#w"] {
                 for n in [1, 3, 300] {
                     let mut text = String::new();
@@ -6931,7 +6924,7 @@ pub(crate) mod tests {
                             text.push_str(words[rng.below(words.len())]);
                         }
                     }
-                    text.push_str("(\nget_weather(city=\"Paris\")");
+                    text.push_str(tail);
                     for options in [with_get_weather(), crate::ParseOptions::default()] {
                         walk_equals_no_walk(&text, &options);
                     }
