@@ -23,6 +23,12 @@
 //! opened inside one whose scan failed resumes from that scan instead of rescanning
 //! ([`crate::scanner::FailedScan`]), so a flood of openers costs a few bytes each. Diagnostics are capped per kind
 //! ([`DiagCap`]).
+//!
+//! Runs of a failing `name(` whose copies differ only in their words (a model's runaway
+//! `get_weather(computer_use({"the…`, `(\nweather…`) are passed by a hand-written walk
+//! ([`Engine::pass_worded_calls`]) that compares each copy's tokens with the first's and asks
+//! each name and stop: read opener by opener, each copy cost ~2,500 instructions (its
+//! resumed scan, its note, the text scan's dispatch), 21.7x and 23.4x prose at 128 KB.
 
 use std::borrow::Cow;
 use std::ops::Range;
@@ -963,6 +969,14 @@ pub(crate) struct Engine<'a> {
     no_run_before: usize,
     /// How many times in a row [`Engine::pass_failed_calls`] found no unit.
     call_unit_misses: usize,
+    /// Offset in the whole input before which [`Engine::pass_worded_calls`] looks for no
+    /// run (one it walked, passed or not), and how many times in a row it found no unit.
+    no_worded_before: usize,
+    worded_misses: usize,
+    /// [`Engine::pass_worded_calls`]'s copies walked: each copy's first `(` (buffer
+    /// offset) and how many copies up to it have the name taken there (kept for the next
+    /// run).
+    worded_copies: Vec<(usize, [usize; MAX_WORDED_NAMES])>,
     /// How many times in a row [`Engine::pass_text_lines`] found no run.
     text_line_misses: usize,
     /// The last tool name looked up in the registry, for the readers ([`NameMemo`]).
@@ -1035,6 +1049,9 @@ pub(crate) struct Engine<'a> {
     /// each byte), to compare the two readings.
     #[cfg(test)]
     no_walk: bool,
+    /// Tests only: copies [`Engine::pass_worded_calls`] passed.
+    #[cfg(test)]
+    worded_passed: usize,
     /// Tests only: a fence's opener emits the text before it at once (as the text scan
     /// would), to compare with its emission when the fence decides.
     #[cfg(test)]
@@ -1125,6 +1142,9 @@ impl<'a> Engine<'a> {
             failed_call_scan: FailedScans::default(),
             no_run_before: 0,
             call_unit_misses: 0,
+            no_worded_before: 0,
+            worded_misses: 0,
+            worded_copies: Vec::new(),
             text_line_misses: 0,
             names: NameMemo::default(),
             markup_found: false,
@@ -1154,6 +1174,8 @@ impl<'a> Engine<'a> {
             no_failed_before: 0,
             #[cfg(test)]
             no_walk: false,
+            #[cfg(test)]
+            worded_passed: 0,
             #[cfg(test)]
             eager_fence_text: false,
             #[cfg(test)]
@@ -3803,7 +3825,6 @@ impl<'a> Engine<'a> {
             Ok(reader) => self.start_region(start, pos, reader, Rest::None),
             Err(plain) => {
                 self.announced.clear();
-                self.plain_region(start, plain);
                 // Enough bytes for a run worth passing (see `pass_failed_calls`).
                 let period = pos + 1 - start;
                 let enough = period.saturating_mul(
@@ -3813,10 +3834,29 @@ impl<'a> Engine<'a> {
                         .saturating_mul(2)
                         .saturating_add(2),
                 );
-                // (`no_run_before` asked here: a flood whose units differ, `{w}`, asks at
-                // every opener, and the call's frame cost ~60 instructions each.)
-                if self.buf.len() - pos >= enough && self.base + pos >= self.no_run_before {
-                    self.pass_failed_calls(family, start, pos);
+                let walk = self.buf.len() - pos >= enough;
+                // How its scan failed, and where (for `pass_worded_calls`).
+                let failed = match &plain.diagnostic {
+                    Some(Note {
+                        message: Message::Pieces(p),
+                        span,
+                        ..
+                    }) if walk => p.error.map(|e| (e, span.end)),
+                    _ => None,
+                };
+                self.plain_region(start, plain);
+                if walk {
+                    // (`no_run_before` asked here: a flood whose units differ, `{w}`, asks
+                    // at every opener, and the call's frame cost ~60 instructions each.)
+                    if self.base + pos >= self.no_run_before {
+                        self.pass_failed_calls(family, start, pos);
+                    }
+                    if self.pos == pos + 1
+                        && self.base + pos >= self.no_worded_before
+                        && let Some((error @ ScanError::TooDeep(_), end)) = failed
+                    {
+                        self.pass_worded_calls(family, start, pos, error, end);
+                    }
                 }
                 self.pass_name_run();
             }
@@ -4209,6 +4249,391 @@ impl<'a> Engine<'a> {
         self.no_run_before = self.no_run_before.max(self.base + pos + skip);
     }
 
+    /// After the `name(` at `start` (its `(` at `pos`) was decided as text at its first
+    /// read, its scan failed `too deep` (`error`) having read up to absolute offset
+    /// `failed_end`: the
+    /// copies after it of a unit whose copies differ in their words (runs of letters,
+    /// digits and `_`, of any length: `get_weather(computer_use({"the`,
+    /// `get_weather(computer_use({"weather`, …; `(\nthe`, `(\nget_weather`, …), which the
+    /// readers read alike, are passed at once, where [`Engine::pass_failed_calls`] passes
+    /// none (its copies repeat byte for byte, or but for digits).
+    ///
+    /// The unit is the shortest run of tokens from the name's first byte (a word, or one
+    /// other byte) that repeats, starting with the name and its `(`; each `(` comes after
+    /// a word. Every reader reads a copy as it reads the first but for the names before
+    /// its `(`s: the bracket scan reads any word as it reads any other (no quote, bracket,
+    /// `/` or `:` in one: the same state after it, whatever its bytes and length), so a
+    /// scan from a copy's first `(` fails `too deep` as this one did, its last byte in the
+    /// copy as many copies on, where the copies are alike that far; the text scan reads a
+    /// copy's other bytes as it reads the first (each stop in it asked at each copy, as
+    /// [`Engine::pass_filler_run`] asks them); and each name is asked at each copy: the
+    /// first `(`'s is this name (read the same: its note the one the cap drops now, which
+    /// it counts) or one no family reads (digits alone, one the registry's filter rules
+    /// out, the first copy's own), any other `(`'s one no family reads. A copy with
+    /// another name ends the run. So the copies after the first whose scans end inside
+    /// the run, and the first `(` of the next, are read as reading each leaves them: text
+    /// pending, their notes counted, the scan after that `(`.
+    ///
+    /// Each copy of `get_weather(computer_use({"{w}` (a name the filter rules out, then
+    /// `computer_use(`, whose scan resumed a failed one) was read one by one (~2,500
+    /// instructions a copy, 21.7x prose at 128 KB), as was each of `(\n{w}` (~2,700).
+    #[inline(never)]
+    fn pass_worded_calls(
+        &mut self,
+        family: &'static dyn Family,
+        start: usize,
+        pos: usize,
+        error: ScanError,
+        failed_end: usize,
+    ) {
+        if !matches!(self.mode, Mode::Text) || self.line_start || !self.seen_visible {
+            return;
+        }
+        #[cfg(test)]
+        if self.no_walk {
+            return;
+        }
+        // A note the cap reports (its kind's first few), or after another kind's: not
+        // asked again at once (a flood of closed calls, whose inner calls' notes come
+        // between, asked at each opener, ~25 instructions each).
+        if !self.diag_cap.repeat_dropped() {
+            self.worded_miss(pos, pos + 1);
+            return;
+        }
+        let openers = &self.ctx.openers;
+        if !openers.stops.is_stop(b'(') || !openers.none_starts_with(b'(') {
+            return;
+        }
+        // The last byte the scan read (a bracket: the one too deep).
+        let Some(last) = failed_end
+            .checked_sub(self.base + 1)
+            .filter(|&l| l > pos && l < self.buf.len())
+        else {
+            return;
+        };
+        let bytes = self.buf.as_bytes();
+        // The first copy starts at the name's word (digits before the name are of it).
+        let lead = bytes
+            .get(..start)
+            .unwrap_or(&[])
+            .iter()
+            .rev()
+            .take(257)
+            .take_while(|&&b| WORD_BYTES[usize::from(b)])
+            .count();
+        let r0 = start - lead;
+        if pos - r0 > 256
+            || r0
+                .checked_sub(1)
+                .and_then(|i| bytes.get(i))
+                .is_some_and(|&b| NAME_BYTES[usize::from(b)])
+            || bytes
+                .get(start..pos)
+                .is_none_or(|n| n.iter().any(|&b| !WORD_BYTES[usize::from(b)]))
+        {
+            return;
+        }
+        // The tokens from there: a word (`WORD`), or one other byte (no name byte).
+        let mut kinds = [0u16; WORDED_TOKENS];
+        let mut at_tok = [0usize; WORDED_TOKENS + 1];
+        let mut n = 0;
+        let mut at = r0;
+        let limit = bytes.len().min(r0 + WORDED_LOOK);
+        let mut period = None;
+        // The tokens of a short unit first (a flood's unit is a few: 3 for `(\n{w}`),
+        // then of a longer one (reading 64 at once cost a closed-call flood's misses
+        // ~1,500 instructions each).
+        for cap in [WORDED_FIRST, WORDED_TOKENS] {
+            while n < cap && at < limit {
+                let Some(&b) = bytes.get(at) else {
+                    break;
+                };
+                at_tok[n] = at;
+                if WORD_BYTES[usize::from(b)] {
+                    at += bytes
+                        .get(at..limit)
+                        .unwrap_or(&[])
+                        .iter()
+                        .take_while(|&&c| WORD_BYTES[usize::from(c)])
+                        .count();
+                    kinds[n] = WORD;
+                } else if NAME_BYTES[usize::from(b)] {
+                    break;
+                } else {
+                    kinds[n] = u16::from(b);
+                    at += 1;
+                }
+                n += 1;
+            }
+            at_tok[n] = at;
+            let tokens = &kinds[..n];
+            period = (2..=MAX_WORDED_PERIOD.min(n / 2))
+                .find(|&p| tokens.get(p) == Some(&WORD) && tokens.get(..n - p) == tokens.get(p..n));
+            if period.is_some() || n < cap {
+                break;
+            }
+        }
+        let tokens = &kinds[..n];
+        let paren = u16::from(b'(');
+        let Some(period) = period.filter(|&p| {
+            tokens.get(1) == Some(&paren)
+                && (1..p).all(|i| {
+                    tokens.get(i) != Some(&paren)
+                        || (tokens.get(i - 1) == Some(&WORD) && tokens.get(i + 1) != Some(&paren))
+                })
+        }) else {
+            self.worded_miss(pos, at);
+            return;
+        };
+        // The names of the first copy's other `(`s: each one no family reads (its bytes
+        // kept: the same name again is read the same).
+        let mut untaken = [(0usize, 0usize); MAX_WORDED_PERIOD];
+        for t in 1..period {
+            if tokens.get(t) != Some(&WORD) || tokens.get(t + 1) != Some(&paren) {
+                continue;
+            }
+            let (a, b) = (at_tok[t], at_tok[t + 1]);
+            let a = a + name_skip(self.buf.as_bytes().get(a..b).unwrap_or(&[]));
+            match self.worded_name(family, a, b, error) {
+                Ok(None) => {}
+                _ => {
+                    self.worded_miss(pos, at);
+                    return;
+                }
+            }
+            if let Some(u) = untaken.get_mut(t) {
+                *u = (a, b);
+            }
+        }
+        // The names read at the copies' first `(` (buffer offsets of one copy of each)
+        // and the slots of their notes, counted: notes the cap drops now.
+        let mut taken = [(0usize, 0usize, 0usize); MAX_WORDED_NAMES];
+        let Ok(Some(slot)) = self.worded_name(family, start, pos, error) else {
+            self.worded_miss(pos, pos + 1);
+            return;
+        };
+        taken[0] = (start, pos, slot);
+        let mut names = 1;
+        // The copies alike. The bytes the text scan passes in a word (a word byte that is
+        // no stop), and the unit's tokens: a stop asked at each copy (no `(`).
+        let stops = &self.ctx.openers.stops;
+        let mut plain_word = WORD_BYTES;
+        for (b, w) in plain_word.iter_mut().enumerate() {
+            *w = *w && !stops.is_stop(b as u8);
+        }
+        let tmpl = kinds.get(..period).unwrap_or(&[]);
+        let mut ask = [false; MAX_WORDED_PERIOD];
+        for (a, &k) in ask.iter_mut().zip(tmpl) {
+            *a = k != WORD && k != paren && u8::try_from(k).is_ok_and(|b| stops.is_stop(b));
+        }
+        // Each copy's first `(` and how many copies up to it have each name there, for
+        // the copies up to the one the scan's last byte lies in (`reach`), then for the
+        // last `reach + 1` copies (a ring).
+        let mut copies = std::mem::take(&mut self.worded_copies);
+        copies.clear();
+        let mut found = None;
+        let mut reach = None;
+        let mut walked = 0usize;
+        let mut counts = [0usize; MAX_WORDED_NAMES];
+        let mut counts0 = counts;
+        // Names no family reads met in the walk (buffer offsets of one copy of each), by
+        // length and first letter.
+        let mut seen = [(0usize, 0usize); SEEN_WORDS];
+        let mut at = r0;
+        let mut bytes = self.buf.as_bytes();
+        'walk: loop {
+            let mut first = 0;
+            for (t, &k) in tmpl.iter().enumerate() {
+                if k != WORD {
+                    let Some(&b) = bytes.get(at) else {
+                        break 'walk;
+                    };
+                    if u16::from(b) != k
+                        || (ask.get(t) == Some(&true)
+                            && !self.plain_stop(at, &mut found)
+                            && (b != b'\n' || !self.plain_line_end(at)))
+                    {
+                        break 'walk;
+                    }
+                    at += 1;
+                    continue;
+                }
+                let from = at;
+                loop {
+                    let rest = bytes.get(at..).unwrap_or(&[]);
+                    at += rest
+                        .iter()
+                        .position(|&c| !plain_word[usize::from(c)])
+                        .unwrap_or(rest.len());
+                    match bytes.get(at) {
+                        Some(&c) if WORD_BYTES[usize::from(c)] => {
+                            if !self.plain_stop(at, &mut found) {
+                                break 'walk;
+                            }
+                            at += 1;
+                        }
+                        Some(_) => break,
+                        None => break 'walk,
+                    }
+                }
+                if at == from || at - from > 256 {
+                    break 'walk;
+                }
+                if tmpl.get(t + 1) != Some(&paren) {
+                    continue;
+                }
+                let word = bytes.get(from..at).unwrap_or(&[]);
+                let own = word.get(name_skip(word)..).unwrap_or(&[]);
+                if own.is_empty() {
+                    if t == 0 {
+                        first = at;
+                    }
+                    continue;
+                }
+                if t == 0 {
+                    first = at;
+                    // (A search of the names by `position` was a call a copy, ~50
+                    // instructions of `(\n{w}`'s ~430.)
+                    let mut hit = false;
+                    for ((ta, tb, _), c) in taken.iter().zip(counts.iter_mut()).take(names) {
+                        if tb - ta == own.len() && bytes.get(*ta..*tb) == Some(own) {
+                            *c += 1;
+                            hit = true;
+                            break;
+                        }
+                    }
+                    if hit {
+                        continue;
+                    }
+                } else if untaken
+                    .get(t)
+                    .is_some_and(|&(a, b)| a < b && same_name(Some(own), bytes.get(a..b)))
+                {
+                    continue;
+                }
+                // A name ruled out before (the same bytes), else by the registry's filter:
+                // the few words of a flood come again and again (the filter's hash cost
+                // ~43 instructions a copy of `(\n{w}`).
+                let key =
+                    (own.len() ^ usize::from(own.first().copied().unwrap_or(0) >> 1)) % SEEN_WORDS;
+                if seen
+                    .get(key)
+                    .is_some_and(|&(a, b)| b - a == own.len() && bytes.get(a..b) == Some(own))
+                {
+                    continue;
+                }
+                if self.names.filtered_out_bytes(own) {
+                    if let Some(e) = seen.get_mut(key) {
+                        *e = (at - own.len(), at);
+                    }
+                    continue;
+                }
+                // A name not met yet: one no family reads, or (at the first `(`) one
+                // read as this one is, its note dropped now.
+                let a = at - own.len();
+                let read = self.worded_name(family, a, at, error);
+                bytes = self.buf.as_bytes();
+                match read {
+                    Ok(None) => {}
+                    Ok(Some(slot)) if t == 0 && names < MAX_WORDED_NAMES => {
+                        if let Some(n) = taken.get_mut(names) {
+                            *n = (a, at, slot);
+                        }
+                        if let Some(c) = counts.get_mut(names) {
+                            *c = 1;
+                        }
+                        names += 1;
+                    }
+                    _ => break 'walk,
+                }
+            }
+            match reach {
+                Some(r) => {
+                    if let Some(c) = copies.get_mut(walked % (r + 1)) {
+                        *c = (first, counts);
+                    }
+                }
+                None => {
+                    if walked == 0 {
+                        counts0 = counts;
+                    }
+                    copies.push((first, counts));
+                    if last < at {
+                        reach = Some(walked);
+                    }
+                }
+            }
+            walked += 1;
+        }
+        // Copy `j`'s scan ends in copy `j + reach`: copies up to `m` are passed. (None
+        // passed: none is looked for again before the walk's end, nor a little past it
+        // for each miss in a row, so that a flood whose copies end each walk at once, a
+        // bracket that opens bare JSON, is not walked at each opener.)
+        self.no_worded_before = self.no_worded_before.max(self.base + at);
+        let passed = reach.and_then(|r| {
+            let m = walked.checked_sub(r + 1).filter(|&m| m >= 1)?;
+            copies
+                .get(m % (r + 1))
+                .map(|&(first, upto)| (m, first, upto))
+        });
+        let Some((m, first, upto)) = passed else {
+            self.worded_miss(at, at + 1);
+            self.worded_copies = copies;
+            return;
+        };
+        debug_assert!(m >= 1);
+        #[cfg(test)]
+        {
+            self.worded_passed += m;
+        }
+        // (Copy 0's first `(` was read.)
+        for ((&(_, _, slot), &n), &n0) in taken.iter().zip(&upto).zip(&counts0).take(names) {
+            if n > n0 {
+                self.diag_cap.count_dropped(slot, n - n0);
+            }
+        }
+        self.worded_misses = 0;
+        self.pos = first + 1;
+        self.ident_start = None;
+        self.worded_copies = copies;
+    }
+
+    /// How the name at `a..b` would be read before a `(` whose scan fails with `error`:
+    /// `Ok(None)` where no family reads it, `Ok(Some(slot))` where `family` reads it and
+    /// the cap drops its note now (the note's slot), else `Err`.
+    #[inline(never)]
+    fn worded_name(
+        &mut self,
+        family: &'static dyn Family,
+        a: usize,
+        b: usize,
+        error: ScanError,
+    ) -> Result<Option<usize>, ()> {
+        let (mut cx, region) = self.region_cx(a);
+        let name = region.get(..b - a).unwrap_or("");
+        let ctx = cx.ctx;
+        match ctx.calls.iter().find(|f| f.calls_name(name, &mut cx)) {
+            None => return Ok(None),
+            Some(f) if std::ptr::addr_eq(*f, family) => {}
+            Some(_) => return Err(()),
+        }
+        let (level, pieces) = family.failed_call_note(0..b - a, error).ok_or(())?;
+        let region = self.buf.get(a..).unwrap_or("");
+        self.diag_cap
+            .dropped_slot(level, &pieces, region)
+            .map(Some)
+            .ok_or(())
+    }
+
+    /// [`Engine::pass_worded_calls`] found no unit at the `(` at `pos`, having looked at
+    /// the bytes up to `to`: none is looked for again before `to`, nor twice as far again
+    /// for each miss in a row.
+    fn worded_miss(&mut self, pos: usize, to: usize) {
+        self.worded_misses = (self.worded_misses + 1).min(WORDED_MISSES);
+        let skip = to.saturating_sub(pos) << self.worded_misses;
+        self.no_worded_before = self.no_worded_before.max(self.base + pos + skip);
+    }
+
     /// A reader's context for the region at `start`, as `step_region` makes one for the
     /// reader it steps, and the region's text (the buffer from `start`).
     fn region_cx(&mut self, start: usize) -> (ReadCx<'_>, &str) {
@@ -4321,7 +4746,9 @@ impl<'a> Engine<'a> {
     /// Whether the newline at `pos`, inside a run [`Engine::pass_filler_run`] reads, and
     /// the bytes after it are read by `step_text` as a line end, blanks and an ordinary byte:
     /// no opener starts at the newline, and the first byte after the blanks (which keep the
-    /// line start) is no stop and starts no line opener (a line's first byte is read as
+    /// line start) is no stop, or a letter, digit or `_` that is one (which the caller asks
+    /// for an opener as it asks any stop in the run: the text scan's lookup at a line's
+    /// first byte), and starts no line opener (a line's first byte is read as
     /// ordinary then, the newline's line start and name reset left behind). A flood of `(` and a newline before each name (`(\n0(\n1(…`,
     /// `(\nthe(\nweather(…`) went back to the text scan at each newline, its line start and
     /// its block scan for the few name bytes (~780 instructions a copy, 30-34x prose).
@@ -4343,7 +4770,9 @@ impl<'a> Engine<'a> {
             return false;
         };
         let openers = &self.ctx.openers;
-        if openers.stops.is_stop(next) {
+        // (A letter that is a stop, `t` or `a` where an opener starts with one, was refused:
+        // each copy of `(\n{w}` whose word began with one went back to the text scan.)
+        if openers.stops.is_stop(next) && !WORD_BYTES[usize::from(next)] {
             return false;
         }
         if openers.line_first(next)
@@ -5509,6 +5938,36 @@ fn periodic_len(bytes: &[u8], period: usize) -> usize {
 /// block skip reads the bytes for less).
 const FILLER_RUN: usize = 48;
 
+/// The bytes of a word [`Engine::pass_worded_calls`] reads any of as any other: letters,
+/// digits and `_` (not `.`, `-`, `:`, name bytes a bracket scan may read otherwise).
+static WORD_BYTES: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut i = 0;
+    while i < 256 {
+        let b = i as u8;
+        t[i] = b.is_ascii_alphanumeric() || b == b'_';
+        i += 1;
+    }
+    t
+};
+/// A word among [`Engine::pass_worded_calls`]'s tokens (any other token is its byte).
+const WORD: u16 = 256;
+/// How many tokens of its first copies [`Engine::pass_worded_calls`] reads for the unit,
+/// within how many bytes, and the most tokens a unit has.
+const WORDED_TOKENS: usize = 64;
+const WORDED_FIRST: usize = 16;
+const WORDED_LOOK: usize = 1024;
+const MAX_WORDED_PERIOD: usize = 24;
+/// The most names [`Engine::pass_worded_calls`] reads at its copies' first `(` (each one's
+/// note among those [`DiagCap`] remembers).
+const MAX_WORDED_NAMES: usize = RECENT + 1;
+/// How many names no family reads [`Engine::pass_worded_calls`] keeps for its walk.
+const SEEN_WORDS: usize = 16;
+/// [`Engine::pass_worded_calls`] looks no further on than twice as far again for each miss
+/// in a row, up to this many (a flood of closed calls, `get_weather(get_weather(x){#}`,
+/// whose inner calls end every look, was looked at ~36 times at 128 KB, 1.6 % more).
+const WORDED_MISSES: usize = 10;
+
 /// How many bytes of `ident` (an identifier the text scan tracked) come before its first
 /// letter or `_`, where the name [`Engine::open_call`] reads starts.
 #[inline]
@@ -6153,6 +6612,96 @@ pub(crate) mod tests {
             }
             text.push_str("get_weather(city=\"Paris\")");
             walk_equals_no_walk(&text, &with_get_weather());
+        }
+    }
+
+    // Floods of call openers whose copies differ in a word (and a number), each copy's
+    // name and `(` and the words and stops between (Engine::pass_worded_calls): passed at
+    // once where copies are alike but for their words (so each scan fails as the first
+    // did, and each name is this one or one no family reads), the same text, calls and
+    // notes as read opener by opener, one-shot and streamed; a copy with another
+    // registered name, a closed call or a bracket that opens bare JSON ends a run.
+    #[test]
+    fn worded_copies_of_call_openers_read_as_each_opener() {
+        let mut tools = toolcall_core::Registry::new();
+        for name in ["get_weather", "computer_use"] {
+            let schema =
+                serde_json::json!({"type": "object", "properties": {"city": {"type": "string"}}});
+            assert!(
+                tools
+                    .add_spec(toolcall_core::ToolSpec::new(name, "", schema))
+                    .is_ok()
+            );
+        }
+        let options = crate::ParseOptions {
+            tools: Some(Arc::new(tools)),
+            ..crate::ParseOptions::default()
+        };
+        let words = [
+            "the",
+            "weather",
+            "a",
+            "get_weather",
+            "computer_use",
+            "x",
+            "celsius",
+            "of",
+            "to",
+            "Action",
+            "functools",
+            "T",
+        ];
+        let mut rng = Xorshift::new(0x6C1B_3A57_D2E9_0F84_u64);
+        let mut passed = Vec::new();
+        for unit in [
+            "get_weather(computer_use({\"",
+            "(\n",
+            "computer_use({\"",
+            "get_weather( ",
+            "(",
+            "get_weather(computer_use(x",
+            "(\n  ",
+            "get_weather(\"",
+            "get_weather((",
+            "get_weather(x)",
+        ] {
+            for suffix in ["w", "#w", "wx"] {
+                for rare in [None, Some(97), Some(701)] {
+                    let mut text = String::from("Hi. ");
+                    for i in 0..1500 {
+                        text.push_str(unit);
+                        if suffix.contains('#') {
+                            text.push_str(&i.to_string());
+                        }
+                        // Now and then a word the draw never gives: a name no filter rules
+                        // out (registered) or another unit's bytes.
+                        match rare {
+                            Some(r) if i % r == r - 1 => text.push_str("computer_use("),
+                            _ => text.push_str(words[rng.below(words.len())]),
+                        }
+                        if suffix.contains('x') {
+                            text.push('x');
+                        }
+                    }
+                    text.push_str(" get_weather(city=\"Paris\")");
+                    walk_equals_no_walk(&text, &options);
+                    let (ctx, _) = options.ctx();
+                    let mut e = Engine::new(Arc::new(ctx));
+                    e.quiet = true;
+                    let _ = e.parse_whole(&text, Parsed::default());
+                    passed.push((unit, suffix, rare, e.worded_passed));
+                }
+            }
+        }
+        // The worded floods of failing openers are passed, not read one by one (a copy
+        // with another registered name every 97 ends runs too short to pass).
+        for (unit, suffix, rare, n) in &passed {
+            if ["get_weather(computer_use({\"", "(\n", "(", "(\n  "].contains(unit)
+                && *rare != Some(97)
+                && !suffix.contains('x')
+            {
+                assert!(*n > 300, "{unit:?}{suffix} {rare:?}: {n} copies passed");
+            }
         }
     }
 

@@ -960,7 +960,7 @@ impl NameFilter {
     fn new<'n>(names: impl Iterator<Item = &'n str>) -> Self {
         let mut f = NameFilter::default();
         for name in names {
-            let (a, b) = Self::bits_of(name);
+            let (a, b) = Self::bits_of(name.as_bytes());
             for bit in [a, b] {
                 if let Some(w) = f.bits.get_mut(bit / 64) {
                     *w |= 1 << (bit % 64);
@@ -971,10 +971,10 @@ impl NameFilter {
     }
 
     /// The two bits of `name`: a multiplicative hash of its bytes read eight at a time.
-    fn bits_of(name: &str) -> (usize, usize) {
+    fn bits_of(name: &[u8]) -> (usize, usize) {
         const K: u64 = 0x9E37_79B9_7F4A_7C15;
         let mut h = name.len() as u64;
-        let mut chunks = name.as_bytes().chunks_exact(8);
+        let mut chunks = name.chunks_exact(8);
         for c in &mut chunks {
             let mut w = [0u8; 8];
             w.copy_from_slice(c);
@@ -997,6 +997,11 @@ impl NameFilter {
 
     /// Whether `name` may be one of the filter's names (`false`: it is not).
     fn may_hold(&self, name: &str) -> bool {
+        self.may_hold_bytes(name.as_bytes())
+    }
+
+    /// [`NameFilter::may_hold`] for a name's bytes.
+    fn may_hold_bytes(&self, name: &[u8]) -> bool {
         let (a, b) = Self::bits_of(name);
         [a, b].iter().all(|&bit| {
             self.bits
@@ -1017,6 +1022,14 @@ impl NameMemo {
     #[inline]
     pub(crate) fn filtered_out(&self, name: &str) -> bool {
         self.filter.as_ref().is_some_and(|f| !f.may_hold(name))
+    }
+
+    /// [`NameMemo::filtered_out`] for a name's bytes (the engine's walk over a worded
+    /// flood's names, which slicing the text at each checked its character boundaries).
+    pub(crate) fn filtered_out_bytes(&self, name: &[u8]) -> bool {
+        self.filter
+            .as_ref()
+            .is_some_and(|f| !f.may_hold_bytes(name))
     }
 
     /// The note text kept for a closed `name(...)` region of exactly these bytes.
