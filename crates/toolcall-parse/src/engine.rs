@@ -48,7 +48,9 @@ use crate::family::{
 };
 use crate::openers::{Action, Found, LastFound, ReadBy, StopSet};
 use crate::repair::{Failure, KnownFailure};
-use crate::scanner::{FailedScans, ScanError, array_start_plausible, object_start_plausible};
+use crate::scanner::{
+    FailedScans, Scan, ScanError, Scanner, array_start_plausible, object_start_plausible,
+};
 
 /// Bytes that abandoned bare JSON regions may rescan, as a multiple of the input (plus a
 /// constant): beyond it, bare brackets stay text.
@@ -73,6 +75,14 @@ const MIN_UNITS: usize = 4;
 /// ~140 instructions a unit, 21x prose); a run of copies after such bytes is passed from
 /// its first unit past them.
 const NO_UNITS_SKIP: usize = 4 * MAX_UNIT;
+/// The most bytes [`Engine::walk_failed_region`] scans of a region (one that fails later is
+/// left to the scan): a flood's region runs into the next copy or two.
+const FAILED_REGION_MAX: usize = 4 * MAX_UNIT;
+/// The most brackets a region [`Engine::walk_failed_region`] scans may hold open (one that
+/// fails deeper is left to the scan).
+const FAILED_REGION_DEPTH: usize = 8;
+/// The most bytes after an opener [`Engine::walk_declined_memo`] asks its families about.
+const DECLINE_WINDOW_MAX: usize = 16;
 /// The most bytes after a declined opener [`Engine::pass_short_plain`] reads byte by byte
 /// (a longer run is left to the text scan's block skip).
 const SHORT_PLAIN: usize = 24;
@@ -1045,6 +1055,13 @@ pub(crate) struct Engine<'a> {
     no_bracket_walk_before: usize,
     /// The same for [`Engine::pass_failed_regions`].
     no_failed_before: usize,
+    /// The end (absolute) of the bytes the last region abandoned as text with no note
+    /// scanned: a bracket before it lies inside that failed region, where
+    /// [`Engine::pass_failed_walk`] is asked.
+    failed_text_end: usize,
+    /// Offset in the whole input before which [`Engine::pass_failed_walk`] is not asked:
+    /// one that passed no region lies before it.
+    no_failed_walk_before: usize,
     /// Tests only: [`Engine::pass_implausible`] and the walks pass nothing (the scan reads
     /// each byte), to compare the two readings.
     #[cfg(test)]
@@ -1059,6 +1076,9 @@ pub(crate) struct Engine<'a> {
     /// Tests only: bytes [`Engine::pass_implausible`] and its walk passed.
     #[cfg(test)]
     bracket_passed: usize,
+    /// Tests only: regions [`Engine::pass_failed_walk`] passed.
+    #[cfg(test)]
+    regions_walked: usize,
 }
 
 /// Appends a push to the buffer. A streamed token is a few bytes: a push of up to 8 is
@@ -1172,6 +1192,8 @@ impl<'a> Engine<'a> {
             no_walk_before: 0,
             no_bracket_walk_before: 0,
             no_failed_before: 0,
+            failed_text_end: 0,
+            no_failed_walk_before: 0,
             #[cfg(test)]
             no_walk: false,
             #[cfg(test)]
@@ -1180,6 +1202,8 @@ impl<'a> Engine<'a> {
             eager_fence_text: false,
             #[cfg(test)]
             bracket_passed: 0,
+            #[cfg(test)]
+            regions_walked: 0,
         }
     }
 
@@ -2253,7 +2277,7 @@ impl<'a> Engine<'a> {
                         continue;
                     }
                     let plausible = array_start_plausible(&self.buf.as_bytes()[pos..], is_final);
-                    if let Some(step) = self.open_plain_json(pos, plausible) {
+                    if let Some(step) = self.open_plain_json(pos, plausible, is_final) {
                         return step;
                     }
                     // No bare JSON here: a flood of it (`[x[x…`) is passed at once.
@@ -2266,7 +2290,7 @@ impl<'a> Engine<'a> {
                         continue;
                     }
                     let plausible = object_start_plausible(&self.buf.as_bytes()[pos..], is_final);
-                    if let Some(step) = self.open_plain_json(pos, plausible) {
+                    if let Some(step) = self.open_plain_json(pos, plausible, is_final) {
                         return step;
                     }
                     if self.pass_implausible(pos, b, is_final) {
@@ -2590,9 +2614,11 @@ impl<'a> Engine<'a> {
             return false;
         };
         let region = self.buf.get(q..).unwrap_or("");
+        // A family opening as an earlier one declines as it did, unasked (as `open` asks).
         families.iter().all(|by| {
-            by.removes(region, is_final).is_none()
-                && by.open_region(region, is_final, &self.ctx).is_none()
+            by.declined_as_before()
+                || (by.removes(region, is_final).is_none()
+                    && by.open_region(region, is_final, &self.ctx).is_none())
         })
     }
 
@@ -3252,6 +3278,335 @@ impl<'a> Engine<'a> {
             self.bracket_passed += self.pos - pos;
         }
         true
+    }
+
+    /// The plausible bracket at `pos` (its bare JSON format on, no opener there) lies inside
+    /// the bytes a region abandoned as text with no note scanned ([`Engine::failed_text_end`]),
+    /// and no kept scan repeats there ([`Engine::pass_failed_regions`]): its region and the
+    /// ones after it are read here while each is abandoned so, and `true` comes back when
+    /// one was. Passed: a bracket whose region the scan abandons as text with no note
+    /// ([`Engine::walk_failed_region`]: its first byte is text, the scan goes on after it,
+    /// and its rescan is charged when the walk ends), and after it, up to the unit's bound
+    /// ([`MAX_UNIT`] bytes), what the scan reads as text: bytes no scan stops at, stops
+    /// `plain_stop` says are ordinary, a newline followed by blanks and a byte that is no
+    /// stop and starts no line opener, a bracket no opener starts and its plausibility test
+    /// refuses ([`Engine::walk_bracket`]), and a region opener every family of which
+    /// declines at once ([`Engine::walk_declined_memo`]: its first byte is text, and its
+    /// bytes after it that the scan reads as text there,
+    /// [`crate::openers::Openers::copy_passed`]); the last two such openers are taken again
+    /// by one compare each. A flood of declined openers and JSON's start whose copies differ
+    /// (`]<]minimax[>[<tool_call>x{"0…`, `…{"the…`), each region's string running into the
+    /// next copy and failing at its first closer, opened, scanned and abandoned a region at
+    /// every copy, the declines and lookups between them read by the scan (~4,900
+    /// instructions a 31-byte unit, 46x prose; ~1,740 here). Its own walk, not
+    /// [`Engine::pass_declined_walk`]'s: with a region's arm in that loop, `>>>{#}` cost 5-9 %
+    /// more. Out of line: asked only inside failed regions, where a region may fail (a
+    /// closer within the bytes a walk's scan reads), once for the bytes a walk passed none.
+    #[inline(never)]
+    fn pass_failed_walk(&mut self, pos: usize, is_final: bool) -> bool {
+        #[cfg(test)]
+        if self.no_walk {
+            return false;
+        }
+        let bytes = self.buf.as_bytes();
+        let openers = &self.ctx.openers;
+        let stops = &openers.stops;
+        // No closer within the bytes a walk's scan reads: its region cannot fail so (a flood
+        // of `[[x\n`, nested past the bound, scanned the first bytes of a region each time).
+        let from = bytes.get(pos..).unwrap_or(&[]);
+        let window = from.get(..FAILED_REGION_MAX).unwrap_or(from);
+        // A region repeating a kept failed scan is left to its reader and
+        // `pass_failed_regions` (a unit repeated whole, passed at once).
+        if is_bracket_run(bytes, pos)
+            || memchr::memchr2(b']', b'}', window).is_none()
+            || self
+                .failed_scan
+                .repeats(self.ctx.limits.max_depth, false, from)
+                .is_some()
+        {
+            self.no_failed_walk_before = (self.abs(pos) + NO_UNITS_SKIP).max(self.failed_text_end);
+            return false;
+        }
+        let mut regions = WalkRegions::default();
+        let mut scanner: Option<Scanner> = None;
+        // The last two openers declined (first byte, index), taken again by one compare
+        // each ([`crate::openers::Openers::longest_at`]) before the lookup: a unit of two
+        // openers (`]<]minimax[>[` and `<tool_call>`) looked each up from the root (~300
+        // instructions a copy).
+        let (mut firsts, mut expect) = ([0u8; 2], [usize::MAX; 2]);
+        let mut memo = DeclineMemo::default();
+        let mut q = pos;
+        'regions: loop {
+            match self.walk_failed_region(q, &regions, &mut scanner) {
+                WalkRegion::Failed(n) => {
+                    regions.count += 1;
+                    regions.charged += n - 1;
+                    regions.last = Some((q, n));
+                    q += 1;
+                }
+                WalkRegion::Repeated => {
+                    regions.repeated = true;
+                    break;
+                }
+                WalkRegion::Scan => break,
+            }
+            let limit = bytes.len().min(q + MAX_UNIT);
+            loop {
+                while q < limit && !stops.is_stop(bytes[q]) {
+                    q += 1;
+                }
+                let Some(&c) = bytes.get(q).filter(|_| q < limit) else {
+                    break 'regions;
+                };
+                if c == b'\n' {
+                    let r = after_blank_lines(bytes, stops, q + 1);
+                    match bytes.get(r) {
+                        Some(&d)
+                            if !stops.is_stop(d)
+                                && (!openers.line_first(d) || self.no_line_opener(r, is_final)) =>
+                        {
+                            q = r + 1;
+                            continue;
+                        }
+                        // Anything else at a line start is left to the scan, from the newline.
+                        _ => break 'regions,
+                    }
+                }
+                let found = if firsts[0] == c
+                    && !self.nested
+                    && openers.longest_at(bytes, q, expect[0])
+                {
+                    Some(expect[0])
+                } else if firsts[1] == c && !self.nested && openers.longest_at(bytes, q, expect[1])
+                {
+                    Some(expect[1])
+                } else if (c == b'[' && self.array_formats())
+                    || (c == b'{' && self.object_formats())
+                {
+                    match self.walk_bracket(q, c, is_final) {
+                        WalkBracket::Ordinary => {
+                            q += 1;
+                            continue;
+                        }
+                        WalkBracket::Region => continue 'regions,
+                        WalkBracket::Opener(j) => Some(j),
+                        WalkBracket::Scan => break 'regions,
+                    }
+                } else {
+                    let mut at = None;
+                    if self.plain_stop(q, &mut at) {
+                        q += 1;
+                        continue;
+                    }
+                    at.map(|(_, j)| j)
+                };
+                match found {
+                    Some(j)
+                        if self.walk_declined_memo(
+                            j,
+                            q,
+                            is_final,
+                            regions.count > 1,
+                            &mut memo,
+                        ) =>
+                    {
+                        if expect[0] != j {
+                            (firsts[1], expect[1]) = (firsts[0], expect[0]);
+                            (firsts[0], expect[0]) = (c, j);
+                        }
+                        q += openers.copy_passed(bytes, q, j);
+                    }
+                    _ => break 'regions,
+                }
+            }
+        }
+        let Some((r, n)) = regions.last else {
+            // Not asked again over the bytes after it, nor inside the failed region.
+            self.no_failed_walk_before = (self.abs(pos) + NO_UNITS_SKIP).max(self.failed_text_end);
+            return false;
+        };
+        self.rescanned = self.rescanned.saturating_add(regions.charged);
+        // The text before the last region, as its start sends it (what a later `at_start`
+        // reads is then what the scan leaves).
+        self.emit_text(r);
+        if let (true, Some(sc)) = (regions.repeated, scanner) {
+            // Kept as the region's reader keeps its failed scan, so that the scan at the
+            // repeat finds it (`FailedScans::repeats`).
+            let start = self.abs(r);
+            let seen = self.buf.as_bytes().get(r..r + n).unwrap_or(&[]);
+            sc.fail_into_seen(&mut self.failed_scan, start, seen);
+        }
+        self.failed_text_end = self.abs(r + n);
+        self.announced.clear();
+        self.pass_ordinary(pos, q);
+        #[cfg(test)]
+        {
+            self.regions_walked += 1;
+        }
+        true
+    }
+
+    /// [`Engine::walk_declined`] for [`Engine::pass_failed_walk`], which asks it of the same
+    /// openers copy after copy: a copy whose window (the opener and the few bytes after it)
+    /// holds the bytes of one found declined on its window alone is declined unasked. A
+    /// window is found so when every family declines the region holding only its bytes,
+    /// with more to come (as `open` asks a stream's region at that push): that decline
+    /// holds whatever bytes come after it, or a stream whose push ended there would read
+    /// otherwise (what [`Engine::declined_units`] relies on too). Asked of the region
+    /// declined in full, on windows of 1, 2, 4, 8 and 16 bytes after the opener, the first
+    /// declined kept (one an opener, two at most), while the asks stay within four more
+    /// than the declines unasked, and only with `probe` (a walk past its second region: a
+    /// walk of a copy or two at each copy of a unit asked them in vain, 55x prose). The openers of a unit of two (`]<]minimax[>[`, whose
+    /// families are asked its region, and `<tool_call>`, whose five families read the
+    /// region's lead) asked their families at every copy (~600 instructions).
+    #[inline(never)]
+    fn walk_declined_memo(
+        &self,
+        j: usize,
+        q: usize,
+        is_final: bool,
+        probe: bool,
+        memo: &mut DeclineMemo,
+    ) -> bool {
+        if self.nested {
+            return false;
+        }
+        let bytes = self.buf.as_bytes();
+        for &(o, at, len) in &memo.windows {
+            if o == j && bytes.get(q..q + len) == bytes.get(at..at + len) {
+                memo.unasked += 1;
+                return true;
+            }
+        }
+        if !self.walk_declined(j, q, is_final) {
+            return false;
+        }
+        if !probe {
+            return true;
+        }
+        let (Some(o), Some(Action::Region(families))) = (
+            self.ctx.openers.get(j),
+            self.ctx.openers.get(j).map(|o| &o.action),
+        ) else {
+            return true;
+        };
+        let mut k = 1;
+        while k <= DECLINE_WINDOW_MAX && memo.asked < memo.unasked + 4 {
+            let end = q + o.text.len() + k;
+            k *= 2;
+            let Some(window) = self.buf.get(q..end) else {
+                if end > bytes.len() {
+                    break;
+                }
+                continue;
+            };
+            memo.asked += 1;
+            let declined = families.iter().all(|by| {
+                by.declined_as_before()
+                    || (by.removes(window, false).is_none()
+                        && by.open_region(window, false, &self.ctx).is_none())
+            });
+            if declined {
+                let slot = usize::from(memo.windows[0].0 != j);
+                if slot == 1 && memo.windows[1].0 != j {
+                    memo.windows[1] = memo.windows[0];
+                    memo.windows[0] = (j, q, window.len());
+                } else {
+                    memo.windows[slot] = (j, q, window.len());
+                }
+                break;
+            }
+        }
+        true
+    }
+
+    /// [`Engine::pass_failed_walk`] at the bracket `c` at `q`, whose bare JSON format is on:
+    /// what the scan reads there, asked in its order. An opener found at it whatever
+    /// follows (`Opener`; none is looked for in a fence's nested scan), else a run of
+    /// brackets or more bytes needed (`Scan`), else the plausibility test (asked as the
+    /// scan asks it, with `is_final`): no JSON start is an ordinary byte (`Ordinary`), one
+    /// a bare JSON region (`Region`, [`Engine::walk_failed_region`]).
+    #[inline(always)]
+    fn walk_bracket(&self, q: usize, c: u8, is_final: bool) -> WalkBracket {
+        let bytes = self.buf.as_bytes();
+        if !self.nested {
+            match self.ctx.openers.none_at(bytes, q) {
+                Ok(true) => {}
+                Err(Found::At(j)) => return WalkBracket::Opener(j),
+                _ => return WalkBracket::Scan,
+            }
+        }
+        if is_bracket_run(bytes, q) {
+            return WalkBracket::Scan;
+        }
+        let start = bytes.get(q..).unwrap_or(&[]);
+        let plausible = if c == b'[' {
+            array_start_plausible(start, is_final)
+        } else {
+            object_start_plausible(start, is_final)
+        };
+        match plausible {
+            Some(false) => WalkBracket::Ordinary,
+            Some(true) => WalkBracket::Region,
+            None => WalkBracket::Scan,
+        }
+    }
+
+    /// [`Engine::pass_failed_walk`] at the bracket at `q`, where the scan opens a bare JSON
+    /// region (no opener there whatever follows, no run of brackets, its plausibility test
+    /// says JSON starts: [`Engine::walk_bracket`], or the scan's own test at the walk's
+    /// first): `Failed(n)` when that region is abandoned as text with no note after
+    /// scanning `n` bytes: its [`Scanner`] fails at a closer that matches no open bracket
+    /// within the bytes at hand, the first [`FAILED_REGION_MAX`] and [`FAILED_REGION_DEPTH`]
+    /// brackets (its decodes fail then too: a value `serde_json` decodes is one the scan
+    /// closes), without a call's keys or a `[name(` in what it read
+    /// ([`crate::families::bare_json::fails_without_note`]). Such a region leaves its first
+    /// byte as text and the scan after it, and `n - 1` bytes charged to the rescan budget,
+    /// which must not run out with the walk's charges before it (the warning and bare JSON
+    /// off are the scan's). A kept failed scan it would resume from or repeat reads the
+    /// same bytes to the same end ([`FailedScans`]). `scanner` (made at the first region)
+    /// is made new again for it. `Repeated`: a region whose bytes repeat those of the last
+    /// one passed, a unit repeated whole, left to [`Engine::pass_failed_regions`], which
+    /// passes all its copies at once. `Scan`: anything else. Out of line: asked once a
+    /// region.
+    #[inline(never)]
+    fn walk_failed_region(
+        &self,
+        q: usize,
+        regions: &WalkRegions,
+        scanner: &mut Option<Scanner>,
+    ) -> WalkRegion {
+        let bytes = self.buf.as_bytes();
+        let start = bytes.get(q..).unwrap_or(&[]);
+        if let Some((r, n)) = regions.last
+            && bytes.get(q..q + n) == bytes.get(r..r + n)
+        {
+            return WalkRegion::Repeated;
+        }
+        // Bounded, in bytes and depth: a region that runs on (`{"a":[…` to the end) or
+        // nests deep (`[[x\n…`, whose scans resume from kept ones) is the scan's.
+        let max_depth = self.ctx.limits.max_depth.min(FAILED_REGION_DEPTH);
+        let scanner = scanner.get_or_insert_with(|| Scanner::new(max_depth, false));
+        scanner.restart();
+        let Scan::Fail(ScanError::Unexpected { .. }) =
+            scanner.advance(start.get(..FAILED_REGION_MAX).unwrap_or(start))
+        else {
+            return WalkRegion::Scan;
+        };
+        let n = scanner.consumed().max(1);
+        let Some(scanned) = start.get(..n) else {
+            return WalkRegion::Scan;
+        };
+        let within = self
+            .rescanned
+            .saturating_add(regions.charged)
+            .saturating_add(n - 1)
+            <= self.rescan_budget(q + n);
+        if within && crate::families::bare_json::fails_without_note(scanned, &self.ctx) {
+            WalkRegion::Failed(n)
+        } else {
+            WalkRegion::Scan
+        }
     }
 
     /// The bracket `b` at `pos` was found by the scan once bare JSON is off: where no opener
@@ -5109,11 +5464,26 @@ impl<'a> Engine<'a> {
 
     /// Acts on a plausibility verdict for a bare `{`/`[` at `pos`: wait for more bytes, start
     /// a bare JSON region there, or (`None`) carry on with the text.
-    fn open_plain_json(&mut self, pos: usize, plausible: Option<bool>) -> Option<Step> {
+    fn open_plain_json(
+        &mut self,
+        pos: usize,
+        plausible: Option<bool>,
+        is_final: bool,
+    ) -> Option<Step> {
         match plausible {
             None => Some(Step::Wait),
             Some(true) => {
                 if self.pass_failed_regions(pos) {
+                    return Some(Step::Continue);
+                }
+                // Inside a failed region, unless a walk from before passed nothing (asked
+                // here: each call that returns at once cost a flood of `[[x\n` ~125
+                // instructions a bracket).
+                let at = self.abs(pos);
+                if at < self.failed_text_end
+                    && at >= self.no_failed_walk_before
+                    && self.pass_failed_walk(pos, is_final)
+                {
                     return Some(Step::Continue);
                 }
                 let reader = Box::new(BareJsonReader::new(&self.ctx));
@@ -5417,8 +5787,9 @@ impl<'a> Engine<'a> {
     fn plain_region(&mut self, start: usize, plain: Plain) {
         self.announced.clear();
         let end = floor_boundary(&self.buf, (start + plain.end).min(self.buf.len()));
-        if let Some(note) = plain.diagnostic {
-            self.note(start, note);
+        match plain.diagnostic {
+            Some(note) => self.note(start, note),
+            None => self.failed_text_end = self.abs(start + plain.scanned),
         }
         if let Some(label) = plain.label
             && self.fallbacks_on()
@@ -6079,6 +6450,50 @@ fn periodic_len_on(
     // The bytes before `off`, a multiple of the period, each equal the one a period on.
     let off = known.saturating_sub(period) / period * period;
     off + periodic_len_free(bytes.get(off..).unwrap_or(&[]), period, free, usize::MAX)
+}
+
+/// The windows [`Engine::walk_declined_memo`] found declined (opener, start, length; no
+/// opener is `usize::MAX`), and its asks of the families on windows and declines unasked.
+struct DeclineMemo {
+    windows: [(usize, usize, usize); 2],
+    asked: usize,
+    unasked: usize,
+}
+
+impl Default for DeclineMemo {
+    fn default() -> Self {
+        DeclineMemo {
+            windows: [(usize::MAX, 0, 0); 2],
+            asked: 0,
+            unasked: 0,
+        }
+    }
+}
+
+/// How [`Engine::walk_bracket`] says the scan reads a bracket.
+enum WalkBracket {
+    Ordinary,
+    Region,
+    Opener(usize),
+    Scan,
+}
+
+/// How [`Engine::walk_failed_region`] says the scan reads a bare JSON region.
+enum WalkRegion {
+    Failed(usize),
+    Repeated,
+    Scan,
+}
+
+/// The failed bracket regions [`Engine::pass_failed_walk`] passed: their charges (applied
+/// when the walk ends), the last one's start and length, and whether the walk stopped at a
+/// region repeating it.
+#[derive(Clone, Copy, Default)]
+struct WalkRegions {
+    count: usize,
+    charged: usize,
+    last: Option<(usize, usize)>,
+    repeated: bool,
 }
 
 /// Whether the bytes at `pos + 1` and `pos + 2` are brackets (`[` or `{`): the cheap test
@@ -7453,6 +7868,128 @@ pub(crate) mod tests {
         let units = ["(\n", "(x\n", "get_weather(\n", "(\n\n", "(\r\n", "( \n"];
         let tail = "(\nget_weather(city=\"Paris\")";
         floods_walk_as_each_byte(&units, &words, tail, 0x5E1D_0C4A_93B7_2F61);
+    }
+
+    // Floods of declined openers and JSON's start whose copies differ (numbered, worded),
+    // each copy's region failing inside the next copy: `Engine::pass_failed_walk` passes
+    // them, beside regions it must leave to the scan: one with a note (a call's keys, a
+    // `[name(` pythonic takes), one that closes, one cut by the end, one nested past the
+    // bound, ones whose rescans run the budget out (the warning and bare JSON off are the
+    // scan's), ones that fail only far on, repeated units (left to
+    // `pass_failed_regions`), a line start, a fence; and random texts of those pieces.
+    // Text, calls and every diagnostic are those of the scan alone (`Engine::no_walk`),
+    // one-shot and in 1-, 7- and 64-byte pushes.
+    #[test]
+    fn failed_region_floods_walk_as_each_region() {
+        let call = r#"{"name": "get_weather", "arguments": {"city": "Paris"}}"#;
+        let words = [
+            "the",
+            "weather",
+            "a",
+            "name",
+            "arguments",
+            "x",
+            "\u{e9}",
+            "get_weather(",
+            "\n",
+            "\n\n```\n",
+        ];
+        let walked = |text: &str, options: &crate::ParseOptions| {
+            walk_equals_no_walk(text, options);
+            let (ctx, _) = options.ctx();
+            let mut e = Engine::new(Arc::new(ctx));
+            e.quiet = true;
+            e.parse_whole(text, Parsed::default());
+            e.regions_walked
+        };
+        let units = [
+            ("]<]minimax[>[<tool_call>x{\"", true),
+            ("]<]minimax[>[<tool_call>1,{\"", true),
+            ("][TOOL_CALLS]x{\"", false),
+            ("[TOOL_CALLS]x{\"", false),
+            ("}<tool_call>1,[\"", true),
+            ("]x{\"", true),
+            // No closer: each region runs on to the end (the budget's).
+            ("<tool_call>x{\"", false),
+            ("<tool_call>x[\"", false),
+            ("<tool_call>x{\"name\": \"", false),
+            ("<tool_call>x[get_weather(", false),
+            ("<tool_call>x{\"a\": 1}", false),
+            ("<tool_call>x{\"a\":[", false),
+            ("```\n{\"", false),
+        ];
+        for options in [with_get_weather(), crate::ParseOptions::default()] {
+            for (unit, passes) in units {
+                for suffix in ["", "{#}", "{w}"] {
+                    for n in [3, 300, 3000] {
+                        let mut text = String::from("a ");
+                        for k in 0..n {
+                            text.push_str(unit);
+                            match suffix {
+                                "{#}" => text.push_str(&k.to_string()),
+                                "{w}" => text.push_str(words[k * 7 % 8]),
+                                _ => {}
+                            }
+                        }
+                        for tail in ["", "]", "\"}", "\n"] {
+                            let text = format!("{text}{tail} {call}");
+                            let got = walked(&text, &options);
+                            if passes && n == 3000 && !suffix.is_empty() && tail.is_empty() {
+                                assert!(got > 0, "{unit:?}{suffix}: no region walked");
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        // Regions that fail only at the end (each copy's scan reads on to it): the budget.
+        for unit in ["<tool_call>x{\"0 ", "{\"a\":[", "x{\"", "[\"{\"x\"]"] {
+            let long = format!("{}]] {call}", unit.repeat(4000));
+            walk_equals_no_walk(&long, &with_get_weather());
+        }
+        let pieces = [
+            "<tool_call>",
+            "]<]minimax[>[<tool_call>",
+            "[TOOL_CALLS]",
+            "x",
+            "{\"",
+            "[\"",
+            "{",
+            "[",
+            "]",
+            "}",
+            "\"",
+            "'",
+            ":",
+            ",",
+            " ",
+            "\n",
+            "name",
+            "\"name\": ",
+            "\"arguments\": ",
+            "get_weather(",
+            "[[",
+            "```\n",
+            "```",
+            call,
+        ];
+        let mut rng = Xorshift::new(0x6C8E_9CF5_7043_1D2B_u64);
+        let mut next = |n: usize| rng.below(n);
+        let mut total = 0;
+        for options in [with_get_weather(), crate::ParseOptions::default()] {
+            for case in 0..400 {
+                let mut text = String::new();
+                for _ in 0..case % 80 + 2 {
+                    if next(2) == 0 {
+                        text.push_str(["<tool_call>x{\"", "]<]minimax[>[<tool_call>x{\""][next(2)]);
+                        text.push_str(&next(1000).to_string());
+                    }
+                    text.push_str(pieces[next(pieces.len())]);
+                }
+                total += walked(&text, &options);
+            }
+        }
+        assert!(total > 100, "{total}");
     }
 
     /// [`walk_equals_no_walk`] on floods of each unit (1, 3 and 300 copies), each copy

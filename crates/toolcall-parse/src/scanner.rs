@@ -147,6 +147,18 @@ impl Scanner {
         }
     }
 
+    /// This scanner made new again (as [`Scanner::new`] with its bound and `parens`) for
+    /// another region, its stack's allocation kept: a walk scanning a region at every copy
+    /// of a flood (`Engine::pass_failed_walk`) allocated and freed a stack each time.
+    pub(crate) fn restart(&mut self) {
+        let mut stack = std::mem::take(&mut self.stack);
+        stack.clear();
+        *self = Scanner {
+            stack,
+            ..Scanner::new(self.max_depth, self.parens)
+        };
+    }
+
     /// Scans `region[self.pos..]`; `region` must be the same growing region every call.
     pub(crate) fn advance(&mut self, region: &[u8]) -> Scan {
         loop {

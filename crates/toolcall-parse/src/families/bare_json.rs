@@ -256,6 +256,13 @@ impl RegionReader for BareJsonReader {
     }
 }
 
+/// Whether a bare JSON region whose scan failed after reading `scanned` (its first bytes,
+/// the failing one last) is abandoned as text with no note: what [`BareJsonReader`] asks
+/// of such a scan (no call's keys, no `[name(` the `pythonic` family would take).
+pub(crate) fn fails_without_note(scanned: &[u8], ctx: &Ctx) -> bool {
+    !looks_like_call(scanned) && pythonic_call_named(scanned, ctx).is_none()
+}
+
 /// Whether an object region (`{`, blanks, `"`) may decode as far as its first key goes:
 /// `false` when the key's closing quote (no escape before it) is followed, after blanks,
 /// by a byte other than `:`, where `serde_json` fails (so `decode_calls_prefix` gives
@@ -427,7 +434,9 @@ pub(crate) fn looks_like_call(region: &[u8]) -> bool {
 
 /// Whether `region` holds a call's keys, each searched for over the whole region (a vector
 /// search a key): [`looks_like_call`] past [`QUOTES_MAX`], and the answer
-/// [`call_keys_at_quotes`] must give.
+/// [`call_keys_at_quotes`] must give. Out of line: its searchers' frame, inlined, cost
+/// every short region's call its setup.
+#[inline(never)]
 fn call_keys_searched(region: &[u8]) -> bool {
     let has = |n: &str| memchr::memmem::find(region, n.as_bytes()).is_some();
     (has("\"name\"") || has("'name'"))
