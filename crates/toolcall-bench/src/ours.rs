@@ -1,9 +1,10 @@
-//! toolcall's parser driven three ways: one-shot, streamed in fixed-size pushes, and the
+//! toolcall's parser driven three ways: one-shot, streamed in fixed-size pushes (`push`,
+//! `push_into`, `push_events`), and the
 //! "re-parse the whole buffer on every push" loop most servers use (the quadratic baseline).
 
 use std::time::Instant;
 
-use toolcall_core::StreamEvent;
+use toolcall_core::{Event, StreamEvent};
 use toolcall_parse::{ParseOptions, StreamParser, parse};
 
 /// One-shot parse; returns the number of calls found.
@@ -34,6 +35,27 @@ pub fn stream_into(pushes: &[&str], options: &ParseOptions) -> usize {
     }
     parser.finish_into(&mut events);
     calls + count_finished(&events)
+}
+
+/// [`stream`] through `push_events`: each push's events borrowed from the parser's reused
+/// buffers, as a streaming consumer reads them (each event is looked at: text and fragment
+/// bytes summed, finished calls counted); returns the number of finished calls.
+pub fn stream_events(pushes: &[&str], options: &ParseOptions) -> usize {
+    let mut parser = StreamParser::new(options.clone());
+    let mut calls = 0;
+    let mut bytes = 0;
+    let mut look = |e: Event<'_>| match e {
+        Event::Text { text } | Event::Reasoning { text } => bytes += text.len(),
+        Event::ArgumentsDelta { fragment, .. } => bytes += fragment.len(),
+        Event::CallFinished { .. } => calls += 1,
+        Event::CallStarted { .. } | Event::Diagnostic { .. } => {}
+    };
+    for p in pushes {
+        parser.push_events(p).for_each(&mut look);
+    }
+    parser.finish_events().for_each(&mut look);
+    std::hint::black_box(bytes);
+    calls
 }
 
 /// How many of `pushes` complete at least one event.

@@ -20,7 +20,7 @@ pub mod tools_file;
 pub mod validate;
 
 pub use call::{CallId, Origin, Repair, ToolCall};
-pub use diagnostic::{Diagnostic, Level, Parsed, StreamEvent};
+pub use diagnostic::{Diagnostic, Event, Level, Parsed, StreamEvent};
 pub use registry::{Registry, RegistryError};
 pub use render::{NameMap, Provider};
 pub use result::{ErrorCode, ToolError, ToolOutput, ToolResult};

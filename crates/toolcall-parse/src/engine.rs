@@ -919,6 +919,126 @@ impl DiagCap {
     }
 }
 
+/// An event of [`crate::StreamParser::push_events`], its text a range of [`Records::text`]
+/// and its call or diagnostic the next of [`Records::calls`] or [`Records::diagnostics`].
+/// Small (a `ToolCall` in place made every record as large as a call, moved at each step).
+#[derive(Debug)]
+pub(crate) enum Record {
+    Text(Range<usize>),
+    Reasoning(Range<usize>),
+    CallStarted {
+        index: usize,
+        call_id: CallId,
+        name: Range<usize>,
+    },
+    ArgumentsDelta {
+        index: usize,
+        fragment: Range<usize>,
+    },
+    CallFinished {
+        index: usize,
+    },
+    Diagnostic,
+}
+
+/// The events of one [`crate::StreamParser::push_events`]: the records, one text they share,
+/// and the calls and diagnostics they hand out, all kept from push to push (cleared, their
+/// room kept), so that a push's text, reasoning, names and argument fragments cost no
+/// allocation once they have grown.
+#[derive(Debug, Default)]
+pub(crate) struct Records {
+    pub(crate) text: String,
+    pub(crate) list: Vec<Record>,
+    /// The finished calls, in order until [`Records::events`] reverses them (each is then
+    /// popped, by move, as its record is read).
+    pub(crate) calls: Vec<ToolCall>,
+    /// The diagnostics, as `calls`.
+    pub(crate) diagnostics: Vec<Diagnostic>,
+}
+
+impl Records {
+    /// `s` appended to the shared text, and where it lies there.
+    #[inline]
+    pub(crate) fn keep(&mut self, s: &str) -> Range<usize> {
+        let from = self.text.len();
+        self.text.push_str(s);
+        from..self.text.len()
+    }
+
+    pub(crate) fn finished(&mut self, index: usize, call: ToolCall) {
+        self.calls.push(call);
+        self.list.push(Record::CallFinished { index });
+    }
+
+    pub(crate) fn diagnostic(&mut self, d: Diagnostic) {
+        self.diagnostics.push(d);
+        self.list.push(Record::Diagnostic);
+    }
+
+    /// An owned event, recorded (its text copied).
+    pub(crate) fn push_owned(&mut self, e: StreamEvent) {
+        let r = match e {
+            StreamEvent::Text { text } => Record::Text(self.keep(&text)),
+            StreamEvent::Reasoning { text } => Record::Reasoning(self.keep(&text)),
+            StreamEvent::CallStarted {
+                index,
+                call_id,
+                name,
+            } => Record::CallStarted {
+                index,
+                call_id,
+                name: self.keep(&name),
+            },
+            StreamEvent::ArgumentsDelta { index, fragment } => Record::ArgumentsDelta {
+                index,
+                fragment: self.keep(&fragment),
+            },
+            StreamEvent::CallFinished { index, call } => return self.finished(index, call),
+            StreamEvent::Diagnostic { diagnostic } => return self.diagnostic(diagnostic),
+        };
+        self.list.push(r);
+    }
+
+    /// Forgets the last push's events (calls and diagnostics not taken are dropped),
+    /// keeping the room. One test when there were none (most pushes).
+    #[inline]
+    pub(crate) fn clear(&mut self) {
+        if !self.list.is_empty() {
+            self.clear_now();
+        }
+    }
+
+    #[inline(never)]
+    fn clear_now(&mut self) {
+        self.text.clear();
+        self.list.clear();
+        self.calls.clear();
+        self.diagnostics.clear();
+    }
+
+    /// How many finished calls are recorded.
+    pub(crate) fn finished_calls(&self) -> usize {
+        self.calls.len()
+    }
+
+    /// The recorded events, to read in order.
+    #[inline]
+    pub(crate) fn events(&mut self) -> crate::Events<'_> {
+        if self.calls.len() > 1 {
+            self.calls.reverse();
+        }
+        if self.diagnostics.len() > 1 {
+            self.diagnostics.reverse();
+        }
+        crate::Events {
+            list: self.list.iter(),
+            text: &self.text,
+            calls: &mut self.calls,
+            diagnostics: &mut self.diagnostics,
+        }
+    }
+}
+
 pub(crate) struct Engine<'a> {
     ctx: Arc<Ctx>,
     nested: bool,
@@ -994,6 +1114,11 @@ pub(crate) struct Engine<'a> {
     pub(crate) markup_found: bool,
     text_acc: String,
     events: Vec<StreamEvent>,
+    /// The borrowed events of [`crate::StreamParser::push_events`]: where events go instead
+    /// of `events` while there (lent by the parser for the push). Boxed and absent
+    /// otherwise, so that an engine that never records (every one-shot parse) carries one
+    /// word for them.
+    pub(crate) records: Option<Box<Records>>,
     /// One-shot [`crate::parse`] with nobody reading events: text, finished calls and
     /// diagnostics go straight here instead of through `events` (reasoning is kept in
     /// `reasoning` either way).
@@ -1170,6 +1295,7 @@ impl<'a> Engine<'a> {
             markup_found: false,
             text_acc: String::new(),
             events: Vec::new(),
+            records: None,
             direct: None,
             visible: String::new(),
             labels: Vec::new(),
@@ -1270,6 +1396,29 @@ impl<'a> Engine<'a> {
         std::mem::swap(&mut self.events, out);
         self.read_pushed();
         std::mem::swap(&mut self.events, out);
+    }
+
+    /// Feeds `delta`, its events to `records` (the last push's forgotten; lent to the
+    /// engine for the push).
+    pub(crate) fn push_records(&mut self, delta: &str, records: &mut Option<Box<Records>>) {
+        if let Some(r) = records.as_deref_mut() {
+            r.clear();
+        }
+        std::mem::swap(&mut self.records, records);
+        self.feed(delta);
+        std::mem::swap(&mut self.records, records);
+    }
+
+    /// [`Engine::finish`], its events to `records` (appended).
+    pub(crate) fn finish_records(&mut self, records: &mut Option<Box<Records>>) {
+        std::mem::swap(&mut self.records, records);
+        let rest = self.finish();
+        std::mem::swap(&mut self.records, records);
+        if let Some(r) = records.as_deref_mut() {
+            for e in rest {
+                r.push_owned(e);
+            }
+        }
     }
 
     /// [`Engine::finish`] appending to `out` (see [`Engine::push_into`]).
@@ -1518,6 +1667,13 @@ impl<'a> Engine<'a> {
                 p.text.push_str(&self.text_acc);
                 self.text_acc.clear();
             }
+            None if self.records.is_some() => {
+                if let Some(r) = self.records.as_deref_mut() {
+                    let text = r.keep(&self.text_acc);
+                    r.list.push(Record::Text(text));
+                }
+                self.text_acc.clear();
+            }
             None => {
                 let text = std::mem::take(&mut self.text_acc);
                 self.events.push(StreamEvent::Text { text });
@@ -1530,7 +1686,10 @@ impl<'a> Engine<'a> {
         self.flush_text_event();
         match &mut self.direct {
             Some(p) => p.diagnostics.push(diagnostic),
-            None => self.events.push(StreamEvent::Diagnostic { diagnostic }),
+            None => match self.records.as_deref_mut() {
+                Some(r) => r.diagnostic(diagnostic),
+                None => self.events.push(StreamEvent::Diagnostic { diagnostic }),
+            },
         }
     }
 
@@ -1635,7 +1794,21 @@ impl<'a> Engine<'a> {
                 let index = self.next_index;
                 self.next_index += 1;
                 if self.quiet {
-                    self.events.push(StreamEvent::CallFinished { index, call });
+                    self.push_finished(index, call);
+                    return;
+                }
+                if let Some(r) = self.records.as_deref_mut() {
+                    let name = r.keep(&call.name);
+                    r.list.push(Record::CallStarted {
+                        index,
+                        call_id: call.call_id.clone(),
+                        name,
+                    });
+                    let from = r.text.len();
+                    crate::family::push_json_value(&mut r.text, &call.arguments);
+                    let fragment = from..r.text.len();
+                    r.list.push(Record::ArgumentsDelta { index, fragment });
+                    r.finished(index, call);
                     return;
                 }
                 self.events.push(StreamEvent::CallStarted {
@@ -1655,7 +1828,15 @@ impl<'a> Engine<'a> {
                 index
             }
         };
-        self.events.push(StreamEvent::CallFinished { index, call });
+        self.push_finished(index, call);
+    }
+
+    /// A `CallFinished` event, to the events in force.
+    fn push_finished(&mut self, index: usize, call: ToolCall) {
+        match self.records.as_deref_mut() {
+            Some(r) => r.finished(index, call),
+            None => self.events.push(StreamEvent::CallFinished { index, call }),
+        }
     }
 
     fn build_and_emit(&mut self, d: Draft, announced: Option<(usize, CallId)>) {
@@ -1695,12 +1876,21 @@ impl<'a> Engine<'a> {
                         .map_or_else(CallId::generate, CallId::from);
                     if self.direct.is_none() {
                         self.flush_text_event();
-                        let shown = name.get(&self.buf, self.base).to_owned();
-                        self.events.push(StreamEvent::CallStarted {
-                            index,
-                            call_id: call_id.clone(),
-                            name: shown,
-                        });
+                        if let Some(r) = self.records.as_deref_mut() {
+                            let name = r.keep(name.get(&self.buf, self.base));
+                            r.list.push(Record::CallStarted {
+                                index,
+                                call_id: call_id.clone(),
+                                name,
+                            });
+                        } else {
+                            let shown = name.get(&self.buf, self.base).to_owned();
+                            self.events.push(StreamEvent::CallStarted {
+                                index,
+                                call_id: call_id.clone(),
+                                name: shown,
+                            });
+                        }
                     }
                     self.announced.push(Announced {
                         index,
@@ -1713,8 +1903,13 @@ impl<'a> Engine<'a> {
                         (self.announced.last(), self.announce_muted, &self.direct)
                     {
                         let index = a.index;
-                        self.events
-                            .push(StreamEvent::ArgumentsDelta { index, fragment });
+                        if let Some(r) = self.records.as_deref_mut() {
+                            let fragment = r.keep(&fragment);
+                            r.list.push(Record::ArgumentsDelta { index, fragment });
+                        } else {
+                            self.events
+                                .push(StreamEvent::ArgumentsDelta { index, fragment });
+                        }
                     }
                 }
             }
@@ -1748,7 +1943,9 @@ impl<'a> Engine<'a> {
                 p.calls.reserve(calls);
                 p.diagnostics.reserve(notes + found);
             }
-            None if self.quiet => self.events.reserve(calls + notes + found + 1),
+            None if self.quiet && self.records.is_none() => {
+                self.events.reserve(calls + notes + found + 1)
+            }
             None => {}
         }
         for d in o.diagnostics {
@@ -5891,15 +6088,23 @@ impl<'a> Engine<'a> {
             Err(_) if is_final => (self.buf.len(), None),
             Err(hold) => (floor_boundary(&self.buf, content + hold).max(content), None),
         };
-        let piece = self.buf.get(content..upto).unwrap_or("").to_owned();
-        if !piece.is_empty() {
-            if let Some(block) = self.reasoning.last_mut() {
-                block.push_str(&piece);
-            }
+        if upto > content && self.buf.get(content..upto).is_some() {
             // A one-shot parse reads reasoning from `self.reasoning` only.
             if self.direct.is_none() {
                 self.flush_text_event();
-                self.events.push(StreamEvent::Reasoning { text: piece });
+            }
+            let piece = self.buf.get(content..upto).unwrap_or("");
+            if let Some(block) = self.reasoning.last_mut() {
+                block.push_str(piece);
+            }
+            if self.direct.is_none() {
+                if let Some(r) = self.records.as_deref_mut() {
+                    let text = r.keep(piece);
+                    r.list.push(Record::Reasoning(text));
+                } else {
+                    let text = piece.to_owned();
+                    self.events.push(StreamEvent::Reasoning { text });
+                }
             }
         }
         match close {
@@ -6077,7 +6282,10 @@ impl<'a> Engine<'a> {
                     p.calls.reserve(calls);
                     p.diagnostics.reserve(diagnostics);
                 }
-                None => self.events.reserve(events.len()),
+                None => match self.records.as_deref_mut() {
+                    Some(r) => r.list.reserve(events.len()),
+                    None => self.events.reserve(events.len()),
+                },
             }
             for e in events {
                 match e {
@@ -6085,7 +6293,11 @@ impl<'a> Engine<'a> {
                     StreamEvent::Reasoning { text: t } => {
                         self.reasoning.push(t.clone());
                         if self.direct.is_none() {
-                            self.events.push(StreamEvent::Reasoning { text: t });
+                            if let Some(r) = self.records.as_deref_mut() {
+                                r.push_owned(StreamEvent::Reasoning { text: t });
+                            } else {
+                                self.events.push(StreamEvent::Reasoning { text: t });
+                            }
                         }
                     }
                     StreamEvent::CallFinished { call, .. } => self.emit_call(call, None),

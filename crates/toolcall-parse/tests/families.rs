@@ -442,6 +442,48 @@ fn push_and_push_into_send_the_same_events_after_every_push() {
     }
 }
 
+/// The events of one `push_events` (or `finish_events`), as owned events.
+fn owned(events: toolcall_parse::Events<'_>) -> Vec<StreamEvent> {
+    events.map(toolcall_core::Event::into_owned).collect()
+}
+
+// `push_events` records the engine's events in its own buffers (borrowed views), and
+// `push_into` appends them as owned events: after every push of every fixture, at the sizes
+// where most pushes skip the reader and at once, both send the same events.
+#[test]
+fn push_events_and_push_into_send_the_same_events_after_every_push() {
+    for case in enabled_cases() {
+        for (how, o) in option_sets(&case) {
+            for size in [1, 3, 4, 7, case.output.len().max(1)] {
+                let mut by_events = StreamParser::new(o.clone());
+                let mut by_buffer = StreamParser::new(o.clone());
+                let mut buffer = Vec::new();
+                for (i, piece) in common::pieces(&case.output, size).into_iter().enumerate() {
+                    buffer.clear();
+                    by_buffer.push_into(piece, &mut buffer);
+                    assert_eq!(
+                        comparable(&owned(by_events.push_events(piece))),
+                        comparable(&buffer),
+                        "{}/{} ({how}), {size}-byte pushes, push {i}",
+                        case.family,
+                        case.name
+                    );
+                }
+                buffer.clear();
+                by_buffer.finish_into(&mut buffer);
+                assert_eq!(
+                    comparable(&owned(by_events.finish_events())),
+                    comparable(&buffer),
+                    "{}/{} ({how}), {size}-byte pushes, finish",
+                    case.family,
+                    case.name
+                );
+                assert_eq!(by_events.finish_events().len(), 0, "a second finish");
+            }
+        }
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 96, .. ProptestConfig::default() })]
 
@@ -458,6 +500,39 @@ proptest! {
         for (how, o) in option_sets(case) {
             let parts = chunk(&case.output, &cuts);
             check(case, &format!("{how}, chunks {parts:?}"), &streamed(&parts, &o));
+        }
+    }
+
+    #[test]
+    fn push_events_equal_push_into_at_any_chunking(
+        cuts in proptest::collection::vec(any::<usize>(), 0..10),
+        which in any::<usize>(),
+    ) {
+        let cases = enabled_cases();
+        if cases.is_empty() {
+            return Ok(());
+        }
+        let case = &cases[which % cases.len()];
+        for (how, o) in option_sets(case) {
+            let parts = chunk(&case.output, &cuts);
+            let mut by_events = StreamParser::new(o.clone());
+            let mut by_buffer = StreamParser::new(o.clone());
+            let (mut events, mut buffer) = (Vec::new(), Vec::new());
+            for piece in &parts {
+                events.extend(owned(by_events.push_events(piece)));
+                by_buffer.push_into(piece, &mut buffer);
+            }
+            events.extend(owned(by_events.finish_events()));
+            by_buffer.finish_into(&mut buffer);
+            prop_assert_eq!(
+                comparable(&events),
+                comparable(&buffer),
+                "{}/{} ({}), chunks {:?}",
+                &case.family,
+                &case.name,
+                how,
+                &parts
+            );
         }
     }
 }

@@ -7,7 +7,7 @@
 mod common;
 
 use common::{auto, comparable, only, pieces, with_tools};
-use toolcall_core::StreamEvent;
+use toolcall_core::{Event, StreamEvent};
 use toolcall_parse::{FormatSelection, ParseOptions, StreamParser};
 
 fn with_vec(pieces: &[&str], options: &ParseOptions) -> Vec<StreamEvent> {
@@ -31,6 +31,17 @@ fn with_buffer(pieces: &[&str], options: &ParseOptions) -> Vec<StreamEvent> {
     }
     parser.finish_into(&mut buffer);
     events.append(&mut buffer);
+    events
+}
+
+/// `push_events` / `finish_events`, each event converted to its owned form.
+fn with_events(pieces: &[&str], options: &ParseOptions) -> Vec<StreamEvent> {
+    let mut parser = StreamParser::new(options.clone());
+    let mut events = Vec::new();
+    for p in pieces {
+        events.extend(parser.push_events(p).map(Event::into_owned));
+    }
+    events.extend(parser.finish_events().map(StreamEvent::from));
     events
 }
 
@@ -72,6 +83,14 @@ fn cases() -> Vec<(&'static str, String, ParseOptions)> {
             unknown_format,
         ),
         (
+            "calls taken from the reasoning at the end (take_if_none_after)",
+            r#"<think>I will call <tool_call>{"name":"get_weather","arguments":{"city":"Oslo"}}</tool_call></think>Done."#.into(),
+            ParseOptions {
+                reasoning_calls: Some(toolcall_parse::ReasoningCalls::TakeIfNoneAfter),
+                ..auto()
+            },
+        ),
+        (
             "a truncated call",
             r#"Sure <tool_call>{"name":"get_weather","arguments":{"city":"Pa"#.into(),
             auto(),
@@ -95,6 +114,11 @@ fn push_into_gives_the_events_of_push_at_every_push_size() {
                 comparable(&appended(&chunks, &options)),
                 expected,
                 "{label}, {size}-byte pushes, one growing buffer"
+            );
+            assert_eq!(
+                comparable(&with_events(&chunks, &options)),
+                expected,
+                "{label}, {size}-byte pushes, borrowed events"
             );
         }
     }

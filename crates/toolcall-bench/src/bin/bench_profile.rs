@@ -1,7 +1,8 @@
 //! Runs one corpus case in one mode in a loop, for a profiler:
 //! `perf record -g target/release/bench_profile "prose/1 MB" one 200`
 //! Modes: `one` (one-shot), `stream<N>` (N-byte pushes, `push`), `into<N>` (N-byte pushes,
-//! `push_into` with one reused event buffer), `reparse<N>`, and `serde` (`serde_json` into a
+//! `push_into` with one reused event buffer), `events<N>` (N-byte pushes, `push_events`,
+//! each event borrowed and looked at), `reparse<N>`, and `serde` (`serde_json` into a
 //! `Value` on the case's bare JSON, the `tools_envelope` floor); built with `--features peers`
 //! also `peer` (`tool-parser`'s one-shot on the same text) and `peerstream<N>` (its
 //! `parse_incremental` in N-byte pushes, as `bench_table`'s peers table drives it), so
@@ -31,7 +32,7 @@ fn main() {
     }
     let (Some(name), Some(mode)) = (first, args.next()) else {
         eprintln!(
-            "usage: bench_profile <case name> <one|streamN|intoN|reparseN|serde|peer|peerstreamN> [iterations]"
+            "usage: bench_profile <case name> <one|streamN|intoN|eventsN|reparseN|serde|peer|peerstreamN> [iterations]"
         );
         std::process::exit(2);
     };
@@ -83,6 +84,11 @@ fn main() {
         let pushes = corpus::chunks(&case.text, n);
         for _ in 0..iters {
             calls = black_box(ours::stream_into(&pushes, &opts));
+        }
+    } else if let Some(n) = size(&mode, "events") {
+        let pushes = corpus::chunks(&case.text, n);
+        for _ in 0..iters {
+            calls = black_box(ours::stream_events(&pushes, &opts));
         }
     } else if let Some(n) = size(&mode, "stream") {
         let pushes = corpus::chunks(&case.text, n);

@@ -169,9 +169,9 @@ fn push_table(ctx: &Ctx, registry: &std::sync::Arc<toolcall_core::Registry>) {
          `with events` = pushes that completed at least one event (the rest complete none).\n"
     );
     println!(
-        "| case | pushes | with events | one-shot | `push` | ns/push | × one-shot | `push_into` | ns/push | × one-shot |"
+        "| case | pushes | with events | one-shot | `push` | ns/push | × one-shot | `push_into` | ns/push | × one-shot | `push_events` | ns/push | × one-shot |"
     );
-    println!("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|");
+    println!("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|");
     for name in ["prose/1 MB", "json/1 MB args", "hermes/1 MB args"] {
         let Some(case) = corpus::case_by_name(name) else {
             continue;
@@ -183,9 +183,10 @@ fn push_table(ctx: &Ctx, registry: &std::sync::Arc<toolcall_core::Registry>) {
         let one = ctx.time(|| ours::one_shot(text, &opts));
         let vec = ctx.time(|| ours::stream(&pushes, &opts));
         let into = ctx.time(|| ours::stream_into(&pushes, &opts));
+        let events = ctx.time(|| ours::stream_events(&pushes, &opts));
         let per = |s: &Sample| s.median.as_secs_f64() * 1e9 / pushes.len() as f64;
         println!(
-            "| {name} | {} | {with_events} | {} | {} | {:.1} | {:.1}× | {} | {:.1} | {:.1}× |",
+            "| {name} | {} | {with_events} | {} | {} | {:.1} | {:.1}× | {} | {:.1} | {:.1}× | {} | {:.1} | {:.1}× |",
             pushes.len(),
             fmt_time(one.median),
             fmt_time(vec.median),
@@ -194,6 +195,9 @@ fn push_table(ctx: &Ctx, registry: &std::sync::Arc<toolcall_core::Registry>) {
             fmt_time(into.median),
             per(&into),
             ratio(into.median, one.median),
+            fmt_time(events.median),
+            per(&events),
+            ratio(events.median, one.median),
         );
     }
 }
