@@ -525,6 +525,12 @@ pub(crate) trait Family: Sync + Send {
     fn bare_json(&self) -> BareJson {
         BareJson::default()
     }
+    /// The top-level keys without which [`Family::classify_json`] claims no value: a
+    /// family that reads bare JSON declares them beside its classifier (values that meet
+    /// no family's are read as text without a decode).
+    fn json_needs(&self) -> crate::families::bare_json::JsonNeeds {
+        crate::families::bare_json::JsonNeeds::NONE
+    }
     /// A decoded bare JSON value (in prose or a fence): this family's calls, or `None`.
     /// On `None`, `v` must be left untouched.
     fn classify_json(&self, _v: &mut Value, _cx: &JsonCx<'_>) -> Option<Outcome> {

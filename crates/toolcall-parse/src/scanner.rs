@@ -607,6 +607,12 @@ impl FailedScans {
         None
     }
 
+    /// Whether no scan is kept (no region resumes from one, none repeats one).
+    #[inline]
+    pub(crate) fn is_empty(&self) -> bool {
+        self.slots.is_empty()
+    }
+
     /// Whether a region at absolute offset `start` would resume from a kept scan.
     pub(crate) fn covers(&self, start: usize, open: u8, max_depth: usize, parens: bool) -> bool {
         self.resumable(start, open, max_depth, parens).is_some()

@@ -5,6 +5,7 @@
 //! (`required`, and `anyOf`/`oneOf` of `required` sets; empty strings count as missing);
 //! without a schema for the command nothing is required (the parser knows no tool).
 
+use super::bare_json::JsonNeeds;
 use super::described::{Bare, Described};
 use std::ops::Range;
 
@@ -184,6 +185,10 @@ pub(crate) static ACTION_RESPONSE: Described = Described {
         arrays: false,
         classify: classify_json,
         calls: None,
+        needs: JsonNeeds {
+            objects: &[&["text"], &["command"]],
+            elements: &[],
+        },
     }),
     generic_because: Some("a JSON shape many agent prompts ask for, not one model's markup"),
     instructions: Some(Instructions {

@@ -263,6 +263,405 @@ pub(crate) fn fails_without_note(scanned: &[u8], ctx: &Ctx) -> bool {
     !looks_like_call(scanned) && pythonic_call_named(scanned, ctx).is_none()
 }
 
+/// The top-level keys without which a family's [`Family::classify_json`] claims no value
+/// ([`Family::json_needs`](crate::family::Family::json_needs)): an object is claimable only
+/// when it holds every key of one set of `objects`; an array only when one of its elements
+/// is an object holding every key of one set of `elements`. Each family declares its own
+/// beside its classifier (a test offers it values outside them, which it must not claim).
+#[derive(Clone, Copy)]
+pub(crate) struct JsonNeeds {
+    pub objects: &'static [&'static [&'static str]],
+    pub elements: &'static [&'static [&'static str]],
+}
+
+impl JsonNeeds {
+    /// Claims no value (a family without bare JSON).
+    pub(crate) const NONE: JsonNeeds = JsonNeeds {
+        objects: &[],
+        elements: &[],
+    };
+}
+
+/// What the reader itself reads of a value no family claims: the note of a call's shape
+/// left as text ([`rejected_call_shape`]) and a fallback's label ([`fallback::label_of`]).
+const OWN_NEEDS: JsonNeeds = JsonNeeds {
+    objects: &[&["name", "arguments"], &["name", "parameters"]],
+    elements: &[&["label"]],
+};
+
+/// Every family's [`JsonNeeds`] (and [`OWN_NEEDS`]) as bit masks over the keys they name,
+/// built once from the registry: a value whose keys meet none is text to every family,
+/// enabled or not.
+struct Gate {
+    /// The keys named, a bit each (at most 32), by length: `by_len[n]` the bits of those of
+    /// `n` bytes. Arrays, not vectors: the gate lives for the process, and a heap block
+    /// kept so moved the allocator's later work (`tools_envelope/100 calls` 4 % more).
+    keys: [&'static [u8]; 32],
+    by_len: [u32; 33],
+    /// The sets of objects' and elements' needs (each once), `len` of them used.
+    objects: Sets,
+    elements: Sets,
+}
+
+/// Sets of keys as bit masks, each once.
+struct Sets {
+    masks: [u32; 32],
+    len: usize,
+}
+
+impl Sets {
+    fn add(&mut self, m: u32) -> Option<()> {
+        if !self.get().contains(&m) {
+            *self.masks.get_mut(self.len)? = m;
+            self.len += 1;
+        }
+        Some(())
+    }
+
+    #[inline]
+    fn get(&self) -> &[u32] {
+        self.masks.get(..self.len).unwrap_or(&[])
+    }
+}
+
+impl Gate {
+    /// `None` when the families name more than 32 keys or sets, or a family needs none
+    /// (claims any value): then no value is decided early.
+    fn build() -> Option<Gate> {
+        let mut g = Gate {
+            keys: [&[]; 32],
+            by_len: [0; 33],
+            objects: Sets {
+                masks: [0; 32],
+                len: 0,
+            },
+            elements: Sets {
+                masks: [0; 32],
+                len: 0,
+            },
+        };
+        let mut named = 0;
+        let all = super::all().iter().map(|f| f.json_needs());
+        for needs in std::iter::once(OWN_NEEDS).chain(all) {
+            for (sets, into) in [(needs.objects, 0), (needs.elements, 1)] {
+                for set in sets {
+                    let mut m = 0u32;
+                    for k in set.iter().map(|k| k.as_bytes()) {
+                        let i = match g.keys.get(..named)?.iter().position(|&x| x == k) {
+                            Some(i) => i,
+                            None => {
+                                *g.keys.get_mut(named)? = k;
+                                *g.by_len.get_mut(k.len())? |= 1 << named;
+                                named += 1;
+                                named - 1
+                            }
+                        };
+                        m |= 1 << i;
+                    }
+                    if m == 0 {
+                        return None;
+                    }
+                    match into {
+                        0 => g.objects.add(m)?,
+                        _ => g.elements.add(m)?,
+                    }
+                }
+            }
+        }
+        Some(g)
+    }
+
+    /// The bit of a key as written between its quotes (`escaped`: with a `\`, whose bytes
+    /// may spell any key: every bit).
+    #[inline]
+    fn bit(&self, key: &[u8], escaped: bool) -> u32 {
+        if escaped {
+            return u32::MAX;
+        }
+        let mut cands = self.by_len.get(key.len()).copied().unwrap_or(0);
+        while cands != 0 {
+            let i = cands.trailing_zeros() as usize;
+            cands &= cands - 1;
+            if self.keys.get(i).is_some_and(|&k| k == key) {
+                return 1 << i;
+            }
+        }
+        0
+    }
+
+    /// Whether `keys` hold every key of one of `sets` (none when `keys` holds none: no
+    /// set is empty, [`Gate::build`]).
+    #[inline]
+    fn meets(sets: &[u32], keys: u32) -> bool {
+        keys != 0 && sets.iter().any(|&s| s & !keys == 0)
+    }
+}
+
+fn gate() -> Option<&'static Gate> {
+    static GATE: std::sync::OnceLock<Option<Gate>> = std::sync::OnceLock::new();
+    GATE.get_or_init(Gate::build).as_ref()
+}
+
+/// The deepest a value decided by [`unclaimed_value_end`] nests.
+const UNCLAIMED_MAX_DEPTH: usize = 32;
+
+/// Where the bare JSON value at the start of `bytes` (`{` or `[`) ends, when it is strict
+/// JSON (a subset: no exponent, no number past 18 digits, no `\u` escape of a surrogate,
+/// nesting below `max_depth` and [`UNCLAIMED_MAX_DEPTH`]) whose top-level keys (an array's:
+/// its elements' keys) meet no family's [`JsonNeeds`]: its region would decode it, offer it
+/// to every family, and leave it as text whole, with no note, label or rescan charge
+/// ([`BareJsonReader`]'s `complete`); the engine reads it so without opening the region.
+/// `None`: not known so (not that subset, cut by the end of the bytes, or claimable; or,
+/// without `keys`, an object of the top level or a top-level list's whose first key is one
+/// a need names: a call's first key, read no further).
+///
+/// Hand-written: a flood of small values that are not calls (`{}`, `{"a":1}`, JSON Lines)
+/// built a `Value` and offered it to every family per value, in a region of its own
+/// (~4,300 instructions a `{}`, 555x prose); this pass reads each byte once, with no
+/// allocation.
+pub(crate) fn unclaimed_value_end(bytes: &[u8], max_depth: usize, keys: bool) -> Option<usize> {
+    // An empty object or list holds no key: no need met (`Gate::build`).
+    if let ([b'{', b'}', ..] | [b'[', b']', ..], 2..) = (bytes, max_depth) {
+        return gate().map(|_| 2);
+    }
+    let gate = gate()?;
+    if !keys && first_key(bytes).is_none_or(|(k, escaped)| gate.bit(k, escaped) != 0) {
+        return None;
+    }
+    let mut v = Validate {
+        b: bytes,
+        i: 0,
+        max_depth: max_depth.min(UNCLAIMED_MAX_DEPTH + 1),
+        gate,
+        keys,
+    };
+    match bytes.first()? {
+        b'{' => v.object(1, gate.objects.get())?,
+        _ => v.array(1, true)?,
+    };
+    Some(v.i)
+}
+
+/// The first key of the object `bytes` starts with (or of a list's first element) and
+/// whether a `\` is in it; `None` when there is none so (another value, more than 32
+/// bytes): asked before the pass, so a call's region costs it a few bytes' compares (the
+/// pass's reading of `{"tools"` cost `tools_envelope/small` ~300 instructions).
+fn first_key(bytes: &[u8]) -> Option<(&[u8], bool)> {
+    let blanks = |mut i: usize| {
+        while let Some(b' ' | b'\t' | b'\n' | b'\r') = bytes.get(i) {
+            i += 1;
+        }
+        i
+    };
+    let mut i = blanks(1);
+    if bytes.first() == Some(&b'[') {
+        if bytes.get(i) != Some(&b'{') {
+            return None;
+        }
+        i = blanks(i + 1);
+    }
+    if bytes.get(i) != Some(&b'"') {
+        return None;
+    }
+    let rest = bytes.get(i + 1..)?;
+    let close = memchr::memchr(b'"', rest.get(..rest.len().min(33))?)?;
+    let key = rest.get(..close)?;
+    Some((key, key.contains(&b'\\')))
+}
+
+/// The pass of [`unclaimed_value_end`]: `i` the next byte. It stops (`None`) at the first
+/// key with which the top level's keys (or an element's) meet a need: a call's region is
+/// then read as it would be, after a few bytes (a whole call's arguments read first cost
+/// `json/small` 20 %).
+struct Validate<'a> {
+    b: &'a [u8],
+    i: usize,
+    max_depth: usize,
+    gate: &'a Gate,
+    /// Whether to read on past a first key that a need names (else `None` there).
+    keys: bool,
+}
+
+impl Validate<'_> {
+    #[inline]
+    fn blanks(&mut self) {
+        while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.b.get(self.i) {
+            self.i += 1;
+        }
+    }
+
+    /// The value at `i` (after blanks), nested `depth` deep; `needs`: the sets its keys
+    /// must not meet when it is an object (a top-level list's element's).
+    fn value(&mut self, depth: usize, needs: &[u32]) -> Option<()> {
+        self.blanks();
+        match *self.b.get(self.i)? {
+            b'{' => self.object(depth + 1, needs),
+            b'[' => self.array(depth + 1, false),
+            b'"' => self.string().map(|_| ()),
+            b't' => self.word(b"true"),
+            b'f' => self.word(b"false"),
+            b'n' => self.word(b"null"),
+            b'-' | b'0'..=b'9' => self.number(),
+            _ => None,
+        }
+    }
+
+    fn word(&mut self, w: &[u8]) -> Option<()> {
+        if self.b.get(self.i..self.i + w.len())? != w {
+            return None;
+        }
+        self.i += w.len();
+        Some(())
+    }
+
+    /// `-`? `0` or a digit run not starting with `0`, then `.` and digits: at most 18
+    /// digits in all (no exponent, nothing `serde_json` could find out of range).
+    fn number(&mut self) -> Option<()> {
+        let b = self.b;
+        let digits = |i: &mut usize| {
+            let from = *i;
+            while b.get(*i).is_some_and(u8::is_ascii_digit) {
+                *i += 1;
+            }
+            *i - from
+        };
+        let mut i = self.i;
+        if b.get(i) == Some(&b'-') {
+            i += 1;
+        }
+        let lead = b.get(i).copied();
+        let mut n = digits(&mut i);
+        if n == 0 || (lead == Some(b'0') && n > 1) {
+            return None;
+        }
+        if b.get(i) == Some(&b'.') {
+            i += 1;
+            let f = digits(&mut i);
+            if f == 0 {
+                return None;
+            }
+            n += f;
+        }
+        // An exponent, or the end of the bytes (the number may go on): not decided.
+        if n > 18 || matches!(b.get(i), None | Some(b'e' | b'E')) {
+            return None;
+        }
+        self.i = i;
+        Some(())
+    }
+
+    /// The string at `i` (its quote); its bytes between the quotes and whether a `\`
+    /// escape is among them.
+    fn string(&mut self) -> Option<(usize, usize, bool)> {
+        let b = self.b;
+        let from = self.i + 1;
+        let mut i = from;
+        let mut escaped = false;
+        loop {
+            match *b.get(i)? {
+                b'"' => break,
+                b'\\' => {
+                    escaped = true;
+                    match *b.get(i + 1)? {
+                        b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => i += 2,
+                        b'u' => {
+                            let hex = b.get(i + 2..i + 6)?;
+                            if !hex.iter().all(u8::is_ascii_hexdigit) {
+                                return None;
+                            }
+                            let c = u32::from_str_radix(std::str::from_utf8(hex).ok()?, 16).ok()?;
+                            // A surrogate (paired or not): left to `serde_json`.
+                            if (0xD800..0xE000).contains(&c) {
+                                return None;
+                            }
+                            i += 6;
+                        }
+                        _ => return None,
+                    }
+                }
+                0..=0x1F => return None,
+                _ => i += 1,
+            }
+        }
+        self.i = i + 1;
+        Some((from, i, escaped))
+    }
+
+    /// The object whose `{` is at `i`, nested `depth` deep, whose keys must meet none of
+    /// `needs`.
+    fn object(&mut self, depth: usize, needs: &[u32]) -> Option<()> {
+        if depth >= self.max_depth {
+            return None;
+        }
+        self.i += 1;
+        self.blanks();
+        let mut keys = 0u32;
+        if self.b.get(self.i) == Some(&b'}') {
+            self.i += 1;
+            return Some(());
+        }
+        loop {
+            if self.b.get(self.i) != Some(&b'"') {
+                return None;
+            }
+            let (from, to, escaped) = self.string()?;
+            if !needs.is_empty() {
+                let bit = self.gate.bit(self.b.get(from..to)?, escaped);
+                if (keys == 0 && bit != 0 && !self.keys) || Gate::meets(needs, keys | bit) {
+                    return None;
+                }
+                keys |= bit;
+            }
+            self.blanks();
+            if self.b.get(self.i) != Some(&b':') {
+                return None;
+            }
+            self.i += 1;
+            self.value(depth, &[])?;
+            self.blanks();
+            match *self.b.get(self.i)? {
+                b',' => {
+                    self.i += 1;
+                    self.blanks();
+                }
+                b'}' => {
+                    self.i += 1;
+                    break;
+                }
+                _ => return None,
+            }
+        }
+        Some(())
+    }
+
+    /// The array whose `[` is at `i`, nested `depth` deep (`top`: the value itself, whose
+    /// elements' keys must meet none of the elements' needs).
+    fn array(&mut self, depth: usize, top: bool) -> Option<()> {
+        if depth >= self.max_depth {
+            return None;
+        }
+        self.i += 1;
+        self.blanks();
+        if self.b.get(self.i) == Some(&b']') {
+            self.i += 1;
+            return Some(());
+        }
+        let needs: &[u32] = if top { self.gate.elements.get() } else { &[] };
+        loop {
+            self.value(depth, needs)?;
+            self.blanks();
+            match *self.b.get(self.i)? {
+                b',' => self.i += 1,
+                b']' => {
+                    self.i += 1;
+                    return Some(());
+                }
+                _ => return None,
+            }
+        }
+    }
+}
+
 /// Whether an object region (`{`, blanks, `"`) may decode as far as its first key goes:
 /// `false` when the key's closing quote (no escape before it) is followed, after blanks,
 /// by a byte other than `:`, where `serde_json` fails (so `decode_calls_prefix` gives
@@ -585,6 +984,7 @@ fn rejected_call_shape(v: &Value, ctx: &Ctx) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::family::JsonCx;
     use crate::test_rng::Xorshift;
 
     // The quote-by-quote reading of short regions finds what the searches find: regions
@@ -646,6 +1046,235 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// Objects shaped as each family's calls (and as the reader's notes and labels): the
+    /// samples whose keys [`unclaimed_value_end`]'s test variants drop and rename.
+    const CLAIMED_SHAPES: &[&str] = &[
+        r#"{"name":"get_weather","arguments":{"city":"Paris"},"id":"c1","type":"function"}"#,
+        r#"{"name":"get_weather","parameters":{"city":"Paris"},"call_id":"c1"}"#,
+        r#"{"session_id":"s1","command":"get_weather","args":{"city":"Paris"},"text":"Hi."}"#,
+        r#"{"tools":[{"name":"get_weather","arguments":{"city":"Paris"}}]}"#,
+        r#"{"choices":[{"message":{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"get_weather","arguments":"{}"}}]}}]}"#,
+        r#"{"role":"assistant","content":"Hi.","tool_calls":[{"id":"c1","type":"function","function":{"name":"get_weather","arguments":"{}"}}]}"#,
+        r#"{"role":"assistant","function_call":{"name":"get_weather","arguments":"{}"}}"#,
+        r#"{"output":[{"type":"function_call","name":"get_weather","call_id":"c1","arguments":"{}"}]}"#,
+        r#"{"type":"function_call","name":"get_weather","call_id":"c1","arguments":"{}"}"#,
+        r#"{"type":"message","content":[{"type":"output_text","text":"Hi."}]}"#,
+        r#"{"candidates":[{"content":{"role":"model","parts":[{"functionCall":{"name":"get_weather","args":{}}}]}}]}"#,
+        r#"{"role":"model","parts":[{"text":"Hi."},{"functionCall":{"name":"get_weather","args":{}}}]}"#,
+        r#"{"functionCall":{"name":"get_weather","args":{}},"thoughtSignature":"x"}"#,
+        r#"{"content":[{"type":"text","text":"Hi."},{"type":"tool_use","id":"t1","name":"get_weather","input":{}}]}"#,
+        r#"{"type":"tool_use","id":"t1","name":"get_weather","input":{"city":"Paris"}}"#,
+        r#"{"label":"weather","tool":"get_weather"}"#,
+        r#"{"text":"Hi."}"#,
+    ];
+
+    /// Every variant of `shape`'s object: each subset of its top-level keys, each kept key
+    /// as it is or renamed (`x0`, `x1`, ...).
+    fn variants(shape: &str) -> Vec<Value> {
+        let Ok(Value::Object(m)) = serde_json::from_str::<Value>(shape) else {
+            panic!("{shape}: not a JSON object");
+        };
+        let entries: Vec<(String, Value)> = m.into_iter().collect();
+        let n = entries.len();
+        let mut out = Vec::new();
+        for keep in 0u32..1 << n {
+            for renamed in 0u32..1 << n {
+                if renamed & !keep != 0 {
+                    continue;
+                }
+                let mut o = serde_json::Map::new();
+                for (i, (k, v)) in entries.iter().enumerate() {
+                    if keep & 1 << i != 0 {
+                        let key = if renamed & 1 << i != 0 {
+                            format!("x{i}")
+                        } else {
+                            k.clone()
+                        };
+                        o.insert(key, v.clone());
+                    }
+                }
+                out.push(Value::Object(o));
+            }
+        }
+        out
+    }
+
+    // A value `unclaimed_value_end` passes is one the reader's decode ends where it says
+    // and every family declines (at the reply's start or not), with no note or label: for
+    // every variant of each family's call shapes, alone, in a list (first, last, alone),
+    // and nested one level, written compact and spaced. Many are passed, many are not.
+    #[test]
+    fn unclaimed_values_are_claimed_by_no_family() {
+        let (plain, _) = crate::ParseOptions::default().ctx();
+        let registered = {
+            let mut r = toolcall_core::Registry::new();
+            let schema = serde_json::json!({"type": "object", "properties": {}});
+            assert!(
+                r.add_spec(toolcall_core::ToolSpec::new("get_weather", "w", schema))
+                    .is_ok()
+            );
+            crate::ParseOptions {
+                tools: Some(std::sync::Arc::new(r)),
+                ..crate::ParseOptions::default()
+            }
+            .ctx()
+            .0
+        };
+        let (mut passed, mut refused) = (0, 0);
+        for shape in CLAIMED_SHAPES {
+            for v in variants(shape) {
+                let other = serde_json::json!({"a": 1});
+                let values = [
+                    v.clone(),
+                    Value::Array(vec![v.clone()]),
+                    Value::Array(vec![other.clone(), v.clone()]),
+                    Value::Array(vec![v.clone(), other.clone()]),
+                    serde_json::json!({"x": v.clone()}),
+                    serde_json::json!([[v.clone()]]),
+                ];
+                for value in values {
+                    // Each family alone: a value that does not meet its needs it declines.
+                    for f in super::super::all() {
+                        if needs_met(f.json_needs(), &value) {
+                            continue;
+                        }
+                        for ctx in [&plain, &registered] {
+                            for at_start in [false, true] {
+                                let cx = JsonCx {
+                                    ctx,
+                                    span: 0..1,
+                                    at_start,
+                                };
+                                let mut v = value.clone();
+                                assert!(
+                                    f.classify_json(&mut v, &cx).is_none(),
+                                    "{}: claims {value} without its needs",
+                                    f.id()
+                                );
+                            }
+                        }
+                    }
+                    for text in [
+                        value.to_string(),
+                        serde_json::to_string_pretty(&value).unwrap_or_default(),
+                    ] {
+                        let region = format!("{text} tail");
+                        let Some(end) = unclaimed_value_end(region.as_bytes(), 128, true) else {
+                            refused += 1;
+                            continue;
+                        };
+                        passed += 1;
+                        let decoded = decode_calls_prefix(&region, 128);
+                        assert_eq!(decoded.as_ref().map(|d| d.0), Some(end), "{region}");
+                        for ctx in [&plain, &registered] {
+                            for f in super::super::all() {
+                                for at_start in [false, true] {
+                                    let cx = JsonCx {
+                                        ctx,
+                                        span: 0..end,
+                                        at_start,
+                                    };
+                                    let mut v = value.clone();
+                                    assert!(
+                                        f.classify_json(&mut v, &cx).is_none(),
+                                        "{}: claims {region}",
+                                        f.id()
+                                    );
+                                }
+                            }
+                            assert!(rejected_call_shape(&value, ctx).is_none(), "{region}");
+                        }
+                        assert!(fallback::label_of(&value).is_none(), "{region}");
+                    }
+                }
+            }
+        }
+        assert!(passed > 1_000 && refused > 500, "{passed} {refused}");
+    }
+
+    // The pass reads strict JSON only, as `serde_json` does: where it says a value ends
+    // the decode ends there; a value it cannot read in full (cut, not JSON, out of its
+    // subset) is not passed.
+    #[test]
+    fn unclaimed_value_ends_are_the_decodes() {
+        for ok in [
+            "{}",
+            "[]",
+            "[{}]",
+            "{\"a\":1}",
+            "{ \"a\" : [1, -2.5, 0, true, false, null, \"s\\n\\u00e9\"] }",
+            "[{\"a\":{\"name\":\"x\",\"arguments\":{}}}]",
+            "{\"name\":\"x\"}",
+            "{\"a\":\"\u{e9}\u{1F600}\"}",
+            "\n[\n{}\n,\n{}\n]",
+        ] {
+            let region = format!("{} x", ok.trim_start());
+            let end = unclaimed_value_end(region.as_bytes(), 128, true);
+            assert_eq!(end, decode_prefix_end(&region), "{region:?}");
+            assert!(end.is_some(), "{region:?}");
+        }
+        for no in [
+            "{",
+            "{}",
+            "[1,",
+            "{\"a\":1",
+            "{\"a\" 1}",
+            "{a:1}",
+            "{'a':1}",
+            "[1,]",
+            "{\"a\":01}",
+            "{\"a\":1e5}",
+            "{\"a\":1.}",
+            "{\"a\":-}",
+            "{\"a\":\"\\ud83d\\ude00\"}",
+            "{\"a\":\"\\x\"}",
+            "{\"a\":\"\t\"}",
+            "{\"a\":tru}",
+            "[1 2]",
+            "{\"a\":1,}",
+            "{\"a\":12345678901234567890}",
+            "{\"name\":\"f\",\"arguments\":{}}",
+            "[{\"name\":\"f\",\"parameters\":{}}]",
+            "{\"n\\u0061me\":1}",
+            "{\"text\":\"Hi\"}",
+            "[{\"label\":\"l\"}]",
+            "{\"a\":[[[[1]]]]}",
+        ] {
+            // `{}` cut before its close, and a value nested past the bound (`max_depth` 4).
+            let region = if no == "{}" { "{" } else { no };
+            assert_eq!(
+                unclaimed_value_end(region.as_bytes(), 4, true),
+                None,
+                "{region:?}"
+            );
+        }
+        let deep = format!("{}{}", "[".repeat(40), "]".repeat(40));
+        assert_eq!(unclaimed_value_end(deep.as_bytes(), 128, true), None);
+        let fine = format!("{}{}", "[".repeat(30), "]".repeat(30));
+        assert_eq!(unclaimed_value_end(fine.as_bytes(), 128, true), Some(60));
+    }
+
+    /// Whether `v` meets `needs`, read off the `Value` (the test's own reading of them).
+    fn needs_met(needs: JsonNeeds, v: &Value) -> bool {
+        let meets = |sets: &[&[&str]], m: &serde_json::Map<String, Value>| {
+            sets.iter()
+                .any(|set| set.iter().all(|k| m.contains_key(*k)))
+        };
+        match v {
+            Value::Object(m) => meets(needs.objects, m),
+            Value::Array(a) => a
+                .iter()
+                .any(|e| e.as_object().is_some_and(|m| meets(needs.elements, m))),
+            _ => false,
+        }
+    }
+
+    fn decode_prefix_end(region: &str) -> Option<usize> {
+        let mut values = serde_json::Deserializer::from_str(region).into_iter::<Value>();
+        values.next()?.ok()?;
+        Some(values.byte_offset())
     }
 
     // An object whose first key's closing quote is not followed by `:` is one the decode

@@ -10,6 +10,7 @@
 use serde_json::{Map, Value};
 
 use super::args_object::JsonCallTags;
+use super::bare_json::JsonNeeds;
 use super::json::CallsDoc;
 use super::marked::{CallList, CallListReader, OpenJsonReader};
 use super::tags::{Block, BlockReader, BlockStream, StreamTags};
@@ -251,6 +252,8 @@ pub(crate) struct Bare {
     /// read without the `Value` ([`crate::family::Family::classify_calls`]); `None`: the
     /// value is built for `classify`.
     pub calls: Option<ClassifyCalls>,
+    /// The keys without which `classify` claims no value ([`Family::json_needs`]).
+    pub needs: JsonNeeds,
 }
 
 /// An opener the chat template writes at the end of its generation prompt
@@ -410,6 +413,9 @@ impl Family for Described {
                 objects: b.objects,
                 arrays: b.arrays,
             })
+    }
+    fn json_needs(&self) -> JsonNeeds {
+        self.bare.as_ref().map_or(JsonNeeds::NONE, |b| b.needs)
     }
     fn classify_json(&self, v: &mut Value, cx: &JsonCx<'_>) -> Option<Outcome> {
         (self.bare.as_ref()?.classify)(v, cx, self.id)

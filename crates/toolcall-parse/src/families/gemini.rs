@@ -1,6 +1,7 @@
 //! `gemini`: Gemini `functionCall` parts or candidates, given as JSON whole ([`crate::parse_native`]) or
 //! found as a JSON object in text. The decoding lives in [`super::native`].
 
+use super::bare_json::JsonNeeds;
 use super::described::{Bare, Described};
 
 use crate::FormatId;
@@ -20,6 +21,10 @@ pub(crate) static GEMINI: Described = Described {
         arrays: false,
         classify: super::native::classify_json,
         calls: None,
+        needs: JsonNeeds {
+            objects: &[&["candidates"], &["parts"], &["functionCall"]],
+            elements: &[],
+        },
     }),
     generic_because: Some("a provider's native response shape, read from JSON given whole"),
     native: true,

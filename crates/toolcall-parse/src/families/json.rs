@@ -4,6 +4,7 @@
 //! name must be registered. Objects using `parameters` are attributed to `llama` when that
 //! format comes first in the priority order.
 
+use super::bare_json::JsonNeeds;
 use super::described::{Bare, Described};
 use std::ops::Range;
 
@@ -702,6 +703,10 @@ pub(crate) static JSON: Described = Described {
         arrays: true,
         classify: classify_json,
         calls: Some(classify_calls),
+        needs: JsonNeeds {
+            objects: &[&["name", "arguments"], &["name", "parameters"]],
+            elements: &[&["name", "arguments"], &["name", "parameters"]],
+        },
     }),
     generic_because: Some("bare JSON calls, written by many models and prompts"),
     instructions: Some(Instructions {

@@ -3,6 +3,7 @@
 //! which marks it as calls (any name, flagged when unregistered). End-of-message tokens are
 //! markup and removed from the text. Built-in tool calls after the tag are `llama3_builtin`.
 
+use super::bare_json::JsonNeeds;
 use super::described::{Bare, Body, Described};
 use crate::family::ToolResultText;
 use crate::results::break_marker;
@@ -104,6 +105,10 @@ pub(crate) static LLAMA: Described = Described {
         arrays: true,
         classify: classify_json,
         calls: Some(super::json::classify_calls),
+        needs: JsonNeeds {
+            objects: &[&["name", "arguments"], &["name", "parameters"]],
+            elements: &[&["name", "arguments"], &["name", "parameters"]],
+        },
     }),
     model_names: &[
         "llama-3.1*",

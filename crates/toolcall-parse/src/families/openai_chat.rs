@@ -1,6 +1,7 @@
 //! `openai_chat`: Chat Completions messages and responses (`tool_calls`, legacy `function_call`), given as JSON whole ([`crate::parse_native`]) or
 //! found as a JSON object in text. The decoding lives in [`super::native`].
 
+use super::bare_json::JsonNeeds;
 use super::described::{Bare, Described};
 
 use crate::FormatId;
@@ -20,6 +21,10 @@ pub(crate) static OPENAI_CHAT: Described = Described {
         arrays: false,
         classify: super::native::classify_json,
         calls: None,
+        needs: JsonNeeds {
+            objects: &[&["choices"], &["tool_calls"], &["function_call"], &["role"]],
+            elements: &[],
+        },
     }),
     generic_because: Some("a provider's native response shape, read from JSON given whole"),
     native: true,

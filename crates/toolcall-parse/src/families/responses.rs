@@ -1,6 +1,7 @@
 //! `responses`: Responses API output items of type `function_call`, given as JSON whole ([`crate::parse_native`]) or
 //! found as a JSON object in text. The decoding lives in [`super::native`].
 
+use super::bare_json::JsonNeeds;
 use super::described::{Bare, Described};
 
 use crate::FormatId;
@@ -20,6 +21,10 @@ pub(crate) static RESPONSES: Described = Described {
         arrays: true,
         classify: super::native::classify_json,
         calls: None,
+        needs: JsonNeeds {
+            objects: &[&["output"], &["type"]],
+            elements: &[&["type"]],
+        },
     }),
     generic_because: Some("a provider's native response shape, read from JSON given whole"),
     native: true,

@@ -4,6 +4,7 @@
 //! An object with other top-level keys, or entries carrying `type`/`description`/`function`
 //! (a tools *definition* list), is not an envelope.
 
+use super::bare_json::JsonNeeds;
 use super::described::{Bare, Described};
 use std::ops::Range;
 
@@ -267,6 +268,10 @@ pub(crate) static TOOLS_ENVELOPE: Described = Described {
         arrays: false,
         classify: classify_json,
         calls: None,
+        needs: JsonNeeds {
+            objects: &[&["tools"]],
+            elements: &[],
+        },
     }),
     generic_because: Some("a JSON envelope many agent prompts ask for, not one model's markup"),
     instructions: Some(Instructions {

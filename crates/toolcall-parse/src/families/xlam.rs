@@ -4,6 +4,7 @@
 
 
 
+use super::bare_json::JsonNeeds;
 use super::described::{Bare, Described};
 use super::text_example::{name_arguments_list};
 use serde_json::{Map, Value};
@@ -54,6 +55,10 @@ pub(crate) static XLAM: Described = Described {
         arrays: true,
         classify: classify_json,
         calls: Some(classify_calls),
+        needs: JsonNeeds {
+            objects: &[],
+            elements: &[&["name", "arguments"], &["name", "parameters"]],
+        },
     }),
     model_names: &["*xlam*"],
     generic_because: Some("xLAM's template writes a bare JSON list: no template marker of its own"),
