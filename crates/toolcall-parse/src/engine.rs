@@ -29,6 +29,14 @@
 //! ([`Engine::pass_worded_calls`]) that compares each copy's tokens with the first's and asks
 //! each name and stop: read opener by opener, each copy cost ~2,500 instructions (its
 //! resumed scan, its note, the text scan's dispatch), 21.7x and 23.4x prose at 128 KB.
+//!
+//! The text scan's bulk skip is two hand-written loops: a block scan of 64 bytes at a time
+//! for prose's long runs, and after a run that ended within [`SHORT_SCAN`] bytes a byte
+//! loop that goes on over a newline whose line goes on as text ([`Engine::skip_short`]):
+//! code stops every few bytes, and each short run built a block scan (~270 instructions)
+//! and went through the scan's byte dispatch for each newline and line's first byte
+//! (`foo({#});\n` 32.8x prose -> 22x, of which the `name(` lookups are ~500 instructions
+//! a line).
 
 use std::borrow::Cow;
 use std::ops::Range;
@@ -63,6 +71,11 @@ const RESCAN_BASE: usize = 1 << 16;
 /// The most bytes [`Engine::skip_plain`] reads one at a time (while each after the first is
 /// a stop it passes) before its block scan.
 const SHORT_RUN: usize = 8;
+/// The most bytes [`Engine::skip_plain`] reads one at a time, after a run that ended within
+/// as many, before its block scan: code (`foo(1);\n`, `if (a[1] == b) { c(); }\n`) stops
+/// every few bytes at a `(`, a bracket or a newline, and each short run built a block scan
+/// (~270 instructions, its keys and a 64-byte mask, against ~5 a byte read here).
+const SHORT_SCAN: usize = 16;
 /// The longest unit [`Engine::pass_implausible`] looks for: a bracket and the bytes up to
 /// its next copy.
 const MAX_UNIT: usize = 64;
@@ -1065,6 +1078,10 @@ pub(crate) struct Engine<'a> {
     /// in the whole input, opener): `step_text` takes it there instead of walking the trie
     /// again (an opener flood walked each opener twice).
     scan_found: Option<(usize, usize)>,
+    /// The last run [`Engine::skip_plain`] scanned ended within [`SHORT_SCAN`] bytes: the
+    /// next one is read byte by byte first (runs of code are short, runs of prose long).
+    /// A guess only: either reading ends the run at the same byte.
+    short_runs: bool,
     /// The opener `plain_stop`'s walk found last, tried first at its next stop
     /// ([`crate::openers::Openers::none_at_after`]; any value at first).
     last_found: LastFound,
@@ -1281,6 +1298,7 @@ impl<'a> Engine<'a> {
             ident_start: None,
             declined: None,
             scan_found: None,
+            short_runs: false,
             last_found: LastFound::new(u32::MAX),
             step_found: LastFound::new(u32::MAX),
             received: 0,
@@ -2180,11 +2198,122 @@ impl<'a> Engine<'a> {
     /// leaving `line_start`/`ident_start` exactly as the byte-by-byte loop would.
     ///
     /// Only used when not at a line start (where `T`, fences and leading blanks matter), so
-    /// `line_start` stays false. The scan takes the stops of 64 bytes at a time as a bit
-    /// mask and goes on past each stop that is an ordinary byte here ([`Self::plain_stop`]:
-    /// the `f` and `A` of prose, whose next bytes start no opener, a `(` after a space), and
-    /// the ident state is recomputed from the run's trailing name bytes only.
+    /// `line_start` stays false. After a short run ([`Engine::short_runs`]) the next is read
+    /// byte by byte first ([`Engine::skip_short`]); otherwise, or when that run is long, by
+    /// [`Engine::skip_long`]'s block scan.
+    #[inline(always)]
     fn skip_plain(&mut self) {
+        // Tests: without the walks, every run is read by the block scan.
+        #[cfg(test)]
+        if self.no_walk {
+            self.short_runs = false;
+        }
+        if self.short_runs && self.skip_short() {
+            return;
+        }
+        self.skip_long();
+    }
+
+    /// [`Engine::skip_plain`] byte by byte, over about [`SHORT_SCAN`] bytes, and on over a
+    /// newline whose line goes on as text ([`Engine::line_plain`]): `true` when the run
+    /// ended there; `false` when it goes on past them, read up to where it got (not at a
+    /// stop), for the block scan to go on from. Code stops every few bytes (`foo(1);\n` at
+    /// its `(`, newline and the next line's `f`), and the block scan's fixed cost (~160
+    /// instructions: its keys and a 64-byte mask), `skip_long`'s (its frame and first
+    /// checks, ~100) and the trip through `step_text` for the newline and the line's first
+    /// byte were most of the scan of such a line (`foo({#});\n` 32.8x prose). Stops that
+    /// need the opener lookup are asked out of line ([`Engine::plain_stop_far`]): few in
+    /// code.
+    #[inline(never)]
+    fn skip_short(&mut self) -> bool {
+        let bytes = self.buf.as_bytes();
+        let from = self.pos;
+        let stops = &self.ctx.openers.stops;
+        if bytes.get(from).is_none_or(|&b| stops.is_stop(b)) {
+            return true;
+        }
+        let len = bytes.len();
+        // Where the run is left to the block scan: a byte no scan stops at, this many bytes
+        // after the first or a line's first byte.
+        let mut cut = len.min(from + SHORT_SCAN);
+        let mut found = None;
+        let mut end = from + 1;
+        let done = loop {
+            let Some(&b) = bytes.get(end) else {
+                break true;
+            };
+            if !stops.is_stop(b) {
+                if end >= cut {
+                    break false;
+                }
+                end += 1;
+            } else if b == b'\n' {
+                match self.line_plain(end, &mut found) {
+                    Some(next) => {
+                        end = next;
+                        cut = len.min(next + SHORT_SCAN);
+                    }
+                    None => break true,
+                }
+            } else if self.plain_byte(end) && (self.nested || self.plain_stop_far(end, &mut found))
+            {
+                end += 1;
+            } else {
+                break true;
+            }
+        };
+        self.scan_found = found;
+        self.ident_start = self.ident_after(bytes.get(from..end).unwrap_or(&[]), from);
+        self.pos = end;
+        // Ended at a stop (or the end): the next run is read so too.
+        self.short_runs = done;
+        done
+    }
+
+    /// The newline at `pos`, inside a run [`Engine::skip_short`] reads, the blanks after it
+    /// and the line's first byte, when `step_text` reads them as a line end, blanks (which
+    /// keep the line start) and an ordinary byte: no opener at the newline (one found is
+    /// left in `found`), blanks no scan stops at, and a first byte that is no stop or one
+    /// `plain_stop` passes (no opener there; not a backtick, a bracket that may open bare
+    /// JSON; a `(` there follows no name), where no line opener starts (`TOOL_CALL:`, any
+    /// case; one that may start with more to come counts). The offset after that first
+    /// byte, else `None`. Out of line: prose's lines are long.
+    #[inline(never)]
+    fn line_plain(&self, pos: usize, found: &mut Option<(usize, usize)>) -> Option<usize> {
+        let bytes = self.buf.as_bytes();
+        if !self.nested && !self.plain_here(pos, found) {
+            return None;
+        }
+        let openers = &self.ctx.openers;
+        let mut first = pos + 1;
+        while bytes
+            .get(first)
+            .is_some_and(|&b| matches!(b, b' ' | b'\t' | b'\r') && !openers.stops.is_stop(b))
+        {
+            first += 1;
+        }
+        let &next = bytes.get(first)?;
+        if openers.stops.is_stop(next)
+            && !(self.plain_byte(first) && (self.nested || self.plain_here(first, &mut None)))
+        {
+            return None;
+        }
+        if openers.line_first(next)
+            && openers
+                .line
+                .iter()
+                .any(|o| !matches!(match_at(bytes, first, o.text, true), Marker::No))
+        {
+            return None;
+        }
+        Some(first + 1)
+    }
+
+    /// [`Engine::skip_plain`] by the block scan: the stops of 64 bytes at a time as a bit
+    /// mask, going on past each stop that is an ordinary byte here ([`Self::plain_stop`]:
+    /// the `f` and `A` of prose, whose next bytes start no opener, a `(` after a space); the
+    /// ident state is recomputed from the run's trailing name bytes only.
+    fn skip_long(&mut self) {
         debug_assert!(!self.line_start);
         let bytes = self.buf.as_bytes();
         let from = self.pos;
@@ -2224,6 +2353,7 @@ impl<'a> Engine<'a> {
             #[inline(always)]
             |i| self.plain_stop(i, &mut found),
         );
+        self.short_runs = end - from < SHORT_SCAN;
         self.scan_found = found;
         self.ident_start = self.ident_after(&rest[..end - from], from);
         self.pos = end;
@@ -2291,8 +2421,19 @@ impl<'a> Engine<'a> {
     /// found there is left in `found` (for `scan_found`).
     #[inline(always)]
     fn plain_stop(&self, pos: usize, found: &mut Option<(usize, usize)>) -> bool {
+        let ordinary = self.plain_byte(pos);
+        if !ordinary || self.nested {
+            return ordinary;
+        }
+        self.plain_here(pos, found)
+    }
+
+    /// The first half of [`Engine::plain_stop`]: whether the byte at `pos` means nothing of
+    /// itself there.
+    #[inline(always)]
+    fn plain_byte(&self, pos: usize) -> bool {
         let bytes = self.buf.as_bytes();
-        let ordinary = match bytes.get(pos) {
+        match bytes.get(pos) {
             Some(b'\n' | b'`') | None => false,
             Some(b'[') => !self.array_formats(),
             Some(b'{') => !self.object_formats(),
@@ -2303,10 +2444,20 @@ impl<'a> Engine<'a> {
                         .is_some_and(|&b| is_name_byte(b))
             }
             Some(_) => true,
-        };
-        if !ordinary || self.nested {
-            return ordinary;
         }
+    }
+
+    /// [`Engine::plain_here`] out of line, for [`Engine::skip_short`].
+    #[inline(never)]
+    fn plain_stop_far(&self, pos: usize, found: &mut Option<(usize, usize)>) -> bool {
+        self.plain_here(pos, found)
+    }
+
+    /// The second half of [`Engine::plain_stop`]: whether no opener starts at `pos` (asked as
+    /// with more to come); one found is left in `found`.
+    #[inline(always)]
+    fn plain_here(&self, pos: usize, found: &mut Option<(usize, usize)>) -> bool {
+        let bytes = self.buf.as_bytes();
         match self.ctx.openers.none_at_after(bytes, pos, &self.last_found) {
             Ok(none) => none,
             // `Found::At` with more to come holds at the end too: kept for `step_text`.
@@ -8424,6 +8575,47 @@ pub(crate) mod tests {
         assert!(total > 100, "{total}");
     }
 
+    // Code-shaped floods, whose runs between stops are a few bytes, read byte by byte after
+    // a short run (`Engine::skip_short`) as the block scan reads them (`no_walk`), one-shot
+    // and in pushes: runs that end at a `(` after a name or not, a bracket, a newline, a
+    // backtick, an opener or its first byte (`<tool_call>`, `Action:`, `functools[`), the
+    // end of the input, or go on past `SHORT_SCAN` bytes.
+    #[test]
+    fn code_floods_read_as_each_byte() {
+        let words = [
+            "x",
+            "the weather in Paris today",
+            "<tool_call>",
+            "Action: get_weather",
+            "TOOL_CALL: get_weather\nCITY: Oslo",
+            "tool_call: x",
+            " \tT",
+            "functools[",
+            "`y`",
+            "{\"a\": 1}",
+            "[1]",
+            "(",
+            " (",
+            "get_weather(city=\"Oslo\")",
+            "é",
+            "\n",
+            "",
+        ];
+        let units = [
+            "foo(",
+            ");\n",
+            "if (a[",
+            "] == b) { c(); }\n",
+            "f(x)",
+            "`\n",
+            "console.log(\"",
+            "fn main() { f(",
+            "x = f(y",
+        ];
+        let tail = "\nget_weather(city=\"Paris\")";
+        floods_walk_as_each_byte(&units, &words, tail, 0x3C6E_F372_FE94_F82B);
+    }
+
     /// [`walk_equals_no_walk`] on floods of each unit (1, 3 and 300 copies), each copy
     /// followed by its number, a drawn word, or both, then `tail`, with and without a
     /// registry.
@@ -9528,7 +9720,26 @@ pub(crate) mod tests {
         let (ctx, _) = crate::ParseOptions::default().ctx();
         let ctx = Arc::new(ctx);
         let alphabet: &[&str] = &[
-            "{", "[", "\"", "\n", "(", " ", "x", "A", "f", "Ac", "fu", "<", ">", "`", "_", "é",
+            "{",
+            "[",
+            "\"",
+            "\n",
+            "(",
+            " ",
+            "x",
+            "A",
+            "f",
+            "Ac",
+            "fu",
+            "<",
+            ">",
+            "`",
+            "_",
+            "é",
+            "\t",
+            "t",
+            "TOOL_CALL:",
+            "<tool_call>",
         ];
         let stops = &ctx.openers.stops;
         let mut rng = Xorshift::new(0x2545_F491_4F6C_DD1D_u64);
@@ -9549,27 +9760,49 @@ pub(crate) mod tests {
             if bytes.first().is_none_or(|&b| stops.is_stop(b)) {
                 continue;
             }
-            for bare_off in [false, true] {
+            for (bare_off, short_read) in
+                [(false, false), (true, false), (false, true), (true, true)]
+            {
                 let mut e = Engine::new_inner(ctx.clone());
                 e.buf = Cow::Borrowed(s.as_str());
                 e.bare_off = bare_off;
+                e.short_runs = short_read;
                 e.line_start = false;
-                // The stop loop: the first stop after the first byte not passed.
+                let mut short_runs = short_read;
+                // The stop loop: the first stop after the first byte not passed; after a
+                // short run, on over a newline whose line goes on as text, within the
+                // bytes read one at a time (the block scan goes on from there).
                 let mut found = None;
-                let end = (1..bytes.len())
-                    .find(|&i| stops.is_stop(bytes[i]) && !e.plain_stop(i, &mut found))
-                    .unwrap_or(bytes.len());
+                let (mut end, mut cut) = (1, SHORT_SCAN);
+                while let Some(&b) = bytes.get(end) {
+                    if !stops.is_stop(b) {
+                        if end >= cut {
+                            // Left to the block scan: no more newlines passed.
+                            short_runs = false;
+                        }
+                        end += 1;
+                    } else if b == b'\n' && short_runs {
+                        match e.line_plain(end, &mut found) {
+                            Some(next) => {
+                                end = next;
+                                cut = next + SHORT_SCAN;
+                            }
+                            None => break,
+                        }
+                    } else if e.plain_stop(end, &mut found) {
+                        end += 1;
+                    } else {
+                        break;
+                    }
+                }
                 if end < SHORT_RUN {
                     short += 1;
                 }
                 e.skip_plain();
-                assert_eq!(e.pos, end, "{s:?} bare off {bare_off}");
-                assert_eq!(e.scan_found, found, "{s:?} bare off {bare_off}");
-                assert_eq!(
-                    e.ident_start,
-                    reference(&bytes[..end], 0, None),
-                    "{s:?} bare off {bare_off}"
-                );
+                let at = format!("{s:?} bare off {bare_off} short {short_read}");
+                assert_eq!(e.pos, end, "{at}");
+                assert_eq!(e.scan_found, found, "{at}");
+                assert_eq!(e.ident_start, reference(&bytes[..end], 0, None), "{at}");
             }
         }
         assert!(short > 1000, "{short}");
@@ -9606,7 +9839,9 @@ pub(crate) mod tests {
                     continue;
                 }
                 let carried = [None, from.checked_sub(1), from.checked_sub(200)];
-                for ident in carried {
+                // Each read by the block scan and, after a short run, byte by byte first.
+                let reads = carried.into_iter().flat_map(|i| [(i, false), (i, true)]);
+                for (ident, short_runs) in reads {
                     // A carried-in identifier is only possible after name bytes.
                     if let Some(i) = ident
                         && !bytes[i..from].iter().all(|&b| is_name_byte(b))
@@ -9618,6 +9853,7 @@ pub(crate) mod tests {
                     e.pos = from;
                     e.line_start = false;
                     e.ident_start = ident;
+                    e.short_runs = short_runs;
                     e.skip_plain();
                     // The scan stops at once on a stop, and before a last `A` or `f`, or
                     // a last `Ac` or `fu` (the start of `Action:`, `functools[` when
@@ -9633,11 +9869,11 @@ pub(crate) mod tests {
                     } else {
                         bytes.len()
                     };
-                    assert_eq!(e.pos, end, "{s:?} from {from}");
+                    assert_eq!(e.pos, end, "{s:?} from {from} short {short_runs}");
                     assert_eq!(
                         e.ident_start,
                         reference(&bytes[..end], from, ident),
-                        "{s:?} from {from} ident {ident:?}"
+                        "{s:?} from {from} ident {ident:?} short {short_runs}"
                     );
                 }
             }
