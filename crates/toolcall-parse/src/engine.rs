@@ -2270,10 +2270,12 @@ impl<'a> Engine<'a> {
         done
     }
 
-    /// The newline at `pos`, inside a run [`Engine::skip_short`] reads, the blanks after it
-    /// and the line's first byte, when `step_text` reads them as a line end, blanks (which
-    /// keep the line start) and an ordinary byte: no opener at the newline (one found is
-    /// left in `found`), blanks no scan stops at, and a first byte that is no stop or one
+    /// The newline at `pos`, inside a run [`Engine::skip_short`] reads or at the end of
+    /// inline code [`Engine::pass_inline_walk`] reads (the text scan reads it the same way
+    /// after either), the blanks after it and the line's first byte, when `step_text` reads
+    /// them as a line end, blanks (which keep the line start) and an ordinary byte: no
+    /// opener at the newline (one found is left in `found`), blanks no scan stops at, and a
+    /// first byte that is no stop or one
     /// `plain_stop` passes (no opener there; not a backtick, a bracket that may open bare
     /// JSON; a `(` there follows no name), where no line opener starts (`TOOL_CALL:`, any
     /// case; one that may start with more to come counts). The offset after that first
@@ -4177,13 +4179,16 @@ impl<'a> Engine<'a> {
     /// no opener there, no run of three): the inline code up to its closing backtick and
     /// the text after it, read here as the scan reads them, and on while that text ends at
     /// another such backtick; `true` when at least one inline code was passed. The code is
-    /// what `step_inline` passes (up to a backtick; a newline, or none within the unit's
-    /// [`MAX_UNIT`] bytes, is left to the scan); its text the bytes no scan stops at and
+    /// what `step_inline` passes (up to a backtick, or a newline, passed with the first byte
+    /// of its line when [`Engine::line_plain`] says that line goes on as text; none within
+    /// the unit's [`MAX_UNIT`] bytes is left to the scan); its text the bytes no scan stops at and
     /// the stops `plain_stop` says are ordinary there (as the bulk skip asks them, after an
     /// ordinary byte), up to a stop it refuses, the end of the bytes, or the unit's bound.
     /// A flood of inline code whose units differ (`` `0`1`2… ``), which `pass_inline`'s
     /// periodic units miss, went through the scan's modes, `step_inline`'s search and a
-    /// bulk skip for every few bytes (~780 instructions a pair of backticks, 19.6x prose).
+    /// bulk skip for every few bytes (~780 instructions a pair of backticks, 19.6x prose);
+    /// one whose code ends at a newline (`` `\nthe`\nweather… ``) went through them, and
+    /// [`Engine::pass_inline`]'s search for a unit, at each backtick (34.9x prose).
     /// Out of line: prose seldom has inline code.
     #[inline(never)]
     fn pass_inline_walk(&mut self, pos: usize) -> bool {
@@ -4201,10 +4206,15 @@ impl<'a> Engine<'a> {
             while c < limit && !matches!(bytes[c], b'`' | b'\n') {
                 c += 1;
             }
-            if c >= limit || bytes[c] != b'`' {
-                break;
-            }
             let mut t = c + 1;
+            if c >= limit || bytes[c] != b'`' {
+                // A newline ends the inline code unread, and the scan reads it as a line
+                // end: passed with its line's first byte when that line goes on as text.
+                match (c < limit).then(|| self.line_plain(c, &mut None)) {
+                    Some(Some(next)) => t = next,
+                    _ => break,
+                }
+            }
             loop {
                 while t < limit && !stops.is_stop(bytes[t]) {
                     t += 1;
