@@ -8598,6 +8598,7 @@ pub(crate) mod tests {
             "<tool_call>",
             "Action: get_weather",
             "TOOL_CALL: get_weather\nCITY: Oslo",
+            "tool_call: get_weather\ncity: Oslo",
             "tool_call: x",
             " \tT",
             "functools[",
