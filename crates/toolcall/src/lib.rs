@@ -189,13 +189,13 @@ mod typed;
 pub use typed::{FnTool, schema_of, tool, tool_json};
 
 pub use toolcall_core::{
-    CallId, Diagnostic, ErrorCode, Level, NameMap, Origin, Parsed, Provider, Registry,
+    CallId, Diagnostic, ErrorCode, Event, Level, NameMap, Origin, Parsed, Provider, Registry,
     RegistryError, Repair, SchemaError, StreamEvent, Tool, ToolCall, ToolContext, ToolError,
     ToolKind, ToolOutput, ToolResult, ToolSpec, ValidationError,
 };
 pub use toolcall_parse::{
-    FormatId, FormatSelection, ParseError, ParseOptions, StreamParser, parse, render_prompt,
-    text_formats,
+    Events, FormatId, FormatSelection, ParseError, ParseOptions, StreamParser, parse,
+    render_prompt, text_formats,
 };
 #[cfg(feature = "agent")]
 pub use toolcall_run::{
