@@ -7570,20 +7570,7 @@ pub(crate) mod tests {
     // registered name, a closed call or a bracket that opens bare JSON ends a run.
     #[test]
     fn worded_copies_of_call_openers_read_as_each_opener() {
-        let mut tools = toolcall_core::Registry::new();
-        for name in ["get_weather", "computer_use"] {
-            let schema =
-                serde_json::json!({"type": "object", "properties": {"city": {"type": "string"}}});
-            assert!(
-                tools
-                    .add_spec(toolcall_core::ToolSpec::new(name, "", schema))
-                    .is_ok()
-            );
-        }
-        let options = crate::ParseOptions {
-            tools: Some(Arc::new(tools)),
-            ..crate::ParseOptions::default()
-        };
+        let options = with_tools(&["get_weather", "computer_use"]);
         let words = [
             "the",
             "weather",
@@ -7658,20 +7645,7 @@ pub(crate) mod tests {
     // passed before the memo): the same text, calls and notes as read opener by opener.
     #[test]
     fn worded_call_floods_read_as_each_opener() {
-        let mut tools = toolcall_core::Registry::new();
-        for name in ["get_weather", "computer_use"] {
-            let schema =
-                serde_json::json!({"type": "object", "properties": {"city": {"type": "string"}}});
-            assert!(
-                tools
-                    .add_spec(toolcall_core::ToolSpec::new(name, "", schema))
-                    .is_ok()
-            );
-        }
-        let options = crate::ParseOptions {
-            tools: Some(Arc::new(tools)),
-            ..crate::ParseOptions::default()
-        };
+        let options = with_tools(&["get_weather", "computer_use"]);
         let words = [
             "the",
             "a",
@@ -8157,11 +8131,18 @@ pub(crate) mod tests {
     /// Calls finished when `text` is streamed in pushes of at least `size` bytes (whole
     /// characters).
     fn with_get_weather() -> crate::ParseOptions {
+        with_tools(&["get_weather"])
+    }
+
+    /// Options whose registry holds `names`, each taking an optional `city` string.
+    fn with_tools(names: &[&str]) -> crate::ParseOptions {
         let mut tools = toolcall_core::Registry::new();
-        let schema =
-            serde_json::json!({"type": "object", "properties": {"city": {"type": "string"}}});
-        let spec = toolcall_core::ToolSpec::new("get_weather", "", schema);
-        assert!(tools.add_spec(spec).is_ok());
+        for name in names {
+            let schema =
+                serde_json::json!({"type": "object", "properties": {"city": {"type": "string"}}});
+            let spec = toolcall_core::ToolSpec::new(*name, "", schema);
+            assert!(tools.add_spec(spec).is_ok());
+        }
         crate::ParseOptions {
             tools: Some(Arc::new(tools)),
             ..crate::ParseOptions::default()
