@@ -18,7 +18,9 @@ default '' screens the unit alone). Random units join a bench opener, a junk pie
 a second opener or junk piece, a copy suffix and sometimes a last junk piece: the shapes the
 hand-written lists missed (session 48 found `{}` 555x and `{}<TOOLCALL>1,` 92x this way).
 
-Output: `prose N`, then `RATIO COUNT 'unit'` per row in input order. Needs valgrind.
+Output: `prose N`, then `RATIO COUNT CALLS 'unit'` per row in input order, CALLS being the
+calls the parse found: a flood whose copies are real calls (`get_weather(){#}`) builds a call
+each and is not an adversarial row. Needs valgrind.
 Environment: B (binary, default target/profiling/bench_profile), MODE (one | stream64 ...,
 default one), BYTES (131072), J (parallel runs, default 2).
 """
@@ -48,14 +50,16 @@ def unescape(s):
 
 
 def count(unit):
-    """Instructions of toolcall's parse of the unit's flood (-1 when the run failed)."""
+    """Instructions of toolcall's parse of the unit's flood (-1 when the run failed) and the
+    calls it found (-1 when not reported)."""
     env = dict(os.environ, TOOLCALL_BENCH_FLOOD_BYTES=BYTES)
     run = subprocess.run(
         ["nice", "valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
          "--toggle-collect=toolcall_bench::ours::*", B, "flood:" + unit, MODE, "1"],
         env=env, capture_output=True, text=True)
     m = re.search(r"Collected : (\d+)", run.stderr)
-    return int(m.group(1)) if m else -1
+    calls = re.search(r": (\d+) calls", run.stderr)
+    return (int(m.group(1)) if m else -1), (int(calls.group(1)) if calls else -1)
 
 
 def bench_units():
@@ -103,13 +107,13 @@ def main():
     if args.list:
         print("\n".join(rows))
         return
-    prose = count("@prose")
+    prose = count("@prose")[0]
     if prose <= 0:
         sys.exit(f"could not run {B} (build it with the command in this file's doc)")
     print(f"prose {prose}", flush=True)
     with ThreadPoolExecutor(J) as ex:
-        for u, c in zip(rows, ex.map(lambda r: count(unescape(r)), rows)):
-            print(f"{c / prose:7.2f} {c:>11} {unescape(u)!r}", flush=True)
+        for u, (c, calls) in zip(rows, ex.map(lambda r: count(unescape(r)), rows)):
+            print(f"{c / prose:7.2f} {c:>11} {calls:>6} {unescape(u)!r}", flush=True)
 
 
 if __name__ == "__main__":
