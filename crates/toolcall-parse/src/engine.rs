@@ -298,13 +298,25 @@ fn backticks_at(bytes: &[u8], pos: usize) -> Marker {
     }
 }
 
-/// `memmem::find`, after a `memchr` for the needle's first byte: streamed pushes search
-/// a few new bytes each, where building a searcher costs more than the search.
+/// `memmem::find`, after a `memchr` for the needle's first byte tried at its first
+/// [`MARKER_TRIES`] places: streamed pushes search a few new bytes each, and a block ended
+/// by a marker a few bytes on (a flood of `<think>{#}<|tool_call_begin|>`) finds it at once,
+/// where building a searcher cost ~200 instructions, more than the search.
 fn find_marker(hay: &[u8], needle: &[u8]) -> Option<usize> {
     let first = *needle.first()?;
-    let at = memchr::memchr(first, hay)?;
-    memmem::find(hay.get(at..)?, needle).map(|i| at + i)
+    let mut from = 0;
+    for _ in 0..MARKER_TRIES {
+        let at = from + memchr::memchr(first, hay.get(from..)?)?;
+        if hay.get(at..)?.starts_with(needle) {
+            return Some(at);
+        }
+        from = at + 1;
+    }
+    memmem::find(hay.get(from..)?, needle).map(|i| from + i)
 }
+
+/// How many places of its first byte [`find_marker`] compares before it builds a searcher.
+const MARKER_TRIES: usize = 4;
 
 /// The first "```" in `hay`: the backticks by `memchr`, each checked for two more (a
 /// `memmem` searcher built for every fence cost ~200 instructions; a flood of ```` ```json ````
@@ -356,19 +368,107 @@ enum ThinkClose {
     Opened(Arc<[&'static str]>),
 }
 
-/// The first close of a reasoning block in `hay`: `Ok((offset, length))`; else `Err` with
-/// the offset from which the bytes may still start one (more input decides).
-fn find_think_close(hay: &[u8], close: &ThinkClose) -> Result<(usize, usize), usize> {
+/// Where each marker a reasoning block ends at was last looked for, and what the search
+/// found: a one-shot parse of a flood of blocks each ended early (by a call opener,
+/// `<|content_thinking|>{"<|tool_call_begin|>{#}<`) searched the rest of the reply for the
+/// block's own close, and every other marker, once a block: quadratic (413x prose at
+/// 128 KB, 3.6x the time for 2x the bytes). A search resumes where the last one of the same
+/// marker left off, so each marker's bytes are searched once.
+#[derive(Debug, Default)]
+struct MarkerMemo {
+    seen: Vec<MarkerSeen>,
+    /// Bytes [`find_marker`] read, through the occurrence it found (what the tests bound).
+    #[cfg(test)]
+    searched: usize,
+}
+
+/// One marker's last search, in offsets of the whole input.
+#[derive(Debug)]
+struct MarkerSeen {
+    marker: Box<[u8]>,
+    /// Where the search started, and the end of the bytes it read.
+    from: usize,
+    to: usize,
+    /// The first occurrence at or after `from` (before `to`).
+    at: Option<usize>,
+}
+
+/// The most markers [`MarkerMemo`] keeps (a block's close, its suffixed forms' starts and
+/// the call openers that end a block: a handful per parse).
+const MARKER_MEMO: usize = 16;
+
+impl MarkerMemo {
+    /// [`find_marker`] in `hay`, the input from offset `start` to the bytes received.
+    fn find(&mut self, start: usize, hay: &[u8], marker: &[u8]) -> Option<usize> {
+        let end = start + hay.len();
+        let slot = self.seen.iter().position(|s| &*s.marker == marker);
+        if let Some(seen) = slot.and_then(|i| self.seen.get_mut(i))
+            && seen.from <= start
+        {
+            match seen.at {
+                Some(at) if at >= start => return Some(at - start),
+                None if seen.to <= end => {
+                    // No occurrence starts before the last search's tail.
+                    let resume = seen
+                        .to
+                        .saturating_sub(marker.len().saturating_sub(1))
+                        .max(start);
+                    let tail = hay.get(resume - start..)?;
+                    let found = find_marker(tail, marker).map(|i| resume + i);
+                    #[cfg(test)]
+                    {
+                        self.searched += found.map_or(end, |at| at + marker.len()) - resume;
+                    }
+                    if resume > seen.to.saturating_sub(marker.len().saturating_sub(1)) {
+                        // The bytes between the last search's tail and `start` were not
+                        // read: what is known starts here.
+                        seen.from = start;
+                    }
+                    seen.to = end;
+                    seen.at = found;
+                    return found.map(|at| at - start);
+                }
+                _ => {}
+            }
+        }
+        let found = find_marker(hay, marker).map(|i| start + i);
+        #[cfg(test)]
+        {
+            self.searched += found.map_or(end, |at| at + marker.len()) - start;
+        }
+        if let Some(seen) = slot.and_then(|i| self.seen.get_mut(i)) {
+            (seen.from, seen.to, seen.at) = (start, end, found);
+        } else if self.seen.len() < MARKER_MEMO {
+            self.seen.push(MarkerSeen {
+                marker: marker.into(),
+                from: start,
+                to: end,
+                at: found,
+            });
+        }
+        found.map(|at| at - start)
+    }
+}
+
+/// The first close of a reasoning block in `hay` (the input from offset `start`):
+/// `Ok((offset, length))`; else `Err` with the offset from which the bytes may still start
+/// one (more input decides).
+fn find_think_close(
+    memo: &mut MarkerMemo,
+    start: usize,
+    hay: &[u8],
+    close: &ThinkClose,
+) -> Result<(usize, usize), usize> {
     let exact = match close {
         ThinkClose::Exact(m) => m.as_bytes(),
         ThinkClose::Opened(_) => THINK.close.as_bytes(),
     };
-    let mut best = find_marker(hay, exact).map(|i| (i, exact.len()));
+    let mut best = memo.find(start, hay, exact).map(|i| (i, exact.len()));
     let mut hold = hay.len().saturating_sub(exact.len().saturating_sub(1));
     if let ThinkClose::Opened(starts) = close {
         for p in starts.iter().map(|p| p.as_bytes()) {
             let mut from = 0;
-            while let Some(k) = hay.get(from..).and_then(|h| find_marker(h, p)) {
+            while let Some(k) = hay.get(from..).and_then(|h| memo.find(start + from, h, p)) {
                 let i = from + k;
                 if best.is_some_and(|(b, _)| b <= i) {
                     break;
@@ -1194,6 +1294,8 @@ pub(crate) struct Engine<'a> {
     /// unit is asked about again until more arrive (a stream's push ends inside a flood,
     /// and each unit up to its end was asked, ~200 instructions each, in vain).
     no_pass_end: usize,
+    /// Where the markers that end a reasoning block were last found ([`MarkerMemo`]).
+    markers: MarkerMemo,
     /// Offset in the whole input before which [`Engine::pass_declined_walk`] reads on from
     /// no declined opener: one whose next unit it could not pass lies before it.
     no_walk_before: usize,
@@ -1343,6 +1445,7 @@ impl<'a> Engine<'a> {
             no_units_before: 0,
             no_implausible_before: 0,
             no_pass_end: usize::MAX,
+            markers: MarkerMemo::default(),
             no_walk_before: 0,
             no_bracket_walk_before: 0,
             no_failed_before: 0,
@@ -6383,12 +6486,13 @@ impl<'a> Engine<'a> {
         };
         let bytes = self.buf.as_bytes();
         let hay = bytes.get(content..).unwrap_or(&[]);
-        let mut found = find_think_close(hay, &marker);
+        let start = self.base + content;
+        let mut found = find_think_close(&mut self.markers, start, hay, &marker);
         // A family's call opener that ends a block left open: the block ends before it
         // (a close of no length), and the opener is read as markup.
         for end in &self.ctx.openers.ends_reasoning {
             let e = end.as_bytes();
-            match find_marker(hay, e) {
+            match self.markers.find(start, hay, e) {
                 Some(i) if found.is_err() || found.is_ok_and(|(f, _)| i < f) => found = Ok((i, 0)),
                 Some(_) => {}
                 None => {
@@ -9971,6 +10075,64 @@ pub(crate) mod tests {
                 .get(end..)
                 .is_some_and(|r| r.starts_with("<tool_call>"));
             assert_eq!(e.scan_found.is_some(), opener, "{text:?}");
+        }
+    }
+
+    #[test]
+    fn marker_memo_finds_what_find_marker_finds() {
+        let markers: [&[u8]; 5] = [b"ab", b"a<b", b"<>", b"b", b"<>a<"];
+        let mut rng = Xorshift::new(0x51f1_5eed);
+        for _ in 0..200 {
+            let text: Vec<u8> = (0..300).map(|_| b"ab<> "[rng.below(5)]).collect();
+            let mut memo = MarkerMemo::default();
+            let (mut start, mut end) = (0, 0);
+            for _ in 0..60 {
+                // Bytes arrive, searches start anywhere (a rescan goes back) but mostly on.
+                end = (end + rng.below(24)).min(text.len());
+                start = match rng.below(6) {
+                    0 => rng.below(end + 1),
+                    _ => (start + rng.below(12)).min(end),
+                };
+                let marker = markers[rng.below(markers.len())];
+                let hay = &text[start..end];
+                assert_eq!(
+                    memo.find(start, hay, marker),
+                    find_marker(hay, marker),
+                    "{:?} from {start} in {:?}",
+                    String::from_utf8_lossy(marker),
+                    String::from_utf8_lossy(&text[..end])
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn reasoning_floods_search_each_marker_once() {
+        // Reasoning blocks each ended early by a call opener: every block searched the rest
+        // of the reply for its close (quadratic before the memo).
+        let units = [
+            "<|content_thinking|>{\"<|tool_call_begin|>{#}<",
+            "<|content_thinking|>x<|tool_call_begin|>{#}",
+            "<think>{#}<|tool_call_begin|>",
+            "<think>a<tool_call>x{#}",
+        ];
+        for unit in units {
+            let mut text = String::new();
+            let mut n = 0;
+            while text.len() < 32 * 1024 {
+                text.push_str(&unit.replace("{#}", &n.to_string()));
+                n += 1;
+            }
+            let (ctx, _) = crate::ParseOptions::default().ctx();
+            let mut e = Engine::new(Arc::new(ctx));
+            e.quiet = true;
+            e.parse_whole(&text, Parsed::default());
+            assert!(
+                e.markers.searched <= 8 * text.len(),
+                "{unit:?}: {} bytes searched for markers in {}",
+                e.markers.searched,
+                text.len()
+            );
         }
     }
 }
