@@ -1155,6 +1155,9 @@ pub(crate) struct Wake {
     /// [`Wake::holding`]: every byte of `bytes` is marked [`ENDS_TAG`], and a push calls the
     /// reader unless the region's held tail stays a proper prefix of `tag`.
     holds: bool,
+    /// [`Wake::holding_then`]: a held tail that is `tag` and more calls the reader only
+    /// through a byte marked [`WAKES`].
+    then: bool,
 }
 
 impl Wake {
@@ -1173,6 +1176,7 @@ impl Wake {
             tag,
             max_region: usize::MAX,
             holds: false,
+            then: false,
         }
     }
 
@@ -1188,6 +1192,29 @@ impl Wake {
             tag,
             max_region: usize::MAX,
             holds: true,
+            then: false,
+        }
+    }
+
+    /// A [`Wake::holding`] of `tag` that goes on as [`Wake::new`]`(bytes, "")` once the held
+    /// tail is `tag` and more: a push calls the reader when it holds one of `bytes`, or
+    /// when the held tail is neither a proper prefix of `tag` nor `tag` and more. A lead
+    /// whose fixed start (`tag`, Gemma 4's `call:`) arrives a few bytes a push, then a name
+    /// that only some bytes end: its reader was called for every push until the start was
+    /// whole (~400 instructions a call, `bench_profile "gemma4/small" into4`).
+    pub(crate) const fn holding_then(tag: &'static str, bytes: &[u8]) -> Wake {
+        let mut t = [ENDS_TAG; 256];
+        let mut i = 0;
+        while i < bytes.len() {
+            t[bytes[i] as usize] |= WAKES;
+            i += 1;
+        }
+        Wake {
+            bytes: t,
+            tag,
+            max_region: usize::MAX,
+            holds: true,
+            then: true,
         }
     }
 
@@ -1204,9 +1231,11 @@ impl Wake {
         let tag = self.tag.as_bytes();
         let from = buf.len().saturating_sub(tag.len().saturating_sub(1));
         match tag.first() {
+            // A tag's few bytes looked at in a plain loop (a `memrchr` call's setup cost
+            // ~60 instructions more: `bench_profile "gemma4/small" into4`).
             Some(&first) => buf
                 .get(from..)
-                .and_then(|tail| memchr::memrchr(first, tail))
+                .and_then(|tail| tail.iter().rposition(|&b| b == first))
                 .map_or(buf.len(), |i| from + i),
             None => buf.len(),
         }
@@ -1273,7 +1302,17 @@ impl Wake {
                 tag
             };
             return !buf.get(held..).is_some_and(|tail| {
-                tail.len() < tag.len() && tail.iter().zip(tag).all(|(a, b)| a == b)
+                if tail.len() < tag.len() {
+                    tail.iter().zip(tag).all(|(a, b)| a == b)
+                } else if self.then {
+                    // A tail that was `tag` and more before this push was compared when it
+                    // became so (a push that left it otherwise called the reader, which
+                    // set a new wake).
+                    tail.len().saturating_sub(delta.len()) >= tag.len()
+                        || tail.iter().zip(tag).all(|(a, b)| a == b)
+                } else {
+                    false
+                }
             });
         }
         Self::tag_ends_in(tag, buf, delta.len())

@@ -8,7 +8,7 @@ use super::described::{Body, Described};
 use super::tags::{BlockStream, BodyRule, LeadRule};
 use serde_json::{Map, Value};
 
-use super::gemma4::{LiveObject, LiveWakes, lead, lead_wake, live_wakes, read_call, type_text_values, write_gemma_object};
+use super::gemma4::{LiveObject, LiveWakes, call_wake, lead, lead_wake, live_wakes, read_call, type_text_values, write_gemma_object};
 use super::tags::Block;
 use crate::FormatId;
 use crate::builder::{Ctx, Draft};
@@ -28,6 +28,10 @@ static WAKES: LiveWakes = live_wakes(CLOSE, ESCAPE);
 
 /// What wakes the block's reader while its lead waits for its `{` ([`lead_wake`]).
 pub(crate) static LEAD_WAKE: Wake = lead_wake("<start_function_call>".len());
+
+/// What wakes the block's reader while its lead is a proper prefix of `call:`
+/// ([`call_wake`]).
+pub(crate) static CALL_WAKE: Wake = call_wake("<start_function_call>".len());
 
 static BLOCK: Block = Block {
     format: FormatId::FUNCTIONGEMMA,

@@ -88,8 +88,11 @@ pub(crate) fn lead(lead: &str, complete: bool) -> Lead<'_> {
 /// name. A stream read the lead on every push until the `{` (~190 instructions a push,
 /// about five pushes a call at 4 bytes: `bench_profile "gemma4/small" stream4`).
 pub(crate) const fn lead_wake(open_len: usize) -> Wake {
-    Wake::new(b"{<>\"' \t\n\x0c\r", "").up_to(open_len + CALL.len() + MAX_TOOL_NAME)
+    Wake::new(LEAD_ENDS, "").up_to(open_len + CALL.len() + MAX_TOOL_NAME)
 }
+
+/// The bytes that end or refuse a lead's name ([`lead_wake`], [`NAME_ENDS`]).
+const LEAD_ENDS: &[u8] = b"{<>\"' \t\n\x0c\r";
 
 /// The lead's first bytes, before the name.
 const CALL: &str = "call:";
@@ -97,10 +100,28 @@ const CALL: &str = "call:";
 /// [`lead_wake`] for this block.
 pub(crate) static LEAD_WAKE: Wake = lead_wake("<|tool_call>".len());
 
+/// What wakes the block's reader while the lead after the opener of `open_len` bytes is a
+/// proper prefix of `call:` ([`lead_before_name`]): a push that leaves it one, or makes it
+/// `call:` and part of a name ([`lead_wake`]'s bytes absent), changes nothing the lead
+/// says. The held tail starts at the `c` of `call:` or is empty ([`Wake::held_from`]: no
+/// `c` ends the opener, whose `>` is no byte of `call:`).
+pub(crate) const fn call_wake(open_len: usize) -> Wake {
+    Wake::holding_then(CALL, LEAD_ENDS).up_to(open_len + CALL.len() + MAX_TOOL_NAME)
+}
+
+/// [`call_wake`] for this block.
+pub(crate) static CALL_WAKE: Wake = call_wake("<|tool_call>".len());
+
 /// Whether the lead after the opener (`after`) is read from its name on ([`lead_wake`]
 /// applies): `call:` with no blank before it, the template's own spelling.
 pub(crate) fn lead_at_name(after: &str) -> bool {
     after.starts_with(CALL)
+}
+
+/// Whether the lead after the opener (`after`) is a proper prefix of `call:` ([`call_wake`]
+/// applies).
+pub(crate) fn lead_before_name(after: &str) -> bool {
+    after.len() < CALL.len() && CALL.starts_with(after)
 }
 
 /// [`name_until`]`(rest, b'{', complete)` in one pass over the name: each byte is either
@@ -126,7 +147,7 @@ fn name_until_brace(rest: &str, complete: bool) -> Lead<'_> {
 
 /// The bytes that end a lead's name ([`name_until_brace`]): its `{`, or a byte that refuses
 /// it (ASCII blanks, `<`, `>`, quotes).
-static NAME_ENDS: [bool; 256] = crate::scanner::byte_set(b"{<>\"' \t\n\x0c\r");
+static NAME_ENDS: [bool; 256] = crate::scanner::byte_set(LEAD_ENDS);
 
 fn body(body: &str, _cx: &mut ReadCx<'_>, format: FormatId) -> Result<Vec<Draft>, String> {
     read_call(body, format, QUOTE)
@@ -775,6 +796,38 @@ mod tests {
         }
     }
 
+    // While the lead after the opener is a proper prefix of `call:`, a push that keeps it
+    // one, or completes it with part of a name, does not wake the block reader; a push
+    // that refuses it, or ends the name, does ([`call_wake`]). Fails with no wake before
+    // `call:` is whole (every such push read the lead).
+    #[test]
+    fn pushes_of_call_and_a_name_wake_nothing() {
+        use crate::{ParseOptions, StreamParser};
+        for (before, push, woken) in [
+            ("", "cal", false),
+            ("", "call:get_w", false),
+            ("c", "all", false),
+            ("c", "all:", false),
+            ("ca", "ll:g", false),
+            ("cal", "l:get_weather", false),
+            ("cal", "l:f{", true),
+            ("c", "all:f ", true),
+            ("ca", "x", true),
+            ("ca", "ll;", true),
+            ("", " ", true),
+            ("cal", "<", true),
+        ] {
+            let mut p = StreamParser::new(ParseOptions::default());
+            let before = format!("Sure. <|tool_call>{before}");
+            p.push(&before);
+            let wake = p.engine.wake_now().expect("the reader waits");
+            let buf = format!("{before}{push}");
+            let held = wake.held_from(before.as_bytes());
+            let woken_now = wake.wakes(buf.as_bytes(), push.as_bytes(), held, "");
+            assert_eq!(woken_now, woken, "{before:?} then {push:?}");
+        }
+    }
+
     /// A lead refused mid-name, by a byte or by its name's length, is text as soon as
     /// that byte comes ([`lead_wake`]: pushes of more of the name do not read the lead): after
     /// every push of 1–12 bytes, the text given out, and the calls, are those of the same
@@ -815,6 +868,11 @@ mod tests {
             "<|tool_call>call:get_weather\rand more text{a:1}<tool_call|> end",
             "<|tool_call>call:get_weather\x0cand more text{a:1}<tool_call|> end",
             "<|tool_call>call:f<|tool_call>call:get_weather{a:1}<tool_call|> end",
+            "<|tool_call>cal get_weather{a:1}<tool_call|> end",
+            "<|tool_call>callx:get_weather{a:1}<tool_call|> end",
+            "<|tool_call>ca<b>{a:1}<tool_call|> end",
+            "<|tool_call> call:f{a:1}<tool_call|> end",
+            "<|tool_call>c<|tool_call>call:f{a:1}<tool_call|> end",
             &long,
         ];
         for text in texts {

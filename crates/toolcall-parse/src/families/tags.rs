@@ -863,14 +863,23 @@ pub(crate) fn params_wake(block: &Block) -> Option<&'static ParamsWake> {
 /// What wakes a block's reader whose lead (`after`, the bytes after the opener) waits for
 /// more ([`ReadCx::wake`]): the family's own table, for a lead that only a few bytes or its
 /// length can decide (Gemma 4's and FunctionGemma's `call:NAME{` once `call:` is read,
-/// [`super::gemma4::lead_wake`]), else `None` (every push reads the lead again).
+/// [`super::gemma4::lead_wake`], and while it is a proper prefix of `call:`,
+/// [`super::gemma4::call_wake`]), else `None` (every push reads the lead again).
 fn lead_wake(block: &Block, after: &str) -> Option<&'static Wake> {
-    let wake = match block.format {
-        FormatId::GEMMA4 => &super::gemma4::LEAD_WAKE,
-        FormatId::FUNCTIONGEMMA => &super::functiongemma::LEAD_WAKE,
+    let (wake, before) = match block.format {
+        FormatId::GEMMA4 => (&super::gemma4::LEAD_WAKE, &super::gemma4::CALL_WAKE),
+        FormatId::FUNCTIONGEMMA => (
+            &super::functiongemma::LEAD_WAKE,
+            &super::functiongemma::CALL_WAKE,
+        ),
         _ => return None,
     };
-    super::gemma4::lead_at_name(after).then_some(wake)
+    if super::gemma4::lead_at_name(after) {
+        Some(wake)
+    } else {
+        // `call:` not whole yet (a few bytes a push after the opener).
+        super::gemma4::lead_before_name(after).then_some(before)
+    }
 }
 
 /// [`ScanFrom::find`], first asking whether any byte it has not looked at may start the
