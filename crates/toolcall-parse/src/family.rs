@@ -1332,7 +1332,12 @@ impl Wake {
         let from = buf.len().saturating_sub(n);
         for (j, &b) in buf.get(from..).unwrap_or(&[]).iter().enumerate() {
             let end = from + j + 1;
-            if b == last && end >= tag.len() && buf.get(end - tag.len()..end) == Some(tag) {
+            // The tag's first byte first (see `tags::find_close`: a `memcmp` call each).
+            if b == last
+                && end >= tag.len()
+                && buf.get(end - tag.len()) == tag.first()
+                && buf.get(end - tag.len()..end) == Some(tag)
+            {
                 return true;
             }
         }
