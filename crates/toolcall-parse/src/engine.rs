@@ -79,6 +79,41 @@ const SHORT_SCAN: usize = 16;
 /// The longest unit [`Engine::pass_implausible`] looks for: a bracket and the bytes up to
 /// its next copy.
 const MAX_UNIT: usize = 64;
+/// The most stripped control tokens in a unit [`Engine::pass_implausible`] passes.
+const MAX_UNIT_STRIPS: usize = 4;
+/// The most stripped control tokens one [`Engine::pass_failed_walk`] passes (the walk ends
+/// before the next).
+const MAX_WALK_STRIPS: usize = 16;
+
+/// The stripped control tokens of a unit ([`Engine::ordinary_strips_in`]): each one's offset
+/// from the unit's start and its length, in order.
+struct UnitStrips<const N: usize = MAX_UNIT_STRIPS> {
+    n: usize,
+    at: [(usize, usize); N],
+}
+
+impl<const N: usize> Default for UnitStrips<N> {
+    fn default() -> Self {
+        UnitStrips {
+            n: 0,
+            at: [(0, 0); N],
+        }
+    }
+}
+
+impl<const N: usize> UnitStrips<N> {
+    /// Keeps one more token; `None` past `N`.
+    fn push(&mut self, at: usize, len: usize) -> Option<()> {
+        *self.at.get_mut(self.n)? = (at, len);
+        self.n += 1;
+        Some(())
+    }
+
+    fn all(&self) -> &[(usize, usize)] {
+        self.at.get(..self.n).unwrap_or(&[])
+    }
+}
+
 /// The fewest units (and the opener lookahead after them) the bytes received must hold from
 /// a unit for [`Engine::pass_implausible`] or [`Engine::declined_units`] to ask about it: a
 /// stream's 64-byte push holds a few 12-byte units, whose asks (a decline on the window, its
@@ -1333,6 +1368,9 @@ pub(crate) struct Engine<'a> {
     /// Tests only: regions [`Engine::pass_failed_walk`] passed.
     #[cfg(test)]
     regions_walked: usize,
+    /// Bytes [`Engine::pass_declined_walk`] passed (tests).
+    #[cfg(test)]
+    declined_walked: usize,
 }
 
 /// Appends a push to the buffer. A streamed token is a few bytes: a push of up to 8 is
@@ -1484,6 +1522,8 @@ impl<'a> Engine<'a> {
             bracket_passed: 0,
             #[cfg(test)]
             regions_walked: 0,
+            #[cfg(test)]
+            declined_walked: 0,
         }
     }
 
@@ -3008,6 +3048,14 @@ impl<'a> Engine<'a> {
                         q = r + 1;
                         continue;
                     }
+                    // A bracket the scan reads as an ordinary byte at the line start (its
+                    // arm comes before the line-start one; with bare JSON off, one that
+                    // starts no line opener): a flood of `<|start|>\n{"` stopped the walk at
+                    // each copy's newline (~920 instructions a copy, 21.9x prose).
+                    Some(&(b'[' | b'{')) if self.walk_passes_bracket(r, is_final) => {
+                        q = r + 1;
+                        continue;
+                    }
                     _ => break,
                 }
             } else if self.plain_stop(q, &mut found) {
@@ -3057,6 +3105,10 @@ impl<'a> Engine<'a> {
         }
         self.announced.clear();
         self.pass_ordinary(pos, q);
+        #[cfg(test)]
+        {
+            self.declined_walked += q - pos;
+        }
         true
     }
 
@@ -3660,7 +3712,9 @@ impl<'a> Engine<'a> {
         // Brackets inside the unit (`{{x\n`) decided on the window's bytes: refused, such a
         // flood went to the walk (~250 instructions a 4-byte unit, 17x prose).
         let window = period + lookahead;
-        let Some(line) = self.ordinary_after_in(pos, period, pos + window) else {
+        let mut strips = UnitStrips::default();
+        let Some(line) = self.ordinary_strips_in(pos, period, pos + window, Some(&mut strips))
+        else {
             return self.walk_implausible(pos, is_final);
         };
         let bytes = self.buf.as_bytes();
@@ -3679,6 +3733,9 @@ impl<'a> Engine<'a> {
             }
         }
         let passed = self.pass_periodic(pos, period, window, line);
+        if passed && strips.n > 0 {
+            self.strip_units(pos, self.pos, period, &strips);
+        }
         #[cfg(test)]
         if passed {
             self.bracket_passed += self.pos - pos;
@@ -3746,8 +3803,9 @@ impl<'a> Engine<'a> {
             && self.rescanned.saturating_add(charge) <= self.rescan_budget(pos + n)
             && (self.nested || self.ctx.openers.none_at(bytes, pos) == Ok(true))
             && self.unit_repeats(pos, period, lookahead);
+        let mut strips = UnitStrips::default();
         let line = passed
-            .then(|| self.ordinary_after_in(pos, period, pos + window))
+            .then(|| self.ordinary_strips_in(pos, period, pos + window, Some(&mut strips)))
             .flatten();
         let Some(line) = line else {
             if self.abs(self.buf.len()) != self.no_pass_end {
@@ -3757,6 +3815,9 @@ impl<'a> Engine<'a> {
         };
         if !self.pass_periodic(pos, period, window, line) {
             return false;
+        }
+        if strips.n > 0 {
+            self.strip_units(pos, self.pos, period, &strips);
         }
         let copies = (self.pos - pos) / period;
         self.rescanned = self.rescanned.saturating_add(copies * charge);
@@ -3825,6 +3886,7 @@ impl<'a> Engine<'a> {
         // instructions a copy).
         let (mut firsts, mut expect) = ([0u8; 2], [usize::MAX; 2]);
         let mut memo = DeclineMemo::default();
+        let mut strips = UnitStrips::<MAX_WALK_STRIPS>::default();
         let mut q = pos;
         'regions: loop {
             match self.walk_failed_region(q, &regions, &mut scanner) {
@@ -3890,6 +3952,15 @@ impl<'a> Engine<'a> {
                     }
                     at.map(|(_, j)| j)
                 };
+                // A stripped control token (`<|end_message|>x{"]{#}`), the text before it
+                // emitted when the walk ends; the walk ends before one past the bound.
+                if let Some(len) = found.and_then(|j| self.strip_len(j)) {
+                    if strips.push(q - pos, len).is_none() {
+                        break 'regions;
+                    }
+                    q += len;
+                    continue;
+                }
                 match found {
                     Some(j)
                         if self.walk_declined_memo(
@@ -3916,8 +3987,14 @@ impl<'a> Engine<'a> {
             return false;
         };
         self.rescanned = self.rescanned.saturating_add(regions.charged);
-        // The text before the last region, as its start sends it (what a later `at_start`
-        // reads is then what the scan leaves).
+        // The tokens stripped (after the first region), in order, then the text before the
+        // last region, as its start sends it (what a later `at_start` reads is then what
+        // the scan leaves; nothing when a token after it was stripped).
+        for &(at, len) in strips.all() {
+            self.emit_text(pos + at);
+            self.emit_from = pos + at + len;
+            self.markup_found = true;
+        }
         self.emit_text(r);
         if let (true, Some(sc)) = (regions.repeated, scanner) {
             // Kept as the region's reader keeps its failed scan, so that the scan at the
@@ -4450,6 +4527,19 @@ impl<'a> Engine<'a> {
     /// too). A flood of a declined opener and JSON's start (`<function={"`, `<|start|>{"`)
     /// was read opener by opener (~700 instructions a unit, 22x prose).
     fn ordinary_after_in(&self, pos: usize, period: usize, until: usize) -> Option<bool> {
+        self.ordinary_strips_in(pos, period, until, None)
+    }
+
+    /// [`Engine::ordinary_after_in`], where a control token the scan strips
+    /// ([`Engine::stripped_inside`]) may lie inside the unit too when `strips` is given: it
+    /// is kept there (its offset from `pos` and its length) and the scan goes on after it.
+    fn ordinary_strips_in(
+        &self,
+        pos: usize,
+        period: usize,
+        until: usize,
+        mut strips: Option<&mut UnitStrips>,
+    ) -> Option<bool> {
         let bytes = self.buf.as_bytes();
         // Bytes the scan reads as markup whatever follows them, refused before any opener
         // lookup (a unit of several openers, `]<]minimax[>[<tool_call>x`, holds brackets).
@@ -4476,12 +4566,35 @@ impl<'a> Engine<'a> {
         let stops = &self.ctx.openers.stops;
         let mut found = None;
         let mut line = false;
-        for q in pos + 1..pos + period {
+        let mut q = pos;
+        while q + 1 < pos + period {
+            q += 1;
             let c = *bytes.get(q)?;
             if line || c == b'\n' {
                 let opener = !self.nested
                     && stops.is_stop(c)
                     && self.ctx.openers.none_at(bytes, q) != Ok(true);
+                if opener && c != b'\n' && until > 0 {
+                    // A stripped token at a line start, read so there too (the scan looks
+                    // for an opener before its line-start arm): no line start after it.
+                    let len = self.stripped_inside(window, q, pos + period)?;
+                    strips.as_deref_mut()?.push(q - pos, len)?;
+                    q += len - 1;
+                    line = false;
+                    continue;
+                }
+                // A line's first byte the scan reads as an ordinary one there (no opener, no
+                // line opener's first byte, none of the bytes its own arms read): a unit
+                // holding a line break (`{"\n}`, a region abandoned at each copy) was
+                // refused (~1,500 instructions a 4-byte unit, 90x prose).
+                if !opener
+                    && until > 0
+                    && !matches!(c, b'\n' | b' ' | b'\t' | b'\r' | b'`' | b'[' | b'{' | b'(')
+                    && !self.ctx.openers.line_first(c)
+                {
+                    line = false;
+                    continue;
+                }
                 if opener || !matches!(c, b'\n' | b' ' | b'\t' | b'\r') {
                     return None;
                 }
@@ -4493,11 +4606,58 @@ impl<'a> Engine<'a> {
             } else if stops.is_stop(c) && !self.plain_stop(q, &mut found) {
                 match found.take() {
                     Some((_, j)) if until > 0 && self.declined_inside(window, q, j) => {}
+                    Some(_) if until > 0 => {
+                        let len = self.stripped_inside(window, q, pos + period)?;
+                        strips.as_deref_mut()?.push(q - pos, len)?;
+                        // The scan goes on after the token (`q` steps to its next byte).
+                        q += len - 1;
+                    }
                     _ => return None,
                 }
             }
         }
         Some(line)
+    }
+
+    /// The length of the opener the scan finds at `q` inside a unit
+    /// [`Engine::ordinary_strips_in`] reads with the bytes through `window`'s end, when it is
+    /// a control token the scan strips there whatever follows ([`Action::Strip`]: the window
+    /// finds it) and that ends inside the unit (before `end`) with a byte that is no newline
+    /// and holds no name: the scan emits the text before it, skips it
+    /// ([`Engine::strip`]) and goes on in text after it with no line start and no name,
+    /// as after an ordinary byte of the kind. A flood of a stripped token and an
+    /// implausible bracket (`<|eot|>["`, bare JSON off) was refused, each copy asked here in
+    /// vain and read by the scan (~1,350 instructions a 9-byte unit, 41.7x prose).
+    fn stripped_inside(&self, window: &[u8], q: usize, end: usize) -> Option<usize> {
+        let (false, Err(Found::At(j))) = (self.nested, self.ctx.openers.none_at(window, q)) else {
+            return None;
+        };
+        self.strip_len(j).filter(|len| q + len <= end)
+    }
+
+    /// The length of opener `j` when it is a control token the scan strips wherever it
+    /// finds it ([`Action::Strip`]), whose last byte is no newline and holds no name: the
+    /// scan goes on after it in text with no line start and no name, as after an ordinary
+    /// byte of the kind ([`Engine::strip`]).
+    fn strip_len(&self, j: usize) -> Option<usize> {
+        let o = self.ctx.openers.get(j)?;
+        let last = *o.text.as_bytes().last()?;
+        (matches!(o.action, Action::Strip) && last != b'\n' && !is_name_byte(last))
+            .then_some(o.text.len())
+    }
+
+    /// Emits the text of the units `buf[from..to]` ([`Engine::ordinary_strips_in`] read one
+    /// with `strips`), each copy's tokens stripped as the scan strips them ([`Engine::strip`]).
+    fn strip_units(&mut self, from: usize, to: usize, period: usize, strips: &UnitStrips) {
+        let mut c = from;
+        while c + period <= to {
+            for &(at, len) in strips.all() {
+                self.emit_text(c + at);
+                self.emit_from = c + at + len;
+            }
+            c += period;
+        }
+        self.markup_found = true;
     }
 
     /// Whether opener `j`, found by the scan at `q` inside a unit [`Engine::ordinary_after_in`]
@@ -7432,6 +7592,66 @@ pub(crate) mod tests {
         walk_equals_no_walk(&text, &with_get_weather());
     }
 
+    // Floods of an implausible bracket and a control token the scan strips (`<|eot|>`,
+    // `<|eom|>`: Muse Glimmer's), bare JSON off once the flood's own regions spent the
+    // rescan budget, are passed by `Engine::pass_implausible` (most of their bytes), each
+    // copy's token stripped as the scan strips it: after a byte (`<|eot|>["`, `x<|eot|>[`,
+    // two tokens), at a line start (`["\n<|eot|>`), and before a newline; and floods of a
+    // token and a bare JSON region that fails at each copy (`<|end_message|>x{"]`:
+    // Inkling's), repeated (`Engine::pass_failed_regions`) or differing
+    // (`Engine::pass_failed_walk`); repeated, numbered and worded, with a call after each. Text, calls and every diagnostic are
+    // those of the scan alone (`Engine::no_walk`), one-shot and in 1-, 7- and 64-byte
+    // pushes.
+    #[test]
+    fn stripped_token_bracket_floods_passed() {
+        let call = r#"{"name": "get_weather", "arguments": {"city": "Paris"}}"#;
+        let units = [
+            "<|eot|>[\"",
+            "x<|eot|>[",
+            "<|eot|>[x<|eom|>",
+            "<|eot|>[\"\n",
+            "<|eot|>\n[\"",
+            "<|eot|>[\"1,",
+            "<|end_message|>x{\"]",
+            "x<|eot|>{\"]",
+        ];
+        for options in [with_get_weather(), crate::ParseOptions::default()] {
+            for unit in units {
+                for suffix in ["", "{#}", "{w}"] {
+                    let mut text = String::from("a ");
+                    for k in 0..6000 {
+                        text.push_str(unit);
+                        match suffix {
+                            "{#}" => text.push_str(&k.to_string()),
+                            "{w}" => text.push_str(["the", "x", "to"][k % 3]),
+                            _ => {}
+                        }
+                    }
+                    text.push(' ');
+                    text.push_str(call);
+                    let with = walk_equals_no_walk(&text, &options);
+                    assert!(!with.text.contains("<|eot|>"), "{unit:?}{suffix}");
+                    let (ctx, _) = options.ctx();
+                    let mut e = Engine::new(Arc::new(ctx));
+                    e.quiet = true;
+                    e.parse_whole(&text, Parsed::default());
+                    if unit.ends_with(']') && !suffix.is_empty() {
+                        // Copies that differ: each region failed, its token stripped, in a
+                        // walk of several (`Engine::pass_failed_walk`).
+                        assert!(e.regions_walked * 4 < 6000, "{unit:?}{suffix}");
+                    } else if suffix.is_empty() {
+                        assert!(
+                            e.bracket_passed * 2 > text.len(),
+                            "{unit:?}: {} of {} bytes passed",
+                            e.bracket_passed,
+                            text.len()
+                        );
+                    }
+                }
+            }
+        }
+    }
+
     // `name(` read one after another in `Engine::open_call` leave what
     // reading each `(` leaves: random texts of words, digits and `(` (worded and numbered
     // floods of `(`) mixed with registered names, calls, openers, blanks, newlines and
@@ -8571,6 +8791,122 @@ pub(crate) mod tests {
         let units = ["(\n", "(x\n", "get_weather(\n", "(\n\n", "(\r\n", "( \n"];
         let tail = "(\nget_weather(city=\"Paris\")";
         floods_walk_as_each_byte(&units, &words, tail, 0x5E1D_0C4A_93B7_2F61);
+    }
+
+    // Floods of a declined opener and a bracket at the next line's start (`<|start|>\n{"`:
+    // Muse Glimmer's opener, once bare JSON is off; `<|start|>\n[x`, implausible), whose
+    // copies differ or not, are walked by `Engine::pass_declined_walk` past each line
+    // start's bracket (most of their bytes). Text, calls and every diagnostic are those
+    // of the scan alone (`Engine::no_walk`), one-shot and in 1-, 7- and 64-byte pushes.
+    #[test]
+    fn declined_walk_passes_brackets_at_line_starts() {
+        let call = r#"{"name": "get_weather", "arguments": {"city": "Paris"}}"#;
+        for options in [with_get_weather(), crate::ParseOptions::default()] {
+            for unit in [
+                "<|start|>\n{\"",
+                "<|start|>\n{\"{\"",
+                "<|start|>\n[x",
+                "<|start|>\n\n {\"",
+            ] {
+                for suffix in ["", "{#}", "{w}"] {
+                    let mut text = String::from("a ");
+                    for k in 0..4000 {
+                        text.push_str(unit);
+                        match suffix {
+                            "{#}" => text.push_str(&k.to_string()),
+                            "{w}" => text.push_str(["the", "x", "to"][k % 3]),
+                            _ => {}
+                        }
+                    }
+                    text.push('\n');
+                    text.push_str(call);
+                    walk_equals_no_walk(&text, &options);
+                    let (ctx, _) = options.ctx();
+                    let mut e = Engine::new(Arc::new(ctx));
+                    e.quiet = true;
+                    e.parse_whole(&text, Parsed::default());
+                    assert!(
+                        e.declined_walked * 2 > text.len(),
+                        "{unit:?}{suffix}: {} of {} bytes walked",
+                        e.declined_walked,
+                        text.len()
+                    );
+                }
+            }
+        }
+    }
+
+    // Floods of a closed bare JSON value that does not decode and that no family reads
+    // (`{"}…\n{"}`: a key with no value, its string holding a raw newline), abandoned as
+    // text with no note at every copy: the first copy's scan is kept with its bytes
+    // (`FailedScans::repeats`), and the copies after it are passed at once
+    // (`Engine::pass_failed_regions`, most of their bytes), left as text whole. Text, calls
+    // and every diagnostic are those of the scan alone (`Engine::no_walk`), one-shot and
+    // in 1-, 7- and 64-byte pushes; the flood's copies are text as they were written.
+    #[test]
+    fn closed_values_that_do_not_decode_repeat_as_failed_scans() {
+        let call = r#"{"name": "get_weather", "arguments": {"city": "Paris"}}"#;
+        for options in [with_get_weather(), crate::ParseOptions::default()] {
+            for unit in [
+                "<start_function_call>\n{\"}",
+                "{\"\n}",
+                "x{\"\n}",
+                "{\"a\"}x",
+            ] {
+                let flood = format!("a {}", unit.repeat(5000));
+                let text = format!("{flood} {call}");
+                let with = walk_equals_no_walk(&text, &options);
+                // All but the last copy, whose region runs into the call.
+                let copies = flood.get(..flood.len() - unit.len()).unwrap_or("");
+                assert!(with.text.starts_with(copies), "{unit:?}");
+                let (ctx, _) = options.ctx();
+                let mut e = Engine::new(Arc::new(ctx));
+                e.quiet = true;
+                e.parse_whole(&text, Parsed::default());
+                assert!(
+                    e.bracket_passed * 2 > text.len(),
+                    "{unit:?}: {} of {} bytes passed",
+                    e.bracket_passed,
+                    text.len()
+                );
+            }
+        }
+    }
+
+    // `Engine::walk_declined_memo` keeps only windows declined with more bytes to come: a
+    // walk of failed regions (`]x{"`) whose declined openers (`>>>go{#}`, `<tool_call>go…`)
+    // share their first bytes after the opener with a call that comes later in the walk
+    // (`>>>get_weather\n{…}`, `<tool_call>get_weather\n<arg_key>…`: a window of them is
+    // declined when asked as final, not with more to come) reads the call as the scan
+    // does. Fails when the window is asked as final (a mutation session 48's tests missed).
+    #[test]
+    fn declined_window_memo_keeps_calls_that_share_its_window() {
+        let calls = [
+            (">>>", ">>>get_weather\n{\"city\": \"Paris\"}"),
+            (
+                "<tool_call>",
+                "<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Paris</arg_value>\n</tool_call>",
+            ),
+        ];
+        let mut found = 0;
+        for options in [with_get_weather(), crate::ParseOptions::default()] {
+            for (opener, call) in calls {
+                for lead in ["g", "ge", "get_", "get_weat"] {
+                    let mut text = String::from("a ");
+                    for half in 0..2 {
+                        for k in 0..200 {
+                            text.push_str(&format!("]x{{\"{opener}{lead}o{k} "));
+                        }
+                        if half == 0 {
+                            text.push_str(&format!("]x{{\"{call}\n"));
+                        }
+                    }
+                    let with = walk_equals_no_walk(&text, &options);
+                    found += usize::from(!with.calls.is_empty());
+                }
+            }
+        }
+        assert!(found >= 8, "{found}");
     }
 
     // Floods of declined openers and JSON's start whose copies differ (numbered, worded),

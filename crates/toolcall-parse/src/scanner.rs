@@ -586,9 +586,24 @@ pub(crate) struct FailedScans {
     /// new one: a flood of `get_weather(get_weather(x)x` scans a closed inner call at every
     /// copy, whose stack was allocated and freed each time (~200 instructions a copy, 10 %).
     spare_stack: Vec<(u8, usize)>,
+    /// The bytes of the last closed bare JSON value abandoned as text with no note (empty:
+    /// none), and the depth bound its scan ran under ([`FailedScans::keep_closed`]): beside
+    /// the failed scans, not among them, so that a flood of such values, each new, evicts
+    /// none of the scans its regions resume from.
+    closed: Vec<u8>,
+    closed_depth: usize,
 }
 
 impl FailedScans {
+    /// Keeps `seen`, a closed bare JSON value a new scan under `max_depth` read and its
+    /// region abandoned as text with no note for its bytes alone, for
+    /// [`FailedScans::repeats`] (in place of the last one kept so).
+    pub(crate) fn keep_closed(&mut self, max_depth: usize, seen: &[u8]) {
+        self.closed.clear();
+        self.closed.extend_from_slice(seen);
+        self.closed_depth = max_depth;
+    }
+
     /// The kept scan (slot index) a region at absolute offset `start`, whose first byte is
     /// `open`, resumes from, and the stack index of its bracket there: the most recent
     /// that left that bracket open.
@@ -610,7 +625,7 @@ impl FailedScans {
     /// Whether no scan is kept (no region resumes from one, none repeats one).
     #[inline]
     pub(crate) fn is_empty(&self) -> bool {
-        self.slots.is_empty()
+        self.slots.is_empty() && self.closed.is_empty()
     }
 
     /// Whether a region at absolute offset `start` would resume from a kept scan.
@@ -620,6 +635,14 @@ impl FailedScans {
 
     /// [`FailedScan::repeats`] for any kept scan's bytes.
     pub(crate) fn repeats(&self, max_depth: usize, parens: bool, region: &[u8]) -> Option<usize> {
+        let n = self.closed.len();
+        if n > 0
+            && !parens
+            && self.closed_depth == max_depth
+            && region.get(..n) == Some(self.closed.as_slice())
+        {
+            return Some(n);
+        }
         self.slots.iter().find_map(|(f, _)| {
             let n = f.seen.len();
             (f.scanner.max_depth == max_depth

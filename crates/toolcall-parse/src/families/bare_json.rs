@@ -224,6 +224,22 @@ impl RegionReader for BareJsonReader {
                 }
                 let decoded = llama::decode_scanned(json, max_depth, cx.streaming());
                 let done = complete(json, decoded, cx);
+                // A closed value abandoned as text with no note (it does not decode and no
+                // family reads it): its verdict is one of its bytes (and the reply's start,
+                // asked past it), so they are kept as a failed scan's are
+                // (`FailedScans::keep_closed`, `FailedScans::repeats`): a region that starts
+                // with them is abandoned so unread, and a flood of it is passed at
+                // once (`Engine::pass_failed_regions`). A flood of `<start_function_call>\n{"}`
+                // decoded each copy's `{"}…\n{"}` leniently (~10,000 instructions a copy,
+                // 120x prose).
+                let abandoned = matches!(
+                    &done,
+                    Advance::Text(Plain { end: 1, scanned, diagnostic: None, label: None })
+                        if *scanned == n
+                );
+                if abandoned && !cx.at_start {
+                    cx.failed_scan.keep_closed(max_depth, json.as_bytes());
+                }
                 self.chained(done, region, is_final, cx)
             }
             Scan::Fail(why) => {
