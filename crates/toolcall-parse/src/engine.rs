@@ -1351,6 +1351,10 @@ pub(crate) struct Engine<'a> {
     /// cost `json/small` 1.1-4 %).
     unclaimed_on: bool,
     unclaimed_stop: Option<usize>,
+    /// The last region kept broken under its reader's promise ([`ReadCx::broken_by`]),
+    /// read again at the same opener by [`Engine::broken_again`]. Boxed, made at the first
+    /// such region: a fence's sub-engine is made per fence.
+    broken: Option<Box<BrokenMemo>>,
     /// Tests only: [`Engine::pass_implausible`] and the walks pass nothing (the scan reads
     /// each byte), to compare the two readings.
     #[cfg(test)]
@@ -1371,6 +1375,9 @@ pub(crate) struct Engine<'a> {
     /// Bytes [`Engine::pass_declined_walk`] passed (tests).
     #[cfg(test)]
     declined_walked: usize,
+    /// Tests only: regions [`Engine::broken_again`] kept broken.
+    #[cfg(test)]
+    broken_again: usize,
 }
 
 /// Appends a push to the buffer. A streamed token is a few bytes: a push of up to 8 is
@@ -1512,6 +1519,7 @@ impl<'a> Engine<'a> {
             no_failed_walk_before: 0,
             unclaimed_on: false,
             unclaimed_stop: None,
+            broken: None,
             #[cfg(test)]
             no_walk: false,
             #[cfg(test)]
@@ -1524,6 +1532,8 @@ impl<'a> Engine<'a> {
             regions_walked: 0,
             #[cfg(test)]
             declined_walked: 0,
+            #[cfg(test)]
+            broken_again: 0,
         }
     }
 
@@ -2176,6 +2186,96 @@ impl<'a> Engine<'a> {
         let span = self.span(markup, end);
         self.diag(Diagnostic::error(why, span));
         self.enter_text(end);
+    }
+
+    /// [`Engine::keep_broken`] of a region opened by the first family of literal opener
+    /// `opener`, whose reader promised that its first `n` bytes decide it
+    /// ([`ReadCx::broken_by`]): the message is cloned only when the cap reports it,
+    /// and the region is remembered for [`Engine::broken_again`]. Out of line: once a
+    /// distinct broken region.
+    #[inline(never)]
+    fn keep_broken_memo(
+        &mut self,
+        markup: usize,
+        end: usize,
+        opener: usize,
+        n: usize,
+        why: String,
+    ) {
+        self.announced.clear();
+        self.emit_text(markup);
+        if self.diag_cap.admit_text(Level::Error, &why) {
+            let span = self.span(markup, end);
+            self.push_diag(Diagnostic::error(why.clone(), span));
+        }
+        self.enter_text(end);
+        let memo = BrokenMemo {
+            opener,
+            at: self.abs(markup),
+            len: n.max(end - markup),
+            end: end - markup,
+            why,
+        };
+        match &mut self.broken {
+            Some(m) => **m = memo,
+            None => self.broken = Some(Box::new(memo)),
+        }
+    }
+
+    /// Literal opener `i` at `pos` starts the bytes that decided the last region kept by
+    /// [`Engine::keep_broken_memo`] (still in the buffer), and its first family removes
+    /// nothing there: the region is kept broken as that one was, at once, no reader made
+    /// (its promise: a fresh reader given those bytes in its first step answers the same
+    /// `Broken`, sending nothing). A flood of a real opener whose body fails the same way
+    /// at every copy (`functools[]1,{"`: the JSON `[]` holds no call) made, stepped and
+    /// dropped a reader a copy and decoded its body again (~2,000 instructions a copy,
+    /// 47x prose).
+    #[inline(never)]
+    fn broken_again(&mut self, pos: usize, i: usize, is_final: bool) -> bool {
+        #[cfg(test)]
+        if self.no_walk {
+            return false;
+        }
+        let Some(m) = self.broken.as_deref() else {
+            return false;
+        };
+        let Some(at) = m.at.checked_sub(self.base) else {
+            return false;
+        };
+        let bytes = self.buf.as_bytes();
+        if m.opener != i || at == pos || bytes.get(pos..pos + m.len) != bytes.get(at..at + m.len) {
+            return false;
+        }
+        let Some(o) = self.ctx.openers.get(i) else {
+            return false;
+        };
+        let Action::Region(families) = &o.action else {
+            return false;
+        };
+        let region = self.buf.get(pos..).unwrap_or("");
+        if families
+            .first()
+            .is_none_or(|first| first.removes(region, is_final).is_some())
+        {
+            return false;
+        }
+        self.last_opener = o.text;
+        let end = pos + m.end;
+        self.wake = None;
+        self.announced.clear();
+        self.emit_text(pos);
+        if let Some(m) = self.broken.as_deref()
+            && self.diag_cap.admit_text(Level::Error, &m.why)
+        {
+            let d = Diagnostic::error(m.why.clone(), self.span(pos, end));
+            self.push_diag(d);
+        }
+        self.enter_text(end);
+        #[cfg(test)]
+        {
+            self.broken_again += 1;
+        }
+        true
     }
 
     /// [`Engine::keep_broken`] with the message of an [`Advance::Malformed`] block, written
@@ -5661,6 +5761,7 @@ impl<'a> Engine<'a> {
             failed_call_scan: &mut self.failed_call_scan,
             names: &mut self.names,
             wake: None,
+            broken_by: None,
         };
         (cx, self.buf.get(start..).unwrap_or(""))
     }
@@ -6321,6 +6422,11 @@ impl<'a> Engine<'a> {
     /// Opener `i` of the table starts at `pos`; `None` when it is a region opener every
     /// family declines at once (the byte is ordinary text).
     fn open(&mut self, pos: usize, i: usize, is_final: bool) -> Option<Step> {
+        if self.broken.as_ref().is_some_and(|m| m.opener == i)
+            && self.broken_again(pos, i, is_final)
+        {
+            return Some(Step::Continue);
+        }
         let Some(o) = self.ctx.openers.get(i) else {
             self.pos = pos + 1;
             return Some(Step::Continue);
@@ -6481,9 +6587,10 @@ impl<'a> Engine<'a> {
                 failed_call_scan: &mut self.failed_call_scan,
                 names: &mut self.names,
                 wake: None,
+                broken_by: None,
             };
             let advance = reader.advance(region, is_final, &mut cx);
-            let wake = cx.wake;
+            let (wake, broken_by) = (cx.wake, cx.broken_by);
             if let Advance::NotMine = advance {
                 self.live.clear();
                 let mut rest = match &self.mode {
@@ -6523,12 +6630,12 @@ impl<'a> Engine<'a> {
                 return Step::Wait;
             }
             // The region is decided: its reader goes.
-            let opener = match &self.mode {
+            let (opener, next) = match &self.mode {
                 Mode::Region {
-                    rest: Rest::Literal { opener, .. },
+                    rest: Rest::Literal { opener, next },
                     ..
-                } => Some(*opener),
-                _ => None,
+                } => (Some(*opener), *next),
+                _ => (None, 0),
             };
             self.mode = Mode::Text;
             // Markup removed, no call: a call's region is not looked after (what a reply's
@@ -6553,7 +6660,15 @@ impl<'a> Engine<'a> {
                 }
                 Advance::Broken { end, why } => {
                     let end = (start + end).clamp(start + 1, self.buf.len());
-                    self.keep_broken(start, floor_boundary(&self.buf, end), why);
+                    let end = floor_boundary(&self.buf, end);
+                    // A broken region its reader promises to read so again, read by the first
+                    // family of a literal opener: kept so by `keep_broken_memo`.
+                    match (broken_by, opener) {
+                        (Some(n), Some(opener)) if next == 1 => {
+                            self.keep_broken_memo(start, end, opener, n, why)
+                        }
+                        _ => self.keep_broken(start, end, why),
+                    }
                 }
                 Advance::Malformed { end, failure } => {
                     let end = (start + end).clamp(start + 1, self.buf.len());
@@ -7273,6 +7388,16 @@ fn periodic_len_on(
     off + periodic_len_free(bytes.get(off..).unwrap_or(&[]), period, free, usize::MAX)
 }
 
+/// The last region [`Engine::keep_broken_memo`] kept: opened by literal opener `opener` at
+/// `at` (absolute), decided by its first `len` bytes, kept broken to `at + end` with `why`.
+struct BrokenMemo {
+    opener: usize,
+    at: usize,
+    len: usize,
+    end: usize,
+    why: String,
+}
+
 /// The windows [`Engine::walk_declined_memo`] found declined (opener, start, length; no
 /// opener is `usize::MAX`), and its asks of the families on windows and declines unasked.
 struct DeclineMemo {
@@ -7866,6 +7991,37 @@ pub(crate) mod tests {
         assert!(long > 200, "{long}");
     }
 
+    // Inline code that ends at a newline, the next line starting markup the scan reads at a
+    // line start (a `TOOL_CALL:` header, a fence, bare JSON, a stripped or region opener)
+    // or text: the walk passes the newline only when that line goes on as text
+    // (`Engine::line_plain`), and reads what the scan's modes read, one-shot and streamed.
+    #[test]
+    fn inline_code_ending_at_a_line_opener_reads_as_each_unit() {
+        let call = r#"{"name": "get_weather", "arguments": {"city": "Paris"}}"#;
+        let lines = [
+            "TOOL_CALL: get_weather\ncity: Paris\n".to_owned(),
+            "tool_call: get_weather\ncity: Paris\n".to_owned(),
+            format!("```json\n{call}\n```\n"),
+            format!("{call}\n"),
+            format!("  {call}\n"),
+            format!("<tool_call>{call}</tool_call>\n"),
+            format!("[TOOL_CALLS][{call}]\n"),
+            "the weather\n".to_owned(),
+        ];
+        let mut found = 0;
+        for options in [with_get_weather(), crate::ParseOptions::default()] {
+            for line in &lines {
+                for code in ["`x", "`x`y `z", "``x", "`0`1`2`3"] {
+                    let text = format!("a {code}\n{line}after");
+                    found += walk_equals_no_walk(&text, &options).calls.len();
+                    let text = format!("a {}{code}\n{line}after", "`x`y".repeat(20));
+                    found += walk_equals_no_walk(&text, &options).calls.len();
+                }
+            }
+        }
+        assert!(found > 40, "{found}");
+    }
+
     // A worded flood of `(` (`(the(weather(a(get_weather(…`, the bench's `({w}`) with
     // enough names unknown to the registry that its filter is made: the names it rules out
     // are passed in the walk unasked (`NameMemo::filtered_out`), and the text, calls and
@@ -8221,6 +8377,7 @@ pub(crate) mod tests {
                             failed_call_scan: &mut FailedScans::default(),
                             names: &mut Default::default(),
                             wake: None,
+                            broken_by: None,
                         };
                         let advance = reader.advance(&region, is_final, &mut cx);
                         assert!(
@@ -9031,6 +9188,114 @@ pub(crate) mod tests {
         assert!(total > 100, "{total}");
     }
 
+    // Floods of a real opener whose region breaks at every copy (a body that holds no call,
+    // JSON that fails at a byte, a body whose bytes differ or run into the next copy), with
+    // suffixes and between other markup: each region kept broken again without a reader
+    // (`Engine::broken_again`) reads as its reader reads it (`no_walk`), one-shot and
+    // streamed, in text, calls and every diagnostic with its span; the call after the
+    // flood is found (but where the junk before it takes it in).
+    #[test]
+    fn broken_regions_kept_again_read_as_each_region() {
+        let call = r#"{"name": "get_weather", "arguments": {"city": "Paris"}}"#;
+        let words = [
+            "the",
+            "x",
+            "\u{e9}",
+            "\n",
+            "1,{\"",
+            " ",
+            "get_weather(",
+            "{\"a\":",
+        ];
+        let again = |text: &str, options: &crate::ParseOptions| {
+            let with = walk_equals_no_walk(text, options);
+            let (ctx, _) = options.ctx();
+            let mut e = Engine::new(Arc::new(ctx));
+            e.quiet = true;
+            e.parse_whole(text, Parsed::default());
+            (with, e.broken_again)
+        };
+        let units = [
+            ("functools[]1,{\"", true),
+            ("functools[]", true),
+            ("functools[{]", true),
+            ("functools[1]x", true),
+            ("functools[ {\"a\" 1}]", true),
+            ("functools[\u{e9}]", true),
+            ("functools[{\"name\": 1}]", true),
+            ("<|tool_call|>[]", true),
+            ("<|tool_call|> {\"a\":1}\n", true),
+            ("<function_call>[]", true),
+            ("<|function_call|>{]", true),
+            ("<|message_sep|>function call<|role_sep|>{]", true),
+            // The JSON runs into the next copy: the copies' regions differ with a suffix.
+            ("functools[{\"a\":", false),
+            ("functools[", false),
+        ];
+        let (mut total, mut calls) = (0, 0);
+        for options in [with_get_weather(), crate::ParseOptions::default()] {
+            for (unit, kept) in units {
+                for suffix in ["", "{#}", "{w}"] {
+                    for n in [1, 3, 300] {
+                        let mut text = String::from("a ");
+                        for k in 0..n {
+                            text.push_str(unit);
+                            match suffix {
+                                "{#}" => text.push_str(&k.to_string()),
+                                "{w}" => text.push_str(words[k * 7 % words.len()]),
+                                _ => {}
+                            }
+                        }
+                        for tail in ["", "]", "\n"] {
+                            let text = format!("{text}{tail} functools[{call}]");
+                            let (with, got) = again(&text, &options);
+                            calls += with.calls.len();
+                            if kept && n == 300 {
+                                assert!(got > 0, "{unit:?}{suffix}: none kept again");
+                            }
+                            total += got;
+                        }
+                    }
+                }
+            }
+        }
+        // Broken regions of several openers and shapes mixed with text and other markup.
+        let pieces = [
+            "functools[]",
+            "functools[{]",
+            "functools[1]",
+            "functools[",
+            "<|tool_call|>[]",
+            "<|tool_call|>[{]",
+            "<function_call>{}",
+            "<tool_call>",
+            "[TOOL_CALLS]",
+            "x",
+            " ",
+            "\n",
+            "{\"",
+            "]",
+            "}",
+            "\"",
+            ",",
+            "\u{e9}",
+            "```\n",
+            call,
+        ];
+        let mut rng = Xorshift::new(0x51B2_7E04_A3C9_6D18_u64);
+        let mut next = |n: usize| rng.below(n);
+        for options in [with_get_weather(), crate::ParseOptions::default()] {
+            for case in 0..300 {
+                let mut text = String::new();
+                for _ in 0..case % 60 + 2 {
+                    text.push_str(pieces[next(pieces.len())]);
+                }
+                total += again(&text, &options).1;
+            }
+        }
+        assert!(total > 1000 && calls > 300, "{total} {calls}");
+    }
+
     // Code-shaped floods, whose runs between stops are a few bytes, read byte by byte after
     // a short run (`Engine::skip_short`) as the block scan reads them (`no_walk`), one-shot
     // and in pushes: runs that end at a `(` after a name or not, a bracket, a newline, a
@@ -9308,6 +9573,7 @@ pub(crate) mod tests {
             failed_call_scan: &mut FailedScans::default(),
             names: &mut Default::default(),
             wake: None,
+            broken_by: None,
         };
         let region = "<|tool_call>call:get_weather{";
         cx.start_call_in(region, &region[17..28]);
@@ -9339,6 +9605,7 @@ pub(crate) mod tests {
             failed_call_scan: &mut FailedScans::default(),
             names: &mut Default::default(),
             wake: None,
+            broken_by: None,
         };
         cx.start_call_in(region, &region[17..28]);
         assert!(quiet.is_empty());
@@ -9369,6 +9636,7 @@ pub(crate) mod tests {
                 failed_call_scan: &mut FailedScans::default(),
                 names: &mut Default::default(),
                 wake: None,
+                broken_by: None,
             };
             let first = if opened_final {
                 String::new()
@@ -9441,6 +9709,7 @@ pub(crate) mod tests {
                                 failed_call_scan: &mut FailedScans::default(),
                                 names: &mut Default::default(),
                                 wake: None,
+                                broken_by: None,
                             };
                             match r.advance(&region, is_final, &mut cx) {
                                 Advance::Done { end, outcome } => assert!(

@@ -921,6 +921,16 @@ pub(crate) struct ReadCx<'a> {
     /// calling the reader (the reader reads those bytes with the next push it is called
     /// for). `None` (the default): every push calls the reader.
     pub(crate) wake: Option<&'static Wake>,
+    /// Set by a reader that returns [`Advance::Broken`]: the number of region bytes (the
+    /// opener's included) that decided it, when a promise holds: its family, asked first
+    /// at the opener, opens any region that starts with those bytes (removes nothing,
+    /// declines nothing), and a fresh reader given them in its first step reads it to the
+    /// same `Broken` (end and message) whatever follows them, sending nothing. The engine
+    /// then keeps such a region broken without a reader (`Engine::broken_again`). `None`
+    /// (the default): no promise. Here, not a method of the reader: asked of every broken
+    /// region, a call through the reader's table cost a flood of `[TOOL_CALLS]` ~14
+    /// instructions a copy.
+    pub(crate) broken_by: Option<usize>,
 }
 
 /// The last name [`ReadCx::strict_name_ok`] looked up and its answer, kept by the engine

@@ -381,6 +381,14 @@ static BRACKETS: Wake = Wake::new(b"{}[]", "");
 
 /// JSON behind a marker with no closing marker (Granite's `<|tool_call|>[…]`, `functools[…]`):
 /// the region ends where the JSON value does, found by the resumable scanner.
+///
+/// A broken region is promised ([`ReadCx::broken_by`]) as decided by its bytes up to its
+/// end: the opener's (whose families decline by [`open_json_declines`], on the bytes up to
+/// the value's first, and remove nothing), the blanks, then the value's up to the byte its
+/// scan failed at or the value's end (its decode, which [`json_body`] reads alone; in a
+/// stream, a value whose calls were announced is decoded so when their build fails). A
+/// fresh reader given them in its first step announces nothing (the live list reads only
+/// while the value is open).
 pub(crate) struct OpenJsonReader {
     format: FormatId,
     /// Region offset where the JSON may start (blanks first are allowed).
@@ -454,10 +462,14 @@ impl RegionReader for OpenJsonReader {
             ),
             // The region ends at the bad byte (`consumed` counts it): one past it depended on
             // whether the next byte had arrived, one-shot and streamed disagreed.
-            Scan::Fail(e) => Advance::Broken {
-                end: region.len().min(start + self.scanner.consumed()),
-                why: format!("malformed tool call JSON, not run: {e}"),
-            },
+            Scan::Fail(e) => {
+                let end = region.len().min(start + self.scanner.consumed());
+                cx.broken_by = Some(end);
+                Advance::Broken {
+                    end,
+                    why: format!("malformed tool call JSON, not run: {e}"),
+                }
+            }
             Scan::Done(n) => {
                 let end = start + n;
                 let text = region.get(start..end).unwrap_or("");
@@ -492,7 +504,10 @@ impl RegionReader for OpenJsonReader {
                         o.drafts = drafts;
                         Advance::Done { end, outcome: o }
                     }
-                    Err(why) => Advance::Broken { end, why },
+                    Err(why) => {
+                        cx.broken_by = Some(end);
+                        Advance::Broken { end, why }
+                    }
                 }
             }
         }

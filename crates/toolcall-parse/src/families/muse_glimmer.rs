@@ -187,6 +187,7 @@ impl RegionReader for HeaderReader {
                 failed_call_scan: &mut *cx.failed_call_scan,
                 names: &mut *cx.names,
                 wake: None,
+                broken_by: None,
             };
             return match block.advance(region.get(at..).unwrap_or(""), is_final, &mut inner) {
                 Advance::NeedMore => Advance::NeedMore,
