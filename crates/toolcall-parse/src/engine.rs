@@ -302,7 +302,7 @@ fn match_at(bytes: &[u8], pos: usize, marker: &str, ignore_case: bool) -> Marker
     let n = rest.len().min(m.len());
     let (a, b) = (&rest[..n], &m[..n]);
     let same = if ignore_case {
-        a.eq_ignore_ascii_case(b)
+        eq_ignore_case(a, b)
     } else {
         a == b
     };
@@ -313,6 +313,59 @@ fn match_at(bytes: &[u8], pos: usize, marker: &str, ignore_case: bool) -> Marker
     } else {
         Marker::Partial
     }
+}
+
+/// `a.eq_ignore_ascii_case(b)`, 8 bytes at a time where both are ASCII ([`fold_eq8`]): a
+/// line opener (`TOOL_CALL:`) is compared at each line start whose first byte may begin
+/// one, twice where the text scan's run stops there ([`Engine::line_plain`], then
+/// [`Engine::open_at_line_start`]), and the byte-by-byte compare (both bytes folded, ~13
+/// instructions a byte) cost a flood of `TOOL_CALL: x` lines ~260 instructions a line.
+fn eq_ignore_case(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    let (mut ca, mut cb) = (a.chunks_exact(8), b.chunks_exact(8));
+    for (x, y) in (&mut ca).zip(&mut cb) {
+        let (Ok(xa), Ok(ya)) = (<[u8; 8]>::try_from(x), <[u8; 8]>::try_from(y)) else {
+            return a.eq_ignore_ascii_case(b);
+        };
+        let (x, y) = (u64::from_le_bytes(xa), u64::from_le_bytes(ya));
+        if x == y {
+            continue;
+        }
+        let same = if (x | y) & HIGH_BITS == 0 {
+            fold_eq8(x, y)
+        } else {
+            xa.eq_ignore_ascii_case(&ya)
+        };
+        if !same {
+            return false;
+        }
+    }
+    ca.remainder().eq_ignore_ascii_case(cb.remainder())
+}
+
+/// Each byte's high bit.
+const HIGH_BITS: u64 = 0x8080_8080_8080_8080;
+
+/// Whether 8 ASCII bytes `x` and `y` (high bits clear) are equal but for the case of
+/// letters: they differ only in the `0x20` bit, and only in bytes that are letters (`y`'s
+/// byte with that bit set is `a`..=`z`; per byte, no carry: each is under `0x80`).
+#[inline]
+fn fold_eq8(x: u64, y: u64) -> bool {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    let d = x ^ y;
+    if d & !(ONES * 0x20) != 0 {
+        return false;
+    }
+    let lower = y | (ONES * 0x20);
+    // High bit set where `lower >= b'a'` (0x61 + 0x1f = 0x80), and where `lower > b'z'`
+    // (0x7b + 0x05 = 0x80).
+    let from_a = lower.wrapping_add(ONES * 0x1f) & HIGH_BITS;
+    let past_z = lower.wrapping_add(ONES * 0x05) & HIGH_BITS;
+    let letters = from_a & !past_z;
+    // `0x20` moved to the high bit: each byte that differs must be a letter.
+    (d << 2) & !letters == 0
 }
 
 /// `match_at(bytes, pos, "```", false)` with the marker's length known (that call's
@@ -10155,6 +10208,48 @@ pub(crate) mod tests {
             }
         }
         assert!(closed > 5000, "{closed}");
+    }
+
+    // `eq_ignore_case` answers what `eq_ignore_ascii_case` answers: every pair of bytes at
+    // every place of an 8-byte word, and random strings of ASCII, letters and non-ASCII.
+    #[test]
+    fn eq_ignore_case_is_eq_ignore_ascii_case() {
+        for at in [0, 3, 7, 8, 9] {
+            for x in 0..=255u8 {
+                for y in 0..=255u8 {
+                    let mut a = b"TOOL_CALL: ab".to_vec();
+                    let mut b = b"tool_call: AB".to_vec();
+                    a[at] = x;
+                    b[at] = y;
+                    assert_eq!(
+                        eq_ignore_case(&a, &b),
+                        a.eq_ignore_ascii_case(&b),
+                        "{a:?} {b:?}"
+                    );
+                }
+            }
+        }
+        let alphabet = b"aAzZ@[`{_:09 \x7f\x80\xc3\xa9\xffTtOo";
+        let mut rng = Xorshift::new(0x2F6A_91C3_5D07_E84B_u64);
+        for _ in 0..20_000 {
+            let n = rng.below(20);
+            let a: Vec<u8> = (0..n)
+                .map(|_| alphabet[rng.below(alphabet.len())])
+                .collect();
+            let mut b = a.clone();
+            for c in &mut b {
+                match rng.below(4) {
+                    0 => *c ^= 0x20,
+                    1 => *c = alphabet[rng.below(alphabet.len())],
+                    _ => {}
+                }
+            }
+            assert_eq!(
+                eq_ignore_case(&a, &b),
+                a.eq_ignore_ascii_case(&b),
+                "{a:?} {b:?}"
+            );
+        }
     }
 
     // `backticks_at` answers what `match_at(.., "```", false)` answers, at every offset of
