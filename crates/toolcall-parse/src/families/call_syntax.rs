@@ -517,9 +517,11 @@ impl Family for CallSyntax {
                 let Some(d) = decided.get_mut(k) else {
                     return false;
                 };
+                // (The first too: a unit whose first call closed at once, `get_weather(x)`,
+                // where the engine checks it closed where its read did.)
                 match closed_text(region, name.clone(), open + p, n, from, cx) {
-                    Some((level, text)) if k > 0 => *d = UnitCall::Closed(level, text),
-                    _ => return false,
+                    Some((level, text)) => *d = UnitCall::Closed(level, text),
+                    None => return false,
                 }
                 if let Some(r) = reach.get_mut(k) {
                     *r = p + n;
