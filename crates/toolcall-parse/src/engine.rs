@@ -7891,10 +7891,7 @@ pub(crate) mod tests {
         ];
         let passed = |text: &str, options: &crate::ParseOptions| {
             walk_equals_no_walk(text, options);
-            let (ctx, _) = options.ctx();
-            let mut e = Engine::new(Arc::new(ctx));
-            e.quiet = true;
-            e.parse_whole(text, Parsed::default());
+            let e = parsed_engine(text, options);
             e.bracket_passed
         };
         for options in [with_get_weather(), crate::ParseOptions::default()] {
@@ -7984,10 +7981,7 @@ pub(crate) mod tests {
                     text.push_str(call);
                     let with = walk_equals_no_walk(&text, &options);
                     assert!(!with.text.contains("<|eot|>"), "{unit:?}{suffix}");
-                    let (ctx, _) = options.ctx();
-                    let mut e = Engine::new(Arc::new(ctx));
-                    e.quiet = true;
-                    e.parse_whole(&text, Parsed::default());
+                    let e = parsed_engine(&text, &options);
                     if unit.ends_with(']') && !suffix.is_empty() {
                         // Copies that differ: each region failed, its token stripped, in a
                         // walk of several (`Engine::pass_failed_walk`).
@@ -8352,10 +8346,7 @@ pub(crate) mod tests {
                     }
                     text.push_str(" get_weather(city=\"Paris\")");
                     walk_equals_no_walk(&text, &options);
-                    let (ctx, _) = options.ctx();
-                    let mut e = Engine::new(Arc::new(ctx));
-                    e.quiet = true;
-                    let _ = e.parse_whole(&text, Parsed::default());
+                    let e = parsed_engine(&text, &options);
                     passed.push((unit, suffix, rare, e.worded_passed));
                 }
             }
@@ -9206,10 +9197,7 @@ pub(crate) mod tests {
                     text.push('\n');
                     text.push_str(call);
                     walk_equals_no_walk(&text, &options);
-                    let (ctx, _) = options.ctx();
-                    let mut e = Engine::new(Arc::new(ctx));
-                    e.quiet = true;
-                    e.parse_whole(&text, Parsed::default());
+                    let e = parsed_engine(&text, &options);
                     assert!(
                         e.declined_walked * 2 > text.len(),
                         "{unit:?}{suffix}: {} of {} bytes walked",
@@ -9244,10 +9232,7 @@ pub(crate) mod tests {
                 // All but the last copy, whose region runs into the call.
                 let copies = flood.get(..flood.len() - unit.len()).unwrap_or("");
                 assert!(with.text.starts_with(copies), "{unit:?}");
-                let (ctx, _) = options.ctx();
-                let mut e = Engine::new(Arc::new(ctx));
-                e.quiet = true;
-                e.parse_whole(&text, Parsed::default());
+                let e = parsed_engine(&text, &options);
                 assert!(
                     e.bracket_passed * 2 > text.len(),
                     "{unit:?}: {} of {} bytes passed",
@@ -9320,10 +9305,7 @@ pub(crate) mod tests {
         ];
         let walked = |text: &str, options: &crate::ParseOptions| {
             walk_equals_no_walk(text, options);
-            let (ctx, _) = options.ctx();
-            let mut e = Engine::new(Arc::new(ctx));
-            e.quiet = true;
-            e.parse_whole(text, Parsed::default());
+            let e = parsed_engine(text, options);
             e.regions_walked
         };
         let units = [
@@ -9437,10 +9419,7 @@ pub(crate) mod tests {
         ];
         let again = |text: &str, options: &crate::ParseOptions| {
             let with = walk_equals_no_walk(text, options);
-            let (ctx, _) = options.ctx();
-            let mut e = Engine::new(Arc::new(ctx));
-            e.quiet = true;
-            e.parse_whole(text, Parsed::default());
+            let e = parsed_engine(text, options);
             (with, e.broken_again)
         };
         let units = [
@@ -9593,6 +9572,16 @@ pub(crate) mod tests {
         }
     }
 
+    /// An engine after a one-shot parse of `text` with `options` (its counters read by
+    /// the flood tests).
+    fn parsed_engine<'t>(text: &'t str, options: &crate::ParseOptions) -> Engine<'t> {
+        let (ctx, _) = options.ctx();
+        let mut e = Engine::new(Arc::new(ctx));
+        e.quiet = true;
+        e.parse_whole(text, Parsed::default());
+        e
+    }
+
     fn walk_equals_no_walk(text: &str, options: &crate::ParseOptions) -> Parsed {
         let parse_with = |walk: bool| {
             let (ctx, _) = options.ctx();
@@ -9700,10 +9689,7 @@ pub(crate) mod tests {
                             if n < 400 || !tail.is_empty() {
                                 continue;
                             }
-                            let (ctx, _) = options.ctx();
-                            let mut e = Engine::new(Arc::new(ctx));
-                            e.quiet = true;
-                            let _ = e.parse_whole(&text, Parsed::default());
+                            let e = parsed_engine(&text, &options);
                             // Copies whose first name closes as text or is no tool's,
                             // the others no tool's, are passed (a closed call's numbered
                             // too: the digits lie outside the calls and names; a name no
@@ -11092,10 +11078,7 @@ pub(crate) mod tests {
                 text.push_str(&unit.replace("{#}", &n.to_string()));
                 n += 1;
             }
-            let (ctx, _) = crate::ParseOptions::default().ctx();
-            let mut e = Engine::new(Arc::new(ctx));
-            e.quiet = true;
-            e.parse_whole(&text, Parsed::default());
+            let e = parsed_engine(&text, &crate::ParseOptions::default());
             assert!(
                 e.markers.searched <= 8 * text.len(),
                 "{unit:?}: {} bytes searched for markers in {}",
