@@ -468,6 +468,9 @@ struct MarkerMemo {
     /// Bytes [`find_marker`] read, through the occurrence it found (what the tests bound).
     #[cfg(test)]
     searched: usize,
+    /// Calls of [`find_marker`] (what the tests bound).
+    #[cfg(test)]
+    searches: usize,
 }
 
 /// One marker's last search, in offsets of the whole input.
@@ -502,10 +505,17 @@ impl MarkerMemo {
                         .saturating_sub(marker.len().saturating_sub(1))
                         .max(start);
                     let tail = hay.get(resume - start..)?;
-                    let found = find_marker(tail, marker).map(|i| resume + i);
+                    // No byte since the last search (a one-shot parse asks again at each
+                    // block): the tail is too short to hold the marker, unsearched.
+                    let found = if tail.len() < marker.len() {
+                        None
+                    } else {
+                        find_marker(tail, marker).map(|i| resume + i)
+                    };
                     #[cfg(test)]
                     {
                         self.searched += found.map_or(end, |at| at + marker.len()) - resume;
+                        self.searches += usize::from(tail.len() >= marker.len());
                     }
                     if resume > seen.to.saturating_sub(marker.len().saturating_sub(1)) {
                         // The bytes between the last search's tail and `start` were not
@@ -523,6 +533,7 @@ impl MarkerMemo {
         #[cfg(test)]
         {
             self.searched += found.map_or(end, |at| at + marker.len()) - start;
+            self.searches += 1;
         }
         if let Some(seen) = slot.and_then(|i| self.seen.get_mut(i)) {
             (seen.from, seen.to, seen.at) = (start, end, found);
@@ -7019,20 +7030,22 @@ impl<'a> Engine<'a> {
         // A family's call opener that ends a block left open: the block ends before it
         // (a close of no length), and the opener is read as markup.
         for end in &self.ctx.openers.ends_reasoning {
-            let e = end.as_bytes();
-            match self.markers.find(start, hay, e) {
+            match self.markers.find(start, hay, end.as_bytes()) {
                 Some(i) if found.is_err() || found.is_ok_and(|(f, _)| i < f) => found = Ok((i, 0)),
-                Some(_) => {}
-                None => {
-                    // Only bytes that may start the opener are held back.
-                    if let Err(hold) = &mut found {
-                        let partial = (1..e.len().min(hay.len() + 1))
-                            .rev()
-                            .find(|&k| hay.ends_with(e.get(..k).unwrap_or(&[])))
-                            .unwrap_or(0);
-                        *hold = (*hold).min(hay.len() - partial);
-                    }
-                }
+                _ => {}
+            }
+        }
+        // None of them found (else `found` is Ok): only bytes that may start one are held
+        // back. Asked after the loop, not at each opener missing (a block of a flood ended
+        // by a later one compared the reply's end with every prefix of an earlier one,
+        // ~27 `memcmp` a block: 15 % of `<think>{#}<|tool_call_begin|>`).
+        if let Err(hold) = &mut found {
+            for e in self.ctx.openers.ends_reasoning.iter().map(|e| e.as_bytes()) {
+                let partial = (1..e.len().min(hay.len() + 1))
+                    .rev()
+                    .find(|&k| hay.ends_with(e.get(..k).unwrap_or(&[])))
+                    .unwrap_or(0);
+                *hold = (*hold).min(hay.len() - partial);
             }
         }
         let (upto, close) = match found {
@@ -11079,6 +11092,13 @@ pub(crate) mod tests {
                 n += 1;
             }
             let e = parsed_engine(&text, &crate::ParseOptions::default());
+            // One search a block (the opener that ends it, a few bytes on): a marker with
+            // no byte since its last search is not searched again.
+            assert!(
+                e.markers.searches <= n + 16,
+                "{unit:?}: {} searches for markers in {n} blocks",
+                e.markers.searches
+            );
             assert!(
                 e.markers.searched <= 8 * text.len(),
                 "{unit:?}: {} bytes searched for markers in {}",
