@@ -594,7 +594,7 @@ fn find_think_close(
 /// The wake of text whose scan waits on the first bytes of the opener seen last
 /// (`Engine::last_opener`, held from `wake_held`): a push after which they still are a proper
 /// prefix of it is only appended, as a push inside a waiting region is
-/// ([`Engine::push_quiet`]). Such a push would be read to no effect: the scan would stop at
+/// ([`Engine::append_quiet`]). Such a push would be read to no effect: the scan would stop at
 /// the same byte and wait again ([`crate::openers::Openers::at`] waits while the bytes are
 /// a proper prefix of an opener), with no text, event or state change (~300 instructions
 /// such a push cost, about two a call at 4 bytes after a reply's first: `bench_profile
@@ -1265,6 +1265,17 @@ impl Records {
     }
 }
 
+/// What [`Engine::append_quiet`] did with a push.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Quiet {
+    /// Nothing: the push is fed the general way.
+    No,
+    /// Appended, and it wakes no waiting reader: nothing more to do.
+    Done,
+    /// Appended, and the waiting reader reads it ([`Engine::read_pushed_into`]).
+    Read,
+}
+
 pub(crate) struct Engine<'a> {
     ctx: Arc<Ctx>,
     nested: bool,
@@ -1644,16 +1655,19 @@ impl<'a> Engine<'a> {
     }
 
     /// A push inside a region whose reader waits for bytes this push may not hold
-    /// ([`ReadCx::wake`]), appended here as [`Engine::feed`] appends it, then read (its
-    /// events appended to `out`, as [`Engine::push_into`]) only when it holds one of them;
-    /// `false` (nothing done) for any other push. Most pushes of a streamed call's body
-    /// return here without the call into `feed` and the swaps of the event buffer (~190
-    /// instructions such a push cost, `bench_profile "gemma4/1 MB args" stream4`).
-    #[inline]
-    pub(crate) fn push_quiet(&mut self, delta: &str, out: &mut Vec<StreamEvent>) -> bool {
+    /// ([`ReadCx::wake`]), appended here as [`Engine::feed`] appends it when it may be
+    /// ([`Quiet::Read`]: it holds one of those bytes, read it with
+    /// [`Engine::read_pushed_into`]; [`Quiet::Done`]: it holds none, nothing else to do);
+    /// [`Quiet::No`] (nothing done) for any other push. Most pushes of a streamed call's
+    /// body are done here, inlined into the caller's loop (~190 instructions such a push
+    /// cost through `feed` and the swaps of the event buffer, `bench_profile "gemma4/1 MB
+    /// args" stream4`; ~50 more through a call into `StreamParser::push`, its registers
+    /// saved and restored, `bench_profile "gemma4/100 calls" stream4`).
+    #[inline(always)]
+    pub(crate) fn append_quiet(&mut self, delta: &str) -> Quiet {
         // `wake` is `None` once the engine finished or overflowed (both clear it).
         let Some(wake) = self.wake else {
-            return false;
+            return Quiet::No;
         };
         let room = self
             .ctx
@@ -1662,10 +1676,10 @@ impl<'a> Engine<'a> {
             .saturating_sub(self.received);
         // The buffer is owned once anything was pushed (`Cow::to_mut` was a call a push).
         let Cow::Owned(buf) = &mut self.buf else {
-            return false;
+            return Quiet::No;
         };
         if delta.len() > room {
-            return false;
+            return Quiet::No;
         }
         self.received += delta.len();
         append_token(buf, delta);
@@ -1676,9 +1690,10 @@ impl<'a> Engine<'a> {
             self.last_opener,
         ) || self.buf.len() > self.wake_until
         {
-            self.read_pushed_into(out);
+            Quiet::Read
+        } else {
+            Quiet::Done
         }
-        true
     }
 
     /// What wakes the waiting reader now ([`ReadCx::wake`]), for tests.
@@ -1687,9 +1702,9 @@ impl<'a> Engine<'a> {
         self.wake
     }
 
-    /// Reads a push [`Engine::push_quiet`] appended, appending its events to `out`.
+    /// Reads a push [`Engine::append_quiet`] appended, appending its events to `out`.
     #[inline(never)]
-    fn read_pushed_into(&mut self, out: &mut Vec<StreamEvent>) {
+    pub(crate) fn read_pushed_into(&mut self, out: &mut Vec<StreamEvent>) {
         std::mem::swap(&mut self.events, out);
         self.read_pushed();
         std::mem::swap(&mut self.events, out);
@@ -1703,6 +1718,18 @@ impl<'a> Engine<'a> {
         }
         std::mem::swap(&mut self.records, records);
         self.feed(delta);
+        std::mem::swap(&mut self.records, records);
+    }
+
+    /// Reads a push [`Engine::append_quiet`] appended, its events to `records` (as
+    /// [`Engine::push_records`]).
+    #[inline(never)]
+    pub(crate) fn read_pushed_records(&mut self, records: &mut Option<Box<Records>>) {
+        if let Some(r) = records.as_deref_mut() {
+            r.clear();
+        }
+        std::mem::swap(&mut self.records, records);
+        self.read_pushed();
         std::mem::swap(&mut self.records, records);
     }
 

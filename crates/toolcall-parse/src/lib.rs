@@ -68,7 +68,7 @@ pub use prompt::{example_call, render_prompt, render_prompt_with_trigger, text_f
 pub use results::{ToolResultText, write_tool_results};
 
 use builder::{Ctx, build};
-use engine::Engine;
+use engine::{Engine, Quiet};
 
 /// Errors of configuring a parse (parsing itself never fails: it reports diagnostics).
 #[derive(Debug, thiserror::Error)]
@@ -690,15 +690,35 @@ impl StreamParser {
     ///
     /// A thin wrapper over [`StreamParser::push_into`], which a caller streaming many small
     /// pieces should prefer: it appends to a buffer the caller keeps and reuses.
+    #[inline]
     pub fn push(&mut self, delta: &str) -> Vec<StreamEvent> {
-        let mut out = Vec::new();
-        // Inside a region whose reader waits (`engine::Engine::push_quiet`): a push of none
-        // of the bytes that wake it returns here.
-        if self.plain && self.engine.push_quiet(delta, &mut out) {
-            self.count_calls(&out);
-            return out;
+        // Inside a region whose reader waits (`engine::Engine::append_quiet`): a push of
+        // none of the bytes that wake it returns here, in the caller's loop.
+        if self.plain {
+            match self.engine.append_quiet(delta) {
+                Quiet::Done => return Vec::new(),
+                Quiet::Read => return self.read_appended(),
+                Quiet::No => {}
+            }
         }
-        self.push_into(delta, &mut out);
+        self.push_fed(delta)
+    }
+
+    /// [`StreamParser::push`] of a push [`engine::Engine::append_quiet`] appended for the
+    /// waiting reader to read.
+    #[inline(never)]
+    fn read_appended(&mut self) -> Vec<StreamEvent> {
+        let mut out = Vec::new();
+        self.engine.read_pushed_into(&mut out);
+        self.count_calls(&out);
+        out
+    }
+
+    /// [`StreamParser::push`] of a push fed the general way.
+    #[inline(never)]
+    fn push_fed(&mut self, delta: &str) -> Vec<StreamEvent> {
+        let mut out = Vec::new();
+        self.feed_into(delta, &mut out);
         out
     }
 
@@ -729,6 +749,38 @@ impl StreamParser {
     /// ```
     #[inline]
     pub fn push_into(&mut self, delta: &str, out: &mut Vec<StreamEvent>) {
+        // As `push`: a push that wakes no waiting reader returns here.
+        if self.plain {
+            match self.engine.append_quiet(delta) {
+                Quiet::Done => return,
+                Quiet::Read => return self.read_appended_into(out),
+                Quiet::No => {}
+            }
+        }
+        self.push_into_fed(delta, out);
+    }
+
+    /// [`StreamParser::push_into`] of a push [`engine::Engine::append_quiet`] appended for
+    /// the waiting reader to read.
+    #[inline(never)]
+    fn read_appended_into(&mut self, out: &mut Vec<StreamEvent>) {
+        let from = out.len();
+        self.engine.read_pushed_into(out);
+        self.count_calls(out.get(from..).unwrap_or_default());
+    }
+
+    /// [`StreamParser::push_into`] of a push fed the general way.
+    #[inline(never)]
+    fn push_into_fed(&mut self, delta: &str, out: &mut Vec<StreamEvent>) {
+        self.feed_into(delta, out);
+    }
+
+    /// Feeds a push the general way, its events appended to `out`: inlined into each of
+    /// [`StreamParser::push_fed`] and [`StreamParser::push_into_fed`] (a call of one from
+    /// the other, a push of a family whose reader sets no wake, cost ~20 instructions:
+    /// `bench_profile "json/small" stream4`).
+    #[inline(always)]
+    fn feed_into(&mut self, delta: &str, out: &mut Vec<StreamEvent>) {
         // The common case: the engine appends straight to `out`.
         if self.plain {
             let from = out.len();
@@ -807,10 +859,17 @@ impl StreamParser {
     #[inline]
     pub fn push_events(&mut self, delta: &str) -> Events<'_> {
         if self.plain && self.reasoning_options.is_none() && self.records.is_some() {
-            // `feed` skips a push that wakes no waiting reader itself (`push_quiet`, a second
-            // copy of its test inlined here, made the compiler call it out of line on
-            // `push`'s path: `gemma4/100 calls` stream4 +4.6 %).
-            self.engine.push_records(delta, &mut self.records);
+            // As `push`: a push that wakes no waiting reader forgets the last push's events
+            // and returns here.
+            match self.engine.append_quiet(delta) {
+                Quiet::Done => {
+                    if let Some(r) = self.records.as_deref_mut() {
+                        r.clear();
+                    }
+                }
+                Quiet::Read => self.engine.read_pushed_records(&mut self.records),
+                Quiet::No => self.engine.push_records(delta, &mut self.records),
+            }
             return self.events();
         }
         self.push_events_held(delta)
