@@ -1,7 +1,8 @@
 //! Runs the Python package's pytest suite (`python/tests/test_*.py`) against a wheel built
 //! here, so `cargo test --workspace` covers the package.
 //!
-//! The wheel is built by maturin (debug profile, in the workspace's target directory, so the
+//! The wheel is built by maturin (the `dev` profile, named because pyproject.toml makes
+//! `wheel`, with LTO, the default; in the workspace's target directory, so the
 //! dependencies `cargo test` already compiled are reused; cargo has released its lock by the
 //! time tests run), installed with pip into a fresh directory (as a user's `pip install`
 //! would lay it out: compiled module, Python layer, stubs, `py.typed`), and pytest runs from
@@ -157,6 +158,8 @@ fn pytest_suite_passes_on_a_freshly_built_wheel() {
                 "maturin",
                 "build",
                 "--quiet",
+                "--profile",
+                "dev",
                 "--features",
                 "archive",
                 "--interpreter",
