@@ -340,6 +340,8 @@ impl Scanner {
             start,
             scanner: self,
             seen: Vec::new(),
+            hit: NO_HIT,
+            shift: (0, false),
         }
     }
 
@@ -415,7 +417,7 @@ impl Scanner {
         // every other region inside the last one's strings, where no scan can resume, and
         // each such scan read `max_depth` brackets on before failing (~33 k instructions a
         // 14-byte unit at 128 KB, 651x prose).
-        if let Some(n) = failed.repeats(max_depth, parens, region)
+        if let Some(n) = failed.repeats_at(start, max_depth, parens, region)
             && let Some(e) = region
                 .get(n - 1)
                 .map(|&b| failing_error(b, n - 1, max_depth))
@@ -492,9 +494,46 @@ pub(crate) struct FailedScan {
     /// read `4 × max_depth` bytes before failing (~1,120 instructions a two-byte unit at
     /// 128 KB, 152.8x prose), and one compare of those bytes stands for it.
     seen: Vec<u8>,
+    /// The absolute offset of the last region found to start with `seen`
+    /// ([`FailedScan::starts_region`]; [`NO_HIT`]: none).
+    hit: usize,
+    /// A distance `d` and whether `seen[d..]` equals `seen[..len - d]` (worked out once for
+    /// the distance between the regions of a flood).
+    shift: (usize, bool),
 }
 
+/// [`FailedScan::hit`] when no region was found to start with `seen`.
+const NO_HIT: usize = usize::MAX;
+
 impl FailedScan {
+    /// Whether `region`, the input's bytes from absolute offset `start`, starts with
+    /// `seen`. Where the last region found to (at `hit`) lies `d` bytes before, less than
+    /// `seen`'s length `n`, the overlap is known: `region[..n - d]` is `seen[d..]`, so it
+    /// starts with `seen` when that equals `seen[..n - d]` (asked once for a `d`) and its
+    /// last `d` bytes are `seen`'s. A flood of `"name(` (`<|content_tool_error|>"computer_use(`)
+    /// opens every other region inside the last one's strings, each compared with the
+    /// `2 × max_depth` units the kept new scan read (~1,400 instructions a copy, 23 % of
+    /// that flood).
+    fn starts_region(&mut self, start: usize, region: &[u8]) -> bool {
+        let n = self.seen.len();
+        let Some(head) = region.get(..n) else {
+            return false;
+        };
+        let same = match start.checked_sub(self.hit).filter(|&d| d > 0 && d < n) {
+            Some(d) => {
+                if self.shift.0 != d {
+                    self.shift = (d, self.seen.get(d..) == self.seen.get(..n - d));
+                }
+                self.shift.1 && head.get(n - d..) == self.seen.get(n - d..)
+            }
+            None => head == self.seen.as_slice(),
+        };
+        if same {
+            self.hit = start;
+        }
+        same
+    }
+
     /// The stack index of the bracket at absolute offset `start` when a region starting
     /// there may resume from this scan.
     fn resumable_at(
@@ -653,6 +692,32 @@ impl FailedScans {
         })
     }
 
+    /// [`FailedScans::repeats`] for the region at absolute offset `start` (each kept scan's
+    /// bytes compared by [`FailedScan::starts_region`]).
+    fn repeats_at(
+        &mut self,
+        start: usize,
+        max_depth: usize,
+        parens: bool,
+        region: &[u8],
+    ) -> Option<usize> {
+        let n = self.closed.len();
+        if n > 0
+            && !parens
+            && self.closed_depth == max_depth
+            && region.get(..n) == Some(self.closed.as_slice())
+        {
+            return Some(n);
+        }
+        self.slots.iter_mut().find_map(|(f, _)| {
+            (f.scanner.max_depth == max_depth
+                && f.scanner.parens == parens
+                && !f.seen.is_empty()
+                && f.starts_region(start, region))
+            .then_some(f.seen.len())
+        })
+    }
+
     /// Keeps `scanner`, failed in the region at `start` after reading `seen` (empty: not
     /// known to be a new scan's), as the most recent, dropping the oldest past
     /// [`FAILED_SLOTS`].
@@ -671,6 +736,8 @@ impl FailedScans {
                 f.scanner = scanner;
                 f.seen.clear();
                 f.seen.extend_from_slice(seen);
+                f.hit = NO_HIT;
+                f.shift = (0, false);
                 *used = stamp;
             }
             None => {
@@ -681,6 +748,8 @@ impl FailedScans {
                     start,
                     scanner,
                     seen: buf,
+                    hit: NO_HIT,
+                    shift: (0, false),
                 };
                 self.slots.push((f, stamp));
             }
@@ -1018,6 +1087,54 @@ mod tests {
             }
         }
         assert!(hits > 100, "{hits}");
+    }
+
+    // Whether a region starts with a kept scan's bytes, worked out from the overlap with the
+    // last region that did (`FailedScan::starts_region`), is what comparing the bytes
+    // gives: at every offset, at each unit's, at every other unit's, and at offsets drawn
+    // in turn, of floods whose copies differ here and there (a byte changed before, inside
+    // or after the kept bytes' overlap), whatever the kept bytes' period.
+    #[test]
+    fn regions_start_with_kept_bytes_as_a_compare_gives() {
+        let mut rng = crate::test_rng::Xorshift::new(0x6A09_E667_F3BC_C908);
+        let mut hits = 0;
+        for unit in ["\"f(", "ab(", "<|x|>\"c(", "(", "{\"a(b"] {
+            for changes in [0, 1, 3, 12] {
+                let mut b = unit.repeat(200).into_bytes();
+                for _ in 0..changes {
+                    let i = rng.below(b.len());
+                    b[i] = b'z';
+                }
+                for (from, len) in [
+                    (0, 3 * unit.len()),
+                    (1, 40),
+                    (unit.len(), 2 * unit.len() + 1),
+                ] {
+                    let seen = b[from..from + len].to_vec();
+                    let mut f = Scanner::new(4, true).into_failed(0);
+                    f.seen = seen.clone();
+                    let steps: [&dyn Fn(usize) -> usize; 4] =
+                        [&|_| 1, &|_| unit.len(), &|_| 2 * unit.len(), &|r| {
+                            1 + r % (2 * unit.len() + 1)
+                        }];
+                    for step in steps {
+                        let mut at = 0;
+                        while at < b.len() {
+                            let region = &b[at..];
+                            let want = region.starts_with(&seen);
+                            hits += usize::from(want);
+                            assert_eq!(
+                                f.starts_region(at, region),
+                                want,
+                                "{unit:?} {changes} {at}"
+                            );
+                            at += step(rng.below(1 << 16));
+                        }
+                    }
+                }
+            }
+        }
+        assert!(hits > 1000, "{hits}");
     }
 
     // One serde pass stands for scan-then-decode only where both agree: wherever it
