@@ -168,6 +168,8 @@ const MAX_LINE: usize = 1024;
 const DIAGS_PER_KIND: usize = 32;
 /// Messages [`DiagCap`] remembers the slots of besides the last one.
 const RECENT: usize = 4;
+/// Messages [`DiagCap::memo`] remembers the slots of.
+const KIND_MEMO: usize = 64;
 /// Distinct kinds tracked; later kinds share one count.
 const MAX_KINDS: usize = 64;
 
@@ -747,6 +749,14 @@ struct DiagCap {
     /// for the kind's walk, half of such a flood's cost).
     recent: Vec<(Level, String, usize)>,
     recent_next: usize,
+    /// Messages whose slots were worked out, one in each of [`KIND_MEMO`] entries picked
+    /// by a hash of the message (its slot never changes, see `recent_slot`): a flood whose
+    /// notes are more messages in turn than `recent` holds (closed calls of a few words,
+    /// `get_weather({w})` after another family's opener) worked out a kind at each
+    /// (~1,100 instructions a note).
+    memo: Vec<(Level, String, usize)>,
+    /// Which of a message's two entries in `memo` was replaced last.
+    memo_flip: bool,
     /// The buffer a note's pieces are written into before they are looked up (reused).
     scratch_message: String,
     /// The pieces of the last message when it was a note's ([`DiagCap::admit_pieces`]),
@@ -902,9 +912,43 @@ impl DiagCap {
         if let Some(slot) = self.recent_slot(level, text) {
             return self.count(slot);
         }
-        let mut kind = self.start_kind(level);
-        Self::kind_into(text, &mut kind, 1);
-        let slot = self.slot(Kind::Text(kind));
+        // The message's two entries in the memo (two, so that a few messages whose first
+        // entries are the same are all kept).
+        let (a, b) = crate::family::NameFilter::bits_of(text.as_bytes());
+        let (a, b) = (a % KIND_MEMO, b % KIND_MEMO);
+        let known = [a, b]
+            .into_iter()
+            .filter_map(|i| self.memo.get(i))
+            .find(|(l, m, slot)| *slot != usize::MAX && *l == level && m == text);
+        let slot = match known {
+            Some(&(_, _, slot)) => slot,
+            None => {
+                let mut kind = self.start_kind(level);
+                Self::kind_into(text, &mut kind, 1);
+                let slot = self.slot(Kind::Text(kind));
+                if self.memo.is_empty() {
+                    self.memo
+                        .resize_with(KIND_MEMO, || (level, String::new(), usize::MAX));
+                }
+                // The first free entry, else the one not replaced last.
+                let free = |i: usize| self.memo.get(i).is_some_and(|e| e.2 == usize::MAX);
+                let at = if free(a) {
+                    a
+                } else if free(b) {
+                    b
+                } else {
+                    self.memo_flip = !self.memo_flip;
+                    if self.memo_flip { a } else { b }
+                };
+                if let Some(e) = self.memo.get_mut(at) {
+                    e.0 = level;
+                    e.1.clear();
+                    e.1.push_str(text);
+                    e.2 = slot;
+                }
+                slot
+            }
+        };
         let mut message = self.retire_last();
         message.push_str(text);
         self.last = Some((level, message, slot));

@@ -945,12 +945,18 @@ pub(crate) struct NameMemo {
     /// (`get_weather(computer_use(x)`) asks about each at every other opener (a search of
     /// the registry's tree each time, ~100 instructions).
     prev: Option<Box<(String, bool)>>,
-    /// The last closed `name(...)` region (its bytes, up to [`MAX_CALL_KEY`]) whose
-    /// arguments did not parse, and its note's text: a region of the same bytes is decided
-    /// the same (the verdict depends on its bytes and the parse's registry and limits only),
-    /// without its arguments parsed and its message formatted again (~3,000 instructions
-    /// a closed `get_weather(x)` in a flood of `get_weather(get_weather(x)`).
-    call_text: Option<Box<(String, String)>>,
+    /// Closed `name(...)` regions (their bytes, up to [`MAX_CALL_KEY`]) whose arguments did
+    /// not parse, and their notes' texts, one in each of [`CALL_TEXTS`] slots picked by a
+    /// hash of the bytes: a region of the same bytes is decided the same (the verdict
+    /// depends on its bytes and the parse's registry and limits only), without its
+    /// arguments parsed and its message formatted again (~3,000 instructions a closed
+    /// `get_weather(x)` in a flood of `get_weather(get_weather(x)`). Several, not the last
+    /// one only: a flood whose copies hold a few words in turn (`get_weather({w})` after
+    /// another family's opener) parsed each copy's arguments (~8,000 instructions a copy
+    /// with its note's kind, 54x prose).
+    call_text: Vec<(String, String)>,
+    /// Which of a region's two slots [`NameMemo::keep_call_text`] replaced last.
+    call_flip: bool,
     /// Lookups that missed the last name ([`ReadCx::strict_name_ok`]): the registry's
     /// [`NameFilter`] is made after [`FILTER_AFTER`] of them.
     misses: u32,
@@ -987,7 +993,7 @@ impl NameFilter {
     }
 
     /// The two bits of `name`: a multiplicative hash of its bytes read eight at a time.
-    fn bits_of(name: &[u8]) -> (usize, usize) {
+    pub(crate) fn bits_of(name: &[u8]) -> (usize, usize) {
         const K: u64 = 0x9E37_79B9_7F4A_7C15;
         let mut h = name.len() as u64;
         let mut chunks = name.chunks_exact(8);
@@ -1029,6 +1035,8 @@ impl NameFilter {
 
 /// The longest region [`NameMemo::call_text`] keeps (its key is copied at each miss).
 const MAX_CALL_KEY: usize = 256;
+/// How many closed regions [`NameMemo::call_text`] keeps.
+const CALL_TEXTS: usize = 64;
 
 impl NameMemo {
     /// Whether the registry's [`NameFilter`], once made, tells that `name` is not
@@ -1050,22 +1058,47 @@ impl NameMemo {
 
     /// The note text kept for a closed `name(...)` region of exactly these bytes.
     pub(crate) fn call_text(&self, region: &str) -> Option<&str> {
-        self.call_text
-            .as_ref()
-            .filter(|kept| kept.0 == region)
+        let (a, b) = Self::call_slots(region);
+        [a, b]
+            .into_iter()
+            .filter_map(|i| self.call_text.get(i))
+            .find(|kept| kept.0 == region)
             .map(|kept| kept.1.as_str())
     }
 
-    /// Keeps `text`, the note of a closed `name(...)` region whose arguments did not parse.
+    /// Keeps `text`, the note of a closed `name(...)` region whose arguments did not parse
+    /// (in the first of its two slots that is free, else in place of the one kept in the
+    /// slot of the two not replaced last).
     pub(crate) fn keep_call_text(&mut self, region: &str, text: &str) {
-        if region.len() > MAX_CALL_KEY {
+        if region.is_empty() || region.len() > MAX_CALL_KEY {
             return;
         }
-        let kept = self.call_text.get_or_insert_with(Box::default);
-        kept.0.clear();
-        kept.0.push_str(region);
-        kept.1.clear();
-        kept.1.push_str(text);
+        let (a, b) = Self::call_slots(region);
+        if self.call_text.is_empty() {
+            self.call_text.resize_with(CALL_TEXTS, Default::default);
+        }
+        let free = |i: usize| self.call_text.get(i).is_some_and(|k| k.0.is_empty());
+        let slot = if free(a) {
+            a
+        } else if free(b) {
+            b
+        } else {
+            self.call_flip = !self.call_flip;
+            if self.call_flip { a } else { b }
+        };
+        if let Some(kept) = self.call_text.get_mut(slot) {
+            kept.0.clear();
+            kept.0.push_str(region);
+            kept.1.clear();
+            kept.1.push_str(text);
+        }
+    }
+
+    /// The two slots of [`NameMemo::call_text`] a region's bytes may be kept in (two, so
+    /// that a few regions whose first slots are the same are all kept).
+    fn call_slots(region: &str) -> (usize, usize) {
+        let (a, b) = NameFilter::bits_of(region.as_bytes());
+        (a % CALL_TEXTS, b % CALL_TEXTS)
     }
 }
 
@@ -2098,11 +2131,25 @@ mod tests {
         assert_eq!(memo.call_text("f(y)"), None);
         assert_eq!(memo.call_text("f(x) "), None);
         memo.keep_call_text("f(y)", "note y");
-        assert_eq!(memo.call_text("f(x)"), None);
         assert_eq!(memo.call_text("f(y)"), Some("note y"));
-        // Too long a region is not kept (the last one stays).
+        // Several are kept (those whose slots differ), each for its own bytes.
+        let words = (0..40).map(|i| format!("f(w{i})")).collect::<Vec<_>>();
+        for w in &words {
+            memo.keep_call_text(w, &format!("note {w}"));
+        }
+        let kept = words
+            .iter()
+            .filter(|w| memo.call_text(w) == Some(format!("note {w}").as_str()))
+            .count();
+        assert!(kept >= 8, "{kept}");
+        for w in &words {
+            assert!(memo.call_text(w).is_none_or(|t| t == format!("note {w}")));
+        }
+        // Too long a region is not kept (the one in its slot stays).
+        memo.keep_call_text("f(y)", "note y");
         memo.keep_call_text(&format!("f({})", "x".repeat(300)), "long");
         assert_eq!(memo.call_text("f(y)"), Some("note y"));
+        assert_eq!(memo.call_text(&format!("f({})", "x".repeat(300))), None);
     }
 
     // The filter holds every name it was made of (names of every length around its
