@@ -5288,6 +5288,8 @@ impl<'a> Engine<'a> {
         // The unit's newlines and its fillers' other stops (offsets from `pos`).
         let (mut newlines, mut nls, mut nl_at) = (0, 0, [0usize; MAX_UNIT_CALLS]);
         let (mut sts, mut st_at) = (0, [0usize; MAX_UNIT_STOPS]);
+        // Its fillers' brackets of a bare JSON format that is on (offsets from `pos`).
+        let (mut brs, mut br_at) = (0, [0usize; MAX_UNIT_CALLS]);
         // Where the unit's last name (the next copy's) starts (offset from `pos`).
         let mut last_name = 0;
         // How far the unit was looked at, where a miss puts the next look off further.
@@ -5327,14 +5329,18 @@ impl<'a> Engine<'a> {
                     .get(from + i + 1)
                     .is_some_and(|&c| !matches!(c, b' ' | b'\t' | b'\r') && !openers.line_first(c))
             };
-            if run == 0 || run > 256 || copy.is_empty() {
+            // A `(` after no name byte (`if (`), not before another, is a filler byte the
+            // text scan reads as ordinary where no opener starts at it (asked at each copy
+            // with the fillers' stops).
+            let bare = run == 0 && bytes.get(next + 1) != Some(&b'(');
+            if !bare && (run == 0 || run > 256 || copy.is_empty()) {
                 from = next + 1;
                 break None;
             }
             // (At a name no family takes, a miss below looked at the bytes to the `(`: the
             // next look a unit on, not a byte, or code such as `fn main() { f({#}); }\n`
             // asked at most `(` of each line, 7 % more.)
-            if family.is_none() {
+            if family.is_none() && !bare {
                 looked = next + 1;
             }
             // A name byte the text scan stops at (a letter an opener starts with: the `f`
@@ -5360,9 +5366,19 @@ impl<'a> Engine<'a> {
                         *slot = from + i - pos;
                         nls += 1;
                     }
+                } else if (b == b'[' && arrays) || (b == b'{' && objects) {
+                    // A bracket whose bare JSON format is on: one that starts no JSON (its
+                    // plausibility test says no, asked at each copy) is read as an ordinary
+                    // byte. (Code such as `fn main() { f({#}); }\n` was no unit: each `f(`
+                    // read one by one, 22x prose.)
+                    let Some(slot) = br_at.get_mut(brs) else {
+                        break 'unit None;
+                    };
+                    *slot = from + i - pos;
+                    brs += 1;
                 } else if stops.is_stop(b) {
                     // What `plain_stop` reads as an ordinary byte where no opener starts.
-                    if b == b'`' || (b == b'[' && arrays) || (b == b'{' && objects) {
+                    if b == b'`' {
                         break 'unit None;
                     }
                     let Some(slot) = st_at.get_mut(sts) else {
@@ -5371,6 +5387,15 @@ impl<'a> Engine<'a> {
                     *slot = from + i - pos;
                     sts += 1;
                 }
+            }
+            if bare {
+                let Some(slot) = st_at.get_mut(sts) else {
+                    break 'unit None;
+                };
+                *slot = next - pos;
+                sts += 1;
+                from = next + 1;
+                continue;
             }
             // The same name again ends the unit where the bytes repeat after it (but for
             // digits): in `get_weather(get_weather(x)` the inner call's name is the outer's,
@@ -5393,7 +5418,7 @@ impl<'a> Engine<'a> {
             return;
         };
         let (parens, names) = (&parens[..k], &names[..k]);
-        let (nl_at, st_at) = (&nl_at[..nls], &st_at[..sts]);
+        let (nl_at, st_at, br_at) = (&nl_at[..nls], &st_at[..sts], &br_at[..brs]);
         // The unit's digits outside its names (offsets from `pos`), which may differ from
         // copy to copy: a numbered flood (`get_weather(0get_weather(1…`) has no two copies
         // alike. Every reader of the unit reads any digit there as any other: the text scan
@@ -5617,6 +5642,32 @@ impl<'a> Engine<'a> {
         }
         while reps < copies && none(reps + 1) {
             reps += 1;
+        }
+        // The fillers' brackets of copies `0..=reps`, asked apart (in the loop above, the
+        // numbered `get_weather(get_weather(x){#}` cost 1 % more): a plausibility test reads
+        // at most ~710 bytes, where the bytes are copy 1's that far the answer is too.
+        if !br_at.is_empty() {
+            let fine = |j: usize| {
+                br_at
+                    .iter()
+                    .all(|&p| ordinary_bracket(openers, bytes, pos + j * period + p))
+            };
+            if !fine(0) {
+                self.no_run_before = self.base + pos + stretch;
+                return;
+            }
+            let alike = match free {
+                Some(_) => 0,
+                None => stretch.saturating_sub(800) / period,
+            };
+            let mut r = 0;
+            if alike >= 1 && fine(1) {
+                r = alike.min(reps);
+            }
+            while r < reps && fine(r + 1) {
+                r += 1;
+            }
+            reps = r;
         }
         // What is not passed here is read opener by opener, with no second look.
         self.no_run_before = self.base + pos + stretch;
@@ -7764,6 +7815,18 @@ fn is_bracket_run(bytes: &[u8], pos: usize) -> bool {
     )
 }
 
+/// Whether the text scan reads the bracket at `q`, whose bare JSON format is on, as an
+/// ordinary byte ([`Engine::pass_failed_calls`]'s fillers): no opener starts at it, no run
+/// of brackets, and its plausibility test says it starts no JSON.
+fn ordinary_bracket(openers: &crate::openers::Openers, bytes: &[u8], q: usize) -> bool {
+    let head = bytes.get(q..).unwrap_or(&[]);
+    let plausible = match head.first() {
+        Some(b'[') => array_start_plausible(head, false),
+        _ => object_start_plausible(head, false),
+    };
+    plausible == Some(false) && !is_bracket_run(bytes, q) && openers.none_at(bytes, q) == Ok(true)
+}
+
 /// The first byte from `r` that is neither a newline nor a blank no scan stops at: where
 /// the walks ([`Engine::pass_declined_walk`], [`Engine::pass_implausible_walk`]) ask
 /// whether the byte after a newline and the blank lines after it starts a line opener.
@@ -9731,7 +9794,8 @@ pub(crate) mod tests {
     // argument no literal) or names no tool (`f()`, `f(x)\n`), passed at once
     // (Engine::pass_failed_calls), leave what reading each leaves: the same text, calls and
     // notes as read opener by opener, one-shot and streamed (where runs are short or none),
-    // whatever comes before and after the run; and the runs are passed.
+    // whatever comes before and after the run; and the runs are passed, their fillers
+    // holding brackets that start no JSON and `(` after no name too (lines of code).
     #[test]
     fn runs_of_closed_and_untaken_calls_read_as_each_opener() {
         let options = with_tools(&["get_weather", "computer_use"]);
@@ -9755,6 +9819,14 @@ pub(crate) mod tests {
             "functools(x)",
             "TOOL_CALL:(x) ",
             "x TOOL_CALL:(",
+            // Fillers holding brackets that start no JSON and `(` after no name (code).
+            "fn main() { f(x); }\n",
+            "if (a[1] == b) { c(); }\n",
+            "f(x) [y] {z} ",
+            "get_weather(x) { ",
+            "f(x) {\"a\": 1} ",
+            "f(x) {{ ",
+            "f(x) ((y) ",
         ];
         for unit in units {
             for number in [false, true] {
@@ -9782,6 +9854,7 @@ pub(crate) mod tests {
                             let passed = e.calls_passed;
                             match unit {
                                 "get_weather(\"a\")" => assert_eq!(passed, 0, "{unit:?}"),
+                                "f(x) {\"a\": 1} " | "f(x) {{ " | "f(x) ((y) " => {}
                                 "get_weather(x)get_weather(" | "f(x)get_weather(" => {}
                                 _ if number && !unit.starts_with("get_weather") => {}
                                 _ => assert!(passed > 300, "{unit:?} {number} {head:?}: {passed}"),
