@@ -331,7 +331,7 @@ fn closed_call(region: &str, open: usize, n: usize, cx: &mut ReadCx<'_>) -> Resu
 
 /// A closed `name(...)` of `region[..end]`, the same bytes as the last region whose
 /// arguments did not parse: text with the same note ([`crate::family::NameMemo::call_text`]).
-fn kept_call_text(region: &str, end: usize, cx: &ReadCx<'_>) -> Option<Plain> {
+fn kept_call_text(region: &str, end: usize, cx: &mut ReadCx<'_>) -> Option<Plain> {
     let text = cx.names.call_text(region.get(..end)?)?.to_owned();
     Some(text_plain(end, text, cx.span(0, end)))
 }
