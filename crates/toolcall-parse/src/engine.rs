@@ -4405,7 +4405,11 @@ impl<'a> Engine<'a> {
     /// within the bytes at hand, the first [`FAILED_REGION_MAX`] and [`FAILED_REGION_DEPTH`]
     /// brackets (its decodes fail then too: a value `serde_json` decodes is one the scan
     /// closes), without a call's keys or a `[name(` in what it read
-    /// ([`crate::families::bare_json::fails_without_note`]). Such a region leaves its first
+    /// ([`crate::families::bare_json::fails_without_note`]), or closes there a region no
+    /// decode reads and no family takes, without a call's keys
+    /// ([`crate::families::bare_json::closed_fails_without_note`]: a flood of bare JSON
+    /// whose string holds a raw newline, `</think:{"\n{w}}`, opened, scanned and decoded a
+    /// region at every copy). Such a region leaves its first
     /// byte as text and the scan after it, and `n - 1` bytes charged to the rescan budget,
     /// which must not run out with the walk's charges before it (the warning and bare JSON
     /// off are the scan's). A kept failed scan it would resume from or repeat reads the
@@ -4433,12 +4437,11 @@ impl<'a> Engine<'a> {
         let max_depth = self.ctx.limits.max_depth.min(FAILED_REGION_DEPTH);
         let scanner = scanner.get_or_insert_with(|| Scanner::new(max_depth, false));
         scanner.restart();
-        let Scan::Fail(ScanError::Unexpected { .. }) =
-            scanner.advance(start.get(..FAILED_REGION_MAX).unwrap_or(start))
-        else {
-            return WalkRegion::Scan;
+        let (n, closed) = match scanner.advance(start.get(..FAILED_REGION_MAX).unwrap_or(start)) {
+            Scan::Fail(ScanError::Unexpected { .. }) => (scanner.consumed().max(1), false),
+            Scan::Done(n) => (n, true),
+            _ => return WalkRegion::Scan,
         };
-        let n = scanner.consumed().max(1);
         let Some(scanned) = start.get(..n) else {
             return WalkRegion::Scan;
         };
@@ -4447,7 +4450,16 @@ impl<'a> Engine<'a> {
             .saturating_add(regions.charged)
             .saturating_add(n - 1)
             <= self.rescan_budget(q + n);
-        if within && crate::families::bare_json::fails_without_note(scanned, &self.ctx) {
+        let quiet = match (closed, self.buf.get(q..q + n)) {
+            (false, _) => crate::families::bare_json::fails_without_note(scanned, &self.ctx),
+            (true, Some(region)) => crate::families::bare_json::closed_fails_without_note(
+                region,
+                self.span(q, q + n),
+                &self.ctx,
+            ),
+            (true, None) => false,
+        };
+        if within && quiet {
             WalkRegion::Failed(n)
         } else {
             WalkRegion::Scan
@@ -9735,6 +9747,45 @@ pub(crate) mod tests {
 
     /// An engine after a one-shot parse of `text` with `options` (its counters read by
     /// the flood tests).
+    // Floods of closed bare JSON that no decode reads (a key string holding a raw newline
+    // and running into the next copy, a word where a value goes), each copy's region
+    // closed inside the next copy: `Engine::pass_failed_walk` passes them
+    // (`closed_fails_without_note`), beside closed regions it must leave to the reader: a
+    // call's keys (dropped with a note), a `[name(` pythonic takes, a repairable value,
+    // a comment. Text, calls and every diagnostic are those of the scan alone.
+    #[test]
+    fn closed_broken_json_floods_walk_as_each_region() {
+        let call = r#"{"name": "get_weather", "arguments": {"city": "Paris"}}"#;
+        let units = [
+            ("x{\"\n", "}", true),
+            ("</think:{\"\n", "}", true),
+            ("<|channel|> commentary to={\"\n", "}", true),
+            ("x{\"a\": 1 ", "}", false),
+            ("x{\"name\": \"f\", \"arguments\": 1 ", "}", false),
+            ("x[get_weather(", ")]", false),
+            ("x{'a': 1,", "}", false),
+            ("x{\"a\": 1 // ", "\n}", false),
+        ];
+        let words = ["the", "weather", "a", "get_weather", "\u{e9}"];
+        for options in [with_get_weather(), crate::ParseOptions::default()] {
+            for (head, tail, passes) in units {
+                let mut text = String::from("a ");
+                for k in 0..2000 {
+                    text.push_str(head);
+                    text.push_str(words[k * 7 % 5]);
+                    text.push_str(tail);
+                }
+                text.push(' ');
+                text.push_str(call);
+                walk_equals_no_walk(&text, &options);
+                if passes {
+                    let e = parsed_engine(&text, &options);
+                    assert!(e.regions_walked > 0, "{head:?}: no region walked");
+                }
+            }
+        }
+    }
+
     fn parsed_engine<'t>(text: &'t str, options: &crate::ParseOptions) -> Engine<'t> {
         let (ctx, _) = options.ctx();
         let mut e = Engine::new(Arc::new(ctx));

@@ -547,6 +547,11 @@ pub(crate) trait Family: Sync + Send {
     ) -> Option<Option<Outcome>> {
         None
     }
+    /// The brackets whose balanced regions [`Family::classify_bare_text`] may take: it
+    /// answers `None` for any other (then it is not asked).
+    fn bare_text(&self) -> BareJson {
+        BareJson::default()
+    }
     /// A balanced bare bracket region (`[...]`/`{...}`) that is not JSON: this family's
     /// calls (`Ok`), its markup but unusable (`Err(why)`: dropped with an error), or `None`.
     fn classify_bare_text(

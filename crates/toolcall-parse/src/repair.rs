@@ -35,7 +35,9 @@ pub(crate) fn decode_lenient(s: &str) -> Result<(Value, Vec<Repair>), serde_json
             // A flood of broken `Action:` blocks (`{"wordAction: ` a block) repaired each.
             // Nor where the walk the repair makes notes nothing (`notes_a_repair`, its
             // walk without the copy): the repaired text would be the text, and fail again.
-            if first.is_eof() || !might_repair(s) || !notes_a_repair(s) {
+            // Nor where the repaired text certainly fails too (`never_decodes`): a flood
+            // of broken fenced JSON (`Action:\n```json{"a":{#}["`) repaired each block.
+            if first.is_eof() || !might_repair(s) || never_decodes(s) || !notes_a_repair(s) {
                 return Err(first);
             }
             let (fixed, kinds) = repair_text(s);
@@ -118,12 +120,255 @@ thread_local! {
         const { std::cell::Cell::new(false) };
 }
 
-/// [`decode_lenient`], or the failure [`known_failure`] finds without decoding.
+#[cfg(test)]
+thread_local! {
+    /// Turns [`never_decodes`] off (it decides none): a test compares a parse with it and
+    /// without it.
+    pub(crate) static NEVER_DECODES_OFF: std::cell::Cell<bool> =
+        const { std::cell::Cell::new(false) };
+}
+
+/// [`decode_lenient`], or the failure [`known_failure`] finds without decoding. After a
+/// text that failed, the next is first asked [`never_decodes`]: one that certainly fails
+/// gets serde_json's error from a read that builds no value ([`Skip`]), the error
+/// [`decode_lenient`] gives (its first parse's). A flood of broken blocks
+/// (`Action:\n```json{"a":{#}["`) built each block's map before failing; asked of every
+/// text, the walk would cost each valid one a second read.
 pub(crate) fn decode_or_failure(s: &str) -> Result<(Value, Vec<Repair>), Failure> {
     if let Some(k) = known_failure(s) {
         return Err(Failure::Known(k));
     }
-    decode_lenient(s).map_err(Failure::Serde)
+    if LAST_DECODE_FAILED.get() && never_decodes(s) {
+        #[cfg(test)]
+        FAILED_UNBUILT.set(FAILED_UNBUILT.get() + 1);
+        return Err(match strict_failure(s) {
+            Some(k) => Failure::Known(k),
+            None => Failure::Serde(skip_error(s)),
+        });
+    }
+    let out = decode_lenient(s).map_err(Failure::Serde);
+    LAST_DECODE_FAILED.set(out.is_err());
+    out
+}
+
+#[cfg(test)]
+thread_local! {
+    /// Tests: the failures [`decode_or_failure`] gave with no value built.
+    static FAILED_UNBUILT: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+thread_local! {
+    /// Whether the last text [`decode_or_failure`] decoded failed.
+    static LAST_DECODE_FAILED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// serde_json's error for `s` read off its bytes without parsing it, where it is one of
+/// the common ones of broken markup: a byte where a value goes (`expected value`), after a
+/// key (`expected `:``), after an object's or a list's value (`expected `,` or `}``, `…
+/// `]``) or after the whole value (`trailing characters`), each a peek error at that byte.
+/// `None` (parse it) at anything else: an escape or control character in a string, a
+/// number with a fraction or exponent, the end of the text, a closer after a comma, a key
+/// that is no string, nesting past 64. A flood of broken blocks
+/// (`Action:\n```json{"a":{#}["`) parsed each and formatted its error (~600 instructions);
+/// see `strict_failure_is_the_serde_error`.
+fn strict_failure(s: &str) -> Option<KnownFailure> {
+    #[derive(Clone, Copy, PartialEq)]
+    enum St {
+        Value,
+        /// After `[`: a value or `]`.
+        First,
+        /// After `{`: a key or `}`.
+        ObjFirst,
+        /// After an object's comma: a key.
+        Key,
+        Colon,
+        After,
+    }
+    let b = s.as_bytes();
+    // The line (from 1) and the offset it starts at, as the walk passes blanks.
+    let mut line = (1usize, 0usize);
+    let (mut objects, mut depth) = (0u64, 0u32);
+    let mut st = St::Value;
+    let mut i = 0;
+    let fail = |code: &'static str, at: usize, line: (usize, usize)| {
+        Some(KnownFailure {
+            code,
+            line: line.0,
+            column: at + 1 - line.1,
+        })
+    };
+    loop {
+        while let Some(&c @ (b' ' | b'\t' | b'\n' | b'\r')) = b.get(i) {
+            i += 1;
+            if c == b'\n' {
+                line = (line.0 + 1, i);
+            }
+        }
+        let c = *b.get(i)?;
+        st = match st {
+            St::First if c == b']' => {
+                depth -= 1;
+                objects >>= 1;
+                i += 1;
+                St::After
+            }
+            St::ObjFirst if c == b'}' => {
+                depth -= 1;
+                objects >>= 1;
+                i += 1;
+                St::After
+            }
+            St::Value | St::First => match c {
+                b'{' | b'[' => {
+                    if depth == 64 {
+                        return None;
+                    }
+                    depth += 1;
+                    objects = objects << 1 | u64::from(c == b'{');
+                    i += 1;
+                    if c == b'{' { St::ObjFirst } else { St::First }
+                }
+                b'"' => {
+                    i = string_end(b, i)?;
+                    St::After
+                }
+                b't' | b'f' | b'n' => {
+                    let word: &[u8] = match c {
+                        b't' => b"true",
+                        b'f' => b"false",
+                        _ => b"null",
+                    };
+                    if !b.get(i..)?.starts_with(word) {
+                        return None;
+                    }
+                    i += word.len();
+                    St::After
+                }
+                b'-' | b'0'..=b'9' => {
+                    let from = i + usize::from(c == b'-');
+                    let digits = b
+                        .get(from..)?
+                        .iter()
+                        .take_while(|d| d.is_ascii_digit())
+                        .count();
+                    i = from + digits;
+                    let lead_zero = digits > 1 && b.get(from) == Some(&b'0');
+                    if digits == 0 || digits > 300 || lead_zero {
+                        return None;
+                    }
+                    if matches!(b.get(i), None | Some(b'.' | b'e' | b'E')) {
+                        return None;
+                    }
+                    St::After
+                }
+                b']' | b'}' => return None,
+                _ => return fail("expected value", i, line),
+            },
+            St::ObjFirst | St::Key => {
+                if c != b'"' {
+                    return None;
+                }
+                i = string_end(b, i)?;
+                St::Colon
+            }
+            St::Colon => {
+                if c != b':' {
+                    return fail("expected `:`", i, line);
+                }
+                i += 1;
+                St::Value
+            }
+            St::After if depth == 0 => return fail("trailing characters", i, line),
+            St::After => {
+                let object = objects & 1 == 1;
+                match c {
+                    b',' => {
+                        i += 1;
+                        if object { St::Key } else { St::Value }
+                    }
+                    b'}' | b']' if object == (c == b'}') => {
+                        depth -= 1;
+                        objects >>= 1;
+                        i += 1;
+                        St::After
+                    }
+                    _ if object => return fail("expected `,` or `}`", i, line),
+                    _ => return fail("expected `,` or `]`", i, line),
+                }
+            }
+        };
+    }
+}
+
+/// The end of the string whose quote is at `i` (past its closing quote), when it holds no
+/// escape or control character (serde_json's errors for those are not read here).
+fn string_end(b: &[u8], i: usize) -> Option<usize> {
+    let rest = b.get(i + 1..)?;
+    let close = rest
+        .iter()
+        .position(|&d| d == b'"' || d == b'\\' || d < 0x20)?;
+    (rest.get(close) == Some(&b'"')).then_some(i + close + 2)
+}
+
+/// serde_json's error for `s`, which does not parse: [`Skip`] is read as `Value` is
+/// (`deserialize_any` at every value, map key and element, each visit accepted), so the
+/// parser stops at the same byte with the same error, having built nothing.
+fn skip_error(s: &str) -> serde_json::Error {
+    match serde_json::from_str::<Skip>(s) {
+        Err(e) => e,
+        // Not reached for a text `never_decodes` refuses; the value's own error then.
+        Ok(Skip) => match serde_json::from_str::<Value>(s) {
+            Err(e) => e,
+            Ok(_) => serde::de::Error::custom("no error"),
+        },
+    }
+}
+
+/// Any JSON value, read and dropped ([`skip_error`]).
+struct Skip;
+
+impl<'de> serde::Deserialize<'de> for Skip {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Skip, D::Error> {
+        d.deserialize_any(SkipVisitor)
+    }
+}
+
+struct SkipVisitor;
+
+impl<'de> serde::de::Visitor<'de> for SkipVisitor {
+    type Value = Skip;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("any JSON value")
+    }
+    fn visit_bool<E>(self, _: bool) -> Result<Skip, E> {
+        Ok(Skip)
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<Skip, E> {
+        Ok(Skip)
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<Skip, E> {
+        Ok(Skip)
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<Skip, E> {
+        Ok(Skip)
+    }
+    fn visit_str<E>(self, _: &str) -> Result<Skip, E> {
+        Ok(Skip)
+    }
+    fn visit_unit<E>(self) -> Result<Skip, E> {
+        Ok(Skip)
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Skip, A::Error> {
+        while seq.next_element::<Skip>()?.is_some() {}
+        Ok(Skip)
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Skip, A::Error> {
+        while map.next_key::<Skip>()?.is_some() {
+            map.next_value::<Skip>()?;
+        }
+        Ok(Skip)
+    }
 }
 
 /// The failure of [`decode_lenient`] on `s` when `s` is an object whose first key is not
@@ -262,6 +507,228 @@ thread_local! {
     /// failed on, with its error message.
     static LAST_FAILED: std::cell::RefCell<(String, String)> =
         const { std::cell::RefCell::new((String::new(), String::new())) };
+}
+
+/// Whether [`decode_lenient`] certainly fails on `s`, read in one walk with no allocation:
+/// the text [`repair_text`] makes of `s` is not JSON (a valid text is its own repair, so
+/// `s` is not JSON either). The walk reads `s` into the tokens the repair writes (strings
+/// of either quote, always closed; a word a key before a colon is quoted; `True`, `False`,
+/// `None` the literals; a comma before a closer dropped) and checks them against JSON's
+/// grammar, failing at the first token out of place, a word or number JSON has not, or any
+/// other byte outside strings (copied as it is, none JSON allows there). `false` (decode
+/// it): a comment (removing one may join the tokens either side) or nesting past 64; a
+/// string's escapes, a number's range and serde_json's depth bound are left to the decode.
+/// A flood of broken bare JSON (`</think:{"\n{w}}`, each region's key string running into
+/// the next copy) decoded each region twice (strict, then repaired) and wrote its error.
+pub(crate) fn never_decodes(s: &str) -> bool {
+    #[cfg(test)]
+    if NEVER_DECODES_OFF.with(std::cell::Cell::get) {
+        return false;
+    }
+    #[derive(Clone, Copy, PartialEq)]
+    enum Want {
+        Value,
+        /// After `[`: a value or `]`.
+        ValueOrClose,
+        /// After `{`: a key or `}`.
+        KeyOrClose,
+        Key,
+        Colon,
+        CommaOrClose,
+        End,
+    }
+    let b = s.as_bytes();
+    // The open containers, a bit each (1: an object), `depth` of them.
+    let (mut objects, mut depth) = (0u64, 0u32);
+    let mut want = Want::Value;
+    // The last significant byte the repair wrote (its `last_sig`, a word's `a`).
+    let mut last = b' ';
+    let mut i = 0;
+    let blanks = |mut j: usize| {
+        while let Some(b' ' | b'\t' | b'\n' | b'\r') = b.get(j) {
+            j += 1;
+        }
+        j
+    };
+    // What the grammar wants after a value.
+    let after_value = |depth: u32| {
+        if depth == 0 {
+            Want::End
+        } else {
+            Want::CommaOrClose
+        }
+    };
+    while let Some(&c) = b.get(i) {
+        match c {
+            b' ' | b'\t' | b'\n' | b'\r' => {
+                i += 1;
+                continue;
+            }
+            b'"' | b'\'' => {
+                // To the closing quote as the repair reads it (a `\` takes the byte after
+                // it: a multi-byte character's rest is no quote), or the end.
+                i += 1;
+                loop {
+                    match memchr::memchr2(c, b'\\', b.get(i..).unwrap_or(&[])) {
+                        Some(k) if b.get(i + k) == Some(&b'\\') => i += k + 2,
+                        Some(k) => {
+                            i += k + 1;
+                            break;
+                        }
+                        None => {
+                            i = b.len();
+                            break;
+                        }
+                    }
+                }
+                want = match want {
+                    Want::Value | Want::ValueOrClose => after_value(depth),
+                    Want::KeyOrClose | Want::Key => Want::Colon,
+                    _ => return true,
+                };
+                last = b'"';
+                continue;
+            }
+            b'/' => return !matches!(b.get(i + 1), Some(b'/' | b'*')),
+            b',' => {
+                let j = blanks(i + 1);
+                match b.get(j) {
+                    // Dropped (a trailing comma): no token, `last` kept.
+                    Some(b'}' | b']') => {
+                        i += 1;
+                        continue;
+                    }
+                    // Unicode blanks the repair looks past, and any other such byte,
+                    // are copied where JSON allows none: the repair fails either way.
+                    Some(0x0b | 0x0c | 0x80..) => return true,
+                    _ => {}
+                }
+                if want != Want::CommaOrClose {
+                    return true;
+                }
+                want = if objects & 1 == 1 {
+                    Want::Key
+                } else {
+                    Want::Value
+                };
+            }
+            b'{' | b'[' => {
+                if !matches!(want, Want::Value | Want::ValueOrClose) {
+                    return true;
+                }
+                if depth == 64 {
+                    return false;
+                }
+                depth += 1;
+                objects = objects << 1 | u64::from(c == b'{');
+                want = if c == b'{' {
+                    Want::KeyOrClose
+                } else {
+                    Want::ValueOrClose
+                };
+            }
+            b'}' | b']' => {
+                let object = objects & 1 == 1;
+                let fits = match want {
+                    Want::KeyOrClose => c == b'}',
+                    Want::ValueOrClose => c == b']',
+                    Want::CommaOrClose => object == (c == b'}'),
+                    _ => false,
+                };
+                if !fits {
+                    return true;
+                }
+                depth -= 1;
+                objects >>= 1;
+                want = after_value(depth);
+            }
+            b':' => {
+                if want != Want::Colon {
+                    return true;
+                }
+                want = Want::Value;
+            }
+            c if c.is_ascii_alphanumeric() || matches!(c, b'_' | b'$' | b'-' | b'+' | b'.') => {
+                // A run of the bytes words and numbers are made of: the repair writes it
+                // as one token (a word beside digits or signs joins them).
+                let from = i;
+                while b.get(i).is_some_and(|&d| {
+                    d.is_ascii_alphanumeric() || matches!(d, b'_' | b'$' | b'-' | b'+' | b'.')
+                }) {
+                    i += 1;
+                }
+                let run = b.get(from..i).unwrap_or(&[]);
+                let word = !c.is_ascii_digit()
+                    && !matches!(c, b'-' | b'+' | b'.')
+                    && run
+                        .iter()
+                        .all(|&d| d.is_ascii_alphanumeric() || d == b'_' || d == b'$');
+                let key = word && matches!(last, b'{' | b',') && {
+                    match b.get(blanks(i)) {
+                        Some(b':') => true,
+                        Some(0x0b | 0x0c | 0x80..) => return true,
+                        _ => false,
+                    }
+                };
+                want = match want {
+                    Want::KeyOrClose | Want::Key if key => Want::Colon,
+                    Want::Value | Want::ValueOrClose
+                        if key
+                            || matches!(
+                                run,
+                                b"true" | b"false" | b"null" | b"True" | b"False" | b"None"
+                            )
+                            || (!word && is_json_number(run)) =>
+                    {
+                        after_value(depth)
+                    }
+                    _ => return true,
+                };
+                last = b'a';
+                continue;
+            }
+            _ => return true,
+        }
+        last = c;
+        i += 1;
+    }
+    want != Want::End
+}
+
+/// Whether `run` is a JSON number: `-`? then `0` or digits not starting with `0`, then
+/// `.` and digits, `e`/`E`, a sign and digits, each part optional.
+fn is_json_number(run: &[u8]) -> bool {
+    let digits = |i: &mut usize| {
+        let from = *i;
+        while run.get(*i).is_some_and(u8::is_ascii_digit) {
+            *i += 1;
+        }
+        *i > from
+    };
+    let mut i = usize::from(run.first() == Some(&b'-'));
+    match run.get(i) {
+        Some(b'0') => i += 1,
+        Some(b'1'..=b'9') => {
+            digits(&mut i);
+        }
+        _ => return false,
+    }
+    if run.get(i) == Some(&b'.') {
+        i += 1;
+        if !digits(&mut i) {
+            return false;
+        }
+    }
+    if let Some(b'e' | b'E') = run.get(i) {
+        i += 1;
+        if let Some(b'+' | b'-') = run.get(i) {
+            i += 1;
+        }
+        if !digits(&mut i) {
+            return false;
+        }
+    }
+    i == run.len()
 }
 
 /// Whether `s` holds something [`repair_text`] could repair: a quote `'`, a `/` (comments),
@@ -790,6 +1257,122 @@ break", "n": False}"#,
             assert_eq!(notes_a_repair(t), notes, "{t:?}");
         }
         assert!(noted > 1_000 && noted < texts.len() - 1_000, "{noted}");
+    }
+
+    /// `never_decodes` says a text fails only where the lenient decode fails: every prefix
+    /// of valid, repairable and broken JSON (each whole too), and random texts of JSON's,
+    /// the repairs' and markup's bytes; it says so of most that fail.
+    #[test]
+    fn never_decodes_only_what_fails() {
+        let whole = [
+            r#"{"a": [1, -2.5e+3, true, false, null, 0, 1E5], "b": {"c": "x\"y\\ \u00e9 'q' /z"}}"#,
+            "{'a': 'it\\'s', b\u{a0}: True, \"c\": None, \"d\": [1,\u{2028}], /* c */ \"e\": 1 // x\n}",
+            "{\"text\": \"line\nbreak\\\u{e9}\", \u{b}k: False, $x_1 : 1, \"t\": \"a\tb\", z: [,]}",
+            "[get_weather(city=\"Paris\"), {a: 1,}, [1, a: 2], {,}, -1.5e-3, 01, 1.]",
+            "{\"\nthe}</think:{\"\nweather}",
+            "{\"a\":0[\"Action:\n```json{\"a\":1[\"",
+            "{\"a\":alphaAction: ```json{\"a\":beta",
+        ];
+        let alphabet =
+            "{}[]\",:' /*\\\n\t\u{b}\u{1}\u{a0}\u{2028}trueTrufalsFnulN01e-+.ax_$\u{e9}<>()";
+        let mut texts = prefixes_and_random(&whole, true, alphabet, 0x6a09_e667_f3bc_c908, 60_000);
+        let nested = |d: usize| format!("{}{}", "[".repeat(d), "]".repeat(d));
+        texts.extend([
+            nested(64),
+            nested(65),
+            nested(200),
+            "{a:1}".into(),
+            "{true: 1}".into(),
+        ]);
+        let (mut fails, mut said) = (0, 0);
+        for t in &texts {
+            let never = never_decodes(t);
+            let fail = decode_lenient(t).is_err();
+            assert!(!never || fail, "{t:?}");
+            fails += usize::from(fail);
+            said += usize::from(never);
+        }
+        assert!(said * 10 > fails * 9, "{said} of {fails}");
+        for (t, never) in [
+            ("{a:1}", false),
+            ("{true: 1}", false),
+            ("[,]", false),
+            ("[1e5, -0.5E+2]", false),
+            ("{\"a\":1 // c\n}", false),
+            ("{\"a\":1, /* c */}x", false),
+            ("{\"\nthe}</think:{\"\nweather}", true),
+            ("[get_weather()]", true),
+            ("{\"a\": 1]", true),
+            ("[1 2]", true),
+        ] {
+            assert_eq!(never_decodes(t), never, "{t:?}");
+        }
+    }
+
+    /// `skip_error` is serde_json's error for `Value`, message and position, over texts
+    /// that fail (numbers out of range, bad escapes and lone surrogates, nesting past
+    /// serde_json's bound among them); and `decode_or_failure`, after a failure or not,
+    /// fails as `decode_lenient` does.
+    #[test]
+    fn skip_error_is_the_value_error() {
+        let whole = [
+            r#"{"a": [1, -2.5e+3, 1e400, true, "\ud800", "\x", "\u12"], "b": {"c": "x\"y\\ \u00e9"}}"#,
+            "{\"text\": \"line\nbreak\", k: False, \"t\": [1,], \"u\": -}",
+            "{\"a\":0[\"Action:\n```json{\"a\":1[\"",
+        ];
+        let alphabet = "{}[]\",:' /\\\n\t\u{1}\u{a0}trueTrufalsFnulN01e-+.ax_$\u{e9}u";
+        let mut texts = prefixes_and_random(&whole, true, alphabet, 0xbb67_ae85_84ca_a73b, 30_000);
+        texts.push(format!("{}1{}", "[".repeat(130), "]".repeat(130)));
+        let mut failed = 0;
+        for t in &texts {
+            let Err(e) = serde_json::from_str::<Value>(t) else {
+                continue;
+            };
+            failed += 1;
+            assert_eq!(skip_error(t).to_string(), e.to_string(), "{t:?}");
+            // Once after a failure (`LAST_DECODE_FAILED` set), once after a success.
+            for before in ["{", "{}"] {
+                let _ = decode_or_failure(before);
+                let got = decode_or_failure(t).map_err(|f| f.message_after(""));
+                assert_eq!(got, parse_lenient(t), "{t:?}");
+            }
+        }
+        assert!(failed > 10_000, "{failed}");
+        assert!(
+            FAILED_UNBUILT.get() * 2 > failed,
+            "{}",
+            FAILED_UNBUILT.get()
+        );
+    }
+
+    /// Where `strict_failure` reads an error, serde_json's is that error (code, line and
+    /// column), over prefixes of broken blocks and random texts of JSON's and markup's
+    /// bytes; it reads most of them.
+    #[test]
+    fn strict_failure_is_the_serde_error() {
+        let whole = [
+            "{\"a\":0[\"Action:\n```json{\"a\":1[\"",
+            "{\"a\":12Action:\n```json{\"a\":13",
+            "{\"a\":theAction: ```json{\"a\":weather",
+            " [ 1 ,\n\r\t{ \"b\" : [ true , false , null ] } , -0 , -12 x ] y",
+            "{\"k\" \n 1}",
+            "[1, 2.5, 1e3, 01, -, \"a\\b\", \"\u{1}\", tru, ]",
+        ];
+        let alphabet = "{}[]\",: \n\t\r\\\u{1}trueflsn01259.e-xA\u{e9}";
+        let texts = prefixes_and_random(&whole, true, alphabet, 0x3c6e_f372_fe94_f82b, 40_000);
+        let (mut read, mut failed) = (0, 0);
+        for t in &texts {
+            let Err(e) = serde_json::from_str::<Value>(t) else {
+                assert!(strict_failure(t).is_none(), "{t:?}");
+                continue;
+            };
+            failed += 1;
+            if let Some(k) = strict_failure(t) {
+                read += 1;
+                assert_eq!(k.message_after(""), e.to_string(), "{t:?}");
+            }
+        }
+        assert!(read * 3 > failed, "{read} of {failed}");
     }
 
     /// Where `known_failure` finds a failure, the lenient decode fails with the message it

@@ -123,7 +123,7 @@ impl BareJsonReader {
                     Scan::Fail(_) => break,
                     Scan::Done(n) => {
                         let json = region.get(chain.at..chain.at + n).unwrap_or("");
-                        if never_json(json) {
+                        if crate::repair::never_decodes(json) {
                             break;
                         }
                         let decoded = llama::decode_scanned(json, max_depth, cx.streaming());
@@ -222,7 +222,16 @@ impl RegionReader for BareJsonReader {
                     // A list of calls written as code (pythonic): no decode to fail first.
                     return not_json(json, None, cx);
                 }
-                let decoded = llama::decode_scanned(json, max_depth, cx.streaming());
+                // Certainly not JSON, repaired or not: no decode to fail, and its error
+                // written only where a note reports it (`not_json`). A flood of broken bare
+                // JSON (`</think:{"\n{w}}`) decoded each region twice and wrote its error.
+                let decoded = if crate::repair::never_decodes(json) {
+                    #[cfg(test)]
+                    UNDECODED.set(UNDECODED.get() + 1);
+                    Err(None)
+                } else {
+                    llama::decode_scanned(json, max_depth, cx.streaming()).map_err(Some)
+                };
                 let done = complete(json, decoded, cx);
                 // A closed value abandoned as text with no note (it does not decode and no
                 // family reads it): its verdict is one of its bytes (and the reply's start,
@@ -272,11 +281,62 @@ impl RegionReader for BareJsonReader {
     }
 }
 
+#[cfg(test)]
+thread_local! {
+    /// Tests: the closed regions [`BareJsonReader`] left undecoded (`never_decodes`).
+    static UNDECODED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
 /// Whether a bare JSON region whose scan failed after reading `scanned` (its first bytes,
 /// the failing one last) is abandoned as text with no note: what [`BareJsonReader`] asks
 /// of such a scan (no call's keys, no `[name(` the `pythonic` family would take).
 pub(crate) fn fails_without_note(scanned: &[u8], ctx: &Ctx) -> bool {
     !looks_like_call(scanned) && pythonic_call_named(scanned, ctx).is_none()
+}
+
+/// Whether a bare JSON region closed at the end of `region` (its bytes), not at the
+/// reply's start, is abandoned as text with no note, decided without decoding it: what
+/// [`BareJsonReader`] does with a region that is no JSON, repaired or not
+/// ([`crate::repair::never_decodes`]), that no family reads as balanced text and that
+/// holds no call's keys. Asked by the engine's walk of failed regions
+/// (`Engine::walk_failed_region`), as [`fails_without_note`] is of a failed scan.
+pub(crate) fn closed_fails_without_note(region: &str, span: Range<usize>, ctx: &Ctx) -> bool {
+    if !crate::repair::never_decodes(region) || looks_like_call(region.as_bytes()) {
+        return false;
+    }
+    let jcx = JsonCx {
+        ctx,
+        span,
+        at_start: false,
+    };
+    !bare_text_read(region)
+        || ctx
+            .families
+            .iter()
+            .all(|f| f.classify_bare_text(region, &jcx).is_none())
+}
+
+/// Whether some family may read `region`'s bracket as balanced text
+/// ([`crate::family::Family::bare_text`], asked of every family once): else none is asked
+/// (each asked at every region of a flood of broken bare JSON, ~600 instructions).
+fn bare_text_read(region: &str) -> bool {
+    static READ: std::sync::OnceLock<crate::family::BareJson> = std::sync::OnceLock::new();
+    let read = READ.get_or_init(|| {
+        super::all()
+            .iter()
+            .fold(crate::family::BareJson::default(), |acc, f| {
+                let b = f.bare_text();
+                crate::family::BareJson {
+                    objects: acc.objects || b.objects,
+                    arrays: acc.arrays || b.arrays,
+                }
+            })
+    });
+    match region.as_bytes().first() {
+        Some(b'{') => read.objects,
+        Some(b'[') => read.arrays,
+        _ => true,
+    }
 }
 
 /// The top-level keys without which a family's [`Family::classify_json`] claims no value
@@ -722,10 +782,11 @@ fn abandon(scanned: usize, diagnostic: Option<Diagnostic>) -> Advance {
 }
 
 /// A balanced region `region` (the whole of it).
-/// The balanced region `region`, decoded as `decoded` (`parse_lenient` of it).
+/// The balanced region `region`, decoded as `decoded` (`parse_lenient` of it; its error
+/// `None` when [`crate::repair::never_decodes`] said it fails).
 fn complete(
     region: &str,
-    decoded: Result<(Decoded, Vec<Repair>), String>,
+    decoded: Result<(Decoded, Vec<Repair>), Option<String>>,
     cx: &mut ReadCx<'_>,
 ) -> Advance {
     let end = region.len();
@@ -741,7 +802,7 @@ fn complete(
                 label: fallback::label_of(&v).map(String::into_boxed_str),
             }),
         },
-        Err(e) => not_json(region, Some(e), cx),
+        Err(e) => not_json(region, e, cx),
     }
 }
 
@@ -769,7 +830,7 @@ fn claim(
 }
 
 /// The balanced region `region` that does not decode (`error`: why; `None` when
-/// [`never_json`] said so without decoding): offered to the families that read balanced
+/// [`never_json`] or [`crate::repair::never_decodes`] said so without decoding): offered to the families that read balanced
 /// text ([`crate::family::Family::classify_bare_text`]), else dropped or left as text.
 fn not_json(region: &str, error: Option<String>, cx: &mut ReadCx<'_>) -> Advance {
     let end = region.len();
@@ -778,11 +839,14 @@ fn not_json(region: &str, error: Option<String>, cx: &mut ReadCx<'_>) -> Advance
         span: cx.span(0, end),
         at_start: cx.at_start,
     };
-    let claimed = cx
-        .ctx
-        .families
-        .iter()
-        .find_map(|f| f.classify_bare_text(region, &jcx));
+    let claimed = bare_text_read(region)
+        .then(|| {
+            cx.ctx
+                .families
+                .iter()
+                .find_map(|f| f.classify_bare_text(region, &jcx))
+        })
+        .flatten();
     match claimed {
         Some(Ok(outcome)) => Advance::Done { end, outcome },
         Some(Err(why)) => Advance::Dropped { end, why },
@@ -1002,6 +1066,56 @@ mod tests {
     use super::*;
     use crate::family::JsonCx;
     use crate::test_rng::Xorshift;
+
+    // Closed bare JSON and fenced JSON that no decode reads (a raw newline in a key
+    // running into the next copy, a word where a value goes, a list of code, a value
+    // then more) parse as they did with every region decoded (`never_decodes` off): the
+    // same text, calls and diagnostics (a call's keys dropped with serde_json's message),
+    // streamed alike; and the reader left such regions undecoded.
+    #[test]
+    fn undecodable_regions_parse_as_decoded() {
+        let options = crate::ParseOptions::default();
+        let call = r#"{"name": "get_weather", "arguments": {"city": "Paris"}}"#;
+        let words = ["the", "weather", "a", "get_weather", "1"];
+        let calls = |p: &toolcall_core::Parsed| {
+            p.calls
+                .iter()
+                .map(|c| (c.name.clone(), c.arguments.clone(), c.origin.clone()))
+                .collect::<Vec<_>>()
+        };
+        let (before, mut found) = (UNDECODED.get(), 0);
+        for unit in [
+            "</think:{\"\n",
+            "x {\"a\": 1 ",
+            "x {\"name\": \"f\", \"arguments\": ",
+            "x [get_weather(",
+            "Action:\n```json{\"a\":",
+            "```json\n{\"a\": [1 ",
+            "x {'a': 1,",
+        ] {
+            for n in [1, 2, 5, 40] {
+                let flood: String = (0..n)
+                    .map(|i| format!("{unit}{}}}]\n", words[i % 5]))
+                    .collect();
+                let text = format!("{flood}\n\n{call} after");
+                let parsed = crate::parse(&text, &options);
+                crate::repair::NEVER_DECODES_OFF.with(|off| off.set(true));
+                let decoded = crate::parse(&text, &options);
+                crate::repair::NEVER_DECODES_OFF.with(|off| off.set(false));
+                assert_eq!(parsed.text, decoded.text, "{text:?}");
+                assert_eq!(parsed.diagnostics, decoded.diagnostics, "{text:?}");
+                assert_eq!(calls(&parsed), calls(&decoded), "{text:?}");
+                found += parsed.calls.len();
+                for size in [1, 7, 64] {
+                    let (_, _, diagnostics) =
+                        crate::engine::tests::streamed_whole(&text, &options, size);
+                    assert_eq!(diagnostics, parsed.diagnostics, "{text:?} at {size}");
+                }
+            }
+        }
+        assert!(found > 20, "{found}");
+        assert!(UNDECODED.get() > before + 20, "{}", UNDECODED.get());
+    }
 
     // The quote-by-quote reading of short regions finds what the searches find: regions
     // from pieces of the keys, quotes of both kinds and other bytes, short and long.

@@ -107,6 +107,12 @@ impl Family for Pythonic {
             arrays: true,
         }
     }
+    fn bare_text(&self) -> BareJson {
+        BareJson {
+            objects: false,
+            arrays: true,
+        }
+    }
     fn classify_bare_text(&self, region: &str, cx: &JsonCx<'_>) -> Option<Result<Outcome, String>> {
         if !region.starts_with('[') {
             return None;
