@@ -134,10 +134,19 @@ thread_local! {
 /// [`decode_lenient`] gives (its first parse's). A flood of broken blocks
 /// (`Action:\n```json{"a":{#}["`) built each block's map before failing; asked of every
 /// text, the walk would cost each valid one a second read.
+#[inline]
 pub(crate) fn decode_or_failure(s: &str) -> Result<(Value, Vec<Repair>), Failure> {
     if let Some(k) = known_failure(s) {
         return Err(Failure::Known(k));
     }
+    decode_unknown(s)
+}
+
+/// [`decode_or_failure`] past [`known_failure`]. Out of line: inlined, its frame cost a
+/// flood of broken blocks that `known_failure` reads (`Action:\n```json{"`) ~8
+/// instructions a block (1-2 %).
+#[inline(never)]
+fn decode_unknown(s: &str) -> Result<(Value, Vec<Repair>), Failure> {
     if LAST_DECODE_FAILED.get() && never_decodes(s) {
         #[cfg(test)]
         FAILED_UNBUILT.set(FAILED_UNBUILT.get() + 1);
