@@ -674,12 +674,7 @@ impl FailedScans {
 
     /// [`FailedScan::repeats`] for any kept scan's bytes.
     pub(crate) fn repeats(&self, max_depth: usize, parens: bool, region: &[u8]) -> Option<usize> {
-        let n = self.closed.len();
-        if n > 0
-            && !parens
-            && self.closed_depth == max_depth
-            && region.get(..n) == Some(self.closed.as_slice())
-        {
+        if let Some(n) = self.repeats_closed(max_depth, parens, region) {
             return Some(n);
         }
         self.slots.iter().find_map(|(f, _)| {
@@ -692,6 +687,16 @@ impl FailedScans {
         })
     }
 
+    /// The length of the kept closed value when `region` starts with it (bracket scans only).
+    fn repeats_closed(&self, max_depth: usize, parens: bool, region: &[u8]) -> Option<usize> {
+        let n = self.closed.len();
+        (n > 0
+            && !parens
+            && self.closed_depth == max_depth
+            && region.get(..n) == Some(self.closed.as_slice()))
+        .then_some(n)
+    }
+
     /// [`FailedScans::repeats`] for the region at absolute offset `start` (each kept scan's
     /// bytes compared by [`FailedScan::starts_region`]).
     fn repeats_at(
@@ -701,12 +706,7 @@ impl FailedScans {
         parens: bool,
         region: &[u8],
     ) -> Option<usize> {
-        let n = self.closed.len();
-        if n > 0
-            && !parens
-            && self.closed_depth == max_depth
-            && region.get(..n) == Some(self.closed.as_slice())
-        {
+        if let Some(n) = self.repeats_closed(max_depth, parens, region) {
             return Some(n);
         }
         self.slots.iter_mut().find_map(|(f, _)| {
