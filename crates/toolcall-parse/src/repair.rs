@@ -160,6 +160,30 @@ fn decode_unknown(s: &str) -> Result<(Value, Vec<Repair>), Failure> {
     out
 }
 
+/// [`never_decodes`] asked only after a text that failed to decode (as
+/// [`decode_or_failure`] asks it): a reader of closed bare values decodes a valid one once,
+/// not walking it first (asked of every value, the walk cost a streamed reply of bare
+/// JSON calls ~7 %), and passes a flood of broken ones after the first. The reader says
+/// how each decode it made ended ([`note_decoded`]).
+pub(crate) fn fails_again(s: &str) -> bool {
+    LAST_DECODE_FAILED.get() && {
+        #[cfg(test)]
+        WALKS_ASKED.set(WALKS_ASKED.get() + 1);
+        never_decodes(s)
+    }
+}
+
+#[cfg(test)]
+thread_local! {
+    /// Tests: the times [`fails_again`] walked a text.
+    pub(crate) static WALKS_ASKED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// Records whether a decode a reader made failed, for [`fails_again`].
+pub(crate) fn note_decoded(failed: bool) {
+    LAST_DECODE_FAILED.set(failed);
+}
+
 #[cfg(test)]
 thread_local! {
     /// Tests: the failures [`decode_or_failure`] gave with no value built.

@@ -123,10 +123,11 @@ impl BareJsonReader {
                     Scan::Fail(_) => break,
                     Scan::Done(n) => {
                         let json = region.get(chain.at..chain.at + n).unwrap_or("");
-                        if crate::repair::never_decodes(json) {
+                        if crate::repair::fails_again(json) {
                             break;
                         }
                         let decoded = llama::decode_scanned(json, max_depth, cx.streaming());
+                        crate::repair::note_decoded(decoded.is_err());
                         (chain.at + n, decoded)
                     }
                 },
@@ -222,15 +223,18 @@ impl RegionReader for BareJsonReader {
                     // A list of calls written as code (pythonic): no decode to fail first.
                     return not_json(json, None, cx);
                 }
-                // Certainly not JSON, repaired or not: no decode to fail, and its error
-                // written only where a note reports it (`not_json`). A flood of broken bare
-                // JSON (`</think:{"\n{w}}`) decoded each region twice and wrote its error.
-                let decoded = if crate::repair::never_decodes(json) {
+                // After a value that failed, one certainly not JSON, repaired or not: no
+                // decode to fail, and its error written only where a note reports it
+                // (`not_json`). A flood of broken bare JSON (`</think:{"\n{w}}`) decoded
+                // each region twice and wrote its error.
+                let decoded = if crate::repair::fails_again(json) {
                     #[cfg(test)]
                     UNDECODED.set(UNDECODED.get() + 1);
                     Err(None)
                 } else {
-                    llama::decode_scanned(json, max_depth, cx.streaming()).map_err(Some)
+                    let decoded = llama::decode_scanned(json, max_depth, cx.streaming());
+                    crate::repair::note_decoded(decoded.is_err());
+                    decoded.map_err(Some)
                 };
                 let done = complete(json, decoded, cx);
                 // A closed value abandoned as text with no note (it does not decode and no
@@ -1115,6 +1119,27 @@ mod tests {
         }
         assert!(found > 20, "{found}");
         assert!(UNDECODED.get() > before + 20, "{}", UNDECODED.get());
+    }
+
+    // A reply of valid bare JSON calls is decoded once, never walked first by
+    // `never_decodes` (walking each value cost a streamed reply ~7 %); one after a broken
+    // value is.
+    #[test]
+    fn valid_values_are_not_walked_before_their_decode() {
+        let options = crate::ParseOptions::default();
+        let call = r#"{"name": "get_weather", "arguments": {"city": "Paris"}}"#;
+        let text = format!("Sure.\n{call}\n{call}\n{call}");
+        let before = crate::repair::WALKS_ASKED.get();
+        crate::repair::note_decoded(false);
+        assert_eq!(crate::parse(&text, &options).calls.len(), 3);
+        for size in [1, 7, 64] {
+            crate::repair::note_decoded(false);
+            let _ = crate::engine::tests::streamed_whole(&text, &options, size);
+        }
+        assert_eq!(crate::repair::WALKS_ASKED.get(), before, "{text:?}");
+        let broken = format!("x {{\"a\": 1 2}}\nx {{\"b\": 1 2}}\n{call}");
+        assert_eq!(crate::parse(&broken, &options).calls.len(), 1);
+        assert!(crate::repair::WALKS_ASKED.get() > before);
     }
 
     // The quote-by-quote reading of short regions finds what the searches find: regions
