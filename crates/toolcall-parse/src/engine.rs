@@ -1420,6 +1420,8 @@ pub(crate) struct Engine<'a> {
     text_line_misses: usize,
     /// The last tool name looked up in the registry, for the readers ([`NameMemo`]).
     names: NameMemo,
+    /// What a closed block's reader leaves for the next block ([`ReadCx::kept`]).
+    kept: crate::families::tags::Kept,
     pub(crate) markup_found: bool,
     text_acc: String,
     events: Vec<StreamEvent>,
@@ -1648,6 +1650,7 @@ impl<'a> Engine<'a> {
             worded_copies: Vec::new(),
             text_line_misses: 0,
             names: NameMemo::default(),
+            kept: Default::default(),
             markup_found: false,
             text_acc: String::new(),
             events: Vec::new(),
@@ -2072,7 +2075,10 @@ impl<'a> Engine<'a> {
             Some(p) => p.diagnostics.push(diagnostic),
             None => match self.records.as_deref_mut() {
                 Some(r) => r.diagnostic(diagnostic),
-                None => self.events.push(StreamEvent::Diagnostic { diagnostic }),
+                None => {
+                    first_room(&mut self.events);
+                    self.events.push(StreamEvent::Diagnostic { diagnostic });
+                }
             },
         }
     }
@@ -6147,6 +6153,7 @@ impl<'a> Engine<'a> {
             failed_scan: &mut self.failed_scan,
             failed_call_scan: &mut self.failed_call_scan,
             names: &mut self.names,
+            kept: &mut self.kept,
             wake: None,
             broken_by: None,
         };
@@ -6973,6 +6980,7 @@ impl<'a> Engine<'a> {
                 failed_scan: &mut self.failed_scan,
                 failed_call_scan: &mut self.failed_call_scan,
                 names: &mut self.names,
+                kept: &mut self.kept,
                 wake: None,
                 broken_by: None,
             };
@@ -8768,6 +8776,7 @@ pub(crate) mod tests {
                             failed_scan: &mut failed,
                             failed_call_scan: &mut FailedScans::default(),
                             names: &mut Default::default(),
+                            kept: &mut Default::default(),
                             wake: None,
                             broken_by: None,
                         };
@@ -10077,6 +10086,7 @@ pub(crate) mod tests {
             failed_scan: &mut FailedScans::default(),
             failed_call_scan: &mut FailedScans::default(),
             names: &mut Default::default(),
+            kept: &mut Default::default(),
             wake: None,
             broken_by: None,
         };
@@ -10109,6 +10119,7 @@ pub(crate) mod tests {
             failed_scan: &mut FailedScans::default(),
             failed_call_scan: &mut FailedScans::default(),
             names: &mut Default::default(),
+            kept: &mut Default::default(),
             wake: None,
             broken_by: None,
         };
@@ -10140,6 +10151,7 @@ pub(crate) mod tests {
                 failed_scan: &mut failed,
                 failed_call_scan: &mut FailedScans::default(),
                 names: &mut Default::default(),
+                kept: &mut Default::default(),
                 wake: None,
                 broken_by: None,
             };
@@ -10213,6 +10225,7 @@ pub(crate) mod tests {
                                 failed_scan: &mut FailedScans::default(),
                                 failed_call_scan: &mut FailedScans::default(),
                                 names: &mut Default::default(),
+                                kept: &mut Default::default(),
                                 wake: None,
                                 broken_by: None,
                             };

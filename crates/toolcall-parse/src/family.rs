@@ -919,6 +919,9 @@ pub(crate) struct ReadCx<'a> {
     pub(crate) failed_call_scan: &'a mut crate::scanner::FailedScans,
     /// The last tool name looked up in the registry ([`ReadCx::strict_name_ok`]).
     pub(crate) names: &'a mut NameMemo,
+    /// What a closed block's reader leaves for the next block of the parse
+    /// ([`crate::families::tags::Kept`]).
+    pub(crate) kept: &'a mut crate::families::tags::Kept,
     /// Set by a reader that returns [`Advance::NeedMore`] when the bytes that may still come
     /// change nothing it does unless one of them is in this table: its next `advance`, on
     /// this region and any bytes outside the table, would return `NeedMore` again with no

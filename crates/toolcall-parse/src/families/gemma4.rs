@@ -685,6 +685,44 @@ mod tests {
         }
     }
 
+    // A block's stream serves the parse's next Gemma 4 block, reset (`LiveObject::reset`,
+    // `Kept`): every pair of blocks below, the first leaving its stream in any state
+    // (stopped, past the template's shape with keys and text sent, a key repeated, nested
+    // past the depth cap), streams as one-shot reads it.
+    #[test]
+    fn a_kept_stream_reads_the_next_block_as_a_new_one() {
+        use crate::ParseOptions;
+        use crate::stream_replay::{one_shot, stream_in_char_pushes};
+        let o = ParseOptions::default();
+        let deep = format!(
+            "<|tool_call>call:f{{a:{}1{}}}<tool_call|>",
+            "[".repeat(130),
+            "]".repeat(130)
+        );
+        let blocks = [
+            r#"<|tool_call>call:get_weather{city:<|"|>Paris<|"|>,days:3}<tool_call|>"#,
+            r#"<|tool_call>call:f{a:1,a:2}<tool_call|>"#,
+            r#"<|tool_call>call:f{a:<|"|>x<|"|>,b:"y\"z",c:[1,{d:null}]}<tool_call|>"#,
+            r#"<|tool_call>call:f{a:1} x<tool_call|>"#,
+            r#"<|tool_call>call:g{ k : -4.5e3 }  <tool_call|>"#,
+            &deep,
+            r#"<|tool_call>call:f{b:<|"|>x<|"|>,c:2"#,
+        ];
+        // The cut block is last only (the reply's end cuts it).
+        for a in &blocks[..blocks.len() - 1] {
+            for b in blocks {
+                let text = format!("{a} and {b}");
+                let repeated = text.contains("a:1,a:2");
+                let want = one_shot(&text, &o);
+                for n in [1, 4, 7] {
+                    let got = stream_in_char_pushes(&text, &o, n, |_, _| {});
+                    let context = format!("{text:?} in {n}-char pushes");
+                    got.assert_equals_one_shot(&want, !repeated, repeated, &context);
+                }
+            }
+        }
+    }
+
     // The object's closing `}` goes out with the push that brings it, joined to the last
     // entry's fragment when the same push completes that entry (one event, the same bytes),
     // and alone when the entry went out with an earlier push.
@@ -1270,10 +1308,8 @@ impl LiveObject {
             stopped: false,
             text_values: None,
             repairs: Vec::new(),
-            // Room for the template's usual few entries at once (the first insert's growth
-            // from nothing cost ~140 instructions a call more: `bench_profile "gemma4/100
-            // calls" stream4`).
-            args: Map::with_capacity(3),
+            // Made with room at the first entry ([`LiveObject::keep_and_send`]).
+            args: Map::new(),
             exact: true,
             end: None,
             rebuilt: false,
@@ -1355,6 +1391,13 @@ impl LiveObject {
     /// fragment sent. One lookup: a repeated key sends nothing (its stream stops; the first
     /// value, which was sent, is put back: `exact_sent` reads it).
     fn keep_and_send(&mut self, k: &str, v: Value, fragment: String, cx: &mut ReadCx<'_>) -> bool {
+        if self.args.is_empty() {
+            // Room for the template's usual few entries at once (the first insert's growth
+            // from nothing cost ~140 instructions a call more: `bench_profile "gemma4/100
+            // calls" stream4`), made at the first entry: a stream kept for the next block
+            // ([`LiveObject::reset`]) holds none until then.
+            self.args = Map::with_capacity(3);
+        }
         if let Some(first) = self.args.insert(k.to_owned(), v) {
             self.args.insert(k.to_owned(), first);
             return false;
@@ -1608,13 +1651,13 @@ impl BlockStream for LiveObject {
         }
     }
 
-    fn drafts(
+    fn draft(
         &mut self,
         region: &str,
         lead_name: Option<&str>,
         body_end: usize,
         format: FormatId,
-    ) -> Option<Vec<Draft>> {
+    ) -> Option<Draft> {
         // The object closed, every entry was read as `read_call` reads the whole object,
         // and only blanks follow it (`read_call` trims them).
         let end = self.end.filter(|_| self.exact)?;
@@ -1626,6 +1669,60 @@ impl BlockStream for LiveObject {
         self.rebuilt = true;
         let mut draft = Draft::new(name, Some(Value::Object(args)), format);
         draft.repairs = std::mem::take(&mut self.repairs);
-        Some(vec![draft])
+        Some(draft)
+    }
+
+    /// [`LiveObject::new`] with the same settings again, its buffers kept (the stream of
+    /// the parse's next block of its format: [`super::tags::Kept::stream`]).
+    /// Field by field (every field named: one added must be said here): a new object
+    /// built and moved in cost ~300 instructions more than it saved.
+    fn reset(&mut self) -> bool {
+        let LiveObject {
+            from,
+            wakes: _,
+            quote: _,
+            open,
+            pos,
+            depth,
+            lex,
+            entry,
+            sent_any,
+            closed,
+            sent,
+            scratch: _,
+            keys,
+            calls,
+            max_depth: _,
+            stopped,
+            text_values: _,
+            repairs,
+            args,
+            exact,
+            end,
+            rebuilt,
+        } = self;
+        *open = None;
+        *pos = *from;
+        *depth = 0;
+        *lex = Lex::Plain;
+        *entry = 0;
+        *sent_any = false;
+        *closed = false;
+        sent.clear();
+        // An empty set reads as none (each use makes one when there is none).
+        if let Some(k) = keys {
+            k.clear();
+        }
+        *calls = 0;
+        *stopped = false;
+        repairs.clear();
+        // As `new` makes it (the last call's moved into its draft, or dropped here).
+        if !args.is_empty() {
+            *args = Map::new();
+        }
+        *exact = true;
+        *end = None;
+        *rebuilt = false;
+        true
     }
 }

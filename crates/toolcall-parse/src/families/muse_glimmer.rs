@@ -186,6 +186,7 @@ impl RegionReader for HeaderReader {
                 failed_scan: &mut *cx.failed_scan,
                 failed_call_scan: &mut *cx.failed_call_scan,
                 names: &mut *cx.names,
+                kept: &mut *cx.kept,
                 wake: None,
                 broken_by: None,
             };

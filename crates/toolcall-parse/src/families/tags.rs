@@ -364,10 +364,14 @@ impl Later {
     /// The stream for `block`, whose body is marked JSON or not (`json`); out of line:
     /// built once a block, away from the push path.
     #[inline(never)]
-    fn build(self, block: &Block, json: bool, ctx: &Ctx) -> Box<dyn BlockStream> {
+    fn build(self, block: &Block, json: bool, ctx: &Ctx, kept: &mut Kept) -> Box<dyn BlockStream> {
         let from = block.open.len();
         let stream: Box<dyn BlockStream> = match self {
-            Later::Fn(make) => make(ctx),
+            Later::Fn(make) => match kept.stream.take_if(|(f, _)| *f == block.format) {
+                // The last block's stream of this format, reset ([`Kept::stream`]).
+                Some((_, stream)) => stream,
+                None => make(ctx),
+            },
             Later::Json(tags) => Box::new(LiveJson::new(tags, from, ctx.limits.max_depth)),
             Later::List => Box::new(LiveList::new(from, ctx.limits.max_depth)),
         };
@@ -405,20 +409,36 @@ pub(crate) trait BlockStream: Send + Sync {
         o: &mut Outcome,
         cx: &mut ReadCx<'_>,
     );
-    /// The block closed, its body ending at region offset `body_end`: the calls as the
+    /// The block closed, its body ending at region offset `body_end`: its one call as the
     /// family's `body` reads the body, built from what the stream already read, when it
     /// read all of it and the family's reader would read it the same way (`lead_name`: the
-    /// first call's name as the lead announced it); `None` reads the
-    /// body whole.
-    fn drafts(
+    /// call's name as the lead announced it); `None` reads the body whole.
+    fn draft(
         &mut self,
         _region: &str,
         _lead_name: Option<&str>,
         _body_end: usize,
         _format: FormatId,
-    ) -> Option<Vec<Draft>> {
+    ) -> Option<Draft> {
         None
     }
+    /// The block closed and its outcome is made: the stream makes itself what its family's
+    /// [`LiveFn`] builds for the parse's next block, and says so (`false`: it is dropped;
+    /// [`Kept::stream`]).
+    fn reset(&mut self) -> bool {
+        false
+    }
+}
+
+/// What a closed block's reader leaves for the next block of the parse ([`ReadCx::kept`]),
+/// in place of what a block made and dropped (a Gemma 4 call's stream: its allocation and
+/// free, ~130 instructions a call streamed: `bench_profile "gemma4/100 calls" stream4`).
+#[derive(Default)]
+pub(crate) struct Kept {
+    /// The stream of the last block that streamed, reset ([`BlockStream::reset`]), with
+    /// its block's format: the next block of that format takes it ([`Later::build`])
+    /// instead of building one (an allocation, its fields, and its drop at the close).
+    stream: Option<(FormatId, Box<dyn BlockStream>)>,
 }
 
 impl BlockReader {
@@ -1818,7 +1838,12 @@ impl RegionReader for BlockReader {
                 if cx.streaming()
                     && let Some(later) = self.later.take()
                 {
-                    self.live = Some(Live::Stream(later.build(b, self.json.is_some(), cx.ctx)));
+                    self.live = Some(Live::Stream(later.build(
+                        b,
+                        self.json.is_some(),
+                        cx.ctx,
+                        cx.kept,
+                    )));
                 }
                 match self.live.as_mut().filter(|_| cx.streaming()) {
                     Some(Live::Params(live)) => {
@@ -1885,12 +1910,14 @@ impl RegionReader for BlockReader {
             .filter(|l| closed && l.calls() > 0 && cx.streaming())
         {
             Some(Live::Params(live)) => live.drafts(b, region, body_end),
-            Some(Live::Stream(live)) => live.drafts(
-                region,
-                lead_name(&self.lead_name, region),
-                body_end,
-                b.format,
-            ),
+            Some(Live::Stream(live)) => live
+                .draft(
+                    region,
+                    lead_name(&self.lead_name, region),
+                    body_end,
+                    b.format,
+                )
+                .map(|d| vec![d]),
             None => None,
         };
         let read = match streamed.or_else(|| ahead.take().map(|(_, drafts)| drafts)) {
@@ -1946,6 +1973,12 @@ impl RegionReader for BlockReader {
                     }
                 }
                 o.drafts = drafts;
+                // The reader is done: its stream serves the next block of its format.
+                if let Some(Live::Stream(mut live)) = self.live.take()
+                    && live.reset()
+                {
+                    cx.kept.stream = Some((b.format, live));
+                }
                 Advance::Done { end, outcome: o }
             }
             Err(_) if !closed => truncated(),
