@@ -179,6 +179,26 @@ thread_local! {
     pub(crate) static WALKS_ASKED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
 }
 
+/// Whether the last decode a reader noted ([`note_decoded`], [`decode_or_failure`]) failed:
+/// a reader's one-shot decode, which fails at each region of a flood of broken values, is
+/// skipped then (the region's scan and [`fails_again`] decide it).
+#[inline]
+pub(crate) fn last_decode_failed() -> bool {
+    #[cfg(test)]
+    if ONE_SHOT_AFTER_FAILURE.with(std::cell::Cell::get) {
+        return false;
+    }
+    LAST_DECODE_FAILED.get()
+}
+
+#[cfg(test)]
+thread_local! {
+    /// Turns [`last_decode_failed`] off (it answers `false`): a test compares a parse with
+    /// the one-shot decodes skipped and without.
+    pub(crate) static ONE_SHOT_AFTER_FAILURE: std::cell::Cell<bool> =
+        const { std::cell::Cell::new(false) };
+}
+
 /// Records whether a decode a reader made failed, for [`fails_again`].
 pub(crate) fn note_decoded(failed: bool) {
     LAST_DECODE_FAILED.set(failed);
@@ -187,7 +207,7 @@ pub(crate) fn note_decoded(failed: bool) {
 #[cfg(test)]
 thread_local! {
     /// Tests: the failures [`decode_or_failure`] gave with no value built.
-    static FAILED_UNBUILT: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    pub(crate) static FAILED_UNBUILT: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
 }
 
 thread_local! {

@@ -182,8 +182,16 @@ impl RegionReader for BareJsonReader {
             {
                 return Advance::Done { end, outcome };
             }
-            if let Some((n, v)) = first_key_closed(bytes)
-                .then(|| decode_calls_prefix(region, max_depth))
+            // Not after a decode that failed (`crate::repair::last_decode_failed`): the
+            // scan's path decodes a valid value as well, after its walk, and a flood of
+            // broken values (`x{"a": 1 {w}}`) paid a failed decode here a copy (~2,500
+            // instructions of ~5,900 a 15-byte copy, 106x prose).
+            if let Some((n, v)) = (first_key_closed(bytes) && !crate::repair::last_decode_failed())
+                .then(|| {
+                    #[cfg(test)]
+                    ONE_SHOTS.set(ONE_SHOTS.get() + 1);
+                    decode_calls_prefix(region, max_depth)
+                })
                 .flatten()
             {
                 let done = complete(region.get(..n).unwrap_or(""), Ok((v, Vec::new())), cx);
@@ -283,6 +291,12 @@ impl RegionReader for BareJsonReader {
             }
         }
     }
+}
+
+#[cfg(test)]
+thread_local! {
+    /// Tests: the one-shot decodes [`BareJsonReader`] tried.
+    static ONE_SHOTS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
 }
 
 #[cfg(test)]
@@ -1140,6 +1154,70 @@ mod tests {
         let broken = format!("x {{\"a\": 1 2}}\nx {{\"b\": 1 2}}\n{call}");
         assert_eq!(crate::parse(&broken, &options).calls.len(), 1);
         assert!(crate::repair::WALKS_ASKED.get() > before);
+    }
+
+    // After a value that failed to decode, the one-shot decode is not tried (the scan's
+    // path decides the region; a flood of broken values, `x{"a": 1 {w}}`, failed a decode
+    // a copy); the next value that decodes turns it back on. Text, calls and diagnostics
+    // are those with the one-shot tried at every region, one-shot and streamed.
+    #[test]
+    fn one_shot_decodes_are_not_tried_after_a_failure() {
+        let options = crate::ParseOptions::default();
+        let call = r#"{"name": "get_weather", "arguments": {"city": "Paris"}}"#;
+        let calls = |p: &toolcall_core::Parsed| {
+            p.calls
+                .iter()
+                .map(|c| (c.name.clone(), c.arguments.clone(), c.origin.clone()))
+                .collect::<Vec<_>>()
+        };
+        let words = ["the", "weather", "a", "get_weather", "1"];
+        // `counted`: each copy's region is read by the reader (not passed by the engine).
+        for (unit, tail, counted) in [
+            ("x{\"a\": 1 ", "}", true),
+            ("x [1, ", "]", false),
+            ("x {\"name\": \"f\", \"arguments\": ", "}", true),
+            ("x {\"a\": [1, 2], \"b\": ", "}\n", true),
+        ] {
+            for every in [0, 1, 3] {
+                let mut text = String::new();
+                for i in 0..40 {
+                    text.push_str(unit);
+                    text.push_str(words[i % 5]);
+                    text.push_str(tail);
+                    // Past the bytes after a failed region where the engine's walk is
+                    // asked: each copy is the reader's.
+                    text.push_str(" and so on, as the model wrote it, word after word, line after line, to the end.");
+                    if every > 0 && i % every == 0 {
+                        text.push_str(call);
+                    }
+                }
+                text.push_str("\n{\"a\": 1}\n");
+                text.push_str(call);
+                crate::repair::note_decoded(false);
+                let before = ONE_SHOTS.get();
+                let parsed = crate::parse(&text, &options);
+                let tried = ONE_SHOTS.get() - before;
+                crate::repair::ONE_SHOT_AFTER_FAILURE.with(|c| c.set(true));
+                let before = ONE_SHOTS.get();
+                let every_time = crate::parse(&text, &options);
+                let tried_every_time = ONE_SHOTS.get() - before;
+                crate::repair::ONE_SHOT_AFTER_FAILURE.with(|c| c.set(false));
+                assert_eq!(parsed.text, every_time.text, "{text:?}");
+                assert_eq!(parsed.diagnostics, every_time.diagnostics, "{text:?}");
+                assert_eq!(calls(&parsed), calls(&every_time), "{text:?}");
+                if every == 0 && counted {
+                    // A copy that decodes (`"arguments": 1}`) turns it on for the next.
+                    assert!(tried_every_time >= 30, "{text:?}: {tried_every_time}");
+                    assert!(tried * 4 < tried_every_time, "{text:?}: {tried}");
+                }
+                for size in [1, 7, 64] {
+                    let (t, _, diagnostics) =
+                        crate::engine::tests::streamed_whole(&text, &options, size);
+                    assert_eq!(t, parsed.text, "{text:?} at {size}");
+                    assert_eq!(diagnostics, parsed.diagnostics, "{text:?} at {size}");
+                }
+            }
+        }
     }
 
     // The quote-by-quote reading of short regions finds what the searches find: regions

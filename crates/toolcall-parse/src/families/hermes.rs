@@ -325,9 +325,21 @@ impl Reader {
                     let text = inner.get(i..i + n).unwrap_or("");
                     let span = cx.span(at, at + n);
                     // Valid JSON whole: call objects typed (what `parse_lenient` decodes).
-                    let decoded = match decode_calls_prefix(text, self.max_depth) {
+                    // After a body that failed, neither the typed decode nor serde_json's
+                    // failed parse and message (`decode_or_failure`): a flood of broken
+                    // bodies (`<tool_call>{"a":{w}}</tool_call>`) failed both a body (56x
+                    // prose).
+                    let typed = (!crate::repair::last_decode_failed())
+                        .then(|| {
+                            #[cfg(test)]
+                            TYPED.set(TYPED.get() + 1);
+                            decode_calls_prefix(text, self.max_depth)
+                        })
+                        .flatten();
+                    let decoded = match typed {
                         Some((m, d)) if m == text.len() => Ok((d, Vec::new())),
-                        _ => parse_lenient(text).map(|(v, r)| (Decoded::Value(v), r)),
+                        _ => crate::repair::decode_or_failure(text)
+                            .map(|(v, r)| (Decoded::Value(v), r)),
                     };
                     match decoded {
                         Ok((v, repairs)) => {
@@ -346,7 +358,7 @@ impl Reader {
                             }
                         }
                         Err(e) => errors.push(Diagnostic::error(
-                            format!("<tool_call> JSON is malformed, not run: {e}"),
+                            e.message_after("<tool_call> JSON is malformed, not run: "),
                             span,
                         )),
                     }
@@ -390,6 +402,12 @@ impl Reader {
     }
 }
 
+#[cfg(test)]
+thread_local! {
+    /// Tests: the typed decodes of bodies tried.
+    static TYPED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
 /// Recognises `{"name": "<name>", "arguments": {` (or `"parameters"`) at the start of `s`.
 pub(crate) fn probe(s: &[u8]) -> Probe {
     probe_entry(s, Some(&NAME_ARGUMENTS))
@@ -398,6 +416,66 @@ pub(crate) fn probe(s: &[u8]) -> Probe {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    // After a body that failed to decode, the next is neither decoded typed nor parsed
+    // by serde_json to fail (`decode_or_failure` reads its failure off a walk): a flood of
+    // broken bodies (`<tool_call>{"a":{w}}</tool_call>`) did both a body. Text, calls and
+    // diagnostics (each body's message) are those of every body decoded, one-shot and
+    // streamed.
+    #[test]
+    fn broken_bodies_after_a_failure_are_not_decoded() {
+        let options = crate::ParseOptions::default();
+        let call = r#"{"name": "get_weather", "arguments": {"city": "Paris"}}"#;
+        let key = |p: &toolcall_core::Parsed| {
+            p.calls
+                .iter()
+                .map(|c| (c.name.clone(), c.arguments.clone(), c.origin.clone()))
+                .collect::<Vec<_>>()
+        };
+        let words = ["the", "weather", "1 2", "\"x\" y", "[1 2]"];
+        for body in ["{\"a\":", "{\"name\": \"f\", \"arguments\": ", "[{\"a\": 1}, "] {
+            for every in [0, 2, 7] {
+                let mut text = String::from("Sure.\n");
+                for i in 0..40 {
+                    text.push_str("<tool_call>");
+                    text.push_str(body);
+                    text.push_str(words[i % 5]);
+                    text.push_str(if body.starts_with('[') { "]" } else { "}" });
+                    text.push_str("</tool_call>\n");
+                    if every > 0 && i % every == 0 {
+                        text.push_str(&format!("<tool_call>{call}</tool_call>\n"));
+                    }
+                }
+                crate::repair::note_decoded(false);
+                let (typed, unbuilt) = (TYPED.get(), crate::repair::FAILED_UNBUILT.get());
+                let parsed = crate::parse(&text, &options);
+                let typed = TYPED.get() - typed;
+                let unbuilt = crate::repair::FAILED_UNBUILT.get() - unbuilt;
+                crate::repair::ONE_SHOT_AFTER_FAILURE.with(|c| c.set(true));
+                crate::repair::NEVER_DECODES_OFF.with(|c| c.set(true));
+                let (all_typed, all_unbuilt) = (TYPED.get(), crate::repair::FAILED_UNBUILT.get());
+                let decoded = crate::parse(&text, &options);
+                let all_typed = TYPED.get() - all_typed;
+                let all_unbuilt = crate::repair::FAILED_UNBUILT.get() - all_unbuilt;
+                crate::repair::ONE_SHOT_AFTER_FAILURE.with(|c| c.set(false));
+                crate::repair::NEVER_DECODES_OFF.with(|c| c.set(false));
+                assert_eq!(parsed.text, decoded.text, "{text:?}");
+                assert_eq!(parsed.diagnostics, decoded.diagnostics, "{text:?}");
+                assert_eq!(key(&parsed), key(&decoded), "{text:?}");
+                assert_eq!(all_unbuilt, 0);
+                if every == 0 {
+                    assert!(typed < 5 && all_typed >= 40, "{text:?}: {typed} {all_typed}");
+                    assert!(unbuilt >= 30, "{text:?}: {unbuilt}");
+                }
+                for size in [1, 7, 64] {
+                    let (t, _, diagnostics) =
+                        crate::engine::tests::streamed_whole(&text, &options, size);
+                    assert_eq!(t, parsed.text, "{text:?} at {size}");
+                    assert_eq!(diagnostics, parsed.diagnostics, "{text:?} at {size}");
+                }
+            }
+        }
+    }
 
     #[test]
     fn probes_the_canonical_prefix() {
