@@ -4204,6 +4204,13 @@ impl<'a> Engine<'a> {
                             q = r + 1;
                             continue;
                         }
+                        // A bracket at a line start: the scan's bracket arm comes before its
+                        // line-start one, and reads it as anywhere (below). A flood of
+                        // `\n{"\n{w}}` walked one region a call (62x prose).
+                        Some(&d @ (b'{' | b'[')) if stops.is_stop(d) => {
+                            q = r;
+                            continue;
+                        }
                         // Anything else at a line start is left to the scan, from the newline.
                         _ => break 'regions,
                     }
@@ -6629,11 +6636,16 @@ impl<'a> Engine<'a> {
                 if self.pass_failed_regions(pos) || self.pass_unclaimed_json(pos) {
                     return Some(Step::Continue);
                 }
-                // Inside a failed region, unless a walk from before passed nothing (asked
-                // here: each call that returns at once cost a flood of `[[x\n` ~125
+                // Inside a failed region or within a unit after it (a flood of closed
+                // broken values, `x{"a": 1 {w}}`, opened a region a copy: ~3,400
+                // instructions a 15-byte copy; none before the first failed region: a
+                // reply's first value walked first cost `json/small` 35 %), unless a walk
+                // from before passed nothing
+                // (asked here: each call that returns at once cost a flood of `[[x\n` ~125
                 // instructions a bracket).
                 let at = self.abs(pos);
-                if at < self.failed_text_end
+                if at < self.failed_text_end.saturating_add(MAX_UNIT)
+                    && self.failed_text_end > 0
                     && at >= self.no_failed_walk_before
                     && self.pass_failed_walk(pos, is_final)
                 {
@@ -9790,6 +9802,74 @@ pub(crate) mod tests {
                 if passes {
                     let e = parsed_engine(&text, &options);
                     assert!(e.regions_walked > 0, "{head:?}: no region walked");
+                }
+            }
+        }
+    }
+
+    // A failed region whose next copy's bracket starts a line (`\n{"\n{w}}`, each region's
+    // string running into the next copy): the walk goes on at that bracket, as the scan's
+    // bracket arm reads it before its line-start arm, instead of ending at the newline (one
+    // walk of one region a copy, 62x prose). Text, calls and diagnostics are the scan's.
+    #[test]
+    fn failed_walks_go_on_at_a_bracket_starting_a_line() {
+        let call = r#"{"name": "get_weather", "arguments": {"city": "Paris"}}"#;
+        let words = ["the", "weather", "a", "get_weather", "\u{e9}"];
+        for options in [with_get_weather(), crate::ParseOptions::default()] {
+            for (head, tail) in [("\n{\"\n", "}"), ("\n  \n[\"\n", "]"), ("\n{\"\n", "}\n")] {
+                let mut text = String::from("a ");
+                for k in 0..500 {
+                    text.push_str(head);
+                    text.push_str(words[k * 7 % 5]);
+                    text.push_str(tail);
+                }
+                text.push(' ');
+                text.push_str(call);
+                walk_equals_no_walk(&text, &options);
+                let e = parsed_engine(&text, &options);
+                assert!(
+                    (1..20).contains(&e.regions_walked),
+                    "{head:?}: {} walks",
+                    e.regions_walked
+                );
+            }
+        }
+    }
+
+    // Closed broken values each in a region of its own, one after another a few bytes
+    // apart (`x{"a": 1 {w}}`): the walk is asked within a unit after a failed region, not
+    // only inside one, and passes them (each opened a region: 61x prose). Beside them a
+    // call right after a broken value, values that decode, a call's keys. Text, calls and
+    // diagnostics are the scan's.
+    #[test]
+    fn failed_walks_start_just_after_a_failed_region() {
+        let call = r#"{"name": "get_weather", "arguments": {"city": "Paris"}}"#;
+        let words = ["the", "weather", "a", "get_weather", "\u{e9}"];
+        for options in [with_get_weather(), crate::ParseOptions::default()] {
+            for (head, tail, passes) in [
+                ("x{\"a\": 1 ", "}", true),
+                ("x {\"a\": [1, 2] ", "}\n", true),
+                ("x [1, 2 ", "]", false),
+                ("x{\"a\": 1 ", "} {\"b\": 2}", false),
+                ("x{\"name\": \"f\", \"arguments\": ", "}", false),
+            ] {
+                for every in [0, 3] {
+                    let mut text = String::from("a ");
+                    for k in 0..300 {
+                        text.push_str(head);
+                        text.push_str(words[k * 7 % 5]);
+                        text.push_str(tail);
+                        if every > 0 && k % every == 0 {
+                            text.push_str(call);
+                        }
+                    }
+                    text.push(' ');
+                    text.push_str(call);
+                    walk_equals_no_walk(&text, &options);
+                    if passes && every == 0 {
+                        let e = parsed_engine(&text, &options);
+                        assert!(e.regions_walked > 0, "{head:?}: no region walked");
+                    }
                 }
             }
         }
