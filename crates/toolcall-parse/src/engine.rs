@@ -1416,6 +1416,9 @@ pub(crate) struct Engine<'a> {
     /// offset) and how many copies up to it have the name taken there (kept for the next
     /// run).
     worded_copies: Vec<(usize, [usize; MAX_WORDED_NAMES])>,
+    /// The `is_final` of the scan under way ([`Engine::run`]'s: what the text scan's
+    /// opener lookups are asked with), for [`Engine::declined_at_once`].
+    text_final: bool,
     /// How many times in a row [`Engine::pass_text_lines`] found no run.
     text_line_misses: usize,
     /// The last tool name looked up in the registry, for the readers ([`NameMemo`]).
@@ -1648,6 +1651,7 @@ impl<'a> Engine<'a> {
             no_worded_before: 0,
             worded_misses: 0,
             worded_copies: Vec::new(),
+            text_final: false,
             text_line_misses: 0,
             names: NameMemo::default(),
             kept: Default::default(),
@@ -2594,6 +2598,8 @@ impl<'a> Engine<'a> {
     fn run(&mut self, is_final: bool) {
         // A text scan's wait on an opener ([`OPENER_HOLD`]) ends with it.
         self.wake = None;
+        // (Here, not in `step_text`: set there, a flood of `[TOOL_CALLS]` cost 1.4 % more.)
+        self.text_final = is_final;
         loop {
             let step = match self.mode {
                 Mode::Text => self.step_text(is_final),
@@ -5835,18 +5841,30 @@ impl<'a> Engine<'a> {
             .take_while(|&&b| WORD_BYTES[usize::from(b)])
             .count();
         let r0 = start - lead;
-        if pos - r0 > 256
-            || r0
-                .checked_sub(1)
+        // The name's own ident starts at `r0`, or one byte before at a name byte that is
+        // no word byte (`:`, `.`, `-`) after a byte that is no name byte (`"a":get_weather(`:
+        // the name bytes the scan tracks are `:get_weather`, which `name_skip` reads as
+        // `get_weather`, the word's own name).
+        let before = |i: usize| {
+            i.checked_sub(1)
                 .and_then(|i| bytes.get(i))
                 .is_some_and(|&b| NAME_BYTES[usize::from(b)])
+        };
+        let led = |i: usize| {
+            i.checked_sub(1)
+                .and_then(|i| bytes.get(i))
+                .is_some_and(|&b| !WORD_BYTES[usize::from(b)])
+                && !before(i - 1)
+        };
+        if pos - r0 > 256
+            || (before(r0) && !led(r0))
             || bytes
                 .get(start..pos)
                 .is_none_or(|n| n.iter().any(|&b| !WORD_BYTES[usize::from(b)]))
         {
             return;
         }
-        // The tokens from there: a word (`WORD`), or one other byte (no name byte).
+        // The tokens from there: a word (`WORD`), or one other byte.
         let mut kinds = [0u16; WORDED_TOKENS];
         let mut at_tok = [0usize; WORDED_TOKENS + 1];
         let mut n = 0;
@@ -5870,8 +5888,6 @@ impl<'a> Engine<'a> {
                         .take_while(|&&c| WORD_BYTES[usize::from(c)])
                         .count();
                     kinds[n] = WORD;
-                } else if NAME_BYTES[usize::from(b)] {
-                    break;
                 } else {
                     kinds[n] = u16::from(b);
                     at += 1;
@@ -5888,11 +5904,22 @@ impl<'a> Engine<'a> {
         }
         let tokens = &kinds[..n];
         let paren = u16::from(b'(');
+        // A token `i` back from token `t` of the unit (read round it).
+        let back = |t: usize, i: usize, p: usize| tokens.get((t + p - i) % p).copied();
+        let byte = |k: Option<u16>, name: bool| {
+            k.is_some_and(|k| k < WORD && NAME_BYTES[usize::from(k as u8)] == name)
+        };
         let Some(period) = period.filter(|&p| {
             tokens.get(1) == Some(&paren)
                 && (1..p).all(|i| {
                     tokens.get(i) != Some(&paren)
-                        || (tokens.get(i - 1) == Some(&WORD) && tokens.get(i + 1) != Some(&paren))
+                        || (tokens.get(i - 1) == Some(&WORD)
+                            && tokens.get(i + 1) != Some(&paren)
+                            // The name bytes the scan tracks before the `(` are the word's,
+                            // or a name byte that is no word byte (`:`, `.`, `-`) then the
+                            // word, after a byte that is no name byte (`"a":get_weather(`,
+                            // which `name_skip` reads as the word): not `a:b(` or `::b(`.
+                            && (!byte(back(i, 2, p), true) || byte(back(i, 3, p), false)))
                 })
         }) else {
             self.worded_miss(pos, at);
@@ -5964,7 +5991,7 @@ impl<'a> Engine<'a> {
                     if u16::from(b) != k
                         || (ask.get(t) == Some(&true)
                             && !self.plain_stop(at, &mut found)
-                            && (b != b'\n' || !self.plain_line_end(at)))
+                            && !self.passed_stop(at, b, found))
                     {
                         break 'walk;
                     }
@@ -6136,6 +6163,53 @@ impl<'a> Engine<'a> {
             .dropped_slot(level, &pieces, region)
             .map(Some)
             .ok_or(())
+    }
+
+    /// Whether the walk of [`Engine::pass_worded_calls`] reads on past the stop `b` at `pos`
+    /// that `plain_stop` did not pass (the opener it found there in `found`): a newline
+    /// [`Engine::plain_line_end`] passes, or an opener [`Engine::declined_at_once`]. Out of
+    /// line: asked in the walk's loop, the two checks there cost the walk ~6 % more a word
+    /// (`get_weather(computer_use({"{w}` 1.4 % more).
+    #[inline(never)]
+    fn passed_stop(&self, pos: usize, b: u8, found: Option<(usize, usize)>) -> bool {
+        (b == b'\n' && self.plain_line_end(pos)) || self.declined_at_once(pos, found)
+    }
+
+    /// Whether the opener `found` at `pos` (the walk of [`Engine::pass_worded_calls`] found
+    /// it there) is declined at once, so that `open` reads its first byte as text, as
+    /// [`Engine::pass_declined_walk`] asks: every family of a region opener declines the
+    /// region (none removes its bytes), or a suffixed marker has no suffix. A worded flood
+    /// with an opener in its unit (`<|python_tag|>get_weather({w}`) was read copy by copy,
+    /// each opener declined, each `name(` scanned (~3,100 instructions a copy, 27.6x prose).
+    #[inline(never)]
+    fn declined_at_once(&self, pos: usize, found: Option<(usize, usize)>) -> bool {
+        let Some(i) = found
+            .filter(|&(at, _)| at == self.base + pos)
+            .map(|(_, i)| i)
+        else {
+            return false;
+        };
+        if self.broken.as_ref().is_some_and(|m| m.opener == i) {
+            return false;
+        }
+        let is_final = self.text_final;
+        let Some(o) = self.ctx.openers.get(i) else {
+            return false;
+        };
+        match &o.action {
+            Action::Region(families) => {
+                let region = self.buf.get(pos..).unwrap_or("");
+                families.iter().all(|by| {
+                    by.removes(region, is_final).is_none()
+                        && by.open_region(region, is_final, &self.ctx).is_none()
+                })
+            }
+            Action::SuffixedReasoning(_) | Action::SuffixedStrip => {
+                let after = self.buf.as_bytes().get(pos + o.text.len()..).unwrap_or(&[]);
+                matches!(read_suffix(after, is_final), Suffix::No)
+            }
+            _ => false,
+        }
     }
 
     /// [`Engine::pass_worded_calls`] found no unit at the `(` at `pos`, having looked at
@@ -8599,6 +8673,95 @@ pub(crate) mod tests {
                 }
                 text.push_str("get_weather(city=\"Paris\")");
                 walk_equals_no_walk(&text, &options);
+            }
+        }
+    }
+
+    // Worded floods whose names follow a name byte that is no word byte (`"a":get_weather(`:
+    // the scan's name `:get_weather`, read as `get_weather`) or whose units hold an opener
+    // declined at once at each copy (`<|python_tag|>get_weather(`, a suffixed `<think:`),
+    // passed by `Engine::pass_worded_calls`: the same text, calls and notes as read opener
+    // by opener, one-shot and streamed; names whose name bytes are their own (`a:b(`,
+    // `x.get_weather(`, `::get_weather(`) and copies whose opener opens a region (a real
+    // call now and then) end a run.
+    #[test]
+    fn worded_copies_after_name_bytes_and_declined_openers_read_as_each_opener() {
+        let options = with_tools(&["get_weather", "computer_use", "a.foo"]);
+        let words = [
+            "the",
+            "weather",
+            "a",
+            "get_weather",
+            "computer_use",
+            "x",
+            "9a",
+            "celsius",
+            "brave_search",
+            "T",
+        ];
+        let real = r#"<|python_tag|>{"name": "get_weather", "parameters": {"city": "Paris"}}"#;
+        let mut rng = Xorshift::new(0x3D5A_71C2_9E0B_46F8_u64);
+        let mut passed = Vec::new();
+        for unit in [
+            "{\"a\":get_weather(",
+            "<think:{\"a\":get_weather(",
+            "<|python_tag|>get_weather(",
+            "<function=get_weather>get_weather(",
+            "computer_use({\"<longcat_tool_call>",
+            "<function\u{120}name=\":computer_use(",
+            "<tool_call>get_weather(",
+            "x.get_weather(",
+            "a:get_weather(",
+            "get_weather(a.foo(",
+            "get_weather(<function={w}>",
+            "<function={w}>{\"a\":get_weather(",
+            "get_weather(<tool_call>{w}\n",
+            "get_weather(<think{w}>",
+            "get_weather(\":computer_use(",
+            "\"::get_weather(",
+            " -get_weather(",
+        ] {
+            for suffix in ["w", "#", "wx"] {
+                for rare in [None, Some(89)] {
+                    let mut text = String::from("Hi. ");
+                    for i in 0..1000 {
+                        let word = match suffix.contains('#') {
+                            true => i.to_string(),
+                            false => words[rng.below(words.len())].to_owned(),
+                        };
+                        match unit.contains("{w}") {
+                            true => text.push_str(&unit.replace("{w}", &word)),
+                            false => text.push_str(&format!("{unit}{word}")),
+                        }
+                        match rare {
+                            Some(r) if i % r == r - 1 => text.push_str(real),
+                            _ => {}
+                        }
+                        if suffix.contains('x') {
+                            text.push('x');
+                        }
+                    }
+                    text.push_str(" get_weather(city=\"Paris\")");
+                    walk_equals_no_walk(&text, &options);
+                    let e = parsed_engine(&text, &options);
+                    passed.push((unit, suffix, rare, e.worded_passed));
+                }
+            }
+        }
+        for (unit, suffix, rare, n) in &passed {
+            if [
+                "{\"a\":get_weather(",
+                "<think:{\"a\":get_weather(",
+                "<|python_tag|>get_weather(",
+                "computer_use({\"<longcat_tool_call>",
+                "<function\u{120}name=\":computer_use(",
+            ]
+            .contains(unit)
+                && rare.is_none()
+                && !suffix.contains('x')
+                && (suffix.contains('#') || !unit.contains("longcat"))
+            {
+                assert!(*n > 300, "{unit:?}{suffix} {rare:?}: {n} copies passed");
             }
         }
     }
