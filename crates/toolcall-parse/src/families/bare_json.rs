@@ -1095,12 +1095,7 @@ mod tests {
         let options = crate::ParseOptions::default();
         let call = r#"{"name": "get_weather", "arguments": {"city": "Paris"}}"#;
         let words = ["the", "weather", "a", "get_weather", "1"];
-        let calls = |p: &toolcall_core::Parsed| {
-            p.calls
-                .iter()
-                .map(|c| (c.name.clone(), c.arguments.clone(), c.origin.clone()))
-                .collect::<Vec<_>>()
-        };
+        let calls = crate::engine::tests::call_parts;
         let (before, mut found) = (UNDECODED.get(), 0);
         for unit in [
             "</think:{\"\n",
@@ -1164,12 +1159,7 @@ mod tests {
     fn one_shot_decodes_are_not_tried_after_a_failure() {
         let options = crate::ParseOptions::default();
         let call = r#"{"name": "get_weather", "arguments": {"city": "Paris"}}"#;
-        let calls = |p: &toolcall_core::Parsed| {
-            p.calls
-                .iter()
-                .map(|c| (c.name.clone(), c.arguments.clone(), c.origin.clone()))
-                .collect::<Vec<_>>()
-        };
+        let calls = crate::engine::tests::call_parts;
         let words = ["the", "weather", "a", "get_weather", "1"];
         // `counted`: each copy's region is read by the reader (not passed by the engine).
         for (unit, tail, counted) in [

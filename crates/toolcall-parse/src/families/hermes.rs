@@ -426,12 +426,7 @@ mod tests {
     fn broken_bodies_after_a_failure_are_not_decoded() {
         let options = crate::ParseOptions::default();
         let call = r#"{"name": "get_weather", "arguments": {"city": "Paris"}}"#;
-        let key = |p: &toolcall_core::Parsed| {
-            p.calls
-                .iter()
-                .map(|c| (c.name.clone(), c.arguments.clone(), c.origin.clone()))
-                .collect::<Vec<_>>()
-        };
+        let key = crate::engine::tests::call_parts;
         let words = ["the", "weather", "1 2", "\"x\" y", "[1 2]"];
         for body in ["{\"a\":", "{\"name\": \"f\", \"arguments\": ", "[{\"a\": 1}, "] {
             for every in [0, 2, 7] {

@@ -1721,12 +1721,7 @@ mod tests {
                     let decoded = crate::parse(&text, &options);
                     crate::repair::KNOWN_FAILURES_OFF.with(|off| off.set(false));
                     // Call ids are drawn at random.
-                    let calls = |p: &toolcall_core::Parsed| {
-                        p.calls
-                            .iter()
-                            .map(|c| (c.name.clone(), c.arguments.clone(), c.origin.clone()))
-                            .collect::<Vec<_>>()
-                    };
+                    let calls = crate::engine::tests::call_parts;
                     assert_eq!(parsed.text, decoded.text, "{text:?}");
                     assert_eq!(parsed.diagnostics, decoded.diagnostics, "{text:?}");
                     assert_eq!(calls(&parsed), calls(&decoded), "{text:?}");
