@@ -9923,8 +9923,6 @@ pub(crate) mod tests {
         }
     }
 
-    /// An engine after a one-shot parse of `text` with `options` (its counters read by
-    /// the flood tests).
     // Floods of closed bare JSON that no decode reads (a key string holding a raw newline
     // and running into the next copy, a word where a value goes), each copy's region
     // closed inside the next copy: `Engine::pass_failed_walk` passes them
@@ -9933,7 +9931,6 @@ pub(crate) mod tests {
     // a comment. Text, calls and every diagnostic are those of the scan alone.
     #[test]
     fn closed_broken_json_floods_walk_as_each_region() {
-        let call = r#"{"name": "get_weather", "arguments": {"city": "Paris"}}"#;
         let units = [
             ("x{\"\n", "}", true),
             ("</think:{\"\n", "}", true),
@@ -9944,17 +9941,9 @@ pub(crate) mod tests {
             ("x{'a': 1,", "}", false),
             ("x{\"a\": 1 // ", "\n}", false),
         ];
-        let words = ["the", "weather", "a", "get_weather", "\u{e9}"];
         for options in [with_get_weather(), crate::ParseOptions::default()] {
             for (head, tail, passes) in units {
-                let mut text = String::from("a ");
-                for k in 0..2000 {
-                    text.push_str(head);
-                    text.push_str(words[k * 7 % 5]);
-                    text.push_str(tail);
-                }
-                text.push(' ');
-                text.push_str(call);
+                let text = failed_flood(head, tail, 2000, 0);
                 walk_equals_no_walk(&text, &options);
                 if passes {
                     let e = parsed_engine(&text, &options);
@@ -9970,18 +9959,9 @@ pub(crate) mod tests {
     // walk of one region a copy, 62x prose). Text, calls and diagnostics are the scan's.
     #[test]
     fn failed_walks_go_on_at_a_bracket_starting_a_line() {
-        let call = r#"{"name": "get_weather", "arguments": {"city": "Paris"}}"#;
-        let words = ["the", "weather", "a", "get_weather", "\u{e9}"];
         for options in [with_get_weather(), crate::ParseOptions::default()] {
             for (head, tail) in [("\n{\"\n", "}"), ("\n  \n[\"\n", "]"), ("\n{\"\n", "}\n")] {
-                let mut text = String::from("a ");
-                for k in 0..500 {
-                    text.push_str(head);
-                    text.push_str(words[k * 7 % 5]);
-                    text.push_str(tail);
-                }
-                text.push(' ');
-                text.push_str(call);
+                let text = failed_flood(head, tail, 500, 0);
                 walk_equals_no_walk(&text, &options);
                 let e = parsed_engine(&text, &options);
                 assert!(
@@ -10000,8 +9980,6 @@ pub(crate) mod tests {
     // diagnostics are the scan's.
     #[test]
     fn failed_walks_start_just_after_a_failed_region() {
-        let call = r#"{"name": "get_weather", "arguments": {"city": "Paris"}}"#;
-        let words = ["the", "weather", "a", "get_weather", "\u{e9}"];
         for options in [with_get_weather(), crate::ParseOptions::default()] {
             for (head, tail, passes) in [
                 ("x{\"a\": 1 ", "}", true),
@@ -10011,17 +9989,7 @@ pub(crate) mod tests {
                 ("x{\"name\": \"f\", \"arguments\": ", "}", false),
             ] {
                 for every in [0, 3] {
-                    let mut text = String::from("a ");
-                    for k in 0..300 {
-                        text.push_str(head);
-                        text.push_str(words[k * 7 % 5]);
-                        text.push_str(tail);
-                        if every > 0 && k % every == 0 {
-                            text.push_str(call);
-                        }
-                    }
-                    text.push(' ');
-                    text.push_str(call);
+                    let text = failed_flood(head, tail, 300, every);
                     walk_equals_no_walk(&text, &options);
                     if passes && every == 0 {
                         let e = parsed_engine(&text, &options);
@@ -10032,6 +10000,25 @@ pub(crate) mod tests {
         }
     }
 
+    /// `copies` of `head`, a word and `tail` after "a ", a real call after every `every`-th
+    /// copy (none for 0) and one at the end: the failed-region walk's floods.
+    fn failed_flood(head: &str, tail: &str, copies: usize, every: usize) -> String {
+        let call = r#"{"name": "get_weather", "arguments": {"city": "Paris"}}"#;
+        let words = ["the", "weather", "a", "get_weather", "\u{e9}"];
+        let mut text = String::from("a ");
+        for k in 0..copies {
+            text.push_str(head);
+            text.push_str(words[k * 7 % 5]);
+            text.push_str(tail);
+            if every > 0 && k % every == 0 {
+                text.push_str(call);
+            }
+        }
+        text.push(' ');
+        text.push_str(call);
+        text
+    }
+
     /// The copies the worded pass passed in a flood ended by a real call, once the parse
     /// is checked equal to the one without the walk.
     fn worded_passed(text: &mut String, options: &crate::ParseOptions) -> usize {
@@ -10040,6 +10027,8 @@ pub(crate) mod tests {
         parsed_engine(text, options).worded_passed
     }
 
+    /// An engine after a one-shot parse of `text` with `options` (its counters read by
+    /// the flood tests).
     fn parsed_engine<'t>(text: &'t str, options: &crate::ParseOptions) -> Engine<'t> {
         let (ctx, _) = options.ctx();
         let mut e = Engine::new(Arc::new(ctx));
