@@ -895,6 +895,33 @@ impl DiagCap {
         self.admit_text(d.level, &d.message)
     }
 
+    /// [`DiagCap::admit_text`] of an error whose message is `text`, its slot `slot` known
+    /// ([`Message::Kept`]): counted there, and kept as the last message as the cap keeps
+    /// any (the passes that ask whether the last note is dropped see it), but for its kind
+    /// worked out again or its memo entry looked up (~200 instructions a note).
+    fn admit_known(&mut self, text: &str, slot: usize) -> bool {
+        self.last_known = None;
+        if let Some(last) = &mut self.last_pieces {
+            last.valid = false;
+        }
+        let level = Level::Error;
+        let is_last = self
+            .last
+            .as_ref()
+            .is_some_and(|(l, m, _)| *l == level && m == text);
+        if !is_last && self.recent_slot(level, text).is_none() {
+            let mut message = self.retire_last();
+            message.push_str(text);
+            self.last = Some((level, message, slot));
+        }
+        self.count(slot)
+    }
+
+    /// The slot of the last message admitted or counted.
+    fn last_slot(&self) -> Option<usize> {
+        self.last.as_ref().map(|l| l.2)
+    }
+
     /// Whether to report a diagnostic at `level` with this message.
     fn admit_text(&mut self, level: Level, text: &str) -> bool {
         self.admit_text_memo(level, text, true)
@@ -2103,6 +2130,32 @@ impl<'a> Engine<'a> {
                 if self.diag_cap.admit(&d) {
                     self.emit_text(start);
                     self.push_diag(d);
+                }
+            }
+            Message::Kept(slot) => {
+                let Some((text, cap)) = self.names.kept_note(slot) else {
+                    return;
+                };
+                let admitted = match cap {
+                    Some(cap) if note.level == Level::Error => self.diag_cap.admit_known(text, cap),
+                    _ => {
+                        let admitted = self.diag_cap.admit_text(note.level, text);
+                        if note.level == Level::Error
+                            && let Some(cap) = self.diag_cap.last_slot()
+                        {
+                            self.names.set_kept_cap(slot, cap);
+                        }
+                        admitted
+                    }
+                };
+                if admitted {
+                    let m = self.names.kept_note(slot).map(|k| k.0.to_owned());
+                    self.emit_text(start);
+                    self.push_diag(Diagnostic::new(
+                        note.level,
+                        m.unwrap_or_default(),
+                        note.span,
+                    ));
                 }
             }
             Message::Pieces(pieces) => {

@@ -821,6 +821,11 @@ pub(crate) enum Message {
     /// shape, not a list of pieces: it keeps [`Advance`], which every reader step
     /// returns, within the size a list made it outgrow.)
     Pieces(Pieces),
+    /// The text [`NameMemo`] keeps in this slot of its closed calls' notes
+    /// ([`NameMemo::kept_note`]), read there, not copied: a flood whose closed calls repeat
+    /// a few texts in turn (`get_weather({w}) `) copied the kept note at each copy and
+    /// worked out its cap slot again (~450 instructions a copy of ~1,700).
+    Kept(usize),
 }
 
 /// See [`Message::Pieces`].
@@ -962,7 +967,8 @@ pub(crate) struct NameMemo {
     /// one only: a flood whose copies hold a few words in turn (`get_weather({w})` after
     /// another family's opener) parsed each copy's arguments (~8,000 instructions a copy
     /// with its note's kind, 54x prose).
-    call_text: Vec<(String, String)>,
+    /// Each with the cap slot ([`NameMemo::kept_note`]) its note was counted in, once known.
+    call_text: Vec<(String, String, Option<usize>)>,
     /// Which of a region's two slots [`NameMemo::keep_call_text`] replaced last.
     call_flip: bool,
     /// The slot of `call_text` kept or found last.
@@ -1069,8 +1075,15 @@ impl NameMemo {
     /// The note text kept for a closed `name(...)` region of exactly these bytes.
     /// The slot kept or found last is compared first, with no hash (a flood of one closed
     /// call, `get_weather(get_weather(x){w}`, hashed it at each copy: 6 % more).
-    #[inline]
+    #[cfg(test)]
     pub(crate) fn call_text(&mut self, region: &str) -> Option<&str> {
+        let slot = self.call_slot(region)?;
+        self.call_text.get(slot).map(|kept| kept.1.as_str())
+    }
+
+    /// The slot of [`NameMemo::call_text`] holding `region` (see there).
+    #[inline]
+    pub(crate) fn call_slot(&mut self, region: &str) -> Option<usize> {
         if self
             .call_text
             .get(self.call_last)
@@ -1078,9 +1091,23 @@ impl NameMemo {
         {
             self.call_last = self.call_slot_of(region)?;
         }
+        Some(self.call_last)
+    }
+
+    /// The note text kept in `slot` ([`Message::Kept`]) and the diagnostic cap's slot for
+    /// it at error level (the level of every kept note), once [`NameMemo::set_kept_cap`]
+    /// noted it: a message's cap slot never changes within a parse.
+    pub(crate) fn kept_note(&self, slot: usize) -> Option<(&str, Option<usize>)> {
         self.call_text
-            .get(self.call_last)
-            .map(|kept| kept.1.as_str())
+            .get(slot)
+            .map(|kept| (kept.1.as_str(), kept.2))
+    }
+
+    /// Notes the cap slot of the note kept in `slot`.
+    pub(crate) fn set_kept_cap(&mut self, slot: usize, cap: usize) {
+        if let Some(kept) = self.call_text.get_mut(slot) {
+            kept.2 = Some(cap);
+        }
     }
 
     /// The slot of [`NameMemo::call_text`] holding `region`, found by its hash.
@@ -1118,6 +1145,7 @@ impl NameMemo {
             kept.0.push_str(region);
             kept.1.clear();
             kept.1.push_str(text);
+            kept.2 = None;
         }
     }
 

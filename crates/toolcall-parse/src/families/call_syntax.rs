@@ -331,9 +331,23 @@ fn closed_call(region: &str, open: usize, n: usize, cx: &mut ReadCx<'_>) -> Resu
 
 /// A closed `name(...)` of `region[..end]`, the same bytes as the last region whose
 /// arguments did not parse: text with the same note ([`crate::family::NameMemo::call_text`]).
+/// Its note is the kept one, not copied ([`Message::Kept`]).
 fn kept_call_text(region: &str, end: usize, cx: &mut ReadCx<'_>) -> Option<Plain> {
-    let text = cx.names.call_text(region.get(..end)?)?.to_owned();
-    Some(text_plain(end, text, cx.span(0, end)))
+    #[cfg(test)]
+    if tests::KEPT_OFF.with(std::cell::Cell::get) {
+        return None;
+    }
+    let slot = cx.names.call_slot(region.get(..end)?)?;
+    Some(Plain {
+        end,
+        scanned: end,
+        diagnostic: Some(Note {
+            level: Level::Error,
+            message: Message::Kept(slot),
+            span: cx.span(0, end),
+        }),
+        label: None,
+    })
 }
 
 /// The note of the closed `name(...)` whose name is at `name` (region offsets) and whose
@@ -363,6 +377,15 @@ fn closed_text(
                 }),
             ..
         }) => Some((level, text)),
+        Err(Plain {
+            diagnostic:
+                Some(Note {
+                    level,
+                    message: Message::Kept(slot),
+                    ..
+                }),
+            ..
+        }) => Some((level, cx.names.kept_note(slot)?.0.to_owned())),
         Err(_) => None,
     }
 }
@@ -559,7 +582,7 @@ impl Family for CallSyntax {
         let note = left_as_text(0, error, 0..0);
         match note.message {
             Message::Pieces(p) => Some((note.level, Pieces { slice, ..p })),
-            Message::Text(_) => None,
+            Message::Text(_) | Message::Kept(_) => None,
         }
     }
     fn instructions(&self) -> Option<Instructions> {
@@ -577,6 +600,52 @@ impl Family for CallSyntax {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    thread_local! {
+        /// Turns the closed-call memo's reuse off ([`kept_call_text`] finds nothing): every
+        /// closed call's arguments are parsed and its note written and counted anew.
+        pub(crate) static KEPT_OFF: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    }
+
+    /// A parse with the memo's kept notes ([`Message::Kept`], counted by the slot the cap
+    /// gave them first) equals one that writes and counts every note anew: a flood of
+    /// closed calls that repeat a few texts in turn, past the cap's share, between other
+    /// notes (fails if the kept note is counted in another slot, skipped, or reported
+    /// with another text).
+    #[test]
+    fn kept_notes_count_as_written_ones() {
+        let mut tools = toolcall_core::Registry::new();
+        for name in ["get_weather", "computer_use"] {
+            let schema = json!({"type": "object", "properties": {"city": {"type": "string"}}});
+            assert!(tools.add_spec(ToolSpec::new(name, "", schema)).is_ok());
+        }
+        let o = crate::ParseOptions {
+            tools: Some(std::sync::Arc::new(tools)),
+            ..crate::ParseOptions::default()
+        };
+        let words = ["the", "weather", "x", "a b", "7", "it's", "\"q", "y1"];
+        let mut text = String::from("Hi ");
+        for i in 0..300 {
+            let w = words[i % words.len()];
+            text.push_str(&format!("get_weather({w}) "));
+            if i % 7 == 3 {
+                text.push_str(&format!("computer_use({w}, {i}) "));
+            }
+            if i % 11 == 5 {
+                text.push_str("[TOOL_CALLS] x ");
+            }
+        }
+        let parse = |off: bool| {
+            KEPT_OFF.with(|k| k.set(off));
+            let p = crate::parse(&text, &o);
+            KEPT_OFF.with(|k| k.set(false));
+            p
+        };
+        let (kept, fresh) = (parse(false), parse(true));
+        assert_eq!(kept.text, fresh.text);
+        assert_eq!(kept.diagnostics, fresh.diagnostics);
+        assert!(kept.diagnostics.len() > 40, "{:?}", kept.diagnostics);
+    }
 
     #[test]
     fn keyword_split() {

@@ -338,6 +338,7 @@ mod tests {
             let region = format!("TOOL_CALL: {name}");
             let written = match super::unregistered(name, 11) {
                 Message::Text(m) => m,
+                Message::Kept(_) => String::new(),
                 Message::Pieces(pieces) => {
                     let mut m = String::new();
                     pieces.write(&region, &mut m);
