@@ -3487,16 +3487,27 @@ impl<'a> Engine<'a> {
     }
 
     /// [`Engine::pass_declined_walk`]: whether opener `j` at `q` (another than the walk's)
-    /// is a region opener every family of which declines at once, asked as `open` asks:
-    /// its first byte is text too (`<tool_call>` inside the MiniMax block opener
-    /// `]<]minimax[>[<tool_call>`, whose numbered flood was read opener by opener, 21x).
+    /// is declined at once, asked as `open` asks: a region opener every family of which
+    /// declines (`<tool_call>` inside the MiniMax block opener `]<]minimax[>[<tool_call>`,
+    /// whose numbered flood was read opener by opener, 21x), or a suffixed marker with no
+    /// suffix after it (`</think:` of `</think:{"\n{w}}`: each copy ended the failed-region
+    /// walk, which began again after it, ~2,970 instructions a copy, 49.9x prose): its
+    /// first byte is text too, as `open`'s `decline_literal` reads it.
     #[inline(never)]
     fn walk_declined(&self, j: usize, q: usize, is_final: bool) -> bool {
         if self.nested {
             return false;
         }
-        let Some(Action::Region(families)) = self.ctx.openers.get(j).map(|o| &o.action) else {
+        let Some(o) = self.ctx.openers.get(j) else {
             return false;
+        };
+        let families = match &o.action {
+            Action::Region(families) => families,
+            Action::SuffixedReasoning(_) | Action::SuffixedStrip => {
+                let after = self.buf.as_bytes().get(q + o.text.len()..).unwrap_or(&[]);
+                return read_suffix(after, is_final) == Suffix::No;
+            }
+            _ => return false,
         };
         let region = self.buf.get(q..).unwrap_or("");
         // A family opening as an earlier one declines as it did, unasked (as `open` asks).
@@ -10022,6 +10033,35 @@ pub(crate) mod tests {
                     "{head:?}: {} walks",
                     e.regions_walked
                 );
+            }
+        }
+    }
+
+    // A failed-region flood whose copies each hold a suffixed marker with no suffix
+    // (`</think:{"\n{w}}`): `Engine::walk_declined` reads the marker as `open` does (its
+    // first byte text), so one walk passes many copies instead of ending at each marker
+    // (one walk a copy, 49.9x prose). Beside them markers that have a suffix (a reasoning
+    // block or a stripped token the walk must leave to the scan). Text, calls and
+    // diagnostics are the scan's.
+    #[test]
+    fn failed_walks_go_on_past_suffixed_markers_without_a_suffix() {
+        for options in [with_get_weather(), crate::ParseOptions::default()] {
+            for (head, tail, passes) in [
+                ("</think:{\"\n", "}", true),
+                ("<think:{\"\t", "}", true),
+                ("</think:1>{\"\n", "}", false),
+                ("<think:2>{\"\n", "}</think:2>", false),
+            ] {
+                let text = failed_flood(head, tail, 500, 0);
+                walk_equals_no_walk(&text, &options);
+                if passes {
+                    let e = parsed_engine(&text, &options);
+                    assert!(
+                        (1..20).contains(&e.regions_walked),
+                        "{head:?}: {} walks",
+                        e.regions_walked
+                    );
+                }
             }
         }
     }
