@@ -219,9 +219,11 @@ thread_local! {
 /// the common ones of broken markup: a byte where a value goes (`expected value`), after a
 /// key (`expected `:``), after an object's or a list's value (`expected `,` or `}``, `…
 /// `]``) or after the whole value (`trailing characters`), each a peek error at that byte.
-/// `None` (parse it) at anything else: an escape or control character in a string, a
-/// number with a fraction or exponent, the end of the text, a closer after a comma, a key
-/// that is no string, nesting past 64. A flood of broken blocks
+/// Also a control character in a string before any escape, and a word that is not
+/// `true`, `false` or `null` where a value goes (`expected ident`, past its first byte that
+/// differs). `None` (parse it) at anything else: an escape in a string, a number with a
+/// fraction or exponent, the end of the text, a closer after a comma, a key that is no
+/// string, nesting past 64. A flood of broken blocks
 /// (`Action:\n```json{"a":{#}["`) parsed each and formatted its error (~600 instructions);
 /// see `strict_failure_is_the_serde_error`.
 fn strict_failure(s: &str) -> Option<KnownFailure> {
@@ -246,6 +248,20 @@ fn strict_failure(s: &str) -> Option<KnownFailure> {
     let fail = |code: &'static str, at: usize, line: (usize, usize)| {
         Some(KnownFailure {
             code,
+            line: line.0,
+            column: at + 1 - line.1,
+        })
+    };
+    // A control character in a string, at `at`: serde_json fails past it (a newline
+    // starts the line it fails on).
+    let control = |at: usize, line: (usize, usize)| {
+        let line = if b.get(at) == Some(&b'\n') {
+            (line.0 + 1, at + 1)
+        } else {
+            line
+        };
+        Some(KnownFailure {
+            code: "control character (\\u0000-\\u001F) found while parsing a string",
             line: line.0,
             column: at + 1 - line.1,
         })
@@ -282,7 +298,10 @@ fn strict_failure(s: &str) -> Option<KnownFailure> {
                     if c == b'{' { St::ObjFirst } else { St::First }
                 }
                 b'"' => {
-                    i = string_end(b, i)?;
+                    i = match string_end(b, i) {
+                        Ok(end) => end?,
+                        Err(at) => return control(at, line),
+                    };
                     St::After
                 }
                 b't' | b'f' | b'n' => {
@@ -291,7 +310,17 @@ fn strict_failure(s: &str) -> Option<KnownFailure> {
                         b'f' => b"false",
                         _ => b"null",
                     };
-                    if !b.get(i..)?.starts_with(word) {
+                    // serde_json reads the word byte by byte and fails past the first that
+                    // differs (`expected ident`; a reply's word, `the`, `nothing`); the
+                    // end of the text or a newline there is left to it.
+                    let rest = b.get(i..)?;
+                    if let Some(k) = word.iter().zip(rest).position(|(w, r)| w != r) {
+                        return match rest.get(k) {
+                            Some(b'\n') => None,
+                            _ => fail("expected ident", i + k, line),
+                        };
+                    }
+                    if rest.len() < word.len() {
                         return None;
                     }
                     i += word.len();
@@ -321,7 +350,10 @@ fn strict_failure(s: &str) -> Option<KnownFailure> {
                 if c != b'"' {
                     return None;
                 }
-                i = string_end(b, i)?;
+                i = match string_end(b, i) {
+                    Ok(end) => end?,
+                    Err(at) => return control(at, line),
+                };
                 St::Colon
             }
             St::Colon => {
@@ -353,14 +385,21 @@ fn strict_failure(s: &str) -> Option<KnownFailure> {
     }
 }
 
-/// The end of the string whose quote is at `i` (past its closing quote), when it holds no
-/// escape or control character (serde_json's errors for those are not read here).
-fn string_end(b: &[u8], i: usize) -> Option<usize> {
-    let rest = b.get(i + 1..)?;
-    let close = rest
+/// The end of the string whose quote is at `i` (past its closing quote), or `Err` with
+/// the offset of its first control character (before any escape); `Ok(None)` at an
+/// escape (its errors are not read here) or where the text ends in the string.
+fn string_end(b: &[u8], i: usize) -> Result<Option<usize>, usize> {
+    let Some(rest) = b.get(i + 1..) else {
+        return Ok(None);
+    };
+    match rest
         .iter()
-        .position(|&d| d == b'"' || d == b'\\' || d < 0x20)?;
-    (rest.get(close) == Some(&b'"')).then_some(i + close + 2)
+        .position(|&d| d == b'"' || d == b'\\' || d < 0x20)
+    {
+        Some(k) if rest.get(k) == Some(&b'"') => Ok(Some(i + k + 2)),
+        Some(k) if rest.get(k).is_some_and(|&d| d < 0x20) => Err(i + 1 + k),
+        _ => Ok(None),
+    }
 }
 
 /// serde_json's error for `s`, which does not parse: [`Skip`] is read as `Value` is
@@ -622,7 +661,7 @@ pub(crate) fn never_decodes(s: &str) -> bool {
                 // it: a multi-byte character's rest is no quote), or the end.
                 i += 1;
                 loop {
-                    match memchr::memchr2(c, b'\\', b.get(i..).unwrap_or(&[])) {
+                    match string_stop(b.get(i..).unwrap_or(&[]), c) {
                         Some(k) if b.get(i + k) == Some(&b'\\') => i += k + 2,
                         Some(k) => {
                             i += k + 1;
@@ -704,18 +743,20 @@ pub(crate) fn never_decodes(s: &str) -> bool {
             c if c.is_ascii_alphanumeric() || matches!(c, b'_' | b'$' | b'-' | b'+' | b'.') => {
                 // A run of the bytes words and numbers are made of: the repair writes it
                 // as one token (a word beside digits or signs joins them).
+                // Its classes gathered in one loop (`TOKEN_BYTES`): a word is a run with no
+                // `-`, `+` or `.` that starts with no digit (a second walk over the run and
+                // the byte tests cost a flood of broken bare JSON, `x{"\n{w}}`, ~110
+                // instructions a region).
                 let from = i;
-                while b.get(i).is_some_and(|&d| {
-                    d.is_ascii_alphanumeric() || matches!(d, b'_' | b'$' | b'-' | b'+' | b'.')
-                }) {
+                let mut classes = 0;
+                while let Some(&t) = b.get(i).map(|&d| &TOKEN_BYTES[usize::from(d)])
+                    && t != 0
+                {
+                    classes |= t;
                     i += 1;
                 }
                 let run = b.get(from..i).unwrap_or(&[]);
-                let word = !c.is_ascii_digit()
-                    && !matches!(c, b'-' | b'+' | b'.')
-                    && run
-                        .iter()
-                        .all(|&d| d.is_ascii_alphanumeric() || d == b'_' || d == b'$');
+                let word = !c.is_ascii_digit() && classes & NUMBER_ONLY == 0;
                 let key = word && matches!(last, b'{' | b',') && {
                     match b.get(blanks(i)) {
                         Some(b':') => true,
@@ -746,6 +787,41 @@ pub(crate) fn never_decodes(s: &str) -> bool {
         i += 1;
     }
     want != Want::End
+}
+
+/// [`never_decodes`]'s classes of the bytes words and numbers are made of: `WORD_BYTE`
+/// for ASCII letters, digits, `_` and `$`, `NUMBER_ONLY` for `-`, `+` and `.`; 0 for
+/// every other byte.
+static TOKEN_BYTES: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut i = 0;
+    while i < 256 {
+        let c = i as u8;
+        t[i] = if c.is_ascii_alphanumeric() || c == b'_' || c == b'$' {
+            WORD_BYTE
+        } else if c == b'-' || c == b'+' || c == b'.' {
+            NUMBER_ONLY
+        } else {
+            0
+        };
+        i += 1;
+    }
+    t
+};
+const WORD_BYTE: u8 = 1;
+const NUMBER_ONLY: u8 = 2;
+
+/// The offset in `rest` of the first `quote` or `\`: [`never_decodes`] in a string. The
+/// last few bytes of a text byte by byte (the vector search's setup cost a flood of broken
+/// bare JSON, `x{"\n{w}}`, whose regions are ~20 bytes, ~70 instructions a region; its
+/// first 16 bytes so, before the search, cost `[TOOL_CALLS]{"\n{w}}` 1 %).
+#[inline(always)]
+fn string_stop(rest: &[u8], quote: u8) -> Option<usize> {
+    if rest.len() < 24 {
+        rest.iter().position(|&d| d == quote || d == b'\\')
+    } else {
+        memchr::memchr2(quote, b'\\', rest)
+    }
 }
 
 /// Whether `run` is a JSON number: `-`? then `0` or digits not starting with `0`, then
@@ -1410,6 +1486,11 @@ break", "n": False}"#,
             " [ 1 ,\n\r\t{ \"b\" : [ true , false , null ] } , -0 , -12 x ] y",
             "{\"k\" \n 1}",
             "[1, 2.5, 1e3, 01, -, \"a\\b\", \"\u{1}\", tru, ]",
+            // Control characters in strings and keys, words that are no literal (`expected
+            // ident`): a flood of `Action: ```json{"a":"\n{w}` or `{"a":{w}`.
+            "{\"a\":\"\ntheAction: ```json{\"a\":\"\nweather",
+            "{\"a\":theAction: ```json{\"a\":nothing}",
+            " [\"x\", \n\"\u{1f}\", {\"k\u{1}\": 1}, fals, nul\n, t\u{e9}]",
         ];
         let alphabet = "{}[]\",: \n\t\r\\\u{1}trueflsn01259.e-xA\u{e9}";
         let texts = prefixes_and_random(&whole, true, alphabet, 0x3c6e_f372_fe94_f82b, 40_000);
