@@ -7477,11 +7477,58 @@ impl<'a> Engine<'a> {
         // (its `nested` scan skips every other opener): content holding none of their
         // starts is sent as text by it, nothing else, and its text is this engine's. A
         // flood of one-byte fences (```` ```\nx\n```\n ````) made a sub-engine each.
+        if crate::repair::last_decode_failed() {
+            return self.fence_value_is_text(content, inner);
+        }
         holds_no_nested_region(
             inner.as_bytes(),
             &self.ctx.openers,
             self.ctx.limits.max_depth,
         )
+    }
+
+    /// [`holds_no_nested_region`] of a fence's content (`inner`, at `content`) after a
+    /// decode that failed, and also `true` where it holds one closed value and nothing else
+    /// a sub-engine reads ([`nested_read`]'s `Err`), whose region is abandoned as text with
+    /// no note, decided without decoding it (`closed_fails_without_note`, as the walk of
+    /// failed regions decides one), where no value is at the reply's start (the
+    /// sub-engine's `at_start`) and within the sub-engine's rescan budget. A flood of
+    /// fences around a broken value (```` ```json\n{"a": 1 {w}}\n``` ````) made a
+    /// sub-engine each (~6,500 instructions a 27-byte fence, 66x prose). Not asked before
+    /// a decode failed (a valid call's fence is read by its sub-engine, unwalked); out of
+    /// line, its own walk: the value's offsets out of [`holds_no_nested_region`]'s loop
+    /// cost fences of a word (```` ```\nx\n```\n{w} ````) 3-4 % more (session 51).
+    #[inline(never)]
+    fn fence_value_is_text(&self, content: usize, inner: &str) -> bool {
+        let value = match nested_read::<true>(
+            inner.as_bytes(),
+            &self.ctx.openers,
+            self.ctx.limits.max_depth,
+        ) {
+            Ok(text) => return text,
+            Err(value) => value,
+        };
+        #[cfg(test)]
+        if self.no_walk {
+            return false;
+        }
+        if !self.seen_visible {
+            return false;
+        }
+        let (from, to) = (content + value.start, content + value.end);
+        let text = value.len() <= RESCAN_BASE
+            && self.buf.get(from..to).is_some_and(|v| {
+                crate::families::bare_json::closed_fails_without_note(
+                    v,
+                    self.span(from, to),
+                    &self.ctx,
+                )
+            });
+        #[cfg(test)]
+        if text {
+            FENCES_PASSED.set(FENCES_PASSED.get() + 1);
+        }
+        text
     }
 
     /// Whether a markup fence's content starts with a region opener.
@@ -7655,6 +7702,24 @@ fn holds_no_nested_region(
     openers: &crate::openers::Openers,
     max_depth: usize,
 ) -> bool {
+    nested_read::<false>(content, openers, max_depth) == Ok(true)
+}
+
+#[cfg(test)]
+thread_local! {
+    /// Tests: the fences [`Engine::fence_value_is_text`] passed as text.
+    static FENCES_PASSED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// [`holds_no_nested_region`]'s walk (`Ok`), and with `VALUE`, `Err` with the offsets of
+/// the content's one bracket region where its scan closes it there and nothing else in the
+/// content is read by a sub-engine (where `Ok(false)` comes back without `VALUE`).
+#[inline(always)]
+fn nested_read<const VALUE: bool>(
+    content: &[u8],
+    openers: &crate::openers::Openers,
+    max_depth: usize,
+) -> Result<bool, Range<usize>> {
     let mut line_start = true;
     let mut bracket = None;
     let mut brackets = 0usize;
@@ -7666,10 +7731,10 @@ fn holds_no_nested_region(
     let mut keys = crate::families::bare_json::CallKeys::default();
     for (i, &b) in content.iter().enumerate() {
         match b {
-            b'(' => return false,
+            b'(' => return Ok(false),
             b'[' | b'{' => {
                 if line_start && openers.line_first(b) {
-                    return false;
+                    return Ok(false);
                 }
                 let first = *bracket.get_or_insert(i);
                 brackets += 1;
@@ -7680,7 +7745,7 @@ fn holds_no_nested_region(
                 if brackets > 1
                     && (closed || brackets.saturating_mul(content.len() - first) > RESCAN_BASE)
                 {
-                    return false;
+                    return Ok(false);
                 }
                 line_start = false;
             }
@@ -7689,7 +7754,7 @@ fn holds_no_nested_region(
             _ => {
                 if matches!(b, b']' | b'}') && bracket.is_some() {
                     if brackets > 1 {
-                        return false;
+                        return Ok(false);
                     }
                     closed = true;
                 } else if matches!(b, b'"' | b'\'') && bracket.is_some() {
@@ -7705,21 +7770,21 @@ fn holds_no_nested_region(
                         .iter()
                         .any(|o| matches!(match_at(content, i, o.text, true), Marker::Full))
                 {
-                    return false;
+                    return Ok(false);
                 }
                 line_start = false;
             }
         }
     }
     let Some(region) = bracket.and_then(|k| content.get(k..)) else {
-        return true;
+        return Ok(true);
     };
     if keys.looks_like_call() {
-        return false;
+        return Ok(false);
     }
     if brackets > 1 {
         // No closer and within the budget, or the loop said no.
-        return true;
+        return Ok(true);
     }
     // No closer of its kind at all: no scan closes it (asked first, as it costs less).
     let closer = if region.first() == Some(&b'[') {
@@ -7727,11 +7792,17 @@ fn holds_no_nested_region(
     } else {
         b'}'
     };
-    memchr::memchr(closer, region).is_none()
-        || !matches!(
-            crate::scanner::Scanner::new(max_depth, false).advance(region),
-            crate::scanner::Scan::Done(_)
-        )
+    if memchr::memchr(closer, region).is_none() {
+        return Ok(true);
+    }
+    match crate::scanner::Scanner::new(max_depth, false).advance(region) {
+        crate::scanner::Scan::Done(n) if VALUE => {
+            let from = content.len() - region.len();
+            Err(from..from + n)
+        }
+        crate::scanner::Scan::Done(_) => Ok(false),
+        _ => Ok(true),
+    }
 }
 
 /// The period of a unit that starts with the bracket `bytes[pos]` and runs to a later copy
@@ -10122,6 +10193,58 @@ pub(crate) mod tests {
 
     /// An engine after a one-shot parse of `text` with `options` (its counters read by
     /// the flood tests).
+    // Fences around one closed broken value and nothing else a sub-engine reads
+    // (```` ```json\n{"a": 1 {w}}\n``` ````): after a decode that failed, each is text
+    // without a sub-engine when its value's region is abandoned with no note (66x prose).
+    // Beside them fences of calls, of a call's keys, of values that decode, of a list, one
+    // at the reply's start. Text, calls and diagnostics are the sub-engines' (`no_walk`).
+    #[test]
+    fn fences_around_a_broken_value_are_text() {
+        let call = r#"{"name": "get_weather", "arguments": {"city": "Paris"}}"#;
+        let words = ["the", "weather", "1", "get_weather", "\u{e9}"];
+        for options in [with_get_weather(), crate::ParseOptions::default()] {
+            for (head, tail, passes) in [
+                ("```json\n{\"a\": 1 ", "}\n```\n", true),
+                ("```\n[1 ", "]\n```\nx ", true),
+                ("```json\n{\"a\": ", "}\n```\n", false),
+                (
+                    "```json\n{\"name\": \"f\", \"arguments\": ",
+                    "}\n```\n",
+                    false,
+                ),
+                ("```json\n{'a': 1 ", "} x\n```\n", true),
+                ("```json\n{\"a\": 1 ", "} {\n```\n", false),
+                // After a broken one (`the`), one that decodes (`1`) into a call's shape
+                // with no call's keys: its diagnostic is the sub-engine's.
+                (
+                    "```json\n{\"type\": \"tool_use\", \"name\": \"get_weather\", \"input\": ",
+                    "}\n```\n",
+                    false,
+                ),
+            ] {
+                for every in [0, 4] {
+                    for lead in ["", "Sure.\n"] {
+                        let mut text = String::from(lead);
+                        for k in 0..60 {
+                            text.push_str(head);
+                            text.push_str(words[k * 7 % 5]);
+                            text.push_str(tail);
+                            if every > 0 && k % every == 0 {
+                                text.push_str(&format!("```json\n{call}\n```\n"));
+                            }
+                        }
+                        let before = FENCES_PASSED.get();
+                        walk_equals_no_walk(&text, &options);
+                        let passed = FENCES_PASSED.get() - before;
+                        if passes && every == 0 {
+                            assert!(passed > 40, "{text:?}: {passed}");
+                        }
+                    }
+                }
+            }
+        }
+    }
+
     fn parsed_engine<'t>(text: &'t str, options: &crate::ParseOptions) -> Engine<'t> {
         let (ctx, _) = options.ctx();
         let mut e = Engine::new(Arc::new(ctx));
