@@ -24,7 +24,10 @@ pub struct Limits {
     /// (`{}` is one level): a call nested deeper is not run, with an error. JSON is never
     /// decoded deeper than 127 levels (`serde_json`'s own bound), whatever this says.
     pub max_depth: usize,
-    /// Maximum calls returned for one reply; further calls are dropped with a diagnostic.
+    /// Maximum calls returned for one reply: the first call past it is dropped with an
+    /// error diagnostic, and the rest of the reply is passed through as text, unparsed (as
+    /// input past `max_input_bytes` is), so a reply looping on one call costs no more to
+    /// read than its text.
     pub max_calls: usize,
 }
 

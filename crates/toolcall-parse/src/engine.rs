@@ -1397,6 +1397,8 @@ pub(crate) struct Engine<'a> {
     /// the compare at each unit of a flood of the header.
     step_found: LastFound,
     received: usize,
+    /// Past a limit (`max_input_bytes`, or a call past `max_calls`): the rest of the
+    /// reply is passed through as text, unparsed.
     overflow: bool,
     call_count: usize,
     /// Next event index (a started call that never finishes still used one).
@@ -2214,14 +2216,22 @@ impl<'a> Engine<'a> {
     /// Emits a finished call; `announced`: the index its `CallStarted` already used.
     fn emit_call(&mut self, call: ToolCall, announced: Option<usize>) {
         if self.call_count >= self.ctx.limits.max_calls {
-            let span = call.origin.span.clone();
-            self.diag(Diagnostic::error(
-                format!(
-                    "call to {:?} dropped: more than {} calls in one reply",
-                    call.name, self.ctx.limits.max_calls
-                ),
-                span,
-            ));
+            // Once: the rest of the reply is text from here ([`Engine::pass_rest`]). Read
+            // on, a reply looping on one call past the limit built, dropped and noted each
+            // copy: `get_weather() ` 95x prose, `[get_weather()]` 146x
+            // (`bench/flood_screen.py`).
+            if !self.overflow {
+                let span = call.origin.span.clone();
+                self.diag(Diagnostic::error(
+                    format!(
+                        "call to {:?} dropped: more than {} calls in one reply; the rest is passed through as text, unparsed",
+                        call.name, self.ctx.limits.max_calls
+                    ),
+                    span,
+                ));
+                self.overflow = true;
+                self.wake = None;
+            }
             return;
         }
         self.flush_text_event();
@@ -2661,6 +2671,10 @@ impl<'a> Engine<'a> {
                 Mode::Fence { .. } => self.step_fence(is_final),
                 Mode::Region { .. } => self.step_region(is_final),
             };
+            if self.overflow {
+                self.pass_rest();
+                break;
+            }
             match step {
                 Step::Continue => {
                     if self.pos >= self.buf.len()
@@ -2673,6 +2687,19 @@ impl<'a> Engine<'a> {
             }
         }
         self.settle_text(is_final);
+    }
+
+    /// A call past `max_calls` was dropped ([`Engine::emit_call`]): whatever the buffer
+    /// holds past what was emitted or read as markup goes out as text, and so does every
+    /// later push (`feed`'s overflow arm).
+    #[cold]
+    fn pass_rest(&mut self) {
+        self.announced.clear();
+        self.mode = Mode::Text;
+        let len = self.buf.len();
+        self.emit_text(len);
+        self.pos = len;
+        self.ident_start = None;
     }
 
     /// After a scan: emits the text now decided (at the end all of it), as one event.
@@ -10500,6 +10527,64 @@ pub(crate) mod tests {
                 parsed.calls[0].arguments,
                 serde_json::json!({"city": "Paris"})
             );
+        }
+    }
+
+    /// A reply past `max_calls`: the first call past it is dropped with one error and the
+    /// rest of the reply, calls of any family included, is text, one-shot and streamed in
+    /// pushes of any size (read on, each later call was built, dropped and noted).
+    #[test]
+    fn the_rest_of_a_reply_past_max_calls_is_text() {
+        let mut options = with_get_weather();
+        options.limits.max_calls = 3;
+        let call = "[get_weather()]";
+        let rest = format!(
+            "{} then <tool_call>{{\"name\": \"get_weather\", \"arguments\": {{}}}}</tool_call> get_weather() end",
+            call.repeat(2)
+        );
+        let text = format!("a {}{rest}", call.repeat(4));
+        let whole = crate::parse(&text, &options);
+        assert_eq!(whole.calls.len(), 3);
+        let errors: Vec<_> = whole
+            .diagnostics
+            .iter()
+            .filter(|d| d.level == Level::Error)
+            .collect();
+        assert_eq!(errors.len(), 1, "{errors:?}");
+        assert!(errors[0].message.contains("passed through as text"));
+        assert_eq!(whole.text, format!("a {rest}"));
+        for size in 1..=9 {
+            let mut stream = crate::StreamParser::new(options.clone());
+            let mut events = Vec::new();
+            let mut piece = String::new();
+            for c in text.chars() {
+                piece.push(c);
+                if piece.len() >= size {
+                    events.extend(stream.push(&piece));
+                    piece.clear();
+                }
+            }
+            events.extend(stream.push(&piece));
+            events.extend(stream.finish());
+            let mut streamed_text = String::new();
+            let mut calls = 0;
+            let mut messages = Vec::new();
+            for e in events {
+                match e {
+                    StreamEvent::Text { text } => streamed_text.push_str(&text),
+                    StreamEvent::CallFinished { .. } => calls += 1,
+                    StreamEvent::Diagnostic { diagnostic } => messages.push(diagnostic.message),
+                    _ => {}
+                }
+            }
+            assert_eq!(streamed_text, whole.text, "pushes of {size}");
+            assert_eq!(calls, 3, "pushes of {size}");
+            let want: Vec<_> = whole
+                .diagnostics
+                .iter()
+                .map(|d| d.message.clone())
+                .collect();
+            assert_eq!(messages, want, "pushes of {size}");
         }
     }
 

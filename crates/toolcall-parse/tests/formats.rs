@@ -711,15 +711,18 @@ fn limits_are_enforced_with_diagnostics() {
     let mut o = auto();
     o.limits.max_calls = 2;
     let one = r#"<tool_call>{"name":"t","arguments":{}}</tool_call>"#;
-    let p = parse(&one.repeat(5), &o);
+    let p = parse(&format!("{}, then the end", one.repeat(5)), &o);
     assert_eq!(p.calls.len(), 2);
-    assert_eq!(
-        p.diagnostics
-            .iter()
-            .filter(|d| d.level == Level::Error)
-            .count(),
-        3
-    );
+    // The third call is dropped with one error, and the rest of the reply (the fourth
+    // and fifth calls' markup and the words after them) is text, unparsed.
+    let errors: Vec<_> = p
+        .diagnostics
+        .iter()
+        .filter(|d| d.level == Level::Error)
+        .collect();
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert!(errors[0].message.contains("passed through as text"));
+    assert_eq!(p.text, format!("{}, then the end", one.repeat(2)));
     let deep = format!(
         "<tool_call>{}{}</tool_call>",
         "[".repeat(500),
