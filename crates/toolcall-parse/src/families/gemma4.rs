@@ -1002,6 +1002,26 @@ mod tests {
         }
     }
 
+    // A short text is written as it is exactly when it needs no escape and holds no byte
+    // of the quote's first (its fragment, as `plain_entries_read_as_direct_entry_reads`
+    // checks, is what the escaping writer gives). Fails with the verbatim copy off.
+    #[test]
+    fn texts_needing_no_escape_are_written_as_they_are() {
+        for t in ["Kyiv", "", "left_click", "é✓ \u{7f}", "a b, c: {d} [e] > |"] {
+            assert!(verbatim_text(t, b'<'), "{t:?}");
+            let mut json = String::new();
+            push_json_str(&mut json, t);
+            assert_eq!(json, format!("\"{t}\""));
+        }
+        for t in ["a\"b", "a\\b", "a\nb", "\u{1f}", "\t", "a<b"] {
+            assert!(!verbatim_text(t, b'<'), "{t:?}");
+        }
+        for entry in [r#"k:<|"|>a"b<|"|>"#, r#"k:<|"|>a\b<|"|>"#, "k:<|\"|>a\nb<|\"|>"] {
+            let (k, v, fragment) = plain_entry(entry, QUOTE, ',').unwrap();
+            assert_eq!(fragment, format!(",{}:{v}", Value::from(k)), "{entry}");
+        }
+    }
+
     #[test]
     fn runs_are_copied_with_every_state_change() {
         let j = to_json(
@@ -1126,11 +1146,15 @@ fn plain_entry<'s>(s: &'s str, quote: &str, lead: char) -> Option<(&'s str, Valu
     // texts hold no byte of the quote's first, one search says so (a short text's bytes
     // looked at in a plain loop: a `memchr` call's setup cost ~80 instructions more on a
     // word, `bench_profile "gemma4/100 calls" stream4`).
+    // A short text that holds no byte of the quote's first and none that JSON escapes is
+    // written as it is, found in the same pass.
+    let mut verbatim = false;
     let text = rest.strip_prefix(quote).and_then(|after| {
         let body = after.strip_suffix(quote)?;
         let q0 = *quote.as_bytes().first()?;
         let has_q0 = if body.len() <= SHORT_TEXT {
-            body.bytes().any(|c| c == q0)
+            verbatim = verbatim_text(body, q0);
+            !verbatim && body.bytes().any(|c| c == q0)
         } else {
             memchr::memchr(q0, body.as_bytes()).is_some()
         };
@@ -1152,7 +1176,13 @@ fn plain_entry<'s>(s: &'s str, quote: &str, lead: char) -> Option<(&'s str, Valu
     fragment.push_str("\":");
     let v = match text {
         Some(t) => {
-            push_json_str(&mut fragment, t);
+            if verbatim {
+                fragment.push('"');
+                fragment.push_str(t);
+                fragment.push('"');
+            } else {
+                push_json_str(&mut fragment, t);
+            }
             Value::String(t.to_owned())
         }
         None if integer => {
@@ -1163,6 +1193,25 @@ fn plain_entry<'s>(s: &'s str, quote: &str, lead: char) -> Option<(&'s str, Valu
     };
     Some((key, v, fragment))
 }
+
+/// Whether a short text (`body`, at most [`SHORT_TEXT`] bytes) holds no `q0` (the quote's
+/// first byte) and no byte a JSON string escapes: [`plain_entry`] writes it as it is, from
+/// the one pass that looked for `q0` (the escape search, then its copy, cost ~120
+/// instructions a text: `bench_profile "gemma4/100 calls" into4`).
+fn verbatim_text(body: &str, q0: u8) -> bool {
+    body.bytes().all(|c| c != q0 && !JSON_ESCAPED[usize::from(c)])
+}
+
+/// The bytes a JSON string escapes: `"`, `\` and the control bytes below 0x20.
+static JSON_ESCAPED: [bool; 256] = {
+    let mut t = crate::scanner::byte_set(b"\"\\");
+    let mut b = 0;
+    while b < 0x20 {
+        t[b] = true;
+        b += 1;
+    }
+    t
+};
 
 /// A plain unsigned integer as [`Direct::scalar`] reads it without the decoder: 1-18
 /// digits, no leading zero.
