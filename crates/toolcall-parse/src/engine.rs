@@ -1472,6 +1472,12 @@ pub(crate) struct Engine<'a> {
     finished: bool,
     /// Visible text (non-whitespace) or a call has been produced.
     seen_visible: bool,
+    /// Whether the last decode of the last fence a sub-engine read failed
+    /// ([`crate::repair::last_decode_failed`] after it): the fences after it are walked
+    /// for a broken value ([`Engine::fence_value_is_text`]). Kept here, not read at each
+    /// fence: the thread-local's read cost a flood of one-word fences (```` ```\nx\n```\n ````)
+    /// 1 %. Decides no result (the walk passes only what the sub-engine sends as text).
+    fence_failed: bool,
     /// How the reply ended (read by readers once the input has ended).
     pub(crate) reply_end: ReplyEnd,
     /// Bytes fed ahead of the reply (an implied opener, [`crate::StreamParser`]): never
@@ -1694,6 +1700,7 @@ impl<'a> Engine<'a> {
             reasoning: Vec::new(),
             finished: false,
             seen_visible: false,
+            fence_failed: false,
             reply_end,
             hidden: 0,
             wake: None,
@@ -7504,7 +7511,7 @@ impl<'a> Engine<'a> {
         // (its `nested` scan skips every other opener): content holding none of their
         // starts is sent as text by it, nothing else, and its text is this engine's. A
         // flood of one-byte fences (```` ```\nx\n```\n ````) made a sub-engine each.
-        if crate::repair::last_decode_failed() {
+        if self.fence_failed {
             return self.fence_value_is_text(content, inner);
         }
         holds_no_nested_region(
@@ -7522,19 +7529,36 @@ impl<'a> Engine<'a> {
     /// sub-engine's `at_start`) and within the sub-engine's rescan budget. A flood of
     /// fences around a broken value (```` ```json\n{"a": 1 {w}}\n``` ````) made a
     /// sub-engine each (~6,500 instructions a 27-byte fence, 66x prose). Not asked before
-    /// a decode failed (a valid call's fence is read by its sub-engine, unwalked); out of
+    /// a fence's decode failed (`fence_failed`: a valid call's fence is read by its
+    /// sub-engine, unwalked); out of
     /// line, its own walk: the value's offsets out of [`holds_no_nested_region`]'s loop
     /// cost fences of a word (```` ```\nx\n```\n{w} ````) 3-4 % more (session 51).
     #[inline(never)]
     fn fence_value_is_text(&self, content: usize, inner: &str) -> bool {
-        let value = match nested_read::<true>(
+        let region = match nested_read::<true>(
             inner.as_bytes(),
             &self.ctx.openers,
             self.ctx.limits.max_depth,
         ) {
             Ok(text) => return text,
-            Err(value) => value,
+            Err(region) => region,
         };
+        // The region's scan, by a scanner kept for the next fence (a new one's stack was
+        // allocated and freed a fence: ~190 instructions of a flood's 27-byte fence). A
+        // thread's, not this engine's: kept here, `fence_is_text` took `&mut self`, and
+        // the text scan that asks it cost fences of a word (```` ```\nx\n```\n ````) 4 %.
+        let max_depth = self.ctx.limits.max_depth;
+        let mut sc = match FENCE_SCANNER.take() {
+            Some((depth, sc)) if depth == max_depth => sc,
+            _ => Scanner::new(max_depth, false),
+        };
+        sc.restart();
+        let scan = sc.advance(inner.as_bytes().get(region.clone()).unwrap_or(&[]));
+        FENCE_SCANNER.set(Some((max_depth, sc)));
+        let Scan::Done(n) = scan else {
+            return true;
+        };
+        let value = region.start..region.start + n;
         #[cfg(test)]
         if self.no_walk {
             return false;
@@ -7599,6 +7623,7 @@ impl<'a> Engine<'a> {
             sub.finished = true;
             sub.flush_text_event();
             std::mem::swap(&mut sub.diag_cap, &mut diag_cap);
+            self.fence_failed = crate::repair::last_decode_failed();
             (
                 std::mem::take(&mut sub.events),
                 std::mem::take(&mut sub.labels),
@@ -7732,6 +7757,13 @@ fn holds_no_nested_region(
     nested_read::<false>(content, openers, max_depth) == Ok(true)
 }
 
+thread_local! {
+    /// The scanner [`Engine::fence_value_is_text`] scans a fence's value with (and its
+    /// depth bound), kept for the next one.
+    static FENCE_SCANNER: std::cell::Cell<Option<(usize, Scanner)>> =
+        const { std::cell::Cell::new(None) };
+}
+
 #[cfg(test)]
 thread_local! {
     /// Tests: the fences [`Engine::fence_value_is_text`] passed as text.
@@ -7739,8 +7771,8 @@ thread_local! {
 }
 
 /// [`holds_no_nested_region`]'s walk (`Ok`), and with `VALUE`, `Err` with the offsets of
-/// the content's one bracket region where its scan closes it there and nothing else in the
-/// content is read by a sub-engine (where `Ok(false)` comes back without `VALUE`).
+/// the content from its one bracket where that is all that is left to decide: the scan of
+/// that region (its scan closes it: `Ok(false)` without `VALUE`; else `Ok(true)`).
 #[inline(always)]
 fn nested_read<const VALUE: bool>(
     content: &[u8],
@@ -7822,14 +7854,14 @@ fn nested_read<const VALUE: bool>(
     if memchr::memchr(closer, region).is_none() {
         return Ok(true);
     }
-    match crate::scanner::Scanner::new(max_depth, false).advance(region) {
-        crate::scanner::Scan::Done(n) if VALUE => {
-            let from = content.len() - region.len();
-            Err(from..from + n)
-        }
-        crate::scanner::Scan::Done(_) => Ok(false),
-        _ => Ok(true),
+    if VALUE {
+        let from = content.len() - region.len();
+        return Err(from..content.len());
     }
+    Ok(!matches!(
+        crate::scanner::Scanner::new(max_depth, false).advance(region),
+        crate::scanner::Scan::Done(_)
+    ))
 }
 
 /// The period of a unit that starts with the bracket `bytes[pos]` and runs to a later copy

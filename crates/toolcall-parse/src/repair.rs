@@ -10,6 +10,7 @@
 //! no colon follows) off the key, with serde_json's message, instead of decoding it: a flood
 //! of such blocks (`Action: ```json{"`) measured 28.2x -> 18.1x prose one-shot at 128 KB.
 
+use crate::families::bare_json::CallKeys;
 use serde_json::Value;
 use toolcall_core::Repair;
 
@@ -617,6 +618,37 @@ pub(crate) fn never_decodes(s: &str) -> bool {
     if NEVER_DECODES_OFF.with(std::cell::Cell::get) {
         return false;
     }
+    never_decodes_walk::<false>(s, &mut CallKeys::default()).0
+}
+
+/// [`never_decodes`] of a bare JSON region and whether it holds no call's keys
+/// (`looks_like_call`): both in one walk, the keys noted at each quote the walk passes
+/// (`KEYS`) and, where it stops early, at the quotes after it. A flood of broken bare JSON
+/// (`x{"\n{w}}`, whose regions fail at the word after their first string) walked each
+/// region twice (~150 instructions a region).
+pub(crate) fn never_decodes_nor_calls(s: &str) -> bool {
+    #[cfg(test)]
+    if NEVER_DECODES_OFF.with(std::cell::Cell::get) {
+        return false;
+    }
+    let mut keys = CallKeys::default();
+    let (fails, at) = never_decodes_walk::<true>(s, &mut keys);
+    fails && {
+        // A short rest without a quote (a region's closer after the word it failed at)
+        // skips the quote walk's setup.
+        let rest = s.as_bytes().get(at..).unwrap_or(&[]);
+        if rest.len() > 8 || rest.iter().any(|&d| d == b'"' || d == b'\'') {
+            keys.note_quotes(rest);
+        }
+        !keys.looks_like_call()
+    }
+}
+
+/// [`never_decodes`]'s walk, and the offset it stopped at; with `KEYS`, the call keys at
+/// every quote before that offset are noted in `keys` (in strings too: the other quote,
+/// one after a `\\`).
+#[inline(always)]
+fn never_decodes_walk<const KEYS: bool>(s: &str, keys: &mut CallKeys) -> (bool, usize) {
     #[derive(Clone, Copy, PartialEq)]
     enum Want {
         Value,
@@ -650,143 +682,164 @@ pub(crate) fn never_decodes(s: &str) -> bool {
             Want::CommaOrClose
         }
     };
-    while let Some(&c) = b.get(i) {
-        match c {
-            b' ' | b'\t' | b'\n' | b'\r' => {
-                i += 1;
-                continue;
-            }
-            b'"' | b'\'' => {
-                // To the closing quote as the repair reads it (a `\` takes the byte after
-                // it: a multi-byte character's rest is no quote), or the end.
-                i += 1;
-                loop {
-                    match string_stop(b.get(i..).unwrap_or(&[]), c) {
-                        Some(k) if b.get(i + k) == Some(&b'\\') => i += k + 2,
-                        Some(k) => {
-                            i += k + 1;
-                            break;
-                        }
-                        None => {
+    let mut walk = || {
+        while let Some(&c) = b.get(i) {
+            match c {
+                b' ' | b'\t' | b'\n' | b'\r' => {
+                    i += 1;
+                    continue;
+                }
+                b'"' | b'\'' => {
+                    // To the closing quote as the repair reads it (a `\` takes the byte after
+                    // it: a multi-byte character's rest is no quote), or the end.
+                    if KEYS {
+                        keys.at_quote(c, b.get(i + 1..).unwrap_or(&[]));
+                    }
+                    i += 1;
+                    loop {
+                        let rest = b.get(i..).unwrap_or(&[]);
+                        let stop = if KEYS {
+                            quote_stop(rest)
+                        } else {
+                            string_stop(rest, c)
+                        };
+                        let Some(k) = stop else {
                             i = b.len();
                             break;
+                        };
+                        let d = rest.get(k).copied().unwrap_or(c);
+                        if d == b'\\' {
+                            if KEYS && let Some(&q @ (b'"' | b'\'')) = rest.get(k + 1) {
+                                keys.at_quote(q, rest.get(k + 2..).unwrap_or(&[]));
+                            }
+                            i += k + 2;
+                            continue;
+                        }
+                        if KEYS {
+                            keys.at_quote(d, rest.get(k + 1..).unwrap_or(&[]));
+                        }
+                        i += k + 1;
+                        if d == c {
+                            break;
                         }
                     }
+                    want = match want {
+                        Want::Value | Want::ValueOrClose => after_value(depth),
+                        Want::KeyOrClose | Want::Key => Want::Colon,
+                        _ => return true,
+                    };
+                    last = b'"';
+                    continue;
                 }
-                want = match want {
-                    Want::Value | Want::ValueOrClose => after_value(depth),
-                    Want::KeyOrClose | Want::Key => Want::Colon,
-                    _ => return true,
-                };
-                last = b'"';
-                continue;
-            }
-            b'/' => return !matches!(b.get(i + 1), Some(b'/' | b'*')),
-            b',' => {
-                let j = blanks(i + 1);
-                match b.get(j) {
-                    // Dropped (a trailing comma): no token, `last` kept.
-                    Some(b'}' | b']') => {
-                        i += 1;
-                        continue;
-                    }
-                    // Unicode blanks the repair looks past, and any other such byte,
-                    // are copied where JSON allows none: the repair fails either way.
-                    Some(0x0b | 0x0c | 0x80..) => return true,
-                    _ => {}
-                }
-                if want != Want::CommaOrClose {
-                    return true;
-                }
-                want = if objects & 1 == 1 {
-                    Want::Key
-                } else {
-                    Want::Value
-                };
-            }
-            b'{' | b'[' => {
-                if !matches!(want, Want::Value | Want::ValueOrClose) {
-                    return true;
-                }
-                if depth == 64 {
-                    return false;
-                }
-                depth += 1;
-                objects = objects << 1 | u64::from(c == b'{');
-                want = if c == b'{' {
-                    Want::KeyOrClose
-                } else {
-                    Want::ValueOrClose
-                };
-            }
-            b'}' | b']' => {
-                let object = objects & 1 == 1;
-                let fits = match want {
-                    Want::KeyOrClose => c == b'}',
-                    Want::ValueOrClose => c == b']',
-                    Want::CommaOrClose => object == (c == b'}'),
-                    _ => false,
-                };
-                if !fits {
-                    return true;
-                }
-                depth -= 1;
-                objects >>= 1;
-                want = after_value(depth);
-            }
-            b':' => {
-                if want != Want::Colon {
-                    return true;
-                }
-                want = Want::Value;
-            }
-            c if c.is_ascii_alphanumeric() || matches!(c, b'_' | b'$' | b'-' | b'+' | b'.') => {
-                // A run of the bytes words and numbers are made of: the repair writes it
-                // as one token (a word beside digits or signs joins them).
-                // Its classes gathered in one loop (`TOKEN_BYTES`): a word is a run with no
-                // `-`, `+` or `.` that starts with no digit (a second walk over the run and
-                // the byte tests cost a flood of broken bare JSON, `x{"\n{w}}`, ~110
-                // instructions a region).
-                let from = i;
-                let mut classes = 0;
-                while let Some(&t) = b.get(i).map(|&d| &TOKEN_BYTES[usize::from(d)])
-                    && t != 0
-                {
-                    classes |= t;
-                    i += 1;
-                }
-                let run = b.get(from..i).unwrap_or(&[]);
-                let word = !c.is_ascii_digit() && classes & NUMBER_ONLY == 0;
-                let key = word && matches!(last, b'{' | b',') && {
-                    match b.get(blanks(i)) {
-                        Some(b':') => true,
+                b'/' => return !matches!(b.get(i + 1), Some(b'/' | b'*')),
+                b',' => {
+                    let j = blanks(i + 1);
+                    match b.get(j) {
+                        // Dropped (a trailing comma): no token, `last` kept.
+                        Some(b'}' | b']') => {
+                            i += 1;
+                            continue;
+                        }
+                        // Unicode blanks the repair looks past, and any other such byte,
+                        // are copied where JSON allows none: the repair fails either way.
                         Some(0x0b | 0x0c | 0x80..) => return true,
+                        _ => {}
+                    }
+                    if want != Want::CommaOrClose {
+                        return true;
+                    }
+                    want = if objects & 1 == 1 {
+                        Want::Key
+                    } else {
+                        Want::Value
+                    };
+                }
+                b'{' | b'[' => {
+                    if !matches!(want, Want::Value | Want::ValueOrClose) {
+                        return true;
+                    }
+                    if depth == 64 {
+                        return false;
+                    }
+                    depth += 1;
+                    objects = objects << 1 | u64::from(c == b'{');
+                    want = if c == b'{' {
+                        Want::KeyOrClose
+                    } else {
+                        Want::ValueOrClose
+                    };
+                }
+                b'}' | b']' => {
+                    let object = objects & 1 == 1;
+                    let fits = match want {
+                        Want::KeyOrClose => c == b'}',
+                        Want::ValueOrClose => c == b']',
+                        Want::CommaOrClose => object == (c == b'}'),
                         _ => false,
+                    };
+                    if !fits {
+                        return true;
                     }
-                };
-                want = match want {
-                    Want::KeyOrClose | Want::Key if key => Want::Colon,
-                    Want::Value | Want::ValueOrClose
-                        if key
-                            || matches!(
-                                run,
-                                b"true" | b"false" | b"null" | b"True" | b"False" | b"None"
-                            )
-                            || (!word && is_json_number(run)) =>
+                    depth -= 1;
+                    objects >>= 1;
+                    want = after_value(depth);
+                }
+                b':' => {
+                    if want != Want::Colon {
+                        return true;
+                    }
+                    want = Want::Value;
+                }
+                c if c.is_ascii_alphanumeric() || matches!(c, b'_' | b'$' | b'-' | b'+' | b'.') => {
+                    // A run of the bytes words and numbers are made of: the repair writes it
+                    // as one token (a word beside digits or signs joins them).
+                    // Its classes gathered in one loop (`TOKEN_BYTES`): a word is a run with no
+                    // `-`, `+` or `.` that starts with no digit (a second walk over the run and
+                    // the byte tests cost a flood of broken bare JSON, `x{"\n{w}}`, ~110
+                    // instructions a region).
+                    let from = i;
+                    let mut classes = 0;
+                    while let Some(&t) = b.get(i).map(|&d| &TOKEN_BYTES[usize::from(d)])
+                        && t != 0
                     {
-                        after_value(depth)
+                        classes |= t;
+                        i += 1;
                     }
-                    _ => return true,
-                };
-                last = b'a';
-                continue;
+                    let run = b.get(from..i).unwrap_or(&[]);
+                    let word = !c.is_ascii_digit() && classes & NUMBER_ONLY == 0;
+                    let key = word && matches!(last, b'{' | b',') && {
+                        match b.get(blanks(i)) {
+                            Some(b':') => true,
+                            Some(0x0b | 0x0c | 0x80..) => return true,
+                            _ => false,
+                        }
+                    };
+                    want = match want {
+                        Want::KeyOrClose | Want::Key if key => Want::Colon,
+                        Want::Value | Want::ValueOrClose
+                            if key
+                                || matches!(
+                                    run,
+                                    b"true" | b"false" | b"null" | b"True" | b"False" | b"None"
+                                )
+                                || (!word && is_json_number(run)) =>
+                        {
+                            after_value(depth)
+                        }
+                        _ => return true,
+                    };
+                    last = b'a';
+                    continue;
+                }
+                _ => return true,
             }
-            _ => return true,
+            last = c;
+            i += 1;
         }
-        last = c;
-        i += 1;
-    }
-    want != Want::End
+        want != Want::End
+    };
+    let fails = walk();
+    (fails, i)
 }
 
 /// [`never_decodes`]'s classes of the bytes words and numbers are made of: `WORD_BYTE`
@@ -821,6 +874,17 @@ fn string_stop(rest: &[u8], quote: u8) -> Option<usize> {
         rest.iter().position(|&d| d == quote || d == b'\\')
     } else {
         memchr::memchr2(quote, b'\\', rest)
+    }
+}
+
+/// The offset in `rest` of the first quote (`"`, `'`) or `\\`: [`never_decodes_nor_calls`]
+/// in a string, which notes the call keys at every quote ([`string_stop`]'s search).
+#[inline(always)]
+fn quote_stop(rest: &[u8]) -> Option<usize> {
+    if rest.len() < 24 {
+        rest.iter().position(|&d| matches!(d, b'"' | b'\'' | b'\\'))
+    } else {
+        memchr::memchr3(b'"', b'\'', b'\\', rest)
     }
 }
 
@@ -1507,6 +1571,54 @@ break", "n": False}"#,
             }
         }
         assert!(read * 3 > failed, "{read} of {failed}");
+    }
+
+    /// `never_decodes_nor_calls` is `never_decodes` and no call's keys (`looks_like_call`),
+    /// over texts of keys, quotes of both kinds, escapes and JSON's bytes (keys before,
+    /// inside and after the byte the walk stops at, in strings of the other quote).
+    #[test]
+    fn never_decodes_nor_calls_is_both() {
+        let pieces = [
+            "\"name\"",
+            "'name'",
+            "\"arguments\"",
+            "'parameters'",
+            "\"tools\"",
+            "\"command\"",
+            "\"session_id\"",
+            "\"",
+            "'",
+            "\\",
+            "{",
+            "}",
+            "[",
+            "]",
+            ":",
+            ",",
+            " ",
+            "\n",
+            "x",
+            "1",
+            "true",
+            "name",
+        ];
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut seen = [0usize; 3];
+        for _ in 0..60_000 {
+            seed = seed
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            let mut t = String::new();
+            for k in 0..(seed >> 60) as u32 + 2 {
+                let r = (seed.rotate_left(5 * k + 3) >> 40) as usize;
+                t.push_str(pieces[r % pieces.len()]);
+            }
+            let never = never_decodes(&t);
+            let keys = crate::families::bare_json::looks_like_call(t.as_bytes());
+            assert_eq!(never_decodes_nor_calls(&t), never && !keys, "{t:?}");
+            seen[usize::from(never) + usize::from(never && keys)] += 1;
+        }
+        assert!(seen.iter().all(|&n| n > 500), "{seen:?}");
     }
 
     /// Where `known_failure` finds a failure, the lenient decode fails with the message it

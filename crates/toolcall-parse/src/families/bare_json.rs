@@ -319,7 +319,7 @@ pub(crate) fn fails_without_note(scanned: &[u8], ctx: &Ctx) -> bool {
 /// holds no call's keys. Asked by the engine's walk of failed regions
 /// (`Engine::walk_failed_region`), as [`fails_without_note`] is of a failed scan.
 pub(crate) fn closed_fails_without_note(region: &str, span: Range<usize>, ctx: &Ctx) -> bool {
-    if !crate::repair::never_decodes(region) || looks_like_call(region.as_bytes()) {
+    if !crate::repair::never_decodes_nor_calls(region) {
         return false;
     }
     let jcx = JsonCx {
@@ -956,33 +956,41 @@ const QUOTES_MAX: usize = 256;
 /// nine searches (~770 instructions a region).
 fn call_keys_at_quotes(region: &[u8]) -> bool {
     let mut keys = CallKeys::default();
-    // A byte loop: the iterator's vector search cost more than the few bytes (~400
-    // instructions a region of 12). Eight bytes at a time, the quotes among them found by
-    // a word's test ([`quote_bytes`]), the last few byte by byte: a failed region of a
-    // flood (`{"0]<]minimax[>[<tool_call>x{"1]`, 33 bytes, 2 quotes) cost ~400
-    // instructions byte by byte.
-    let mut words = region.chunks_exact(8);
-    let mut base = 0;
-    for word in &mut words {
-        let mut quotes = quote_bytes(u64::from_le_bytes(
-            <[u8; 8]>::try_from(word).unwrap_or_default(),
-        ));
-        // Each byte flagged is checked (a flag past the first may be a borrow's).
-        while quotes != 0 {
-            let k = (quotes.trailing_zeros() / 8) as usize;
-            quotes &= quotes - 1;
-            if let Some(&q @ (b'"' | b'\'')) = word.get(k) {
+    keys.note_quotes(region);
+    keys.looks_like_call()
+}
+
+impl CallKeys {
+    /// Notes the keys at each quote of `region` ([`call_keys_at_quotes`]'s walk).
+    pub(crate) fn note_quotes(&mut self, region: &[u8]) {
+        let keys = self;
+        // A byte loop: the iterator's vector search cost more than the few bytes (~400
+        // instructions a region of 12). Eight bytes at a time, the quotes among them found by
+        // a word's test ([`quote_bytes`]), the last few byte by byte: a failed region of a
+        // flood (`{"0]<]minimax[>[<tool_call>x{"1]`, 33 bytes, 2 quotes) cost ~400
+        // instructions byte by byte.
+        let mut words = region.chunks_exact(8);
+        let mut base = 0;
+        for word in &mut words {
+            let mut quotes = quote_bytes(u64::from_le_bytes(
+                <[u8; 8]>::try_from(word).unwrap_or_default(),
+            ));
+            // Each byte flagged is checked (a flag past the first may be a borrow's).
+            while quotes != 0 {
+                let k = (quotes.trailing_zeros() / 8) as usize;
+                quotes &= quotes - 1;
+                if let Some(&q @ (b'"' | b'\'')) = word.get(k) {
+                    keys.at_quote(q, region.get(base + k + 1..).unwrap_or(&[]));
+                }
+            }
+            base += 8;
+        }
+        for (k, &q) in words.remainder().iter().enumerate() {
+            if q == b'"' || q == b'\'' {
                 keys.at_quote(q, region.get(base + k + 1..).unwrap_or(&[]));
             }
         }
-        base += 8;
     }
-    for (k, &q) in words.remainder().iter().enumerate() {
-        if q == b'"' || q == b'\'' {
-            keys.at_quote(q, region.get(base + k + 1..).unwrap_or(&[]));
-        }
-    }
-    keys.looks_like_call()
 }
 
 /// The high bit of each byte of the eight in `x` (little-endian) that may be a quote (`"`
@@ -1017,10 +1025,12 @@ impl CallKeys {
     /// Decided by the byte after the quote first: each key starts with its own letter
     /// (`n`, `a`, `p`, `t`, `c`, `s`), so a quote before any other byte compares nothing
     /// (six prefix compares a quote, each a `memcmp` call, were ~130 instructions of a
-    /// fence of ```` ```\n{"x```\n1 ````). The keys found are bits of one byte.
+    /// fence of ```` ```\n{"x```\n1 ````). The keys found are bits of one byte. The
+    /// closing quote's byte before the prefix (a `memcmp` call): a key of a word starting
+    /// so (`"a": 1`) compared its prefix at each quote (~20 instructions).
     #[inline]
     pub(crate) fn at_quote(&mut self, q: u8, rest: &[u8]) {
-        let key = |k: &[u8]| rest.starts_with(k) && rest.get(k.len()) == Some(&q);
+        let key = |k: &[u8]| rest.get(k.len()) == Some(&q) && rest.starts_with(k);
         let found = match rest.first() {
             Some(b'n') if key(b"name") => Self::NAME,
             Some(b'a') if key(b"arguments") => Self::ARGS,
