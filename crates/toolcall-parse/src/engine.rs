@@ -725,6 +725,82 @@ fn found_kind_is(format: &str, kind: &str) -> bool {
     rest.is_empty()
 }
 
+/// [`DiagCap::chars_kind_into`] of a message as it is written (after the level's tag, one
+/// byte): it stops the write (`Err`) once it has read all the kind depends on.
+struct KindWriter {
+    kind: String,
+    quoted: bool,
+    chars: usize,
+}
+
+impl std::fmt::Write for KindWriter {
+    fn write_str(&mut self, s: &str) -> std::fmt::Result {
+        let mut rest = s;
+        while !rest.is_empty() {
+            if self.chars >= 200 || self.kind.len().saturating_sub(1) >= 60 {
+                return Err(std::fmt::Error);
+            }
+            // Runs at once, not a character at a time (a push each cost ~25 instructions,
+            // ~2,700 a note): quoted text, skipped to its closing quote (its characters
+            // counted), and an ASCII run of plain bytes (no quote, no digit), as many as the
+            // kind and the 200 characters have room for (a byte a character).
+            let b = rest.as_bytes();
+            let chars_room = 200 - self.chars;
+            if self.quoted {
+                let end = memchr::memchr(b'"', b).unwrap_or(b.len());
+                let skipped = rest.get(..end).unwrap_or("");
+                let n = if skipped.is_ascii() {
+                    skipped.len()
+                } else {
+                    skipped.chars().count()
+                };
+                if n >= chars_room {
+                    self.chars = 200;
+                    return Err(std::fmt::Error);
+                }
+                self.chars += n;
+                rest = rest.get(end..).unwrap_or("");
+                if end > 0 {
+                    continue;
+                }
+            } else {
+                let room = chars_room.min(61 - self.kind.len());
+                let look = b.get(..room).unwrap_or(b);
+                let run = look
+                    .iter()
+                    .position(|&c| !c.is_ascii() || c == b'"' || c.is_ascii_digit())
+                    .unwrap_or(look.len());
+                if run > 0 {
+                    self.kind.push_str(rest.get(..run).unwrap_or(""));
+                    self.chars += run;
+                    rest = rest.get(run..).unwrap_or("");
+                    continue;
+                }
+            }
+            let mut chars = rest.chars();
+            let Some(c) = chars.next() else {
+                break;
+            };
+            rest = chars.as_str();
+            self.chars += 1;
+            match c {
+                '"' => {
+                    self.quoted = !self.quoted;
+                    self.kind.push('"');
+                }
+                _ if self.quoted => {}
+                '0'..='9' => {
+                    if !self.kind.ends_with('#') {
+                        self.kind.push('#');
+                    }
+                }
+                c => self.kind.push(c),
+            }
+        }
+        Ok(())
+    }
+}
+
 /// The pieces of the last note [`DiagCap`] admitted or counted (see its `last_pieces`).
 #[derive(Debug)]
 struct LastPieces {
@@ -917,9 +993,39 @@ impl DiagCap {
         self.count(slot)
     }
 
-    /// The slot of the last message admitted or counted.
-    fn last_slot(&self) -> Option<usize> {
-        self.last.as_ref().map(|l| l.2)
+    /// Whether the kind in `slot` has had its reported share (a note of it is dropped).
+    fn is_full(&self, slot: usize) -> bool {
+        self.kinds
+            .get(slot)
+            .is_some_and(|(_, n)| *n >= DIAGS_PER_KIND)
+    }
+
+    /// Counts a note of the full kind in `slot` ([`DiagCap::is_full`]), dropped, as
+    /// [`DiagCap::admit_text`] counts it, its message not kept as the last (a cache).
+    fn count_dropped_note(&mut self, slot: usize) {
+        self.last_known = None;
+        if let Some(last) = &mut self.last_pieces {
+            last.valid = false;
+        }
+        self.count(slot);
+    }
+
+    /// The slot of the message `write` writes at `level`, from its kind alone: the writer
+    /// works the kind out as it is written and stops the message there
+    /// ([`KindWriter`]: the rest is never written).
+    fn written_slot(
+        &mut self,
+        level: Level,
+        write: impl FnOnce(&mut KindWriter) -> std::fmt::Result,
+    ) -> usize {
+        let mut w = KindWriter {
+            kind: self.start_kind(level),
+            quoted: false,
+            chars: 0,
+        };
+        // `Err` once the kind is whole.
+        let _ = write(&mut w);
+        self.slot(Kind::Text(w.kind))
     }
 
     /// Whether to report a diagnostic at `level` with this message.
@@ -2141,32 +2247,7 @@ impl<'a> Engine<'a> {
                     self.push_diag(d);
                 }
             }
-            Message::Kept(slot) => {
-                let Some((text, cap)) = self.names.kept_note(slot) else {
-                    return;
-                };
-                let admitted = match cap {
-                    Some(cap) if note.level == Level::Error => self.diag_cap.admit_known(text, cap),
-                    _ => {
-                        let admitted = self.diag_cap.admit_text(note.level, text);
-                        if note.level == Level::Error
-                            && let Some(cap) = self.diag_cap.last_slot()
-                        {
-                            self.names.set_kept_cap(slot, cap);
-                        }
-                        admitted
-                    }
-                };
-                if admitted {
-                    let m = self.names.kept_note(slot).map(|k| k.0.to_owned());
-                    self.emit_text(start);
-                    self.push_diag(Diagnostic::new(
-                        note.level,
-                        m.unwrap_or_default(),
-                        note.span,
-                    ));
-                }
-            }
+            Message::Kept(slot) => self.kept_note(start, slot, note.level, note.span),
             Message::Pieces(pieces) => {
                 let region = self.buf.get(start..).unwrap_or("");
                 if self.diag_cap.admit_pieces(note.level, &pieces, region) {
@@ -2178,6 +2259,45 @@ impl<'a> Engine<'a> {
                     self.push_diag(Diagnostic::new(note.level, m, note.span));
                 }
             }
+        }
+    }
+
+    /// A closed call's note kept by [`NameMemo`] in `slot` ([`Message::Kept`]): counted in
+    /// the cap slot its text got first, found once from its kind (its first bytes, written
+    /// where the note is unwritten: [`DiagCap::written_slot`]), and written only when the
+    /// cap reports it. A dropped one leaves the cap's last message as it was (a cache of
+    /// message slots: a flood of closed calls that differ at each copy copied each there).
+    fn kept_note(&mut self, start: usize, slot: usize, level: Level, span: Range<usize>) {
+        let error = level == Level::Error;
+        let cap = match self.names.kept_cap(slot) {
+            Some(cap) if error => Some(cap),
+            _ if error => {
+                let names = &self.names;
+                let cap = self
+                    .diag_cap
+                    .written_slot(level, |w| names.write_kept(slot, w));
+                self.names.set_kept_cap(slot, cap);
+                Some(cap)
+            }
+            _ => None,
+        };
+        if let Some(cap) = cap
+            && self.diag_cap.is_full(cap)
+        {
+            self.diag_cap.count_dropped_note(cap);
+            return;
+        }
+        let Some(text) = self.names.kept_text(slot) else {
+            return;
+        };
+        let admitted = match cap {
+            Some(cap) => self.diag_cap.admit_known(text, cap),
+            None => self.diag_cap.admit_text(level, text),
+        };
+        if admitted {
+            let m = self.names.kept_text(slot).map(str::to_owned);
+            self.emit_text(start);
+            self.push_diag(Diagnostic::new(level, m.unwrap_or_default(), span));
         }
     }
 
@@ -8195,6 +8315,54 @@ pub(crate) mod tests {
                 DiagCap::kind_into(m, &mut got, base);
                 assert_eq!(got, want, "{m:?} after {prefix:?}");
             }
+        }
+    }
+
+    /// [`KindWriter`] (a message's kind worked out as it is written, in pieces, and the
+    /// write stopped once the kind is whole) gives the kind [`DiagCap::chars_kind_into`]
+    /// gives for the whole message: ASCII and not, quotes, digits, long messages (fails if
+    /// its bulk runs overrun the kind's 60 bytes or the 200 characters, or miss a quote or
+    /// a digit).
+    #[test]
+    fn kind_writer_is_the_character_walk() {
+        use std::fmt::Write as _;
+        let alphabet = [
+            'a', 'b', ' ', '"', '0', '1', '9', '#', ':', 'x', '\u{e9}', '\u{4e2d}',
+        ];
+        let mut seed: u64 = 0x51_7cc1_b727_220a;
+        let mut next = || {
+            seed = seed
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            (seed >> 33) as usize
+        };
+        for round in 0..4_000 {
+            let len = next() % if round % 2 == 0 { 90 } else { 320 };
+            let ascii = round % 3 == 0;
+            let m: String = (0..len)
+                .map(|_| alphabet[next() % if ascii { 10 } else { alphabet.len() }])
+                .collect();
+            let mut want = String::from("e");
+            DiagCap::chars_kind_into(&m, &mut want, 1);
+            let mut w = KindWriter {
+                kind: String::from("e"),
+                quoted: false,
+                chars: 0,
+            };
+            // In random pieces, each on character boundaries.
+            let mut rest = m.as_str();
+            while !rest.is_empty() {
+                let mut cut = (next() % 12).min(rest.len());
+                while !rest.is_char_boundary(cut) {
+                    cut += 1;
+                }
+                let (piece, more) = rest.split_at(cut);
+                if w.write_str(piece).is_err() {
+                    break;
+                }
+                rest = more;
+            }
+            assert_eq!(w.kind, want, "{m:?}");
         }
     }
 

@@ -821,8 +821,8 @@ pub(crate) enum Message {
     /// shape, not a list of pieces: it keeps [`Advance`], which every reader step
     /// returns, within the size a list made it outgrow.)
     Pieces(Pieces),
-    /// The text [`NameMemo`] keeps in this slot of its closed calls' notes
-    /// ([`NameMemo::kept_note`]), read there, not copied: a flood whose closed calls repeat
+    /// The note [`NameMemo`] keeps in this slot for a closed call ([`NameMemo::kept_text`]),
+    /// read there, not copied, and written only when the cap reports it: a flood whose closed calls repeat
     /// a few texts in turn (`get_weather({w}) `) copied the kept note at each copy and
     /// worked out its cap slot again (~450 instructions a copy of ~1,700).
     Kept(usize),
@@ -967,8 +967,7 @@ pub(crate) struct NameMemo {
     /// one only: a flood whose copies hold a few words in turn (`get_weather({w})` after
     /// another family's opener) parsed each copy's arguments (~8,000 instructions a copy
     /// with its note's kind, 54x prose).
-    /// Each with the cap slot ([`NameMemo::kept_note`]) its note was counted in, once known.
-    call_text: Vec<(String, String, Option<usize>)>,
+    call_text: Vec<KeptCall>,
     /// Which of a region's two slots [`NameMemo::keep_call_text`] replaced last.
     call_flip: bool,
     /// The slot of `call_text` kept or found last.
@@ -1049,6 +1048,20 @@ impl NameFilter {
     }
 }
 
+/// A closed `name(...)` region [`NameMemo`] keeps, with its note.
+#[derive(Debug, Default)]
+struct KeptCall {
+    region: String,
+    /// Its note, once written ([`NameMemo::kept_text`]).
+    text: String,
+    /// Its `(`'s offset and why its arguments do not parse, while its note is unwritten: a
+    /// note the cap drops is never written (a numbered flood, `get_weather(x{#})`, wrote
+    /// each copy's).
+    error: Option<(usize, crate::families::call_syntax::ArgError)>,
+    /// The diagnostic cap's slot its note is counted in, once known.
+    cap: Option<usize>,
+}
+
 /// The longest region [`NameMemo::call_text`] keeps (its key is copied at each miss).
 const MAX_CALL_KEY: usize = 256;
 /// How many closed regions [`NameMemo::call_text`] keeps.
@@ -1073,40 +1086,83 @@ impl NameMemo {
     }
 
     /// The note text kept for a closed `name(...)` region of exactly these bytes.
-    /// The slot kept or found last is compared first, with no hash (a flood of one closed
-    /// call, `get_weather(get_weather(x){w}`, hashed it at each copy: 6 % more).
     #[cfg(test)]
     pub(crate) fn call_text(&mut self, region: &str) -> Option<&str> {
         let slot = self.call_slot(region)?;
-        self.call_text.get(slot).map(|kept| kept.1.as_str())
+        self.kept_text(slot)
+    }
+
+    /// Whether any closed region has been kept ([`NameMemo::call_text`]).
+    #[inline]
+    pub(crate) fn keeps_calls(&self) -> bool {
+        !self.call_text.is_empty()
     }
 
     /// The slot of [`NameMemo::call_text`] holding `region` (see there).
+    /// The slot kept or found last is compared first, with no hash (a flood of one closed
+    /// call, `get_weather(get_weather(x){w}`, hashed it at each copy: 6 % more).
     #[inline]
     pub(crate) fn call_slot(&mut self, region: &str) -> Option<usize> {
         if self
             .call_text
             .get(self.call_last)
-            .is_none_or(|kept| kept.0 != region)
+            .is_none_or(|kept| kept.region != region)
         {
             self.call_last = self.call_slot_of(region)?;
         }
         Some(self.call_last)
     }
 
-    /// The note text kept in `slot` ([`Message::Kept`]) and the diagnostic cap's slot for
-    /// it at error level (the level of every kept note), once [`NameMemo::set_kept_cap`]
-    /// noted it: a message's cap slot never changes within a parse.
-    pub(crate) fn kept_note(&self, slot: usize) -> Option<(&str, Option<usize>)> {
-        self.call_text
-            .get(slot)
-            .map(|kept| (kept.1.as_str(), kept.2))
+    /// The note kept in `slot` ([`Message::Kept`]), written now if it was kept unwritten.
+    pub(crate) fn kept_text(&mut self, slot: usize) -> Option<&str> {
+        let kept = self.call_text.get_mut(slot)?;
+        if let Some((open, e)) = kept.error.take() {
+            kept.text.clear();
+            let name = kept.region.get(..open).unwrap_or("");
+            let inner = kept
+                .region
+                .get(open + 1..kept.region.len() - 1)
+                .unwrap_or("");
+            // Writing to a `String` cannot fail.
+            let _ = crate::families::call_syntax::write_call_note(name, inner, &e, &mut kept.text);
+        }
+        Some(kept.text.as_str())
+    }
+
+    /// Writes the note kept in `slot` to `out` as [`NameMemo::kept_text`] gives it, without
+    /// keeping it written (the diagnostic cap reads a note's kind off its first bytes).
+    pub(crate) fn write_kept(
+        &self,
+        slot: usize,
+        out: &mut impl std::fmt::Write,
+    ) -> std::fmt::Result {
+        let Some(kept) = self.call_text.get(slot) else {
+            return Ok(());
+        };
+        match &kept.error {
+            Some((open, e)) => {
+                let name = kept.region.get(..*open).unwrap_or("");
+                let inner = kept
+                    .region
+                    .get(open + 1..kept.region.len() - 1)
+                    .unwrap_or("");
+                crate::families::call_syntax::write_call_note(name, inner, e, out)
+            }
+            None => out.write_str(&kept.text),
+        }
+    }
+
+    /// The diagnostic cap's slot for the note kept in `slot` (at error level, the level of
+    /// every kept note), once [`NameMemo::set_kept_cap`] noted it: a message's cap slot
+    /// never changes within a parse.
+    pub(crate) fn kept_cap(&self, slot: usize) -> Option<usize> {
+        self.call_text.get(slot)?.cap
     }
 
     /// Notes the cap slot of the note kept in `slot`.
     pub(crate) fn set_kept_cap(&mut self, slot: usize, cap: usize) {
         if let Some(kept) = self.call_text.get_mut(slot) {
-            kept.2 = Some(cap);
+            kept.cap = Some(cap);
         }
     }
 
@@ -1114,23 +1170,58 @@ impl NameMemo {
     #[inline(never)]
     fn call_slot_of(&self, region: &str) -> Option<usize> {
         let (a, b) = Self::call_slots(region);
-        [a, b]
-            .into_iter()
-            .find(|&i| self.call_text.get(i).is_some_and(|kept| kept.0 == region))
+        [a, b].into_iter().find(|&i| {
+            self.call_text
+                .get(i)
+                .is_some_and(|kept| kept.region == region)
+        })
     }
 
-    /// Keeps `text`, the note of a closed `name(...)` region whose arguments did not parse
-    /// (in the first of its two slots that is free, else in place of the one kept in the
-    /// slot of the two not replaced last).
+    /// Keeps `text`, the note of a closed `name(...)` region whose arguments did not parse.
+    #[cfg(test)]
     pub(crate) fn keep_call_text(&mut self, region: &str, text: &str) {
+        if let Some(kept) = self
+            .keep_call(region)
+            .and_then(|s| self.call_text.get_mut(s))
+        {
+            kept.text.push_str(text);
+        }
+    }
+
+    /// Keeps the note of a closed `name(...)` region whose arguments did not parse (`e`;
+    /// its `(` at `open`) unwritten: its slot, or `e` back where the region is not kept.
+    pub(crate) fn keep_call_error(
+        &mut self,
+        region: &str,
+        open: usize,
+        e: crate::families::call_syntax::ArgError,
+    ) -> Result<usize, crate::families::call_syntax::ArgError> {
+        if open >= region.len() {
+            return Err(e);
+        }
+        match self.keep_call(region) {
+            Some(slot) => match self.call_text.get_mut(slot) {
+                Some(kept) => {
+                    kept.error = Some((open, e));
+                    Ok(slot)
+                }
+                None => Err(e),
+            },
+            None => Err(e),
+        }
+    }
+
+    /// A slot for `region`'s note, emptied (the first of its two slots that is free, else
+    /// the one of the two not replaced last): `None` where the region is not kept.
+    fn keep_call(&mut self, region: &str) -> Option<usize> {
         if region.is_empty() || region.len() > MAX_CALL_KEY {
-            return;
+            return None;
         }
         let (a, b) = Self::call_slots(region);
         if self.call_text.is_empty() {
             self.call_text.resize_with(CALL_TEXTS, Default::default);
         }
-        let free = |i: usize| self.call_text.get(i).is_some_and(|k| k.0.is_empty());
+        let free = |i: usize| self.call_text.get(i).is_some_and(|k| k.region.is_empty());
         let slot = if free(a) {
             a
         } else if free(b) {
@@ -1140,13 +1231,13 @@ impl NameMemo {
             if self.call_flip { a } else { b }
         };
         self.call_last = slot;
-        if let Some(kept) = self.call_text.get_mut(slot) {
-            kept.0.clear();
-            kept.0.push_str(region);
-            kept.1.clear();
-            kept.1.push_str(text);
-            kept.2 = None;
-        }
+        let kept = self.call_text.get_mut(slot)?;
+        kept.region.clear();
+        kept.region.push_str(region);
+        kept.text.clear();
+        kept.error = None;
+        kept.cap = None;
+        Some(slot)
     }
 
     /// The two slots of [`NameMemo::call_text`] a region's bytes may be kept in (two, so

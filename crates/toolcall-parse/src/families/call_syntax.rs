@@ -17,7 +17,7 @@ use crate::builder::{Ctx, Draft, Outcome};
 use crate::family::{
     Advance, Family, Instructions, Message, Note, Pieces, Plain, ReadCx, RegionReader, UnitCall,
 };
-use crate::repair::parse_lenient;
+use crate::repair::decode_lenient;
 use crate::scanner::{Scan, ScanError, Scanner, split_top_level};
 
 /// Characters of a tool name (ids may contain `.`, `-` and `::`).
@@ -48,11 +48,58 @@ pub(crate) fn parse_args(
     format: FormatId,
     span: Range<usize>,
 ) -> Result<Draft, String> {
+    parse_args_or(name, inner, ctx, format, span).map_err(|e| {
+        let mut m = String::new();
+        // Writing to a `String` cannot fail.
+        let _ = e.write(inner, &mut m);
+        m
+    })
+}
+
+/// Why a `name(...)`'s arguments do not parse ([`parse_args_or`]): a written message, or an
+/// argument that is no literal, its message written only when it is needed
+/// ([`ArgError::write`]: a flood of closed calls whose arguments differ at each copy,
+/// `get_weather(x{#})`, wrote a message for each note the cap then dropped).
+#[derive(Debug)]
+pub(crate) enum ArgError {
+    Text(String),
+    /// `argument {part:?} is not a literal: {error}`, the part at these offsets of the
+    /// arguments' text.
+    NotLiteral(Range<usize>, serde_json::Error),
+}
+
+impl ArgError {
+    /// Writes the message; `inner`: the arguments' text the error is about.
+    pub(crate) fn write(&self, inner: &str, out: &mut impl std::fmt::Write) -> std::fmt::Result {
+        match self {
+            ArgError::Text(m) => out.write_str(m),
+            ArgError::NotLiteral(part, e) => {
+                let part = inner.get(part.clone()).unwrap_or("");
+                // In pieces: a writer that stops once it has what it needs (the cap's
+                // kind) stops before the error is written.
+                out.write_str("argument ")?;
+                write!(out, "{part:?}")?;
+                out.write_str(" is not a literal: ")?;
+                write!(out, "{e}")
+            }
+        }
+    }
+}
+
+/// [`parse_args`] with its error unwritten ([`ArgError`]).
+pub(crate) fn parse_args_or(
+    name: &str,
+    inner: &str,
+    ctx: &Ctx,
+    format: FormatId,
+    span: Range<usize>,
+) -> Result<Draft, ArgError> {
+    let text = |m: &str| ArgError::Text(m.to_owned());
     let mut positional = Vec::new();
     let mut keywords = Map::new();
     let mut repairs: Vec<Repair> = Vec::new();
     if !inner.trim().is_empty() {
-        let parts = split_top_level(inner, b',', ctx.limits.max_depth)?;
+        let parts = split_top_level(inner, b',', ctx.limits.max_depth).map_err(ArgError::Text)?;
         let count = parts.len();
         for (i, part) in parts.into_iter().enumerate() {
             let part = part.trim();
@@ -60,11 +107,14 @@ pub(crate) fn parse_args(
                 if i + 1 == count {
                     continue; // trailing comma, as Python allows
                 }
-                return Err("empty argument".into());
+                return Err(text("empty argument"));
             }
             let (key, value_text) = split_keyword(part);
-            let (value, r) = parse_lenient(value_text)
-                .map_err(|e| format!("argument {part:?} is not a literal: {e}"))?;
+            let (value, r) = decode_lenient(value_text).map_err(|e| {
+                // The part's offsets in `inner` (a slice of it).
+                let at = (part.as_ptr() as usize).saturating_sub(inner.as_ptr() as usize);
+                ArgError::NotLiteral(at..at + part.len(), e)
+            })?;
             for x in r {
                 if !repairs.contains(&x) {
                     repairs.push(x);
@@ -76,7 +126,7 @@ pub(crate) fn parse_args(
                 }
                 None => {
                     if !keywords.is_empty() {
-                        return Err("positional argument after a keyword argument".into());
+                        return Err(text("positional argument after a keyword argument"));
                     }
                     positional.push(value);
                 }
@@ -86,13 +136,15 @@ pub(crate) fn parse_args(
     let mut args = Map::new();
     if !positional.is_empty() {
         let spec = ctx.spec(name).ok_or_else(|| {
-            format!("positional arguments of {name:?} need the tool's schema (pass --tools)")
+            ArgError::Text(format!(
+                "positional arguments of {name:?} need the tool's schema (pass --tools)"
+            ))
         })?;
-        args = map_positional(&positional, spec)?;
+        args = map_positional(&positional, spec).map_err(ArgError::Text)?;
     }
     for (k, v) in keywords {
         if args.contains_key(&k) {
-            return Err(format!("argument {k:?} given twice"));
+            return Err(ArgError::Text(format!("argument {k:?} given twice")));
         }
         args.insert(k, v);
     }
@@ -319,14 +371,55 @@ fn closed_call(region: &str, open: usize, n: usize, cx: &mut ReadCx<'_>) -> Resu
     let inner = region.get(open + 1..end - 1).unwrap_or("");
     let span = cx.span(0, end);
     let closed = region.get(..end).unwrap_or("");
-    match parse_args(name, inner, cx.ctx, FormatId::CALL_SYNTAX, span.clone()) {
+    match parse_args_or(name, inner, cx.ctx, FormatId::CALL_SYNTAX, span.clone()) {
         Ok(d) => Ok(d),
-        Err(e) => {
-            let text = format!("{name}(...) left as text, not run: {e}");
-            cx.names.keep_call_text(closed, &text);
-            Err(text_plain(end, text, span))
-        }
+        // Kept unwritten: the engine writes its note, or only its kind, when it counts it.
+        Err(e) => match keep_call_error(closed, open, e, cx) {
+            Ok(slot) => Err(Plain {
+                end,
+                scanned: end,
+                diagnostic: Some(Note {
+                    level: Level::Error,
+                    message: Message::Kept(slot),
+                    span,
+                }),
+                label: None,
+            }),
+            Err(e) => {
+                let mut text = String::new();
+                // Writing to a `String` cannot fail.
+                let _ = write_call_note(name, inner, &e, &mut text);
+                Err(text_plain(end, text, span))
+            }
+        },
     }
+}
+
+/// [`crate::family::NameMemo::keep_call_error`] (not in tests that turn the memo off:
+/// there each note is written at once).
+fn keep_call_error(
+    closed: &str,
+    open: usize,
+    e: ArgError,
+    cx: &mut ReadCx<'_>,
+) -> Result<usize, ArgError> {
+    #[cfg(test)]
+    if tests::KEPT_OFF.with(std::cell::Cell::get) {
+        return Err(e);
+    }
+    cx.names.keep_call_error(closed, open, e)
+}
+
+/// The note of a closed `name(...)` whose arguments `inner` do not parse (`e`).
+pub(crate) fn write_call_note(
+    name: &str,
+    inner: &str,
+    e: &ArgError,
+    out: &mut impl std::fmt::Write,
+) -> std::fmt::Result {
+    out.write_str(name)?;
+    out.write_str("(...) left as text, not run: ")?;
+    e.write(inner, out)
 }
 
 /// A closed `name(...)` of `region[..end]`, the same bytes as the last region whose
@@ -385,7 +478,7 @@ fn closed_text(
                     ..
                 }),
             ..
-        }) => Some((level, cx.names.kept_note(slot)?.0.to_owned())),
+        }) => Some((level, cx.names.kept_text(slot)?.to_owned())),
         Err(_) => None,
     }
 }
@@ -468,6 +561,21 @@ impl Family for CallSyntax {
     ) -> Result<Box<dyn RegionReader>, Plain> {
         let at = cx.base + open;
         let bytes = region.as_bytes().get(open..).unwrap_or(&[]);
+        // A closed call the memo keeps whose `)` is the first after its `(`: text with its
+        // kept note before any bracket scan. Its bytes decide the scan, which closes there
+        // as the kept region's did (a copy of `get_weather({w}) ` scanned its few bytes,
+        // ~330 instructions). Asked only once the memo keeps a region.
+        let mut tried = None;
+        if cx.names.keeps_calls()
+            && let Some(close) = memchr::memchr(b')', bytes.get(..256).unwrap_or(bytes))
+        {
+            #[cfg(test)]
+            tests::EARLY_ASKED.with(|n| n.set(n.get() + 1));
+            if let Some(plain) = kept_call_text(region, open + close + 1, cx) {
+                return Err(plain);
+            }
+            tried = Some(close + 1);
+        }
         let max_depth = cx.ctx.limits.max_depth;
         match Scanner::scan_from(cx.failed_call_scan, at, b'(', max_depth, true, bytes) {
             Err((e, consumed)) => Err(failed(e, open, consumed, cx)),
@@ -476,7 +584,10 @@ impl Family for CallSyntax {
             // boxed one at each inner call, ~1,000 instructions); others are read by their
             // reader (parsed here, a call cost 1.2 % more, `call_syntax/100 calls`).
             Ok((scanner, first)) => match first {
-                Scan::Done(n) => match kept_call_text(region, open + n, cx) {
+                Scan::Done(n) => match (tried != Some(n))
+                    .then(|| kept_call_text(region, open + n, cx))
+                    .flatten()
+                {
                     Some(plain) => {
                         cx.failed_call_scan.spare_scanner(scanner);
                         Err(plain)
@@ -602,16 +713,19 @@ mod tests {
     use serde_json::json;
 
     thread_local! {
-        /// Turns the closed-call memo's reuse off ([`kept_call_text`] finds nothing): every
-        /// closed call's arguments are parsed and its note written and counted anew.
+        /// Turns the closed-call memo off ([`kept_call_text`] finds nothing, nothing is
+        /// kept): every closed call's arguments are parsed and its note written and counted
+        /// anew.
         pub(crate) static KEPT_OFF: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+        /// The times `call_start` looked for a kept region before its bracket scan.
+        pub(crate) static EARLY_ASKED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
     }
 
     /// A parse with the memo's kept notes ([`Message::Kept`], counted by the slot the cap
-    /// gave them first) equals one that writes and counts every note anew: a flood of
-    /// closed calls that repeat a few texts in turn, past the cap's share, between other
-    /// notes (fails if the kept note is counted in another slot, skipped, or reported
-    /// with another text).
+    /// gave them first, written only when reported) equals one that writes and counts
+    /// every note anew: floods of closed calls that repeat a few texts in turn and that
+    /// differ at each copy (numbered), past the cap's share, between other notes (fails if
+    /// a kept note is counted in another slot, skipped, or reported with another text).
     #[test]
     fn kept_notes_count_as_written_ones() {
         let mut tools = toolcall_core::Registry::new();
@@ -623,7 +737,8 @@ mod tests {
             tools: Some(std::sync::Arc::new(tools)),
             ..crate::ParseOptions::default()
         };
-        let words = ["the", "weather", "x", "a b", "7", "it's", "\"q", "y1"];
+        // (Some whose first `)` does not close the call: `(x)`, `")"`.)
+        let words = ["the", "weather", "x", "a b", "7", "it's", "\"q", "y1", "(x) 1", "\")\" z"];
         let mut text = String::from("Hi ");
         for i in 0..300 {
             let w = words[i % words.len()];
@@ -634,6 +749,11 @@ mod tests {
             if i % 11 == 5 {
                 text.push_str("[TOOL_CALLS] x ");
             }
+            // Numbered: a new region at each copy (and a note longer than its kind reads).
+            text.push_str(&format!("get_weather(x{i}) computer_use(\"a\", {i}q) "));
+            if i % 5 == 0 {
+                text.push_str(&format!("get_weather(\"{}\" {i}) ", "é\\\"".repeat(i % 30)));
+            }
         }
         let parse = |off: bool| {
             KEPT_OFF.with(|k| k.set(off));
@@ -641,7 +761,10 @@ mod tests {
             KEPT_OFF.with(|k| k.set(false));
             p
         };
+        EARLY_ASKED.with(|n| n.set(0));
         let (kept, fresh) = (parse(false), parse(true));
+        // (The kept notes were found before the bracket scan too.)
+        assert!(EARLY_ASKED.with(std::cell::Cell::get) > 100);
         assert_eq!(kept.text, fresh.text);
         assert_eq!(kept.diagnostics, fresh.diagnostics);
         assert!(kept.diagnostics.len() > 40, "{:?}", kept.diagnostics);

@@ -16,7 +16,7 @@ use crate::family::{
     Advance, BodyError, ReadCx, RegionReader, ScanFrom, Wake, closing_marker_repair, find_from,
     json_calls, parse_lenient,
 };
-use crate::repair::{decode_or_failure, known_failure};
+use crate::repair::{decode_lenient, decode_or_failure, known_failure};
 use crate::scanner::{Scan, Scanner, split_top_level};
 
 use super::args_object::LiveList;
@@ -70,8 +70,10 @@ pub(crate) fn json_body(
     cx: &mut ReadCx<'_>,
     format: FormatId,
 ) -> Result<Vec<Draft>, String> {
-    let (mut v, repairs) =
-        parse_lenient(body.trim()).map_err(|e| format!("malformed JSON: {e}"))?;
+    // The message written once (`parse_lenient`'s error then a `format!` around it wrote
+    // it twice: ~650 instructions a broken body of a flood of `<start_function_call>]…`).
+    let (mut v, repairs) = decode_lenient(body.trim())
+        .map_err(|e| crate::repair::message_after(crate::family::MALFORMED, &e))?;
     let found = json_calls(&mut v, cx.ctx, format, true, cx.span(0, 0))
         .ok_or("the JSON is not a {name, arguments} call or a list of them")?;
     let mut drafts = found.drafts;
