@@ -4435,6 +4435,40 @@ impl<'a> Engine<'a> {
                             q = r;
                             continue;
                         }
+                        // Another stop at a line start that the scan reads as an ordinary
+                        // byte: no opener there, none of the bytes with an arm of their own
+                        // (`plain_stop`: a backtick, a bracket; a blank keeps the line
+                        // start), no line opener. A flood of `TOOL_CALL: x\n]{w}\n{"`
+                        // ended the walk at each `]`, one region a walk (37.8x prose). An
+                        // opener there is read as anywhere (below): the scan looks for
+                        // openers before the line start's own (`<|python_tag|>]{w}{"\n`).
+                        Some(&d) if !matches!(d, b' ' | b'\t' | b'\r') => {
+                            let mut at = None;
+                            if self.plain_stop(r, &mut at)
+                                && (!openers.line_first(d) || self.no_line_opener(r, is_final))
+                            {
+                                q = r + 1;
+                                continue;
+                            }
+                            // Declined at once, as below; else left to the scan from the
+                            // newline (a stripped token too).
+                            match at {
+                                Some((_, j))
+                                    if self.strip_len(j).is_none()
+                                        && self.walk_declined_memo(
+                                            j,
+                                            r,
+                                            is_final,
+                                            regions.count > 1,
+                                            &mut memo,
+                                        ) =>
+                                {
+                                    q = r + openers.copy_passed(bytes, r, j);
+                                    continue;
+                                }
+                                _ => break 'regions,
+                            }
+                        }
                         // Anything else at a line start is left to the scan, from the newline.
                         _ => break 'regions,
                     }
@@ -10349,6 +10383,40 @@ pub(crate) mod tests {
                 ("<think:{\"\t", "}", true),
                 ("</think:1>{\"\n", "}", false),
                 ("<think:2>{\"\n", "}</think:2>", false),
+            ] {
+                let text = failed_flood(head, tail, 500, 0);
+                walk_equals_no_walk(&text, &options);
+                if passes {
+                    let e = parsed_engine(&text, &options);
+                    assert!(
+                        (1..20).contains(&e.regions_walked),
+                        "{head:?}: {} walks",
+                        e.regions_walked
+                    );
+                }
+            }
+        }
+    }
+
+    // A failed-region flood whose copies each hold a line starting with a stop the scan
+    // reads as an ordinary byte (`TOOL_CALL: x\n]{w}\n{"`, each region's string running
+    // into the next copy and failing at its `]`) or with an opener declined at once
+    // (`<|python_tag|>]{w}{"\n`): the walk goes on past it instead of ending at each such
+    // line (one region a walk, 37.8x and 38.7x prose). Beside them lines the walk must
+    // leave to the scan: a backtick, a reasoning marker, a stripped token. Text, calls and
+    // diagnostics are the scan's.
+    #[test]
+    fn failed_walks_go_on_at_a_stop_starting_a_line() {
+        for options in [with_get_weather(), crate::ParseOptions::default()] {
+            for (head, tail, passes) in [
+                ("TOOL_CALL: x\n]", "\n{\"", true),
+                ("x\n}", "\n{\"", true),
+                ("x\n]<", "\n{\"", true),
+                ("x\n]`", "\n{\"", false),
+                ("TOOL_CALL: x\n`<think>]", "\n{\"", false),
+                ("TOOL_CALL: x\n<think>]", "\n{\"", false),
+                ("<|python_tag|>]", "{\"\n", true),
+                ("x\n<|eot|>]", "\n{\"", false),
             ] {
                 let text = failed_flood(head, tail, 500, 0);
                 walk_equals_no_walk(&text, &options);
