@@ -10377,13 +10377,19 @@ pub(crate) mod tests {
     // diagnostics are the scan's.
     #[test]
     fn failed_walks_go_on_past_suffixed_markers_without_a_suffix() {
+        failed_walks_pass(&[
+            ("</think:{\"\n", "}", true),
+            ("<think:{\"\t", "}", true),
+            ("</think:1>{\"\n", "}", false),
+            ("<think:2>{\"\n", "}</think:2>", false),
+        ]);
+    }
+
+    /// Floods of 500 copies of each `(head, tail)` read as the scan reads them, with and
+    /// without tools; where `passes`, a few walks pass all the copies.
+    fn failed_walks_pass(cases: &[(&str, &str, bool)]) {
         for options in [with_get_weather(), crate::ParseOptions::default()] {
-            for (head, tail, passes) in [
-                ("</think:{\"\n", "}", true),
-                ("<think:{\"\t", "}", true),
-                ("</think:1>{\"\n", "}", false),
-                ("<think:2>{\"\n", "}</think:2>", false),
-            ] {
+            for &(head, tail, passes) in cases {
                 let text = failed_flood(head, tail, 500, 0);
                 walk_equals_no_walk(&text, &options);
                 if passes {
@@ -10407,29 +10413,16 @@ pub(crate) mod tests {
     // diagnostics are the scan's.
     #[test]
     fn failed_walks_go_on_at_a_stop_starting_a_line() {
-        for options in [with_get_weather(), crate::ParseOptions::default()] {
-            for (head, tail, passes) in [
-                ("TOOL_CALL: x\n]", "\n{\"", true),
-                ("x\n}", "\n{\"", true),
-                ("x\n]<", "\n{\"", true),
-                ("x\n]`", "\n{\"", false),
-                ("TOOL_CALL: x\n`<think>]", "\n{\"", false),
-                ("TOOL_CALL: x\n<think>]", "\n{\"", false),
-                ("<|python_tag|>]", "{\"\n", true),
-                ("x\n<|eot|>]", "\n{\"", false),
-            ] {
-                let text = failed_flood(head, tail, 500, 0);
-                walk_equals_no_walk(&text, &options);
-                if passes {
-                    let e = parsed_engine(&text, &options);
-                    assert!(
-                        (1..20).contains(&e.regions_walked),
-                        "{head:?}: {} walks",
-                        e.regions_walked
-                    );
-                }
-            }
-        }
+        failed_walks_pass(&[
+            ("TOOL_CALL: x\n]", "\n{\"", true),
+            ("x\n}", "\n{\"", true),
+            ("x\n]<", "\n{\"", true),
+            ("x\n]`", "\n{\"", false),
+            ("TOOL_CALL: x\n`<think>]", "\n{\"", false),
+            ("TOOL_CALL: x\n<think>]", "\n{\"", false),
+            ("<|python_tag|>]", "{\"\n", true),
+            ("x\n<|eot|>]", "\n{\"", false),
+        ]);
     }
 
     // Closed broken values each in a region of its own, one after another a few bytes
