@@ -3490,6 +3490,58 @@ impl<'a> Engine<'a> {
         if self.abs(pos) < self.no_walk_before {
             return false;
         }
+        let mut walk = DeclinedWalk {
+            q: pos + 1,
+            unit: pos,
+            copies: 0,
+        };
+        // The control tokens the scan strips between the copies (`>>>x<|eom|>{w}`: each
+        // copy's `<|eom|>` ended the walk, and the scan read the flood copy by copy, ~1,700
+        // instructions a copy, 30.7x prose), read by a second copy of the walk from the
+        // first one on: their handling in the one walk cost floods without them (`>>>{#}`,
+        // `[TOOL_CALLS]{#}`) 2.5-5 % more.
+        let mut strips = UnitStrips::<MAX_WALK_STRIPS>::default();
+        if self.declined_walk::<false>(pos, i, is_final, &mut walk, &mut strips) {
+            self.declined_walk::<true>(pos, i, is_final, &mut walk, &mut strips);
+        }
+        let DeclinedWalk { q, copies, .. } = walk;
+        if copies == 0 {
+            // Not asked again over the bytes after it (every opener of a flood whose units
+            // hold bytes the scan reads otherwise, `]<]minimax[>[<tool_call>0…`, asked).
+            self.no_walk_before = self.abs(pos) + NO_UNITS_SKIP;
+            return false;
+        }
+        // The tokens stripped, as the scan strips them ([`Engine::strip`]).
+        for &(at, len) in strips.all() {
+            self.emit_text(pos + at);
+            self.emit_from = pos + at + len;
+            self.markup_found = true;
+        }
+        self.announced.clear();
+        self.pass_ordinary(pos, q);
+        #[cfg(test)]
+        {
+            self.declined_walked += q - pos;
+        }
+        true
+    }
+
+    /// The loop of [`Engine::pass_declined_walk`] from `walk` on, up to where the scan reads
+    /// otherwise (`walk.q`). Without `STRIPS`, it ends at a control token the scan strips
+    /// there ([`Engine::strip_len`]; `true` comes back, `walk.q` where the walk goes on);
+    /// with it, each such token is passed (kept in `strips`, the walk ends before one past
+    /// their bound), the last one taken again by one compare before the lookup
+    /// ([`crate::openers::Openers::longest_at`]): the lookup's own last-found opener then
+    /// stays the walk's (the two swapped it, each walking the trie from the root).
+    #[inline(never)]
+    fn declined_walk<const STRIPS: bool>(
+        &mut self,
+        pos: usize,
+        i: usize,
+        is_final: bool,
+        walk: &mut DeclinedWalk,
+        strips: &mut UnitStrips<MAX_WALK_STRIPS>,
+    ) -> bool {
         let Some(Action::Region(families)) = self.ctx.openers.get(i).map(|o| &o.action) else {
             return false;
         };
@@ -3504,8 +3556,9 @@ impl<'a> Engine<'a> {
                     && by.open_region(region, is_final, &self.ctx).is_none()
             })
         };
-        let (mut q, mut unit, mut copies) = (pos + 1, pos, 0usize);
-        loop {
+        let (mut q, mut unit, mut copies) = (walk.q, walk.unit, walk.copies);
+        let (mut strip_first, mut strip) = (0u8, (usize::MAX, 0));
+        let handed = loop {
             // The bytes no scan stops at, up to the unit's bound, in a tight loop (a
             // check of the bound and the end a byte cost ~1 M instructions of `>>>{#}`).
             let limit = bytes.len().min(unit + MAX_UNIT);
@@ -3513,8 +3566,15 @@ impl<'a> Engine<'a> {
                 q += 1;
             }
             let Some(&c) = bytes.get(q).filter(|_| q < limit) else {
-                break;
+                break false;
             };
+            if STRIPS && c == strip_first && openers.longest_at(bytes, q, strip.0) {
+                if strips.push(q - pos, strip.1).is_none() {
+                    break false;
+                }
+                q += strip.1;
+                continue;
+            }
             let mut found = None;
             // Where the walk ends when the copy at a line start is not passed: its newline.
             let mut line = None;
@@ -3553,7 +3613,20 @@ impl<'a> Engine<'a> {
                         q = r + 1;
                         continue;
                     }
-                    _ => break,
+                    // Another stop: a control token the scan strips there is stripped below
+                    // (the scan looks for openers before the line start's own; no line start
+                    // after it: `[TOOL_CALLS]\n<|eot|> `, 20.6x prose).
+                    Some(&d) if !self.nested && r < limit && !matches!(d, b'[' | b'{') => {
+                        match openers.none_at(bytes, r) {
+                            Err(Found::At(j)) if self.strip_len(j).is_some() => {
+                                line = Some(q);
+                                found = Some((r, j));
+                                q = r;
+                            }
+                            _ => break false,
+                        }
+                    }
+                    _ => break false,
                 }
             } else if self.plain_stop(q, &mut found) {
                 q += 1;
@@ -3585,28 +3658,32 @@ impl<'a> Engine<'a> {
                     // ([`crate::openers::Openers::copy_passed`]), at once.
                     q += openers.copy_passed(bytes, q, i);
                 }
+                // A control token the scan strips (found whatever follows, so whole): the
+                // scan goes on after it as after an ordinary byte ([`Engine::strip_len`]).
+                Some((_, j)) if j != i && !self.nested && self.strip_len(j).is_some() => {
+                    if !STRIPS {
+                        q = line.unwrap_or(q);
+                        break true;
+                    }
+                    let len = self.strip_len(j).unwrap_or(1);
+                    if strips.push(q - pos, len).is_none() {
+                        q = line.unwrap_or(q);
+                        break false;
+                    }
+                    (strip_first, strip) = (bytes.get(q).copied().unwrap_or(0), (j, len));
+                    q += len;
+                }
                 Some((_, j)) if j != i && line.is_none() && self.walk_declined(j, q, is_final) => {
                     q += 1;
                 }
                 _ => {
                     q = line.unwrap_or(q);
-                    break;
+                    break false;
                 }
             }
-        }
-        if copies == 0 {
-            // Not asked again over the bytes after it (every opener of a flood whose units
-            // hold bytes the scan reads otherwise, `]<]minimax[>[<tool_call>0…`, asked).
-            self.no_walk_before = self.abs(pos) + NO_UNITS_SKIP;
-            return false;
-        }
-        self.announced.clear();
-        self.pass_ordinary(pos, q);
-        #[cfg(test)]
-        {
-            self.declined_walked += q - pos;
-        }
-        true
+        };
+        *walk = DeclinedWalk { q, unit, copies };
+        handed
     }
 
     /// [`Engine::pass_declined_walk`] and [`Engine::pass_implausible_walk`]: whether the
@@ -8229,6 +8306,14 @@ struct BrokenMemo {
     why: String,
 }
 
+/// Where [`Engine::pass_declined_walk`] is: the next byte to read, the last copy's start
+/// and the copies passed.
+struct DeclinedWalk {
+    q: usize,
+    unit: usize,
+    copies: usize,
+}
+
 /// The windows [`Engine::walk_declined_memo`] found declined (opener, start, length; no
 /// opener is `usize::MAX`), and its asks of the families on windows and declines unasked.
 struct DeclineMemo {
@@ -9944,6 +10029,52 @@ pub(crate) mod tests {
                     text.push('\n');
                     text.push_str(call);
                     walk_equals_no_walk(&text, &options);
+                    let e = parsed_engine(&text, &options);
+                    assert!(
+                        e.declined_walked * 2 > text.len(),
+                        "{unit:?}{suffix}: {} of {} bytes walked",
+                        e.declined_walked,
+                        text.len()
+                    );
+                }
+            }
+        }
+    }
+
+    // Floods of a declined opener and a control token the scan strips between its copies
+    // (`>>>x<|eom|>{w}`, `<tool_call>}<|eot|>{#}`, one at a line start: `[TOOL_CALLS]\n<|eot|> `),
+    // whose copies differ or not, are walked by `Engine::pass_declined_walk` past each token
+    // (most of their bytes). Text (the tokens stripped), calls and every diagnostic are
+    // those of the scan alone (`Engine::no_walk`), one-shot and in 1-, 7- and 64-byte
+    // pushes; a real call after the flood is kept.
+    #[test]
+    fn declined_walk_passes_stripped_tokens() {
+        let call = "<tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}</tool_call>";
+        for options in [with_get_weather(), crate::ParseOptions::default()] {
+            for unit in [
+                ">>>x<|eom|>",
+                ">>>:<|end_message|>",
+                "<tool_call>}<|eot|>",
+                "<|eot|> <function=",
+                "<|start|>]<|eot_id|>",
+                "[TOOL_CALLS]\n<|eot|> ",
+                "<tool_call>\"<|end|>",
+                "<|eot|>x<|tool_call>",
+            ] {
+                for suffix in ["", "{#}", "{w}"] {
+                    let mut text = String::from("a ");
+                    for k in 0..3000 {
+                        text.push_str(unit);
+                        match suffix {
+                            "{#}" => text.push_str(&k.to_string()),
+                            "{w}" => text.push_str(["the", "x", "to\n"][k % 3]),
+                            _ => {}
+                        }
+                    }
+                    text.push('\n');
+                    text.push_str(call);
+                    let with = walk_equals_no_walk(&text, &options);
+                    assert_eq!(with.calls.len(), 1, "{unit:?}{suffix}");
                     let e = parsed_engine(&text, &options);
                     assert!(
                         e.declined_walked * 2 > text.len(),
