@@ -68,6 +68,17 @@ const UNCLAIMED_GAP: usize = 64;
 /// constant): beyond it, bare brackets stay text.
 const RESCAN_FACTOR: usize = 8;
 const RESCAN_BASE: usize = 1 << 16;
+/// The most bare JSON regions of a reply abandoned as text with no note (they did not
+/// close, or closed on something no decode reads: a raw control byte in a string, a bad
+/// token) before bare brackets are no longer opened, as when the rescan budget runs out.
+/// A count, not bytes: the rescan budget bounds each failed region's bytes, but a flood of
+/// them rescans few (each fails within its unit, `x{"\n{w}}`, `[}{w}{"`), and its cost is
+/// the region's fixed cost (opened, scanned, decided, or walked past: ~1,000-3,000
+/// instructions a copy, 20-34x prose), which no byte charge bounds without cutting short
+/// replies with a few broken values. Values that decode (a JSON dataset of thousands of
+/// objects, then a call) are not counted: only what cannot be a call is. A reply with over
+/// a thousand broken bare values is no model's answer; its markers are still read.
+const MAX_FAILED_BARE: usize = 1024;
 /// The most bytes [`Engine::skip_plain`] reads one at a time (while each after the first is
 /// a stop it passes) before its block scan.
 const SHORT_RUN: usize = 8;
@@ -1519,6 +1530,10 @@ pub(crate) struct Engine<'a> {
     /// Bytes rescanned by abandoned bare JSON regions, and whether the budget ran out.
     rescanned: usize,
     bare_off: bool,
+    /// Bare JSON regions abandoned as text with no note ([`MAX_FAILED_BARE`]), and whether
+    /// the region being read is a bare JSON one.
+    failed_bare: usize,
+    bare_region: bool,
     /// The last few failed bare JSON scans, which regions opened inside them resume from.
     failed_scan: FailedScans,
     /// The same for call syntax (`name(`, parentheses nesting): kept apart, as a scan of
@@ -1781,6 +1796,8 @@ impl<'a> Engine<'a> {
             diag_cap: DiagCap::default(),
             rescanned: 0,
             bare_off: false,
+            failed_bare: 0,
+            bare_region: false,
             failed_scan: FailedScans::default(),
             failed_call_scan: FailedScans::default(),
             no_run_before: 0,
@@ -4227,7 +4244,7 @@ impl<'a> Engine<'a> {
         // The run's last byte (followed by something else, or by nothing yet) is the scan's.
         while q + 1 < end {
             if self.buf.as_bytes().get(q) == Some(&b'[') && self.array_formats() {
-                if max_depth == 0 || q + max_depth >= end {
+                if max_depth == 0 || q + max_depth >= end || self.failed_bare_left() == 0 {
                     break;
                 }
                 // The abandoned region's charge; text before it is sent before the warning
@@ -4237,6 +4254,7 @@ impl<'a> Engine<'a> {
                     self.emit_text(q);
                 }
                 self.charge_rescan(q + 1, q + 1 + max_depth, q);
+                self.failed_bare += 1;
             }
             q += 1;
         }
@@ -4317,7 +4335,7 @@ impl<'a> Engine<'a> {
                 return false;
             }
         }
-        let passed = self.pass_periodic(pos, period, window, line);
+        let passed = self.pass_periodic(pos, period, window, line, usize::MAX);
         if passed && strips.n > 0 {
             self.strip_units(pos, self.pos, period, &strips);
         }
@@ -4398,7 +4416,7 @@ impl<'a> Engine<'a> {
             }
             return false;
         };
-        if !self.pass_periodic(pos, period, window, line) {
+        if !self.pass_periodic(pos, period, window, line, self.failed_bare_left()) {
             return false;
         }
         if strips.n > 0 {
@@ -4406,6 +4424,7 @@ impl<'a> Engine<'a> {
         }
         let copies = (self.pos - pos) / period;
         self.rescanned = self.rescanned.saturating_add(copies * charge);
+        self.failed_bare += copies;
         // The text before the last copy's region, as its start sends it (what a later
         // `at_start` reads is then what the scan leaves).
         self.emit_text(self.pos - period);
@@ -4613,6 +4632,7 @@ impl<'a> Engine<'a> {
             return false;
         };
         self.rescanned = self.rescanned.saturating_add(regions.charged);
+        self.failed_bare += regions.count;
         // The tokens stripped (after the first region), in order, then the text before the
         // last region, as its start sends it (what a later `at_start` reads is then what
         // the scan leaves; nothing when a token after it was stripped).
@@ -4797,7 +4817,8 @@ impl<'a> Engine<'a> {
             .rescanned
             .saturating_add(regions.charged)
             .saturating_add(n - 1)
-            <= self.rescan_budget(q + n);
+            <= self.rescan_budget(q + n)
+            && regions.count < self.failed_bare_left();
         let quiet = match (closed, self.buf.get(q..q + n)) {
             (false, _) => crate::families::bare_json::fails_without_note(scanned, &self.ctx),
             (true, Some(region)) => crate::families::bare_json::closed_fails_without_note(
@@ -5015,7 +5036,7 @@ impl<'a> Engine<'a> {
         let Some(line) = self.ordinary_after(pos + text, next - text + 1) else {
             return false;
         };
-        self.pass_periodic(pos, period, period + lookahead, line)
+        self.pass_periodic(pos, period, period + lookahead, line, usize::MAX)
     }
 
     /// Inline code at `pos` (a backtick the scan reads as its start: not at a line start,
@@ -5114,8 +5135,16 @@ impl<'a> Engine<'a> {
     /// at `pos` repeats and its own reading was checked: when no opener starts in its
     /// window (`buf[pos..pos + window]`, the unit and the lookahead), every unit whose
     /// window lies inside the periodic run is read at once as text ([`Engine::pass_units`]),
-    /// and `true` comes back; the first unit whose window does not is left to the scan.
-    fn pass_periodic(&mut self, pos: usize, period: usize, window: usize, line: bool) -> bool {
+    /// and `true` comes back; the first unit whose window does not is left to the scan, and
+    /// so are those past the first `most` (`false` when that is none).
+    fn pass_periodic(
+        &mut self,
+        pos: usize,
+        period: usize,
+        window: usize,
+        line: bool,
+        most: usize,
+    ) -> bool {
         let bytes = self.buf.as_bytes();
         let Some(head) = bytes.get(pos..pos + window) else {
             self.no_pass_end = self.abs(self.buf.len());
@@ -5131,7 +5160,11 @@ impl<'a> Engine<'a> {
             }
             return false;
         };
-        self.pass_units(pos, pos + (rest / period + 1) * period, line);
+        let units = (rest / period + 1).min(most);
+        if units == 0 {
+            return false;
+        }
+        self.pass_units(pos, pos + units * period, line);
         true
     }
 
@@ -5495,7 +5528,7 @@ impl<'a> Engine<'a> {
                     }) if walk => p.error.map(|e| (e, span.end)),
                     _ => None,
                 };
-                self.plain_region(start, plain);
+                self.plain_region(start, plain, false);
                 if walk {
                     // (`no_run_before` asked here: a flood whose units differ, `{w}`, asks
                     // at every opener, and the call's frame cost ~60 instructions each.)
@@ -6724,7 +6757,7 @@ impl<'a> Engine<'a> {
             // Decided before a reader was built, as its first step would decide it.
             self.announced.clear();
             let noted = plain.diagnostic.is_some();
-            self.plain_region(pos, plain);
+            self.plain_region(pos, plain, false);
             // Enough bytes for a run worth passing (see `pass_text_lines`).
             if self.pos > pos && self.buf.len() - pos >= 16 * (self.pos + 1 - pos) {
                 self.pass_text_lines(opener, pos, noted);
@@ -7056,6 +7089,7 @@ impl<'a> Engine<'a> {
                 }
                 let reader = Box::new(BareJsonReader::new(&self.ctx));
                 self.start_region(pos, pos, reader, Rest::None);
+                self.bare_region = true;
                 Some(Step::Continue)
             }
             Some(false) => None,
@@ -7226,6 +7260,7 @@ impl<'a> Engine<'a> {
             rest,
         };
         self.pos = after;
+        self.bare_region = false;
     }
 
     /// Opener `i` of the table starts at `pos`; `None` when it is a region opener every
@@ -7493,7 +7528,7 @@ impl<'a> Engine<'a> {
                         self.drop_markup(start, end, why);
                     }
                 }
-                Advance::Text(plain) => self.plain_region(start, plain),
+                Advance::Text(plain) => self.plain_region(start, plain, self.bare_region),
             }
             if let (Some(i), true) = (opener, removed) {
                 // Markup that repeats (a flood of `<|message_model|>` headers, each removed):
@@ -7513,10 +7548,11 @@ impl<'a> Engine<'a> {
         self.declined = Some(start);
     }
 
-    /// A region decided to be text ([`Advance::Text`]).
-    fn plain_region(&mut self, start: usize, plain: Plain) {
+    /// A region decided to be text ([`Advance::Text`]); `bare`: a bare JSON region's.
+    fn plain_region(&mut self, start: usize, plain: Plain, bare: bool) {
         self.announced.clear();
         let end = floor_boundary(&self.buf, (start + plain.end).min(self.buf.len()));
+        let quiet = plain.diagnostic.is_none();
         match plain.diagnostic {
             Some(note) => self.note(start, note),
             None => self.failed_text_end = self.abs(start + plain.scanned),
@@ -7529,6 +7565,9 @@ impl<'a> Engine<'a> {
         }
         let scanned = (start + plain.scanned).min(self.buf.len());
         self.charge_rescan(end.max(start + 1), scanned, start);
+        if bare && end == start + 1 && quiet {
+            self.count_failed_bare(start, scanned);
+        }
         if end == start {
             self.decline(start);
         } else {
@@ -7542,19 +7581,46 @@ impl<'a> Engine<'a> {
     fn charge_rescan(&mut self, from: usize, to: usize, region: usize) {
         self.rescanned = self.rescanned.saturating_add(to.saturating_sub(from));
         if !self.bare_off && self.rescanned > self.rescan_budget(to) {
-            self.bare_off = true;
-            // A unit found not to be read as text may be now (a bracket in it opened bare
-            // JSON): asked again (`<tool_call>x{"` was read unit by unit, 32x prose).
-            self.no_units = [Vec::new(), Vec::new()];
-            self.no_pass_end = usize::MAX;
-            // The text before the region first (a `name(` decided at once left it).
-            self.emit_text(region);
-            let span = self.span(region, to);
-            self.diag(Diagnostic::warning(
+            self.bare_json_off(
+                region,
+                to,
                 "too many unbalanced brackets: the rest of the reply is not searched for bare JSON calls",
-                span,
-            ));
+            );
         }
+    }
+
+    /// The bare JSON region at `region` (scanned through `to`) was abandoned as text with
+    /// no note: counted, and at the [`MAX_FAILED_BARE`]th bare JSON is off. Every pass
+    /// that reads such regions without opening them stops before that one, so it is read
+    /// by the scan whatever the pushes, and so is the warning's span.
+    fn count_failed_bare(&mut self, region: usize, to: usize) {
+        self.failed_bare += 1;
+        if !self.bare_off && self.failed_bare >= MAX_FAILED_BARE {
+            self.bare_json_off(
+                region,
+                to,
+                "too many broken bare JSON values: the rest of the reply is not searched for bare JSON calls",
+            );
+        }
+    }
+
+    /// How many more bare JSON regions a pass may read as abandoned without opening them:
+    /// the one that reaches [`MAX_FAILED_BARE`] is left to the scan.
+    fn failed_bare_left(&self) -> usize {
+        (MAX_FAILED_BARE - 1).saturating_sub(self.failed_bare)
+    }
+
+    /// Bare brackets are no longer opened, with a warning spanning `region..to`.
+    fn bare_json_off(&mut self, region: usize, to: usize, why: &str) {
+        self.bare_off = true;
+        // A unit found not to be read as text may be now (a bracket in it opened bare
+        // JSON): asked again (`<tool_call>x{"` was read unit by unit, 32x prose).
+        self.no_units = [Vec::new(), Vec::new()];
+        self.no_pass_end = usize::MAX;
+        // The text before the region first (a `name(` decided at once left it).
+        self.emit_text(region);
+        let span = self.span(region, to);
+        self.diag(Diagnostic::warning(why, span));
     }
 
     /// The rescan budget of a charge whose rescanned bytes end at buffer offset `to`:
@@ -8637,10 +8703,12 @@ pub(crate) mod tests {
             "[\"",
             "{\"name\": \"get_weather\", \"arguments\": {",
         ];
+        // Bytes passed, and the bytes before bare JSON went off for broken values (after
+        // which the copies are text by other passes).
         let passed = |text: &str, options: &crate::ParseOptions| {
-            walk_equals_no_walk(text, options);
+            let with = walk_equals_no_walk(text, options);
             let e = parsed_engine(text, options);
-            e.bracket_passed
+            (e.bracket_passed, before_broken_cut(&with, text.len()))
         };
         for options in [with_get_weather(), crate::ParseOptions::default()] {
             for unit in units {
@@ -8657,7 +8725,7 @@ pub(crate) mod tests {
                         }
                         text.push(' ');
                         text.push_str(call);
-                        let got = passed(&text, &options);
+                        let (got, before) = passed(&text, &options);
                         // The units after the first few (and the bare JSON regions before
                         // the budget ran out) are passed.
                         // Not these: each copy's `[[`/`[{` opens bare JSON (plausible), and
@@ -8676,9 +8744,8 @@ pub(crate) mod tests {
                         };
                         if n == 9000 && expected {
                             assert!(
-                                got * 4 > text.len() * 3,
-                                "{unit:?}{suffix}: {got} of {} bytes passed",
-                                text.len()
+                                got * 4 > before * 3,
+                                "{unit:?}{suffix}: {got} of {before} bytes passed",
                             );
                         }
                     }
@@ -8735,11 +8802,11 @@ pub(crate) mod tests {
                         // walk of several (`Engine::pass_failed_walk`).
                         assert!(e.regions_walked * 4 < 6000, "{unit:?}{suffix}");
                     } else if suffix.is_empty() {
+                        let before = before_broken_cut(&with, text.len());
                         assert!(
-                            e.bracket_passed * 2 > text.len(),
-                            "{unit:?}: {} of {} bytes passed",
+                            e.bracket_passed * 2 > before,
+                            "{unit:?}: {} of {before} bytes passed",
                             e.bracket_passed,
-                            text.len()
                         );
                     }
                 }
@@ -10111,11 +10178,11 @@ pub(crate) mod tests {
                 let copies = flood.get(..flood.len() - unit.len()).unwrap_or("");
                 assert!(with.text.starts_with(copies), "{unit:?}");
                 let e = parsed_engine(&text, &options);
+                let before = before_broken_cut(&with, text.len());
                 assert!(
-                    e.bracket_passed * 2 > text.len(),
-                    "{unit:?}: {} of {} bytes passed",
+                    e.bracket_passed * 2 > before,
+                    "{unit:?}: {} of {before} bytes passed",
                     e.bracket_passed,
-                    text.len()
                 );
             }
         }
@@ -10574,6 +10641,108 @@ pub(crate) mod tests {
                 }
             }
         }
+    }
+
+    // A reply's bare JSON regions abandoned as text with no note are counted; at the
+    // `MAX_FAILED_BARE`th bare JSON is off, with one warning, at the same region one-shot,
+    // in any pushes, and with or without the passes that read such regions unopened
+    // (`pass_failed_walk`: worded copies; `pass_failed_regions`: copies repeated whole;
+    // `pass_brackets`: runs of `[` nested past the bound), each of which stops before it.
+    // Each such region cost a flood its fixed cost however it was read (`x{"\n{w}}` 32x
+    // prose, `[}{w}{"` 34x). Below the count the call after them is found.
+    #[test]
+    fn broken_bare_values_past_a_count_turn_bare_json_off() {
+        let call = r#"{"name": "get_weather", "arguments": {"city": "Paris"}}"#;
+        let shallow = crate::ParseOptions {
+            limits: crate::Limits {
+                max_depth: 2,
+                ..crate::Limits::default()
+            },
+            ..with_get_weather()
+        };
+        let worded = [
+            ("x{\"\n", "}"),
+            ("\n{\"\n", "}"),
+            ("x{\"a\": 1 ", "}"),
+            ("[}", "{\""),
+        ];
+        // Where the warning starts: at the `MAX_FAILED_BARE`th `{` (one region a copy), or
+        // at the first `[` of the copy holding the `MAX_FAILED_BARE`th `[` region.
+        let nth_brace = |text: &str| {
+            text.match_indices('{')
+                .nth(MAX_FAILED_BARE - 1)
+                .map(|m| m.0)
+        };
+        let nth_run = 2 + MAX_FAILED_BARE / 3 * "[[[[x".len();
+        for (copies, cut) in [(MAX_FAILED_BARE - 8, false), (MAX_FAILED_BARE + 40, true)] {
+            let mut floods: Vec<(String, crate::ParseOptions)> = Vec::new();
+            // Each flood's last strings closed, and the values after them (`"}"}`: a string
+            // may run on from either of the last two copies), before the call.
+            for (head, tail) in worded {
+                let mut text = failed_flood(head, tail, copies, 0);
+                text.truncate(text.len() - call.len() - 1);
+                floods.push((format!("{text}\"}}\"}} {call}"), with_get_weather()));
+            }
+            for unit in ["x{\"\n}", "<tool_call>x{\"\n}"] {
+                let text = format!("a {}\"}}\"}} {call}", unit.repeat(copies));
+                floods.push((text, with_get_weather()));
+            }
+            // Three `[` regions a copy, the last read by the scan.
+            let text = format!("a {}\"}}\"}} {call}", "[[[[x".repeat(copies / 3));
+            floods.push((text, shallow.clone()));
+            for (text, options) in &floods {
+                let p = walk_equals_no_walk(text, options);
+                let warned: Vec<_> = p
+                    .diagnostics
+                    .iter()
+                    .filter(|d| d.message.starts_with("too many broken bare JSON values"))
+                    .map(|d| d.span.start)
+                    .collect();
+                let at = &text[..20];
+                let start = match text.starts_with("a [[") {
+                    true => nth_run,
+                    false => nth_brace(text).unwrap_or(0),
+                };
+                let expected = if cut { vec![start] } else { Vec::new() };
+                assert_eq!(warned, expected, "{at:?}: {:?}", p.diagnostics);
+                assert_eq!(p.calls.len(), usize::from(!cut), "{at:?}");
+                assert_eq!(p.text.len() + if cut { 0 } else { call.len() }, text.len());
+            }
+        }
+    }
+
+    // Values that decode are not counted as broken (a reply printing a JSON dataset, then
+    // a call): the call after thousands of them, and after broken ones below the count, is
+    // found.
+    #[test]
+    fn a_bare_call_after_thousands_of_decoded_values_is_found() {
+        let call = r#"{"name": "get_weather", "arguments": {"city": "Paris"}}"#;
+        let mut text = String::from("Data:\n");
+        for k in 0..3 * MAX_FAILED_BARE {
+            text.push_str(&format!("{{\"id\": {k}, \"tags\": [\"a\", {k}]}}\n"));
+            if k % 4 == 0 {
+                text.push_str("{\"a\": 1 x}\n");
+            }
+        }
+        text.push_str(call);
+        let p = walk_equals_no_walk(&text, &with_get_weather());
+        assert_eq!(p.calls.len(), 1, "{:?}", p.diagnostics);
+        assert!(
+            !p.diagnostics
+                .iter()
+                .any(|d| d.message.starts_with("too many")),
+            "{:?}",
+            p.diagnostics
+        );
+    }
+
+    /// Where bare JSON went off for broken values (`MAX_FAILED_BARE`) in `p`, else `len`: the
+    /// passes of failed regions pass the bytes before it.
+    fn before_broken_cut(p: &Parsed, len: usize) -> usize {
+        p.diagnostics
+            .iter()
+            .find(|d| d.message.starts_with("too many broken bare JSON values"))
+            .map_or(len, |d| d.span.start)
     }
 
     /// `copies` of `head`, a word and `tail` after "a ", a real call after every `every`-th
