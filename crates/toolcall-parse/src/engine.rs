@@ -79,6 +79,21 @@ const RESCAN_BASE: usize = 1 << 16;
 /// objects, then a call) are not counted: only what cannot be a call is. A reply with over
 /// a thousand broken bare values is no model's answer; its markers are still read.
 const MAX_FAILED_BARE: usize = 1024;
+
+#[cfg(test)]
+thread_local! {
+    /// Tests: the count in place of [`MAX_FAILED_BARE`] (random floods reach a small one).
+    static FAILED_BARE_CAP: std::cell::Cell<usize> = const { std::cell::Cell::new(MAX_FAILED_BARE) };
+}
+
+/// [`MAX_FAILED_BARE`], which tests may lower.
+#[inline(always)]
+fn max_failed_bare() -> usize {
+    #[cfg(test)]
+    return FAILED_BARE_CAP.get();
+    #[cfg(not(test))]
+    MAX_FAILED_BARE
+}
 /// The most bytes [`Engine::skip_plain`] reads one at a time (while each after the first is
 /// a stop it passes) before its block scan.
 const SHORT_RUN: usize = 8;
@@ -7595,7 +7610,7 @@ impl<'a> Engine<'a> {
     /// by the scan whatever the pushes, and so is the warning's span.
     fn count_failed_bare(&mut self, region: usize, to: usize) {
         self.failed_bare += 1;
-        if !self.bare_off && self.failed_bare >= MAX_FAILED_BARE {
+        if !self.bare_off && self.failed_bare >= max_failed_bare() {
             self.bare_json_off(
                 region,
                 to,
@@ -7607,7 +7622,9 @@ impl<'a> Engine<'a> {
     /// How many more bare JSON regions a pass may read as abandoned without opening them:
     /// the one that reaches [`MAX_FAILED_BARE`] is left to the scan.
     fn failed_bare_left(&self) -> usize {
-        (MAX_FAILED_BARE - 1).saturating_sub(self.failed_bare)
+        max_failed_bare()
+            .saturating_sub(1)
+            .saturating_sub(self.failed_bare)
     }
 
     /// Bare brackets are no longer opened, with a warning spanning `region..to`.
@@ -10709,6 +10726,57 @@ pub(crate) mod tests {
                 assert_eq!(p.text.len() + if cut { 0 } else { call.len() }, text.len());
             }
         }
+    }
+
+    // Random floods of failed regions' pieces (the passes' units, declined openers, words,
+    // calls) with the broken-values count lowered to a few: bare JSON goes off at the same
+    // region one-shot, in 1-, 7- and 64-byte pushes, and without the passes.
+    #[test]
+    fn broken_values_cut_bare_json_alike_at_any_count() {
+        let pieces = [
+            "x{\"\n",
+            "}",
+            "{\"",
+            "[}",
+            "\n",
+            "{\"a\": 1 ",
+            "<tool_call>",
+            "]",
+            "[[[[x",
+            "x{'\n",
+            "\"",
+            "{",
+            "[\"",
+            "<|python_tag|>",
+            "the",
+            "\u{e9}",
+            " ",
+            "\u{1}",
+            r#"{"name": "get_weather", "arguments": {}}"#,
+        ];
+        let mut rng = Xorshift::new(0x3B9A_CA07_5E1F_D2C4_u64);
+        let mut next = |n: usize| rng.below(n);
+        let mut cut = 0;
+        for options in [with_get_weather(), crate::ParseOptions::default()] {
+            for case in 0..150 {
+                FAILED_BARE_CAP.set(1 + case % 6);
+                let unit: String = (0..2 + next(4))
+                    .map(|_| pieces[next(pieces.len())])
+                    .collect();
+                let mut text = String::from("a ");
+                for _ in 0..10 + next(100) {
+                    text.push_str(&unit);
+                    if next(3) == 0 {
+                        text.push_str(pieces[next(pieces.len())]);
+                    }
+                }
+                text.push_str(r#" {"name": "get_weather", "arguments": {"city": "Paris"}}"#);
+                let p = walk_equals_no_walk(&text, &options);
+                cut += usize::from(before_broken_cut(&p, text.len()) < text.len());
+            }
+        }
+        FAILED_BARE_CAP.set(MAX_FAILED_BARE);
+        assert!(cut > 100, "{cut}");
     }
 
     // Values that decode are not counted as broken (a reply printing a JSON dataset, then
