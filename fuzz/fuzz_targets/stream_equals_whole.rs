@@ -2,7 +2,8 @@
 //! fuzzer-chosen points: calls (name and arguments), visible text and the number of errors
 //! must be equal, and nothing may panic.
 //!
-//! Input layout: byte 0 picks the options (registry or not), byte 1 the number of split
+//! Input layout: byte 0 picks the options (registry or not, starting in reasoning, a small
+//! `max_failed_calls`), byte 1 the number of split
 //! points `n` (mod 16), the next `n` bytes the split points (as fractions of the text), the
 //! rest is the model output (lossily decoded as UTF-8).
 #![no_main]
@@ -58,11 +59,16 @@ fuzz_target!(|data: &[u8]| {
     let n = usize::from(n % 16).min(rest.len());
     let (cuts, body) = rest.split_at(n);
     let text = String::from_utf8_lossy(body);
-    let options = ParseOptions {
+    let mut options = ParseOptions {
         tools: (opts & 1 == 1).then(registry),
         starts_in_reasoning: opts & 2 == 2,
         ..ParseOptions::default()
     };
+    // Bits 2-3: a small bound on failed call attempts (0-2; 3 keeps the default), so that
+    // the reply's stop past it is reached by short inputs and checked at any chunking.
+    if (opts >> 2) & 3 != 3 {
+        options.limits.max_failed_calls = usize::from((opts >> 2) & 3);
+    }
     let whole = parse(&text, &options);
 
     let mut points: Vec<usize> = cuts

@@ -29,6 +29,13 @@ pub struct Limits {
     /// input past `max_input_bytes` is), so a reply looping on one call costs no more to
     /// read than its text.
     pub max_calls: usize,
+    /// Maximum failed call attempts in one reply (markup that opened a call and was left
+    /// as text or dropped with an error: malformed arguments, an unclosed or broken body,
+    /// nesting past `max_depth`): past it the reply is taken to be looping on a broken
+    /// call, and once the markup that failed last is read to its end the rest of the reply
+    /// is passed through as text, unparsed, with one error (as past `max_calls`), so such
+    /// a reply costs no more to read than its text.
+    pub max_failed_calls: usize,
 }
 
 impl Default for Limits {
@@ -37,6 +44,7 @@ impl Default for Limits {
             max_input_bytes: 16 * 1024 * 1024,
             max_depth: 128,
             max_calls: 1024,
+            max_failed_calls: 1024,
         }
     }
 }

@@ -876,6 +876,12 @@ struct DiagCap {
     /// instructions a block of a flood of `Action:\n```json{"`). Cleared by every other
     /// message admitted or counted.
     last_known: Option<KnownFailure>,
+    /// Error notes counted, reported or not: a reply's failed call attempts, which
+    /// [`crate::Limits::max_failed_calls`] bounds (see [`Engine::stop_after_failures`]).
+    errors: usize,
+    /// Whether the reply stopped on that bound (its error written once, by whichever
+    /// engine, the reply's or a fence's, stopped first).
+    stopped: bool,
 }
 
 impl DiagCap {
@@ -1016,7 +1022,7 @@ impl DiagCap {
             message.push_str(text);
             self.last = Some((level, message, slot));
         }
-        self.count(slot)
+        self.count(slot, level)
     }
 
     /// Whether the kind in `slot` has had its reported share (a note of it is dropped).
@@ -1033,7 +1039,7 @@ impl DiagCap {
         if let Some(last) = &mut self.last_pieces {
             last.valid = false;
         }
-        self.count(slot);
+        self.count(slot, Level::Error);
     }
 
     /// The slot of the message `write` writes at `level`, from its kind alone: the writer
@@ -1073,10 +1079,10 @@ impl DiagCap {
             && message == text
         {
             let slot = *slot;
-            return self.count(slot);
+            return self.count(slot, level);
         }
         if let Some(slot) = self.recent_slot(level, text) {
-            return self.count(slot);
+            return self.count(slot, level);
         }
         // The message's two entries in the memo (two, so that a few messages whose first
         // entries are the same are all kept).
@@ -1125,7 +1131,7 @@ impl DiagCap {
         let mut message = self.retire_last();
         message.push_str(text);
         self.last = Some((level, message, slot));
-        self.count(slot)
+        self.count(slot, level)
     }
 
     /// Whether to report an error whose message is [`MALFORMED`] then `failure`'s, as
@@ -1137,7 +1143,7 @@ impl DiagCap {
             && *k == last
         {
             let slot = *slot;
-            return self.count(slot);
+            return self.count(slot, Level::Error);
         }
         let mut message = std::mem::take(&mut self.scratch_message);
         message.clear();
@@ -1204,7 +1210,7 @@ impl DiagCap {
             && same_pieces(pieces, region, &last.pieces, &last.bytes)
         {
             let slot = *slot;
-            return self.count(slot);
+            return self.count(slot, level);
         }
         let mut message = std::mem::take(&mut self.scratch_message);
         message.clear();
@@ -1241,7 +1247,7 @@ impl DiagCap {
             ..pieces.clone()
         };
         last.valid = true;
-        self.count(slot)
+        self.count(slot, level)
     }
 
     /// Whether a note repeating the last one admitted or counted (a note's pieces, no
@@ -1292,8 +1298,12 @@ impl DiagCap {
         slot.filter(|&s| self.kinds.get(s).is_some_and(|(_, n)| *n >= DIAGS_PER_KIND))
     }
 
-    /// Counts `m` notes of the kind in `slot`, each dropped ([`DiagCap::dropped_slot`]).
-    fn count_dropped(&mut self, slot: usize, m: usize) {
+    /// Counts `m` notes of the kind in `slot` at `level`, each dropped
+    /// ([`DiagCap::dropped_slot`]).
+    fn count_dropped(&mut self, slot: usize, m: usize, level: Level) {
+        if level == Level::Error {
+            self.errors += m;
+        }
         if let Some((_, n)) = self.kinds.get_mut(slot) {
             *n += m;
             self.suppressed += m;
@@ -1319,7 +1329,7 @@ impl DiagCap {
     #[cfg(test)]
     fn admit_kind(&mut self, kind: String) -> bool {
         let slot = self.slot(Kind::Text(kind));
-        self.count(slot)
+        self.count(slot, Level::Info)
     }
 
     /// The slot counting `kind` (a new one while there is room, else the last).
@@ -1349,7 +1359,10 @@ impl DiagCap {
     }
 
     /// Counts one diagnostic in `slot`: whether it is still reported.
-    fn count(&mut self, slot: usize) -> bool {
+    fn count(&mut self, slot: usize, level: Level) -> bool {
+        if level == Level::Error {
+            self.errors += 1;
+        }
         let Some((_, n)) = self.kinds.get_mut(slot) else {
             return true;
         };
@@ -1529,9 +1542,15 @@ pub(crate) struct Engine<'a> {
     /// the compare at each unit of a flood of the header.
     step_found: LastFound,
     received: usize,
-    /// Past a limit (`max_input_bytes`, or a call past `max_calls`): the rest of the
-    /// reply is passed through as text, unparsed.
+    /// Past a limit (`max_input_bytes`, a call past `max_calls`, a failed call attempt past
+    /// `max_failed_calls`): the rest of the reply is passed through as text, unparsed.
     overflow: bool,
+    /// `Limits::max_failed_calls`, at hand for the text scan's check.
+    failed_limit: usize,
+    /// Where the failed call attempt past it ended, in the whole input ([`Engine::failed_at`]).
+    failed_end: usize,
+    /// Bytes passed through as text past a limit without entering the buffer.
+    passed_raw: usize,
     call_count: usize,
     /// Next event index (a started call that never finishes still used one).
     next_index: usize,
@@ -1786,6 +1805,9 @@ impl<'a> Engine<'a> {
         let fallbacks = !ctx.fallbacks.is_empty() && ctx.enabled(FormatId::FALLBACK);
         Engine {
             fallbacks,
+            failed_limit: ctx.limits.max_failed_calls,
+            failed_end: 0,
+            passed_raw: 0,
             ctx,
             nested: false,
             quiet: false,
@@ -2020,6 +2042,7 @@ impl<'a> Engine<'a> {
             return;
         }
         if self.overflow {
+            self.passed_raw += delta.len();
             self.emit_raw_text(delta);
             self.flush_text_event();
             return;
@@ -2045,6 +2068,7 @@ impl<'a> Engine<'a> {
                 ),
                 at..at,
             ));
+            self.passed_raw += tail.len();
             self.emit_raw_text(tail);
             self.flush_text_event();
             return;
@@ -2143,7 +2167,9 @@ impl<'a> Engine<'a> {
             }
             if self.diag_cap.suppressed > 0 {
                 let n = std::mem::take(&mut self.diag_cap.suppressed);
-                let at = self.base + self.buf.len();
+                // The end of the input, passed-through bytes included (one-shot, a cut
+                // reply's rest is in the buffer; streamed, its later pushes are not).
+                let at = self.base + self.buf.len() + self.passed_raw;
                 self.push_diag(Diagnostic::warning(
                     format!(
                         "{n} further diagnostics not reported (more than {DIAGS_PER_KIND} of one kind)"
@@ -2262,15 +2288,33 @@ impl<'a> Engine<'a> {
     }
 
     fn diag(&mut self, d: Diagnostic) {
-        if !self.diag_cap.admit(&d) {
-            return;
+        let admitted = self.diag_cap.admit(&d);
+        self.failed_at(d.level, d.span.end);
+        if admitted {
+            self.push_diag(d);
         }
-        self.push_diag(d);
+    }
+
+    /// After a note at `level` whose span ends at `end` (in the whole input) was counted:
+    /// where the reply stops if it was the failed call attempt past `max_failed_calls`
+    /// (the error saying so is placed there, whatever the chunking).
+    #[inline]
+    fn failed_at(&mut self, level: Level, end: usize) {
+        if level == Level::Error && self.diag_cap.errors == self.failed_limit.wrapping_add(1) {
+            self.failed_end = end;
+        }
     }
 
     /// A reader's note on the region at `start`, its message written only when the cap
     /// reports it ([`Message::Pieces`]: pieces of the region's bytes).
     fn note(&mut self, start: usize, note: Note) {
+        let (level, end) = (note.level, note.span.end);
+        self.note_counted(start, note);
+        self.failed_at(level, end);
+    }
+
+    /// [`Engine::note`]'s count and report.
+    fn note_counted(&mut self, start: usize, note: Note) {
         match note.message {
             Message::Text(m) => {
                 let d = Diagnostic::new(note.level, m, note.span);
@@ -2364,7 +2408,7 @@ impl<'a> Engine<'a> {
         // A slot's kind never changes once given, so the slot found for this format
         // serves every later call of it.
         let slot = self.diag_cap.found_slot(format.as_str());
-        if self.diag_cap.count(slot) {
+        if self.diag_cap.count(slot, Level::Info) {
             // `found {format} call to {name:?}`: both plain, so the debug quoting of the
             // name is its text between quotes.
             let message = found_message(&call.origin.format, &call.name);
@@ -2618,6 +2662,7 @@ impl<'a> Engine<'a> {
             let span = self.span(markup, end);
             self.push_diag(Diagnostic::error(why.clone(), span));
         }
+        self.failed_at(Level::Error, self.abs(end));
         self.enter_text(end);
         let memo = BrokenMemo {
             opener,
@@ -2680,6 +2725,7 @@ impl<'a> Engine<'a> {
             let d = Diagnostic::error(m.why.clone(), self.span(pos, end));
             self.push_diag(d);
         }
+        self.failed_at(Level::Error, self.abs(end));
         self.enter_text(end);
         #[cfg(test)]
         {
@@ -2697,6 +2743,7 @@ impl<'a> Engine<'a> {
             let span = self.span(markup, end);
             self.push_diag(Diagnostic::error(failure.message_after(MALFORMED), span));
         }
+        self.failed_at(Level::Error, self.abs(end));
         self.enter_text(end);
     }
 
@@ -2834,6 +2881,9 @@ impl<'a> Engine<'a> {
                 self.pass_rest();
                 break;
             }
+            if self.diag_cap.errors > self.failed_limit && self.stop_after_failures() {
+                break;
+            }
             match step {
                 Step::Continue => {
                     if self.pos >= self.buf.len()
@@ -2846,6 +2896,58 @@ impl<'a> Engine<'a> {
             }
         }
         self.settle_text(is_final);
+    }
+
+    /// More failed call attempts than `max_failed_calls` (error notes, reported or not, in
+    /// [`DiagCap::errors`]): once the region that noted the last of them is read to its end
+    /// (its calls, if any, are the reply's as they would be at any chunking), the rest of
+    /// the reply is passed through as text, unparsed, with one error. Read on, a reply
+    /// looping on a broken call built and dropped a note a copy: ~3,000-7,000
+    /// instructions each, 20-51x prose (`bench/flood_screen.py`). Whether it stopped.
+    #[cold]
+    #[inline(never)]
+    fn stop_after_failures(&mut self) -> bool {
+        if !matches!(self.mode, Mode::Text | Mode::InlineCode) {
+            return false;
+        }
+        if !self.overflow {
+            self.overflow = true;
+            self.wake = None;
+            // Once a reply: a fence's sub-engine that stopped left it in the shared cap.
+            if !self.diag_cap.stopped {
+                self.diag_cap.stopped = true;
+                let at = self.failed_end;
+                self.push_diag(Diagnostic::error(
+                    format!(
+                        "more than {} failed call attempts in one reply; the rest is passed through as text, unparsed",
+                        self.failed_limit
+                    ),
+                    at..at,
+                ));
+            }
+        }
+        self.pass_rest();
+        true
+    }
+
+    /// Past `max_failed_calls`: the text scan opens no more markup (it returns to `run`,
+    /// which stops reading at the next text position, [`Engine::stop_after_failures`]).
+    /// Asked where markup opens (an opener, a `name(`, a bracket, a line opener, a fence),
+    /// not at every byte the scan stops at (there prose cost 0.6 % more).
+    #[inline]
+    fn failed_over(&self) -> bool {
+        self.diag_cap.errors > self.failed_limit
+    }
+
+    /// How many copies of a unit holding `per_copy` error notes a pass may count before
+    /// the reply's failed call attempts pass `max_failed_calls`: a pass never counts the
+    /// one past it, which is read on its own, so the reply stops at the same note one-shot
+    /// and at any chunking ([`Engine::stop_after_failures`]).
+    fn failures_left(&self, per_copy: usize) -> usize {
+        match per_copy {
+            0 => usize::MAX,
+            n => self.failed_limit.saturating_sub(self.diag_cap.errors) / n,
+        }
     }
 
     /// A call past `max_calls` was dropped ([`Engine::emit_call`]): whatever the buffer
@@ -3244,6 +3346,9 @@ impl<'a> Engine<'a> {
                         match triple {
                             Marker::Partial if !is_final => return Step::Wait,
                             Marker::Full => {
+                                if self.failed_over() {
+                                    return Step::Continue;
+                                }
                                 let info_from = pos + 3;
                                 // An info string longer than this is no fence opener.
                                 const MAX_INFO: usize = 256;
@@ -5420,6 +5525,9 @@ impl<'a> Engine<'a> {
     /// lookup and this call (~320 instructions a 2-byte `(x`, 44x prose).
     #[inline(never)]
     fn open_call(&mut self, ident: usize, pos: usize) -> bool {
+        if self.failed_over() {
+            return true;
+        }
         // The last name no family took (buffer offsets): a fact about its bytes, so a
         // name of the same bytes is not asked again.
         let mut untaken = 0..0;
@@ -5430,7 +5538,10 @@ impl<'a> Engine<'a> {
         if self.no_walk {
             return true;
         }
-        while let Some((ident, pos)) = self.next_call_here() {
+        // (Not past `max_failed_calls`: the scan stops there, see `failed_over`.)
+        while !self.failed_over()
+            && let Some((ident, pos)) = self.next_call_here()
+        {
             let bytes = self.buf.as_bytes();
             let start = ident + name_skip(bytes.get(ident..pos).unwrap_or(&[]));
             if start >= pos {
@@ -6000,7 +6111,7 @@ impl<'a> Engine<'a> {
         };
         self.call_unit_misses = 0;
         let cnames = &cnames[..c];
-        let mut slots = [0usize; MAX_UNIT_CALLS];
+        let mut slots = [(0usize, Level::Info); MAX_UNIT_CALLS];
         let region = self.buf.get(start..).unwrap_or("");
         let noted = if family.is_some() { c } else { 0 };
         for ((slot, &(a, b)), d) in slots.iter_mut().zip(cnames).zip(decided).take(noted) {
@@ -6011,9 +6122,14 @@ impl<'a> Engine<'a> {
                     else {
                         return;
                     };
-                    self.diag_cap.dropped_slot(level, &pieces, region)
+                    self.diag_cap
+                        .dropped_slot(level, &pieces, region)
+                        .map(|s| (s, level))
                 }
-                UnitCall::Closed(level, text) => self.diag_cap.dropped_text_slot(*level, text),
+                UnitCall::Closed(level, text) => self
+                    .diag_cap
+                    .dropped_text_slot(*level, text)
+                    .map(|s| (s, *level)),
             };
             match found {
                 Some(s) => *slot = s,
@@ -6101,11 +6217,16 @@ impl<'a> Engine<'a> {
             let room = stretch.saturating_sub(r) / period;
             m = m.min(if i == 0 { room } else { room + 1 });
         }
+        let errors = slots[..noted]
+            .iter()
+            .filter(|s| s.1 == Level::Error)
+            .count();
+        m = m.min(self.failures_left(errors));
         if m == 0 {
             return;
         }
-        for &slot in &slots[..noted] {
-            self.diag_cap.count_dropped(slot, m);
+        for &(slot, level) in &slots[..noted] {
+            self.diag_cap.count_dropped(slot, m, level);
         }
         self.pos = pos + m * period + first_end;
         self.ident_start = None;
@@ -6324,7 +6445,7 @@ impl<'a> Engine<'a> {
         }
         // The names read at the copies' first `(` (buffer offsets of one copy of each)
         // and the slots of their notes, counted: notes the cap drops now.
-        let mut taken = [(0usize, 0usize, 0usize); MAX_WORDED_NAMES];
+        let mut taken = [(0usize, 0usize, (0usize, Level::Info)); MAX_WORDED_NAMES];
         let Ok(Some(slot)) = self.worded_name(family, start, pos, error) else {
             self.worded_miss(pos, pos + 1);
             return;
@@ -6358,7 +6479,14 @@ impl<'a> Engine<'a> {
         let mut seen = [(0usize, 0usize); SEEN_WORDS];
         let mut at = r0;
         let mut bytes = self.buf.as_bytes();
+        // A copy holds at most one counted note (its first `(`'s): walked no further than
+        // the failed call attempts `max_failed_calls` leaves, so that the copies passed
+        // never count the one past it (see the check below).
+        let walk_max = self.failures_left(1);
         'walk: loop {
+            if walked >= walk_max {
+                break 'walk;
+            }
             let mut first = 0;
             for (t, &k) in tmpl.iter().enumerate() {
                 if k != WORD {
@@ -6493,7 +6621,16 @@ impl<'a> Engine<'a> {
                 .get(m % (r + 1))
                 .map(|&(first, upto)| (m, first, upto))
         });
-        let Some((m, first, upto)) = passed else {
+        // Passed only while the reply's failed call attempts stay within their bound
+        // (`Engine::failures_left`): the note past it is read on its own.
+        let errors: usize = passed.map_or(0, |(_, _, upto)| {
+            let counted = taken.iter().zip(&upto).zip(&counts0).take(names);
+            counted
+                .filter(|((t, _), _)| t.2.1 == Level::Error)
+                .map(|((_, &n), &n0)| n.saturating_sub(n0))
+                .sum()
+        });
+        let Some((m, first, upto)) = passed.filter(|_| errors <= self.failures_left(1)) else {
             self.worded_miss(at, at + 1);
             self.worded_copies = copies;
             return;
@@ -6504,9 +6641,10 @@ impl<'a> Engine<'a> {
             self.worded_passed += m;
         }
         // (Copy 0's first `(` was read.)
-        for ((&(_, _, slot), &n), &n0) in taken.iter().zip(&upto).zip(&counts0).take(names) {
+        for ((&(_, _, (slot, level)), &n), &n0) in taken.iter().zip(&upto).zip(&counts0).take(names)
+        {
             if n > n0 {
-                self.diag_cap.count_dropped(slot, n - n0);
+                self.diag_cap.count_dropped(slot, n - n0, level);
             }
         }
         self.worded_misses = 0;
@@ -6525,7 +6663,7 @@ impl<'a> Engine<'a> {
         a: usize,
         b: usize,
         error: ScanError,
-    ) -> Result<Option<usize>, ()> {
+    ) -> Result<Option<(usize, Level)>, ()> {
         let (mut cx, region) = self.region_cx(a);
         let name = region.get(..b - a).unwrap_or("");
         let ctx = cx.ctx;
@@ -6538,7 +6676,7 @@ impl<'a> Engine<'a> {
         let region = self.buf.get(a..).unwrap_or("");
         self.diag_cap
             .dropped_slot(level, &pieces, region)
-            .map(Some)
+            .map(|slot| Some((slot, level)))
             .ok_or(())
     }
 
@@ -6758,6 +6896,9 @@ impl<'a> Engine<'a> {
 
     /// A line-start opener (`TOOL_CALL:`, any case) at `pos`: `None` when there is none.
     fn open_at_line_start(&mut self, pos: usize, is_final: bool) -> Option<Step> {
+        if self.failed_over() {
+            return Some(Step::Continue);
+        }
         let bytes = self.buf.as_bytes();
         let mut found = None;
         for (i, o) in self.ctx.openers.line.iter().enumerate() {
@@ -6954,7 +7095,7 @@ impl<'a> Engine<'a> {
             };
             let region = self.buf.get(start + off..).unwrap_or("");
             match self.diag_cap.dropped_slot(level, &pieces, region) {
-                Some(s) => *slot = Some(s),
+                Some(s) => *slot = Some((s, level)),
                 None => return false,
             }
         }
@@ -7003,11 +7144,13 @@ impl<'a> Engine<'a> {
             };
             m = m.min(n);
         }
+        let errors = slots[..h].iter().flatten();
+        m = m.min(self.failures_left(errors.filter(|s| s.1 == Level::Error).count()));
         if m == 0 {
             return false;
         }
-        for &slot in slots[..h].iter().flatten() {
-            self.diag_cap.count_dropped(slot, m);
+        for &(slot, level) in slots[..h].iter().flatten() {
+            self.diag_cap.count_dropped(slot, m, level);
         }
         self.pos = nl + m * period;
         self.ident_start = None;
@@ -7082,6 +7225,7 @@ impl<'a> Engine<'a> {
         is_final: bool,
     ) -> Option<Step> {
         match plausible {
+            _ if self.failed_over() => Some(Step::Continue),
             None => Some(Step::Wait),
             Some(true) => {
                 if self.pass_failed_regions(pos) || self.pass_unclaimed_json(pos) {
@@ -7281,6 +7425,9 @@ impl<'a> Engine<'a> {
     /// Opener `i` of the table starts at `pos`; `None` when it is a region opener every
     /// family declines at once (the byte is ordinary text).
     fn open(&mut self, pos: usize, i: usize, is_final: bool) -> Option<Step> {
+        if self.failed_over() {
+            return Some(Step::Continue);
+        }
         if self.broken.as_ref().is_some_and(|m| m.opener == i)
             && self.broken_again(pos, i, is_final)
         {
@@ -11207,6 +11354,112 @@ pub(crate) mod tests {
                 .map(|d| d.message.clone())
                 .collect();
             assert_eq!(messages, want, "pushes of {size}");
+        }
+    }
+
+    /// Past `max_failed_calls` failed call attempts (error notes, reported or not), the
+    /// region that failed last is read to its end and the rest of the reply is text,
+    /// calls included, with one error; one-shot and streamed at any push size alike (text,
+    /// calls, every diagnostic and span), whether the failures are read one by one or
+    /// passed as runs (the passes never count a failure past the bound: with 100 allowed,
+    /// 68 of them beyond the 32 notes a kind reports, the count of those not reported is
+    /// the same at any chunking). Within the bound the call after the flood runs.
+    #[test]
+    fn a_reply_past_max_failed_calls_is_text() {
+        let options = with_tools(&["get_weather", "computer_use"]);
+        let units: [fn(usize) -> String; 8] = [
+            |n| format!("get_weather(x{n}) "),
+            // Passed as runs (`Engine::pass_failed_calls`, `Engine::pass_worded_calls`).
+            |_| "get_weather(x) ".to_string(),
+            |n| {
+                let words = ["the", "weather", "a", "city", "of"];
+                format!("get_weather(computer_use({{\"{}", words[n * 7 % 11 % 5])
+            },
+            |n| format!("computer_use(<\"{n})"),
+            |n| format!("<tool_call>{{\"a\":w{n}}}</tool_call>\n"),
+            |n| format!("[TOOL_CALLS]{{\"\n{n}}}"),
+            |n| format!("<function=}}computer_use(x{n}) "),
+            |_| "<tool_call>{\"a\":oops}</tool_call>\n".to_string(),
+        ];
+        let tail =
+            "then <tool_call>{\"name\": \"get_weather\", \"arguments\": {}}</tool_call> done";
+        for unit in units {
+            // (An even count: `computer_use(<"0)` reads two copies a region.)
+            for (limit, copies) in [(5, 24), (100, 404)] {
+                let flood: String = (0..copies).map(unit).collect();
+                let text = format!("a {flood}{tail}");
+                let mut options = options.clone();
+                let unclosed = unit(0).contains("({");
+                if unclosed && limit == 5 {
+                    continue;
+                }
+                options.limits.max_failed_calls = limit;
+                let whole = crate::parse(&text, &options);
+                assert!(whole.calls.is_empty(), "{:?}: {:?}", unit(0), whole.calls);
+                // (An unclosed call reads to the end: `get_weather(computer_use({"the…`, whose
+                // copies past the depth bound fail one by one, the first 128 in one region.)
+                assert!(
+                    unclosed || whole.text.ends_with(tail),
+                    "{:?}: {:?}",
+                    unit(0),
+                    whole.text
+                );
+                let stops: Vec<_> = whole
+                    .diagnostics
+                    .iter()
+                    .filter(|d| d.message.contains("failed call attempts"))
+                    .collect();
+                assert_eq!(stops.len(), 1, "{:?}: {:?}", unit(0), whole.diagnostics);
+                // It is placed where the failure past the bound ended (all reported here).
+                let last = whole.diagnostics.iter().rfind(|d| {
+                    d.level == Level::Error && !d.message.contains("failed call attempts")
+                });
+                if limit == 5 {
+                    let end = last.map(|d| d.span.end);
+                    assert_eq!(Some(stops[0].span.start), end, "{:?}", unit(0));
+                }
+                // Every failure up to the one past the bound is counted, reported or not.
+                let reported = whole
+                    .diagnostics
+                    .iter()
+                    .filter(|d| d.level == Level::Error)
+                    .count()
+                    - 1;
+                let further: usize = whole
+                    .diagnostics
+                    .iter()
+                    .filter(|d| d.message.contains("further diagnostics"))
+                    .filter_map(|d| d.message.split(' ').next()?.parse::<usize>().ok())
+                    .sum();
+                assert_eq!(
+                    reported + further,
+                    limit + 1,
+                    "{:?}: {:?}",
+                    unit(0),
+                    whole.diagnostics
+                );
+                let spans: Vec<_> = whole.calls.iter().map(|c| c.origin.span.clone()).collect();
+                if limit == 100 && unit(0) == "get_weather(x) " {
+                    let e = parsed_engine(&text, &options);
+                    assert!(e.calls_passed > 0, "{:?}", unit(0));
+                }
+                for size in [1, 2, 5, 13, 64, 4096] {
+                    let (t, calls, diags) = streamed_whole(&text, &options, size);
+                    assert_eq!(t, whole.text, "{:?}: {size}-byte pushes", unit(0));
+                    assert_eq!(calls.len(), spans.len(), "{:?}: {size}", unit(0));
+                    assert_eq!(diags, whole.diagnostics, "{:?}: {size}", unit(0));
+                }
+                // Within the bound, the reply is read as with no bound: the call after the
+                // flood is the reply's (but after an unclosed one, which reads to the end).
+                options.limits.max_failed_calls = 2 * copies;
+                let within = crate::parse(&text, &options);
+                options.limits.max_failed_calls = usize::MAX;
+                let free = crate::parse(&text, &options);
+                assert_eq!(within.text, free.text, "{:?}", unit(0));
+                assert_eq!(call_parts(&within), call_parts(&free), "{:?}", unit(0));
+                assert_eq!(within.diagnostics, free.diagnostics, "{:?}", unit(0));
+                assert_eq!(within.calls.len(), usize::from(!unclosed), "{:?}", unit(0));
+            }
         }
     }
 

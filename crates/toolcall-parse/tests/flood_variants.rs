@@ -138,12 +138,16 @@ fn a_call_after_a_flood_of_nesting_units_is_found_as_streamed() {
     }
 }
 
-/// The test registry's options with nesting bounded at `max_depth`.
+/// The test registry's options with nesting bounded at `max_depth`, and no bound on failed
+/// call attempts: the tests that use them find a call after floods of more failures than
+/// `Limits::max_failed_calls` allows (past it the rest of a reply is text; the floods the
+/// other tests compare streamed and one-shot reach it).
 fn with_tools(max_depth: usize) -> ParseOptions {
     ParseOptions {
         tools: Some(common::registry()),
         limits: toolcall_parse::Limits {
             max_depth,
+            max_failed_calls: usize::MAX,
             ..toolcall_parse::Limits::default()
         },
         ..ParseOptions::default()

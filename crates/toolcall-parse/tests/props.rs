@@ -46,6 +46,14 @@ fn provided(c: &ToolCall) -> bool {
     !c.call_id.as_str().starts_with("call_") || c.call_id.as_str().len() != 29
 }
 
+/// [`with_tools`] with a reply stopping at its second failed call attempt
+/// (`Limits::max_failed_calls`): where it stops must not depend on chunking either.
+fn failing_soon() -> ParseOptions {
+    let mut o = with_tools();
+    o.limits.max_failed_calls = 1;
+    o
+}
+
 fn one_shot(text: &str, o: &ParseOptions) -> Outcome {
     let p = parse(text, o);
     Outcome {
@@ -159,7 +167,7 @@ proptest! {
     fn chunking_never_changes_the_result(cuts in proptest::collection::vec(any::<usize>(), 0..12), which in any::<usize>()) {
         let corpus = corpus();
         let text = &corpus[which % corpus.len()];
-        for o in [auto(), with_tools()] {
+        for o in [auto(), with_tools(), failing_soon()] {
             let whole = one_shot(text, &o);
             let parts = chunk(text, &cuts);
             prop_assert_eq!(&streamed(&parts, &o), &whole);
@@ -196,7 +204,7 @@ proptest! {
         cuts in proptest::collection::vec(any::<usize>(), 0..8),
     ) {
         let text: String = pieces.concat();
-        for o in [auto(), with_tools()] {
+        for o in [auto(), with_tools(), failing_soon()] {
             let whole = one_shot(&text, &o);
             prop_assert_eq!(&streamed(&chunk(&text, &cuts), &o), &whole);
         }
