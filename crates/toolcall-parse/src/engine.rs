@@ -10250,36 +10250,13 @@ pub(crate) mod tests {
     #[test]
     fn declined_walk_passes_brackets_at_line_starts() {
         let call = r#"{"name": "get_weather", "arguments": {"city": "Paris"}}"#;
-        for options in [with_get_weather(), crate::ParseOptions::default()] {
-            for unit in [
-                "<|start|>\n{\"",
-                "<|start|>\n{\"{\"",
-                "<|start|>\n[x",
-                "<|start|>\n\n {\"",
-            ] {
-                for suffix in ["", "{#}", "{w}"] {
-                    let mut text = String::from("a ");
-                    for k in 0..4000 {
-                        text.push_str(unit);
-                        match suffix {
-                            "{#}" => text.push_str(&k.to_string()),
-                            "{w}" => text.push_str(["the", "x", "to"][k % 3]),
-                            _ => {}
-                        }
-                    }
-                    text.push('\n');
-                    text.push_str(call);
-                    walk_equals_no_walk(&text, &options);
-                    let e = parsed_engine(&text, &options);
-                    assert!(
-                        e.declined_walked * 2 > text.len(),
-                        "{unit:?}{suffix}: {} of {} bytes walked",
-                        e.declined_walked,
-                        text.len()
-                    );
-                }
-            }
-        }
+        let units = [
+            "<|start|>\n{\"",
+            "<|start|>\n{\"{\"",
+            "<|start|>\n[x",
+            "<|start|>\n\n {\"",
+        ];
+        declined_walk_floods(&units, ["the", "x", "to"], 4000, call, None);
     }
 
     // Floods of a declined opener and a control token the scan strips between its copies
@@ -10291,31 +10268,49 @@ pub(crate) mod tests {
     #[test]
     fn declined_walk_passes_stripped_tokens() {
         let call = "<tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}</tool_call>";
+        let units = [
+            ">>>x<|eom|>",
+            ">>>:<|end_message|>",
+            "<tool_call>}<|eot|>",
+            "<|eot|> <function=",
+            "<|start|>]<|eot_id|>",
+            "[TOOL_CALLS]\n<|eot|> ",
+            "<tool_call>\"<|end|>",
+            "<|eot|>x<|tool_call>",
+        ];
+        declined_walk_floods(&units, ["the", "x", "to\n"], 3000, call, Some(1));
+    }
+
+    /// Floods of each of `units` (as it is, numbered, and with one of `words` a copy),
+    /// `copies` copies, then a newline and `call`, with and without a registry: read with
+    /// the walks as without them ([`walk_equals_no_walk`], which streams them too), with
+    /// `calls` calls where given, and more than half their bytes walked by
+    /// `Engine::pass_declined_walk`.
+    fn declined_walk_floods(
+        units: &[&str],
+        words: [&str; 3],
+        copies: usize,
+        call: &str,
+        calls: Option<usize>,
+    ) {
         for options in [with_get_weather(), crate::ParseOptions::default()] {
-            for unit in [
-                ">>>x<|eom|>",
-                ">>>:<|end_message|>",
-                "<tool_call>}<|eot|>",
-                "<|eot|> <function=",
-                "<|start|>]<|eot_id|>",
-                "[TOOL_CALLS]\n<|eot|> ",
-                "<tool_call>\"<|end|>",
-                "<|eot|>x<|tool_call>",
-            ] {
+            for unit in units {
                 for suffix in ["", "{#}", "{w}"] {
                     let mut text = String::from("a ");
-                    for k in 0..3000 {
+                    for k in 0..copies {
                         text.push_str(unit);
                         match suffix {
                             "{#}" => text.push_str(&k.to_string()),
-                            "{w}" => text.push_str(["the", "x", "to\n"][k % 3]),
+                            "{w}" => text.push_str(words[k % 3]),
                             _ => {}
                         }
                     }
                     text.push('\n');
                     text.push_str(call);
                     let with = walk_equals_no_walk(&text, &options);
-                    assert_eq!(with.calls.len(), 1, "{unit:?}{suffix}");
+                    if let Some(n) = calls {
+                        assert_eq!(with.calls.len(), n, "{unit:?}{suffix}");
+                    }
                     let e = parsed_engine(&text, &options);
                     assert!(
                         e.declined_walked * 2 > text.len(),
