@@ -6485,7 +6485,7 @@ impl<'a> Engine<'a> {
         let mut bytes = self.buf.as_bytes();
         // The notes counted (names taken, each a failed call attempt): walked no further
         // than `max_failed_calls` leaves, so that the copies passed never count the one
-        // past it (see the check below). (Bounding the copies walked instead cut the walks
+        // past it. (Bounding the copies walked instead cut the walks
         // of floods that count no note, `({w}` 18 % more.)
         let (mut noted, noted_max) = (0usize, self.failures_left(1));
         'walk: loop {
@@ -6631,16 +6631,7 @@ impl<'a> Engine<'a> {
                 .get(m % (r + 1))
                 .map(|&(first, upto)| (m, first, upto))
         });
-        // Passed only while the reply's failed call attempts stay within their bound
-        // (`Engine::failures_left`): the note past it is read on its own.
-        let errors: usize = passed.map_or(0, |(_, _, upto)| {
-            let counted = taken.iter().zip(&upto).zip(&counts0).take(names);
-            counted
-                .filter(|((t, _), _)| t.2.1 == Level::Error)
-                .map(|((_, &n), &n0)| n.saturating_sub(n0))
-                .sum()
-        });
-        let Some((m, first, upto)) = passed.filter(|_| errors <= self.failures_left(1)) else {
+        let Some((m, first, upto)) = passed else {
             self.worded_miss(at, at + 1);
             self.worded_copies = copies;
             return;
