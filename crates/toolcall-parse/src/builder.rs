@@ -31,8 +31,9 @@ pub struct Limits {
     pub max_calls: usize,
     /// Maximum failed call attempts in one reply (markup that opened a call and was left
     /// as text or dropped with an error: malformed arguments, an unclosed or broken body,
-    /// nesting past `max_depth`): past it the reply is taken to be looping on a broken
-    /// call, and once the markup that failed last is read to its end the rest of the reply
+    /// nesting past `max_depth`; and a call header line naming no registered tool,
+    /// `TOOL_CALL: x`, though its note is only info): past it the reply is taken to be
+    /// looping on a broken call, and once the markup that failed last is read to its end the rest of the reply
     /// is passed through as text, unparsed, with one error (as past `max_calls`), so such
     /// a reply costs no more to read than its text.
     pub max_failed_calls: usize,

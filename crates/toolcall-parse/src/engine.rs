@@ -876,7 +876,8 @@ struct DiagCap {
     /// instructions a block of a flood of `Action:\n```json{"`). Cleared by every other
     /// message admitted or counted.
     last_known: Option<KnownFailure>,
-    /// Error notes counted, reported or not: a reply's failed call attempts, which
+    /// Error notes counted, reported or not, and call header lines left as text with a
+    /// note ([`Engine::header_text`]): a reply's failed call attempts, which
     /// [`crate::Limits::max_failed_calls`] bounds (see [`Engine::stop_after_failures`]).
     errors: usize,
     /// Whether the reply stopped on that bound (its error written once, by whichever
@@ -6914,7 +6915,7 @@ impl<'a> Engine<'a> {
             // Decided before a reader was built, as its first step would decide it.
             self.announced.clear();
             let noted = plain.diagnostic.is_some();
-            self.plain_region(pos, plain, false);
+            self.header_text(pos, plain);
             // Enough bytes for a run worth passing (see `pass_text_lines`).
             if self.pos > pos && self.buf.len() - pos >= 16 * (self.pos + 1 - pos) {
                 self.pass_text_lines(opener, pos, noted);
@@ -7145,13 +7146,16 @@ impl<'a> Engine<'a> {
             };
             m = m.min(n);
         }
-        let errors = slots[..h].iter().flatten();
-        m = m.min(self.failures_left(errors.filter(|s| s.1 == Level::Error).count()));
+        // Every noted header line is a failed call attempt (`Engine::header_text`).
+        m = m.min(self.failures_left(slots[..h].iter().flatten().count()));
         if m == 0 {
             return false;
         }
         for &(slot, level) in slots[..h].iter().flatten() {
             self.diag_cap.count_dropped(slot, m, level);
+            if level != Level::Error {
+                self.diag_cap.errors += m;
+            }
         }
         self.pos = nl + m * period;
         self.ident_start = None;
@@ -7645,6 +7649,13 @@ impl<'a> Engine<'a> {
                 } => (Some(*opener), *next),
                 _ => (None, 0),
             };
+            let header = matches!(
+                &self.mode,
+                Mode::Region {
+                    rest: Rest::Line { .. },
+                    ..
+                }
+            );
             self.mode = Mode::Text;
             // Markup removed, no call: a call's region is not looked after (what a reply's
             // calls would pay for nothing).
@@ -7691,6 +7702,7 @@ impl<'a> Engine<'a> {
                         self.drop_markup(start, end, why);
                     }
                 }
+                Advance::Text(plain) if header => self.header_text(start, plain),
                 Advance::Text(plain) => self.plain_region(start, plain, self.bare_region),
             }
             if let (Some(i), true) = (opener, removed) {
@@ -7709,6 +7721,33 @@ impl<'a> Engine<'a> {
         self.mode = Mode::Text;
         self.pos = start;
         self.declined = Some(start);
+    }
+
+    /// A call header line (a line opener's region) decided as text
+    /// ([`Engine::plain_region`]): one with a note (`TOOL_CALL: x` naming no registered
+    /// tool, an info note) is a failed call attempt, counted toward
+    /// [`crate::Limits::max_failed_calls`] as an error note is ([`Engine::header_failed`]).
+    fn header_text(&mut self, start: usize, plain: Plain) {
+        let failed = match &plain.diagnostic {
+            Some(note) if note.level != Level::Error => Some(note.span.end),
+            _ => None,
+        };
+        self.plain_region(start, plain, false);
+        if let Some(end) = failed {
+            self.header_failed(end);
+        }
+    }
+
+    /// A call header line left as text with a note below error level (the note counted
+    /// already), ending at `end` (in the whole input): counted as a failed call attempt. A header naming no registered tool calls nothing and is left as text,
+    /// but it is the model asking for a call the caller cannot run, as a broken call is;
+    /// a few are worth their notes, and a reply of thousands of them (a model looping on a
+    /// tool it made up) is a flood whose rest is passed as text past the bound, as for
+    /// broken calls. Not counted, such a flood read a header a line to its end (~1,500
+    /// instructions a 17-byte `TOOL_CALL: x\nx{"\n`, 24x prose).
+    fn header_failed(&mut self, end: usize) {
+        self.diag_cap.errors += 1;
+        self.failed_at(Level::Error, end);
     }
 
     /// A region decided to be text ([`Advance::Text`]); `bare`: a bare JSON region's.
@@ -11455,6 +11494,76 @@ pub(crate) mod tests {
                 assert_eq!(call_parts(&within), call_parts(&free), "{:?}", unit(0));
                 assert_eq!(within.diagnostics, free.diagnostics, "{:?}", unit(0));
                 assert_eq!(within.calls.len(), usize::from(!unclosed), "{:?}", unit(0));
+            }
+        }
+    }
+
+    /// A `TOOL_CALL:` header naming no registered tool (an info note, left as text) is a
+    /// failed call attempt (`Engine::header_text`): past `max_failed_calls` of them the
+    /// rest of the reply is text, the call after the flood included, with one error placed
+    /// at the end of the header past the bound; one-shot and streamed alike, whether the
+    /// headers are read one by one or passed as runs (`Engine::pass_text_lines`: a header
+    /// and a plain line), and with the bound not reached, as with no bound.
+    #[test]
+    fn headers_of_unregistered_tools_are_failed_call_attempts() {
+        let options = with_get_weather();
+        let units: [fn(usize) -> String; 5] = [
+            |_| "TOOL_CALL: x\n".to_string(),
+            |_| "TOOL_CALL: x\nfoo\n".to_string(),
+            |n| format!("TOOL_CALL: x{n}\n"),
+            |_| "TOOL_CALL: x\nx{\"\n".to_string(),
+            |n| format!("TOOL_CALL: x\n[\"{n}{{\"\n"),
+        ];
+        let tail = "TOOL_CALL: get_weather\nCITY: Paris\n\ndone";
+        for unit in units {
+            for (limit, copies) in [(5, 24), (100, 404)] {
+                let flood: String = (0..copies).map(unit).collect();
+                let text = format!("a\n{flood}{tail}");
+                let mut options = options.clone();
+                options.limits.max_failed_calls = limit;
+                let whole = crate::parse(&text, &options);
+                let what = format!("{:?} x {copies}", unit(0));
+                assert!(whole.calls.is_empty(), "{what}: {:?}", whole.calls);
+                assert!(whole.text.ends_with(tail), "{what}");
+                let stops: Vec<_> = whole
+                    .diagnostics
+                    .iter()
+                    .filter(|d| d.message.contains("failed call attempts"))
+                    .collect();
+                assert_eq!(stops.len(), 1, "{what}: {:?}", whole.diagnostics);
+                let notes = || {
+                    whole
+                        .diagnostics
+                        .iter()
+                        .filter(|d| d.message.contains("unregistered tool"))
+                };
+                if limit == 5 {
+                    // All reported: the stop is at the end of the sixth header.
+                    assert_eq!(notes().count(), limit + 1, "{what}");
+                    let end = notes().next_back().map(|d| d.span.end);
+                    assert_eq!(Some(stops[0].span.start), end, "{what}");
+                }
+                let further: usize = whole
+                    .diagnostics
+                    .iter()
+                    .filter(|d| d.message.contains("further diagnostics"))
+                    .filter_map(|d| d.message.split(' ').next()?.parse::<usize>().ok())
+                    .sum();
+                assert_eq!(notes().count() + further, limit + 1, "{what}");
+                for size in [1, 2, 5, 13, 64, 4096] {
+                    let (t, calls, diags) = streamed_whole(&text, &options, size);
+                    assert_eq!(t, whole.text, "{what}: {size}-byte pushes");
+                    assert!(calls.is_empty(), "{what}: {size}");
+                    assert_eq!(diags, whole.diagnostics, "{what}: {size}");
+                }
+                options.limits.max_failed_calls = copies + 1;
+                let within = crate::parse(&text, &options);
+                options.limits.max_failed_calls = usize::MAX;
+                let free = crate::parse(&text, &options);
+                assert_eq!(within.text, free.text, "{what}");
+                assert_eq!(call_parts(&within), call_parts(&free), "{what}");
+                assert_eq!(within.diagnostics, free.diagnostics, "{what}");
+                assert_eq!(within.calls.len(), 1, "{what}");
             }
         }
     }
