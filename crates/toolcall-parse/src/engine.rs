@@ -5048,6 +5048,11 @@ impl<'a> Engine<'a> {
                         q += 1;
                         continue;
                     }
+                    // A "```" mid-line, text (`{x{#}```json\n`: a numbered copy each).
+                    if c == b'`' && self.mid_line_fence(bytes, q, bytes.len()) {
+                        q += 3;
+                        continue;
+                    }
                     end = q;
                     break 'units;
                 }
@@ -5351,10 +5356,11 @@ impl<'a> Engine<'a> {
                 && !is_bracket_run(window, q)
                 && (self.nested || self.ctx.openers.none_at(window, q) == Ok(true))
         };
-        if bytes
-            .get(pos + 1..pos + period)?
-            .iter()
-            .any(|&c| c == b'`' || (bracket(c) && until == 0))
+        if until == 0
+            && bytes
+                .get(pos + 1..pos + period)?
+                .iter()
+                .any(|&c| c == b'`' || bracket(c))
         {
             return None;
         }
@@ -5398,6 +5404,15 @@ impl<'a> Engine<'a> {
                 if !implausible(q) {
                     return None;
                 }
+            } else if c == b'`' {
+                // A "```" inside the unit, not at a line start, where no opener starts:
+                // passed by the scan's backtick arm as three bytes of text (no fence opens
+                // mid-line). A flood of `{x```json\n` was read a copy at a time (~960
+                // instructions a 10-byte copy, 26x prose).
+                if !self.mid_line_fence(window, q, pos + period) {
+                    return None;
+                }
+                q += 2;
             } else if stops.is_stop(c) && !self.plain_stop(q, &mut found) {
                 match found.take() {
                     Some((_, j)) if until > 0 && self.declined_inside(window, q, j) => {}
@@ -5412,6 +5427,16 @@ impl<'a> Engine<'a> {
             }
         }
         Some(line)
+    }
+
+    /// Whether the text scan reads the backtick at `q` (not at a line start) as the first
+    /// of three bytes of text whatever follows `bytes[..end]`: "```" lies in them, and no
+    /// opener starts there (none looked for in a fence's nested scan). Its arm then passes
+    /// the three: a fence opens only at a line start.
+    fn mid_line_fence(&self, bytes: &[u8], q: usize, end: usize) -> bool {
+        q + 3 <= end
+            && matches!(backticks_at(bytes, q), Marker::Full)
+            && (self.nested || self.ctx.openers.none_at(bytes, q) == Ok(true))
     }
 
     /// The length of the opener the scan finds at `q` inside a unit
@@ -8906,6 +8931,12 @@ pub(crate) mod tests {
             "{\"a\":[",
             "[\"",
             "{\"name\": \"get_weather\", \"arguments\": {",
+            // A "```" mid-line (no fence opens), passed; four backticks (inline code after
+            // the three) and one at a line start (a fence) are left to the scan.
+            "{x```json\n",
+            "[x ```\n",
+            "{x````json\n",
+            "{x\n```json\n",
         ];
         // Bytes passed, and the bytes before bare JSON went off for broken values (after
         // which the copies are text by other passes).
@@ -8936,7 +8967,9 @@ pub(crate) mod tests {
                         // the budget is not spent; or once it is, a `{` first (no pass asks
                         // for `{` with bare JSON off: a fence's `{"` floods cost more).
                         let regions =
-                            matches!((unit, suffix), ("[[x\n", "{#}" | "{w}") | ("[{x", _));
+                            matches!((unit, suffix), ("[[x\n", "{#}" | "{w}") | ("[{x", _))
+                                || unit.contains("````")
+                                || unit.contains("\n```");
                         // A failed region's unit repeated (each copy's region fails as the
                         // kept scan of the first did); the other units of JSON's start are
                         // read otherwise, and compared only.
