@@ -3390,7 +3390,10 @@ impl<'a> Engine<'a> {
                                 if let Some((content_end, end)) =
                                     fence_close(self.buf.as_bytes(), content, content)
                                 {
-                                    if self.fence_is_text(content, content_end, callable, markup) {
+                                    if let Some(failed) =
+                                        self.fence_is_text(content, content_end, callable, markup)
+                                    {
+                                        self.failed_bare += usize::from(failed);
                                         self.pos = end;
                                         self.line_start = false;
                                         self.ident_start = None;
@@ -7841,15 +7844,20 @@ impl<'a> Engine<'a> {
 
     /// Bare brackets are no longer opened, with a warning spanning `region..to`.
     fn bare_json_off(&mut self, region: usize, to: usize, why: &str) {
+        self.bare_gone();
+        // The text before the region first (a `name(` decided at once left it).
+        self.emit_text(region);
+        let span = self.span(region, to);
+        self.diag(Diagnostic::warning(why, span));
+    }
+
+    /// Bare brackets are no longer opened (the warning given).
+    fn bare_gone(&mut self) {
         self.bare_off = true;
         // A unit found not to be read as text may be now (a bracket in it opened bare
         // JSON): asked again (`<tool_call>x{"` was read unit by unit, 32x prose).
         self.no_units = [Vec::new(), Vec::new()];
         self.no_pass_end = usize::MAX;
-        // The text before the region first (a `name(` decided at once left it).
-        self.emit_text(region);
-        let span = self.span(region, to);
-        self.diag(Diagnostic::warning(why, span));
     }
 
     /// The rescan budget of a charge whose rescanned bytes end at buffer offset `to`:
@@ -8002,7 +8010,8 @@ impl<'a> Engine<'a> {
                 return Step::Wait;
             }
         };
-        if self.fence_is_text(content, content_end, callable, markup) {
+        if let Some(failed) = self.fence_is_text(content, content_end, callable, markup) {
+            self.failed_bare += usize::from(failed);
             self.leave_fence(end);
             return Step::Continue;
         }
@@ -8010,41 +8019,56 @@ impl<'a> Engine<'a> {
     }
 
     /// Whether a closed fence's content (`content..content_end`) goes out as this engine's
-    /// text, no sub-engine made: a code sample (not `callable`), blanks, a markup fence
-    /// whose content starts with no region opener, or content [`holds_no_nested_region`]
-    /// passes.
+    /// text, no sub-engine made (`Some`): a code sample (not `callable`), blanks, a markup
+    /// fence whose content starts with no region opener, or content
+    /// [`holds_no_nested_region`] passes (`Some(true)`: a failed bare JSON region of the
+    /// sub-engine's, [`Engine::fence_value_is_text`], for the caller to count).
     fn fence_is_text(
         &self,
         content: usize,
         content_end: usize,
         callable: bool,
         markup: bool,
-    ) -> bool {
+    ) -> Option<bool> {
         if !callable {
-            return true;
+            return Some(false);
         }
         let inner = self.buf.get(content..content_end).unwrap_or("");
         if inner.bytes().all(|b| b.is_ascii_whitespace()) {
             // Nothing a sub-engine could read (it would send only this text, which is this
             // engine's): a flood of empty fences makes none.
-            return true;
+            return Some(false);
         }
         if markup {
             // A markup fence holds calls only when its content starts with a region opener.
-            return !self.markup_inside(inner);
+            return (!self.markup_inside(inner)).then_some(false);
+        }
+        // Bare JSON off for the reply's failed regions (its sub-engine's too, below): no
+        // bracket opens there.
+        let off = self.failed_bare >= max_failed_bare();
+        #[cfg(test)]
+        let off = off && !self.no_walk;
+        if off {
+            return (nested_read::<false>(inner.as_bytes(), &self.ctx.openers, 0, false)
+                == Ok(true))
+            .then_some(false);
         }
         // A code fence's sub-engine reads only bare JSON, `name(` and line-start openers
         // (its `nested` scan skips every other opener): content holding none of their
         // starts is sent as text by it, nothing else, and its text is this engine's. A
         // flood of one-byte fences (```` ```\nx\n```\n ````) made a sub-engine each.
         if self.fence_failed {
-            return self.fence_value_is_text(content, inner);
+            return match self.fence_value_is_text(content, inner) {
+                Ok(text) => text.then_some(false),
+                Err(()) => Some(true),
+            };
         }
         holds_no_nested_region(
             inner.as_bytes(),
             &self.ctx.openers,
             self.ctx.limits.max_depth,
         )
+        .then_some(false)
     }
 
     /// [`holds_no_nested_region`] of a fence's content (`inner`, at `content`) after a
@@ -8059,14 +8083,18 @@ impl<'a> Engine<'a> {
     /// sub-engine, unwalked); out of
     /// line, its own walk: the value's offsets out of [`holds_no_nested_region`]'s loop
     /// cost fences of a word (```` ```\nx\n```\n{w} ````) 3-4 % more (session 51).
+    /// `Err`: text, the value a failed bare JSON region the sub-engine would have counted
+    /// (the reply's count, which it shares); not the one that reaches
+    /// [`MAX_FAILED_BARE`], which the sub-engine reads, warning there.
     #[inline(never)]
-    fn fence_value_is_text(&self, content: usize, inner: &str) -> bool {
+    fn fence_value_is_text(&self, content: usize, inner: &str) -> Result<bool, ()> {
         let region = match nested_read::<true>(
             inner.as_bytes(),
             &self.ctx.openers,
             self.ctx.limits.max_depth,
+            true,
         ) {
-            Ok(text) => return text,
+            Ok(text) => return Ok(text),
             Err(region) => region,
         };
         // The region's scan, by a scanner kept for the next fence (a new one's stack was
@@ -8082,15 +8110,15 @@ impl<'a> Engine<'a> {
         let scan = sc.advance(inner.as_bytes().get(region.clone()).unwrap_or(&[]));
         FENCE_SCANNER.set(Some((max_depth, sc)));
         let Scan::Done(n) = scan else {
-            return true;
+            return Ok(true);
         };
         let value = region.start..region.start + n;
         #[cfg(test)]
         if self.no_walk {
-            return false;
+            return Ok(false);
         }
-        if !self.seen_visible {
-            return false;
+        if !self.seen_visible || self.failed_bare_left() == 0 {
+            return Ok(false);
         }
         let (from, to) = (content + value.start, content + value.end);
         let text = value.len() <= RESCAN_BASE
@@ -8105,7 +8133,7 @@ impl<'a> Engine<'a> {
         if text {
             FENCES_PASSED.set(FENCES_PASSED.get() + 1);
         }
-        text
+        if text { Err(()) } else { Ok(false) }
     }
 
     /// Whether a markup fence's content starts with a region opener.
@@ -8135,6 +8163,8 @@ impl<'a> Engine<'a> {
         // The text before the fence goes out before what its sub-engine reports.
         self.emit_text(start);
         let inner = self.buf.get(content..content_end).unwrap_or("");
+        #[cfg(test)]
+        FENCE_ENGINES.set(FENCE_ENGINES.get() + 1);
         let mut diag_cap = std::mem::take(&mut self.diag_cap);
         let (events, labels, markup_found) = {
             let mut sub = Engine::new_inner(self.ctx.clone());
@@ -8144,12 +8174,20 @@ impl<'a> Engine<'a> {
             sub.base = self.abs(content);
             sub.seen_visible = self.seen_visible;
             sub.reply_end = self.reply_end;
+            // The reply's failed bare JSON regions, counted on in the fence (each fence's
+            // sub-engine counted afresh: a flood of fences around broken values, ```` ```json\n{"a": 1 {w}}\n```\n ````,
+            // read every fence's regions, ~2,000 instructions a 27-byte fence, 20.7x
+            // prose), and bare JSON off where the reply's is for them (not where its rescan
+            // budget ran out: a fence's sub-engine has a budget of its own).
+            sub.failed_bare = self.failed_bare;
+            sub.bare_off = self.failed_bare >= max_failed_bare();
             sub.feed_whole(inner);
             sub.run(true);
             sub.finished = true;
             sub.flush_text_event();
             std::mem::swap(&mut sub.diag_cap, &mut diag_cap);
             self.fence_failed = crate::repair::last_decode_failed();
+            self.failed_bare = sub.failed_bare;
             (
                 std::mem::take(&mut sub.events),
                 std::mem::take(&mut sub.labels),
@@ -8157,6 +8195,10 @@ impl<'a> Engine<'a> {
             )
         };
         self.diag_cap = diag_cap;
+        if !self.bare_off && self.failed_bare >= max_failed_bare() {
+            // Turned off in the fence (its warning there): off for the rest of the reply.
+            self.bare_gone();
+        }
         if markup_found {
             self.emit_text(start);
             self.emit_from = end;
@@ -8280,7 +8322,7 @@ fn holds_no_nested_region(
     openers: &crate::openers::Openers,
     max_depth: usize,
 ) -> bool {
-    nested_read::<false>(content, openers, max_depth) == Ok(true)
+    nested_read::<false>(content, openers, max_depth, true) == Ok(true)
 }
 
 thread_local! {
@@ -8294,16 +8336,20 @@ thread_local! {
 thread_local! {
     /// Tests: the fences [`Engine::fence_value_is_text`] passed as text.
     static FENCES_PASSED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    /// Tests: the fences read by a sub-engine ([`Engine::read_fence`]).
+    static FENCE_ENGINES: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
 }
 
 /// [`holds_no_nested_region`]'s walk (`Ok`), and with `VALUE`, `Err` with the offsets of
 /// the content from its one bracket where that is all that is left to decide: the scan of
 /// that region (its scan closes it: `Ok(false)` without `VALUE`; else `Ok(true)`).
+/// `bare` false: bare JSON is off, and brackets are bytes like any other.
 #[inline(always)]
 fn nested_read<const VALUE: bool>(
     content: &[u8],
     openers: &crate::openers::Openers,
     max_depth: usize,
+    bare: bool,
 ) -> Result<bool, Range<usize>> {
     let mut line_start = true;
     let mut bracket = None;
@@ -8317,7 +8363,7 @@ fn nested_read<const VALUE: bool>(
     for (i, &b) in content.iter().enumerate() {
         match b {
             b'(' => return Ok(false),
-            b'[' | b'{' => {
+            b'[' | b'{' if bare => {
                 if line_start && openers.line_first(b) {
                     return Ok(false);
                 }
@@ -11105,6 +11151,52 @@ pub(crate) mod tests {
                         }
                     }
                 }
+            }
+        }
+    }
+
+    // A fence's failed bare JSON regions are the reply's (its sub-engine counts on from
+    // the reply's count, and so does a fence passed without one,
+    // `Engine::fence_value_is_text`): fences around broken values, a failure or two in
+    // each, reach `MAX_FAILED_BARE` together, and bare JSON is off from there with one
+    // warning, fenced and not (the calls after them are text); past it a fence whose
+    // brackets open nothing makes no sub-engine. Text, calls and diagnostics are those of
+    // every fence read by a sub-engine (`no_walk`), one-shot and in pushes.
+    #[test]
+    fn fences_count_the_replys_failed_bare_values() {
+        let call = r#"{"name": "get_weather", "arguments": {"city": "Paris"}}"#;
+        let words = ["the", "weather", "1", "get_weather", "\u{e9}"];
+        for options in [with_get_weather(), crate::ParseOptions::default()] {
+            for (head, tail) in [
+                ("```json\n{\"a\": 1 {", "}}\n```\n"),
+                ("```json\n{\"a\": 1 ", "}\n```\n"),
+                ("```\n{'a': 1 ", "} x\n```\nx "),
+            ] {
+                for cap in [3, 7] {
+                    FAILED_BARE_CAP.set(cap);
+                    let mut text = String::from("Sure.\n");
+                    for k in 0..60 {
+                        text.push_str(head);
+                        text.push_str(words[k * 7 % 5]);
+                        text.push_str(tail);
+                    }
+                    text.push_str(&format!("```json\n{call}\n```\nand {call}"));
+                    let engines = FENCE_ENGINES.get();
+                    let p = walk_equals_no_walk(&text, &options);
+                    let made = FENCE_ENGINES.get() - engines;
+                    let what = format!("{head:?} cap {cap}");
+                    let off = p
+                        .diagnostics
+                        .iter()
+                        .filter(|d| d.message.starts_with("too many broken bare JSON values"))
+                        .count();
+                    assert_eq!(off, 1, "{what}: {:?}", p.diagnostics);
+                    assert!(p.calls.is_empty(), "{what}: {:?}", p.calls);
+                    // (`walk_equals_no_walk` parses twice, once making one a fence, and
+                    // streams three times.)
+                    assert!(made < 150, "{what}: {made} sub-engines");
+                }
+                FAILED_BARE_CAP.set(MAX_FAILED_BARE);
             }
         }
     }
