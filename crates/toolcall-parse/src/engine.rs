@@ -3757,6 +3757,14 @@ impl<'a> Engine<'a> {
                         q = r + 1;
                         continue;
                     }
+                    // A line opener's line its family declines (`tool_call:` naming no
+                    // tool): its first byte is text, as the scan reads it, and the walk
+                    // goes on after it (`<function name="\ntool_call:{w}` ended the walk
+                    // at each copy's line, 22.5x prose).
+                    Some(_) if r < limit && self.walk_line_declined(r, is_final) => {
+                        q = r + 1;
+                        continue;
+                    }
                     // Another stop: a control token the scan strips there is stripped below
                     // (the scan looks for openers before the line start's own; no line start
                     // after it: `[TOOL_CALLS]\n<|eot|> `, 20.6x prose).
@@ -3828,6 +3836,42 @@ impl<'a> Engine<'a> {
         };
         *walk = DeclinedWalk { q, unit, copies };
         handed
+    }
+
+    /// [`Engine::declined_walk`]: whether the scan reads the line starting at `r` as a
+    /// line opener's line declined at once (`Engine::line_text`: its first byte text, the
+    /// scan on after it): no opener starts at `r` (the scan looks for one first), one line
+    /// opener only is there whatever follows, its one family declines the line on its
+    /// bytes ([`crate::family::Family::line_declines`]), and visible text came before
+    /// (`line_text` emits the text before a reply's first).
+    #[inline(never)]
+    fn walk_line_declined(&self, r: usize, is_final: bool) -> bool {
+        let bytes = self.buf.as_bytes();
+        let openers = &self.ctx.openers;
+        if !self.seen_visible
+            || (!self.nested
+                && bytes.get(r).is_some_and(|&b| openers.stops.is_stop(b))
+                && openers.none_at(bytes, r) != Ok(true))
+        {
+            return false;
+        }
+        let mut found = None;
+        for (i, o) in openers.line.iter().enumerate() {
+            match match_at(bytes, r, o.text, true) {
+                Marker::Full if found.is_none() => found = Some(i),
+                Marker::No => {}
+                _ => return false,
+            }
+        }
+        let Some(o) = found.and_then(|i| openers.line.get(i)) else {
+            return false;
+        };
+        match o.families.as_slice() {
+            [by] => by
+                .family
+                .line_declines(by.opener, self.buf.get(r..).unwrap_or(""), is_final),
+            _ => false,
+        }
     }
 
     /// [`Engine::pass_declined_walk`] and [`Engine::pass_implausible_walk`]: whether the
@@ -7755,10 +7799,22 @@ impl<'a> Engine<'a> {
     /// ([`Engine::plain_region`]): one with a note (`TOOL_CALL: x` naming no registered
     /// tool, an info note) is a failed call attempt, counted toward
     /// [`crate::Limits::max_failed_calls`] as an error note is ([`Engine::header_failed`]).
+    /// A declined line (no note) is text up to the bytes the scan reads as ordinary ones
+    /// ([`crate::family::Family::line_text`]): the scan would have read them, so the
+    /// name it tracks is the one they end with, not none.
     fn header_text(&mut self, start: usize, plain: Plain) {
         let failed = match &plain.diagnostic {
             Some(note) if note.level != Level::Error => Some(note.span.end),
-            _ => None,
+            Some(_) => None,
+            None => {
+                let end = start + plain.end;
+                self.plain_region(start, plain, false);
+                if self.pos == end && end > start {
+                    let bytes = self.buf.as_bytes().get(start..end).unwrap_or(&[]);
+                    self.ident_start = self.ident_after(bytes, start);
+                }
+                return;
+            }
         };
         self.plain_region(start, plain, false);
         if let Some(end) = failed {
@@ -10366,6 +10422,59 @@ pub(crate) mod tests {
             "<|start|>\n\n {\"",
         ];
         declined_walk_floods(&units, ["the", "x", "to"], 4000, call, None);
+    }
+
+    // Floods of a declined opener and a `tool_call:` line naming no tool (a blank in its
+    // name, or none: `Family::line_declines`) are walked by `Engine::pass_declined_walk`
+    // past each line's first byte (most of their bytes); beside them lines it must leave
+    // to the scan (an unregistered tool's, with a note; one whose name ends a line).
+    // Text, calls and every diagnostic are those of the scan alone (`Engine::no_walk`),
+    // one-shot and in 1-, 7- and 64-byte pushes; a real call after the flood is kept.
+    #[test]
+    fn declined_walk_passes_declined_header_lines() {
+        let call = "<tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}</tool_call>";
+        let units = [
+            "<function name=\"\ntool_call:",
+            "<function name=\"\n  TOOL_CALL: a ",
+            ">>>\ntool_call:x y ",
+        ];
+        // (No registry: the last line, `tool_call:x` or `tool_call:0` before the call's
+        // newline, is a call too.)
+        declined_walk_floods(&units, ["the", "x", "to"], 3000, call, None);
+        for text in [
+            format!("{}\n{call}", "<function name=\"\ntool_call: x\n".repeat(50)),
+            format!("{}\n{call}", "<function name=\"\ntool_call:".repeat(50)),
+            format!(
+                "{}\n{call}",
+                ">>>x\ntool_call: get_weather\ncity: a\n".repeat(50)
+            ),
+        ] {
+            for options in [with_get_weather(), crate::ParseOptions::default()] {
+                walk_equals_no_walk(&text, &options);
+            }
+        }
+    }
+
+    // A declined `tool_call:` line is text up to the first byte the scan reads otherwise,
+    // the name before it still the scan's: a `name(` there is a call, one-shot and
+    // streamed.
+    #[test]
+    fn declined_header_lines_keep_the_name_before_a_paren() {
+        let options = with_get_weather();
+        for text in [
+            "hi\ntool_call: x get_weather(city=\"Paris\")\n",
+            "hi\ntool_call:x get_weather(city=\"Paris\")",
+            "hi\nTOOL_CALL:  a b get_weather(\"Paris\") then\n",
+        ] {
+            let whole = crate::parse(text, &options);
+            assert_eq!(whole.calls.len(), 1, "{text:?}: {whole:?}");
+            for size in [1, 3, 64] {
+                let (t, calls, diags) = streamed_whole(text, &options, size);
+                assert_eq!(t, whole.text, "{text:?}: {size}");
+                assert_eq!(calls.len(), 1, "{text:?}: {size}");
+                assert_eq!(diags, whole.diagnostics, "{text:?}: {size}");
+            }
+        }
     }
 
     // Floods of a declined opener and a control token the scan strips between its copies

@@ -586,6 +586,12 @@ pub(crate) trait Family: Sync + Send {
     ) -> Option<Plain> {
         None
     }
+    /// Whether [`Family::line_text`] declines the line at the start of `region` (no note,
+    /// no label: its first byte is text) whatever the parse's state, decided on the line's
+    /// bytes alone: a walk over text reads on after its first byte, as the scan does.
+    fn line_declines(&self, _opener: usize, _region: &str, _is_final: bool) -> bool {
+        false
+    }
     /// After [`Family::line_text`] decided the line at the start of `region` as text up to
     /// its newline at `line_end` (with a note), `region` being `reps + 1` copies of a unit
     /// of `period` bytes that starts with that line and its newline, every byte the text
@@ -1256,21 +1262,26 @@ impl ReadCx<'_> {
     /// as text may then end after them, when what follows them ends the name the scan
     /// tracks.
     pub(crate) fn ordinary(&self, region: &str, range: Range<usize>) -> bool {
+        let end = range.end;
+        end <= region.len() && self.ordinary_to(region, range) == end
+    }
+
+    /// Where the bytes of `region[range]` that [`ReadCx::ordinary`] passes end: the first
+    /// it does not pass, else the range's end (or the region's).
+    pub(crate) fn ordinary_to(&self, region: &str, range: Range<usize>) -> usize {
         let openers = &self.ctx.openers;
         let bytes = region.as_bytes();
-        if range.end > bytes.len() {
-            return false;
-        }
-        for i in range {
+        let end = range.end.min(bytes.len());
+        for i in range.start..end {
             let b = bytes[i];
             if openers.stops.is_stop(b)
                 && (matches!(b, b'\n' | b'`' | b'[' | b'{' | b'(')
                     || openers.none_at(bytes, i) != Ok(true))
             {
-                return false;
+                return i;
             }
         }
-        true
+        end
     }
 
     /// How many bytes from a position an opener lookup there may read (the longest

@@ -37,7 +37,18 @@ pub(crate) fn is_header(line: &str) -> bool {
 pub(crate) fn header_name(line: &str) -> Option<&str> {
     let rest = line.trim_start().get(HEADER.len()..)?;
     let name = rest.trim();
-    (!name.is_empty() && !name.contains(char::is_whitespace)).then_some(name)
+    // Bytes first, characters only from the first non-ASCII one (a declined header's
+    // line, `tool_call:the<function name="`, was decoded character by character, ~260
+    // instructions a line): the ASCII blanks are `char::is_whitespace`'s.
+    let blank = match name
+        .bytes()
+        .position(|b| matches!(b, b'\t'..=b'\r' | b' ') || b >= 0x80)
+    {
+        None => false,
+        Some(i) if name.as_bytes()[i] < 0x80 => true,
+        Some(i) => name.get(i..).is_some_and(|r| r.contains(char::is_whitespace)),
+    };
+    (!name.is_empty() && !blank).then_some(name)
 }
 
 /// `KEY: value` → the schema property it names (or the lower-cased key without a schema).
@@ -274,9 +285,11 @@ impl Family for KeyValue {
     ) -> Option<Plain> {
         let (line_end, _) = header_line(region, is_final).ok()?;
         let Some(name) = header_name(region.get(..line_end)?) else {
-            // Declined: its first byte is text, and so is the rest of the line where the
-            // scan reads it as ordinary bytes (as for an unregistered tool's line).
-            let end = if cx.ordinary(region, 1..line_end) { line_end } else { 0 };
+            // Declined: its first byte is text, and so are the bytes after it the scan
+            // reads as ordinary ones, up to the line's end or the first it reads otherwise
+            // (where the scan then goes on: `tool_call:the<function name="` read the
+            // bytes before `<` twice, ~350 instructions a line).
+            let end = cx.ordinary_to(region, 1..line_end);
             return Some(Plain {
                 end,
                 scanned: end,
@@ -285,6 +298,13 @@ impl Family for KeyValue {
             });
         };
         (!cx.strict_name_ok(name)).then(|| unregistered_line(region, line_end, name, cx))
+    }
+    // A header naming no tool (a blank in its name, or none), on its bytes alone.
+    fn line_declines(&self, _opener: usize, region: &str, is_final: bool) -> bool {
+        header_line(region, is_final)
+            .ok()
+            .and_then(|(line_end, _)| region.get(..line_end))
+            .is_some_and(|line| header_name(line).is_none())
     }
     // A copy of a line decided as text is decided the same way where the bytes the
     // decision reads lie in the copies: its line (the header, the name, its registry
@@ -331,6 +351,31 @@ impl Family for KeyValue {
 #[cfg(test)]
 mod tests {
     use crate::family::Message;
+
+    // `header_name` reads bytes up to the first non-ASCII one: the name it gives is the
+    // one read by characters, for ASCII and Unicode blanks alike.
+    #[test]
+    fn header_names_are_read_as_by_characters() {
+        fn by_chars(line: &str) -> Option<&str> {
+            let name = line.trim_start().get(super::HEADER.len()..)?.trim();
+            (!name.is_empty() && !name.contains(char::is_whitespace)).then_some(name)
+        }
+        let pieces = [
+            "x", " ", "\t", "\u{b}", "\u{c}", "\r", "\u{1c}", "\u{a0}", "\u{3000}", "\u{85}",
+            "\u{e9}", "get_weather", "<", "\u{2028}", "\u{ff5c}",
+        ];
+        let mut n = 0;
+        for a in pieces {
+            for b in pieces {
+                for c in pieces {
+                    let line = format!("TOOL_CALL:{a}{b}{c}");
+                    assert_eq!(super::header_name(&line), by_chars(&line), "{line:?}");
+                    n += usize::from(by_chars(&line).is_some());
+                }
+            }
+        }
+        assert!(n > 100, "{n}");
+    }
 
     #[test]
     fn unregistered_note_is_the_debug_quoted_name() {
