@@ -1727,6 +1727,10 @@ pub(crate) struct Engine<'a> {
     /// Bytes [`Engine::pass_declined_walk`] passed (tests).
     #[cfg(test)]
     declined_walked: usize,
+    /// Tests only: copies [`Engine::declined_walk`] took where the copy before ended
+    /// ([`crate::openers::Openers::copy_passed_found`]), without a lookup.
+    #[cfg(test)]
+    declined_chained: usize,
     /// Tests only: regions [`Engine::broken_again`] kept broken.
     #[cfg(test)]
     broken_again: usize,
@@ -1898,6 +1902,8 @@ impl<'a> Engine<'a> {
             regions_walked: 0,
             #[cfg(test)]
             declined_walked: 0,
+            #[cfg(test)]
+            declined_chained: 0,
             #[cfg(test)]
             broken_again: 0,
         }
@@ -3702,7 +3708,7 @@ impl<'a> Engine<'a> {
         };
         let (mut q, mut unit, mut copies) = (walk.q, walk.unit, walk.copies);
         let (mut strip_first, mut strip) = (0u8, (usize::MAX, 0));
-        let handed = loop {
+        let handed = 'walk: loop {
             // The bytes no scan stops at, up to the unit's bound, in a tight loop (a
             // check of the bound and the end a byte cost ~1 M instructions of `>>>{#}`).
             let limit = bytes.len().min(unit + MAX_UNIT);
@@ -3803,12 +3809,33 @@ impl<'a> Engine<'a> {
                 found = Some((q, j));
             }
             match found {
-                Some((_, j)) if j == i && declined_at(q) => {
-                    copies += 1;
-                    unit = q;
-                    // Its bytes after the first that the scan reads as text there
-                    // ([`crate::openers::Openers::copy_passed`]), at once.
-                    q += openers.copy_passed(bytes, q, i);
+                // The walk's opener, and while each is declined its copies: the copy's bytes
+                // after the first that the scan reads as text there
+                // ([`crate::openers::Openers::copy_passed_found`]) at once, and where they end
+                // at the opener again (the next `>>>` of `>>>>`), the longest there, that one
+                // too (looked up again by the loop, ~100 instructions a copy of `>>>>{w}`).
+                // One call of `declined_at` (a second one outlined it, +11 % `[TOOL_CALLS]{#}`).
+                Some((_, j)) if j == i => {
+                    let mut none = true;
+                    while declined_at(q) {
+                        #[cfg(test)]
+                        {
+                            self.declined_chained += usize::from(!none);
+                        }
+                        none = false;
+                        copies += 1;
+                        unit = q;
+                        let (k, at) = openers.copy_passed_found(bytes, q, i);
+                        q += k;
+                        if at as usize != i || self.nested || q >= bytes.len().min(unit + MAX_UNIT)
+                        {
+                            continue 'walk;
+                        }
+                    }
+                    if none {
+                        q = line.unwrap_or(q);
+                    }
+                    break false;
                 }
                 // A control token the scan strips (found whatever follows, so whole): the
                 // scan goes on after it as after an ordinary byte ([`Engine::strip_len`]).
@@ -10497,6 +10524,44 @@ pub(crate) mod tests {
             "<|eot|>x<|tool_call>",
         ];
         declined_walk_floods(&units, ["the", "x", "to\n"], 3000, call, Some(1));
+    }
+
+    // Floods of `>>>` whose copies end at the next copy (`>>>>{w}`: each `>>>>` declined
+    // at its fourth `>`, the `>>>` after it at its word) are walked by
+    // `Engine::pass_declined_walk`, and each copy's bytes ending at the next copy
+    // (`Openers::copy_passed_found`) take that copy without a lookup, most of the copies
+    // (`declined_chained`). Text, calls and diagnostics as the scan alone reads them,
+    // one-shot and streamed; a real call after the flood is kept, and a `>>>` run ending in
+    // a call is one.
+    #[test]
+    fn declined_walk_takes_the_copy_a_copy_ends_at() {
+        let call = "<tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}</tool_call>";
+        let options = with_get_weather();
+        for unit in [">>>>", ">>>>>", ">>>><|function_call|>", ">>>>x>"] {
+            for words in [["the", "x", "to"], ["0", "1", "2"]] {
+                let mut text = String::from("a ");
+                for k in 0..2000 {
+                    text.push_str(unit);
+                    text.push_str(words[k % 3]);
+                }
+                text.push('\n');
+                text.push_str(call);
+                let with = walk_equals_no_walk(&text, &options);
+                assert_eq!(with.calls.len(), 1, "{unit:?}");
+                let e = parsed_engine(&text, &options);
+                assert!(
+                    e.declined_chained >= 1500,
+                    "{unit:?}: {}",
+                    e.declined_chained
+                );
+            }
+        }
+        let text = format!(
+            "{}>>>>get_weather\n{{\"city\": \"Paris\"}}",
+            ">>>>the".repeat(500)
+        );
+        let with = walk_equals_no_walk(&text, &options);
+        assert_eq!(with.calls.len(), 1);
     }
 
     /// Floods of each of `units` (as it is, numbered, and with one of `words` a copy),

@@ -186,6 +186,12 @@ pub(crate) struct Openers {
     pub stops: StopSet,
     /// Per opener, [`Openers::inert`].
     inert: Vec<u8>,
+    /// Per opener, what [`Openers::copy_passed_found`] asks of the bytes after a copy.
+    copy_pass: Vec<CopyPass>,
+    /// The checks of every [`CopyPass`]: a byte's offset in its opener and the trie node
+    /// the lookup from it stands at after the opener's bytes ([`TAIL_OPENER`]: the passed
+    /// bytes end there, whatever follows).
+    copy_checks: Vec<(u32, u32)>,
     /// Per opener, its text, the trie node where it ends and whether that node is a leaf
     /// ([`Openers::longest_is`]; an empty text for one whose node another owns: none, the
     /// table merges equal texts, and an empty text never matches).
@@ -376,6 +382,44 @@ impl Openers {
                 u8::try_from(j - 1).unwrap_or(u8::MAX)
             })
             .collect();
+        // What `copy_passed_found` passes of each opener, decided by its own bytes where
+        // they can be (the lookup from each stop through the rest of the opener), so that a
+        // copy asks only the bytes after it (walking the trie over the opener's bytes at each
+        // copy cost ~100 instructions, two copies a unit of `>>>>{w}`).
+        let mut copy_checks: Vec<(u32, u32)> = Vec::new();
+        let copy_pass = list
+            .iter()
+            .zip(&inert)
+            .map(|(o, &inert): (&Opener, &u8)| {
+                let t = o.text.as_bytes();
+                let from = u32::try_from(copy_checks.len()).unwrap_or(u32::MAX);
+                let first = 1 + usize::from(inert);
+                let mut k = first;
+                while k + 1 < t.len() {
+                    let b = t[k];
+                    if stops.is_stop(b) {
+                        let node = if matches!(b, b'\n' | b'`' | b'[' | b'{' | b'(') {
+                            TAIL_OPENER
+                        } else {
+                            trie.tail(&t[k..])
+                        };
+                        if node != TAIL_NO {
+                            copy_checks.push((u32::try_from(k).unwrap_or(u32::MAX), node));
+                        }
+                        if node == TAIL_OPENER {
+                            break;
+                        }
+                    }
+                    k += 1;
+                }
+                CopyPass {
+                    from,
+                    to: u32::try_from(copy_checks.len()).unwrap_or(u32::MAX),
+                    len: u32::try_from(t.len()).unwrap_or(u32::MAX),
+                    all: u32::try_from(first.max(t.len().saturating_sub(1))).unwrap_or(u32::MAX),
+                }
+            })
+            .collect();
         let mut firsts: Vec<u8> = list.iter().filter_map(|o| o.text.bytes().next()).collect();
         firsts.sort_unstable();
         firsts.dedup();
@@ -446,6 +490,8 @@ impl Openers {
             trie,
             ends,
             inert,
+            copy_pass,
+            copy_checks,
             stops,
             is_first: std::array::from_fn(|b| firsts.iter().any(|&f| usize::from(f) == b)),
             firsts,
@@ -690,53 +736,73 @@ impl Openers {
     /// decides most (`]` of `[TOOL_CALLS]0…`).
     #[inline(always)]
     pub(crate) fn copy_passed(&self, bytes: &[u8], pos: usize, i: usize) -> usize {
-        let k = 1 + self.inert(i);
-        match self.list.get(i) {
-            Some(o) if k + 1 < o.text.len() => self.copy_passed_from(bytes, pos, o.text, k),
-            _ => k,
-        }
+        self.copy_passed_found(bytes, pos, i).0
     }
 
-    /// [`Openers::copy_passed`] from byte `k`, before the last. Out of line: asked only of
-    /// openers with such bytes.
-    #[inline(never)]
-    fn copy_passed_from(&self, bytes: &[u8], pos: usize, text: &str, mut k: usize) -> usize {
-        let text = text.as_bytes();
-        let after = bytes.get(pos + text.len()..).unwrap_or(&[]);
-        while k + 1 < text.len() {
-            let b = text[k];
-            if self.stops.is_stop(b) {
-                if matches!(b, b'\n' | b'`' | b'[' | b'{' | b'(') {
-                    break;
-                }
-                let passed = match self.trie.tail(text.get(k..).unwrap_or(&[])) {
-                    TAIL_NO => true,
-                    TAIL_OPENER => false,
-                    node => self.none_after(node, after),
-                };
-                if !passed {
-                    break;
-                }
+    /// [`Openers::copy_passed`], and the opener the lookup finds where the passed bytes end
+    /// when that is what ended them (`NO_OPENER`, `u32::MAX`: not known; not an `Option`,
+    /// which cost a flood of `[TOOL_CALLS]{#}` ~2 %). The walk of the copy's bytes there
+    /// is the lookup's own (the trie from the root over the copy's bytes from there, then
+    /// the bytes after it), so the caller need not look again: each copy of `>>>` in a flood
+    /// of `>>>>{w}` found the next one so, and the declined walk looked it up again (~100
+    /// instructions a copy).
+    #[inline(always)]
+    pub(crate) fn copy_passed_found(&self, bytes: &[u8], pos: usize, i: usize) -> (usize, u32) {
+        let Some(&CopyPass { from, to, len, all }) = self.copy_pass.get(i) else {
+            return (1, NO_OPENER);
+        };
+        if from == to {
+            return (all as usize, NO_OPENER);
+        }
+        let checks = self
+            .copy_checks
+            .get(from as usize..to as usize)
+            .unwrap_or(&[]);
+        let after = bytes.get(pos + len as usize..).unwrap_or(&[]);
+        for &(k, node) in checks {
+            let found = if node == TAIL_OPENER {
+                Found::Wait
+            } else {
+                self.found_after(node, after)
+            };
+            match found {
+                Found::No => {}
+                Found::At(j) => return (k as usize, u32::try_from(j).unwrap_or(NO_OPENER)),
+                Found::Wait => return (k as usize, NO_OPENER),
             }
-            k += 1;
         }
-        k
+        (all as usize, NO_OPENER)
     }
 
-    /// Whether the walk from trie node `node` (where no opener ends) over `after` finds no
-    /// opener, with more bytes to come: the node's first step inline (the first byte of its
-    /// chain, or its children), which decides most (`>>0` of `>>>0>>>1…`), then
+    /// What the walk from trie node `node` (where no opener ends) over `after` finds, with
+    /// more bytes to come: the node's first step inline (the first byte of its chain, or
+    /// its children), which decides most (`>>0` of `>>>0>>>1…`), then
     /// [`Openers::walk_on`] (calling it for every copy cost ~40 instructions).
     #[inline(always)]
-    fn none_after(&self, node: u32, after: &[u8]) -> bool {
+    fn found_after(&self, node: u32, after: &[u8]) -> Found {
         let (Some(n), Some(&b)) = (self.trie.nodes.get(node as usize), after.first()) else {
-            return false;
+            return Found::Wait;
         };
         let goes_on = match n.skip.first() {
             Some(&s) => s == b,
             None => self.trie.child(n, b) != 0,
         };
-        !goes_on || matches!(self.walk_on(node, after, false), Found::No)
+        if !goes_on {
+            return Found::No;
+        }
+        // The node's chain leads whole to a leaf where an opener ends (`>>` then `>` of
+        // `>>>>`): that opener, without the walk (~70 instructions a copy of `>>>>{w}`).
+        if !n.skip.is_empty()
+            && after
+                .get(..n.skip.len())
+                .is_some_and(|head| same_bytes(head, n.skip))
+            && let Some(m) = self.trie.nodes.get(n.skip_to as usize)
+            && m.opener != NO_OPENER
+            && m.start == m.end
+        {
+            return Found::At(m.opener as usize);
+        }
+        self.walk_on(node, after, false)
     }
 
     /// The first position from `from` up to `to` (inclusive) where opener `i` is not the
@@ -944,6 +1010,16 @@ fn word4(s: &[u8], i: usize) -> u32 {
     s.get(i..i + 4)
         .and_then(|w| <[u8; 4]>::try_from(w).ok())
         .map_or(0, u32::from_le_bytes)
+}
+
+/// [`Openers::copy_passed_found`] of one opener: its checks `copy_checks[from..to]`, its
+/// length, and the bytes passed when every check passes.
+#[derive(Debug, Clone, Copy)]
+struct CopyPass {
+    from: u32,
+    to: u32,
+    len: u32,
+    all: u32,
 }
 
 /// [`TrieNode::opener`] of a node where no opener ends.
@@ -1636,13 +1712,22 @@ mod tests {
             "]",
             "}",
         ];
-        let mut checked = 0;
+        let (mut checked, mut found) = (0, 0);
         for i in 0..o.list.len() {
             let text = o.list[i].text;
             for more in o.list.iter().map(|p| p.text).chain(afters) {
                 let bytes = format!("{text}{more}");
                 let bytes = bytes.as_bytes();
-                let k = o.copy_passed(bytes, 0, i);
+                let (k, at) = o.copy_passed_found(bytes, 0, i);
+                // The opener found where the passed bytes end is the lookup's there.
+                if at != NO_OPENER {
+                    assert_eq!(
+                        o.none_at(bytes, k),
+                        Err(Found::At(at as usize)),
+                        "{text:?} {more:?}"
+                    );
+                    found += 1;
+                }
                 let passes = |q: usize| {
                     let b = bytes[q];
                     !o.stops.is_stop(b)
@@ -1664,6 +1749,7 @@ mod tests {
             }
         }
         assert!(checked > 1000, "{checked}");
+        assert!(found >= 3, "{found}");
     }
 
     #[test]
