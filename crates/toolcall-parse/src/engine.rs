@@ -8017,7 +8017,15 @@ impl<'a> Engine<'a> {
             }
             let piece = self.buf.get(content..upto).unwrap_or("");
             if let Some(block) = self.reasoning.last_mut() {
-                block.push_str(piece);
+                // A block's first piece (a one-shot block's only one) is its string
+                // allocated to size: `push_str` on the empty string went through the
+                // vector's growth path (~110 instructions a block more, a flood of
+                // `<think>{#}<|tool_call_begin|>` closing one a copy).
+                if block.is_empty() {
+                    *block = piece.to_owned();
+                } else {
+                    block.push_str(piece);
+                }
             }
             if self.direct.is_none() {
                 if let Some(r) = self.records.as_deref_mut() {
