@@ -1673,6 +1673,11 @@ pub(crate) struct Engine<'a> {
     no_units_before: usize,
     /// The same for [`Engine::pass_implausible`]: a bracket's unit there was not repeated.
     no_implausible_before: usize,
+    /// The window (a unit and the lookahead after it) of the last unit
+    /// [`Engine::pass_implausible`] found the scan may read otherwise, and whether bare JSON
+    /// was off then: a copy with the same window is refused by one compare.
+    refused_window: Vec<u8>,
+    refused_bare_off: bool,
     /// The input's length (absolute) when a unit [`Engine::pass_implausible`] or
     /// [`Engine::declined_units`] asked about ran into the end of the bytes received: no
     /// unit is asked about again until more arrive (a stream's push ends inside a flood,
@@ -1721,6 +1726,10 @@ pub(crate) struct Engine<'a> {
     /// Tests only: bytes [`Engine::pass_implausible`] and its walk passed.
     #[cfg(test)]
     bracket_passed: usize,
+    /// Tests only: units [`Engine::pass_implausible`] asked [`Engine::ordinary_strips_in`]
+    /// about.
+    #[cfg(test)]
+    implausible_units_asked: usize,
     /// Tests only: regions [`Engine::pass_failed_walk`] passed.
     #[cfg(test)]
     regions_walked: usize,
@@ -1878,6 +1887,8 @@ impl<'a> Engine<'a> {
             no_unit_next: 0,
             no_units_before: 0,
             no_implausible_before: 0,
+            refused_window: Vec::new(),
+            refused_bare_off: false,
             no_pass_end: usize::MAX,
             markers: MarkerMemo::default(),
             no_walk_before: 0,
@@ -1898,6 +1909,8 @@ impl<'a> Engine<'a> {
             eager_fence_text: false,
             #[cfg(test)]
             bracket_passed: 0,
+            #[cfg(test)]
+            implausible_units_asked: 0,
             #[cfg(test)]
             regions_walked: 0,
             #[cfg(test)]
@@ -4513,9 +4526,31 @@ impl<'a> Engine<'a> {
         // Brackets inside the unit (`{{x\n`) decided on the window's bytes: refused, such a
         // flood went to the walk (~250 instructions a 4-byte unit, 17x prose).
         let window = period + lookahead;
+        // The window of the last unit refused below: refused again (the refusal is read off
+        // the window's bytes and the state kept with them).
+        if self.refused_bare_off == self.bare_off
+            && self.buf.as_bytes().get(pos..pos + window) == Some(&self.refused_window[..])
+        {
+            return self.walk_implausible(pos, is_final);
+        }
         let mut strips = UnitStrips::default();
+        #[cfg(test)]
+        {
+            self.implausible_units_asked += 1;
+        }
         let Some(line) = self.ordinary_strips_in(pos, period, pos + window, Some(&mut strips))
         else {
+            // A unit the scan may read otherwise (a removed marker, an opener): its window
+            // is kept, and a copy with the same window is refused by one compare. A flood of
+            // such a unit and a bracket (`<|message_sep|>["`, bare JSON off) asked at every
+            // copy in vain (~1,000 instructions a 17-byte unit, 30.9x prose). Not a skip of
+            // the bytes after it: a unit refused at one bracket may pass at the next (`[[x\n`
+            // refused at its second bracket, passed at its first).
+            if let Some(w) = self.buf.as_bytes().get(pos..pos + window) {
+                self.refused_window.clear();
+                self.refused_window.extend_from_slice(w);
+                self.refused_bare_off = self.bare_off;
+            }
             return self.walk_implausible(pos, is_final);
         };
         let bytes = self.buf.as_bytes();
@@ -9707,6 +9742,33 @@ pub(crate) mod tests {
         assert_eq!(p.calls.len(), 1);
         assert_eq!(p.text.len(), flood.len() + 1);
         assert_eq!(streamed_whole(&text, &options, 64).0, p.text);
+    }
+
+    // A unit of an implausible bracket that the periodic pass refuses (it holds a marker
+    // the scan removes, `<|message_sep|>`) is not asked about again at its next copies,
+    // whose windows are the refused one (30.9x prose before). The text and notes are the
+    // scan's alone, one-shot as streamed. Fails with the kept window unused.
+    #[test]
+    fn units_the_periodic_pass_refuses_are_not_asked_at_every_copy() {
+        let options = crate::ParseOptions::default();
+        for unit in [
+            "<|message_sep|>[\"",
+            "[<|message_sep|>",
+            "<|message_sep|>[x",
+        ] {
+            let copies = 3_000;
+            let flood = unit.repeat(copies);
+            let (ctx, _) = options.ctx();
+            let mut e = Engine::new_inner(Arc::new(ctx));
+            e.quiet = true;
+            e.feed_whole(&flood);
+            assert!(
+                e.implausible_units_asked * 8 < copies,
+                "{unit:?}: {} units asked",
+                e.implausible_units_asked
+            );
+            walk_equals_no_walk(&flood, &options);
+        }
     }
 
     /// Options holding an empty tool registry.
