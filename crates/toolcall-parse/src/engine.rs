@@ -1678,6 +1678,9 @@ pub(crate) struct Engine<'a> {
     /// was off then: a copy with the same window is refused by one compare.
     refused_window: Vec<u8>,
     refused_bare_off: bool,
+    /// Offset in the whole input before which [`Engine::pass_after_strip`] asks about no
+    /// unit: one it asked about there was not repeated or not text ([`NO_UNITS_SKIP`]).
+    no_strip_units_before: usize,
     /// The input's length (absolute) when a unit [`Engine::pass_implausible`] or
     /// [`Engine::declined_units`] asked about ran into the end of the bytes received: no
     /// unit is asked about again until more arrive (a stream's push ends inside a flood,
@@ -1730,6 +1733,9 @@ pub(crate) struct Engine<'a> {
     /// about.
     #[cfg(test)]
     implausible_units_asked: usize,
+    /// Tests only: bytes [`Engine::pass_after_strip`] passed.
+    #[cfg(test)]
+    strip_passed: usize,
     /// Tests only: regions [`Engine::pass_failed_walk`] passed.
     #[cfg(test)]
     regions_walked: usize,
@@ -1889,6 +1895,7 @@ impl<'a> Engine<'a> {
             no_implausible_before: 0,
             refused_window: Vec::new(),
             refused_bare_off: false,
+            no_strip_units_before: 0,
             no_pass_end: usize::MAX,
             markers: MarkerMemo::default(),
             no_walk_before: 0,
@@ -1911,6 +1918,8 @@ impl<'a> Engine<'a> {
             bracket_passed: 0,
             #[cfg(test)]
             implausible_units_asked: 0,
+            #[cfg(test)]
+            strip_passed: 0,
             #[cfg(test)]
             regions_walked: 0,
             #[cfg(test)]
@@ -7590,6 +7599,8 @@ impl<'a> Engine<'a> {
                 // of the walk under `<|` (~350 instructions a token).
                 if self.buf.as_bytes().get(after).copied() == first {
                     self.expect_at(after, i);
+                } else if self.abs(after) >= self.no_strip_units_before {
+                    self.pass_after_strip(after);
                 }
             }
             Action::SuffixedReasoning(_) | Action::SuffixedStrip => {
@@ -7696,6 +7707,62 @@ impl<'a> Engine<'a> {
         self.reasoning.push(String::new());
         self.mode = Mode::Think { content, close };
         self.pos = content;
+    }
+
+    /// A control token was just stripped, the scan going on at `after` in text (no line
+    /// start, no name). When the byte there is one the scan reads as an ordinary byte (no
+    /// stop, or a stop [`Engine::plain_stop`] says is ordinary: no opener, none of the bytes
+    /// with an arm of their own, no blank) and the bytes from it repeat a unit (up to the
+    /// next copy, at most [`MAX_UNIT`] bytes) whose other bytes the scan reads as text or
+    /// as control tokens it strips ([`Engine::ordinary_strips_in`]), every unit whose
+    /// window (the unit and the lookahead) lies inside the periodic run is read at once, its
+    /// tokens stripped, and `true` comes back. A flood of a token and a few bytes
+    /// (`<|eot|>]`, `<|end|>1,`) was read token by token through the scan's stops and the
+    /// opener lookups (~690 instructions an 8-byte copy, 23.7x prose). Out of line: a
+    /// reply seldom strips a token.
+    #[inline(never)]
+    fn pass_after_strip(&mut self, after: usize) -> bool {
+        #[cfg(test)]
+        if self.no_walk {
+            return false;
+        }
+        if self.abs(self.buf.len()) == self.no_pass_end {
+            return false;
+        }
+        let bytes = self.buf.as_bytes();
+        let Some(&c) = bytes.get(after) else {
+            return false;
+        };
+        if matches!(c, b' ' | b'\t' | b'\r')
+            || (self.ctx.openers.stops.is_stop(c) && !self.plain_stop(after, &mut None))
+        {
+            return false;
+        }
+        let lookahead = self.lookahead();
+        let Some(period) = unit_period(self.buf.as_bytes(), after, lookahead) else {
+            return false;
+        };
+        let mut strips = UnitStrips::default();
+        let line = if self.unit_repeats(after, period, lookahead) {
+            self.ordinary_strips_in(after, period, after + period + lookahead, Some(&mut strips))
+        } else {
+            None
+        };
+        let Some(line) = line else {
+            if self.abs(self.buf.len()) != self.no_pass_end {
+                self.no_strip_units_before = self.abs(after) + NO_UNITS_SKIP;
+            }
+            return false;
+        };
+        let passed = self.pass_periodic(after, period, period + lookahead, line, usize::MAX);
+        if passed && strips.n > 0 {
+            self.strip_units(after, self.pos, period, &strips);
+        }
+        #[cfg(test)]
+        if passed {
+            self.strip_passed += self.pos - after;
+        }
+        passed
     }
 
     /// A control token at `pos..end`, removed from the text.
@@ -9768,6 +9835,56 @@ pub(crate) mod tests {
                 e.implausible_units_asked
             );
             walk_equals_no_walk(&flood, &options);
+        }
+    }
+
+    // A flood of a stripped control token and a few bytes the scan reads as text is passed
+    // a run of copies at once (`Engine::pass_after_strip`), its tokens stripped; units the
+    // scan may read otherwise (a newline, a blank, a bracket, a `(` after a name, an
+    // opener) are compared only. Text, calls and notes are the scan's alone, one-shot as
+    // streamed, with and without tools. Fails with the pass off (nothing passed), and
+    // with its tokens not stripped or its first byte not checked (texts differ).
+    #[test]
+    fn strip_floods_are_passed_read_as_each_token() {
+        let passed = [
+            "<|eot|>]",
+            "<|end|>1,",
+            "<|eom|>x",
+            "<|eot|>x<|end|>>",
+            "<|eot|>\"y",
+        ];
+        let compared = [
+            "<|eot|>\n",
+            "<|eot|> x",
+            "<|eot|>[x",
+            "<|eot|>{\"",
+            "<|eot|>x(",
+            "<|eot|>(x",
+            "<|eot|>get_weather(",
+            "<|eot|><tool_call>",
+            "<|eot|>`x",
+            "<|eot|>x\n{\"a\": 1}",
+        ];
+        for options in [crate::ParseOptions::default(), with_get_weather()] {
+            for unit in passed.iter().chain(&compared) {
+                let flood = format!("Hi. {}", unit.repeat(3_000));
+                let (ctx, _) = options.ctx();
+                let mut e = Engine::new_inner(Arc::new(ctx));
+                e.quiet = true;
+                e.feed_whole(&flood);
+                if passed.contains(unit) {
+                    assert!(
+                        e.strip_passed * 10 > flood.len() * 9,
+                        "{unit:?}: {} of {} bytes passed",
+                        e.strip_passed,
+                        flood.len()
+                    );
+                }
+                let p = walk_equals_no_walk(&flood, &options);
+                if passed.contains(unit) {
+                    assert!(!p.text.contains("<|"), "{unit:?}: a token left in the text");
+                }
+            }
         }
     }
 
