@@ -1376,6 +1376,22 @@ impl DiagCap {
     }
 }
 
+/// A count written through `&self` ([`Engine`]'s `failed_bare`): an atomic, so that the
+/// engine stays `Sync`, read and written relaxed (plain loads and stores; one thread uses
+/// an engine at a time).
+#[derive(Debug, Default)]
+struct Count(std::sync::atomic::AtomicUsize);
+
+impl Count {
+    fn get(&self) -> usize {
+        self.0.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    fn set(&self, n: usize) {
+        self.0.store(n, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
 /// An event of [`crate::StreamParser::push_events`], its text a range of [`Records::text`]
 /// and its call or diagnostic the next of [`Records::calls`] or [`Records::diagnostics`].
 /// Small (a `ToolCall` in place made every record as large as a call, moved at each step).
@@ -1566,8 +1582,10 @@ pub(crate) struct Engine<'a> {
     rescanned: usize,
     bare_off: bool,
     /// Bare JSON regions abandoned as text with no note ([`MAX_FAILED_BARE`]), and whether
-    /// the region being read is a bare JSON one.
-    failed_bare: usize,
+    /// the region being read is a bare JSON one. Written through `&self`: a fence's value
+    /// passed without its sub-engine is counted where [`Engine::fence_is_text`] reads it
+    /// (a count handed back to its two callers cost fences of a word 1-2 %).
+    failed_bare: Count,
     bare_region: bool,
     /// The last few failed bare JSON scans, which regions opened inside them resume from.
     failed_scan: FailedScans,
@@ -1856,7 +1874,7 @@ impl<'a> Engine<'a> {
             diag_cap: DiagCap::default(),
             rescanned: 0,
             bare_off: false,
-            failed_bare: 0,
+            failed_bare: Count::default(),
             bare_region: false,
             failed_scan: FailedScans::default(),
             failed_call_scan: FailedScans::default(),
@@ -3422,10 +3440,7 @@ impl<'a> Engine<'a> {
                                 if let Some((content_end, end)) =
                                     fence_close(self.buf.as_bytes(), content, content)
                                 {
-                                    if let Some(failed) =
-                                        self.fence_is_text(content, content_end, callable, markup)
-                                    {
-                                        self.failed_bare += usize::from(failed);
+                                    if self.fence_is_text(content, content_end, callable, markup) {
                                         self.pos = end;
                                         self.line_start = false;
                                         self.ident_start = None;
@@ -4478,7 +4493,7 @@ impl<'a> Engine<'a> {
                     self.emit_text(q);
                 }
                 self.charge_rescan(q + 1, q + 1 + max_depth, q);
-                self.failed_bare += 1;
+                self.failed_bare.set(self.failed_bare.get() + 1);
             }
             q += 1;
         }
@@ -4672,7 +4687,7 @@ impl<'a> Engine<'a> {
         }
         let copies = (self.pos - pos) / period;
         self.rescanned = self.rescanned.saturating_add(copies * charge);
-        self.failed_bare += copies;
+        self.failed_bare.set(self.failed_bare.get() + copies);
         // The text before the last copy's region, as its start sends it (what a later
         // `at_start` reads is then what the scan leaves).
         self.emit_text(self.pos - period);
@@ -4880,7 +4895,7 @@ impl<'a> Engine<'a> {
             return false;
         };
         self.rescanned = self.rescanned.saturating_add(regions.charged);
-        self.failed_bare += regions.count;
+        self.failed_bare.set(self.failed_bare.get() + regions.count);
         // The tokens stripped (after the first region), in order, then the text before the
         // last region, as its start sends it (what a later `at_start` reads is then what
         // the scan leaves; nothing when a token after it was stripped).
@@ -5556,7 +5571,9 @@ impl<'a> Engine<'a> {
     /// Whether the text scan reads the backtick at `q` (not at a line start) as the first
     /// of three bytes of text whatever follows `bytes[..end]`: "```" lies in them, and no
     /// opener starts there (none looked for in a fence's nested scan). Its arm then passes
-    /// the three: a fence opens only at a line start.
+    /// the three: a fence opens only at a line start. Out of line: inlined in the walk of
+    /// implausible brackets, it cost `[{w}` 2 % more.
+    #[inline(never)]
     fn mid_line_fence(&self, bytes: &[u8], q: usize, end: usize) -> bool {
         q + 3 <= end
             && matches!(backticks_at(bytes, q), Marker::Full)
@@ -7950,7 +7967,7 @@ impl<'a> Engine<'a> {
             None => {
                 let end = start + plain.end;
                 self.plain_region(start, plain, false);
-                if self.pos == end && end > start {
+                if self.pos == end && end > start && self.buf.as_bytes().get(end) != Some(&b'\n') {
                     let bytes = self.buf.as_bytes().get(start..end).unwrap_or(&[]);
                     self.ident_start = self.ident_after(bytes, start);
                 }
@@ -8021,8 +8038,8 @@ impl<'a> Engine<'a> {
     /// that reads such regions without opening them stops before that one, so it is read
     /// by the scan whatever the pushes, and so is the warning's span.
     fn count_failed_bare(&mut self, region: usize, to: usize) {
-        self.failed_bare += 1;
-        if !self.bare_off && self.failed_bare >= max_failed_bare() {
+        self.failed_bare.set(self.failed_bare.get() + 1);
+        if !self.bare_off && self.failed_bare.get() >= max_failed_bare() {
             self.bare_json_off(
                 region,
                 to,
@@ -8036,7 +8053,7 @@ impl<'a> Engine<'a> {
     fn failed_bare_left(&self) -> usize {
         max_failed_bare()
             .saturating_sub(1)
-            .saturating_sub(self.failed_bare)
+            .saturating_sub(self.failed_bare.get())
     }
 
     /// Bare brackets are no longer opened, with a warning spanning `region..to`.
@@ -8215,8 +8232,7 @@ impl<'a> Engine<'a> {
                 return Step::Wait;
             }
         };
-        if let Some(failed) = self.fence_is_text(content, content_end, callable, markup) {
-            self.failed_bare += usize::from(failed);
+        if self.fence_is_text(content, content_end, callable, markup) {
             self.leave_fence(end);
             return Step::Continue;
         }
@@ -8224,56 +8240,57 @@ impl<'a> Engine<'a> {
     }
 
     /// Whether a closed fence's content (`content..content_end`) goes out as this engine's
-    /// text, no sub-engine made (`Some`): a code sample (not `callable`), blanks, a markup
-    /// fence whose content starts with no region opener, or content
-    /// [`holds_no_nested_region`] passes (`Some(true)`: a failed bare JSON region of the
-    /// sub-engine's, [`Engine::fence_value_is_text`], for the caller to count).
+    /// text, no sub-engine made: a code sample (not `callable`), blanks, a markup fence
+    /// whose content starts with no region opener, content [`holds_no_nested_region`]
+    /// passes, or, bare JSON off for the reply's failed regions (its sub-engine's too, see
+    /// [`Engine::read_fence`]), content that holds no `(` and no line opener (no bracket
+    /// opens there).
     fn fence_is_text(
         &self,
         content: usize,
         content_end: usize,
         callable: bool,
         markup: bool,
-    ) -> Option<bool> {
+    ) -> bool {
         if !callable {
-            return Some(false);
+            return true;
         }
         let inner = self.buf.get(content..content_end).unwrap_or("");
         if inner.bytes().all(|b| b.is_ascii_whitespace()) {
             // Nothing a sub-engine could read (it would send only this text, which is this
             // engine's): a flood of empty fences makes none.
-            return Some(false);
+            return true;
         }
         if markup {
             // A markup fence holds calls only when its content starts with a region opener.
-            return (!self.markup_inside(inner)).then_some(false);
-        }
-        // Bare JSON off for the reply's failed regions (its sub-engine's too, below): no
-        // bracket opens there.
-        let off = self.failed_bare >= max_failed_bare();
-        #[cfg(test)]
-        let off = off && !self.no_walk;
-        if off {
-            return (nested_read::<false>(inner.as_bytes(), &self.ctx.openers, 0, false)
-                == Ok(true))
-            .then_some(false);
+            return !self.markup_inside(inner);
         }
         // A code fence's sub-engine reads only bare JSON, `name(` and line-start openers
         // (its `nested` scan skips every other opener): content holding none of their
         // starts is sent as text by it, nothing else, and its text is this engine's. A
         // flood of one-byte fences (```` ```\nx\n```\n ````) made a sub-engine each.
+        if self.failed_bare.get() >= max_failed_bare() {
+            return self.fence_is_text_bare_off(inner);
+        }
         if self.fence_failed {
-            return match self.fence_value_is_text(content, inner) {
-                Ok(text) => text.then_some(false),
-                Err(()) => Some(true),
-            };
+            return self.fence_value_is_text(content, inner);
         }
         holds_no_nested_region(
             inner.as_bytes(),
             &self.ctx.openers,
             self.ctx.limits.max_depth,
         )
-        .then_some(false)
+    }
+
+    /// [`Engine::fence_is_text`] once bare JSON is off for the reply's failed regions:
+    /// content holding no `(` and no line opener.
+    #[inline(never)]
+    fn fence_is_text_bare_off(&self, inner: &str) -> bool {
+        #[cfg(test)]
+        if self.no_walk {
+            return false;
+        }
+        nested_read::<false>(inner.as_bytes(), &self.ctx.openers, 0, false) == Ok(true)
     }
 
     /// [`holds_no_nested_region`] of a fence's content (`inner`, at `content`) after a
@@ -8288,20 +8305,26 @@ impl<'a> Engine<'a> {
     /// sub-engine, unwalked); out of
     /// line, its own walk: the value's offsets out of [`holds_no_nested_region`]'s loop
     /// cost fences of a word (```` ```\nx\n```\n{w} ````) 3-4 % more (session 51).
-    /// `Err`: text, the value a failed bare JSON region the sub-engine would have counted
-    /// (the reply's count, which it shares); not the one that reaches
-    /// [`MAX_FAILED_BARE`], which the sub-engine reads, warning there.
+    /// A value passed so is a failed bare JSON region the sub-engine would have counted,
+    /// counted here (the reply's count, which the sub-engine shares); not the one that
+    /// reaches [`MAX_FAILED_BARE`], which the sub-engine reads, warning there.
     #[inline(never)]
-    fn fence_value_is_text(&self, content: usize, inner: &str) -> Result<bool, ()> {
+    fn fence_value_is_text(&self, content: usize, inner: &str) -> bool {
         let region = match nested_read::<true>(
             inner.as_bytes(),
             &self.ctx.openers,
             self.ctx.limits.max_depth,
             true,
         ) {
-            Ok(text) => return Ok(text),
+            Ok(text) => return text,
             Err(region) => region,
         };
+        // Past the count (the value that reaches it is the sub-engine's; after it, bare JSON
+        // is off): not scanned (scanned, a fence around a broken value cost 18x prose, not
+        // 11x, past the cut).
+        if self.failed_bare_left() == 0 {
+            return false;
+        }
         // The region's scan, by a scanner kept for the next fence (a new one's stack was
         // allocated and freed a fence: ~190 instructions of a flood's 27-byte fence). A
         // thread's, not this engine's: kept here, `fence_is_text` took `&mut self`, and
@@ -8315,15 +8338,15 @@ impl<'a> Engine<'a> {
         let scan = sc.advance(inner.as_bytes().get(region.clone()).unwrap_or(&[]));
         FENCE_SCANNER.set(Some((max_depth, sc)));
         let Scan::Done(n) = scan else {
-            return Ok(true);
+            return true;
         };
         let value = region.start..region.start + n;
         #[cfg(test)]
         if self.no_walk {
-            return Ok(false);
+            return false;
         }
-        if !self.seen_visible || self.failed_bare_left() == 0 {
-            return Ok(false);
+        if !self.seen_visible {
+            return false;
         }
         let (from, to) = (content + value.start, content + value.end);
         let text = value.len() <= RESCAN_BASE
@@ -8338,7 +8361,10 @@ impl<'a> Engine<'a> {
         if text {
             FENCES_PASSED.set(FENCES_PASSED.get() + 1);
         }
-        if text { Err(()) } else { Ok(false) }
+        if text {
+            self.failed_bare.set(self.failed_bare.get() + 1);
+        }
+        text
     }
 
     /// Whether a markup fence's content starts with a region opener.
@@ -8384,15 +8410,15 @@ impl<'a> Engine<'a> {
             // read every fence's regions, ~2,000 instructions a 27-byte fence, 20.7x
             // prose), and bare JSON off where the reply's is for them (not where its rescan
             // budget ran out: a fence's sub-engine has a budget of its own).
-            sub.failed_bare = self.failed_bare;
-            sub.bare_off = self.failed_bare >= max_failed_bare();
+            sub.failed_bare.set(self.failed_bare.get());
+            sub.bare_off = self.failed_bare.get() >= max_failed_bare();
             sub.feed_whole(inner);
             sub.run(true);
             sub.finished = true;
             sub.flush_text_event();
             std::mem::swap(&mut sub.diag_cap, &mut diag_cap);
             self.fence_failed = crate::repair::last_decode_failed();
-            self.failed_bare = sub.failed_bare;
+            self.failed_bare.set(sub.failed_bare.get());
             (
                 std::mem::take(&mut sub.events),
                 std::mem::take(&mut sub.labels),
@@ -8400,7 +8426,7 @@ impl<'a> Engine<'a> {
             )
         };
         self.diag_cap = diag_cap;
-        if !self.bare_off && self.failed_bare >= max_failed_bare() {
+        if !self.bare_off && self.failed_bare.get() >= max_failed_bare() {
             // Turned off in the fence (its warning there): off for the rest of the reply.
             self.bare_gone();
         }
