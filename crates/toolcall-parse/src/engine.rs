@@ -3808,7 +3808,11 @@ impl<'a> Engine<'a> {
                     // tool): its first byte is text, as the scan reads it, and the walk
                     // goes on after it (`<function name="\ntool_call:{w}` ended the walk
                     // at each copy's line, 22.5x prose).
-                    Some(_) if r < limit && self.walk_line_declined(r, is_final) => {
+                    Some(&d)
+                        if openers.line_first(d)
+                            && r < limit
+                            && self.walk_line_declined(r, is_final) =>
+                    {
                         q = r + 1;
                         continue;
                     }
@@ -3916,11 +3920,9 @@ impl<'a> Engine<'a> {
     fn walk_line_declined(&self, r: usize, is_final: bool) -> bool {
         let bytes = self.buf.as_bytes();
         let openers = &self.ctx.openers;
-        if !self.seen_visible
-            || (!self.nested
-                && bytes.get(r).is_some_and(|&b| openers.stops.is_stop(b))
-                && openers.none_at(bytes, r) != Ok(true))
-        {
+        // The opener lookup last: asked first, it cost floods of a declined marker at a
+        // line start (`<|start|>\n<|end|>{w}`) 30 % more.
+        if !self.seen_visible {
             return false;
         }
         let mut found = None;
@@ -3934,6 +3936,10 @@ impl<'a> Engine<'a> {
         let Some(o) = found.and_then(|i| openers.line.get(i)) else {
             return false;
         };
+        if !self.nested && openers.stops.is_stop(bytes[r]) && openers.none_at(bytes, r) != Ok(true)
+        {
+            return false;
+        }
         match o.families.as_slice() {
             [by] => by
                 .family
