@@ -1699,9 +1699,14 @@ pub(crate) struct Engine<'a> {
     refused_bare_off: bool,
     /// Offset in the whole input before which [`Engine::pass_after_strip`] asks about no
     /// unit: one it asked about there was not repeated or not text ([`NO_UNITS_SKIP`],
-    /// doubled at each refusal in a row, `strip_refusals`).
+    /// doubled at each refusal in a row, `strip_refusals`). A refusal of the byte after
+    /// the token alone (a blank, a line start) skips only tokens followed by that byte,
+    /// `strip_refused_byte`, up to `no_strip_byte_before`: `<|eot|>\n<|eot|>x` still
+    /// passes at the `x`.
     no_strip_units_before: usize,
     strip_refusals: u32,
+    strip_refused_byte: Option<u8>,
+    no_strip_byte_before: usize,
     /// The input's length (absolute) when a unit [`Engine::pass_implausible`] or
     /// [`Engine::declined_units`] asked about ran into the end of the bytes received: no
     /// unit is asked about again until more arrive (a stream's push ends inside a flood,
@@ -1754,9 +1759,11 @@ pub(crate) struct Engine<'a> {
     /// about.
     #[cfg(test)]
     implausible_units_asked: usize,
-    /// Tests only: bytes [`Engine::pass_after_strip`] passed.
+    /// Tests only: bytes [`Engine::pass_after_strip`] passed, and the times it was asked.
     #[cfg(test)]
     strip_passed: usize,
+    #[cfg(test)]
+    strip_asks: usize,
     /// Tests only: regions [`Engine::pass_failed_walk`] passed.
     #[cfg(test)]
     regions_walked: usize,
@@ -1918,6 +1925,8 @@ impl<'a> Engine<'a> {
             refused_bare_off: false,
             no_strip_units_before: 0,
             strip_refusals: 0,
+            strip_refused_byte: None,
+            no_strip_byte_before: 0,
             no_pass_end: usize::MAX,
             markers: MarkerMemo::default(),
             no_walk_before: 0,
@@ -1942,6 +1951,8 @@ impl<'a> Engine<'a> {
             implausible_units_asked: 0,
             #[cfg(test)]
             strip_passed: 0,
+            #[cfg(test)]
+            strip_asks: 0,
             #[cfg(test)]
             regions_walked: 0,
             #[cfg(test)]
@@ -7626,9 +7637,13 @@ impl<'a> Engine<'a> {
                 // A token stripped back to back (`<|eot|><|eot|>`): the scan's next stop,
                 // right after it, takes it by one compare ([`Engine::expect_at`]) instead
                 // of the walk under `<|` (~350 instructions a token).
-                if self.buf.as_bytes().get(after).copied() == first {
+                let next = self.buf.as_bytes().get(after).copied();
+                if next == first {
                     self.expect_at(after, i);
-                } else if self.abs(after) >= self.no_strip_units_before {
+                } else if self.abs(after) >= self.no_strip_units_before
+                    && (next != self.strip_refused_byte
+                        || self.abs(after) >= self.no_strip_byte_before)
+                {
                     self.pass_after_strip(after);
                 }
             }
@@ -7758,33 +7773,45 @@ impl<'a> Engine<'a> {
         if self.abs(self.buf.len()) == self.no_pass_end {
             return false;
         }
+        #[cfg(test)]
+        {
+            self.strip_asks += 1;
+        }
         let bytes = self.buf.as_bytes();
         let Some(&c) = bytes.get(after) else {
             return false;
         };
-        if matches!(c, b' ' | b'\t' | b'\r')
-            || (self.ctx.openers.stops.is_stop(c) && !self.plain_stop(after, &mut None))
-        {
-            return false;
-        }
-        let lookahead = self.lookahead();
-        let Some(period) = unit_period(self.buf.as_bytes(), after, lookahead) else {
-            return false;
-        };
         let mut strips = UnitStrips::default();
-        let line = if self.unit_repeats(after, period, lookahead) {
-            self.ordinary_strips_in(after, period, after + period + lookahead, Some(&mut strips))
-        } else {
+        let lookahead = self.lookahead();
+        let first_refused = matches!(c, b' ' | b'\t' | b'\r')
+            || (self.ctx.openers.stops.is_stop(c) && !self.plain_stop(after, &mut None));
+        let unit = if first_refused {
             None
+        } else {
+            unit_period(self.buf.as_bytes(), after, lookahead)
+                .filter(|&period| self.unit_repeats(after, period, lookahead))
         };
-        let Some(line) = line else {
+        let line = unit.and_then(|period| {
+            let end = after + period + lookahead;
+            Some((
+                period,
+                self.ordinary_strips_in(after, period, end, Some(&mut strips))?,
+            ))
+        });
+        let Some((period, line)) = line else {
             // Each refusal in a row skips twice the bytes (up to 64 KB): a flood whose unit
-            // is refused (`[/THINK]1,`: an opener after the token) asked every 256 bytes
-            // cost ~700 instructions an ask, 7 % of the flood.
+            // is refused (`[/THINK]1,`: an opener after the token; `<|eom|>\n`: a line
+            // start after it) asked at every copy cost ~700 instructions an ask, 7 % of
+            // the flood.
             if self.abs(self.buf.len()) != self.no_pass_end {
-                self.no_strip_units_before =
-                    self.abs(after) + (NO_UNITS_SKIP << self.strip_refusals.min(8));
-                self.strip_refusals += 1;
+                let skip_to = self.abs(after) + (NO_UNITS_SKIP << self.strip_refusals.min(8));
+                self.strip_refusals = self.strip_refusals.saturating_add(1);
+                if first_refused {
+                    self.strip_refused_byte = Some(c);
+                    self.no_strip_byte_before = skip_to;
+                } else {
+                    self.no_strip_units_before = skip_to;
+                }
             }
             return false;
         };
@@ -9898,6 +9925,10 @@ pub(crate) mod tests {
             "<|eom|>x",
             "<|eot|>x<|end|>>",
             "<|eot|>\"y",
+            // A token followed by a refused byte (a line start) and the same token by an
+            // ordinary one: the refusal of the first does not skip the second.
+            "<|eot|>\n<|eot|>x",
+            "<|eot|> <|end|>]",
         ];
         let compared = [
             "<|eot|>\n",
@@ -9918,6 +9949,8 @@ pub(crate) mod tests {
                 let mut e = Engine::new_inner(Arc::new(ctx));
                 e.quiet = true;
                 e.feed_whole(&flood);
+                // Refused units are asked about a few times, not at every copy.
+                assert!(e.strip_asks < 100, "{unit:?}: asked {} times", e.strip_asks);
                 if passed.contains(unit) {
                     assert!(
                         e.strip_passed * 10 > flood.len() * 9,
